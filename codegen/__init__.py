@@ -1,0 +1,1 @@
+"""gradgen's code generator: derivatives.yaml -> generated/ (see `python -m codegen --help`)."""

@@ -1,0 +1,106 @@
+"""`python -m codegen`: check the spec and regenerate generated/ (all I/O lives here).
+
+    python -m codegen                 regenerate generated/ from derivatives.yaml
+    python -m codegen --check         exit 1 with a diff if generated/ is stale
+    python -m codegen --spec P --out D
+    python -m codegen verify [OP ...] prove the formulas of the named ops (all by default)
+
+A bad spec exits with status 2 and leaves the output directory as it was: every file is
+rendered first, written to a temporary directory, and moved into place only when all of
+them succeeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from codegen.load import load_spec
+from codegen.model import SpecError
+from codegen.render import render_all
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def generate(spec: Path) -> dict[str, str]:
+    """Spec path -> {file name: text}; raises SpecError."""
+    return render_all(load_spec(spec), spec.name)
+
+
+def _existing(out: Path) -> dict[str, str]:
+    if not out.is_dir():
+        return {}
+    return {p.name: p.read_text() for p in sorted(out.glob("*.py"))}
+
+
+def stale_diff(files: dict[str, str], out: Path) -> str:
+    existing = _existing(out)
+    diff: list[str] = []
+    for name in sorted(set(files) | set(existing)):
+        old = existing.get(name, "").splitlines(keepends=True)
+        new = files.get(name, "").splitlines(keepends=True)
+        diff.extend(difflib.unified_diff(old, new, f"{out.name}/{name} (on disk)",
+                                         f"{out.name}/{name} (from the spec)"))
+    return "".join(diff)
+
+
+def write_atomically(files: dict[str, str], out: Path) -> None:
+    """Write all files to a temporary directory, then swap it in for `out`."""
+    out = out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=out.parent))
+    try:
+        for name, text in files.items():
+            (staging / name).write_text(text)
+        if out.exists():
+            retired = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-", dir=out.parent))
+            os.rename(out, retired / out.name)
+            os.rename(staging, out)
+            shutil.rmtree(retired)
+        else:
+            os.rename(staging, out)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "verify":
+        from codegen.verify import main as verify_main
+
+        return verify_main(argv[1:])
+    parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__.split("\n")[0])
+    parser.add_argument("--spec", type=Path, default=ROOT / "derivatives.yaml")
+    parser.add_argument("--out", type=Path, default=ROOT / "generated")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 and print a diff if the output is stale; write nothing")
+    args = parser.parse_args(argv)
+    try:
+        files = generate(args.spec)
+    except SpecError as error:
+        print(error, file=sys.stderr)
+        return 2
+    if args.check:
+        diff = stale_diff(files, args.out)
+        if diff:
+            sys.stdout.write(diff)
+            print(f"{args.out} is stale: run `python -m codegen`", file=sys.stderr)
+            return 1
+        print(f"{args.out} is up to date ({len(files)} files)")
+        return 0
+    if not stale_diff(files, args.out):
+        print(f"{args.out} is up to date ({len(files)} files)")
+        return 0
+    write_atomically(files, args.out)
+    print(f"wrote {len(files)} files to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

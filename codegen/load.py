@@ -1,0 +1,399 @@
+"""Load `derivatives.yaml` into checked `OpInfo`s, or raise a located `SpecError`.
+
+The YAML is composed (not constructed) so that every key and value keeps its line and
+column, and so that no tag outside plain YAML can ever construct an object.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from pathlib import Path
+
+import yaml
+
+from codegen.formula import FormulaError, Scope, analyze, parse_expression
+from codegen.model import (
+    Derivative,
+    ForwardDerivative,
+    Input,
+    Location,
+    OpInfo,
+    SavedAttribute,
+    SpecError,
+)
+from codegen.schema import FunctionSchema, SchemaError, parse_schema
+
+# Keys gradgen adds to torchgen's: how an op is exposed, and its sample inputs for tests.
+BINDING_KEYS = ("variants", "inplace", "python_binding", "samples")
+_SAFE_TAGS = {
+    "tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "seq", "map")
+}
+_RESULT_KEY = re.compile(r"^result\d*$")
+_NOT_IMPLEMENTED = re.compile(r"^not_implemented\((?P<arg>.*)\)$", re.S)
+
+
+def node_name_prefix(base: str) -> str:
+    """torchgen's class prefix: CamelCase of the base name, `_softmax` -> SoftmaxBackward."""
+    camel = "".join(part.title() for part in base.split("_"))
+    return (camel + "Backward").replace("ForwardBackward", "Backward")
+
+
+def manual_helpers(path: Path) -> frozenset[str]:
+    """Public functions of runtime/manual.py, read with ast so codegen never imports runtime."""
+    if not path.exists():
+        return frozenset()
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return frozenset(
+        n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")
+    )
+
+
+class _Reader:
+    """Turns composed YAML nodes into Python values, refusing anything but plain YAML."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def location(self, node: yaml.Node, offset: tuple[int, int] = (0, 0)) -> Location:
+        mark = node.start_mark
+        line_offset, column_offset = offset
+        quoted = isinstance(node, yaml.ScalarNode) and node.style in ("'", '"')
+        if line_offset:
+            return Location(self.path, mark.line + 1 + line_offset, column_offset + 1)
+        return Location(self.path, mark.line + 1, mark.column + 1 + quoted + column_offset)
+
+    def check_tags(self, node: yaml.Node, entry: str) -> None:
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.tag not in _SAFE_TAGS:
+                raise SpecError(
+                    self.location(current), entry, f"tag {current.tag!r} is not allowed"
+                )
+            if isinstance(current, yaml.SequenceNode):
+                stack.extend(current.value)
+            elif isinstance(current, yaml.MappingNode):
+                for key, value in current.value:
+                    stack.extend((key, value))
+
+    def value(self, node: yaml.Node) -> object:
+        if isinstance(node, yaml.SequenceNode):
+            return [self.value(v) for v in node.value]
+        if isinstance(node, yaml.MappingNode):
+            return {self.value(k): self.value(v) for k, v in node.value}
+        kind = node.tag.rsplit(":", 1)[-1]
+        text = node.value
+        if kind == "null":
+            return None
+        if kind == "bool":
+            return text.lower() in ("true", "yes", "on")
+        if kind == "int":
+            return int(text.replace("_", ""), 0)
+        if kind == "float":
+            return float(text.replace("_", ""))
+        return text
+
+
+def _compose(text: str, path: str) -> yaml.Node:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        location = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path, 1, 1)
+        raise SpecError(location, "<yaml>", f"YAML syntax error: {error.problem}") from None
+    except yaml.YAMLError as error:
+        raise SpecError(Location(path, 1, 1), "<yaml>", f"YAML error: {error}") from None
+    if root is None:
+        raise SpecError(Location(path, 1, 1), "<spec>", "the spec is empty: no entries")
+    if not isinstance(root, yaml.SequenceNode):
+        raise SpecError(
+            Location(path, root.start_mark.line + 1, root.start_mark.column + 1),
+            "<spec>",
+            "the spec must be a list of entries (`- name: ...`)",
+        )
+    if not root.value:
+        raise SpecError(Location(path, 1, 1), "<spec>", "the spec is empty: no entries")
+    return root
+
+
+def load_spec(path: Path | str, helpers_path: Path | str | None = None) -> list[OpInfo]:
+    """Read and check a spec; the first mistake raises SpecError."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise SpecError(Location(str(path), 1, 1), "<spec>", f"cannot read: {error}") from None
+    if helpers_path is None:
+        helpers_path = Path(__file__).resolve().parent.parent / "runtime" / "manual.py"
+    return parse_spec(text, path.name, manual_helpers(Path(helpers_path)))
+
+
+def parse_spec(text: str, path: str, helpers: frozenset[str]) -> list[OpInfo]:
+    reader = _Reader(path)
+    root = _compose(text, path)
+    entries: list[tuple[yaml.MappingNode, FunctionSchema, dict[str, tuple[yaml.Node, yaml.Node]]]]
+    entries = []
+    seen: dict[str, Location] = {}
+    for index, node in enumerate(root.value):
+        label = f"<entry {index + 1}>"
+        reader.check_tags(node, label)
+        if not isinstance(node, yaml.MappingNode):
+            raise SpecError(
+                reader.location(node), label, "an entry must be a mapping with `name:`"
+            )
+        keys: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode):
+                raise SpecError(reader.location(key), label, "keys must be plain strings")
+            if key.value in keys:
+                raise SpecError(reader.location(key), label, f"key {key.value!r} appears twice")
+            keys[key.value] = (key, value)
+        if "name" not in keys:
+            raise SpecError(reader.location(node), label, "entry has no `name:`")
+        name_node = keys["name"][1]
+        if not isinstance(name_node, yaml.ScalarNode) or not isinstance(name_node.value, str):
+            raise SpecError(reader.location(name_node), label, "`name:` must be a schema string")
+        try:
+            schema = parse_schema(name_node.value)
+        except SchemaError as error:
+            raise SpecError(
+                reader.location(name_node, (0, error.column)), label, f"malformed schema: {error}"
+            ) from None
+        location = reader.location(name_node)
+        if schema.name in seen:
+            raise SpecError(
+                location, schema.name, f"duplicate schema: {schema.name} is already declared at "
+                f"line {seen[schema.name].line}"
+            )
+        seen[schema.name] = location
+        entries.append((node, schema, keys))
+
+    ops = frozenset(s.base for _, s, _ in entries if s.arguments)
+    methods = frozenset(
+        s.base for _, s, k in entries if _variants(reader, s, k)[1]
+    ) | frozenset(f"{s.base}_" for _, s, k in entries if "inplace" in k)
+    counter: Counter[str] = Counter()
+    infos = []
+    for _node, schema, keys in entries:
+        info = _load_entry(reader, schema, keys, ops, methods, helpers, counter)
+        infos.append(info)
+    return infos
+
+
+def _variants(reader: _Reader, schema: FunctionSchema, keys: dict) -> tuple[bool, bool]:
+    """(function, method): like native_functions.yaml's `variants:`."""
+    if "variants" not in keys:
+        first = schema.arguments[0] if schema.arguments else None
+        is_method = first is not None and first.name == "self" and first.type.is_tensor
+        return True, is_method
+    key, value = keys["variants"]
+    raw = reader.value(value)
+    words = [w.strip() for w in str(raw).split(",")] if isinstance(raw, str) else None
+    if not words or any(w not in ("function", "method") for w in words):
+        raise SpecError(
+            reader.location(value), schema.name,
+            "variants must be 'function', 'method' or 'function, method'",
+        )
+    return "function" in words, "method" in words
+
+
+def _bool_key(
+    reader: _Reader, schema: FunctionSchema, keys: dict, name: str, default: bool
+) -> bool:
+    if name not in keys:
+        return default
+    value = keys[name][1]
+    raw = reader.value(value)
+    if not isinstance(raw, bool):
+        raise SpecError(reader.location(value), schema.name, f"{name} must be True or False")
+    return raw
+
+
+def _load_entry(
+    reader: _Reader,
+    schema: FunctionSchema,
+    keys: dict[str, tuple[yaml.Node, yaml.Node]],
+    ops: frozenset[str],
+    methods: frozenset[str],
+    helpers: frozenset[str],
+    counter: Counter[str],
+) -> OpInfo:
+    entry = schema.name
+    arguments = {a.name: a for a in schema.arguments}
+    outputs = schema.return_names()
+    function, method = _variants(reader, schema, keys)
+
+    def fail(node: yaml.Node, message: str, offset: tuple[int, int] = (0, 0)) -> SpecError:
+        return SpecError(reader.location(node, offset), entry, message)
+
+    output_differentiability = tuple(True for _ in outputs)
+    if "output_differentiability" in keys:
+        value = keys["output_differentiability"][1]
+        raw = reader.value(value)
+        if not isinstance(raw, list) or not all(isinstance(v, bool) for v in raw):
+            raise fail(value, "output_differentiability must be a list of True/False")
+        if len(raw) != len(outputs):
+            raise fail(
+                value,
+                f"output_differentiability has {len(raw)} value(s) but the op has "
+                f"{len(outputs)} output(s)",
+            )
+        output_differentiability = tuple(raw)
+
+    derivatives: list[Derivative] = []
+    forward: list[tuple[ForwardDerivative, yaml.Node]] = []
+    non_differentiable: list[str] = []
+    covered: set[str] = set()
+    for key_text, (key, value) in keys.items():
+        if key_text in ("name", "output_differentiability") or key_text in BINDING_KEYS:
+            continue
+        names = [n.strip() for n in key_text.split(",")]
+        if not isinstance(value, yaml.ScalarNode) or not isinstance(reader.value(value), str):
+            raise fail(value, f"the formula for {key_text!r} must be a string")
+        formula = value.value
+        if all(n in outputs or _RESULT_KEY.match(n) for n in names):
+            fwd = _forward_formula(schema, key, value, names, ops, methods, helpers, fail)
+            forward.append((fwd, value))
+            continue
+        for n in names:
+            if n not in arguments:
+                candidates = ", ".join([*arguments, *outputs]) or "none"
+                raise fail(key, f"key {n!r} names no argument or return (have: {candidates})")
+            if not arguments[n].type.is_tensor_like:
+                raise fail(key, f"{n!r} is a {arguments[n].type}, not a Tensor: it has no gradient")
+            if n in covered:
+                raise fail(key, f"{n!r} has two formulas")
+            covered.add(n)
+        if formula.strip() == "non_differentiable":
+            non_differentiable.extend(names)
+            continue
+        not_implemented = _NOT_IMPLEMENTED.match(formula.strip())
+        if not_implemented:
+            message = _string_literal(not_implemented["arg"])
+            if message is None:
+                raise fail(
+                    value, 'not_implemented takes one string literal: not_implemented("why")'
+                )
+            derivatives.append(
+                Derivative(tuple(names), formula, "", (), (), message, value.start_mark.line + 1)
+            )
+            continue
+        scope = Scope(schema, ops, methods, helpers, fused=len(names) > 1)
+        try:
+            analyzed = analyze(formula, scope)
+        except FormulaError as error:
+            raise fail(value, f"in the formula for {key_text!r}: {error}", error.offset) from None
+        derivatives.append(
+            Derivative(
+                tuple(names), formula, analyzed.code, analyzed.saved, analyzed.grad_indices,
+                None, value.start_mark.line + 1,
+            )
+        )
+
+    differentiable_outputs = any(output_differentiability)
+    if differentiable_outputs:
+        for arg in schema.arguments:
+            if arg.type.is_tensor_like and arg.name not in covered:
+                raise SpecError(
+                    reader.location(keys["name"][1]), entry,
+                    f"Tensor input {arg.name!r} has no formula: give it one, or say "
+                    f"`{arg.name}: non_differentiable`",
+                )
+    differentiable = [n for d in derivatives for n in d.var_names]
+    for fwd, value in forward:
+        if fwd.kind == "auto_element_wise" and len(differentiable) != 1:
+            raise fail(
+                value,
+                "auto_element_wise needs exactly one differentiable input "
+                f"(this op has {len(differentiable)}: {', '.join(differentiable) or 'none'})",
+            )
+
+    inputs_names = [a.name for a in schema.arguments if a.name in covered
+                    and a.name not in non_differentiable]
+    list_inputs = [n for n in inputs_names if arguments[n].type.is_tensor_list]
+    if list_inputs and len(inputs_names) > 1:
+        raise fail(
+            keys["name"][1],
+            f"a Tensor[] input ({list_inputs[0]!r}) must be the only differentiable input",
+        )
+    inputs = tuple(
+        Input(n, i, arguments[n].type.is_tensor_list) for i, n in enumerate(inputs_names)
+    )
+
+    node_name = None
+    if derivatives and differentiable_outputs:
+        prefix = node_name_prefix(schema.base)
+        node_name = f"{prefix}{counter[prefix]}"
+        counter[prefix] += 1
+
+    saved: list[SavedAttribute] = []
+    for derivative in derivatives:
+        for attr in derivative.saved:
+            if attr not in saved:
+                saved.append(attr)
+    view_of = None
+    for ret in schema.returns:
+        if ret.type.alias:
+            view_of = next(
+                (a.name for a in schema.arguments if a.type.alias == ret.type.alias), None
+            )
+            if view_of is None:
+                raise fail(keys["name"][1], f"return alias ({ret.type.alias}) matches no argument")
+
+    samples = reader.value(keys["samples"][1]) if "samples" in keys else None
+    return OpInfo(
+        schema=schema,
+        location=reader.location(keys["name"][1]),
+        node_name=node_name,
+        derivatives=tuple(derivatives),
+        forward_derivatives=tuple(fwd for fwd, _ in forward),
+        inputs=inputs,
+        non_differentiable=tuple(non_differentiable),
+        output_differentiability=output_differentiability,
+        saved=tuple(saved),
+        method=method,
+        function=function,
+        inplace=_bool_key(reader, schema, keys, "inplace", False),
+        python_binding=_bool_key(reader, schema, keys, "python_binding", True),
+        view_of=view_of,
+        samples=_freeze(samples),
+    )
+
+
+def _freeze(value: object) -> object:
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return tuple((k, _freeze(v)) for k, v in value.items())
+    return value
+
+
+def _string_literal(text: str) -> str | None:
+    try:
+        tree = parse_expression(text)
+    except FormulaError:
+        return None
+    body = tree.body
+    return body.value if isinstance(body, ast.Constant) and isinstance(body.value, str) else None
+
+
+def _forward_formula(schema, key, value, names, ops, methods, helpers, fail) -> ForwardDerivative:
+    outputs = schema.return_names()
+    for n in names:
+        if n not in outputs:
+            raise fail(key, f"key {n!r} names no output (outputs: {', '.join(outputs)})")
+    formula = value.value.strip()
+    if formula in ("auto_element_wise", "auto_linear"):
+        kind = formula
+    else:
+        kind = "formula"
+        scope = Scope(schema, ops, methods, helpers, forward=True, fused=len(names) > 1)
+        try:
+            analyze(formula, scope)
+        except FormulaError as error:
+            key_text = ", ".join(names)
+            message = f"in the forward formula for {key_text!r}: {error}"
+            raise fail(value, message, error.offset) from None
+    return ForwardDerivative(tuple(names), value.value, kind, value.start_mark.line + 1)

@@ -1,0 +1,406 @@
+"""Render the checked model into generated/: every decision here, layout in the templates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from codegen.formula import local_name
+from codegen.model import OpInfo, SavedAttribute
+from codegen.schema import Argument, FunctionSchema
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+GENERATOR = "python -m codegen"
+
+# Python operators and the spec op each one calls; (op, swapped): `2 - x` is rsub(x, 2).
+OPERATORS = {
+    "__add__": ("add", False), "__radd__": ("add", False),
+    "__sub__": ("sub", False), "__rsub__": ("rsub", False),
+    "__mul__": ("mul", False), "__rmul__": ("mul", False),
+    "__truediv__": ("div", False),
+    "__pow__": ("pow", False), "__rpow__": ("pow", True),
+    "__neg__": ("neg", False), "__abs__": ("abs", False),
+    "__eq__": ("eq", False), "__ne__": ("ne", False), "__lt__": ("lt", False),
+    "__le__": ("le", False), "__gt__": ("gt", False), "__ge__": ("ge", False),
+    "__and__": ("logical_and", False), "__or__": ("logical_or", False),
+    "__invert__": ("logical_not", False),
+}
+INPLACE_OPERATORS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_",
+                     "__itruediv__": "div_"}
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+
+
+# -- functions.py: the Node classes --------------------------------------------------------
+
+def _field(attr: SavedAttribute) -> str:
+    """The slot a node stores a saved attribute in."""
+    if attr.is_saved_variable:
+        return f"{attr.source}_"
+    return f"_saved_{attr.name}"
+
+
+def _unpack(attr: SavedAttribute) -> str:
+    if attr.kind == "output":
+        return f"{local_name(attr.name)} = self.{_field(attr)}.unpack(self)"
+    if attr.is_saved_variable:
+        return f"{local_name(attr.name)} = self.{_field(attr)}.unpack()"
+    return f"{attr.name} = self.{_field(attr)}"
+
+
+@dataclass(frozen=True)
+class Block:
+    comment: str
+    condition: str
+    lines: tuple[str, ...]
+
+
+def _blocks(info: OpInfo) -> list[Block]:
+    index = {i.name: i.index for i in info.inputs}
+    multi_output = len(info.schema.returns) > 1
+    blocks = []
+    for derivative in info.derivatives:
+        names = [n for n in derivative.var_names if n in index]
+        slots = [index[n] for n in names]
+        comment = f"{', '.join(derivative.var_names)}: {_one_line(derivative.formula)}"
+        if any(i.is_list for i in info.inputs if i.name in names):
+            condition = "any(self.should_compute_output(i) for i in range(len(grad_inputs)))"
+        else:
+            condition = " or ".join(f"self.should_compute_output({i})" for i in slots)
+        if multi_output and derivative.not_implemented is None:
+            condition = f"any_grad_defined and ({condition})" if len(slots) > 1 else \
+                f"any_grad_defined and {condition}"
+        if derivative.not_implemented is not None:
+            message = f"the derivative for '{info.name}' is not implemented: " \
+                f"{derivative.not_implemented}"
+            lines = (f"raise RuntimeError({message!r})",)
+        elif any(i.is_list for i in info.inputs if i.name in names):
+            lines = (f"grad_inputs[:] = {derivative.code}",)
+        elif len(slots) == 1:
+            lines = (f"grad_inputs[{slots[0]}] = {derivative.code}",)
+        else:
+            mask = ", ".join(f"self.should_compute_output({i})" for i in slots)
+            lines = [f"grad_input_mask = ({mask})", f"results = {derivative.code}"]
+            for position, slot in enumerate(slots):
+                lines.append(f"if grad_input_mask[{position}]:")
+                lines.append(f"    grad_inputs[{slot}] = results[{position}]")
+            lines = tuple(lines)
+        blocks.append(Block(comment, condition, tuple(lines)))
+    return blocks
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _grad_setup(info: OpInfo) -> list[str]:
+    outputs = info.schema.return_names()
+    lines = []
+    uses_grad = any("grad" in _names(d.code) for d in info.derivatives)
+    if uses_grad:
+        lines.append("grad = grads[0]")
+    for i, name in enumerate(outputs):
+        if f"grad_{name}" in {n for d in info.derivatives for n in _names(d.code)}:
+            lines.append(f"grad_{name} = grads[{i}]")
+    if len(outputs) > 1:
+        lines.append("any_grad_defined = any(g is not None for g in grads)")
+    return lines
+
+
+def _names(code: str) -> set[str]:
+    import ast
+
+    if not code:
+        return set()
+    return {n.id for n in ast.walk(ast.parse(code, mode="eval")) if isinstance(n, ast.Name)}
+
+
+def node_context(info: OpInfo) -> dict:
+    saved = list(info.saved)
+    list_input = any(i.is_list for i in info.inputs)
+    return {
+        "name": info.node_name,
+        "schema": str(info.schema),
+        "line": info.location.line,
+        "formulas": [(", ".join(d.var_names), _one_line(d.formula)) for d in info.derivatives],
+        "slots": [_field(a) for a in saved],
+        "tensors": [(f"_saved_{a.source}", _field(a), a.kind == "output")
+                    for a in saved if a.is_saved_variable],
+        "unpack": [_unpack(a) for a in saved],
+        "release": [_field(a) for a in saved if a.is_saved_variable],
+        "grad_setup": _grad_setup(info),
+        "num_inputs": "len(self._next_functions)" if list_input else str(len(info.inputs)),
+        "blocks": _blocks(info),
+    }
+
+
+# -- ops.py: forward wrappers ----------------------------------------------------------------
+
+def _parameter(arg: Argument) -> str:
+    name = local_name(arg.name)
+    if arg.default is None:
+        return name
+    return f"{name}={_python_default(arg)}"
+
+
+def _python_default(arg: Argument) -> str:
+    text = arg.default
+    if text in ("None", "True", "False"):
+        return text
+    if text == "[]":
+        return "()"
+    if text.startswith("[") and text.endswith("]"):
+        return "(" + text[1:-1] + ("," if "," not in text else "") + ")"
+    if text == "Mean":
+        return "1"
+    if text in ("Sum", "None_"):
+        return {"Sum": "2", "None_": "0"}[text]
+    if text.startswith(("'", '"')):
+        return text
+    if arg.type.base in ("int", "SymInt") and arg.type.is_list and text.lstrip("-").isdigit():
+        return f"({text},)"
+    return text
+
+
+def python_signature(schema: FunctionSchema) -> str:
+    parts = []
+    star = False
+    for arg in schema.arguments:
+        if arg.kwarg_only and not star:
+            parts.append("*")
+            star = True
+        parts.append(_parameter(arg))
+    return ", ".join(parts)
+
+
+def _save_statement(attr: SavedAttribute, inplace: bool) -> str:
+    source = local_name(attr.source)
+    field = _field(attr)
+    if attr.kind == "tensor":
+        value = f"_T.original({source})" if inplace and attr.source == "self" else source
+        return f"grad_fn.{field} = SavedVariable({value}, False)"
+    if attr.kind == "output":
+        return f"grad_fn.{field} = SavedVariable({source}, True)"
+    if attr.kind == "tensor_list":
+        return f"grad_fn.{field} = SavedVariableList({source}, False)"
+    helper = {"sizes": "sizes", "dim": "dim", "scalar_type": "scalar_type", "numel": "numel",
+              "list_sizes": "list_sizes"}.get(attr.kind)
+    if helper is not None:
+        return f"grad_fn.{field} = _T.{helper}({source})"
+    return f"grad_fn.{field} = {source}"
+
+
+def op_context(info: OpInfo, group: list[OpInfo]) -> dict:
+    schema = info.schema
+    outputs = schema.return_names()
+    inputs = [local_name(i.name) for i in info.inputs]
+    kernel_args = ", ".join(
+        f"_T.data({local_name(a.name)})" if a.type.is_tensor_like else local_name(a.name)
+        for a in schema.arguments
+    )
+    list_return = len(schema.returns) == 1 and schema.returns[0].type.is_list
+    view = local_name(info.view_of) if info.view_of else None
+    returns_named = all(r.name for r in schema.returns) and len(schema.returns) > 1
+    before = [s for s in info.saved if s.kind != "output"]
+    after = [s for s in info.saved if s.kind == "output"]
+    return {
+        "function": wrapper_name(info, group),
+        "schema": str(schema),
+        "line": info.location.line,
+        "signature": python_signature(schema),
+        "kernel_call": f"kernels.{schema.kernel_name}({kernel_args})",
+        "outputs": [local_name(o) for o in outputs],
+        "output_differentiability": list(info.output_differentiability),
+        "list_return": list_return,
+        "view_of": view,
+        "return_type": f"_{schema.kernel_name}_return" if returns_named else None,
+        "record": info.differentiable,
+        "node": info.node_name,
+        "inputs": inputs,
+        "saves_before": [_save_statement(a, False) for a in before],
+        "saves_after": [_save_statement(a, False) for a in after],
+        "inplace": info.inplace,
+        "inplace_saves_before": [_save_statement(a, True) for a in before],
+        "inplace_saves_after": [
+            _save_statement(a, True).replace(f"SavedVariable({local_name(a.source)}",
+                                              "SavedVariable(self_") for a in after
+        ],
+    }
+
+
+def _argument_kind(arg: Argument) -> str:
+    return str(arg.type).replace("SymInt", "int")
+
+
+def dispatch_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
+    return {
+        "name": name,
+        "overloads": [
+            {
+                "function": wrapper_name(info, infos) + suffix,
+                "schema": str(info.schema),
+                "params": [
+                    (local_name(a.name), _argument_kind(a), a.default is not None, a.kwarg_only)
+                    for a in info.schema.arguments
+                ],
+            }
+            for info in infos
+        ],
+    }
+
+
+# -- tensor_methods.py -----------------------------------------------------------------------
+
+def _varargs_list(schema: FunctionSchema) -> Argument | None:
+    """`x.view(2, 3)`: an op whose only other positional argument is an int list."""
+    rest = [a for a in schema.arguments[1:] if not a.kwarg_only]
+    if len(rest) == 1 and rest[0].type.is_list and rest[0].type.base in ("int", "SymInt") \
+            and rest[0].default is None:
+        return rest[0]
+    return None
+
+
+def _method_params(schema: FunctionSchema) -> tuple[list[str], list[str]]:
+    """Parameters and call arguments of a Tensor method, `self` bound to the tensor."""
+    rest = list(schema.arguments[1:])
+    varargs = _varargs_list(schema)
+    if varargs is not None:
+        keywords = [a for a in rest if a.kwarg_only]
+        params = ["self", f"*{varargs.name}", *(_parameter(a) for a in keywords)]
+        call = ["self", f"_dispatch.int_list({varargs.name})",
+                *(f"{local_name(a.name)}={local_name(a.name)}" for a in keywords)]
+        return params, call
+    params = ["self"]
+    star = False
+    for arg in rest:
+        if arg.kwarg_only and not star:
+            params.append("*")
+            star = True
+        params.append(_parameter(arg))
+    call = ["self", *(f"{local_name(a.name)}={local_name(a.name)}" if a.kwarg_only
+                      else local_name(a.name) for a in rest)]
+    return params, call
+
+
+def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
+    """A Tensor method (or, with suffix "_", its in-place form)."""
+    doc = " | ".join(i.name for i in infos)
+    if suffix:
+        doc = f"In-place {doc}."
+    if len(infos) > 1:
+        return {"name": name + suffix, "signature": "self, *args, **kwargs",
+                "call": f"ops.{name}{suffix}(self, *args, **kwargs)", "doc": doc}
+    params, call = _method_params(infos[0].schema)
+    function = wrapper_name(infos[0], [infos[0]]) + suffix
+    return {"name": name + suffix, "signature": ", ".join(params),
+            "call": f"ops.{function}({', '.join(call)})", "doc": doc}
+
+
+def wrapper_name(info: OpInfo, group: list[OpInfo]) -> str:
+    """`pow_Tensor_Scalar`; an overload without a name is `sum_default` beside others."""
+    schema = info.schema
+    if not schema.overload and len(group) > 1:
+        return f"{schema.base}_default"
+    return schema.kernel_name
+
+
+def _bound(infos: list[OpInfo]) -> dict[str, list[OpInfo]]:
+    groups: dict[str, list[OpInfo]] = {}
+    for info in infos:
+        if info.python_binding:
+            groups.setdefault(info.schema.base, []).append(info)
+    return groups
+
+
+def operator_contexts(infos: list[OpInfo]) -> list[dict]:
+    groups = _bound(infos)
+    result = []
+    for dunder, (op, swapped) in OPERATORS.items():
+        if op not in groups:
+            continue
+        unary = dunder in ("__neg__", "__abs__", "__invert__")
+        if unary:
+            result.append({"name": dunder, "signature": "self", "call": f"ops.{op}(self)"})
+        elif swapped:
+            result.append({"name": dunder, "signature": "self, other",
+                           "call": f"ops.{op}(other, self)"})
+        else:
+            result.append({"name": dunder, "signature": "self, other",
+                           "call": f"ops.{op}(self, other)"})
+    for dunder, method in INPLACE_OPERATORS.items():
+        base = method[:-1]
+        if any(i.inplace for i in groups.get(base, [])):
+            result.append({"name": dunder, "signature": "self, other",
+                           "call": f"self.{method}(other)"})
+    return result
+
+
+# -- all files ---------------------------------------------------------------------------------
+
+def render_all(infos: list[OpInfo], spec_name: str) -> dict[str, str]:
+    """File name -> text, for every file under generated/."""
+    env = _environment()
+    header = {"generator": GENERATOR, "spec": spec_name}
+    groups = _bound(infos)
+    functions = {base: group for base, group in groups.items()
+                 if any(i.function for i in group)}
+    methods = {base: [i for i in group if i.method] for base, group in groups.items()
+               if any(i.method for i in group)}
+    inplace_groups = {base: [i for i in group if i.inplace] for base, group in groups.items()
+                      if any(i.inplace for i in group)}
+    named_returns = [
+        {"name": f"_{i.schema.kernel_name}_return", "type": f"{i.schema.base}",
+         "fields": [r.name for r in i.schema.returns]}
+        for i in infos if len(i.schema.returns) > 1 and all(r.name for r in i.schema.returns)
+    ]
+    aliases = []
+    for base, group in sorted(functions.items()):
+        if len(group) == 1 and wrapper_name(group[0], group) != base:
+            aliases.append((base, wrapper_name(group[0], group)))
+        if base in inplace_groups and len(inplace_groups[base]) == 1:
+            target = wrapper_name(inplace_groups[base][0], group) + "_"
+            if target != f"{base}_":
+                aliases.append((f"{base}_", target))
+    kinds = {a.kind for i in infos for a in i.saved}
+    node_imports = [name for name, used in (("SavedVariable", kinds & {"tensor", "output"}),
+                                            ("SavedVariableList", "tensor_list" in kinds)) if used]
+    method_list = [method_context(base, group) for base, group in sorted(methods.items())]
+    method_list += [method_context(base, group, "_")
+                    for base, group in sorted(inplace_groups.items())]
+    files = {
+        "functions.py": env.get_template("functions.py.j2").render(
+            **header, nodes=[node_context(i) for i in infos if i.differentiable],
+        ),
+        "ops.py": env.get_template("ops.py.j2").render(
+            **header,
+            ops=[op_context(i, groups.get(i.schema.base, [i])) for i in infos],
+            nodes=sorted({i.node_name for i in infos if i.differentiable}),
+            named_returns=named_returns,
+            dispatchers=[dispatch_context(base, group) for base, group in functions.items()
+                         if len(group) > 1],
+            inplace_dispatchers=[dispatch_context(f"{base}_", group, "_")
+                                 for base, group in inplace_groups.items() if len(group) > 1],
+            public=sorted(functions),
+            aliases=aliases,
+            node_imports=node_imports,
+        ),
+        "tensor_methods.py": env.get_template("tensor_methods.py.j2").render(
+            **header,
+            methods=method_list,
+            uses_dispatch=any("_dispatch." in m["call"] for m in method_list),
+            operators=operator_contexts(infos),
+        ),
+        "__init__.py": env.get_template("__init__.py.j2").render(**header),
+    }
+    return files

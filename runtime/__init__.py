@@ -1,0 +1,44 @@
+"""gradgen's runtime: `import runtime as torch` runs a small PyTorch autograd program.
+
+Tensor, the engine and the grad modes are hand-written; the ops come from the spec
+(generated/ops.py) and from composite.py.
+"""
+
+from __future__ import annotations
+
+from generated.ops import *  # noqa: F403 - the ops of the spec
+from runtime import autograd, dtypes
+from runtime.composite import linear, matmul
+from runtime.dtypes import (
+    bool_ as bool,  # noqa: A004 - torch.bool
+)
+from runtime.dtypes import (
+    double,
+    float32,
+    float64,
+    get_default_dtype,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+)
+from runtime.dtypes import dtype as dtype
+from runtime.dtypes import float as float  # noqa: A004 - torch.float
+from runtime.dtypes import int as int  # noqa: A004 - torch.int
+from runtime.factories import *  # noqa: F403
+from runtime.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from runtime.tensor import Tensor
+
+__all__ = [
+    "Tensor", "autograd", "dtypes", "linear", "matmul", "bool", "double", "float32", "float64",
+    "float", "int", "int32", "int64", "long", "dtype", "get_default_dtype", "set_default_dtype",
+    "enable_grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
+    "set_grad_enabled",
+]

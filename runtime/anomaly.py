@@ -1,0 +1,76 @@
+"""Anomaly mode: remember where each node was made, and check backward for NaN.
+
+With it on, every node keeps the traceback of the forward call that created it; when its
+backward fails, the engine prints that traceback, and a node returning NaN is an error.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+import warnings
+
+
+class _State(threading.local):
+    enabled: bool = False
+    check_nan: bool = True
+
+
+_state = _State()
+
+
+def is_enabled() -> bool:
+    return _state.enabled
+
+
+def check_nan() -> bool:
+    return _state.check_nan
+
+
+def forward_trace() -> list[str]:
+    """The stack of the forward call being recorded, without gradgen's own frames."""
+    return [line for line in traceback.format_stack()[:-1] if "/generated/" not in line
+            and "/runtime/" not in line]
+
+
+class set_detect_anomaly:  # noqa: N801 - PyTorch's name
+    """Turns anomaly mode on or off; a context manager, and effective when called."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self._previous = (_state.enabled, _state.check_nan)
+        _state.enabled, _state.check_nan = mode, check_nan
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc_info: object) -> None:
+        _state.enabled, _state.check_nan = self._previous
+
+
+class detect_anomaly:  # noqa: N801
+    """Context manager (and decorator) that turns anomaly mode on inside it."""
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.check_nan = check_nan
+
+    def __enter__(self) -> None:
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime and "
+            "should only be enabled for debugging.",
+            stacklevel=2,
+        )
+        self._previous = (_state.enabled, _state.check_nan)
+        _state.enabled, _state.check_nan = True, self.check_nan
+
+    def __exit__(self, *exc_info: object) -> None:
+        _state.enabled, _state.check_nan = self._previous
+
+    def __call__(self, func):
+        import functools
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with detect_anomaly(self.check_nan):
+                return func(*args, **kwargs)
+
+        return wrapper

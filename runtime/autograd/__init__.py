@@ -1,0 +1,141 @@
+"""`runtime.autograd`: backward, grad, grad modes and anomaly mode, as in torch.autograd."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from runtime import engine
+from runtime.anomaly import detect_anomaly, set_detect_anomaly
+from runtime.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from runtime.node import Node
+from runtime.tensor import Tensor, edge
+
+__all__ = [
+    "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "inference_mode", "detect_anomaly", "set_detect_anomaly", "Node",
+]
+
+
+def _as_tuple(value: Tensor | Sequence[Tensor] | None) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, Tensor):
+        return (value,)
+    return tuple(value)
+
+
+def _make_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list:
+    """The gradients the roots start from: given ones, or 1 for a scalar output."""
+    from runtime import ones_like
+
+    if grad_outputs and len(grad_outputs) != len(outputs):
+        raise RuntimeError(
+            f"grad requires one gradient per output: got {len(grad_outputs)} gradients for "
+            f"{len(outputs)} outputs"
+        )
+    grads = []
+    for i, output in enumerate(outputs):
+        given = grad_outputs[i] if grad_outputs else None
+        if given is None:
+            if output.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            grads.append(ones_like(output))
+            continue
+        if not isinstance(given, Tensor):
+            raise TypeError(f"gradient must be a Tensor or None, not {type(given).__name__}")
+        if given.shape != output.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of "
+                f"torch.Size({list(given.shape)}) and output[{i}] has a shape of "
+                f"torch.Size({list(output.shape)})."
+            )
+        grads.append(given if create_graph else given.detach())
+    return grads
+
+
+def _root_edges(outputs: tuple) -> list:
+    edges = []
+    for i, output in enumerate(outputs):
+        if not output.requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        edges.append(edge(output))
+    return edges
+
+
+def backward(
+    tensors: Tensor | Sequence[Tensor],
+    grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Tensor | Sequence[Tensor] | None = None,
+) -> None:
+    """Accumulate into `.grad` of the leaves (or of `inputs`) the gradient of `tensors`."""
+    outputs = _as_tuple(tensors)
+    grad_outputs = _as_tuple(grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    wanted = _as_tuple(inputs)
+    if inputs is not None and not wanted:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    roots = _root_edges(outputs)
+    grads = _make_grads(outputs, grad_outputs, create_graph)
+    capture = [edge(t) for t in wanted]
+    for e in capture:
+        if e[0] is None:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    captured = engine.execute(roots, grads, retain_graph, create_graph, capture, accumulate=True)
+    # Non-leaf tensors named in `inputs` get their gradient in .grad, as PyTorch does.
+    for tensor, grad in zip(wanted, captured, strict=True):
+        if tensor.grad_fn is not None and grad is not None:
+            tensor._grad = grad if tensor._grad is None else tensor._grad + grad
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> tuple:
+    """The gradients of `outputs` with respect to `inputs`, leaving every `.grad` alone."""
+    outs = _as_tuple(outputs)
+    ins = _as_tuple(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _root_edges(outs)
+    grads = _make_grads(outs, _as_tuple(grad_outputs), create_graph)
+    capture = []
+    for tensor in ins:
+        if not tensor.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        capture.append(edge(tensor))
+    captured = engine.execute(roots, grads, retain_graph, create_graph, capture, accumulate=False)
+    results = []
+    for i, (tensor, grad_) in enumerate(zip(ins, captured, strict=True)):
+        if grad_ is None:
+            if materialize_grads:
+                from runtime import zeros_like
+
+                grad_ = zeros_like(tensor)
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
+                )
+        results.append(grad_)
+    return tuple(results)

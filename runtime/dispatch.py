@@ -1,0 +1,103 @@
+"""Overload resolution: which schema a Python call `torch.pow(x, 2)` means.
+
+Like PyTorch's Python argument parser, overloads are tried in order, first strictly
+(a Tensor parameter takes only a Tensor), then letting a Python number stand in for a
+Tensor (a "wrapped number"), so `pow(x, 2)` is pow.Tensor_Scalar and `pow(2, x)` is
+pow.Scalar, while `add(x, 2)` (no Scalar overload bound in Python) is add.Tensor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from numbers import Number
+from typing import Any
+
+from runtime import dtypes
+
+Param = tuple[str, str, bool, bool]  # name, type, has a default, keyword-only
+
+
+def int_list(values: Sequence[Any]) -> tuple[int, ...]:
+    """`x.view(2, 3)`, `x.view((2, 3))` and `x.view([2, 3])` all mean size (2, 3)."""
+    if len(values) == 1 and isinstance(values[0], list | tuple):
+        values = values[0]
+    return tuple(int(v) for v in values)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, Number) and not isinstance(value, complex)
+
+
+def _matches(kind: str, value: Any, strict: bool) -> bool:
+    from runtime.tensor import Tensor
+
+    optional = kind.endswith("?")
+    if optional:
+        if value is None:
+            return True
+        kind = kind[:-1]
+    if kind == "Tensor":
+        return isinstance(value, Tensor) or (not strict and _is_number(value))
+    if kind.startswith("Tensor["):
+        return isinstance(value, list | tuple) and all(isinstance(v, Tensor) for v in value)
+    if kind == "Scalar":
+        return _is_number(value)
+    if kind == "float":
+        return _is_number(value) and not isinstance(value, bool)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind.startswith("int["):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return True
+        return isinstance(value, list | tuple) and all(isinstance(v, int) for v in value)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "ScalarType":
+        return isinstance(value, dtypes.dtype)
+    return False
+
+
+def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool) -> tuple | None:
+    """The arguments in schema order if they match `params`, else None."""
+    positional = [p for p in params if not p[3]]
+    if len(args) > len(positional):
+        return None
+    bound: dict[str, Any] = {}
+    for param, value in zip(positional, args, strict=False):
+        bound[param[0]] = value
+    for key, value in kwargs.items():
+        if key not in {p[0] for p in params} or key in bound:
+            return None
+        bound[key] = value
+    for name, kind, has_default, _ in params:
+        if name not in bound:
+            if not has_default:
+                return None
+            continue
+        if not _matches(kind, bound[name], strict):
+            return None
+    return tuple(bound.get(p[0], _DEFAULT) for p in params)
+
+
+_DEFAULT = object()
+
+
+def call(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]]],
+         args: tuple, kwargs: dict) -> Any:
+    for strict in (True, False):
+        for function, _, params in overloads:
+            bound = _bind(params, args, kwargs, strict)
+            if bound is not None:
+                # The generated wrappers name their parameters as the schema does.
+                return function(**{p[0]: v for p, v in zip(params, bound, strict=True)
+                                   if v is not _DEFAULT})
+    got = ", ".join([type(a).__name__ if not hasattr(a, "dtype") else "Tensor" for a in args]
+                    + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+    expected = "\n".join(f" * {schema}" for _, schema, _ in overloads)
+    raise TypeError(
+        f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+        f"one of:\n{expected}"
+    )
+

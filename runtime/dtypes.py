@@ -1,0 +1,63 @@
+"""dtype objects with PyTorch's names (`torch.float32`), mapped to numpy dtypes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:  # noqa: N801 - PyTorch's name
+    __slots__ = ("name", "numpy", "is_floating_point", "itemsize", "_type_string")
+
+    def __init__(self, name: str, numpy_dtype: type, is_floating_point: bool, type_string: str):
+        self.name = name
+        self.numpy = np.dtype(numpy_dtype)
+        self.is_floating_point = is_floating_point
+        self.itemsize = self.numpy.itemsize
+        self._type_string = type_string
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+float32 = dtype("float32", np.float32, True, "torch.FloatTensor")
+float64 = dtype("float64", np.float64, True, "torch.DoubleTensor")
+int64 = dtype("int64", np.int64, False, "torch.LongTensor")
+int32 = dtype("int32", np.int32, False, "torch.IntTensor")
+bool_ = dtype("bool", np.bool_, False, "torch.BoolTensor")
+float = float32  # noqa: A001 - torch.float
+double = float64
+long = int64
+int = int32  # noqa: A001 - torch.int
+
+_BY_NUMPY = {d.numpy: d for d in (float32, float64, int64, int32, bool_)}
+
+_default_float = [float32]
+
+
+def from_numpy(numpy_dtype: np.dtype) -> dtype:
+    try:
+        return _BY_NUMPY[numpy_dtype]
+    except KeyError:
+        raise TypeError(f"gradgen has no dtype for numpy {numpy_dtype}") from None
+
+
+def to_numpy(d: dtype | None) -> np.dtype | None:
+    return None if d is None else d.numpy
+
+
+def get_default_dtype() -> dtype:
+    return _default_float[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    if not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _default_float[0] = d
+
+
+def type_string(array: np.ndarray) -> str:
+    """`torch.FloatTensor`, as PyTorch names a tensor's type in messages."""
+    return from_numpy(array.dtype)._type_string

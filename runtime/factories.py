@@ -1,0 +1,203 @@
+"""Tensor factories with PyTorch's names and defaults (float32 unless told otherwise)."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from runtime import dtypes
+from runtime.dispatch import int_list
+from runtime.tensor import Tensor
+
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
+    "linspace", "rand", "randn", "randint", "zeros_like", "ones_like", "full_like",
+    "empty_like", "rand_like", "randn_like", "manual_seed", "seed",
+]
+
+_rng = [np.random.default_rng()]
+
+
+def manual_seed(seed: int) -> np.random.Generator:
+    """Seed gradgen's generator (numpy's PCG64; the numbers differ from torch's)."""
+    _rng[0] = np.random.default_rng(seed)
+    return _rng[0]
+
+
+def seed() -> int:
+    value = int(np.random.SeedSequence().entropy % (2**63))
+    manual_seed(value)
+    return value
+
+
+def _numpy_dtype(dtype: dtypes.dtype | None) -> np.dtype:
+    return (dtype or dtypes.get_default_dtype()).numpy
+
+
+def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
+    result = Tensor._make(array, None)
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
+
+
+def _infer(data: Any) -> np.ndarray:
+    if isinstance(data, np.ndarray):
+        if data.dtype == np.float16 or data.dtype.kind == "f" and data.dtype.itemsize > 8:
+            raise TypeError(f"gradgen has no dtype for numpy {data.dtype}")
+        return np.array(data, dtype=np.int64 if data.dtype.kind in "iu" and data.dtype not in (
+            np.int32, np.int64) else data.dtype)
+    array = np.array(data)
+    if array.dtype == np.bool_:
+        return array
+    if array.dtype.kind in "iu":
+        return array.astype(np.int64)
+    if array.dtype.kind == "f":
+        return array.astype(dtypes.get_default_dtype().numpy)
+    if array.dtype == object:
+        raise TypeError("tensor(): could not infer a dtype from the data (ragged or mixed)")
+    raise TypeError(f"tensor(): unsupported data of numpy dtype {array.dtype}")
+
+
+def tensor(data: Any, dtype: dtypes.dtype | None = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """A new leaf holding a copy of `data` (nested lists, numbers, arrays or a Tensor)."""
+    if isinstance(data, Tensor):
+        array = data._data.copy()
+    elif isinstance(data, list | tuple) and data and builtins.any(
+            isinstance(d, Tensor) for d in data):
+        array = np.array([d._data if isinstance(d, Tensor) else d for d in data])
+        array = _infer(array)
+    else:
+        array = _infer(data)
+    if dtype is not None:
+        array = array.astype(dtype.numpy)
+    return _finish(np.ascontiguousarray(array), requires_grad)
+
+
+def as_tensor(data: Any, dtype: dtypes.dtype | None = None) -> Tensor:
+    if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
+        return data
+    return tensor(data, dtype)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing `array`'s memory."""
+    dtypes.from_numpy(array.dtype)
+    return Tensor._make(array, None)
+
+
+def _shape(size: Sequence[Any]) -> tuple[int, ...]:
+    return int_list(size)
+
+
+def zeros(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
+          device: Any = None) -> Tensor:
+    return _finish(np.zeros(_shape(size), _numpy_dtype(dtype)), requires_grad)
+
+
+def ones(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
+         device: Any = None) -> Tensor:
+    return _finish(np.ones(_shape(size), _numpy_dtype(dtype)), requires_grad)
+
+
+def empty(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
+          device: Any = None) -> Tensor:
+    return _finish(np.empty(_shape(size), _numpy_dtype(dtype)), requires_grad)
+
+
+def _fill_dtype(value: Any, dtype: dtypes.dtype | None) -> np.dtype:
+    if dtype is not None:
+        return dtype.numpy
+    if isinstance(value, bool):
+        return np.dtype(np.bool_)
+    if isinstance(value, int):
+        return np.dtype(np.int64)
+    return dtypes.get_default_dtype().numpy
+
+
+def full(size: Sequence[int], fill_value: Any, *, dtype: dtypes.dtype | None = None,
+         requires_grad: bool = False, device: Any = None) -> Tensor:
+    return _finish(np.full(_shape((size,)), fill_value, _fill_dtype(fill_value, dtype)),
+                   requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype: dtypes.dtype | None = None,
+        requires_grad: bool = False, device: Any = None) -> Tensor:
+    return _finish(np.eye(n, m, dtype=_numpy_dtype(dtype)), requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: dtypes.dtype | None = None,
+           requires_grad: bool = False, device: Any = None) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    integral = builtins.all(isinstance(v, int) for v in (start, end, step))
+    numpy_dtype = dtype.numpy if dtype is not None else (
+        np.dtype(np.int64) if integral else dtypes.get_default_dtype().numpy)
+    return _finish(np.arange(start, end, step).astype(numpy_dtype), requires_grad)
+
+
+def linspace(start: float, end: float, steps: int, *, dtype: dtypes.dtype | None = None,
+             requires_grad: bool = False, device: Any = None) -> Tensor:
+    return _finish(np.linspace(start, end, steps).astype(_numpy_dtype(dtype)), requires_grad)
+
+
+def rand(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
+         device: Any = None, generator: Any = None) -> Tensor:
+    return _finish(_rng[0].random(_shape(size)).astype(_numpy_dtype(dtype)), requires_grad)
+
+
+def randn(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
+          device: Any = None, generator: Any = None) -> Tensor:
+    values = _rng[0].standard_normal(_shape(size)).astype(_numpy_dtype(dtype))
+    return _finish(values, requires_grad)
+
+
+def randint(low: int, high: int | None = None, size: Sequence[int] = (), *,
+            dtype: dtypes.dtype | None = None, requires_grad: bool = False,
+            device: Any = None, generator: Any = None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    numpy_dtype = dtype.numpy if dtype is not None else np.dtype(np.int64)
+    return _finish(_rng[0].integers(low, high, _shape((size,))).astype(numpy_dtype),
+                   requires_grad)
+
+
+def _like(input: Tensor, dtype: dtypes.dtype | None) -> tuple[tuple[int, ...], np.dtype]:
+    return input.shape, (dtype.numpy if dtype is not None else input._data.dtype)
+
+
+def zeros_like(input: Tensor, *, dtype: dtypes.dtype | None = None,
+               requires_grad: bool = False, device: Any = None) -> Tensor:
+    return _finish(np.zeros(*_like(input, dtype)), requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype: dtypes.dtype | None = None,
+              requires_grad: bool = False, device: Any = None) -> Tensor:
+    return _finish(np.ones(*_like(input, dtype)), requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype: dtypes.dtype | None = None,
+               requires_grad: bool = False, device: Any = None) -> Tensor:
+    return _finish(np.empty(*_like(input, dtype)), requires_grad)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: dtypes.dtype | None = None,
+              requires_grad: bool = False, device: Any = None) -> Tensor:
+    shape, numpy_dtype = _like(input, dtype)
+    return _finish(np.full(shape, fill_value, numpy_dtype), requires_grad)
+
+
+def rand_like(input: Tensor, *, dtype: dtypes.dtype | None = None,
+              requires_grad: bool = False, device: Any = None) -> Tensor:
+    shape, numpy_dtype = _like(input, dtype)
+    return _finish(_rng[0].random(shape).astype(numpy_dtype), requires_grad)
+
+
+def randn_like(input: Tensor, *, dtype: dtypes.dtype | None = None,
+               requires_grad: bool = False, device: Any = None) -> Tensor:
+    shape, numpy_dtype = _like(input, dtype)
+    return _finish(_rng[0].standard_normal(shape).astype(numpy_dtype), requires_grad)

@@ -1,0 +1,112 @@
+"""Grad modes, per thread as in PyTorch: no_grad, enable_grad, set_grad_enabled, inference_mode.
+
+Each is a context manager and a decorator. The flag lives in a threading.local, so a
+thread under `no_grad` does not stop another from recording its graph.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _State(threading.local):
+    enabled: bool = True
+    inference: bool = False
+
+
+_state = _State()
+
+
+def is_grad_enabled() -> bool:
+    return _state.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return _state.inference
+
+
+class _GradModeContext:
+    """Base of the grad-mode managers: sets the flag on enter, restores it on exit."""
+
+    def _target(self) -> bool:
+        raise NotImplementedError
+
+    def __enter__(self) -> None:
+        self._previous = _state.enabled
+        _state.enabled = self._target()
+
+    def __exit__(self, *exc_info: object) -> None:
+        _state.enabled = self._previous
+
+    def __call__(self, func: _F) -> _F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self.clone():
+                return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    def clone(self) -> _GradModeContext:
+        return type(self)()
+
+
+class no_grad(_GradModeContext):  # noqa: N801 - PyTorch's name
+    """Ops inside record no graph; results have requires_grad=False."""
+
+    def _target(self) -> bool:
+        return False
+
+
+class enable_grad(_GradModeContext):  # noqa: N801
+    """Re-enables recording inside a no_grad block."""
+
+    def _target(self) -> bool:
+        return True
+
+
+class set_grad_enabled(_GradModeContext):  # noqa: N801
+    """Sets recording on or off; like PyTorch, it takes effect when called, too."""
+
+    def __init__(self, mode: bool) -> None:
+        self._previous = _state.enabled
+        self.mode = bool(mode)
+        _state.enabled = self.mode
+
+    def _target(self) -> bool:
+        return self.mode
+
+    def __enter__(self) -> None:
+        _state.enabled = self.mode
+
+    def clone(self) -> set_grad_enabled:
+        previous = _state.enabled
+        clone = set_grad_enabled(self.mode)
+        _state.enabled = previous
+        return clone
+
+
+class inference_mode(_GradModeContext):  # noqa: N801
+    """Like no_grad (gradgen keeps no separate inference tensors)."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = mode
+
+    def _target(self) -> bool:
+        return not self.mode
+
+    def __enter__(self) -> None:
+        self._previous_inference = _state.inference
+        _state.inference = self.mode
+        super().__enter__()
+
+    def __exit__(self, *exc_info: object) -> None:
+        _state.inference = self._previous_inference
+        super().__exit__(*exc_info)
+
+    def clone(self) -> inference_mode:
+        return inference_mode(self.mode)

@@ -1,0 +1,288 @@
+"""Nodes of the backward graph, AccumulateGrad for leaves, and saved variables.
+
+A Node is one recorded forward op, seen from the backward side: its `apply` takes the
+gradients of the op's outputs and returns the gradients of its differentiable inputs,
+which flow along `next_functions` to the nodes that made those inputs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from runtime import anomaly
+
+if TYPE_CHECKING:
+    from runtime.tensor import Tensor
+
+# Nodes are numbered as they are made; the engine runs later nodes first.
+_sequence_numbers = itertools.count()
+
+ERR_BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class RemovableHandle:
+    """Returned by register_hook: `handle.remove()` takes the hook out again."""
+
+    __slots__ = ("_hooks_ref", "_key")
+    _next_key = itertools.count()
+
+    def __init__(self, hooks: dict) -> None:
+        self._hooks_ref = weakref.ref(hooks) if hasattr(hooks, "__weakref__") else lambda: hooks
+        self._key = next(RemovableHandle._next_key)
+
+    @property
+    def id(self) -> int:
+        return self._key
+
+    def remove(self) -> None:
+        hooks = self._hooks_ref()
+        if hooks is not None:
+            hooks.pop(self._key, None)
+
+
+def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+class Node:
+    """Base of every backward function: generated `*Backward<N>` classes and AccumulateGrad."""
+
+    __slots__ = (
+        "_next_functions", "_sequence_nr", "_input_metadata", "_pre_hooks", "_post_hooks",
+        "_tensor_pre_hooks", "_retains_grad_hooks", "_metadata", "_anomaly_trace",
+        "_output_mask", "__weakref__",
+    )
+
+    def __init__(self) -> None:
+        self._sequence_nr = next(_sequence_numbers)
+        self._next_functions: tuple[tuple[Node | None, int], ...] = ()
+        # (shape, dtype) of each forward output, i.e. of each gradient this node receives.
+        self._input_metadata: list[tuple[tuple[int, ...], Any]] = []
+        self._pre_hooks: dict | None = None
+        self._post_hooks: dict | None = None
+        self._tensor_pre_hooks: dict[int, dict] | None = None
+        self._retains_grad_hooks: dict[int, Callable] | None = None
+        self._metadata: dict | None = None
+        self._output_mask: tuple[bool, ...] | None = None
+        self._anomaly_trace = anomaly.forward_trace() if anomaly.is_enabled() else None
+
+    # -- the graph --------------------------------------------------------------------------
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
+        """`((node, input_nr), ...)`: where each gradient goes; `(None, 0)` if nowhere."""
+        return self._next_functions
+
+    def set_next_edges(self, edges: tuple[tuple[Node | None, int], ...]) -> None:
+        self._next_functions = edges
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def should_compute_output(self, index: int) -> bool:
+        """Whether the gradient for input `index` is needed by this backward pass."""
+        mask = self._output_mask
+        if mask is not None:
+            return mask[index]
+        return self._next_functions[index][0] is not None
+
+    def apply(self, grads: list) -> list:
+        raise NotImplementedError(f"{self.name()} does not implement apply")
+
+    def release_variables(self) -> None:
+        """Free saved tensors after a backward pass without retain_graph."""
+
+    def __call__(self, *grads: Tensor) -> Any:
+        outputs = self.apply(list(grads))
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    # -- hooks ------------------------------------------------------------------------------
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """`fn(grad_inputs, grad_outputs)` runs after apply; it may return new grad_inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return add_hook(self._post_hooks, fn)
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """`fn(grad_outputs)` runs before apply; it may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return add_hook(self._pre_hooks, fn)
+
+    def tensor_pre_hooks(self, index: int) -> dict | None:
+        """Hooks registered with Tensor.register_hook on this node's output `index`."""
+        hooks = self._tensor_pre_hooks
+        return None if hooks is None else hooks.get(index)
+
+    def add_tensor_pre_hook(self, index: int, fn: Callable) -> RemovableHandle:
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        return add_hook(self._tensor_pre_hooks.setdefault(index, {}), fn)
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf: adds the incoming gradient to `variable.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor) -> None:
+        super().__init__()
+        self._sequence_nr = float("inf")  # runs as soon as it is ready, as in PyTorch
+        self.variable = variable
+        self._input_metadata = [(variable._data.shape, variable._data.dtype)]
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+    def tensor_pre_hooks(self, index: int) -> dict | None:
+        return self.variable._backward_hooks
+
+    def add_tensor_pre_hook(self, index: int, fn: Callable) -> RemovableHandle:
+        variable = self.variable
+        if variable._backward_hooks is None:
+            variable._backward_hooks = {}
+        return add_hook(variable._backward_hooks, fn)
+
+    def apply(self, grads: list) -> list:
+        from runtime.grad_mode import is_grad_enabled
+        from runtime.tensor import Tensor
+
+        grad = grads[0]
+        if grad is None:
+            return []
+        variable = self.variable
+        if variable.grad is None:
+            # With create_graph the gradient keeps its history, as in PyTorch; otherwise it
+            # is copied, so that accumulating into it later cannot change anyone else's.
+            variable.grad = grad if is_grad_enabled() else Tensor._make(grad._data.copy(), None)
+        elif is_grad_enabled():
+            variable.grad = variable.grad + grad  # create_graph: out of place, recorded
+        else:
+            variable.grad._accumulate_(grad)
+        return []
+
+
+def strip_backward(name: str) -> str:
+    """`MulBackward0` -> `Mul`, as PyTorch names a node in its version-counter error."""
+    return re.sub(r"Backward\d*$", "", name)
+
+
+class SavedVariable:
+    """A tensor a Node keeps for backward; checks on use that no in-place op changed it.
+
+    An input is kept as the tensor itself. An output is kept as its data alone: keeping the
+    output Tensor would make output -> grad_fn -> saved output a reference cycle, so the
+    tensor is rebuilt on unpack with the owning node as its grad_fn.
+    """
+
+    __slots__ = ("_tensor", "_data", "_version_counter", "_saved_version", "_is_output",
+                 "_output_nr", "_requires_grad", "_freed", "_owner_name")
+
+    def __init__(self, tensor: Any, is_output: bool) -> None:
+        from runtime.tensor import Tensor
+
+        self._freed = False
+        self._is_output = is_output
+        if not isinstance(tensor, Tensor):
+            # None (an absent optional) or a Python number: nothing to track.
+            self._tensor, self._data, self._version_counter = tensor, None, None
+            return
+        self._version_counter = tensor._version_counter
+        self._saved_version = tensor._version_counter.version
+        if is_output:
+            self._tensor = None
+            self._data = tensor._data
+            self._output_nr = tensor._output_nr
+            self._requires_grad = tensor.requires_grad
+            self._owner_name = tensor.grad_fn.name() if tensor.grad_fn is not None else None
+        else:
+            self._tensor = tensor
+            self._data = None
+
+    def unpack(self, grad_fn: Node | None = None) -> Any:
+        if self._freed:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        counter = self._version_counter
+        if counter is None:
+            return self._tensor
+        if counter.version != self._saved_version:
+            raise RuntimeError(self._version_error(counter.version))
+        if not self._is_output:
+            return self._tensor
+        from runtime.tensor import Tensor
+
+        tensor = Tensor._make(self._data, None)
+        tensor._version_counter = counter
+        if grad_fn is not None and self._requires_grad:
+            tensor.grad_fn = grad_fn
+            tensor._output_nr = self._output_nr
+        return tensor
+
+    def _version_error(self, current: int) -> str:
+        data = self._data if self._is_output else self._tensor._data
+        from runtime.tensor import type_string
+
+        if self._is_output:
+            owner = self._owner_name
+        else:
+            fn = self._tensor.grad_fn
+            owner = fn.name() if fn is not None else None
+        where = f", which is output {self._output_nr_for_message()} of {strip_backward(owner)}," \
+            if owner else ""
+        return (
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{type_string(data)} [{', '.join(map(str, data.shape))}]]"
+            f"{where} is at version {current}; expected version {self._saved_version} instead. "
+            "Hint: enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
+
+    def _output_nr_for_message(self) -> int:
+        return self._output_nr if self._is_output else self._tensor._output_nr
+
+    def reset_data(self) -> None:
+        """Release the tensor (PyTorch's SavedVariable::reset_data)."""
+        self._tensor = None
+        self._data = None
+        if self._version_counter is not None:
+            self._freed = True
+
+
+class SavedVariableList:
+    """A saved Tensor[] argument (cat's `tensors`)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, tensors: list, is_output: bool = False) -> None:
+        self._items = [SavedVariable(t, is_output) for t in tensors]
+
+    def unpack(self, grad_fn: Node | None = None) -> list:
+        return [item.unpack(grad_fn) for item in self._items]
+
+    def reset_data(self) -> None:
+        for item in self._items:
+            item.reset_data()
+

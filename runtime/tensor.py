@@ -1,0 +1,462 @@
+"""Tensor: numpy data plus the autograd fields PyTorch keeps (grad, grad_fn, version, ...).
+
+The op methods (`add`, `sum`, `__mul__`, ...) come from the generated `TensorMethods`;
+this file holds what every tensor has whatever ops the spec declares, and the few
+functions the generated forward wrappers call to record the graph.
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from generated.tensor_methods import TensorMethods
+from runtime import dtypes
+from runtime._tensor_str import format_tensor
+from runtime.dtypes import type_string
+from runtime.grad_mode import is_grad_enabled
+from runtime.node import AccumulateGrad, Node, RemovableHandle, add_hook
+
+# composite.py builds on Tensor; imported last, at the bottom of this file.
+
+__all__ = ["Tensor", "type_string"]
+
+
+class VersionCounter:
+    """Bumped by every in-place write; views share their base's counter."""
+
+    __slots__ = ("version",)
+
+    def __init__(self) -> None:
+        self.version = 0
+
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
+
+
+class Tensor(TensorMethods):
+    __slots__ = (
+        "_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_version_counter",
+        "_backward_hooks", "_retains_grad", "_grad_accumulator", "_base", "__weakref__",
+    )
+    # numpy defers to Tensor's reflected operators (np.float64(2) * t -> t.__rmul__).
+    __array_ufunc__ = None
+
+    @classmethod
+    def _make(cls, data: np.ndarray, grad_fn: Node | None, requires_grad: bool = False) -> Tensor:
+        tensor = object.__new__(cls)
+        tensor._data = data
+        tensor._requires_grad = requires_grad
+        tensor.grad_fn = grad_fn
+        tensor._output_nr = 0
+        tensor._grad = None
+        tensor._version_counter = VersionCounter()
+        tensor._backward_hooks = None
+        tensor._retains_grad = False
+        tensor._grad_accumulator = None
+        tensor._base = None
+        return tensor
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("create tensors with torch.tensor(...), torch.zeros(...) and friends")
+
+    # -- autograd state ---------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self.grad_fn is not None or self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if value and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> Tensor | None:
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                                f"{type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter.version
+
+    @property
+    def data(self) -> Tensor:
+        """The same storage, detached, with a version counter of its own (as in PyTorch)."""
+        return Tensor._make(self._data, None)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+
+    def _grad_accumulator_node(self) -> AccumulateGrad:
+        """The AccumulateGrad of a leaf: made once, and kept alive by the graph alone."""
+        node = self._grad_accumulator() if self._grad_accumulator is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            self._grad_accumulator = weakref.ref(node)
+        return node
+
+    def detach(self) -> Tensor:
+        tensor = Tensor._make(self._data, None)
+        tensor._version_counter = self._version_counter
+        return tensor
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep `.grad` for a non-leaf tensor too (a no-op on leaves)."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        node = self.grad_fn
+        if node._retains_grad_hooks is None:
+            node._retains_grad_hooks = {}
+        ref = weakref.ref(self)
+
+        def retain(grad: Tensor) -> None:
+            tensor = ref()
+            if tensor is None or grad is None:
+                return
+            if tensor._grad is None:
+                tensor._grad = Tensor._make(grad._data.copy(), None)
+            else:
+                tensor._grad = Tensor._make(tensor._grad._data + grad._data, None)
+
+        node._retains_grad_hooks[self._output_nr] = retain
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """`hook(grad)` runs when this tensor's gradient is computed; it may return a new one."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            if self._backward_hooks is None:
+                self._backward_hooks = {}
+            return add_hook(self._backward_hooks, hook)
+        return self.grad_fn.add_tensor_pre_hook(self._output_nr, hook)
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Sequence[Tensor] | Tensor | None = None,
+    ) -> None:
+        from runtime.autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def _accumulate_(self, other: Tensor) -> None:
+        """`self += other` on the data, for gradient accumulation outside any graph."""
+        self._data += other._data
+        self._version_counter.version += 1
+
+    # -- shape and data ---------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        return dtypes.from_numpy(self._data.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+        return self._data.shape if dim is None else self._data.shape[dim]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def item(self) -> float | int | bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.item()
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def numpy(self) -> np.ndarray:
+        if self.requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._data
+
+    def __repr__(self) -> str:
+        suffixes = []
+        if self.grad_fn is not None:
+            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._requires_grad:
+            suffixes.append("requires_grad=True")
+        return format_tensor(
+            self._data, dtype_name=self.dtype.name,
+            default_float_dtype=dtypes.get_default_dtype().name, suffixes=suffixes,
+        )
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def _single_value(self, kind: str) -> Any:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"{kind} value of Tensor with more than one value is ambiguous"
+                if kind == "Boolean"
+                else "only one element tensors can be converted to Python scalars"
+            )
+        return self._data.item()
+
+    def __bool__(self) -> bool:
+        return bool(self._single_value("Boolean"))
+
+    def __float__(self) -> float:
+        return float(self._single_value("float"))
+
+    def __int__(self) -> int:
+        return int(self._single_value("int"))
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.item())
+
+    __hash__ = object.__hash__
+
+    # -- composite ops (runtime/composite.py) -----------------------------------------------
+    def sum_to_size(self, *size: Any) -> Tensor:
+        return composite.sum_to_size(self, *size)
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        return composite.to(self, *args, **kwargs)
+
+    def float(self) -> Tensor:
+        return composite.to(self, dtypes.float32)
+
+    def double(self) -> Tensor:
+        return composite.to(self, dtypes.float64)
+
+    def matmul(self, other: Tensor) -> Tensor:
+        return composite.matmul(self, other)
+
+    __matmul__ = matmul
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self._data if dtype is None else self._data.astype(dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# Recording the graph: called by the generated forward wrappers (generated/ops.py).
+# ---------------------------------------------------------------------------------------
+
+def data(value: Any) -> Any:
+    """The numpy array of a Tensor; anything else (a number, None, a list) as it is."""
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, list | tuple) and value and isinstance(value[0], Tensor):
+        return [v._data for v in value]
+    return value
+
+
+def wrap(array: Any) -> Tensor:
+    """A new leaf Tensor around a kernel's result."""
+    if not isinstance(array, np.ndarray):
+        array = np.asarray(array)
+    return Tensor._make(array, None)
+
+
+def wrap_view(array: np.ndarray, base: Tensor) -> Tensor:
+    """A Tensor that shares `base`'s storage and version counter."""
+    tensor = Tensor._make(array, None)
+    tensor._version_counter = base._version_counter
+    tensor._base = base if base._base is None else base._base
+    return tensor
+
+
+def any_requires_grad(*values: Any) -> bool:
+    """Whether to record: grad mode on and some differentiable input requires grad."""
+    if not is_grad_enabled():
+        return False
+    for value in values:
+        if isinstance(value, Tensor):
+            if value.grad_fn is not None or value._requires_grad:
+                return True
+        elif isinstance(value, list | tuple):
+            if any(isinstance(v, Tensor) and v.requires_grad for v in value):
+                return True
+    return False
+
+
+def edge(value: Any) -> tuple[Node | None, int]:
+    """Where the gradient for `value` goes: its grad_fn, or its leaf's AccumulateGrad."""
+    if isinstance(value, Tensor):
+        if value.grad_fn is not None:
+            return (value.grad_fn, value._output_nr)
+        if value._requires_grad:
+            return (value._grad_accumulator_node(), 0)
+    return (None, 0)
+
+
+def next_edges(*values: Any) -> tuple[tuple[Node | None, int], ...]:
+    """One edge per differentiable input; a Tensor[] input gives one edge per tensor."""
+    edges: list[tuple[Node | None, int]] = []
+    for value in values:
+        if isinstance(value, list | tuple):
+            edges.extend(edge(v) for v in value)
+        else:
+            edges.append(edge(value))
+    return tuple(edges)
+
+
+def set_history(tensor: Tensor, grad_fn: Node) -> None:
+    """Make `tensor` the next output of `grad_fn` (PyTorch's set_history)."""
+    tensor._output_nr = len(grad_fn._input_metadata)
+    grad_fn._input_metadata.append((tensor._data.shape, tensor._data.dtype))
+    tensor.grad_fn = grad_fn
+
+
+def skip_output(tensor: Tensor, grad_fn: Node) -> None:
+    """A non-differentiable output (e.g. indices) still takes its slot in grad_fn's inputs."""
+    grad_fn._input_metadata.append((tensor._data.shape, tensor._data.dtype))
+
+
+def sizes(value: Any) -> tuple[int, ...]:
+    """`x.shape`, also for a Python number standing in for a Tensor argument."""
+    return value._data.shape if isinstance(value, Tensor) else ()
+
+
+def list_sizes(values: Sequence[Tensor]) -> list[tuple[int, ...]]:
+    return [v._data.shape for v in values]
+
+
+def scalar_type(value: Any) -> Any:
+    return value.dtype if isinstance(value, Tensor) else None
+
+
+# -- in-place ops -------------------------------------------------------------------------
+
+def check_inplace(tensor: Tensor) -> None:
+    """PyTorch's checks before an in-place op may write into `tensor`."""
+    if not is_grad_enabled():
+        return
+    if tensor.grad_fn is None and tensor._requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    base = tensor._base
+    if base is not None and (base.requires_grad or tensor.requires_grad):
+        raise RuntimeError(
+            "gradgen does not support in-place operations on a view of a tensor that requires "
+            "grad (PyTorch rebases the base's history with CopySlices); use an out-of-place op"
+        )
+
+
+def original(tensor: Tensor) -> Tensor:
+    """A snapshot of `tensor` before an in-place op overwrites it, keeping its history."""
+    snapshot = Tensor._make(tensor._data.copy(), tensor.grad_fn, tensor._requires_grad)
+    snapshot._output_nr = tensor._output_nr
+    return snapshot
+
+
+def write_inplace(tensor: Tensor, result: Any) -> None:
+    """Write a kernel's result into `tensor`'s storage and bump its version."""
+    result = np.asarray(result)
+    target = tensor._data
+    if not np.can_cast(result.dtype, target.dtype, casting="same_kind"):
+        raise RuntimeError(
+            f"result type {_scalar_type_name(result)} can't be cast to the desired output "
+            f"type {_scalar_type_name(target)}"
+        )
+    if result.shape != target.shape and np.broadcast_shapes(result.shape, target.shape) != \
+            target.shape:
+        raise RuntimeError(
+            f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+            f"{list(np.broadcast_shapes(result.shape, target.shape))}"
+        )
+    np.copyto(tensor._data, result, casting="unsafe")
+    tensor._version_counter.version += 1
+
+
+def _scalar_type_name(array: np.ndarray) -> str:
+    """`Float`, `Long`: PyTorch's name for a dtype in messages."""
+    return type_string(array).removeprefix("torch.").removesuffix("Tensor")
+
+
+def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
+    """After an in-place op, `tensor` is the output of the in-place op's node."""
+    grad_fn._input_metadata.append((tensor._data.shape, tensor._data.dtype))
+    tensor.grad_fn = grad_fn
+    tensor._output_nr = 0
+
+
+from runtime import composite  # noqa: E402 - needs Tensor defined
