@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jinja2
@@ -201,14 +201,21 @@ def _save_statement(attr: SavedAttribute, inplace: bool) -> str:
     return f"grad_fn.{field} = {source}"
 
 
+def _kernel_argument(arg: Argument) -> str:
+    """What a kernel receives: numpy arrays for tensors, numpy dtypes for ScalarTypes."""
+    name = local_name(arg.name)
+    if arg.type.is_tensor_like:
+        return f"_T.data({name})"
+    if arg.type.base == "ScalarType":
+        return f"_T.numpy_dtype({name})"
+    return name
+
+
 def op_context(info: OpInfo, group: list[OpInfo]) -> dict:
     schema = info.schema
     outputs = schema.return_names()
     inputs = [local_name(i.name) for i in info.inputs]
-    kernel_args = ", ".join(
-        f"_T.data({local_name(a.name)})" if a.type.is_tensor_like else local_name(a.name)
-        for a in schema.arguments
-    )
+    kernel_args = ", ".join(_kernel_argument(a) for a in schema.arguments)
     list_return = len(schema.returns) == 1 and schema.returns[0].type.is_list
     view = local_name(info.view_of) if info.view_of else None
     returns_named = all(r.name for r in schema.returns) and len(schema.returns) > 1
@@ -216,6 +223,7 @@ def op_context(info: OpInfo, group: list[OpInfo]) -> dict:
     after = [s for s in info.saved if s.kind == "output"]
     return {
         "function": wrapper_name(info, group),
+        "name": schema.name,
         "schema": str(schema),
         "line": info.location.line,
         "signature": python_signature(schema),
@@ -240,7 +248,8 @@ def op_context(info: OpInfo, group: list[OpInfo]) -> dict:
 
 
 def _argument_kind(arg: Argument) -> str:
-    return str(arg.type).replace("SymInt", "int")
+    """The type the dispatcher checks a value against: aliases and SymInt don't matter."""
+    return str(replace(arg.type, alias=None)).replace("SymInt", "int")
 
 
 def dispatch_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:

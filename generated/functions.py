@@ -18,13 +18,11 @@ __all__ = [
     "MulBackward1",
     "PowBackward0",
     "SubBackward0",
+    "ReluBackward0",
+    "ThresholdBackwardBackward0",
     "SumBackward0",
     "SumBackward1",
     "TBackward0",
-    "MmBackward0",
-    "AddmmBackward0",
-    "ReluBackward0",
-    "ThresholdBackwardBackward0",
     "ExpandBackward0",
     "UnsqueezeBackward0",
     "SqueezeBackward0",
@@ -32,6 +30,8 @@ __all__ = [
     "SqueezeBackward2",
     "ToCopyBackward0",
     "CloneBackward0",
+    "MmBackward0",
+    "AddmmBackward0",
 ]
 
 
@@ -181,10 +181,67 @@ class SubBackward0(Node):
         return grad_inputs
 
 
+class ReluBackward0(Node):
+    """relu(Tensor self) -> Tensor
+
+    derivatives.yaml:66
+    self: threshold_backward(grad, result, 0)
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: threshold_backward(grad, result, 0)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.threshold_backward(grad, result, 0)
+        return grad_inputs
+
+
+class ThresholdBackwardBackward0(Node):
+    """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
+
+    derivatives.yaml:73
+    grad_output: threshold_backward(grad, self, threshold)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ("self_", "_saved_threshold")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        threshold = self._saved_threshold
+        grad_inputs = [None] * 2
+        # grad_output: threshold_backward(grad, self, threshold)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.threshold_backward(grad, self_, threshold)
+        # self: zeros_like(grad)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(grad)
+        return grad_inputs
+
+
 class SumBackward0(Node):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:66
+    derivatives.yaml:82
     self: grad.expand(self.shape)
     """
 
@@ -203,7 +260,7 @@ class SumBackward0(Node):
 class SumBackward1(Node):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:72
+    derivatives.yaml:88
     self: sum_backward(grad, self.shape, dim, keepdim)
     """
 
@@ -224,7 +281,7 @@ class SumBackward1(Node):
 class TBackward0(Node):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:79
+    derivatives.yaml:97
     self: grad.t()
     """
 
@@ -239,10 +296,144 @@ class TBackward0(Node):
         return grad_inputs
 
 
+class ExpandBackward0(Node):
+    """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
+
+    derivatives.yaml:103
+    self: grad.sum_to_size(self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: grad.sum_to_size(self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.sum_to_size(self_sym_sizes)
+        return grad_inputs
+
+
+class UnsqueezeBackward0(Node):
+    """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
+
+    derivatives.yaml:110
+    self: grad.squeeze(dim)
+    """
+
+    __slots__ = ("_saved_dim",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        grad_inputs = [None] * 1
+        # self: grad.squeeze(dim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.squeeze(dim)
+        return grad_inputs
+
+
+class SqueezeBackward0(Node):
+    """squeeze(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml:117
+    self: grad.reshape(self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: grad.reshape(self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.reshape(self_sym_sizes)
+        return grad_inputs
+
+
+class SqueezeBackward1(Node):
+    """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
+
+    derivatives.yaml:123
+    self: unsqueeze_to(grad, dim, self.shape)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_self_sym_sizes")
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: unsqueeze_to(grad, dim, self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class SqueezeBackward2(Node):
+    """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
+
+    derivatives.yaml:130
+    self: unsqueeze_to(grad, dim, self.shape)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_self_sym_sizes")
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: unsqueeze_to(grad, dim, self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class ToCopyBackward0(Node):
+    """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:136
+    self: grad.to(self.dtype)
+    """
+
+    __slots__ = ("_saved_self_scalar_type",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_scalar_type = self._saved_self_scalar_type
+        grad_inputs = [None] * 1
+        # self: grad.to(self.dtype)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.to(self_scalar_type)
+        return grad_inputs
+
+
+class CloneBackward0(Node):
+    """clone(Tensor self) -> Tensor
+
+    derivatives.yaml:142
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 1
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:85
+    derivatives.yaml:150
     self: grad.mm(mat2.t())
     mat2: self.t().mm(grad)
     """
@@ -278,7 +469,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:92
+    derivatives.yaml:157
     self: maybe_multiply(grad, beta)
     mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
     mat2: maybe_multiply(mat1.t().mm(grad), alpha)
@@ -314,195 +505,4 @@ class AddmmBackward0(Node):
         # mat2: maybe_multiply(mat1.t().mm(grad), alpha)
         if self.should_compute_output(2):
             grad_inputs[2] = manual.maybe_multiply(mat1.t().mm(grad), alpha)
-        return grad_inputs
-
-
-class ReluBackward0(Node):
-    """relu(Tensor self) -> Tensor
-
-    derivatives.yaml:101
-    self: threshold_backward(grad, result, 0)
-    """
-
-    __slots__ = ("result_",)
-
-    @property
-    def _saved_result(self):
-        return self.result_.unpack(self)
-
-    def release_variables(self):
-        self.result_.reset_data()
-
-    def apply(self, grads):
-        grad = grads[0]
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
-        # self: threshold_backward(grad, result, 0)
-        if self.should_compute_output(0):
-            grad_inputs[0] = ops.threshold_backward(grad, result, 0)
-        return grad_inputs
-
-
-class ThresholdBackwardBackward0(Node):
-    """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
-
-    derivatives.yaml:108
-    grad_output: threshold_backward(grad, self, threshold)
-    self: zeros_like(grad)
-    """
-
-    __slots__ = ("self_", "_saved_threshold")
-
-    @property
-    def _saved_self(self):
-        return self.self_.unpack()
-
-    def release_variables(self):
-        self.self_.reset_data()
-
-    def apply(self, grads):
-        grad = grads[0]
-        self_ = self.self_.unpack()
-        threshold = self._saved_threshold
-        grad_inputs = [None] * 2
-        # grad_output: threshold_backward(grad, self, threshold)
-        if self.should_compute_output(0):
-            grad_inputs[0] = ops.threshold_backward(grad, self_, threshold)
-        # self: zeros_like(grad)
-        if self.should_compute_output(1):
-            grad_inputs[1] = manual.zeros_like(grad)
-        return grad_inputs
-
-
-class ExpandBackward0(Node):
-    """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
-
-    derivatives.yaml:115
-    self: grad.sum_to_size(self.shape)
-    """
-
-    __slots__ = ("_saved_self_sym_sizes",)
-
-    def apply(self, grads):
-        grad = grads[0]
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: grad.sum_to_size(self.shape)
-        if self.should_compute_output(0):
-            grad_inputs[0] = grad.sum_to_size(self_sym_sizes)
-        return grad_inputs
-
-
-class UnsqueezeBackward0(Node):
-    """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
-
-    derivatives.yaml:122
-    self: grad.squeeze(dim)
-    """
-
-    __slots__ = ("_saved_dim",)
-
-    def apply(self, grads):
-        grad = grads[0]
-        dim = self._saved_dim
-        grad_inputs = [None] * 1
-        # self: grad.squeeze(dim)
-        if self.should_compute_output(0):
-            grad_inputs[0] = grad.squeeze(dim)
-        return grad_inputs
-
-
-class SqueezeBackward0(Node):
-    """squeeze(Tensor(a) self) -> Tensor(a)
-
-    derivatives.yaml:129
-    self: grad.reshape(self.shape)
-    """
-
-    __slots__ = ("_saved_self_sym_sizes",)
-
-    def apply(self, grads):
-        grad = grads[0]
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: grad.reshape(self.shape)
-        if self.should_compute_output(0):
-            grad_inputs[0] = grad.reshape(self_sym_sizes)
-        return grad_inputs
-
-
-class SqueezeBackward1(Node):
-    """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
-
-    derivatives.yaml:135
-    self: unsqueeze_to(grad, dim, self.shape)
-    """
-
-    __slots__ = ("_saved_dim", "_saved_self_sym_sizes")
-
-    def apply(self, grads):
-        grad = grads[0]
-        dim = self._saved_dim
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: unsqueeze_to(grad, dim, self.shape)
-        if self.should_compute_output(0):
-            grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
-        return grad_inputs
-
-
-class SqueezeBackward2(Node):
-    """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
-
-    derivatives.yaml:142
-    self: unsqueeze_to(grad, dim, self.shape)
-    """
-
-    __slots__ = ("_saved_dim", "_saved_self_sym_sizes")
-
-    def apply(self, grads):
-        grad = grads[0]
-        dim = self._saved_dim
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: unsqueeze_to(grad, dim, self.shape)
-        if self.should_compute_output(0):
-            grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
-        return grad_inputs
-
-
-class ToCopyBackward0(Node):
-    """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
-
-    derivatives.yaml:148
-    self: grad.to(self.dtype)
-    """
-
-    __slots__ = ("_saved_self_scalar_type",)
-
-    def apply(self, grads):
-        grad = grads[0]
-        self_scalar_type = self._saved_self_scalar_type
-        grad_inputs = [None] * 1
-        # self: grad.to(self.dtype)
-        if self.should_compute_output(0):
-            grad_inputs[0] = grad.to(self_scalar_type)
-        return grad_inputs
-
-
-class CloneBackward0(Node):
-    """clone(Tensor self) -> Tensor
-
-    derivatives.yaml:154
-    self: grad
-    """
-
-    __slots__ = ()
-
-    def apply(self, grads):
-        grad = grads[0]
-        grad_inputs = [None] * 1
-        # self: grad
-        if self.should_compute_output(0):
-            grad_inputs[0] = grad
         return grad_inputs

@@ -191,85 +191,10 @@ def sub_Tensor_(self_, other, *, alpha=1):
     return self_
 
 
-def sum_default(self_, *, dtype=None):
-    """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
-
-    derivatives.yaml:66
-    """
-    result = _T.wrap(kernels.sum(_T.data(self_), dtype))
-    if _T.any_requires_grad(self_):
-        grad_fn = SumBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-        _T.set_history(result, grad_fn)
-    return result
-
-
-def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
-    """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-
-    derivatives.yaml:72
-    """
-    result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, dtype))
-    if _T.any_requires_grad(self_):
-        grad_fn = SumBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-        grad_fn._saved_dim = dim
-        grad_fn._saved_keepdim = keepdim
-        _T.set_history(result, grad_fn)
-    return result
-
-
-def t(self_):
-    """t(Tensor(a) self) -> Tensor(a)
-
-    derivatives.yaml:79
-    """
-    result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
-    if _T.any_requires_grad(self_):
-        grad_fn = TBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    return result
-
-
-def mm(self_, mat2):
-    """mm(Tensor self, Tensor mat2) -> Tensor
-
-    derivatives.yaml:85
-    """
-    result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
-    if _T.any_requires_grad(self_, mat2):
-        grad_fn = MmBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, mat2))
-        grad_fn.mat2_ = SavedVariable(mat2, False)
-        grad_fn.self_ = SavedVariable(self_, False)
-        _T.set_history(result, grad_fn)
-    return result
-
-
-def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
-    """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
-
-    derivatives.yaml:92
-    """
-    result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
-    if _T.any_requires_grad(self_, mat1, mat2):
-        grad_fn = AddmmBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, mat1, mat2))
-        grad_fn._saved_beta = beta
-        grad_fn.mat2_ = SavedVariable(mat2, False)
-        grad_fn._saved_alpha = alpha
-        grad_fn.mat1_ = SavedVariable(mat1, False)
-        _T.set_history(result, grad_fn)
-    return result
-
-
 def relu(self_):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:101
+    derivatives.yaml:66
     """
     result = _T.wrap(kernels.relu(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -283,7 +208,7 @@ def relu(self_):
 def threshold_backward(grad_output, self_, threshold):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:108
+    derivatives.yaml:73
     """
     result = _T.wrap(kernels.threshold_backward(_T.data(grad_output), _T.data(self_), threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -295,10 +220,53 @@ def threshold_backward(grad_output, self_, threshold):
     return result
 
 
+def sum_default(self_, *, dtype=None):
+    """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:82
+    """
+    result = _T.wrap(kernels.sum(_T.data(self_), _T.numpy_dtype(dtype)))
+    if _T.any_requires_grad(self_):
+        grad_fn = SumBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
+    """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:88
+    """
+    result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
+    if _T.any_requires_grad(self_):
+        grad_fn = SumBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def t(self_):
+    """t(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml:97
+    """
+    result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = TBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+    return result
+
+
 def expand(self_, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:115
+    derivatives.yaml:103
     """
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
     if _T.any_requires_grad(self_):
@@ -312,7 +280,7 @@ def expand(self_, size, *, implicit=False):
 def unsqueeze(self_, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:122
+    derivatives.yaml:110
     """
     result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -326,7 +294,7 @@ def unsqueeze(self_, dim):
 def squeeze_default(self_):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:129
+    derivatives.yaml:117
     """
     result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -340,7 +308,7 @@ def squeeze_default(self_):
 def squeeze_dim(self_, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:135
+    derivatives.yaml:123
     """
     result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -355,7 +323,7 @@ def squeeze_dim(self_, dim):
 def squeeze_dims(self_, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:142
+    derivatives.yaml:130
     """
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -370,9 +338,9 @@ def squeeze_dims(self_, dim):
 def _to_copy(self_, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:148
+    derivatives.yaml:136
     """
-    result = _T.wrap(kernels._to_copy(_T.data(self_), dtype))
+    result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
         grad_fn = ToCopyBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
@@ -384,12 +352,44 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:154
+    derivatives.yaml:142
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
         grad_fn = CloneBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def mm(self_, mat2):
+    """mm(Tensor self, Tensor mat2) -> Tensor
+
+    derivatives.yaml:150
+    """
+    result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
+    if _T.any_requires_grad(self_, mat2):
+        grad_fn = MmBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, mat2))
+        grad_fn.mat2_ = SavedVariable(mat2, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
+    """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:157
+    """
+    result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
+    if _T.any_requires_grad(self_, mat1, mat2):
+        grad_fn = AddmmBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, mat1, mat2))
+        grad_fn._saved_beta = beta
+        grad_fn.mat2_ = SavedVariable(mat2, False)
+        grad_fn._saved_alpha = alpha
+        grad_fn.mat1_ = SavedVariable(mat1, False)
         _T.set_history(result, grad_fn)
     return result
 
@@ -400,6 +400,31 @@ mul_ = mul_Tensor_
 pow = pow_Tensor_Scalar
 sub = sub_Tensor
 sub_ = sub_Tensor_
+
+
+# Every overload's wrapper by schema name, for tools (`python -m codegen verify`).
+OVERLOADS = {
+    "add.Tensor": add_Tensor,
+    "add.Scalar": add_Scalar,
+    "mul.Tensor": mul_Tensor,
+    "mul.Scalar": mul_Scalar,
+    "pow.Tensor_Scalar": pow_Tensor_Scalar,
+    "sub.Tensor": sub_Tensor,
+    "relu": relu,
+    "threshold_backward": threshold_backward,
+    "sum": sum_default,
+    "sum.dim_IntList": sum_dim_IntList,
+    "t": t,
+    "expand": expand,
+    "unsqueeze": unsqueeze,
+    "squeeze": squeeze_default,
+    "squeeze.dim": squeeze_dim,
+    "squeeze.dims": squeeze_dims,
+    "_to_copy": _to_copy,
+    "clone": clone,
+    "mm": mm,
+    "addmm": addmm,
+}
 
 
 _sum_overloads = (
@@ -423,14 +448,14 @@ def sum(*args, **kwargs):
 
 _squeeze_overloads = (
     (squeeze_default, "squeeze(Tensor(a) self) -> Tensor(a)", (
-        ("self_", "Tensor(a)", False, False),
+        ("self_", "Tensor", False, False),
     )),
     (squeeze_dim, "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", (
-        ("self_", "Tensor(a)", False, False),
+        ("self_", "Tensor", False, False),
         ("dim", "int", False, False),
     )),
     (squeeze_dims, "squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", (
-        ("self_", "Tensor(a)", False, False),
+        ("self_", "Tensor", False, False),
         ("dim", "int[]", False, False),
     )),
 )

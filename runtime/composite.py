@@ -2,6 +2,7 @@
 
 They have no node of their own; the graph shows the ops they are made of, exactly as
 PyTorch's does (`linear` on a 2-D input records TBackward0 and AddmmBackward0).
+`CompositeMethods` makes them Tensor methods; runtime.tensor.Tensor inherits it.
 """
 
 from __future__ import annotations
@@ -10,11 +11,17 @@ from typing import Any
 
 from generated import ops
 from runtime import dtypes
+from runtime import tensor as _tensor
 from runtime.dispatch import int_list
-from runtime.tensor import Tensor
+
+__all__: list[str] = []
+
+# -- broadcasting and dtype -------------------------------------------------------------------
+
+__all__ += []
 
 
-def sum_to_size(self: Tensor, *size: Any) -> Tensor:
+def sum_to_size(self: Any, *size: Any) -> Any:
     """Sum a broadcast tensor back to `size` (PyTorch's at::sum_to)."""
     size = int_list(size)
     shape = self.shape
@@ -30,20 +37,31 @@ def sum_to_size(self: Tensor, *size: Any) -> Tensor:
     return result
 
 
-def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def to(self: Any, *args: Any, **kwargs: Any) -> Any:
     """`x.to(dtype)` (and `x.to(other)`): the same tensor if nothing changes."""
     dtype = kwargs.pop("dtype", None)
     for arg in args:
         if isinstance(arg, dtypes.dtype):
             dtype = arg
-        elif isinstance(arg, Tensor):
+        elif isinstance(arg, _tensor.Tensor):
             dtype = arg.dtype
     if dtype is None or dtype is self.dtype:
         return self
     return ops._to_copy(self, dtype=dtype)
 
 
-def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+# -- elementwise ------------------------------------------------------------------------------
+
+# -- reductions -------------------------------------------------------------------------------
+
+# -- shape and indexing -----------------------------------------------------------------------
+
+# -- linear algebra and nn --------------------------------------------------------------------
+
+__all__ += ["linear", "matmul"]
+
+
+def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     """y = x Wᵀ + b; addmm on a 2-D input with a bias, as PyTorch decomposes it."""
     if input.ndim == 2 and bias is not None:
         return ops.addmm(bias, input, weight.t())
@@ -51,7 +69,38 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return output if bias is None else output + bias
 
 
-def matmul(input: Tensor, other: Tensor) -> Tensor:
+def matmul(input: Any, other: Any) -> Any:
     if input.ndim == 2 and other.ndim == 2:
         return ops.mm(input, other)
     raise NotImplementedError("matmul is only implemented for 2-D inputs so far")
+
+
+class CompositeMethods:
+    """Tensor methods for the composite ops above."""
+
+    __slots__ = ()
+
+    # -- broadcasting and dtype ---------------------------------------------------------------
+    def sum_to_size(self, *size: Any) -> Any:
+        return sum_to_size(self, *size)
+
+    def to(self, *args: Any, **kwargs: Any) -> Any:
+        return to(self, *args, **kwargs)
+
+    def float(self) -> Any:
+        return to(self, dtypes.float32)
+
+    def double(self) -> Any:
+        return to(self, dtypes.float64)
+
+    # -- elementwise --------------------------------------------------------------------------
+
+    # -- reductions ---------------------------------------------------------------------------
+
+    # -- shape and indexing -------------------------------------------------------------------
+
+    # -- linear algebra and nn ----------------------------------------------------------------
+    def matmul(self, other: Any) -> Any:
+        return matmul(self, other)
+
+    __matmul__ = matmul

@@ -75,7 +75,9 @@ def tensor(data: Any, dtype: dtypes.dtype | None = None, device: Any = None,
         array = _infer(data)
     if dtype is not None:
         array = array.astype(dtype.numpy)
-    return _finish(np.ascontiguousarray(array), requires_grad)
+    if not array.flags.c_contiguous:
+        array = array.copy(order="C")
+    return _finish(array, requires_grad)
 
 
 def as_tensor(data: Any, dtype: dtypes.dtype | None = None) -> Tensor:

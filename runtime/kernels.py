@@ -81,7 +81,7 @@ def _array(value: Any, dtype: np.dtype) -> np.ndarray:
     return np.asarray(value, dtype=dtype)
 
 
-# -- elementwise arithmetic -------------------------------------------------------------------
+# -- elementwise ------------------------------------------------------------------------------
 
 def add_Tensor(self, other, alpha=1):
     a, b = _binary(self, other, result_type(self, other, alpha if alpha != 1 else None))
@@ -111,6 +111,14 @@ def pow_Tensor_Scalar(self, exponent):
     return _array(np.power(_as(self, dtype), exponent), dtype)
 
 
+def relu(self):
+    return np.maximum(self, 0).astype(self.dtype, copy=False)
+
+
+def threshold_backward(grad_output, self, threshold):
+    return np.where(self <= threshold, 0, grad_output).astype(grad_output.dtype, copy=False)
+
+
 # -- reductions ---------------------------------------------------------------------------------
 
 def _sum_dtype(array: np.ndarray, dtype: Any) -> np.dtype:
@@ -129,7 +137,7 @@ def sum_dim_IntList(self, dim, keepdim=False, dtype=None):
     return _array(np.sum(self, axis=axis, keepdims=keepdim, dtype=out), out)
 
 
-# -- shape -------------------------------------------------------------------------------------
+# -- shape and indexing -----------------------------------------------------------------------
 
 def t(self):
     if self.ndim > 2:
@@ -148,40 +156,6 @@ def expand(self, size, implicit=False):
     lead = len(size) - self.ndim
     target = tuple(s if s != -1 else self.shape[i - lead] for i, s in enumerate(size))
     return np.broadcast_to(self, target)
-
-
-# -- linear algebra ----------------------------------------------------------------------------
-
-def mm(self, mat2):
-    if self.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError("self must be a matrix" if self.ndim != 2 else "mat2 must be a matrix")
-    if self.shape[1] != mat2.shape[0]:
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and "
-            f"{mat2.shape[0]}x{mat2.shape[1]})"
-        )
-    a, b = _binary(self, mat2)
-    return a @ b
-
-
-def addmm(self, mat1, mat2, beta=1, alpha=1):
-    product = mm(mat1, mat2)
-    if alpha != 1:
-        product = product * product.dtype.type(alpha)
-    bias = _as(self, product.dtype)
-    if beta == 0:
-        return product + np.zeros_like(bias)
-    return product + (bias if beta == 1 else bias * product.dtype.type(beta))
-
-
-# -- activations -------------------------------------------------------------------------------
-
-def relu(self):
-    return np.maximum(self, 0).astype(self.dtype, copy=False)
-
-
-def threshold_backward(grad_output, self, threshold):
-    return np.where(self <= threshold, 0, grad_output).astype(grad_output.dtype, copy=False)
 
 
 def unsqueeze(self, dim):
@@ -219,3 +193,27 @@ def _wrap_dim(dim: int, ndim: int) -> int:
 
 def clone(self):
     return np.array(self, copy=True)
+
+
+# -- linear algebra and nn --------------------------------------------------------------------
+
+def mm(self, mat2):
+    if self.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError("self must be a matrix" if self.ndim != 2 else "mat2 must be a matrix")
+    if self.shape[1] != mat2.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and "
+            f"{mat2.shape[0]}x{mat2.shape[1]})"
+        )
+    a, b = _binary(self, mat2)
+    return a @ b
+
+
+def addmm(self, mat1, mat2, beta=1, alpha=1):
+    product = mm(mat1, mat2)
+    if alpha != 1:
+        product = product * product.dtype.type(alpha)
+    bias = _as(self, product.dtype)
+    if beta == 0:
+        return product + np.zeros_like(bias)
+    return product + (bias if beta == 1 else bias * product.dtype.type(beta))

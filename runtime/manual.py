@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+# -- elementwise ------------------------------------------------------------------------------
 
 def maybe_multiply(grad: Any, factor: Any) -> Any:
     """`grad * factor`, skipping the multiplication when factor is 1 (as PyTorch does)."""
@@ -22,6 +23,8 @@ def pow_backward(grad: Any, self: Any, exponent: Any) -> Any:
         return zeros_like(self)
     return grad * (exponent * self.pow(exponent - 1))
 
+
+# -- reductions -------------------------------------------------------------------------------
 
 def _normalized_dims(dim: Sequence[int] | int | None, ndim: int) -> list[int]:
     if dim is None:
@@ -46,6 +49,8 @@ def sum_backward(grad: Any, sizes: Sequence[int], dim: Any, keepdim: bool) -> An
     return grad.expand(sizes)
 
 
+# -- shape and indexing -----------------------------------------------------------------------
+
 def zeros_like(tensor: Any) -> Any:
     """Zeros of `tensor`'s shape and dtype, outside any graph."""
     from runtime.factories import zeros_like as _zeros_like
@@ -62,3 +67,6 @@ def unsqueeze_to(grad: Any, dim: Sequence[int] | int, sizes: Sequence[int]) -> A
         if sizes[d] == 1:
             grad = grad.unsqueeze(d)
     return grad
+
+
+# -- linear algebra and nn --------------------------------------------------------------------

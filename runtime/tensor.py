@@ -17,11 +17,10 @@ import numpy as np
 from generated.tensor_methods import TensorMethods
 from runtime import dtypes
 from runtime._tensor_str import format_tensor
+from runtime.composite import CompositeMethods
 from runtime.dtypes import type_string
 from runtime.grad_mode import is_grad_enabled
 from runtime.node import AccumulateGrad, Node, RemovableHandle, add_hook
-
-# composite.py builds on Tensor; imported last, at the bottom of this file.
 
 __all__ = ["Tensor", "type_string"]
 
@@ -44,7 +43,7 @@ _NON_LEAF_GRAD_WARNING = (
 )
 
 
-class Tensor(TensorMethods):
+class Tensor(TensorMethods, CompositeMethods):
     __slots__ = (
         "_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_version_counter",
         "_backward_hooks", "_retains_grad", "_grad_accumulator", "_base", "__weakref__",
@@ -294,24 +293,6 @@ class Tensor(TensorMethods):
 
     __hash__ = object.__hash__
 
-    # -- composite ops (runtime/composite.py) -----------------------------------------------
-    def sum_to_size(self, *size: Any) -> Tensor:
-        return composite.sum_to_size(self, *size)
-
-    def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        return composite.to(self, *args, **kwargs)
-
-    def float(self) -> Tensor:
-        return composite.to(self, dtypes.float32)
-
-    def double(self) -> Tensor:
-        return composite.to(self, dtypes.float64)
-
-    def matmul(self, other: Tensor) -> Tensor:
-        return composite.matmul(self, other)
-
-    __matmul__ = matmul
-
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         return self._data if dtype is None else self._data.astype(dtype)
 
@@ -327,6 +308,11 @@ def data(value: Any) -> Any:
     if isinstance(value, list | tuple) and value and isinstance(value[0], Tensor):
         return [v._data for v in value]
     return value
+
+
+def numpy_dtype(dtype: dtypes.dtype | None) -> np.dtype | None:
+    """A ScalarType argument as the kernels take it."""
+    return None if dtype is None else dtype.numpy
 
 
 def wrap(array: Any) -> Tensor:
@@ -457,6 +443,3 @@ def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
     grad_fn._input_metadata.append((tensor._data.shape, tensor._data.dtype))
     tensor.grad_fn = grad_fn
     tensor._output_nr = 0
-
-
-from runtime import composite  # noqa: E402 - needs Tensor defined
