@@ -239,6 +239,9 @@ def op_context(info: OpInfo, group: list[OpInfo]) -> dict:
         "saves_before": [_save_statement(a, False) for a in before],
         "saves_after": [_save_statement(a, False) for a in after],
         "inplace": info.inplace,
+        # An op that is itself in place (`zero_(Tensor(a!) self)`) writes into self.
+        "inplace_entry": bool(schema.arguments and schema.arguments[0].type.alias
+                              and schema.arguments[0].type.alias.endswith("!")),
         "inplace_saves_before": [_save_statement(a, True) for a in before],
         "inplace_saves_after": [
             _save_statement(a, True).replace(f"SavedVariable({local_name(a.source)}",

@@ -189,7 +189,19 @@ def run_runtime(info: OpInfo, sample: Sample) -> tuple[list, list, dict, Callabl
 
     function = ops.OVERLOADS[info.name]
     kwargs, leaves = _make_runtime_args(info, sample)
-    return _outputs(function(**kwargs)), leaves, kwargs, lambda kw: _outputs(function(**kw))
+    writes_self = _writes_self(info)
+
+    def call(kw: dict) -> list:
+        if writes_self:  # an in-place op may not write into a leaf: give it a copy
+            kw = {**kw, "self_": kw["self_"].clone()}
+        return _outputs(function(**kw))
+
+    return call(kwargs), leaves, kwargs, call
+
+
+def _writes_self(info: OpInfo) -> bool:
+    alias = info.schema.arguments[0].type.alias if info.schema.arguments else None
+    return bool(alias and alias.endswith("!"))
 
 
 def run_torch(info: OpInfo, sample: Sample) -> tuple[list, list]:
@@ -198,6 +210,8 @@ def run_torch(info: OpInfo, sample: Sample) -> tuple[list, list]:
     packet = getattr(torch.ops.aten, info.schema.base)
     overload = getattr(packet, info.schema.overload or "default")
     positional, keywords, leaves = _make_torch_args(info, sample)
+    if _writes_self(info):
+        positional[0] = positional[0].clone()
     return _outputs(overload(*positional, **keywords)), leaves
 
 

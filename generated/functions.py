@@ -30,6 +30,10 @@ __all__ = [
     "SqueezeBackward2",
     "ToCopyBackward0",
     "CloneBackward0",
+    "TransposeBackward0",
+    "UnsafeViewBackward0",
+    "ViewBackward0",
+    "ZeroBackward0",
     "MmBackward0",
     "AddmmBackward0",
 ]
@@ -430,10 +434,86 @@ class CloneBackward0(Node):
         return grad_inputs
 
 
+class TransposeBackward0(Node):
+    """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
+
+    derivatives.yaml:148
+    self: grad.transpose(dim0, dim1)
+    """
+
+    __slots__ = ("_saved_dim0", "_saved_dim1")
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim0 = self._saved_dim0
+        dim1 = self._saved_dim1
+        grad_inputs = [None] * 1
+        # self: grad.transpose(dim0, dim1)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.transpose(dim0, dim1)
+        return grad_inputs
+
+
+class UnsafeViewBackward0(Node):
+    """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
+
+    derivatives.yaml:155
+    self: grad.reshape(self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: grad.reshape(self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.reshape(self_sym_sizes)
+        return grad_inputs
+
+
+class ViewBackward0(Node):
+    """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
+
+    derivatives.yaml:161
+    self: grad.reshape(self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: grad.reshape(self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.reshape(self_sym_sizes)
+        return grad_inputs
+
+
+class ZeroBackward0(Node):
+    """zero_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml:168
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 1
+        # self: zeros_like(grad)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(grad)
+        return grad_inputs
+
+
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:150
+    derivatives.yaml:176
     self: grad.mm(mat2.t())
     mat2: self.t().mm(grad)
     """
@@ -469,7 +549,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:157
+    derivatives.yaml:183
     self: maybe_multiply(grad, beta)
     mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
     mat2: maybe_multiply(mat1.t().mm(grad), alpha)

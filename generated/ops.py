@@ -28,7 +28,11 @@ from generated.functions import (
     TBackward0,
     ThresholdBackwardBackward0,
     ToCopyBackward0,
+    TransposeBackward0,
+    UnsafeViewBackward0,
     UnsqueezeBackward0,
+    ViewBackward0,
+    ZeroBackward0,
 )
 from runtime import dispatch as _dispatch
 from runtime import kernels
@@ -37,6 +41,7 @@ from runtime.node import SavedVariable
 
 __all__ = [
     "_to_copy",
+    "_unsafe_view",
     "add",
     "addmm",
     "clone",
@@ -50,7 +55,10 @@ __all__ = [
     "sum",
     "t",
     "threshold_backward",
+    "transpose",
     "unsqueeze",
+    "view",
+    "zero_",
 ]
 
 
@@ -362,10 +370,69 @@ def clone(self_):
     return result
 
 
+def transpose_int(self_, dim0, dim1):
+    """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
+
+    derivatives.yaml:148
+    """
+    result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = TransposeBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim0 = dim0
+        grad_fn._saved_dim1 = dim1
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def _unsafe_view(self_, size):
+    """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
+
+    derivatives.yaml:155
+    """
+    result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
+    if _T.any_requires_grad(self_):
+        grad_fn = UnsafeViewBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def view(self_, size):
+    """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
+
+    derivatives.yaml:161
+    """
+    result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = ViewBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def zero_(self_):
+    """zero_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml:168
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ZeroBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+    _T.write_inplace(self_, kernels.zero_(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:150
+    derivatives.yaml:176
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -380,7 +447,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:157
+    derivatives.yaml:183
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -400,6 +467,7 @@ mul_ = mul_Tensor_
 pow = pow_Tensor_Scalar
 sub = sub_Tensor
 sub_ = sub_Tensor_
+transpose = transpose_int
 
 
 # Every overload's wrapper by schema name, for tools (`python -m codegen verify`).
@@ -422,6 +490,10 @@ OVERLOADS = {
     "squeeze.dims": squeeze_dims,
     "_to_copy": _to_copy,
     "clone": clone,
+    "transpose.int": transpose_int,
+    "_unsafe_view": _unsafe_view,
+    "view": view,
+    "zero_": zero_,
     "mm": mm,
     "addmm": addmm,
 }

@@ -16,6 +16,10 @@ class TensorMethods:
         """_to_copy"""
         return ops._to_copy(self, dtype=dtype)
 
+    def _unsafe_view(self, *size):
+        """_unsafe_view"""
+        return ops._unsafe_view(self, _dispatch.int_list(size))
+
     def add(self, other, *, alpha=1):
         """add.Tensor"""
         return ops.add_Tensor(self, other, alpha=alpha)
@@ -64,9 +68,21 @@ class TensorMethods:
         """t"""
         return ops.t(self)
 
+    def transpose(self, dim0, dim1):
+        """transpose.int"""
+        return ops.transpose_int(self, dim0, dim1)
+
     def unsqueeze(self, dim):
         """unsqueeze"""
         return ops.unsqueeze(self, dim)
+
+    def view(self, *size):
+        """view"""
+        return ops.view(self, _dispatch.int_list(size))
+
+    def zero_(self):
+        """zero_"""
+        return ops.zero_(self)
 
     def add_(self, other, *, alpha=1):
         """In-place add.Tensor."""

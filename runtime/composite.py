@@ -56,6 +56,19 @@ def to(self: Any, *args: Any, **kwargs: Any) -> Any:
 
 # -- shape and indexing -----------------------------------------------------------------------
 
+__all__ += ["reshape"]
+
+
+def reshape(input: Any, *shape: Any) -> Any:
+    """A view when the strides allow one, else a copy (CloneBackward0, UnsafeViewBackward0)."""
+    shape = int_list(shape)
+    try:
+        return ops.view(input, shape)
+    except RuntimeError as error:
+        if "view size is not compatible" not in str(error):
+            raise
+    return ops._unsafe_view(ops.clone(input), shape)
+
 # -- linear algebra and nn --------------------------------------------------------------------
 
 __all__ += ["linear", "matmul"]
@@ -98,6 +111,8 @@ class CompositeMethods:
     # -- reductions ---------------------------------------------------------------------------
 
     # -- shape and indexing -------------------------------------------------------------------
+    def reshape(self, *shape: Any) -> Any:
+        return reshape(self, *shape)
 
     # -- linear algebra and nn ----------------------------------------------------------------
     def matmul(self, other: Any) -> Any:

@@ -195,6 +195,46 @@ def clone(self):
     return np.array(self, copy=True)
 
 
+def transpose_int(self, dim0, dim1):
+    return np.swapaxes(self, _wrap_dim(dim0, self.ndim), _wrap_dim(dim1, self.ndim))
+
+
+def _view_shape(size, numel: int) -> tuple[int, ...]:
+    """`size` with a -1 filled in, or PyTorch's error if it does not fit `numel` elements."""
+    size = tuple(size)
+    known = int(np.prod([s for s in size if s != -1]))
+    if size.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if -1 in size:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
+        size = tuple(numel // known if s == -1 else s for s in size)
+    if int(np.prod(size)) != numel:
+        raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
+    return size
+
+
+def view(self, size):
+    shape = _view_shape(size, self.size)
+    result = self.view()
+    try:
+        result.shape = shape  # numpy refuses where a view would need a copy, as torch does
+    except AttributeError:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        ) from None
+    return result
+
+
+def _unsafe_view(self, size):
+    return np.reshape(self, _view_shape(size, self.size))
+
+
+def zero_(self):
+    return np.zeros_like(self)
+
+
 # -- linear algebra and nn --------------------------------------------------------------------
 
 def mm(self, mat2):
