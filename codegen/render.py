@@ -56,7 +56,7 @@ def _unpack(attr: SavedAttribute) -> str:
         return f"{local_name(attr.name)} = self.{_field(attr)}.unpack(self)"
     if attr.is_saved_variable:
         return f"{local_name(attr.name)} = self.{_field(attr)}.unpack()"
-    return f"{attr.name} = self.{_field(attr)}"
+    return f"{local_name(attr.name)} = self.{_field(attr)}"
 
 
 @dataclass(frozen=True)
