@@ -253,31 +253,58 @@ class TensorMethods:
         return ops.sub_Tensor_(self, other, alpha=alpha)
 
     def __add__(self, other):
-        return ops.add(self, other)
+        try:
+            return ops.add(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __radd__(self, other):
-        return ops.add(self, other)
+        try:
+            return ops.add(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __sub__(self, other):
-        return ops.sub(self, other)
+        try:
+            return ops.sub(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __rsub__(self, other):
-        return ops.rsub(self, other)
+        try:
+            return ops.rsub(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __mul__(self, other):
-        return ops.mul(self, other)
+        try:
+            return ops.mul(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __rmul__(self, other):
-        return ops.mul(self, other)
+        try:
+            return ops.mul(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __truediv__(self, other):
-        return ops.div(self, other)
+        try:
+            return ops.div(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __pow__(self, other):
-        return ops.pow(self, other)
+        try:
+            return ops.pow(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __rpow__(self, other):
-        return ops.pow(other, self)
+        try:
+            return ops.pow(other, self)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __neg__(self):
         return ops.neg(self)
@@ -286,40 +313,76 @@ class TensorMethods:
         return ops.abs(self)
 
     def __eq__(self, other):
-        return ops.eq(self, other)
+        try:
+            return ops.eq(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __ne__(self, other):
-        return ops.ne(self, other)
+        try:
+            return ops.ne(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __lt__(self, other):
-        return ops.lt(self, other)
+        try:
+            return ops.lt(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __le__(self, other):
-        return ops.le(self, other)
+        try:
+            return ops.le(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __gt__(self, other):
-        return ops.gt(self, other)
+        try:
+            return ops.gt(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __ge__(self, other):
-        return ops.ge(self, other)
+        try:
+            return ops.ge(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __and__(self, other):
-        return ops.logical_and(self, other)
+        try:
+            return ops.logical_and(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __or__(self, other):
-        return ops.logical_or(self, other)
+        try:
+            return ops.logical_or(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __invert__(self):
         return ops.logical_not(self)
 
     def __iadd__(self, other):
-        return self.add_(other)
+        try:
+            return self.add_(other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __isub__(self, other):
-        return self.sub_(other)
+        try:
+            return self.sub_(other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __imul__(self, other):
-        return self.mul_(other)
+        try:
+            return self.mul_(other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __itruediv__(self, other):
-        return self.div_(other)
+        try:
+            return self.div_(other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
