@@ -746,7 +746,7 @@ class TanhBackwardBackward0(Node):
 class SigmoidBackward0(Node):
     """sigmoid(Tensor self) -> Tensor
 
-    derivatives.yaml:196
+    derivatives.yaml:197
     self: sigmoid_backward(grad, result)
     """
 
@@ -772,7 +772,7 @@ class SigmoidBackward0(Node):
 class SigmoidBackwardBackward0(Node):
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:203
+    derivatives.yaml:204
     grad_output: sigmoid_backward(grad, output)
     output: grad * grad_output * (1 - 2 * output)
     """
@@ -808,7 +808,7 @@ class SigmoidBackwardBackward0(Node):
 class ErfBackward0(Node):
     """erf(Tensor self) -> Tensor
 
-    derivatives.yaml:210
+    derivatives.yaml:212
     self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
     """
 
@@ -834,7 +834,7 @@ class ErfBackward0(Node):
 class ReluBackward0(Node):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:217
+    derivatives.yaml:219
     self: threshold_backward(grad, result, 0)
     """
 
@@ -860,7 +860,7 @@ class ReluBackward0(Node):
 class GeluBackward0(Node):
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:225
+    derivatives.yaml:227
     self: gelu_backward(grad, self, approximate=approximate)
     """
 
@@ -887,7 +887,7 @@ class GeluBackward0(Node):
 class GeluBackwardBackward0(Node):
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:232
+    derivatives.yaml:235
     grad_output: gelu_backward(grad, self, approximate=approximate)
     self: gelu_double_backward(grad, grad_output, self, approximate)
     """
@@ -924,7 +924,7 @@ class GeluBackwardBackward0(Node):
 class LeakyReluBackward0(Node):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
 
-    derivatives.yaml:240
+    derivatives.yaml:244
     self: leaky_relu_backward(grad, self, negative_slope, False)
     """
 
@@ -951,7 +951,7 @@ class LeakyReluBackward0(Node):
 class SoftplusBackward0(Node):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 
-    derivatives.yaml:249
+    derivatives.yaml:254
     self: softplus_backward(grad, self, beta, threshold)
     """
 
@@ -979,7 +979,7 @@ class SoftplusBackward0(Node):
 class LeakyReluBackwardBackward0(Node):
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
 
-    derivatives.yaml:257
+    derivatives.yaml:263
     grad_output: leaky_relu_backward(grad, self, negative_slope, False)
     self: zeros_like(grad)
     """
@@ -1010,7 +1010,7 @@ class LeakyReluBackwardBackward0(Node):
 class SoftplusBackwardBackward0(Node):
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 
-    derivatives.yaml:264
+    derivatives.yaml:271
     grad_output: softplus_backward(grad, self, beta, threshold)
     self: softplus_double_backward(grad * grad_output, self, beta, threshold)
     """
@@ -1048,7 +1048,7 @@ class SoftplusBackwardBackward0(Node):
 class ThresholdBackwardBackward0(Node):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:272
+    derivatives.yaml:280
     grad_output: threshold_backward(grad, self, threshold)
     self: zeros_like(grad)
     """
@@ -1079,7 +1079,7 @@ class ThresholdBackwardBackward0(Node):
 class AbsBackward0(Node):
     """abs(Tensor self) -> Tensor
 
-    derivatives.yaml:281
+    derivatives.yaml:290
     self: grad * self.sign()
     """
 
@@ -1105,7 +1105,7 @@ class AbsBackward0(Node):
 class SignBackward0(Node):
     """sign(Tensor self) -> Tensor
 
-    derivatives.yaml:289
+    derivatives.yaml:298
     self: zeros_like(grad)
     """
 
@@ -1123,7 +1123,7 @@ class SignBackward0(Node):
 class ClampBackward0(Node):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:295
+    derivatives.yaml:304
     self: clamp_backward(grad, self, min, max)
     min, max: clamp_backward_min_max(grad, self, min, max, grad_input_mask)
     """
@@ -1170,7 +1170,7 @@ class ClampBackward0(Node):
 class ClampBackward1(Node):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:307
+    derivatives.yaml:316
     self: clamp_backward(grad, self, min, max)
     """
 
@@ -1198,7 +1198,7 @@ class ClampBackward1(Node):
 class ClampMinBackward0(Node):
     """clamp_min(Tensor self, Scalar min) -> Tensor
 
-    derivatives.yaml:318
+    derivatives.yaml:327
     self: where(self >= min, grad, 0)
     """
 
@@ -1225,7 +1225,7 @@ class ClampMinBackward0(Node):
 class ClampMinBackward1(Node):
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
-    derivatives.yaml:326
+    derivatives.yaml:335
     self: where(self >= min, grad, 0)
     min: where(self < min, grad, 0)
     """
@@ -1261,7 +1261,7 @@ class ClampMinBackward1(Node):
 class ClampMaxBackward0(Node):
     """clamp_max(Tensor self, Scalar max) -> Tensor
 
-    derivatives.yaml:335
+    derivatives.yaml:344
     self: where(self <= max, grad, 0)
     """
 
@@ -1288,7 +1288,7 @@ class ClampMaxBackward0(Node):
 class ClampMaxBackward1(Node):
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
-    derivatives.yaml:343
+    derivatives.yaml:352
     self: where(self <= max, grad, 0)
     max: where(self > max, grad, 0)
     """
@@ -1324,7 +1324,7 @@ class ClampMaxBackward1(Node):
 class MaximumBackward0(Node):
     """maximum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:352
+    derivatives.yaml:361
     self: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
     other: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
     """
@@ -1360,7 +1360,7 @@ class MaximumBackward0(Node):
 class MinimumBackward0(Node):
     """minimum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:362
+    derivatives.yaml:371
     self: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
     other: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
     """
@@ -1396,7 +1396,7 @@ class MinimumBackward0(Node):
 class WhereBackward0(Node):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:372
+    derivatives.yaml:381
     self: where(condition, grad, 0)
     other: where(condition, 0, grad)
     """
@@ -1426,7 +1426,7 @@ class WhereBackward0(Node):
 class MaskedFillBackward0(Node):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
-    derivatives.yaml:381
+    derivatives.yaml:390
     self: grad.masked_fill(mask, 0)
     """
 
@@ -1452,7 +1452,7 @@ class MaskedFillBackward0(Node):
 class MaskedFillBackward1(Node):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
-    derivatives.yaml:389
+    derivatives.yaml:398
     self: grad.masked_fill(mask, 0)
     value: masked_fill_backward(grad, mask)
     """
@@ -1482,7 +1482,7 @@ class MaskedFillBackward1(Node):
 class FillBackward0(Node):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor
 
-    derivatives.yaml:397
+    derivatives.yaml:406
     self: zeros_like(grad)
     """
 
@@ -1500,7 +1500,7 @@ class FillBackward0(Node):
 class FillBackward1(Node):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor
 
-    derivatives.yaml:404
+    derivatives.yaml:413
     self: zeros_like(grad)
     value: grad.sum()
     """
@@ -1522,7 +1522,7 @@ class FillBackward1(Node):
 class FillBackward2(Node):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
-    derivatives.yaml:412
+    derivatives.yaml:421
     self: zeros_like(grad)
     """
 
@@ -1540,7 +1540,7 @@ class FillBackward2(Node):
 class FillBackward3(Node):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 
-    derivatives.yaml:418
+    derivatives.yaml:427
     self: zeros_like(grad)
     value: grad.sum()
     """
@@ -1562,7 +1562,7 @@ class FillBackward3(Node):
 class CopyBackward0(Node):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 
-    derivatives.yaml:425
+    derivatives.yaml:434
     self: zeros_like(grad)
     src: grad
     """
@@ -1584,7 +1584,7 @@ class CopyBackward0(Node):
 class SumBackward0(Node):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:536
+    derivatives.yaml:545
     self: grad.expand(self.shape)
     """
 
@@ -1603,7 +1603,7 @@ class SumBackward0(Node):
 class SumBackward1(Node):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:542
+    derivatives.yaml:551
     self: sum_backward(grad, self.shape, dim, keepdim)
     """
 
@@ -1624,7 +1624,7 @@ class SumBackward1(Node):
 class TBackward0(Node):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:551
+    derivatives.yaml:560
     self: grad.t()
     """
 
@@ -1642,7 +1642,7 @@ class TBackward0(Node):
 class ExpandBackward0(Node):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:557
+    derivatives.yaml:566
     self: grad.sum_to_size(self.shape)
     """
 
@@ -1661,7 +1661,7 @@ class ExpandBackward0(Node):
 class UnsqueezeBackward0(Node):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:564
+    derivatives.yaml:573
     self: grad.squeeze(dim)
     """
 
@@ -1680,7 +1680,7 @@ class UnsqueezeBackward0(Node):
 class SqueezeBackward0(Node):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:571
+    derivatives.yaml:580
     self: grad.reshape(self.shape)
     """
 
@@ -1699,7 +1699,7 @@ class SqueezeBackward0(Node):
 class SqueezeBackward1(Node):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:577
+    derivatives.yaml:586
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -1719,7 +1719,7 @@ class SqueezeBackward1(Node):
 class SqueezeBackward2(Node):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:584
+    derivatives.yaml:593
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -1739,7 +1739,7 @@ class SqueezeBackward2(Node):
 class ToCopyBackward0(Node):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:590
+    derivatives.yaml:599
     self: grad.to(self.dtype)
     """
 
@@ -1758,7 +1758,7 @@ class ToCopyBackward0(Node):
 class CloneBackward0(Node):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:596
+    derivatives.yaml:605
     self: grad
     """
 
@@ -1776,7 +1776,7 @@ class CloneBackward0(Node):
 class TransposeBackward0(Node):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:602
+    derivatives.yaml:611
     self: grad.transpose(dim0, dim1)
     """
 
@@ -1796,7 +1796,7 @@ class TransposeBackward0(Node):
 class UnsafeViewBackward0(Node):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:609
+    derivatives.yaml:618
     self: grad.reshape(self.shape)
     """
 
@@ -1815,7 +1815,7 @@ class UnsafeViewBackward0(Node):
 class ViewBackward0(Node):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:615
+    derivatives.yaml:624
     self: grad.reshape(self.shape)
     """
 
@@ -1834,7 +1834,7 @@ class ViewBackward0(Node):
 class ZeroBackward0(Node):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:622
+    derivatives.yaml:631
     self: zeros_like(grad)
     """
 
@@ -1852,7 +1852,7 @@ class ZeroBackward0(Node):
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:630
+    derivatives.yaml:639
     self: grad.mm(mat2.t())
     mat2: self.t().mm(grad)
     """
@@ -1888,7 +1888,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:637
+    derivatives.yaml:646
     self: maybe_multiply(grad, beta)
     mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
     mat2: maybe_multiply(mat1.t().mm(grad), alpha)

@@ -581,7 +581,7 @@ def tanh_backward(grad_output, output):
 def sigmoid(self_):
     """sigmoid(Tensor self) -> Tensor
 
-    derivatives.yaml:196
+    derivatives.yaml:197
     """
     result = _T.wrap(kernels.sigmoid(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -595,7 +595,7 @@ def sigmoid(self_):
 def sigmoid_backward(grad_output, output):
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:203
+    derivatives.yaml:204
     """
     result = _T.wrap(kernels.sigmoid_backward(_T.data(grad_output), _T.data(output)))
     if _T.any_requires_grad(grad_output, output):
@@ -610,7 +610,7 @@ def sigmoid_backward(grad_output, output):
 def erf(self_):
     """erf(Tensor self) -> Tensor
 
-    derivatives.yaml:210
+    derivatives.yaml:212
     """
     result = _T.wrap(kernels.erf(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -624,7 +624,7 @@ def erf(self_):
 def relu(self_):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:217
+    derivatives.yaml:219
     """
     result = _T.wrap(kernels.relu(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -638,7 +638,7 @@ def relu(self_):
 def gelu(self_, *, approximate='none'):
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:225
+    derivatives.yaml:227
     """
     result = _T.wrap(kernels.gelu(_T.data(self_), approximate))
     if _T.any_requires_grad(self_):
@@ -653,7 +653,7 @@ def gelu(self_, *, approximate='none'):
 def gelu_backward(grad_output, self_, *, approximate='none'):
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:232
+    derivatives.yaml:235
     """
     result = _T.wrap(kernels.gelu_backward(_T.data(grad_output), _T.data(self_), approximate))
     if _T.any_requires_grad(grad_output, self_):
@@ -669,7 +669,7 @@ def gelu_backward(grad_output, self_, *, approximate='none'):
 def leaky_relu(self_, negative_slope=0.01):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
 
-    derivatives.yaml:240
+    derivatives.yaml:244
     """
     result = _T.wrap(kernels.leaky_relu(_T.data(self_), negative_slope))
     if _T.any_requires_grad(self_):
@@ -684,7 +684,7 @@ def leaky_relu(self_, negative_slope=0.01):
 def softplus(self_, beta=1, threshold=20):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 
-    derivatives.yaml:249
+    derivatives.yaml:254
     """
     result = _T.wrap(kernels.softplus(_T.data(self_), beta, threshold))
     if _T.any_requires_grad(self_):
@@ -700,7 +700,7 @@ def softplus(self_, beta=1, threshold=20):
 def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
 
-    derivatives.yaml:257
+    derivatives.yaml:263
     """
     result = _T.wrap(kernels.leaky_relu_backward(_T.data(grad_output), _T.data(self_), negative_slope, self_is_result))
     if _T.any_requires_grad(grad_output, self_):
@@ -715,7 +715,7 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
 def softplus_backward(grad_output, self_, beta, threshold):
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 
-    derivatives.yaml:264
+    derivatives.yaml:271
     """
     result = _T.wrap(kernels.softplus_backward(_T.data(grad_output), _T.data(self_), beta, threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -732,7 +732,7 @@ def softplus_backward(grad_output, self_, beta, threshold):
 def threshold_backward(grad_output, self_, threshold):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:272
+    derivatives.yaml:280
     """
     result = _T.wrap(kernels.threshold_backward(_T.data(grad_output), _T.data(self_), threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -747,7 +747,7 @@ def threshold_backward(grad_output, self_, threshold):
 def abs(self_):
     """abs(Tensor self) -> Tensor
 
-    derivatives.yaml:281
+    derivatives.yaml:290
     """
     result = _T.wrap(kernels.abs(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -761,7 +761,7 @@ def abs(self_):
 def sign(self_):
     """sign(Tensor self) -> Tensor
 
-    derivatives.yaml:289
+    derivatives.yaml:298
     """
     result = _T.wrap(kernels.sign(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -774,7 +774,7 @@ def sign(self_):
 def clamp_Tensor(self_, min=None, max=None):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:295
+    derivatives.yaml:304
     """
     result = _T.wrap(kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
     if _T.any_requires_grad(self_, min, max):
@@ -790,7 +790,7 @@ def clamp_Tensor(self_, min=None, max=None):
 def clamp_Tensor_(self_, min=None, max=None):
     """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:295
+    derivatives.yaml:304
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, min, max)
@@ -809,7 +809,7 @@ def clamp_Tensor_(self_, min=None, max=None):
 def clamp_default(self_, min=None, max=None):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:307
+    derivatives.yaml:316
     """
     result = _T.wrap(kernels.clamp(_T.data(self_), min, max))
     if _T.any_requires_grad(self_):
@@ -825,7 +825,7 @@ def clamp_default(self_, min=None, max=None):
 def clamp_default_(self_, min=None, max=None):
     """In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:307
+    derivatives.yaml:316
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -844,7 +844,7 @@ def clamp_default_(self_, min=None, max=None):
 def clamp_min_default(self_, min):
     """clamp_min(Tensor self, Scalar min) -> Tensor
 
-    derivatives.yaml:318
+    derivatives.yaml:327
     """
     result = _T.wrap(kernels.clamp_min(_T.data(self_), min))
     if _T.any_requires_grad(self_):
@@ -859,7 +859,7 @@ def clamp_min_default(self_, min):
 def clamp_min_Tensor(self_, min):
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
-    derivatives.yaml:326
+    derivatives.yaml:335
     """
     result = _T.wrap(kernels.clamp_min_Tensor(_T.data(self_), _T.data(min)))
     if _T.any_requires_grad(self_, min):
@@ -874,7 +874,7 @@ def clamp_min_Tensor(self_, min):
 def clamp_max_default(self_, max):
     """clamp_max(Tensor self, Scalar max) -> Tensor
 
-    derivatives.yaml:335
+    derivatives.yaml:344
     """
     result = _T.wrap(kernels.clamp_max(_T.data(self_), max))
     if _T.any_requires_grad(self_):
@@ -889,7 +889,7 @@ def clamp_max_default(self_, max):
 def clamp_max_Tensor(self_, max):
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
-    derivatives.yaml:343
+    derivatives.yaml:352
     """
     result = _T.wrap(kernels.clamp_max_Tensor(_T.data(self_), _T.data(max)))
     if _T.any_requires_grad(self_, max):
@@ -904,7 +904,7 @@ def clamp_max_Tensor(self_, max):
 def maximum(self_, other):
     """maximum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:352
+    derivatives.yaml:361
     """
     result = _T.wrap(kernels.maximum(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -919,7 +919,7 @@ def maximum(self_, other):
 def minimum(self_, other):
     """minimum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:362
+    derivatives.yaml:371
     """
     result = _T.wrap(kernels.minimum(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -934,7 +934,7 @@ def minimum(self_, other):
 def where_self(condition, self_, other):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:372
+    derivatives.yaml:381
     """
     result = _T.wrap(kernels.where_self(_T.data(condition), _T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -948,7 +948,7 @@ def where_self(condition, self_, other):
 def masked_fill_Scalar(self_, mask, value):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
-    derivatives.yaml:381
+    derivatives.yaml:390
     """
     result = _T.wrap(kernels.masked_fill_Scalar(_T.data(self_), _T.data(mask), value))
     if _T.any_requires_grad(self_):
@@ -962,7 +962,7 @@ def masked_fill_Scalar(self_, mask, value):
 def masked_fill_Tensor(self_, mask, value):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
-    derivatives.yaml:389
+    derivatives.yaml:398
     """
     result = _T.wrap(kernels.masked_fill_Tensor(_T.data(self_), _T.data(mask), _T.data(value)))
     if _T.any_requires_grad(self_, value):
@@ -976,7 +976,7 @@ def masked_fill_Tensor(self_, mask, value):
 def fill_Scalar(self_, value):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor
 
-    derivatives.yaml:397
+    derivatives.yaml:406
     """
     result = _T.wrap(kernels.fill_Scalar(_T.data(self_), value))
     if _T.any_requires_grad(self_):
@@ -989,7 +989,7 @@ def fill_Scalar(self_, value):
 def fill_Tensor(self_, value):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor
 
-    derivatives.yaml:404
+    derivatives.yaml:413
     """
     result = _T.wrap(kernels.fill_Tensor(_T.data(self_), _T.data(value)))
     if _T.any_requires_grad(self_, value):
@@ -1002,7 +1002,7 @@ def fill_Tensor(self_, value):
 def fill__Scalar(self_, value):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
-    derivatives.yaml:412
+    derivatives.yaml:421
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1018,7 +1018,7 @@ def fill__Scalar(self_, value):
 def fill__Tensor(self_, value):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 
-    derivatives.yaml:418
+    derivatives.yaml:427
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, value)
@@ -1034,7 +1034,7 @@ def fill__Tensor(self_, value):
 def copy_(self_, src, non_blocking=False):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 
-    derivatives.yaml:425
+    derivatives.yaml:434
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, src)
@@ -1050,7 +1050,7 @@ def copy_(self_, src, non_blocking=False):
 def eq_Scalar(self_, other):
     """eq.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:438
+    derivatives.yaml:447
     """
     result = _T.wrap(kernels.eq_Scalar(_T.data(self_), other))
     return result
@@ -1059,7 +1059,7 @@ def eq_Scalar(self_, other):
 def eq_Tensor(self_, other):
     """eq.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:444
+    derivatives.yaml:453
     """
     result = _T.wrap(kernels.eq_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1068,7 +1068,7 @@ def eq_Tensor(self_, other):
 def ge_Scalar(self_, other):
     """ge.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:451
+    derivatives.yaml:460
     """
     result = _T.wrap(kernels.ge_Scalar(_T.data(self_), other))
     return result
@@ -1077,7 +1077,7 @@ def ge_Scalar(self_, other):
 def ge_Tensor(self_, other):
     """ge.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:457
+    derivatives.yaml:466
     """
     result = _T.wrap(kernels.ge_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1086,7 +1086,7 @@ def ge_Tensor(self_, other):
 def gt_Scalar(self_, other):
     """gt.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:464
+    derivatives.yaml:473
     """
     result = _T.wrap(kernels.gt_Scalar(_T.data(self_), other))
     return result
@@ -1095,7 +1095,7 @@ def gt_Scalar(self_, other):
 def gt_Tensor(self_, other):
     """gt.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:470
+    derivatives.yaml:479
     """
     result = _T.wrap(kernels.gt_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1104,7 +1104,7 @@ def gt_Tensor(self_, other):
 def le_Scalar(self_, other):
     """le.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:477
+    derivatives.yaml:486
     """
     result = _T.wrap(kernels.le_Scalar(_T.data(self_), other))
     return result
@@ -1113,7 +1113,7 @@ def le_Scalar(self_, other):
 def le_Tensor(self_, other):
     """le.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:483
+    derivatives.yaml:492
     """
     result = _T.wrap(kernels.le_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1122,7 +1122,7 @@ def le_Tensor(self_, other):
 def lt_Scalar(self_, other):
     """lt.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:490
+    derivatives.yaml:499
     """
     result = _T.wrap(kernels.lt_Scalar(_T.data(self_), other))
     return result
@@ -1131,7 +1131,7 @@ def lt_Scalar(self_, other):
 def lt_Tensor(self_, other):
     """lt.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:496
+    derivatives.yaml:505
     """
     result = _T.wrap(kernels.lt_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1140,7 +1140,7 @@ def lt_Tensor(self_, other):
 def ne_Scalar(self_, other):
     """ne.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:503
+    derivatives.yaml:512
     """
     result = _T.wrap(kernels.ne_Scalar(_T.data(self_), other))
     return result
@@ -1149,7 +1149,7 @@ def ne_Scalar(self_, other):
 def ne_Tensor(self_, other):
     """ne.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:509
+    derivatives.yaml:518
     """
     result = _T.wrap(kernels.ne_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1158,7 +1158,7 @@ def ne_Tensor(self_, other):
 def logical_not(self_):
     """logical_not(Tensor self) -> Tensor
 
-    derivatives.yaml:515
+    derivatives.yaml:524
     """
     result = _T.wrap(kernels.logical_not(_T.data(self_)))
     return result
@@ -1167,7 +1167,7 @@ def logical_not(self_):
 def logical_and(self_, other):
     """logical_and(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:522
+    derivatives.yaml:531
     """
     result = _T.wrap(kernels.logical_and(_T.data(self_), _T.data(other)))
     return result
@@ -1176,7 +1176,7 @@ def logical_and(self_, other):
 def logical_or(self_, other):
     """logical_or(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:528
+    derivatives.yaml:537
     """
     result = _T.wrap(kernels.logical_or(_T.data(self_), _T.data(other)))
     return result
@@ -1185,7 +1185,7 @@ def logical_or(self_, other):
 def sum_default(self_, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:536
+    derivatives.yaml:545
     """
     result = _T.wrap(kernels.sum(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1199,7 +1199,7 @@ def sum_default(self_, *, dtype=None):
 def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:542
+    derivatives.yaml:551
     """
     result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1215,7 +1215,7 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
 def t(self_):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:551
+    derivatives.yaml:560
     """
     result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -1228,7 +1228,7 @@ def t(self_):
 def expand(self_, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:557
+    derivatives.yaml:566
     """
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
     if _T.any_requires_grad(self_):
@@ -1242,7 +1242,7 @@ def expand(self_, size, *, implicit=False):
 def unsqueeze(self_, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:564
+    derivatives.yaml:573
     """
     result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -1256,7 +1256,7 @@ def unsqueeze(self_, dim):
 def squeeze_default(self_):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:571
+    derivatives.yaml:580
     """
     result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -1270,7 +1270,7 @@ def squeeze_default(self_):
 def squeeze_dim(self_, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:577
+    derivatives.yaml:586
     """
     result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -1285,7 +1285,7 @@ def squeeze_dim(self_, dim):
 def squeeze_dims(self_, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:584
+    derivatives.yaml:593
     """
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -1300,7 +1300,7 @@ def squeeze_dims(self_, dim):
 def _to_copy(self_, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:590
+    derivatives.yaml:599
     """
     result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1314,7 +1314,7 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:596
+    derivatives.yaml:605
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1327,7 +1327,7 @@ def clone(self_):
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:602
+    derivatives.yaml:611
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -1342,7 +1342,7 @@ def transpose_int(self_, dim0, dim1):
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:609
+    derivatives.yaml:618
     """
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
     if _T.any_requires_grad(self_):
@@ -1356,7 +1356,7 @@ def _unsafe_view(self_, size):
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:615
+    derivatives.yaml:624
     """
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
     if _T.any_requires_grad(self_):
@@ -1370,7 +1370,7 @@ def view(self_, size):
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:622
+    derivatives.yaml:631
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1386,7 +1386,7 @@ def zero_(self_):
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:630
+    derivatives.yaml:639
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -1401,7 +1401,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:637
+    derivatives.yaml:646
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):

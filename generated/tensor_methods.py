@@ -88,10 +88,6 @@ class TensorMethods:
         """ge.Scalar | ge.Tensor"""
         return ops.ge(self, *args, **kwargs)
 
-    def gelu(self, *, approximate='none'):
-        """gelu"""
-        return ops.gelu(self, approximate=approximate)
-
     def gt(self, *args, **kwargs):
         """gt.Scalar | gt.Tensor"""
         return ops.gt(self, *args, **kwargs)
@@ -99,10 +95,6 @@ class TensorMethods:
     def le(self, *args, **kwargs):
         """le.Scalar | le.Tensor"""
         return ops.le(self, *args, **kwargs)
-
-    def leaky_relu(self, negative_slope=0.01):
-        """leaky_relu"""
-        return ops.leaky_relu(self, negative_slope)
 
     def log(self):
         """log"""
@@ -183,10 +175,6 @@ class TensorMethods:
     def sin(self):
         """sin"""
         return ops.sin(self)
-
-    def softplus(self, beta=1, threshold=20):
-        """softplus"""
-        return ops.softplus(self, beta, threshold)
 
     def sqrt(self):
         """sqrt"""

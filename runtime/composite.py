@@ -115,6 +115,10 @@ class CompositeMethods:
     def __rtruediv__(self, other: Any) -> Any:
         return rtruediv(self, other)
 
+    def where(self, condition: Any, other: Any) -> Any:
+        """`x.where(condition, y)` is `where(condition, x, y)`."""
+        return ops.where(condition, self, other)
+
     # -- reductions ---------------------------------------------------------------------------
 
     # -- shape and indexing -------------------------------------------------------------------
