@@ -234,8 +234,7 @@ _GELU_CUBIC = 0.044715
 
 def _check_approximate(approximate: str) -> None:
     if approximate not in ("none", "tanh"):
-        raise RuntimeError(f"approximate argument must be either none or tanh, "
-                           f"got {approximate}")
+        raise RuntimeError("approximate argument must be either none or tanh.")
 
 
 def gelu(self, approximate="none"):
@@ -362,8 +361,15 @@ def where_self(condition, self, other):
     return _array(np.where(condition, a, b), a.dtype)
 
 
+_SCALAR_NAMES = {np.dtype(np.bool_): "Bool", np.dtype(np.int32): "Int",
+                 np.dtype(np.int64): "Long", np.dtype(np.float32): "Float",
+                 np.dtype(np.float64): "Double"}
+
+
 def _scalar_name(array: np.ndarray) -> str:
-    return {"b": "Bool", "i": "Long", "f": "Float"}.get(np.asarray(array).dtype.kind, "?")
+    """PyTorch's name for an array's dtype in messages (`Float`, `Long`)."""
+    dtype = np.asarray(array).dtype
+    return _SCALAR_NAMES.get(dtype, str(dtype))
 
 
 def masked_fill_Scalar(self, mask, value):
