@@ -9,22 +9,67 @@ formulas read, and set it as the result's grad_fn.
 """
 
 from generated.functions import (
+    AbsBackward0,
     AddBackward0,
     AddBackward1,
     AddmmBackward0,
+    ClampBackward0,
+    ClampBackward1,
+    ClampMaxBackward0,
+    ClampMaxBackward1,
+    ClampMinBackward0,
+    ClampMinBackward1,
     CloneBackward0,
+    CopyBackward0,
+    CosBackward0,
+    DivBackward0,
+    DivBackward1,
+    ErfBackward0,
     ExpandBackward0,
+    ExpBackward0,
+    Expm1Backward0,
+    FillBackward0,
+    FillBackward1,
+    FillBackward2,
+    FillBackward3,
+    GeluBackward0,
+    GeluBackwardBackward0,
+    LeakyReluBackward0,
+    LeakyReluBackwardBackward0,
+    Log1PBackward0,
+    LogBackward0,
+    MaskedFillBackward0,
+    MaskedFillBackward1,
+    MaximumBackward0,
+    MinimumBackward0,
     MmBackward0,
     MulBackward0,
     MulBackward1,
+    NegBackward0,
     PowBackward0,
+    PowBackward1,
+    PowBackward2,
+    ReciprocalBackward0,
     ReluBackward0,
+    RsqrtBackward0,
+    RsubBackward0,
+    RsubBackward1,
+    SigmoidBackward0,
+    SigmoidBackwardBackward0,
+    SignBackward0,
+    SinBackward0,
+    SoftplusBackward0,
+    SoftplusBackwardBackward0,
+    SqrtBackward0,
     SqueezeBackward0,
     SqueezeBackward1,
     SqueezeBackward2,
     SubBackward0,
     SumBackward0,
     SumBackward1,
+    TanBackward0,
+    TanhBackward0,
+    TanhBackwardBackward0,
     TBackward0,
     ThresholdBackwardBackward0,
     ToCopyBackward0,
@@ -32,6 +77,7 @@ from generated.functions import (
     UnsafeViewBackward0,
     UnsqueezeBackward0,
     ViewBackward0,
+    WhereBackward0,
     ZeroBackward0,
 )
 from runtime import dispatch as _dispatch
@@ -42,22 +88,66 @@ from runtime.node import SavedVariable
 __all__ = [
     "_to_copy",
     "_unsafe_view",
+    "abs",
     "add",
     "addmm",
+    "clamp",
+    "clamp_max",
+    "clamp_min",
     "clone",
+    "cos",
+    "div",
+    "eq",
+    "erf",
+    "exp",
     "expand",
+    "expm1",
+    "fill",
+    "fill_",
+    "ge",
+    "gelu",
+    "gelu_backward",
+    "gt",
+    "le",
+    "leaky_relu",
+    "leaky_relu_backward",
+    "log",
+    "log1p",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "lt",
+    "masked_fill",
+    "maximum",
+    "minimum",
     "mm",
     "mul",
+    "ne",
+    "neg",
     "pow",
+    "reciprocal",
     "relu",
+    "rsqrt",
+    "rsub",
+    "sigmoid",
+    "sigmoid_backward",
+    "sign",
+    "sin",
+    "softplus",
+    "softplus_backward",
+    "sqrt",
     "squeeze",
     "sub",
     "sum",
     "t",
+    "tan",
+    "tanh",
+    "tanh_backward",
     "threshold_backward",
     "transpose",
     "unsqueeze",
     "view",
+    "where",
     "zero_",
 ]
 
@@ -106,10 +196,69 @@ def add_Scalar(self_, other, alpha=1):
     return result
 
 
+def sub_Tensor(self_, other, *, alpha=1):
+    """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:34
+    """
+    result = _T.wrap(kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
+    if _T.any_requires_grad(self_, other):
+        grad_fn = SubBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn._saved_alpha = alpha
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def sub_Tensor_(self_, other, *, alpha=1):
+    """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:34
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = SubBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn._saved_alpha = alpha
+    _T.write_inplace(self_, kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def rsub_Tensor(self_, other, *, alpha=1):
+    """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:43
+    """
+    result = _T.wrap(kernels.rsub_Tensor(_T.data(self_), _T.data(other), alpha))
+    if _T.any_requires_grad(self_, other):
+        grad_fn = RsubBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn._saved_alpha = alpha
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def rsub_Scalar(self_, other, alpha=1):
+    """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:52
+    """
+    result = _T.wrap(kernels.rsub_Scalar(_T.data(self_), other, alpha))
+    if _T.any_requires_grad(self_):
+        grad_fn = RsubBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_alpha = alpha
+        _T.set_history(result, grad_fn)
+    return result
+
+
 def mul_Tensor(self_, other):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:34
+    derivatives.yaml:60
     """
     result = _T.wrap(kernels.mul_Tensor(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -124,7 +273,7 @@ def mul_Tensor(self_, other):
 def mul_Tensor_(self_, other):
     """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:34
+    derivatives.yaml:60
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -142,7 +291,7 @@ def mul_Tensor_(self_, other):
 def mul_Scalar(self_, other):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:43
+    derivatives.yaml:69
     """
     result = _T.wrap(kernels.mul_Scalar(_T.data(self_), other))
     if _T.any_requires_grad(self_):
@@ -153,10 +302,70 @@ def mul_Scalar(self_, other):
     return result
 
 
+def div_Tensor(self_, other):
+    """div.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:76
+    """
+    result = _T.wrap(kernels.div_Tensor(_T.data(self_), _T.data(other)))
+    if _T.any_requires_grad(self_, other):
+        grad_fn = DivBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def div_Tensor_(self_, other):
+    """In-place div.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:76
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = DivBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+    _T.write_inplace(self_, kernels.div_Tensor(_T.data(self_), _T.data(other)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def div_Scalar(self_, other):
+    """div.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:85
+    """
+    result = _T.wrap(kernels.div_Scalar(_T.data(self_), other))
+    if _T.any_requires_grad(self_):
+        grad_fn = DivBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_other = other
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def neg(self_):
+    """neg(Tensor self) -> Tensor
+
+    derivatives.yaml:92
+    """
+    result = _T.wrap(kernels.neg(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = NegBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+    return result
+
+
 def pow_Tensor_Scalar(self_, exponent):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
-    derivatives.yaml:50
+    derivatives.yaml:98
     """
     result = _T.wrap(kernels.pow_Tensor_Scalar(_T.data(self_), exponent))
     if _T.any_requires_grad(self_):
@@ -168,41 +377,254 @@ def pow_Tensor_Scalar(self_, exponent):
     return result
 
 
-def sub_Tensor(self_, other, *, alpha=1):
-    """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+def pow_Tensor_Tensor(self_, exponent):
+    """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:57
+    derivatives.yaml:105
     """
-    result = _T.wrap(kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
-    if _T.any_requires_grad(self_, other):
-        grad_fn = SubBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
-        grad_fn._saved_alpha = alpha
+    result = _T.wrap(kernels.pow_Tensor_Tensor(_T.data(self_), _T.data(exponent)))
+    if _T.any_requires_grad(self_, exponent):
+        grad_fn = PowBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_, exponent))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.exponent_ = SavedVariable(exponent, False)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def pow_Scalar(self_, exponent):
+    """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
+
+    derivatives.yaml:115
+    """
+    result = _T.wrap(kernels.pow_Scalar(self_, _T.data(exponent)))
+    if _T.any_requires_grad(exponent):
+        grad_fn = PowBackward2()
+        grad_fn.set_next_edges(_T.next_edges(exponent))
+        grad_fn._saved_self = self_
+        grad_fn.exponent_ = SavedVariable(exponent, False)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def reciprocal(self_):
+    """reciprocal(Tensor self) -> Tensor
+
+    derivatives.yaml:123
+    """
+    result = _T.wrap(kernels.reciprocal(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = ReciprocalBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def exp(self_):
+    """exp(Tensor self) -> Tensor
+
+    derivatives.yaml:129
+    """
+    result = _T.wrap(kernels.exp(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = ExpBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def expm1(self_):
+    """expm1(Tensor self) -> Tensor
+
+    derivatives.yaml:135
+    """
+    result = _T.wrap(kernels.expm1(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = Expm1Backward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def log(self_):
+    """log(Tensor self) -> Tensor
+
+    derivatives.yaml:141
+    """
+    result = _T.wrap(kernels.log(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = LogBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
     return result
 
 
-def sub_Tensor_(self_, other, *, alpha=1):
-    """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+def log1p(self_):
+    """log1p(Tensor self) -> Tensor
 
-    derivatives.yaml:57
+    derivatives.yaml:147
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, other)
-    if needs_grad:
-        grad_fn = SubBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
-        grad_fn._saved_alpha = alpha
-    _T.write_inplace(self_, kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
-    if needs_grad:
-        _T.rebase_history(self_, grad_fn)
-    return self_
+    result = _T.wrap(kernels.log1p(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = Log1PBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def sqrt(self_):
+    """sqrt(Tensor self) -> Tensor
+
+    derivatives.yaml:153
+    """
+    result = _T.wrap(kernels.sqrt(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = SqrtBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def rsqrt(self_):
+    """rsqrt(Tensor self) -> Tensor
+
+    derivatives.yaml:159
+    """
+    result = _T.wrap(kernels.rsqrt(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = RsqrtBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def sin(self_):
+    """sin(Tensor self) -> Tensor
+
+    derivatives.yaml:165
+    """
+    result = _T.wrap(kernels.sin(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = SinBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def cos(self_):
+    """cos(Tensor self) -> Tensor
+
+    derivatives.yaml:171
+    """
+    result = _T.wrap(kernels.cos(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = CosBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def tan(self_):
+    """tan(Tensor self) -> Tensor
+
+    derivatives.yaml:177
+    """
+    result = _T.wrap(kernels.tan(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = TanBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def tanh(self_):
+    """tanh(Tensor self) -> Tensor
+
+    derivatives.yaml:183
+    """
+    result = _T.wrap(kernels.tanh(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = TanhBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def tanh_backward(grad_output, output):
+    """tanh_backward(Tensor grad_output, Tensor output) -> Tensor
+
+    derivatives.yaml:189
+    """
+    result = _T.wrap(kernels.tanh_backward(_T.data(grad_output), _T.data(output)))
+    if _T.any_requires_grad(grad_output, output):
+        grad_fn = TanhBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, output))
+        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def sigmoid(self_):
+    """sigmoid(Tensor self) -> Tensor
+
+    derivatives.yaml:197
+    """
+    result = _T.wrap(kernels.sigmoid(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = SigmoidBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def sigmoid_backward(grad_output, output):
+    """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
+
+    derivatives.yaml:204
+    """
+    result = _T.wrap(kernels.sigmoid_backward(_T.data(grad_output), _T.data(output)))
+    if _T.any_requires_grad(grad_output, output):
+        grad_fn = SigmoidBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, output))
+        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def erf(self_):
+    """erf(Tensor self) -> Tensor
+
+    derivatives.yaml:212
+    """
+    result = _T.wrap(kernels.erf(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = ErfBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
 
 
 def relu(self_):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:66
+    derivatives.yaml:219
     """
     result = _T.wrap(kernels.relu(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -213,10 +635,104 @@ def relu(self_):
     return result
 
 
+def gelu(self_, *, approximate='none'):
+    """gelu(Tensor self, *, str approximate='none') -> Tensor
+
+    derivatives.yaml:227
+    """
+    result = _T.wrap(kernels.gelu(_T.data(self_), approximate))
+    if _T.any_requires_grad(self_):
+        grad_fn = GeluBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_approximate = approximate
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def gelu_backward(grad_output, self_, *, approximate='none'):
+    """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
+
+    derivatives.yaml:235
+    """
+    result = _T.wrap(kernels.gelu_backward(_T.data(grad_output), _T.data(self_), approximate))
+    if _T.any_requires_grad(grad_output, self_):
+        grad_fn = GeluBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_approximate = approximate
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def leaky_relu(self_, negative_slope=0.01):
+    """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
+
+    derivatives.yaml:244
+    """
+    result = _T.wrap(kernels.leaky_relu(_T.data(self_), negative_slope))
+    if _T.any_requires_grad(self_):
+        grad_fn = LeakyReluBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_negative_slope = negative_slope
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def softplus(self_, beta=1, threshold=20):
+    """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
+
+    derivatives.yaml:254
+    """
+    result = _T.wrap(kernels.softplus(_T.data(self_), beta, threshold))
+    if _T.any_requires_grad(self_):
+        grad_fn = SoftplusBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_beta = beta
+        grad_fn._saved_threshold = threshold
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
+    """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
+
+    derivatives.yaml:263
+    """
+    result = _T.wrap(kernels.leaky_relu_backward(_T.data(grad_output), _T.data(self_), negative_slope, self_is_result))
+    if _T.any_requires_grad(grad_output, self_):
+        grad_fn = LeakyReluBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_negative_slope = negative_slope
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def softplus_backward(grad_output, self_, beta, threshold):
+    """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
+
+    derivatives.yaml:271
+    """
+    result = _T.wrap(kernels.softplus_backward(_T.data(grad_output), _T.data(self_), beta, threshold))
+    if _T.any_requires_grad(grad_output, self_):
+        grad_fn = SoftplusBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_beta = beta
+        grad_fn._saved_threshold = threshold
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
 def threshold_backward(grad_output, self_, threshold):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:73
+    derivatives.yaml:280
     """
     result = _T.wrap(kernels.threshold_backward(_T.data(grad_output), _T.data(self_), threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -228,10 +744,448 @@ def threshold_backward(grad_output, self_, threshold):
     return result
 
 
+def abs(self_):
+    """abs(Tensor self) -> Tensor
+
+    derivatives.yaml:290
+    """
+    result = _T.wrap(kernels.abs(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = AbsBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def sign(self_):
+    """sign(Tensor self) -> Tensor
+
+    derivatives.yaml:298
+    """
+    result = _T.wrap(kernels.sign(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = SignBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def clamp_Tensor(self_, min=None, max=None):
+    """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+
+    derivatives.yaml:304
+    """
+    result = _T.wrap(kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
+    if _T.any_requires_grad(self_, min, max):
+        grad_fn = ClampBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, min, max))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.max_ = SavedVariable(max, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def clamp_Tensor_(self_, min=None, max=None):
+    """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+
+    derivatives.yaml:304
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, min, max)
+    if needs_grad:
+        grad_fn = ClampBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, min, max))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.max_ = SavedVariable(max, False)
+    _T.write_inplace(self_, kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def clamp_default(self_, min=None, max=None):
+    """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+
+    derivatives.yaml:316
+    """
+    result = _T.wrap(kernels.clamp(_T.data(self_), min, max))
+    if _T.any_requires_grad(self_):
+        grad_fn = ClampBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_min = min
+        grad_fn._saved_max = max
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def clamp_default_(self_, min=None, max=None):
+    """In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+
+    derivatives.yaml:316
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ClampBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn._saved_min = min
+        grad_fn._saved_max = max
+    _T.write_inplace(self_, kernels.clamp(_T.data(self_), min, max))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def clamp_min_default(self_, min):
+    """clamp_min(Tensor self, Scalar min) -> Tensor
+
+    derivatives.yaml:327
+    """
+    result = _T.wrap(kernels.clamp_min(_T.data(self_), min))
+    if _T.any_requires_grad(self_):
+        grad_fn = ClampMinBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_min = min
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def clamp_min_Tensor(self_, min):
+    """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+
+    derivatives.yaml:335
+    """
+    result = _T.wrap(kernels.clamp_min_Tensor(_T.data(self_), _T.data(min)))
+    if _T.any_requires_grad(self_, min):
+        grad_fn = ClampMinBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_, min))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.min_ = SavedVariable(min, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def clamp_max_default(self_, max):
+    """clamp_max(Tensor self, Scalar max) -> Tensor
+
+    derivatives.yaml:344
+    """
+    result = _T.wrap(kernels.clamp_max(_T.data(self_), max))
+    if _T.any_requires_grad(self_):
+        grad_fn = ClampMaxBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_max = max
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def clamp_max_Tensor(self_, max):
+    """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+
+    derivatives.yaml:352
+    """
+    result = _T.wrap(kernels.clamp_max_Tensor(_T.data(self_), _T.data(max)))
+    if _T.any_requires_grad(self_, max):
+        grad_fn = ClampMaxBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_, max))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.max_ = SavedVariable(max, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def maximum(self_, other):
+    """maximum(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:361
+    """
+    result = _T.wrap(kernels.maximum(_T.data(self_), _T.data(other)))
+    if _T.any_requires_grad(self_, other):
+        grad_fn = MaximumBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = SavedVariable(other, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def minimum(self_, other):
+    """minimum(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:371
+    """
+    result = _T.wrap(kernels.minimum(_T.data(self_), _T.data(other)))
+    if _T.any_requires_grad(self_, other):
+        grad_fn = MinimumBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = SavedVariable(other, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def where_self(condition, self_, other):
+    """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:381
+    """
+    result = _T.wrap(kernels.where_self(_T.data(condition), _T.data(self_), _T.data(other)))
+    if _T.any_requires_grad(self_, other):
+        grad_fn = WhereBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn.condition_ = SavedVariable(condition, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def masked_fill_Scalar(self_, mask, value):
+    """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+
+    derivatives.yaml:390
+    """
+    result = _T.wrap(kernels.masked_fill_Scalar(_T.data(self_), _T.data(mask), value))
+    if _T.any_requires_grad(self_):
+        grad_fn = MaskedFillBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def masked_fill_Tensor(self_, mask, value):
+    """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
+
+    derivatives.yaml:398
+    """
+    result = _T.wrap(kernels.masked_fill_Tensor(_T.data(self_), _T.data(mask), _T.data(value)))
+    if _T.any_requires_grad(self_, value):
+        grad_fn = MaskedFillBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_, value))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def fill_Scalar(self_, value):
+    """fill.Scalar(Tensor self, Scalar value) -> Tensor
+
+    derivatives.yaml:406
+    """
+    result = _T.wrap(kernels.fill_Scalar(_T.data(self_), value))
+    if _T.any_requires_grad(self_):
+        grad_fn = FillBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def fill_Tensor(self_, value):
+    """fill.Tensor(Tensor self, Tensor value) -> Tensor
+
+    derivatives.yaml:413
+    """
+    result = _T.wrap(kernels.fill_Tensor(_T.data(self_), _T.data(value)))
+    if _T.any_requires_grad(self_, value):
+        grad_fn = FillBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_, value))
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def fill__Scalar(self_, value):
+    """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+
+    derivatives.yaml:421
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = FillBackward2()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+    _T.write_inplace(self_, kernels.fill__Scalar(_T.data(self_), value))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def fill__Tensor(self_, value):
+    """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+
+    derivatives.yaml:427
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, value)
+    if needs_grad:
+        grad_fn = FillBackward3()
+        grad_fn.set_next_edges(_T.next_edges(self_, value))
+    _T.write_inplace(self_, kernels.fill__Tensor(_T.data(self_), _T.data(value)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def copy_(self_, src, non_blocking=False):
+    """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
+
+    derivatives.yaml:434
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, src)
+    if needs_grad:
+        grad_fn = CopyBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, src))
+    _T.write_inplace(self_, kernels.copy_(_T.data(self_), _T.data(src), non_blocking))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def eq_Scalar(self_, other):
+    """eq.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:447
+    """
+    result = _T.wrap(kernels.eq_Scalar(_T.data(self_), other))
+    return result
+
+
+def eq_Tensor(self_, other):
+    """eq.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:453
+    """
+    result = _T.wrap(kernels.eq_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
+def ge_Scalar(self_, other):
+    """ge.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:460
+    """
+    result = _T.wrap(kernels.ge_Scalar(_T.data(self_), other))
+    return result
+
+
+def ge_Tensor(self_, other):
+    """ge.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:466
+    """
+    result = _T.wrap(kernels.ge_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
+def gt_Scalar(self_, other):
+    """gt.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:473
+    """
+    result = _T.wrap(kernels.gt_Scalar(_T.data(self_), other))
+    return result
+
+
+def gt_Tensor(self_, other):
+    """gt.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:479
+    """
+    result = _T.wrap(kernels.gt_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
+def le_Scalar(self_, other):
+    """le.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:486
+    """
+    result = _T.wrap(kernels.le_Scalar(_T.data(self_), other))
+    return result
+
+
+def le_Tensor(self_, other):
+    """le.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:492
+    """
+    result = _T.wrap(kernels.le_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
+def lt_Scalar(self_, other):
+    """lt.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:499
+    """
+    result = _T.wrap(kernels.lt_Scalar(_T.data(self_), other))
+    return result
+
+
+def lt_Tensor(self_, other):
+    """lt.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:505
+    """
+    result = _T.wrap(kernels.lt_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
+def ne_Scalar(self_, other):
+    """ne.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:512
+    """
+    result = _T.wrap(kernels.ne_Scalar(_T.data(self_), other))
+    return result
+
+
+def ne_Tensor(self_, other):
+    """ne.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:518
+    """
+    result = _T.wrap(kernels.ne_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
+def logical_not(self_):
+    """logical_not(Tensor self) -> Tensor
+
+    derivatives.yaml:524
+    """
+    result = _T.wrap(kernels.logical_not(_T.data(self_)))
+    return result
+
+
+def logical_and(self_, other):
+    """logical_and(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:531
+    """
+    result = _T.wrap(kernels.logical_and(_T.data(self_), _T.data(other)))
+    return result
+
+
+def logical_or(self_, other):
+    """logical_or(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:537
+    """
+    result = _T.wrap(kernels.logical_or(_T.data(self_), _T.data(other)))
+    return result
+
+
 def sum_default(self_, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:82
+    derivatives.yaml:545
     """
     result = _T.wrap(kernels.sum(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -245,7 +1199,7 @@ def sum_default(self_, *, dtype=None):
 def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:88
+    derivatives.yaml:551
     """
     result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -261,7 +1215,7 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
 def t(self_):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:97
+    derivatives.yaml:560
     """
     result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -274,7 +1228,7 @@ def t(self_):
 def expand(self_, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:103
+    derivatives.yaml:566
     """
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
     if _T.any_requires_grad(self_):
@@ -288,7 +1242,7 @@ def expand(self_, size, *, implicit=False):
 def unsqueeze(self_, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:110
+    derivatives.yaml:573
     """
     result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -302,7 +1256,7 @@ def unsqueeze(self_, dim):
 def squeeze_default(self_):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:117
+    derivatives.yaml:580
     """
     result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -316,7 +1270,7 @@ def squeeze_default(self_):
 def squeeze_dim(self_, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:123
+    derivatives.yaml:586
     """
     result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -331,7 +1285,7 @@ def squeeze_dim(self_, dim):
 def squeeze_dims(self_, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:130
+    derivatives.yaml:593
     """
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -346,7 +1300,7 @@ def squeeze_dims(self_, dim):
 def _to_copy(self_, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:136
+    derivatives.yaml:599
     """
     result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -360,7 +1314,7 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:142
+    derivatives.yaml:605
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -373,7 +1327,7 @@ def clone(self_):
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:148
+    derivatives.yaml:611
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -388,7 +1342,7 @@ def transpose_int(self_, dim0, dim1):
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:155
+    derivatives.yaml:618
     """
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
     if _T.any_requires_grad(self_):
@@ -402,7 +1356,7 @@ def _unsafe_view(self_, size):
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:161
+    derivatives.yaml:624
     """
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
     if _T.any_requires_grad(self_):
@@ -416,7 +1370,7 @@ def view(self_, size):
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:168
+    derivatives.yaml:631
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -432,7 +1386,7 @@ def zero_(self_):
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:176
+    derivatives.yaml:639
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -447,7 +1401,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:183
+    derivatives.yaml:646
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -462,24 +1416,87 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 
 add = add_Tensor
 add_ = add_Tensor_
+div = div_Tensor
+div_ = div_Tensor_
 mul = mul_Tensor
 mul_ = mul_Tensor_
-pow = pow_Tensor_Scalar
 sub = sub_Tensor
 sub_ = sub_Tensor_
 transpose = transpose_int
+where = where_self
 
 
 # Every overload's wrapper by schema name, for tools (`python -m codegen verify`).
 OVERLOADS = {
     "add.Tensor": add_Tensor,
     "add.Scalar": add_Scalar,
+    "sub.Tensor": sub_Tensor,
+    "rsub.Tensor": rsub_Tensor,
+    "rsub.Scalar": rsub_Scalar,
     "mul.Tensor": mul_Tensor,
     "mul.Scalar": mul_Scalar,
+    "div.Tensor": div_Tensor,
+    "div.Scalar": div_Scalar,
+    "neg": neg,
     "pow.Tensor_Scalar": pow_Tensor_Scalar,
-    "sub.Tensor": sub_Tensor,
+    "pow.Tensor_Tensor": pow_Tensor_Tensor,
+    "pow.Scalar": pow_Scalar,
+    "reciprocal": reciprocal,
+    "exp": exp,
+    "expm1": expm1,
+    "log": log,
+    "log1p": log1p,
+    "sqrt": sqrt,
+    "rsqrt": rsqrt,
+    "sin": sin,
+    "cos": cos,
+    "tan": tan,
+    "tanh": tanh,
+    "tanh_backward": tanh_backward,
+    "sigmoid": sigmoid,
+    "sigmoid_backward": sigmoid_backward,
+    "erf": erf,
     "relu": relu,
+    "gelu": gelu,
+    "gelu_backward": gelu_backward,
+    "leaky_relu": leaky_relu,
+    "softplus": softplus,
+    "leaky_relu_backward": leaky_relu_backward,
+    "softplus_backward": softplus_backward,
     "threshold_backward": threshold_backward,
+    "abs": abs,
+    "sign": sign,
+    "clamp.Tensor": clamp_Tensor,
+    "clamp": clamp_default,
+    "clamp_min": clamp_min_default,
+    "clamp_min.Tensor": clamp_min_Tensor,
+    "clamp_max": clamp_max_default,
+    "clamp_max.Tensor": clamp_max_Tensor,
+    "maximum": maximum,
+    "minimum": minimum,
+    "where.self": where_self,
+    "masked_fill.Scalar": masked_fill_Scalar,
+    "masked_fill.Tensor": masked_fill_Tensor,
+    "fill.Scalar": fill_Scalar,
+    "fill.Tensor": fill_Tensor,
+    "fill_.Scalar": fill__Scalar,
+    "fill_.Tensor": fill__Tensor,
+    "copy_": copy_,
+    "eq.Scalar": eq_Scalar,
+    "eq.Tensor": eq_Tensor,
+    "ge.Scalar": ge_Scalar,
+    "ge.Tensor": ge_Tensor,
+    "gt.Scalar": gt_Scalar,
+    "gt.Tensor": gt_Tensor,
+    "le.Scalar": le_Scalar,
+    "le.Tensor": le_Tensor,
+    "lt.Scalar": lt_Scalar,
+    "lt.Tensor": lt_Tensor,
+    "ne.Scalar": ne_Scalar,
+    "ne.Tensor": ne_Tensor,
+    "logical_not": logical_not,
+    "logical_and": logical_and,
+    "logical_or": logical_or,
     "sum": sum_default,
     "sum.dim_IntList": sum_dim_IntList,
     "t": t,
@@ -497,6 +1514,254 @@ OVERLOADS = {
     "mm": mm,
     "addmm": addmm,
 }
+
+
+_rsub_overloads = (
+    (rsub_Tensor, "rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Tensor", False, False),
+        ("alpha", "Scalar", True, True),
+    )),
+    (rsub_Scalar, "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Scalar", False, False),
+        ("alpha", "Scalar", True, False),
+    )),
+)
+
+
+def rsub(*args, **kwargs):
+    """Picks the overload of rsub that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("rsub", _rsub_overloads, args, kwargs)
+
+
+_pow_overloads = (
+    (pow_Tensor_Scalar, "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("exponent", "Scalar", False, False),
+    )),
+    (pow_Tensor_Tensor, "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("exponent", "Tensor", False, False),
+    )),
+    (pow_Scalar, "pow.Scalar(Scalar self, Tensor exponent) -> Tensor", (
+        ("self_", "Scalar", False, False),
+        ("exponent", "Tensor", False, False),
+    )),
+)
+
+
+def pow(*args, **kwargs):
+    """Picks the overload of pow that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("pow", _pow_overloads, args, kwargs)
+
+
+_clamp_overloads = (
+    (clamp_Tensor, "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("min", "Tensor?", True, False),
+        ("max", "Tensor?", True, False),
+    )),
+    (clamp_default, "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("min", "Scalar?", True, False),
+        ("max", "Scalar?", True, False),
+    )),
+)
+
+
+def clamp(*args, **kwargs):
+    """Picks the overload of clamp that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("clamp", _clamp_overloads, args, kwargs)
+
+
+_clamp_min_overloads = (
+    (clamp_min_default, "clamp_min(Tensor self, Scalar min) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("min", "Scalar", False, False),
+    )),
+    (clamp_min_Tensor, "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("min", "Tensor", False, False),
+    )),
+)
+
+
+def clamp_min(*args, **kwargs):
+    """Picks the overload of clamp_min that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("clamp_min", _clamp_min_overloads, args, kwargs)
+
+
+_clamp_max_overloads = (
+    (clamp_max_default, "clamp_max(Tensor self, Scalar max) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("max", "Scalar", False, False),
+    )),
+    (clamp_max_Tensor, "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("max", "Tensor", False, False),
+    )),
+)
+
+
+def clamp_max(*args, **kwargs):
+    """Picks the overload of clamp_max that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("clamp_max", _clamp_max_overloads, args, kwargs)
+
+
+_masked_fill_overloads = (
+    (masked_fill_Scalar, "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("mask", "Tensor", False, False),
+        ("value", "Scalar", False, False),
+    )),
+    (masked_fill_Tensor, "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("mask", "Tensor", False, False),
+        ("value", "Tensor", False, False),
+    )),
+)
+
+
+def masked_fill(*args, **kwargs):
+    """Picks the overload of masked_fill that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("masked_fill", _masked_fill_overloads, args, kwargs)
+
+
+_fill_overloads = (
+    (fill_Scalar, "fill.Scalar(Tensor self, Scalar value) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("value", "Scalar", False, False),
+    )),
+    (fill_Tensor, "fill.Tensor(Tensor self, Tensor value) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("value", "Tensor", False, False),
+    )),
+)
+
+
+def fill(*args, **kwargs):
+    """Picks the overload of fill that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("fill", _fill_overloads, args, kwargs)
+
+
+_fill__overloads = (
+    (fill__Scalar, "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", (
+        ("self_", "Tensor", False, False),
+        ("value", "Scalar", False, False),
+    )),
+    (fill__Tensor, "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", (
+        ("self_", "Tensor", False, False),
+        ("value", "Tensor", False, False),
+    )),
+)
+
+
+def fill_(*args, **kwargs):
+    """Picks the overload of fill_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("fill_", _fill__overloads, args, kwargs)
+
+
+_eq_overloads = (
+    (eq_Scalar, "eq.Scalar(Tensor self, Scalar other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Scalar", False, False),
+    )),
+    (eq_Tensor, "eq.Tensor(Tensor self, Tensor other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Tensor", False, False),
+    )),
+)
+
+
+def eq(*args, **kwargs):
+    """Picks the overload of eq that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("eq", _eq_overloads, args, kwargs)
+
+
+_ge_overloads = (
+    (ge_Scalar, "ge.Scalar(Tensor self, Scalar other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Scalar", False, False),
+    )),
+    (ge_Tensor, "ge.Tensor(Tensor self, Tensor other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Tensor", False, False),
+    )),
+)
+
+
+def ge(*args, **kwargs):
+    """Picks the overload of ge that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("ge", _ge_overloads, args, kwargs)
+
+
+_gt_overloads = (
+    (gt_Scalar, "gt.Scalar(Tensor self, Scalar other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Scalar", False, False),
+    )),
+    (gt_Tensor, "gt.Tensor(Tensor self, Tensor other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Tensor", False, False),
+    )),
+)
+
+
+def gt(*args, **kwargs):
+    """Picks the overload of gt that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("gt", _gt_overloads, args, kwargs)
+
+
+_le_overloads = (
+    (le_Scalar, "le.Scalar(Tensor self, Scalar other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Scalar", False, False),
+    )),
+    (le_Tensor, "le.Tensor(Tensor self, Tensor other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Tensor", False, False),
+    )),
+)
+
+
+def le(*args, **kwargs):
+    """Picks the overload of le that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("le", _le_overloads, args, kwargs)
+
+
+_lt_overloads = (
+    (lt_Scalar, "lt.Scalar(Tensor self, Scalar other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Scalar", False, False),
+    )),
+    (lt_Tensor, "lt.Tensor(Tensor self, Tensor other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Tensor", False, False),
+    )),
+)
+
+
+def lt(*args, **kwargs):
+    """Picks the overload of lt that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("lt", _lt_overloads, args, kwargs)
+
+
+_ne_overloads = (
+    (ne_Scalar, "ne.Scalar(Tensor self, Scalar other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Scalar", False, False),
+    )),
+    (ne_Tensor, "ne.Tensor(Tensor self, Tensor other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Tensor", False, False),
+    )),
+)
+
+
+def ne(*args, **kwargs):
+    """Picks the overload of ne that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("ne", _ne_overloads, args, kwargs)
 
 
 _sum_overloads = (
@@ -536,3 +1801,22 @@ _squeeze_overloads = (
 def squeeze(*args, **kwargs):
     """Picks the overload of squeeze that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("squeeze", _squeeze_overloads, args, kwargs)
+
+
+_clamp__overloads = (
+    (clamp_Tensor_, "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("min", "Tensor?", True, False),
+        ("max", "Tensor?", True, False),
+    )),
+    (clamp_default_, "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("min", "Scalar?", True, False),
+        ("max", "Scalar?", True, False),
+    )),
+)
+
+
+def clamp_(*args, **kwargs):
+    """Picks the overload of clamp_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("clamp_", _clamp__overloads, args, kwargs)

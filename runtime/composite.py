@@ -52,6 +52,11 @@ def to(self: Any, *args: Any, **kwargs: Any) -> Any:
 
 # -- elementwise ------------------------------------------------------------------------------
 
+def rtruediv(self: Any, other: Any) -> Any:
+    """`other / self` for a number `other`: self.reciprocal() * other, as PyTorch computes it."""
+    return ops.mul(ops.reciprocal(self), other)
+
+
 # -- reductions -------------------------------------------------------------------------------
 
 # -- shape and indexing -----------------------------------------------------------------------
@@ -107,6 +112,12 @@ class CompositeMethods:
         return to(self, dtypes.float64)
 
     # -- elementwise --------------------------------------------------------------------------
+    def __rtruediv__(self, other: Any) -> Any:
+        return rtruediv(self, other)
+
+    def where(self, condition: Any, other: Any) -> Any:
+        """`x.where(condition, y)` is `where(condition, x, y)`."""
+        return ops.where(condition, self, other)
 
     # -- reductions ---------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ number or a 0-dim array does not widen a dimensioned array of the same category.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -97,18 +98,170 @@ def sub_Tensor(self, other, alpha=1):
     return _array(a - b if alpha == 1 else a - alpha * b, a.dtype)
 
 
+def rsub_Tensor(self, other, alpha=1):
+    return sub_Tensor(other, self, alpha)
+
+
+def rsub_Scalar(self, other, alpha=1):
+    return sub_Tensor(other, self, alpha)
+
+
 def mul_Tensor(self, other):
     a, b = _binary(self, other)
-    return _array(a * b, a.dtype)
+    with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf is NaN, silently as in torch
+        return _array(a * b, a.dtype)
 
 
 def mul_Scalar(self, other):
     return mul_Tensor(self, other)
 
 
+def div_Tensor(self, other):
+    """True division: integers divide to the default float dtype, as in PyTorch."""
+    a, b = _binary(self, other, _float_type(self, other))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _array(a / b, a.dtype)
+
+
+def div_Scalar(self, other):
+    return div_Tensor(self, other)
+
+
+def neg(self):
+    if self.dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return np.negative(self)
+
+
 def pow_Tensor_Scalar(self, exponent):
     dtype = result_type(self, exponent)
     return _array(np.power(_as(self, dtype), exponent), dtype)
+
+
+def pow_Tensor_Tensor(self, exponent):
+    a, b = _binary(self, exponent)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _array(np.power(a, b), a.dtype)
+
+
+def pow_Scalar(self, exponent):
+    return pow_Tensor_Tensor(self, exponent)
+
+
+def _unary_float(function: Any, self: Any) -> np.ndarray:
+    """A float function of one tensor; integer and bool inputs give the default float."""
+    dtype = _float_type(self)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _array(function(_as(self, dtype)), dtype)
+
+
+def reciprocal(self):
+    return _unary_float(np.reciprocal, self)
+
+
+def exp(self):
+    return _unary_float(np.exp, self)
+
+
+def expm1(self):
+    return _unary_float(np.expm1, self)
+
+
+def log(self):
+    return _unary_float(np.log, self)
+
+
+def log1p(self):
+    return _unary_float(np.log1p, self)
+
+
+def sqrt(self):
+    return _unary_float(np.sqrt, self)
+
+
+def rsqrt(self):
+    return _unary_float(lambda x: 1 / np.sqrt(x), self)
+
+
+def sin(self):
+    return _unary_float(np.sin, self)
+
+
+def cos(self):
+    return _unary_float(np.cos, self)
+
+
+def tan(self):
+    return _unary_float(np.tan, self)
+
+
+def tanh(self):
+    return _unary_float(np.tanh, self)
+
+
+def tanh_backward(grad_output, output):
+    a, b = _binary(grad_output, output)
+    return _array(a * (1 - b * b), a.dtype)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + e^-x) without overflow: e^-|x| is at most 1."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def sigmoid(self):
+    return _unary_float(_sigmoid, self)
+
+
+def sigmoid_backward(grad_output, output):
+    a, b = _binary(grad_output, output)
+    return _array(a * b * (1 - b), a.dtype)
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def erf(self):
+    return _unary_float(_erf, self)
+
+
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_GELU_CUBIC = 0.044715
+
+
+def _check_approximate(approximate: str) -> None:
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def gelu(self, approximate="none"):
+    """x * Phi(x), or with approximate='tanh' the tanh approximation of it."""
+    _check_approximate(approximate)
+    if approximate == "tanh":
+        def function(x):
+            return 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x ** 3)))
+    else:
+        def function(x):
+            return 0.5 * x * (1 + _erf(x / math.sqrt(2)).astype(x.dtype))
+    return _unary_float(function, self)
+
+
+def gelu_backward(grad_output, self, approximate="none"):
+    _check_approximate(approximate)
+    g, x = _binary(grad_output, self)
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x ** 3)
+        t = np.tanh(inner)
+        d_inner = _SQRT_2_OVER_PI * (1 + 3 * _GELU_CUBIC * x ** 2)
+        derivative = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner
+    else:
+        cdf = 0.5 * (1 + _erf(x / math.sqrt(2)))
+        pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+        derivative = cdf + x * pdf
+    return _array(g * derivative, g.dtype)
 
 
 def relu(self):
@@ -117,6 +270,211 @@ def relu(self):
 
 def threshold_backward(grad_output, self, threshold):
     return np.where(self <= threshold, 0, grad_output).astype(grad_output.dtype, copy=False)
+
+
+def leaky_relu(self, negative_slope=0.01):
+    return _array(np.where(self > 0, self, self * negative_slope), self.dtype)
+
+
+def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    if self_is_result and negative_slope < 0:
+        raise RuntimeError(
+            "In-place leakyReLu backward calculation is triggered with a negative slope which "
+            "is not supported. This is caused by calling in-place forward function with a "
+            "negative slope, please call out-of-place version instead."
+        )
+    return _array(np.where(self > 0, grad_output, grad_output * negative_slope),
+                  grad_output.dtype)
+
+
+def softplus(self, beta=1, threshold=20):
+    """log(1 + e^(beta x)) / beta, and x itself once beta * x > threshold."""
+    z = self * beta
+    return _array(np.where(z > threshold, self, np.logaddexp(0, z) / beta), self.dtype)
+
+
+def softplus_backward(grad_output, self, beta, threshold):
+    z = self * beta
+    return _array(np.where(z > threshold, grad_output, grad_output * _sigmoid(z)),
+                  grad_output.dtype)
+
+
+def abs(self):  # noqa: A001 - the op's name
+    return np.abs(self)
+
+
+def sign(self):
+    return np.sign(self)
+
+
+def _clamp(self: Any, min: Any, max: Any) -> np.ndarray:
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    dtype = result_type(self, min, max)
+    result = _as(self, dtype)
+    if min is not None:
+        result = np.maximum(result, _as(min, dtype))
+    if max is not None:
+        result = np.minimum(result, _as(max, dtype))  # min > max gives max, as in PyTorch
+    return _array(result, dtype)
+
+
+def clamp_Tensor(self, min=None, max=None):
+    return _clamp(self, min, max)
+
+
+def clamp(self, min=None, max=None):
+    return _clamp(self, min, max)
+
+
+def clamp_min(self, min):
+    return _clamp(self, min, None)
+
+
+def clamp_min_Tensor(self, min):
+    return _clamp(self, min, None)
+
+
+def clamp_max(self, max):
+    return _clamp(self, None, max)
+
+
+def clamp_max_Tensor(self, max):
+    return _clamp(self, None, max)
+
+
+def maximum(self, other):
+    a, b = _binary(self, other)
+    return _array(np.maximum(a, b), a.dtype)
+
+
+def minimum(self, other):
+    a, b = _binary(self, other)
+    return _array(np.minimum(a, b), a.dtype)
+
+
+def where_self(condition, self, other):
+    if np.asarray(condition).dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_scalar_name(condition)}")
+    a, b = _binary(self, other)
+    return _array(np.where(condition, a, b), a.dtype)
+
+
+_SCALAR_NAMES = {np.dtype(np.bool_): "Bool", np.dtype(np.int32): "Int",
+                 np.dtype(np.int64): "Long", np.dtype(np.float32): "Float",
+                 np.dtype(np.float64): "Double"}
+
+
+def _scalar_name(array: np.ndarray) -> str:
+    """PyTorch's name for an array's dtype in messages (`Float`, `Long`)."""
+    dtype = np.asarray(array).dtype
+    return _SCALAR_NAMES.get(dtype, str(dtype))
+
+
+def masked_fill_Scalar(self, mask, value):
+    if mask.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_scalar_name(mask)}")
+    result = np.array(self, copy=True)
+    np.copyto(result, np.asarray(value), casting="unsafe", where=mask)
+    return result
+
+
+def masked_fill_Tensor(self, mask, value):
+    if np.ndim(value) != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {np.ndim(value)} dimension(s).")
+    return masked_fill_Scalar(self, mask, value)
+
+
+def fill_Scalar(self, value):
+    return np.full(self.shape, value, dtype=self.dtype)
+
+
+def fill_Tensor(self, value):
+    if np.ndim(value) != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{np.ndim(value)} dimensions.")
+    return fill_Scalar(self, value)
+
+
+def fill__Scalar(self, value):
+    return fill_Scalar(self, value)
+
+
+def fill__Tensor(self, value):
+    return fill_Tensor(self, value)
+
+
+def copy_(self, src, non_blocking=False):
+    """`src` broadcast to self's shape and cast to self's dtype."""
+    return np.array(np.broadcast_to(src, self.shape), dtype=self.dtype)
+
+
+def _compare(function: Any, self: Any, other: Any) -> np.ndarray:
+    a, b = _binary(self, other)
+    return _array(function(a, b), np.bool_)
+
+
+def eq_Scalar(self, other):
+    return _compare(np.equal, self, other)
+
+
+def eq_Tensor(self, other):
+    return _compare(np.equal, self, other)
+
+
+def ge_Scalar(self, other):
+    return _compare(np.greater_equal, self, other)
+
+
+def ge_Tensor(self, other):
+    return _compare(np.greater_equal, self, other)
+
+
+def gt_Scalar(self, other):
+    return _compare(np.greater, self, other)
+
+
+def gt_Tensor(self, other):
+    return _compare(np.greater, self, other)
+
+
+def le_Scalar(self, other):
+    return _compare(np.less_equal, self, other)
+
+
+def le_Tensor(self, other):
+    return _compare(np.less_equal, self, other)
+
+
+def lt_Scalar(self, other):
+    return _compare(np.less, self, other)
+
+
+def lt_Tensor(self, other):
+    return _compare(np.less, self, other)
+
+
+def ne_Scalar(self, other):
+    return _compare(np.not_equal, self, other)
+
+
+def ne_Tensor(self, other):
+    return _compare(np.not_equal, self, other)
+
+
+def logical_not(self):
+    return np.logical_not(self)
+
+
+def logical_and(self, other):
+    return _array(np.logical_and(self, other), np.bool_)
+
+
+def logical_or(self, other):
+    return _array(np.logical_or(self, other), np.bool_)
 
 
 # -- reductions ---------------------------------------------------------------------------------
