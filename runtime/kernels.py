@@ -4,10 +4,13 @@ A kernel knows numpy and nothing else: no Tensor, no graph, no grad mode. Argume
 the schema types as Tensor arrive as numpy arrays, or as Python numbers where a number
 stands in for a tensor (`x * 2`). Results follow PyTorch's type promotion: a Python
 number or a 0-dim array does not widen a dimensioned array of the same category.
+Kernels named after ops shadow builtins (`sum`, `max`, `abs`): other code here says
+`builtins.max`.
 """
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -51,7 +54,7 @@ def result_type(*operands: Any) -> np.dtype:
         if tier < 2:
             candidate = np.result_type(*values)
         else:
-            category = max(_category(v) for v in values)
+            category = builtins.max(_category(v) for v in values)
             candidate = np.dtype([np.bool_, np.int64, _DEFAULT_FLOAT][category])
         if result is None:
             result = candidate
@@ -182,7 +185,7 @@ def _to_copy(self, dtype=None):
 
 def _wrap_dim(dim: int, ndim: int) -> int:
     """A dimension index in [-ndim, ndim), made non-negative, with PyTorch's error."""
-    size = max(ndim, 1)
+    size = builtins.max(ndim, 1)
     if not -size <= dim < size:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-size}, {size - 1}], "
