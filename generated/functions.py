@@ -22,6 +22,28 @@ __all__ = [
     "ThresholdBackwardBackward0",
     "SumBackward0",
     "SumBackward1",
+    "MeanBackward0",
+    "MeanBackward1",
+    "LogsumexpBackward0",
+    "MaxBackward0",
+    "MaxBackward1",
+    "AmaxBackward0",
+    "AminBackward0",
+    "MinBackward0",
+    "MinBackward1",
+    "NormBackward0",
+    "NormBackward1",
+    "LinalgVectorNormBackward0",
+    "ProdBackward0",
+    "ProdBackward1",
+    "StdBackward0",
+    "VarBackward0",
+    "NegBackward0",
+    "DivBackward0",
+    "ExpBackward0",
+    "AbsBackward0",
+    "SignBackward0",
+    "WhereBackward0",
     "TBackward0",
     "ExpandBackward0",
     "UnsqueezeBackward0",
@@ -245,7 +267,7 @@ class ThresholdBackwardBackward0(Node):
 class SumBackward0(Node):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:82
+    derivatives.yaml:84
     self: grad.expand(self.shape)
     """
 
@@ -264,7 +286,7 @@ class SumBackward0(Node):
 class SumBackward1(Node):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:88
+    derivatives.yaml:91
     self: sum_backward(grad, self.shape, dim, keepdim)
     """
 
@@ -282,10 +304,665 @@ class SumBackward1(Node):
         return grad_inputs
 
 
+class MeanBackward0(Node):
+    """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:101
+    self: grad.expand(self.shape) / self.numel()
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_self_sym_numel")
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_numel = self._saved_self_sym_numel
+        grad_inputs = [None] * 1
+        # self: grad.expand(self.shape) / self.numel()
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.expand(self_sym_sizes) / self_sym_numel
+        return grad_inputs
+
+
+class MeanBackward1(Node):
+    """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:107
+    self: mean_backward(grad, self.shape, dim, self.numel(), keepdim)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "_saved_self_sym_numel", "_saved_keepdim")
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        self_sym_numel = self._saved_self_sym_numel
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: mean_backward(grad, self.shape, dim, self.numel(), keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
+        return grad_inputs
+
+
+class LogsumexpBackward0(Node):
+    """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:115
+    self: logsumexp_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ("self_", "result_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: logsumexp_backward(grad, self, result, dim, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.logsumexp_backward(grad, self_, result, dim, keepdim)
+        return grad_inputs
+
+
+class MaxBackward0(Node):
+    """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml:123
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = ("_saved_dim", "indices_", "_saved_self_sym_sizes", "_saved_keepdim")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        dim = self._saved_dim
+        indices = self.indices_.unpack(self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim)
+        return grad_inputs
+
+
+class MaxBackward1(Node):
+    """max(Tensor self) -> Tensor
+
+    derivatives.yaml:133
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: evenly_distribute_backward(grad, self, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.evenly_distribute_backward(grad, self_, result)
+        return grad_inputs
+
+
+class AmaxBackward0(Node):
+    """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+
+    derivatives.yaml:141
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "result_", "self_")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self.result_.unpack(self)
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 1
+        # self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.scale_grad_by_count(manual.restore_reduced_dims(grad, dim, keepdim), manual.restore_reduced_dims(result, dim, keepdim) == self_, dim)
+        return grad_inputs
+
+
+class AminBackward0(Node):
+    """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+
+    derivatives.yaml:152
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "result_", "self_")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self.result_.unpack(self)
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 1
+        # self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.scale_grad_by_count(manual.restore_reduced_dims(grad, dim, keepdim), manual.restore_reduced_dims(result, dim, keepdim) == self_, dim)
+        return grad_inputs
+
+
+class MinBackward0(Node):
+    """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml:161
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = ("_saved_dim", "indices_", "_saved_self_sym_sizes", "_saved_keepdim")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        dim = self._saved_dim
+        indices = self.indices_.unpack(self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim)
+        return grad_inputs
+
+
+class MinBackward1(Node):
+    """min(Tensor self) -> Tensor
+
+    derivatives.yaml:171
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: evenly_distribute_backward(grad, self, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.evenly_distribute_backward(grad, self_, result)
+        return grad_inputs
+
+
+class NormBackward0(Node):
+    """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
+
+    derivatives.yaml:194
+    self: norm_backward(grad, self, p, result)
+    """
+
+    __slots__ = ("self_", "_saved_p", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        p = self._saved_p
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: norm_backward(grad, self, p, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.norm_backward(grad, self_, p, result)
+        return grad_inputs
+
+
+class NormBackward1(Node):
+    """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:210
+    self: norm_backward(grad, self, p, result, dim, keepdim)
+    """
+
+    __slots__ = ("self_", "_saved_p", "result_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        p = self._saved_p
+        result = self.result_.unpack(self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: norm_backward(grad, self, p, result, dim, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.norm_backward(grad, self_, p, result, dim, keepdim)
+        return grad_inputs
+
+
+class LinalgVectorNormBackward0(Node):
+    """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:221
+    self: norm_backward(grad, self, ord, result, dim, keepdim)
+    """
+
+    __slots__ = ("self_", "_saved_ord", "result_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        ord = self._saved_ord
+        result = self.result_.unpack(self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: norm_backward(grad, self, ord, result, dim, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.norm_backward(grad, self_, ord, result, dim, keepdim)
+        return grad_inputs
+
+
+class ProdBackward0(Node):
+    """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:233
+    self: prod_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: prod_backward(grad, self, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.prod_backward(grad, self_, result)
+        return grad_inputs
+
+
+class ProdBackward1(Node):
+    """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:243
+    self: prod_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ("self_", "result_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: prod_backward(grad, self, result, dim, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.prod_backward(grad, self_, result, dim, keepdim)
+        return grad_inputs
+
+
+class StdBackward0(Node):
+    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:251
+    self: std_backward(result, grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = ("result_", "self_", "_saved_dim", "_saved_correction", "_saved_keepdim")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        self_ = self.self_.unpack()
+        dim = self._saved_dim
+        correction = self._saved_correction
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: std_backward(result, grad, self, dim, correction, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.std_backward(result, grad, self_, dim, correction, keepdim)
+        return grad_inputs
+
+
+class VarBackward0(Node):
+    """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:263
+    self: var_backward(grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = ("self_", "_saved_dim", "_saved_correction", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        dim = self._saved_dim
+        correction = self._saved_correction
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: var_backward(grad, self, dim, correction, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.var_backward(grad, self_, dim, correction, keepdim)
+        return grad_inputs
+
+
+class NegBackward0(Node):
+    """neg(Tensor self) -> Tensor
+
+    derivatives.yaml:277
+    self: grad.neg()
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 1
+        # self: grad.neg()
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.neg()
+        return grad_inputs
+
+
+class DivBackward0(Node):
+    """div.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:283
+    self: grad / other
+    other: -grad * self / (other * other)
+    """
+
+    __slots__ = ("other_", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack()
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 2
+        # self: grad / other
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad / other
+        # other: -grad * self / (other * other)
+        if self.should_compute_output(1):
+            grad_inputs[1] = -grad * self_ / (other * other)
+        return grad_inputs
+
+
+class ExpBackward0(Node):
+    """exp(Tensor self) -> Tensor
+
+    derivatives.yaml:291
+    self: grad * result
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: grad * result
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad * result
+        return grad_inputs
+
+
+class AbsBackward0(Node):
+    """abs(Tensor self) -> Tensor
+
+    derivatives.yaml:297
+    self: grad * self.sign()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 1
+        # self: grad * self.sign()
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad * self_.sign()
+        return grad_inputs
+
+
+class SignBackward0(Node):
+    """sign(Tensor self) -> Tensor
+
+    derivatives.yaml:305
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 1
+        # self: zeros_like(grad)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(grad)
+        return grad_inputs
+
+
+class WhereBackward0(Node):
+    """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:311
+    self: where(condition, grad, 0)
+    other: where(condition, 0, grad)
+    """
+
+    __slots__ = ("condition_",)
+
+    @property
+    def _saved_condition(self):
+        return self.condition_.unpack()
+
+    def release_variables(self):
+        self.condition_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        condition = self.condition_.unpack()
+        grad_inputs = [None] * 2
+        # self: where(condition, grad, 0)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.where(condition, grad, 0)
+        # other: where(condition, 0, grad)
+        if self.should_compute_output(1):
+            grad_inputs[1] = ops.where(condition, 0, grad)
+        return grad_inputs
+
+
 class TBackward0(Node):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:97
+    derivatives.yaml:329
     self: grad.t()
     """
 
@@ -303,7 +980,7 @@ class TBackward0(Node):
 class ExpandBackward0(Node):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:103
+    derivatives.yaml:335
     self: grad.sum_to_size(self.shape)
     """
 
@@ -322,7 +999,7 @@ class ExpandBackward0(Node):
 class UnsqueezeBackward0(Node):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:110
+    derivatives.yaml:342
     self: grad.squeeze(dim)
     """
 
@@ -341,7 +1018,7 @@ class UnsqueezeBackward0(Node):
 class SqueezeBackward0(Node):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:117
+    derivatives.yaml:349
     self: grad.reshape(self.shape)
     """
 
@@ -360,7 +1037,7 @@ class SqueezeBackward0(Node):
 class SqueezeBackward1(Node):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:123
+    derivatives.yaml:355
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -380,7 +1057,7 @@ class SqueezeBackward1(Node):
 class SqueezeBackward2(Node):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:130
+    derivatives.yaml:362
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -400,7 +1077,7 @@ class SqueezeBackward2(Node):
 class ToCopyBackward0(Node):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:136
+    derivatives.yaml:368
     self: grad.to(self.dtype)
     """
 
@@ -419,7 +1096,7 @@ class ToCopyBackward0(Node):
 class CloneBackward0(Node):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:142
+    derivatives.yaml:374
     self: grad
     """
 
@@ -437,7 +1114,7 @@ class CloneBackward0(Node):
 class TransposeBackward0(Node):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:148
+    derivatives.yaml:380
     self: grad.transpose(dim0, dim1)
     """
 
@@ -457,7 +1134,7 @@ class TransposeBackward0(Node):
 class UnsafeViewBackward0(Node):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:155
+    derivatives.yaml:387
     self: grad.reshape(self.shape)
     """
 
@@ -476,7 +1153,7 @@ class UnsafeViewBackward0(Node):
 class ViewBackward0(Node):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:161
+    derivatives.yaml:393
     self: grad.reshape(self.shape)
     """
 
@@ -495,7 +1172,7 @@ class ViewBackward0(Node):
 class ZeroBackward0(Node):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:168
+    derivatives.yaml:400
     self: zeros_like(grad)
     """
 
@@ -513,7 +1190,7 @@ class ZeroBackward0(Node):
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:176
+    derivatives.yaml:408
     self: grad.mm(mat2.t())
     mat2: self.t().mm(grad)
     """
@@ -549,7 +1226,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:183
+    derivatives.yaml:415
     self: maybe_multiply(grad, beta)
     mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
     mat2: maybe_multiply(mat1.t().mm(grad), alpha)

@@ -20,6 +20,10 @@ class TensorMethods:
         """_unsafe_view"""
         return ops._unsafe_view(self, _dispatch.int_list(size))
 
+    def abs(self):
+        """abs"""
+        return ops.abs(self)
+
     def add(self, other, *, alpha=1):
         """add.Tensor"""
         return ops.add_Tensor(self, other, alpha=alpha)
@@ -28,13 +32,57 @@ class TensorMethods:
         """addmm"""
         return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
+    def amax(self, dim=(), keepdim=False):
+        """amax"""
+        return ops.amax(self, dim, keepdim)
+
+    def amin(self, dim=(), keepdim=False):
+        """amin"""
+        return ops.amin(self, dim, keepdim)
+
+    def argmax(self, dim=None, keepdim=False):
+        """argmax"""
+        return ops.argmax(self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        """argmin"""
+        return ops.argmin(self, dim, keepdim)
+
     def clone(self):
         """clone"""
         return ops.clone(self)
 
+    def div(self, other):
+        """div.Tensor"""
+        return ops.div_Tensor(self, other)
+
+    def eq(self, other):
+        """eq.Tensor"""
+        return ops.eq_Tensor(self, other)
+
+    def exp(self):
+        """exp"""
+        return ops.exp(self)
+
     def expand(self, *size, implicit=False):
         """expand"""
         return ops.expand(self, _dispatch.int_list(size), implicit=implicit)
+
+    def logsumexp(self, dim, keepdim=False):
+        """logsumexp"""
+        return ops.logsumexp(self, dim, keepdim)
+
+    def max(self, *args, **kwargs):
+        """max.dim | max"""
+        return ops.max(self, *args, **kwargs)
+
+    def mean(self, *args, **kwargs):
+        """mean | mean.dim"""
+        return ops.mean(self, *args, **kwargs)
+
+    def min(self, *args, **kwargs):
+        """min.dim | min"""
+        return ops.min(self, *args, **kwargs)
 
     def mm(self, mat2):
         """mm"""
@@ -44,13 +92,25 @@ class TensorMethods:
         """mul.Tensor"""
         return ops.mul_Tensor(self, other)
 
+    def neg(self):
+        """neg"""
+        return ops.neg(self)
+
     def pow(self, exponent):
         """pow.Tensor_Scalar"""
         return ops.pow_Tensor_Scalar(self, exponent)
 
+    def prod(self, *args, **kwargs):
+        """prod | prod.dim_int"""
+        return ops.prod(self, *args, **kwargs)
+
     def relu(self):
         """relu"""
         return ops.relu(self)
+
+    def sign(self):
+        """sign"""
+        return ops.sign(self)
 
     def squeeze(self, *args, **kwargs):
         """squeeze | squeeze.dim | squeeze.dims"""
@@ -111,11 +171,23 @@ class TensorMethods:
     def __rmul__(self, other):
         return ops.mul(self, other)
 
+    def __truediv__(self, other):
+        return ops.div(self, other)
+
     def __pow__(self, other):
         return ops.pow(self, other)
 
     def __rpow__(self, other):
         return ops.pow(other, self)
+
+    def __neg__(self):
+        return ops.neg(self)
+
+    def __abs__(self):
+        return ops.abs(self)
+
+    def __eq__(self, other):
+        return ops.eq(self, other)
 
     def __iadd__(self, other):
         return self.add_(other)

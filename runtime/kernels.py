@@ -124,10 +124,48 @@ def threshold_backward(grad_output, self, threshold):
 
 # -- reductions ---------------------------------------------------------------------------------
 
+def _axes(dim: Any, ndim: int) -> tuple[int, ...]:
+    """The numpy axes of a reduction over `dim`: every axis for None or [] (as in PyTorch).
+
+    `dim` is an int or a list of ints (int[1] takes both); a 0-dim tensor accepts 0 and -1.
+    """
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims:
+        return tuple(range(ndim))
+    axes = tuple(_wrap_dim(d, ndim) for d in dims)
+    for d, axis in zip(dims, axes, strict=True):
+        if axes.count(axis) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return axes if ndim else ()
+
+
 def _sum_dtype(array: np.ndarray, dtype: Any) -> np.dtype:
+    """sum and prod accumulate bool and integers as int64 unless told otherwise."""
     if dtype is not None:
         return dtype
     return np.dtype(np.int64) if array.dtype.kind in "biu" else array.dtype
+
+
+def _mean_dtype(array: np.ndarray, dtype: Any) -> np.dtype:
+    out = array.dtype if dtype is None else np.dtype(dtype)
+    if out.kind != "f":
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {_scalar_type_name(out)}"
+        )
+    return out
+
+
+def _scalar_type_name(dtype: np.dtype) -> str:
+    return {"f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool"}[
+        np.dtype(dtype).str[1:]]
+
+
+def _float_input(array: np.ndarray) -> np.ndarray:
+    """Ops that only make sense on floats (logsumexp, norm) take integers as the default."""
+    return array if array.dtype.kind == "f" else array.astype(_DEFAULT_FLOAT)
 
 
 def sum(self, dtype=None):  # noqa: A001 - the op's name
@@ -135,9 +173,180 @@ def sum(self, dtype=None):  # noqa: A001 - the op's name
 
 
 def sum_dim_IntList(self, dim, keepdim=False, dtype=None):
-    axis = None if dim is None or dim == () else tuple(np.atleast_1d(dim))
     out = _sum_dtype(self, dtype)
-    return _array(np.sum(self, axis=axis, keepdims=keepdim, dtype=out), out)
+    return _array(np.sum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+
+
+def mean(self, dtype=None):
+    out = _mean_dtype(self, dtype)
+    return _array(np.mean(self, dtype=out), out)
+
+
+def mean_dim(self, dim, keepdim=False, dtype=None):
+    out = _mean_dtype(self, dtype)
+    return _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+
+
+def _check_nonempty(self: np.ndarray, axes: tuple[int, ...], name: str) -> None:
+    if self.size == 0 and (not axes or any(self.shape[a] == 0 for a in axes)):
+        raise IndexError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
+
+
+def amax(self, dim=(), keepdim=False):
+    axes = _axes(dim, self.ndim)
+    _check_nonempty(self, axes, "amax")
+    return np.amax(self, axis=axes, keepdims=keepdim)
+
+
+def amin(self, dim=(), keepdim=False):
+    axes = _axes(dim, self.ndim)
+    _check_nonempty(self, axes, "amin")
+    return np.amin(self, axis=axes, keepdims=keepdim)
+
+
+def _select(self: np.ndarray, dim: int, keepdim: bool, pick) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) of max.dim / min.dim; ties pick the first index, NaN wins."""
+    axis = _axes(dim, self.ndim)
+    if not axis:  # a 0-dim tensor: the value itself, at index 0
+        return self.copy(), np.zeros((), dtype=np.int64)
+    indices = np.expand_dims(pick(self, axis=axis[0]), axis[0])
+    values = np.take_along_axis(self, indices, axis[0])
+    if not keepdim:
+        values, indices = np.squeeze(values, axis[0]), np.squeeze(indices, axis[0])
+    return values, indices.astype(np.int64)
+
+
+def max_dim(self, dim, keepdim=False):
+    return _select(self, dim, keepdim, np.argmax)
+
+
+def max(self):  # noqa: A001 - the op's name
+    _check_nonempty(self, (), "max")
+    return np.asarray(np.max(self))
+
+
+def min_dim(self, dim, keepdim=False):
+    return _select(self, dim, keepdim, np.argmin)
+
+
+def min(self):  # noqa: A001 - the op's name
+    _check_nonempty(self, (), "min")
+    return np.asarray(np.min(self))
+
+
+def argmax(self, dim=None, keepdim=False):
+    if dim is None:
+        index = np.asarray(np.argmax(self), dtype=np.int64)
+        return index.reshape((1,) * self.ndim) if keepdim else index
+    return _select(self, dim, keepdim, np.argmax)[1]
+
+
+def argmin(self, dim=None, keepdim=False):
+    if dim is None:
+        index = np.asarray(np.argmin(self), dtype=np.int64)
+        return index.reshape((1,) * self.ndim) if keepdim else index
+    return _select(self, dim, keepdim, np.argmin)[1]
+
+
+def prod(self, dtype=None):
+    out = _sum_dtype(self, dtype)
+    return _array(np.prod(self, dtype=out), out)
+
+
+def prod_dim_int(self, dim, keepdim=False, dtype=None):
+    out = _sum_dtype(self, dtype)
+    return _array(np.prod(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+
+
+def var_correction(self, dim=None, correction=None, keepdim=False):
+    ddof = 1 if correction is None else correction
+    with np.errstate(divide="ignore", invalid="ignore"):  # N <= correction gives inf or nan
+        result = np.var(_float_input(self), axis=_axes(dim, self.ndim), ddof=ddof,
+                        keepdims=keepdim)
+    return np.asarray(result)
+
+
+def std_correction(self, dim=None, correction=None, keepdim=False):
+    return np.sqrt(var_correction(self, dim, correction, keepdim))
+
+
+def logsumexp(self, dim, keepdim=False):
+    self = _float_input(self)
+    axes = _axes(dim, self.ndim)
+    if self.size == 0:
+        return np.log(np.sum(np.exp(self), axis=axes, keepdims=keepdim))
+    # Shift by the maximum so exp cannot overflow; an infinite maximum is not shifted by.
+    shift = np.amax(self, axis=axes, keepdims=True)
+    shift = np.where(np.isinf(shift), 0, shift)
+    with np.errstate(divide="ignore"):
+        result = np.log(np.sum(np.exp(self - shift), axis=axes, keepdims=True)) + shift
+    return result if keepdim else np.squeeze(result, axes)
+
+
+def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
+    x = np.abs(_float_input(self) if dtype is None else self.astype(dtype))
+    axes = _axes(dim, self.ndim)
+    if ord == float("inf"):
+        result = np.amax(x, axis=axes, keepdims=keepdim, initial=0)
+    elif ord == -float("inf"):
+        result = np.amin(x, axis=axes, keepdims=keepdim)
+    elif ord == 0:
+        result = np.sum(x != 0, axis=axes, keepdims=keepdim).astype(x.dtype)
+    elif ord == 1:
+        result = np.sum(x, axis=axes, keepdims=keepdim)
+    elif ord == 2:
+        result = np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdim))
+    else:
+        with np.errstate(divide="ignore"):
+            result = np.sum(x ** ord, axis=axes, keepdims=keepdim) ** (1.0 / ord)
+    return np.asarray(result, dtype=x.dtype)
+
+
+def norm_Scalar(self, p=2):
+    return linalg_vector_norm(self, p)
+
+
+def norm_ScalarOpt_dim(self, p, dim, keepdim=False):
+    return linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
+
+
+# Elementwise ops the reductions' formulas need (see derivatives.yaml).
+
+def neg(self):
+    return np.negative(self)
+
+
+def eq_Tensor(self, other):
+    a, b = _binary(self, other)
+    return np.asarray(a == b)
+
+
+def div_Tensor(self, other):
+    dtype = _float_type(self, other)
+    a, b = _binary(self, other, dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _array(a / b, dtype)
+
+
+def exp(self):
+    dtype = _float_type(self)
+    return _array(np.exp(_as(self, dtype)), dtype)
+
+
+def abs(self):  # noqa: A001 - the op's name
+    return np.abs(self)
+
+
+def sign(self):
+    return np.sign(self) if self.dtype != np.bool_ else self.copy()
+
+
+def where_self(condition, self, other):
+    dtype = result_type(self, other)
+    return _array(np.where(condition, _as(self, dtype), _as(other, dtype)), dtype)
 
 
 # -- shape and indexing -----------------------------------------------------------------------
