@@ -187,29 +187,39 @@ def mean_dim(self, dim, keepdim=False, dtype=None):
     return _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
 
 
-def _check_nonempty(self: np.ndarray, axes: tuple[int, ...], name: str) -> None:
-    if self.size == 0 and (not axes or any(self.shape[a] == 0 for a in axes)):
-        raise IndexError(
-            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-            "Specify the reduction dim with the 'dim' argument."
+def _check_nonempty(self: np.ndarray, axes: tuple[int, ...], name: str, hint: str = "") -> None:
+    """max-like reductions have no identity: an empty slice is PyTorch's error."""
+    if self.size:
+        return
+    if len(axes) == self.ndim:
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{hint}"
         )
+    for axis in axes:
+        if self.shape[axis] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+
+
+_DIM_HINT = " Specify the reduction dim with the 'dim' argument."
 
 
 def amax(self, dim=(), keepdim=False):
     axes = _axes(dim, self.ndim)
-    _check_nonempty(self, axes, "amax")
+    _check_nonempty(self, axes, "amax", _DIM_HINT)
     return np.amax(self, axis=axes, keepdims=keepdim)
 
 
 def amin(self, dim=(), keepdim=False):
     axes = _axes(dim, self.ndim)
-    _check_nonempty(self, axes, "amin")
+    _check_nonempty(self, axes, "amin", _DIM_HINT)
     return np.amin(self, axis=axes, keepdims=keepdim)
 
 
-def _select(self: np.ndarray, dim: int, keepdim: bool, pick) -> tuple[np.ndarray, np.ndarray]:
+def _select(self: np.ndarray, dim: int, keepdim: bool, pick,
+            name: str) -> tuple[np.ndarray, np.ndarray]:
     """(values, indices) of max.dim / min.dim; ties pick the first index, NaN wins."""
     axis = _axes(dim, self.ndim)
+    _check_nonempty(self, axis, name)
     if not axis:  # a 0-dim tensor: the value itself, at index 0
         return self.copy(), np.zeros((), dtype=np.int64)
     indices = np.expand_dims(pick(self, axis=axis[0]), axis[0])
@@ -220,35 +230,37 @@ def _select(self: np.ndarray, dim: int, keepdim: bool, pick) -> tuple[np.ndarray
 
 
 def max_dim(self, dim, keepdim=False):
-    return _select(self, dim, keepdim, np.argmax)
+    return _select(self, dim, keepdim, np.argmax, "max")
 
 
 def max(self):  # noqa: A001 - the op's name
-    _check_nonempty(self, (), "max")
+    _check_nonempty(self, _axes(None, self.ndim), "max", _DIM_HINT)
     return np.asarray(np.max(self))
 
 
 def min_dim(self, dim, keepdim=False):
-    return _select(self, dim, keepdim, np.argmin)
+    return _select(self, dim, keepdim, np.argmin, "min")
 
 
 def min(self):  # noqa: A001 - the op's name
-    _check_nonempty(self, (), "min")
+    _check_nonempty(self, _axes(None, self.ndim), "min", _DIM_HINT)
     return np.asarray(np.min(self))
 
 
 def argmax(self, dim=None, keepdim=False):
     if dim is None:
+        _check_nonempty(self, _axes(None, self.ndim), "argmax")
         index = np.asarray(np.argmax(self), dtype=np.int64)
         return index.reshape((1,) * self.ndim) if keepdim else index
-    return _select(self, dim, keepdim, np.argmax)[1]
+    return _select(self, dim, keepdim, np.argmax, "argmax")[1]
 
 
 def argmin(self, dim=None, keepdim=False):
     if dim is None:
+        _check_nonempty(self, _axes(None, self.ndim), "argmin")
         index = np.asarray(np.argmin(self), dtype=np.int64)
         return index.reshape((1,) * self.ndim) if keepdim else index
-    return _select(self, dim, keepdim, np.argmin)[1]
+    return _select(self, dim, keepdim, np.argmin, "argmin")[1]
 
 
 def prod(self, dtype=None):
@@ -262,9 +274,11 @@ def prod_dim_int(self, dim, keepdim=False, dtype=None):
 
 
 def var_correction(self, dim=None, correction=None, keepdim=False):
+    if self.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     ddof = 1 if correction is None else correction
     with np.errstate(divide="ignore", invalid="ignore"):  # N <= correction gives inf or nan
-        result = np.var(_float_input(self), axis=_axes(dim, self.ndim), ddof=ddof,
+        result = np.var(self, axis=_axes(dim, self.ndim), ddof=ddof,
                         keepdims=keepdim)
     return np.asarray(result)
 
@@ -287,7 +301,10 @@ def logsumexp(self, dim, keepdim=False):
 
 
 def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
-    x = np.abs(_float_input(self) if dtype is None else self.astype(dtype))
+    if self.dtype.kind != "f":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_scalar_type_name(self.dtype)}")
+    x = np.abs(self if dtype is None else self.astype(dtype))
     axes = _axes(dim, self.ndim)
     if ord == float("inf"):
         result = np.amax(x, axis=axes, keepdims=keepdim, initial=0)
@@ -305,11 +322,19 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
     return np.asarray(result, dtype=x.dtype)
 
 
+def _check_norm_input(self: np.ndarray) -> None:
+    if self.dtype.kind != "f":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_scalar_type_name(self.dtype)} instead.")
+
+
 def norm_Scalar(self, p=2):
+    _check_norm_input(self)
     return linalg_vector_norm(self, p)
 
 
 def norm_ScalarOpt_dim(self, p, dim, keepdim=False):
+    _check_norm_input(self)
     return linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
 
 
