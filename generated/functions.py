@@ -710,7 +710,7 @@ class ProdBackward0(Node):
 class ProdBackward1(Node):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:243
+    derivatives.yaml:244
     self: prod_backward(grad, self, result, dim, keepdim)
     """
 
@@ -744,7 +744,7 @@ class ProdBackward1(Node):
 class StdBackward0(Node):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:251
+    derivatives.yaml:253
     self: std_backward(result, grad, self, dim, correction, keepdim)
     """
 
@@ -779,7 +779,7 @@ class StdBackward0(Node):
 class VarBackward0(Node):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:263
+    derivatives.yaml:265
     self: var_backward(grad, self, dim, correction, keepdim)
     """
 
@@ -808,7 +808,7 @@ class VarBackward0(Node):
 class NegBackward0(Node):
     """neg(Tensor self) -> Tensor
 
-    derivatives.yaml:277
+    derivatives.yaml:279
     self: grad.neg()
     """
 
@@ -826,7 +826,7 @@ class NegBackward0(Node):
 class DivBackward0(Node):
     """div.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:283
+    derivatives.yaml:285
     self: grad / other
     other: -grad * self / (other * other)
     """
@@ -862,7 +862,7 @@ class DivBackward0(Node):
 class ExpBackward0(Node):
     """exp(Tensor self) -> Tensor
 
-    derivatives.yaml:291
+    derivatives.yaml:293
     self: grad * result
     """
 
@@ -888,7 +888,7 @@ class ExpBackward0(Node):
 class AbsBackward0(Node):
     """abs(Tensor self) -> Tensor
 
-    derivatives.yaml:297
+    derivatives.yaml:299
     self: grad * self.sign()
     """
 
@@ -914,7 +914,7 @@ class AbsBackward0(Node):
 class SignBackward0(Node):
     """sign(Tensor self) -> Tensor
 
-    derivatives.yaml:305
+    derivatives.yaml:307
     self: zeros_like(grad)
     """
 
@@ -932,7 +932,7 @@ class SignBackward0(Node):
 class WhereBackward0(Node):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:311
+    derivatives.yaml:313
     self: where(condition, grad, 0)
     other: where(condition, 0, grad)
     """
@@ -962,7 +962,7 @@ class WhereBackward0(Node):
 class TBackward0(Node):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:329
+    derivatives.yaml:331
     self: grad.t()
     """
 
@@ -980,7 +980,7 @@ class TBackward0(Node):
 class ExpandBackward0(Node):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:335
+    derivatives.yaml:337
     self: grad.sum_to_size(self.shape)
     """
 
@@ -999,7 +999,7 @@ class ExpandBackward0(Node):
 class UnsqueezeBackward0(Node):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:342
+    derivatives.yaml:344
     self: grad.squeeze(dim)
     """
 
@@ -1018,7 +1018,7 @@ class UnsqueezeBackward0(Node):
 class SqueezeBackward0(Node):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:349
+    derivatives.yaml:351
     self: grad.reshape(self.shape)
     """
 
@@ -1037,7 +1037,7 @@ class SqueezeBackward0(Node):
 class SqueezeBackward1(Node):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:355
+    derivatives.yaml:357
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -1057,7 +1057,7 @@ class SqueezeBackward1(Node):
 class SqueezeBackward2(Node):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:362
+    derivatives.yaml:364
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -1077,7 +1077,7 @@ class SqueezeBackward2(Node):
 class ToCopyBackward0(Node):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:368
+    derivatives.yaml:370
     self: grad.to(self.dtype)
     """
 
@@ -1096,7 +1096,7 @@ class ToCopyBackward0(Node):
 class CloneBackward0(Node):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:374
+    derivatives.yaml:376
     self: grad
     """
 
@@ -1114,7 +1114,7 @@ class CloneBackward0(Node):
 class TransposeBackward0(Node):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:380
+    derivatives.yaml:382
     self: grad.transpose(dim0, dim1)
     """
 
@@ -1134,7 +1134,7 @@ class TransposeBackward0(Node):
 class UnsafeViewBackward0(Node):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:387
+    derivatives.yaml:389
     self: grad.reshape(self.shape)
     """
 
@@ -1153,7 +1153,7 @@ class UnsafeViewBackward0(Node):
 class ViewBackward0(Node):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:393
+    derivatives.yaml:395
     self: grad.reshape(self.shape)
     """
 
@@ -1172,7 +1172,7 @@ class ViewBackward0(Node):
 class ZeroBackward0(Node):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:400
+    derivatives.yaml:402
     self: zeros_like(grad)
     """
 
@@ -1190,7 +1190,7 @@ class ZeroBackward0(Node):
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:408
+    derivatives.yaml:410
     self: grad.mm(mat2.t())
     mat2: self.t().mm(grad)
     """
@@ -1226,7 +1226,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:415
+    derivatives.yaml:417
     self: maybe_multiply(grad, beta)
     mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
     mat2: maybe_multiply(mat1.t().mm(grad), alpha)

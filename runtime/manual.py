@@ -134,20 +134,22 @@ def prod_backward(grad: Any, input: Any, result: Any, dim: int | None = None,
 
 def _product_of_others(input: Any, dim: int) -> Any:
     """For each element, the product of the other elements of its slice along `dim`,
-    without dividing by zero.
+    without dividing by zero, and exact to second order (as gradgradcheck checks).
 
-    With no zero in a slice that is product / x_i. With one zero, the zero's share is the
-    product of the nonzero elements, and every other share is that product times the zero
-    itself over x_i: 0, but with the right derivative with respect to the zero. With two
-    or more zeros every share is 0.
+    A nonzero element's share is (product of the nonzero elements) / x_i times the product
+    of the zeros: 0 if the slice has a zero, yet with the right derivative with respect to
+    it. A zero's share is the product of the nonzero elements times the other zeros: 1 if
+    there is no other, that other zero if there is one, 0 if there are more.
     """
     is_zero = input == 0
     nonzero = ops.where(is_zero, 1, input)
-    product = nonzero.prod(dim, keepdim=True)
+    nonzero_product = nonzero.prod(dim, keepdim=True)
+    zero_product = ops.where(is_zero, input, 1).prod(dim, keepdim=True)
     zeros = is_zero.sum(dim, keepdim=True)
-    the_zero = ops.where(zeros == 0, 1, ops.where(is_zero, input, 0).sum(dim, keepdim=True))
-    at_zero = ops.where(zeros == 1, product, 0)
-    return ops.where(is_zero, at_zero, the_zero * product / nonzero)
+    other_zero = ops.where(is_zero, input, 0).sum(dim, keepdim=True) - input
+    other_zeros = ops.where(zeros == 1, 1, ops.where(zeros == 2, other_zero, 0))
+    return ops.where(is_zero, nonzero_product * other_zeros,
+                     nonzero_product * zero_product / nonzero)
 
 
 def var_backward(grad: Any, self: Any, dim: Any, correction: Any, keepdim: bool) -> Any:
