@@ -56,7 +56,7 @@ def to(self: Any, *args: Any, **kwargs: Any) -> Any:
 
 __all__ += ["var", "std", "norm"]
 
-_TENSOR, _DIM = ("self_", "Tensor", False, False), ("dim", "int[1]?", False, False)
+_SELF, _DIM = ("self_", "Tensor", False, False), ("dim", "int[1]?", False, False)
 
 
 def _variance_overloads(name: str, correction_op: Any) -> tuple:
@@ -74,12 +74,12 @@ def _variance_overloads(name: str, correction_op: Any) -> tuple:
     unbiased = ("unbiased", "bool", True, False)
     keepdim = ("keepdim", "bool", True, False)
     return (
-        (unbiased_all, f"{name}(Tensor self, bool unbiased=True) -> Tensor", (_TENSOR, unbiased)),
+        (unbiased_all, f"{name}(Tensor self, bool unbiased=True) -> Tensor", (_SELF, unbiased)),
         (unbiased_dim, f"{name}.dim(Tensor self, int[1]? dim, bool unbiased=True, "
-                       "bool keepdim=False) -> Tensor", (_TENSOR, _DIM, unbiased, keepdim)),
+                       "bool keepdim=False) -> Tensor", (_SELF, _DIM, unbiased, keepdim)),
         (correction_op, f"{name}.correction(Tensor self, int[1]? dim=None, *, "
                         "Scalar? correction=None, bool keepdim=False) -> Tensor",
-         (_TENSOR, ("dim", "int[1]?", True, False), ("correction", "Scalar?", True, True),
+         (_SELF, ("dim", "int[1]?", True, False), ("correction", "Scalar?", True, True),
           ("keepdim", "bool", True, True))),
     )
 

@@ -164,7 +164,7 @@ def _scalar_type_name(dtype: np.dtype) -> str:
 
 
 def _float_input(array: np.ndarray) -> np.ndarray:
-    """Ops that only make sense on floats (logsumexp, norm) take integers as the default."""
+    """logsumexp makes sense only on floats: it takes integers as the default float dtype."""
     return array if array.dtype.kind == "f" else array.astype(_DEFAULT_FLOAT)
 
 

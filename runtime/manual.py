@@ -119,7 +119,7 @@ def value_selecting_reduction_backward(grad: Any, dim: int, indices: Any,
 
 def prod_backward(grad: Any, input: Any, result: Any, dim: int | None = None,
                   keepdim: bool = False) -> Any:
-    """d prod / d x_i is the product of the other elements: result / x_i unless a x is 0."""
+    """d prod / d x_i is the product of the other elements: result / x_i when no x_j is 0."""
     if dim is None:  # the product of all elements: one slice, the flattened input
         if int((input == 0).sum()) == 0:
             return grad * (result / input)
