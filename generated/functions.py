@@ -68,6 +68,22 @@ __all__ = [
     "CopyBackward0",
     "SumBackward0",
     "SumBackward1",
+    "MeanBackward0",
+    "MeanBackward1",
+    "LogsumexpBackward0",
+    "MaxBackward0",
+    "MaxBackward1",
+    "AmaxBackward0",
+    "AminBackward0",
+    "MinBackward0",
+    "MinBackward1",
+    "NormBackward0",
+    "NormBackward1",
+    "LinalgVectorNormBackward0",
+    "ProdBackward0",
+    "ProdBackward1",
+    "StdBackward0",
+    "VarBackward0",
     "TBackward0",
     "ExpandBackward0",
     "UnsqueezeBackward0",
@@ -1584,7 +1600,7 @@ class CopyBackward0(Node):
 class SumBackward0(Node):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:545
+    derivatives.yaml:547
     self: grad.expand(self.shape)
     """
 
@@ -1603,7 +1619,7 @@ class SumBackward0(Node):
 class SumBackward1(Node):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:551
+    derivatives.yaml:554
     self: sum_backward(grad, self.shape, dim, keepdim)
     """
 
@@ -1621,10 +1637,511 @@ class SumBackward1(Node):
         return grad_inputs
 
 
+class MeanBackward0(Node):
+    """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:564
+    self: grad.expand(self.shape) / self.numel()
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_self_sym_numel")
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_numel = self._saved_self_sym_numel
+        grad_inputs = [None] * 1
+        # self: grad.expand(self.shape) / self.numel()
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.expand(self_sym_sizes) / self_sym_numel
+        return grad_inputs
+
+
+class MeanBackward1(Node):
+    """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:570
+    self: mean_backward(grad, self.shape, dim, self.numel(), keepdim)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "_saved_self_sym_numel", "_saved_keepdim")
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        self_sym_numel = self._saved_self_sym_numel
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: mean_backward(grad, self.shape, dim, self.numel(), keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
+        return grad_inputs
+
+
+class LogsumexpBackward0(Node):
+    """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:578
+    self: logsumexp_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ("self_", "result_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: logsumexp_backward(grad, self, result, dim, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.logsumexp_backward(grad, self_, result, dim, keepdim)
+        return grad_inputs
+
+
+class MaxBackward0(Node):
+    """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml:586
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = ("_saved_dim", "indices_", "_saved_self_sym_sizes", "_saved_keepdim")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        dim = self._saved_dim
+        indices = self.indices_.unpack(self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim)
+        return grad_inputs
+
+
+class MaxBackward1(Node):
+    """max(Tensor self) -> Tensor
+
+    derivatives.yaml:596
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: evenly_distribute_backward(grad, self, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.evenly_distribute_backward(grad, self_, result)
+        return grad_inputs
+
+
+class AmaxBackward0(Node):
+    """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+
+    derivatives.yaml:604
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "result_", "self_")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self.result_.unpack(self)
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 1
+        # self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.scale_grad_by_count(manual.restore_reduced_dims(grad, dim, keepdim), manual.restore_reduced_dims(result, dim, keepdim) == self_, dim)
+        return grad_inputs
+
+
+class AminBackward0(Node):
+    """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+
+    derivatives.yaml:615
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "result_", "self_")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self.result_.unpack(self)
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 1
+        # self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.scale_grad_by_count(manual.restore_reduced_dims(grad, dim, keepdim), manual.restore_reduced_dims(result, dim, keepdim) == self_, dim)
+        return grad_inputs
+
+
+class MinBackward0(Node):
+    """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml:624
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = ("_saved_dim", "indices_", "_saved_self_sym_sizes", "_saved_keepdim")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        dim = self._saved_dim
+        indices = self.indices_.unpack(self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim)
+        return grad_inputs
+
+
+class MinBackward1(Node):
+    """min(Tensor self) -> Tensor
+
+    derivatives.yaml:634
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: evenly_distribute_backward(grad, self, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.evenly_distribute_backward(grad, self_, result)
+        return grad_inputs
+
+
+class NormBackward0(Node):
+    """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
+
+    derivatives.yaml:657
+    self: norm_backward(grad, self, p, result)
+    """
+
+    __slots__ = ("self_", "_saved_p", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        p = self._saved_p
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: norm_backward(grad, self, p, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.norm_backward(grad, self_, p, result)
+        return grad_inputs
+
+
+class NormBackward1(Node):
+    """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:673
+    self: norm_backward(grad, self, p, result, dim, keepdim)
+    """
+
+    __slots__ = ("self_", "_saved_p", "result_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        p = self._saved_p
+        result = self.result_.unpack(self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: norm_backward(grad, self, p, result, dim, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.norm_backward(grad, self_, p, result, dim, keepdim)
+        return grad_inputs
+
+
+class LinalgVectorNormBackward0(Node):
+    """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:684
+    self: norm_backward(grad, self, ord, result, dim, keepdim)
+    """
+
+    __slots__ = ("self_", "_saved_ord", "result_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        ord = self._saved_ord
+        result = self.result_.unpack(self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: norm_backward(grad, self, ord, result, dim, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.norm_backward(grad, self_, ord, result, dim, keepdim)
+        return grad_inputs
+
+
+class ProdBackward0(Node):
+    """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:696
+    self: prod_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: prod_backward(grad, self, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.prod_backward(grad, self_, result)
+        return grad_inputs
+
+
+class ProdBackward1(Node):
+    """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:707
+    self: prod_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ("self_", "result_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: prod_backward(grad, self, result, dim, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.prod_backward(grad, self_, result, dim, keepdim)
+        return grad_inputs
+
+
+class StdBackward0(Node):
+    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:716
+    self: std_backward(result, grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = ("result_", "self_", "_saved_dim", "_saved_correction", "_saved_keepdim")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        self_ = self.self_.unpack()
+        dim = self._saved_dim
+        correction = self._saved_correction
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: std_backward(result, grad, self, dim, correction, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.std_backward(result, grad, self_, dim, correction, keepdim)
+        return grad_inputs
+
+
+class VarBackward0(Node):
+    """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:728
+    self: var_backward(grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = ("self_", "_saved_dim", "_saved_correction", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        dim = self._saved_dim
+        correction = self._saved_correction
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: var_backward(grad, self, dim, correction, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.var_backward(grad, self_, dim, correction, keepdim)
+        return grad_inputs
+
+
 class TBackward0(Node):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:560
+    derivatives.yaml:740
     self: grad.t()
     """
 
@@ -1642,7 +2159,7 @@ class TBackward0(Node):
 class ExpandBackward0(Node):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:566
+    derivatives.yaml:746
     self: grad.sum_to_size(self.shape)
     """
 
@@ -1661,7 +2178,7 @@ class ExpandBackward0(Node):
 class UnsqueezeBackward0(Node):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:573
+    derivatives.yaml:753
     self: grad.squeeze(dim)
     """
 
@@ -1680,7 +2197,7 @@ class UnsqueezeBackward0(Node):
 class SqueezeBackward0(Node):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:580
+    derivatives.yaml:760
     self: grad.reshape(self.shape)
     """
 
@@ -1699,7 +2216,7 @@ class SqueezeBackward0(Node):
 class SqueezeBackward1(Node):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:586
+    derivatives.yaml:766
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -1719,7 +2236,7 @@ class SqueezeBackward1(Node):
 class SqueezeBackward2(Node):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:593
+    derivatives.yaml:773
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -1739,7 +2256,7 @@ class SqueezeBackward2(Node):
 class ToCopyBackward0(Node):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:599
+    derivatives.yaml:779
     self: grad.to(self.dtype)
     """
 
@@ -1758,7 +2275,7 @@ class ToCopyBackward0(Node):
 class CloneBackward0(Node):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:605
+    derivatives.yaml:785
     self: grad
     """
 
@@ -1776,7 +2293,7 @@ class CloneBackward0(Node):
 class TransposeBackward0(Node):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:611
+    derivatives.yaml:791
     self: grad.transpose(dim0, dim1)
     """
 
@@ -1796,7 +2313,7 @@ class TransposeBackward0(Node):
 class UnsafeViewBackward0(Node):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:618
+    derivatives.yaml:798
     self: grad.reshape(self.shape)
     """
 
@@ -1815,7 +2332,7 @@ class UnsafeViewBackward0(Node):
 class ViewBackward0(Node):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:624
+    derivatives.yaml:804
     self: grad.reshape(self.shape)
     """
 
@@ -1834,7 +2351,7 @@ class ViewBackward0(Node):
 class ZeroBackward0(Node):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:631
+    derivatives.yaml:811
     self: zeros_like(grad)
     """
 
@@ -1852,7 +2369,7 @@ class ZeroBackward0(Node):
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:639
+    derivatives.yaml:819
     self: grad.mm(mat2.t())
     mat2: self.t().mm(grad)
     """
@@ -1888,7 +2405,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:646
+    derivatives.yaml:826
     self: maybe_multiply(grad, beta)
     mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
     mat2: maybe_multiply(mat1.t().mm(grad), alpha)

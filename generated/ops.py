@@ -8,11 +8,15 @@ requires grad, make the backward node, point it at the inputs' nodes, save what 
 formulas read, and set it as the result's grad_fn.
 """
 
+from collections import namedtuple
+
 from generated.functions import (
     AbsBackward0,
     AddBackward0,
     AddBackward1,
     AddmmBackward0,
+    AmaxBackward0,
+    AminBackward0,
     ClampBackward0,
     ClampBackward1,
     ClampMaxBackward0,
@@ -36,19 +40,31 @@ from generated.functions import (
     GeluBackwardBackward0,
     LeakyReluBackward0,
     LeakyReluBackwardBackward0,
+    LinalgVectorNormBackward0,
     Log1PBackward0,
     LogBackward0,
+    LogsumexpBackward0,
     MaskedFillBackward0,
     MaskedFillBackward1,
+    MaxBackward0,
+    MaxBackward1,
     MaximumBackward0,
+    MeanBackward0,
+    MeanBackward1,
+    MinBackward0,
+    MinBackward1,
     MinimumBackward0,
     MmBackward0,
     MulBackward0,
     MulBackward1,
     NegBackward0,
+    NormBackward0,
+    NormBackward1,
     PowBackward0,
     PowBackward1,
     PowBackward2,
+    ProdBackward0,
+    ProdBackward1,
     ReciprocalBackward0,
     ReluBackward0,
     RsqrtBackward0,
@@ -64,6 +80,7 @@ from generated.functions import (
     SqueezeBackward0,
     SqueezeBackward1,
     SqueezeBackward2,
+    StdBackward0,
     SubBackward0,
     SumBackward0,
     SumBackward1,
@@ -76,6 +93,7 @@ from generated.functions import (
     TransposeBackward0,
     UnsafeViewBackward0,
     UnsqueezeBackward0,
+    VarBackward0,
     ViewBackward0,
     WhereBackward0,
     ZeroBackward0,
@@ -91,6 +109,10 @@ __all__ = [
     "abs",
     "add",
     "addmm",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
     "clamp",
     "clamp_max",
     "clamp_min",
@@ -116,15 +138,20 @@ __all__ = [
     "logical_and",
     "logical_not",
     "logical_or",
+    "logsumexp",
     "lt",
     "masked_fill",
+    "max",
     "maximum",
+    "mean",
+    "min",
     "minimum",
     "mm",
     "mul",
     "ne",
     "neg",
     "pow",
+    "prod",
     "reciprocal",
     "relu",
     "rsqrt",
@@ -150,6 +177,10 @@ __all__ = [
     "where",
     "zero_",
 ]
+
+_max_dim_return = namedtuple("max", ["values", "indices"])
+
+_min_dim_return = namedtuple("min", ["values", "indices"])
 
 
 def add_Tensor(self_, other, *, alpha=1):
@@ -1185,7 +1216,7 @@ def logical_or(self_, other):
 def sum_default(self_, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:545
+    derivatives.yaml:547
     """
     result = _T.wrap(kernels.sum(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1199,7 +1230,7 @@ def sum_default(self_, *, dtype=None):
 def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:551
+    derivatives.yaml:554
     """
     result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1212,10 +1243,296 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     return result
 
 
+def mean_default(self_, *, dtype=None):
+    """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:564
+    """
+    result = _T.wrap(kernels.mean(_T.data(self_), _T.numpy_dtype(dtype)))
+    if _T.any_requires_grad(self_):
+        grad_fn = MeanBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_self_sym_numel = _T.numel(self_)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def mean_dim(self_, dim, keepdim=False, *, dtype=None):
+    """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:570
+    """
+    result = _T.wrap(kernels.mean_dim(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
+    if _T.any_requires_grad(self_):
+        grad_fn = MeanBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_numel = _T.numel(self_)
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def logsumexp(self_, dim, keepdim=False):
+    """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:578
+    """
+    result = _T.wrap(kernels.logsumexp(_T.data(self_), dim, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = LogsumexpBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def max_dim(self_, dim, keepdim=False):
+    """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml:586
+    """
+    values, indices = map(_T.wrap, kernels.max_dim(_T.data(self_), dim, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = MaxBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(values, grad_fn)
+        _T.skip_output(indices, grad_fn)
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _max_dim_return(values, indices)
+
+
+def max_default(self_):
+    """max(Tensor self) -> Tensor
+
+    derivatives.yaml:596
+    """
+    result = _T.wrap(kernels.max(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = MaxBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def amax(self_, dim=(), keepdim=False):
+    """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+
+    derivatives.yaml:604
+    """
+    result = _T.wrap(kernels.amax(_T.data(self_), dim, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = AmaxBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def amin(self_, dim=(), keepdim=False):
+    """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+
+    derivatives.yaml:615
+    """
+    result = _T.wrap(kernels.amin(_T.data(self_), dim, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = AminBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def min_dim(self_, dim, keepdim=False):
+    """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml:624
+    """
+    values, indices = map(_T.wrap, kernels.min_dim(_T.data(self_), dim, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = MinBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(values, grad_fn)
+        _T.skip_output(indices, grad_fn)
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _min_dim_return(values, indices)
+
+
+def min_default(self_):
+    """min(Tensor self) -> Tensor
+
+    derivatives.yaml:634
+    """
+    result = _T.wrap(kernels.min(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = MinBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def argmax(self_, dim=None, keepdim=False):
+    """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:642
+    """
+    result = _T.wrap(kernels.argmax(_T.data(self_), dim, keepdim))
+    return result
+
+
+def argmin(self_, dim=None, keepdim=False):
+    """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:650
+    """
+    result = _T.wrap(kernels.argmin(_T.data(self_), dim, keepdim))
+    return result
+
+
+def norm_Scalar(self_, p=2):
+    """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
+
+    derivatives.yaml:657
+    """
+    result = _T.wrap(kernels.norm_Scalar(_T.data(self_), p))
+    if _T.any_requires_grad(self_):
+        grad_fn = NormBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_p = p
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
+    """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:673
+    """
+    result = _T.wrap(kernels.norm_ScalarOpt_dim(_T.data(self_), p, dim, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = NormBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_p = p
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:684
+    """
+    result = _T.wrap(kernels.linalg_vector_norm(_T.data(self_), ord, dim, keepdim, _T.numpy_dtype(dtype)))
+    if _T.any_requires_grad(self_):
+        grad_fn = LinalgVectorNormBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_ord = ord
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def prod_default(self_, *, dtype=None):
+    """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:696
+    """
+    result = _T.wrap(kernels.prod(_T.data(self_), _T.numpy_dtype(dtype)))
+    if _T.any_requires_grad(self_):
+        grad_fn = ProdBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
+    """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:707
+    """
+    result = _T.wrap(kernels.prod_dim_int(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
+    if _T.any_requires_grad(self_):
+        grad_fn = ProdBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def std_correction(self_, dim=None, *, correction=None, keepdim=False):
+    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:716
+    """
+    result = _T.wrap(kernels.std_correction(_T.data(self_), dim, correction, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = StdBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_correction = correction
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def var_correction(self_, dim=None, *, correction=None, keepdim=False):
+    """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:728
+    """
+    result = _T.wrap(kernels.var_correction(_T.data(self_), dim, correction, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = VarBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_correction = correction
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+    return result
+
+
 def t(self_):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:560
+    derivatives.yaml:740
     """
     result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -1228,7 +1545,7 @@ def t(self_):
 def expand(self_, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:566
+    derivatives.yaml:746
     """
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
     if _T.any_requires_grad(self_):
@@ -1242,7 +1559,7 @@ def expand(self_, size, *, implicit=False):
 def unsqueeze(self_, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:573
+    derivatives.yaml:753
     """
     result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -1256,7 +1573,7 @@ def unsqueeze(self_, dim):
 def squeeze_default(self_):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:580
+    derivatives.yaml:760
     """
     result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -1270,7 +1587,7 @@ def squeeze_default(self_):
 def squeeze_dim(self_, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:586
+    derivatives.yaml:766
     """
     result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -1285,7 +1602,7 @@ def squeeze_dim(self_, dim):
 def squeeze_dims(self_, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:593
+    derivatives.yaml:773
     """
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -1300,7 +1617,7 @@ def squeeze_dims(self_, dim):
 def _to_copy(self_, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:599
+    derivatives.yaml:779
     """
     result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1314,7 +1631,7 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:605
+    derivatives.yaml:785
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1327,7 +1644,7 @@ def clone(self_):
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:611
+    derivatives.yaml:791
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -1342,7 +1659,7 @@ def transpose_int(self_, dim0, dim1):
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:618
+    derivatives.yaml:798
     """
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
     if _T.any_requires_grad(self_):
@@ -1356,7 +1673,7 @@ def _unsafe_view(self_, size):
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:624
+    derivatives.yaml:804
     """
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
     if _T.any_requires_grad(self_):
@@ -1370,7 +1687,7 @@ def view(self_, size):
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:631
+    derivatives.yaml:811
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1386,7 +1703,7 @@ def zero_(self_):
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:639
+    derivatives.yaml:819
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -1401,7 +1718,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:646
+    derivatives.yaml:826
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -1499,6 +1816,24 @@ OVERLOADS = {
     "logical_or": logical_or,
     "sum": sum_default,
     "sum.dim_IntList": sum_dim_IntList,
+    "mean": mean_default,
+    "mean.dim": mean_dim,
+    "logsumexp": logsumexp,
+    "max.dim": max_dim,
+    "max": max_default,
+    "amax": amax,
+    "amin": amin,
+    "min.dim": min_dim,
+    "min": min_default,
+    "argmax": argmax,
+    "argmin": argmin,
+    "norm.Scalar": norm_Scalar,
+    "norm.ScalarOpt_dim": norm_ScalarOpt_dim,
+    "linalg_vector_norm": linalg_vector_norm,
+    "prod": prod_default,
+    "prod.dim_int": prod_dim_int,
+    "std.correction": std_correction,
+    "var.correction": var_correction,
     "t": t,
     "expand": expand,
     "unsqueeze": unsqueeze,
@@ -1781,6 +2116,78 @@ _sum_overloads = (
 def sum(*args, **kwargs):
     """Picks the overload of sum that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("sum", _sum_overloads, args, kwargs)
+
+
+_mean_overloads = (
+    (mean_default, "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("dtype", "ScalarType?", True, True),
+    )),
+    (mean_dim, "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("dim", "int[1]?", False, False),
+        ("keepdim", "bool", True, False),
+        ("dtype", "ScalarType?", True, True),
+    )),
+)
+
+
+def mean(*args, **kwargs):
+    """Picks the overload of mean that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("mean", _mean_overloads, args, kwargs)
+
+
+_max_overloads = (
+    (max_dim, "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (
+        ("self_", "Tensor", False, False),
+        ("dim", "int", False, False),
+        ("keepdim", "bool", True, False),
+    )),
+    (max_default, "max(Tensor self) -> Tensor", (
+        ("self_", "Tensor", False, False),
+    )),
+)
+
+
+def max(*args, **kwargs):
+    """Picks the overload of max that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("max", _max_overloads, args, kwargs)
+
+
+_min_overloads = (
+    (min_dim, "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (
+        ("self_", "Tensor", False, False),
+        ("dim", "int", False, False),
+        ("keepdim", "bool", True, False),
+    )),
+    (min_default, "min(Tensor self) -> Tensor", (
+        ("self_", "Tensor", False, False),
+    )),
+)
+
+
+def min(*args, **kwargs):
+    """Picks the overload of min that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("min", _min_overloads, args, kwargs)
+
+
+_prod_overloads = (
+    (prod_default, "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("dtype", "ScalarType?", True, True),
+    )),
+    (prod_dim_int, "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("dim", "int", False, False),
+        ("keepdim", "bool", True, False),
+        ("dtype", "ScalarType?", True, True),
+    )),
+)
+
+
+def prod(*args, **kwargs):
+    """Picks the overload of prod that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("prod", _prod_overloads, args, kwargs)
 
 
 _squeeze_overloads = (

@@ -32,6 +32,22 @@ class TensorMethods:
         """addmm"""
         return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
+    def amax(self, dim=(), keepdim=False):
+        """amax"""
+        return ops.amax(self, dim, keepdim)
+
+    def amin(self, dim=(), keepdim=False):
+        """amin"""
+        return ops.amin(self, dim, keepdim)
+
+    def argmax(self, dim=None, keepdim=False):
+        """argmax"""
+        return ops.argmax(self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        """argmin"""
+        return ops.argmin(self, dim, keepdim)
+
     def clamp(self, *args, **kwargs):
         """clamp.Tensor | clamp"""
         return ops.clamp(self, *args, **kwargs)
@@ -116,6 +132,10 @@ class TensorMethods:
         """logical_or"""
         return ops.logical_or(self, other)
 
+    def logsumexp(self, dim, keepdim=False):
+        """logsumexp"""
+        return ops.logsumexp(self, dim, keepdim)
+
     def lt(self, *args, **kwargs):
         """lt.Scalar | lt.Tensor"""
         return ops.lt(self, *args, **kwargs)
@@ -124,9 +144,21 @@ class TensorMethods:
         """masked_fill.Scalar | masked_fill.Tensor"""
         return ops.masked_fill(self, *args, **kwargs)
 
+    def max(self, *args, **kwargs):
+        """max.dim | max"""
+        return ops.max(self, *args, **kwargs)
+
     def maximum(self, other):
         """maximum"""
         return ops.maximum(self, other)
+
+    def mean(self, *args, **kwargs):
+        """mean | mean.dim"""
+        return ops.mean(self, *args, **kwargs)
+
+    def min(self, *args, **kwargs):
+        """min.dim | min"""
+        return ops.min(self, *args, **kwargs)
 
     def minimum(self, other):
         """minimum"""
@@ -151,6 +183,10 @@ class TensorMethods:
     def pow(self, *args, **kwargs):
         """pow.Tensor_Scalar | pow.Tensor_Tensor"""
         return ops.pow(self, *args, **kwargs)
+
+    def prod(self, *args, **kwargs):
+        """prod | prod.dim_int"""
+        return ops.prod(self, *args, **kwargs)
 
     def reciprocal(self):
         """reciprocal"""

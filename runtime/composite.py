@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from generated import ops
-from runtime import dtypes
+from runtime import dispatch, dtypes
 from runtime import tensor as _tensor
 from runtime.dispatch import int_list
 
@@ -58,6 +58,64 @@ def rtruediv(self: Any, other: Any) -> Any:
 
 
 # -- reductions -------------------------------------------------------------------------------
+
+__all__ += ["var", "std", "norm"]
+
+_SELF, _DIM = ("self_", "Tensor", False, False), ("dim", "int[1]?", False, False)
+
+
+def _variance_overloads(name: str, correction_op: Any) -> tuple:
+    """PyTorch's Python spellings of var/std, each recorded as `<name>.correction`.
+
+    `unbiased=` is the older spelling of correction=1 (True) or correction=0 (False).
+    """
+
+    def unbiased_all(self_: Any, unbiased: bool = True) -> Any:
+        return correction_op(self_, None, correction=int(unbiased))
+
+    def unbiased_dim(self_: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
+        return correction_op(self_, dim, correction=int(unbiased), keepdim=keepdim)
+
+    unbiased = ("unbiased", "bool", True, False)
+    keepdim = ("keepdim", "bool", True, False)
+    return (
+        (unbiased_all, f"{name}(Tensor self, bool unbiased=True) -> Tensor", (_SELF, unbiased)),
+        (unbiased_dim, f"{name}.dim(Tensor self, int[1]? dim, bool unbiased=True, "
+                       "bool keepdim=False) -> Tensor", (_SELF, _DIM, unbiased, keepdim)),
+        (correction_op, f"{name}.correction(Tensor self, int[1]? dim=None, *, "
+                        "Scalar? correction=None, bool keepdim=False) -> Tensor",
+         (_SELF, ("dim", "int[1]?", True, False), ("correction", "Scalar?", True, True),
+          ("keepdim", "bool", True, True))),
+    )
+
+
+def var(input: Any, *args: Any, **kwargs: Any) -> Any:
+    """`x.var()`, `x.var(0)`, `x.var(dim=1, unbiased=False)`, `x.var(correction=0)`."""
+    overloads = _variance_overloads("var", ops.var_correction)
+    return dispatch.call("var", overloads, (input, *args), kwargs)
+
+
+def std(input: Any, *args: Any, **kwargs: Any) -> Any:
+    """`x.std()`, `x.std(0)`, `x.std(dim=1, unbiased=False)`, `x.std(correction=0)`."""
+    overloads = _variance_overloads("std", ops.std_correction)
+    return dispatch.call("std", overloads, (input, *args), kwargs)
+
+
+def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+         dtype: Any = None) -> Any:
+    """torch.norm: a vector norm, computed as linalg_vector_norm, as PyTorch's Python does.
+
+    "fro" is the 2-norm of the elements; matrix norms ("nuc", "fro" over more than two
+    dimensions) are not implemented.
+    """
+    if isinstance(p, str):
+        if p != "fro" or not (dim is None or isinstance(dim, int) or len(dim) <= 2):
+            raise NotImplementedError(f"norm(p={p!r}) is a matrix norm; gradgen has only "
+                                      "vector norms")
+        p = 2
+    dims = [dim] if isinstance(dim, int) else dim
+    return ops.linalg_vector_norm(input, 2 if p is None else p, dims, keepdim,
+                                  dtype=dtype)
 
 # -- shape and indexing -----------------------------------------------------------------------
 
@@ -120,6 +178,15 @@ class CompositeMethods:
         return ops.where(condition, self, other)
 
     # -- reductions ---------------------------------------------------------------------------
+    def var(self, *args: Any, **kwargs: Any) -> Any:
+        return var(self, *args, **kwargs)
+
+    def std(self, *args: Any, **kwargs: Any) -> Any:
+        return std(self, *args, **kwargs)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+             dtype: Any = None) -> Any:
+        return norm(self, p, dim, keepdim, dtype)
 
     # -- shape and indexing -------------------------------------------------------------------
     def reshape(self, *shape: Any) -> Any:

@@ -4,10 +4,13 @@ A kernel knows numpy and nothing else: no Tensor, no graph, no grad mode. Argume
 the schema types as Tensor arrive as numpy arrays, or as Python numbers where a number
 stands in for a tensor (`x * 2`). Results follow PyTorch's type promotion: a Python
 number or a 0-dim array does not widen a dimensioned array of the same category.
+Kernels named after ops shadow builtins (`sum`, `max`, `abs`): other code here says
+`builtins.max`.
 """
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any
 
@@ -52,7 +55,7 @@ def result_type(*operands: Any) -> np.dtype:
         if tier < 2:
             candidate = np.result_type(*values)
         else:
-            category = max(_category(v) for v in values)
+            category = builtins.max(_category(v) for v in values)
             candidate = np.dtype([np.bool_, np.int64, _DEFAULT_FLOAT][category])
         if result is None:
             result = candidate
@@ -479,10 +482,48 @@ def logical_or(self, other):
 
 # -- reductions ---------------------------------------------------------------------------------
 
+def _axes(dim: Any, ndim: int) -> tuple[int, ...]:
+    """The numpy axes of a reduction over `dim`: every axis for None or [] (as in PyTorch).
+
+    `dim` is an int or a list of ints (int[1] takes both); a 0-dim tensor accepts 0 and -1.
+    """
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims:
+        return tuple(range(ndim))
+    axes = tuple(_wrap_dim(d, ndim) for d in dims)
+    for d, axis in zip(dims, axes, strict=True):
+        if axes.count(axis) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return axes if ndim else ()
+
+
 def _sum_dtype(array: np.ndarray, dtype: Any) -> np.dtype:
+    """sum and prod accumulate bool and integers as int64 unless told otherwise."""
     if dtype is not None:
         return dtype
     return np.dtype(np.int64) if array.dtype.kind in "biu" else array.dtype
+
+
+def _mean_dtype(array: np.ndarray, dtype: Any) -> np.dtype:
+    out = array.dtype if dtype is None else np.dtype(dtype)
+    if out.kind != "f":
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {_scalar_type_name(out)}"
+        )
+    return out
+
+
+def _scalar_type_name(dtype: np.dtype) -> str:
+    return {"f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool"}[
+        np.dtype(dtype).str[1:]]
+
+
+def _float_input(array: np.ndarray) -> np.ndarray:
+    """logsumexp makes sense only on floats: it takes integers as the default float dtype."""
+    return array if array.dtype.kind == "f" else array.astype(_DEFAULT_FLOAT)
 
 
 def sum(self, dtype=None):  # noqa: A001 - the op's name
@@ -490,9 +531,169 @@ def sum(self, dtype=None):  # noqa: A001 - the op's name
 
 
 def sum_dim_IntList(self, dim, keepdim=False, dtype=None):
-    axis = None if dim is None or dim == () else tuple(np.atleast_1d(dim))
     out = _sum_dtype(self, dtype)
-    return _array(np.sum(self, axis=axis, keepdims=keepdim, dtype=out), out)
+    return _array(np.sum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+
+
+def mean(self, dtype=None):
+    out = _mean_dtype(self, dtype)
+    return _array(np.mean(self, dtype=out), out)
+
+
+def mean_dim(self, dim, keepdim=False, dtype=None):
+    out = _mean_dtype(self, dtype)
+    return _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+
+
+def _check_nonempty(self: np.ndarray, axes: tuple[int, ...], name: str, hint: str = "") -> None:
+    """max-like reductions have no identity: an empty slice is PyTorch's error."""
+    if self.size:
+        return
+    if len(axes) == self.ndim:
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{hint}"
+        )
+    for axis in axes:
+        if self.shape[axis] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+
+
+_DIM_HINT = " Specify the reduction dim with the 'dim' argument."
+
+
+def amax(self, dim=(), keepdim=False):
+    axes = _axes(dim, self.ndim)
+    _check_nonempty(self, axes, "amax", _DIM_HINT)
+    return np.amax(self, axis=axes, keepdims=keepdim)
+
+
+def amin(self, dim=(), keepdim=False):
+    axes = _axes(dim, self.ndim)
+    _check_nonempty(self, axes, "amin", _DIM_HINT)
+    return np.amin(self, axis=axes, keepdims=keepdim)
+
+
+def _select(self: np.ndarray, dim: int, keepdim: bool, pick,
+            name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) of max.dim / min.dim; ties pick the first index, NaN wins."""
+    axis = _axes(dim, self.ndim)
+    _check_nonempty(self, axis, name)
+    if not axis:  # a 0-dim tensor: the value itself, at index 0
+        return self.copy(), np.zeros((), dtype=np.int64)
+    indices = np.expand_dims(pick(self, axis=axis[0]), axis[0])
+    values = np.take_along_axis(self, indices, axis[0])
+    if not keepdim:
+        values, indices = np.squeeze(values, axis[0]), np.squeeze(indices, axis[0])
+    return values, indices.astype(np.int64)
+
+
+def max_dim(self, dim, keepdim=False):
+    return _select(self, dim, keepdim, np.argmax, "max")
+
+
+def max(self):  # noqa: A001 - the op's name
+    _check_nonempty(self, _axes(None, self.ndim), "max", _DIM_HINT)
+    return np.asarray(np.max(self))
+
+
+def min_dim(self, dim, keepdim=False):
+    return _select(self, dim, keepdim, np.argmin, "min")
+
+
+def min(self):  # noqa: A001 - the op's name
+    _check_nonempty(self, _axes(None, self.ndim), "min", _DIM_HINT)
+    return np.asarray(np.min(self))
+
+
+def argmax(self, dim=None, keepdim=False):
+    if dim is None:
+        _check_nonempty(self, _axes(None, self.ndim), "argmax")
+        index = np.asarray(np.argmax(self), dtype=np.int64)
+        return index.reshape((1,) * self.ndim) if keepdim else index
+    return _select(self, dim, keepdim, np.argmax, "argmax")[1]
+
+
+def argmin(self, dim=None, keepdim=False):
+    if dim is None:
+        _check_nonempty(self, _axes(None, self.ndim), "argmin")
+        index = np.asarray(np.argmin(self), dtype=np.int64)
+        return index.reshape((1,) * self.ndim) if keepdim else index
+    return _select(self, dim, keepdim, np.argmin, "argmin")[1]
+
+
+def prod(self, dtype=None):
+    out = _sum_dtype(self, dtype)
+    return _array(np.prod(self, dtype=out), out)
+
+
+def prod_dim_int(self, dim, keepdim=False, dtype=None):
+    out = _sum_dtype(self, dtype)
+    return _array(np.prod(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+
+
+def var_correction(self, dim=None, correction=None, keepdim=False):
+    if self.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    ddof = 1 if correction is None else correction
+    with np.errstate(divide="ignore", invalid="ignore"):  # N <= correction gives inf or nan
+        result = np.var(self, axis=_axes(dim, self.ndim), ddof=ddof,
+                        keepdims=keepdim)
+    return np.asarray(result)
+
+
+def std_correction(self, dim=None, correction=None, keepdim=False):
+    return np.sqrt(var_correction(self, dim, correction, keepdim))
+
+
+def logsumexp(self, dim, keepdim=False):
+    self = _float_input(self)
+    axes = _axes(dim, self.ndim)
+    if self.size == 0:
+        return np.log(np.sum(np.exp(self), axis=axes, keepdims=keepdim))
+    # Shift by the maximum so exp cannot overflow; an infinite maximum is not shifted by.
+    shift = np.amax(self, axis=axes, keepdims=True)
+    shift = np.where(np.isinf(shift), 0, shift)
+    with np.errstate(divide="ignore"):
+        result = np.log(np.sum(np.exp(self - shift), axis=axes, keepdims=True)) + shift
+    return result if keepdim else np.squeeze(result, axes)
+
+
+def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
+    if self.dtype.kind != "f":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_scalar_type_name(self.dtype)}")
+    x = np.abs(self if dtype is None else self.astype(dtype))
+    axes = _axes(dim, self.ndim)
+    if ord == float("inf"):
+        result = np.amax(x, axis=axes, keepdims=keepdim, initial=0)
+    elif ord == -float("inf"):
+        result = np.amin(x, axis=axes, keepdims=keepdim)
+    elif ord == 0:
+        result = np.sum(x != 0, axis=axes, keepdims=keepdim).astype(x.dtype)
+    elif ord == 1:
+        result = np.sum(x, axis=axes, keepdims=keepdim)
+    elif ord == 2:
+        result = np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdim))
+    else:
+        with np.errstate(divide="ignore"):
+            result = np.sum(x ** ord, axis=axes, keepdims=keepdim) ** (1.0 / ord)
+    return np.asarray(result, dtype=x.dtype)
+
+
+def _check_norm_input(self: np.ndarray) -> None:
+    if self.dtype.kind != "f":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_scalar_type_name(self.dtype)} instead.")
+
+
+def norm_Scalar(self, p=2):
+    _check_norm_input(self)
+    return linalg_vector_norm(self, p)
+
+
+def norm_ScalarOpt_dim(self, p, dim, keepdim=False):
+    _check_norm_input(self)
+    return linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
 
 
 # -- shape and indexing -----------------------------------------------------------------------
@@ -540,7 +741,7 @@ def _to_copy(self, dtype=None):
 
 def _wrap_dim(dim: int, ndim: int) -> int:
     """A dimension index in [-ndim, ndim), made non-negative, with PyTorch's error."""
-    size = max(ndim, 1)
+    size = builtins.max(ndim, 1)
     if not -size <= dim < size:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-size}, {size - 1}], "

@@ -111,6 +111,14 @@ def _normalized_dims(dim: Sequence[int] | int | None, ndim: int) -> list[int]:
     return sorted(d % ndim if ndim else 0 for d in dims)
 
 
+def _reduced_count(sizes: Sequence[int], dim: Sequence[int] | int | None) -> int:
+    """How many elements each output of a reduction over `dim` combines."""
+    count = 1
+    for d in _normalized_dims(dim, len(sizes)):
+        count *= sizes[d] if sizes else 1
+    return count
+
+
 def unsqueeze_multiple(grad: Any, dim: Sequence[int] | int | None, ndim: int) -> Any:
     """Put back the dimensions a reduction without keepdim removed."""
     for d in _normalized_dims(dim, ndim):
@@ -118,11 +126,146 @@ def unsqueeze_multiple(grad: Any, dim: Sequence[int] | int | None, ndim: int) ->
     return grad
 
 
+def restore_reduced_dims(output: Any, dim: Sequence[int] | int | None, keepdim: bool) -> Any:
+    """A reduction's output with the reduced dimensions back (size 1), knowing only `dim`.
+
+    A reduction over every dimension (dim None or []) gives a 0-dim output, which
+    broadcasts as it is.
+    """
+    dims = [dim] if isinstance(dim, int) else list(dim or ())
+    if keepdim or not dims:
+        return output
+    return unsqueeze_multiple(output, dims, output.ndim + len(dims))
+
+
+def ones_like(tensor: Any) -> Any:
+    """Ones of `tensor`'s shape and dtype, outside any graph (for forward-mode formulas)."""
+    from runtime.factories import ones_like as _ones_like
+
+    return _ones_like(tensor)
+
+
 def sum_backward(grad: Any, sizes: Sequence[int], dim: Any, keepdim: bool) -> Any:
     """A sum over `dim` spreads its gradient back over the summed dimensions."""
     if not keepdim and len(sizes) > 0:
         grad = unsqueeze_multiple(grad, dim, len(sizes))
     return grad.expand(sizes)
+
+
+def mean_backward(grad: Any, sizes: Sequence[int], dim: Any, numel: int, keepdim: bool) -> Any:
+    """A mean is a sum divided by the number of elements each output averages."""
+    all_dims = dim is None or (not isinstance(dim, int) and len(dim) == 0)
+    count = numel if all_dims else _reduced_count(sizes, dim)
+    return sum_backward(grad, sizes, dim, keepdim) / count
+
+
+def scale_grad_by_count(grad: Any, mask: Any, dim: Any) -> Any:
+    """Share each slice's gradient evenly among the positions `mask` marks (ties of amax)."""
+    return (grad / mask.sum(dim, keepdim=True, dtype=grad.dtype)) * mask
+
+
+def evenly_distribute_backward(grad: Any, input: Any, value: Any) -> Any:
+    """max()/min() of a whole tensor: every element equal to the result gets an equal share."""
+    mask = input == value
+    return mask * (grad / mask.sum(dtype=grad.dtype))
+
+
+def _selected(dim: int, indices: Any, sizes: Sequence[int], keepdim: bool) -> Any:
+    """A bool mask of `sizes`, true where max.dim/min.dim took its value from."""
+    from runtime.factories import arange
+
+    dim %= len(sizes)
+    if not keepdim:
+        indices = indices.unsqueeze(dim)
+    positions = arange(sizes[dim]).view([-1 if d == dim else 1 for d in range(len(sizes))])
+    return positions == indices
+
+
+def value_selecting_reduction_backward(grad: Any, dim: int, indices: Any,
+                                       sizes: Sequence[int], keepdim: bool) -> Any:
+    """max.dim/min.dim: the whole gradient goes to the index that was returned."""
+    if len(sizes) == 0:
+        return grad
+    grad = grad if keepdim else grad.unsqueeze(dim % len(sizes))
+    return ops.where(_selected(dim, indices, sizes, keepdim), grad, 0)
+
+
+def prod_backward(grad: Any, input: Any, result: Any, dim: int | None = None,
+                  keepdim: bool = False) -> Any:
+    """d prod / d x_i is the product of the other elements: result / x_i when no x_j is 0."""
+    if dim is None:  # the product of all elements: one slice, the flattened input
+        if int((input == 0).sum()) == 0:
+            return grad * (result / input)
+        return (grad * _product_of_others(input.reshape(-1), 0)).reshape(input.shape)
+    if input.ndim == 0:
+        return grad
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    if int((input == 0).sum()) == 0:
+        return grad * (restore_reduced_dims(result, dim, keepdim) / input)
+    return grad * _product_of_others(input, dim)
+
+
+def _product_of_others(input: Any, dim: int) -> Any:
+    """For each element, the product of the other elements of its slice along `dim`,
+    without dividing by zero, and exact to second order (as gradgradcheck checks).
+
+    A nonzero element's share is (product of the nonzero elements) / x_i times the product
+    of the zeros: 0 if the slice has a zero, yet with the right derivative with respect to
+    it. A zero's share is the product of the nonzero elements times the other zeros: 1 if
+    there is no other, that other zero if there is one, 0 if there are more.
+    """
+    is_zero = input == 0
+    nonzero = ops.where(is_zero, 1, input)
+    nonzero_product = nonzero.prod(dim, keepdim=True)
+    zero_product = ops.where(is_zero, input, 1).prod(dim, keepdim=True)
+    zeros = is_zero.sum(dim, keepdim=True)
+    other_zero = ops.where(is_zero, input, 0).sum(dim, keepdim=True) - input
+    other_zeros = ops.where(zeros == 1, 1, ops.where(zeros == 2, other_zero, 0))
+    return ops.where(is_zero, nonzero_product * other_zeros,
+                     nonzero_product * zero_product / nonzero)
+
+
+def var_backward(grad: Any, self: Any, dim: Any, correction: Any, keepdim: bool) -> Any:
+    """d var / d x_i = 2 (x_i - mean) / (N - correction) for each slice of N elements."""
+    dof = _reduced_count(self.shape, dim) - (1 if correction is None else correction)
+    scale = 2.0 / dof if dof > 0 else float("inf")
+    if not keepdim and self.ndim > 0:
+        grad = unsqueeze_multiple(grad, dim, self.ndim)
+    return scale * grad * (self - self.mean(dim, keepdim=True))
+
+
+def std_backward(result: Any, grad: Any, self: Any, dim: Any, correction: Any,
+                 keepdim: bool) -> Any:
+    """std = sqrt(var); where std is 0 (a constant slice) the gradient is 0, as PyTorch's."""
+    grad_var = ops.where(result == 0, 0, grad / (2 * result))
+    return var_backward(grad_var, self, dim, correction, keepdim)
+
+
+def logsumexp_backward(grad: Any, self: Any, result: Any, dim: Any, keepdim: bool) -> Any:
+    """d logsumexp / d x_i = exp(x_i - logsumexp): the softmax of each slice."""
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    return grad * (self - restore_reduced_dims(result, dim, keepdim)).exp()
+
+
+def norm_backward(grad: Any, self: Any, p: Any, norm: Any, dim: Any = None,
+                  keepdim: bool = False) -> Any:
+    """The gradient of a vector p-norm; 0 wherever the norm is 0 (PyTorch's subgradient)."""
+    p = 2 if p is None else p
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    norm = restore_reduced_dims(norm, dim, keepdim)
+    if p == 0:
+        return zeros_like(self)
+    if p == 1:
+        return self.sign() * grad
+    if p == 2:
+        return grad * ops.where(norm == 0, 0, self / norm)
+    if math.isinf(p):  # ties for the largest |x| share the gradient evenly, with x's sign
+        return self.sign() * scale_grad_by_count(grad, self.abs() == norm, dim)
+    if p < 1:
+        scaled = self.sign() * ops.where(self == 0, 0, self.abs().pow(p - 1))
+        return scaled * grad * norm.pow(1 - p)
+    scaled = self.sign() * self.abs().pow(p - 1)
+    return scaled * ops.where(norm == 0, 0, grad / norm.pow(p - 1))
 
 
 # -- shape and indexing -----------------------------------------------------------------------
