@@ -302,11 +302,12 @@ class Tensor(TensorMethods, CompositeMethods):
 # ---------------------------------------------------------------------------------------
 
 def data(value: Any) -> Any:
-    """The numpy array of a Tensor; anything else (a number, None, a list) as it is."""
+    """The numpy array of a Tensor, a list of them for a Tensor[] (None items stay None,
+    as in index's `Tensor?[] indices`); anything else (a number, None) as it is."""
     if isinstance(value, Tensor):
         return value._data
-    if isinstance(value, list | tuple) and value and isinstance(value[0], Tensor):
-        return [v._data for v in value]
+    if isinstance(value, list | tuple) and any(isinstance(v, Tensor) for v in value):
+        return [v._data if isinstance(v, Tensor) else v for v in value]
     return value
 
 
