@@ -226,6 +226,10 @@ class Tensor(TensorMethods, CompositeMethods):
     def numel(self) -> int:
         return self._data.size
 
+    def is_contiguous(self) -> bool:
+        """Whether the elements lie in row-major order with no gaps (numpy's C order)."""
+        return self._data.flags.c_contiguous
+
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
