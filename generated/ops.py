@@ -12,16 +12,34 @@ from generated.functions import (
     AddBackward0,
     AddBackward1,
     AddmmBackward0,
+    AliasBackward0,
+    CatBackward0,
     CloneBackward0,
     ExpandBackward0,
+    FlipBackward0,
+    GatherBackward0,
+    IndexAddBackward0,
+    IndexBackward0,
+    IndexPutBackward0,
+    IndexSelectBackward0,
     MmBackward0,
     MulBackward0,
     MulBackward1,
+    PermuteBackward0,
     PowBackward0,
     ReluBackward0,
+    RepeatBackward0,
+    ScatterAddBackward0,
+    SelectBackward0,
+    SelectBackwardBackward0,
+    SliceBackward0,
+    SliceBackwardBackward0,
+    SplitBackward0,
+    SplitWithSizesBackward0,
     SqueezeBackward0,
     SqueezeBackward1,
     SqueezeBackward2,
+    StackBackward0,
     SubBackward0,
     SumBackward0,
     SumBackward1,
@@ -29,6 +47,7 @@ from generated.functions import (
     ThresholdBackwardBackward0,
     ToCopyBackward0,
     TransposeBackward0,
+    UnbindBackward0,
     UnsafeViewBackward0,
     UnsqueezeBackward0,
     ViewBackward0,
@@ -37,25 +56,44 @@ from generated.functions import (
 from runtime import dispatch as _dispatch
 from runtime import kernels
 from runtime import tensor as _T
-from runtime.node import SavedVariable
+from runtime.node import SavedVariable, SavedVariableList
 
 __all__ = [
     "_to_copy",
     "_unsafe_view",
     "add",
     "addmm",
+    "alias",
+    "cat",
     "clone",
     "expand",
+    "flip",
+    "gather",
+    "index",
+    "index_add",
+    "index_put",
+    "index_select",
     "mm",
     "mul",
+    "permute",
     "pow",
     "relu",
+    "repeat",
+    "scatter_add",
+    "select",
+    "select_backward",
+    "slice",
+    "slice_backward",
+    "split",
+    "split_with_sizes",
     "squeeze",
+    "stack",
     "sub",
     "sum",
     "t",
     "threshold_backward",
     "transpose",
+    "unbind",
     "unsqueeze",
     "view",
     "zero_",
@@ -429,10 +467,304 @@ def zero_(self_):
     return self_
 
 
+def alias(self_):
+    """alias(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml:174
+    """
+    result = _T.wrap_view(kernels.alias(_T.data(self_)), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = AliasBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def permute(self_, dims):
+    """permute(Tensor(a) self, int[] dims) -> Tensor(a)
+
+    derivatives.yaml:181
+    """
+    result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = PermuteBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dims = dims
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def cat(tensors, dim=0):
+    """cat(Tensor[] tensors, int dim=0) -> Tensor
+
+    derivatives.yaml:188
+    """
+    result = _T.wrap(kernels.cat(_T.data(tensors), dim))
+    if _T.any_requires_grad(tensors):
+        grad_fn = CatBackward0()
+        grad_fn.set_next_edges(_T.next_edges(tensors))
+        grad_fn._saved_tensors_args_sizes = _T.list_sizes(tensors)
+        grad_fn._saved_dim = dim
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def stack(tensors, dim=0):
+    """stack(Tensor[] tensors, int dim=0) -> Tensor
+
+    derivatives.yaml:197
+    """
+    result = _T.wrap(kernels.stack(_T.data(tensors), dim))
+    if _T.any_requires_grad(tensors):
+        grad_fn = StackBackward0()
+        grad_fn.set_next_edges(_T.next_edges(tensors))
+        grad_fn._saved_dim = dim
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def split_Tensor(self_, split_size, dim=0):
+    """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:205
+    """
+    result = [_T.wrap_view(a, self_) for a in kernels.split_Tensor(_T.data(self_), split_size, dim)]
+    if _T.any_requires_grad(self_):
+        grad_fn = SplitBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_split_size = split_size
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        for output in result:
+            _T.set_history(output, grad_fn)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
+
+def split_with_sizes(self_, split_sizes, dim=0):
+    """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:214
+    """
+    result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
+    if _T.any_requires_grad(self_):
+        grad_fn = SplitWithSizesBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_split_sizes = split_sizes
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        for output in result:
+            _T.set_history(output, grad_fn)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
+
+def unbind_int(self_, dim=0):
+    """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:221
+    """
+    result = [_T.wrap_view(a, self_) for a in kernels.unbind_int(_T.data(self_), dim)]
+    if _T.any_requires_grad(self_):
+        grad_fn = UnbindBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        for output in result:
+            _T.set_history(output, grad_fn)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
+
+def select_int(self_, dim, index):
+    """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
+
+    derivatives.yaml:228
+    """
+    result = _T.wrap_view(kernels.select_int(_T.data(self_), dim, index), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = SelectBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def select_backward(grad_output, input_sizes, dim, index):
+    """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
+
+    derivatives.yaml:235
+    """
+    result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
+    if _T.any_requires_grad(grad_output):
+        grad_fn = SelectBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
+    """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
+
+    derivatives.yaml:242
+    """
+    result = _T.wrap_view(kernels.slice_Tensor(_T.data(self_), dim, start, end, step), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = SliceBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_start = start
+        grad_fn._saved_end = end
+        grad_fn._saved_step = step
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def slice_backward(grad_output, input_sizes, dim, start, end, step):
+    """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
+
+    derivatives.yaml:251
+    """
+    result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
+    if _T.any_requires_grad(grad_output):
+        grad_fn = SliceBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_start = start
+        grad_fn._saved_end = end
+        grad_fn._saved_step = step
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def index_Tensor(self_, indices):
+    """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+
+    derivatives.yaml:258
+    """
+    result = _T.wrap(kernels.index_Tensor(_T.data(self_), _T.data(indices)))
+    if _T.any_requires_grad(self_):
+        grad_fn = IndexBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn.indices_ = SavedVariableList(indices, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def index_put(self_, indices, values, accumulate=False):
+    """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+
+    derivatives.yaml:269
+    """
+    result = _T.wrap(kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
+    if _T.any_requires_grad(self_, values):
+        grad_fn = IndexPutBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, values))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn.indices_ = SavedVariableList(indices, False)
+        grad_fn.values_ = SavedVariable(values, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def index_select(self_, dim, index):
+    """index_select(Tensor self, int dim, Tensor index) -> Tensor
+
+    derivatives.yaml:279
+    """
+    result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
+    if _T.any_requires_grad(self_):
+        grad_fn = IndexSelectBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def index_add(self_, dim, index, source, *, alpha=1):
+    """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:287
+    """
+    result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
+    if _T.any_requires_grad(self_, source):
+        grad_fn = IndexAddBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, source))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn._saved_alpha = alpha
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def gather(self_, dim, index, *, sparse_grad=False):
+    """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
+
+    derivatives.yaml:296
+    """
+    result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
+    if _T.any_requires_grad(self_):
+        grad_fn = GatherBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def scatter_add(self_, dim, index, src):
+    """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml:304
+    """
+    result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
+    if _T.any_requires_grad(self_, src):
+        grad_fn = ScatterAddBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, src))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def repeat(self_, repeats):
+    """repeat(Tensor self, SymInt[] repeats) -> Tensor
+
+    derivatives.yaml:312
+    """
+    result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
+    if _T.any_requires_grad(self_):
+        grad_fn = RepeatBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_repeats = repeats
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def flip(self_, dims):
+    """flip(Tensor self, int[] dims) -> Tensor
+
+    derivatives.yaml:319
+    """
+    result = _T.wrap(kernels.flip(_T.data(self_), dims))
+    if _T.any_requires_grad(self_):
+        grad_fn = FlipBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dims = dims
+        _T.set_history(result, grad_fn)
+    return result
+
+
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:176
+    derivatives.yaml:328
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -447,7 +779,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:183
+    derivatives.yaml:335
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -462,12 +794,17 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 
 add = add_Tensor
 add_ = add_Tensor_
+index = index_Tensor
 mul = mul_Tensor
 mul_ = mul_Tensor_
 pow = pow_Tensor_Scalar
+select = select_int
+slice = slice_Tensor
+split = split_Tensor
 sub = sub_Tensor
 sub_ = sub_Tensor_
 transpose = transpose_int
+unbind = unbind_int
 
 
 # Every overload's wrapper by schema name, for tools (`python -m codegen verify`).
@@ -494,6 +831,25 @@ OVERLOADS = {
     "_unsafe_view": _unsafe_view,
     "view": view,
     "zero_": zero_,
+    "alias": alias,
+    "permute": permute,
+    "cat": cat,
+    "stack": stack,
+    "split.Tensor": split_Tensor,
+    "split_with_sizes": split_with_sizes,
+    "unbind.int": unbind_int,
+    "select.int": select_int,
+    "select_backward": select_backward,
+    "slice.Tensor": slice_Tensor,
+    "slice_backward": slice_backward,
+    "index.Tensor": index_Tensor,
+    "index_put": index_put,
+    "index_select": index_select,
+    "index_add": index_add,
+    "gather": gather,
+    "scatter_add": scatter_add,
+    "repeat": repeat,
+    "flip": flip,
     "mm": mm,
     "addmm": addmm,
 }

@@ -36,6 +36,26 @@ class TensorMethods:
         """expand"""
         return ops.expand(self, _dispatch.int_list(size), implicit=implicit)
 
+    def flip(self, *dims):
+        """flip"""
+        return ops.flip(self, _dispatch.int_list(dims))
+
+    def gather(self, dim, index, *, sparse_grad=False):
+        """gather"""
+        return ops.gather(self, dim, index, sparse_grad=sparse_grad)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        """index_add"""
+        return ops.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_put(self, indices, values, accumulate=False):
+        """index_put"""
+        return ops.index_put(self, indices, values, accumulate)
+
+    def index_select(self, dim, index):
+        """index_select"""
+        return ops.index_select(self, dim, index)
+
     def mm(self, mat2):
         """mm"""
         return ops.mm(self, mat2)
@@ -44,6 +64,10 @@ class TensorMethods:
         """mul.Tensor"""
         return ops.mul_Tensor(self, other)
 
+    def permute(self, *dims):
+        """permute"""
+        return ops.permute(self, _dispatch.int_list(dims))
+
     def pow(self, exponent):
         """pow.Tensor_Scalar"""
         return ops.pow_Tensor_Scalar(self, exponent)
@@ -51,6 +75,22 @@ class TensorMethods:
     def relu(self):
         """relu"""
         return ops.relu(self)
+
+    def repeat(self, *repeats):
+        """repeat"""
+        return ops.repeat(self, _dispatch.int_list(repeats))
+
+    def scatter_add(self, dim, index, src):
+        """scatter_add"""
+        return ops.scatter_add(self, dim, index, src)
+
+    def select(self, dim, index):
+        """select.int"""
+        return ops.select_int(self, dim, index)
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        """split_with_sizes"""
+        return ops.split_with_sizes(self, split_sizes, dim)
 
     def squeeze(self, *args, **kwargs):
         """squeeze | squeeze.dim | squeeze.dims"""
@@ -71,6 +111,10 @@ class TensorMethods:
     def transpose(self, dim0, dim1):
         """transpose.int"""
         return ops.transpose_int(self, dim0, dim1)
+
+    def unbind(self, dim=0):
+        """unbind.int"""
+        return ops.unbind_int(self, dim)
 
     def unsqueeze(self, dim):
         """unsqueeze"""
