@@ -47,6 +47,7 @@ __all__ = [
     "SliceBackwardBackward0",
     "IndexBackward0",
     "IndexPutBackward0",
+    "IndexPutImplBackward0",
     "IndexSelectBackward0",
     "IndexAddBackward0",
     "GatherBackward0",
@@ -590,18 +591,19 @@ class StackBackward0(Node):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
     derivatives.yaml:197
-    tensors: stack_tensors_backward(grad, dim)
+    tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
     """
 
-    __slots__ = ("_saved_dim",)
+    __slots__ = ("_saved_dim", "_saved_tensors_args_sizes")
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
+        tensors_args_sizes = self._saved_tensors_args_sizes
         grad_inputs = [None] * len(self._next_functions)
-        # tensors: stack_tensors_backward(grad, dim)
+        # tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
         if any(self.should_compute_output(i) for i in range(len(grad_inputs))):
-            grad_inputs[:] = manual.stack_tensors_backward(grad, dim)
+            grad_inputs[:] = manual.stack_tensors_backward(grad, dim, tensors_args_sizes)
         return grad_inputs
 
 
@@ -813,10 +815,47 @@ class IndexPutBackward0(Node):
         return grad_inputs
 
 
+class IndexPutImplBackward0(Node):
+    """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
+
+    derivatives.yaml:279
+    self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+    values: index(grad, indices)
+    """
+
+    __slots__ = ("_saved_accumulate", "indices_", "values_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_values(self):
+        return self.values_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.values_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        accumulate = self._saved_accumulate
+        indices = self.indices_.unpack()
+        values = self.values_.unpack()
+        grad_inputs = [None] * 2
+        # self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad if accumulate else ops.index_put(grad, indices, manual.zeros_like(values), False)
+        # values: index(grad, indices)
+        if self.should_compute_output(1):
+            grad_inputs[1] = ops.index(grad, indices)
+        return grad_inputs
+
+
 class IndexSelectBackward0(Node):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:279
+    derivatives.yaml:289
     self: index_select_backward(grad, self.shape, dim, index)
     """
 
@@ -844,7 +883,7 @@ class IndexSelectBackward0(Node):
 class IndexAddBackward0(Node):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:287
+    derivatives.yaml:297
     self: grad
     source: maybe_multiply(grad.index_select(dim, index), alpha)
     """
@@ -876,7 +915,7 @@ class IndexAddBackward0(Node):
 class GatherBackward0(Node):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:296
+    derivatives.yaml:306
     self: gather_backward(grad, self.shape, dim, index)
     """
 
@@ -904,7 +943,7 @@ class GatherBackward0(Node):
 class ScatterAddBackward0(Node):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:304
+    derivatives.yaml:314
     self: grad
     src: grad.gather(dim, index)
     """
@@ -935,7 +974,7 @@ class ScatterAddBackward0(Node):
 class RepeatBackward0(Node):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:312
+    derivatives.yaml:322
     self: repeat_backward(grad, repeats, self.shape)
     """
 
@@ -955,7 +994,7 @@ class RepeatBackward0(Node):
 class FlipBackward0(Node):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:319
+    derivatives.yaml:329
     self: grad.flip(dims)
     """
 
@@ -974,7 +1013,7 @@ class FlipBackward0(Node):
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:328
+    derivatives.yaml:338
     self: grad.mm(mat2.t())
     mat2: self.t().mm(grad)
     """
@@ -1010,7 +1049,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:335
+    derivatives.yaml:345
     self: maybe_multiply(grad, beta)
     mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
     mat2: maybe_multiply(mat1.t().mm(grad), alpha)

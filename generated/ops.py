@@ -21,6 +21,7 @@ from generated.functions import (
     IndexAddBackward0,
     IndexBackward0,
     IndexPutBackward0,
+    IndexPutImplBackward0,
     IndexSelectBackward0,
     MmBackward0,
     MulBackward0,
@@ -59,6 +60,7 @@ from runtime import tensor as _T
 from runtime.node import SavedVariable, SavedVariableList
 
 __all__ = [
+    "_index_put_impl_",
     "_to_copy",
     "_unsafe_view",
     "add",
@@ -519,6 +521,7 @@ def stack(tensors, dim=0):
         grad_fn = StackBackward0()
         grad_fn.set_next_edges(_T.next_edges(tensors))
         grad_fn._saved_dim = dim
+        grad_fn._saved_tensors_args_sizes = _T.list_sizes(tensors)
         _T.set_history(result, grad_fn)
     return result
 
@@ -669,10 +672,29 @@ def index_put(self_, indices, values, accumulate=False):
     return result
 
 
+def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
+    """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
+
+    derivatives.yaml:279
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, values)
+    if needs_grad:
+        grad_fn = IndexPutImplBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, values))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn.indices_ = SavedVariableList(indices, False)
+        grad_fn.values_ = SavedVariable(values, False)
+    _T.write_inplace(self_, kernels._index_put_impl_(_T.data(self_), _T.data(indices), _T.data(values), accumulate, unsafe))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
 def index_select(self_, dim, index):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:279
+    derivatives.yaml:289
     """
     result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
     if _T.any_requires_grad(self_):
@@ -688,7 +710,7 @@ def index_select(self_, dim, index):
 def index_add(self_, dim, index, source, *, alpha=1):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:287
+    derivatives.yaml:297
     """
     result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
     if _T.any_requires_grad(self_, source):
@@ -704,7 +726,7 @@ def index_add(self_, dim, index, source, *, alpha=1):
 def gather(self_, dim, index, *, sparse_grad=False):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:296
+    derivatives.yaml:306
     """
     result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
     if _T.any_requires_grad(self_):
@@ -720,7 +742,7 @@ def gather(self_, dim, index, *, sparse_grad=False):
 def scatter_add(self_, dim, index, src):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:304
+    derivatives.yaml:314
     """
     result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
     if _T.any_requires_grad(self_, src):
@@ -735,7 +757,7 @@ def scatter_add(self_, dim, index, src):
 def repeat(self_, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:312
+    derivatives.yaml:322
     """
     result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
     if _T.any_requires_grad(self_):
@@ -750,7 +772,7 @@ def repeat(self_, repeats):
 def flip(self_, dims):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:319
+    derivatives.yaml:329
     """
     result = _T.wrap(kernels.flip(_T.data(self_), dims))
     if _T.any_requires_grad(self_):
@@ -764,7 +786,7 @@ def flip(self_, dims):
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:328
+    derivatives.yaml:338
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -779,7 +801,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:335
+    derivatives.yaml:345
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -844,6 +866,7 @@ OVERLOADS = {
     "slice_backward": slice_backward,
     "index.Tensor": index_Tensor,
     "index_put": index_put,
+    "_index_put_impl_": _index_put_impl_,
     "index_select": index_select,
     "index_add": index_add,
     "gather": gather,

@@ -448,6 +448,10 @@ def index_put(self, indices, values, accumulate=False):
     return result
 
 
+def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
+    return index_put(self, indices, values, accumulate)
+
+
 def _check_index(index: np.ndarray, op: str) -> None:
     if index.dtype.kind not in "iu":
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")

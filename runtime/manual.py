@@ -103,9 +103,9 @@ def cat_tensors_backward(grad: Any, sizes: Sequence[Sequence[int]], dim: int) ->
     return grads
 
 
-def stack_tensors_backward(grad: Any, dim: int) -> list:
-    """stack put each input at one index of `dim`: unbind gives each its gradient back."""
-    return list(grad.unbind(dim))
+def stack_tensors_backward(grad: Any, dim: int, sizes: Sequence[Sequence[int]]) -> list:
+    """stack put input i at index i of `dim`: selecting it gives its gradient back."""
+    return [grad.select(dim, i) for i in range(len(sizes))]
 
 
 def split_with_sizes_backward(grads: Sequence[Any], split_sizes: Sequence[int], dim: int,
@@ -152,7 +152,7 @@ def slice_backward_wrapper(grad: Any, sizes: Sequence[int], dim: int, start: int
 
 def index_backward(grad: Any, sizes: Sequence[int], indices: Sequence[Any]) -> Any:
     """Scatter-add the gradient back to the indexed positions (repeated ones add up)."""
-    return ops.index_put(_zeros(sizes, grad), indices, grad, True)
+    return ops._index_put_impl_(_zeros(sizes, grad), indices, grad, True, True)
 
 
 def index_select_backward(grad: Any, sizes: Sequence[int], dim: int, index: Any) -> Any:
