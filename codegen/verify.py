@@ -103,8 +103,8 @@ def samples(info: OpInfo, seed: int = 0) -> list[Sample]:
             if arg.name not in raw:
                 continue
             value = _thaw(raw.pop(arg.name))
-            if arg.type.is_tensor_list:
-                args[arg.name] = [_tensor_value(v, rng) for v in value]
+            if arg.type.is_tensor_list:  # a `Tensor?[]` sample may hold None items
+                args[arg.name] = [None if v is None else _tensor_value(v, rng) for v in value]
             elif arg.type.is_tensor and value is not None and not isinstance(
                     value, int | float) or arg.type.is_tensor and isinstance(value, dict):
                 args[arg.name] = _tensor_value(value, rng)
@@ -130,9 +130,10 @@ def _make_runtime_args(info: OpInfo, sample: Sample) -> tuple[dict, list]:
     for name, value in sample.args.items():
         arg = info.schema.argument(name)
         if arg.type.is_tensor_list:
-            tensors = [runtime.tensor(v, requires_grad=name in wanted and v.dtype.kind == "f")
+            tensors = [None if v is None else
+                       runtime.tensor(v, requires_grad=name in wanted and v.dtype.kind == "f")
                        for v in value]
-            leaves.extend(t for t in tensors if t.requires_grad)
+            leaves.extend(t for t in tensors if t is not None and t.requires_grad)
             kwargs[local_name(name)] = tensors
         elif arg.type.is_tensor and isinstance(value, np.ndarray):
             tensor = runtime.tensor(value, requires_grad=name in wanted and value.dtype.kind == "f")

@@ -96,6 +96,26 @@ __all__ = [
     "UnsafeViewBackward0",
     "ViewBackward0",
     "ZeroBackward0",
+    "AliasBackward0",
+    "PermuteBackward0",
+    "CatBackward0",
+    "StackBackward0",
+    "SplitBackward0",
+    "SplitWithSizesBackward0",
+    "UnbindBackward0",
+    "SelectBackward0",
+    "SelectBackwardBackward0",
+    "SliceBackward0",
+    "SliceBackwardBackward0",
+    "IndexBackward0",
+    "IndexPutBackward0",
+    "IndexPutImplBackward0",
+    "IndexSelectBackward0",
+    "IndexAddBackward0",
+    "GatherBackward0",
+    "ScatterAddBackward0",
+    "RepeatBackward0",
+    "FlipBackward0",
     "MmBackward0",
     "AddmmBackward0",
 ]
@@ -2366,10 +2386,490 @@ class ZeroBackward0(Node):
         return grad_inputs
 
 
+class AliasBackward0(Node):
+    """alias(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml:817
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 1
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class PermuteBackward0(Node):
+    """permute(Tensor(a) self, int[] dims) -> Tensor(a)
+
+    derivatives.yaml:824
+    self: permute_backwards(grad, dims)
+    """
+
+    __slots__ = ("_saved_dims",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        dims = self._saved_dims
+        grad_inputs = [None] * 1
+        # self: permute_backwards(grad, dims)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.permute_backwards(grad, dims)
+        return grad_inputs
+
+
+class CatBackward0(Node):
+    """cat(Tensor[] tensors, int dim=0) -> Tensor
+
+    derivatives.yaml:831
+    tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
+    """
+
+    __slots__ = ("_saved_tensors_args_sizes", "_saved_dim")
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensors_args_sizes = self._saved_tensors_args_sizes
+        dim = self._saved_dim
+        grad_inputs = [None] * len(self._next_functions)
+        # tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
+        if any(self.should_compute_output(i) for i in range(len(grad_inputs))):
+            grad_inputs[:] = manual.cat_tensors_backward(grad, tensors_args_sizes, dim)
+        return grad_inputs
+
+
+class StackBackward0(Node):
+    """stack(Tensor[] tensors, int dim=0) -> Tensor
+
+    derivatives.yaml:840
+    tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
+    """
+
+    __slots__ = ("_saved_dim", "_saved_tensors_args_sizes")
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        tensors_args_sizes = self._saved_tensors_args_sizes
+        grad_inputs = [None] * len(self._next_functions)
+        # tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
+        if any(self.should_compute_output(i) for i in range(len(grad_inputs))):
+            grad_inputs[:] = manual.stack_tensors_backward(grad, dim, tensors_args_sizes)
+        return grad_inputs
+
+
+class SplitBackward0(Node):
+    """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:848
+    self: split_backward(grads, split_size, dim, self.shape)
+    """
+
+    __slots__ = ("_saved_split_size", "_saved_dim", "_saved_self_sym_sizes")
+
+    def apply(self, grads):
+        split_size = self._saved_split_size
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: split_backward(grads, split_size, dim, self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.split_backward(grads, split_size, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class SplitWithSizesBackward0(Node):
+    """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:857
+    self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
+    """
+
+    __slots__ = ("_saved_split_sizes", "_saved_dim", "_saved_self_sym_sizes")
+
+    def apply(self, grads):
+        split_sizes = self._saved_split_sizes
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.split_with_sizes_backward(grads, split_sizes, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class UnbindBackward0(Node):
+    """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:864
+    self: unbind_backward(grads, dim)
+    """
+
+    __slots__ = ("_saved_dim",)
+
+    def apply(self, grads):
+        dim = self._saved_dim
+        grad_inputs = [None] * 1
+        # self: unbind_backward(grads, dim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.unbind_backward(grads, dim)
+        return grad_inputs
+
+
+class SelectBackward0(Node):
+    """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
+
+    derivatives.yaml:871
+    self: select_backward(grad, self.shape, dim, index)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "_saved_index")
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        index = self._saved_index
+        grad_inputs = [None] * 1
+        # self: select_backward(grad, self.shape, dim, index)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.select_backward(grad, self_sym_sizes, dim, index)
+        return grad_inputs
+
+
+class SelectBackwardBackward0(Node):
+    """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
+
+    derivatives.yaml:878
+    grad_output: grad.select(dim, index)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_index")
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        index = self._saved_index
+        grad_inputs = [None] * 1
+        # grad_output: grad.select(dim, index)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.select(dim, index)
+        return grad_inputs
+
+
+class SliceBackward0(Node):
+    """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
+
+    derivatives.yaml:885
+    self: slice_backward_wrapper(grad, self.shape, dim, start, end, step)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "_saved_start", "_saved_end", "_saved_step")
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        start = self._saved_start
+        end = self._saved_end
+        step = self._saved_step
+        grad_inputs = [None] * 1
+        # self: slice_backward_wrapper(grad, self.shape, dim, start, end, step)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.slice_backward_wrapper(grad, self_sym_sizes, dim, start, end, step)
+        return grad_inputs
+
+
+class SliceBackwardBackward0(Node):
+    """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
+
+    derivatives.yaml:894
+    grad_output: slice(grad, dim, start, end, step)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_start", "_saved_end", "_saved_step")
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        start = self._saved_start
+        end = self._saved_end
+        step = self._saved_step
+        grad_inputs = [None] * 1
+        # grad_output: slice(grad, dim, start, end, step)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.slice(grad, dim, start, end, step)
+        return grad_inputs
+
+
+class IndexBackward0(Node):
+    """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+
+    derivatives.yaml:901
+    self: index_backward(grad, self.shape, indices)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "indices_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        indices = self.indices_.unpack()
+        grad_inputs = [None] * 1
+        # self: index_backward(grad, self.shape, indices)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.index_backward(grad, self_sym_sizes, indices)
+        return grad_inputs
+
+
+class IndexPutBackward0(Node):
+    """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+
+    derivatives.yaml:912
+    self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+    values: index(grad, indices)
+    """
+
+    __slots__ = ("_saved_accumulate", "indices_", "values_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_values(self):
+        return self.values_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.values_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        accumulate = self._saved_accumulate
+        indices = self.indices_.unpack()
+        values = self.values_.unpack()
+        grad_inputs = [None] * 2
+        # self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad if accumulate else ops.index_put(grad, indices, manual.zeros_like(values), False)
+        # values: index(grad, indices)
+        if self.should_compute_output(1):
+            grad_inputs[1] = ops.index(grad, indices)
+        return grad_inputs
+
+
+class IndexPutImplBackward0(Node):
+    """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
+
+    derivatives.yaml:922
+    self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+    values: index(grad, indices)
+    """
+
+    __slots__ = ("_saved_accumulate", "indices_", "values_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_values(self):
+        return self.values_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.values_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        accumulate = self._saved_accumulate
+        indices = self.indices_.unpack()
+        values = self.values_.unpack()
+        grad_inputs = [None] * 2
+        # self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad if accumulate else ops.index_put(grad, indices, manual.zeros_like(values), False)
+        # values: index(grad, indices)
+        if self.should_compute_output(1):
+            grad_inputs[1] = ops.index(grad, indices)
+        return grad_inputs
+
+
+class IndexSelectBackward0(Node):
+    """index_select(Tensor self, int dim, Tensor index) -> Tensor
+
+    derivatives.yaml:932
+    self: index_select_backward(grad, self.shape, dim, index)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "index_")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        index = self.index_.unpack()
+        grad_inputs = [None] * 1
+        # self: index_select_backward(grad, self.shape, dim, index)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.index_select_backward(grad, self_sym_sizes, dim, index)
+        return grad_inputs
+
+
+class IndexAddBackward0(Node):
+    """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:940
+    self: grad
+    source: maybe_multiply(grad.index_select(dim, index), alpha)
+    """
+
+    __slots__ = ("_saved_dim", "index_", "_saved_alpha")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        index = self.index_.unpack()
+        alpha = self._saved_alpha
+        grad_inputs = [None] * 2
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # source: maybe_multiply(grad.index_select(dim, index), alpha)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(grad.index_select(dim, index), alpha)
+        return grad_inputs
+
+
+class GatherBackward0(Node):
+    """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
+
+    derivatives.yaml:949
+    self: gather_backward(grad, self.shape, dim, index)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "index_")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        index = self.index_.unpack()
+        grad_inputs = [None] * 1
+        # self: gather_backward(grad, self.shape, dim, index)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.gather_backward(grad, self_sym_sizes, dim, index)
+        return grad_inputs
+
+
+class ScatterAddBackward0(Node):
+    """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml:957
+    self: grad
+    src: grad.gather(dim, index)
+    """
+
+    __slots__ = ("_saved_dim", "index_")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        index = self.index_.unpack()
+        grad_inputs = [None] * 2
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # src: grad.gather(dim, index)
+        if self.should_compute_output(1):
+            grad_inputs[1] = grad.gather(dim, index)
+        return grad_inputs
+
+
+class RepeatBackward0(Node):
+    """repeat(Tensor self, SymInt[] repeats) -> Tensor
+
+    derivatives.yaml:965
+    self: repeat_backward(grad, repeats, self.shape)
+    """
+
+    __slots__ = ("_saved_repeats", "_saved_self_sym_sizes")
+
+    def apply(self, grads):
+        grad = grads[0]
+        repeats = self._saved_repeats
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: repeat_backward(grad, repeats, self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.repeat_backward(grad, repeats, self_sym_sizes)
+        return grad_inputs
+
+
+class FlipBackward0(Node):
+    """flip(Tensor self, int[] dims) -> Tensor
+
+    derivatives.yaml:972
+    self: grad.flip(dims)
+    """
+
+    __slots__ = ("_saved_dims",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        dims = self._saved_dims
+        grad_inputs = [None] * 1
+        # self: grad.flip(dims)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.flip(dims)
+        return grad_inputs
+
+
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:819
+    derivatives.yaml:981
     self: grad.mm(mat2.t())
     mat2: self.t().mm(grad)
     """
@@ -2405,7 +2905,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:826
+    derivatives.yaml:988
     self: maybe_multiply(grad, beta)
     mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
     mat2: maybe_multiply(mat1.t().mm(grad), alpha)

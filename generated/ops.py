@@ -15,8 +15,10 @@ from generated.functions import (
     AddBackward0,
     AddBackward1,
     AddmmBackward0,
+    AliasBackward0,
     AmaxBackward0,
     AminBackward0,
+    CatBackward0,
     ClampBackward0,
     ClampBackward1,
     ClampMaxBackward0,
@@ -36,8 +38,15 @@ from generated.functions import (
     FillBackward1,
     FillBackward2,
     FillBackward3,
+    FlipBackward0,
+    GatherBackward0,
     GeluBackward0,
     GeluBackwardBackward0,
+    IndexAddBackward0,
+    IndexBackward0,
+    IndexPutBackward0,
+    IndexPutImplBackward0,
+    IndexSelectBackward0,
     LeakyReluBackward0,
     LeakyReluBackwardBackward0,
     LinalgVectorNormBackward0,
@@ -60,6 +69,7 @@ from generated.functions import (
     NegBackward0,
     NormBackward0,
     NormBackward1,
+    PermuteBackward0,
     PowBackward0,
     PowBackward1,
     PowBackward2,
@@ -67,19 +77,28 @@ from generated.functions import (
     ProdBackward1,
     ReciprocalBackward0,
     ReluBackward0,
+    RepeatBackward0,
     RsqrtBackward0,
     RsubBackward0,
     RsubBackward1,
+    ScatterAddBackward0,
+    SelectBackward0,
+    SelectBackwardBackward0,
     SigmoidBackward0,
     SigmoidBackwardBackward0,
     SignBackward0,
     SinBackward0,
+    SliceBackward0,
+    SliceBackwardBackward0,
     SoftplusBackward0,
     SoftplusBackwardBackward0,
+    SplitBackward0,
+    SplitWithSizesBackward0,
     SqrtBackward0,
     SqueezeBackward0,
     SqueezeBackward1,
     SqueezeBackward2,
+    StackBackward0,
     StdBackward0,
     SubBackward0,
     SumBackward0,
@@ -91,6 +110,7 @@ from generated.functions import (
     ThresholdBackwardBackward0,
     ToCopyBackward0,
     TransposeBackward0,
+    UnbindBackward0,
     UnsafeViewBackward0,
     UnsqueezeBackward0,
     VarBackward0,
@@ -101,18 +121,21 @@ from generated.functions import (
 from runtime import dispatch as _dispatch
 from runtime import kernels
 from runtime import tensor as _T
-from runtime.node import SavedVariable
+from runtime.node import SavedVariable, SavedVariableList
 
 __all__ = [
+    "_index_put_impl_",
     "_to_copy",
     "_unsafe_view",
     "abs",
     "add",
     "addmm",
+    "alias",
     "amax",
     "amin",
     "argmax",
     "argmin",
+    "cat",
     "clamp",
     "clamp_max",
     "clamp_min",
@@ -126,10 +149,16 @@ __all__ = [
     "expm1",
     "fill",
     "fill_",
+    "flip",
+    "gather",
     "ge",
     "gelu",
     "gelu_backward",
     "gt",
+    "index",
+    "index_add",
+    "index_put",
+    "index_select",
     "le",
     "leaky_relu",
     "leaky_relu_backward",
@@ -150,20 +179,30 @@ __all__ = [
     "mul",
     "ne",
     "neg",
+    "permute",
     "pow",
     "prod",
     "reciprocal",
     "relu",
+    "repeat",
     "rsqrt",
     "rsub",
+    "scatter_add",
+    "select",
+    "select_backward",
     "sigmoid",
     "sigmoid_backward",
     "sign",
     "sin",
+    "slice",
+    "slice_backward",
     "softplus",
     "softplus_backward",
+    "split",
+    "split_with_sizes",
     "sqrt",
     "squeeze",
+    "stack",
     "sub",
     "sum",
     "t",
@@ -172,6 +211,7 @@ __all__ = [
     "tanh_backward",
     "threshold_backward",
     "transpose",
+    "unbind",
     "unsqueeze",
     "view",
     "where",
@@ -1700,10 +1740,324 @@ def zero_(self_):
     return self_
 
 
+def alias(self_):
+    """alias(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml:817
+    """
+    result = _T.wrap_view(kernels.alias(_T.data(self_)), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = AliasBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def permute(self_, dims):
+    """permute(Tensor(a) self, int[] dims) -> Tensor(a)
+
+    derivatives.yaml:824
+    """
+    result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = PermuteBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dims = dims
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def cat(tensors, dim=0):
+    """cat(Tensor[] tensors, int dim=0) -> Tensor
+
+    derivatives.yaml:831
+    """
+    result = _T.wrap(kernels.cat(_T.data(tensors), dim))
+    if _T.any_requires_grad(tensors):
+        grad_fn = CatBackward0()
+        grad_fn.set_next_edges(_T.next_edges(tensors))
+        grad_fn._saved_tensors_args_sizes = _T.list_sizes(tensors)
+        grad_fn._saved_dim = dim
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def stack(tensors, dim=0):
+    """stack(Tensor[] tensors, int dim=0) -> Tensor
+
+    derivatives.yaml:840
+    """
+    result = _T.wrap(kernels.stack(_T.data(tensors), dim))
+    if _T.any_requires_grad(tensors):
+        grad_fn = StackBackward0()
+        grad_fn.set_next_edges(_T.next_edges(tensors))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_tensors_args_sizes = _T.list_sizes(tensors)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def split_Tensor(self_, split_size, dim=0):
+    """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:848
+    """
+    result = [_T.wrap_view(a, self_) for a in kernels.split_Tensor(_T.data(self_), split_size, dim)]
+    if _T.any_requires_grad(self_):
+        grad_fn = SplitBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_split_size = split_size
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        for output in result:
+            _T.set_history(output, grad_fn)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
+
+def split_with_sizes(self_, split_sizes, dim=0):
+    """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:857
+    """
+    result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
+    if _T.any_requires_grad(self_):
+        grad_fn = SplitWithSizesBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_split_sizes = split_sizes
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        for output in result:
+            _T.set_history(output, grad_fn)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
+
+def unbind_int(self_, dim=0):
+    """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:864
+    """
+    result = [_T.wrap_view(a, self_) for a in kernels.unbind_int(_T.data(self_), dim)]
+    if _T.any_requires_grad(self_):
+        grad_fn = UnbindBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        for output in result:
+            _T.set_history(output, grad_fn)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
+
+def select_int(self_, dim, index):
+    """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
+
+    derivatives.yaml:871
+    """
+    result = _T.wrap_view(kernels.select_int(_T.data(self_), dim, index), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = SelectBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def select_backward(grad_output, input_sizes, dim, index):
+    """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
+
+    derivatives.yaml:878
+    """
+    result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
+    if _T.any_requires_grad(grad_output):
+        grad_fn = SelectBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
+    """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
+
+    derivatives.yaml:885
+    """
+    result = _T.wrap_view(kernels.slice_Tensor(_T.data(self_), dim, start, end, step), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = SliceBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_start = start
+        grad_fn._saved_end = end
+        grad_fn._saved_step = step
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def slice_backward(grad_output, input_sizes, dim, start, end, step):
+    """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
+
+    derivatives.yaml:894
+    """
+    result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
+    if _T.any_requires_grad(grad_output):
+        grad_fn = SliceBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_start = start
+        grad_fn._saved_end = end
+        grad_fn._saved_step = step
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def index_Tensor(self_, indices):
+    """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+
+    derivatives.yaml:901
+    """
+    result = _T.wrap(kernels.index_Tensor(_T.data(self_), _T.data(indices)))
+    if _T.any_requires_grad(self_):
+        grad_fn = IndexBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn.indices_ = SavedVariableList(indices, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def index_put(self_, indices, values, accumulate=False):
+    """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+
+    derivatives.yaml:912
+    """
+    result = _T.wrap(kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
+    if _T.any_requires_grad(self_, values):
+        grad_fn = IndexPutBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, values))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn.indices_ = SavedVariableList(indices, False)
+        grad_fn.values_ = SavedVariable(values, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
+    """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
+
+    derivatives.yaml:922
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, values)
+    if needs_grad:
+        grad_fn = IndexPutImplBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, values))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn.indices_ = SavedVariableList(indices, False)
+        grad_fn.values_ = SavedVariable(values, False)
+    _T.write_inplace(self_, kernels._index_put_impl_(_T.data(self_), _T.data(indices), _T.data(values), accumulate, unsafe))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def index_select(self_, dim, index):
+    """index_select(Tensor self, int dim, Tensor index) -> Tensor
+
+    derivatives.yaml:932
+    """
+    result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
+    if _T.any_requires_grad(self_):
+        grad_fn = IndexSelectBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def index_add(self_, dim, index, source, *, alpha=1):
+    """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:940
+    """
+    result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
+    if _T.any_requires_grad(self_, source):
+        grad_fn = IndexAddBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, source))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn._saved_alpha = alpha
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def gather(self_, dim, index, *, sparse_grad=False):
+    """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
+
+    derivatives.yaml:949
+    """
+    result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
+    if _T.any_requires_grad(self_):
+        grad_fn = GatherBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def scatter_add(self_, dim, index, src):
+    """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml:957
+    """
+    result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
+    if _T.any_requires_grad(self_, src):
+        grad_fn = ScatterAddBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, src))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def repeat(self_, repeats):
+    """repeat(Tensor self, SymInt[] repeats) -> Tensor
+
+    derivatives.yaml:965
+    """
+    result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
+    if _T.any_requires_grad(self_):
+        grad_fn = RepeatBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_repeats = repeats
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def flip(self_, dims):
+    """flip(Tensor self, int[] dims) -> Tensor
+
+    derivatives.yaml:972
+    """
+    result = _T.wrap(kernels.flip(_T.data(self_), dims))
+    if _T.any_requires_grad(self_):
+        grad_fn = FlipBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dims = dims
+        _T.set_history(result, grad_fn)
+    return result
+
+
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:819
+    derivatives.yaml:981
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -1718,7 +2072,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:826
+    derivatives.yaml:988
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -1735,11 +2089,16 @@ add = add_Tensor
 add_ = add_Tensor_
 div = div_Tensor
 div_ = div_Tensor_
+index = index_Tensor
 mul = mul_Tensor
 mul_ = mul_Tensor_
+select = select_int
+slice = slice_Tensor
+split = split_Tensor
 sub = sub_Tensor
 sub_ = sub_Tensor_
 transpose = transpose_int
+unbind = unbind_int
 where = where_self
 
 
@@ -1846,6 +2205,26 @@ OVERLOADS = {
     "_unsafe_view": _unsafe_view,
     "view": view,
     "zero_": zero_,
+    "alias": alias,
+    "permute": permute,
+    "cat": cat,
+    "stack": stack,
+    "split.Tensor": split_Tensor,
+    "split_with_sizes": split_with_sizes,
+    "unbind.int": unbind_int,
+    "select.int": select_int,
+    "select_backward": select_backward,
+    "slice.Tensor": slice_Tensor,
+    "slice_backward": slice_backward,
+    "index.Tensor": index_Tensor,
+    "index_put": index_put,
+    "_index_put_impl_": _index_put_impl_,
+    "index_select": index_select,
+    "index_add": index_add,
+    "gather": gather,
+    "scatter_add": scatter_add,
+    "repeat": repeat,
+    "flip": flip,
     "mm": mm,
     "addmm": addmm,
 }

@@ -100,6 +100,14 @@ class TensorMethods:
         """fill_.Scalar | fill_.Tensor"""
         return ops.fill_(self, *args, **kwargs)
 
+    def flip(self, *dims):
+        """flip"""
+        return ops.flip(self, _dispatch.int_list(dims))
+
+    def gather(self, dim, index, *, sparse_grad=False):
+        """gather"""
+        return ops.gather(self, dim, index, sparse_grad=sparse_grad)
+
     def ge(self, *args, **kwargs):
         """ge.Scalar | ge.Tensor"""
         return ops.ge(self, *args, **kwargs)
@@ -107,6 +115,18 @@ class TensorMethods:
     def gt(self, *args, **kwargs):
         """gt.Scalar | gt.Tensor"""
         return ops.gt(self, *args, **kwargs)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        """index_add"""
+        return ops.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_put(self, indices, values, accumulate=False):
+        """index_put"""
+        return ops.index_put(self, indices, values, accumulate)
+
+    def index_select(self, dim, index):
+        """index_select"""
+        return ops.index_select(self, dim, index)
 
     def le(self, *args, **kwargs):
         """le.Scalar | le.Tensor"""
@@ -180,6 +200,10 @@ class TensorMethods:
         """neg"""
         return ops.neg(self)
 
+    def permute(self, *dims):
+        """permute"""
+        return ops.permute(self, _dispatch.int_list(dims))
+
     def pow(self, *args, **kwargs):
         """pow.Tensor_Scalar | pow.Tensor_Tensor"""
         return ops.pow(self, *args, **kwargs)
@@ -196,9 +220,21 @@ class TensorMethods:
         """relu"""
         return ops.relu(self)
 
+    def repeat(self, *repeats):
+        """repeat"""
+        return ops.repeat(self, _dispatch.int_list(repeats))
+
     def rsqrt(self):
         """rsqrt"""
         return ops.rsqrt(self)
+
+    def scatter_add(self, dim, index, src):
+        """scatter_add"""
+        return ops.scatter_add(self, dim, index, src)
+
+    def select(self, dim, index):
+        """select.int"""
+        return ops.select_int(self, dim, index)
 
     def sigmoid(self):
         """sigmoid"""
@@ -211,6 +247,10 @@ class TensorMethods:
     def sin(self):
         """sin"""
         return ops.sin(self)
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        """split_with_sizes"""
+        return ops.split_with_sizes(self, split_sizes, dim)
 
     def sqrt(self):
         """sqrt"""
@@ -243,6 +283,10 @@ class TensorMethods:
     def transpose(self, dim0, dim1):
         """transpose.int"""
         return ops.transpose_int(self, dim0, dim1)
+
+    def unbind(self, dim=0):
+        """unbind.int"""
+        return ops.unbind_int(self, dim)
 
     def unsqueeze(self, dim):
         """unsqueeze"""

@@ -751,7 +751,9 @@ def _wrap_dim(dim: int, ndim: int) -> int:
 
 
 def clone(self):
-    return np.array(self, copy=True)
+    # A C-ordered copy: what `contiguous()` needs (PyTorch's preserve_format would keep a
+    # transposed layout; in gradgen strides show only through is_contiguous and view).
+    return np.array(self, copy=True, order="C")
 
 
 def transpose_int(self, dim0, dim1):
@@ -792,6 +794,290 @@ def _unsafe_view(self, size):
 
 def zero_(self):
     return np.zeros_like(self)
+
+
+def _take(dim: int, index: Any) -> tuple:
+    """The numpy key that picks `index` (an int, a slice or an array) along `dim`."""
+    return (slice(None),) * dim + (index, Ellipsis)
+
+
+def alias(self):
+    return self.view()
+
+
+def permute(self, dims):
+    if len(dims) != self.ndim:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            "length of the desired ordering of dimensions i.e. input.dim() = "
+            f"{self.ndim} is not equal to len(dims) = {len(dims)}"
+        )
+    dims = [_wrap_dim(d, self.ndim) for d in dims]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return np.transpose(self, dims)
+
+
+def cat(tensors, dim=0):
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    # PyTorch still skips 1-D empty tensors, whatever the shape of the others.
+    arrays = [a for a in tensors if a.shape != (0,)] or list(tensors[:1])
+    first = arrays[0]
+    for position, array in enumerate(tensors):
+        if array.ndim == 0:
+            raise RuntimeError(
+                f"zero-dimensional tensor (at position {position}) cannot be concatenated"
+            )
+    dim = _wrap_dim(dim, first.ndim)
+    for number, array in enumerate(arrays):
+        if array.ndim != first.ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {first.ndim} and {array.ndim}"
+            )
+        for d in range(first.ndim):
+            if d != dim and array.shape[d] != first.shape[d]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {dim}. Expected size "
+                    f"{first.shape[d]} but got size {array.shape[d]} for tensor number {number} "
+                    "in the list."
+                )
+    return np.concatenate(arrays, axis=dim).astype(result_type(*arrays), copy=False)
+
+
+def stack(tensors, dim=0):
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for entry, array in enumerate(tensors):
+        if array.shape != tensors[0].shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} "
+                f"at entry 0 and {list(array.shape)} at entry {entry}"
+            )
+    dim = _wrap_dim(dim, tensors[0].ndim + 1)
+    return np.stack(tensors, axis=dim).astype(result_type(*tensors), copy=False)
+
+
+def split_Tensor(self, split_size, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size="
+                           f"{split_size}")
+    dim = _wrap_dim(dim, self.ndim)
+    return split_with_sizes(self, _split_sizes(self.shape[dim], split_size), dim)
+
+
+def _split_sizes(length: int, split_size: int) -> list[int]:
+    """The pieces split.Tensor cuts `length` into: all `split_size`, the last one shorter."""
+    if split_size == 0 and length != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
+                           f"size of {length}")
+    count = builtins.max(-(-length // split_size), 1) if split_size else 1
+    return [split_size] * (count - 1) + [length - split_size * (count - 1)]
+
+
+def split_with_sizes(self, split_sizes, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    dim = _wrap_dim(dim, self.ndim)
+    if any(s < 0 for s in split_sizes):
+        raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, "
+                           f"but got split_sizes={list(split_sizes)}")
+    if builtins.sum(split_sizes) != self.shape[dim]:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {self.shape[dim]} (input "
+            f"tensor's size at dimension {dim}), but got split_sizes={list(split_sizes)}"
+        )
+    starts = np.cumsum([0, *split_sizes])
+    return [self[_take(dim, slice(int(a), int(b)))] for a, b in zip(starts, starts[1:],
+                                                                     strict=False)]
+
+
+def unbind_int(self, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("Dimension specified as 0 but tensor has no dimensions")
+    dim = _wrap_dim(dim, self.ndim)
+    return [self[_take(dim, i)] for i in range(self.shape[dim])]
+
+
+def select_int(self, dim, index):
+    if self.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = _wrap_dim(dim, self.ndim)
+    size = self.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(self.shape)} at dimension {dim}")
+    return self[_take(dim, index)]
+
+
+def select_backward(grad_output, input_sizes, dim, index):
+    result = np.zeros(tuple(input_sizes), dtype=grad_output.dtype)
+    result[_take(_wrap_dim(dim, len(input_sizes)), index)] = grad_output
+    return result
+
+
+def slice_Tensor(self, dim=0, start=None, end=None, step=1):
+    if self.ndim == 0:
+        raise RuntimeError("slice() cannot be applied to a 0-dim tensor.")
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    return self[_take(_wrap_dim(dim, self.ndim), slice(start, end, step))]
+
+
+def slice_backward(grad_output, input_sizes, dim, start, end, step):
+    result = np.zeros(tuple(input_sizes), dtype=grad_output.dtype)
+    result[_take(_wrap_dim(dim, len(input_sizes)), slice(start, end, step))] = grad_output
+    return result
+
+
+def _index_key(self: np.ndarray, indices: list) -> tuple:
+    """`indices` (index's `Tensor?[]`) as a numpy key: None is a whole dimension, a bool
+    mask covers as many dimensions as it has and becomes their nonzero positions."""
+    if not indices:
+        raise IndexError("at least one index must be provided")
+    covered = builtins.sum(1 if i is None or i.dtype.kind != "b" else builtins.max(i.ndim, 1)
+                           for i in indices)
+    if covered > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    key: list = []
+    position = 0  # which index tensor, as PyTorch counts them in its messages
+    for index in indices:
+        dim = len(key)
+        if index is None:
+            key.append(slice(None))
+            continue
+        if index.dtype.kind == "b":
+            mask_shape = self.shape[dim:dim + index.ndim]
+            for k, (size, own) in enumerate(zip(index.shape, mask_shape, strict=True)):
+                if size != own:
+                    raise IndexError(
+                        f"The shape of the mask {list(index.shape)} at index {k} does not match "
+                        f"the shape of the indexed tensor {list(self.shape)} at index {dim + k}"
+                    )
+            key.extend(np.nonzero(index))
+        elif index.dtype.kind in "iu":
+            size = self.shape[dim]
+            bad = index[(index < -size) | (index >= size)]
+            if bad.size:
+                raise IndexError(f"index {bad.flat[0]} is out of bounds for dimension {position} "
+                                 f"with size {size}")
+            key.append(index)
+        else:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        position += 1
+    arrays = [k for k in key if isinstance(k, np.ndarray)]
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        shapes = ", ".join(str(list(a.shape)) for a in arrays)
+        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together "
+                         f"with shapes {shapes}") from None
+    return tuple(key)
+
+
+def index_Tensor(self, indices):
+    return np.array(self[_index_key(self, indices)], copy=True)
+
+
+_TYPE_NAMES = {"float64": "Double", "float32": "Float", "int64": "Long", "int32": "Int",
+               "bool": "Bool"}
+
+
+def _same_dtype(self: np.ndarray, source: Any, message: str) -> None:
+    """PyTorch's index and scatter ops write `source` into a copy of `self` without casting."""
+    if isinstance(source, np.ndarray) and source.dtype != self.dtype:
+        names = {k: _TYPE_NAMES.get(a.dtype.name, a.dtype.name)
+                 for k, a in (("self", self), ("source", source))}
+        raise RuntimeError(message.format(**names))
+
+
+def index_put(self, indices, values, accumulate=False):
+    _same_dtype(self, values, "Index put requires the source and destination dtypes match, got "
+                "{self} for the destination and {source} for the source.")
+    key = _index_key(self, indices)
+    values = _as(values, self.dtype)
+    result = np.array(self, copy=True)
+    if accumulate:
+        np.add.at(result, key, values)
+    else:
+        result[key] = values
+    return result
+
+
+def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
+    return index_put(self, indices, values, accumulate)
+
+
+def _check_index(index: np.ndarray, op: str) -> None:
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+
+
+def index_select(self, dim, index):
+    _check_index(index, "index_select")
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    dim = _wrap_dim(dim, self.ndim)
+    size = builtins.max(self.shape[dim:dim + 1] or (1,))
+    if index.size and (index.min() < 0 or index.max() >= size):
+        raise IndexError("index out of range in self")
+    return np.take(self, index.reshape(-1), axis=dim) if self.ndim else self[index.reshape(())]
+
+
+def index_add(self, dim, index, source, alpha=1):
+    _check_index(index, "index_add")
+    _same_dtype(self, source, "index_add_(): self ({self}) and source ({source}) must have the "
+                "same scalar type")
+    dim = _wrap_dim(dim, self.ndim)
+    result = np.array(self, copy=True)
+    source = _as(source, self.dtype)
+    np.add.at(result, _take(dim, index.reshape(-1)), source if alpha == 1 else source * alpha)
+    return result
+
+
+def _scatter_key(self: np.ndarray, dim: int, index: np.ndarray, op: str) -> tuple:
+    """The numpy key for gather/scatter: `index` along `dim`, position elsewhere."""
+    _check_index(index, op)
+    dim = _wrap_dim(dim, self.ndim)
+    size = self.shape[dim] if self.ndim else 1
+    bad = index[(index < 0) | (index >= size)]
+    if bad.size:
+        raise RuntimeError(f"index {bad.flat[0]} is out of bounds for dimension {dim} with "
+                           f"size {size}")
+    grid = list(np.indices(index.shape, sparse=True))
+    if not grid:
+        return (index,) if self.ndim else ()
+    grid[dim] = index
+    return tuple(grid)
+
+
+def gather(self, dim, index, sparse_grad=False):
+    return np.array(self[_scatter_key(self, dim, index, "gather")], copy=True)
+
+
+def scatter_add(self, dim, index, src):
+    _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    result = np.array(self, copy=True)
+    corner = tuple(slice(0, s) for s in index.shape)
+    np.add.at(result, _scatter_key(self, dim, index, "scatter_add"), _as(src, self.dtype)[corner])
+    return result
+
+
+def repeat(self, repeats):
+    if len(repeats) < self.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    return np.tile(self, tuple(repeats)) if repeats else np.array(self, copy=True)
+
+
+def flip(self, dims):
+    axes = [_wrap_dim(d, self.ndim) for d in dims]
+    for d in axes:
+        if axes.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return np.flip(self, axis=tuple(axes)).copy()
 
 
 # -- linear algebra and nn --------------------------------------------------------------------
