@@ -9,7 +9,7 @@ import jinja2
 
 from codegen.formula import local_name
 from codegen.model import OpInfo, SavedAttribute
-from codegen.schema import Argument, FunctionSchema
+from codegen.schema import REDUCTIONS, Argument, FunctionSchema
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 GENERATOR = "python -m codegen"
@@ -162,14 +162,12 @@ def _python_default(arg: Argument) -> str:
         return "()"
     if text.startswith("[") and text.endswith("]"):
         return "(" + text[1:-1] + ("," if "," not in text else "") + ")"
-    if text == "Mean":
-        return "1"
-    if text in ("Sum", "None_"):
-        return {"Sum": "2", "None_": "0"}[text]
+    if text in REDUCTIONS:
+        return str(REDUCTIONS[text])
     if text.startswith(("'", '"')):
         return text
-    if arg.type.base in ("int", "SymInt") and arg.type.is_list and text.lstrip("-").isdigit():
-        return f"({text},)"
+    if arg.type.is_list:  # `int[2] stride=1` means (1, 1)
+        return "(" + ", ".join([text] * (arg.type.list_size or 1)) + ",)"
     return text
 
 
