@@ -46,12 +46,32 @@ _ALLOWED_NODES = (
 )
 
 
+def _position(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 1) - 1, getattr(node, "col_offset", 0)
+
+
+def _attr_position(node: ast.Attribute) -> tuple[int, int]:
+    """Where the attribute's name starts: `x.data` points at `data`, not at `x`."""
+    return node.end_lineno - 1, node.end_col_offset - len(node.attr.encode())
+
+
 class FormulaError(Exception):
-    """A problem in a formula; `offset` is (line, column) within the formula, 0-based."""
+    """A problem in a formula; `offset` is ast's (line, UTF-8 byte column), 0-based, within
+    the stripped formula."""
 
     def __init__(self, message: str, offset: tuple[int, int] = (0, 0)) -> None:
         super().__init__(message)
         self.offset = offset
+
+    def index(self, text: str) -> int:
+        """The offset as a character index into `text`, the formula as the spec wrote it."""
+        stripped = text.strip()
+        line, column = self.offset
+        lines = stripped.splitlines(keepends=True) or [""]
+        line = min(line, len(lines) - 1)
+        before = sum(len(x) for x in lines[:line])
+        column = len(lines[line].encode()[:column].decode(errors="ignore"))
+        return len(text) - len(text.lstrip()) + before + column
 
 
 @dataclass(frozen=True)
@@ -77,6 +97,9 @@ class _Analysis:
     grad_indices: set[int] = field(default_factory=set)
     uses_grad: bool = False
     uses_grads: bool = False
+    # Where `grad` and `grads[i]` / `grad_<name>` first appear, to point at a mix of both.
+    grad_at: tuple[int, int] | None = None
+    grads_at: tuple[int, int] | None = None
 
     def save(self, kind: str, source: str, name: str) -> None:
         attr = SavedAttribute(kind, source, name)
@@ -97,8 +120,7 @@ class _Rewriter(ast.NodeTransformer):
 
     # -- errors ---------------------------------------------------------------------------
     def fail(self, node: ast.AST, message: str) -> FormulaError:
-        position = (getattr(node, "lineno", 1) - 1, getattr(node, "col_offset", 0))
-        return FormulaError(message, position)
+        return FormulaError(message, _position(node))
 
     def known_names(self) -> list[str]:
         names = set(self.arguments) | set(self.outputs) | self.scope.ops | self.scope.helpers
@@ -137,12 +159,14 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if node.attr.startswith("__"):
-            raise self.fail(node, f"dunder attribute {node.attr!r} is not allowed in a formula")
+            raise FormulaError(
+                f"dunder attribute {node.attr!r} is not allowed in a formula", _attr_position(node)
+            )
         if node.attr not in SIZE_ATTRIBUTES:
-            raise self.fail(
-                node,
+            raise FormulaError(
                 f"attribute {node.attr!r} is not allowed; a formula may read only "
                 ".shape, .ndim, .dtype and .numel() of a tensor, or call a Tensor method",
+                _attr_position(node),
             )
         source = self._size_source(node.value)
         if source is not None and not self.scope.forward:
@@ -182,7 +206,9 @@ class _Rewriter(ast.NodeTransformer):
 
     def _method_call(self, node: ast.Call, func: ast.Attribute) -> ast.AST:
         if func.attr.startswith("__"):
-            raise self.fail(func, f"dunder attribute {func.attr!r} is not allowed in a formula")
+            raise FormulaError(
+                f"dunder attribute {func.attr!r} is not allowed in a formula", _attr_position(func)
+            )
         if func.attr in SIZE_METHODS:
             if node.args or node.keywords:
                 raise self.fail(node, f".{func.attr}() takes no arguments in a formula")
@@ -197,7 +223,7 @@ class _Rewriter(ast.NodeTransformer):
                 func.attr, sorted(self.scope.methods | CORE_TENSOR_METHODS), n=1
             )
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise self.fail(func, f"unknown Tensor method {func.attr!r}{hint}")
+            raise FormulaError(f"unknown Tensor method {func.attr!r}{hint}", _attr_position(func))
         func.value = self.visit(func.value)
         node.args = [self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
@@ -226,6 +252,7 @@ class _Rewriter(ast.NodeTransformer):
                     f"{len(self.outputs)} output(s)",
                 )
             self.result.uses_grads = True
+            self.result.grads_at = self.result.grads_at or _position(node)
             self.result.grad_indices.add(index.value)
             return node
         return self.generic_visit(node)
@@ -238,12 +265,14 @@ class _Rewriter(ast.NodeTransformer):
             return self._forward_name(node)
         if name == "grad":
             self.result.uses_grad = True
+            self.result.grad_at = self.result.grad_at or _position(node)
             self.result.grad_indices.add(0)
             return node
         if name == "grads":
             raise self.fail(node, "grads must be indexed with a literal: grads[0]")
         if name in self.named_grads:
             self.result.uses_grads = True
+            self.result.grads_at = self.result.grads_at or _position(node)
             self.result.grad_indices.add(self.named_grads[name])
             return node
         if name == "grad_input_mask" and self.scope.fused:
@@ -292,19 +321,43 @@ class AnalyzedFormula:
 
 
 def parse_expression(text: str) -> ast.Expression:
+    """Parse a formula as one Python expression; a statement gets a FormulaError naming it."""
     stripped = text.strip()
-    first = stripped.split(None, 1)[0] if stripped else ""
-    if first in ("import", "from"):
-        raise FormulaError("import is not allowed in a formula")
     try:
         return ast.parse(stripped, mode="eval")
     except SyntaxError as error:
-        if "=" in stripped and first.isidentifier() and stripped.split(None, 2)[1:2] == ["="]:
-            raise FormulaError("an assignment is not allowed in a formula") from None
+        _reject_statement(stripped)
+        line = (error.lineno or 1) - 1
+        line_text = (stripped.splitlines() or [""])[min(line, len(stripped.splitlines()) - 1)]
+        # Python reports offset 0 when the text ended too soon: point at its end.
+        end = error.offset - 1 if error.offset else len(line_text)
+        column = len(line_text[:end].encode())
+        raise FormulaError(f"invalid Python expression: {error.msg}", (line, column)) from None
+
+
+def _reject_statement(text: str) -> None:
+    """Raise a FormulaError if `text` is a statement (import, assignment, ...)."""
+    try:
+        module = ast.parse(text, mode="exec")
+    except SyntaxError:
+        return
+    if not module.body:
+        return
+    statement = module.body[0]
+    if isinstance(statement, ast.Import | ast.ImportFrom):
+        raise FormulaError("import is not allowed in a formula", _position(statement))
+    if isinstance(statement, ast.Assign | ast.AugAssign | ast.AnnAssign):
+        target = statement.targets[-1] if isinstance(statement, ast.Assign) else statement.target
+        # Point at the operator (`=`, `+=`, `:`) right after the target.
+        line = text.splitlines()[target.end_lineno - 1].encode()
+        operator = len(line) - len(line[target.end_col_offset :].lstrip())
         raise FormulaError(
-            f"invalid Python expression: {error.msg}",
-            ((error.lineno or 1) - 1, max((error.offset or 1) - 1, 0)),
-        ) from None
+            "an assignment is not allowed in a formula", (target.end_lineno - 1, operator)
+        )
+    raise FormulaError(
+        f"a {type(statement).__name__} statement is not allowed in a formula",
+        _position(statement),
+    )
 
 
 def analyze(text: str, scope: Scope) -> AnalyzedFormula:
@@ -314,7 +367,10 @@ def analyze(text: str, scope: Scope) -> AnalyzedFormula:
     tree = ast.fix_missing_locations(rewriter.visit(tree))
     result = rewriter.result
     if result.uses_grad and result.uses_grads:
-        raise FormulaError("a formula uses either grad or grads[i] (grad_<name>), not both")
+        raise FormulaError(
+            "a formula uses either grad or grads[i] (grad_<name>), not both",
+            max(result.grad_at, result.grads_at),
+        )
     return AnalyzedFormula(
         code=ast.unparse(tree),
         saved=tuple(result.saved),

@@ -25,13 +25,12 @@ from typing import Any
 import numpy as np
 
 from codegen.formula import local_name
-from codegen.load import load_spec
+from codegen.load import SAMPLE_FLAGS, load_spec
 from codegen.model import OpInfo
 
 ROOT = Path(__file__).resolve().parent.parent
 EPS = 1e-6
 RTOL, ATOL = 1e-5, 1e-7  # float64 central differences with EPS=1e-6
-SAMPLE_KEYS = ("kink", "no_gradgrad", "no_torch", "random")
 
 
 @dataclass
@@ -96,7 +95,7 @@ def samples(info: OpInfo, seed: int = 0) -> list[Sample]:
     for index, raw in enumerate(info.samples or ()):
         rng = np.random.default_rng([seed, index, sum(map(ord, info.name))])
         raw = dict(raw)
-        flags = {k: raw.pop(k) for k in SAMPLE_KEYS if k in raw}
+        flags = {k: raw.pop(k) for k in SAMPLE_FLAGS if k in raw}
         args: dict[str, Any] = {}
         for arg in info.schema.arguments:
             if arg.name not in raw:
