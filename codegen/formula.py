@@ -157,30 +157,56 @@ class _Rewriter(ast.NodeTransformer):
             return node.id
         return None
 
-    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+    def _size_only(
+        self, receiver: ast.AST, kinds: dict, attr: str, node: ast.AST
+    ) -> ast.AST | None:
+        """`x.shape` (or `x.numel()`) of a tensor argument or output: save the size, not x."""
+        source = self._size_source(receiver)
+        if source is None or self.scope.forward:
+            return None
+        kind, suffix = kinds[attr]
+        name = f"{local_name(source).rstrip('_')}_{suffix}"
+        self.result.save(kind, source, name)
+        return ast.copy_location(ast.Name(name, ast.Load()), node)
+
+    def _check_attribute(self, node: ast.Attribute, allowed: bool) -> None:
         if node.attr.startswith("__"):
             raise FormulaError(
                 f"dunder attribute {node.attr!r} is not allowed in a formula", _attr_position(node)
             )
-        if node.attr not in SIZE_ATTRIBUTES:
+        if not allowed:
             raise FormulaError(
                 f"attribute {node.attr!r} is not allowed; a formula may read only "
                 ".shape, .ndim, .dtype and .numel() of a tensor, or call a Tensor method",
                 _attr_position(node),
             )
-        source = self._size_source(node.value)
-        if source is not None and not self.scope.forward:
-            kind, suffix = SIZE_ATTRIBUTES[node.attr]
-            name = f"{local_name(source).rstrip('_')}_{suffix}"
-            self.result.save(kind, source, name)
-            return ast.copy_location(ast.Name(name, ast.Load()), node)
-        return self.generic_visit(node)
+        value = node.value
+        if isinstance(value, ast.Name) and value.id in self.arguments \
+                and self.arguments[value.id].type.is_tensor_list:
+            raise self.fail(
+                value, f"{value.id!r} is a Tensor[]: it has no .{node.attr}; "
+                f"use to_args_sizes({value.id}) for its shapes",
+            )
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        # An expression receiver is checked first, so that the leftmost mistake is reported;
+        # a plain name waits: `x.shape` must not save x.
+        if not isinstance(node.value, ast.Name):
+            node.value = self.visit(node.value)
+        self._check_attribute(node, node.attr in SIZE_ATTRIBUTES)
+        size = self._size_only(node.value, SIZE_ATTRIBUTES, node.attr, node)
+        if size is not None:
+            return size
+        if isinstance(node.value, ast.Name):
+            node.value = self.visit(node.value)
+        return node
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         func = node.func
         if isinstance(func, ast.Attribute):
             return self._method_call(node, func)
         if not isinstance(func, ast.Name):
+            self.visit(func)  # `(lambda g: g)(grad)` is reported as a lambda
             raise self.fail(node, "only named functions and Tensor methods can be called")
         name = func.id
         if name.startswith("__"):
@@ -205,26 +231,23 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
     def _method_call(self, node: ast.Call, func: ast.Attribute) -> ast.AST:
-        if func.attr.startswith("__"):
-            raise FormulaError(
-                f"dunder attribute {func.attr!r} is not allowed in a formula", _attr_position(func)
-            )
+        if not isinstance(func.value, ast.Name):
+            func.value = self.visit(func.value)
+        self._check_attribute(func, allowed=True)
         if func.attr in SIZE_METHODS:
             if node.args or node.keywords:
                 raise self.fail(node, f".{func.attr}() takes no arguments in a formula")
-            source = self._size_source(func.value)
-            if source is not None and not self.scope.forward:
-                kind, suffix = SIZE_METHODS[func.attr]
-                name = f"{local_name(source).rstrip('_')}_{suffix}"
-                self.result.save(kind, source, name)
-                return ast.copy_location(ast.Name(name, ast.Load()), node)
+            size = self._size_only(func.value, SIZE_METHODS, func.attr, node)
+            if size is not None:
+                return size
         elif func.attr not in self.scope.methods and func.attr not in CORE_TENSOR_METHODS:
             close = difflib.get_close_matches(
                 func.attr, sorted(self.scope.methods | CORE_TENSOR_METHODS), n=1
             )
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise FormulaError(f"unknown Tensor method {func.attr!r}{hint}", _attr_position(func))
-        func.value = self.visit(func.value)
+        if isinstance(func.value, ast.Name):
+            func.value = self.visit(func.value)
         node.args = [self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
         return node

@@ -273,16 +273,18 @@ def _load_entry(
         if key_text in ENTRY_KEYS:
             continue
         names = [n.strip() for n in key_text.split(",")]
+        forward_key = all(n in outputs or _RESULT_KEY.match(n) for n in names)
+        for n in names:
+            if n not in arguments and not forward_key:
+                raise fail(key, _unknown_key(n, schema), key_text.index(n))
         if not isinstance(value, yaml.ScalarNode) or not isinstance(reader.value(value), str):
             raise fail(value, f"the formula for {key_text!r} must be a string")
         formula = value.value
-        if all(n in outputs or _RESULT_KEY.match(n) for n in names):
+        if forward_key:
             fwd = _forward_formula(schema, key, value, names, ops, methods, helpers, fail)
             forward.append((fwd, value))
             continue
         for n in names:
-            if n not in arguments:
-                raise fail(key, _unknown_key(n, schema), key_text.index(n))
             if not arguments[n].type.is_tensor_like:
                 raise fail(
                     key, f"{n!r} is a {arguments[n].type}, not a Tensor: it has no gradient",
