@@ -382,6 +382,16 @@ def sizes(value: Any) -> tuple[int, ...]:
     return value._data.shape if isinstance(value, Tensor) else ()
 
 
+def dim(value: Any) -> int:
+    """`x.ndim`, also for a Python number standing in for a Tensor argument."""
+    return value._data.ndim if isinstance(value, Tensor) else 0
+
+
+def numel(value: Any) -> int:
+    """`x.numel()`, also for a Python number standing in for a Tensor argument."""
+    return value._data.size if isinstance(value, Tensor) else 1
+
+
 def list_sizes(values: Sequence[Tensor]) -> list[tuple[int, ...]]:
     return [v._data.shape for v in values]
 
