@@ -49,7 +49,7 @@ def manual_helpers(path: Path) -> frozenset[str]:
     """Public functions of runtime/manual.py, read with ast so codegen never imports runtime."""
     if not path.exists():
         return frozenset()
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     return frozenset(
         n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")
     )
@@ -146,7 +146,7 @@ def load_spec(path: Path | str, helpers_path: Path | str | None = None) -> list[
     """Read and check a spec; the first mistake raises SpecError."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise SpecError(Location(str(path), 1, 1), "<spec>", f"cannot read: {error}") from None
     if helpers_path is None:
