@@ -351,10 +351,13 @@ def _load_entry(
         Input(n, i, arguments[n].type.is_tensor_list) for i, n in enumerate(inputs_names)
     )
 
+    # As torchgen: an entry with a formula takes a number even if no output is
+    # differentiable (then no node is ever made, so no class is generated).
     node_name = None
-    if derivatives and differentiable_outputs:
+    if derivatives:
         prefix = node_name_prefix(schema.base)
-        node_name = f"{prefix}{counter[prefix]}"
+        if differentiable_outputs:
+            node_name = f"{prefix}{counter[prefix]}"
         counter[prefix] += 1
 
     saved: list[SavedAttribute] = []
