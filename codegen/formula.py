@@ -18,6 +18,12 @@ from codegen.schema import FunctionSchema
 SIZE_ATTRIBUTES = {"shape": ("sizes", "sym_sizes"), "ndim": ("dim", "dim"),
                    "dtype": ("scalar_type", "scalar_type")}
 SIZE_METHODS = {"numel": ("numel", "sym_numel")}
+# Saved-attribute kinds that keep a size, each computed by the runtime.tensor function of
+# the same name; `to_args_sizes(xs)` gives list_sizes.
+SIZE_KINDS = frozenset(
+    [kind for kind, _ in SIZE_ATTRIBUTES.values()] + [kind for kind, _ in SIZE_METHODS.values()]
+    + ["list_sizes"]
+)
 # Builtins a formula may call: pure, and needed for index and size arithmetic.
 ALLOWED_BUILTINS = frozenset({"len", "int", "float", "tuple", "list", "range", "min", "max", "abs"})
 # Tensor methods that the runtime defines by hand (not in the spec) and formulas may call.

@@ -14,6 +14,7 @@ import pytest
 
 import codegen.__main__ as cli
 from codegen import render, verify
+from codegen.schema import parse_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
@@ -144,6 +145,20 @@ def test_generated_ops_import_on_their_own() -> None:
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "ReluBackward0"
+
+
+@pytest.mark.parametrize(("schema", "signature"), [
+    ("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+     "self_, other, *, alpha=1"),
+    ("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+     "int[1] dilation=1, bool ceil_mode=False) -> Tensor",
+     "self_, kernel_size, stride=(), padding=(0, 0), dilation=(1,), ceil_mode=False"),
+    ("f(Tensor self, int[] dims=[0, 1], int[] one=[2], float eps=1e-05, str mode='mean', "
+     "Tensor? weight=None, int reduction=Mean) -> Tensor",
+     "self_, dims=(0, 1), one=(2,), eps=1e-05, mode='mean', weight=None, reduction=1"),
+])
+def test_python_signature(schema: str, signature: str) -> None:
+    assert render.python_signature(parse_schema(schema)) == signature
 
 
 # -- failures leave the previous output untouched ---------------------------------------------
