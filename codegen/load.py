@@ -10,6 +10,7 @@ import ast
 import difflib
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -94,6 +95,7 @@ class _Reader:
         return Location(self.path, line + 1, column + 1)
 
     def check_tags(self, node: yaml.Node, entry: str) -> None:
+        """Only plain YAML: the tags of str, int, float, bool, null, lists and mappings."""
         stack = [node]
         while stack:
             current = stack.pop()
@@ -120,6 +122,14 @@ def _compose(reader: _Reader) -> yaml.SequenceNode:
     """The spec's YAML, composed (never constructed); raises SpecError."""
     text, path = reader.text, reader.path
     try:
+        # No aliases: `*name` shares a node, and a few nested ones blow up exponentially.
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, yaml.AliasToken):
+                mark = token.start_mark
+                raise SpecError(
+                    Location(path, mark.line + 1, mark.column + 1), "<yaml>",
+                    "YAML aliases (*name) are not allowed in the spec",
+                )
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
@@ -452,7 +462,17 @@ def _string_literal(text: str) -> str | None:
     return body.value if isinstance(body, ast.Constant) and isinstance(body.value, str) else None
 
 
-def _forward_formula(schema, key, value, names, ops, methods, helpers, fail) -> ForwardDerivative:
+def _forward_formula(
+    schema: FunctionSchema,
+    key: yaml.Node,
+    value: yaml.ScalarNode,
+    names: list[str],
+    ops: frozenset[str],
+    methods: frozenset[str],
+    helpers: frozenset[str],
+    fail: Callable[..., SpecError],
+) -> ForwardDerivative:
+    """A `result:` key: auto_element_wise, auto_linear or a checked JVP formula."""
     outputs = schema.return_names()
     for n in names:
         if n not in outputs:

@@ -129,6 +129,10 @@ CASES = [
          "is not allowed"),
     Case("python-tag-root", "!!python/object/apply:os.system [\"echo pwned\"]\n",
          1, 1, "!!python", "<spec>", "is not allowed", alone=True),
+    Case("yaml-alias", "- name: relu(Tensor self) -> Tensor\n  self: grad\n"
+         "  samples: &s [{self: [3]}]\n- name: clone(Tensor self) -> Tensor\n  self: grad\n"
+         "  samples: *s\n",
+         12, 12, "*s", "<yaml>", "YAML aliases (*name) are not allowed"),
     Case("empty-file", "", 1, 1, "", "<spec>", "the spec is empty", alone=True),
     Case("comments-only", "# nothing here\n", 1, 1, "#", "<spec>", "the spec is empty",
          alone=True),
