@@ -101,8 +101,7 @@ def local_name(name: str) -> str:
 class _Analysis:
     saved: list[SavedAttribute] = field(default_factory=list)
     grad_indices: set[int] = field(default_factory=set)
-    uses_grad: bool = False
-    uses_grads: bool = False
+    grad_names: set[str] = field(default_factory=set)  # `grad` and `grad_<name>` read
     # Where `grad` and `grads[i]` / `grad_<name>` first appear, to point at a mix of both.
     grad_at: tuple[int, int] | None = None
     grads_at: tuple[int, int] | None = None
@@ -280,7 +279,6 @@ class _Rewriter(ast.NodeTransformer):
                     f"grads[{index.value}] is out of range: the op has "
                     f"{len(self.outputs)} output(s)",
                 )
-            self.result.uses_grads = True
             self.result.grads_at = self.result.grads_at or _position(node)
             self.result.grad_indices.add(index.value)
             return node
@@ -293,14 +291,14 @@ class _Rewriter(ast.NodeTransformer):
         if self.scope.forward:
             return self._forward_name(node)
         if name == "grad":
-            self.result.uses_grad = True
+            self.result.grad_names.add(name)
             self.result.grad_at = self.result.grad_at or _position(node)
             self.result.grad_indices.add(0)
             return node
         if name == "grads":
             raise self.fail(node, "grads must be indexed with a literal: grads[0]")
         if name in self.named_grads:
-            self.result.uses_grads = True
+            self.result.grad_names.add(name)
             self.result.grads_at = self.result.grads_at or _position(node)
             self.result.grad_indices.add(self.named_grads[name])
             return node
@@ -345,8 +343,7 @@ class AnalyzedFormula:
     code: str
     saved: tuple[SavedAttribute, ...]
     grad_indices: tuple[int, ...]
-    uses_grad: bool
-    uses_grads: bool
+    grad_names: tuple[str, ...]  # which of `grad`, `grad_<name>` the code reads
 
 
 def parse_expression(text: str) -> ast.Expression:
@@ -395,7 +392,7 @@ def analyze(text: str, scope: Scope) -> AnalyzedFormula:
     rewriter = _Rewriter(scope)
     tree = ast.fix_missing_locations(rewriter.visit(tree))
     result = rewriter.result
-    if result.uses_grad and result.uses_grads:
+    if result.grad_at is not None and result.grads_at is not None:
         raise FormulaError(
             "a formula uses either grad or grads[i] (grad_<name>), not both",
             max(result.grad_at, result.grads_at),
@@ -404,6 +401,5 @@ def analyze(text: str, scope: Scope) -> AnalyzedFormula:
         code=ast.unparse(tree),
         saved=tuple(result.saved),
         grad_indices=tuple(sorted(result.grad_indices)),
-        uses_grad=result.uses_grad,
-        uses_grads=result.uses_grads,
+        grad_names=tuple(sorted(result.grad_names)),
     )

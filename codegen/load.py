@@ -314,7 +314,8 @@ def _load_entry(
                     value, 'not_implemented takes one string literal: not_implemented("why")'
                 )
             derivatives.append(
-                Derivative(tuple(names), formula, "", (), (), message, value.start_mark.line + 1)
+                Derivative(tuple(names), formula, "", (), (), not_implemented=message,
+                           line=value.start_mark.line + 1)
             )
             continue
         scope = Scope(schema, ops, methods, helpers, fused=len(names) > 1)
@@ -326,7 +327,7 @@ def _load_entry(
         derivatives.append(
             Derivative(
                 tuple(names), formula, analyzed.code, analyzed.saved, analyzed.grad_indices,
-                None, value.start_mark.line + 1,
+                analyzed.grad_names, line=value.start_mark.line + 1,
             )
         )
 

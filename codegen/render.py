@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -108,11 +107,11 @@ def _one_line(text: str) -> str:
 def _grad_setup(info: OpInfo) -> list[str]:
     outputs = info.schema.return_names()
     lines = []
-    uses_grad = any("grad" in _names(d.code) for d in info.derivatives)
-    if uses_grad:
+    used = {n for d in info.derivatives for n in d.grad_names}
+    if "grad" in used:
         lines.append("grad = grads[0]")
     for i, name in enumerate(outputs):
-        if f"grad_{name}" in {n for d in info.derivatives for n in _names(d.code)}:
+        if f"grad_{name}" in used:
             lines.append(f"grad_{name} = grads[{i}]")
     if len(outputs) > 1:
         lines.append("any_grad_defined = any(g is not None for g in grads)")
@@ -124,13 +123,6 @@ def _tuple_literal(names: list[str]) -> str:
     if len(names) == 1:
         return f'("{names[0]}",)'
     return "(" + ", ".join(f'"{n}"' for n in names) + ")"
-
-
-def _names(code: str) -> set[str]:
-    """The names an emitted formula reads."""
-    if not code:
-        return set()
-    return {n.id for n in ast.walk(ast.parse(code, mode="eval")) if isinstance(n, ast.Name)}
 
 
 def node_context(info: OpInfo) -> dict:

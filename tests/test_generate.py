@@ -259,3 +259,19 @@ def test_unwritable_parent_leaves_output_untouched(previous: Path, spec: Path) -
     assert run.returncode == 2
     assert "cannot write" in run.stderr
     assert _all_bytes(previous) == before
+
+
+def test_apply_reads_only_the_gradients_its_formulas_use() -> None:
+    from codegen.load import parse_spec
+
+    spec = """
+- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+  self: maybe_multiply(grad_values, indices)
+- name: relu(Tensor self) -> Tensor
+  self: maybe_multiply(grad, result)
+"""
+    infos = parse_spec(spec, "inline.yaml", frozenset({"maybe_multiply"}))
+    max_dim, relu = (render.node_context(i)["grad_setup"] for i in infos)
+    assert max_dim == ["grad_values = grads[0]",
+                       "any_grad_defined = any(g is not None for g in grads)"]
+    assert relu == ["grad = grads[0]"]
