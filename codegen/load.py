@@ -29,8 +29,6 @@ from codegen.schema import FunctionSchema, SchemaError, parse_schema
 
 # Keys gradgen adds to torchgen's: how an op is exposed, and its sample inputs for tests.
 BINDING_KEYS = ("variants", "inplace", "python_binding", "samples")
-# Flags a sample may carry besides argument values (see codegen/verify.py).
-SAMPLE_FLAGS = ("kink", "no_gradgrad", "no_torch", "random")
 # Every key an entry may have besides its arguments' and outputs' formulas.
 ENTRY_KEYS = ("name", "output_differentiability", *BINDING_KEYS)
 _SAFE_TAGS = {
@@ -409,7 +407,9 @@ def _samples(reader: _Reader, schema: FunctionSchema, node: yaml.Node) -> list:
     """`samples:` as plain values: a list of mappings from argument names (or flags)."""
     if not isinstance(node, yaml.SequenceNode):
         raise SpecError(reader.location(node), schema.name, "samples must be a list of mappings")
-    known = [a.name for a in schema.arguments] + list(SAMPLE_FLAGS)
+    from codegen.verify import SAMPLE_KEYS  # the flags verify understands (it imports us)
+
+    known = [a.name for a in schema.arguments] + list(SAMPLE_KEYS)
     for sample in node.value:
         if not isinstance(sample, yaml.MappingNode):
             raise SpecError(
@@ -423,7 +423,7 @@ def _samples(reader: _Reader, schema: FunctionSchema, node: yaml.Node) -> list:
                 raise SpecError(
                     reader.location(key), schema.name,
                     f"sample key {key.value!r} is neither an argument nor one of "
-                    f"{', '.join(SAMPLE_FLAGS)}{hint}",
+                    f"{', '.join(SAMPLE_KEYS)}{hint}",
                 )
     return reader.value(node)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def _unpack(attr: SavedAttribute) -> str:
         return f"{local_name(attr.name)} = self.{_field(attr)}.unpack(self)"
     if attr.is_saved_variable:
         return f"{local_name(attr.name)} = self.{_field(attr)}.unpack()"
-    return f"{attr.name} = self.{_field(attr)}"
+    return f"{local_name(attr.name)} = self.{_field(attr)}"
 
 
 @dataclass(frozen=True)
@@ -236,10 +237,13 @@ def _history(info: OpInfo) -> list[str]:
 
 
 def _return_expression(info: OpInfo) -> str:
+    """What a wrapper returns: one Tensor, a tuple (named for named returns)."""
     schema = info.schema
     outputs = ", ".join(local_name(o) for o in schema.return_names())
     if len(schema.returns) > 1 and all(r.name for r in schema.returns):
         return f"_{schema.kernel_name}_return({outputs})"
+    if len(schema.returns) == 1 and schema.returns[0].type.is_list:
+        return f"tuple({outputs})  # a Tensor[] comes back as a tuple, as in PyTorch"
     return f"({outputs})" if len(schema.returns) > 1 else outputs
 
 
@@ -381,6 +385,12 @@ def operator_contexts(infos: list[OpInfo]) -> list[dict]:
     return result
 
 
+def _import_order(name: str) -> tuple:
+    """isort's order for imported names: case-insensitive, numbers by value."""
+    return tuple(int(part) if part.isdigit() else part
+                 for part in re.split(r"(\d+)", name.lower()))
+
+
 # -- all files ---------------------------------------------------------------------------------
 
 def render_all(infos: list[OpInfo], spec_name: str) -> dict[str, str]:
@@ -420,7 +430,7 @@ def render_all(infos: list[OpInfo], spec_name: str) -> dict[str, str]:
         "ops.py": env.get_template("ops.py.j2").render(
             **header,
             ops=[op_context(i, groups.get(i.schema.base, [i])) for i in infos],
-            nodes=sorted({i.node_name for i in infos if i.differentiable}),
+            nodes=sorted({i.node_name for i in infos if i.differentiable}, key=_import_order),
             named_returns=named_returns,
             dispatchers=[dispatch_context(base, group) for base, group in functions.items()
                          if len(group) > 1],

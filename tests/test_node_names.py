@@ -14,8 +14,10 @@ WITH_NODE = [i for i in INFOS if i.differentiable and i.samples]
 @pytest.mark.parametrize("info", WITH_NODE, ids=lambda i: i.name)
 def test_node_name_matches_torch(info) -> None:
     """torch.ops.aten.<base>.<overload> on the op's first sample records the same class."""
-    sample = verify.samples(info)[0]
-    outputs, _ = verify.run_torch(info, sample)
+    compared = [s for s in verify.samples(info) if not s.flags.get("no_torch")]
+    if not compared:  # copy_: torch records its hand-written CopyBackwards
+        pytest.skip(f"{info.name}: every sample is no_torch")
+    outputs, _ = verify.run_torch(info, compared[0])
     grad_fn = next(o.grad_fn for o in outputs if o.grad_fn is not None)
     assert info.node_name == grad_fn.name()
 

@@ -11,6 +11,7 @@ ROUND_TRIP = [
     "relu(Tensor self) -> Tensor",
     "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None) -> Tensor",
     "cat(Tensor[] tensors, int dim=0) -> Tensor",
+    "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
     "t(Tensor(a) self) -> Tensor(a)",
     "zero_(Tensor(a!) self) -> Tensor(a!)",
     "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
@@ -65,7 +66,7 @@ def test_round_trip_covers_every_type() -> None:
     spelled |= {str(r.type) for text in ROUND_TRIP for r in parse_schema(text).returns}
     wanted = {"Tensor", "Tensor?", "Tensor[]", "Tensor(a)", "Tensor(a!)", "int", "int[]",
               "int[1]?", "int[2]", "int?", "float", "float?", "bool", "Scalar", "Scalar?",
-              "ScalarType?", "str", "str?", "SymInt", "SymInt[]", "Tensor(a)[]"}
+              "ScalarType?", "str", "str?", "SymInt", "SymInt[]", "Tensor(a)[]", "Tensor?[]"}
     assert wanted <= spelled, wanted - spelled
 
 
