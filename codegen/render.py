@@ -184,16 +184,37 @@ def python_signature(schema: FunctionSchema) -> str:
     return ", ".join(parts)
 
 
-def _save_statement(attr: SavedAttribute, inplace: bool) -> str:
+def save_guard(info: OpInfo, attr: SavedAttribute) -> int | None:
+    """The one input whose gradient needs `attr`, when saving it can be skipped otherwise.
+
+    torchgen's rule: a tensor read by exactly one single-input formula of an op with several
+    differentiable inputs is saved only if that input's gradient will be computed, so
+    `x * 2` keeps no reference to x (grad_fn._saved_self is None, as in PyTorch).
+    """
+    if attr.kind != "tensor" or len(info.inputs) <= 1 or "backward" in info.schema.base:
+        return None
+    if any(i.is_list for i in info.inputs):
+        return None
+    used_in = [d for d in info.derivatives if attr in d.saved]
+    if len(used_in) != 1 or len(used_in[0].var_names) != 1:
+        return None
+    return next(i.index for i in info.inputs if i.name == used_in[0].var_names[0])
+
+
+def _save_statement(info: OpInfo, attr: SavedAttribute, inplace: bool) -> str:
     """The line of a forward wrapper that stores one saved attribute on grad_fn.
 
     In place (`x.add_(y)`), self is saved as it was before the write (`_T.original`), and
-    the output is self itself.
+    the output is self itself. A guarded tensor (see save_guard) is saved as None when
+    the gradient that reads it will not be computed.
     """
     source = local_name(attr.source)
     field = _field(attr)
     if attr.kind == "tensor":
         value = f"_T.original({source})" if inplace and attr.source == "self" else source
+        guard = save_guard(info, attr)
+        if guard is not None:
+            value = f"{value} if grad_fn.should_compute_output({guard}) else None"
         return f"grad_fn.{field} = SavedVariable({value}, False)"
     if attr.kind == "output":
         return f"grad_fn.{field} = SavedVariable({'self_' if inplace else source}, True)"
@@ -266,14 +287,14 @@ def op_context(info: OpInfo, group: list[OpInfo]) -> dict:
         "record": info.differentiable,
         "node": info.node_name,
         "inputs": ", ".join(local_name(i.name) for i in info.inputs),
-        "saves_before": [_save_statement(a, False) for a in before],
-        "saves_after": [_save_statement(a, False) for a in after],
+        "saves_before": [_save_statement(info, a, False) for a in before],
+        "saves_after": [_save_statement(info, a, False) for a in after],
         "inplace": info.inplace,
         # An op that is itself in place (`zero_(Tensor(a!) self)`) writes into self.
         "inplace_entry": bool(schema.arguments and schema.arguments[0].type.alias
                               and schema.arguments[0].type.alias.endswith("!")),
-        "inplace_saves_before": [_save_statement(a, True) for a in before],
-        "inplace_saves_after": [_save_statement(a, True) for a in after],
+        "inplace_saves_before": [_save_statement(info, a, True) for a in before],
+        "inplace_saves_after": [_save_statement(info, a, True) for a in after],
     }
 
 

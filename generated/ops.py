@@ -335,8 +335,8 @@ def mul_Tensor(self_, other):
     if _T.any_requires_grad(self_, other):
         grad_fn = MulBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = SavedVariable(other if grad_fn.should_compute_output(0) else None, False)
+        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
     return result
 
@@ -351,8 +351,8 @@ def mul_Tensor_(self_, other):
     if needs_grad:
         grad_fn = MulBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn.other_ = SavedVariable(other if grad_fn.should_compute_output(0) else None, False)
+        grad_fn.self_ = SavedVariable(_T.original(self_) if grad_fn.should_compute_output(1) else None, False)
     _T.write_inplace(self_, kernels.mul_Tensor(_T.data(self_), _T.data(other)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
@@ -383,7 +383,7 @@ def div_Tensor(self_, other):
         grad_fn = DivBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
     return result
 
@@ -399,7 +399,7 @@ def div_Tensor_(self_, other):
         grad_fn = DivBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn.self_ = SavedVariable(_T.original(self_) if grad_fn.should_compute_output(1) else None, False)
     _T.write_inplace(self_, kernels.div_Tensor(_T.data(self_), _T.data(other)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
@@ -1938,7 +1938,7 @@ def index_put(self_, indices, values, accumulate=False):
         grad_fn.set_next_edges(_T.next_edges(self_, values))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
-        grad_fn.values_ = SavedVariable(values, False)
+        grad_fn.values_ = SavedVariable(values if grad_fn.should_compute_output(0) else None, False)
         _T.set_history(result, grad_fn)
     return result
 
@@ -1955,7 +1955,7 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
         grad_fn.set_next_edges(_T.next_edges(self_, values))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
-        grad_fn.values_ = SavedVariable(values, False)
+        grad_fn.values_ = SavedVariable(values if grad_fn.should_compute_output(0) else None, False)
     _T.write_inplace(self_, kernels._index_put_impl_(_T.data(self_), _T.data(indices), _T.data(values), accumulate, unsafe))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
@@ -1988,7 +1988,7 @@ def index_add(self_, dim, index, source, *, alpha=1):
         grad_fn = IndexAddBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, source))
         grad_fn._saved_dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable(index if grad_fn.should_compute_output(1) else None, False)
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
     return result
@@ -2020,7 +2020,7 @@ def scatter_add(self_, dim, index, src):
         grad_fn = ScatterAddBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, src))
         grad_fn._saved_dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable(index if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
     return result
 
@@ -2063,8 +2063,8 @@ def mm(self_, mat2):
     if _T.any_requires_grad(self_, mat2):
         grad_fn = MmBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, mat2))
-        grad_fn.mat2_ = SavedVariable(mat2, False)
-        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(0) else None, False)
+        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
     return result
 
@@ -2079,9 +2079,9 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
         grad_fn = AddmmBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, mat1, mat2))
         grad_fn._saved_beta = beta
-        grad_fn.mat2_ = SavedVariable(mat2, False)
+        grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(1) else None, False)
         grad_fn._saved_alpha = alpha
-        grad_fn.mat1_ = SavedVariable(mat1, False)
+        grad_fn.mat1_ = SavedVariable(mat1 if grad_fn.should_compute_output(2) else None, False)
         _T.set_history(result, grad_fn)
     return result
 
