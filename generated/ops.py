@@ -8,17 +8,43 @@ requires grad, make the backward node, point it at the inputs' nodes, save what 
 formulas read, and set it as the result's grad_fn.
 """
 
+from collections import namedtuple
+
 from generated.functions import (
     AddBackward0,
     AddBackward1,
     AddmmBackward0,
+    BinaryCrossEntropyBackward0,
+    BinaryCrossEntropyBackwardBackward0,
+    BinaryCrossEntropyWithLogitsBackward0,
+    BmmBackward0,
     CloneBackward0,
+    DotBackward0,
+    EmbeddingBackward0,
+    EmbeddingDenseBackwardBackward0,
     ExpandBackward0,
+    ExpBackward0,
+    LogSoftmaxBackward0,
+    LogSoftmaxBackwardDataBackward0,
     MmBackward0,
+    MseLossBackward0,
+    MseLossBackwardBackward0,
     MulBackward0,
     MulBackward1,
+    MvBackward0,
+    NativeDropoutBackward0,
+    NativeDropoutBackwardBackward0,
+    NativeLayerNormBackward0,
+    NativeLayerNormBackwardBackward0,
+    NegBackward0,
+    NllLossBackward0,
+    NllLossBackwardBackward0,
     PowBackward0,
     ReluBackward0,
+    SmoothL1LossBackward0,
+    SmoothL1LossBackwardBackward0,
+    SoftmaxBackward0,
+    SoftmaxBackwardDataBackward0,
     SqueezeBackward0,
     SqueezeBackward1,
     SqueezeBackward2,
@@ -40,16 +66,40 @@ from runtime import tensor as _T
 from runtime.node import SavedVariable
 
 __all__ = [
+    "_log_softmax",
+    "_log_softmax_backward_data",
+    "_softmax",
+    "_softmax_backward_data",
     "_to_copy",
     "_unsafe_view",
     "add",
     "addmm",
+    "binary_cross_entropy",
+    "binary_cross_entropy_backward",
+    "binary_cross_entropy_with_logits",
+    "bmm",
     "clone",
+    "dot",
+    "embedding",
+    "embedding_dense_backward",
+    "exp",
     "expand",
     "mm",
+    "mse_loss",
+    "mse_loss_backward",
     "mul",
+    "mv",
+    "native_dropout",
+    "native_dropout_backward",
+    "native_layer_norm",
+    "native_layer_norm_backward",
+    "neg",
+    "nll_loss_backward",
+    "nll_loss_forward",
     "pow",
     "relu",
+    "smooth_l1_loss",
+    "smooth_l1_loss_backward",
     "squeeze",
     "sub",
     "sum",
@@ -60,6 +110,8 @@ __all__ = [
     "view",
     "zero_",
 ]
+
+_nll_loss_forward_return = namedtuple("nll_loss_forward", ["output", "total_weight"])
 
 
 def add_Tensor(self_, other, *, alpha=1):
@@ -360,7 +412,7 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:142
+    derivatives.yaml:143
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -373,7 +425,7 @@ def clone(self_):
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:148
+    derivatives.yaml:149
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -388,7 +440,7 @@ def transpose_int(self_, dim0, dim1):
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:155
+    derivatives.yaml:156
     """
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
     if _T.any_requires_grad(self_):
@@ -402,7 +454,7 @@ def _unsafe_view(self_, size):
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:161
+    derivatives.yaml:162
     """
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
     if _T.any_requires_grad(self_):
@@ -416,7 +468,7 @@ def view(self_, size):
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:168
+    derivatives.yaml:169
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -432,7 +484,7 @@ def zero_(self_):
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:176
+    derivatives.yaml:177
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -447,7 +499,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:183
+    derivatives.yaml:184
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -459,6 +511,409 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
         grad_fn.mat1_ = SavedVariable(mat1, False)
         _T.set_history(result, grad_fn)
     return result
+
+
+def bmm(self_, mat2):
+    """bmm(Tensor self, Tensor mat2) -> Tensor
+
+    derivatives.yaml:193
+    """
+    result = _T.wrap(kernels.bmm(_T.data(self_), _T.data(mat2)))
+    if _T.any_requires_grad(self_, mat2):
+        grad_fn = BmmBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, mat2))
+        grad_fn.mat2_ = SavedVariable(mat2, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def dot(self_, tensor):
+    """dot(Tensor self, Tensor tensor) -> Tensor
+
+    derivatives.yaml:201
+    """
+    result = _T.wrap(kernels.dot(_T.data(self_), _T.data(tensor)))
+    if _T.any_requires_grad(self_, tensor):
+        grad_fn = DotBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, tensor))
+        grad_fn.tensor_ = SavedVariable(tensor, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def mv(self_, vec):
+    """mv(Tensor self, Tensor vec) -> Tensor
+
+    derivatives.yaml:208
+    """
+    result = _T.wrap(kernels.mv(_T.data(self_), _T.data(vec)))
+    if _T.any_requires_grad(self_, vec):
+        grad_fn = MvBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, vec))
+        grad_fn.vec_ = SavedVariable(vec, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def neg(self_):
+    """neg(Tensor self) -> Tensor
+
+    derivatives.yaml:218
+    """
+    result = _T.wrap(kernels.neg(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = NegBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def exp(self_):
+    """exp(Tensor self) -> Tensor
+
+    derivatives.yaml:224
+    """
+    result = _T.wrap(kernels.exp(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = ExpBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def _softmax(self_, dim, half_to_float):
+    """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+
+    derivatives.yaml:230
+    """
+    result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
+    if _T.any_requires_grad(self_):
+        grad_fn = SoftmaxBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def _log_softmax(self_, dim, half_to_float):
+    """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+
+    derivatives.yaml:239
+    """
+    result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
+    if _T.any_requires_grad(self_):
+        grad_fn = LogSoftmaxBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+
+    derivatives.yaml:246
+    """
+    result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
+    if _T.any_requires_grad(grad_output, output):
+        grad_fn = LogSoftmaxBackwardDataBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, output))
+        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn._saved_dim = dim
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+
+    derivatives.yaml:254
+    """
+    result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
+    if _T.any_requires_grad(grad_output, output):
+        grad_fn = SoftmaxBackwardDataBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, output))
+        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_input_dtype = input_dtype
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def mse_loss(self_, target, reduction=1):
+    """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+
+    derivatives.yaml:262
+    """
+    result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
+    if _T.any_requires_grad(self_, target):
+        grad_fn = MseLossBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def mse_loss_backward(grad_output, self_, target, reduction):
+    """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
+
+    derivatives.yaml:271
+    """
+    result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
+    if _T.any_requires_grad(grad_output, self_, target):
+        grad_fn = MseLossBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
+    """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
+
+    derivatives.yaml:280
+    """
+    result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
+    if _T.any_requires_grad(self_, target):
+        grad_fn = SmoothL1LossBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn._saved_beta = beta
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
+    """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
+
+    derivatives.yaml:291
+    """
+    result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
+    if _T.any_requires_grad(grad_output, self_, target):
+        grad_fn = SmoothL1LossBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn._saved_beta = beta
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def nll_loss_forward(self_, target, weight, reduction, ignore_index):
+    """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
+
+    derivatives.yaml:300
+    """
+    output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
+    if _T.any_requires_grad(self_):
+        grad_fn = NllLossBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn._saved_ignore_index = ignore_index
+        _T.set_history(output, grad_fn)
+        _T.skip_output(total_weight, grad_fn)
+        grad_fn.total_weight_ = SavedVariable(total_weight, True)
+    return _nll_loss_forward_return(output, total_weight)
+
+
+def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
+    """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
+
+    derivatives.yaml:313
+    """
+    result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
+    if _T.any_requires_grad(grad_output, self_):
+        grad_fn = NllLossBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn._saved_ignore_index = ignore_index
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def binary_cross_entropy(self_, target, weight=None, reduction=1):
+    """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml:326
+    """
+    result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
+    if _T.any_requires_grad(self_, target):
+        grad_fn = BinaryCrossEntropyBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_reduction = reduction
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
+    """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml:336
+    """
+    result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
+    if _T.any_requires_grad(grad_output, self_, target):
+        grad_fn = BinaryCrossEntropyBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
+    """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml:346
+    """
+    result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
+    if _T.any_requires_grad(self_, target):
+        grad_fn = BinaryCrossEntropyWithLogitsBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.pos_weight_ = SavedVariable(pos_weight, False)
+        grad_fn._saved_reduction = reduction
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def native_dropout(input, p, train):
+    """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
+
+    derivatives.yaml:357
+    """
+    result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
+    if _T.any_requires_grad(input):
+        grad_fn = NativeDropoutBackward0()
+        grad_fn.set_next_edges(_T.next_edges(input))
+        grad_fn._saved_p = p
+        grad_fn._saved_train = train
+        _T.set_history(result0, grad_fn)
+        _T.skip_output(result1, grad_fn)
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def native_dropout_backward(grad_output, mask, scale):
+    """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
+
+    derivatives.yaml:371
+    """
+    result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
+    if _T.any_requires_grad(grad_output, mask):
+        grad_fn = NativeDropoutBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, mask))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn._saved_scale = scale
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
+
+    derivatives.yaml:379
+    """
+    result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
+    if _T.any_requires_grad(weight):
+        grad_fn = EmbeddingBackward0()
+        grad_fn.set_next_edges(_T.next_edges(weight))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn._saved_weight_sym_sizes = _T.sizes(weight)
+        grad_fn._saved_padding_idx = padding_idx
+        grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
+
+    derivatives.yaml:390
+    """
+    result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
+    if _T.any_requires_grad(grad_output):
+        grad_fn = EmbeddingDenseBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn._saved_num_weights = num_weights
+        grad_fn._saved_padding_idx = padding_idx
+        grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml:401
+    """
+    result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
+    if _T.any_requires_grad(input, weight, bias):
+        grad_fn = NativeLayerNormBackward0()
+        grad_fn.set_next_edges(_T.next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn._saved_normalized_shape = normalized_shape
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.bias_ = SavedVariable(bias, False)
+        _T.set_history(result0, grad_fn)
+        _T.skip_output(result1, grad_fn)
+        _T.skip_output(result2, grad_fn)
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+    return (result0, result1, result2)
+
+
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml:410
+    """
+    result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
+    if _T.any_requires_grad(grad_out, input, weight):
+        grad_fn = NativeLayerNormBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_out, input, weight))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.grad_out_ = SavedVariable(grad_out, False)
+        grad_fn.mean_ = SavedVariable(mean, False)
+        grad_fn.rstd_ = SavedVariable(rstd, False)
+        grad_fn._saved_normalized_shape = normalized_shape
+        _T.set_history(result0, grad_fn)
+        _T.set_history(result1, grad_fn)
+        _T.set_history(result2, grad_fn)
+    return (result0, result1, result2)
 
 add = add_Tensor
 add_ = add_Tensor_
@@ -496,6 +951,30 @@ OVERLOADS = {
     "zero_": zero_,
     "mm": mm,
     "addmm": addmm,
+    "bmm": bmm,
+    "dot": dot,
+    "mv": mv,
+    "neg": neg,
+    "exp": exp,
+    "_softmax": _softmax,
+    "_log_softmax": _log_softmax,
+    "_log_softmax_backward_data": _log_softmax_backward_data,
+    "_softmax_backward_data": _softmax_backward_data,
+    "mse_loss": mse_loss,
+    "mse_loss_backward": mse_loss_backward,
+    "smooth_l1_loss": smooth_l1_loss,
+    "smooth_l1_loss_backward": smooth_l1_loss_backward,
+    "nll_loss_forward": nll_loss_forward,
+    "nll_loss_backward": nll_loss_backward,
+    "binary_cross_entropy": binary_cross_entropy,
+    "binary_cross_entropy_backward": binary_cross_entropy_backward,
+    "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits,
+    "native_dropout": native_dropout,
+    "native_dropout_backward": native_dropout_backward,
+    "embedding": embedding,
+    "embedding_dense_backward": embedding_dense_backward,
+    "native_layer_norm": native_layer_norm,
+    "native_layer_norm_backward": native_layer_norm_backward,
 }
 
 

@@ -12,6 +12,14 @@ from runtime import dispatch as _dispatch
 class TensorMethods:
     __slots__ = ()
 
+    def _log_softmax(self, dim, half_to_float):
+        """_log_softmax"""
+        return ops._log_softmax(self, dim, half_to_float)
+
+    def _softmax(self, dim, half_to_float):
+        """_softmax"""
+        return ops._softmax(self, dim, half_to_float)
+
     def _to_copy(self, *, dtype=None):
         """_to_copy"""
         return ops._to_copy(self, dtype=dtype)
@@ -28,9 +36,29 @@ class TensorMethods:
         """addmm"""
         return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
+    def binary_cross_entropy(self, target, weight=None, reduction=1):
+        """binary_cross_entropy"""
+        return ops.binary_cross_entropy(self, target, weight, reduction)
+
+    def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
+        """binary_cross_entropy_with_logits"""
+        return ops.binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction)
+
+    def bmm(self, mat2):
+        """bmm"""
+        return ops.bmm(self, mat2)
+
     def clone(self):
         """clone"""
         return ops.clone(self)
+
+    def dot(self, tensor):
+        """dot"""
+        return ops.dot(self, tensor)
+
+    def exp(self):
+        """exp"""
+        return ops.exp(self)
 
     def expand(self, *size, implicit=False):
         """expand"""
@@ -40,9 +68,25 @@ class TensorMethods:
         """mm"""
         return ops.mm(self, mat2)
 
+    def mse_loss(self, target, reduction=1):
+        """mse_loss"""
+        return ops.mse_loss(self, target, reduction)
+
     def mul(self, other):
         """mul.Tensor"""
         return ops.mul_Tensor(self, other)
+
+    def mv(self, vec):
+        """mv"""
+        return ops.mv(self, vec)
+
+    def neg(self):
+        """neg"""
+        return ops.neg(self)
+
+    def nll_loss_forward(self, target, weight, reduction, ignore_index):
+        """nll_loss_forward"""
+        return ops.nll_loss_forward(self, target, weight, reduction, ignore_index)
 
     def pow(self, exponent):
         """pow.Tensor_Scalar"""
@@ -51,6 +95,10 @@ class TensorMethods:
     def relu(self):
         """relu"""
         return ops.relu(self)
+
+    def smooth_l1_loss(self, target, reduction=1, beta=1.0):
+        """smooth_l1_loss"""
+        return ops.smooth_l1_loss(self, target, reduction, beta)
 
     def squeeze(self, *args, **kwargs):
         """squeeze | squeeze.dim | squeeze.dims"""
@@ -116,6 +164,9 @@ class TensorMethods:
 
     def __rpow__(self, other):
         return ops.pow(other, self)
+
+    def __neg__(self):
+        return ops.neg(self)
 
     def __iadd__(self, other):
         return self.add_(other)
