@@ -795,7 +795,7 @@ class SoftmaxBackward0(Node):
 class LogSoftmaxBackward0(Node):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:239
+    derivatives.yaml:240
     self: _log_softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -823,7 +823,7 @@ class LogSoftmaxBackward0(Node):
 class LogSoftmaxBackwardDataBackward0(Node):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:246
+    derivatives.yaml:248
     grad_output: grad - (grad * output.exp()).sum(dim, True)
     output: log_softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -860,7 +860,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
 class SoftmaxBackwardDataBackward0(Node):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:254
+    derivatives.yaml:256
     grad_output: _softmax_backward_data(grad, output, dim, input_dtype)
     output: softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -898,7 +898,7 @@ class SoftmaxBackwardDataBackward0(Node):
 class MseLossBackward0(Node):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:262
+    derivatives.yaml:264
     self: mse_loss_backward(grad, self, target, reduction)
     target: mse_loss_backward(grad, target, self, reduction)
     """
@@ -935,7 +935,7 @@ class MseLossBackward0(Node):
 class MseLossBackwardBackward0(Node):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:271
+    derivatives.yaml:274
     grad_output: mse_loss_backward(grad, self, target, reduction)
     self: mse_loss_double_backward(grad * grad_output, reduction)
     target: -mse_loss_double_backward(grad * grad_output, reduction)
@@ -982,7 +982,7 @@ class MseLossBackwardBackward0(Node):
 class SmoothL1LossBackward0(Node):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:280
+    derivatives.yaml:283
     self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
     """
@@ -1020,7 +1020,7 @@ class SmoothL1LossBackward0(Node):
 class SmoothL1LossBackwardBackward0(Node):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:291
+    derivatives.yaml:295
     grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
     target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
@@ -1068,7 +1068,7 @@ class SmoothL1LossBackwardBackward0(Node):
 class NllLossBackward0(Node):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:300
+    derivatives.yaml:304
     self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
 
@@ -1115,7 +1115,7 @@ class NllLossBackward0(Node):
 class NllLossBackwardBackward0(Node):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:313
+    derivatives.yaml:318
     grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
     self: zeros_like(grad)
     """
@@ -1153,7 +1153,7 @@ class NllLossBackwardBackward0(Node):
 class BinaryCrossEntropyBackward0(Node):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:326
+    derivatives.yaml:331
     self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
     """
@@ -1196,7 +1196,7 @@ class BinaryCrossEntropyBackward0(Node):
 class BinaryCrossEntropyBackwardBackward0(Node):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:336
+    derivatives.yaml:342
     grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
     target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
@@ -1249,7 +1249,7 @@ class BinaryCrossEntropyBackwardBackward0(Node):
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:346
+    derivatives.yaml:352
     self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
     target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
     """
@@ -1298,7 +1298,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 class NativeDropoutBackward0(Node):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:357
+    derivatives.yaml:364
     input: native_dropout_backward(grad, result1, dropout_scale(p, train))
     """
 
@@ -1327,7 +1327,7 @@ class NativeDropoutBackward0(Node):
 class NativeDropoutBackwardBackward0(Node):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:371
+    derivatives.yaml:378
     grad_output: native_dropout_backward(grad, mask, scale)
     mask: not_implemented("native_dropout_backward: mask")
     """
@@ -1358,7 +1358,7 @@ class NativeDropoutBackwardBackward0(Node):
 class EmbeddingBackward0(Node):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:379
+    derivatives.yaml:386
     weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
     """
 
@@ -1387,7 +1387,7 @@ class EmbeddingBackward0(Node):
 class EmbeddingDenseBackwardBackward0(Node):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:390
+    derivatives.yaml:397
     grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
     """
 
@@ -1416,7 +1416,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 class NativeLayerNormBackward0(Node):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:401
+    derivatives.yaml:408
     input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
     """
 
@@ -1475,7 +1475,7 @@ class NativeLayerNormBackward0(Node):
 class NativeLayerNormBackwardBackward0(Node):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:410
+    derivatives.yaml:417
     input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
     """
 

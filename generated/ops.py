@@ -604,7 +604,7 @@ def _softmax(self_, dim, half_to_float):
 def _log_softmax(self_, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:239
+    derivatives.yaml:240
     """
     result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
     if _T.any_requires_grad(self_):
@@ -620,7 +620,7 @@ def _log_softmax(self_, dim, half_to_float):
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:246
+    derivatives.yaml:248
     """
     result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -636,7 +636,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:254
+    derivatives.yaml:256
     """
     result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -653,7 +653,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 def mse_loss(self_, target, reduction=1):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:262
+    derivatives.yaml:264
     """
     result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(self_, target):
@@ -669,7 +669,7 @@ def mse_loss(self_, target, reduction=1):
 def mse_loss_backward(grad_output, self_, target, reduction):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:271
+    derivatives.yaml:274
     """
     result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -686,7 +686,7 @@ def mse_loss_backward(grad_output, self_, target, reduction):
 def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:280
+    derivatives.yaml:283
     """
     result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(self_, target):
@@ -703,7 +703,7 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:291
+    derivatives.yaml:295
     """
     result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -721,7 +721,7 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:300
+    derivatives.yaml:304
     """
     output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
     if _T.any_requires_grad(self_):
@@ -741,7 +741,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:313
+    derivatives.yaml:318
     """
     result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
@@ -758,7 +758,7 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
 def binary_cross_entropy(self_, target, weight=None, reduction=1):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:326
+    derivatives.yaml:331
     """
     result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -775,7 +775,7 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:336
+    derivatives.yaml:342
     """
     result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -793,7 +793,7 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:346
+    derivatives.yaml:352
     """
     result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -811,7 +811,7 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 def native_dropout(input, p, train):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:357
+    derivatives.yaml:364
     """
     result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
     if _T.any_requires_grad(input):
@@ -828,7 +828,7 @@ def native_dropout(input, p, train):
 def native_dropout_backward(grad_output, mask, scale):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:371
+    derivatives.yaml:378
     """
     result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
     if _T.any_requires_grad(grad_output, mask):
@@ -843,7 +843,7 @@ def native_dropout_backward(grad_output, mask, scale):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:379
+    derivatives.yaml:386
     """
     result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if _T.any_requires_grad(weight):
@@ -860,7 +860,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:390
+    derivatives.yaml:397
     """
     result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _T.any_requires_grad(grad_output):
@@ -877,7 +877,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:401
+    derivatives.yaml:408
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
     if _T.any_requires_grad(input, weight, bias):
@@ -898,7 +898,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:410
+    derivatives.yaml:417
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
     if _T.any_requires_grad(grad_out, input, weight):

@@ -12,14 +12,6 @@ from runtime import dispatch as _dispatch
 class TensorMethods:
     __slots__ = ()
 
-    def _log_softmax(self, dim, half_to_float):
-        """_log_softmax"""
-        return ops._log_softmax(self, dim, half_to_float)
-
-    def _softmax(self, dim, half_to_float):
-        """_softmax"""
-        return ops._softmax(self, dim, half_to_float)
-
     def _to_copy(self, *, dtype=None):
         """_to_copy"""
         return ops._to_copy(self, dtype=dtype)
@@ -35,14 +27,6 @@ class TensorMethods:
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """addmm"""
         return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
-
-    def binary_cross_entropy(self, target, weight=None, reduction=1):
-        """binary_cross_entropy"""
-        return ops.binary_cross_entropy(self, target, weight, reduction)
-
-    def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
-        """binary_cross_entropy_with_logits"""
-        return ops.binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction)
 
     def bmm(self, mat2):
         """bmm"""
@@ -68,10 +52,6 @@ class TensorMethods:
         """mm"""
         return ops.mm(self, mat2)
 
-    def mse_loss(self, target, reduction=1):
-        """mse_loss"""
-        return ops.mse_loss(self, target, reduction)
-
     def mul(self, other):
         """mul.Tensor"""
         return ops.mul_Tensor(self, other)
@@ -84,10 +64,6 @@ class TensorMethods:
         """neg"""
         return ops.neg(self)
 
-    def nll_loss_forward(self, target, weight, reduction, ignore_index):
-        """nll_loss_forward"""
-        return ops.nll_loss_forward(self, target, weight, reduction, ignore_index)
-
     def pow(self, exponent):
         """pow.Tensor_Scalar"""
         return ops.pow_Tensor_Scalar(self, exponent)
@@ -95,10 +71,6 @@ class TensorMethods:
     def relu(self):
         """relu"""
         return ops.relu(self)
-
-    def smooth_l1_loss(self, target, reduction=1, beta=1.0):
-        """smooth_l1_loss"""
-        return ops.smooth_l1_loss(self, target, reduction, beta)
 
     def squeeze(self, *args, **kwargs):
         """squeeze | squeeze.dim | squeeze.dims"""
