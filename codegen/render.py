@@ -397,7 +397,7 @@ def render_all(infos: list[OpInfo], spec_name: str) -> dict[str, str]:
         "ops.py": env.get_template("ops.py.j2").render(
             **header,
             ops=[op_context(i, groups.get(i.schema.base, [i])) for i in infos],
-            nodes=sorted({i.node_name for i in infos if i.differentiable}, key=str.lower),
+            nodes=sorted({i.node_name for i in infos if i.differentiable}),
             named_returns=named_returns,
             dispatchers=[dispatch_context(base, group) for base, group in functions.items()
                          if len(group) > 1],
