@@ -230,7 +230,7 @@ def _error(actual: np.ndarray, expected: np.ndarray) -> float:
     with np.errstate(invalid="ignore"):
         diff = np.abs(actual - expected)
         diff = np.where(np.isnan(actual) & np.isnan(expected), 0.0, diff)
-    return float(np.max(diff / scale))
+    return float(np.max(diff / scale) * RTOL)
 
 
 def _differentiable_outputs(info: OpInfo, outputs: list) -> list[int]:
