@@ -9,9 +9,7 @@ For every sample of every op (float64 throughout):
          (torch.ops.aten.<name>.<overload>), when torch is installed.
 
 A sample marked `kink: true` sits where the derivative jumps (relu at 0): finite
-differences mean nothing there, so only the comparison with torch runs. `torch_only: true`
-does the same where finite differences don't apply for another reason, such as formulas
-that treat one input as a function of another (native_layer_norm_backward's mean and rstd).
+differences mean nothing there, so only the comparison with torch runs.
 The tests (tests/test_ops.py) run the same checks; this command prints them as a table.
 """
 
@@ -33,7 +31,7 @@ from codegen.model import OpInfo
 ROOT = Path(__file__).resolve().parent.parent
 EPS = 1e-6
 RTOL, ATOL = 1e-5, 1e-7  # float64 central differences with EPS=1e-6
-SAMPLE_KEYS = ("kink", "no_gradgrad", "no_torch", "random", "torch_only")
+SAMPLE_KEYS = ("kink", "no_gradgrad", "no_torch", "random")
 
 
 @dataclass
@@ -299,7 +297,7 @@ def check_sample(info: OpInfo, sample: Sample, use_torch: bool = True) -> list[C
     analytic = autograd.grad([outputs[i] for i in diff_outputs], leaves, vs, allow_unused=True,
                              materialize_grads=True)
 
-    if not any(sample.flags.get(flag) for flag in ("kink", "random", "torch_only")):
+    if not sample.flags.get("kink") and not sample.flags.get("random"):
         leaf_arrays = [leaf._data for leaf in leaves]
 
         def objective() -> float:
