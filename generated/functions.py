@@ -443,7 +443,7 @@ class ToCopyBackward0(Node):
 class CloneBackward0(Node):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:143
+    derivatives.yaml:142
     self: grad
     """
 
@@ -461,7 +461,7 @@ class CloneBackward0(Node):
 class TransposeBackward0(Node):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:149
+    derivatives.yaml:148
     self: grad.transpose(dim0, dim1)
     """
 
@@ -481,7 +481,7 @@ class TransposeBackward0(Node):
 class UnsafeViewBackward0(Node):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:156
+    derivatives.yaml:155
     self: grad.reshape(self.shape)
     """
 
@@ -500,7 +500,7 @@ class UnsafeViewBackward0(Node):
 class ViewBackward0(Node):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:162
+    derivatives.yaml:161
     self: grad.reshape(self.shape)
     """
 
@@ -519,7 +519,7 @@ class ViewBackward0(Node):
 class ZeroBackward0(Node):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:169
+    derivatives.yaml:168
     self: zeros_like(grad)
     """
 
@@ -537,7 +537,7 @@ class ZeroBackward0(Node):
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:177
+    derivatives.yaml:176
     self: grad.mm(mat2.t())
     mat2: self.t().mm(grad)
     """
@@ -573,7 +573,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:184
+    derivatives.yaml:183
     self: maybe_multiply(grad, beta)
     mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
     mat2: maybe_multiply(mat1.t().mm(grad), alpha)
@@ -615,7 +615,7 @@ class AddmmBackward0(Node):
 class BmmBackward0(Node):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:193
+    derivatives.yaml:192
     self: grad.bmm(mat2.transpose(1, 2))
     mat2: self.transpose(1, 2).bmm(grad)
     """
@@ -651,7 +651,7 @@ class BmmBackward0(Node):
 class DotBackward0(Node):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:201
+    derivatives.yaml:200
     self: grad * tensor
     tensor: grad * self
     """
@@ -687,7 +687,7 @@ class DotBackward0(Node):
 class MvBackward0(Node):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:208
+    derivatives.yaml:207
     self: grad.unsqueeze(1) * vec
     vec: self.t().mv(grad)
     """
@@ -723,7 +723,7 @@ class MvBackward0(Node):
 class NegBackward0(Node):
     """neg(Tensor self) -> Tensor
 
-    derivatives.yaml:218
+    derivatives.yaml:217
     self: -grad
     """
 
@@ -741,7 +741,7 @@ class NegBackward0(Node):
 class ExpBackward0(Node):
     """exp(Tensor self) -> Tensor
 
-    derivatives.yaml:224
+    derivatives.yaml:223
     self: grad * result
     """
 
@@ -767,7 +767,7 @@ class ExpBackward0(Node):
 class SoftmaxBackward0(Node):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:230
+    derivatives.yaml:229
     self: _softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -795,7 +795,7 @@ class SoftmaxBackward0(Node):
 class LogSoftmaxBackward0(Node):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:240
+    derivatives.yaml:239
     self: _log_softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -823,7 +823,7 @@ class LogSoftmaxBackward0(Node):
 class LogSoftmaxBackwardDataBackward0(Node):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:248
+    derivatives.yaml:247
     grad_output: grad - (grad * output.exp()).sum(dim, True)
     output: log_softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -860,7 +860,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
 class SoftmaxBackwardDataBackward0(Node):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:256
+    derivatives.yaml:255
     grad_output: _softmax_backward_data(grad, output, dim, input_dtype)
     output: softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -898,7 +898,7 @@ class SoftmaxBackwardDataBackward0(Node):
 class MseLossBackward0(Node):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:264
+    derivatives.yaml:263
     self: mse_loss_backward(grad, self, target, reduction)
     target: mse_loss_backward(grad, target, self, reduction)
     """
@@ -935,7 +935,7 @@ class MseLossBackward0(Node):
 class MseLossBackwardBackward0(Node):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:274
+    derivatives.yaml:273
     grad_output: mse_loss_backward(grad, self, target, reduction)
     self: mse_loss_double_backward(grad * grad_output, reduction)
     target: -mse_loss_double_backward(grad * grad_output, reduction)
@@ -982,7 +982,7 @@ class MseLossBackwardBackward0(Node):
 class SmoothL1LossBackward0(Node):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:283
+    derivatives.yaml:282
     self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
     """
@@ -1020,7 +1020,7 @@ class SmoothL1LossBackward0(Node):
 class SmoothL1LossBackwardBackward0(Node):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:295
+    derivatives.yaml:294
     grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
     target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
@@ -1068,7 +1068,7 @@ class SmoothL1LossBackwardBackward0(Node):
 class NllLossBackward0(Node):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:304
+    derivatives.yaml:303
     self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
 
@@ -1115,7 +1115,7 @@ class NllLossBackward0(Node):
 class NllLossBackwardBackward0(Node):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:318
+    derivatives.yaml:317
     grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
     self: zeros_like(grad)
     """
@@ -1153,7 +1153,7 @@ class NllLossBackwardBackward0(Node):
 class BinaryCrossEntropyBackward0(Node):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:331
+    derivatives.yaml:330
     self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
     """
@@ -1196,7 +1196,7 @@ class BinaryCrossEntropyBackward0(Node):
 class BinaryCrossEntropyBackwardBackward0(Node):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:342
+    derivatives.yaml:341
     grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
     target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
@@ -1249,7 +1249,7 @@ class BinaryCrossEntropyBackwardBackward0(Node):
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:352
+    derivatives.yaml:351
     self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
     target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
     """
@@ -1298,7 +1298,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 class NativeDropoutBackward0(Node):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:364
+    derivatives.yaml:363
     input: native_dropout_backward(grad, result1, dropout_scale(p, train))
     """
 
@@ -1327,7 +1327,7 @@ class NativeDropoutBackward0(Node):
 class NativeDropoutBackwardBackward0(Node):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:378
+    derivatives.yaml:377
     grad_output: native_dropout_backward(grad, mask, scale)
     mask: not_implemented("native_dropout_backward: mask")
     """
@@ -1358,7 +1358,7 @@ class NativeDropoutBackwardBackward0(Node):
 class EmbeddingBackward0(Node):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:386
+    derivatives.yaml:385
     weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
     """
 
@@ -1387,7 +1387,7 @@ class EmbeddingBackward0(Node):
 class EmbeddingDenseBackwardBackward0(Node):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:397
+    derivatives.yaml:396
     grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
     """
 
@@ -1416,7 +1416,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 class NativeLayerNormBackward0(Node):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:408
+    derivatives.yaml:407
     input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
     """
 
@@ -1475,7 +1475,7 @@ class NativeLayerNormBackward0(Node):
 class NativeLayerNormBackwardBackward0(Node):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:417
+    derivatives.yaml:416
     input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
     """
 

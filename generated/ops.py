@@ -412,7 +412,7 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:143
+    derivatives.yaml:142
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -425,7 +425,7 @@ def clone(self_):
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:149
+    derivatives.yaml:148
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -440,7 +440,7 @@ def transpose_int(self_, dim0, dim1):
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:156
+    derivatives.yaml:155
     """
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
     if _T.any_requires_grad(self_):
@@ -454,7 +454,7 @@ def _unsafe_view(self_, size):
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:162
+    derivatives.yaml:161
     """
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
     if _T.any_requires_grad(self_):
@@ -468,7 +468,7 @@ def view(self_, size):
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:169
+    derivatives.yaml:168
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -484,7 +484,7 @@ def zero_(self_):
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:177
+    derivatives.yaml:176
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -499,7 +499,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:184
+    derivatives.yaml:183
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -516,7 +516,7 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 def bmm(self_, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:193
+    derivatives.yaml:192
     """
     result = _T.wrap(kernels.bmm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -531,7 +531,7 @@ def bmm(self_, mat2):
 def dot(self_, tensor):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:201
+    derivatives.yaml:200
     """
     result = _T.wrap(kernels.dot(_T.data(self_), _T.data(tensor)))
     if _T.any_requires_grad(self_, tensor):
@@ -546,7 +546,7 @@ def dot(self_, tensor):
 def mv(self_, vec):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:208
+    derivatives.yaml:207
     """
     result = _T.wrap(kernels.mv(_T.data(self_), _T.data(vec)))
     if _T.any_requires_grad(self_, vec):
@@ -561,7 +561,7 @@ def mv(self_, vec):
 def neg(self_):
     """neg(Tensor self) -> Tensor
 
-    derivatives.yaml:218
+    derivatives.yaml:217
     """
     result = _T.wrap(kernels.neg(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -574,7 +574,7 @@ def neg(self_):
 def exp(self_):
     """exp(Tensor self) -> Tensor
 
-    derivatives.yaml:224
+    derivatives.yaml:223
     """
     result = _T.wrap(kernels.exp(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -588,7 +588,7 @@ def exp(self_):
 def _softmax(self_, dim, half_to_float):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:230
+    derivatives.yaml:229
     """
     result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
     if _T.any_requires_grad(self_):
@@ -604,7 +604,7 @@ def _softmax(self_, dim, half_to_float):
 def _log_softmax(self_, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:240
+    derivatives.yaml:239
     """
     result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
     if _T.any_requires_grad(self_):
@@ -620,7 +620,7 @@ def _log_softmax(self_, dim, half_to_float):
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:248
+    derivatives.yaml:247
     """
     result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -636,7 +636,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:256
+    derivatives.yaml:255
     """
     result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -653,7 +653,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 def mse_loss(self_, target, reduction=1):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:264
+    derivatives.yaml:263
     """
     result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(self_, target):
@@ -669,7 +669,7 @@ def mse_loss(self_, target, reduction=1):
 def mse_loss_backward(grad_output, self_, target, reduction):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:274
+    derivatives.yaml:273
     """
     result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -686,7 +686,7 @@ def mse_loss_backward(grad_output, self_, target, reduction):
 def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:283
+    derivatives.yaml:282
     """
     result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(self_, target):
@@ -703,7 +703,7 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:295
+    derivatives.yaml:294
     """
     result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -721,7 +721,7 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:304
+    derivatives.yaml:303
     """
     output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
     if _T.any_requires_grad(self_):
@@ -741,7 +741,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:318
+    derivatives.yaml:317
     """
     result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
@@ -758,7 +758,7 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
 def binary_cross_entropy(self_, target, weight=None, reduction=1):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:331
+    derivatives.yaml:330
     """
     result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -775,7 +775,7 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:342
+    derivatives.yaml:341
     """
     result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -793,7 +793,7 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:352
+    derivatives.yaml:351
     """
     result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -811,7 +811,7 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 def native_dropout(input, p, train):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:364
+    derivatives.yaml:363
     """
     result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
     if _T.any_requires_grad(input):
@@ -828,7 +828,7 @@ def native_dropout(input, p, train):
 def native_dropout_backward(grad_output, mask, scale):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:378
+    derivatives.yaml:377
     """
     result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
     if _T.any_requires_grad(grad_output, mask):
@@ -843,7 +843,7 @@ def native_dropout_backward(grad_output, mask, scale):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:386
+    derivatives.yaml:385
     """
     result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if _T.any_requires_grad(weight):
@@ -860,7 +860,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:397
+    derivatives.yaml:396
     """
     result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _T.any_requires_grad(grad_output):
@@ -877,7 +877,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:408
+    derivatives.yaml:407
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
     if _T.any_requires_grad(input, weight, bias):
@@ -898,7 +898,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:417
+    derivatives.yaml:416
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
     if _T.any_requires_grad(grad_out, input, weight):
