@@ -381,7 +381,7 @@ def _reduce(loss: np.ndarray, reduction: int) -> np.ndarray:
 def _per_element(grad_output, loss_shape, reduction) -> Any:
     """The gradient of a reduced loss spread back over its elements."""
     if reduction == _MEAN:
-        return grad_output / max(int(np.prod(loss_shape)), 1) if loss_shape else grad_output
+        return grad_output / int(np.prod(loss_shape))
     return grad_output
 
 
@@ -393,7 +393,8 @@ def mse_loss(self, target, reduction=_MEAN):
 def mse_loss_backward(grad_output, self, target, reduction):
     a, b = _binary(self, target)
     diff = a - b
-    return _array(2 * diff * _per_element(grad_output, diff.shape, reduction), diff.dtype)
+    norm = 2.0 / diff.size if reduction == _MEAN else 2.0  # in PyTorch's order, for float32
+    return _array(norm * diff * grad_output, diff.dtype)
 
 
 def smooth_l1_loss(self, target, reduction=_MEAN, beta=1.0):
