@@ -168,21 +168,39 @@ class AccumulateGrad(Node):
 
     def apply(self, grads: list) -> list:
         from runtime.grad_mode import is_grad_enabled
-        from runtime.tensor import Tensor
+        from runtime.tensor import Tensor, edge, set_history
 
         grad = grads[0]
         if grad is None:
             return []
         variable = self.variable
-        if variable.grad is None:
-            # With create_graph the gradient keeps its history, as in PyTorch; otherwise it
-            # is copied, so that accumulating into it later cannot change anyone else's.
-            variable.grad = grad if is_grad_enabled() else Tensor._make(grad._data.copy(), None)
+        if variable._grad is None:
+            # A copy, so that accumulating into it later cannot change anyone else's tensor;
+            # with create_graph the copy keeps the gradient's history, as in PyTorch.
+            copy = Tensor._make(grad._data.copy(), None)
+            if is_grad_enabled() and grad.requires_grad:
+                node = CopyBackwards()
+                node.set_next_edges(((None, 0), edge(grad)))
+                set_history(copy, node)
+            variable.grad = copy
         elif is_grad_enabled():
             variable.grad = variable.grad + grad  # create_graph: out of place, recorded
         else:
             variable.grad._accumulate_(grad)
         return []
+
+
+class CopyBackwards(Node):
+    """The node of a copy made in grad mode (PyTorch's, for `copy_`), as AccumulateGrad makes.
+
+    The gradient flows unchanged to the source; the destination, a new tensor that needs
+    no gradient, gets none.
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list) -> list:
+        return [None, grads[0] if self.should_compute_output(1) else None]
 
 
 def strip_backward(name: str) -> str:

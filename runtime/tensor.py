@@ -164,13 +164,11 @@ class Tensor(TensorMethods, CompositeMethods):
         ref = weakref.ref(self)
 
         def retain(grad: Tensor) -> None:
+            # Out of place and, with create_graph, recorded (CloneBackward0, AddBackward0).
             tensor = ref()
             if tensor is None or grad is None:
                 return
-            if tensor._grad is None:
-                tensor._grad = Tensor._make(grad._data.copy(), None)
-            else:
-                tensor._grad = Tensor._make(tensor._grad._data + grad._data, None)
+            tensor._grad = grad.clone() if tensor._grad is None else tensor._grad + grad
 
         node._retains_grad_hooks[self._output_nr] = retain
 
