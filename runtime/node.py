@@ -228,6 +228,13 @@ class SavedVariable:
             # None (an absent optional) or a Python number: nothing to track.
             self._tensor, self._data, self._version_counter = tensor, None, None
             return
+        if tensor._version_counter.inference:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. Please do not use Tensors "
+                "created in inference mode in computation tracked by autograd. To work around "
+                "this, you can make a clone to get a normal tensor and use it in autograd, or use "
+                "`torch.no_grad()` instead of `torch.inference_mode()`."
+            )
         self._version_counter = tensor._version_counter
         self._saved_version = tensor._version_counter.version
         if is_output:
@@ -270,12 +277,18 @@ class SavedVariable:
             owner = fn.name() if fn is not None else None
         where = f", which is output {self._output_nr_for_message()} of {strip_backward(owner)}," \
             if owner else ""
+        if anomaly.is_enabled():
+            hint = ("Hint: the backtrace further above shows the operation that failed to compute "
+                    "its gradient. The variable in question was changed in there or anywhere "
+                    "later. Good luck!")
+        else:
+            hint = ("Hint: enable anomaly detection to find the operation that failed to compute "
+                    "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
         return (
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{type_string(data)} [{', '.join(map(str, data.shape))}]]"
             f"{where} is at version {current}; expected version {self._saved_version} instead. "
-            "Hint: enable anomaly detection to find the operation that failed to compute its "
-            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+            f"{hint}"
         )
 
     def _output_nr_for_message(self) -> int:

@@ -19,20 +19,39 @@ from runtime import dtypes
 from runtime._tensor_str import format_tensor
 from runtime.composite import CompositeMethods
 from runtime.dtypes import type_string
-from runtime.grad_mode import is_grad_enabled
+from runtime.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from runtime.node import AccumulateGrad, Node, RemovableHandle, add_hook
 
 __all__ = ["Tensor", "type_string"]
 
 
 class VersionCounter:
-    """Bumped by every in-place write; views share their base's counter."""
+    """Bumped by every in-place write; views share their base's counter.
 
-    __slots__ = ("version",)
+    It also says whether its storage was made in inference_mode: like PyTorch's inference
+    tensors, which have no version counter, such tensors may never be saved for backward.
+    """
+
+    __slots__ = ("version", "inference")
 
     def __init__(self) -> None:
         self.version = 0
+        self.inference = is_inference_mode_enabled()
 
+
+def _requires_grad_leaf_error(requires_grad: bool) -> str:
+    if requires_grad:
+        return "you can only change requires_grad flags of leaf variables."
+    return (
+        "you can only change requires_grad flags of leaf variables. If you want to use a "
+        "computed variable in a subgraph that doesn't require differentiation use "
+        "var_no_grad = var.detach()."
+    )
+
+
+# How PyTorch's messages name a dtype by its C type (typeMetaToScalarType's name()).
+_C_TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+                 "bool": "bool"}
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -77,16 +96,18 @@ class Tensor(TensorMethods, CompositeMethods):
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         if self.grad_fn is not None:
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to use "
-                "a computed variable in a subgraph that doesn't require differentiation use "
-                "var_no_grad = var.detach()."
-            )
+            raise RuntimeError(_requires_grad_leaf_error(value))
         if value and not self.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if value and self._version_counter.inference and not is_inference_mode_enabled():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Like setting `requires_grad`, but a no-op on a non-leaf asked to require grad."""
+        if self.grad_fn is not None and requires_grad:
+            return self
         self.requires_grad = requires_grad
         return self
 
@@ -104,12 +125,24 @@ class Tensor(TensorMethods, CompositeMethods):
     def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
-                                f"{type(value).__name__}")
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
             if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the tensor "
+                    "are the same size"
+                )
             if value.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                given = _C_TYPE_NAMES[value.dtype.name]
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{given}' to a "
+                    f"tensor with grad_dtype '{_scalar_type_name(self._data)}'. The gradient must "
+                    "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
+                    "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
+                    "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "
+                    "its gradient may break downstream systems that assume they match."
+                )
         self._grad = value
 
     @property
@@ -122,12 +155,20 @@ class Tensor(TensorMethods, CompositeMethods):
 
     @property
     def _version(self) -> int:
+        if self._version_counter.inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter.version
+
+    def is_inference(self) -> bool:
+        """Whether the tensor was made in inference_mode (it may never be saved for backward)."""
+        return self._version_counter.inference
 
     @property
     def data(self) -> Tensor:
         """The same storage, detached, with a version counter of its own (as in PyTorch)."""
-        return Tensor._make(self._data, None)
+        tensor = Tensor._make(self._data, None)
+        tensor._version_counter.inference = self._version_counter.inference
+        return tensor
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -392,6 +433,12 @@ def scalar_type(value: Any) -> Any:
 
 def check_inplace(tensor: Tensor) -> None:
     """PyTorch's checks before an in-place op may write into `tensor`."""
+    if tensor._version_counter.inference and not is_inference_mode_enabled():
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
+            "a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details."
+        )
     if not is_grad_enabled():
         return
     if tensor.grad_fn is None and tensor._requires_grad:
