@@ -78,11 +78,12 @@ def _validate_outputs(node: Node, outputs: list) -> None:
         if next_node is None or grad is None:
             continue
         shape, dtype = next_node._input_metadata[input_nr]
-        if grad.shape != shape:
-            if not _expandable(shape, grad.shape):
+        got = grad._data.shape
+        if got != shape:
+            if not _expandable(shape, got):
                 raise RuntimeError(
                     f"Function {node.name()} returned an invalid gradient at index {index} - "
-                    f"got {list(grad.shape)} but expected shape compatible with {list(shape)}"
+                    f"got {list(got)} but expected shape compatible with {list(shape)}"
                 )
             grad = grad.sum_to_size(shape)
         if grad._data.dtype != dtype:
@@ -117,7 +118,7 @@ def _check_hook_result(hook: Callable, original, result) -> None:
             f"hook '{_hook_name(hook)}' has changed the type of value (was "
             f"{dtypes.type_string(original._data)} got {dtypes.type_string(result._data)})"
         )
-    if result.shape != original.shape:
+    if result._data.shape != original._data.shape:
         raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
 
 

@@ -199,6 +199,9 @@ class CopyBackwards(Node):
 
     __slots__ = ()
 
+    def name(self) -> str:
+        return "torch::autograd::CopyBackwards"
+
     def apply(self, grads: list) -> list:
         return [None, grads[0] if self.should_compute_output(1) else None]
 

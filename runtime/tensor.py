@@ -22,7 +22,28 @@ from runtime.dtypes import type_string
 from runtime.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from runtime.node import AccumulateGrad, Node, RemovableHandle, add_hook
 
-__all__ = ["Tensor", "type_string"]
+__all__ = ["Size", "Tensor", "type_string"]
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints that prints as `torch.Size([2, 3])`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def __getitem__(self, index: Any) -> Any:
+        item = super().__getitem__(index)
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other: tuple) -> Size:
+        return Size(tuple(self) + tuple(other))
+
+    def numel(self) -> int:
+        return int(np.prod(self, dtype=np.int64))
 
 
 class VersionCounter:
@@ -241,8 +262,8 @@ class Tensor(TensorMethods, CompositeMethods):
 
     # -- shape and data ---------------------------------------------------------------------
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self._data.shape
+    def shape(self) -> Size:
+        return Size(self._data.shape)
 
     @property
     def dtype(self) -> dtypes.dtype:
@@ -256,8 +277,8 @@ class Tensor(TensorMethods, CompositeMethods):
     def device(self) -> str:
         return "cpu"
 
-    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
-        return self._data.shape if dim is None else self._data.shape[dim]
+    def size(self, dim: int | None = None) -> Size | int:
+        return Size(self._data.shape) if dim is None else self._data.shape[dim]
 
     def dim(self) -> int:
         return self._data.ndim
@@ -289,7 +310,7 @@ class Tensor(TensorMethods, CompositeMethods):
     def __repr__(self) -> str:
         suffixes = []
         if self.grad_fn is not None:
-            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+            suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
         return format_tensor(

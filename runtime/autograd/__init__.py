@@ -54,9 +54,8 @@ def _make_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list
             raise TypeError(f"gradient must be a Tensor or None, not {type(given).__name__}")
         if given.shape != output.shape:
             raise RuntimeError(
-                f"Mismatch in shape: grad_output[{i}] has a shape of "
-                f"torch.Size({list(given.shape)}) and output[{i}] has a shape of "
-                f"torch.Size({list(output.shape)})."
+                f"Mismatch in shape: grad_output[{i}] has a shape of {given.shape} and "
+                f"output[{i}] has a shape of {output.shape}."
             )
         grads.append(given if create_graph else given.detach())
     if len(grads) != len(outputs):
