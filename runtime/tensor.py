@@ -74,6 +74,8 @@ def _requires_grad_leaf_error(requires_grad: bool) -> str:
 _C_TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
                  "bool": "bool"}
 
+_warned_scalar_of_requires_grad = False  # PyTorch gives that warning once per process
+
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
@@ -328,23 +330,32 @@ class Tensor(TensorMethods, CompositeMethods):
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
-    def _single_value(self, kind: str) -> Any:
+    def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(
-                f"{kind} value of Tensor with more than one value is ambiguous"
-                if kind == "Boolean"
-                else "only one element tensors can be converted to Python scalars"
+            amount = "no values" if self._data.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {amount} is ambiguous")
+        return bool(self._data.item())
+
+    def _number(self) -> Any:
+        """The single value, for float() and int(): PyTorch warns (once) if it has history."""
+        global _warned_scalar_of_requires_grad
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        if self.requires_grad and not _warned_scalar_of_requires_grad:
+            _warned_scalar_of_requires_grad = True
+            warnings.warn(
+                "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                "behavior.\nConsider using tensor.detach() first.",
+                UserWarning,
+                stacklevel=3,
             )
         return self._data.item()
 
-    def __bool__(self) -> bool:
-        return bool(self._single_value("Boolean"))
-
     def __float__(self) -> float:
-        return float(self._single_value("float"))
+        return float(self._number())
 
     def __int__(self) -> int:
-        return int(self._single_value("int"))
+        return int(self._number())
 
     def __index__(self) -> int:
         if self.dtype.is_floating_point or self._data.size != 1:
