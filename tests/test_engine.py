@@ -10,6 +10,7 @@ import sys
 import textwrap
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -511,7 +512,8 @@ def test_create_graph_cycle_warning_is_given_once() -> None:
             print(w.category.__name__, str(w.message).split(" (Triggered internally")[0])
     """)
     outputs = [subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True,
-                              text=True, check=True).stdout
+                              text=True, check=True, cwd=Path(__file__).resolve().parent.parent
+                              ).stdout
                for lib in ("torch", "runtime")]
     assert outputs[0].count("UserWarning") == 1
     assert outputs[1] == outputs[0]
