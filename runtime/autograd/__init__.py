@@ -129,6 +129,8 @@ def grad(
     """The gradients of `outputs` with respect to `inputs`, leaving every `.grad` alone."""
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if allow_unused is None:
         allow_unused = materialize_grads
     if materialize_grads and allow_unused is False:
