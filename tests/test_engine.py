@@ -448,6 +448,26 @@ def test_allow_unused_and_materialize_grads(options: dict) -> None:
     same(program)
 
 
+@pytest.mark.parametrize("case", ["same tensor", "twice", "leaf as output", "no inputs",
+                                  "no outputs", "two outputs"])
+def test_grad_corner_cases(case: str) -> None:
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0, 3.0])
+        y = x * 2
+        if case == "same tensor":
+            return lib.autograd.grad(y, y, lib.ones(3))
+        if case == "twice":
+            return lib.autograd.grad(y.sum(), [y, y, x])
+        if case == "leaf as output":
+            return lib.autograd.grad(x, x, lib.ones(3))
+        if case == "no inputs":
+            return lib.autograd.grad(y.sum(), [])
+        if case == "no outputs":
+            return lib.autograd.grad([], [x])
+        return lib.autograd.grad([y.sum(), (x * x).sum()], [x])
+    same(program)
+
+
 def test_grad_of_an_input_that_does_not_require_grad() -> None:
     same(lambda lib: lib.autograd.grad((leaf(lib, [1.0]) * 2).sum(), [lib.ones(1)]))
 
@@ -744,6 +764,18 @@ def test_anomaly_mode_checks_for_nan() -> None:
     outcome, caught = same(program)
     assert outcome == ("raises", "RuntimeError",
                        "Function 'MulBackward0' returned nan values in its 0th output.")
+
+
+def test_anomaly_nan_check_with_sqrt_of_a_negative_number() -> None:
+    def program(lib):
+        x = leaf(lib, [-1.0, 4.0])
+        with lib.autograd.set_detect_anomaly(True):
+            y = x.sqrt()
+            y.sum().backward()
+    outcome, caught = same(program)
+    assert outcome[2] == "Function 'SqrtBackward0' returned nan values in its 0th output."
+    assert caught == [("UserWarning", "Error detected in SqrtBackward0. Traceback of forward call "
+                       "that caused the error: ... y = x.sqrt()")]
 
 
 def test_anomaly_nan_check_with_pow_of_a_negative_base() -> None:
