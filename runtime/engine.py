@@ -7,9 +7,10 @@
 3. Run ready nodes from a priority queue ordered by sequence number: the node made last
    runs first, and AccumulateGrad (numbered infinity) as soon as it is ready. This gives
    PyTorch's execution order.
-4. Each node's gradients are checked against the shape of the input they flow to
-   (a broadcast input gets its gradient summed back, `sum_to`) and added into that
-   node's input buffer.
+4. Around each node's `apply` run its hooks, in PyTorch's order: hooks on the tensors
+   it made, retain_grad, the node's pre-hooks; then its post-hooks. Each gradient it
+   returns is checked against the shape of the input it flows to (a broadcast input
+   gets its gradient summed back, `sum_to`) and added into that node's input buffer.
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from __future__ import annotations
 import heapq
 import itertools
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from runtime import anomaly, dtypes
 from runtime.grad_mode import set_grad_enabled
 from runtime.node import Node
+from runtime.tensor import Tensor
 
 Edge = tuple[Node, int]
 
@@ -60,19 +62,33 @@ def _needed_nodes(targets: set[Node], parents: dict[Node, list[Node]]) -> set[No
     return needed
 
 
-def _validate(node: Node, index: int, grad, metadata):
-    """PyTorch's validate_outputs: sum a broadcast gradient back to the input's shape."""
-    shape, dtype = metadata
-    if grad.shape != shape:
-        if not _expandable(shape, grad.shape):
-            raise RuntimeError(
-                f"Function {node.name()} returned an invalid gradient at index {index} - got "
-                f"{list(grad.shape)} but expected shape compatible with {list(shape)}"
-            )
-        grad = grad.sum_to_size(shape)
-    if grad._data.dtype != dtype:
-        grad = grad.to(dtypes.from_numpy(dtype))
-    return grad
+def _validate_outputs(node: Node, outputs: list) -> None:
+    """PyTorch's validate_outputs: one gradient per edge, each of its input's shape and dtype.
+
+    A gradient of a broadcast shape is summed back to the input's shape (`sum_to`), so a
+    formula may return `grad` for an input that was broadcast in the forward pass.
+    """
+    edges = node._next_functions
+    if len(outputs) != len(edges):
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients "
+            f"(expected {len(edges)}, got {len(outputs)})"
+        )
+    for index, ((next_node, input_nr), grad) in enumerate(zip(edges, outputs, strict=True)):
+        if next_node is None or grad is None:
+            continue
+        shape, dtype = next_node._input_metadata[input_nr]
+        got = grad._data.shape
+        if got != shape:
+            if not _expandable(shape, got):
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {index} - "
+                    f"got {list(got)} but expected shape compatible with {list(shape)}"
+                )
+            grad = grad.sum_to_size(shape)
+        if grad._data.dtype != dtype:
+            grad = grad.to(dtypes.from_numpy(dtype))
+        outputs[index] = grad
 
 
 def _expandable(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
@@ -85,47 +101,96 @@ def _expandable(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
     return True
 
 
-def _call_hooks(node: Node, grads: list) -> list:
-    """Tensor hooks, then retain_grad, then the node's pre-hooks (PyTorch's order)."""
+def _hook_name(hook: Callable) -> str:
+    return getattr(hook, "__name__", "<unknown>")
+
+
+def _check_hook_result(hook: Callable, original, result) -> None:
+    """PyTorch's checks on a gradient that a hook returned in place of `original`."""
+    if result is None:
+        return
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result._data.dtype != original._data.dtype:
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has changed the type of value (was "
+            f"{dtypes.type_string(original._data)} got {dtypes.type_string(result._data)})"
+        )
+    if result._data.shape != original._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+
+
+def _check_hook_results(hook: Callable, originals: tuple, results) -> list:
+    """A node hook returns a tuple with one gradient (or None) per gradient it was given."""
+    if not isinstance(results, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(results).__name__}'")
+    if len(results) != len(originals):
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got "
+            f"{len(results)}, but expected {len(originals)})"
+        )
+    for original, result in zip(originals, results, strict=True):
+        _check_hook_result(hook, original, result)
+    return list(results)
+
+
+def _call_tensor_pre_hooks(node: Node, grads: list) -> list:
+    """Hooks registered on the tensors this node made (Tensor.register_hook), then retain_grad."""
     for index in range(len(grads)):
         hooks = node.tensor_pre_hooks(index)
         if hooks:
             for hook in list(hooks.values()):
                 result = hook(grads[index])
+                _check_hook_result(hook, grads[index], result)
                 if result is not None:
                     grads[index] = result
     if node._retains_grad_hooks:
         for index, hook in node._retains_grad_hooks.items():
             hook(grads[index])
+    return grads
+
+
+def _call_function(node: Node, grads: list, mask: tuple[bool, ...] | None) -> list:
+    """PyTorch's call_function: the hooks around `apply`, and the check of its results."""
+    grads = _call_tensor_pre_hooks(node, grads)
     if node._pre_hooks:
         for hook in list(node._pre_hooks.values()):
             result = hook(tuple(grads))
             if result is not None:
-                grads = list(result)
-    return grads
-
-
-def _apply(node: Node, grads: list) -> list:
-    if node._anomaly_trace is None:
+                grads = _check_hook_results(hook, tuple(grads), result)
+    node._output_mask = mask
+    try:
         outputs = node.apply(grads)
-    else:
-        try:
-            outputs = node.apply(grads)
-        except Exception:
-            trace = "".join(node._anomaly_trace)
-            warnings.warn(
-                f"Error detected in {node.name()}. Traceback of forward call that caused the "
-                f"error:\n{trace}",
-                stacklevel=2,
-            )
-            raise
-    if node._anomaly_trace is not None and anomaly.check_nan():
-        for index, grad in enumerate(outputs):
-            if grad is not None and np.isnan(grad._data).any():
-                raise RuntimeError(
-                    f"Function '{node.name()}' returned nan values in its {index}th output."
-                )
+    finally:
+        node._output_mask = None
+    _validate_outputs(node, outputs)
+    if node._post_hooks:
+        for hook in list(node._post_hooks.values()):
+            result = hook(tuple(outputs), tuple(grads))
+            if result is not None:
+                outputs = _check_hook_results(hook, tuple(outputs), result)
     return outputs
+
+
+def _check_nan(node: Node, outputs: list) -> None:
+    for index, grad in enumerate(outputs):
+        if grad is not None and np.isnan(grad._data).any():
+            raise RuntimeError(
+                f"Function '{node.name()}' returned nan values in its {index}th output."
+            )
+
+
+def _warn_forward_trace(node: Node) -> None:
+    """Anomaly mode: say which forward call made the node whose backward failed."""
+    if node._anomaly_trace is None:
+        message = (f"Error detected in {node.name()}. No forward pass information available. "
+                   "Enable detect anomaly during forward pass for more information.")
+    else:
+        message = (f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                   f"error:\n{''.join(node._anomaly_trace)}")
+    warnings.warn(message, stacklevel=4)
 
 
 def execute(
@@ -133,29 +198,33 @@ def execute(
     root_grads: Sequence,
     keep_graph: bool,
     create_graph: bool,
-    capture: Sequence[Edge] = (),
+    inputs: Sequence[Edge] = (),
     accumulate: bool = True,
 ) -> list:
-    """Run backward from `roots`; returns the gradients flowing into the `capture` edges.
+    """Run backward from `roots`; returns the gradients flowing into `inputs` (autograd.grad).
 
-    With `accumulate` False (autograd.grad) only the captured gradients are computed, and
-    no AccumulateGrad runs. With `accumulate` True and `capture` given (backward(inputs=)),
-    only the gradients of those inputs are accumulated.
+    With `accumulate` (backward) and `inputs` given, only the nodes leading to the inputs
+    run, the inputs' own nodes included (their AccumulateGrad, or the node whose
+    retain_grad hook fills a non-leaf's .grad); nothing is returned. Without `accumulate`
+    (autograd.grad) the gradients reaching `inputs` are captured and no AccumulateGrad runs.
     """
     root_nodes = list(dict.fromkeys(node for node, _ in roots))
     dependencies, parents = _discover(root_nodes)
 
+    # PyTorch's exec_info: with inputs, a node runs only if it is `needed`, and a node
+    # that is not needed but captures a gradient only runs its tensor hooks.
     needed: set[Node] | None = None
-    if capture or not accumulate:
-        targets = {node for node, _ in capture}
+    if inputs or not accumulate:
+        targets = {node for node, _ in inputs}
         needed = _needed_nodes(targets, parents)
         if accumulate:
             needed |= targets
     capture_at: dict[Edge, list[int]] = {}
-    for position, target in enumerate(capture):
-        capture_at.setdefault(target, []).append(position)
-    captured: list = [None] * len(capture)
-    capture_nodes = {node for node, _ in capture}
+    if not accumulate:
+        for position, target in enumerate(inputs):
+            capture_at.setdefault(target, []).append(position)
+    captured: list = [] if accumulate else [None] * len(inputs)
+    capture_nodes = {node for node, _ in capture_at}
 
     buffers: dict[Node, list] = {}
     ready: list = []
@@ -180,39 +249,34 @@ def execute(
         while ready:
             _, _, node = heapq.heappop(ready)
             grads = buffers.pop(node)
-            grads = _call_hooks(node, grads)
-            for index, grad in enumerate(grads):
-                for position in capture_at.get((node, index), ()):
-                    captured[position] = grad
-            if needed is not None and node not in needed:
-                continue
             edges = node._next_functions
-            if needed is None:
-                node._output_mask = None
-            else:
-                node._output_mask = tuple(
-                    n is not None and (n in needed or (n, i) in capture_at) for n, i in edges
-                )
-            outputs = _apply(node, grads)
-            node._output_mask = None
-            if node._post_hooks:
-                for hook in list(node._post_hooks.values()):
-                    result = hook(tuple(outputs), tuple(grads))
-                    if result is not None:
-                        outputs = list(result)
-            if not keep_graph:
-                node.release_variables()
-            if len(outputs) != len(edges):
-                raise RuntimeError(
-                    f"function {node.name()} returned an incorrect number of gradients "
-                    f"(expected {len(edges)}, got {len(outputs)})"
-                )
-            for index, ((next_node, input_nr), grad) in enumerate(zip(edges, outputs,
-                                                                       strict=True)):
+            try:
+                mask = None
+                if needed is not None:
+                    runs = node in needed
+                    if not runs:
+                        grads = _call_tensor_pre_hooks(node, grads)
+                    # Captured before the hooks of a node that runs, after the tensor
+                    # hooks of one that does not: PyTorch's order.
+                    for index, grad in enumerate(grads):
+                        for position in capture_at.get((node, index), ()):
+                            captured[position] = grad
+                    if not runs:
+                        continue
+                    mask = tuple(n is not None and (n in needed or (n, i) in capture_at)
+                                 for n, i in edges)
+                outputs = _call_function(node, grads, mask)
+                if not keep_graph:
+                    node.release_variables()
+                if anomaly.is_enabled() and anomaly.check_nan():
+                    _check_nan(node, outputs)
+            except Exception:
+                if anomaly.is_enabled():
+                    _warn_forward_trace(node)
+                raise
+            for (next_node, input_nr), grad in zip(edges, outputs, strict=True):
                 if next_node is None:
                     continue
-                if grad is not None:
-                    grad = _validate(node, index, grad, next_node._input_metadata[input_nr])
                 deliver(next_node, input_nr, grad)
                 remaining = dependencies[next_node] - 1
                 dependencies[next_node] = remaining
@@ -222,4 +286,3 @@ def execute(
                     else:
                         buffers.pop(next_node, None)
     return captured
-

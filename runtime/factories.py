@@ -42,6 +42,9 @@ def _numpy_dtype(dtype: dtypes.dtype | None) -> np.dtype:
 def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
     result = Tensor._make(array, None)
     if requires_grad:
+        if array.dtype.kind not in "fc":
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients")
         result.requires_grad_(True)
     return result
 

@@ -7,6 +7,7 @@ thread under `no_grad` does not stop another from recording its graph.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -44,6 +45,9 @@ class _GradModeContext:
         _state.enabled = self._previous
 
     def __call__(self, func: _F) -> _F:
+        if inspect.isgeneratorfunction(func):
+            return _wrap_generator(self.clone, func)  # type: ignore[return-value]
+
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self.clone():
@@ -55,14 +59,48 @@ class _GradModeContext:
         return type(self)()
 
 
-class no_grad(_GradModeContext):  # noqa: N801 - PyTorch's name
+def _wrap_generator(context: Callable[[], _GradModeContext], func: Callable) -> Callable:
+    """A decorated generator runs each of its steps in the mode, not only its creation."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        generator = func(*args, **kwargs)
+        resume, value = generator.send, None
+        while True:
+            try:
+                with context():
+                    response = resume(value)
+            except StopIteration as stop:
+                return stop.value
+            try:
+                resume, value = generator.send, (yield response)
+            except GeneratorExit:
+                with context():
+                    generator.close()
+                raise
+            except BaseException as error:  # thrown in by the caller: pass it on
+                resume, value = generator.throw, error
+
+    return wrapper
+
+
+class _NoParamDecorator(_GradModeContext):
+    """`@no_grad` works without parentheses too, as in PyTorch."""
+
+    def __new__(cls, func: Callable | None = None) -> Any:
+        if func is None:
+            return super().__new__(cls)
+        return cls()(func)
+
+
+class no_grad(_NoParamDecorator):  # noqa: N801 - PyTorch's name
     """Ops inside record no graph; results have requires_grad=False."""
 
     def _target(self) -> bool:
         return False
 
 
-class enable_grad(_GradModeContext):  # noqa: N801
+class enable_grad(_NoParamDecorator):  # noqa: N801
     """Re-enables recording inside a no_grad block."""
 
     def _target(self) -> bool:
@@ -83,6 +121,10 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
     def __enter__(self) -> None:
         _state.enabled = self.mode
 
+    def __call__(self, func: _F) -> _F:
+        _state.enabled = self._previous  # as a decorator, it does not change the mode now
+        return super().__call__(func)
+
     def clone(self) -> set_grad_enabled:
         previous = _state.enabled
         clone = set_grad_enabled(self.mode)
@@ -91,7 +133,12 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
 
 
 class inference_mode(_GradModeContext):  # noqa: N801
-    """Like no_grad (gradgen keeps no separate inference tensors)."""
+    """Like no_grad, and tensors made inside are inference tensors: never saved for backward."""
+
+    def __new__(cls, mode: bool | Callable = True) -> Any:
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # @inference_mode without parentheses
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = mode

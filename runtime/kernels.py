@@ -36,6 +36,18 @@ def _category(value: Any) -> int:
     return 2
 
 
+def _promote_types(dtypes: list[np.dtype]) -> np.dtype:
+    """torch.promote_types: a higher category wins whatever the size (float32 with int64 is
+    float32, where numpy says float64); within a category, the wider type."""
+    result = dtypes[0]
+    for dtype in dtypes[1:]:
+        if _CATEGORY[dtype.kind] > _CATEGORY[result.kind]:
+            result = dtype
+        elif _CATEGORY[dtype.kind] == _CATEGORY[result.kind]:
+            result = np.promote_types(result, dtype)
+    return result
+
+
 def result_type(*operands: Any) -> np.dtype:
     """PyTorch's promotion: dimensioned arrays, then 0-dim arrays, then Python numbers.
 
@@ -53,7 +65,7 @@ def result_type(*operands: Any) -> np.dtype:
         if not values:
             continue
         if tier < 2:
-            candidate = np.result_type(*values)
+            candidate = _promote_types(values)
         else:
             category = builtins.max(_category(v) for v in values)
             candidate = np.dtype([np.bool_, np.int64, _DEFAULT_FLOAT][category])

@@ -168,21 +168,42 @@ class AccumulateGrad(Node):
 
     def apply(self, grads: list) -> list:
         from runtime.grad_mode import is_grad_enabled
-        from runtime.tensor import Tensor
+        from runtime.tensor import Tensor, edge, set_history
 
         grad = grads[0]
         if grad is None:
             return []
         variable = self.variable
-        if variable.grad is None:
-            # With create_graph the gradient keeps its history, as in PyTorch; otherwise it
-            # is copied, so that accumulating into it later cannot change anyone else's.
-            variable.grad = grad if is_grad_enabled() else Tensor._make(grad._data.copy(), None)
+        if variable._grad is None:
+            # A copy, so that accumulating into it later cannot change anyone else's tensor;
+            # with create_graph the copy keeps the gradient's history, as in PyTorch.
+            copy = Tensor._make(grad._data.copy(), None)
+            if is_grad_enabled() and grad.requires_grad:
+                node = CopyBackwards()
+                node.set_next_edges(((None, 0), edge(grad)))
+                set_history(copy, node)
+            variable.grad = copy
         elif is_grad_enabled():
             variable.grad = variable.grad + grad  # create_graph: out of place, recorded
         else:
             variable.grad._accumulate_(grad)
         return []
+
+
+class CopyBackwards(Node):
+    """The node of a copy made in grad mode (PyTorch's, for `copy_`), as AccumulateGrad makes.
+
+    The gradient flows unchanged to the source; the destination, a new tensor that needs
+    no gradient, gets none.
+    """
+
+    __slots__ = ()
+
+    def name(self) -> str:
+        return "torch::autograd::CopyBackwards"
+
+    def apply(self, grads: list) -> list:
+        return [None, grads[0] if self.should_compute_output(1) else None]
 
 
 def strip_backward(name: str) -> str:
@@ -210,6 +231,13 @@ class SavedVariable:
             # None (an absent optional) or a Python number: nothing to track.
             self._tensor, self._data, self._version_counter = tensor, None, None
             return
+        if tensor._version_counter.inference:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. Please do not use Tensors "
+                "created in inference mode in computation tracked by autograd. To work around "
+                "this, you can make a clone to get a normal tensor and use it in autograd, or use "
+                "`torch.no_grad()` instead of `torch.inference_mode()`."
+            )
         self._version_counter = tensor._version_counter
         self._saved_version = tensor._version_counter.version
         if is_output:
@@ -252,12 +280,18 @@ class SavedVariable:
             owner = fn.name() if fn is not None else None
         where = f", which is output {self._output_nr_for_message()} of {strip_backward(owner)}," \
             if owner else ""
+        if anomaly.is_enabled():
+            hint = ("Hint: the backtrace further above shows the operation that failed to compute "
+                    "its gradient. The variable in question was changed in there or anywhere "
+                    "later. Good luck!")
+        else:
+            hint = ("Hint: enable anomaly detection to find the operation that failed to compute "
+                    "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
         return (
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{type_string(data)} [{', '.join(map(str, data.shape))}]]"
             f"{where} is at version {current}; expected version {self._saved_version} instead. "
-            "Hint: enable anomaly detection to find the operation that failed to compute its "
-            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+            f"{hint}"
         )
 
     def _output_nr_for_message(self) -> int:

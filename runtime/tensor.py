@@ -19,20 +19,62 @@ from runtime import dtypes
 from runtime._tensor_str import format_tensor
 from runtime.composite import CompositeMethods
 from runtime.dtypes import type_string
-from runtime.grad_mode import is_grad_enabled
+from runtime.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from runtime.node import AccumulateGrad, Node, RemovableHandle, add_hook
 
-__all__ = ["Tensor", "type_string"]
+__all__ = ["Size", "Tensor", "type_string"]
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints that prints as `torch.Size([2, 3])`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def __getitem__(self, index: Any) -> Any:
+        item = super().__getitem__(index)
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other: tuple) -> Size:
+        return Size(tuple(self) + tuple(other))
+
+    def numel(self) -> int:
+        return int(np.prod(self, dtype=np.int64))
 
 
 class VersionCounter:
-    """Bumped by every in-place write; views share their base's counter."""
+    """Bumped by every in-place write; views share their base's counter.
 
-    __slots__ = ("version",)
+    It also says whether its storage was made in inference_mode: like PyTorch's inference
+    tensors, which have no version counter, such tensors may never be saved for backward.
+    """
+
+    __slots__ = ("version", "inference")
 
     def __init__(self) -> None:
         self.version = 0
+        self.inference = is_inference_mode_enabled()
 
+
+def _requires_grad_leaf_error(requires_grad: bool) -> str:
+    if requires_grad:
+        return "you can only change requires_grad flags of leaf variables."
+    return (
+        "you can only change requires_grad flags of leaf variables. If you want to use a "
+        "computed variable in a subgraph that doesn't require differentiation use "
+        "var_no_grad = var.detach()."
+    )
+
+
+# How PyTorch's messages name a dtype by its C type (typeMetaToScalarType's name()).
+_C_TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+                 "bool": "bool"}
+
+_warned_scalar_of_requires_grad = False  # PyTorch gives that warning once per process
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -79,16 +121,18 @@ class Tensor(TensorMethods, CompositeMethods):
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         if self.grad_fn is not None:
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to use "
-                "a computed variable in a subgraph that doesn't require differentiation use "
-                "var_no_grad = var.detach()."
-            )
+            raise RuntimeError(_requires_grad_leaf_error(value))
         if value and not self.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if value and self._version_counter.inference and not is_inference_mode_enabled():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Like setting `requires_grad`, but a no-op on a non-leaf asked to require grad."""
+        if self.grad_fn is not None and requires_grad:
+            return self
         self.requires_grad = requires_grad
         return self
 
@@ -106,12 +150,24 @@ class Tensor(TensorMethods, CompositeMethods):
     def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
-                                f"{type(value).__name__}")
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
             if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the tensor "
+                    "are the same size"
+                )
             if value.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                given = _C_TYPE_NAMES[value.dtype.name]
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{given}' to a "
+                    f"tensor with grad_dtype '{_scalar_type_name(self._data)}'. The gradient must "
+                    "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
+                    "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
+                    "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "
+                    "its gradient may break downstream systems that assume they match."
+                )
         self._grad = value
 
     @property
@@ -124,12 +180,20 @@ class Tensor(TensorMethods, CompositeMethods):
 
     @property
     def _version(self) -> int:
+        if self._version_counter.inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter.version
+
+    def is_inference(self) -> bool:
+        """Whether the tensor was made in inference_mode (it may never be saved for backward)."""
+        return self._version_counter.inference
 
     @property
     def data(self) -> Tensor:
         """The same storage, detached, with a version counter of its own (as in PyTorch)."""
-        return Tensor._make(self._data, None)
+        tensor = Tensor._make(self._data, None)
+        tensor._version_counter.inference = self._version_counter.inference
+        return tensor
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -166,13 +230,11 @@ class Tensor(TensorMethods, CompositeMethods):
         ref = weakref.ref(self)
 
         def retain(grad: Tensor) -> None:
+            # Out of place and, with create_graph, recorded (CloneBackward0, AddBackward0).
             tensor = ref()
             if tensor is None or grad is None:
                 return
-            if tensor._grad is None:
-                tensor._grad = Tensor._make(grad._data.copy(), None)
-            else:
-                tensor._grad = Tensor._make(tensor._grad._data + grad._data, None)
+            tensor._grad = grad.clone() if tensor._grad is None else tensor._grad + grad
 
         node._retains_grad_hooks[self._output_nr] = retain
 
@@ -204,8 +266,8 @@ class Tensor(TensorMethods, CompositeMethods):
 
     # -- shape and data ---------------------------------------------------------------------
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self._data.shape
+    def shape(self) -> Size:
+        return Size(self._data.shape)
 
     @property
     def dtype(self) -> dtypes.dtype:
@@ -219,8 +281,8 @@ class Tensor(TensorMethods, CompositeMethods):
     def device(self) -> str:
         return "cpu"
 
-    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
-        return self._data.shape if dim is None else self._data.shape[dim]
+    def size(self, dim: int | None = None) -> Size | int:
+        return Size(self._data.shape) if dim is None else self._data.shape[dim]
 
     def dim(self) -> int:
         return self._data.ndim
@@ -256,7 +318,7 @@ class Tensor(TensorMethods, CompositeMethods):
     def __repr__(self) -> str:
         suffixes = []
         if self.grad_fn is not None:
-            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+            suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
         return format_tensor(
@@ -274,23 +336,32 @@ class Tensor(TensorMethods, CompositeMethods):
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
-    def _single_value(self, kind: str) -> Any:
+    def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(
-                f"{kind} value of Tensor with more than one value is ambiguous"
-                if kind == "Boolean"
-                else "only one element tensors can be converted to Python scalars"
+            amount = "no values" if self._data.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {amount} is ambiguous")
+        return bool(self._data.item())
+
+    def _number(self) -> Any:
+        """The single value, for float() and int(): PyTorch warns (once) if it has history."""
+        global _warned_scalar_of_requires_grad
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        if self.requires_grad and not _warned_scalar_of_requires_grad:
+            _warned_scalar_of_requires_grad = True
+            warnings.warn(
+                "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                "behavior.\nConsider using tensor.detach() first.",
+                UserWarning,
+                stacklevel=3,
             )
         return self._data.item()
 
-    def __bool__(self) -> bool:
-        return bool(self._single_value("Boolean"))
-
     def __float__(self) -> float:
-        return float(self._single_value("float"))
+        return float(self._number())
 
     def __int__(self) -> int:
-        return int(self._single_value("int"))
+        return int(self._number())
 
     def __index__(self) -> int:
         if self.dtype.is_floating_point or self._data.size != 1:
@@ -421,6 +492,12 @@ def scalar_type(value: Any) -> Any:
 
 def check_inplace(tensor: Tensor) -> None:
     """PyTorch's checks before an in-place op may write into `tensor`."""
+    if tensor._version_counter.inference and not is_inference_mode_enabled():
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
+            "a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details."
+        )
     if not is_grad_enabled():
         return
     if tensor.grad_fn is None and tensor._requires_grad:

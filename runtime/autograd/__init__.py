@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 from runtime import engine
@@ -31,18 +32,20 @@ def _as_tuple(value: Tensor | Sequence[Tensor] | None) -> tuple:
 
 
 def _make_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list:
-    """The gradients the roots start from: given ones, or 1 for a scalar output."""
+    """The gradients the roots start from: given ones, or 1 for a scalar output.
+
+    Like PyTorch, extra gradients are ignored and missing ones are an error.
+    """
     from runtime import ones_like
 
-    if grad_outputs and len(grad_outputs) != len(outputs):
-        raise RuntimeError(
-            f"grad requires one gradient per output: got {len(grad_outputs)} gradients for "
-            f"{len(outputs)} outputs"
-        )
+    if not grad_outputs:
+        grad_outputs = (None,) * len(outputs)
     grads = []
-    for i, output in enumerate(outputs):
-        given = grad_outputs[i] if grad_outputs else None
+    for i, (output, given) in enumerate(zip(outputs, grad_outputs, strict=False)):
         if given is None:
+            if not output.requires_grad:
+                grads.append(None)  # the root check reports it
+                continue
             if output.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             grads.append(ones_like(output))
@@ -51,11 +54,12 @@ def _make_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list
             raise TypeError(f"gradient must be a Tensor or None, not {type(given).__name__}")
         if given.shape != output.shape:
             raise RuntimeError(
-                f"Mismatch in shape: grad_output[{i}] has a shape of "
-                f"torch.Size({list(given.shape)}) and output[{i}] has a shape of "
-                f"torch.Size({list(output.shape)})."
+                f"Mismatch in shape: grad_output[{i}] has a shape of {given.shape} and "
+                f"output[{i}] has a shape of {output.shape}."
             )
         grads.append(given if create_graph else given.detach())
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     return grads
 
 
@@ -70,6 +74,24 @@ def _root_edges(outputs: tuple) -> list:
     return edges
 
 
+_warned_create_graph_cycle = False
+
+
+def _warn_create_graph_cycle() -> None:
+    """PyTorch's warning, given once per process like its TORCH_WARN_ONCE."""
+    global _warned_create_graph_cycle
+    _warned_create_graph_cycle = True
+    warnings.warn(
+        "Using backward() with create_graph=True will create a reference cycle between the "
+        "parameter and its gradient which can cause a memory leak. We recommend using "
+        "autograd.grad when creating the graph to avoid this. If you have to use this "
+        "function, make sure to reset the .grad fields of your parameters to None after use "
+        "to break the cycle and avoid the leak.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 def backward(
     tensors: Tensor | Sequence[Tensor],
     grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
@@ -82,20 +104,17 @@ def backward(
     grad_outputs = _as_tuple(grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph and not _warned_create_graph_cycle:
+        _warn_create_graph_cycle()
     wanted = _as_tuple(inputs)
     if inputs is not None and not wanted:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    roots = _root_edges(outputs)
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     grads = _make_grads(outputs, grad_outputs, create_graph)
-    capture = [edge(t) for t in wanted]
-    for e in capture:
-        if e[0] is None:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-    captured = engine.execute(roots, grads, retain_graph, create_graph, capture, accumulate=True)
-    # Non-leaf tensors named in `inputs` get their gradient in .grad, as PyTorch does.
-    for tensor, grad in zip(wanted, captured, strict=True):
-        if tensor.grad_fn is not None and grad is not None:
-            tensor._grad = grad if tensor._grad is None else tensor._grad + grad
+    roots = _root_edges(outputs)
+    # As in PyTorch, a non-leaf named in `inputs` gets its gradient through retain_grad.
+    for tensor in wanted:
+        tensor.retain_grad()
+    engine.execute(roots, grads, retain_graph, create_graph, [edge(t) for t in wanted])
 
 
 def grad(
@@ -110,6 +129,8 @@ def grad(
     """The gradients of `outputs` with respect to `inputs`, leaving every `.grad` alone."""
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if allow_unused is None:
         allow_unused = materialize_grads
     if materialize_grads and allow_unused is False:
@@ -117,14 +138,15 @@ def grad(
                          "materialize_grads=True, but got: allow_unused=False.")
     if retain_graph is None:
         retain_graph = create_graph
-    roots = _root_edges(outs)
     grads = _make_grads(outs, _as_tuple(grad_outputs), create_graph)
+    roots = _root_edges(outs)
     capture = []
     for tensor in ins:
         if not tensor.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         capture.append(edge(tensor))
-    captured = engine.execute(roots, grads, retain_graph, create_graph, capture, accumulate=False)
+    captured = engine.execute(roots, grads, retain_graph, create_graph, capture,
+                              accumulate=False)
     results = []
     for i, (tensor, grad_) in enumerate(zip(ins, captured, strict=True)):
         if grad_ is None:

@@ -1,0 +1,250 @@
+"""Tensor's autograd surface against PyTorch: requires_grad, detach and .data, .grad
+assignment, conversions to Python and numpy, dtype promotion and repr."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+import torch  # the oracle
+
+import runtime
+
+
+def observe(program, lib) -> tuple:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            outcome: tuple = ("returns", program(lib))
+        except Exception as error:
+            outcome = ("raises", type(error).__name__, str(error))
+    # PyTorch's C++ warnings end with where they were raised: not compared.
+    return outcome, [(w.category.__name__, str(w.message).split(" (Triggered internally")[0])
+                     for w in caught]
+
+
+def same(program) -> tuple:
+    """Run `program` with torch and with runtime; what it returns (plain Python values or
+    strings), raises and warns must be equal."""
+    expected = observe(program, torch)
+    assert observe(program, runtime) == expected
+    return expected
+
+
+def leaf(lib: Any, values: Any = (1.0, 2.0, 3.0)) -> Any:
+    return lib.tensor(list(values), requires_grad=True)
+
+
+# -- requires_grad --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+def test_only_floating_point_tensors_can_require_grad(dtype: str) -> None:
+    same(lambda lib: lib.tensor([1, 0], dtype=getattr(lib, dtype)).requires_grad_())
+    same(lambda lib: lib.ones(2, dtype=getattr(lib, dtype), requires_grad=True))
+    same(lambda lib: lib.tensor([1, 0], dtype=getattr(lib, dtype)).requires_grad_(False)
+         .requires_grad)
+
+
+def test_requires_grad_on_leaves() -> None:
+    def program(lib):
+        x = lib.tensor([1.0, 2.0])
+        seen = [x.requires_grad, x.is_leaf]
+        assert x.requires_grad_() is x
+        seen += [x.requires_grad, x.is_leaf, repr(x)]
+        x.requires_grad = False
+        seen += [x.requires_grad, repr(x)]
+        x.requires_grad_(True)
+        seen.append((x * 2).requires_grad)
+        return seen
+    same(program)
+
+
+@pytest.mark.parametrize("change", ["set True", "set False", "requires_grad_()",
+                                    "requires_grad_(False)"])
+def test_requires_grad_of_a_non_leaf(change: str) -> None:
+    def program(lib):
+        y = leaf(lib) * 2
+        if change == "set True":
+            y.requires_grad = True
+        elif change == "set False":
+            y.requires_grad = False
+        elif change == "requires_grad_()":
+            return y.requires_grad_() is y, y.requires_grad
+        else:
+            y.requires_grad_(False)
+    same(program)
+
+
+# -- detach, .data and the version counter ---------------------------------------------------
+
+def test_detach_shares_data_and_version_counter() -> None:
+    def program(lib):
+        x = leaf(lib)
+        a = x * 2
+        b = a * a
+        detached = a.detach()
+        seen = [detached.requires_grad, detached.is_leaf, detached.grad_fn is None,
+                detached._version, a._version]
+        detached.add_(1)
+        seen += [a.tolist(), detached._version, a._version]
+        try:
+            b.sum().backward()
+        except RuntimeError as error:
+            seen.append(str(error))
+        return seen
+    same(program)
+
+
+def test_data_shares_storage_but_not_the_version_counter() -> None:
+    def program(lib):
+        x = leaf(lib)
+        a = x * 2
+        b = a * a
+        data = a.data
+        seen = [data.requires_grad, data.is_leaf, data._version]
+        data.mul_(10)  # unseen by autograd: b's backward uses the new values
+        seen += [a.tolist(), a._version, data._version]
+        b.sum().backward()
+        seen.append(x.grad.tolist())
+        return seen
+    same(program)
+
+
+def test_assigning_data() -> None:
+    def program(lib):
+        x = leaf(lib)
+        x.data = lib.tensor([5.0, 6.0, 7.0])
+        (x * x).sum().backward()
+        return x.tolist(), x.requires_grad, x.grad.tolist()
+    same(program)
+
+
+def test_detach_in_place() -> None:
+    def program(lib):
+        x = leaf(lib)
+        y = x * 2
+        y.detach_()
+        return y.requires_grad, y.is_leaf, y.grad_fn is None, repr(y)
+    same(program)
+
+
+# -- .grad -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", ["right", "size", "dtype", "number", "none"])
+def test_assigning_grad(value: str) -> None:
+    def program(lib):
+        x = leaf(lib)
+        x.grad = {
+            "right": lambda: lib.ones(3),
+            "size": lambda: lib.ones(2),
+            "dtype": lambda: lib.ones(3, dtype=lib.float64),
+            "number": lambda: 3,
+            "none": lambda: None,
+        }[value]()
+        (x * 2).sum().backward()
+        return x.grad.tolist()
+    same(program)
+
+
+# -- conversions --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("expression", [
+    "lib.tensor(3.5).item()", "lib.tensor(3).item()", "lib.tensor(True).item()",
+    "lib.tensor([2.5]).item()", "lib.tensor([1.0, 2.0]).item()", "lib.tensor([]).item()",
+    "leaf(lib, [2.0]).item()", "leaf(lib).tolist()", "lib.tensor([[1, 2], [3, 4]]).tolist()",
+    "lib.tensor(2.0).tolist()", "lib.tensor([True, False]).tolist()",
+    "float(leaf(lib, [2.0]))", "int(lib.tensor([7]))", "bool(lib.tensor([0.0]))",
+    "bool(lib.tensor([1.0, 2.0]))", "float(lib.tensor([1.0, 2.0]))",
+])
+def test_python_values(expression: str) -> None:
+    same(lambda lib: eval(expression))
+
+
+def test_numpy_of_a_tensor_that_requires_grad() -> None:
+    same(lambda lib: leaf(lib).numpy())
+    same(lambda lib: (leaf(lib) * 2).numpy())
+
+
+def test_numpy_shares_memory() -> None:
+    def program(lib):
+        x = leaf(lib)
+        array = x.detach().numpy()
+        array[0] = 10.0
+        plain = lib.tensor([1.0, 2.0])
+        plain.numpy()[1] = -1.0
+        return x.tolist(), plain.tolist(), str(array.dtype), type(array).__name__
+    same(program)
+
+
+# -- dtype promotion ------------------------------------------------------------------------------
+
+PROMOTION_CASES = [
+    "f32 + i64", "i64 + f32", "i64 + 1", "i64 + 1.5", "i64 * 2.0", "f32 + f64", "f64 + f32",
+    "b + b", "b + 1", "b * 1.5", "i64 * True", "i32 + i64", "i32 + 5", "i32 * 2.5",
+    "b + i32", "f64 + i32", "f32 + f64_0d", "i64 + f32_0d", "i32 + f64_0d", "i32_0d + f64_0d",
+    "i64 + f64_0d", "b_0d + i64_0d", "f32 ** 2", "i64 ** 2", "f32 - i64", "i64 - 0.5",
+]
+
+
+@pytest.mark.parametrize("case", PROMOTION_CASES)
+def test_dtype_promotion(case: str) -> None:
+    def program(lib):
+        values = {
+            "f32": lib.tensor([1.0, 2.0]), "f64": lib.tensor([1.0, 2.0], dtype=lib.float64),
+            "i64": lib.tensor([1, 2]), "i32": lib.tensor([1, 2], dtype=lib.int32),
+            "b": lib.tensor([True, False]), "f32_0d": lib.tensor(2.5),
+            "f64_0d": lib.tensor(2.5, dtype=lib.float64), "i64_0d": lib.tensor(3),
+            "i32_0d": lib.tensor(3, dtype=lib.int32), "b_0d": lib.tensor(True),
+        }
+        result = eval(case, {}, values)
+        return str(result.dtype), result.tolist()
+    same(program)
+
+
+def test_gradient_keeps_the_leaf_dtype() -> None:
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        w = leaf(lib, [3.0, 4.0])
+        y = x * w
+        y.sum().backward()
+        return str(y.dtype), str(x.grad.dtype), str(w.grad.dtype), x.grad.tolist(), w.grad.tolist()
+    same(program)
+
+
+# -- repr ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("expression", [
+    "leaf(lib)", "leaf(lib) * 2", "leaf(lib).sum()", "leaf(lib).detach()",
+    "lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)",
+    "lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True) * 2", "lib.tensor([1, 2])",
+    "lib.tensor(2.5, requires_grad=True)", "leaf(lib).view(3, 1)", "leaf(lib).view(3, 1).t()",
+    "leaf(lib).unsqueeze(0).expand(2, 3)", "leaf(lib).relu()", "leaf(lib).clone()",
+    "lib.zeros(2, 2, requires_grad=True)", "leaf(lib).shape", "leaf(lib).size()",
+    "leaf(lib).view(3, 1).shape[1:]", "lib.tensor(1.0).shape", "leaf(lib).grad_fn",
+    "(leaf(lib) * 2).grad_fn.name()", "leaf(lib).dtype", "lib.tensor([1, 2]).dtype",
+])
+def test_repr(expression: str) -> None:
+    def program(lib):
+        text = repr(eval(expression))
+        return text.split(" object at ")[0]  # a node's repr ends with its address
+    same(program)
+
+
+def test_repr_after_backward_and_of_grad() -> None:
+    def program(lib):
+        x = leaf(lib)
+        y = x * x
+        y.sum().backward()
+        return repr(x), repr(x.grad), repr(y)
+    same(program)
+
+
+def test_numpy_interop_of_shapes() -> None:
+    def program(lib):
+        x = lib.ones(2, 3)
+        shape = x.shape
+        return (shape == (2, 3), list(shape), shape[0], shape.numel(), len(shape),
+                np.zeros(shape).shape, isinstance(shape, tuple), repr(shape + (4,)))
+    same(program)
