@@ -164,7 +164,7 @@ def _autograd_chain(n: int) -> Callable[[], Callable[[], None]]:
         return x.sum()
 
     def build() -> Callable[[], None]:
-        vjp, _ = make_vjp(f)(np.ones(4))
+        vjp, _ = make_vjp(f, np.ones(4))
         return lambda: vjp(1.0)
 
     return build
