@@ -69,7 +69,6 @@ class Block:
 
 def _blocks(info: OpInfo) -> list[Block]:
     index = {i.name: i.index for i in info.inputs}
-    multi_output = len(info.schema.returns) > 1
     blocks = []
     for derivative in info.derivatives:
         names = [n for n in derivative.var_names if n in index]
@@ -79,7 +78,9 @@ def _blocks(info: OpInfo) -> list[Block]:
             condition = "any(self.should_compute_output(i) for i in range(len(grad_inputs)))"
         else:
             condition = " or ".join(f"self.should_compute_output({i})" for i in slots)
-        if multi_output and derivative.not_implemented is None:
+        # As torchgen does: with no gradient defined at all (a pre-hook returned None),
+        # a formula would fail; its inputs get None instead.
+        if derivative.not_implemented is None and derivative.code != "grad":
             condition = f"any_grad_defined and ({condition})" if len(slots) > 1 else \
                 f"any_grad_defined and {condition}"
         if derivative.not_implemented is not None:
@@ -116,6 +117,8 @@ def _grad_setup(info: OpInfo) -> list[str]:
             lines.append(f"grad_{name} = grads[{i}]")
     if len(outputs) > 1:
         lines.append("any_grad_defined = any(g is not None for g in grads)")
+    elif any(d.not_implemented is None and d.code != "grad" for d in info.derivatives):
+        lines.append("any_grad_defined = grads[0] is not None")
     return lines
 
 

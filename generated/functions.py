@@ -158,13 +158,14 @@ class AddBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         alpha = self._saved_alpha
         grad_inputs = [None] * 2
         # self: grad
         if self.should_compute_output(0):
             grad_inputs[0] = grad
         # other: maybe_multiply(grad, alpha)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.maybe_multiply(grad, alpha)
         return grad_inputs
 
@@ -199,13 +200,14 @@ class SubBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         alpha = self._saved_alpha
         grad_inputs = [None] * 2
         # self: grad
         if self.should_compute_output(0):
             grad_inputs[0] = grad
         # other: maybe_multiply(-grad, alpha)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.maybe_multiply(-grad, alpha)
         return grad_inputs
 
@@ -222,10 +224,11 @@ class RsubBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         alpha = self._saved_alpha
         grad_inputs = [None] * 2
         # self: maybe_multiply(-grad, alpha)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.maybe_multiply(-grad, alpha)
         # other: grad
         if self.should_compute_output(1):
@@ -244,10 +247,11 @@ class RsubBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         alpha = self._saved_alpha
         grad_inputs = [None] * 1
         # self: maybe_multiply(-grad, alpha)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.maybe_multiply(-grad, alpha)
         return grad_inputs
 
@@ -276,14 +280,15 @@ class MulBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         other = self.other_.unpack()
         self_ = self.self_.unpack()
         grad_inputs = [None] * 2
         # self: grad * other
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * other
         # other: grad * self
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = grad * self_
         return grad_inputs
 
@@ -299,10 +304,11 @@ class MulBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         other = self._saved_other
         grad_inputs = [None] * 1
         # self: grad * other
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * other
         return grad_inputs
 
@@ -331,14 +337,15 @@ class DivBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         other = self.other_.unpack()
         self_ = self.self_.unpack()
         grad_inputs = [None] * 2
         # self: grad / other
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad / other
         # other: -grad * self / (other * other)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = -grad * self_ / (other * other)
         return grad_inputs
 
@@ -354,10 +361,11 @@ class DivBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         other = self._saved_other
         grad_inputs = [None] * 1
         # self: grad / other
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad / other
         return grad_inputs
 
@@ -373,9 +381,10 @@ class NegBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         grad_inputs = [None] * 1
         # self: -grad
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = -grad
         return grad_inputs
 
@@ -398,11 +407,12 @@ class PowBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         exponent = self._saved_exponent
         grad_inputs = [None] * 1
         # self: pow_backward(grad, self, exponent)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.pow_backward(grad, self_, exponent)
         return grad_inputs
 
@@ -436,15 +446,16 @@ class PowBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         exponent = self.exponent_.unpack()
         result = self.result_.unpack(self)
         grad_inputs = [None] * 2
         # self: pow_backward_self(grad, self, exponent)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.pow_backward_self(grad, self_, exponent)
         # exponent: pow_backward_exponent(grad, self, exponent, result)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.pow_backward_exponent(grad, self_, exponent, result)
         return grad_inputs
 
@@ -472,12 +483,13 @@ class PowBackward2(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self._saved_self
         exponent = self.exponent_.unpack()
         result = self.result_.unpack(self)
         grad_inputs = [None] * 1
         # exponent: pow_backward_exponent(grad, self, exponent, result)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.pow_backward_exponent(grad, self_, exponent, result)
         return grad_inputs
 
@@ -500,10 +512,11 @@ class ReciprocalBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         result = self.result_.unpack(self)
         grad_inputs = [None] * 1
         # self: -grad * (result * result)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = -grad * (result * result)
         return grad_inputs
 
@@ -526,10 +539,11 @@ class ExpBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         result = self.result_.unpack(self)
         grad_inputs = [None] * 1
         # self: grad * result
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * result
         return grad_inputs
 
@@ -552,10 +566,11 @@ class Expm1Backward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         result = self.result_.unpack(self)
         grad_inputs = [None] * 1
         # self: grad * (result + 1)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * (result + 1)
         return grad_inputs
 
@@ -578,10 +593,11 @@ class LogBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         grad_inputs = [None] * 1
         # self: grad / self
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad / self_
         return grad_inputs
 
@@ -604,10 +620,11 @@ class Log1PBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         grad_inputs = [None] * 1
         # self: grad / (self + 1)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad / (self_ + 1)
         return grad_inputs
 
@@ -630,10 +647,11 @@ class SqrtBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         result = self.result_.unpack(self)
         grad_inputs = [None] * 1
         # self: grad / (2 * result)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad / (2 * result)
         return grad_inputs
 
@@ -656,10 +674,11 @@ class RsqrtBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         result = self.result_.unpack(self)
         grad_inputs = [None] * 1
         # self: -0.5 * grad * result.pow(3)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = -0.5 * grad * result.pow(3)
         return grad_inputs
 
@@ -682,10 +701,11 @@ class SinBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         grad_inputs = [None] * 1
         # self: grad * self.cos()
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * self_.cos()
         return grad_inputs
 
@@ -708,10 +728,11 @@ class CosBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         grad_inputs = [None] * 1
         # self: grad * -self.sin()
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * -self_.sin()
         return grad_inputs
 
@@ -734,10 +755,11 @@ class TanBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         result = self.result_.unpack(self)
         grad_inputs = [None] * 1
         # self: grad * (1 + result.pow(2))
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * (1 + result.pow(2))
         return grad_inputs
 
@@ -760,10 +782,11 @@ class TanhBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         result = self.result_.unpack(self)
         grad_inputs = [None] * 1
         # self: tanh_backward(grad, result)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.tanh_backward(grad, result)
         return grad_inputs
 
@@ -792,14 +815,15 @@ class TanhBackwardBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         output = self.output_.unpack()
         grad_output = self.grad_output_.unpack()
         grad_inputs = [None] * 2
         # grad_output: tanh_backward(grad, output)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.tanh_backward(grad, output)
         # output: -2 * grad * grad_output * output
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = -2 * grad * grad_output * output
         return grad_inputs
 
@@ -822,10 +846,11 @@ class SigmoidBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         result = self.result_.unpack(self)
         grad_inputs = [None] * 1
         # self: sigmoid_backward(grad, result)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.sigmoid_backward(grad, result)
         return grad_inputs
 
@@ -854,14 +879,15 @@ class SigmoidBackwardBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         output = self.output_.unpack()
         grad_output = self.grad_output_.unpack()
         grad_inputs = [None] * 2
         # grad_output: sigmoid_backward(grad, output)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.sigmoid_backward(grad, output)
         # output: grad * grad_output * (1 - 2 * output)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = grad * grad_output * (1 - 2 * output)
         return grad_inputs
 
@@ -884,10 +910,11 @@ class ErfBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         grad_inputs = [None] * 1
         # self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = 1.1283791670955126 * grad * (-self_.pow(2)).exp()
         return grad_inputs
 
@@ -910,10 +937,11 @@ class ReluBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         result = self.result_.unpack(self)
         grad_inputs = [None] * 1
         # self: threshold_backward(grad, result, 0)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.threshold_backward(grad, result, 0)
         return grad_inputs
 
@@ -936,11 +964,12 @@ class GeluBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         approximate = self._saved_approximate
         grad_inputs = [None] * 1
         # self: gelu_backward(grad, self, approximate=approximate)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.gelu_backward(grad, self_, approximate=approximate)
         return grad_inputs
 
@@ -969,15 +998,16 @@ class GeluBackwardBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         approximate = self._saved_approximate
         grad_output = self.grad_output_.unpack()
         grad_inputs = [None] * 2
         # grad_output: gelu_backward(grad, self, approximate=approximate)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.gelu_backward(grad, self_, approximate=approximate)
         # self: gelu_double_backward(grad, grad_output, self, approximate)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.gelu_double_backward(grad, grad_output, self_, approximate)
         return grad_inputs
 
@@ -1000,11 +1030,12 @@ class LeakyReluBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         negative_slope = self._saved_negative_slope
         grad_inputs = [None] * 1
         # self: leaky_relu_backward(grad, self, negative_slope, False)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.leaky_relu_backward(grad, self_, negative_slope, False)
         return grad_inputs
 
@@ -1027,12 +1058,13 @@ class SoftplusBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         beta = self._saved_beta
         threshold = self._saved_threshold
         grad_inputs = [None] * 1
         # self: softplus_backward(grad, self, beta, threshold)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.softplus_backward(grad, self_, beta, threshold)
         return grad_inputs
 
@@ -1056,14 +1088,15 @@ class LeakyReluBackwardBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         negative_slope = self._saved_negative_slope
         grad_inputs = [None] * 2
         # grad_output: leaky_relu_backward(grad, self, negative_slope, False)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.leaky_relu_backward(grad, self_, negative_slope, False)
         # self: zeros_like(grad)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(grad)
         return grad_inputs
 
@@ -1092,16 +1125,17 @@ class SoftplusBackwardBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         beta = self._saved_beta
         threshold = self._saved_threshold
         grad_output = self.grad_output_.unpack()
         grad_inputs = [None] * 2
         # grad_output: softplus_backward(grad, self, beta, threshold)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.softplus_backward(grad, self_, beta, threshold)
         # self: softplus_double_backward(grad * grad_output, self, beta, threshold)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.softplus_double_backward(grad * grad_output, self_, beta, threshold)
         return grad_inputs
 
@@ -1125,14 +1159,15 @@ class ThresholdBackwardBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         threshold = self._saved_threshold
         grad_inputs = [None] * 2
         # grad_output: threshold_backward(grad, self, threshold)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.threshold_backward(grad, self_, threshold)
         # self: zeros_like(grad)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(grad)
         return grad_inputs
 
@@ -1155,10 +1190,11 @@ class AbsBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         grad_inputs = [None] * 1
         # self: grad * self.sign()
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * self_.sign()
         return grad_inputs
 
@@ -1174,9 +1210,10 @@ class SignBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         grad_inputs = [None] * 1
         # self: zeros_like(grad)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.zeros_like(grad)
         return grad_inputs
 
@@ -1210,15 +1247,16 @@ class ClampBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         min = self.min_.unpack()
         max = self.max_.unpack()
         grad_inputs = [None] * 3
         # self: clamp_backward(grad, self, min, max)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.clamp_backward(grad, self_, min, max)
         # min, max: clamp_backward_min_max(grad, self, min, max, grad_input_mask)
-        if self.should_compute_output(1) or self.should_compute_output(2):
+        if any_grad_defined and (self.should_compute_output(1) or self.should_compute_output(2)):
             grad_input_mask = (self.should_compute_output(1), self.should_compute_output(2))
             results = manual.clamp_backward_min_max(grad, self_, min, max, grad_input_mask)
             if grad_input_mask[0]:
@@ -1246,12 +1284,13 @@ class ClampBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         min = self._saved_min
         max = self._saved_max
         grad_inputs = [None] * 1
         # self: clamp_backward(grad, self, min, max)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.clamp_backward(grad, self_, min, max)
         return grad_inputs
 
@@ -1274,11 +1313,12 @@ class ClampMinBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         min = self._saved_min
         grad_inputs = [None] * 1
         # self: where(self >= min, grad, 0)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.where(self_ >= min, grad, 0)
         return grad_inputs
 
@@ -1307,14 +1347,15 @@ class ClampMinBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         min = self.min_.unpack()
         grad_inputs = [None] * 2
         # self: where(self >= min, grad, 0)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.where(self_ >= min, grad, 0)
         # min: where(self < min, grad, 0)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.where(self_ < min, grad, 0)
         return grad_inputs
 
@@ -1337,11 +1378,12 @@ class ClampMaxBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         max = self._saved_max
         grad_inputs = [None] * 1
         # self: where(self <= max, grad, 0)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.where(self_ <= max, grad, 0)
         return grad_inputs
 
@@ -1370,14 +1412,15 @@ class ClampMaxBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         max = self.max_.unpack()
         grad_inputs = [None] * 2
         # self: where(self <= max, grad, 0)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.where(self_ <= max, grad, 0)
         # max: where(self > max, grad, 0)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.where(self_ > max, grad, 0)
         return grad_inputs
 
@@ -1406,14 +1449,15 @@ class MaximumBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         other = self.other_.unpack()
         grad_inputs = [None] * 2
         # self: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.where(self_ == other, grad / 2, grad).masked_fill(self_ < other, 0)
         # other: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.where(self_ == other, grad / 2, grad).masked_fill(self_ > other, 0)
         return grad_inputs
 
@@ -1442,14 +1486,15 @@ class MinimumBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         other = self.other_.unpack()
         grad_inputs = [None] * 2
         # self: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.where(self_ == other, grad / 2, grad).masked_fill(self_ > other, 0)
         # other: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.where(self_ == other, grad / 2, grad).masked_fill(self_ < other, 0)
         return grad_inputs
 
@@ -1473,13 +1518,14 @@ class WhereBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         condition = self.condition_.unpack()
         grad_inputs = [None] * 2
         # self: where(condition, grad, 0)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.where(condition, grad, 0)
         # other: where(condition, 0, grad)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.where(condition, 0, grad)
         return grad_inputs
 
@@ -1502,10 +1548,11 @@ class MaskedFillBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         mask = self.mask_.unpack()
         grad_inputs = [None] * 1
         # self: grad.masked_fill(mask, 0)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.masked_fill(mask, 0)
         return grad_inputs
 
@@ -1529,13 +1576,14 @@ class MaskedFillBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         mask = self.mask_.unpack()
         grad_inputs = [None] * 2
         # self: grad.masked_fill(mask, 0)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.masked_fill(mask, 0)
         # value: masked_fill_backward(grad, mask)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.masked_fill_backward(grad, mask)
         return grad_inputs
 
@@ -1551,9 +1599,10 @@ class FillBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         grad_inputs = [None] * 1
         # self: zeros_like(grad)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.zeros_like(grad)
         return grad_inputs
 
@@ -1570,12 +1619,13 @@ class FillBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         grad_inputs = [None] * 2
         # self: zeros_like(grad)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.zeros_like(grad)
         # value: grad.sum()
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = grad.sum()
         return grad_inputs
 
@@ -1591,9 +1641,10 @@ class FillBackward2(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         grad_inputs = [None] * 1
         # self: zeros_like(grad)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.zeros_like(grad)
         return grad_inputs
 
@@ -1610,12 +1661,13 @@ class FillBackward3(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         grad_inputs = [None] * 2
         # self: zeros_like(grad)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.zeros_like(grad)
         # value: grad.sum()
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = grad.sum()
         return grad_inputs
 
@@ -1632,9 +1684,10 @@ class CopyBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         grad_inputs = [None] * 2
         # self: zeros_like(grad)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.zeros_like(grad)
         # src: grad
         if self.should_compute_output(1):
@@ -1653,10 +1706,11 @@ class SumBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         grad_inputs = [None] * 1
         # self: grad.expand(self.shape)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.expand(self_sym_sizes)
         return grad_inputs
 
@@ -1672,12 +1726,13 @@ class SumBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         dim = self._saved_dim
         keepdim = self._saved_keepdim
         grad_inputs = [None] * 1
         # self: sum_backward(grad, self.shape, dim, keepdim)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.sum_backward(grad, self_sym_sizes, dim, keepdim)
         return grad_inputs
 
@@ -1693,11 +1748,12 @@ class MeanBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         self_sym_numel = self._saved_self_sym_numel
         grad_inputs = [None] * 1
         # self: grad.expand(self.shape) / self.numel()
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.expand(self_sym_sizes) / self_sym_numel
         return grad_inputs
 
@@ -1713,13 +1769,14 @@ class MeanBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         dim = self._saved_dim
         self_sym_numel = self._saved_self_sym_numel
         keepdim = self._saved_keepdim
         grad_inputs = [None] * 1
         # self: mean_backward(grad, self.shape, dim, self.numel(), keepdim)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
         return grad_inputs
 
@@ -1747,13 +1804,14 @@ class LogsumexpBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         result = self.result_.unpack(self)
         dim = self._saved_dim
         keepdim = self._saved_keepdim
         grad_inputs = [None] * 1
         # self: logsumexp_backward(grad, self, result, dim, keepdim)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.logsumexp_backward(grad, self_, result, dim, keepdim)
         return grad_inputs
 
@@ -1811,11 +1869,12 @@ class MaxBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         result = self.result_.unpack(self)
         grad_inputs = [None] * 1
         # self: evenly_distribute_backward(grad, self, result)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.evenly_distribute_backward(grad, self_, result)
         return grad_inputs
 
@@ -1843,13 +1902,14 @@ class AmaxBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         keepdim = self._saved_keepdim
         result = self.result_.unpack(self)
         self_ = self.self_.unpack()
         grad_inputs = [None] * 1
         # self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.scale_grad_by_count(manual.restore_reduced_dims(grad, dim, keepdim), manual.restore_reduced_dims(result, dim, keepdim) == self_, dim)
         return grad_inputs
 
@@ -1877,13 +1937,14 @@ class AminBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         keepdim = self._saved_keepdim
         result = self.result_.unpack(self)
         self_ = self.self_.unpack()
         grad_inputs = [None] * 1
         # self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.scale_grad_by_count(manual.restore_reduced_dims(grad, dim, keepdim), manual.restore_reduced_dims(result, dim, keepdim) == self_, dim)
         return grad_inputs
 
@@ -1941,11 +2002,12 @@ class MinBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         result = self.result_.unpack(self)
         grad_inputs = [None] * 1
         # self: evenly_distribute_backward(grad, self, result)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.evenly_distribute_backward(grad, self_, result)
         return grad_inputs
 
@@ -1973,12 +2035,13 @@ class NormBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         p = self._saved_p
         result = self.result_.unpack(self)
         grad_inputs = [None] * 1
         # self: norm_backward(grad, self, p, result)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.norm_backward(grad, self_, p, result)
         return grad_inputs
 
@@ -2006,6 +2069,7 @@ class NormBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         p = self._saved_p
         result = self.result_.unpack(self)
@@ -2013,7 +2077,7 @@ class NormBackward1(Node):
         keepdim = self._saved_keepdim
         grad_inputs = [None] * 1
         # self: norm_backward(grad, self, p, result, dim, keepdim)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.norm_backward(grad, self_, p, result, dim, keepdim)
         return grad_inputs
 
@@ -2041,6 +2105,7 @@ class LinalgVectorNormBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         ord = self._saved_ord
         result = self.result_.unpack(self)
@@ -2048,7 +2113,7 @@ class LinalgVectorNormBackward0(Node):
         keepdim = self._saved_keepdim
         grad_inputs = [None] * 1
         # self: norm_backward(grad, self, ord, result, dim, keepdim)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.norm_backward(grad, self_, ord, result, dim, keepdim)
         return grad_inputs
 
@@ -2076,11 +2141,12 @@ class ProdBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         result = self.result_.unpack(self)
         grad_inputs = [None] * 1
         # self: prod_backward(grad, self, result)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.prod_backward(grad, self_, result)
         return grad_inputs
 
@@ -2108,13 +2174,14 @@ class ProdBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         result = self.result_.unpack(self)
         dim = self._saved_dim
         keepdim = self._saved_keepdim
         grad_inputs = [None] * 1
         # self: prod_backward(grad, self, result, dim, keepdim)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.prod_backward(grad, self_, result, dim, keepdim)
         return grad_inputs
 
@@ -2142,6 +2209,7 @@ class StdBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         result = self.result_.unpack(self)
         self_ = self.self_.unpack()
         dim = self._saved_dim
@@ -2149,7 +2217,7 @@ class StdBackward0(Node):
         keepdim = self._saved_keepdim
         grad_inputs = [None] * 1
         # self: std_backward(result, grad, self, dim, correction, keepdim)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.std_backward(result, grad, self_, dim, correction, keepdim)
         return grad_inputs
 
@@ -2172,13 +2240,14 @@ class VarBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         dim = self._saved_dim
         correction = self._saved_correction
         keepdim = self._saved_keepdim
         grad_inputs = [None] * 1
         # self: var_backward(grad, self, dim, correction, keepdim)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.var_backward(grad, self_, dim, correction, keepdim)
         return grad_inputs
 
@@ -2194,9 +2263,10 @@ class TBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         grad_inputs = [None] * 1
         # self: grad.t()
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.t()
         return grad_inputs
 
@@ -2212,10 +2282,11 @@ class ExpandBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         grad_inputs = [None] * 1
         # self: grad.sum_to_size(self.shape)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.sum_to_size(self_sym_sizes)
         return grad_inputs
 
@@ -2231,10 +2302,11 @@ class UnsqueezeBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         grad_inputs = [None] * 1
         # self: grad.squeeze(dim)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.squeeze(dim)
         return grad_inputs
 
@@ -2250,10 +2322,11 @@ class SqueezeBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         grad_inputs = [None] * 1
         # self: grad.reshape(self.shape)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.reshape(self_sym_sizes)
         return grad_inputs
 
@@ -2269,11 +2342,12 @@ class SqueezeBackward1(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         self_sym_sizes = self._saved_self_sym_sizes
         grad_inputs = [None] * 1
         # self: unsqueeze_to(grad, dim, self.shape)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
         return grad_inputs
 
@@ -2289,11 +2363,12 @@ class SqueezeBackward2(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         self_sym_sizes = self._saved_self_sym_sizes
         grad_inputs = [None] * 1
         # self: unsqueeze_to(grad, dim, self.shape)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
         return grad_inputs
 
@@ -2309,10 +2384,11 @@ class SqueezeBackward3(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         grad_inputs = [None] * 1
         # self: grad.reshape(self.shape)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.reshape(self_sym_sizes)
         return grad_inputs
 
@@ -2328,11 +2404,12 @@ class SqueezeBackward4(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         self_sym_sizes = self._saved_self_sym_sizes
         grad_inputs = [None] * 1
         # self: unsqueeze_to(grad, dim, self.shape)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
         return grad_inputs
 
@@ -2348,11 +2425,12 @@ class SqueezeBackward5(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         self_sym_sizes = self._saved_self_sym_sizes
         grad_inputs = [None] * 1
         # self: unsqueeze_to(grad, dim, self.shape)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
         return grad_inputs
 
@@ -2368,10 +2446,11 @@ class ToCopyBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_scalar_type = self._saved_self_scalar_type
         grad_inputs = [None] * 1
         # self: grad.to(self.dtype)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.to(self_scalar_type)
         return grad_inputs
 
@@ -2405,11 +2484,12 @@ class TransposeBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dim0 = self._saved_dim0
         dim1 = self._saved_dim1
         grad_inputs = [None] * 1
         # self: grad.transpose(dim0, dim1)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.transpose(dim0, dim1)
         return grad_inputs
 
@@ -2425,10 +2505,11 @@ class UnsafeViewBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         grad_inputs = [None] * 1
         # self: grad.reshape(self.shape)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.reshape(self_sym_sizes)
         return grad_inputs
 
@@ -2444,10 +2525,11 @@ class ViewBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         grad_inputs = [None] * 1
         # self: grad.reshape(self.shape)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.reshape(self_sym_sizes)
         return grad_inputs
 
@@ -2463,9 +2545,10 @@ class ZeroBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         grad_inputs = [None] * 1
         # self: zeros_like(grad)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.zeros_like(grad)
         return grad_inputs
 
@@ -2499,10 +2582,11 @@ class PermuteBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dims = self._saved_dims
         grad_inputs = [None] * 1
         # self: permute_backwards(grad, dims)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.permute_backwards(grad, dims)
         return grad_inputs
 
@@ -2518,11 +2602,12 @@ class CatBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         tensors_args_sizes = self._saved_tensors_args_sizes
         dim = self._saved_dim
         grad_inputs = [None] * len(self._next_functions)
         # tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
-        if any(self.should_compute_output(i) for i in range(len(grad_inputs))):
+        if any_grad_defined and any(self.should_compute_output(i) for i in range(len(grad_inputs))):
             grad_inputs[:] = manual.cat_tensors_backward(grad, tensors_args_sizes, dim)
         return grad_inputs
 
@@ -2538,11 +2623,12 @@ class StackBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         tensors_args_sizes = self._saved_tensors_args_sizes
         grad_inputs = [None] * len(self._next_functions)
         # tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
-        if any(self.should_compute_output(i) for i in range(len(grad_inputs))):
+        if any_grad_defined and any(self.should_compute_output(i) for i in range(len(grad_inputs))):
             grad_inputs[:] = manual.stack_tensors_backward(grad, dim, tensors_args_sizes)
         return grad_inputs
 
@@ -2557,12 +2643,13 @@ class SplitBackward0(Node):
     __slots__ = ("_saved_split_size", "_saved_dim", "_saved_self_sym_sizes")
 
     def apply(self, grads):
+        any_grad_defined = grads[0] is not None
         split_size = self._saved_split_size
         dim = self._saved_dim
         self_sym_sizes = self._saved_self_sym_sizes
         grad_inputs = [None] * 1
         # self: split_backward(grads, split_size, dim, self.shape)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.split_backward(grads, split_size, dim, self_sym_sizes)
         return grad_inputs
 
@@ -2577,12 +2664,13 @@ class SplitWithSizesBackward0(Node):
     __slots__ = ("_saved_split_sizes", "_saved_dim", "_saved_self_sym_sizes")
 
     def apply(self, grads):
+        any_grad_defined = grads[0] is not None
         split_sizes = self._saved_split_sizes
         dim = self._saved_dim
         self_sym_sizes = self._saved_self_sym_sizes
         grad_inputs = [None] * 1
         # self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.split_with_sizes_backward(grads, split_sizes, dim, self_sym_sizes)
         return grad_inputs
 
@@ -2597,10 +2685,11 @@ class UnbindBackward0(Node):
     __slots__ = ("_saved_dim",)
 
     def apply(self, grads):
+        any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         grad_inputs = [None] * 1
         # self: unbind_backward(grads, dim)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.unbind_backward(grads, dim)
         return grad_inputs
 
@@ -2616,12 +2705,13 @@ class SelectBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         dim = self._saved_dim
         index = self._saved_index
         grad_inputs = [None] * 1
         # self: select_backward(grad, self.shape, dim, index)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.select_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
@@ -2637,11 +2727,12 @@ class SelectBackwardBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         index = self._saved_index
         grad_inputs = [None] * 1
         # grad_output: grad.select(dim, index)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.select(dim, index)
         return grad_inputs
 
@@ -2657,6 +2748,7 @@ class SliceBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         dim = self._saved_dim
         start = self._saved_start
@@ -2664,7 +2756,7 @@ class SliceBackward0(Node):
         step = self._saved_step
         grad_inputs = [None] * 1
         # self: slice_backward_wrapper(grad, self.shape, dim, start, end, step)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.slice_backward_wrapper(grad, self_sym_sizes, dim, start, end, step)
         return grad_inputs
 
@@ -2680,13 +2772,14 @@ class SliceBackwardBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         start = self._saved_start
         end = self._saved_end
         step = self._saved_step
         grad_inputs = [None] * 1
         # grad_output: slice(grad, dim, start, end, step)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.slice(grad, dim, start, end, step)
         return grad_inputs
 
@@ -2709,11 +2802,12 @@ class IndexBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         indices = self.indices_.unpack()
         grad_inputs = [None] * 1
         # self: index_backward(grad, self.shape, indices)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.index_backward(grad, self_sym_sizes, indices)
         return grad_inputs
 
@@ -2742,15 +2836,16 @@ class IndexPutBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         accumulate = self._saved_accumulate
         indices = self.indices_.unpack()
         values = self.values_.unpack()
         grad_inputs = [None] * 2
         # self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad if accumulate else ops.index_put(grad, indices, manual.zeros_like(values), False)
         # values: index(grad, indices)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.index(grad, indices)
         return grad_inputs
 
@@ -2779,15 +2874,16 @@ class IndexPutImplBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         accumulate = self._saved_accumulate
         indices = self.indices_.unpack()
         values = self.values_.unpack()
         grad_inputs = [None] * 2
         # self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad if accumulate else ops.index_put(grad, indices, manual.zeros_like(values), False)
         # values: index(grad, indices)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.index(grad, indices)
         return grad_inputs
 
@@ -2810,12 +2906,13 @@ class IndexSelectBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         dim = self._saved_dim
         index = self.index_.unpack()
         grad_inputs = [None] * 1
         # self: index_select_backward(grad, self.shape, dim, index)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.index_select_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
@@ -2839,6 +2936,7 @@ class IndexAddBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         index = self.index_.unpack()
         alpha = self._saved_alpha
@@ -2847,7 +2945,7 @@ class IndexAddBackward0(Node):
         if self.should_compute_output(0):
             grad_inputs[0] = grad
         # source: maybe_multiply(grad.index_select(dim, index), alpha)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.maybe_multiply(grad.index_select(dim, index), alpha)
         return grad_inputs
 
@@ -2870,12 +2968,13 @@ class GatherBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         dim = self._saved_dim
         index = self.index_.unpack()
         grad_inputs = [None] * 1
         # self: gather_backward(grad, self.shape, dim, index)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.gather_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
@@ -2899,6 +2998,7 @@ class ScatterAddBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         index = self.index_.unpack()
         grad_inputs = [None] * 2
@@ -2906,7 +3006,7 @@ class ScatterAddBackward0(Node):
         if self.should_compute_output(0):
             grad_inputs[0] = grad
         # src: grad.gather(dim, index)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = grad.gather(dim, index)
         return grad_inputs
 
@@ -2922,11 +3022,12 @@ class RepeatBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         repeats = self._saved_repeats
         self_sym_sizes = self._saved_self_sym_sizes
         grad_inputs = [None] * 1
         # self: repeat_backward(grad, repeats, self.shape)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.repeat_backward(grad, repeats, self_sym_sizes)
         return grad_inputs
 
@@ -2942,10 +3043,11 @@ class FlipBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         dims = self._saved_dims
         grad_inputs = [None] * 1
         # self: grad.flip(dims)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.flip(dims)
         return grad_inputs
 
@@ -2974,14 +3076,15 @@ class MmBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         mat2 = self.mat2_.unpack()
         self_ = self.self_.unpack()
         grad_inputs = [None] * 2
         # self: grad.mm(mat2.t())
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.mm(mat2.t())
         # mat2: self.t().mm(grad)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = self_.t().mm(grad)
         return grad_inputs
 
@@ -3011,19 +3114,20 @@ class AddmmBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         beta = self._saved_beta
         mat2 = self.mat2_.unpack()
         alpha = self._saved_alpha
         mat1 = self.mat1_.unpack()
         grad_inputs = [None] * 3
         # self: maybe_multiply(grad, beta)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.maybe_multiply(grad, beta)
         # mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.maybe_multiply(grad.mm(mat2.t()), alpha)
         # mat2: maybe_multiply(mat1.t().mm(grad), alpha)
-        if self.should_compute_output(2):
+        if any_grad_defined and self.should_compute_output(2):
             grad_inputs[2] = manual.maybe_multiply(mat1.t().mm(grad), alpha)
         return grad_inputs
 
@@ -3052,14 +3156,15 @@ class BmmBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         mat2 = self.mat2_.unpack()
         self_ = self.self_.unpack()
         grad_inputs = [None] * 2
         # self: grad.bmm(mat2.transpose(1, 2))
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.bmm(mat2.transpose(1, 2))
         # mat2: self.transpose(1, 2).bmm(grad)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = self_.transpose(1, 2).bmm(grad)
         return grad_inputs
 
@@ -3088,14 +3193,15 @@ class DotBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         tensor = self.tensor_.unpack()
         self_ = self.self_.unpack()
         grad_inputs = [None] * 2
         # self: grad * tensor
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * tensor
         # tensor: grad * self
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = grad * self_
         return grad_inputs
 
@@ -3124,14 +3230,15 @@ class MvBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         vec = self.vec_.unpack()
         self_ = self.self_.unpack()
         grad_inputs = [None] * 2
         # self: grad.unsqueeze(1) * vec
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.unsqueeze(1) * vec
         # vec: self.t().mv(grad)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = self_.t().mv(grad)
         return grad_inputs
 
@@ -3154,12 +3261,13 @@ class SoftmaxBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         result = self.result_.unpack(self)
         dim = self._saved_dim
         self_scalar_type = self._saved_self_scalar_type
         grad_inputs = [None] * 1
         # self: _softmax_backward_data(grad, result, dim, self.dtype)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops._softmax_backward_data(grad, result, dim, self_scalar_type)
         return grad_inputs
 
@@ -3182,12 +3290,13 @@ class LogSoftmaxBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         result = self.result_.unpack(self)
         dim = self._saved_dim
         self_scalar_type = self._saved_self_scalar_type
         grad_inputs = [None] * 1
         # self: _log_softmax_backward_data(grad, result, dim, self.dtype)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops._log_softmax_backward_data(grad, result, dim, self_scalar_type)
         return grad_inputs
 
@@ -3216,15 +3325,16 @@ class LogSoftmaxBackwardDataBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         output = self.output_.unpack()
         dim = self._saved_dim
         grad_output = self.grad_output_.unpack()
         grad_inputs = [None] * 2
         # grad_output: grad - (grad * output.exp()).sum(dim, True)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad - (grad * output.exp()).sum(dim, True)
         # output: log_softmax_double_backward(grad, grad_output, dim, output)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.log_softmax_double_backward(grad, grad_output, dim, output)
         return grad_inputs
 
@@ -3253,16 +3363,17 @@ class SoftmaxBackwardDataBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         output = self.output_.unpack()
         dim = self._saved_dim
         input_dtype = self._saved_input_dtype
         grad_output = self.grad_output_.unpack()
         grad_inputs = [None] * 2
         # grad_output: _softmax_backward_data(grad, output, dim, input_dtype)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops._softmax_backward_data(grad, output, dim, input_dtype)
         # output: softmax_double_backward(grad, grad_output, dim, output)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.softmax_double_backward(grad, grad_output, dim, output)
         return grad_inputs
 
@@ -3291,15 +3402,16 @@ class MseLossBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         target = self.target_.unpack()
         reduction = self._saved_reduction
         grad_inputs = [None] * 2
         # self: mse_loss_backward(grad, self, target, reduction)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.mse_loss_backward(grad, self_, target, reduction)
         # target: mse_loss_backward(grad, target, self, reduction)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.mse_loss_backward(grad, target, self_, reduction)
         return grad_inputs
 
@@ -3334,19 +3446,20 @@ class MseLossBackwardBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         target = self.target_.unpack()
         reduction = self._saved_reduction
         grad_output = self.grad_output_.unpack()
         grad_inputs = [None] * 3
         # grad_output: mse_loss_backward(grad, self, target, reduction)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.mse_loss_backward(grad, self_, target, reduction)
         # self: mse_loss_double_backward(grad * grad_output, reduction)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.mse_loss_double_backward(grad * grad_output, reduction)
         # target: -mse_loss_double_backward(grad * grad_output, reduction)
-        if self.should_compute_output(2):
+        if any_grad_defined and self.should_compute_output(2):
             grad_inputs[2] = -manual.mse_loss_double_backward(grad * grad_output, reduction)
         return grad_inputs
 
@@ -3375,16 +3488,17 @@ class SmoothL1LossBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         target = self.target_.unpack()
         reduction = self._saved_reduction
         beta = self._saved_beta
         grad_inputs = [None] * 2
         # self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.smooth_l1_loss_backward(grad, self_, target, reduction, beta)
         # target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.smooth_l1_loss_backward(grad, target, self_, reduction, beta)
         return grad_inputs
 
@@ -3419,6 +3533,7 @@ class SmoothL1LossBackwardBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         target = self.target_.unpack()
         reduction = self._saved_reduction
@@ -3426,13 +3541,13 @@ class SmoothL1LossBackwardBackward0(Node):
         grad_output = self.grad_output_.unpack()
         grad_inputs = [None] * 3
         # grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.smooth_l1_loss_backward(grad, self_, target, reduction, beta)
         # self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
         # target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
-        if self.should_compute_output(2):
+        if any_grad_defined and self.should_compute_output(2):
             grad_inputs[2] = -manual.smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
         return grad_inputs
 
@@ -3508,16 +3623,17 @@ class NllLossBackwardBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         target = self.target_.unpack()
         weight = self.weight_.unpack()
         reduction = self._saved_reduction
         ignore_index = self._saved_ignore_index
         grad_inputs = [None] * 2
         # grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
         # self: zeros_like(grad)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(grad)
         return grad_inputs
 
@@ -3551,16 +3667,17 @@ class BinaryCrossEntropyBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         target = self.target_.unpack()
         weight = self.weight_.unpack()
         reduction = self._saved_reduction
         grad_inputs = [None] * 2
         # self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.binary_cross_entropy_backward(grad, self_, target, weight, reduction)
         # target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.binary_cross_entropy_target_backward(grad, self_, target, weight, reduction)
         return grad_inputs
 
@@ -3600,6 +3717,7 @@ class BinaryCrossEntropyBackwardBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         target = self.target_.unpack()
         weight = self.weight_.unpack()
@@ -3607,13 +3725,13 @@ class BinaryCrossEntropyBackwardBackward0(Node):
         grad_output = self.grad_output_.unpack()
         grad_inputs = [None] * 3
         # grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.binary_cross_entropy_backward(grad, self_, target, weight, reduction)
         # self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.binary_cross_entropy_double_backward(grad_output, grad, self_, target, weight, reduction)
         # target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
-        if self.should_compute_output(2):
+        if any_grad_defined and self.should_compute_output(2):
             grad_inputs[2] = manual.binary_cross_entropy_double_backward_target(grad, grad_output, self_, target, weight, reduction)
         return grad_inputs
 
@@ -3652,6 +3770,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
         target = self.target_.unpack()
         weight = self.weight_.unpack()
@@ -3659,10 +3778,10 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         reduction = self._saved_reduction
         grad_inputs = [None] * 2
         # self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.binary_cross_entropy_with_logits_backward(grad, self_, target, weight, pos_weight, reduction)
         # target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
-        if self.should_compute_output(1):
+        if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.binary_cross_entropy_with_logits_target_backward(grad, self_, target, weight, pos_weight, reduction)
         return grad_inputs
 
@@ -3715,11 +3834,12 @@ class NativeDropoutBackwardBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         mask = self.mask_.unpack()
         scale = self._saved_scale
         grad_inputs = [None] * 2
         # grad_output: native_dropout_backward(grad, mask, scale)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.native_dropout_backward(grad, mask, scale)
         # mask: not_implemented("native_dropout_backward: mask")
         if self.should_compute_output(1):
@@ -3745,13 +3865,14 @@ class EmbeddingBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         indices = self.indices_.unpack()
         weight_sym_sizes = self._saved_weight_sym_sizes
         padding_idx = self._saved_padding_idx
         scale_grad_by_freq = self._saved_scale_grad_by_freq
         grad_inputs = [None] * 1
         # weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.embedding_dense_backward(grad, indices, weight_sym_sizes[0], padding_idx, scale_grad_by_freq)
         return grad_inputs
 
@@ -3774,13 +3895,14 @@ class EmbeddingDenseBackwardBackward0(Node):
 
     def apply(self, grads):
         grad = grads[0]
+        any_grad_defined = grads[0] is not None
         indices = self.indices_.unpack()
         num_weights = self._saved_num_weights
         padding_idx = self._saved_padding_idx
         scale_grad_by_freq = self._saved_scale_grad_by_freq
         grad_inputs = [None] * 1
         # grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
-        if self.should_compute_output(0):
+        if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
         return grad_inputs
 

@@ -401,8 +401,12 @@ def wrap(array: Any) -> Tensor:
 
 
 def wrap_view(array: np.ndarray, base: Tensor) -> Tensor:
-    """A Tensor that shares `base`'s storage and version counter."""
-    tensor = Tensor._make(array, None)
+    """A Tensor that shares `base`'s storage and version counter.
+
+    Made under no_grad from a tensor that requires grad, the view is a leaf that requires
+    grad, as in PyTorch (in-place writes to it are refused by check_inplace).
+    """
+    tensor = Tensor._make(array, None, not is_grad_enabled() and base.requires_grad)
     tensor._version_counter = base._version_counter
     tensor._base = base if base._base is None else base._base
     tensor._base_grad_fn = tensor._base.grad_fn

@@ -847,3 +847,14 @@ def test_invalid_gradient_from_a_node(case: str) -> None:
         y.sum().backward()
         return names, x.grad
     same(program)
+
+
+def test_node_prehook_that_drops_the_gradient() -> None:
+    """A pre-hook returning (None,): the formula is skipped and its inputs get no gradient."""
+    def program(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = (x * 2).sin()
+        y.grad_fn.register_prehook(lambda grads: (None,))
+        y.sum().backward()
+        return x.grad
+    assert program(runtime) is None and program(torch) is None

@@ -274,4 +274,4 @@ def test_apply_reads_only_the_gradients_its_formulas_use() -> None:
     max_dim, relu = (render.node_context(i)["grad_setup"] for i in infos)
     assert max_dim == ["grad_values = grads[0]",
                        "any_grad_defined = any(g is not None for g in grads)"]
-    assert relu == ["grad = grads[0]"]
+    assert relu == ["grad = grads[0]", "any_grad_defined = grads[0] is not None"]

@@ -236,8 +236,6 @@ def test_inplace_on_an_inference_tensor_inside_inference_mode() -> None:
     same(program)
 
 
-@pytest.mark.xfail(strict=True, reason="gradgen: a view made under no_grad of a tensor that "
-                   "requires grad does not require grad; in PyTorch it is a leaf that does")
 def test_view_made_under_no_grad() -> None:
     def program(lib):
         x = leaf(lib)
