@@ -1,0 +1,13 @@
+"""torch.nn.functional's names for the ops layers are made of.
+
+Nothing is defined here: each name is a spec op (generated/ops.py) or a composite
+(runtime/composite.py), re-exported so that `import runtime.nn.functional as F` code
+reads as it does with PyTorch.
+"""
+
+from __future__ import annotations
+
+from generated.ops import relu
+from runtime.composite import linear
+
+__all__ = ["linear", "relu"]
