@@ -1,0 +1,28 @@
+"""What every benchmark shares: the TinyModel's sizes and the timer."""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+
+DIM_IN, HIDDEN, DIM_OUT, LR = 1000, 100, 10, 1e-3
+
+
+def median_time(fn: Callable[[], object], repeat: int, warmup: int = 2) -> float:
+    """Median wall time of fn() in seconds, garbage collection off while timing."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+    finally:
+        if enabled:
+            gc.enable()
+    return statistics.median(times)

@@ -1,0 +1,264 @@
+"""Benchmarks: gradgen beside PyTorch, HIPS autograd and hand-written numpy, as ratios.
+
+    python bench/run.py            the full run (a few minutes); writes BENCHMARKS.md
+    python bench/run.py --quick    a few seconds, to check that every benchmark runs
+
+In-process comparisons pin every BLAS to one thread (set before numpy is imported):
+mixing torch's and numpy's thread pools in one process distorts both. A second table
+runs torch with its default threads, in a separate process.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import runtime  # noqa: E402
+from bench import systems  # noqa: E402
+from bench.common import DIM_IN, DIM_OUT, HIDDEN, LR, median_time  # noqa: E402
+
+
+def tinymodel_steps(batches: list[int], repeat: int) -> dict:
+    """Seconds per training step of the seed's TinyModel, per system and batch size."""
+    results: dict[str, dict[int, float]] = {}
+    for batch in batches:
+        rng = np.random.default_rng(batch)
+        weights = systems.init_weights(rng, DIM_IN, HIDDEN, DIM_OUT)
+        x = rng.standard_normal((batch, DIM_IN)).astype(np.float32)
+        y = rng.standard_normal((batch, DIM_OUT)).astype(np.float32)
+        for name, make in systems.STEPS.items():
+            step = make(weights, x, y, LR)
+            if step is None:
+                continue
+            reps = max(3, repeat if batch < 1024 else repeat // 4)
+            results.setdefault(name, {})[batch] = median_time(step, reps)
+    return results
+
+
+def backward_vs_batch(batches: list[int], repeat: int) -> dict:
+    """gradgen's backward alone, per batch size, with a least-squares fit a + b * batch."""
+    times = {}
+    for batch in batches:
+        rng = np.random.default_rng(batch)
+        weights = systems.init_weights(rng, DIM_IN, HIDDEN, DIM_OUT)
+        x = rng.standard_normal((batch, DIM_IN)).astype(np.float32)
+        y = rng.standard_normal((batch, DIM_OUT)).astype(np.float32)
+        forward, backward = systems.gradgen_forward_backward(weights, x, y)
+        samples = []
+        for _ in range(max(3, repeat if batch < 1024 else repeat // 4)):
+            loss = forward()
+            start = time.perf_counter()
+            backward(loss)
+            samples.append(time.perf_counter() - start)
+        times[batch] = statistics.median(samples)
+    xs = np.array(list(times), dtype=float)
+    ys = np.array(list(times.values()))
+    per_sample, fixed = np.polyfit(xs, ys, 1)
+    return {"times": times, "fixed": fixed, "per_sample": per_sample}
+
+
+def chain_costs(length: int, repeat: int) -> dict:
+    """Forward cost per op and backward cost per node on a chain of tiny elementwise ops."""
+    results = {}
+    for name, make in systems.CHAINS.items():
+        build = make(length)
+        if build is None:
+            continue
+        forward_times, backward_times = [], []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            run_backward = build()
+            middle = time.perf_counter()
+            run_backward()
+            end = time.perf_counter()
+            forward_times.append(middle - start)
+            backward_times.append(end - middle)
+        results[name] = {
+            "forward_us_per_op": statistics.median(forward_times) / length * 1e6,
+            "backward_us_per_node": statistics.median(backward_times) / length * 1e6,
+        }
+    return results
+
+
+def long_chain(length: int) -> dict:
+    """A chain of `length` ops: build and backward time, and bytes kept per node."""
+    results = {}
+    for name, make in systems.LONG_CHAINS.items():
+        result = make(length)
+        if result is not None:
+            results[name] = result
+    return results
+
+
+def step_memory(batch: int) -> dict:
+    """Peak transient memory of one training step (tracemalloc: numpy-based systems)."""
+    results = {}
+    rng = np.random.default_rng(0)
+    weights = systems.init_weights(rng, DIM_IN, HIDDEN, DIM_OUT)
+    x = rng.standard_normal((batch, DIM_IN)).astype(np.float32)
+    y = rng.standard_normal((batch, DIM_OUT)).astype(np.float32)
+    for name in ("numpy", "gradgen", "autograd"):
+        make = systems.STEPS.get(name)
+        step = make(weights, x, y, LR) if make else None
+        if step is None:
+            continue
+        step()
+        tracemalloc.start()
+        tracemalloc.reset_peak()
+        base, _ = tracemalloc.get_traced_memory()
+        step()
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        results[name] = peak - base
+    return results
+
+
+def codegen_time(repeat: int) -> float:
+    """`python -m codegen --check` on the full spec, as a whole process."""
+    def run() -> None:
+        subprocess.run([sys.executable, "-m", "codegen", "--check"], cwd=ROOT, check=True,
+                       capture_output=True)
+
+    return median_time(run, repeat, warmup=1)
+
+
+def torch_default_threads(batches: list[int], repeat: int) -> dict:
+    """The torch step in a separate process with torch's default thread count."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    command = [sys.executable, "-m", "bench.torch_threads", json.dumps(batches), str(repeat)]
+    out = subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+# -- the report ----------------------------------------------------------------------------------
+
+def _ratio(value: float, floor: float) -> str:
+    return f"{value / floor:.2f}×"
+
+
+def report(results: dict, quick: bool) -> str:
+    lines = ["# Benchmarks", ""]
+    info = results["machine"]
+    lines += [
+        f"Machine: {info['machine']}, {info['cpus']} CPUs, Python {info['python']}; "
+        f"numpy {info['numpy']}, torch {info['torch']}, autograd {info['autograd']}.",
+        "Method: median wall time over repeated runs, garbage collection off while timing; "
+        "BLAS pinned to one thread in this process (torch.set_num_threads(1) too); ratios "
+        "are to hand-written numpy doing the same forward, backward and SGD update.",
+        f"Command: `python bench/run.py{' --quick' if quick else ''}`.",
+        "",
+        "## TinyModel training step (Linear 1000→100, ReLU, Linear 100→10, "
+        "`(target - pred).pow(2).sum()`, backward, SGD lr 1e-3, float32)",
+        "",
+    ]
+    steps = results["steps"]
+    batches = sorted(steps["numpy"])
+    names = [n for n in ("gradgen", "torch", "autograd", "numpy") if n in steps]
+    lines.append("| batch | " + " | ".join(names) + " |")
+    lines.append("|---:|" + "---:|" * len(names))
+    for batch in batches:
+        floor = steps["numpy"][batch]
+        cells = [f"{steps[n][batch] * 1e3:.3f} ms ({_ratio(steps[n][batch], floor)})"
+                 for n in names]
+        lines.append(f"| {batch} | " + " | ".join(cells) + " |")
+    lines += ["", "## Per op and per node (a chain of tiny elementwise ops)", "",
+              "| system | forward µs/op | backward µs/node |", "|---|---:|---:|"]
+    for name, row in results["chain"].items():
+        lines.append(f"| {name} | {row['forward_us_per_op']:.2f} | "
+                     f"{row['backward_us_per_node']:.2f} |")
+    lines += ["", f"## A {results['long_chain_length']:,}-op chain", "",
+              "| system | build s | backward s | bytes kept per node |", "|---|---:|---:|---:|"]
+    for name, row in results["long_chain"].items():
+        lines.append(f"| {name} | {row['build_s']:.3f} | {row['backward_s']:.3f} | "
+                     f"{row['bytes_per_node']:.0f} |")
+    fit = results["backward_fit"]
+    lines += ["", "## gradgen backward time against batch size", "",
+              "| batch | backward ms |", "|---:|---:|"]
+    for batch, seconds in fit["times"].items():
+        lines.append(f"| {batch} | {seconds * 1e3:.3f} |")
+    lines += ["", f"Least-squares fit: {fit['fixed'] * 1e6:.1f} µs fixed + "
+              f"{fit['per_sample'] * 1e6:.3f} µs per sample.", ""]
+    memory = results["memory"]
+    lines += [f"## Transient memory of one step at batch {results['memory_batch']} "
+              "(tracemalloc peak)", "", "| system | MiB |", "|---|---:|"]
+    for name, peak in memory.items():
+        lines.append(f"| {name} | {peak / 2**20:.2f} |")
+    lines += ["", "## Code generation", "",
+              f"`python -m codegen --check` on the full spec, whole process: "
+              f"{results['codegen_s'] * 1e3:.0f} ms.", ""]
+    threads = results.get("torch_threads")
+    if threads:
+        lines += ["## torch with its default threads (separate process)", "",
+                  "| batch | torch ms | ratio to the one-thread numpy floor |", "|---:|---:|---:|"]
+        for batch in batches:
+            seconds = threads.get(str(batch))
+            if seconds is not None:
+                lines.append(f"| {batch} | {seconds * 1e3:.3f} | "
+                             f"{_ratio(seconds, steps['numpy'][batch])} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def machine() -> dict:
+    import autograd
+    import torch
+
+    return {"machine": platform.machine(), "cpus": os.cpu_count(),
+            "python": platform.python_version(), "numpy": np.__version__,
+            "torch": torch.__version__, "autograd": getattr(autograd, "__version__", "?")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a few seconds; no BENCHMARKS.md")
+    parser.add_argument("--output", type=Path, default=ROOT / "BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    runtime.manual_seed(0)
+    quick = args.quick
+    batches = [16, 256] if quick else [16, 256, 4096]
+    fit_batches = [16, 64, 256] if quick else [16, 64, 256, 1024, 4096]
+    repeat = 3 if quick else 50
+    length = 2_000 if quick else 100_000
+    results = {
+        "machine": machine(),
+        "steps": tinymodel_steps(batches, repeat),
+        "chain": chain_costs(100 if quick else 1_000, 3 if quick else 20),
+        "long_chain_length": length,
+        "long_chain": long_chain(length),
+        "backward_fit": backward_vs_batch(fit_batches, repeat),
+        "memory_batch": 256 if quick else 4096,
+        "memory": step_memory(256 if quick else 4096),
+        "codegen_s": codegen_time(1 if quick else 5),
+        "torch_threads": torch_default_threads(batches, repeat),
+    }
+    text = report(results, quick)
+    print(text)
+    if not quick:
+        args.output.write_text(text)
+        print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""The same work written for each system: gradgen, torch, HIPS autograd and plain numpy.
+
+Each `STEPS[name](weights, x, y, lr)` returns a function that runs one training step of
+the seed's TinyModel; `CHAINS[name](n)` a builder for a chain of n tiny ops;
+`LONG_CHAINS[name](n)` measures a long chain's time and memory.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+import tracemalloc
+from collections.abc import Callable
+
+import numpy as np
+
+Weights = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def init_weights(rng: np.random.Generator, d_in: int, hidden: int, d_out: int) -> Weights:
+    """nn.Linear's default initialisation: uniform(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+    def uniform(shape: tuple[int, ...], fan_in: int) -> np.ndarray:
+        bound = 1 / np.sqrt(fan_in)
+        return rng.uniform(-bound, bound, shape).astype(np.float32)
+
+    return (uniform((hidden, d_in), d_in), uniform((hidden,), d_in),
+            uniform((d_out, hidden), hidden), uniform((d_out,), hidden))
+
+
+# -- one TinyModel training step -------------------------------------------------------------
+
+def _module_step(lib, weights: Weights, x: np.ndarray, y: np.ndarray, lr: float) -> Callable:
+    """The seed program's step, written once against the torch API (torch or gradgen)."""
+    w1, b1, w2, b2 = weights
+
+    class TinyModel(lib.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer1 = lib.nn.Linear(w1.shape[1], w1.shape[0])
+            self.relu = lib.nn.ReLU()
+            self.layer2 = lib.nn.Linear(w2.shape[1], w2.shape[0])
+
+        def forward(self, x):
+            return self.layer2(self.relu(self.layer1(x)))
+
+    model = TinyModel()
+    with lib.no_grad():
+        for parameter, value in zip(model.parameters(), weights, strict=True):
+            parameter.copy_(lib.tensor(value))
+    optimizer = lib.optim.SGD(model.parameters(), lr=lr)
+    inputs, target = lib.tensor(x), lib.tensor(y)
+
+    def step() -> None:
+        optimizer.zero_grad()
+        prediction = model(inputs)
+        loss = (target - prediction).pow(2).sum()
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def gradgen_step(weights: Weights, x: np.ndarray, y: np.ndarray, lr: float) -> Callable:
+    import runtime
+
+    return _module_step(runtime, weights, x, y, lr)
+
+
+def torch_step(weights: Weights, x: np.ndarray, y: np.ndarray, lr: float) -> Callable:
+    import torch
+
+    return _module_step(torch, weights, x, y, lr)
+
+
+def autograd_step(weights: Weights, x: np.ndarray, y: np.ndarray, lr: float) -> Callable:
+    import autograd.numpy as anp
+    from autograd import grad
+
+    def loss(params, x, y):
+        w1, b1, w2, b2 = params
+        hidden = anp.maximum(anp.dot(x, w1.T) + b1, 0.0)
+        prediction = anp.dot(hidden, w2.T) + b2
+        return anp.sum((y - prediction) ** 2)
+
+    gradient = grad(loss)
+    params = [w.copy() for w in weights]
+
+    def step() -> None:
+        grads = gradient(params, x, y)
+        for p, g in zip(params, grads, strict=True):
+            p -= lr * g
+
+    return step
+
+
+def numpy_step(weights: Weights, x: np.ndarray, y: np.ndarray, lr: float) -> Callable:
+    """The floor: the same forward, backward and update, written by hand."""
+    w1, b1, w2, b2 = (w.copy() for w in weights)
+
+    def step() -> None:
+        hidden_pre = x @ w1.T + b1
+        hidden = np.maximum(hidden_pre, 0)
+        prediction = hidden @ w2.T + b2
+        d_prediction = 2 * (prediction - y)
+        d_w2 = d_prediction.T @ hidden
+        d_b2 = d_prediction.sum(0)
+        d_hidden = d_prediction @ w2
+        d_hidden *= hidden_pre > 0
+        d_w1 = d_hidden.T @ x
+        d_b1 = d_hidden.sum(0)
+        for p, g in ((w1, d_w1), (b1, d_b1), (w2, d_w2), (b2, d_b2)):
+            p -= lr * g
+
+    return step
+
+
+STEPS: dict[str, Callable] = {
+    "gradgen": gradgen_step, "torch": torch_step, "autograd": autograd_step, "numpy": numpy_step,
+}
+
+
+def gradgen_forward_backward(weights: Weights, x: np.ndarray, y: np.ndarray):
+    """gradgen's forward and backward as two calls, to time backward alone."""
+    import runtime
+
+    params = [runtime.tensor(w, requires_grad=True) for w in weights]
+    inputs, target = runtime.tensor(x), runtime.tensor(y)
+
+    def forward():
+        for p in params:
+            p.grad = None
+        w1, b1, w2, b2 = params
+        prediction = runtime.linear(runtime.linear(inputs, w1, b1).relu(), w2, b2)
+        return (target - prediction).pow(2).sum()
+
+    def backward(loss) -> None:
+        loss.backward()
+
+    return forward, backward
+
+
+# -- chains of tiny ops ----------------------------------------------------------------------
+
+def _chain(lib, n: int) -> Callable[[], Callable[[], None]]:
+    def build() -> Callable[[], None]:
+        x = lib.ones(4, requires_grad=True)
+        y = x
+        for _ in range(n):
+            y = y * 1.0001
+        loss = y.sum()
+        return loss.backward
+
+    return build
+
+
+def _autograd_chain(n: int) -> Callable[[], Callable[[], None]]:
+    """HIPS autograd traces during the call, so forward and backward are timed as a pair:
+    the forward half is its traced evaluation, the backward half the VJP sweep."""
+    from autograd.core import make_vjp
+
+    def f(x):
+        for _ in range(n):
+            x = x * 1.0001
+        return x.sum()
+
+    def build() -> Callable[[], None]:
+        vjp, _ = make_vjp(f)(np.ones(4))
+        return lambda: vjp(1.0)
+
+    return build
+
+
+def _lib(name: str):
+    if name == "torch":
+        import torch
+
+        return torch
+    import runtime
+
+    return runtime
+
+
+CHAINS: dict[str, Callable] = {
+    "gradgen": lambda n: _chain(_lib("gradgen"), n),
+    "torch": lambda n: _chain(_lib("torch"), n),
+    "autograd": _autograd_chain,
+}
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def _long_chain(name: str, n: int) -> dict:
+    """Build and backward a chain of n ops; memory kept by the graph per node."""
+    lib = _lib(name)
+    gc.collect()
+    traced = name != "torch"  # torch allocates outside Python's allocator: use RSS
+    if traced:
+        tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0] if traced else _rss()
+    start = time.perf_counter()
+    x = lib.ones(1, requires_grad=True)
+    y = x
+    for _ in range(n):
+        y = y * 1.0001
+    loss = y.sum()
+    built = time.perf_counter()
+    after = tracemalloc.get_traced_memory()[0] if traced else _rss()
+    if traced:
+        tracemalloc.stop()
+    loss.backward()
+    done = time.perf_counter()
+    kept = after - before
+    del x, y, loss
+    return {"build_s": built - start, "backward_s": done - built,
+            "bytes_per_node": kept / n, "memory": "tracemalloc" if traced else "RSS"}
+
+
+LONG_CHAINS: dict[str, Callable] = {
+    "gradgen": lambda n: _long_chain("gradgen", n),
+    "torch": lambda n: _long_chain("torch", n),
+}
