@@ -169,6 +169,11 @@ class Module:
                 return members[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def __dir__(self) -> list[str]:
+        """Registered members too, so that tab completion shows `model.layer1`."""
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
+                      | set(self._modules))
+
     def __delattr__(self, name: str) -> None:
         for registry in (self._parameters, self._buffers, self._modules):
             if name in registry:
