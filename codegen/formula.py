@@ -241,6 +241,12 @@ class _Rewriter(ast.NodeTransformer):
             self.result.grad_indices.add(0)
             return node
         if name == "grads":
+            returns = self.scope.schema.returns
+            if len(returns) == 1 and returns[0].type.is_list:
+                # `-> Tensor[]`: the formula takes the whole list, None where an output
+                # got no gradient (split_backward(grads, ...)).
+                self.result.uses_grads = True
+                return node
             raise self.fail(node, "grads must be indexed with a literal: grads[0]")
         if name in self.named_grads:
             self.result.uses_grads = True

@@ -92,6 +92,8 @@ class _Reader:
         if kind == "int":
             return int(text.replace("_", ""), 0)
         if kind == "float":
+            if text.lower().lstrip("+-") in (".inf", ".nan"):  # YAML's infinity and NaN
+                return float(text.lower().replace(".", ""))
             return float(text.replace("_", ""))
         return text
 

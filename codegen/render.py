@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def _unpack(attr: SavedAttribute) -> str:
         return f"{local_name(attr.name)} = self.{_field(attr)}.unpack(self)"
     if attr.is_saved_variable:
         return f"{local_name(attr.name)} = self.{_field(attr)}.unpack()"
-    return f"{attr.name} = self.{_field(attr)}"
+    return f"{local_name(attr.name)} = self.{_field(attr)}"
 
 
 @dataclass(frozen=True)
@@ -358,6 +359,12 @@ def operator_contexts(infos: list[OpInfo]) -> list[dict]:
     return result
 
 
+def _import_order(name: str) -> tuple:
+    """isort's order for imported names: case-insensitive, numbers by value."""
+    return tuple(int(part) if part.isdigit() else part
+                 for part in re.split(r"(\d+)", name.lower()))
+
+
 # -- all files ---------------------------------------------------------------------------------
 
 def render_all(infos: list[OpInfo], spec_name: str) -> dict[str, str]:
@@ -397,7 +404,7 @@ def render_all(infos: list[OpInfo], spec_name: str) -> dict[str, str]:
         "ops.py": env.get_template("ops.py.j2").render(
             **header,
             ops=[op_context(i, groups.get(i.schema.base, [i])) for i in infos],
-            nodes=sorted({i.node_name for i in infos if i.differentiable}),
+            nodes=sorted({i.node_name for i in infos if i.differentiable}, key=_import_order),
             named_returns=named_returns,
             dispatchers=[dispatch_context(base, group) for base, group in functions.items()
                          if len(group) > 1],

@@ -7,6 +7,10 @@ The grammar is the subset of torchgen's `FunctionSchema` that gradgen uses:
     arg      := "*" | type NAME ["=" default]
     returns  := ret | "(" [ret ("," ret)*] ")"
     ret      := type [NAME]
+    type     := BASE ["(" ALIAS ")"] ["?"] ["[" [SIZE] "]"] ["?"]
+
+`Tensor?[]` is a list whose items may be None (index's `indices`); `Tensor(a)[]` a list
+of views of the argument annotated `(a)` (split's results).
 
 `str(parse_schema(text))` gives the text back in canonical spacing.
 """
@@ -20,7 +24,8 @@ from dataclasses import dataclass
 # Base types and the suffixes they may carry.
 BASE_TYPES = ("Tensor", "int", "SymInt", "float", "bool", "Scalar", "ScalarType", "str")
 _TYPE_RE = re.compile(
-    r"^(?P<base>[A-Za-z]+)(\((?P<alias>[a-z]!?)\))?(?P<list>\[(?P<size>\d*)\])?(?P<optional>\?)?$"
+    r"^(?P<base>[A-Za-z]+)(\((?P<alias>[a-z]!?)\))?(?P<item_optional>\?(?=\[))?"
+    r"(?P<list>\[(?P<size>\d*)\])?(?P<optional>\?)?$"
 )
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _OPNAME_RE = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*)(\.(?P<overload>[A-Za-z0-9_]+))?$")
@@ -43,6 +48,8 @@ class Type:
     # Alias annotation: `Tensor(a)` on an argument and a return marks a view of it,
     # `Tensor(a!)` an argument written in place.
     alias: str | None = None
+    # `Tensor?[]`: the items of the list may be None.
+    optional_items: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -58,6 +65,8 @@ class Type:
 
     def __str__(self) -> str:
         text = self.base if self.alias is None else f"{self.base}({self.alias})"
+        if self.optional_items:
+            text += "?"
         if self.is_list:
             text += f"[{self.list_size if self.list_size is not None else ''}]"
         if self.optional:
@@ -167,6 +176,7 @@ def parse_type(text: str, column: int = 0) -> Type:
         list_size=int(size) if size else None,
         optional=match["optional"] is not None,
         alias=match["alias"],
+        optional_items=match["item_optional"] is not None,
     )
 
 

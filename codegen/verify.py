@@ -9,7 +9,8 @@ For every sample of every op (float64 throughout):
          (torch.ops.aten.<name>.<overload>), when torch is installed.
 
 A sample marked `kink: true` sits where the derivative jumps (relu at 0): finite
-differences mean nothing there, so only the comparison with torch runs.
+differences mean nothing there, so only the comparison with torch runs; the same holds
+for a sample whose output is not float64 (`_to_copy` to float32).
 The tests (tests/test_ops.py) run the same checks; this command prints them as a table.
 """
 
@@ -102,8 +103,8 @@ def samples(info: OpInfo, seed: int = 0) -> list[Sample]:
             if arg.name not in raw:
                 continue
             value = _thaw(raw.pop(arg.name))
-            if arg.type.is_tensor_list:
-                args[arg.name] = [_tensor_value(v, rng) for v in value]
+            if arg.type.is_tensor_list:  # a `Tensor?[]` sample may hold None items
+                args[arg.name] = [None if v is None else _tensor_value(v, rng) for v in value]
             elif arg.type.is_tensor and value is not None and not isinstance(
                     value, int | float) or arg.type.is_tensor and isinstance(value, dict):
                 args[arg.name] = _tensor_value(value, rng)
@@ -129,9 +130,10 @@ def _make_runtime_args(info: OpInfo, sample: Sample) -> tuple[dict, list]:
     for name, value in sample.args.items():
         arg = info.schema.argument(name)
         if arg.type.is_tensor_list:
-            tensors = [runtime.tensor(v, requires_grad=name in wanted and v.dtype.kind == "f")
+            tensors = [None if v is None else
+                       runtime.tensor(v, requires_grad=name in wanted and v.dtype.kind == "f")
                        for v in value]
-            leaves.extend(t for t in tensors if t.requires_grad)
+            leaves.extend(t for t in tensors if t is not None and t.requires_grad)
             kwargs[local_name(name)] = tensors
         elif arg.type.is_tensor and isinstance(value, np.ndarray):
             tensor = runtime.tensor(value, requires_grad=name in wanted and value.dtype.kind == "f")
@@ -228,7 +230,7 @@ def _error(actual: np.ndarray, expected: np.ndarray) -> float:
     with np.errstate(invalid="ignore"):
         diff = np.abs(actual - expected)
         diff = np.where(np.isnan(actual) & np.isnan(expected), 0.0, diff)
-    return float(np.max(diff / scale) * RTOL)
+    return float(np.max(diff / scale))
 
 
 def _differentiable_outputs(info: OpInfo, outputs: list) -> list[int]:
@@ -297,7 +299,9 @@ def check_sample(info: OpInfo, sample: Sample, use_torch: bool = True) -> list[C
     analytic = autograd.grad([outputs[i] for i in diff_outputs], leaves, vs, allow_unused=True,
                              materialize_grads=True)
 
-    if not sample.flags.get("kink") and not sample.flags.get("random"):
+    # Central differences need float64 outputs: float32 rounds away a 1e-6 step.
+    precise = all(outputs[i]._data.dtype == np.float64 for i in diff_outputs)
+    if precise and not sample.flags.get("kink") and not sample.flags.get("random"):
         leaf_arrays = [leaf._data for leaf in leaves]
 
         def objective() -> float:

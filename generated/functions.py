@@ -14,14 +14,76 @@ from runtime.node import Node
 __all__ = [
     "AddBackward0",
     "AddBackward1",
+    "SubBackward0",
+    "RsubBackward0",
+    "RsubBackward1",
     "MulBackward0",
     "MulBackward1",
+    "DivBackward0",
+    "DivBackward1",
+    "NegBackward0",
     "PowBackward0",
-    "SubBackward0",
+    "PowBackward1",
+    "PowBackward2",
+    "ReciprocalBackward0",
+    "ExpBackward0",
+    "Expm1Backward0",
+    "LogBackward0",
+    "Log1PBackward0",
+    "SqrtBackward0",
+    "RsqrtBackward0",
+    "SinBackward0",
+    "CosBackward0",
+    "TanBackward0",
+    "TanhBackward0",
+    "TanhBackwardBackward0",
+    "SigmoidBackward0",
+    "SigmoidBackwardBackward0",
+    "ErfBackward0",
     "ReluBackward0",
+    "GeluBackward0",
+    "GeluBackwardBackward0",
+    "LeakyReluBackward0",
+    "SoftplusBackward0",
+    "LeakyReluBackwardBackward0",
+    "SoftplusBackwardBackward0",
     "ThresholdBackwardBackward0",
+    "AbsBackward0",
+    "SignBackward0",
+    "ClampBackward0",
+    "ClampBackward1",
+    "ClampMinBackward0",
+    "ClampMinBackward1",
+    "ClampMaxBackward0",
+    "ClampMaxBackward1",
+    "MaximumBackward0",
+    "MinimumBackward0",
+    "WhereBackward0",
+    "MaskedFillBackward0",
+    "MaskedFillBackward1",
+    "FillBackward0",
+    "FillBackward1",
+    "FillBackward2",
+    "FillBackward3",
+    "CopyBackward0",
     "SumBackward0",
     "SumBackward1",
+    "MeanBackward0",
+    "MeanBackward1",
+    "LogsumexpBackward0",
+    "MaxBackward0",
+    "MaxBackward1",
+    "AmaxBackward0",
+    "AminBackward0",
+    "MinBackward0",
+    "MinBackward1",
+    "NormBackward0",
+    "NormBackward1",
+    "LinalgVectorNormBackward0",
+    "ProdBackward0",
+    "ProdBackward1",
+    "StdBackward0",
+    "VarBackward0",
     "TBackward0",
     "ExpandBackward0",
     "UnsqueezeBackward0",
@@ -34,6 +96,26 @@ __all__ = [
     "UnsafeViewBackward0",
     "ViewBackward0",
     "ZeroBackward0",
+    "AliasBackward0",
+    "PermuteBackward0",
+    "CatBackward0",
+    "StackBackward0",
+    "SplitBackward0",
+    "SplitWithSizesBackward0",
+    "UnbindBackward0",
+    "SelectBackward0",
+    "SelectBackwardBackward0",
+    "SliceBackward0",
+    "SliceBackwardBackward0",
+    "IndexBackward0",
+    "IndexPutBackward0",
+    "IndexPutImplBackward0",
+    "IndexSelectBackward0",
+    "IndexAddBackward0",
+    "GatherBackward0",
+    "ScatterAddBackward0",
+    "RepeatBackward0",
+    "FlipBackward0",
     "MmBackward0",
     "AddmmBackward0",
 ]
@@ -80,10 +162,75 @@ class AddBackward1(Node):
         return grad_inputs
 
 
+class SubBackward0(Node):
+    """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:34
+    self: grad
+    other: maybe_multiply(-grad, alpha)
+    """
+
+    __slots__ = ("_saved_alpha",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        alpha = self._saved_alpha
+        grad_inputs = [None] * 2
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # other: maybe_multiply(-grad, alpha)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(-grad, alpha)
+        return grad_inputs
+
+
+class RsubBackward0(Node):
+    """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:43
+    self: maybe_multiply(-grad, alpha)
+    other: grad
+    """
+
+    __slots__ = ("_saved_alpha",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        alpha = self._saved_alpha
+        grad_inputs = [None] * 2
+        # self: maybe_multiply(-grad, alpha)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.maybe_multiply(-grad, alpha)
+        # other: grad
+        if self.should_compute_output(1):
+            grad_inputs[1] = grad
+        return grad_inputs
+
+
+class RsubBackward1(Node):
+    """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:52
+    self: maybe_multiply(-grad, alpha)
+    """
+
+    __slots__ = ("_saved_alpha",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        alpha = self._saved_alpha
+        grad_inputs = [None] * 1
+        # self: maybe_multiply(-grad, alpha)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.maybe_multiply(-grad, alpha)
+        return grad_inputs
+
+
 class MulBackward0(Node):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:34
+    derivatives.yaml:60
     self: grad * other
     other: grad * self
     """
@@ -119,7 +266,7 @@ class MulBackward0(Node):
 class MulBackward1(Node):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:43
+    derivatives.yaml:69
     self: grad * other
     """
 
@@ -135,10 +282,83 @@ class MulBackward1(Node):
         return grad_inputs
 
 
+class DivBackward0(Node):
+    """div.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:76
+    self: grad / other
+    other: -grad * self / (other * other)
+    """
+
+    __slots__ = ("other_", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack()
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 2
+        # self: grad / other
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad / other
+        # other: -grad * self / (other * other)
+        if self.should_compute_output(1):
+            grad_inputs[1] = -grad * self_ / (other * other)
+        return grad_inputs
+
+
+class DivBackward1(Node):
+    """div.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:85
+    self: grad / other
+    """
+
+    __slots__ = ("_saved_other",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other
+        grad_inputs = [None] * 1
+        # self: grad / other
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad / other
+        return grad_inputs
+
+
+class NegBackward0(Node):
+    """neg(Tensor self) -> Tensor
+
+    derivatives.yaml:92
+    self: -grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 1
+        # self: -grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = -grad
+        return grad_inputs
+
+
 class PowBackward0(Node):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
-    derivatives.yaml:50
+    derivatives.yaml:98
     self: pow_backward(grad, self, exponent)
     """
 
@@ -162,33 +382,495 @@ class PowBackward0(Node):
         return grad_inputs
 
 
-class SubBackward0(Node):
-    """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+class PowBackward1(Node):
+    """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:57
-    self: grad
-    other: maybe_multiply(-grad, alpha)
+    derivatives.yaml:105
+    self: pow_backward_self(grad, self, exponent)
+    exponent: pow_backward_exponent(grad, self, exponent, result)
     """
 
-    __slots__ = ("_saved_alpha",)
+    __slots__ = ("self_", "exponent_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_exponent(self):
+        return self.exponent_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.exponent_.reset_data()
+        self.result_.reset_data()
 
     def apply(self, grads):
         grad = grads[0]
-        alpha = self._saved_alpha
+        self_ = self.self_.unpack()
+        exponent = self.exponent_.unpack()
+        result = self.result_.unpack(self)
         grad_inputs = [None] * 2
-        # self: grad
+        # self: pow_backward_self(grad, self, exponent)
         if self.should_compute_output(0):
-            grad_inputs[0] = grad
-        # other: maybe_multiply(-grad, alpha)
+            grad_inputs[0] = manual.pow_backward_self(grad, self_, exponent)
+        # exponent: pow_backward_exponent(grad, self, exponent, result)
         if self.should_compute_output(1):
-            grad_inputs[1] = manual.maybe_multiply(-grad, alpha)
+            grad_inputs[1] = manual.pow_backward_exponent(grad, self_, exponent, result)
+        return grad_inputs
+
+
+class PowBackward2(Node):
+    """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
+
+    derivatives.yaml:115
+    exponent: pow_backward_exponent(grad, self, exponent, result)
+    """
+
+    __slots__ = ("_saved_self", "exponent_", "result_")
+
+    @property
+    def _saved_exponent(self):
+        return self.exponent_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.exponent_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self._saved_self
+        exponent = self.exponent_.unpack()
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # exponent: pow_backward_exponent(grad, self, exponent, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.pow_backward_exponent(grad, self_, exponent, result)
+        return grad_inputs
+
+
+class ReciprocalBackward0(Node):
+    """reciprocal(Tensor self) -> Tensor
+
+    derivatives.yaml:123
+    self: -grad * (result * result)
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: -grad * (result * result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = -grad * (result * result)
+        return grad_inputs
+
+
+class ExpBackward0(Node):
+    """exp(Tensor self) -> Tensor
+
+    derivatives.yaml:129
+    self: grad * result
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: grad * result
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad * result
+        return grad_inputs
+
+
+class Expm1Backward0(Node):
+    """expm1(Tensor self) -> Tensor
+
+    derivatives.yaml:135
+    self: grad * (result + 1)
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: grad * (result + 1)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad * (result + 1)
+        return grad_inputs
+
+
+class LogBackward0(Node):
+    """log(Tensor self) -> Tensor
+
+    derivatives.yaml:141
+    self: grad / self
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 1
+        # self: grad / self
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad / self_
+        return grad_inputs
+
+
+class Log1PBackward0(Node):
+    """log1p(Tensor self) -> Tensor
+
+    derivatives.yaml:147
+    self: grad / (self + 1)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 1
+        # self: grad / (self + 1)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad / (self_ + 1)
+        return grad_inputs
+
+
+class SqrtBackward0(Node):
+    """sqrt(Tensor self) -> Tensor
+
+    derivatives.yaml:153
+    self: grad / (2 * result)
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: grad / (2 * result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad / (2 * result)
+        return grad_inputs
+
+
+class RsqrtBackward0(Node):
+    """rsqrt(Tensor self) -> Tensor
+
+    derivatives.yaml:159
+    self: -0.5 * grad * result.pow(3)
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: -0.5 * grad * result.pow(3)
+        if self.should_compute_output(0):
+            grad_inputs[0] = -0.5 * grad * result.pow(3)
+        return grad_inputs
+
+
+class SinBackward0(Node):
+    """sin(Tensor self) -> Tensor
+
+    derivatives.yaml:165
+    self: grad * self.cos()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 1
+        # self: grad * self.cos()
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad * self_.cos()
+        return grad_inputs
+
+
+class CosBackward0(Node):
+    """cos(Tensor self) -> Tensor
+
+    derivatives.yaml:171
+    self: grad * -self.sin()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 1
+        # self: grad * -self.sin()
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad * -self_.sin()
+        return grad_inputs
+
+
+class TanBackward0(Node):
+    """tan(Tensor self) -> Tensor
+
+    derivatives.yaml:177
+    self: grad * (1 + result.pow(2))
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: grad * (1 + result.pow(2))
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad * (1 + result.pow(2))
+        return grad_inputs
+
+
+class TanhBackward0(Node):
+    """tanh(Tensor self) -> Tensor
+
+    derivatives.yaml:183
+    self: tanh_backward(grad, result)
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: tanh_backward(grad, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.tanh_backward(grad, result)
+        return grad_inputs
+
+
+class TanhBackwardBackward0(Node):
+    """tanh_backward(Tensor grad_output, Tensor output) -> Tensor
+
+    derivatives.yaml:189
+    grad_output: tanh_backward(grad, output)
+    output: -2 * grad * grad_output * output
+    """
+
+    __slots__ = ("output_", "grad_output_")
+
+    @property
+    def _saved_output(self):
+        return self.output_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.output_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        output = self.output_.unpack()
+        grad_output = self.grad_output_.unpack()
+        grad_inputs = [None] * 2
+        # grad_output: tanh_backward(grad, output)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.tanh_backward(grad, output)
+        # output: -2 * grad * grad_output * output
+        if self.should_compute_output(1):
+            grad_inputs[1] = -2 * grad * grad_output * output
+        return grad_inputs
+
+
+class SigmoidBackward0(Node):
+    """sigmoid(Tensor self) -> Tensor
+
+    derivatives.yaml:197
+    self: sigmoid_backward(grad, result)
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: sigmoid_backward(grad, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.sigmoid_backward(grad, result)
+        return grad_inputs
+
+
+class SigmoidBackwardBackward0(Node):
+    """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
+
+    derivatives.yaml:204
+    grad_output: sigmoid_backward(grad, output)
+    output: grad * grad_output * (1 - 2 * output)
+    """
+
+    __slots__ = ("output_", "grad_output_")
+
+    @property
+    def _saved_output(self):
+        return self.output_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.output_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        output = self.output_.unpack()
+        grad_output = self.grad_output_.unpack()
+        grad_inputs = [None] * 2
+        # grad_output: sigmoid_backward(grad, output)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.sigmoid_backward(grad, output)
+        # output: grad * grad_output * (1 - 2 * output)
+        if self.should_compute_output(1):
+            grad_inputs[1] = grad * grad_output * (1 - 2 * output)
+        return grad_inputs
+
+
+class ErfBackward0(Node):
+    """erf(Tensor self) -> Tensor
+
+    derivatives.yaml:212
+    self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 1
+        # self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
+        if self.should_compute_output(0):
+            grad_inputs[0] = 1.1283791670955126 * grad * (-self_.pow(2)).exp()
         return grad_inputs
 
 
 class ReluBackward0(Node):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:66
+    derivatives.yaml:219
     self: threshold_backward(grad, result, 0)
     """
 
@@ -211,10 +893,198 @@ class ReluBackward0(Node):
         return grad_inputs
 
 
+class GeluBackward0(Node):
+    """gelu(Tensor self, *, str approximate='none') -> Tensor
+
+    derivatives.yaml:227
+    self: gelu_backward(grad, self, approximate=approximate)
+    """
+
+    __slots__ = ("self_", "_saved_approximate")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        approximate = self._saved_approximate
+        grad_inputs = [None] * 1
+        # self: gelu_backward(grad, self, approximate=approximate)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.gelu_backward(grad, self_, approximate=approximate)
+        return grad_inputs
+
+
+class GeluBackwardBackward0(Node):
+    """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
+
+    derivatives.yaml:235
+    grad_output: gelu_backward(grad, self, approximate=approximate)
+    self: gelu_double_backward(grad, grad_output, self, approximate)
+    """
+
+    __slots__ = ("self_", "_saved_approximate", "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        approximate = self._saved_approximate
+        grad_output = self.grad_output_.unpack()
+        grad_inputs = [None] * 2
+        # grad_output: gelu_backward(grad, self, approximate=approximate)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.gelu_backward(grad, self_, approximate=approximate)
+        # self: gelu_double_backward(grad, grad_output, self, approximate)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.gelu_double_backward(grad, grad_output, self_, approximate)
+        return grad_inputs
+
+
+class LeakyReluBackward0(Node):
+    """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
+
+    derivatives.yaml:244
+    self: leaky_relu_backward(grad, self, negative_slope, False)
+    """
+
+    __slots__ = ("self_", "_saved_negative_slope")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        negative_slope = self._saved_negative_slope
+        grad_inputs = [None] * 1
+        # self: leaky_relu_backward(grad, self, negative_slope, False)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.leaky_relu_backward(grad, self_, negative_slope, False)
+        return grad_inputs
+
+
+class SoftplusBackward0(Node):
+    """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
+
+    derivatives.yaml:254
+    self: softplus_backward(grad, self, beta, threshold)
+    """
+
+    __slots__ = ("self_", "_saved_beta", "_saved_threshold")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        beta = self._saved_beta
+        threshold = self._saved_threshold
+        grad_inputs = [None] * 1
+        # self: softplus_backward(grad, self, beta, threshold)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.softplus_backward(grad, self_, beta, threshold)
+        return grad_inputs
+
+
+class LeakyReluBackwardBackward0(Node):
+    """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
+
+    derivatives.yaml:263
+    grad_output: leaky_relu_backward(grad, self, negative_slope, False)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ("self_", "_saved_negative_slope")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        negative_slope = self._saved_negative_slope
+        grad_inputs = [None] * 2
+        # grad_output: leaky_relu_backward(grad, self, negative_slope, False)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.leaky_relu_backward(grad, self_, negative_slope, False)
+        # self: zeros_like(grad)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(grad)
+        return grad_inputs
+
+
+class SoftplusBackwardBackward0(Node):
+    """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
+
+    derivatives.yaml:271
+    grad_output: softplus_backward(grad, self, beta, threshold)
+    self: softplus_double_backward(grad * grad_output, self, beta, threshold)
+    """
+
+    __slots__ = ("self_", "_saved_beta", "_saved_threshold", "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        beta = self._saved_beta
+        threshold = self._saved_threshold
+        grad_output = self.grad_output_.unpack()
+        grad_inputs = [None] * 2
+        # grad_output: softplus_backward(grad, self, beta, threshold)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.softplus_backward(grad, self_, beta, threshold)
+        # self: softplus_double_backward(grad * grad_output, self, beta, threshold)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.softplus_double_backward(grad * grad_output, self_, beta, threshold)
+        return grad_inputs
+
+
 class ThresholdBackwardBackward0(Node):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:73
+    derivatives.yaml:280
     grad_output: threshold_backward(grad, self, threshold)
     self: zeros_like(grad)
     """
@@ -242,10 +1112,515 @@ class ThresholdBackwardBackward0(Node):
         return grad_inputs
 
 
+class AbsBackward0(Node):
+    """abs(Tensor self) -> Tensor
+
+    derivatives.yaml:290
+    self: grad * self.sign()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 1
+        # self: grad * self.sign()
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad * self_.sign()
+        return grad_inputs
+
+
+class SignBackward0(Node):
+    """sign(Tensor self) -> Tensor
+
+    derivatives.yaml:298
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 1
+        # self: zeros_like(grad)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(grad)
+        return grad_inputs
+
+
+class ClampBackward0(Node):
+    """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+
+    derivatives.yaml:304
+    self: clamp_backward(grad, self, min, max)
+    min, max: clamp_backward_min_max(grad, self, min, max, grad_input_mask)
+    """
+
+    __slots__ = ("self_", "min_", "max_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_min(self):
+        return self.min_.unpack()
+
+    @property
+    def _saved_max(self):
+        return self.max_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.min_.reset_data()
+        self.max_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        min = self.min_.unpack()
+        max = self.max_.unpack()
+        grad_inputs = [None] * 3
+        # self: clamp_backward(grad, self, min, max)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.clamp_backward(grad, self_, min, max)
+        # min, max: clamp_backward_min_max(grad, self, min, max, grad_input_mask)
+        if self.should_compute_output(1) or self.should_compute_output(2):
+            grad_input_mask = (self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.clamp_backward_min_max(grad, self_, min, max, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[1] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[2] = results[1]
+        return grad_inputs
+
+
+class ClampBackward1(Node):
+    """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+
+    derivatives.yaml:316
+    self: clamp_backward(grad, self, min, max)
+    """
+
+    __slots__ = ("self_", "_saved_min", "_saved_max")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        min = self._saved_min
+        max = self._saved_max
+        grad_inputs = [None] * 1
+        # self: clamp_backward(grad, self, min, max)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.clamp_backward(grad, self_, min, max)
+        return grad_inputs
+
+
+class ClampMinBackward0(Node):
+    """clamp_min(Tensor self, Scalar min) -> Tensor
+
+    derivatives.yaml:327
+    self: where(self >= min, grad, 0)
+    """
+
+    __slots__ = ("self_", "_saved_min")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        min = self._saved_min
+        grad_inputs = [None] * 1
+        # self: where(self >= min, grad, 0)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.where(self_ >= min, grad, 0)
+        return grad_inputs
+
+
+class ClampMinBackward1(Node):
+    """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+
+    derivatives.yaml:335
+    self: where(self >= min, grad, 0)
+    min: where(self < min, grad, 0)
+    """
+
+    __slots__ = ("self_", "min_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_min(self):
+        return self.min_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.min_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        min = self.min_.unpack()
+        grad_inputs = [None] * 2
+        # self: where(self >= min, grad, 0)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.where(self_ >= min, grad, 0)
+        # min: where(self < min, grad, 0)
+        if self.should_compute_output(1):
+            grad_inputs[1] = ops.where(self_ < min, grad, 0)
+        return grad_inputs
+
+
+class ClampMaxBackward0(Node):
+    """clamp_max(Tensor self, Scalar max) -> Tensor
+
+    derivatives.yaml:344
+    self: where(self <= max, grad, 0)
+    """
+
+    __slots__ = ("self_", "_saved_max")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        max = self._saved_max
+        grad_inputs = [None] * 1
+        # self: where(self <= max, grad, 0)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.where(self_ <= max, grad, 0)
+        return grad_inputs
+
+
+class ClampMaxBackward1(Node):
+    """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+
+    derivatives.yaml:352
+    self: where(self <= max, grad, 0)
+    max: where(self > max, grad, 0)
+    """
+
+    __slots__ = ("self_", "max_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_max(self):
+        return self.max_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.max_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        max = self.max_.unpack()
+        grad_inputs = [None] * 2
+        # self: where(self <= max, grad, 0)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.where(self_ <= max, grad, 0)
+        # max: where(self > max, grad, 0)
+        if self.should_compute_output(1):
+            grad_inputs[1] = ops.where(self_ > max, grad, 0)
+        return grad_inputs
+
+
+class MaximumBackward0(Node):
+    """maximum(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:361
+    self: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
+    other: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        other = self.other_.unpack()
+        grad_inputs = [None] * 2
+        # self: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.where(self_ == other, grad / 2, grad).masked_fill(self_ < other, 0)
+        # other: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
+        if self.should_compute_output(1):
+            grad_inputs[1] = ops.where(self_ == other, grad / 2, grad).masked_fill(self_ > other, 0)
+        return grad_inputs
+
+
+class MinimumBackward0(Node):
+    """minimum(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:371
+    self: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
+    other: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        other = self.other_.unpack()
+        grad_inputs = [None] * 2
+        # self: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.where(self_ == other, grad / 2, grad).masked_fill(self_ > other, 0)
+        # other: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
+        if self.should_compute_output(1):
+            grad_inputs[1] = ops.where(self_ == other, grad / 2, grad).masked_fill(self_ < other, 0)
+        return grad_inputs
+
+
+class WhereBackward0(Node):
+    """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:381
+    self: where(condition, grad, 0)
+    other: where(condition, 0, grad)
+    """
+
+    __slots__ = ("condition_",)
+
+    @property
+    def _saved_condition(self):
+        return self.condition_.unpack()
+
+    def release_variables(self):
+        self.condition_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        condition = self.condition_.unpack()
+        grad_inputs = [None] * 2
+        # self: where(condition, grad, 0)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.where(condition, grad, 0)
+        # other: where(condition, 0, grad)
+        if self.should_compute_output(1):
+            grad_inputs[1] = ops.where(condition, 0, grad)
+        return grad_inputs
+
+
+class MaskedFillBackward0(Node):
+    """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+
+    derivatives.yaml:390
+    self: grad.masked_fill(mask, 0)
+    """
+
+    __slots__ = ("mask_",)
+
+    @property
+    def _saved_mask(self):
+        return self.mask_.unpack()
+
+    def release_variables(self):
+        self.mask_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        mask = self.mask_.unpack()
+        grad_inputs = [None] * 1
+        # self: grad.masked_fill(mask, 0)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.masked_fill(mask, 0)
+        return grad_inputs
+
+
+class MaskedFillBackward1(Node):
+    """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
+
+    derivatives.yaml:398
+    self: grad.masked_fill(mask, 0)
+    value: masked_fill_backward(grad, mask)
+    """
+
+    __slots__ = ("mask_",)
+
+    @property
+    def _saved_mask(self):
+        return self.mask_.unpack()
+
+    def release_variables(self):
+        self.mask_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        mask = self.mask_.unpack()
+        grad_inputs = [None] * 2
+        # self: grad.masked_fill(mask, 0)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.masked_fill(mask, 0)
+        # value: masked_fill_backward(grad, mask)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.masked_fill_backward(grad, mask)
+        return grad_inputs
+
+
+class FillBackward0(Node):
+    """fill.Scalar(Tensor self, Scalar value) -> Tensor
+
+    derivatives.yaml:406
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 1
+        # self: zeros_like(grad)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(grad)
+        return grad_inputs
+
+
+class FillBackward1(Node):
+    """fill.Tensor(Tensor self, Tensor value) -> Tensor
+
+    derivatives.yaml:413
+    self: zeros_like(grad)
+    value: grad.sum()
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 2
+        # self: zeros_like(grad)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(grad)
+        # value: grad.sum()
+        if self.should_compute_output(1):
+            grad_inputs[1] = grad.sum()
+        return grad_inputs
+
+
+class FillBackward2(Node):
+    """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+
+    derivatives.yaml:421
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 1
+        # self: zeros_like(grad)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(grad)
+        return grad_inputs
+
+
+class FillBackward3(Node):
+    """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+
+    derivatives.yaml:427
+    self: zeros_like(grad)
+    value: grad.sum()
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 2
+        # self: zeros_like(grad)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(grad)
+        # value: grad.sum()
+        if self.should_compute_output(1):
+            grad_inputs[1] = grad.sum()
+        return grad_inputs
+
+
+class CopyBackward0(Node):
+    """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
+
+    derivatives.yaml:434
+    self: zeros_like(grad)
+    src: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 2
+        # self: zeros_like(grad)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(grad)
+        # src: grad
+        if self.should_compute_output(1):
+            grad_inputs[1] = grad
+        return grad_inputs
+
+
 class SumBackward0(Node):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:82
+    derivatives.yaml:547
     self: grad.expand(self.shape)
     """
 
@@ -264,7 +1639,7 @@ class SumBackward0(Node):
 class SumBackward1(Node):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:88
+    derivatives.yaml:554
     self: sum_backward(grad, self.shape, dim, keepdim)
     """
 
@@ -282,10 +1657,511 @@ class SumBackward1(Node):
         return grad_inputs
 
 
+class MeanBackward0(Node):
+    """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:564
+    self: grad.expand(self.shape) / self.numel()
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_self_sym_numel")
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_numel = self._saved_self_sym_numel
+        grad_inputs = [None] * 1
+        # self: grad.expand(self.shape) / self.numel()
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.expand(self_sym_sizes) / self_sym_numel
+        return grad_inputs
+
+
+class MeanBackward1(Node):
+    """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:570
+    self: mean_backward(grad, self.shape, dim, self.numel(), keepdim)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "_saved_self_sym_numel", "_saved_keepdim")
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        self_sym_numel = self._saved_self_sym_numel
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: mean_backward(grad, self.shape, dim, self.numel(), keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
+        return grad_inputs
+
+
+class LogsumexpBackward0(Node):
+    """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:578
+    self: logsumexp_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ("self_", "result_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: logsumexp_backward(grad, self, result, dim, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.logsumexp_backward(grad, self_, result, dim, keepdim)
+        return grad_inputs
+
+
+class MaxBackward0(Node):
+    """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml:586
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = ("_saved_dim", "indices_", "_saved_self_sym_sizes", "_saved_keepdim")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        dim = self._saved_dim
+        indices = self.indices_.unpack(self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim)
+        return grad_inputs
+
+
+class MaxBackward1(Node):
+    """max(Tensor self) -> Tensor
+
+    derivatives.yaml:596
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: evenly_distribute_backward(grad, self, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.evenly_distribute_backward(grad, self_, result)
+        return grad_inputs
+
+
+class AmaxBackward0(Node):
+    """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+
+    derivatives.yaml:604
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "result_", "self_")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self.result_.unpack(self)
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 1
+        # self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.scale_grad_by_count(manual.restore_reduced_dims(grad, dim, keepdim), manual.restore_reduced_dims(result, dim, keepdim) == self_, dim)
+        return grad_inputs
+
+
+class AminBackward0(Node):
+    """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+
+    derivatives.yaml:615
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "result_", "self_")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self.result_.unpack(self)
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 1
+        # self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.scale_grad_by_count(manual.restore_reduced_dims(grad, dim, keepdim), manual.restore_reduced_dims(result, dim, keepdim) == self_, dim)
+        return grad_inputs
+
+
+class MinBackward0(Node):
+    """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml:624
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = ("_saved_dim", "indices_", "_saved_self_sym_sizes", "_saved_keepdim")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        dim = self._saved_dim
+        indices = self.indices_.unpack(self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim)
+        return grad_inputs
+
+
+class MinBackward1(Node):
+    """min(Tensor self) -> Tensor
+
+    derivatives.yaml:634
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: evenly_distribute_backward(grad, self, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.evenly_distribute_backward(grad, self_, result)
+        return grad_inputs
+
+
+class NormBackward0(Node):
+    """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
+
+    derivatives.yaml:657
+    self: norm_backward(grad, self, p, result)
+    """
+
+    __slots__ = ("self_", "_saved_p", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        p = self._saved_p
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: norm_backward(grad, self, p, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.norm_backward(grad, self_, p, result)
+        return grad_inputs
+
+
+class NormBackward1(Node):
+    """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:673
+    self: norm_backward(grad, self, p, result, dim, keepdim)
+    """
+
+    __slots__ = ("self_", "_saved_p", "result_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        p = self._saved_p
+        result = self.result_.unpack(self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: norm_backward(grad, self, p, result, dim, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.norm_backward(grad, self_, p, result, dim, keepdim)
+        return grad_inputs
+
+
+class LinalgVectorNormBackward0(Node):
+    """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:684
+    self: norm_backward(grad, self, ord, result, dim, keepdim)
+    """
+
+    __slots__ = ("self_", "_saved_ord", "result_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        ord = self._saved_ord
+        result = self.result_.unpack(self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: norm_backward(grad, self, ord, result, dim, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.norm_backward(grad, self_, ord, result, dim, keepdim)
+        return grad_inputs
+
+
+class ProdBackward0(Node):
+    """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:696
+    self: prod_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: prod_backward(grad, self, result)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.prod_backward(grad, self_, result)
+        return grad_inputs
+
+
+class ProdBackward1(Node):
+    """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:707
+    self: prod_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = ("self_", "result_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        result = self.result_.unpack(self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: prod_backward(grad, self, result, dim, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.prod_backward(grad, self_, result, dim, keepdim)
+        return grad_inputs
+
+
+class StdBackward0(Node):
+    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:716
+    self: std_backward(result, grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = ("result_", "self_", "_saved_dim", "_saved_correction", "_saved_keepdim")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        self_ = self.self_.unpack()
+        dim = self._saved_dim
+        correction = self._saved_correction
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: std_backward(result, grad, self, dim, correction, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.std_backward(result, grad, self_, dim, correction, keepdim)
+        return grad_inputs
+
+
+class VarBackward0(Node):
+    """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:728
+    self: var_backward(grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = ("self_", "_saved_dim", "_saved_correction", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        dim = self._saved_dim
+        correction = self._saved_correction
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: var_backward(grad, self, dim, correction, keepdim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.var_backward(grad, self_, dim, correction, keepdim)
+        return grad_inputs
+
+
 class TBackward0(Node):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:97
+    derivatives.yaml:740
     self: grad.t()
     """
 
@@ -303,7 +2179,7 @@ class TBackward0(Node):
 class ExpandBackward0(Node):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:103
+    derivatives.yaml:746
     self: grad.sum_to_size(self.shape)
     """
 
@@ -322,7 +2198,7 @@ class ExpandBackward0(Node):
 class UnsqueezeBackward0(Node):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:110
+    derivatives.yaml:753
     self: grad.squeeze(dim)
     """
 
@@ -341,7 +2217,7 @@ class UnsqueezeBackward0(Node):
 class SqueezeBackward0(Node):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:117
+    derivatives.yaml:760
     self: grad.reshape(self.shape)
     """
 
@@ -360,7 +2236,7 @@ class SqueezeBackward0(Node):
 class SqueezeBackward1(Node):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:123
+    derivatives.yaml:766
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -380,7 +2256,7 @@ class SqueezeBackward1(Node):
 class SqueezeBackward2(Node):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:130
+    derivatives.yaml:773
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -400,7 +2276,7 @@ class SqueezeBackward2(Node):
 class ToCopyBackward0(Node):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:136
+    derivatives.yaml:779
     self: grad.to(self.dtype)
     """
 
@@ -419,7 +2295,7 @@ class ToCopyBackward0(Node):
 class CloneBackward0(Node):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:142
+    derivatives.yaml:785
     self: grad
     """
 
@@ -437,7 +2313,7 @@ class CloneBackward0(Node):
 class TransposeBackward0(Node):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:148
+    derivatives.yaml:791
     self: grad.transpose(dim0, dim1)
     """
 
@@ -457,7 +2333,7 @@ class TransposeBackward0(Node):
 class UnsafeViewBackward0(Node):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:155
+    derivatives.yaml:798
     self: grad.reshape(self.shape)
     """
 
@@ -476,7 +2352,7 @@ class UnsafeViewBackward0(Node):
 class ViewBackward0(Node):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:161
+    derivatives.yaml:804
     self: grad.reshape(self.shape)
     """
 
@@ -495,7 +2371,7 @@ class ViewBackward0(Node):
 class ZeroBackward0(Node):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:168
+    derivatives.yaml:811
     self: zeros_like(grad)
     """
 
@@ -510,10 +2386,490 @@ class ZeroBackward0(Node):
         return grad_inputs
 
 
+class AliasBackward0(Node):
+    """alias(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml:817
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 1
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class PermuteBackward0(Node):
+    """permute(Tensor(a) self, int[] dims) -> Tensor(a)
+
+    derivatives.yaml:824
+    self: permute_backwards(grad, dims)
+    """
+
+    __slots__ = ("_saved_dims",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        dims = self._saved_dims
+        grad_inputs = [None] * 1
+        # self: permute_backwards(grad, dims)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.permute_backwards(grad, dims)
+        return grad_inputs
+
+
+class CatBackward0(Node):
+    """cat(Tensor[] tensors, int dim=0) -> Tensor
+
+    derivatives.yaml:831
+    tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
+    """
+
+    __slots__ = ("_saved_tensors_args_sizes", "_saved_dim")
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensors_args_sizes = self._saved_tensors_args_sizes
+        dim = self._saved_dim
+        grad_inputs = [None] * len(self._next_functions)
+        # tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
+        if any(self.should_compute_output(i) for i in range(len(grad_inputs))):
+            grad_inputs[:] = manual.cat_tensors_backward(grad, tensors_args_sizes, dim)
+        return grad_inputs
+
+
+class StackBackward0(Node):
+    """stack(Tensor[] tensors, int dim=0) -> Tensor
+
+    derivatives.yaml:840
+    tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
+    """
+
+    __slots__ = ("_saved_dim", "_saved_tensors_args_sizes")
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        tensors_args_sizes = self._saved_tensors_args_sizes
+        grad_inputs = [None] * len(self._next_functions)
+        # tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
+        if any(self.should_compute_output(i) for i in range(len(grad_inputs))):
+            grad_inputs[:] = manual.stack_tensors_backward(grad, dim, tensors_args_sizes)
+        return grad_inputs
+
+
+class SplitBackward0(Node):
+    """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:848
+    self: split_backward(grads, split_size, dim, self.shape)
+    """
+
+    __slots__ = ("_saved_split_size", "_saved_dim", "_saved_self_sym_sizes")
+
+    def apply(self, grads):
+        split_size = self._saved_split_size
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: split_backward(grads, split_size, dim, self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.split_backward(grads, split_size, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class SplitWithSizesBackward0(Node):
+    """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:857
+    self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
+    """
+
+    __slots__ = ("_saved_split_sizes", "_saved_dim", "_saved_self_sym_sizes")
+
+    def apply(self, grads):
+        split_sizes = self._saved_split_sizes
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.split_with_sizes_backward(grads, split_sizes, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class UnbindBackward0(Node):
+    """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:864
+    self: unbind_backward(grads, dim)
+    """
+
+    __slots__ = ("_saved_dim",)
+
+    def apply(self, grads):
+        dim = self._saved_dim
+        grad_inputs = [None] * 1
+        # self: unbind_backward(grads, dim)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.unbind_backward(grads, dim)
+        return grad_inputs
+
+
+class SelectBackward0(Node):
+    """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
+
+    derivatives.yaml:871
+    self: select_backward(grad, self.shape, dim, index)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "_saved_index")
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        index = self._saved_index
+        grad_inputs = [None] * 1
+        # self: select_backward(grad, self.shape, dim, index)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.select_backward(grad, self_sym_sizes, dim, index)
+        return grad_inputs
+
+
+class SelectBackwardBackward0(Node):
+    """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
+
+    derivatives.yaml:878
+    grad_output: grad.select(dim, index)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_index")
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        index = self._saved_index
+        grad_inputs = [None] * 1
+        # grad_output: grad.select(dim, index)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.select(dim, index)
+        return grad_inputs
+
+
+class SliceBackward0(Node):
+    """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
+
+    derivatives.yaml:885
+    self: slice_backward_wrapper(grad, self.shape, dim, start, end, step)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "_saved_start", "_saved_end", "_saved_step")
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        start = self._saved_start
+        end = self._saved_end
+        step = self._saved_step
+        grad_inputs = [None] * 1
+        # self: slice_backward_wrapper(grad, self.shape, dim, start, end, step)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.slice_backward_wrapper(grad, self_sym_sizes, dim, start, end, step)
+        return grad_inputs
+
+
+class SliceBackwardBackward0(Node):
+    """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
+
+    derivatives.yaml:894
+    grad_output: slice(grad, dim, start, end, step)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_start", "_saved_end", "_saved_step")
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        start = self._saved_start
+        end = self._saved_end
+        step = self._saved_step
+        grad_inputs = [None] * 1
+        # grad_output: slice(grad, dim, start, end, step)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.slice(grad, dim, start, end, step)
+        return grad_inputs
+
+
+class IndexBackward0(Node):
+    """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+
+    derivatives.yaml:901
+    self: index_backward(grad, self.shape, indices)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "indices_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        indices = self.indices_.unpack()
+        grad_inputs = [None] * 1
+        # self: index_backward(grad, self.shape, indices)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.index_backward(grad, self_sym_sizes, indices)
+        return grad_inputs
+
+
+class IndexPutBackward0(Node):
+    """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+
+    derivatives.yaml:912
+    self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+    values: index(grad, indices)
+    """
+
+    __slots__ = ("_saved_accumulate", "indices_", "values_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_values(self):
+        return self.values_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.values_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        accumulate = self._saved_accumulate
+        indices = self.indices_.unpack()
+        values = self.values_.unpack()
+        grad_inputs = [None] * 2
+        # self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad if accumulate else ops.index_put(grad, indices, manual.zeros_like(values), False)
+        # values: index(grad, indices)
+        if self.should_compute_output(1):
+            grad_inputs[1] = ops.index(grad, indices)
+        return grad_inputs
+
+
+class IndexPutImplBackward0(Node):
+    """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
+
+    derivatives.yaml:922
+    self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+    values: index(grad, indices)
+    """
+
+    __slots__ = ("_saved_accumulate", "indices_", "values_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_values(self):
+        return self.values_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.values_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        accumulate = self._saved_accumulate
+        indices = self.indices_.unpack()
+        values = self.values_.unpack()
+        grad_inputs = [None] * 2
+        # self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad if accumulate else ops.index_put(grad, indices, manual.zeros_like(values), False)
+        # values: index(grad, indices)
+        if self.should_compute_output(1):
+            grad_inputs[1] = ops.index(grad, indices)
+        return grad_inputs
+
+
+class IndexSelectBackward0(Node):
+    """index_select(Tensor self, int dim, Tensor index) -> Tensor
+
+    derivatives.yaml:932
+    self: index_select_backward(grad, self.shape, dim, index)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "index_")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        index = self.index_.unpack()
+        grad_inputs = [None] * 1
+        # self: index_select_backward(grad, self.shape, dim, index)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.index_select_backward(grad, self_sym_sizes, dim, index)
+        return grad_inputs
+
+
+class IndexAddBackward0(Node):
+    """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:940
+    self: grad
+    source: maybe_multiply(grad.index_select(dim, index), alpha)
+    """
+
+    __slots__ = ("_saved_dim", "index_", "_saved_alpha")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        index = self.index_.unpack()
+        alpha = self._saved_alpha
+        grad_inputs = [None] * 2
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # source: maybe_multiply(grad.index_select(dim, index), alpha)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(grad.index_select(dim, index), alpha)
+        return grad_inputs
+
+
+class GatherBackward0(Node):
+    """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
+
+    derivatives.yaml:949
+    self: gather_backward(grad, self.shape, dim, index)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "index_")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        index = self.index_.unpack()
+        grad_inputs = [None] * 1
+        # self: gather_backward(grad, self.shape, dim, index)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.gather_backward(grad, self_sym_sizes, dim, index)
+        return grad_inputs
+
+
+class ScatterAddBackward0(Node):
+    """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml:957
+    self: grad
+    src: grad.gather(dim, index)
+    """
+
+    __slots__ = ("_saved_dim", "index_")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        index = self.index_.unpack()
+        grad_inputs = [None] * 2
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # src: grad.gather(dim, index)
+        if self.should_compute_output(1):
+            grad_inputs[1] = grad.gather(dim, index)
+        return grad_inputs
+
+
+class RepeatBackward0(Node):
+    """repeat(Tensor self, SymInt[] repeats) -> Tensor
+
+    derivatives.yaml:965
+    self: repeat_backward(grad, repeats, self.shape)
+    """
+
+    __slots__ = ("_saved_repeats", "_saved_self_sym_sizes")
+
+    def apply(self, grads):
+        grad = grads[0]
+        repeats = self._saved_repeats
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: repeat_backward(grad, repeats, self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.repeat_backward(grad, repeats, self_sym_sizes)
+        return grad_inputs
+
+
+class FlipBackward0(Node):
+    """flip(Tensor self, int[] dims) -> Tensor
+
+    derivatives.yaml:972
+    self: grad.flip(dims)
+    """
+
+    __slots__ = ("_saved_dims",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        dims = self._saved_dims
+        grad_inputs = [None] * 1
+        # self: grad.flip(dims)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.flip(dims)
+        return grad_inputs
+
+
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:176
+    derivatives.yaml:981
     self: grad.mm(mat2.t())
     mat2: self.t().mm(grad)
     """
@@ -549,7 +2905,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:183
+    derivatives.yaml:988
     self: maybe_multiply(grad, beta)
     mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
     mat2: maybe_multiply(mat1.t().mm(grad), alpha)

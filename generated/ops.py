@@ -8,58 +8,219 @@ requires grad, make the backward node, point it at the inputs' nodes, save what 
 formulas read, and set it as the result's grad_fn.
 """
 
+from collections import namedtuple
+
 from generated.functions import (
+    AbsBackward0,
     AddBackward0,
     AddBackward1,
     AddmmBackward0,
+    AliasBackward0,
+    AmaxBackward0,
+    AminBackward0,
+    CatBackward0,
+    ClampBackward0,
+    ClampBackward1,
+    ClampMaxBackward0,
+    ClampMaxBackward1,
+    ClampMinBackward0,
+    ClampMinBackward1,
     CloneBackward0,
+    CopyBackward0,
+    CosBackward0,
+    DivBackward0,
+    DivBackward1,
+    ErfBackward0,
     ExpandBackward0,
+    ExpBackward0,
+    Expm1Backward0,
+    FillBackward0,
+    FillBackward1,
+    FillBackward2,
+    FillBackward3,
+    FlipBackward0,
+    GatherBackward0,
+    GeluBackward0,
+    GeluBackwardBackward0,
+    IndexAddBackward0,
+    IndexBackward0,
+    IndexPutBackward0,
+    IndexPutImplBackward0,
+    IndexSelectBackward0,
+    LeakyReluBackward0,
+    LeakyReluBackwardBackward0,
+    LinalgVectorNormBackward0,
+    Log1PBackward0,
+    LogBackward0,
+    LogsumexpBackward0,
+    MaskedFillBackward0,
+    MaskedFillBackward1,
+    MaxBackward0,
+    MaxBackward1,
+    MaximumBackward0,
+    MeanBackward0,
+    MeanBackward1,
+    MinBackward0,
+    MinBackward1,
+    MinimumBackward0,
     MmBackward0,
     MulBackward0,
     MulBackward1,
+    NegBackward0,
+    NormBackward0,
+    NormBackward1,
+    PermuteBackward0,
     PowBackward0,
+    PowBackward1,
+    PowBackward2,
+    ProdBackward0,
+    ProdBackward1,
+    ReciprocalBackward0,
     ReluBackward0,
+    RepeatBackward0,
+    RsqrtBackward0,
+    RsubBackward0,
+    RsubBackward1,
+    ScatterAddBackward0,
+    SelectBackward0,
+    SelectBackwardBackward0,
+    SigmoidBackward0,
+    SigmoidBackwardBackward0,
+    SignBackward0,
+    SinBackward0,
+    SliceBackward0,
+    SliceBackwardBackward0,
+    SoftplusBackward0,
+    SoftplusBackwardBackward0,
+    SplitBackward0,
+    SplitWithSizesBackward0,
+    SqrtBackward0,
     SqueezeBackward0,
     SqueezeBackward1,
     SqueezeBackward2,
+    StackBackward0,
+    StdBackward0,
     SubBackward0,
     SumBackward0,
     SumBackward1,
+    TanBackward0,
+    TanhBackward0,
+    TanhBackwardBackward0,
     TBackward0,
     ThresholdBackwardBackward0,
     ToCopyBackward0,
     TransposeBackward0,
+    UnbindBackward0,
     UnsafeViewBackward0,
     UnsqueezeBackward0,
+    VarBackward0,
     ViewBackward0,
+    WhereBackward0,
     ZeroBackward0,
 )
 from runtime import dispatch as _dispatch
 from runtime import kernels
 from runtime import tensor as _T
-from runtime.node import SavedVariable
+from runtime.node import SavedVariable, SavedVariableList
 
 __all__ = [
+    "_index_put_impl_",
     "_to_copy",
     "_unsafe_view",
+    "abs",
     "add",
     "addmm",
+    "alias",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "cat",
+    "clamp",
+    "clamp_max",
+    "clamp_min",
     "clone",
+    "cos",
+    "div",
+    "eq",
+    "erf",
+    "exp",
     "expand",
+    "expm1",
+    "fill",
+    "fill_",
+    "flip",
+    "gather",
+    "ge",
+    "gelu",
+    "gelu_backward",
+    "gt",
+    "index",
+    "index_add",
+    "index_put",
+    "index_select",
+    "le",
+    "leaky_relu",
+    "leaky_relu_backward",
+    "log",
+    "log1p",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logsumexp",
+    "lt",
+    "masked_fill",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
     "mm",
     "mul",
+    "ne",
+    "neg",
+    "permute",
     "pow",
+    "prod",
+    "reciprocal",
     "relu",
+    "repeat",
+    "rsqrt",
+    "rsub",
+    "scatter_add",
+    "select",
+    "select_backward",
+    "sigmoid",
+    "sigmoid_backward",
+    "sign",
+    "sin",
+    "slice",
+    "slice_backward",
+    "softplus",
+    "softplus_backward",
+    "split",
+    "split_with_sizes",
+    "sqrt",
     "squeeze",
+    "stack",
     "sub",
     "sum",
     "t",
+    "tan",
+    "tanh",
+    "tanh_backward",
     "threshold_backward",
     "transpose",
+    "unbind",
     "unsqueeze",
     "view",
+    "where",
     "zero_",
 ]
+
+_max_dim_return = namedtuple("max", ["values", "indices"])
+
+_min_dim_return = namedtuple("min", ["values", "indices"])
 
 
 def add_Tensor(self_, other, *, alpha=1):
@@ -106,10 +267,69 @@ def add_Scalar(self_, other, alpha=1):
     return result
 
 
+def sub_Tensor(self_, other, *, alpha=1):
+    """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:34
+    """
+    result = _T.wrap(kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
+    if _T.any_requires_grad(self_, other):
+        grad_fn = SubBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn._saved_alpha = alpha
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def sub_Tensor_(self_, other, *, alpha=1):
+    """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:34
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = SubBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn._saved_alpha = alpha
+    _T.write_inplace(self_, kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def rsub_Tensor(self_, other, *, alpha=1):
+    """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:43
+    """
+    result = _T.wrap(kernels.rsub_Tensor(_T.data(self_), _T.data(other), alpha))
+    if _T.any_requires_grad(self_, other):
+        grad_fn = RsubBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn._saved_alpha = alpha
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def rsub_Scalar(self_, other, alpha=1):
+    """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:52
+    """
+    result = _T.wrap(kernels.rsub_Scalar(_T.data(self_), other, alpha))
+    if _T.any_requires_grad(self_):
+        grad_fn = RsubBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_alpha = alpha
+        _T.set_history(result, grad_fn)
+    return result
+
+
 def mul_Tensor(self_, other):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:34
+    derivatives.yaml:60
     """
     result = _T.wrap(kernels.mul_Tensor(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -124,7 +344,7 @@ def mul_Tensor(self_, other):
 def mul_Tensor_(self_, other):
     """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:34
+    derivatives.yaml:60
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -142,7 +362,7 @@ def mul_Tensor_(self_, other):
 def mul_Scalar(self_, other):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:43
+    derivatives.yaml:69
     """
     result = _T.wrap(kernels.mul_Scalar(_T.data(self_), other))
     if _T.any_requires_grad(self_):
@@ -153,10 +373,70 @@ def mul_Scalar(self_, other):
     return result
 
 
+def div_Tensor(self_, other):
+    """div.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:76
+    """
+    result = _T.wrap(kernels.div_Tensor(_T.data(self_), _T.data(other)))
+    if _T.any_requires_grad(self_, other):
+        grad_fn = DivBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def div_Tensor_(self_, other):
+    """In-place div.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:76
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = DivBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+    _T.write_inplace(self_, kernels.div_Tensor(_T.data(self_), _T.data(other)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def div_Scalar(self_, other):
+    """div.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:85
+    """
+    result = _T.wrap(kernels.div_Scalar(_T.data(self_), other))
+    if _T.any_requires_grad(self_):
+        grad_fn = DivBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_other = other
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def neg(self_):
+    """neg(Tensor self) -> Tensor
+
+    derivatives.yaml:92
+    """
+    result = _T.wrap(kernels.neg(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = NegBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+    return result
+
+
 def pow_Tensor_Scalar(self_, exponent):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
-    derivatives.yaml:50
+    derivatives.yaml:98
     """
     result = _T.wrap(kernels.pow_Tensor_Scalar(_T.data(self_), exponent))
     if _T.any_requires_grad(self_):
@@ -168,41 +448,254 @@ def pow_Tensor_Scalar(self_, exponent):
     return result
 
 
-def sub_Tensor(self_, other, *, alpha=1):
-    """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+def pow_Tensor_Tensor(self_, exponent):
+    """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:57
+    derivatives.yaml:105
     """
-    result = _T.wrap(kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
-    if _T.any_requires_grad(self_, other):
-        grad_fn = SubBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
-        grad_fn._saved_alpha = alpha
+    result = _T.wrap(kernels.pow_Tensor_Tensor(_T.data(self_), _T.data(exponent)))
+    if _T.any_requires_grad(self_, exponent):
+        grad_fn = PowBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_, exponent))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.exponent_ = SavedVariable(exponent, False)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def pow_Scalar(self_, exponent):
+    """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
+
+    derivatives.yaml:115
+    """
+    result = _T.wrap(kernels.pow_Scalar(self_, _T.data(exponent)))
+    if _T.any_requires_grad(exponent):
+        grad_fn = PowBackward2()
+        grad_fn.set_next_edges(_T.next_edges(exponent))
+        grad_fn._saved_self = self_
+        grad_fn.exponent_ = SavedVariable(exponent, False)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def reciprocal(self_):
+    """reciprocal(Tensor self) -> Tensor
+
+    derivatives.yaml:123
+    """
+    result = _T.wrap(kernels.reciprocal(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = ReciprocalBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def exp(self_):
+    """exp(Tensor self) -> Tensor
+
+    derivatives.yaml:129
+    """
+    result = _T.wrap(kernels.exp(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = ExpBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def expm1(self_):
+    """expm1(Tensor self) -> Tensor
+
+    derivatives.yaml:135
+    """
+    result = _T.wrap(kernels.expm1(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = Expm1Backward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def log(self_):
+    """log(Tensor self) -> Tensor
+
+    derivatives.yaml:141
+    """
+    result = _T.wrap(kernels.log(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = LogBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
     return result
 
 
-def sub_Tensor_(self_, other, *, alpha=1):
-    """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+def log1p(self_):
+    """log1p(Tensor self) -> Tensor
 
-    derivatives.yaml:57
+    derivatives.yaml:147
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, other)
-    if needs_grad:
-        grad_fn = SubBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
-        grad_fn._saved_alpha = alpha
-    _T.write_inplace(self_, kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
-    if needs_grad:
-        _T.rebase_history(self_, grad_fn)
-    return self_
+    result = _T.wrap(kernels.log1p(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = Log1PBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def sqrt(self_):
+    """sqrt(Tensor self) -> Tensor
+
+    derivatives.yaml:153
+    """
+    result = _T.wrap(kernels.sqrt(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = SqrtBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def rsqrt(self_):
+    """rsqrt(Tensor self) -> Tensor
+
+    derivatives.yaml:159
+    """
+    result = _T.wrap(kernels.rsqrt(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = RsqrtBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def sin(self_):
+    """sin(Tensor self) -> Tensor
+
+    derivatives.yaml:165
+    """
+    result = _T.wrap(kernels.sin(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = SinBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def cos(self_):
+    """cos(Tensor self) -> Tensor
+
+    derivatives.yaml:171
+    """
+    result = _T.wrap(kernels.cos(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = CosBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def tan(self_):
+    """tan(Tensor self) -> Tensor
+
+    derivatives.yaml:177
+    """
+    result = _T.wrap(kernels.tan(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = TanBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def tanh(self_):
+    """tanh(Tensor self) -> Tensor
+
+    derivatives.yaml:183
+    """
+    result = _T.wrap(kernels.tanh(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = TanhBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def tanh_backward(grad_output, output):
+    """tanh_backward(Tensor grad_output, Tensor output) -> Tensor
+
+    derivatives.yaml:189
+    """
+    result = _T.wrap(kernels.tanh_backward(_T.data(grad_output), _T.data(output)))
+    if _T.any_requires_grad(grad_output, output):
+        grad_fn = TanhBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, output))
+        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def sigmoid(self_):
+    """sigmoid(Tensor self) -> Tensor
+
+    derivatives.yaml:197
+    """
+    result = _T.wrap(kernels.sigmoid(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = SigmoidBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def sigmoid_backward(grad_output, output):
+    """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
+
+    derivatives.yaml:204
+    """
+    result = _T.wrap(kernels.sigmoid_backward(_T.data(grad_output), _T.data(output)))
+    if _T.any_requires_grad(grad_output, output):
+        grad_fn = SigmoidBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, output))
+        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def erf(self_):
+    """erf(Tensor self) -> Tensor
+
+    derivatives.yaml:212
+    """
+    result = _T.wrap(kernels.erf(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = ErfBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
 
 
 def relu(self_):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:66
+    derivatives.yaml:219
     """
     result = _T.wrap(kernels.relu(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -213,10 +706,104 @@ def relu(self_):
     return result
 
 
+def gelu(self_, *, approximate='none'):
+    """gelu(Tensor self, *, str approximate='none') -> Tensor
+
+    derivatives.yaml:227
+    """
+    result = _T.wrap(kernels.gelu(_T.data(self_), approximate))
+    if _T.any_requires_grad(self_):
+        grad_fn = GeluBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_approximate = approximate
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def gelu_backward(grad_output, self_, *, approximate='none'):
+    """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
+
+    derivatives.yaml:235
+    """
+    result = _T.wrap(kernels.gelu_backward(_T.data(grad_output), _T.data(self_), approximate))
+    if _T.any_requires_grad(grad_output, self_):
+        grad_fn = GeluBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_approximate = approximate
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def leaky_relu(self_, negative_slope=0.01):
+    """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
+
+    derivatives.yaml:244
+    """
+    result = _T.wrap(kernels.leaky_relu(_T.data(self_), negative_slope))
+    if _T.any_requires_grad(self_):
+        grad_fn = LeakyReluBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_negative_slope = negative_slope
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def softplus(self_, beta=1, threshold=20):
+    """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
+
+    derivatives.yaml:254
+    """
+    result = _T.wrap(kernels.softplus(_T.data(self_), beta, threshold))
+    if _T.any_requires_grad(self_):
+        grad_fn = SoftplusBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_beta = beta
+        grad_fn._saved_threshold = threshold
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
+    """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
+
+    derivatives.yaml:263
+    """
+    result = _T.wrap(kernels.leaky_relu_backward(_T.data(grad_output), _T.data(self_), negative_slope, self_is_result))
+    if _T.any_requires_grad(grad_output, self_):
+        grad_fn = LeakyReluBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_negative_slope = negative_slope
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def softplus_backward(grad_output, self_, beta, threshold):
+    """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
+
+    derivatives.yaml:271
+    """
+    result = _T.wrap(kernels.softplus_backward(_T.data(grad_output), _T.data(self_), beta, threshold))
+    if _T.any_requires_grad(grad_output, self_):
+        grad_fn = SoftplusBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_beta = beta
+        grad_fn._saved_threshold = threshold
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
 def threshold_backward(grad_output, self_, threshold):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:73
+    derivatives.yaml:280
     """
     result = _T.wrap(kernels.threshold_backward(_T.data(grad_output), _T.data(self_), threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -228,10 +815,448 @@ def threshold_backward(grad_output, self_, threshold):
     return result
 
 
+def abs(self_):
+    """abs(Tensor self) -> Tensor
+
+    derivatives.yaml:290
+    """
+    result = _T.wrap(kernels.abs(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = AbsBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def sign(self_):
+    """sign(Tensor self) -> Tensor
+
+    derivatives.yaml:298
+    """
+    result = _T.wrap(kernels.sign(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = SignBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def clamp_Tensor(self_, min=None, max=None):
+    """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+
+    derivatives.yaml:304
+    """
+    result = _T.wrap(kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
+    if _T.any_requires_grad(self_, min, max):
+        grad_fn = ClampBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, min, max))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.max_ = SavedVariable(max, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def clamp_Tensor_(self_, min=None, max=None):
+    """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+
+    derivatives.yaml:304
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, min, max)
+    if needs_grad:
+        grad_fn = ClampBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, min, max))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.max_ = SavedVariable(max, False)
+    _T.write_inplace(self_, kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def clamp_default(self_, min=None, max=None):
+    """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+
+    derivatives.yaml:316
+    """
+    result = _T.wrap(kernels.clamp(_T.data(self_), min, max))
+    if _T.any_requires_grad(self_):
+        grad_fn = ClampBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_min = min
+        grad_fn._saved_max = max
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def clamp_default_(self_, min=None, max=None):
+    """In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+
+    derivatives.yaml:316
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ClampBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn._saved_min = min
+        grad_fn._saved_max = max
+    _T.write_inplace(self_, kernels.clamp(_T.data(self_), min, max))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def clamp_min_default(self_, min):
+    """clamp_min(Tensor self, Scalar min) -> Tensor
+
+    derivatives.yaml:327
+    """
+    result = _T.wrap(kernels.clamp_min(_T.data(self_), min))
+    if _T.any_requires_grad(self_):
+        grad_fn = ClampMinBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_min = min
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def clamp_min_Tensor(self_, min):
+    """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+
+    derivatives.yaml:335
+    """
+    result = _T.wrap(kernels.clamp_min_Tensor(_T.data(self_), _T.data(min)))
+    if _T.any_requires_grad(self_, min):
+        grad_fn = ClampMinBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_, min))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.min_ = SavedVariable(min, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def clamp_max_default(self_, max):
+    """clamp_max(Tensor self, Scalar max) -> Tensor
+
+    derivatives.yaml:344
+    """
+    result = _T.wrap(kernels.clamp_max(_T.data(self_), max))
+    if _T.any_requires_grad(self_):
+        grad_fn = ClampMaxBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_max = max
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def clamp_max_Tensor(self_, max):
+    """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+
+    derivatives.yaml:352
+    """
+    result = _T.wrap(kernels.clamp_max_Tensor(_T.data(self_), _T.data(max)))
+    if _T.any_requires_grad(self_, max):
+        grad_fn = ClampMaxBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_, max))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.max_ = SavedVariable(max, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def maximum(self_, other):
+    """maximum(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:361
+    """
+    result = _T.wrap(kernels.maximum(_T.data(self_), _T.data(other)))
+    if _T.any_requires_grad(self_, other):
+        grad_fn = MaximumBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = SavedVariable(other, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def minimum(self_, other):
+    """minimum(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:371
+    """
+    result = _T.wrap(kernels.minimum(_T.data(self_), _T.data(other)))
+    if _T.any_requires_grad(self_, other):
+        grad_fn = MinimumBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = SavedVariable(other, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def where_self(condition, self_, other):
+    """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:381
+    """
+    result = _T.wrap(kernels.where_self(_T.data(condition), _T.data(self_), _T.data(other)))
+    if _T.any_requires_grad(self_, other):
+        grad_fn = WhereBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn.condition_ = SavedVariable(condition, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def masked_fill_Scalar(self_, mask, value):
+    """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+
+    derivatives.yaml:390
+    """
+    result = _T.wrap(kernels.masked_fill_Scalar(_T.data(self_), _T.data(mask), value))
+    if _T.any_requires_grad(self_):
+        grad_fn = MaskedFillBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def masked_fill_Tensor(self_, mask, value):
+    """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
+
+    derivatives.yaml:398
+    """
+    result = _T.wrap(kernels.masked_fill_Tensor(_T.data(self_), _T.data(mask), _T.data(value)))
+    if _T.any_requires_grad(self_, value):
+        grad_fn = MaskedFillBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_, value))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def fill_Scalar(self_, value):
+    """fill.Scalar(Tensor self, Scalar value) -> Tensor
+
+    derivatives.yaml:406
+    """
+    result = _T.wrap(kernels.fill_Scalar(_T.data(self_), value))
+    if _T.any_requires_grad(self_):
+        grad_fn = FillBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def fill_Tensor(self_, value):
+    """fill.Tensor(Tensor self, Tensor value) -> Tensor
+
+    derivatives.yaml:413
+    """
+    result = _T.wrap(kernels.fill_Tensor(_T.data(self_), _T.data(value)))
+    if _T.any_requires_grad(self_, value):
+        grad_fn = FillBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_, value))
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def fill__Scalar(self_, value):
+    """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+
+    derivatives.yaml:421
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = FillBackward2()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+    _T.write_inplace(self_, kernels.fill__Scalar(_T.data(self_), value))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def fill__Tensor(self_, value):
+    """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+
+    derivatives.yaml:427
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, value)
+    if needs_grad:
+        grad_fn = FillBackward3()
+        grad_fn.set_next_edges(_T.next_edges(self_, value))
+    _T.write_inplace(self_, kernels.fill__Tensor(_T.data(self_), _T.data(value)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def copy_(self_, src, non_blocking=False):
+    """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
+
+    derivatives.yaml:434
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, src)
+    if needs_grad:
+        grad_fn = CopyBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, src))
+    _T.write_inplace(self_, kernels.copy_(_T.data(self_), _T.data(src), non_blocking))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def eq_Scalar(self_, other):
+    """eq.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:447
+    """
+    result = _T.wrap(kernels.eq_Scalar(_T.data(self_), other))
+    return result
+
+
+def eq_Tensor(self_, other):
+    """eq.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:453
+    """
+    result = _T.wrap(kernels.eq_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
+def ge_Scalar(self_, other):
+    """ge.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:460
+    """
+    result = _T.wrap(kernels.ge_Scalar(_T.data(self_), other))
+    return result
+
+
+def ge_Tensor(self_, other):
+    """ge.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:466
+    """
+    result = _T.wrap(kernels.ge_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
+def gt_Scalar(self_, other):
+    """gt.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:473
+    """
+    result = _T.wrap(kernels.gt_Scalar(_T.data(self_), other))
+    return result
+
+
+def gt_Tensor(self_, other):
+    """gt.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:479
+    """
+    result = _T.wrap(kernels.gt_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
+def le_Scalar(self_, other):
+    """le.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:486
+    """
+    result = _T.wrap(kernels.le_Scalar(_T.data(self_), other))
+    return result
+
+
+def le_Tensor(self_, other):
+    """le.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:492
+    """
+    result = _T.wrap(kernels.le_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
+def lt_Scalar(self_, other):
+    """lt.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:499
+    """
+    result = _T.wrap(kernels.lt_Scalar(_T.data(self_), other))
+    return result
+
+
+def lt_Tensor(self_, other):
+    """lt.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:505
+    """
+    result = _T.wrap(kernels.lt_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
+def ne_Scalar(self_, other):
+    """ne.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml:512
+    """
+    result = _T.wrap(kernels.ne_Scalar(_T.data(self_), other))
+    return result
+
+
+def ne_Tensor(self_, other):
+    """ne.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:518
+    """
+    result = _T.wrap(kernels.ne_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
+def logical_not(self_):
+    """logical_not(Tensor self) -> Tensor
+
+    derivatives.yaml:524
+    """
+    result = _T.wrap(kernels.logical_not(_T.data(self_)))
+    return result
+
+
+def logical_and(self_, other):
+    """logical_and(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:531
+    """
+    result = _T.wrap(kernels.logical_and(_T.data(self_), _T.data(other)))
+    return result
+
+
+def logical_or(self_, other):
+    """logical_or(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:537
+    """
+    result = _T.wrap(kernels.logical_or(_T.data(self_), _T.data(other)))
+    return result
+
+
 def sum_default(self_, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:82
+    derivatives.yaml:547
     """
     result = _T.wrap(kernels.sum(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -245,7 +1270,7 @@ def sum_default(self_, *, dtype=None):
 def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:88
+    derivatives.yaml:554
     """
     result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -258,10 +1283,296 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     return result
 
 
+def mean_default(self_, *, dtype=None):
+    """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:564
+    """
+    result = _T.wrap(kernels.mean(_T.data(self_), _T.numpy_dtype(dtype)))
+    if _T.any_requires_grad(self_):
+        grad_fn = MeanBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_self_sym_numel = _T.numel(self_)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def mean_dim(self_, dim, keepdim=False, *, dtype=None):
+    """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:570
+    """
+    result = _T.wrap(kernels.mean_dim(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
+    if _T.any_requires_grad(self_):
+        grad_fn = MeanBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_numel = _T.numel(self_)
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def logsumexp(self_, dim, keepdim=False):
+    """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:578
+    """
+    result = _T.wrap(kernels.logsumexp(_T.data(self_), dim, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = LogsumexpBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def max_dim(self_, dim, keepdim=False):
+    """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml:586
+    """
+    values, indices = map(_T.wrap, kernels.max_dim(_T.data(self_), dim, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = MaxBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(values, grad_fn)
+        _T.skip_output(indices, grad_fn)
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _max_dim_return(values, indices)
+
+
+def max_default(self_):
+    """max(Tensor self) -> Tensor
+
+    derivatives.yaml:596
+    """
+    result = _T.wrap(kernels.max(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = MaxBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def amax(self_, dim=(), keepdim=False):
+    """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+
+    derivatives.yaml:604
+    """
+    result = _T.wrap(kernels.amax(_T.data(self_), dim, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = AmaxBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def amin(self_, dim=(), keepdim=False):
+    """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+
+    derivatives.yaml:615
+    """
+    result = _T.wrap(kernels.amin(_T.data(self_), dim, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = AminBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def min_dim(self_, dim, keepdim=False):
+    """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml:624
+    """
+    values, indices = map(_T.wrap, kernels.min_dim(_T.data(self_), dim, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = MinBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(values, grad_fn)
+        _T.skip_output(indices, grad_fn)
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _min_dim_return(values, indices)
+
+
+def min_default(self_):
+    """min(Tensor self) -> Tensor
+
+    derivatives.yaml:634
+    """
+    result = _T.wrap(kernels.min(_T.data(self_)))
+    if _T.any_requires_grad(self_):
+        grad_fn = MinBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def argmax(self_, dim=None, keepdim=False):
+    """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:642
+    """
+    result = _T.wrap(kernels.argmax(_T.data(self_), dim, keepdim))
+    return result
+
+
+def argmin(self_, dim=None, keepdim=False):
+    """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:650
+    """
+    result = _T.wrap(kernels.argmin(_T.data(self_), dim, keepdim))
+    return result
+
+
+def norm_Scalar(self_, p=2):
+    """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
+
+    derivatives.yaml:657
+    """
+    result = _T.wrap(kernels.norm_Scalar(_T.data(self_), p))
+    if _T.any_requires_grad(self_):
+        grad_fn = NormBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_p = p
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
+    """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:673
+    """
+    result = _T.wrap(kernels.norm_ScalarOpt_dim(_T.data(self_), p, dim, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = NormBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_p = p
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:684
+    """
+    result = _T.wrap(kernels.linalg_vector_norm(_T.data(self_), ord, dim, keepdim, _T.numpy_dtype(dtype)))
+    if _T.any_requires_grad(self_):
+        grad_fn = LinalgVectorNormBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_ord = ord
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def prod_default(self_, *, dtype=None):
+    """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:696
+    """
+    result = _T.wrap(kernels.prod(_T.data(self_), _T.numpy_dtype(dtype)))
+    if _T.any_requires_grad(self_):
+        grad_fn = ProdBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
+    """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml:707
+    """
+    result = _T.wrap(kernels.prod_dim_int(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
+    if _T.any_requires_grad(self_):
+        grad_fn = ProdBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def std_correction(self_, dim=None, *, correction=None, keepdim=False):
+    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:716
+    """
+    result = _T.wrap(kernels.std_correction(_T.data(self_), dim, correction, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = StdBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_correction = correction
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def var_correction(self_, dim=None, *, correction=None, keepdim=False):
+    """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:728
+    """
+    result = _T.wrap(kernels.var_correction(_T.data(self_), dim, correction, keepdim))
+    if _T.any_requires_grad(self_):
+        grad_fn = VarBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_correction = correction
+        grad_fn._saved_keepdim = keepdim
+        _T.set_history(result, grad_fn)
+    return result
+
+
 def t(self_):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:97
+    derivatives.yaml:740
     """
     result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -274,7 +1585,7 @@ def t(self_):
 def expand(self_, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:103
+    derivatives.yaml:746
     """
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
     if _T.any_requires_grad(self_):
@@ -288,7 +1599,7 @@ def expand(self_, size, *, implicit=False):
 def unsqueeze(self_, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:110
+    derivatives.yaml:753
     """
     result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -302,7 +1613,7 @@ def unsqueeze(self_, dim):
 def squeeze_default(self_):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:117
+    derivatives.yaml:760
     """
     result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -316,7 +1627,7 @@ def squeeze_default(self_):
 def squeeze_dim(self_, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:123
+    derivatives.yaml:766
     """
     result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -331,7 +1642,7 @@ def squeeze_dim(self_, dim):
 def squeeze_dims(self_, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:130
+    derivatives.yaml:773
     """
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -346,7 +1657,7 @@ def squeeze_dims(self_, dim):
 def _to_copy(self_, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:136
+    derivatives.yaml:779
     """
     result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -360,7 +1671,7 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:142
+    derivatives.yaml:785
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -373,7 +1684,7 @@ def clone(self_):
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:148
+    derivatives.yaml:791
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -388,7 +1699,7 @@ def transpose_int(self_, dim0, dim1):
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:155
+    derivatives.yaml:798
     """
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
     if _T.any_requires_grad(self_):
@@ -402,7 +1713,7 @@ def _unsafe_view(self_, size):
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:161
+    derivatives.yaml:804
     """
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
     if _T.any_requires_grad(self_):
@@ -416,7 +1727,7 @@ def view(self_, size):
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:168
+    derivatives.yaml:811
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -429,10 +1740,324 @@ def zero_(self_):
     return self_
 
 
+def alias(self_):
+    """alias(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml:817
+    """
+    result = _T.wrap_view(kernels.alias(_T.data(self_)), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = AliasBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def permute(self_, dims):
+    """permute(Tensor(a) self, int[] dims) -> Tensor(a)
+
+    derivatives.yaml:824
+    """
+    result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = PermuteBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dims = dims
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def cat(tensors, dim=0):
+    """cat(Tensor[] tensors, int dim=0) -> Tensor
+
+    derivatives.yaml:831
+    """
+    result = _T.wrap(kernels.cat(_T.data(tensors), dim))
+    if _T.any_requires_grad(tensors):
+        grad_fn = CatBackward0()
+        grad_fn.set_next_edges(_T.next_edges(tensors))
+        grad_fn._saved_tensors_args_sizes = _T.list_sizes(tensors)
+        grad_fn._saved_dim = dim
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def stack(tensors, dim=0):
+    """stack(Tensor[] tensors, int dim=0) -> Tensor
+
+    derivatives.yaml:840
+    """
+    result = _T.wrap(kernels.stack(_T.data(tensors), dim))
+    if _T.any_requires_grad(tensors):
+        grad_fn = StackBackward0()
+        grad_fn.set_next_edges(_T.next_edges(tensors))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_tensors_args_sizes = _T.list_sizes(tensors)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def split_Tensor(self_, split_size, dim=0):
+    """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:848
+    """
+    result = [_T.wrap_view(a, self_) for a in kernels.split_Tensor(_T.data(self_), split_size, dim)]
+    if _T.any_requires_grad(self_):
+        grad_fn = SplitBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_split_size = split_size
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        for output in result:
+            _T.set_history(output, grad_fn)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
+
+def split_with_sizes(self_, split_sizes, dim=0):
+    """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:857
+    """
+    result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
+    if _T.any_requires_grad(self_):
+        grad_fn = SplitWithSizesBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_split_sizes = split_sizes
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        for output in result:
+            _T.set_history(output, grad_fn)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
+
+def unbind_int(self_, dim=0):
+    """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml:864
+    """
+    result = [_T.wrap_view(a, self_) for a in kernels.unbind_int(_T.data(self_), dim)]
+    if _T.any_requires_grad(self_):
+        grad_fn = UnbindBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        for output in result:
+            _T.set_history(output, grad_fn)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
+
+def select_int(self_, dim, index):
+    """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
+
+    derivatives.yaml:871
+    """
+    result = _T.wrap_view(kernels.select_int(_T.data(self_), dim, index), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = SelectBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def select_backward(grad_output, input_sizes, dim, index):
+    """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
+
+    derivatives.yaml:878
+    """
+    result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
+    if _T.any_requires_grad(grad_output):
+        grad_fn = SelectBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
+    """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
+
+    derivatives.yaml:885
+    """
+    result = _T.wrap_view(kernels.slice_Tensor(_T.data(self_), dim, start, end, step), self_)
+    if _T.any_requires_grad(self_):
+        grad_fn = SliceBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_start = start
+        grad_fn._saved_end = end
+        grad_fn._saved_step = step
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def slice_backward(grad_output, input_sizes, dim, start, end, step):
+    """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
+
+    derivatives.yaml:894
+    """
+    result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
+    if _T.any_requires_grad(grad_output):
+        grad_fn = SliceBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_start = start
+        grad_fn._saved_end = end
+        grad_fn._saved_step = step
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def index_Tensor(self_, indices):
+    """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+
+    derivatives.yaml:901
+    """
+    result = _T.wrap(kernels.index_Tensor(_T.data(self_), _T.data(indices)))
+    if _T.any_requires_grad(self_):
+        grad_fn = IndexBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn.indices_ = SavedVariableList(indices, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def index_put(self_, indices, values, accumulate=False):
+    """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+
+    derivatives.yaml:912
+    """
+    result = _T.wrap(kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
+    if _T.any_requires_grad(self_, values):
+        grad_fn = IndexPutBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, values))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn.indices_ = SavedVariableList(indices, False)
+        grad_fn.values_ = SavedVariable(values, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
+    """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
+
+    derivatives.yaml:922
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, values)
+    if needs_grad:
+        grad_fn = IndexPutImplBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, values))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn.indices_ = SavedVariableList(indices, False)
+        grad_fn.values_ = SavedVariable(values, False)
+    _T.write_inplace(self_, kernels._index_put_impl_(_T.data(self_), _T.data(indices), _T.data(values), accumulate, unsafe))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def index_select(self_, dim, index):
+    """index_select(Tensor self, int dim, Tensor index) -> Tensor
+
+    derivatives.yaml:932
+    """
+    result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
+    if _T.any_requires_grad(self_):
+        grad_fn = IndexSelectBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def index_add(self_, dim, index, source, *, alpha=1):
+    """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml:940
+    """
+    result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
+    if _T.any_requires_grad(self_, source):
+        grad_fn = IndexAddBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, source))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn._saved_alpha = alpha
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def gather(self_, dim, index, *, sparse_grad=False):
+    """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
+
+    derivatives.yaml:949
+    """
+    result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
+    if _T.any_requires_grad(self_):
+        grad_fn = GatherBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def scatter_add(self_, dim, index, src):
+    """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml:957
+    """
+    result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
+    if _T.any_requires_grad(self_, src):
+        grad_fn = ScatterAddBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, src))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def repeat(self_, repeats):
+    """repeat(Tensor self, SymInt[] repeats) -> Tensor
+
+    derivatives.yaml:965
+    """
+    result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
+    if _T.any_requires_grad(self_):
+        grad_fn = RepeatBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_repeats = repeats
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def flip(self_, dims):
+    """flip(Tensor self, int[] dims) -> Tensor
+
+    derivatives.yaml:972
+    """
+    result = _T.wrap(kernels.flip(_T.data(self_), dims))
+    if _T.any_requires_grad(self_):
+        grad_fn = FlipBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dims = dims
+        _T.set_history(result, grad_fn)
+    return result
+
+
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:176
+    derivatives.yaml:981
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -447,7 +2072,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:183
+    derivatives.yaml:988
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -462,26 +2087,112 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 
 add = add_Tensor
 add_ = add_Tensor_
+div = div_Tensor
+div_ = div_Tensor_
+index = index_Tensor
 mul = mul_Tensor
 mul_ = mul_Tensor_
-pow = pow_Tensor_Scalar
+select = select_int
+slice = slice_Tensor
+split = split_Tensor
 sub = sub_Tensor
 sub_ = sub_Tensor_
 transpose = transpose_int
+unbind = unbind_int
+where = where_self
 
 
 # Every overload's wrapper by schema name, for tools (`python -m codegen verify`).
 OVERLOADS = {
     "add.Tensor": add_Tensor,
     "add.Scalar": add_Scalar,
+    "sub.Tensor": sub_Tensor,
+    "rsub.Tensor": rsub_Tensor,
+    "rsub.Scalar": rsub_Scalar,
     "mul.Tensor": mul_Tensor,
     "mul.Scalar": mul_Scalar,
+    "div.Tensor": div_Tensor,
+    "div.Scalar": div_Scalar,
+    "neg": neg,
     "pow.Tensor_Scalar": pow_Tensor_Scalar,
-    "sub.Tensor": sub_Tensor,
+    "pow.Tensor_Tensor": pow_Tensor_Tensor,
+    "pow.Scalar": pow_Scalar,
+    "reciprocal": reciprocal,
+    "exp": exp,
+    "expm1": expm1,
+    "log": log,
+    "log1p": log1p,
+    "sqrt": sqrt,
+    "rsqrt": rsqrt,
+    "sin": sin,
+    "cos": cos,
+    "tan": tan,
+    "tanh": tanh,
+    "tanh_backward": tanh_backward,
+    "sigmoid": sigmoid,
+    "sigmoid_backward": sigmoid_backward,
+    "erf": erf,
     "relu": relu,
+    "gelu": gelu,
+    "gelu_backward": gelu_backward,
+    "leaky_relu": leaky_relu,
+    "softplus": softplus,
+    "leaky_relu_backward": leaky_relu_backward,
+    "softplus_backward": softplus_backward,
     "threshold_backward": threshold_backward,
+    "abs": abs,
+    "sign": sign,
+    "clamp.Tensor": clamp_Tensor,
+    "clamp": clamp_default,
+    "clamp_min": clamp_min_default,
+    "clamp_min.Tensor": clamp_min_Tensor,
+    "clamp_max": clamp_max_default,
+    "clamp_max.Tensor": clamp_max_Tensor,
+    "maximum": maximum,
+    "minimum": minimum,
+    "where.self": where_self,
+    "masked_fill.Scalar": masked_fill_Scalar,
+    "masked_fill.Tensor": masked_fill_Tensor,
+    "fill.Scalar": fill_Scalar,
+    "fill.Tensor": fill_Tensor,
+    "fill_.Scalar": fill__Scalar,
+    "fill_.Tensor": fill__Tensor,
+    "copy_": copy_,
+    "eq.Scalar": eq_Scalar,
+    "eq.Tensor": eq_Tensor,
+    "ge.Scalar": ge_Scalar,
+    "ge.Tensor": ge_Tensor,
+    "gt.Scalar": gt_Scalar,
+    "gt.Tensor": gt_Tensor,
+    "le.Scalar": le_Scalar,
+    "le.Tensor": le_Tensor,
+    "lt.Scalar": lt_Scalar,
+    "lt.Tensor": lt_Tensor,
+    "ne.Scalar": ne_Scalar,
+    "ne.Tensor": ne_Tensor,
+    "logical_not": logical_not,
+    "logical_and": logical_and,
+    "logical_or": logical_or,
     "sum": sum_default,
     "sum.dim_IntList": sum_dim_IntList,
+    "mean": mean_default,
+    "mean.dim": mean_dim,
+    "logsumexp": logsumexp,
+    "max.dim": max_dim,
+    "max": max_default,
+    "amax": amax,
+    "amin": amin,
+    "min.dim": min_dim,
+    "min": min_default,
+    "argmax": argmax,
+    "argmin": argmin,
+    "norm.Scalar": norm_Scalar,
+    "norm.ScalarOpt_dim": norm_ScalarOpt_dim,
+    "linalg_vector_norm": linalg_vector_norm,
+    "prod": prod_default,
+    "prod.dim_int": prod_dim_int,
+    "std.correction": std_correction,
+    "var.correction": var_correction,
     "t": t,
     "expand": expand,
     "unsqueeze": unsqueeze,
@@ -494,9 +2205,277 @@ OVERLOADS = {
     "_unsafe_view": _unsafe_view,
     "view": view,
     "zero_": zero_,
+    "alias": alias,
+    "permute": permute,
+    "cat": cat,
+    "stack": stack,
+    "split.Tensor": split_Tensor,
+    "split_with_sizes": split_with_sizes,
+    "unbind.int": unbind_int,
+    "select.int": select_int,
+    "select_backward": select_backward,
+    "slice.Tensor": slice_Tensor,
+    "slice_backward": slice_backward,
+    "index.Tensor": index_Tensor,
+    "index_put": index_put,
+    "_index_put_impl_": _index_put_impl_,
+    "index_select": index_select,
+    "index_add": index_add,
+    "gather": gather,
+    "scatter_add": scatter_add,
+    "repeat": repeat,
+    "flip": flip,
     "mm": mm,
     "addmm": addmm,
 }
+
+
+_rsub_overloads = (
+    (rsub_Tensor, "rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Tensor", False, False),
+        ("alpha", "Scalar", True, True),
+    )),
+    (rsub_Scalar, "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Scalar", False, False),
+        ("alpha", "Scalar", True, False),
+    )),
+)
+
+
+def rsub(*args, **kwargs):
+    """Picks the overload of rsub that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("rsub", _rsub_overloads, args, kwargs)
+
+
+_pow_overloads = (
+    (pow_Tensor_Scalar, "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("exponent", "Scalar", False, False),
+    )),
+    (pow_Tensor_Tensor, "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("exponent", "Tensor", False, False),
+    )),
+    (pow_Scalar, "pow.Scalar(Scalar self, Tensor exponent) -> Tensor", (
+        ("self_", "Scalar", False, False),
+        ("exponent", "Tensor", False, False),
+    )),
+)
+
+
+def pow(*args, **kwargs):
+    """Picks the overload of pow that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("pow", _pow_overloads, args, kwargs)
+
+
+_clamp_overloads = (
+    (clamp_Tensor, "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("min", "Tensor?", True, False),
+        ("max", "Tensor?", True, False),
+    )),
+    (clamp_default, "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("min", "Scalar?", True, False),
+        ("max", "Scalar?", True, False),
+    )),
+)
+
+
+def clamp(*args, **kwargs):
+    """Picks the overload of clamp that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("clamp", _clamp_overloads, args, kwargs)
+
+
+_clamp_min_overloads = (
+    (clamp_min_default, "clamp_min(Tensor self, Scalar min) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("min", "Scalar", False, False),
+    )),
+    (clamp_min_Tensor, "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("min", "Tensor", False, False),
+    )),
+)
+
+
+def clamp_min(*args, **kwargs):
+    """Picks the overload of clamp_min that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("clamp_min", _clamp_min_overloads, args, kwargs)
+
+
+_clamp_max_overloads = (
+    (clamp_max_default, "clamp_max(Tensor self, Scalar max) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("max", "Scalar", False, False),
+    )),
+    (clamp_max_Tensor, "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("max", "Tensor", False, False),
+    )),
+)
+
+
+def clamp_max(*args, **kwargs):
+    """Picks the overload of clamp_max that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("clamp_max", _clamp_max_overloads, args, kwargs)
+
+
+_masked_fill_overloads = (
+    (masked_fill_Scalar, "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("mask", "Tensor", False, False),
+        ("value", "Scalar", False, False),
+    )),
+    (masked_fill_Tensor, "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("mask", "Tensor", False, False),
+        ("value", "Tensor", False, False),
+    )),
+)
+
+
+def masked_fill(*args, **kwargs):
+    """Picks the overload of masked_fill that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("masked_fill", _masked_fill_overloads, args, kwargs)
+
+
+_fill_overloads = (
+    (fill_Scalar, "fill.Scalar(Tensor self, Scalar value) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("value", "Scalar", False, False),
+    )),
+    (fill_Tensor, "fill.Tensor(Tensor self, Tensor value) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("value", "Tensor", False, False),
+    )),
+)
+
+
+def fill(*args, **kwargs):
+    """Picks the overload of fill that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("fill", _fill_overloads, args, kwargs)
+
+
+_fill__overloads = (
+    (fill__Scalar, "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", (
+        ("self_", "Tensor", False, False),
+        ("value", "Scalar", False, False),
+    )),
+    (fill__Tensor, "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", (
+        ("self_", "Tensor", False, False),
+        ("value", "Tensor", False, False),
+    )),
+)
+
+
+def fill_(*args, **kwargs):
+    """Picks the overload of fill_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("fill_", _fill__overloads, args, kwargs)
+
+
+_eq_overloads = (
+    (eq_Scalar, "eq.Scalar(Tensor self, Scalar other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Scalar", False, False),
+    )),
+    (eq_Tensor, "eq.Tensor(Tensor self, Tensor other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Tensor", False, False),
+    )),
+)
+
+
+def eq(*args, **kwargs):
+    """Picks the overload of eq that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("eq", _eq_overloads, args, kwargs)
+
+
+_ge_overloads = (
+    (ge_Scalar, "ge.Scalar(Tensor self, Scalar other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Scalar", False, False),
+    )),
+    (ge_Tensor, "ge.Tensor(Tensor self, Tensor other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Tensor", False, False),
+    )),
+)
+
+
+def ge(*args, **kwargs):
+    """Picks the overload of ge that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("ge", _ge_overloads, args, kwargs)
+
+
+_gt_overloads = (
+    (gt_Scalar, "gt.Scalar(Tensor self, Scalar other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Scalar", False, False),
+    )),
+    (gt_Tensor, "gt.Tensor(Tensor self, Tensor other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Tensor", False, False),
+    )),
+)
+
+
+def gt(*args, **kwargs):
+    """Picks the overload of gt that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("gt", _gt_overloads, args, kwargs)
+
+
+_le_overloads = (
+    (le_Scalar, "le.Scalar(Tensor self, Scalar other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Scalar", False, False),
+    )),
+    (le_Tensor, "le.Tensor(Tensor self, Tensor other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Tensor", False, False),
+    )),
+)
+
+
+def le(*args, **kwargs):
+    """Picks the overload of le that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("le", _le_overloads, args, kwargs)
+
+
+_lt_overloads = (
+    (lt_Scalar, "lt.Scalar(Tensor self, Scalar other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Scalar", False, False),
+    )),
+    (lt_Tensor, "lt.Tensor(Tensor self, Tensor other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Tensor", False, False),
+    )),
+)
+
+
+def lt(*args, **kwargs):
+    """Picks the overload of lt that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("lt", _lt_overloads, args, kwargs)
+
+
+_ne_overloads = (
+    (ne_Scalar, "ne.Scalar(Tensor self, Scalar other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Scalar", False, False),
+    )),
+    (ne_Tensor, "ne.Tensor(Tensor self, Tensor other) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("other", "Tensor", False, False),
+    )),
+)
+
+
+def ne(*args, **kwargs):
+    """Picks the overload of ne that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("ne", _ne_overloads, args, kwargs)
 
 
 _sum_overloads = (
@@ -518,6 +2497,78 @@ def sum(*args, **kwargs):
     return _dispatch.call("sum", _sum_overloads, args, kwargs)
 
 
+_mean_overloads = (
+    (mean_default, "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("dtype", "ScalarType?", True, True),
+    )),
+    (mean_dim, "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("dim", "int[1]?", False, False),
+        ("keepdim", "bool", True, False),
+        ("dtype", "ScalarType?", True, True),
+    )),
+)
+
+
+def mean(*args, **kwargs):
+    """Picks the overload of mean that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("mean", _mean_overloads, args, kwargs)
+
+
+_max_overloads = (
+    (max_dim, "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (
+        ("self_", "Tensor", False, False),
+        ("dim", "int", False, False),
+        ("keepdim", "bool", True, False),
+    )),
+    (max_default, "max(Tensor self) -> Tensor", (
+        ("self_", "Tensor", False, False),
+    )),
+)
+
+
+def max(*args, **kwargs):
+    """Picks the overload of max that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("max", _max_overloads, args, kwargs)
+
+
+_min_overloads = (
+    (min_dim, "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (
+        ("self_", "Tensor", False, False),
+        ("dim", "int", False, False),
+        ("keepdim", "bool", True, False),
+    )),
+    (min_default, "min(Tensor self) -> Tensor", (
+        ("self_", "Tensor", False, False),
+    )),
+)
+
+
+def min(*args, **kwargs):
+    """Picks the overload of min that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("min", _min_overloads, args, kwargs)
+
+
+_prod_overloads = (
+    (prod_default, "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("dtype", "ScalarType?", True, True),
+    )),
+    (prod_dim_int, "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("dim", "int", False, False),
+        ("keepdim", "bool", True, False),
+        ("dtype", "ScalarType?", True, True),
+    )),
+)
+
+
+def prod(*args, **kwargs):
+    """Picks the overload of prod that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("prod", _prod_overloads, args, kwargs)
+
+
 _squeeze_overloads = (
     (squeeze_default, "squeeze(Tensor(a) self) -> Tensor(a)", (
         ("self_", "Tensor", False, False),
@@ -536,3 +2587,22 @@ _squeeze_overloads = (
 def squeeze(*args, **kwargs):
     """Picks the overload of squeeze that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("squeeze", _squeeze_overloads, args, kwargs)
+
+
+_clamp__overloads = (
+    (clamp_Tensor_, "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("min", "Tensor?", True, False),
+        ("max", "Tensor?", True, False),
+    )),
+    (clamp_default_, "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("min", "Scalar?", True, False),
+        ("max", "Scalar?", True, False),
+    )),
+)
+
+
+def clamp_(*args, **kwargs):
+    """Picks the overload of clamp_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("clamp_", _clamp__overloads, args, kwargs)

@@ -20,6 +20,10 @@ class TensorMethods:
         """_unsafe_view"""
         return ops._unsafe_view(self, _dispatch.int_list(size))
 
+    def abs(self):
+        """abs"""
+        return ops.abs(self)
+
     def add(self, other, *, alpha=1):
         """add.Tensor"""
         return ops.add_Tensor(self, other, alpha=alpha)
@@ -28,13 +32,157 @@ class TensorMethods:
         """addmm"""
         return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
+    def amax(self, dim=(), keepdim=False):
+        """amax"""
+        return ops.amax(self, dim, keepdim)
+
+    def amin(self, dim=(), keepdim=False):
+        """amin"""
+        return ops.amin(self, dim, keepdim)
+
+    def argmax(self, dim=None, keepdim=False):
+        """argmax"""
+        return ops.argmax(self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        """argmin"""
+        return ops.argmin(self, dim, keepdim)
+
+    def clamp(self, *args, **kwargs):
+        """clamp.Tensor | clamp"""
+        return ops.clamp(self, *args, **kwargs)
+
+    def clamp_max(self, *args, **kwargs):
+        """clamp_max | clamp_max.Tensor"""
+        return ops.clamp_max(self, *args, **kwargs)
+
+    def clamp_min(self, *args, **kwargs):
+        """clamp_min | clamp_min.Tensor"""
+        return ops.clamp_min(self, *args, **kwargs)
+
     def clone(self):
         """clone"""
         return ops.clone(self)
 
+    def copy_(self, src, non_blocking=False):
+        """copy_"""
+        return ops.copy_(self, src, non_blocking)
+
+    def cos(self):
+        """cos"""
+        return ops.cos(self)
+
+    def div(self, other):
+        """div.Tensor"""
+        return ops.div_Tensor(self, other)
+
+    def eq(self, *args, **kwargs):
+        """eq.Scalar | eq.Tensor"""
+        return ops.eq(self, *args, **kwargs)
+
+    def erf(self):
+        """erf"""
+        return ops.erf(self)
+
+    def exp(self):
+        """exp"""
+        return ops.exp(self)
+
     def expand(self, *size, implicit=False):
         """expand"""
         return ops.expand(self, _dispatch.int_list(size), implicit=implicit)
+
+    def expm1(self):
+        """expm1"""
+        return ops.expm1(self)
+
+    def fill_(self, *args, **kwargs):
+        """fill_.Scalar | fill_.Tensor"""
+        return ops.fill_(self, *args, **kwargs)
+
+    def flip(self, *dims):
+        """flip"""
+        return ops.flip(self, _dispatch.int_list(dims))
+
+    def gather(self, dim, index, *, sparse_grad=False):
+        """gather"""
+        return ops.gather(self, dim, index, sparse_grad=sparse_grad)
+
+    def ge(self, *args, **kwargs):
+        """ge.Scalar | ge.Tensor"""
+        return ops.ge(self, *args, **kwargs)
+
+    def gt(self, *args, **kwargs):
+        """gt.Scalar | gt.Tensor"""
+        return ops.gt(self, *args, **kwargs)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        """index_add"""
+        return ops.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_put(self, indices, values, accumulate=False):
+        """index_put"""
+        return ops.index_put(self, indices, values, accumulate)
+
+    def index_select(self, dim, index):
+        """index_select"""
+        return ops.index_select(self, dim, index)
+
+    def le(self, *args, **kwargs):
+        """le.Scalar | le.Tensor"""
+        return ops.le(self, *args, **kwargs)
+
+    def log(self):
+        """log"""
+        return ops.log(self)
+
+    def log1p(self):
+        """log1p"""
+        return ops.log1p(self)
+
+    def logical_and(self, other):
+        """logical_and"""
+        return ops.logical_and(self, other)
+
+    def logical_not(self):
+        """logical_not"""
+        return ops.logical_not(self)
+
+    def logical_or(self, other):
+        """logical_or"""
+        return ops.logical_or(self, other)
+
+    def logsumexp(self, dim, keepdim=False):
+        """logsumexp"""
+        return ops.logsumexp(self, dim, keepdim)
+
+    def lt(self, *args, **kwargs):
+        """lt.Scalar | lt.Tensor"""
+        return ops.lt(self, *args, **kwargs)
+
+    def masked_fill(self, *args, **kwargs):
+        """masked_fill.Scalar | masked_fill.Tensor"""
+        return ops.masked_fill(self, *args, **kwargs)
+
+    def max(self, *args, **kwargs):
+        """max.dim | max"""
+        return ops.max(self, *args, **kwargs)
+
+    def maximum(self, other):
+        """maximum"""
+        return ops.maximum(self, other)
+
+    def mean(self, *args, **kwargs):
+        """mean | mean.dim"""
+        return ops.mean(self, *args, **kwargs)
+
+    def min(self, *args, **kwargs):
+        """min.dim | min"""
+        return ops.min(self, *args, **kwargs)
+
+    def minimum(self, other):
+        """minimum"""
+        return ops.minimum(self, other)
 
     def mm(self, mat2):
         """mm"""
@@ -44,13 +192,69 @@ class TensorMethods:
         """mul.Tensor"""
         return ops.mul_Tensor(self, other)
 
-    def pow(self, exponent):
-        """pow.Tensor_Scalar"""
-        return ops.pow_Tensor_Scalar(self, exponent)
+    def ne(self, *args, **kwargs):
+        """ne.Scalar | ne.Tensor"""
+        return ops.ne(self, *args, **kwargs)
+
+    def neg(self):
+        """neg"""
+        return ops.neg(self)
+
+    def permute(self, *dims):
+        """permute"""
+        return ops.permute(self, _dispatch.int_list(dims))
+
+    def pow(self, *args, **kwargs):
+        """pow.Tensor_Scalar | pow.Tensor_Tensor"""
+        return ops.pow(self, *args, **kwargs)
+
+    def prod(self, *args, **kwargs):
+        """prod | prod.dim_int"""
+        return ops.prod(self, *args, **kwargs)
+
+    def reciprocal(self):
+        """reciprocal"""
+        return ops.reciprocal(self)
 
     def relu(self):
         """relu"""
         return ops.relu(self)
+
+    def repeat(self, *repeats):
+        """repeat"""
+        return ops.repeat(self, _dispatch.int_list(repeats))
+
+    def rsqrt(self):
+        """rsqrt"""
+        return ops.rsqrt(self)
+
+    def scatter_add(self, dim, index, src):
+        """scatter_add"""
+        return ops.scatter_add(self, dim, index, src)
+
+    def select(self, dim, index):
+        """select.int"""
+        return ops.select_int(self, dim, index)
+
+    def sigmoid(self):
+        """sigmoid"""
+        return ops.sigmoid(self)
+
+    def sign(self):
+        """sign"""
+        return ops.sign(self)
+
+    def sin(self):
+        """sin"""
+        return ops.sin(self)
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        """split_with_sizes"""
+        return ops.split_with_sizes(self, split_sizes, dim)
+
+    def sqrt(self):
+        """sqrt"""
+        return ops.sqrt(self)
 
     def squeeze(self, *args, **kwargs):
         """squeeze | squeeze.dim | squeeze.dims"""
@@ -68,9 +272,21 @@ class TensorMethods:
         """t"""
         return ops.t(self)
 
+    def tan(self):
+        """tan"""
+        return ops.tan(self)
+
+    def tanh(self):
+        """tanh"""
+        return ops.tanh(self)
+
     def transpose(self, dim0, dim1):
         """transpose.int"""
         return ops.transpose_int(self, dim0, dim1)
+
+    def unbind(self, dim=0):
+        """unbind.int"""
+        return ops.unbind_int(self, dim)
 
     def unsqueeze(self, dim):
         """unsqueeze"""
@@ -88,6 +304,14 @@ class TensorMethods:
         """In-place add.Tensor."""
         return ops.add_Tensor_(self, other, alpha=alpha)
 
+    def clamp_(self, *args, **kwargs):
+        """In-place clamp.Tensor | clamp."""
+        return ops.clamp_(self, *args, **kwargs)
+
+    def div_(self, other):
+        """In-place div.Tensor."""
+        return ops.div_Tensor_(self, other)
+
     def mul_(self, other):
         """In-place mul.Tensor."""
         return ops.mul_Tensor_(self, other)
@@ -97,31 +321,136 @@ class TensorMethods:
         return ops.sub_Tensor_(self, other, alpha=alpha)
 
     def __add__(self, other):
-        return ops.add(self, other)
+        try:
+            return ops.add(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __radd__(self, other):
-        return ops.add(self, other)
+        try:
+            return ops.add(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __sub__(self, other):
-        return ops.sub(self, other)
+        try:
+            return ops.sub(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __rsub__(self, other):
+        try:
+            return ops.rsub(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __mul__(self, other):
-        return ops.mul(self, other)
+        try:
+            return ops.mul(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __rmul__(self, other):
-        return ops.mul(self, other)
+        try:
+            return ops.mul(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __truediv__(self, other):
+        try:
+            return ops.div(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __pow__(self, other):
-        return ops.pow(self, other)
+        try:
+            return ops.pow(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __rpow__(self, other):
-        return ops.pow(other, self)
+        try:
+            return ops.pow(other, self)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __neg__(self):
+        return ops.neg(self)
+
+    def __abs__(self):
+        return ops.abs(self)
+
+    def __eq__(self, other):
+        try:
+            return ops.eq(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __ne__(self, other):
+        try:
+            return ops.ne(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __lt__(self, other):
+        try:
+            return ops.lt(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __le__(self, other):
+        try:
+            return ops.le(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __gt__(self, other):
+        try:
+            return ops.gt(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __ge__(self, other):
+        try:
+            return ops.ge(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __and__(self, other):
+        try:
+            return ops.logical_and(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __or__(self, other):
+        try:
+            return ops.logical_or(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __invert__(self):
+        return ops.logical_not(self)
 
     def __iadd__(self, other):
-        return self.add_(other)
+        try:
+            return self.add_(other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __isub__(self, other):
-        return self.sub_(other)
+        try:
+            return self.sub_(other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
 
     def __imul__(self, other):
-        return self.mul_(other)
+        try:
+            return self.mul_(other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __itruediv__(self, other):
+        try:
+            return self.div_(other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented

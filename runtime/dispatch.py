@@ -40,6 +40,9 @@ def _matches(kind: str, value: Any, strict: bool) -> bool:
         return isinstance(value, Tensor) or (not strict and _is_number(value))
     if kind.startswith("Tensor["):
         return isinstance(value, list | tuple) and all(isinstance(v, Tensor) for v in value)
+    if kind.startswith("Tensor?["):
+        return isinstance(value, list | tuple) and all(
+            v is None or isinstance(v, Tensor) for v in value)
     if kind == "Scalar":
         return _is_number(value)
     if kind == "float":

@@ -4,10 +4,14 @@ A kernel knows numpy and nothing else: no Tensor, no graph, no grad mode. Argume
 the schema types as Tensor arrive as numpy arrays, or as Python numbers where a number
 stands in for a tensor (`x * 2`). Results follow PyTorch's type promotion: a Python
 number or a 0-dim array does not widen a dimensioned array of the same category.
+Kernels named after ops shadow builtins (`sum`, `max`, `abs`): other code here says
+`builtins.max`.
 """
 
 from __future__ import annotations
 
+import builtins
+import math
 from typing import Any
 
 import numpy as np
@@ -51,7 +55,7 @@ def result_type(*operands: Any) -> np.dtype:
         if tier < 2:
             candidate = np.result_type(*values)
         else:
-            category = max(_category(v) for v in values)
+            category = builtins.max(_category(v) for v in values)
             candidate = np.dtype([np.bool_, np.int64, _DEFAULT_FLOAT][category])
         if result is None:
             result = candidate
@@ -97,18 +101,170 @@ def sub_Tensor(self, other, alpha=1):
     return _array(a - b if alpha == 1 else a - alpha * b, a.dtype)
 
 
+def rsub_Tensor(self, other, alpha=1):
+    return sub_Tensor(other, self, alpha)
+
+
+def rsub_Scalar(self, other, alpha=1):
+    return sub_Tensor(other, self, alpha)
+
+
 def mul_Tensor(self, other):
     a, b = _binary(self, other)
-    return _array(a * b, a.dtype)
+    with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf is NaN, silently as in torch
+        return _array(a * b, a.dtype)
 
 
 def mul_Scalar(self, other):
     return mul_Tensor(self, other)
 
 
+def div_Tensor(self, other):
+    """True division: integers divide to the default float dtype, as in PyTorch."""
+    a, b = _binary(self, other, _float_type(self, other))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _array(a / b, a.dtype)
+
+
+def div_Scalar(self, other):
+    return div_Tensor(self, other)
+
+
+def neg(self):
+    if self.dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return np.negative(self)
+
+
 def pow_Tensor_Scalar(self, exponent):
     dtype = result_type(self, exponent)
     return _array(np.power(_as(self, dtype), exponent), dtype)
+
+
+def pow_Tensor_Tensor(self, exponent):
+    a, b = _binary(self, exponent)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _array(np.power(a, b), a.dtype)
+
+
+def pow_Scalar(self, exponent):
+    return pow_Tensor_Tensor(self, exponent)
+
+
+def _unary_float(function: Any, self: Any) -> np.ndarray:
+    """A float function of one tensor; integer and bool inputs give the default float."""
+    dtype = _float_type(self)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _array(function(_as(self, dtype)), dtype)
+
+
+def reciprocal(self):
+    return _unary_float(np.reciprocal, self)
+
+
+def exp(self):
+    return _unary_float(np.exp, self)
+
+
+def expm1(self):
+    return _unary_float(np.expm1, self)
+
+
+def log(self):
+    return _unary_float(np.log, self)
+
+
+def log1p(self):
+    return _unary_float(np.log1p, self)
+
+
+def sqrt(self):
+    return _unary_float(np.sqrt, self)
+
+
+def rsqrt(self):
+    return _unary_float(lambda x: 1 / np.sqrt(x), self)
+
+
+def sin(self):
+    return _unary_float(np.sin, self)
+
+
+def cos(self):
+    return _unary_float(np.cos, self)
+
+
+def tan(self):
+    return _unary_float(np.tan, self)
+
+
+def tanh(self):
+    return _unary_float(np.tanh, self)
+
+
+def tanh_backward(grad_output, output):
+    a, b = _binary(grad_output, output)
+    return _array(a * (1 - b * b), a.dtype)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + e^-x) without overflow: e^-|x| is at most 1."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def sigmoid(self):
+    return _unary_float(_sigmoid, self)
+
+
+def sigmoid_backward(grad_output, output):
+    a, b = _binary(grad_output, output)
+    return _array(a * b * (1 - b), a.dtype)
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def erf(self):
+    return _unary_float(_erf, self)
+
+
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_GELU_CUBIC = 0.044715
+
+
+def _check_approximate(approximate: str) -> None:
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def gelu(self, approximate="none"):
+    """x * Phi(x), or with approximate='tanh' the tanh approximation of it."""
+    _check_approximate(approximate)
+    if approximate == "tanh":
+        def function(x):
+            return 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x ** 3)))
+    else:
+        def function(x):
+            return 0.5 * x * (1 + _erf(x / math.sqrt(2)).astype(x.dtype))
+    return _unary_float(function, self)
+
+
+def gelu_backward(grad_output, self, approximate="none"):
+    _check_approximate(approximate)
+    g, x = _binary(grad_output, self)
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x ** 3)
+        t = np.tanh(inner)
+        d_inner = _SQRT_2_OVER_PI * (1 + 3 * _GELU_CUBIC * x ** 2)
+        derivative = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner
+    else:
+        cdf = 0.5 * (1 + _erf(x / math.sqrt(2)))
+        pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+        derivative = cdf + x * pdf
+    return _array(g * derivative, g.dtype)
 
 
 def relu(self):
@@ -119,12 +275,255 @@ def threshold_backward(grad_output, self, threshold):
     return np.where(self <= threshold, 0, grad_output).astype(grad_output.dtype, copy=False)
 
 
+def leaky_relu(self, negative_slope=0.01):
+    return _array(np.where(self > 0, self, self * negative_slope), self.dtype)
+
+
+def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    if self_is_result and negative_slope < 0:
+        raise RuntimeError(
+            "In-place leakyReLu backward calculation is triggered with a negative slope which "
+            "is not supported. This is caused by calling in-place forward function with a "
+            "negative slope, please call out-of-place version instead."
+        )
+    return _array(np.where(self > 0, grad_output, grad_output * negative_slope),
+                  grad_output.dtype)
+
+
+def softplus(self, beta=1, threshold=20):
+    """log(1 + e^(beta x)) / beta, and x itself once beta * x > threshold."""
+    z = self * beta
+    return _array(np.where(z > threshold, self, np.logaddexp(0, z) / beta), self.dtype)
+
+
+def softplus_backward(grad_output, self, beta, threshold):
+    z = self * beta
+    return _array(np.where(z > threshold, grad_output, grad_output * _sigmoid(z)),
+                  grad_output.dtype)
+
+
+def abs(self):  # noqa: A001 - the op's name
+    return np.abs(self)
+
+
+def sign(self):
+    return np.sign(self)
+
+
+def _clamp(self: Any, min: Any, max: Any) -> np.ndarray:
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    dtype = result_type(self, min, max)
+    result = _as(self, dtype)
+    if min is not None:
+        result = np.maximum(result, _as(min, dtype))
+    if max is not None:
+        result = np.minimum(result, _as(max, dtype))  # min > max gives max, as in PyTorch
+    return _array(result, dtype)
+
+
+def clamp_Tensor(self, min=None, max=None):
+    return _clamp(self, min, max)
+
+
+def clamp(self, min=None, max=None):
+    return _clamp(self, min, max)
+
+
+def clamp_min(self, min):
+    return _clamp(self, min, None)
+
+
+def clamp_min_Tensor(self, min):
+    return _clamp(self, min, None)
+
+
+def clamp_max(self, max):
+    return _clamp(self, None, max)
+
+
+def clamp_max_Tensor(self, max):
+    return _clamp(self, None, max)
+
+
+def maximum(self, other):
+    a, b = _binary(self, other)
+    return _array(np.maximum(a, b), a.dtype)
+
+
+def minimum(self, other):
+    a, b = _binary(self, other)
+    return _array(np.minimum(a, b), a.dtype)
+
+
+def where_self(condition, self, other):
+    if np.asarray(condition).dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_scalar_name(condition)}")
+    a, b = _binary(self, other)
+    return _array(np.where(condition, a, b), a.dtype)
+
+
+_SCALAR_NAMES = {np.dtype(np.bool_): "Bool", np.dtype(np.int32): "Int",
+                 np.dtype(np.int64): "Long", np.dtype(np.float32): "Float",
+                 np.dtype(np.float64): "Double"}
+
+
+def _scalar_name(array: np.ndarray) -> str:
+    """PyTorch's name for an array's dtype in messages (`Float`, `Long`)."""
+    dtype = np.asarray(array).dtype
+    return _SCALAR_NAMES.get(dtype, str(dtype))
+
+
+def masked_fill_Scalar(self, mask, value):
+    if mask.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_scalar_name(mask)}")
+    result = np.array(self, copy=True)
+    np.copyto(result, np.asarray(value), casting="unsafe", where=mask)
+    return result
+
+
+def masked_fill_Tensor(self, mask, value):
+    if np.ndim(value) != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {np.ndim(value)} dimension(s).")
+    return masked_fill_Scalar(self, mask, value)
+
+
+def fill_Scalar(self, value):
+    return np.full(self.shape, value, dtype=self.dtype)
+
+
+def fill_Tensor(self, value):
+    if np.ndim(value) != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{np.ndim(value)} dimensions.")
+    return fill_Scalar(self, value)
+
+
+def fill__Scalar(self, value):
+    return fill_Scalar(self, value)
+
+
+def fill__Tensor(self, value):
+    return fill_Tensor(self, value)
+
+
+def copy_(self, src, non_blocking=False):
+    """`src` broadcast to self's shape and cast to self's dtype."""
+    return np.array(np.broadcast_to(src, self.shape), dtype=self.dtype)
+
+
+def _compare(function: Any, self: Any, other: Any) -> np.ndarray:
+    a, b = _binary(self, other)
+    return _array(function(a, b), np.bool_)
+
+
+def eq_Scalar(self, other):
+    return _compare(np.equal, self, other)
+
+
+def eq_Tensor(self, other):
+    return _compare(np.equal, self, other)
+
+
+def ge_Scalar(self, other):
+    return _compare(np.greater_equal, self, other)
+
+
+def ge_Tensor(self, other):
+    return _compare(np.greater_equal, self, other)
+
+
+def gt_Scalar(self, other):
+    return _compare(np.greater, self, other)
+
+
+def gt_Tensor(self, other):
+    return _compare(np.greater, self, other)
+
+
+def le_Scalar(self, other):
+    return _compare(np.less_equal, self, other)
+
+
+def le_Tensor(self, other):
+    return _compare(np.less_equal, self, other)
+
+
+def lt_Scalar(self, other):
+    return _compare(np.less, self, other)
+
+
+def lt_Tensor(self, other):
+    return _compare(np.less, self, other)
+
+
+def ne_Scalar(self, other):
+    return _compare(np.not_equal, self, other)
+
+
+def ne_Tensor(self, other):
+    return _compare(np.not_equal, self, other)
+
+
+def logical_not(self):
+    return np.logical_not(self)
+
+
+def logical_and(self, other):
+    return _array(np.logical_and(self, other), np.bool_)
+
+
+def logical_or(self, other):
+    return _array(np.logical_or(self, other), np.bool_)
+
+
 # -- reductions ---------------------------------------------------------------------------------
 
+def _axes(dim: Any, ndim: int) -> tuple[int, ...]:
+    """The numpy axes of a reduction over `dim`: every axis for None or [] (as in PyTorch).
+
+    `dim` is an int or a list of ints (int[1] takes both); a 0-dim tensor accepts 0 and -1.
+    """
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims:
+        return tuple(range(ndim))
+    axes = tuple(_wrap_dim(d, ndim) for d in dims)
+    for d, axis in zip(dims, axes, strict=True):
+        if axes.count(axis) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return axes if ndim else ()
+
+
 def _sum_dtype(array: np.ndarray, dtype: Any) -> np.dtype:
+    """sum and prod accumulate bool and integers as int64 unless told otherwise."""
     if dtype is not None:
         return dtype
     return np.dtype(np.int64) if array.dtype.kind in "biu" else array.dtype
+
+
+def _mean_dtype(array: np.ndarray, dtype: Any) -> np.dtype:
+    out = array.dtype if dtype is None else np.dtype(dtype)
+    if out.kind != "f":
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {_scalar_type_name(out)}"
+        )
+    return out
+
+
+def _scalar_type_name(dtype: np.dtype) -> str:
+    return {"f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool"}[
+        np.dtype(dtype).str[1:]]
+
+
+def _float_input(array: np.ndarray) -> np.ndarray:
+    """logsumexp makes sense only on floats: it takes integers as the default float dtype."""
+    return array if array.dtype.kind == "f" else array.astype(_DEFAULT_FLOAT)
 
 
 def sum(self, dtype=None):  # noqa: A001 - the op's name
@@ -132,9 +531,169 @@ def sum(self, dtype=None):  # noqa: A001 - the op's name
 
 
 def sum_dim_IntList(self, dim, keepdim=False, dtype=None):
-    axis = None if dim is None or dim == () else tuple(np.atleast_1d(dim))
     out = _sum_dtype(self, dtype)
-    return _array(np.sum(self, axis=axis, keepdims=keepdim, dtype=out), out)
+    return _array(np.sum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+
+
+def mean(self, dtype=None):
+    out = _mean_dtype(self, dtype)
+    return _array(np.mean(self, dtype=out), out)
+
+
+def mean_dim(self, dim, keepdim=False, dtype=None):
+    out = _mean_dtype(self, dtype)
+    return _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+
+
+def _check_nonempty(self: np.ndarray, axes: tuple[int, ...], name: str, hint: str = "") -> None:
+    """max-like reductions have no identity: an empty slice is PyTorch's error."""
+    if self.size:
+        return
+    if len(axes) == self.ndim:
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{hint}"
+        )
+    for axis in axes:
+        if self.shape[axis] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+
+
+_DIM_HINT = " Specify the reduction dim with the 'dim' argument."
+
+
+def amax(self, dim=(), keepdim=False):
+    axes = _axes(dim, self.ndim)
+    _check_nonempty(self, axes, "amax", _DIM_HINT)
+    return np.amax(self, axis=axes, keepdims=keepdim)
+
+
+def amin(self, dim=(), keepdim=False):
+    axes = _axes(dim, self.ndim)
+    _check_nonempty(self, axes, "amin", _DIM_HINT)
+    return np.amin(self, axis=axes, keepdims=keepdim)
+
+
+def _select(self: np.ndarray, dim: int, keepdim: bool, pick,
+            name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) of max.dim / min.dim; ties pick the first index, NaN wins."""
+    axis = _axes(dim, self.ndim)
+    _check_nonempty(self, axis, name)
+    if not axis:  # a 0-dim tensor: the value itself, at index 0
+        return self.copy(), np.zeros((), dtype=np.int64)
+    indices = np.expand_dims(pick(self, axis=axis[0]), axis[0])
+    values = np.take_along_axis(self, indices, axis[0])
+    if not keepdim:
+        values, indices = np.squeeze(values, axis[0]), np.squeeze(indices, axis[0])
+    return values, indices.astype(np.int64)
+
+
+def max_dim(self, dim, keepdim=False):
+    return _select(self, dim, keepdim, np.argmax, "max")
+
+
+def max(self):  # noqa: A001 - the op's name
+    _check_nonempty(self, _axes(None, self.ndim), "max", _DIM_HINT)
+    return np.asarray(np.max(self))
+
+
+def min_dim(self, dim, keepdim=False):
+    return _select(self, dim, keepdim, np.argmin, "min")
+
+
+def min(self):  # noqa: A001 - the op's name
+    _check_nonempty(self, _axes(None, self.ndim), "min", _DIM_HINT)
+    return np.asarray(np.min(self))
+
+
+def argmax(self, dim=None, keepdim=False):
+    if dim is None:
+        _check_nonempty(self, _axes(None, self.ndim), "argmax")
+        index = np.asarray(np.argmax(self), dtype=np.int64)
+        return index.reshape((1,) * self.ndim) if keepdim else index
+    return _select(self, dim, keepdim, np.argmax, "argmax")[1]
+
+
+def argmin(self, dim=None, keepdim=False):
+    if dim is None:
+        _check_nonempty(self, _axes(None, self.ndim), "argmin")
+        index = np.asarray(np.argmin(self), dtype=np.int64)
+        return index.reshape((1,) * self.ndim) if keepdim else index
+    return _select(self, dim, keepdim, np.argmin, "argmin")[1]
+
+
+def prod(self, dtype=None):
+    out = _sum_dtype(self, dtype)
+    return _array(np.prod(self, dtype=out), out)
+
+
+def prod_dim_int(self, dim, keepdim=False, dtype=None):
+    out = _sum_dtype(self, dtype)
+    return _array(np.prod(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+
+
+def var_correction(self, dim=None, correction=None, keepdim=False):
+    if self.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    ddof = 1 if correction is None else correction
+    with np.errstate(divide="ignore", invalid="ignore"):  # N <= correction gives inf or nan
+        result = np.var(self, axis=_axes(dim, self.ndim), ddof=ddof,
+                        keepdims=keepdim)
+    return np.asarray(result)
+
+
+def std_correction(self, dim=None, correction=None, keepdim=False):
+    return np.sqrt(var_correction(self, dim, correction, keepdim))
+
+
+def logsumexp(self, dim, keepdim=False):
+    self = _float_input(self)
+    axes = _axes(dim, self.ndim)
+    if self.size == 0:
+        return np.log(np.sum(np.exp(self), axis=axes, keepdims=keepdim))
+    # Shift by the maximum so exp cannot overflow; an infinite maximum is not shifted by.
+    shift = np.amax(self, axis=axes, keepdims=True)
+    shift = np.where(np.isinf(shift), 0, shift)
+    with np.errstate(divide="ignore"):
+        result = np.log(np.sum(np.exp(self - shift), axis=axes, keepdims=True)) + shift
+    return result if keepdim else np.squeeze(result, axes)
+
+
+def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
+    if self.dtype.kind != "f":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_scalar_type_name(self.dtype)}")
+    x = np.abs(self if dtype is None else self.astype(dtype))
+    axes = _axes(dim, self.ndim)
+    if ord == float("inf"):
+        result = np.amax(x, axis=axes, keepdims=keepdim, initial=0)
+    elif ord == -float("inf"):
+        result = np.amin(x, axis=axes, keepdims=keepdim)
+    elif ord == 0:
+        result = np.sum(x != 0, axis=axes, keepdims=keepdim).astype(x.dtype)
+    elif ord == 1:
+        result = np.sum(x, axis=axes, keepdims=keepdim)
+    elif ord == 2:
+        result = np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdim))
+    else:
+        with np.errstate(divide="ignore"):
+            result = np.sum(x ** ord, axis=axes, keepdims=keepdim) ** (1.0 / ord)
+    return np.asarray(result, dtype=x.dtype)
+
+
+def _check_norm_input(self: np.ndarray) -> None:
+    if self.dtype.kind != "f":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_scalar_type_name(self.dtype)} instead.")
+
+
+def norm_Scalar(self, p=2):
+    _check_norm_input(self)
+    return linalg_vector_norm(self, p)
+
+
+def norm_ScalarOpt_dim(self, p, dim, keepdim=False):
+    _check_norm_input(self)
+    return linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
 
 
 # -- shape and indexing -----------------------------------------------------------------------
@@ -182,7 +741,7 @@ def _to_copy(self, dtype=None):
 
 def _wrap_dim(dim: int, ndim: int) -> int:
     """A dimension index in [-ndim, ndim), made non-negative, with PyTorch's error."""
-    size = max(ndim, 1)
+    size = builtins.max(ndim, 1)
     if not -size <= dim < size:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-size}, {size - 1}], "
@@ -192,7 +751,9 @@ def _wrap_dim(dim: int, ndim: int) -> int:
 
 
 def clone(self):
-    return np.array(self, copy=True)
+    # A C-ordered copy: what `contiguous()` needs (PyTorch's preserve_format would keep a
+    # transposed layout; in gradgen strides show only through is_contiguous and view).
+    return np.array(self, copy=True, order="C")
 
 
 def transpose_int(self, dim0, dim1):
@@ -233,6 +794,290 @@ def _unsafe_view(self, size):
 
 def zero_(self):
     return np.zeros_like(self)
+
+
+def _take(dim: int, index: Any) -> tuple:
+    """The numpy key that picks `index` (an int, a slice or an array) along `dim`."""
+    return (slice(None),) * dim + (index, Ellipsis)
+
+
+def alias(self):
+    return self.view()
+
+
+def permute(self, dims):
+    if len(dims) != self.ndim:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            "length of the desired ordering of dimensions i.e. input.dim() = "
+            f"{self.ndim} is not equal to len(dims) = {len(dims)}"
+        )
+    dims = [_wrap_dim(d, self.ndim) for d in dims]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return np.transpose(self, dims)
+
+
+def cat(tensors, dim=0):
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    # PyTorch still skips 1-D empty tensors, whatever the shape of the others.
+    arrays = [a for a in tensors if a.shape != (0,)] or list(tensors[:1])
+    first = arrays[0]
+    for position, array in enumerate(tensors):
+        if array.ndim == 0:
+            raise RuntimeError(
+                f"zero-dimensional tensor (at position {position}) cannot be concatenated"
+            )
+    dim = _wrap_dim(dim, first.ndim)
+    for number, array in enumerate(arrays):
+        if array.ndim != first.ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {first.ndim} and {array.ndim}"
+            )
+        for d in range(first.ndim):
+            if d != dim and array.shape[d] != first.shape[d]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {dim}. Expected size "
+                    f"{first.shape[d]} but got size {array.shape[d]} for tensor number {number} "
+                    "in the list."
+                )
+    return np.concatenate(arrays, axis=dim).astype(result_type(*arrays), copy=False)
+
+
+def stack(tensors, dim=0):
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for entry, array in enumerate(tensors):
+        if array.shape != tensors[0].shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} "
+                f"at entry 0 and {list(array.shape)} at entry {entry}"
+            )
+    dim = _wrap_dim(dim, tensors[0].ndim + 1)
+    return np.stack(tensors, axis=dim).astype(result_type(*tensors), copy=False)
+
+
+def split_Tensor(self, split_size, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size="
+                           f"{split_size}")
+    dim = _wrap_dim(dim, self.ndim)
+    return split_with_sizes(self, _split_sizes(self.shape[dim], split_size), dim)
+
+
+def _split_sizes(length: int, split_size: int) -> list[int]:
+    """The pieces split.Tensor cuts `length` into: all `split_size`, the last one shorter."""
+    if split_size == 0 and length != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
+                           f"size of {length}")
+    count = builtins.max(-(-length // split_size), 1) if split_size else 1
+    return [split_size] * (count - 1) + [length - split_size * (count - 1)]
+
+
+def split_with_sizes(self, split_sizes, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    dim = _wrap_dim(dim, self.ndim)
+    if any(s < 0 for s in split_sizes):
+        raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, "
+                           f"but got split_sizes={list(split_sizes)}")
+    if builtins.sum(split_sizes) != self.shape[dim]:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {self.shape[dim]} (input "
+            f"tensor's size at dimension {dim}), but got split_sizes={list(split_sizes)}"
+        )
+    starts = np.cumsum([0, *split_sizes])
+    return [self[_take(dim, slice(int(a), int(b)))] for a, b in zip(starts, starts[1:],
+                                                                     strict=False)]
+
+
+def unbind_int(self, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("Dimension specified as 0 but tensor has no dimensions")
+    dim = _wrap_dim(dim, self.ndim)
+    return [self[_take(dim, i)] for i in range(self.shape[dim])]
+
+
+def select_int(self, dim, index):
+    if self.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = _wrap_dim(dim, self.ndim)
+    size = self.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(self.shape)} at dimension {dim}")
+    return self[_take(dim, index)]
+
+
+def select_backward(grad_output, input_sizes, dim, index):
+    result = np.zeros(tuple(input_sizes), dtype=grad_output.dtype)
+    result[_take(_wrap_dim(dim, len(input_sizes)), index)] = grad_output
+    return result
+
+
+def slice_Tensor(self, dim=0, start=None, end=None, step=1):
+    if self.ndim == 0:
+        raise RuntimeError("slice() cannot be applied to a 0-dim tensor.")
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    return self[_take(_wrap_dim(dim, self.ndim), slice(start, end, step))]
+
+
+def slice_backward(grad_output, input_sizes, dim, start, end, step):
+    result = np.zeros(tuple(input_sizes), dtype=grad_output.dtype)
+    result[_take(_wrap_dim(dim, len(input_sizes)), slice(start, end, step))] = grad_output
+    return result
+
+
+def _index_key(self: np.ndarray, indices: list) -> tuple:
+    """`indices` (index's `Tensor?[]`) as a numpy key: None is a whole dimension, a bool
+    mask covers as many dimensions as it has and becomes their nonzero positions."""
+    if not indices:
+        raise IndexError("at least one index must be provided")
+    covered = builtins.sum(1 if i is None or i.dtype.kind != "b" else builtins.max(i.ndim, 1)
+                           for i in indices)
+    if covered > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    key: list = []
+    position = 0  # which index tensor, as PyTorch counts them in its messages
+    for index in indices:
+        dim = len(key)
+        if index is None:
+            key.append(slice(None))
+            continue
+        if index.dtype.kind == "b":
+            mask_shape = self.shape[dim:dim + index.ndim]
+            for k, (size, own) in enumerate(zip(index.shape, mask_shape, strict=True)):
+                if size != own:
+                    raise IndexError(
+                        f"The shape of the mask {list(index.shape)} at index {k} does not match "
+                        f"the shape of the indexed tensor {list(self.shape)} at index {dim + k}"
+                    )
+            key.extend(np.nonzero(index))
+        elif index.dtype.kind in "iu":
+            size = self.shape[dim]
+            bad = index[(index < -size) | (index >= size)]
+            if bad.size:
+                raise IndexError(f"index {bad.flat[0]} is out of bounds for dimension {position} "
+                                 f"with size {size}")
+            key.append(index)
+        else:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        position += 1
+    arrays = [k for k in key if isinstance(k, np.ndarray)]
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        shapes = ", ".join(str(list(a.shape)) for a in arrays)
+        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together "
+                         f"with shapes {shapes}") from None
+    return tuple(key)
+
+
+def index_Tensor(self, indices):
+    return np.array(self[_index_key(self, indices)], copy=True)
+
+
+_TYPE_NAMES = {"float64": "Double", "float32": "Float", "int64": "Long", "int32": "Int",
+               "bool": "Bool"}
+
+
+def _same_dtype(self: np.ndarray, source: Any, message: str) -> None:
+    """PyTorch's index and scatter ops write `source` into a copy of `self` without casting."""
+    if isinstance(source, np.ndarray) and source.dtype != self.dtype:
+        names = {k: _TYPE_NAMES.get(a.dtype.name, a.dtype.name)
+                 for k, a in (("self", self), ("source", source))}
+        raise RuntimeError(message.format(**names))
+
+
+def index_put(self, indices, values, accumulate=False):
+    _same_dtype(self, values, "Index put requires the source and destination dtypes match, got "
+                "{self} for the destination and {source} for the source.")
+    key = _index_key(self, indices)
+    values = _as(values, self.dtype)
+    result = np.array(self, copy=True)
+    if accumulate:
+        np.add.at(result, key, values)
+    else:
+        result[key] = values
+    return result
+
+
+def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
+    return index_put(self, indices, values, accumulate)
+
+
+def _check_index(index: np.ndarray, op: str) -> None:
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+
+
+def index_select(self, dim, index):
+    _check_index(index, "index_select")
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    dim = _wrap_dim(dim, self.ndim)
+    size = builtins.max(self.shape[dim:dim + 1] or (1,))
+    if index.size and (index.min() < 0 or index.max() >= size):
+        raise IndexError("index out of range in self")
+    return np.take(self, index.reshape(-1), axis=dim) if self.ndim else self[index.reshape(())]
+
+
+def index_add(self, dim, index, source, alpha=1):
+    _check_index(index, "index_add")
+    _same_dtype(self, source, "index_add_(): self ({self}) and source ({source}) must have the "
+                "same scalar type")
+    dim = _wrap_dim(dim, self.ndim)
+    result = np.array(self, copy=True)
+    source = _as(source, self.dtype)
+    np.add.at(result, _take(dim, index.reshape(-1)), source if alpha == 1 else source * alpha)
+    return result
+
+
+def _scatter_key(self: np.ndarray, dim: int, index: np.ndarray, op: str) -> tuple:
+    """The numpy key for gather/scatter: `index` along `dim`, position elsewhere."""
+    _check_index(index, op)
+    dim = _wrap_dim(dim, self.ndim)
+    size = self.shape[dim] if self.ndim else 1
+    bad = index[(index < 0) | (index >= size)]
+    if bad.size:
+        raise RuntimeError(f"index {bad.flat[0]} is out of bounds for dimension {dim} with "
+                           f"size {size}")
+    grid = list(np.indices(index.shape, sparse=True))
+    if not grid:
+        return (index,) if self.ndim else ()
+    grid[dim] = index
+    return tuple(grid)
+
+
+def gather(self, dim, index, sparse_grad=False):
+    return np.array(self[_scatter_key(self, dim, index, "gather")], copy=True)
+
+
+def scatter_add(self, dim, index, src):
+    _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    result = np.array(self, copy=True)
+    corner = tuple(slice(0, s) for s in index.shape)
+    np.add.at(result, _scatter_key(self, dim, index, "scatter_add"), _as(src, self.dtype)[corner])
+    return result
+
+
+def repeat(self, repeats):
+    if len(repeats) < self.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    return np.tile(self, tuple(repeats)) if repeats else np.array(self, copy=True)
+
+
+def flip(self, dims):
+    axes = [_wrap_dim(d, self.ndim) for d in dims]
+    for d in axes:
+        if axes.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return np.flip(self, axis=tuple(axes)).copy()
 
 
 # -- linear algebra and nn --------------------------------------------------------------------

@@ -7,8 +7,12 @@ with numpy directly, so that a formula that calls it stays differentiable and a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from numbers import Number
 from typing import Any
+
+from generated import ops
 
 # -- elementwise ------------------------------------------------------------------------------
 
@@ -24,6 +28,78 @@ def pow_backward(grad: Any, self: Any, exponent: Any) -> Any:
     return grad * (exponent * self.pow(exponent - 1))
 
 
+def pow_backward_self(grad: Any, self: Any, exponent: Any) -> Any:
+    """d/dx x**y = y * x**(y-1) for a tensor exponent; zero where y == 0 (not NaN at x == 0)."""
+    return ops.where(exponent == 0, 0, grad * (exponent * self.pow(exponent - 1)))
+
+
+def pow_backward_exponent(grad: Any, self: Any, exponent: Any, result: Any) -> Any:
+    """d/dy x**y = x**y * log(x); taken as 0 where x == 0 and y >= 0 (0**y is flat there).
+
+    `self` is a tensor for pow.Tensor_Tensor and a Python number for pow.Scalar (`2 ** x`).
+    """
+    if isinstance(self, Number):
+        if self == 0:
+            return ops.where(exponent >= 0, 0, grad * result * -math.inf)
+        return grad * result * (math.log(self) if self > 0 else math.nan)
+    flat = (self == 0).logical_and(exponent >= 0)
+    return ops.where(flat, 0, grad * result * self.log())
+
+
+def gelu_double_backward(grad: Any, grad_output: Any, self: Any, approximate: str) -> Any:
+    """d/dx of gelu_backward(grad_output, x) = grad_output * gelu''(x), times `grad`."""
+    if approximate == "tanh":
+        k, c = math.sqrt(2 / math.pi), 0.044715
+        inner = (self + c * self.pow(3)) * k
+        t = inner.tanh()
+        d_inner = (1 + 3 * c * self.pow(2)) * k
+        dd_inner = 6 * c * k * self
+        second = (1 - t * t) * (d_inner + 0.5 * self * (dd_inner - 2 * t * d_inner * d_inner))
+    else:
+        pdf = (-0.5 * self * self).exp() * (1 / math.sqrt(2 * math.pi))
+        second = pdf * (2 - self * self)
+    return grad * grad_output * second
+
+
+def softplus_double_backward(grad: Any, self: Any, beta: Any, threshold: Any) -> Any:
+    """d/dx of softplus_backward: beta * s * (1 - s) with s = sigmoid(beta x); 0 past the
+    threshold, where softplus is linear."""
+    s = (self * beta).sigmoid()
+    return ops.where(self * beta > threshold, 0, grad * beta * s * (1 - s))
+
+
+def clamp_backward(grad: Any, self: Any, min: Any, max: Any) -> Any:
+    """The gradient passes where min <= self <= max (a bound itself included)."""
+    if min is None:
+        inside = self <= max
+    elif max is None:
+        inside = self >= min
+    else:
+        inside = (self >= min).logical_and(self <= max)
+    return ops.where(inside, grad, 0)
+
+
+def clamp_backward_min_max(grad: Any, self: Any, min: Any, max: Any,
+                           grad_input_mask: Sequence[bool]) -> tuple[Any, Any]:
+    """Gradients of clamp's tensor bounds: each takes it where it is the output.
+
+    Where min > max the output is max everywhere, so only max gets the gradient.
+    """
+    grad_min = grad_max = None
+    if min is not None and grad_input_mask[0]:
+        takes = self < min if max is None else (self < min).logical_and(min < max)
+        grad_min = ops.where(takes, grad, 0)
+    if max is not None and grad_input_mask[1]:
+        takes = self > max if min is None else (self > max).logical_or(max < min)
+        grad_max = ops.where(takes, grad, 0)
+    return grad_min, grad_max
+
+
+def masked_fill_backward(grad: Any, mask: Any) -> Any:
+    """The filled value's gradient: the sum of the gradient where the mask is set."""
+    return ops.where(mask, grad, 0).sum()
+
+
 # -- reductions -------------------------------------------------------------------------------
 
 def _normalized_dims(dim: Sequence[int] | int | None, ndim: int) -> list[int]:
@@ -35,6 +111,14 @@ def _normalized_dims(dim: Sequence[int] | int | None, ndim: int) -> list[int]:
     return sorted(d % ndim if ndim else 0 for d in dims)
 
 
+def _reduced_count(sizes: Sequence[int], dim: Sequence[int] | int | None) -> int:
+    """How many elements each output of a reduction over `dim` combines."""
+    count = 1
+    for d in _normalized_dims(dim, len(sizes)):
+        count *= sizes[d] if sizes else 1
+    return count
+
+
 def unsqueeze_multiple(grad: Any, dim: Sequence[int] | int | None, ndim: int) -> Any:
     """Put back the dimensions a reduction without keepdim removed."""
     for d in _normalized_dims(dim, ndim):
@@ -42,11 +126,146 @@ def unsqueeze_multiple(grad: Any, dim: Sequence[int] | int | None, ndim: int) ->
     return grad
 
 
+def restore_reduced_dims(output: Any, dim: Sequence[int] | int | None, keepdim: bool) -> Any:
+    """A reduction's output with the reduced dimensions back (size 1), knowing only `dim`.
+
+    A reduction over every dimension (dim None or []) gives a 0-dim output, which
+    broadcasts as it is.
+    """
+    dims = [dim] if isinstance(dim, int) else list(dim or ())
+    if keepdim or not dims:
+        return output
+    return unsqueeze_multiple(output, dims, output.ndim + len(dims))
+
+
+def ones_like(tensor: Any) -> Any:
+    """Ones of `tensor`'s shape and dtype, outside any graph (for forward-mode formulas)."""
+    from runtime.factories import ones_like as _ones_like
+
+    return _ones_like(tensor)
+
+
 def sum_backward(grad: Any, sizes: Sequence[int], dim: Any, keepdim: bool) -> Any:
     """A sum over `dim` spreads its gradient back over the summed dimensions."""
     if not keepdim and len(sizes) > 0:
         grad = unsqueeze_multiple(grad, dim, len(sizes))
     return grad.expand(sizes)
+
+
+def mean_backward(grad: Any, sizes: Sequence[int], dim: Any, numel: int, keepdim: bool) -> Any:
+    """A mean is a sum divided by the number of elements each output averages."""
+    all_dims = dim is None or (not isinstance(dim, int) and len(dim) == 0)
+    count = numel if all_dims else _reduced_count(sizes, dim)
+    return sum_backward(grad, sizes, dim, keepdim) / count
+
+
+def scale_grad_by_count(grad: Any, mask: Any, dim: Any) -> Any:
+    """Share each slice's gradient evenly among the positions `mask` marks (ties of amax)."""
+    return (grad / mask.sum(dim, keepdim=True, dtype=grad.dtype)) * mask
+
+
+def evenly_distribute_backward(grad: Any, input: Any, value: Any) -> Any:
+    """max()/min() of a whole tensor: every element equal to the result gets an equal share."""
+    mask = input == value
+    return mask * (grad / mask.sum(dtype=grad.dtype))
+
+
+def _selected(dim: int, indices: Any, sizes: Sequence[int], keepdim: bool) -> Any:
+    """A bool mask of `sizes`, true where max.dim/min.dim took its value from."""
+    from runtime.factories import arange
+
+    dim %= len(sizes)
+    if not keepdim:
+        indices = indices.unsqueeze(dim)
+    positions = arange(sizes[dim]).view([-1 if d == dim else 1 for d in range(len(sizes))])
+    return positions == indices
+
+
+def value_selecting_reduction_backward(grad: Any, dim: int, indices: Any,
+                                       sizes: Sequence[int], keepdim: bool) -> Any:
+    """max.dim/min.dim: the whole gradient goes to the index that was returned."""
+    if len(sizes) == 0:
+        return grad
+    grad = grad if keepdim else grad.unsqueeze(dim % len(sizes))
+    return ops.where(_selected(dim, indices, sizes, keepdim), grad, 0)
+
+
+def prod_backward(grad: Any, input: Any, result: Any, dim: int | None = None,
+                  keepdim: bool = False) -> Any:
+    """d prod / d x_i is the product of the other elements: result / x_i when no x_j is 0."""
+    if dim is None:  # the product of all elements: one slice, the flattened input
+        if int((input == 0).sum()) == 0:
+            return grad * (result / input)
+        return (grad * _product_of_others(input.reshape(-1), 0)).reshape(input.shape)
+    if input.ndim == 0:
+        return grad
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    if int((input == 0).sum()) == 0:
+        return grad * (restore_reduced_dims(result, dim, keepdim) / input)
+    return grad * _product_of_others(input, dim)
+
+
+def _product_of_others(input: Any, dim: int) -> Any:
+    """For each element, the product of the other elements of its slice along `dim`,
+    without dividing by zero, and exact to second order (as gradgradcheck checks).
+
+    A nonzero element's share is (product of the nonzero elements) / x_i times the product
+    of the zeros: 0 if the slice has a zero, yet with the right derivative with respect to
+    it. A zero's share is the product of the nonzero elements times the other zeros: 1 if
+    there is no other, that other zero if there is one, 0 if there are more.
+    """
+    is_zero = input == 0
+    nonzero = ops.where(is_zero, 1, input)
+    nonzero_product = nonzero.prod(dim, keepdim=True)
+    zero_product = ops.where(is_zero, input, 1).prod(dim, keepdim=True)
+    zeros = is_zero.sum(dim, keepdim=True)
+    other_zero = ops.where(is_zero, input, 0).sum(dim, keepdim=True) - input
+    other_zeros = ops.where(zeros == 1, 1, ops.where(zeros == 2, other_zero, 0))
+    return ops.where(is_zero, nonzero_product * other_zeros,
+                     nonzero_product * zero_product / nonzero)
+
+
+def var_backward(grad: Any, self: Any, dim: Any, correction: Any, keepdim: bool) -> Any:
+    """d var / d x_i = 2 (x_i - mean) / (N - correction) for each slice of N elements."""
+    dof = _reduced_count(self.shape, dim) - (1 if correction is None else correction)
+    scale = 2.0 / dof if dof > 0 else float("inf")
+    if not keepdim and self.ndim > 0:
+        grad = unsqueeze_multiple(grad, dim, self.ndim)
+    return scale * grad * (self - self.mean(dim, keepdim=True))
+
+
+def std_backward(result: Any, grad: Any, self: Any, dim: Any, correction: Any,
+                 keepdim: bool) -> Any:
+    """std = sqrt(var); where std is 0 (a constant slice) the gradient is 0, as PyTorch's."""
+    grad_var = ops.where(result == 0, 0, grad / (2 * result))
+    return var_backward(grad_var, self, dim, correction, keepdim)
+
+
+def logsumexp_backward(grad: Any, self: Any, result: Any, dim: Any, keepdim: bool) -> Any:
+    """d logsumexp / d x_i = exp(x_i - logsumexp): the softmax of each slice."""
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    return grad * (self - restore_reduced_dims(result, dim, keepdim)).exp()
+
+
+def norm_backward(grad: Any, self: Any, p: Any, norm: Any, dim: Any = None,
+                  keepdim: bool = False) -> Any:
+    """The gradient of a vector p-norm; 0 wherever the norm is 0 (PyTorch's subgradient)."""
+    p = 2 if p is None else p
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    norm = restore_reduced_dims(norm, dim, keepdim)
+    if p == 0:
+        return zeros_like(self)
+    if p == 1:
+        return self.sign() * grad
+    if p == 2:
+        return grad * ops.where(norm == 0, 0, self / norm)
+    if math.isinf(p):  # ties for the largest |x| share the gradient evenly, with x's sign
+        return self.sign() * scale_grad_by_count(grad, self.abs() == norm, dim)
+    if p < 1:
+        scaled = self.sign() * ops.where(self == 0, 0, self.abs().pow(p - 1))
+        return scaled * grad * norm.pow(1 - p)
+    scaled = self.sign() * self.abs().pow(p - 1)
+    return scaled * ops.where(norm == 0, 0, grad / norm.pow(p - 1))
 
 
 # -- shape and indexing -----------------------------------------------------------------------
@@ -58,8 +277,6 @@ def zeros_like(tensor: Any) -> Any:
     return _zeros_like(tensor)
 
 
-
-
 def unsqueeze_to(grad: Any, dim: Sequence[int] | int, sizes: Sequence[int]) -> Any:
     """Undo squeeze(dim): put back each squeezed dimension that had size 1."""
     dims = [dim] if isinstance(dim, int) else list(dim)
@@ -67,6 +284,111 @@ def unsqueeze_to(grad: Any, dim: Sequence[int] | int, sizes: Sequence[int]) -> A
         if sizes[d] == 1:
             grad = grad.unsqueeze(d)
     return grad
+
+
+def _zeros(sizes: Sequence[int], like: Any) -> Any:
+    """Zeros of `sizes` with `like`'s dtype, outside any graph."""
+    from runtime.factories import zeros
+
+    return zeros(tuple(sizes), dtype=like.dtype)
+
+
+def _wrap(dim: int, ndim: int) -> int:
+    return dim % ndim if ndim else 0
+
+
+def permute_backwards(grad: Any, dims: Sequence[int]) -> Any:
+    """Undo permute(dims) with the inverse permutation."""
+    inverse = [0] * len(dims)
+    for position, d in enumerate(dims):
+        inverse[_wrap(d, len(dims))] = position
+    return grad.permute(inverse)
+
+
+def cat_tensors_backward(grad: Any, sizes: Sequence[Sequence[int]], dim: int) -> list:
+    """Each input of cat gets its slice of the gradient (1-D empty inputs, which cat skips,
+    get an empty gradient)."""
+    dim = _wrap(dim, grad.ndim)
+    grads, start = [], 0
+    for shape in sizes:
+        if tuple(shape) == (0,) and grad.ndim != 1:
+            grads.append(_zeros(shape, grad))
+            continue
+        end = start + shape[dim]
+        grads.append(ops.slice(grad, dim, start, end))
+        start = end
+    return grads
+
+
+def stack_tensors_backward(grad: Any, dim: int, sizes: Sequence[Sequence[int]]) -> list:
+    """stack put input i at index i of `dim`: selecting it gives its gradient back."""
+    return [grad.select(dim, i) for i in range(len(sizes))]
+
+
+def split_with_sizes_backward(grads: Sequence[Any], split_sizes: Sequence[int], dim: int,
+                              sizes: Sequence[int]) -> Any:
+    """Concatenate the pieces' gradients, zeros for pieces that got none (None when none
+    did)."""
+    defined = next((g for g in grads if g is not None), None)
+    if defined is None:
+        return None
+    dim = _wrap(dim, len(sizes))
+    pieces = []
+    for grad, length in zip(grads, split_sizes, strict=True):
+        if grad is None:
+            shape = list(sizes)
+            shape[dim] = length
+            grad = _zeros(shape, defined)
+        pieces.append(grad)
+    return ops.cat(pieces, dim)
+
+
+def split_backward(grads: Sequence[Any], split_size: int, dim: int,
+                   sizes: Sequence[int]) -> Any:
+    """split.Tensor's pieces are all `split_size` long but the last, which holds the rest."""
+    length = sizes[_wrap(dim, len(sizes))]
+    pieces = [split_size] * (len(grads) - 1)
+    return split_with_sizes_backward(grads, [*pieces, length - sum(pieces)], dim, sizes)
+
+
+def unbind_backward(grads: Sequence[Any], dim: int) -> Any:
+    """Stack the slices' gradients back, zeros for slices that got none."""
+    defined = next((g for g in grads if g is not None), None)
+    if defined is None:
+        return None
+    return ops.stack([_zeros(defined.shape, defined) if g is None else g for g in grads], dim)
+
+
+def slice_backward_wrapper(grad: Any, sizes: Sequence[int], dim: int, start: int | None,
+                           end: int | None, step: int) -> Any:
+    """slice_backward with `start` and `end` made concrete the way slice reads them."""
+    dim = _wrap(dim, len(sizes))
+    start, end, _ = slice(start, end, step).indices(sizes[dim])
+    return ops.slice_backward(grad, sizes, dim, start, max(start, end), step)
+
+
+def index_backward(grad: Any, sizes: Sequence[int], indices: Sequence[Any]) -> Any:
+    """Scatter-add the gradient back to the indexed positions (repeated ones add up)."""
+    return ops._index_put_impl_(_zeros(sizes, grad), indices, grad, True, True)
+
+
+def index_select_backward(grad: Any, sizes: Sequence[int], dim: int, index: Any) -> Any:
+    return _zeros(sizes, grad).index_add(dim, index, grad)
+
+
+def gather_backward(grad: Any, sizes: Sequence[int], dim: int, index: Any) -> Any:
+    return _zeros(sizes, grad).scatter_add(dim, index, grad)
+
+
+def repeat_backward(grad: Any, repeats: Sequence[int], sizes: Sequence[int]) -> Any:
+    """Sum the copies: split each dimension into (repeat, size) and sum the repeat axes."""
+    lead = len(repeats) - len(sizes)
+    shape: list[int] = list(repeats[:lead])
+    for repeat, size in zip(repeats[lead:], sizes, strict=True):
+        shape += [repeat, size]
+    axes = [*range(lead), *range(lead, len(shape), 2)]
+    grad = grad.reshape(shape)
+    return grad.sum(axes) if axes else grad
 
 
 # -- linear algebra and nn --------------------------------------------------------------------

@@ -46,7 +46,8 @@ _NON_LEAF_GRAD_WARNING = (
 class Tensor(TensorMethods, CompositeMethods):
     __slots__ = (
         "_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_version_counter",
-        "_backward_hooks", "_retains_grad", "_grad_accumulator", "_base", "__weakref__",
+        "_backward_hooks", "_retains_grad", "_grad_accumulator", "_base", "_base_grad_fn",
+        "__weakref__",
     )
     # numpy defers to Tensor's reflected operators (np.float64(2) * t -> t.__rmul__).
     __array_ufunc__ = None
@@ -64,6 +65,7 @@ class Tensor(TensorMethods, CompositeMethods):
         tensor._retains_grad = False
         tensor._grad_accumulator = None
         tensor._base = None
+        tensor._base_grad_fn = None  # a view's: its base's grad_fn when the view was made
         return tensor
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -226,6 +228,10 @@ class Tensor(TensorMethods, CompositeMethods):
     def numel(self) -> int:
         return self._data.size
 
+    def is_contiguous(self) -> bool:
+        """Whether the elements lie in row-major order with no gaps (numpy's C order)."""
+        return self._data.flags.c_contiguous
+
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
@@ -302,11 +308,12 @@ class Tensor(TensorMethods, CompositeMethods):
 # ---------------------------------------------------------------------------------------
 
 def data(value: Any) -> Any:
-    """The numpy array of a Tensor; anything else (a number, None, a list) as it is."""
+    """The numpy array of a Tensor, a list of them for a Tensor[] (None items stay None,
+    as in index's `Tensor?[] indices`); anything else (a number, None) as it is."""
     if isinstance(value, Tensor):
         return value._data
-    if isinstance(value, list | tuple) and value and isinstance(value[0], Tensor):
-        return [v._data for v in value]
+    if isinstance(value, list | tuple) and any(isinstance(v, Tensor) for v in value):
+        return [v._data if isinstance(v, Tensor) else v for v in value]
     return value
 
 
@@ -327,6 +334,7 @@ def wrap_view(array: np.ndarray, base: Tensor) -> Tensor:
     tensor = Tensor._make(array, None)
     tensor._version_counter = base._version_counter
     tensor._base = base if base._base is None else base._base
+    tensor._base_grad_fn = tensor._base.grad_fn
     return tensor
 
 
@@ -344,9 +352,18 @@ def any_requires_grad(*values: Any) -> bool:
     return False
 
 
+_STALE_VIEW = (
+    "a view is used after an in-place operation on its base: gradgen does not regenerate the "
+    "view's grad_fn (PyTorch's AsStridedBackward0), so its gradient would skip that operation; "
+    "take the view again after the in-place operation"
+)
+
+
 def edge(value: Any) -> tuple[Node | None, int]:
     """Where the gradient for `value` goes: its grad_fn, or its leaf's AccumulateGrad."""
     if isinstance(value, Tensor):
+        if value._base is not None and value._base.grad_fn is not value._base_grad_fn:
+            raise RuntimeError(_STALE_VIEW)
         if value.grad_fn is not None:
             return (value.grad_fn, value._output_nr)
         if value._requires_grad:
@@ -380,6 +397,16 @@ def skip_output(tensor: Tensor, grad_fn: Node) -> None:
 def sizes(value: Any) -> tuple[int, ...]:
     """`x.shape`, also for a Python number standing in for a Tensor argument."""
     return value._data.shape if isinstance(value, Tensor) else ()
+
+
+def dim(value: Any) -> int:
+    """`x.ndim`, saved by a node whose formula reads only that."""
+    return value._data.ndim if isinstance(value, Tensor) else 0
+
+
+def numel(value: Any) -> int:
+    """`x.numel()`, saved by a node whose formula reads only that."""
+    return value._data.size if isinstance(value, Tensor) else 1
 
 
 def list_sizes(values: Sequence[Tensor]) -> list[tuple[int, ...]]:
