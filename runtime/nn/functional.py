@@ -7,7 +7,7 @@ reads as it does with PyTorch.
 
 from __future__ import annotations
 
-from generated.ops import relu
+from generated.ops import gelu, relu, sigmoid, tanh
 from runtime.composite import linear
 
-__all__ = ["linear", "relu"]
+__all__ = ["gelu", "linear", "relu", "sigmoid", "tanh"]

@@ -11,7 +11,8 @@ import math
 import warnings
 
 from runtime import factories
-from runtime.tensor import Tensor, write_inplace
+from runtime.grad_mode import no_grad
+from runtime.tensor import Tensor
 
 __all__ = [
     "calculate_gain", "constant_", "ones_", "zeros_", "uniform_", "normal_", "xavier_uniform_",
@@ -19,11 +20,11 @@ __all__ = [
 ]
 
 
-def _fill_(tensor: Tensor, values: Tensor) -> Tensor:
-    """Overwrite `tensor`'s storage with `values` (a `copy_` under no_grad): no graph is
-    recorded, even for a parameter that requires grad, and the version counter moves on."""
-    write_inplace(tensor, values._data)
-    return tensor
+def _no_grad_copy_(tensor: Tensor, values: Tensor) -> Tensor:
+    """`tensor.copy_(values)` outside any graph: a parameter that requires grad may be
+    overwritten (as PyTorch's init does under no_grad) and its version counter moves on."""
+    with no_grad():
+        return tensor.copy_(values)
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -67,16 +68,16 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
     """Fill with values drawn from U(a, b)."""
-    return _fill_(tensor, factories.rand(tensor.shape, dtype=tensor.dtype) * (b - a) + a)
+    return _no_grad_copy_(tensor, factories.rand(tensor.shape, dtype=tensor.dtype) * (b - a) + a)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """Fill with values drawn from N(mean, std²)."""
-    return _fill_(tensor, factories.randn(tensor.shape, dtype=tensor.dtype) * std + mean)
+    return _no_grad_copy_(tensor, factories.randn(tensor.shape, dtype=tensor.dtype) * std + mean)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
-    return _fill_(tensor, factories.full_like(tensor, val))
+    return _no_grad_copy_(tensor, factories.full_like(tensor, val))
 
 
 def ones_(tensor: Tensor) -> Tensor:

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from runtime import dtypes
 from runtime.grad_mode import no_grad
 from runtime.nn.parameter import Parameter
-from runtime.tensor import Tensor, type_string, write_inplace
+from runtime.tensor import Tensor, type_string
 
 __all__ = ["Module", "typename"]
 
@@ -424,5 +424,5 @@ def _copy_into(key: str, target: Tensor, value: Any) -> list[str]:
         return [f"size mismatch for {key}: copying a param with shape {_size(value.shape)} "
                 f"from checkpoint, the shape in current model is {_size(target.shape)}."]
     with no_grad():
-        write_inplace(target, value._data)
+        target.copy_(value)
     return []

@@ -55,10 +55,8 @@ class Embedding(Module):
         """PyTorch's default: N(0, 1), with the padding row zeroed."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            keep = factories.tensor([[float(i != self.padding_idx)]
-                                     for i in range(self.num_embeddings)], dtype=self.weight.dtype)
             with no_grad():
-                init._fill_(self.weight, self.weight * keep)
+                self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
