@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
 import runtime as rt
@@ -68,22 +69,24 @@ def _tiny_model(lib):
     return TinyModel()
 
 
-def _assert_close(actual: rt.Tensor, expected: torch.Tensor, rtol: float = 1e-5) -> None:
-    """Agreement to `rtol` relative to the tensor's scale: float32 sums of 1000 products
-    are rounded differently by numpy and PyTorch, so a near-zero element is compared
-    against the size of its neighbours rather than its own."""
+def _assert_close(actual: rt.Tensor, expected: torch.Tensor, elementwise: bool) -> None:
+    """Agreement to 1e-5 relative. In float32 it is relative to the tensor's scale: numpy
+    and PyTorch round sums of 1000 products differently (about 5e-7 of the largest
+    element), so an element near zero by cancellation is compared against the size of its
+    neighbours. In float64 every element must agree to 1e-5 of itself."""
     actual, expected = np.asarray(actual.detach().numpy()), expected.detach().numpy()
-    scale = float(np.abs(expected).max())
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol * scale)
+    atol = 0.0 if elementwise else 1e-5 * float(np.abs(expected).max())
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=atol)
 
 
-def test_seed_numbers_match_torch():
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_seed_numbers_match_torch(dtype):
     torch.manual_seed(0)
-    theirs = _tiny_model(torch)
-    ours = _tiny_model(rt)
+    theirs = _tiny_model(torch).to(getattr(torch, dtype))
+    ours = _tiny_model(rt).to(getattr(rt, dtype))
     ours.load_state_dict({k: rt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
-    some_input = torch.randn(16, 1000)
-    ideal_output = torch.randn(16, 10)
+    some_input = torch.randn(16, 1000, dtype=theirs.layer1.weight.dtype)
+    ideal_output = torch.randn(16, 10, dtype=theirs.layer1.weight.dtype)
 
     steps = []
     for lib, model, x, y in [(torch, theirs, some_input, ideal_output),
@@ -101,10 +104,12 @@ def test_seed_numbers_match_torch():
         steps.append((loss, grads, weights, zeroed))
 
     (t_loss, t_grads, t_weights, _), (r_loss, r_grads, r_weights, r_zeroed) = steps
-    _assert_close(r_loss, t_loss)
+    elementwise = dtype == "float64"
+    assert r_loss.dtype is getattr(rt, dtype)
+    _assert_close(r_loss, t_loss, elementwise)
     assert r_grads.keys() == t_grads.keys() == {"layer1.weight", "layer1.bias",
                                                 "layer2.weight", "layer2.bias"}
     for name in t_grads:
-        _assert_close(r_grads[name], t_grads[name])
-        _assert_close(r_weights[name], t_weights[name])
+        _assert_close(r_grads[name], t_grads[name], elementwise)
+        _assert_close(r_weights[name], t_weights[name], elementwise)
     assert r_zeroed == [0.0, 0.0, 0.0, 0.0]
