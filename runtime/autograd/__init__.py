@@ -139,3 +139,10 @@ def grad(
                 )
         results.append(grad_)
     return tuple(results)
+
+
+# Submodules built on backward/grad above (imported last: they use them).
+from runtime.autograd import functional  # noqa: E402
+from runtime.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+
+__all__ += ["functional", "gradcheck", "gradgradcheck", "GradcheckError"]
