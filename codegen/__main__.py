@@ -5,9 +5,9 @@
     python -m codegen --spec P --out D
     python -m codegen verify [OP ...] prove the formulas of the named ops (all by default)
 
-A bad spec exits with status 2 and leaves the output directory as it was: every file is
-rendered first, written to a temporary directory, and moved into place only when all of
-them succeeded.
+A bad spec (or an output directory that cannot be written) exits with status 2 and leaves
+the output directory as it was: every file is rendered first, written to a temporary
+directory, and moved into place only when all of them succeeded.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def generate(spec: Path) -> dict[str, str]:
 def _existing(out: Path) -> dict[str, str]:
     if not out.is_dir():
         return {}
-    return {p.name: p.read_text() for p in sorted(out.glob("*.py"))}
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(out.glob("*.py"))}
 
 
 def stale_diff(files: dict[str, str], out: Path) -> str:
@@ -50,23 +50,31 @@ def stale_diff(files: dict[str, str], out: Path) -> str:
 
 
 def write_atomically(files: dict[str, str], out: Path) -> None:
-    """Write all files to a temporary directory, then swap it in for `out`."""
+    """Write all files to a temporary directory, then swap it in for `out`.
+
+    Whatever fails (a full disk, a permission), `out` is left as it was.
+    """
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=out.parent))
+    retired = None
     try:
         for name, text in files.items():
-            (staging / name).write_text(text)
+            (staging / name).write_text(text, encoding="utf-8")
         if out.exists():
             retired = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-", dir=out.parent))
             os.rename(out, retired / out.name)
+        try:
             os.rename(staging, out)
-            shutil.rmtree(retired)
-        else:
-            os.rename(staging, out)
+        except OSError:
+            if retired is not None:
+                os.rename(retired / out.name, out)
+            raise
     finally:
         if staging.exists():
             shutil.rmtree(staging)
+        if retired is not None:
+            shutil.rmtree(retired, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,7 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     if not stale_diff(files, args.out):
         print(f"{args.out} is up to date ({len(files)} files)")
         return 0
-    write_atomically(files, args.out)
+    try:
+        write_atomically(files, args.out)
+    except OSError as error:
+        print(f"cannot write {args.out}: {error}; it was left as it was", file=sys.stderr)
+        return 2
     print(f"wrote {len(files)} files to {args.out}")
     return 0
 

@@ -18,6 +18,12 @@ from codegen.schema import FunctionSchema
 SIZE_ATTRIBUTES = {"shape": ("sizes", "sym_sizes"), "ndim": ("dim", "dim"),
                    "dtype": ("scalar_type", "scalar_type")}
 SIZE_METHODS = {"numel": ("numel", "sym_numel")}
+# Saved-attribute kinds that keep a size, each computed by the runtime.tensor function of
+# the same name; `to_args_sizes(xs)` gives list_sizes.
+SIZE_KINDS = frozenset(
+    [kind for kind, _ in SIZE_ATTRIBUTES.values()] + [kind for kind, _ in SIZE_METHODS.values()]
+    + ["list_sizes"]
+)
 # Builtins a formula may call: pure, and needed for index and size arithmetic.
 ALLOWED_BUILTINS = frozenset({"len", "int", "float", "tuple", "list", "range", "min", "max", "abs"})
 # Tensor methods that the runtime defines by hand (not in the spec) and formulas may call.
@@ -46,12 +52,32 @@ _ALLOWED_NODES = (
 )
 
 
+def _position(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 1) - 1, getattr(node, "col_offset", 0)
+
+
+def _attr_position(node: ast.Attribute) -> tuple[int, int]:
+    """Where the attribute's name starts: `x.data` points at `data`, not at `x`."""
+    return node.end_lineno - 1, node.end_col_offset - len(node.attr.encode())
+
+
 class FormulaError(Exception):
-    """A problem in a formula; `offset` is (line, column) within the formula, 0-based."""
+    """A problem in a formula; `offset` is ast's (line, UTF-8 byte column), 0-based, within
+    the stripped formula."""
 
     def __init__(self, message: str, offset: tuple[int, int] = (0, 0)) -> None:
         super().__init__(message)
         self.offset = offset
+
+    def index(self, text: str) -> int:
+        """The offset as a character index into `text`, the formula as the spec wrote it."""
+        stripped = text.strip()
+        line, column = self.offset
+        lines = stripped.splitlines(keepends=True) or [""]
+        line = min(line, len(lines) - 1)
+        before = sum(len(x) for x in lines[:line])
+        column = len(lines[line].encode()[:column].decode(errors="ignore"))
+        return len(text) - len(text.lstrip()) + before + column
 
 
 @dataclass(frozen=True)
@@ -75,8 +101,10 @@ def local_name(name: str) -> str:
 class _Analysis:
     saved: list[SavedAttribute] = field(default_factory=list)
     grad_indices: set[int] = field(default_factory=set)
-    uses_grad: bool = False
-    uses_grads: bool = False
+    grad_names: set[str] = field(default_factory=set)  # `grad` and `grad_<name>` read
+    # Where `grad` and `grads[i]` / `grad_<name>` first appear, to point at a mix of both.
+    grad_at: tuple[int, int] | None = None
+    grads_at: tuple[int, int] | None = None
 
     def save(self, kind: str, source: str, name: str) -> None:
         attr = SavedAttribute(kind, source, name)
@@ -97,8 +125,7 @@ class _Rewriter(ast.NodeTransformer):
 
     # -- errors ---------------------------------------------------------------------------
     def fail(self, node: ast.AST, message: str) -> FormulaError:
-        position = (getattr(node, "lineno", 1) - 1, getattr(node, "col_offset", 0))
-        return FormulaError(message, position)
+        return FormulaError(message, _position(node))
 
     def known_names(self) -> list[str]:
         names = set(self.arguments) | set(self.outputs) | self.scope.ops | self.scope.helpers
@@ -135,28 +162,56 @@ class _Rewriter(ast.NodeTransformer):
             return node.id
         return None
 
-    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+    def _size_only(
+        self, receiver: ast.AST, kinds: dict, attr: str, node: ast.AST
+    ) -> ast.AST | None:
+        """`x.shape` (or `x.numel()`) of a tensor argument or output: save the size, not x."""
+        source = self._size_source(receiver)
+        if source is None or self.scope.forward:
+            return None
+        kind, suffix = kinds[attr]
+        name = f"{local_name(source).rstrip('_')}_{suffix}"
+        self.result.save(kind, source, name)
+        return ast.copy_location(ast.Name(name, ast.Load()), node)
+
+    def _check_attribute(self, node: ast.Attribute, allowed: bool) -> None:
         if node.attr.startswith("__"):
-            raise self.fail(node, f"dunder attribute {node.attr!r} is not allowed in a formula")
-        if node.attr not in SIZE_ATTRIBUTES:
-            raise self.fail(
-                node,
+            raise FormulaError(
+                f"dunder attribute {node.attr!r} is not allowed in a formula", _attr_position(node)
+            )
+        if not allowed:
+            raise FormulaError(
                 f"attribute {node.attr!r} is not allowed; a formula may read only "
                 ".shape, .ndim, .dtype and .numel() of a tensor, or call a Tensor method",
+                _attr_position(node),
             )
-        source = self._size_source(node.value)
-        if source is not None and not self.scope.forward:
-            kind, suffix = SIZE_ATTRIBUTES[node.attr]
-            name = f"{local_name(source).rstrip('_')}_{suffix}"
-            self.result.save(kind, source, name)
-            return ast.copy_location(ast.Name(name, ast.Load()), node)
-        return self.generic_visit(node)
+        value = node.value
+        if isinstance(value, ast.Name) and value.id in self.arguments \
+                and self.arguments[value.id].type.is_tensor_list:
+            raise self.fail(
+                value, f"{value.id!r} is a Tensor[]: it has no .{node.attr}; "
+                f"use to_args_sizes({value.id}) for its shapes",
+            )
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        # An expression receiver is checked first, so that the leftmost mistake is reported;
+        # a plain name waits: `x.shape` must not save x.
+        if not isinstance(node.value, ast.Name):
+            node.value = self.visit(node.value)
+        self._check_attribute(node, node.attr in SIZE_ATTRIBUTES)
+        size = self._size_only(node.value, SIZE_ATTRIBUTES, node.attr, node)
+        if size is not None:
+            return size
+        if isinstance(node.value, ast.Name):
+            node.value = self.visit(node.value)
+        return node
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         func = node.func
         if isinstance(func, ast.Attribute):
             return self._method_call(node, func)
         if not isinstance(func, ast.Name):
+            self.visit(func)  # `(lambda g: g)(grad)` is reported as a lambda
             raise self.fail(node, "only named functions and Tensor methods can be called")
         name = func.id
         if name.startswith("__"):
@@ -181,24 +236,23 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
     def _method_call(self, node: ast.Call, func: ast.Attribute) -> ast.AST:
-        if func.attr.startswith("__"):
-            raise self.fail(func, f"dunder attribute {func.attr!r} is not allowed in a formula")
+        if not isinstance(func.value, ast.Name):
+            func.value = self.visit(func.value)
+        self._check_attribute(func, allowed=True)
         if func.attr in SIZE_METHODS:
             if node.args or node.keywords:
                 raise self.fail(node, f".{func.attr}() takes no arguments in a formula")
-            source = self._size_source(func.value)
-            if source is not None and not self.scope.forward:
-                kind, suffix = SIZE_METHODS[func.attr]
-                name = f"{local_name(source).rstrip('_')}_{suffix}"
-                self.result.save(kind, source, name)
-                return ast.copy_location(ast.Name(name, ast.Load()), node)
+            size = self._size_only(func.value, SIZE_METHODS, func.attr, node)
+            if size is not None:
+                return size
         elif func.attr not in self.scope.methods and func.attr not in CORE_TENSOR_METHODS:
             close = difflib.get_close_matches(
                 func.attr, sorted(self.scope.methods | CORE_TENSOR_METHODS), n=1
             )
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise self.fail(func, f"unknown Tensor method {func.attr!r}{hint}")
-        func.value = self.visit(func.value)
+            raise FormulaError(f"unknown Tensor method {func.attr!r}{hint}", _attr_position(func))
+        if isinstance(func.value, ast.Name):
+            func.value = self.visit(func.value)
         node.args = [self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
         return node
@@ -225,7 +279,7 @@ class _Rewriter(ast.NodeTransformer):
                     f"grads[{index.value}] is out of range: the op has "
                     f"{len(self.outputs)} output(s)",
                 )
-            self.result.uses_grads = True
+            self.result.grads_at = self.result.grads_at or _position(node)
             self.result.grad_indices.add(index.value)
             return node
         return self.generic_visit(node)
@@ -237,7 +291,8 @@ class _Rewriter(ast.NodeTransformer):
         if self.scope.forward:
             return self._forward_name(node)
         if name == "grad":
-            self.result.uses_grad = True
+            self.result.grad_names.add(name)
+            self.result.grad_at = self.result.grad_at or _position(node)
             self.result.grad_indices.add(0)
             return node
         if name == "grads":
@@ -245,11 +300,12 @@ class _Rewriter(ast.NodeTransformer):
             if len(returns) == 1 and returns[0].type.is_list:
                 # `-> Tensor[]`: the formula takes the whole list, None where an output
                 # got no gradient (split_backward(grads, ...)).
-                self.result.uses_grads = True
+                self.result.grads_at = self.result.grads_at or _position(node)
                 return node
             raise self.fail(node, "grads must be indexed with a literal: grads[0]")
         if name in self.named_grads:
-            self.result.uses_grads = True
+            self.result.grad_names.add(name)
+            self.result.grads_at = self.result.grads_at or _position(node)
             self.result.grad_indices.add(self.named_grads[name])
             return node
         if name == "grad_input_mask" and self.scope.fused:
@@ -293,24 +349,47 @@ class AnalyzedFormula:
     code: str
     saved: tuple[SavedAttribute, ...]
     grad_indices: tuple[int, ...]
-    uses_grad: bool
-    uses_grads: bool
+    grad_names: tuple[str, ...]  # which of `grad`, `grad_<name>` the code reads
 
 
 def parse_expression(text: str) -> ast.Expression:
+    """Parse a formula as one Python expression; a statement gets a FormulaError naming it."""
     stripped = text.strip()
-    first = stripped.split(None, 1)[0] if stripped else ""
-    if first in ("import", "from"):
-        raise FormulaError("import is not allowed in a formula")
     try:
         return ast.parse(stripped, mode="eval")
     except SyntaxError as error:
-        if "=" in stripped and first.isidentifier() and stripped.split(None, 2)[1:2] == ["="]:
-            raise FormulaError("an assignment is not allowed in a formula") from None
+        _reject_statement(stripped)
+        line = (error.lineno or 1) - 1
+        line_text = (stripped.splitlines() or [""])[min(line, len(stripped.splitlines()) - 1)]
+        # Python reports offset 0 when the text ended too soon: point at its end.
+        end = error.offset - 1 if error.offset else len(line_text)
+        column = len(line_text[:end].encode())
+        raise FormulaError(f"invalid Python expression: {error.msg}", (line, column)) from None
+
+
+def _reject_statement(text: str) -> None:
+    """Raise a FormulaError if `text` is a statement (import, assignment, ...)."""
+    try:
+        module = ast.parse(text, mode="exec")
+    except SyntaxError:
+        return
+    if not module.body:
+        return
+    statement = module.body[0]
+    if isinstance(statement, ast.Import | ast.ImportFrom):
+        raise FormulaError("import is not allowed in a formula", _position(statement))
+    if isinstance(statement, ast.Assign | ast.AugAssign | ast.AnnAssign):
+        target = statement.targets[-1] if isinstance(statement, ast.Assign) else statement.target
+        # Point at the operator (`=`, `+=`, `:`) right after the target.
+        line = text.splitlines()[target.end_lineno - 1].encode()
+        operator = len(line) - len(line[target.end_col_offset :].lstrip())
         raise FormulaError(
-            f"invalid Python expression: {error.msg}",
-            ((error.lineno or 1) - 1, max((error.offset or 1) - 1, 0)),
-        ) from None
+            "an assignment is not allowed in a formula", (target.end_lineno - 1, operator)
+        )
+    raise FormulaError(
+        f"a {type(statement).__name__} statement is not allowed in a formula",
+        _position(statement),
+    )
 
 
 def analyze(text: str, scope: Scope) -> AnalyzedFormula:
@@ -319,12 +398,14 @@ def analyze(text: str, scope: Scope) -> AnalyzedFormula:
     rewriter = _Rewriter(scope)
     tree = ast.fix_missing_locations(rewriter.visit(tree))
     result = rewriter.result
-    if result.uses_grad and result.uses_grads:
-        raise FormulaError("a formula uses either grad or grads[i] (grad_<name>), not both")
+    if result.grad_at is not None and result.grads_at is not None:
+        raise FormulaError(
+            "a formula uses either grad or grads[i] (grad_<name>), not both",
+            max(result.grad_at, result.grads_at),
+        )
     return AnalyzedFormula(
         code=ast.unparse(tree),
         saved=tuple(result.saved),
         grad_indices=tuple(sorted(result.grad_indices)),
-        uses_grad=result.uses_grad,
-        uses_grads=result.uses_grads,
+        grad_names=tuple(sorted(result.grad_names)),
     )

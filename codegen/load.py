@@ -7,8 +7,10 @@ column, and so that no tag outside plain YAML can ever construct an object.
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -27,6 +29,8 @@ from codegen.schema import FunctionSchema, SchemaError, parse_schema
 
 # Keys gradgen adds to torchgen's: how an op is exposed, and its sample inputs for tests.
 BINDING_KEYS = ("variants", "inplace", "python_binding", "samples")
+# Every key an entry may have besides its arguments' and outputs' formulas.
+ENTRY_KEYS = ("name", "output_differentiability", *BINDING_KEYS)
 _SAFE_TAGS = {
     "tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "seq", "map")
 }
@@ -44,7 +48,7 @@ def manual_helpers(path: Path) -> frozenset[str]:
     """Public functions of runtime/manual.py, read with ast so codegen never imports runtime."""
     if not path.exists():
         return frozenset()
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     return frozenset(
         n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")
     )
@@ -53,18 +57,43 @@ def manual_helpers(path: Path) -> frozenset[str]:
 class _Reader:
     """Turns composed YAML nodes into Python values, refusing anything but plain YAML."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, text: str) -> None:
         self.path = path
+        self.text = text
+        self.constructor = yaml.constructor.SafeConstructor()
 
-    def location(self, node: yaml.Node, offset: tuple[int, int] = (0, 0)) -> Location:
-        mark = node.start_mark
-        line_offset, column_offset = offset
-        quoted = isinstance(node, yaml.ScalarNode) and node.style in ("'", '"')
-        if line_offset:
-            return Location(self.path, mark.line + 1 + line_offset, column_offset + 1)
-        return Location(self.path, mark.line + 1, mark.column + 1 + quoted + column_offset)
+    def location(self, node: yaml.Node, index: int = 0) -> Location:
+        """Where character `index` of a scalar's value is in the file.
+
+        A value is not always a slice of the file: quotes, `|`/`>` headers and the folding
+        of a plain scalar over several lines change it. Only whitespace changes, so the
+        n-th non-blank character of the value is the n-th non-blank one of its source.
+        """
+        start = node.start_mark.index
+        if not isinstance(node, yaml.ScalarNode) or not index:
+            return self._at(start + (node.style in ("'", '"') if isinstance(
+                node, yaml.ScalarNode) else 0))
+        source = self.text[start : node.end_mark.index]
+        skip = 1 if node.style in ("'", '"') else 0
+        if node.style in ("|", ">"):
+            skip = source.index("\n") + 1
+        wanted = sum(not c.isspace() for c in node.value[:index])
+        seen = 0
+        for offset in range(skip, len(source)):
+            if source[offset].isspace():
+                continue
+            if seen == wanted:
+                return self._at(start + offset)
+            seen += 1
+        return self._at(node.end_mark.index)
+
+    def _at(self, index: int) -> Location:
+        line = self.text.count("\n", 0, index)
+        column = index - (self.text.rfind("\n", 0, index) + 1)
+        return Location(self.path, line + 1, column + 1)
 
     def check_tags(self, node: yaml.Node, entry: str) -> None:
+        """Only plain YAML: the tags of str, int, float, bool, null, lists and mappings."""
         stack = [node]
         while stack:
             current = stack.pop()
@@ -79,27 +108,26 @@ class _Reader:
                     stack.extend((key, value))
 
     def value(self, node: yaml.Node) -> object:
+        """The plain Python value of a node whose tags were checked."""
         if isinstance(node, yaml.SequenceNode):
             return [self.value(v) for v in node.value]
         if isinstance(node, yaml.MappingNode):
             return {self.value(k): self.value(v) for k, v in node.value}
-        kind = node.tag.rsplit(":", 1)[-1]
-        text = node.value
-        if kind == "null":
-            return None
-        if kind == "bool":
-            return text.lower() in ("true", "yes", "on")
-        if kind == "int":
-            return int(text.replace("_", ""), 0)
-        if kind == "float":
-            if text.lower().lstrip("+-") in (".inf", ".nan"):  # YAML's infinity and NaN
-                return float(text.lower().replace(".", ""))
-            return float(text.replace("_", ""))
-        return text
+        return self.constructor.construct_object(node)
 
 
-def _compose(text: str, path: str) -> yaml.Node:
+def _compose(reader: _Reader) -> yaml.SequenceNode:
+    """The spec's YAML, composed (never constructed); raises SpecError."""
+    text, path = reader.text, reader.path
     try:
+        # No aliases: `*name` shares a node, and a few nested ones blow up exponentially.
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, yaml.AliasToken):
+                mark = token.start_mark
+                raise SpecError(
+                    Location(path, mark.line + 1, mark.column + 1), "<yaml>",
+                    "YAML aliases (*name) are not allowed in the spec",
+                )
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
@@ -109,6 +137,8 @@ def _compose(text: str, path: str) -> yaml.Node:
         raise SpecError(Location(path, 1, 1), "<yaml>", f"YAML error: {error}") from None
     if root is None:
         raise SpecError(Location(path, 1, 1), "<spec>", "the spec is empty: no entries")
+    if root.tag not in _SAFE_TAGS:
+        raise SpecError(reader.location(root), "<spec>", f"tag {root.tag!r} is not allowed")
     if not isinstance(root, yaml.SequenceNode):
         raise SpecError(
             Location(path, root.start_mark.line + 1, root.start_mark.column + 1),
@@ -124,7 +154,7 @@ def load_spec(path: Path | str, helpers_path: Path | str | None = None) -> list[
     """Read and check a spec; the first mistake raises SpecError."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise SpecError(Location(str(path), 1, 1), "<spec>", f"cannot read: {error}") from None
     if helpers_path is None:
@@ -133,10 +163,10 @@ def load_spec(path: Path | str, helpers_path: Path | str | None = None) -> list[
 
 
 def parse_spec(text: str, path: str, helpers: frozenset[str]) -> list[OpInfo]:
-    reader = _Reader(path)
-    root = _compose(text, path)
-    entries: list[tuple[yaml.MappingNode, FunctionSchema, dict[str, tuple[yaml.Node, yaml.Node]]]]
-    entries = []
+    """Check a spec's text (`path` names it in errors); the first mistake raises SpecError."""
+    reader = _Reader(path, text)
+    root = _compose(reader)
+    entries: list[tuple[FunctionSchema, dict[str, tuple[yaml.Node, yaml.Node]]]] = []
     seen: dict[str, Location] = {}
     for index, node in enumerate(root.value):
         label = f"<entry {index + 1}>"
@@ -161,7 +191,7 @@ def parse_spec(text: str, path: str, helpers: frozenset[str]) -> list[OpInfo]:
             schema = parse_schema(name_node.value)
         except SchemaError as error:
             raise SpecError(
-                reader.location(name_node, (0, error.column)), label, f"malformed schema: {error}"
+                reader.location(name_node, error.column), label, f"malformed schema: {error}"
             ) from None
         location = reader.location(name_node)
         if schema.name in seen:
@@ -170,18 +200,17 @@ def parse_spec(text: str, path: str, helpers: frozenset[str]) -> list[OpInfo]:
                 f"line {seen[schema.name].line}"
             )
         seen[schema.name] = location
-        entries.append((node, schema, keys))
+        entries.append((schema, keys))
 
-    ops = frozenset(s.base for _, s, _ in entries if s.arguments)
+    ops = frozenset(s.base for s, _ in entries if s.arguments)
     methods = frozenset(
-        s.base for _, s, k in entries if _variants(reader, s, k)[1]
-    ) | frozenset(f"{s.base}_" for _, s, k in entries if "inplace" in k)
+        s.base for s, k in entries if _variants(reader, s, k)[1]
+    ) | frozenset(f"{s.base}_" for s, k in entries if "inplace" in k)
     counter: Counter[str] = Counter()
-    infos = []
-    for _node, schema, keys in entries:
-        info = _load_entry(reader, schema, keys, ops, methods, helpers, counter)
-        infos.append(info)
-    return infos
+    return [
+        _load_entry(reader, schema, keys, ops, methods, helpers, counter)
+        for schema, keys in entries
+    ]
 
 
 def _variants(reader: _Reader, schema: FunctionSchema, keys: dict) -> tuple[bool, bool]:
@@ -227,8 +256,8 @@ def _load_entry(
     outputs = schema.return_names()
     function, method = _variants(reader, schema, keys)
 
-    def fail(node: yaml.Node, message: str, offset: tuple[int, int] = (0, 0)) -> SpecError:
-        return SpecError(reader.location(node, offset), entry, message)
+    def fail(node: yaml.Node, message: str, index: int = 0) -> SpecError:
+        return SpecError(reader.location(node, index), entry, message)
 
     output_differentiability = tuple(True for _ in outputs)
     if "output_differentiability" in keys:
@@ -249,24 +278,28 @@ def _load_entry(
     non_differentiable: list[str] = []
     covered: set[str] = set()
     for key_text, (key, value) in keys.items():
-        if key_text in ("name", "output_differentiability") or key_text in BINDING_KEYS:
+        if key_text in ENTRY_KEYS:
             continue
         names = [n.strip() for n in key_text.split(",")]
+        forward_key = all(n in outputs or _RESULT_KEY.match(n) for n in names)
+        for n in names:
+            if n not in arguments and not forward_key:
+                raise fail(key, _unknown_key(n, schema), key_text.index(n))
         if not isinstance(value, yaml.ScalarNode) or not isinstance(reader.value(value), str):
             raise fail(value, f"the formula for {key_text!r} must be a string")
         formula = value.value
-        if all(n in outputs or _RESULT_KEY.match(n) for n in names):
+        if forward_key:
             fwd = _forward_formula(schema, key, value, names, ops, methods, helpers, fail)
             forward.append((fwd, value))
             continue
         for n in names:
-            if n not in arguments:
-                candidates = ", ".join([*arguments, *outputs]) or "none"
-                raise fail(key, f"key {n!r} names no argument or return (have: {candidates})")
             if not arguments[n].type.is_tensor_like:
-                raise fail(key, f"{n!r} is a {arguments[n].type}, not a Tensor: it has no gradient")
+                raise fail(
+                    key, f"{n!r} is a {arguments[n].type}, not a Tensor: it has no gradient",
+                    key_text.index(n),
+                )
             if n in covered:
-                raise fail(key, f"{n!r} has two formulas")
+                raise fail(key, f"{n!r} has two formulas", key_text.index(n))
             covered.add(n)
         if formula.strip() == "non_differentiable":
             non_differentiable.extend(names)
@@ -279,18 +312,20 @@ def _load_entry(
                     value, 'not_implemented takes one string literal: not_implemented("why")'
                 )
             derivatives.append(
-                Derivative(tuple(names), formula, "", (), (), message, value.start_mark.line + 1)
+                Derivative(tuple(names), formula, "", (), (), not_implemented=message,
+                           line=value.start_mark.line + 1)
             )
             continue
         scope = Scope(schema, ops, methods, helpers, fused=len(names) > 1)
         try:
             analyzed = analyze(formula, scope)
         except FormulaError as error:
-            raise fail(value, f"in the formula for {key_text!r}: {error}", error.offset) from None
+            message = f"in the formula for {key_text!r}: {error}"
+            raise fail(value, message, error.index(formula)) from None
         derivatives.append(
             Derivative(
                 tuple(names), formula, analyzed.code, analyzed.saved, analyzed.grad_indices,
-                None, value.start_mark.line + 1,
+                analyzed.grad_names, line=value.start_mark.line + 1,
             )
         )
 
@@ -298,10 +333,11 @@ def _load_entry(
     if differentiable_outputs:
         for arg in schema.arguments:
             if arg.type.is_tensor_like and arg.name not in covered:
-                raise SpecError(
-                    reader.location(keys["name"][1]), entry,
+                raise fail(
+                    keys["name"][1],
                     f"Tensor input {arg.name!r} has no formula: give it one, or say "
                     f"`{arg.name}: non_differentiable`",
+                    _argument_index(keys["name"][1].value, arg.name),
                 )
     differentiable = [n for d in derivatives for n in d.var_names]
     for fwd, value in forward:
@@ -324,10 +360,13 @@ def _load_entry(
         Input(n, i, arguments[n].type.is_tensor_list) for i, n in enumerate(inputs_names)
     )
 
+    # As torchgen: an entry with a formula takes a number even if no output is
+    # differentiable (then no node is ever made, so no class is generated).
     node_name = None
-    if derivatives and differentiable_outputs:
+    if derivatives:
         prefix = node_name_prefix(schema.base)
-        node_name = f"{prefix}{counter[prefix]}"
+        if differentiable_outputs:
+            node_name = f"{prefix}{counter[prefix]}"
         counter[prefix] += 1
 
     saved: list[SavedAttribute] = []
@@ -344,7 +383,7 @@ def _load_entry(
             if view_of is None:
                 raise fail(keys["name"][1], f"return alias ({ret.type.alias}) matches no argument")
 
-    samples = reader.value(keys["samples"][1]) if "samples" in keys else None
+    samples = _samples(reader, schema, keys["samples"][1]) if "samples" in keys else None
     return OpInfo(
         schema=schema,
         location=reader.location(keys["name"][1]),
@@ -364,6 +403,49 @@ def _load_entry(
     )
 
 
+def _samples(reader: _Reader, schema: FunctionSchema, node: yaml.Node) -> list:
+    """`samples:` as plain values: a list of mappings from argument names (or flags)."""
+    if not isinstance(node, yaml.SequenceNode):
+        raise SpecError(reader.location(node), schema.name, "samples must be a list of mappings")
+    from codegen.verify import SAMPLE_KEYS  # the flags verify understands (it imports us)
+
+    known = [a.name for a in schema.arguments] + list(SAMPLE_KEYS)
+    for sample in node.value:
+        if not isinstance(sample, yaml.MappingNode):
+            raise SpecError(
+                reader.location(sample), schema.name,
+                "a sample must be a mapping like {self: [3, 4]}",
+            )
+        for key, _ in sample.value:
+            if key.value not in known:
+                close = difflib.get_close_matches(str(key.value), known, n=1, cutoff=0.6)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise SpecError(
+                    reader.location(key), schema.name,
+                    f"sample key {key.value!r} is neither an argument nor one of "
+                    f"{', '.join(SAMPLE_KEYS)}{hint}",
+                )
+    return reader.value(node)
+
+
+def _unknown_key(key: str, schema: FunctionSchema) -> str:
+    """The error for a key that is neither an entry key, an argument nor an output."""
+    known = [*(a.name for a in schema.arguments), *schema.return_names(), *ENTRY_KEYS]
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    arguments = ", ".join(a.name for a in schema.arguments) or "none"
+    return (
+        f"unknown key {key!r}: {hint}A key is an argument ({arguments}), an output "
+        f"({', '.join(schema.return_names())}) or one of {', '.join(ENTRY_KEYS)}"
+    )
+
+
+def _argument_index(schema_text: str, name: str) -> int:
+    """Where argument `name` is declared in a schema's text (after its type and a blank)."""
+    match = re.search(rf"(?<=\s){re.escape(name)}(?=\s*[=,)])", schema_text)
+    return match.start() if match else 0
+
+
 def _freeze(value: object) -> object:
     if isinstance(value, list):
         return tuple(_freeze(v) for v in value)
@@ -381,7 +463,17 @@ def _string_literal(text: str) -> str | None:
     return body.value if isinstance(body, ast.Constant) and isinstance(body.value, str) else None
 
 
-def _forward_formula(schema, key, value, names, ops, methods, helpers, fail) -> ForwardDerivative:
+def _forward_formula(
+    schema: FunctionSchema,
+    key: yaml.Node,
+    value: yaml.ScalarNode,
+    names: list[str],
+    ops: frozenset[str],
+    methods: frozenset[str],
+    helpers: frozenset[str],
+    fail: Callable[..., SpecError],
+) -> ForwardDerivative:
+    """A `result:` key: auto_element_wise, auto_linear or a checked JVP formula."""
     outputs = schema.return_names()
     for n in names:
         if n not in outputs:
@@ -397,5 +489,5 @@ def _forward_formula(schema, key, value, names, ops, methods, helpers, fail) -> 
         except FormulaError as error:
             key_text = ", ".join(names)
             message = f"in the forward formula for {key_text!r}: {error}"
-            raise fail(value, message, error.offset) from None
+            raise fail(value, message, error.index(value.value)) from None
     return ForwardDerivative(tuple(names), value.value, kind, value.start_mark.line + 1)

@@ -64,6 +64,7 @@ class Derivative:
     code: str  # the Python expression emitted into apply()
     saved: tuple[SavedAttribute, ...]
     grad_indices: tuple[int, ...]  # which grads[i] the formula reads
+    grad_names: tuple[str, ...] = ()  # which of `grad`, `grad_<name>` it reads
     not_implemented: str | None = None
     line: int = 0
 

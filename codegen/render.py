@@ -8,9 +8,9 @@ from pathlib import Path
 
 import jinja2
 
-from codegen.formula import local_name
+from codegen.formula import SIZE_KINDS, local_name
 from codegen.model import OpInfo, SavedAttribute
-from codegen.schema import Argument, FunctionSchema
+from codegen.schema import REDUCTIONS, Argument, FunctionSchema
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 GENERATOR = "python -m codegen"
@@ -108,23 +108,22 @@ def _one_line(text: str) -> str:
 def _grad_setup(info: OpInfo) -> list[str]:
     outputs = info.schema.return_names()
     lines = []
-    uses_grad = any("grad" in _names(d.code) for d in info.derivatives)
-    if uses_grad:
+    used = {n for d in info.derivatives for n in d.grad_names}
+    if "grad" in used:
         lines.append("grad = grads[0]")
     for i, name in enumerate(outputs):
-        if f"grad_{name}" in {n for d in info.derivatives for n in _names(d.code)}:
+        if f"grad_{name}" in used:
             lines.append(f"grad_{name} = grads[{i}]")
     if len(outputs) > 1:
         lines.append("any_grad_defined = any(g is not None for g in grads)")
     return lines
 
 
-def _names(code: str) -> set[str]:
-    import ast
-
-    if not code:
-        return set()
-    return {n.id for n in ast.walk(ast.parse(code, mode="eval")) if isinstance(n, ast.Name)}
+def _tuple_literal(names: list[str]) -> str:
+    """`("a",)`, `("a", "b")` or `()`: a tuple of strings as Python source."""
+    if len(names) == 1:
+        return f'("{names[0]}",)'
+    return "(" + ", ".join(f'"{n}"' for n in names) + ")"
 
 
 def node_context(info: OpInfo) -> dict:
@@ -135,7 +134,7 @@ def node_context(info: OpInfo) -> dict:
         "schema": str(info.schema),
         "line": info.location.line,
         "formulas": [(", ".join(d.var_names), _one_line(d.formula)) for d in info.derivatives],
-        "slots": [_field(a) for a in saved],
+        "slots": _tuple_literal([_field(a) for a in saved]),
         "tensors": [(f"_saved_{a.source}", _field(a), a.kind == "output")
                     for a in saved if a.is_saved_variable],
         "unpack": [_unpack(a) for a in saved],
@@ -156,6 +155,7 @@ def _parameter(arg: Argument) -> str:
 
 
 def _python_default(arg: Argument) -> str:
+    """A schema default as Python: lists become tuples (immutable), `Mean` its enum value."""
     text = arg.default
     if text in ("None", "True", "False"):
         return text
@@ -163,14 +163,13 @@ def _python_default(arg: Argument) -> str:
         return "()"
     if text.startswith("[") and text.endswith("]"):
         return "(" + text[1:-1] + ("," if "," not in text else "") + ")"
-    if text == "Mean":
-        return "1"
-    if text in ("Sum", "None_"):
-        return {"Sum": "2", "None_": "0"}[text]
+    if text in REDUCTIONS:
+        return str(REDUCTIONS[text])
     if text.startswith(("'", '"')):
         return text
-    if arg.type.base in ("int", "SymInt") and arg.type.is_list and text.lstrip("-").isdigit():
-        return f"({text},)"
+    if arg.type.is_list:  # `int[2] stride=1` means (1, 1)
+        size = arg.type.list_size or 1
+        return f"({text},)" if size == 1 else "(" + ", ".join([text] * size) + ")"
     return text
 
 
@@ -185,20 +184,44 @@ def python_signature(schema: FunctionSchema) -> str:
     return ", ".join(parts)
 
 
-def _save_statement(attr: SavedAttribute, inplace: bool) -> str:
+def save_guard(info: OpInfo, attr: SavedAttribute) -> int | None:
+    """The one input whose gradient needs `attr`, when saving it can be skipped otherwise.
+
+    torchgen's rule: a tensor read by exactly one single-input formula of an op with several
+    differentiable inputs is saved only if that input's gradient will be computed, so
+    `x * 2` keeps no reference to x (grad_fn._saved_self is None, as in PyTorch).
+    """
+    if attr.kind != "tensor" or len(info.inputs) <= 1 or "backward" in info.schema.base:
+        return None
+    if any(i.is_list for i in info.inputs):
+        return None
+    used_in = [d for d in info.derivatives if attr in d.saved]
+    if len(used_in) != 1 or len(used_in[0].var_names) != 1:
+        return None
+    return next(i.index for i in info.inputs if i.name == used_in[0].var_names[0])
+
+
+def _save_statement(info: OpInfo, attr: SavedAttribute, inplace: bool) -> str:
+    """The line of a forward wrapper that stores one saved attribute on grad_fn.
+
+    In place (`x.add_(y)`), self is saved as it was before the write (`_T.original`), and
+    the output is self itself. A guarded tensor (see save_guard) is saved as None when
+    the gradient that reads it will not be computed.
+    """
     source = local_name(attr.source)
     field = _field(attr)
     if attr.kind == "tensor":
         value = f"_T.original({source})" if inplace and attr.source == "self" else source
+        guard = save_guard(info, attr)
+        if guard is not None:
+            value = f"{value} if grad_fn.should_compute_output({guard}) else None"
         return f"grad_fn.{field} = SavedVariable({value}, False)"
     if attr.kind == "output":
-        return f"grad_fn.{field} = SavedVariable({source}, True)"
+        return f"grad_fn.{field} = SavedVariable({'self_' if inplace else source}, True)"
     if attr.kind == "tensor_list":
         return f"grad_fn.{field} = SavedVariableList({source}, False)"
-    helper = {"sizes": "sizes", "dim": "dim", "scalar_type": "scalar_type", "numel": "numel",
-              "list_sizes": "list_sizes"}.get(attr.kind)
-    if helper is not None:
-        return f"grad_fn.{field} = _T.{helper}({source})"
+    if attr.kind in SIZE_KINDS:
+        return f"grad_fn.{field} = _T.{attr.kind}({source})"
     return f"grad_fn.{field} = {source}"
 
 
@@ -212,14 +235,43 @@ def _kernel_argument(arg: Argument) -> str:
     return name
 
 
+def _compute_outputs(info: OpInfo, kernel_call: str) -> str:
+    """The line that runs the kernel and wraps its arrays as the op's output Tensors."""
+    schema = info.schema
+    outputs = [local_name(o) for o in schema.return_names()]
+    wrap = f"_T.wrap_view({{}}, {local_name(info.view_of)})" if info.view_of else "_T.wrap({})"
+    if len(schema.returns) == 1 and schema.returns[0].type.is_list:
+        return f"{outputs[0]} = [{wrap.format('a')} for a in {kernel_call}]"
+    if len(outputs) == 1:
+        return f"{outputs[0]} = {wrap.format(kernel_call)}"
+    return f"{', '.join(outputs)} = map(_T.wrap, {kernel_call})"
+
+
+def _history(info: OpInfo) -> list[str]:
+    """Lines that make grad_fn the creator of each output (or skip a non-differentiable one)."""
+    schema = info.schema
+    outputs = [local_name(o) for o in schema.return_names()]
+    if len(schema.returns) == 1 and schema.returns[0].type.is_list:
+        return [f"for output in {outputs[0]}:", "    _T.set_history(output, grad_fn)"]
+    return [f"_T.set_history({o}, grad_fn)" if differentiable else f"_T.skip_output({o}, grad_fn)"
+            for o, differentiable in zip(outputs, info.output_differentiability, strict=True)]
+
+
+def _return_expression(info: OpInfo) -> str:
+    """What a wrapper returns: one Tensor, a tuple (named for named returns)."""
+    schema = info.schema
+    outputs = ", ".join(local_name(o) for o in schema.return_names())
+    if len(schema.returns) > 1 and all(r.name for r in schema.returns):
+        return f"_{schema.kernel_name}_return({outputs})"
+    if len(schema.returns) == 1 and schema.returns[0].type.is_list:
+        return f"tuple({outputs})  # a Tensor[] comes back as a tuple, as in PyTorch"
+    return f"({outputs})" if len(schema.returns) > 1 else outputs
+
+
 def op_context(info: OpInfo, group: list[OpInfo]) -> dict:
     schema = info.schema
-    outputs = schema.return_names()
-    inputs = [local_name(i.name) for i in info.inputs]
     kernel_args = ", ".join(_kernel_argument(a) for a in schema.arguments)
-    list_return = len(schema.returns) == 1 and schema.returns[0].type.is_list
-    view = local_name(info.view_of) if info.view_of else None
-    returns_named = all(r.name for r in schema.returns) and len(schema.returns) > 1
+    kernel_call = f"kernels.{schema.kernel_name}({kernel_args})"
     before = [s for s in info.saved if s.kind != "output"]
     after = [s for s in info.saved if s.kind == "output"]
     return {
@@ -228,26 +280,21 @@ def op_context(info: OpInfo, group: list[OpInfo]) -> dict:
         "schema": str(schema),
         "line": info.location.line,
         "signature": python_signature(schema),
-        "kernel_call": f"kernels.{schema.kernel_name}({kernel_args})",
-        "outputs": [local_name(o) for o in outputs],
-        "output_differentiability": list(info.output_differentiability),
-        "list_return": list_return,
-        "view_of": view,
-        "return_type": f"_{schema.kernel_name}_return" if returns_named else None,
+        "kernel_call": kernel_call,
+        "compute": _compute_outputs(info, kernel_call),
+        "history": _history(info),
+        "returns": _return_expression(info),
         "record": info.differentiable,
         "node": info.node_name,
-        "inputs": inputs,
-        "saves_before": [_save_statement(a, False) for a in before],
-        "saves_after": [_save_statement(a, False) for a in after],
+        "inputs": ", ".join(local_name(i.name) for i in info.inputs),
+        "saves_before": [_save_statement(info, a, False) for a in before],
+        "saves_after": [_save_statement(info, a, False) for a in after],
         "inplace": info.inplace,
         # An op that is itself in place (`zero_(Tensor(a!) self)`) writes into self.
         "inplace_entry": bool(schema.arguments and schema.arguments[0].type.alias
                               and schema.arguments[0].type.alias.endswith("!")),
-        "inplace_saves_before": [_save_statement(a, True) for a in before],
-        "inplace_saves_after": [
-            _save_statement(a, True).replace(f"SavedVariable({local_name(a.source)}",
-                                              "SavedVariable(self_") for a in after
-        ],
+        "inplace_saves_before": [_save_statement(info, a, True) for a in before],
+        "inplace_saves_after": [_save_statement(info, a, True) for a in after],
     }
 
 

@@ -17,6 +17,8 @@ of views of the argument annotated `(a)` (split's results).
 
 from __future__ import annotations
 
+import ast
+import difflib
 import keyword
 import re
 from dataclasses import dataclass
@@ -29,6 +31,10 @@ _TYPE_RE = re.compile(
 )
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _OPNAME_RE = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*)(\.(?P<overload>[A-Za-z0-9_]+))?$")
+_INT_RE = re.compile(r"^-?\d+$")
+_NUMBER_RE = re.compile(r"^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+# Names torch uses for `int reduction` defaults (at::Reduction), and their values.
+REDUCTIONS = {"Mean": 1, "Sum": 2}
 
 
 class SchemaError(ValueError):
@@ -137,13 +143,42 @@ class FunctionSchema:
         return f"{self.name}({', '.join(parts)}) -> {rets}"
 
 
+def _check_brackets(text: str) -> None:
+    """Raise at the first bracket that is never closed or closes nothing."""
+    pairs = {")": "(", "]": "["}
+    stack: list[tuple[str, int]] = []
+    quote = None
+    for i, char in enumerate(text):
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([":
+            stack.append((char, i))
+        elif char in ")]":
+            if not stack:
+                raise SchemaError(f"unbalanced parentheses: {char!r} closes nothing", i)
+            if stack[-1][0] != pairs[char]:
+                opener, column = stack[-1]
+                raise SchemaError(f"unbalanced parentheses: {opener!r} is never closed", column)
+            stack.pop()
+    if stack:
+        char, i = stack[-1]
+        raise SchemaError(f"unbalanced parentheses: {char!r} is never closed", i)
+
+
 def _split_top_level(text: str, start: int) -> list[tuple[str, int]]:
-    """Split on commas outside brackets; each piece comes with its column in the schema."""
+    """Split on commas outside brackets and quotes; each stripped piece comes with its column."""
     pieces: list[tuple[str, int]] = []
     depth = 0
     begin = 0
+    quote = None
     for i, char in enumerate(text):
-        if char in "([":
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([":
             depth += 1
         elif char in ")]":
             depth -= 1
@@ -151,11 +186,7 @@ def _split_top_level(text: str, start: int) -> list[tuple[str, int]]:
             pieces.append((text[begin:i], start + begin))
             begin = i + 1
     pieces.append((text[begin:], start + begin))
-    result = []
-    for piece, column in pieces:
-        stripped = piece.strip()
-        result.append((stripped, column + len(piece) - len(piece.lstrip())))
-    return result
+    return [(piece.strip(), column + len(piece) - len(piece.lstrip())) for piece, column in pieces]
 
 
 def parse_type(text: str, column: int = 0) -> Type:
@@ -164,8 +195,10 @@ def parse_type(text: str, column: int = 0) -> Type:
         raise SchemaError(f"malformed type {text!r}", column)
     base = match["base"]
     if base not in BASE_TYPES:
+        close = difflib.get_close_matches(base, BASE_TYPES, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise SchemaError(
-            f"unknown type {base!r}; expected one of {', '.join(BASE_TYPES)}", column
+            f"unknown type {base!r}{hint}; expected one of {', '.join(BASE_TYPES)}", column
         )
     size = match["size"]
     if match["alias"] and base != "Tensor":
@@ -187,95 +220,160 @@ def _check_name(name: str, column: int, what: str) -> None:
         raise SchemaError(f"{what} name {name!r} is a Python keyword", column)
 
 
-def _parse_argument(text: str, column: int, kwarg_only: bool) -> Argument:
+def _default_error(type_: Type, default: str) -> str | None:
+    """Why `default` is not a default of `type_`, or None when it is one.
+
+    Defaults are pasted into generated Python, so only literals pass: numbers, True/False,
+    None for an optional, a quoted string for str, a list of numbers (or one number) for
+    an int list, and the reduction names Mean and Sum for an int.
+    """
+    if default == "None":
+        return None if type_.optional else f"None is a default only for an optional type " \
+            f"({type_}?)"
+    if type_.is_list:
+        items = default[1:-1].split(",") if default[:1] == "[" and default[-1:] == "]" else None
+        if items is None and _NUMBER_RE.match(default) and type_.base in ("int", "SymInt"):
+            return None
+        if items is not None and (default == "[]" or all(
+                _NUMBER_RE.match(item.strip()) for item in items)):
+            return None
+        return f"expected a list of numbers like [0, 1], not {default!r}"
+    if type_.base == "bool":
+        return None if default in ("True", "False") else f"expected True or False, " \
+            f"not {default!r}"
+    if type_.base == "str":
+        try:
+            value = ast.literal_eval(default)
+        except (ValueError, SyntaxError):
+            value = None
+        return None if isinstance(value, str) else f"expected a quoted string, not {default!r}"
+    if type_.base in ("int", "SymInt") and default in REDUCTIONS:
+        return None
+    if type_.base in ("int", "SymInt") and _INT_RE.match(default):
+        return None
+    if type_.base in ("float", "Scalar") and _NUMBER_RE.match(default):
+        return None
+    return f"{default!r} is not a literal of type {type_}"
+
+
+def _parse_argument(text: str, column: int, kwarg_only: bool) -> tuple[Argument, int]:
+    """The argument and the column of its name."""
     decl, eq, default = text.partition("=")
-    decl = decl.strip()
-    type_text, _, name = decl.rpartition(" ")
+    type_text, _, name = decl.strip().rpartition(" ")
     if not type_text:
         raise SchemaError(f"argument {text!r} needs a type and a name", column)
     type_ = parse_type(type_text.strip(), column)
-    _check_name(name, column + len(type_text) + 1, "argument")
+    name_column = column + len(type_text) + 1
+    _check_name(name, name_column, "argument")
     if name == "result":
-        raise SchemaError("'result' is reserved for outputs; rename the argument", column)
-    if eq and not default.strip():
-        raise SchemaError(f"argument {name!r} has an empty default", column)
-    return Argument(name, type_, default.strip() if eq else None, kwarg_only)
+        raise SchemaError("'result' is reserved for outputs; rename the argument", name_column)
+    if eq:
+        default_column = column + len(decl) + 1
+        if not default.strip():
+            raise SchemaError(f"argument {name!r} has an empty default", default_column)
+        default = default.strip()
+        problem = _default_error(type_, default)
+        if problem is not None:
+            raise SchemaError(f"bad default for {name!r}: {problem}", default_column)
+    return Argument(name, type_, default if eq else None, kwarg_only), name_column
 
 
-def _parse_return(text: str, column: int) -> Return:
+def _parse_return(text: str, column: int) -> tuple[Return, int]:
+    """The return and the column of its name (of its type when it has none)."""
     type_text, _, name = text.strip().partition(" ")
     type_ = parse_type(type_text, column)
+    name_column = column
     if name:
-        _check_name(name.strip(), column + len(type_text) + 1, "return")
-    return Return(name.strip() or None, type_)
+        name_column = column + len(type_text) + 1
+        _check_name(name.strip(), name_column, "return")
+    return Return(name.strip() or None, type_), name_column
+
+
+def _parse_arguments(body: str, column: int) -> list[Argument]:
+    arguments: list[Argument] = []
+    seen: set[str] = set()
+    kwarg_only = False
+    star_column = None
+    required_after_default = False
+    for piece, piece_column in _split_top_level(body, column) if body.strip() else ():
+        if piece == "*":
+            if kwarg_only:
+                raise SchemaError("'*' appears twice", piece_column)
+            kwarg_only, star_column = True, piece_column
+            continue
+        if not piece:
+            raise SchemaError("empty argument", piece_column)
+        arg, name_column = _parse_argument(piece, piece_column, kwarg_only)
+        if arg.name in seen:
+            raise SchemaError(f"argument {arg.name!r} is declared twice", name_column)
+        seen.add(arg.name)
+        if not arg.kwarg_only:
+            if arg.default is None and required_after_default:
+                raise SchemaError(
+                    f"argument {arg.name!r} without a default follows one with a default",
+                    name_column,
+                )
+            required_after_default |= arg.default is not None
+        arguments.append(arg)
+    if kwarg_only and not any(a.kwarg_only for a in arguments):
+        raise SchemaError("'*' must be followed by keyword-only arguments", star_column or 0)
+    return arguments
+
+
+def _parse_returns(text: str, column: int) -> tuple[list[Return], bool]:
+    """The returns and whether they were written as a tuple."""
+    returns_text = text.strip()
+    column += len(text) - len(text.lstrip())
+    if not returns_text:
+        raise SchemaError("missing return type", column)
+    tuple_return = returns_text.startswith("(")
+    if not tuple_return:
+        return [_parse_return(returns_text, column)[0]], False
+    if not returns_text.endswith(")"):
+        close = returns_text.rfind(")")
+        extra = close + 1 + len(returns_text[close + 1 :]) - len(returns_text[close + 1 :].lstrip())
+        raise SchemaError("unexpected text after the returns", column + extra)
+    inner = returns_text[1:-1]
+    if not inner.strip():
+        raise SchemaError("an op must return at least one value", column)
+    parsed = [_parse_return(piece, piece_column)
+              for piece, piece_column in _split_top_level(inner, column + 1)]
+    seen: set[str] = set()
+    for ret, name_column in parsed:
+        if ret.name in seen:
+            raise SchemaError(f"two returns are named {ret.name!r}", name_column)
+        if ret.name:
+            seen.add(ret.name)
+    named = [ret.name is not None for ret, _ in parsed]
+    if any(named) and not all(named):
+        first_unnamed = next(c for (ret, c) in parsed if ret.name is None)
+        raise SchemaError("name all returns or none", first_unnamed)
+    return [ret for ret, _ in parsed], True
 
 
 def parse_schema(text: str) -> FunctionSchema:
     """Parse one schema; raises SchemaError with the column of the problem."""
-    head, arrow, tail = text.partition("->")
-    if not arrow:
-        raise SchemaError("missing '->' before the returns", len(text))
-    open_paren = head.find("(")
-    close_paren = head.rfind(")")
-    if open_paren < 0 or close_paren < open_paren or head[close_paren + 1 :].strip():
-        raise SchemaError("expected 'name(arguments) -> returns'", max(open_paren, 0))
-    name_match = _OPNAME_RE.match(head[:open_paren].strip())
+    _check_brackets(text)
+    open_paren = text.find("(")
+    if open_paren < 0:
+        raise SchemaError("expected 'name(arguments) -> returns'", len(text))
+    close_paren = _matching_paren(text, open_paren)
+    name_text = text[:open_paren]
+    name_match = _OPNAME_RE.match(name_text.strip())
     if not name_match:
-        raise SchemaError(f"malformed operator name {head[:open_paren].strip()!r}", 0)
+        raise SchemaError(f"malformed operator name {name_text.strip()!r}", 0)
+    after = text[close_paren + 1 :]
+    arrow_column = close_paren + 1 + len(after) - len(after.lstrip())
+    if not after.lstrip().startswith("->"):
+        raise SchemaError("missing '->' before the returns", arrow_column)
 
-    arguments: list[Argument] = []
-    kwarg_only = False
-    body = head[open_paren + 1 : close_paren]
-    if body.strip():
-        for piece, column in _split_top_level(body, open_paren + 1):
-            if piece == "*":
-                if kwarg_only:
-                    raise SchemaError("'*' appears twice", column)
-                kwarg_only = True
-                continue
-            if not piece:
-                raise SchemaError("empty argument", column)
-            arguments.append(_parse_argument(piece, column, kwarg_only))
-    seen: set[str] = set()
-    for arg in arguments:
-        if arg.name in seen:
-            raise SchemaError(f"argument {arg.name!r} is declared twice")
-        seen.add(arg.name)
-    positional = [a for a in arguments if not a.kwarg_only]
-    for earlier, later in zip(positional, positional[1:], strict=False):
-        if earlier.default is not None and later.default is None:
-            raise SchemaError(
-                f"argument {later.name!r} without a default follows one with a default"
-            )
-
-    returns_text = tail.strip()
-    returns_column = len(head) + 2 + (len(tail) - len(tail.lstrip()))
-    tuple_return = returns_text.startswith("(")
-    if tuple_return:
-        if not returns_text.endswith(")"):
-            raise SchemaError("unbalanced parentheses in the returns", returns_column)
-        inner = returns_text[1:-1]
-        returns = [
-            _parse_return(piece, column)
-            for piece, column in _split_top_level(inner, returns_column + 1)
-            if piece or inner.strip()
-        ]
-    else:
-        if not returns_text:
-            raise SchemaError("missing return type", returns_column)
-        returns = [_parse_return(returns_text, returns_column)]
-    if not returns:
-        raise SchemaError("an op must return at least one value", returns_column)
-    names = [r.name for r in returns if r.name]
-    if len(names) != len(set(names)):
-        raise SchemaError("two returns share a name", returns_column)
-    if names and len(names) != len(returns):
-        raise SchemaError("name all returns or none", returns_column)
-    clash = set(names) & seen
-    if clash:
-        raise SchemaError(
-            f"return {sorted(clash)[0]!r} has the name of an argument", returns_column
-        )
+    arguments = _parse_arguments(text[open_paren + 1 : close_paren], open_paren + 1)
+    returns, tuple_return = _parse_returns(text[arrow_column + 2 :], arrow_column + 2)
+    names = {a.name for a in arguments}
+    for ret in returns:
+        if ret.name in names:
+            column = text.rfind(f" {ret.name}") + 1
+            raise SchemaError(f"return {ret.name!r} has the name of an argument", column)
 
     return FunctionSchema(
         base=name_match["base"],
@@ -284,3 +382,22 @@ def parse_schema(text: str) -> FunctionSchema:
         returns=tuple(returns),
         tuple_return=tuple_return,
     )
+
+
+def _matching_paren(text: str, open_paren: int) -> int:
+    """The index of the `)` that closes the `(` at `open_paren` (brackets are balanced)."""
+    depth = 0
+    quote = None
+    for i in range(open_paren, len(text)):
+        char = text[i]
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise AssertionError("unreachable: brackets were checked")

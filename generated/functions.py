@@ -90,6 +90,9 @@ __all__ = [
     "SqueezeBackward0",
     "SqueezeBackward1",
     "SqueezeBackward2",
+    "SqueezeBackward3",
+    "SqueezeBackward4",
+    "SqueezeBackward5",
     "ToCopyBackward0",
     "CloneBackward0",
     "TransposeBackward0",
@@ -118,6 +121,28 @@ __all__ = [
     "FlipBackward0",
     "MmBackward0",
     "AddmmBackward0",
+    "BmmBackward0",
+    "DotBackward0",
+    "MvBackward0",
+    "SoftmaxBackward0",
+    "LogSoftmaxBackward0",
+    "LogSoftmaxBackwardDataBackward0",
+    "SoftmaxBackwardDataBackward0",
+    "MseLossBackward0",
+    "MseLossBackwardBackward0",
+    "SmoothL1LossBackward0",
+    "SmoothL1LossBackwardBackward0",
+    "NllLossBackward0",
+    "NllLossBackwardBackward0",
+    "BinaryCrossEntropyBackward0",
+    "BinaryCrossEntropyBackwardBackward0",
+    "BinaryCrossEntropyWithLogitsBackward0",
+    "NativeDropoutBackward0",
+    "NativeDropoutBackwardBackward0",
+    "EmbeddingBackward0",
+    "EmbeddingDenseBackwardBackward0",
+    "NativeLayerNormBackward0",
+    "NativeLayerNormBackwardBackward0",
 ]
 
 
@@ -2273,10 +2298,69 @@ class SqueezeBackward2(Node):
         return grad_inputs
 
 
+class SqueezeBackward3(Node):
+    """squeeze_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml:780
+    self: grad.reshape(self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: grad.reshape(self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.reshape(self_sym_sizes)
+        return grad_inputs
+
+
+class SqueezeBackward4(Node):
+    """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
+
+    derivatives.yaml:786
+    self: unsqueeze_to(grad, dim, self.shape)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_self_sym_sizes")
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: unsqueeze_to(grad, dim, self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class SqueezeBackward5(Node):
+    """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
+
+    derivatives.yaml:792
+    self: unsqueeze_to(grad, dim, self.shape)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_self_sym_sizes")
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: unsqueeze_to(grad, dim, self.shape)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
+        return grad_inputs
+
+
 class ToCopyBackward0(Node):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:779
+    derivatives.yaml:798
     self: grad.to(self.dtype)
     """
 
@@ -2295,7 +2379,7 @@ class ToCopyBackward0(Node):
 class CloneBackward0(Node):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:785
+    derivatives.yaml:804
     self: grad
     """
 
@@ -2313,7 +2397,7 @@ class CloneBackward0(Node):
 class TransposeBackward0(Node):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:791
+    derivatives.yaml:810
     self: grad.transpose(dim0, dim1)
     """
 
@@ -2333,7 +2417,7 @@ class TransposeBackward0(Node):
 class UnsafeViewBackward0(Node):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:798
+    derivatives.yaml:817
     self: grad.reshape(self.shape)
     """
 
@@ -2352,7 +2436,7 @@ class UnsafeViewBackward0(Node):
 class ViewBackward0(Node):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:804
+    derivatives.yaml:823
     self: grad.reshape(self.shape)
     """
 
@@ -2371,7 +2455,7 @@ class ViewBackward0(Node):
 class ZeroBackward0(Node):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:811
+    derivatives.yaml:830
     self: zeros_like(grad)
     """
 
@@ -2389,7 +2473,7 @@ class ZeroBackward0(Node):
 class AliasBackward0(Node):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:817
+    derivatives.yaml:836
     self: grad
     """
 
@@ -2407,7 +2491,7 @@ class AliasBackward0(Node):
 class PermuteBackward0(Node):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:824
+    derivatives.yaml:843
     self: permute_backwards(grad, dims)
     """
 
@@ -2426,7 +2510,7 @@ class PermuteBackward0(Node):
 class CatBackward0(Node):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:831
+    derivatives.yaml:850
     tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
     """
 
@@ -2446,7 +2530,7 @@ class CatBackward0(Node):
 class StackBackward0(Node):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:840
+    derivatives.yaml:859
     tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
     """
 
@@ -2466,7 +2550,7 @@ class StackBackward0(Node):
 class SplitBackward0(Node):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:848
+    derivatives.yaml:867
     self: split_backward(grads, split_size, dim, self.shape)
     """
 
@@ -2486,7 +2570,7 @@ class SplitBackward0(Node):
 class SplitWithSizesBackward0(Node):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:857
+    derivatives.yaml:876
     self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
     """
 
@@ -2506,7 +2590,7 @@ class SplitWithSizesBackward0(Node):
 class UnbindBackward0(Node):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:864
+    derivatives.yaml:883
     self: unbind_backward(grads, dim)
     """
 
@@ -2524,7 +2608,7 @@ class UnbindBackward0(Node):
 class SelectBackward0(Node):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:871
+    derivatives.yaml:890
     self: select_backward(grad, self.shape, dim, index)
     """
 
@@ -2545,7 +2629,7 @@ class SelectBackward0(Node):
 class SelectBackwardBackward0(Node):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:878
+    derivatives.yaml:897
     grad_output: grad.select(dim, index)
     """
 
@@ -2565,7 +2649,7 @@ class SelectBackwardBackward0(Node):
 class SliceBackward0(Node):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:885
+    derivatives.yaml:904
     self: slice_backward_wrapper(grad, self.shape, dim, start, end, step)
     """
 
@@ -2588,7 +2672,7 @@ class SliceBackward0(Node):
 class SliceBackwardBackward0(Node):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:894
+    derivatives.yaml:913
     grad_output: slice(grad, dim, start, end, step)
     """
 
@@ -2610,7 +2694,7 @@ class SliceBackwardBackward0(Node):
 class IndexBackward0(Node):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:901
+    derivatives.yaml:920
     self: index_backward(grad, self.shape, indices)
     """
 
@@ -2637,7 +2721,7 @@ class IndexBackward0(Node):
 class IndexPutBackward0(Node):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:912
+    derivatives.yaml:931
     self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
     values: index(grad, indices)
     """
@@ -2674,7 +2758,7 @@ class IndexPutBackward0(Node):
 class IndexPutImplBackward0(Node):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:922
+    derivatives.yaml:941
     self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
     values: index(grad, indices)
     """
@@ -2711,7 +2795,7 @@ class IndexPutImplBackward0(Node):
 class IndexSelectBackward0(Node):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:932
+    derivatives.yaml:951
     self: index_select_backward(grad, self.shape, dim, index)
     """
 
@@ -2739,7 +2823,7 @@ class IndexSelectBackward0(Node):
 class IndexAddBackward0(Node):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:940
+    derivatives.yaml:959
     self: grad
     source: maybe_multiply(grad.index_select(dim, index), alpha)
     """
@@ -2771,7 +2855,7 @@ class IndexAddBackward0(Node):
 class GatherBackward0(Node):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:949
+    derivatives.yaml:968
     self: gather_backward(grad, self.shape, dim, index)
     """
 
@@ -2799,7 +2883,7 @@ class GatherBackward0(Node):
 class ScatterAddBackward0(Node):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:957
+    derivatives.yaml:976
     self: grad
     src: grad.gather(dim, index)
     """
@@ -2830,7 +2914,7 @@ class ScatterAddBackward0(Node):
 class RepeatBackward0(Node):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:965
+    derivatives.yaml:984
     self: repeat_backward(grad, repeats, self.shape)
     """
 
@@ -2850,7 +2934,7 @@ class RepeatBackward0(Node):
 class FlipBackward0(Node):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:972
+    derivatives.yaml:991
     self: grad.flip(dims)
     """
 
@@ -2869,7 +2953,7 @@ class FlipBackward0(Node):
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:981
+    derivatives.yaml:1000
     self: grad.mm(mat2.t())
     mat2: self.t().mm(grad)
     """
@@ -2905,7 +2989,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:988
+    derivatives.yaml:1007
     self: maybe_multiply(grad, beta)
     mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
     mat2: maybe_multiply(mat1.t().mm(grad), alpha)
@@ -2941,4 +3025,878 @@ class AddmmBackward0(Node):
         # mat2: maybe_multiply(mat1.t().mm(grad), alpha)
         if self.should_compute_output(2):
             grad_inputs[2] = manual.maybe_multiply(mat1.t().mm(grad), alpha)
+        return grad_inputs
+
+
+class BmmBackward0(Node):
+    """bmm(Tensor self, Tensor mat2) -> Tensor
+
+    derivatives.yaml:1016
+    self: grad.bmm(mat2.transpose(1, 2))
+    mat2: self.transpose(1, 2).bmm(grad)
+    """
+
+    __slots__ = ("mat2_", "self_")
+
+    @property
+    def _saved_mat2(self):
+        return self.mat2_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.mat2_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        mat2 = self.mat2_.unpack()
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 2
+        # self: grad.bmm(mat2.transpose(1, 2))
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.bmm(mat2.transpose(1, 2))
+        # mat2: self.transpose(1, 2).bmm(grad)
+        if self.should_compute_output(1):
+            grad_inputs[1] = self_.transpose(1, 2).bmm(grad)
+        return grad_inputs
+
+
+class DotBackward0(Node):
+    """dot(Tensor self, Tensor tensor) -> Tensor
+
+    derivatives.yaml:1024
+    self: grad * tensor
+    tensor: grad * self
+    """
+
+    __slots__ = ("tensor_", "self_")
+
+    @property
+    def _saved_tensor(self):
+        return self.tensor_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.tensor_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensor = self.tensor_.unpack()
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 2
+        # self: grad * tensor
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad * tensor
+        # tensor: grad * self
+        if self.should_compute_output(1):
+            grad_inputs[1] = grad * self_
+        return grad_inputs
+
+
+class MvBackward0(Node):
+    """mv(Tensor self, Tensor vec) -> Tensor
+
+    derivatives.yaml:1031
+    self: grad.unsqueeze(1) * vec
+    vec: self.t().mv(grad)
+    """
+
+    __slots__ = ("vec_", "self_")
+
+    @property
+    def _saved_vec(self):
+        return self.vec_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.vec_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        vec = self.vec_.unpack()
+        self_ = self.self_.unpack()
+        grad_inputs = [None] * 2
+        # self: grad.unsqueeze(1) * vec
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad.unsqueeze(1) * vec
+        # vec: self.t().mv(grad)
+        if self.should_compute_output(1):
+            grad_inputs[1] = self_.t().mv(grad)
+        return grad_inputs
+
+
+class SoftmaxBackward0(Node):
+    """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+
+    derivatives.yaml:1038
+    self: _softmax_backward_data(grad, result, dim, self.dtype)
+    """
+
+    __slots__ = ("result_", "_saved_dim", "_saved_self_scalar_type")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        dim = self._saved_dim
+        self_scalar_type = self._saved_self_scalar_type
+        grad_inputs = [None] * 1
+        # self: _softmax_backward_data(grad, result, dim, self.dtype)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops._softmax_backward_data(grad, result, dim, self_scalar_type)
+        return grad_inputs
+
+
+class LogSoftmaxBackward0(Node):
+    """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+
+    derivatives.yaml:1048
+    self: _log_softmax_backward_data(grad, result, dim, self.dtype)
+    """
+
+    __slots__ = ("result_", "_saved_dim", "_saved_self_scalar_type")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        dim = self._saved_dim
+        self_scalar_type = self._saved_self_scalar_type
+        grad_inputs = [None] * 1
+        # self: _log_softmax_backward_data(grad, result, dim, self.dtype)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops._log_softmax_backward_data(grad, result, dim, self_scalar_type)
+        return grad_inputs
+
+
+class LogSoftmaxBackwardDataBackward0(Node):
+    """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+
+    derivatives.yaml:1056
+    grad_output: grad - (grad * output.exp()).sum(dim, True)
+    output: log_softmax_double_backward(grad, grad_output, dim, output)
+    """
+
+    __slots__ = ("output_", "_saved_dim", "grad_output_")
+
+    @property
+    def _saved_output(self):
+        return self.output_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.output_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        output = self.output_.unpack()
+        dim = self._saved_dim
+        grad_output = self.grad_output_.unpack()
+        grad_inputs = [None] * 2
+        # grad_output: grad - (grad * output.exp()).sum(dim, True)
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad - (grad * output.exp()).sum(dim, True)
+        # output: log_softmax_double_backward(grad, grad_output, dim, output)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.log_softmax_double_backward(grad, grad_output, dim, output)
+        return grad_inputs
+
+
+class SoftmaxBackwardDataBackward0(Node):
+    """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+
+    derivatives.yaml:1064
+    grad_output: _softmax_backward_data(grad, output, dim, input_dtype)
+    output: softmax_double_backward(grad, grad_output, dim, output)
+    """
+
+    __slots__ = ("output_", "_saved_dim", "_saved_input_dtype", "grad_output_")
+
+    @property
+    def _saved_output(self):
+        return self.output_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.output_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        output = self.output_.unpack()
+        dim = self._saved_dim
+        input_dtype = self._saved_input_dtype
+        grad_output = self.grad_output_.unpack()
+        grad_inputs = [None] * 2
+        # grad_output: _softmax_backward_data(grad, output, dim, input_dtype)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops._softmax_backward_data(grad, output, dim, input_dtype)
+        # output: softmax_double_backward(grad, grad_output, dim, output)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.softmax_double_backward(grad, grad_output, dim, output)
+        return grad_inputs
+
+
+class MseLossBackward0(Node):
+    """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+
+    derivatives.yaml:1072
+    self: mse_loss_backward(grad, self, target, reduction)
+    target: mse_loss_backward(grad, target, self, reduction)
+    """
+
+    __slots__ = ("self_", "target_", "_saved_reduction")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        target = self.target_.unpack()
+        reduction = self._saved_reduction
+        grad_inputs = [None] * 2
+        # self: mse_loss_backward(grad, self, target, reduction)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.mse_loss_backward(grad, self_, target, reduction)
+        # target: mse_loss_backward(grad, target, self, reduction)
+        if self.should_compute_output(1):
+            grad_inputs[1] = ops.mse_loss_backward(grad, target, self_, reduction)
+        return grad_inputs
+
+
+class MseLossBackwardBackward0(Node):
+    """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
+
+    derivatives.yaml:1082
+    grad_output: mse_loss_backward(grad, self, target, reduction)
+    self: mse_loss_double_backward(grad * grad_output, reduction)
+    target: -mse_loss_double_backward(grad * grad_output, reduction)
+    """
+
+    __slots__ = ("self_", "target_", "_saved_reduction", "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        target = self.target_.unpack()
+        reduction = self._saved_reduction
+        grad_output = self.grad_output_.unpack()
+        grad_inputs = [None] * 3
+        # grad_output: mse_loss_backward(grad, self, target, reduction)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.mse_loss_backward(grad, self_, target, reduction)
+        # self: mse_loss_double_backward(grad * grad_output, reduction)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.mse_loss_double_backward(grad * grad_output, reduction)
+        # target: -mse_loss_double_backward(grad * grad_output, reduction)
+        if self.should_compute_output(2):
+            grad_inputs[2] = -manual.mse_loss_double_backward(grad * grad_output, reduction)
+        return grad_inputs
+
+
+class SmoothL1LossBackward0(Node):
+    """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
+
+    derivatives.yaml:1091
+    self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
+    target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
+    """
+
+    __slots__ = ("self_", "target_", "_saved_reduction", "_saved_beta")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        target = self.target_.unpack()
+        reduction = self._saved_reduction
+        beta = self._saved_beta
+        grad_inputs = [None] * 2
+        # self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.smooth_l1_loss_backward(grad, self_, target, reduction, beta)
+        # target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
+        if self.should_compute_output(1):
+            grad_inputs[1] = ops.smooth_l1_loss_backward(grad, target, self_, reduction, beta)
+        return grad_inputs
+
+
+class SmoothL1LossBackwardBackward0(Node):
+    """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
+
+    derivatives.yaml:1103
+    grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
+    self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
+    target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
+    """
+
+    __slots__ = ("self_", "target_", "_saved_reduction", "_saved_beta", "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        target = self.target_.unpack()
+        reduction = self._saved_reduction
+        beta = self._saved_beta
+        grad_output = self.grad_output_.unpack()
+        grad_inputs = [None] * 3
+        # grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.smooth_l1_loss_backward(grad, self_, target, reduction, beta)
+        # self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
+        # target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
+        if self.should_compute_output(2):
+            grad_inputs[2] = -manual.smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
+        return grad_inputs
+
+
+class NllLossBackward0(Node):
+    """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
+
+    derivatives.yaml:1112
+    self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+    """
+
+    __slots__ = ("self_", "target_", "weight_", "_saved_reduction", "_saved_ignore_index", "total_weight_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_total_weight(self):
+        return self.total_weight_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+        self.weight_.reset_data()
+        self.total_weight_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = self.self_.unpack()
+        target = self.target_.unpack()
+        weight = self.weight_.unpack()
+        reduction = self._saved_reduction
+        ignore_index = self._saved_ignore_index
+        total_weight = self.total_weight_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.nll_loss_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
+        return grad_inputs
+
+
+class NllLossBackwardBackward0(Node):
+    """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
+
+    derivatives.yaml:1126
+    grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ("target_", "weight_", "_saved_reduction", "_saved_ignore_index")
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.target_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        target = self.target_.unpack()
+        weight = self.weight_.unpack()
+        reduction = self._saved_reduction
+        ignore_index = self._saved_ignore_index
+        grad_inputs = [None] * 2
+        # grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
+        # self: zeros_like(grad)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(grad)
+        return grad_inputs
+
+
+class BinaryCrossEntropyBackward0(Node):
+    """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml:1139
+    self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
+    target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
+    """
+
+    __slots__ = ("self_", "target_", "weight_", "_saved_reduction")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        target = self.target_.unpack()
+        weight = self.weight_.unpack()
+        reduction = self._saved_reduction
+        grad_inputs = [None] * 2
+        # self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.binary_cross_entropy_backward(grad, self_, target, weight, reduction)
+        # target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.binary_cross_entropy_target_backward(grad, self_, target, weight, reduction)
+        return grad_inputs
+
+
+class BinaryCrossEntropyBackwardBackward0(Node):
+    """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml:1150
+    grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
+    self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
+    target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
+    """
+
+    __slots__ = ("self_", "target_", "weight_", "_saved_reduction", "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+        self.weight_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        target = self.target_.unpack()
+        weight = self.weight_.unpack()
+        reduction = self._saved_reduction
+        grad_output = self.grad_output_.unpack()
+        grad_inputs = [None] * 3
+        # grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.binary_cross_entropy_backward(grad, self_, target, weight, reduction)
+        # self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.binary_cross_entropy_double_backward(grad_output, grad, self_, target, weight, reduction)
+        # target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
+        if self.should_compute_output(2):
+            grad_inputs[2] = manual.binary_cross_entropy_double_backward_target(grad, grad_output, self_, target, weight, reduction)
+        return grad_inputs
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml:1160
+    self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
+    target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
+    """
+
+    __slots__ = ("self_", "target_", "weight_", "pos_weight_", "_saved_reduction")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_pos_weight(self):
+        return self.pos_weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+        self.weight_.reset_data()
+        self.pos_weight_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack()
+        target = self.target_.unpack()
+        weight = self.weight_.unpack()
+        pos_weight = self.pos_weight_.unpack()
+        reduction = self._saved_reduction
+        grad_inputs = [None] * 2
+        # self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.binary_cross_entropy_with_logits_backward(grad, self_, target, weight, pos_weight, reduction)
+        # target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
+        if self.should_compute_output(1):
+            grad_inputs[1] = manual.binary_cross_entropy_with_logits_target_backward(grad, self_, target, weight, pos_weight, reduction)
+        return grad_inputs
+
+
+class NativeDropoutBackward0(Node):
+    """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
+
+    derivatives.yaml:1172
+    input: native_dropout_backward(grad, result1, dropout_scale(p, train))
+    """
+
+    __slots__ = ("result1_", "_saved_p", "_saved_train")
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.result1_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        result1 = self.result1_.unpack(self)
+        p = self._saved_p
+        train = self._saved_train
+        grad_inputs = [None] * 1
+        # input: native_dropout_backward(grad, result1, dropout_scale(p, train))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.native_dropout_backward(grad, result1, manual.dropout_scale(p, train))
+        return grad_inputs
+
+
+class NativeDropoutBackwardBackward0(Node):
+    """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
+
+    derivatives.yaml:1186
+    grad_output: native_dropout_backward(grad, mask, scale)
+    mask: not_implemented("native_dropout_backward: mask")
+    """
+
+    __slots__ = ("mask_", "_saved_scale")
+
+    @property
+    def _saved_mask(self):
+        return self.mask_.unpack()
+
+    def release_variables(self):
+        self.mask_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        mask = self.mask_.unpack()
+        scale = self._saved_scale
+        grad_inputs = [None] * 2
+        # grad_output: native_dropout_backward(grad, mask, scale)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.native_dropout_backward(grad, mask, scale)
+        # mask: not_implemented("native_dropout_backward: mask")
+        if self.should_compute_output(1):
+            raise RuntimeError("the derivative for 'native_dropout_backward' is not implemented: native_dropout_backward: mask")
+        return grad_inputs
+
+
+class EmbeddingBackward0(Node):
+    """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
+
+    derivatives.yaml:1194
+    weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
+    """
+
+    __slots__ = ("indices_", "_saved_weight_sym_sizes", "_saved_padding_idx", "_saved_scale_grad_by_freq")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack()
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        padding_idx = self._saved_padding_idx
+        scale_grad_by_freq = self._saved_scale_grad_by_freq
+        grad_inputs = [None] * 1
+        # weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
+        if self.should_compute_output(0):
+            grad_inputs[0] = ops.embedding_dense_backward(grad, indices, weight_sym_sizes[0], padding_idx, scale_grad_by_freq)
+        return grad_inputs
+
+
+class EmbeddingDenseBackwardBackward0(Node):
+    """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
+
+    derivatives.yaml:1205
+    grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
+    """
+
+    __slots__ = ("indices_", "_saved_num_weights", "_saved_padding_idx", "_saved_scale_grad_by_freq")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack()
+        num_weights = self._saved_num_weights
+        padding_idx = self._saved_padding_idx
+        scale_grad_by_freq = self._saved_scale_grad_by_freq
+        grad_inputs = [None] * 1
+        # grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
+        if self.should_compute_output(0):
+            grad_inputs[0] = manual.embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
+        return grad_inputs
+
+
+class NativeLayerNormBackward0(Node):
+    """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml:1216
+    input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "_saved_normalized_shape", "result1_", "result2_", "weight_", "bias_")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_result2(self):
+        return self.result2_.unpack(self)
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_bias(self):
+        return self.bias_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.result1_.reset_data()
+        self.result2_.reset_data()
+        self.weight_.reset_data()
+        self.bias_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input = self.input_.unpack()
+        normalized_shape = self._saved_normalized_shape
+        result1 = self.result1_.unpack(self)
+        result2 = self.result2_.unpack(self)
+        weight = self.weight_.unpack()
+        bias = self.bias_.unpack()
+        grad_inputs = [None] * 3
+        # input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class NativeLayerNormBackwardBackward0(Node):
+    """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml:1225
+    input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "weight_", "grad_out_", "mean_", "rstd_", "_saved_normalized_shape")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_grad_out(self):
+        return self.grad_out_.unpack()
+
+    @property
+    def _saved_mean(self):
+        return self.mean_.unpack()
+
+    @property
+    def _saved_rstd(self):
+        return self.rstd_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.grad_out_.reset_data()
+        self.mean_.reset_data()
+        self.rstd_.reset_data()
+
+    def apply(self, grads):
+        any_grad_defined = any(g is not None for g in grads)
+        input = self.input_.unpack()
+        weight = self.weight_.unpack()
+        grad_out = self.grad_out_.unpack()
+        mean = self.mean_.unpack()
+        rstd = self.rstd_.unpack()
+        normalized_shape = self._saved_normalized_shape
+        grad_inputs = [None] * 3
+        # input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(1) or self.should_compute_output(2) or self.should_compute_output(0)):
+            grad_input_mask = (self.should_compute_output(1), self.should_compute_output(2), self.should_compute_output(0))
+            results = manual.layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[1] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[2] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[0] = results[2]
         return grad_inputs

@@ -18,6 +18,10 @@ from generated.functions import (
     AliasBackward0,
     AmaxBackward0,
     AminBackward0,
+    BinaryCrossEntropyBackward0,
+    BinaryCrossEntropyBackwardBackward0,
+    BinaryCrossEntropyWithLogitsBackward0,
+    BmmBackward0,
     CatBackward0,
     ClampBackward0,
     ClampBackward1,
@@ -30,6 +34,9 @@ from generated.functions import (
     CosBackward0,
     DivBackward0,
     DivBackward1,
+    DotBackward0,
+    EmbeddingBackward0,
+    EmbeddingDenseBackwardBackward0,
     ErfBackward0,
     ExpandBackward0,
     ExpBackward0,
@@ -52,6 +59,8 @@ from generated.functions import (
     LinalgVectorNormBackward0,
     Log1PBackward0,
     LogBackward0,
+    LogSoftmaxBackward0,
+    LogSoftmaxBackwardDataBackward0,
     LogsumexpBackward0,
     MaskedFillBackward0,
     MaskedFillBackward1,
@@ -64,9 +73,18 @@ from generated.functions import (
     MinBackward1,
     MinimumBackward0,
     MmBackward0,
+    MseLossBackward0,
+    MseLossBackwardBackward0,
     MulBackward0,
     MulBackward1,
+    MvBackward0,
+    NativeDropoutBackward0,
+    NativeDropoutBackwardBackward0,
+    NativeLayerNormBackward0,
+    NativeLayerNormBackwardBackward0,
     NegBackward0,
+    NllLossBackward0,
+    NllLossBackwardBackward0,
     NormBackward0,
     NormBackward1,
     PermuteBackward0,
@@ -90,6 +108,10 @@ from generated.functions import (
     SinBackward0,
     SliceBackward0,
     SliceBackwardBackward0,
+    SmoothL1LossBackward0,
+    SmoothL1LossBackwardBackward0,
+    SoftmaxBackward0,
+    SoftmaxBackwardDataBackward0,
     SoftplusBackward0,
     SoftplusBackwardBackward0,
     SplitBackward0,
@@ -98,6 +120,9 @@ from generated.functions import (
     SqueezeBackward0,
     SqueezeBackward1,
     SqueezeBackward2,
+    SqueezeBackward3,
+    SqueezeBackward4,
+    SqueezeBackward5,
     StackBackward0,
     StdBackward0,
     SubBackward0,
@@ -125,6 +150,10 @@ from runtime.node import SavedVariable, SavedVariableList
 
 __all__ = [
     "_index_put_impl_",
+    "_log_softmax",
+    "_log_softmax_backward_data",
+    "_softmax",
+    "_softmax_backward_data",
     "_to_copy",
     "_unsafe_view",
     "abs",
@@ -135,6 +164,10 @@ __all__ = [
     "amin",
     "argmax",
     "argmin",
+    "binary_cross_entropy",
+    "binary_cross_entropy_backward",
+    "binary_cross_entropy_with_logits",
+    "bmm",
     "cat",
     "clamp",
     "clamp_max",
@@ -142,6 +175,9 @@ __all__ = [
     "clone",
     "cos",
     "div",
+    "dot",
+    "embedding",
+    "embedding_dense_backward",
     "eq",
     "erf",
     "exp",
@@ -176,9 +212,18 @@ __all__ = [
     "min",
     "minimum",
     "mm",
+    "mse_loss",
+    "mse_loss_backward",
     "mul",
+    "mv",
+    "native_dropout",
+    "native_dropout_backward",
+    "native_layer_norm",
+    "native_layer_norm_backward",
     "ne",
     "neg",
+    "nll_loss_backward",
+    "nll_loss_forward",
     "permute",
     "pow",
     "prod",
@@ -196,12 +241,15 @@ __all__ = [
     "sin",
     "slice",
     "slice_backward",
+    "smooth_l1_loss",
+    "smooth_l1_loss_backward",
     "softplus",
     "softplus_backward",
     "split",
     "split_with_sizes",
     "sqrt",
     "squeeze",
+    "squeeze_",
     "stack",
     "sub",
     "sum",
@@ -221,6 +269,8 @@ __all__ = [
 _max_dim_return = namedtuple("max", ["values", "indices"])
 
 _min_dim_return = namedtuple("min", ["values", "indices"])
+
+_nll_loss_forward_return = namedtuple("nll_loss_forward", ["output", "total_weight"])
 
 
 def add_Tensor(self_, other, *, alpha=1):
@@ -335,8 +385,8 @@ def mul_Tensor(self_, other):
     if _T.any_requires_grad(self_, other):
         grad_fn = MulBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = SavedVariable(other if grad_fn.should_compute_output(0) else None, False)
+        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
     return result
 
@@ -351,8 +401,8 @@ def mul_Tensor_(self_, other):
     if needs_grad:
         grad_fn = MulBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn.other_ = SavedVariable(other if grad_fn.should_compute_output(0) else None, False)
+        grad_fn.self_ = SavedVariable(_T.original(self_) if grad_fn.should_compute_output(1) else None, False)
     _T.write_inplace(self_, kernels.mul_Tensor(_T.data(self_), _T.data(other)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
@@ -383,7 +433,7 @@ def div_Tensor(self_, other):
         grad_fn = DivBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
     return result
 
@@ -399,7 +449,7 @@ def div_Tensor_(self_, other):
         grad_fn = DivBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn.self_ = SavedVariable(_T.original(self_) if grad_fn.should_compute_output(1) else None, False)
     _T.write_inplace(self_, kernels.div_Tensor(_T.data(self_), _T.data(other)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
@@ -1654,10 +1704,63 @@ def squeeze_dims(self_, dim):
     return result
 
 
+def squeeze__default(self_):
+    """squeeze_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml:780
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SqueezeBackward3()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    _T.write_inplace(self_, kernels.squeeze_(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def squeeze__dim(self_, dim):
+    """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
+
+    derivatives.yaml:786
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SqueezeBackward4()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    _T.write_inplace(self_, kernels.squeeze__dim(_T.data(self_), dim))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
+def squeeze__dims(self_, dim):
+    """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
+
+    derivatives.yaml:792
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SqueezeBackward5()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    _T.write_inplace(self_, kernels.squeeze__dims(_T.data(self_), dim))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    return self_
+
+
 def _to_copy(self_, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:779
+    derivatives.yaml:798
     """
     result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1671,7 +1774,7 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:785
+    derivatives.yaml:804
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1684,7 +1787,7 @@ def clone(self_):
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:791
+    derivatives.yaml:810
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -1699,7 +1802,7 @@ def transpose_int(self_, dim0, dim1):
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:798
+    derivatives.yaml:817
     """
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
     if _T.any_requires_grad(self_):
@@ -1713,7 +1816,7 @@ def _unsafe_view(self_, size):
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:804
+    derivatives.yaml:823
     """
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
     if _T.any_requires_grad(self_):
@@ -1727,7 +1830,7 @@ def view(self_, size):
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:811
+    derivatives.yaml:830
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1743,7 +1846,7 @@ def zero_(self_):
 def alias(self_):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:817
+    derivatives.yaml:836
     """
     result = _T.wrap_view(kernels.alias(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -1756,7 +1859,7 @@ def alias(self_):
 def permute(self_, dims):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:824
+    derivatives.yaml:843
     """
     result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
     if _T.any_requires_grad(self_):
@@ -1770,7 +1873,7 @@ def permute(self_, dims):
 def cat(tensors, dim=0):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:831
+    derivatives.yaml:850
     """
     result = _T.wrap(kernels.cat(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -1785,7 +1888,7 @@ def cat(tensors, dim=0):
 def stack(tensors, dim=0):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:840
+    derivatives.yaml:859
     """
     result = _T.wrap(kernels.stack(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -1800,7 +1903,7 @@ def stack(tensors, dim=0):
 def split_Tensor(self_, split_size, dim=0):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:848
+    derivatives.yaml:867
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_Tensor(_T.data(self_), split_size, dim)]
     if _T.any_requires_grad(self_):
@@ -1817,7 +1920,7 @@ def split_Tensor(self_, split_size, dim=0):
 def split_with_sizes(self_, split_sizes, dim=0):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:857
+    derivatives.yaml:876
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
     if _T.any_requires_grad(self_):
@@ -1834,7 +1937,7 @@ def split_with_sizes(self_, split_sizes, dim=0):
 def unbind_int(self_, dim=0):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:864
+    derivatives.yaml:883
     """
     result = [_T.wrap_view(a, self_) for a in kernels.unbind_int(_T.data(self_), dim)]
     if _T.any_requires_grad(self_):
@@ -1849,7 +1952,7 @@ def unbind_int(self_, dim=0):
 def select_int(self_, dim, index):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:871
+    derivatives.yaml:890
     """
     result = _T.wrap_view(kernels.select_int(_T.data(self_), dim, index), self_)
     if _T.any_requires_grad(self_):
@@ -1865,7 +1968,7 @@ def select_int(self_, dim, index):
 def select_backward(grad_output, input_sizes, dim, index):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:878
+    derivatives.yaml:897
     """
     result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
     if _T.any_requires_grad(grad_output):
@@ -1880,7 +1983,7 @@ def select_backward(grad_output, input_sizes, dim, index):
 def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:885
+    derivatives.yaml:904
     """
     result = _T.wrap_view(kernels.slice_Tensor(_T.data(self_), dim, start, end, step), self_)
     if _T.any_requires_grad(self_):
@@ -1898,7 +2001,7 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:894
+    derivatives.yaml:913
     """
     result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
     if _T.any_requires_grad(grad_output):
@@ -1915,7 +2018,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 def index_Tensor(self_, indices):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:901
+    derivatives.yaml:920
     """
     result = _T.wrap(kernels.index_Tensor(_T.data(self_), _T.data(indices)))
     if _T.any_requires_grad(self_):
@@ -1930,7 +2033,7 @@ def index_Tensor(self_, indices):
 def index_put(self_, indices, values, accumulate=False):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:912
+    derivatives.yaml:931
     """
     result = _T.wrap(kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
     if _T.any_requires_grad(self_, values):
@@ -1938,7 +2041,7 @@ def index_put(self_, indices, values, accumulate=False):
         grad_fn.set_next_edges(_T.next_edges(self_, values))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
-        grad_fn.values_ = SavedVariable(values, False)
+        grad_fn.values_ = SavedVariable(values if grad_fn.should_compute_output(0) else None, False)
         _T.set_history(result, grad_fn)
     return result
 
@@ -1946,7 +2049,7 @@ def index_put(self_, indices, values, accumulate=False):
 def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:922
+    derivatives.yaml:941
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, values)
@@ -1955,7 +2058,7 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
         grad_fn.set_next_edges(_T.next_edges(self_, values))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
-        grad_fn.values_ = SavedVariable(values, False)
+        grad_fn.values_ = SavedVariable(values if grad_fn.should_compute_output(0) else None, False)
     _T.write_inplace(self_, kernels._index_put_impl_(_T.data(self_), _T.data(indices), _T.data(values), accumulate, unsafe))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
@@ -1965,7 +2068,7 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
 def index_select(self_, dim, index):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:932
+    derivatives.yaml:951
     """
     result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
     if _T.any_requires_grad(self_):
@@ -1981,14 +2084,14 @@ def index_select(self_, dim, index):
 def index_add(self_, dim, index, source, *, alpha=1):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:940
+    derivatives.yaml:959
     """
     result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
     if _T.any_requires_grad(self_, source):
         grad_fn = IndexAddBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, source))
         grad_fn._saved_dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable(index if grad_fn.should_compute_output(1) else None, False)
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
     return result
@@ -1997,7 +2100,7 @@ def index_add(self_, dim, index, source, *, alpha=1):
 def gather(self_, dim, index, *, sparse_grad=False):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:949
+    derivatives.yaml:968
     """
     result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
     if _T.any_requires_grad(self_):
@@ -2013,14 +2116,14 @@ def gather(self_, dim, index, *, sparse_grad=False):
 def scatter_add(self_, dim, index, src):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:957
+    derivatives.yaml:976
     """
     result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
     if _T.any_requires_grad(self_, src):
         grad_fn = ScatterAddBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, src))
         grad_fn._saved_dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable(index if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
     return result
 
@@ -2028,7 +2131,7 @@ def scatter_add(self_, dim, index, src):
 def repeat(self_, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:965
+    derivatives.yaml:984
     """
     result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
     if _T.any_requires_grad(self_):
@@ -2043,7 +2146,7 @@ def repeat(self_, repeats):
 def flip(self_, dims):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:972
+    derivatives.yaml:991
     """
     result = _T.wrap(kernels.flip(_T.data(self_), dims))
     if _T.any_requires_grad(self_):
@@ -2057,14 +2160,14 @@ def flip(self_, dims):
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:981
+    derivatives.yaml:1000
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
         grad_fn = MmBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, mat2))
-        grad_fn.mat2_ = SavedVariable(mat2, False)
-        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(0) else None, False)
+        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
     return result
 
@@ -2072,18 +2175,394 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:988
+    derivatives.yaml:1007
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
         grad_fn = AddmmBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, mat1, mat2))
         grad_fn._saved_beta = beta
-        grad_fn.mat2_ = SavedVariable(mat2, False)
+        grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(1) else None, False)
         grad_fn._saved_alpha = alpha
-        grad_fn.mat1_ = SavedVariable(mat1, False)
+        grad_fn.mat1_ = SavedVariable(mat1 if grad_fn.should_compute_output(2) else None, False)
         _T.set_history(result, grad_fn)
     return result
+
+
+def bmm(self_, mat2):
+    """bmm(Tensor self, Tensor mat2) -> Tensor
+
+    derivatives.yaml:1016
+    """
+    result = _T.wrap(kernels.bmm(_T.data(self_), _T.data(mat2)))
+    if _T.any_requires_grad(self_, mat2):
+        grad_fn = BmmBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, mat2))
+        grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(0) else None, False)
+        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def dot(self_, tensor):
+    """dot(Tensor self, Tensor tensor) -> Tensor
+
+    derivatives.yaml:1024
+    """
+    result = _T.wrap(kernels.dot(_T.data(self_), _T.data(tensor)))
+    if _T.any_requires_grad(self_, tensor):
+        grad_fn = DotBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, tensor))
+        grad_fn.tensor_ = SavedVariable(tensor if grad_fn.should_compute_output(0) else None, False)
+        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def mv(self_, vec):
+    """mv(Tensor self, Tensor vec) -> Tensor
+
+    derivatives.yaml:1031
+    """
+    result = _T.wrap(kernels.mv(_T.data(self_), _T.data(vec)))
+    if _T.any_requires_grad(self_, vec):
+        grad_fn = MvBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, vec))
+        grad_fn.vec_ = SavedVariable(vec if grad_fn.should_compute_output(0) else None, False)
+        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def _softmax(self_, dim, half_to_float):
+    """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+
+    derivatives.yaml:1038
+    """
+    result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
+    if _T.any_requires_grad(self_):
+        grad_fn = SoftmaxBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def _log_softmax(self_, dim, half_to_float):
+    """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+
+    derivatives.yaml:1048
+    """
+    result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
+    if _T.any_requires_grad(self_):
+        grad_fn = LogSoftmaxBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
+        _T.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+
+    derivatives.yaml:1056
+    """
+    result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
+    if _T.any_requires_grad(grad_output, output):
+        grad_fn = LogSoftmaxBackwardDataBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, output))
+        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn._saved_dim = dim
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+
+    derivatives.yaml:1064
+    """
+    result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
+    if _T.any_requires_grad(grad_output, output):
+        grad_fn = SoftmaxBackwardDataBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, output))
+        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_input_dtype = input_dtype
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def mse_loss(self_, target, reduction=1):
+    """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+
+    derivatives.yaml:1072
+    """
+    result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
+    if _T.any_requires_grad(self_, target):
+        grad_fn = MseLossBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def mse_loss_backward(grad_output, self_, target, reduction):
+    """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
+
+    derivatives.yaml:1082
+    """
+    result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
+    if _T.any_requires_grad(grad_output, self_, target):
+        grad_fn = MseLossBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
+    """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
+
+    derivatives.yaml:1091
+    """
+    result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
+    if _T.any_requires_grad(self_, target):
+        grad_fn = SmoothL1LossBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn._saved_beta = beta
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
+    """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
+
+    derivatives.yaml:1103
+    """
+    result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
+    if _T.any_requires_grad(grad_output, self_, target):
+        grad_fn = SmoothL1LossBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn._saved_beta = beta
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def nll_loss_forward(self_, target, weight, reduction, ignore_index):
+    """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
+
+    derivatives.yaml:1112
+    """
+    output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
+    if _T.any_requires_grad(self_):
+        grad_fn = NllLossBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn._saved_ignore_index = ignore_index
+        _T.set_history(output, grad_fn)
+        _T.skip_output(total_weight, grad_fn)
+        grad_fn.total_weight_ = SavedVariable(total_weight, True)
+    return _nll_loss_forward_return(output, total_weight)
+
+
+def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
+    """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
+
+    derivatives.yaml:1126
+    """
+    result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
+    if _T.any_requires_grad(grad_output, self_):
+        grad_fn = NllLossBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn._saved_ignore_index = ignore_index
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def binary_cross_entropy(self_, target, weight=None, reduction=1):
+    """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml:1139
+    """
+    result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
+    if _T.any_requires_grad(self_, target):
+        grad_fn = BinaryCrossEntropyBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_reduction = reduction
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
+    """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml:1150
+    """
+    result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
+    if _T.any_requires_grad(grad_output, self_, target):
+        grad_fn = BinaryCrossEntropyBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
+    """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml:1160
+    """
+    result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
+    if _T.any_requires_grad(self_, target):
+        grad_fn = BinaryCrossEntropyWithLogitsBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.pos_weight_ = SavedVariable(pos_weight, False)
+        grad_fn._saved_reduction = reduction
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def native_dropout(input, p, train):
+    """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
+
+    derivatives.yaml:1172
+    """
+    result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
+    if _T.any_requires_grad(input):
+        grad_fn = NativeDropoutBackward0()
+        grad_fn.set_next_edges(_T.next_edges(input))
+        grad_fn._saved_p = p
+        grad_fn._saved_train = train
+        _T.set_history(result0, grad_fn)
+        _T.skip_output(result1, grad_fn)
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def native_dropout_backward(grad_output, mask, scale):
+    """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
+
+    derivatives.yaml:1186
+    """
+    result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
+    if _T.any_requires_grad(grad_output, mask):
+        grad_fn = NativeDropoutBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, mask))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn._saved_scale = scale
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
+
+    derivatives.yaml:1194
+    """
+    result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
+    if _T.any_requires_grad(weight):
+        grad_fn = EmbeddingBackward0()
+        grad_fn.set_next_edges(_T.next_edges(weight))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn._saved_weight_sym_sizes = _T.sizes(weight)
+        grad_fn._saved_padding_idx = padding_idx
+        grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
+
+    derivatives.yaml:1205
+    """
+    result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
+    if _T.any_requires_grad(grad_output):
+        grad_fn = EmbeddingDenseBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn._saved_num_weights = num_weights
+        grad_fn._saved_padding_idx = padding_idx
+        grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
+        _T.set_history(result, grad_fn)
+    return result
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml:1216
+    """
+    result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
+    if _T.any_requires_grad(input, weight, bias):
+        grad_fn = NativeLayerNormBackward0()
+        grad_fn.set_next_edges(_T.next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn._saved_normalized_shape = normalized_shape
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.bias_ = SavedVariable(bias, False)
+        _T.set_history(result0, grad_fn)
+        _T.skip_output(result1, grad_fn)
+        _T.skip_output(result2, grad_fn)
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+    return (result0, result1, result2)
+
+
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml:1225
+    """
+    result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
+    if _T.any_requires_grad(grad_out, input, weight):
+        grad_fn = NativeLayerNormBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_out, input, weight))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.grad_out_ = SavedVariable(grad_out, False)
+        grad_fn.mean_ = SavedVariable(mean, False)
+        grad_fn.rstd_ = SavedVariable(rstd, False)
+        grad_fn._saved_normalized_shape = normalized_shape
+        _T.set_history(result0, grad_fn)
+        _T.set_history(result1, grad_fn)
+        _T.set_history(result2, grad_fn)
+    return (result0, result1, result2)
 
 add = add_Tensor
 add_ = add_Tensor_
@@ -2199,6 +2678,9 @@ OVERLOADS = {
     "squeeze": squeeze_default,
     "squeeze.dim": squeeze_dim,
     "squeeze.dims": squeeze_dims,
+    "squeeze_": squeeze__default,
+    "squeeze_.dim": squeeze__dim,
+    "squeeze_.dims": squeeze__dims,
     "_to_copy": _to_copy,
     "clone": clone,
     "transpose.int": transpose_int,
@@ -2227,6 +2709,28 @@ OVERLOADS = {
     "flip": flip,
     "mm": mm,
     "addmm": addmm,
+    "bmm": bmm,
+    "dot": dot,
+    "mv": mv,
+    "_softmax": _softmax,
+    "_log_softmax": _log_softmax,
+    "_log_softmax_backward_data": _log_softmax_backward_data,
+    "_softmax_backward_data": _softmax_backward_data,
+    "mse_loss": mse_loss,
+    "mse_loss_backward": mse_loss_backward,
+    "smooth_l1_loss": smooth_l1_loss,
+    "smooth_l1_loss_backward": smooth_l1_loss_backward,
+    "nll_loss_forward": nll_loss_forward,
+    "nll_loss_backward": nll_loss_backward,
+    "binary_cross_entropy": binary_cross_entropy,
+    "binary_cross_entropy_backward": binary_cross_entropy_backward,
+    "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits,
+    "native_dropout": native_dropout,
+    "native_dropout_backward": native_dropout_backward,
+    "embedding": embedding,
+    "embedding_dense_backward": embedding_dense_backward,
+    "native_layer_norm": native_layer_norm,
+    "native_layer_norm_backward": native_layer_norm_backward,
 }
 
 
@@ -2587,6 +3091,26 @@ _squeeze_overloads = (
 def squeeze(*args, **kwargs):
     """Picks the overload of squeeze that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("squeeze", _squeeze_overloads, args, kwargs)
+
+
+_squeeze__overloads = (
+    (squeeze__default, "squeeze_(Tensor(a!) self) -> Tensor(a!)", (
+        ("self_", "Tensor", False, False),
+    )),
+    (squeeze__dim, "squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)", (
+        ("self_", "Tensor", False, False),
+        ("dim", "int", False, False),
+    )),
+    (squeeze__dims, "squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)", (
+        ("self_", "Tensor", False, False),
+        ("dim", "int[]", False, False),
+    )),
+)
+
+
+def squeeze_(*args, **kwargs):
+    """Picks the overload of squeeze_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("squeeze_", _squeeze__overloads, args, kwargs)
 
 
 _clamp__overloads = (

@@ -48,6 +48,10 @@ class TensorMethods:
         """argmin"""
         return ops.argmin(self, dim, keepdim)
 
+    def bmm(self, mat2):
+        """bmm"""
+        return ops.bmm(self, mat2)
+
     def clamp(self, *args, **kwargs):
         """clamp.Tensor | clamp"""
         return ops.clamp(self, *args, **kwargs)
@@ -75,6 +79,10 @@ class TensorMethods:
     def div(self, other):
         """div.Tensor"""
         return ops.div_Tensor(self, other)
+
+    def dot(self, tensor):
+        """dot"""
+        return ops.dot(self, tensor)
 
     def eq(self, *args, **kwargs):
         """eq.Scalar | eq.Tensor"""
@@ -192,6 +200,10 @@ class TensorMethods:
         """mul.Tensor"""
         return ops.mul_Tensor(self, other)
 
+    def mv(self, vec):
+        """mv"""
+        return ops.mv(self, vec)
+
     def ne(self, *args, **kwargs):
         """ne.Scalar | ne.Tensor"""
         return ops.ne(self, *args, **kwargs)
@@ -259,6 +271,10 @@ class TensorMethods:
     def squeeze(self, *args, **kwargs):
         """squeeze | squeeze.dim | squeeze.dims"""
         return ops.squeeze(self, *args, **kwargs)
+
+    def squeeze_(self, *args, **kwargs):
+        """squeeze_ | squeeze_.dim | squeeze_.dims"""
+        return ops.squeeze_(self, *args, **kwargs)
 
     def sub(self, other, *, alpha=1):
         """sub.Tensor"""

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes
+from runtime import dtypes, kernels
 from runtime.dispatch import int_list
 from runtime.tensor import Tensor
 
@@ -19,11 +19,13 @@ __all__ = [
 ]
 
 _rng = [np.random.default_rng()]
+kernels.set_generator(_rng[0])  # random kernels (dropout) draw from the same generator
 
 
 def manual_seed(seed: int) -> np.random.Generator:
     """Seed gradgen's generator (numpy's PCG64; the numbers differ from torch's)."""
     _rng[0] = np.random.default_rng(seed)
+    kernels.set_generator(_rng[0])
     return _rng[0]
 
 

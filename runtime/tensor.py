@@ -442,22 +442,37 @@ def original(tensor: Tensor) -> Tensor:
 
 
 def write_inplace(tensor: Tensor, result: Any) -> None:
-    """Write a kernel's result into `tensor`'s storage and bump its version."""
+    """Write a kernel's result into `tensor`'s storage and bump its version.
+
+    A result that is a reshaped view of the storage itself (`squeeze_`) changes only the
+    tensor's shape.
+    """
     result = np.asarray(result)
     target = tensor._data
+    if result.shape != target.shape and result.size == target.size and \
+            np.shares_memory(result, target):
+        tensor._data = result
+        tensor._version_counter.version += 1
+        return
     if not np.can_cast(result.dtype, target.dtype, casting="same_kind"):
         raise RuntimeError(
             f"result type {_scalar_type_name(result)} can't be cast to the desired output "
             f"type {_scalar_type_name(target)}"
         )
-    if result.shape != target.shape and np.broadcast_shapes(result.shape, target.shape) != \
-            target.shape:
+    if result.shape != target.shape and _broadcast_shape(result, target) != target.shape:
         raise RuntimeError(
             f"output with shape {list(target.shape)} doesn't match the broadcast shape "
-            f"{list(np.broadcast_shapes(result.shape, target.shape))}"
+            f"{list(_broadcast_shape(result, target))}"
         )
     np.copyto(tensor._data, result, casting="unsafe")
     tensor._version_counter.version += 1
+
+
+def _broadcast_shape(a: np.ndarray, b: np.ndarray) -> tuple[int, ...] | str:
+    try:
+        return np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        return "(none)"
 
 
 def _scalar_type_name(array: np.ndarray) -> str:
