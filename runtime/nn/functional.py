@@ -8,6 +8,24 @@ reads as it does with PyTorch.
 from __future__ import annotations
 
 from generated.ops import gelu, relu, sigmoid, tanh
-from runtime.composite import linear
+from runtime.composite import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    dropout,
+    embedding,
+    l1_loss,
+    layer_norm,
+    linear,
+    log_softmax,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+    softmax,
+)
 
-__all__ = ["gelu", "linear", "relu", "sigmoid", "tanh"]
+__all__ = [
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout",
+    "embedding", "gelu", "l1_loss", "layer_norm", "linear", "log_softmax", "mse_loss",
+    "nll_loss", "relu", "sigmoid", "smooth_l1_loss", "softmax", "tanh",
+]
