@@ -7,7 +7,7 @@ Tensor, the engine and the grad modes are hand-written; the ops come from the sp
 from __future__ import annotations
 
 from generated.ops import *  # noqa: F403 - the ops of the spec
-from runtime import autograd, dtypes
+from runtime import autograd, dtypes, nn, optim
 from runtime.composite import *  # noqa: F403 - the composite ops
 from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
@@ -37,7 +37,7 @@ from runtime.grad_mode import (
 from runtime.tensor import Tensor
 
 __all__ = [
-    "Tensor", "autograd", "dtypes", "bool", "double", "float32", "float64",
+    "Tensor", "autograd", "dtypes", "nn", "optim", "bool", "double", "float32", "float64",
     "float", "int", "int32", "int64", "long", "dtype", "get_default_dtype", "set_default_dtype",
     "enable_grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
     "set_grad_enabled",

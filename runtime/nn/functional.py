@@ -1,0 +1,31 @@
+"""torch.nn.functional's names for the ops layers are made of.
+
+Nothing is defined here: each name is a spec op (generated/ops.py) or a composite
+(runtime/composite.py), re-exported so that `import runtime.nn.functional as F` code
+reads as it does with PyTorch.
+"""
+
+from __future__ import annotations
+
+from generated.ops import gelu, relu, sigmoid, tanh
+from runtime.composite import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    dropout,
+    embedding,
+    l1_loss,
+    layer_norm,
+    linear,
+    log_softmax,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+    softmax,
+)
+
+__all__ = [
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout",
+    "embedding", "gelu", "l1_loss", "layer_norm", "linear", "log_softmax", "mse_loss",
+    "nll_loss", "relu", "sigmoid", "smooth_l1_loss", "softmax", "tanh",
+]

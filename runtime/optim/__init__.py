@@ -1,0 +1,10 @@
+"""runtime.optim: SGD, Adam and AdamW, as in torch.optim."""
+
+from __future__ import annotations
+
+from runtime.optim.adam import Adam
+from runtime.optim.adamw import AdamW
+from runtime.optim.optimizer import Optimizer
+from runtime.optim.sgd import SGD
+
+__all__ = ["Adam", "AdamW", "Optimizer", "SGD"]

@@ -1,0 +1,84 @@
+"""Adam (and the step AdamW shares): moment estimates with bias correction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from runtime import dtypes, factories
+from runtime.optim.optimizer import Optimizer, step_without_grad
+
+__all__ = ["Adam"]
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba), with PyTorch's update order and options.
+
+    Per parameter, at step t with gradient g:
+        m ← m + (1 - β₁)(g - m)          v ← β₂·v + (1 - β₂)·g²
+        p ← p - lr/(1 - β₁ᵗ) · m / (√v / √(1 - β₂ᵗ) + eps)
+    `weight_decay` adds wd·p to g, or, with `decoupled_weight_decay` (AdamW), scales p by
+    (1 - lr·wd) first. `amsgrad` uses the running maximum of v instead of v.
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
+                 decoupled_weight_decay: bool = False) -> None:
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize,
+                    "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+
+    def _state_for(self, param: Any, amsgrad: bool) -> dict[str, Any]:
+        """The parameter's state, made on its first step: a float32 step count (as
+        PyTorch keeps it) and the moment estimates, zero."""
+        state = self.state[param]
+        if not state:
+            state["step"] = factories.tensor(0.0, dtype=dtypes.float32)
+            state["exp_avg"] = factories.zeros_like(param)
+            state["exp_avg_sq"] = factories.zeros_like(param)
+            if amsgrad:
+                state["max_exp_avg_sq"] = factories.zeros_like(param)
+        return state
+
+    @step_without_grad
+    def step(self) -> None:
+        for group in self.param_groups:
+            lr, eps, weight_decay, amsgrad = (group[k] for k in ("lr", "eps", "weight_decay",
+                                                                 "amsgrad"))
+            beta1, beta2 = group["betas"]
+            for param in group["params"]:
+                if param.grad is None:
+                    continue
+                grad = -param.grad if group["maximize"] else param.grad
+                state = self._state_for(param, amsgrad)
+                state["step"] += 1
+                if weight_decay != 0:
+                    if group["decoupled_weight_decay"]:
+                        param.mul_(1 - lr * weight_decay)
+                    else:
+                        grad = grad.add(param, alpha=weight_decay)
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                exp_avg.add_(grad - exp_avg, alpha=1 - beta1)  # lerp towards grad
+                exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
+                step = state["step"].item()
+                bias_correction1 = 1 - beta1**step
+                bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+                if amsgrad:
+                    state["max_exp_avg_sq"] = state["max_exp_avg_sq"].maximum(exp_avg_sq)
+                    second_moment = state["max_exp_avg_sq"]
+                else:
+                    second_moment = exp_avg_sq
+                denom = second_moment.sqrt() / bias_correction2_sqrt + eps
+                param.add_(exp_avg / denom, alpha=-lr / bias_correction1)

@@ -1,0 +1,180 @@
+"""Optimizer: the base of SGD, Adam and AdamW, as torch.optim.Optimizer.
+
+An optimizer holds `param_groups` (a list of dicts: the parameters plus their
+hyper-parameters, defaults filled in) and `state` (per parameter, e.g. momentum
+buffers). `step()` updates the parameters in place, outside any graph.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from runtime.grad_mode import enable_grad, no_grad
+from runtime.nn.module import typename, zero_grad_of
+from runtime.tensor import Tensor
+
+__all__ = ["Optimizer", "required", "step_without_grad"]
+
+
+class _RequiredParameter:
+    """The default of a hyper-parameter that every param group must give."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+class Optimizer:
+    """Base class: subclasses pass their hyper-parameter defaults and implement `step`."""
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got " + typename(params))
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    def __repr__(self) -> str:
+        text = type(self).__name__ + " ("
+        for index, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {index}"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"\n    {key}: {group[key]}"
+        return text + "\n)"
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group (e.g. layers to fine-tune with their own lr); unset options take the
+        optimizer's defaults."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        params = list(params)
+        # named_parameters() gives (name, parameter) pairs: keep the names alongside.
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        params = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. Some param "
+                                 "names are missing")
+            param_group["param_names"] = names
+        param_group["params"] = params
+        for param in params:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + typename(param))
+            if not (param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            param_group.setdefault(name, default)
+        if len(params) != len(set(params)):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        for group in self.param_groups:
+            if not set(group["params"]).isdisjoint(params):
+                raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the parameters' gradients before the next backward (or zero them)."""
+        for group in self.param_groups:
+            for param in group["params"]:
+                zero_grad_of(param, set_to_none)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        raise NotImplementedError
+
+    # -- state dict -----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """`{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}`.
+
+        Parameters are replaced by their position across the groups, so the state can be
+        loaded into an optimizer over other (equally shaped) parameters.
+        """
+        index_of: dict[int, int] = {}
+        param_groups = []
+        for group in self.param_groups:
+            for param in group["params"]:
+                index_of.setdefault(id(param), len(index_of))
+            packed = {key: value for key, value in group.items() if key != "params"}
+            packed["params"] = [index_of[id(param)] for param in group["params"]]
+            param_groups.append(packed)
+        state = {index_of[id(param)]: value for param, value in self.state.items()}
+        return {"state": state, "param_groups": param_groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Take hyper-parameters and state from `state_dict`, matched to our parameters by
+        position. Floating-point state is cast to its parameter's dtype (except `step`)."""
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(saved["params"]) != len(group["params"])
+               for saved, group in zip(saved_groups, self.param_groups, strict=True)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        param_of = {index: param
+                    for saved, group in zip(saved_groups, self.param_groups, strict=True)
+                    for index, param in zip(saved["params"], group["params"], strict=True)}
+        self.state = defaultdict(dict)
+        for index, values in state_dict["state"].items():
+            param = param_of[index]
+            self.state[param] = {key: _copy_state(param, key, value)
+                                 for key, value in values.items()}
+        for saved, group in zip(saved_groups, self.param_groups, strict=True):
+            kept = {key: group[key] for key in ("params", "param_names") if key in group}
+            group.clear()
+            group.update({key: value for key, value in saved.items() if key != "params"})
+            group["params"] = kept["params"]
+            if "param_names" in kept:
+                group.setdefault("param_names", kept["param_names"])
+
+def step_without_grad(step: Callable[[Any], None]) -> Callable[..., Any]:
+    """Decorator for `step(self)`: the closure, if any, runs with grad (it computes the loss
+    and its gradients); the update runs under no_grad, so it records no graph."""
+
+    @functools.wraps(step)
+    def wrapper(self: Optimizer, closure: Callable[[], Any] | None = None) -> Any:
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            step(self)
+        return loss
+
+    return wrapper
+
+
+def _copy_state(param: Tensor, key: str, value: Any) -> Any:
+    """A copy of one state value for `param`: tensors cloned (and cast to its dtype)."""
+    if not isinstance(value, Tensor):
+        return value
+    with no_grad():
+        if key != "step" and param.is_floating_point():
+            value = value.to(param.dtype)
+        return value.detach().clone()
