@@ -30,8 +30,9 @@ from runtime.tensor import Tensor
 Edge = tuple[Node, int]
 
 
-def _discover(roots: Sequence[Node]) -> tuple[dict[Node, int], dict[Node, list[Node]]]:
-    """Dependencies of every reachable node, and who feeds whom (for the needed-set)."""
+def _discover(roots: Sequence[Node], with_parents: bool
+              ) -> tuple[dict[Node, int], dict[Node, list[Node]]]:
+    """Dependencies of every reachable node, and (if asked) who feeds whom."""
     dependencies: dict[Node, int] = {}
     parents: dict[Node, list[Node]] = {}
     seen = set(roots)
@@ -42,7 +43,8 @@ def _discover(roots: Sequence[Node]) -> tuple[dict[Node, int], dict[Node, list[N
             if next_node is None:
                 continue
             dependencies[next_node] = dependencies.get(next_node, 0) + 1
-            parents.setdefault(next_node, []).append(node)
+            if with_parents:
+                parents.setdefault(next_node, []).append(node)
             if next_node not in seen:
                 seen.add(next_node)
                 stack.append(next_node)
@@ -85,10 +87,23 @@ def _validate_outputs(node: Node, outputs: list) -> None:
                     f"Function {node.name()} returned an invalid gradient at index {index} - "
                     f"got {list(got)} but expected shape compatible with {list(shape)}"
                 )
-            grad = grad.sum_to_size(shape)
+            grad = _sum_to(grad, shape)
         if grad._data.dtype != dtype:
             grad = grad.to(dtypes.from_numpy(dtype))
         outputs[index] = grad
+
+
+def _sum_to(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum a broadcast gradient back to `shape`: recorded when a graph is being built
+    (create_graph), else directly on the array."""
+    if grad.requires_grad:
+        return grad.sum_to_size(shape)
+    data = grad._data
+    lead = data.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, size in enumerate(shape) if size == 1 and data.shape[lead + i] != 1)
+    summed = data.sum(axis=dims, keepdims=True) if dims else data
+    return Tensor._make(summed.reshape(shape), None)
 
 
 def _expandable(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
@@ -138,6 +153,8 @@ def _check_hook_results(hook: Callable, originals: tuple, results) -> list:
 
 def _call_tensor_pre_hooks(node: Node, grads: list) -> list:
     """Hooks registered on the tensors this node made (Tensor.register_hook), then retain_grad."""
+    if not node.has_tensor_hooks():
+        return grads
     for index in range(len(grads)):
         hooks = node.tensor_pre_hooks(index)
         if hooks:
@@ -209,12 +226,13 @@ def execute(
     (autograd.grad) the gradients reaching `inputs` are captured and no AccumulateGrad runs.
     """
     root_nodes = list(dict.fromkeys(node for node, _ in roots))
-    dependencies, parents = _discover(root_nodes)
+    filtered = bool(inputs) or not accumulate
+    dependencies, parents = _discover(root_nodes, with_parents=filtered)
 
     # PyTorch's exec_info: with inputs, a node runs only if it is `needed`, and a node
     # that is not needed but captures a gradient only runs its tensor hooks.
     needed: set[Node] | None = None
-    if inputs or not accumulate:
+    if filtered:
         targets = {node for node, _ in inputs}
         needed = _needed_nodes(targets, parents)
         if accumulate:
@@ -285,4 +303,7 @@ def execute(
                         heapq.heappush(ready, (-next_node._sequence_nr, next(tie), next_node))
                     else:
                         buffers.pop(next_node, None)
+            # Drop this node's lists: an AccumulateGrad that runs next may keep a gradient
+            # that only the engine holds, instead of copying it.
+            outputs = grads = None
     return captured

@@ -54,6 +54,27 @@ def result_type(*operands: Any) -> np.dtype:
     A lower tier only matters when it is of a higher category (bool < int < float):
     float32[3] + float64 0-dim -> float32, int64[3] + 2.5 -> float32 (the default).
     """
+    first = operands[0]
+    if type(first) is np.ndarray and first.ndim:
+        # The common case, decided without building tiers: a dimensioned array with
+        # operands of its own dtype, Python numbers of no higher category, or None.
+        dtype = first.dtype
+        kind = dtype.kind
+        for value in operands[1:]:
+            kind_of_value = type(value)
+            if kind_of_value is np.ndarray:
+                if value.dtype != dtype:
+                    break
+            elif kind_of_value is float:
+                if kind != "f":
+                    break
+            elif kind_of_value is int:
+                if kind == "b":
+                    break
+            elif value is not None and kind_of_value is not bool:
+                break
+        else:
+            return dtype
     tiers: list[list[Any]] = [[], [], []]
     for value in operands:
         if isinstance(value, np.ndarray):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -129,6 +130,10 @@ class Node:
             self._pre_hooks = {}
         return add_hook(self._pre_hooks, fn)
 
+    def has_tensor_hooks(self) -> bool:
+        """Whether any Tensor.register_hook or retain_grad hook is attached here."""
+        return self._tensor_pre_hooks is not None or self._retains_grad_hooks is not None
+
     def tensor_pre_hooks(self, index: int) -> dict | None:
         """Hooks registered with Tensor.register_hook on this node's output `index`."""
         hooks = self._tensor_pre_hooks
@@ -157,6 +162,9 @@ class AccumulateGrad(Node):
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"
 
+    def has_tensor_hooks(self) -> bool:
+        return bool(self.variable._backward_hooks) or self._retains_grad_hooks is not None
+
     def tensor_pre_hooks(self, index: int) -> dict | None:
         return self.variable._backward_hooks
 
@@ -175,6 +183,11 @@ class AccumulateGrad(Node):
             return []
         variable = self.variable
         if variable._grad is None:
+            if not grad.requires_grad and _unshared(grad):
+                # No one else can see this gradient: keep it rather than copy it (PyTorch
+                # steals the buffer the same way, on its reference count).
+                variable.grad = grad
+                return []
             # A copy, so that accumulating into it later cannot change anyone else's tensor;
             # with create_graph the copy keeps the gradient's history, as in PyTorch.
             copy = Tensor._make(grad._data.copy(), None)
@@ -188,6 +201,18 @@ class AccumulateGrad(Node):
         else:
             variable.grad._accumulate_(grad)
         return []
+
+
+def _unshared(grad: Tensor) -> bool:
+    """Whether only the engine holds `grad` and only `grad` holds its array.
+
+    The counts are of the references in AccumulateGrad.apply's frame: the `grads` list the
+    engine passed, the local `grad`, and getrefcount's own argument; for the array, the
+    tensor's slot and the argument. A view or a read-only (broadcast) array is never kept.
+    """
+    data = grad._data
+    return (sys.getrefcount(grad) <= 4 and data.base is None and data.flags.writeable
+            and sys.getrefcount(data) == 2)
 
 
 class CopyBackwards(Node):
