@@ -111,10 +111,15 @@ def _as(value: Any, dtype: np.dtype) -> Any:
 
 def _binary(a: Any, b: Any, dtype: np.dtype | None = None) -> tuple[Any, Any]:
     dtype = result_type(a, b) if dtype is None else dtype
+    if type(b) is float and dtype.kind == "f" and type(a) is np.ndarray:
+        # A Python float is "weak" in numpy too: `a * 0.5` keeps a's dtype, no cast needed.
+        return _as(a, dtype), b
     return _as(a, dtype), _as(b, dtype)
 
 
 def _array(value: Any, dtype: np.dtype) -> np.ndarray:
+    if type(value) is np.ndarray and value.dtype == dtype:
+        return value
     return np.asarray(value, dtype=dtype)
 
 

@@ -248,15 +248,14 @@ class SavedVariable:
                  "_output_nr", "_requires_grad", "_freed", "_owner_name")
 
     def __init__(self, tensor: Any, is_output: bool) -> None:
-        from runtime.tensor import Tensor
-
         self._freed = False
         self._is_output = is_output
-        if not isinstance(tensor, Tensor):
+        counter = getattr(tensor, "_version_counter", None)
+        if counter is None:
             # None (an absent optional) or a Python number: nothing to track.
             self._tensor, self._data, self._version_counter = tensor, None, None
             return
-        if tensor._version_counter.inference:
+        if counter.inference:
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. Please do not use Tensors "
                 "created in inference mode in computation tracked by autograd. To work around "
