@@ -70,7 +70,8 @@ class Node:
         self._sequence_nr = next(_sequence_numbers)
         self._next_functions: tuple[tuple[Node | None, int], ...] = ()
         # (shape, dtype) of each forward output, i.e. of each gradient this node receives.
-        self._input_metadata: list[tuple[tuple[int, ...], Any]] = []
+        # A tuple, not a list: most nodes have one input, and a tuple is the smaller.
+        self._input_metadata: tuple[tuple[tuple[int, ...], Any], ...] = ()
         self._pre_hooks: dict | None = None
         self._post_hooks: dict | None = None
         self._tensor_pre_hooks: dict[int, dict] | None = None
@@ -154,7 +155,7 @@ class AccumulateGrad(Node):
         super().__init__()
         self._sequence_nr = float("inf")  # runs as soon as it is ready, as in PyTorch
         self.variable = variable
-        self._input_metadata = [(variable._data.shape, variable._data.dtype)]
+        self._input_metadata = ((variable._data.shape, variable._data.dtype),)
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
@@ -247,14 +248,17 @@ class SavedVariable:
     __slots__ = ("_tensor", "_data", "_version_counter", "_saved_version", "_is_output",
                  "_output_nr", "_requires_grad", "_freed", "_owner_name")
 
+    def __new__(cls, tensor: Any, is_output: bool) -> SavedVariable | SavedValue:
+        # None (an absent optional, or a tensor not needed) or a Python number standing in
+        # for a tensor has nothing to track: it is kept as a plain value.
+        if getattr(tensor, "_version_counter", None) is None:
+            return NOT_SAVED if tensor is None else SavedValue(tensor)
+        return super().__new__(cls)
+
     def __init__(self, tensor: Any, is_output: bool) -> None:
         self._freed = False
         self._is_output = is_output
-        counter = getattr(tensor, "_version_counter", None)
-        if counter is None:
-            # None (an absent optional) or a Python number: nothing to track.
-            self._tensor, self._data, self._version_counter = tensor, None, None
-            return
+        counter = tensor._version_counter
         if counter.inference:
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. Please do not use Tensors "
@@ -278,8 +282,6 @@ class SavedVariable:
         if self._freed:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         counter = self._version_counter
-        if counter is None:
-            return self._tensor
         if counter.version != self._saved_version:
             raise RuntimeError(self._version_error(counter.version))
         if not self._is_output:
@@ -325,8 +327,25 @@ class SavedVariable:
         """Release the tensor (PyTorch's SavedVariable::reset_data)."""
         self._tensor = None
         self._data = None
-        if self._version_counter is not None:
-            self._freed = True
+        self._freed = True
+
+
+class SavedValue:
+    """What SavedVariable keeps for a value that is not a tensor: the value itself."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def unpack(self, grad_fn: Node | None = None) -> Any:
+        return self.value
+
+    def reset_data(self) -> None:
+        """Nothing to free."""
+
+
+NOT_SAVED = SavedValue(None)
 
 
 class SavedVariableList:

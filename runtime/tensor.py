@@ -443,7 +443,11 @@ def edge(value: Any) -> tuple[Node | None, int]:
             return (value.grad_fn, value._output_nr)
         if value._requires_grad:
             return (value._grad_accumulator_node(), 0)
-    return (None, 0)
+    return NO_EDGE
+
+
+# Every input that needs no gradient shares this edge.
+NO_EDGE = (None, 0)
 
 
 def next_edges(*values: Any) -> tuple[tuple[Node | None, int], ...]:
@@ -460,13 +464,13 @@ def next_edges(*values: Any) -> tuple[tuple[Node | None, int], ...]:
 def set_history(tensor: Tensor, grad_fn: Node) -> None:
     """Make `tensor` the next output of `grad_fn` (PyTorch's set_history)."""
     tensor._output_nr = len(grad_fn._input_metadata)
-    grad_fn._input_metadata.append((tensor._data.shape, tensor._data.dtype))
+    grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
     tensor.grad_fn = grad_fn
 
 
 def skip_output(tensor: Tensor, grad_fn: Node) -> None:
     """A non-differentiable output (e.g. indices) still takes its slot in grad_fn's inputs."""
-    grad_fn._input_metadata.append((tensor._data.shape, tensor._data.dtype))
+    grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
 
 
 def sizes(value: Any) -> tuple[int, ...]:
@@ -563,6 +567,6 @@ def _scalar_type_name(array: np.ndarray) -> str:
 
 def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
     """After an in-place op, `tensor` is the output of the in-place op's node."""
-    grad_fn._input_metadata.append((tensor._data.shape, tensor._data.dtype))
+    grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
     tensor.grad_fn = grad_fn
     tensor._output_nr = 0
