@@ -263,39 +263,54 @@ def execute(
         if dependencies.get(node, 0) == 0:
             heapq.heappush(ready, (-node._sequence_nr, next(tie), node))
 
+    check_nan = anomaly.is_enabled() and anomaly.check_nan()
     with set_grad_enabled(create_graph):
         while ready:
-            _, _, node = heapq.heappop(ready)
+            node = heapq.heappop(ready)[2]
             grads = buffers.pop(node)
             edges = node._next_functions
             try:
-                mask = None
-                if needed is not None:
-                    runs = node in needed
-                    if not runs:
-                        grads = _call_tensor_pre_hooks(node, grads)
-                    # Captured before the hooks of a node that runs, after the tensor
-                    # hooks of one that does not: PyTorch's order.
-                    for index, grad in enumerate(grads):
-                        for position in capture_at.get((node, index), ()):
-                            captured[position] = grad
-                    if not runs:
-                        continue
-                    mask = tuple(n is not None and (n in needed or (n, i) in capture_at)
-                                 for n, i in edges)
-                outputs = _call_function(node, grads, mask)
+                if (needed is None and node._pre_hooks is None and node._post_hooks is None
+                        and not node.has_tensor_hooks()):
+                    # The common case, without hooks or a filter: apply and check.
+                    outputs = node.apply(grads)
+                    _validate_outputs(node, outputs)
+                else:
+                    mask = None
+                    if needed is not None:
+                        runs = node in needed
+                        if not runs:
+                            grads = _call_tensor_pre_hooks(node, grads)
+                        # Captured before the hooks of a node that runs, after the tensor
+                        # hooks of one that does not: PyTorch's order.
+                        for index, grad in enumerate(grads):
+                            for position in capture_at.get((node, index), ()):
+                                captured[position] = grad
+                        if not runs:
+                            continue
+                        mask = tuple(n is not None and (n in needed or (n, i) in capture_at)
+                                     for n, i in edges)
+                    outputs = _call_function(node, grads, mask)
                 if not keep_graph:
                     node.release_variables()
-                if anomaly.is_enabled() and anomaly.check_nan():
+                if check_nan:
                     _check_nan(node, outputs)
             except Exception:
                 if anomaly.is_enabled():
                     _warn_forward_trace(node)
                 raise
-            for (next_node, input_nr), grad in zip(edges, outputs, strict=True):
+            # (_validate_outputs checked that there is one gradient per edge)
+            for (next_node, input_nr), grad in zip(edges, outputs, strict=False):
                 if next_node is None:
                     continue
-                deliver(next_node, input_nr, grad)
+                # Add the gradient into next_node's input buffer.
+                buffer = buffers.get(next_node)
+                if buffer is None:
+                    buffer = buffers[next_node] = [None] * max(len(next_node._input_metadata),
+                                                               input_nr + 1)
+                if grad is not None:
+                    previous = buffer[input_nr]
+                    buffer[input_nr] = grad if previous is None else previous + grad
                 remaining = dependencies[next_node] - 1
                 dependencies[next_node] = remaining
                 if remaining == 0:
@@ -305,5 +320,5 @@ def execute(
                         buffers.pop(next_node, None)
             # Drop this node's lists: an AccumulateGrad that runs next may keep a gradient
             # that only the engine holds, instead of copying it.
-            outputs = grads = None
+            outputs = grads = grad = None
     return captured

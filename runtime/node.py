@@ -205,15 +205,25 @@ class AccumulateGrad(Node):
 
 
 def _unshared(grad: Tensor) -> bool:
-    """Whether only the engine holds `grad` and only `grad` holds its array.
+    """Whether only the engine holds `grad` and only `grad` holds its storage.
 
-    The counts are of the references in AccumulateGrad.apply's frame: the `grads` list the
-    engine passed, the local `grad`, and getrefcount's own argument; for the array, the
-    tensor's slot and the argument. A view or a read-only (broadcast) array is never kept.
+    References counted: to `grad`, the engine's `grads` list, apply's local, this
+    function's argument and getrefcount's; to its array, the tensor's slot, the local
+    `data` and getrefcount's argument. A read-only (broadcast) array is never kept. A view
+    (a transposed or reshaped result) is, when its base array is held only by the view
+    and by the base tensor it was made from, which only the view holds.
     """
     data = grad._data
-    return (sys.getrefcount(grad) <= 4 and data.base is None and data.flags.writeable
-            and sys.getrefcount(data) == 2)
+    if sys.getrefcount(grad) > 4 or not data.flags.writeable or sys.getrefcount(data) > 3:
+        return False
+    if data.base is None:
+        return True
+    if data.base.base is not None:
+        return False
+    owner = grad._base
+    if owner is None:
+        return sys.getrefcount(data.base) <= 2
+    return sys.getrefcount(owner) <= 3 and sys.getrefcount(data.base) <= 3
 
 
 class CopyBackwards(Node):
