@@ -271,7 +271,17 @@ def _return_expression(info: OpInfo) -> str:
     return f"({outputs})" if len(schema.returns) > 1 else outputs
 
 
-def op_context(info: OpInfo, group: list[OpInfo]) -> dict:
+def _inplace_write(info: OpInfo, kernel_args: str, kernel_call: str,
+                   kernels: frozenset[str]) -> list[str]:
+    """How an in-place wrapper writes: the kernel's in-place form, or a computed result
+    copied into self's storage."""
+    inplace_kernel = f"{info.schema.kernel_name}_"
+    if inplace_kernel in kernels:
+        return [f"kernels.{inplace_kernel}({kernel_args})", "_T.bump_version(self_)"]
+    return [f"_T.write_inplace(self_, {kernel_call})"]
+
+
+def op_context(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = frozenset()) -> dict:
     schema = info.schema
     kernel_args = ", ".join(_kernel_argument(a) for a in schema.arguments)
     kernel_call = f"kernels.{schema.kernel_name}({kernel_args})"
@@ -284,6 +294,7 @@ def op_context(info: OpInfo, group: list[OpInfo]) -> dict:
         "line": info.location.line,
         "signature": python_signature(schema),
         "kernel_call": kernel_call,
+        "inplace_write": _inplace_write(info, kernel_args, kernel_call, kernels),
         "compute": _compute_outputs(info, kernel_call),
         "history": _history(info),
         "returns": _return_expression(info),
@@ -417,8 +428,13 @@ def _import_order(name: str) -> tuple:
 
 # -- all files ---------------------------------------------------------------------------------
 
-def render_all(infos: list[OpInfo], spec_name: str) -> dict[str, str]:
-    """File name -> text, for every file under generated/."""
+def render_all(infos: list[OpInfo], spec_name: str,
+               kernels: frozenset[str] = frozenset()) -> dict[str, str]:
+    """File name -> text, for every file under generated/.
+
+    `kernels` names the functions of runtime/kernels.py: an in-place wrapper calls the
+    kernel's in-place form (`add_Tensor_`, writing into its first argument) when it has one.
+    """
     env = _environment()
     header = {"generator": GENERATOR, "spec": spec_name}
     groups = _bound(infos)
@@ -453,7 +469,7 @@ def render_all(infos: list[OpInfo], spec_name: str) -> dict[str, str]:
         ),
         "ops.py": env.get_template("ops.py.j2").render(
             **header,
-            ops=[op_context(i, groups.get(i.schema.base, [i])) for i in infos],
+            ops=[op_context(i, groups.get(i.schema.base, [i]), kernels) for i in infos],
             nodes=sorted({i.node_name for i in infos if i.differentiable}, key=_import_order),
             named_returns=named_returns,
             dispatchers=[dispatch_context(base, group) for base, group in functions.items()

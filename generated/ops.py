@@ -298,7 +298,8 @@ def add_Tensor_(self_, other, *, alpha=1):
         grad_fn = AddBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
-    _T.write_inplace(self_, kernels.add_Tensor(_T.data(self_), _T.data(other), alpha))
+    kernels.add_Tensor_(_T.data(self_), _T.data(other), alpha)
+    _T.bump_version(self_)
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
     return self_
@@ -342,7 +343,8 @@ def sub_Tensor_(self_, other, *, alpha=1):
         grad_fn = SubBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
-    _T.write_inplace(self_, kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
+    kernels.sub_Tensor_(_T.data(self_), _T.data(other), alpha)
+    _T.bump_version(self_)
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
     return self_
@@ -403,7 +405,8 @@ def mul_Tensor_(self_, other):
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other if grad_fn.should_compute_output(0) else None, False)
         grad_fn.self_ = SavedVariable(_T.original(self_) if grad_fn.should_compute_output(1) else None, False)
-    _T.write_inplace(self_, kernels.mul_Tensor(_T.data(self_), _T.data(other)))
+    kernels.mul_Tensor_(_T.data(self_), _T.data(other))
+    _T.bump_version(self_)
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
     return self_

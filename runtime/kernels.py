@@ -123,11 +123,49 @@ def _array(value: Any, dtype: np.dtype) -> np.ndarray:
     return np.asarray(value, dtype=dtype)
 
 
+# PyTorch's names of the scalar types, as its messages spell them.
+_TYPE_NAMES = {"float64": "Double", "float32": "Float", "int64": "Long", "int32": "Int",
+               "bool": "Bool"}
+
+
+def check_inplace_result(target: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> None:
+    """PyTorch's checks before an in-place op writes a result of `dtype` and `shape`
+    into `target`: the type must cast within its kind, the shape broadcast to target's."""
+    if not np.can_cast(dtype, target.dtype, casting="same_kind"):
+        raise RuntimeError(f"result type {_TYPE_NAMES[dtype.name]} can't be cast to the "
+                           f"desired output type {_TYPE_NAMES[target.dtype.name]}")
+    if shape != target.shape:
+        try:
+            broadcast = np.broadcast_shapes(shape, target.shape)
+        except ValueError:
+            broadcast = None
+        if broadcast != target.shape:
+            raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the "
+                               f"broadcast shape {list(broadcast) if broadcast else '(none)'}")
+
+
+def _inplace(ufunc: np.ufunc, self: np.ndarray, other: Any, dtype: np.dtype) -> None:
+    """`self = ufunc(self, other)` computed in `dtype`, written into self's storage."""
+    shape = np.broadcast_shapes(self.shape, np.shape(other)) if np.ndim(other) else self.shape
+    check_inplace_result(self, dtype, shape)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        if dtype == self.dtype:
+            ufunc(self, _as(other, dtype), out=self)
+        else:
+            np.copyto(self, ufunc(_as(self, dtype), _as(other, dtype)), casting="unsafe")
+
+
 # -- elementwise ------------------------------------------------------------------------------
 
 def add_Tensor(self, other, alpha=1):
     a, b = _binary(self, other, result_type(self, other, alpha if alpha != 1 else None))
     return _array(a + b if alpha == 1 else a + alpha * b, a.dtype)
+
+
+def add_Tensor_(self, other, alpha=1):
+    """In place: the optimizers' `p.add_(grad, alpha=-lr)` without a temporary result."""
+    dtype = result_type(self, other, alpha if alpha != 1 else None)
+    _inplace(np.add, self, other if alpha == 1 else alpha * _as(other, dtype), dtype)
 
 
 def add_Scalar(self, other, alpha=1):
@@ -137,6 +175,11 @@ def add_Scalar(self, other, alpha=1):
 def sub_Tensor(self, other, alpha=1):
     a, b = _binary(self, other, result_type(self, other, alpha if alpha != 1 else None))
     return _array(a - b if alpha == 1 else a - alpha * b, a.dtype)
+
+
+def sub_Tensor_(self, other, alpha=1):
+    dtype = result_type(self, other, alpha if alpha != 1 else None)
+    _inplace(np.subtract, self, other if alpha == 1 else alpha * _as(other, dtype), dtype)
 
 
 def rsub_Tensor(self, other, alpha=1):
@@ -151,6 +194,10 @@ def mul_Tensor(self, other):
     a, b = _binary(self, other)
     with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf is NaN, silently as in torch
         return _array(a * b, a.dtype)
+
+
+def mul_Tensor_(self, other):
+    _inplace(np.multiply, self, other, result_type(self, other))
 
 
 def mul_Scalar(self, other):
@@ -1029,10 +1076,6 @@ def _index_key(self: np.ndarray, indices: list) -> tuple:
 
 def index_Tensor(self, indices):
     return np.array(self[_index_key(self, indices)], copy=True)
-
-
-_TYPE_NAMES = {"float64": "Double", "float32": "Float", "int64": "Long", "int32": "Int",
-               "bool": "Bool"}
 
 
 def _same_dtype(self: np.ndarray, source: Any, message: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from generated.tensor_methods import TensorMethods
-from runtime import dtypes
+from runtime import dtypes, kernels
 from runtime._tensor_str import format_tensor
 from runtime.composite import CompositeMethods
 from runtime.dtypes import type_string
@@ -526,6 +526,11 @@ def original(tensor: Tensor) -> Tensor:
     return snapshot
 
 
+def bump_version(tensor: Tensor) -> None:
+    """After an in-place kernel wrote into `tensor`'s storage."""
+    tensor._version_counter.version += 1
+
+
 def write_inplace(tensor: Tensor, result: Any) -> None:
     """Write a kernel's result into `tensor`'s storage and bump its version.
 
@@ -539,25 +544,9 @@ def write_inplace(tensor: Tensor, result: Any) -> None:
         tensor._data = result
         tensor._version_counter.version += 1
         return
-    if not np.can_cast(result.dtype, target.dtype, casting="same_kind"):
-        raise RuntimeError(
-            f"result type {_scalar_type_name(result)} can't be cast to the desired output "
-            f"type {_scalar_type_name(target)}"
-        )
-    if result.shape != target.shape and _broadcast_shape(result, target) != target.shape:
-        raise RuntimeError(
-            f"output with shape {list(target.shape)} doesn't match the broadcast shape "
-            f"{list(_broadcast_shape(result, target))}"
-        )
+    kernels.check_inplace_result(target, result.dtype, result.shape)
     np.copyto(tensor._data, result, casting="unsafe")
     tensor._version_counter.version += 1
-
-
-def _broadcast_shape(a: np.ndarray, b: np.ndarray) -> tuple[int, ...] | str:
-    try:
-        return np.broadcast_shapes(a.shape, b.shape)
-    except ValueError:
-        return "(none)"
 
 
 def _scalar_type_name(array: np.ndarray) -> str:
