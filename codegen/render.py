@@ -115,7 +115,8 @@ def _grad_setup(info: OpInfo) -> list[str]:
     for i, name in enumerate(outputs):
         if f"grad_{name}" in used:
             lines.append(f"grad_{name} = grads[{i}]")
-    if len(outputs) > 1:
+    # A Tensor[] return has one gradient per tensor of the list, as several returns do.
+    if len(outputs) > 1 or info.schema.returns[0].type.is_tensor_list:
         lines.append("any_grad_defined = any(g is not None for g in grads)")
     elif any(d.not_implemented is None and d.code != "grad" for d in info.derivatives):
         lines.append("any_grad_defined = grads[0] is not None")
