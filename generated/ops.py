@@ -160,8 +160,10 @@ __all__ = [
     "add",
     "addmm",
     "alias",
+    "all",
     "amax",
     "amin",
+    "any",
     "argmax",
     "argmin",
     "binary_cross_entropy",
@@ -1485,10 +1487,46 @@ def min_default(self_):
     return result
 
 
+def any_default(self_):
+    """any(Tensor self) -> Tensor
+
+    derivatives.yaml:642
+    """
+    result = _T.wrap(kernels.any(_T.data(self_)))
+    return result
+
+
+def any_dim(self_, dim, keepdim=False):
+    """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:649
+    """
+    result = _T.wrap(kernels.any_dim(_T.data(self_), dim, keepdim))
+    return result
+
+
+def all_default(self_):
+    """all(Tensor self) -> Tensor
+
+    derivatives.yaml:655
+    """
+    result = _T.wrap(kernels.all(_T.data(self_)))
+    return result
+
+
+def all_dim(self_, dim, keepdim=False):
+    """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:662
+    """
+    result = _T.wrap(kernels.all_dim(_T.data(self_), dim, keepdim))
+    return result
+
+
 def argmax(self_, dim=None, keepdim=False):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:642
+    derivatives.yaml:668
     """
     result = _T.wrap(kernels.argmax(_T.data(self_), dim, keepdim))
     return result
@@ -1497,7 +1535,7 @@ def argmax(self_, dim=None, keepdim=False):
 def argmin(self_, dim=None, keepdim=False):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:650
+    derivatives.yaml:676
     """
     result = _T.wrap(kernels.argmin(_T.data(self_), dim, keepdim))
     return result
@@ -1506,7 +1544,7 @@ def argmin(self_, dim=None, keepdim=False):
 def norm_Scalar(self_, p=2):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:657
+    derivatives.yaml:683
     """
     result = _T.wrap(kernels.norm_Scalar(_T.data(self_), p))
     if _T.any_requires_grad(self_):
@@ -1522,7 +1560,7 @@ def norm_Scalar(self_, p=2):
 def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:673
+    derivatives.yaml:699
     """
     result = _T.wrap(kernels.norm_ScalarOpt_dim(_T.data(self_), p, dim, keepdim))
     if _T.any_requires_grad(self_):
@@ -1540,7 +1578,7 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:684
+    derivatives.yaml:710
     """
     result = _T.wrap(kernels.linalg_vector_norm(_T.data(self_), ord, dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1558,7 +1596,7 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 def prod_default(self_, *, dtype=None):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:696
+    derivatives.yaml:722
     """
     result = _T.wrap(kernels.prod(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1573,7 +1611,7 @@ def prod_default(self_, *, dtype=None):
 def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:707
+    derivatives.yaml:733
     """
     result = _T.wrap(kernels.prod_dim_int(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1590,7 +1628,7 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
 def std_correction(self_, dim=None, *, correction=None, keepdim=False):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:716
+    derivatives.yaml:742
     """
     result = _T.wrap(kernels.std_correction(_T.data(self_), dim, correction, keepdim))
     if _T.any_requires_grad(self_):
@@ -1608,7 +1646,7 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 def var_correction(self_, dim=None, *, correction=None, keepdim=False):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:728
+    derivatives.yaml:754
     """
     result = _T.wrap(kernels.var_correction(_T.data(self_), dim, correction, keepdim))
     if _T.any_requires_grad(self_):
@@ -1625,7 +1663,7 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
 def t(self_):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:740
+    derivatives.yaml:766
     """
     result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -1638,7 +1676,7 @@ def t(self_):
 def expand(self_, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:746
+    derivatives.yaml:772
     """
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
     if _T.any_requires_grad(self_):
@@ -1652,7 +1690,7 @@ def expand(self_, size, *, implicit=False):
 def unsqueeze(self_, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:753
+    derivatives.yaml:779
     """
     result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -1666,7 +1704,7 @@ def unsqueeze(self_, dim):
 def squeeze_default(self_):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:760
+    derivatives.yaml:786
     """
     result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -1680,7 +1718,7 @@ def squeeze_default(self_):
 def squeeze_dim(self_, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:766
+    derivatives.yaml:792
     """
     result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -1695,7 +1733,7 @@ def squeeze_dim(self_, dim):
 def squeeze_dims(self_, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:773
+    derivatives.yaml:799
     """
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -1710,7 +1748,7 @@ def squeeze_dims(self_, dim):
 def squeeze__default(self_):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:780
+    derivatives.yaml:806
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1727,7 +1765,7 @@ def squeeze__default(self_):
 def squeeze__dim(self_, dim):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:786
+    derivatives.yaml:812
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1745,7 +1783,7 @@ def squeeze__dim(self_, dim):
 def squeeze__dims(self_, dim):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:792
+    derivatives.yaml:818
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1763,7 +1801,7 @@ def squeeze__dims(self_, dim):
 def _to_copy(self_, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:798
+    derivatives.yaml:824
     """
     result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1777,7 +1815,7 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:804
+    derivatives.yaml:830
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1790,7 +1828,7 @@ def clone(self_):
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:810
+    derivatives.yaml:836
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -1805,7 +1843,7 @@ def transpose_int(self_, dim0, dim1):
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:817
+    derivatives.yaml:843
     """
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
     if _T.any_requires_grad(self_):
@@ -1819,7 +1857,7 @@ def _unsafe_view(self_, size):
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:823
+    derivatives.yaml:849
     """
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
     if _T.any_requires_grad(self_):
@@ -1833,7 +1871,7 @@ def view(self_, size):
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:830
+    derivatives.yaml:856
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1849,7 +1887,7 @@ def zero_(self_):
 def alias(self_):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:836
+    derivatives.yaml:862
     """
     result = _T.wrap_view(kernels.alias(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -1862,7 +1900,7 @@ def alias(self_):
 def permute(self_, dims):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:843
+    derivatives.yaml:869
     """
     result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
     if _T.any_requires_grad(self_):
@@ -1876,7 +1914,7 @@ def permute(self_, dims):
 def cat(tensors, dim=0):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:850
+    derivatives.yaml:876
     """
     result = _T.wrap(kernels.cat(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -1891,7 +1929,7 @@ def cat(tensors, dim=0):
 def stack(tensors, dim=0):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:859
+    derivatives.yaml:885
     """
     result = _T.wrap(kernels.stack(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -1906,7 +1944,7 @@ def stack(tensors, dim=0):
 def split_Tensor(self_, split_size, dim=0):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:867
+    derivatives.yaml:893
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_Tensor(_T.data(self_), split_size, dim)]
     if _T.any_requires_grad(self_):
@@ -1923,7 +1961,7 @@ def split_Tensor(self_, split_size, dim=0):
 def split_with_sizes(self_, split_sizes, dim=0):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:876
+    derivatives.yaml:902
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
     if _T.any_requires_grad(self_):
@@ -1940,7 +1978,7 @@ def split_with_sizes(self_, split_sizes, dim=0):
 def unbind_int(self_, dim=0):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:883
+    derivatives.yaml:909
     """
     result = [_T.wrap_view(a, self_) for a in kernels.unbind_int(_T.data(self_), dim)]
     if _T.any_requires_grad(self_):
@@ -1955,7 +1993,7 @@ def unbind_int(self_, dim=0):
 def select_int(self_, dim, index):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:890
+    derivatives.yaml:916
     """
     result = _T.wrap_view(kernels.select_int(_T.data(self_), dim, index), self_)
     if _T.any_requires_grad(self_):
@@ -1971,7 +2009,7 @@ def select_int(self_, dim, index):
 def select_backward(grad_output, input_sizes, dim, index):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:897
+    derivatives.yaml:923
     """
     result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
     if _T.any_requires_grad(grad_output):
@@ -1986,7 +2024,7 @@ def select_backward(grad_output, input_sizes, dim, index):
 def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:904
+    derivatives.yaml:930
     """
     result = _T.wrap_view(kernels.slice_Tensor(_T.data(self_), dim, start, end, step), self_)
     if _T.any_requires_grad(self_):
@@ -2004,7 +2042,7 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:913
+    derivatives.yaml:939
     """
     result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
     if _T.any_requires_grad(grad_output):
@@ -2021,7 +2059,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 def index_Tensor(self_, indices):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:920
+    derivatives.yaml:946
     """
     result = _T.wrap(kernels.index_Tensor(_T.data(self_), _T.data(indices)))
     if _T.any_requires_grad(self_):
@@ -2036,7 +2074,7 @@ def index_Tensor(self_, indices):
 def index_put(self_, indices, values, accumulate=False):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:931
+    derivatives.yaml:957
     """
     result = _T.wrap(kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
     if _T.any_requires_grad(self_, values):
@@ -2052,7 +2090,7 @@ def index_put(self_, indices, values, accumulate=False):
 def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:941
+    derivatives.yaml:967
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, values)
@@ -2071,7 +2109,7 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
 def index_select(self_, dim, index):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:951
+    derivatives.yaml:977
     """
     result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
     if _T.any_requires_grad(self_):
@@ -2087,7 +2125,7 @@ def index_select(self_, dim, index):
 def index_add(self_, dim, index, source, *, alpha=1):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:959
+    derivatives.yaml:985
     """
     result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
     if _T.any_requires_grad(self_, source):
@@ -2103,7 +2141,7 @@ def index_add(self_, dim, index, source, *, alpha=1):
 def gather(self_, dim, index, *, sparse_grad=False):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:968
+    derivatives.yaml:994
     """
     result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
     if _T.any_requires_grad(self_):
@@ -2119,7 +2157,7 @@ def gather(self_, dim, index, *, sparse_grad=False):
 def scatter_add(self_, dim, index, src):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:976
+    derivatives.yaml:1002
     """
     result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
     if _T.any_requires_grad(self_, src):
@@ -2134,7 +2172,7 @@ def scatter_add(self_, dim, index, src):
 def repeat(self_, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:984
+    derivatives.yaml:1010
     """
     result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
     if _T.any_requires_grad(self_):
@@ -2149,7 +2187,7 @@ def repeat(self_, repeats):
 def flip(self_, dims):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:991
+    derivatives.yaml:1017
     """
     result = _T.wrap(kernels.flip(_T.data(self_), dims))
     if _T.any_requires_grad(self_):
@@ -2163,7 +2201,7 @@ def flip(self_, dims):
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1000
+    derivatives.yaml:1026
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -2178,7 +2216,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1007
+    derivatives.yaml:1033
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -2195,7 +2233,7 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 def bmm(self_, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1016
+    derivatives.yaml:1042
     """
     result = _T.wrap(kernels.bmm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -2210,7 +2248,7 @@ def bmm(self_, mat2):
 def dot(self_, tensor):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1024
+    derivatives.yaml:1050
     """
     result = _T.wrap(kernels.dot(_T.data(self_), _T.data(tensor)))
     if _T.any_requires_grad(self_, tensor):
@@ -2225,7 +2263,7 @@ def dot(self_, tensor):
 def mv(self_, vec):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1031
+    derivatives.yaml:1057
     """
     result = _T.wrap(kernels.mv(_T.data(self_), _T.data(vec)))
     if _T.any_requires_grad(self_, vec):
@@ -2240,7 +2278,7 @@ def mv(self_, vec):
 def _softmax(self_, dim, half_to_float):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1038
+    derivatives.yaml:1064
     """
     result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
     if _T.any_requires_grad(self_):
@@ -2256,7 +2294,7 @@ def _softmax(self_, dim, half_to_float):
 def _log_softmax(self_, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1048
+    derivatives.yaml:1074
     """
     result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
     if _T.any_requires_grad(self_):
@@ -2272,7 +2310,7 @@ def _log_softmax(self_, dim, half_to_float):
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1056
+    derivatives.yaml:1082
     """
     result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -2288,7 +2326,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1064
+    derivatives.yaml:1090
     """
     result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -2305,7 +2343,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 def mse_loss(self_, target, reduction=1):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1072
+    derivatives.yaml:1098
     """
     result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(self_, target):
@@ -2321,7 +2359,7 @@ def mse_loss(self_, target, reduction=1):
 def mse_loss_backward(grad_output, self_, target, reduction):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1082
+    derivatives.yaml:1108
     """
     result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -2338,7 +2376,7 @@ def mse_loss_backward(grad_output, self_, target, reduction):
 def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1091
+    derivatives.yaml:1117
     """
     result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(self_, target):
@@ -2355,7 +2393,7 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1103
+    derivatives.yaml:1129
     """
     result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -2373,7 +2411,7 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1112
+    derivatives.yaml:1138
     """
     output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
     if _T.any_requires_grad(self_):
@@ -2393,7 +2431,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1126
+    derivatives.yaml:1152
     """
     result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
@@ -2410,7 +2448,7 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
 def binary_cross_entropy(self_, target, weight=None, reduction=1):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1139
+    derivatives.yaml:1165
     """
     result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -2427,7 +2465,7 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1150
+    derivatives.yaml:1176
     """
     result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -2445,7 +2483,7 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1160
+    derivatives.yaml:1186
     """
     result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -2463,7 +2501,7 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 def native_dropout(input, p, train):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1172
+    derivatives.yaml:1198
     """
     result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
     if _T.any_requires_grad(input):
@@ -2480,7 +2518,7 @@ def native_dropout(input, p, train):
 def native_dropout_backward(grad_output, mask, scale):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1186
+    derivatives.yaml:1212
     """
     result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
     if _T.any_requires_grad(grad_output, mask):
@@ -2495,7 +2533,7 @@ def native_dropout_backward(grad_output, mask, scale):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1194
+    derivatives.yaml:1220
     """
     result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if _T.any_requires_grad(weight):
@@ -2512,7 +2550,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1205
+    derivatives.yaml:1231
     """
     result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _T.any_requires_grad(grad_output):
@@ -2529,7 +2567,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1216
+    derivatives.yaml:1242
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
     if _T.any_requires_grad(input, weight, bias):
@@ -2550,7 +2588,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1225
+    derivatives.yaml:1251
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
     if _T.any_requires_grad(grad_out, input, weight):
@@ -2666,6 +2704,10 @@ OVERLOADS = {
     "amin": amin,
     "min.dim": min_dim,
     "min": min_default,
+    "any": any_default,
+    "any.dim": any_dim,
+    "all": all_default,
+    "all.dim": all_dim,
     "argmax": argmax,
     "argmin": argmin,
     "norm.Scalar": norm_Scalar,
@@ -3055,6 +3097,40 @@ _min_overloads = (
 def min(*args, **kwargs):
     """Picks the overload of min that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("min", _min_overloads, args, kwargs)
+
+
+_any_overloads = (
+    (any_default, "any(Tensor self) -> Tensor", (
+        ("self_", "Tensor", False, False),
+    )),
+    (any_dim, "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("dim", "int", False, False),
+        ("keepdim", "bool", True, False),
+    )),
+)
+
+
+def any(*args, **kwargs):
+    """Picks the overload of any that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("any", _any_overloads, args, kwargs)
+
+
+_all_overloads = (
+    (all_default, "all(Tensor self) -> Tensor", (
+        ("self_", "Tensor", False, False),
+    )),
+    (all_dim, "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("dim", "int", False, False),
+        ("keepdim", "bool", True, False),
+    )),
+)
+
+
+def all(*args, **kwargs):
+    """Picks the overload of all that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("all", _all_overloads, args, kwargs)
 
 
 _prod_overloads = (
