@@ -3056,11 +3056,11 @@ class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
     derivatives.yaml:1026
-    self: grad.mm(mat2.t())
-    mat2: self.t().mm(grad)
+    self: mm_mat1_backward(grad, mat2, self.shape, self.stride(), 1)
+    mat2: mm_mat2_backward(grad, self, mat2.shape, mat2.stride(), 1)
     """
 
-    __slots__ = ("mat2_", "self_")
+    __slots__ = ("mat2_", "_saved_self_sym_sizes", "_saved_self_sym_strides", "self_", "_saved_mat2_sym_sizes", "_saved_mat2_sym_strides")
 
     @property
     def _saved_mat2(self):
@@ -3078,27 +3078,31 @@ class MmBackward0(Node):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         mat2 = self.mat2_.unpack()
+        self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_strides = self._saved_self_sym_strides
         self_ = self.self_.unpack()
+        mat2_sym_sizes = self._saved_mat2_sym_sizes
+        mat2_sym_strides = self._saved_mat2_sym_strides
         grad_inputs = [None] * 2
-        # self: grad.mm(mat2.t())
+        # self: mm_mat1_backward(grad, mat2, self.shape, self.stride(), 1)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.mm(mat2.t())
-        # mat2: self.t().mm(grad)
+            grad_inputs[0] = manual.mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides, 1)
+        # mat2: mm_mat2_backward(grad, self, mat2.shape, mat2.stride(), 1)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = self_.t().mm(grad)
+            grad_inputs[1] = manual.mm_mat2_backward(grad, self_, mat2_sym_sizes, mat2_sym_strides, 1)
         return grad_inputs
 
 
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1033
+    derivatives.yaml:1034
     self: maybe_multiply(grad, beta)
-    mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
-    mat2: maybe_multiply(mat1.t().mm(grad), alpha)
+    mat1: mm_mat1_backward(grad, mat2, mat1.shape, mat1.stride(), alpha)
+    mat2: mm_mat2_backward(grad, mat1, mat2.shape, mat2.stride(), alpha)
     """
 
-    __slots__ = ("_saved_beta", "mat2_", "_saved_alpha", "mat1_")
+    __slots__ = ("_saved_beta", "mat2_", "_saved_mat1_sym_sizes", "_saved_mat1_sym_strides", "_saved_alpha", "mat1_", "_saved_mat2_sym_sizes", "_saved_mat2_sym_strides")
 
     @property
     def _saved_mat2(self):
@@ -3117,25 +3121,29 @@ class AddmmBackward0(Node):
         any_grad_defined = grads[0] is not None
         beta = self._saved_beta
         mat2 = self.mat2_.unpack()
+        mat1_sym_sizes = self._saved_mat1_sym_sizes
+        mat1_sym_strides = self._saved_mat1_sym_strides
         alpha = self._saved_alpha
         mat1 = self.mat1_.unpack()
+        mat2_sym_sizes = self._saved_mat2_sym_sizes
+        mat2_sym_strides = self._saved_mat2_sym_strides
         grad_inputs = [None] * 3
         # self: maybe_multiply(grad, beta)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.maybe_multiply(grad, beta)
-        # mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
+        # mat1: mm_mat1_backward(grad, mat2, mat1.shape, mat1.stride(), alpha)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.maybe_multiply(grad.mm(mat2.t()), alpha)
-        # mat2: maybe_multiply(mat1.t().mm(grad), alpha)
+            grad_inputs[1] = manual.mm_mat1_backward(grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha)
+        # mat2: mm_mat2_backward(grad, mat1, mat2.shape, mat2.stride(), alpha)
         if any_grad_defined and self.should_compute_output(2):
-            grad_inputs[2] = manual.maybe_multiply(mat1.t().mm(grad), alpha)
+            grad_inputs[2] = manual.mm_mat2_backward(grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha)
         return grad_inputs
 
 
 class BmmBackward0(Node):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1042
+    derivatives.yaml:1043
     self: grad.bmm(mat2.transpose(1, 2))
     mat2: self.transpose(1, 2).bmm(grad)
     """
@@ -3172,7 +3180,7 @@ class BmmBackward0(Node):
 class DotBackward0(Node):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1050
+    derivatives.yaml:1051
     self: grad * tensor
     tensor: grad * self
     """
@@ -3209,7 +3217,7 @@ class DotBackward0(Node):
 class MvBackward0(Node):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1057
+    derivatives.yaml:1058
     self: grad.unsqueeze(1) * vec
     vec: self.t().mv(grad)
     """
@@ -3246,7 +3254,7 @@ class MvBackward0(Node):
 class SoftmaxBackward0(Node):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1064
+    derivatives.yaml:1065
     self: _softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -3275,7 +3283,7 @@ class SoftmaxBackward0(Node):
 class LogSoftmaxBackward0(Node):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1074
+    derivatives.yaml:1075
     self: _log_softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -3304,7 +3312,7 @@ class LogSoftmaxBackward0(Node):
 class LogSoftmaxBackwardDataBackward0(Node):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1082
+    derivatives.yaml:1083
     grad_output: grad - (grad * output.exp()).sum(dim, True)
     output: log_softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -3342,7 +3350,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
 class SoftmaxBackwardDataBackward0(Node):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1090
+    derivatives.yaml:1091
     grad_output: _softmax_backward_data(grad, output, dim, input_dtype)
     output: softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -3381,7 +3389,7 @@ class SoftmaxBackwardDataBackward0(Node):
 class MseLossBackward0(Node):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1098
+    derivatives.yaml:1099
     self: mse_loss_backward(grad, self, target, reduction)
     target: mse_loss_backward(grad, target, self, reduction)
     """
@@ -3419,7 +3427,7 @@ class MseLossBackward0(Node):
 class MseLossBackwardBackward0(Node):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1108
+    derivatives.yaml:1109
     grad_output: mse_loss_backward(grad, self, target, reduction)
     self: mse_loss_double_backward(grad * grad_output, reduction)
     target: -mse_loss_double_backward(grad * grad_output, reduction)
@@ -3467,7 +3475,7 @@ class MseLossBackwardBackward0(Node):
 class SmoothL1LossBackward0(Node):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1117
+    derivatives.yaml:1118
     self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
     """
@@ -3506,7 +3514,7 @@ class SmoothL1LossBackward0(Node):
 class SmoothL1LossBackwardBackward0(Node):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1129
+    derivatives.yaml:1130
     grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
     target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
@@ -3555,7 +3563,7 @@ class SmoothL1LossBackwardBackward0(Node):
 class NllLossBackward0(Node):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1138
+    derivatives.yaml:1139
     self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
 
@@ -3602,7 +3610,7 @@ class NllLossBackward0(Node):
 class NllLossBackwardBackward0(Node):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1152
+    derivatives.yaml:1153
     grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
     self: zeros_like(grad)
     """
@@ -3641,7 +3649,7 @@ class NllLossBackwardBackward0(Node):
 class BinaryCrossEntropyBackward0(Node):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1165
+    derivatives.yaml:1166
     self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
     """
@@ -3685,7 +3693,7 @@ class BinaryCrossEntropyBackward0(Node):
 class BinaryCrossEntropyBackwardBackward0(Node):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1176
+    derivatives.yaml:1177
     grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
     target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
@@ -3739,7 +3747,7 @@ class BinaryCrossEntropyBackwardBackward0(Node):
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1186
+    derivatives.yaml:1187
     self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
     target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
     """
@@ -3789,7 +3797,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 class NativeDropoutBackward0(Node):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1198
+    derivatives.yaml:1199
     input: native_dropout_backward(grad, result1, dropout_scale(p, train))
     """
 
@@ -3818,7 +3826,7 @@ class NativeDropoutBackward0(Node):
 class NativeDropoutBackwardBackward0(Node):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1212
+    derivatives.yaml:1213
     grad_output: native_dropout_backward(grad, mask, scale)
     mask: not_implemented("native_dropout_backward: mask")
     """
@@ -3850,7 +3858,7 @@ class NativeDropoutBackwardBackward0(Node):
 class EmbeddingBackward0(Node):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1220
+    derivatives.yaml:1221
     weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
     """
 
@@ -3880,7 +3888,7 @@ class EmbeddingBackward0(Node):
 class EmbeddingDenseBackwardBackward0(Node):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1231
+    derivatives.yaml:1232
     grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
     """
 
@@ -3910,7 +3918,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 class NativeLayerNormBackward0(Node):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1242
+    derivatives.yaml:1243
     input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
     """
 
@@ -3969,7 +3977,7 @@ class NativeLayerNormBackward0(Node):
 class NativeLayerNormBackwardBackward0(Node):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1251
+    derivatives.yaml:1252
     input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
     """
 

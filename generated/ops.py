@@ -2208,7 +2208,11 @@ def mm(self_, mat2):
         grad_fn = MmBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, mat2))
         grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(0) else None, False)
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_self_sym_strides = _T.strides(self_)
         grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
+        grad_fn._saved_mat2_sym_sizes = _T.sizes(mat2)
+        grad_fn._saved_mat2_sym_strides = _T.strides(mat2)
         _T.set_history(result, grad_fn)
     return result
 
@@ -2216,7 +2220,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1033
+    derivatives.yaml:1034
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -2224,8 +2228,12 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
         grad_fn.set_next_edges(_T.next_edges(self_, mat1, mat2))
         grad_fn._saved_beta = beta
         grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(1) else None, False)
+        grad_fn._saved_mat1_sym_sizes = _T.sizes(mat1)
+        grad_fn._saved_mat1_sym_strides = _T.strides(mat1)
         grad_fn._saved_alpha = alpha
         grad_fn.mat1_ = SavedVariable(mat1 if grad_fn.should_compute_output(2) else None, False)
+        grad_fn._saved_mat2_sym_sizes = _T.sizes(mat2)
+        grad_fn._saved_mat2_sym_strides = _T.strides(mat2)
         _T.set_history(result, grad_fn)
     return result
 
@@ -2233,7 +2241,7 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 def bmm(self_, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1042
+    derivatives.yaml:1043
     """
     result = _T.wrap(kernels.bmm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -2248,7 +2256,7 @@ def bmm(self_, mat2):
 def dot(self_, tensor):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1050
+    derivatives.yaml:1051
     """
     result = _T.wrap(kernels.dot(_T.data(self_), _T.data(tensor)))
     if _T.any_requires_grad(self_, tensor):
@@ -2263,7 +2271,7 @@ def dot(self_, tensor):
 def mv(self_, vec):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1057
+    derivatives.yaml:1058
     """
     result = _T.wrap(kernels.mv(_T.data(self_), _T.data(vec)))
     if _T.any_requires_grad(self_, vec):
@@ -2278,7 +2286,7 @@ def mv(self_, vec):
 def _softmax(self_, dim, half_to_float):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1064
+    derivatives.yaml:1065
     """
     result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
     if _T.any_requires_grad(self_):
@@ -2294,7 +2302,7 @@ def _softmax(self_, dim, half_to_float):
 def _log_softmax(self_, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1074
+    derivatives.yaml:1075
     """
     result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
     if _T.any_requires_grad(self_):
@@ -2310,7 +2318,7 @@ def _log_softmax(self_, dim, half_to_float):
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1082
+    derivatives.yaml:1083
     """
     result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -2326,7 +2334,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1090
+    derivatives.yaml:1091
     """
     result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -2343,7 +2351,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 def mse_loss(self_, target, reduction=1):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1098
+    derivatives.yaml:1099
     """
     result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(self_, target):
@@ -2359,7 +2367,7 @@ def mse_loss(self_, target, reduction=1):
 def mse_loss_backward(grad_output, self_, target, reduction):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1108
+    derivatives.yaml:1109
     """
     result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -2376,7 +2384,7 @@ def mse_loss_backward(grad_output, self_, target, reduction):
 def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1117
+    derivatives.yaml:1118
     """
     result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(self_, target):
@@ -2393,7 +2401,7 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1129
+    derivatives.yaml:1130
     """
     result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -2411,7 +2419,7 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1138
+    derivatives.yaml:1139
     """
     output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
     if _T.any_requires_grad(self_):
@@ -2431,7 +2439,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1152
+    derivatives.yaml:1153
     """
     result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
@@ -2448,7 +2456,7 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
 def binary_cross_entropy(self_, target, weight=None, reduction=1):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1165
+    derivatives.yaml:1166
     """
     result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -2465,7 +2473,7 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1176
+    derivatives.yaml:1177
     """
     result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -2483,7 +2491,7 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1186
+    derivatives.yaml:1187
     """
     result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -2501,7 +2509,7 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 def native_dropout(input, p, train):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1198
+    derivatives.yaml:1199
     """
     result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
     if _T.any_requires_grad(input):
@@ -2518,7 +2526,7 @@ def native_dropout(input, p, train):
 def native_dropout_backward(grad_output, mask, scale):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1212
+    derivatives.yaml:1213
     """
     result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
     if _T.any_requires_grad(grad_output, mask):
@@ -2533,7 +2541,7 @@ def native_dropout_backward(grad_output, mask, scale):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1220
+    derivatives.yaml:1221
     """
     result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if _T.any_requires_grad(weight):
@@ -2550,7 +2558,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1231
+    derivatives.yaml:1232
     """
     result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _T.any_requires_grad(grad_output):
@@ -2567,7 +2575,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1242
+    derivatives.yaml:1243
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
     if _T.any_requires_grad(input, weight, bias):
@@ -2588,7 +2596,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1251
+    derivatives.yaml:1252
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
     if _T.any_requires_grad(grad_out, input, weight):
