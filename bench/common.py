@@ -26,3 +26,8 @@ def median_time(fn: Callable[[], object], repeat: int, warmup: int = 2) -> float
         if enabled:
             gc.enable()
     return statistics.median(times)
+
+
+def repeats(batch: int, repeat: int) -> int:
+    """Fewer repetitions for the big batches, at least three."""
+    return max(3, repeat if batch < 1024 else repeat // 4)

@@ -26,6 +26,17 @@ def init_weights(rng: np.random.Generator, d_in: int, hidden: int, d_out: int) -
             uniform((d_out, hidden), hidden), uniform((d_out,), hidden))
 
 
+def tinymodel_inputs(batch: int) -> tuple[Weights, np.ndarray, np.ndarray]:
+    """The weights, input and target of the TinyModel at `batch`, the same for every system."""
+    from bench.common import DIM_IN, DIM_OUT, HIDDEN
+
+    rng = np.random.default_rng(batch)
+    weights = init_weights(rng, DIM_IN, HIDDEN, DIM_OUT)
+    x = rng.standard_normal((batch, DIM_IN)).astype(np.float32)
+    y = rng.standard_normal((batch, DIM_OUT)).astype(np.float32)
+    return weights, x, y
+
+
 # -- one TinyModel training step -------------------------------------------------------------
 
 def _module_step(lib, weights: Weights, x: np.ndarray, y: np.ndarray, lr: float) -> Callable:

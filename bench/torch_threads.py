@@ -5,22 +5,16 @@ from __future__ import annotations
 import json
 import sys
 
-import numpy as np
-
 from bench import systems
-from bench.common import DIM_IN, DIM_OUT, HIDDEN, LR, median_time
+from bench.common import LR, median_time, repeats
 
 
 def main() -> None:
     batches, repeat = json.loads(sys.argv[1]), int(sys.argv[2])
     results = {}
     for batch in batches:
-        rng = np.random.default_rng(batch)
-        weights = systems.init_weights(rng, DIM_IN, HIDDEN, DIM_OUT)
-        x = rng.standard_normal((batch, DIM_IN)).astype(np.float32)
-        y = rng.standard_normal((batch, DIM_OUT)).astype(np.float32)
-        step = systems.torch_step(weights, x, y, LR)
-        results[batch] = median_time(step, max(3, repeat if batch < 1024 else repeat // 4))
+        step = systems.torch_step(*systems.tinymodel_inputs(batch), LR)
+        results[batch] = median_time(step, repeats(batch, repeat))
     print(json.dumps(results))
 
 

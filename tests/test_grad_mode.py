@@ -5,33 +5,11 @@ from __future__ import annotations
 
 import sys
 import threading
-import warnings
 from typing import Any
 
 import pytest
-import torch  # the oracle
 
-import runtime
-
-
-def observe(program, lib) -> tuple:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            outcome: tuple = ("returns", program(lib))
-        except Exception as error:
-            outcome = ("raises", type(error).__name__, str(error))
-    # PyTorch's C++ warnings end with where they were raised: not compared.
-    return outcome, [(w.category.__name__, str(w.message).split(" (Triggered internally")[0])
-                     for w in caught]
-
-
-def same(program) -> tuple:
-    """Run `program` with torch and with runtime; what they return (plain Python values,
-    not tensors), raise and warn must be equal."""
-    expected = observe(program, torch)
-    assert observe(program, runtime) == expected
-    return expected
+from tests.oracle import same
 
 
 def flags(lib: Any, x: Any) -> tuple[bool, bool, bool]:

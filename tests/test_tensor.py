@@ -3,34 +3,12 @@ assignment, conversions to Python and numpy, dtype promotion and repr."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 import pytest
-import torch  # the oracle
 
-import runtime
-
-
-def observe(program, lib) -> tuple:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            outcome: tuple = ("returns", program(lib))
-        except Exception as error:
-            outcome = ("raises", type(error).__name__, str(error))
-    # PyTorch's C++ warnings end with where they were raised: not compared.
-    return outcome, [(w.category.__name__, str(w.message).split(" (Triggered internally")[0])
-                     for w in caught]
-
-
-def same(program) -> tuple:
-    """Run `program` with torch and with runtime; what it returns (plain Python values or
-    strings), raises and warns must be equal."""
-    expected = observe(program, torch)
-    assert observe(program, runtime) == expected
-    return expected
+from tests.oracle import same
 
 
 def leaf(lib: Any, values: Any = (1.0, 2.0, 3.0)) -> Any:
