@@ -5,11 +5,14 @@
 Each wrapper is the Python form of what torchgen emits into VariableType: compute the
 result with the kernel (runtime/kernels.py), then, if grad mode is on and an input
 requires grad, make the backward node, point it at the inputs' nodes, save what its
-formulas read, and set it as the result's grad_fn.
+formulas read, and set it as the result's grad_fn. If an input is a dual tensor (forward
+AD), the op's JVP function (forward.py) gives the outputs' tangents; as in torchgen, that
+happens after the history is set and before the outputs are saved.
 """
 
 from collections import namedtuple
 
+from generated import forward
 from generated.functions import (
     AbsBackward0,
     AddBackward0,
@@ -144,6 +147,7 @@ from generated.functions import (
     ZeroBackward0,
 )
 from runtime import dispatch as _dispatch
+from runtime import forward_grad as _F
 from runtime import kernels
 from runtime import tensor as _T
 from runtime.node import SavedVariable, SavedVariableList
@@ -284,6 +288,10 @@ def add_Tensor(self_, other, *, alpha=1):
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.add_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), alpha, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -298,9 +306,16 @@ def add_Tensor_(self_, other, *, alpha=1):
         grad_fn = AddBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
+    forward_ad = _F.enabled and _F.any_tangent(self_, other)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.add_Tensor(_T.data(self_), _T.data(other), alpha))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.add_Tensor(original_self, _F.tangent(self_), other, _F.tangent(other), alpha, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -314,6 +329,10 @@ def add_Scalar(self_, other, alpha=1):
         grad_fn = AddBackward1()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.add_Scalar(self_, _F.tangent(self_), other, alpha, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -328,6 +347,10 @@ def sub_Tensor(self_, other, *, alpha=1):
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.sub_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), alpha, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -342,9 +365,16 @@ def sub_Tensor_(self_, other, *, alpha=1):
         grad_fn = SubBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
+    forward_ad = _F.enabled and _F.any_tangent(self_, other)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.sub_Tensor(original_self, _F.tangent(self_), other, _F.tangent(other), alpha, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -359,6 +389,10 @@ def rsub_Tensor(self_, other, *, alpha=1):
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.rsub_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), alpha, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -373,6 +407,10 @@ def rsub_Scalar(self_, other, alpha=1):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.rsub_Scalar(self_, _F.tangent(self_), other, alpha, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -388,6 +426,10 @@ def mul_Tensor(self_, other):
         grad_fn.other_ = SavedVariable(other if grad_fn.should_compute_output(0) else None, False)
         grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.mul_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -403,9 +445,16 @@ def mul_Tensor_(self_, other):
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other if grad_fn.should_compute_output(0) else None, False)
         grad_fn.self_ = SavedVariable(_T.original(self_) if grad_fn.should_compute_output(1) else None, False)
+    forward_ad = _F.enabled and _F.any_tangent(self_, other)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.mul_Tensor(_T.data(self_), _T.data(other)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.mul_Tensor(original_self, _F.tangent(self_), other, _F.tangent(other), self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -420,6 +469,10 @@ def mul_Scalar(self_, other):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_other = other
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.mul_Scalar(self_, _F.tangent(self_), other, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -435,6 +488,10 @@ def div_Tensor(self_, other):
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.div_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -450,9 +507,16 @@ def div_Tensor_(self_, other):
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(_T.original(self_) if grad_fn.should_compute_output(1) else None, False)
+    forward_ad = _F.enabled and _F.any_tangent(self_, other)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.div_Tensor(_T.data(self_), _T.data(other)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.div_Tensor(original_self, _F.tangent(self_), other, _F.tangent(other), self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -467,6 +531,10 @@ def div_Scalar(self_, other):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_other = other
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.div_Scalar(self_, _F.tangent(self_), other, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -480,6 +548,10 @@ def neg(self_):
         grad_fn = NegBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.neg(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -495,6 +567,10 @@ def pow_Tensor_Scalar(self_, exponent):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_exponent = exponent
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.pow_Tensor_Scalar(self_, _F.tangent(self_), exponent, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -504,12 +580,18 @@ def pow_Tensor_Tensor(self_, exponent):
     derivatives.yaml:105
     """
     result = _T.wrap(kernels.pow_Tensor_Tensor(_T.data(self_), _T.data(exponent)))
-    if _T.any_requires_grad(self_, exponent):
+    needs_grad = _T.any_requires_grad(self_, exponent)
+    if needs_grad:
         grad_fn = PowBackward1()
         grad_fn.set_next_edges(_T.next_edges(self_, exponent))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, exponent):
+        with _F.computing_tangents():
+            tangent = forward.pow_Tensor_Tensor(self_, _F.tangent(self_), exponent, _F.tangent(exponent), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -520,12 +602,18 @@ def pow_Scalar(self_, exponent):
     derivatives.yaml:115
     """
     result = _T.wrap(kernels.pow_Scalar(self_, _T.data(exponent)))
-    if _T.any_requires_grad(exponent):
+    needs_grad = _T.any_requires_grad(exponent)
+    if needs_grad:
         grad_fn = PowBackward2()
         grad_fn.set_next_edges(_T.next_edges(exponent))
         grad_fn._saved_self = self_
         grad_fn.exponent_ = SavedVariable(exponent, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(exponent):
+        with _F.computing_tangents():
+            tangent = forward.pow_Scalar(self_, exponent, _F.tangent(exponent), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -536,10 +624,16 @@ def reciprocal(self_):
     derivatives.yaml:123
     """
     result = _T.wrap(kernels.reciprocal(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = ReciprocalBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.reciprocal(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -550,10 +644,16 @@ def exp(self_):
     derivatives.yaml:129
     """
     result = _T.wrap(kernels.exp(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = ExpBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.exp(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -564,10 +664,16 @@ def expm1(self_):
     derivatives.yaml:135
     """
     result = _T.wrap(kernels.expm1(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = Expm1Backward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.expm1(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -583,6 +689,10 @@ def log(self_):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.log(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -597,6 +707,10 @@ def log1p(self_):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.log1p(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -606,10 +720,16 @@ def sqrt(self_):
     derivatives.yaml:153
     """
     result = _T.wrap(kernels.sqrt(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = SqrtBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.sqrt(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -620,10 +740,16 @@ def rsqrt(self_):
     derivatives.yaml:159
     """
     result = _T.wrap(kernels.rsqrt(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = RsqrtBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.rsqrt(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -639,6 +765,10 @@ def sin(self_):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.sin(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -653,6 +783,10 @@ def cos(self_):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.cos(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -662,10 +796,16 @@ def tan(self_):
     derivatives.yaml:177
     """
     result = _T.wrap(kernels.tan(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = TanBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.tan(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -676,10 +816,16 @@ def tanh(self_):
     derivatives.yaml:183
     """
     result = _T.wrap(kernels.tanh(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = TanhBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.tanh(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -696,6 +842,10 @@ def tanh_backward(grad_output, output):
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, output):
+        with _F.computing_tangents():
+            tangent = forward.tanh_backward(grad_output, _F.tangent(grad_output), output, _F.tangent(output), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -705,10 +855,16 @@ def sigmoid(self_):
     derivatives.yaml:197
     """
     result = _T.wrap(kernels.sigmoid(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = SigmoidBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.sigmoid(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -725,6 +881,10 @@ def sigmoid_backward(grad_output, output):
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, output):
+        with _F.computing_tangents():
+            tangent = forward.sigmoid_backward(grad_output, _F.tangent(grad_output), output, _F.tangent(output), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -739,6 +899,10 @@ def erf(self_):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.erf(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -748,10 +912,16 @@ def relu(self_):
     derivatives.yaml:219
     """
     result = _T.wrap(kernels.relu(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = ReluBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.relu(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -768,6 +938,10 @@ def gelu(self_, *, approximate='none'):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_approximate = approximate
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.gelu(self_, _F.tangent(self_), approximate, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -784,6 +958,10 @@ def gelu_backward(grad_output, self_, *, approximate='none'):
         grad_fn._saved_approximate = approximate
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_):
+        with _F.computing_tangents():
+            tangent = forward.gelu_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), approximate, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -799,6 +977,10 @@ def leaky_relu(self_, negative_slope=0.01):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_negative_slope = negative_slope
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.leaky_relu(self_, _F.tangent(self_), negative_slope, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -815,6 +997,10 @@ def softplus(self_, beta=1, threshold=20):
         grad_fn._saved_beta = beta
         grad_fn._saved_threshold = threshold
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.softplus(self_, _F.tangent(self_), beta, threshold, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -830,6 +1016,10 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_negative_slope = negative_slope
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_):
+        with _F.computing_tangents():
+            tangent = forward.leaky_relu_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), negative_slope, self_is_result, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -847,6 +1037,10 @@ def softplus_backward(grad_output, self_, beta, threshold):
         grad_fn._saved_threshold = threshold
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_):
+        with _F.computing_tangents():
+            tangent = forward.softplus_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), beta, threshold, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -862,6 +1056,10 @@ def threshold_backward(grad_output, self_, threshold):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_threshold = threshold
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_):
+        with _F.computing_tangents():
+            tangent = forward.threshold_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), threshold, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -876,6 +1074,10 @@ def abs(self_):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.abs(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -889,6 +1091,10 @@ def sign(self_):
         grad_fn = SignBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.sign(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -905,6 +1111,10 @@ def clamp_Tensor(self_, min=None, max=None):
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.max_ = SavedVariable(max, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, min, max):
+        with _F.computing_tangents():
+            tangent = forward.clamp_Tensor(self_, _F.tangent(self_), min, _F.tangent(min), max, _F.tangent(max), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -921,9 +1131,16 @@ def clamp_Tensor_(self_, min=None, max=None):
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.max_ = SavedVariable(max, False)
+    forward_ad = _F.enabled and _F.any_tangent(self_, min, max)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.clamp_Tensor(original_self, _F.tangent(self_), min, _F.tangent(min), max, _F.tangent(max), self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -940,6 +1157,10 @@ def clamp_default(self_, min=None, max=None):
         grad_fn._saved_min = min
         grad_fn._saved_max = max
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.clamp_default(self_, _F.tangent(self_), min, max, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -956,9 +1177,16 @@ def clamp_default_(self_, min=None, max=None):
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
         grad_fn._saved_min = min
         grad_fn._saved_max = max
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.clamp(_T.data(self_), min, max))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.clamp_default(original_self, _F.tangent(self_), min, max, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -974,6 +1202,10 @@ def clamp_min_default(self_, min):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_min = min
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.clamp_min_default(self_, _F.tangent(self_), min, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -989,6 +1221,10 @@ def clamp_min_Tensor(self_, min):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.min_ = SavedVariable(min, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, min):
+        with _F.computing_tangents():
+            tangent = forward.clamp_min_Tensor(self_, _F.tangent(self_), min, _F.tangent(min), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1004,6 +1240,10 @@ def clamp_max_default(self_, max):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_max = max
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.clamp_max_default(self_, _F.tangent(self_), max, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1019,6 +1259,10 @@ def clamp_max_Tensor(self_, max):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.max_ = SavedVariable(max, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, max):
+        with _F.computing_tangents():
+            tangent = forward.clamp_max_Tensor(self_, _F.tangent(self_), max, _F.tangent(max), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1034,6 +1278,10 @@ def maximum(self_, other):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.maximum(self_, _F.tangent(self_), other, _F.tangent(other), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1049,6 +1297,10 @@ def minimum(self_, other):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.minimum(self_, _F.tangent(self_), other, _F.tangent(other), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1063,6 +1315,10 @@ def where_self(condition, self_, other):
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn.condition_ = SavedVariable(condition, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.where_self(condition, self_, _F.tangent(self_), other, _F.tangent(other), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1077,6 +1333,10 @@ def masked_fill_Scalar(self_, mask, value):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.mask_ = SavedVariable(mask, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.masked_fill_Scalar(self_, _F.tangent(self_), mask, value, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1091,6 +1351,10 @@ def masked_fill_Tensor(self_, mask, value):
         grad_fn.set_next_edges(_T.next_edges(self_, value))
         grad_fn.mask_ = SavedVariable(mask, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, value):
+        with _F.computing_tangents():
+            tangent = forward.masked_fill_Tensor(self_, _F.tangent(self_), mask, value, _F.tangent(value), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1104,6 +1368,10 @@ def fill_Scalar(self_, value):
         grad_fn = FillBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.fill_Scalar(self_, _F.tangent(self_), value, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1117,6 +1385,10 @@ def fill_Tensor(self_, value):
         grad_fn = FillBackward1()
         grad_fn.set_next_edges(_T.next_edges(self_, value))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, value):
+        with _F.computing_tangents():
+            tangent = forward.fill_Tensor(self_, _F.tangent(self_), value, _F.tangent(value), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1130,9 +1402,16 @@ def fill__Scalar(self_, value):
     if needs_grad:
         grad_fn = FillBackward2()
         grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.fill__Scalar(_T.data(self_), value))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.fill__Scalar(original_self, _F.tangent(self_), value, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1146,9 +1425,16 @@ def fill__Tensor(self_, value):
     if needs_grad:
         grad_fn = FillBackward3()
         grad_fn.set_next_edges(_T.next_edges(self_, value))
+    forward_ad = _F.enabled and _F.any_tangent(self_, value)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.fill__Tensor(_T.data(self_), _T.data(value)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.fill__Tensor(original_self, _F.tangent(self_), value, _F.tangent(value), self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1162,9 +1448,16 @@ def copy_(self_, src, non_blocking=False):
     if needs_grad:
         grad_fn = CopyBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, src))
+    forward_ad = _F.enabled and _F.any_tangent(self_, src)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.copy_(_T.data(self_), _T.data(src), non_blocking))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.copy_(original_self, _F.tangent(self_), src, _F.tangent(src), non_blocking, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1314,6 +1607,10 @@ def sum_default(self_, *, dtype=None):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.sum_default(self_, _F.tangent(self_), dtype, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1330,6 +1627,10 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.sum_dim_IntList(self_, _F.tangent(self_), dim, keepdim, dtype, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1345,6 +1646,10 @@ def mean_default(self_, *, dtype=None):
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn._saved_self_sym_numel = _T.numel(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.mean_default(self_, _F.tangent(self_), dtype, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1362,6 +1667,10 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None):
         grad_fn._saved_self_sym_numel = _T.numel(self_)
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.mean_dim(self_, _F.tangent(self_), dim, keepdim, dtype, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1371,13 +1680,19 @@ def logsumexp(self_, dim, keepdim=False):
     derivatives.yaml:578
     """
     result = _T.wrap(kernels.logsumexp(_T.data(self_), dim, keepdim))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = LogsumexpBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.logsumexp(self_, _F.tangent(self_), dim, keepdim, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1388,7 +1703,8 @@ def max_dim(self_, dim, keepdim=False):
     derivatives.yaml:586
     """
     values, indices = map(_T.wrap, kernels.max_dim(_T.data(self_), dim, keepdim))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = MaxBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
@@ -1396,6 +1712,11 @@ def max_dim(self_, dim, keepdim=False):
         grad_fn._saved_keepdim = keepdim
         _T.set_history(values, grad_fn)
         _T.skip_output(indices, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.max_dim(self_, _F.tangent(self_), dim, keepdim, values, indices)
+        _F.set_tangents((values, indices), tangent)
+    if needs_grad:
         grad_fn.indices_ = SavedVariable(indices, True)
     return _max_dim_return(values, indices)
 
@@ -1406,11 +1727,17 @@ def max_default(self_):
     derivatives.yaml:596
     """
     result = _T.wrap(kernels.max(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = MaxBackward1()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.max_default(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1421,13 +1748,19 @@ def amax(self_, dim=(), keepdim=False):
     derivatives.yaml:604
     """
     result = _T.wrap(kernels.amax(_T.data(self_), dim, keepdim))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = AmaxBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.amax(self_, _F.tangent(self_), dim, keepdim, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1438,13 +1771,19 @@ def amin(self_, dim=(), keepdim=False):
     derivatives.yaml:615
     """
     result = _T.wrap(kernels.amin(_T.data(self_), dim, keepdim))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = AminBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.amin(self_, _F.tangent(self_), dim, keepdim, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1455,7 +1794,8 @@ def min_dim(self_, dim, keepdim=False):
     derivatives.yaml:624
     """
     values, indices = map(_T.wrap, kernels.min_dim(_T.data(self_), dim, keepdim))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = MinBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
@@ -1463,6 +1803,11 @@ def min_dim(self_, dim, keepdim=False):
         grad_fn._saved_keepdim = keepdim
         _T.set_history(values, grad_fn)
         _T.skip_output(indices, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.min_dim(self_, _F.tangent(self_), dim, keepdim, values, indices)
+        _F.set_tangents((values, indices), tangent)
+    if needs_grad:
         grad_fn.indices_ = SavedVariable(indices, True)
     return _min_dim_return(values, indices)
 
@@ -1473,11 +1818,17 @@ def min_default(self_):
     derivatives.yaml:634
     """
     result = _T.wrap(kernels.min(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = MinBackward1()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.min_default(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1506,12 +1857,18 @@ def norm_Scalar(self_, p=2):
     derivatives.yaml:657
     """
     result = _T.wrap(kernels.norm_Scalar(_T.data(self_), p))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = NormBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_p = p
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.norm_Scalar(self_, _F.tangent(self_), p, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1522,7 +1879,8 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
     derivatives.yaml:673
     """
     result = _T.wrap(kernels.norm_ScalarOpt_dim(_T.data(self_), p, dim, keepdim))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = NormBackward1()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -1530,6 +1888,11 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.norm_ScalarOpt_dim(self_, _F.tangent(self_), p, dim, keepdim, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1540,7 +1903,8 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
     derivatives.yaml:684
     """
     result = _T.wrap(kernels.linalg_vector_norm(_T.data(self_), ord, dim, keepdim, _T.numpy_dtype(dtype)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = LinalgVectorNormBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -1548,6 +1912,11 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.linalg_vector_norm(self_, _F.tangent(self_), ord, dim, keepdim, dtype, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1558,11 +1927,17 @@ def prod_default(self_, *, dtype=None):
     derivatives.yaml:696
     """
     result = _T.wrap(kernels.prod(_T.data(self_), _T.numpy_dtype(dtype)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = ProdBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.prod_default(self_, _F.tangent(self_), dtype, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1573,13 +1948,19 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
     derivatives.yaml:707
     """
     result = _T.wrap(kernels.prod_dim_int(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = ProdBackward1()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.prod_dim_int(self_, _F.tangent(self_), dim, keepdim, dtype, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1590,7 +1971,8 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
     derivatives.yaml:716
     """
     result = _T.wrap(kernels.std_correction(_T.data(self_), dim, correction, keepdim))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = StdBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -1598,6 +1980,11 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
         grad_fn._saved_correction = correction
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.std_correction(self_, _F.tangent(self_), dim, correction, keepdim, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1616,6 +2003,10 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
         grad_fn._saved_correction = correction
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.var_correction(self_, _F.tangent(self_), dim, correction, keepdim, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1629,6 +2020,10 @@ def t(self_):
         grad_fn = TBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.t(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1643,6 +2038,10 @@ def expand(self_, size, *, implicit=False):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.expand(self_, _F.tangent(self_), size, implicit, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1657,6 +2056,10 @@ def unsqueeze(self_, dim):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.unsqueeze(self_, _F.tangent(self_), dim, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1671,6 +2074,10 @@ def squeeze_default(self_):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.squeeze_default(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1686,6 +2093,10 @@ def squeeze_dim(self_, dim):
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.squeeze_dim(self_, _F.tangent(self_), dim, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1701,6 +2112,10 @@ def squeeze_dims(self_, dim):
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.squeeze_dims(self_, _F.tangent(self_), dim, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1715,9 +2130,16 @@ def squeeze__default(self_):
         grad_fn = SqueezeBackward3()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.squeeze_(_T.data(self_)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.squeeze__default(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1733,9 +2155,16 @@ def squeeze__dim(self_, dim):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.squeeze__dim(_T.data(self_), dim))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.squeeze__dim(original_self, _F.tangent(self_), dim, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1751,9 +2180,16 @@ def squeeze__dims(self_, dim):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.squeeze__dims(_T.data(self_), dim))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.squeeze__dims(original_self, _F.tangent(self_), dim, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1768,6 +2204,10 @@ def _to_copy(self_, *, dtype=None):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward._to_copy(self_, _F.tangent(self_), dtype, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1781,6 +2221,10 @@ def clone(self_):
         grad_fn = CloneBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.clone(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1796,6 +2240,10 @@ def transpose_int(self_, dim0, dim1):
         grad_fn._saved_dim0 = dim0
         grad_fn._saved_dim1 = dim1
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.transpose_int(self_, _F.tangent(self_), dim0, dim1, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1810,6 +2258,10 @@ def _unsafe_view(self_, size):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward._unsafe_view(self_, _F.tangent(self_), size, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1824,6 +2276,10 @@ def view(self_, size):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.view(self_, _F.tangent(self_), size, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1837,9 +2293,16 @@ def zero_(self_):
     if needs_grad:
         grad_fn = ZeroBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.zero_(_T.data(self_)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.zero_(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1853,6 +2316,10 @@ def alias(self_):
         grad_fn = AliasBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.alias(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1867,6 +2334,10 @@ def permute(self_, dims):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dims = dims
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.permute(self_, _F.tangent(self_), dims, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1882,6 +2353,10 @@ def cat(tensors, dim=0):
         grad_fn._saved_tensors_args_sizes = _T.list_sizes(tensors)
         grad_fn._saved_dim = dim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(tensors):
+        with _F.computing_tangents():
+            tangent = forward.cat(tensors, _F.tangent(tensors), dim, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1897,6 +2372,10 @@ def stack(tensors, dim=0):
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = _T.list_sizes(tensors)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(tensors):
+        with _F.computing_tangents():
+            tangent = forward.stack(tensors, _F.tangent(tensors), dim, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1914,6 +2393,10 @@ def split_Tensor(self_, split_size, dim=0):
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         for output in result:
             _T.set_history(output, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.split_Tensor(self_, _F.tangent(self_), split_size, dim, result)
+        _F.set_tangents(result, tangent)
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
@@ -1931,6 +2414,10 @@ def split_with_sizes(self_, split_sizes, dim=0):
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         for output in result:
             _T.set_history(output, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.split_with_sizes(self_, _F.tangent(self_), split_sizes, dim, result)
+        _F.set_tangents(result, tangent)
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
@@ -1946,6 +2433,10 @@ def unbind_int(self_, dim=0):
         grad_fn._saved_dim = dim
         for output in result:
             _T.set_history(output, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.unbind_int(self_, _F.tangent(self_), dim, result)
+        _F.set_tangents(result, tangent)
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
@@ -1962,6 +2453,10 @@ def select_int(self_, dim, index):
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.select_int(self_, _F.tangent(self_), dim, index, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1977,6 +2472,10 @@ def select_backward(grad_output, input_sizes, dim, index):
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output):
+        with _F.computing_tangents():
+            tangent = forward.select_backward(grad_output, _F.tangent(grad_output), input_sizes, dim, index, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -1995,6 +2494,10 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
         grad_fn._saved_end = end
         grad_fn._saved_step = step
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.slice_Tensor(self_, _F.tangent(self_), dim, start, end, step, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2012,6 +2515,10 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
         grad_fn._saved_end = end
         grad_fn._saved_step = step
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output):
+        with _F.computing_tangents():
+            tangent = forward.slice_backward(grad_output, _F.tangent(grad_output), input_sizes, dim, start, end, step, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2027,6 +2534,10 @@ def index_Tensor(self_, indices):
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn.indices_ = SavedVariableList(indices, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.index_Tensor(self_, _F.tangent(self_), indices, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2043,6 +2554,10 @@ def index_put(self_, indices, values, accumulate=False):
         grad_fn.indices_ = SavedVariableList(indices, False)
         grad_fn.values_ = SavedVariable(values if grad_fn.should_compute_output(0) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, values):
+        with _F.computing_tangents():
+            tangent = forward.index_put(self_, _F.tangent(self_), indices, values, _F.tangent(values), accumulate, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2059,9 +2574,16 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
         grad_fn.values_ = SavedVariable(values if grad_fn.should_compute_output(0) else None, False)
+    forward_ad = _F.enabled and _F.any_tangent(self_, values)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels._index_put_impl_(_T.data(self_), _T.data(indices), _T.data(values), accumulate, unsafe))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward._index_put_impl_(original_self, _F.tangent(self_), indices, values, _F.tangent(values), accumulate, unsafe, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -2078,6 +2600,10 @@ def index_select(self_, dim, index):
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.index_select(self_, _F.tangent(self_), dim, index, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2094,6 +2620,10 @@ def index_add(self_, dim, index, source, *, alpha=1):
         grad_fn.index_ = SavedVariable(index if grad_fn.should_compute_output(1) else None, False)
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, source):
+        with _F.computing_tangents():
+            tangent = forward.index_add(self_, _F.tangent(self_), dim, index, source, _F.tangent(source), alpha, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2110,6 +2640,10 @@ def gather(self_, dim, index, *, sparse_grad=False):
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.gather(self_, _F.tangent(self_), dim, index, sparse_grad, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2125,6 +2659,10 @@ def scatter_add(self_, dim, index, src):
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, src):
+        with _F.computing_tangents():
+            tangent = forward.scatter_add(self_, _F.tangent(self_), dim, index, src, _F.tangent(src), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2140,6 +2678,10 @@ def repeat(self_, repeats):
         grad_fn._saved_repeats = repeats
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.repeat(self_, _F.tangent(self_), repeats, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2154,6 +2696,10 @@ def flip(self_, dims):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dims = dims
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.flip(self_, _F.tangent(self_), dims, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2169,6 +2715,10 @@ def mm(self_, mat2):
         grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(0) else None, False)
         grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, mat2):
+        with _F.computing_tangents():
+            tangent = forward.mm(self_, _F.tangent(self_), mat2, _F.tangent(mat2), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2186,6 +2736,10 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
         grad_fn._saved_alpha = alpha
         grad_fn.mat1_ = SavedVariable(mat1 if grad_fn.should_compute_output(2) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, mat1, mat2):
+        with _F.computing_tangents():
+            tangent = forward.addmm(self_, _F.tangent(self_), mat1, _F.tangent(mat1), mat2, _F.tangent(mat2), beta, alpha, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2201,6 +2755,10 @@ def bmm(self_, mat2):
         grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(0) else None, False)
         grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, mat2):
+        with _F.computing_tangents():
+            tangent = forward.bmm(self_, _F.tangent(self_), mat2, _F.tangent(mat2), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2216,6 +2774,10 @@ def dot(self_, tensor):
         grad_fn.tensor_ = SavedVariable(tensor if grad_fn.should_compute_output(0) else None, False)
         grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, tensor):
+        with _F.computing_tangents():
+            tangent = forward.dot(self_, _F.tangent(self_), tensor, _F.tangent(tensor), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2231,6 +2793,10 @@ def mv(self_, vec):
         grad_fn.vec_ = SavedVariable(vec if grad_fn.should_compute_output(0) else None, False)
         grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, vec):
+        with _F.computing_tangents():
+            tangent = forward.mv(self_, _F.tangent(self_), vec, _F.tangent(vec), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2240,12 +2806,18 @@ def _softmax(self_, dim, half_to_float):
     derivatives.yaml:1038
     """
     result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = SoftmaxBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward._softmax(self_, _F.tangent(self_), dim, half_to_float, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -2256,12 +2828,18 @@ def _log_softmax(self_, dim, half_to_float):
     derivatives.yaml:1048
     """
     result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = LogSoftmaxBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward._log_softmax(self_, _F.tangent(self_), dim, half_to_float, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -2279,6 +2857,10 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
         grad_fn._saved_dim = dim
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, output):
+        with _F.computing_tangents():
+            tangent = forward._log_softmax_backward_data(grad_output, _F.tangent(grad_output), output, _F.tangent(output), dim, input_dtype, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2296,6 +2878,10 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
         grad_fn._saved_input_dtype = input_dtype
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, output):
+        with _F.computing_tangents():
+            tangent = forward._softmax_backward_data(grad_output, _F.tangent(grad_output), output, _F.tangent(output), dim, input_dtype, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2312,6 +2898,10 @@ def mse_loss(self_, target, reduction=1):
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, target):
+        with _F.computing_tangents():
+            tangent = forward.mse_loss(self_, _F.tangent(self_), target, _F.tangent(target), reduction, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2329,6 +2919,10 @@ def mse_loss_backward(grad_output, self_, target, reduction):
         grad_fn._saved_reduction = reduction
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_, target):
+        with _F.computing_tangents():
+            tangent = forward.mse_loss_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), target, _F.tangent(target), reduction, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2346,6 +2940,10 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
         grad_fn._saved_reduction = reduction
         grad_fn._saved_beta = beta
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, target):
+        with _F.computing_tangents():
+            tangent = forward.smooth_l1_loss(self_, _F.tangent(self_), target, _F.tangent(target), reduction, beta, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2364,6 +2962,10 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
         grad_fn._saved_beta = beta
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_, target):
+        with _F.computing_tangents():
+            tangent = forward.smooth_l1_loss_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), target, _F.tangent(target), reduction, beta, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2373,7 +2975,8 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     derivatives.yaml:1112
     """
     output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = NllLossBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2383,6 +2986,11 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
         grad_fn._saved_ignore_index = ignore_index
         _T.set_history(output, grad_fn)
         _T.skip_output(total_weight, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.nll_loss_forward(self_, _F.tangent(self_), target, weight, reduction, ignore_index, output, total_weight)
+        _F.set_tangents((output, total_weight), tangent)
+    if needs_grad:
         grad_fn.total_weight_ = SavedVariable(total_weight, True)
     return _nll_loss_forward_return(output, total_weight)
 
@@ -2401,6 +3009,10 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
         grad_fn._saved_reduction = reduction
         grad_fn._saved_ignore_index = ignore_index
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_):
+        with _F.computing_tangents():
+            tangent = forward.nll_loss_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), target, weight, reduction, ignore_index, total_weight, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2418,6 +3030,10 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_reduction = reduction
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, target):
+        with _F.computing_tangents():
+            tangent = forward.binary_cross_entropy(self_, _F.tangent(self_), target, _F.tangent(target), weight, reduction, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2436,6 +3052,10 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
         grad_fn._saved_reduction = reduction
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_, target):
+        with _F.computing_tangents():
+            tangent = forward.binary_cross_entropy_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), target, _F.tangent(target), weight, reduction, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2454,6 +3074,10 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
         grad_fn.pos_weight_ = SavedVariable(pos_weight, False)
         grad_fn._saved_reduction = reduction
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, target):
+        with _F.computing_tangents():
+            tangent = forward.binary_cross_entropy_with_logits(self_, _F.tangent(self_), target, _F.tangent(target), weight, pos_weight, reduction, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2463,13 +3087,19 @@ def native_dropout(input, p, train):
     derivatives.yaml:1172
     """
     result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
-    if _T.any_requires_grad(input):
+    needs_grad = _T.any_requires_grad(input)
+    if needs_grad:
         grad_fn = NativeDropoutBackward0()
         grad_fn.set_next_edges(_T.next_edges(input))
         grad_fn._saved_p = p
         grad_fn._saved_train = train
         _T.set_history(result0, grad_fn)
         _T.skip_output(result1, grad_fn)
+    if _F.enabled and _F.any_tangent(input):
+        with _F.computing_tangents():
+            tangent = forward.native_dropout(input, _F.tangent(input), p, train, result0, result1)
+        _F.set_tangents((result0, result1), tangent)
+    if needs_grad:
         grad_fn.result1_ = SavedVariable(result1, True)
     return (result0, result1)
 
@@ -2486,6 +3116,10 @@ def native_dropout_backward(grad_output, mask, scale):
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn._saved_scale = scale
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, mask):
+        with _F.computing_tangents():
+            tangent = forward.native_dropout_backward(grad_output, _F.tangent(grad_output), mask, _F.tangent(mask), scale, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2503,6 +3137,10 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
         grad_fn._saved_padding_idx = padding_idx
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(weight):
+        with _F.computing_tangents():
+            tangent = forward.embedding(weight, _F.tangent(weight), indices, padding_idx, scale_grad_by_freq, sparse, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2520,6 +3158,10 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
         grad_fn._saved_padding_idx = padding_idx
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output):
+        with _F.computing_tangents():
+            tangent = forward.embedding_dense_backward(grad_output, _F.tangent(grad_output), indices, num_weights, padding_idx, scale_grad_by_freq, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
@@ -2529,7 +3171,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     derivatives.yaml:1216
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
-    if _T.any_requires_grad(input, weight, bias):
+    needs_grad = _T.any_requires_grad(input, weight, bias)
+    if needs_grad:
         grad_fn = NativeLayerNormBackward0()
         grad_fn.set_next_edges(_T.next_edges(input, weight, bias))
         grad_fn.input_ = SavedVariable(input, False)
@@ -2539,6 +3182,11 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         _T.set_history(result0, grad_fn)
         _T.skip_output(result1, grad_fn)
         _T.skip_output(result2, grad_fn)
+    if _F.enabled and _F.any_tangent(input, weight, bias):
+        with _F.computing_tangents():
+            tangent = forward.native_layer_norm(input, _F.tangent(input), normalized_shape, weight, _F.tangent(weight), bias, _F.tangent(bias), eps, result0, result1, result2)
+        _F.set_tangents((result0, result1, result2), tangent)
+    if needs_grad:
         grad_fn.result1_ = SavedVariable(result1, True)
         grad_fn.result2_ = SavedVariable(result2, True)
     return (result0, result1, result2)
@@ -2562,6 +3210,10 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
         _T.set_history(result0, grad_fn)
         _T.set_history(result1, grad_fn)
         _T.set_history(result2, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_out, input, weight):
+        with _F.computing_tangents():
+            tangent = forward.native_layer_norm_backward(grad_out, _F.tangent(grad_out), input, _F.tangent(input), normalized_shape, mean, rstd, weight, _F.tangent(weight), bias, output_mask, result0, result1, result2)
+        _F.set_tangents((result0, result1, result2), tangent)
     return (result0, result1, result2)
 
 add = add_Tensor

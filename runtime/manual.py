@@ -606,3 +606,40 @@ def layer_norm_jvp(input_p: Any, input_t: Any, weight_p: Any, weight_t: Any, bia
     if bias_t is not None:
         result = result + bias_t
     return result
+
+
+def layer_norm_backward_jvp(grad_out_p: Any, grad_out_t: Any, input_p: Any, input_t: Any,
+                            weight_p: Any, weight_t: Any, mean: Any, rstd: Any,
+                            normalized_shape: Sequence[int]) -> tuple[Any, Any, Any]:
+    """Forward-mode derivative of native_layer_norm_backward's three gradients, with mean and
+    rstd as the functions of input they are (as layer_norm_double_backward takes them).
+
+    With x̂ = (x - mean) rstd and g = grad_out * weight, grad_input = rstd A for
+    A = g - mean(g) - x̂ mean(g x̂) over each normalized row; the tangents of x̂ and rstd are
+    rstd (t - mean(t) - x̂ mean(x̂ t)) and -rstd mean(x̂ t) rstd.
+    """
+    dims = _layer_norm_dims(input_p, normalized_shape)
+    batch = list(range(input_p.ndim - len(normalized_shape)))
+    count = 1
+    for size in normalized_shape:
+        count *= size
+
+    def row_mean(value: Any) -> Any:
+        return value.sum(dims, True) * (1.0 / count)
+
+    normalized = (input_p - mean) * rstd
+    normalized_t = rstd * (input_t - row_mean(input_t) - normalized * row_mean(normalized * input_t))
+    rstd_t = -rstd * rstd * row_mean(normalized * input_t)
+    scaled, scaled_t = grad_out_p, grad_out_t
+    if weight_p is not None:
+        scaled, scaled_t = grad_out_p * weight_p, grad_out_t * weight_p + grad_out_p * weight_t
+    inner = row_mean(scaled * normalized)
+    row = scaled - row_mean(scaled) - normalized * inner
+    row_t = (scaled_t - row_mean(scaled_t) - normalized_t * inner
+             - normalized * row_mean(scaled_t * normalized + scaled * normalized_t))
+    grad_input_t = rstd_t * row + rstd * row_t
+    grad_weight_t = (grad_out_t * normalized + grad_out_p * normalized_t)
+    grad_bias_t = grad_out_t
+    if batch:
+        grad_weight_t, grad_bias_t = grad_weight_t.sum(batch), grad_bias_t.sum(batch)
+    return grad_input_t, grad_weight_t, grad_bias_t

@@ -220,7 +220,7 @@ class SavedVariable:
     """
 
     __slots__ = ("_tensor", "_data", "_version_counter", "_saved_version", "_is_output",
-                 "_output_nr", "_requires_grad", "_freed", "_owner_name")
+                 "_output_nr", "_requires_grad", "_freed", "_owner_name", "_fw_grad")
 
     def __init__(self, tensor: Any, is_output: bool) -> None:
         from runtime.tensor import Tensor
@@ -246,6 +246,11 @@ class SavedVariable:
             self._output_nr = tensor._output_nr
             self._requires_grad = tensor.requires_grad
             self._owner_name = tensor.grad_fn.name() if tensor.grad_fn is not None else None
+            self._fw_grad = None
+            if tensor._fw_grad is not None:  # kept for forward AD (forward-over-reverse)
+                from runtime import forward_grad
+
+                self._fw_grad = forward_grad.saved_tangent(tensor)
         else:
             self._tensor = tensor
             self._data = None
@@ -267,6 +272,10 @@ class SavedVariable:
         if grad_fn is not None and self._requires_grad:
             tensor.grad_fn = grad_fn
             tensor._output_nr = self._output_nr
+        if self._fw_grad is not None:
+            from runtime import forward_grad
+
+            forward_grad.restore_tangent(tensor, self._fw_grad)
         return tensor
 
     def _version_error(self, current: int) -> str:
