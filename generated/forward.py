@@ -431,9 +431,9 @@ def softplus_backward(grad_output_p, grad_output_t, self_p, self_t, beta, thresh
 def threshold_backward(grad_output_p, grad_output_t, self_p, self_t, threshold, result):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:284  result: auto_linear
+    derivatives.yaml:284  result: threshold_backward(grad_output_t, self_p, threshold)
     """
-    return ops.threshold_backward(grad_output_t, self_t, threshold)
+    return ops.threshold_backward(grad_output_t, self_p, threshold)
 
 
 def abs(self_p, self_t, result):
@@ -455,9 +455,9 @@ def sign(self_p, self_t, result):
 def clamp_Tensor(self_p, self_t, min_p, min_t, max_p, max_t, result):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:308  result: where((self_p >= min_p).logical_and(self_p <= max_p), self_t, where(self_p < min_p, min_t, max_t))
+    derivatives.yaml:308  result: clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
     """
-    return ops.where((self_p >= min_p).logical_and(self_p <= max_p), self_t, ops.where(self_p < min_p, min_t, max_t))
+    return manual.clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
 
 
 def clamp_default(self_p, self_t, min, max, result):
@@ -1163,9 +1163,9 @@ def native_dropout(input_p, input_t, p, train, result0, result1):
 def native_dropout_backward(grad_output_p, grad_output_t, mask_p, mask_t, scale, result):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1189  result: auto_linear
+    derivatives.yaml:1189  result: native_dropout_backward(grad_output_t, mask_p, scale)
     """
-    return ops.native_dropout_backward(grad_output_t, mask_t, scale)
+    return ops.native_dropout_backward(grad_output_t, mask_p, scale)
 
 
 def embedding(weight_p, weight_t, indices_p, padding_idx, scale_grad_by_freq, sparse, result):
@@ -1179,7 +1179,7 @@ def embedding(weight_p, weight_t, indices_p, padding_idx, scale_grad_by_freq, sp
 def embedding_dense_backward(grad_output_p, grad_output_t, indices_p, num_weights, padding_idx, scale_grad_by_freq, result):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1208  result: auto_linear
+    derivatives.yaml:1209  result: auto_linear
     """
     return ops.embedding_dense_backward(grad_output_t, indices_p, num_weights, padding_idx, scale_grad_by_freq)
 
@@ -1187,7 +1187,7 @@ def embedding_dense_backward(grad_output_p, grad_output_t, indices_p, num_weight
 def native_layer_norm(input_p, input_t, normalized_shape, weight_p, weight_t, bias_p, bias_t, eps, result0, result1, result2):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1219  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
+    derivatives.yaml:1220  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
     """
     result0_t = manual.layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
     return result0_t, None, None
@@ -1196,7 +1196,7 @@ def native_layer_norm(input_p, input_t, normalized_shape, weight_p, weight_t, bi
 def native_layer_norm_backward(grad_out_p, grad_out_t, input_p, input_t, normalized_shape, mean_p, rstd_p, weight_p, weight_t, bias_p, output_mask, result0, result1, result2):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1233  result0, result1, result2: layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
+    derivatives.yaml:1234  result0, result1, result2: layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     """
     result0_t, result1_t, result2_t = manual.layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     return result0_t, result1_t, result2_t

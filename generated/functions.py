@@ -3880,7 +3880,7 @@ class EmbeddingBackward0(Node):
 class EmbeddingDenseBackwardBackward0(Node):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1205
+    derivatives.yaml:1206
     grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
     """
 
@@ -3910,7 +3910,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 class NativeLayerNormBackward0(Node):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1216
+    derivatives.yaml:1217
     input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
     """
 
@@ -3969,7 +3969,7 @@ class NativeLayerNormBackward0(Node):
 class NativeLayerNormBackwardBackward0(Node):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1225
+    derivatives.yaml:1226
     input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
     """
 

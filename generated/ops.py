@@ -3147,7 +3147,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1205
+    derivatives.yaml:1206
     """
     result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _T.any_requires_grad(grad_output):
@@ -3168,7 +3168,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1216
+    derivatives.yaml:1217
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
     needs_grad = _T.any_requires_grad(input, weight, bias)
@@ -3195,7 +3195,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1225
+    derivatives.yaml:1226
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
     if _T.any_requires_grad(grad_out, input, weight):

@@ -95,6 +95,20 @@ def clamp_backward_min_max(grad: Any, self: Any, min: Any, max: Any,
     return grad_min, grad_max
 
 
+def clamp_jvp(self_p: Any, self_t: Any, min_p: Any, min_t: Any, max_p: Any,
+              max_t: Any) -> Any:
+    """clamp's tangent: the transpose of clamp_backward and clamp_backward_min_max, so each
+    point takes the tangent of the input whose gradient it passes (self at a tie with a
+    bound; max where min > max, since the output is max there)."""
+    result = clamp_backward(self_t, self_p, min_p, max_p)
+    grad_min, grad_max = clamp_backward_min_max(1, self_p, min_p, max_p, (True, True))
+    if grad_min is not None:
+        result = result + grad_min * min_t
+    if grad_max is not None:
+        result = result + grad_max * max_t
+    return result
+
+
 def masked_fill_backward(grad: Any, mask: Any) -> Any:
     """The filled value's gradient: the sum of the gradient where the mask is set."""
     return ops.where(mask, grad, 0).sum()
@@ -628,8 +642,9 @@ def layer_norm_backward_jvp(grad_out_p: Any, grad_out_t: Any, input_p: Any, inpu
         return value.sum(dims, True) * (1.0 / count)
 
     normalized = (input_p - mean) * rstd
-    normalized_t = rstd * (input_t - row_mean(input_t) - normalized * row_mean(normalized * input_t))
-    rstd_t = -rstd * rstd * row_mean(normalized * input_t)
+    spread = row_mean(normalized * input_t)
+    normalized_t = rstd * (input_t - row_mean(input_t) - normalized * spread)
+    rstd_t = -rstd * rstd * spread
     scaled, scaled_t = grad_out_p, grad_out_t
     if weight_p is not None:
         scaled, scaled_t = grad_out_p * weight_p, grad_out_t * weight_p + grad_out_p * weight_t
