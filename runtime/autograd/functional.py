@@ -1,8 +1,9 @@
 """`runtime.autograd.functional`: vjp, jvp, jacobian, hessian, vhp and hvp, as in torch.
 
-Everything here is reverse mode. A Jacobian-vector product uses the double-backward
-trick (the VJP is linear in its cotangent u, so differentiating <VJP(u), v> with respect
-to u gives J v), exactly as torch.autograd.functional does by default.
+Everything here is reverse mode but `jacobian(..., strategy="forward-mode")`, which uses
+runtime.autograd.forward_ad. A Jacobian-vector product uses the double-backward trick
+(the VJP is linear in its cotangent u, so differentiating <VJP(u), v> with respect to u
+gives J v), exactly as torch.autograd.functional does by default.
 """
 
 from __future__ import annotations
@@ -227,7 +228,8 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
 
 def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bool = False,
              vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
-    """The Jacobian, one reverse pass per output element (vectorize=False's loop)."""
+    """The Jacobian: one reverse pass per output element (vectorize=False's loop), or with
+    strategy="forward-mode" one forward-mode pass per input element."""
     from runtime import stack, zeros
 
     if strategy not in ("forward-mode", "reverse-mode"):
@@ -235,8 +237,12 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
                          "Hint: If your function has a large number of outputs, reverse-mode "
                          "is likely more efficient.")
     if strategy == "forward-mode":
-        raise NotImplementedError("jacobian(strategy='forward-mode') needs forward-mode AD, "
-                                  "which gradgen does not have yet; use reverse-mode")
+        if create_graph:
+            raise NotImplementedError(
+                "torch.autograd.functional.jacobian: `create_graph=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `create_graph=False` or `strategy="reverse-mode"`.')
+        return _jacobian_forward(func, inputs, strict)
     with enable_grad():
         is_inputs_tuple, inputs_t = _as_tuple(inputs, "inputs", "jacobian")
         inputs_t = _grad_preprocess(inputs_t, create_graph, need_graph=True)
@@ -268,6 +274,56 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
                     blocks.append(zeros(shape, dtype=inputs_t[k].dtype))
             jacobian_rows.append(tuple(blocks))
     jacobian_rows = _grad_postprocess(tuple(jacobian_rows), create_graph)
+    return _tuple_postprocess(tuple(jacobian_rows), (is_outputs_tuple, is_inputs_tuple))
+
+
+def _jacobian_forward(func: Callable, inputs: Any, strict: bool) -> Any:
+    """The Jacobian one forward-mode pass per input element: each gives a column.
+
+    torch builds the columns in one vmapped pass (vectorize=True); gradgen loops, whatever
+    `vectorize` says, and gets the same result.
+    """
+    from runtime import stack, zeros
+    from runtime.autograd import forward_ad
+
+    if strict:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                           '`strategy="forward-mode"` are not supported together (yet). Please '
+                           'either set `strict=False` or `strategy="reverse-mode"`.')
+    is_inputs_tuple, inputs_t = _as_tuple(inputs, "inputs", "jacobian")
+    inputs_t = tuple(t.detach() for t in inputs_t)
+    columns: list[list[list]] = []  # [input][element] -> the tangent of every output
+    outputs_t: tuple = ()
+    is_outputs_tuple = False
+    for k, input_k in enumerate(inputs_t):
+        columns.append([])
+        for j in range(input_k.numel()):
+            tangent = zeros(input_k.shape, dtype=input_k.dtype)
+            tangent._data.reshape(-1)[j] = 1
+            with forward_ad.dual_level():
+                duals = tuple(forward_ad.make_dual(t, tangent) if i == k else t
+                              for i, t in enumerate(inputs_t))
+                is_outputs_tuple, outputs_t = _as_tuple(
+                    func(*duals), "outputs of the user-provided function", "jacobian")
+                unpacked = [forward_ad.unpack_dual(o) for o in outputs_t]
+                outputs_t = tuple(primal.detach() for primal, _ in unpacked)
+                columns[k].append([t.detach() if t is not None
+                                   else zeros(o.shape, dtype=o.dtype)
+                                   for (_, t), o in zip(unpacked, outputs_t, strict=True)])
+    if not any(columns):  # no input has an element: run func once for the outputs
+        is_outputs_tuple, outputs_t = _as_tuple(
+            func(*inputs_t), "outputs of the user-provided function", "jacobian")
+    jacobian_rows = []
+    for i, out in enumerate(outputs_t):
+        blocks = []
+        for k, input_k in enumerate(inputs_t):
+            shape = tuple(out.shape) + tuple(input_k.shape)
+            if columns[k]:  # the columns stacked last, as J[output index][input index]
+                block = stack([column[i].reshape(-1) for column in columns[k]], 1)
+                blocks.append(block.reshape(shape))
+            else:
+                blocks.append(zeros(shape, dtype=input_k.dtype))
+        jacobian_rows.append(tuple(blocks))
     return _tuple_postprocess(tuple(jacobian_rows), (is_outputs_tuple, is_inputs_tuple))
 
 

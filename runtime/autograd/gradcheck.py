@@ -1,5 +1,6 @@
-"""gradcheck and gradgradcheck with torch's signatures: analytical Jacobians from backward,
-numerical ones from central differences, compared element by element.
+"""gradcheck and gradgradcheck with torch's signatures: analytical Jacobians from backward
+(and, with check_forward_ad, from forward mode), numerical ones from central differences,
+compared element by element.
 """
 
 from __future__ import annotations
@@ -71,6 +72,26 @@ def _analytical_jacobian(func: Callable, inputs: tuple, index: int,
     return jac
 
 
+def _forward_jacobian(func: Callable, inputs: tuple, index: int,
+                      output_index: int) -> np.ndarray:
+    """d output / d input from forward mode with one-hot tangents, in the same layout."""
+    from runtime import zeros_like
+    from runtime.autograd import forward_ad
+
+    target = inputs[index]
+    rows = []
+    for k in range(target.numel()):
+        tangent = zeros_like(target).detach()
+        tangent._data.reshape(-1)[k] = 1.0
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(target, tangent)
+            output = _outputs(func, inputs[:index] + (dual,) + inputs[index + 1:])[output_index]
+            result = forward_ad.unpack_dual(output).tangent
+            rows.append(np.zeros(output.numel()) if result is None
+                        else result._data.reshape(-1).astype(np.float64))
+    return np.array(rows).reshape(target.numel(), -1)
+
+
 def _format(array: np.ndarray) -> str:
     from runtime import tensor
 
@@ -95,14 +116,15 @@ def gradcheck(
     fast_mode: bool = False,
     masked: bool | None = None,
 ) -> bool:
-    """Check the backward of `func` at `inputs` against central differences.
+    """Check the backward of `func` at `inputs` against central differences, and with
+    check_forward_ad its forward mode (the Jacobian from JVPs) too.
 
     Returns True, or raises GradcheckError naming the output and input whose Jacobians
     differ, with both Jacobians (as torch.autograd.gradcheck does).
     """
-    if check_forward_ad:
-        raise NotImplementedError("check_forward_ad needs forward-mode AD, which gradgen "
-                                  "does not have yet")
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
+                             "to be True")
     inputs_t = _as_tuple(inputs)
     wanted = _differentiable_inputs(inputs_t)
     if not wanted:
@@ -121,12 +143,17 @@ def gradcheck(
                 continue
             for i, _ in wanted:
                 numerical = _numerical_jacobian(func, inputs_t, i, o_index, eps)
-                analytical = _analytical_jacobian(func, inputs_t, i, o_index)
-                if not np.allclose(analytical, numerical, rtol=rtol, atol=atol):
-                    raise GradcheckError(
-                        f"Jacobian mismatch for output {o_index} with respect to input {i},\n"
-                        f"numerical:{_format(numerical)}\nanalytical:{_format(analytical)}\n"
-                    )
+                modes = [("", _analytical_jacobian)] if check_backward_ad else []
+                if check_forward_ad:
+                    modes.append(("computed with forward mode ", _forward_jacobian))
+                for mode, jacobian in modes:
+                    analytical = jacobian(func, inputs_t, i, o_index)
+                    if not np.allclose(analytical, numerical, rtol=rtol, atol=atol):
+                        raise GradcheckError(
+                            f"Jacobian {mode}mismatch for output {o_index} with respect to "
+                            f"input {i},\nnumerical:{_format(numerical)}\n"
+                            f"analytical:{_format(analytical)}\n"
+                        )
     except GradcheckError:
         if raise_exception:
             raise
