@@ -6,7 +6,7 @@ has a tangent, runs the op's JVP function (generated/forward.py) inside
 `computing_tangents()`: there forward AD is off, so the ops of a formula get no tangents
 of their own (there is one level, as in PyTorch), while reverse mode records them as usual;
 that is what makes forward-over-reverse and reverse-over-forward work. A missing tangent
-counts as zero. Like PyTorch, forward AD ignores grad mode.
+counts as zero. Like PyTorch, forward AD ignores grad mode (no_grad) but not inference_mode.
 
 The public API (dual_level, make_dual, unpack_dual) is runtime.autograd.forward_ad.
 """
@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.grad_mode import is_inference_mode_enabled
 from runtime.tensor import Tensor
 
 # True while a dual level is open and no JVP formula is running: the wrappers read it
@@ -79,7 +80,10 @@ class computing_tangents:  # noqa: N801 - used like a function, as `no_grad`
 
 
 def any_tangent(*values: Any) -> bool:
-    """Whether an input (or a tensor in a Tensor[] input) is a dual tensor."""
+    """Whether an input (or a tensor in a Tensor[] input) is a dual tensor; never in
+    inference_mode, which turns forward AD off as it does reverse mode (as in PyTorch)."""
+    if is_inference_mode_enabled():
+        return False
     for value in values:
         if isinstance(value, Tensor):
             if value._fw_grad is not None:

@@ -118,9 +118,9 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     if not isinstance(tensor, Tensor):
         raise TypeError(f"_unpack_dual(): argument 'dual' (position 1) must be Tensor, not "
                         f"{type(tensor).__name__}")
-    _check_level(level, "_fw_primal")
     if tensor._fw_grad is None:
         return UnpackedDualTensor(tensor, None)
+    _check_level(level, "_fw_primal")
     primal = _T.wrap_view(tensor._data, tensor)
     if is_grad_enabled() and tensor.requires_grad:
         node = Identity()
