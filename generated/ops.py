@@ -280,7 +280,7 @@ _nll_loss_forward_return = namedtuple("nll_loss_forward", ["output", "total_weig
 def add_Tensor(self_, other, *, alpha=1):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:18
+    derivatives.yaml:24
     """
     result = _T.wrap(kernels.add_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
@@ -298,7 +298,7 @@ def add_Tensor(self_, other, *, alpha=1):
 def add_Tensor_(self_, other, *, alpha=1):
     """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:18
+    derivatives.yaml:24
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -322,7 +322,7 @@ def add_Tensor_(self_, other, *, alpha=1):
 def add_Scalar(self_, other, alpha=1):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:27
+    derivatives.yaml:33
     """
     result = _T.wrap(kernels.add_Scalar(_T.data(self_), other, alpha))
     if _T.any_requires_grad(self_):
@@ -339,7 +339,7 @@ def add_Scalar(self_, other, alpha=1):
 def sub_Tensor(self_, other, *, alpha=1):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:34
+    derivatives.yaml:40
     """
     result = _T.wrap(kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
@@ -357,7 +357,7 @@ def sub_Tensor(self_, other, *, alpha=1):
 def sub_Tensor_(self_, other, *, alpha=1):
     """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:34
+    derivatives.yaml:40
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -381,7 +381,7 @@ def sub_Tensor_(self_, other, *, alpha=1):
 def rsub_Tensor(self_, other, *, alpha=1):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:43
+    derivatives.yaml:49
     """
     result = _T.wrap(kernels.rsub_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
@@ -399,7 +399,7 @@ def rsub_Tensor(self_, other, *, alpha=1):
 def rsub_Scalar(self_, other, alpha=1):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:52
+    derivatives.yaml:58
     """
     result = _T.wrap(kernels.rsub_Scalar(_T.data(self_), other, alpha))
     if _T.any_requires_grad(self_):
@@ -417,7 +417,7 @@ def rsub_Scalar(self_, other, alpha=1):
 def mul_Tensor(self_, other):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:60
+    derivatives.yaml:66
     """
     result = _T.wrap(kernels.mul_Tensor(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -436,7 +436,7 @@ def mul_Tensor(self_, other):
 def mul_Tensor_(self_, other):
     """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:60
+    derivatives.yaml:66
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -461,7 +461,7 @@ def mul_Tensor_(self_, other):
 def mul_Scalar(self_, other):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:69
+    derivatives.yaml:75
     """
     result = _T.wrap(kernels.mul_Scalar(_T.data(self_), other))
     if _T.any_requires_grad(self_):
@@ -479,7 +479,7 @@ def mul_Scalar(self_, other):
 def div_Tensor(self_, other):
     """div.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:76
+    derivatives.yaml:82
     """
     result = _T.wrap(kernels.div_Tensor(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -498,7 +498,7 @@ def div_Tensor(self_, other):
 def div_Tensor_(self_, other):
     """In-place div.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:76
+    derivatives.yaml:82
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -523,7 +523,7 @@ def div_Tensor_(self_, other):
 def div_Scalar(self_, other):
     """div.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:85
+    derivatives.yaml:91
     """
     result = _T.wrap(kernels.div_Scalar(_T.data(self_), other))
     if _T.any_requires_grad(self_):
@@ -541,7 +541,7 @@ def div_Scalar(self_, other):
 def neg(self_):
     """neg(Tensor self) -> Tensor
 
-    derivatives.yaml:92
+    derivatives.yaml:98
     """
     result = _T.wrap(kernels.neg(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -558,7 +558,7 @@ def neg(self_):
 def pow_Tensor_Scalar(self_, exponent):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
-    derivatives.yaml:98
+    derivatives.yaml:104
     """
     result = _T.wrap(kernels.pow_Tensor_Scalar(_T.data(self_), exponent))
     if _T.any_requires_grad(self_):
@@ -577,7 +577,7 @@ def pow_Tensor_Scalar(self_, exponent):
 def pow_Tensor_Tensor(self_, exponent):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:105
+    derivatives.yaml:111
     """
     result = _T.wrap(kernels.pow_Tensor_Tensor(_T.data(self_), _T.data(exponent)))
     needs_grad = _T.any_requires_grad(self_, exponent)
@@ -599,7 +599,7 @@ def pow_Tensor_Tensor(self_, exponent):
 def pow_Scalar(self_, exponent):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:115
+    derivatives.yaml:121
     """
     result = _T.wrap(kernels.pow_Scalar(self_, _T.data(exponent)))
     needs_grad = _T.any_requires_grad(exponent)
@@ -621,7 +621,7 @@ def pow_Scalar(self_, exponent):
 def reciprocal(self_):
     """reciprocal(Tensor self) -> Tensor
 
-    derivatives.yaml:123
+    derivatives.yaml:129
     """
     result = _T.wrap(kernels.reciprocal(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -641,7 +641,7 @@ def reciprocal(self_):
 def exp(self_):
     """exp(Tensor self) -> Tensor
 
-    derivatives.yaml:129
+    derivatives.yaml:135
     """
     result = _T.wrap(kernels.exp(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -661,7 +661,7 @@ def exp(self_):
 def expm1(self_):
     """expm1(Tensor self) -> Tensor
 
-    derivatives.yaml:135
+    derivatives.yaml:141
     """
     result = _T.wrap(kernels.expm1(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -681,7 +681,7 @@ def expm1(self_):
 def log(self_):
     """log(Tensor self) -> Tensor
 
-    derivatives.yaml:141
+    derivatives.yaml:147
     """
     result = _T.wrap(kernels.log(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -699,7 +699,7 @@ def log(self_):
 def log1p(self_):
     """log1p(Tensor self) -> Tensor
 
-    derivatives.yaml:147
+    derivatives.yaml:153
     """
     result = _T.wrap(kernels.log1p(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -717,7 +717,7 @@ def log1p(self_):
 def sqrt(self_):
     """sqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:153
+    derivatives.yaml:159
     """
     result = _T.wrap(kernels.sqrt(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -737,7 +737,7 @@ def sqrt(self_):
 def rsqrt(self_):
     """rsqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:159
+    derivatives.yaml:165
     """
     result = _T.wrap(kernels.rsqrt(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -757,7 +757,7 @@ def rsqrt(self_):
 def sin(self_):
     """sin(Tensor self) -> Tensor
 
-    derivatives.yaml:165
+    derivatives.yaml:171
     """
     result = _T.wrap(kernels.sin(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -775,7 +775,7 @@ def sin(self_):
 def cos(self_):
     """cos(Tensor self) -> Tensor
 
-    derivatives.yaml:171
+    derivatives.yaml:177
     """
     result = _T.wrap(kernels.cos(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -793,7 +793,7 @@ def cos(self_):
 def tan(self_):
     """tan(Tensor self) -> Tensor
 
-    derivatives.yaml:177
+    derivatives.yaml:183
     """
     result = _T.wrap(kernels.tan(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -813,7 +813,7 @@ def tan(self_):
 def tanh(self_):
     """tanh(Tensor self) -> Tensor
 
-    derivatives.yaml:183
+    derivatives.yaml:189
     """
     result = _T.wrap(kernels.tanh(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -833,7 +833,7 @@ def tanh(self_):
 def tanh_backward(grad_output, output):
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:189
+    derivatives.yaml:195
     """
     result = _T.wrap(kernels.tanh_backward(_T.data(grad_output), _T.data(output)))
     if _T.any_requires_grad(grad_output, output):
@@ -852,7 +852,7 @@ def tanh_backward(grad_output, output):
 def sigmoid(self_):
     """sigmoid(Tensor self) -> Tensor
 
-    derivatives.yaml:197
+    derivatives.yaml:203
     """
     result = _T.wrap(kernels.sigmoid(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -872,7 +872,7 @@ def sigmoid(self_):
 def sigmoid_backward(grad_output, output):
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:204
+    derivatives.yaml:210
     """
     result = _T.wrap(kernels.sigmoid_backward(_T.data(grad_output), _T.data(output)))
     if _T.any_requires_grad(grad_output, output):
@@ -891,7 +891,7 @@ def sigmoid_backward(grad_output, output):
 def erf(self_):
     """erf(Tensor self) -> Tensor
 
-    derivatives.yaml:212
+    derivatives.yaml:218
     """
     result = _T.wrap(kernels.erf(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -909,7 +909,7 @@ def erf(self_):
 def relu(self_):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:219
+    derivatives.yaml:225
     """
     result = _T.wrap(kernels.relu(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -929,7 +929,7 @@ def relu(self_):
 def gelu(self_, *, approximate='none'):
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:227
+    derivatives.yaml:233
     """
     result = _T.wrap(kernels.gelu(_T.data(self_), approximate))
     if _T.any_requires_grad(self_):
@@ -948,7 +948,7 @@ def gelu(self_, *, approximate='none'):
 def gelu_backward(grad_output, self_, *, approximate='none'):
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:235
+    derivatives.yaml:241
     """
     result = _T.wrap(kernels.gelu_backward(_T.data(grad_output), _T.data(self_), approximate))
     if _T.any_requires_grad(grad_output, self_):
@@ -968,7 +968,7 @@ def gelu_backward(grad_output, self_, *, approximate='none'):
 def leaky_relu(self_, negative_slope=0.01):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
 
-    derivatives.yaml:244
+    derivatives.yaml:250
     """
     result = _T.wrap(kernels.leaky_relu(_T.data(self_), negative_slope))
     if _T.any_requires_grad(self_):
@@ -987,7 +987,7 @@ def leaky_relu(self_, negative_slope=0.01):
 def softplus(self_, beta=1, threshold=20):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 
-    derivatives.yaml:254
+    derivatives.yaml:260
     """
     result = _T.wrap(kernels.softplus(_T.data(self_), beta, threshold))
     if _T.any_requires_grad(self_):
@@ -1007,7 +1007,7 @@ def softplus(self_, beta=1, threshold=20):
 def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
 
-    derivatives.yaml:263
+    derivatives.yaml:269
     """
     result = _T.wrap(kernels.leaky_relu_backward(_T.data(grad_output), _T.data(self_), negative_slope, self_is_result))
     if _T.any_requires_grad(grad_output, self_):
@@ -1026,7 +1026,7 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
 def softplus_backward(grad_output, self_, beta, threshold):
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 
-    derivatives.yaml:271
+    derivatives.yaml:277
     """
     result = _T.wrap(kernels.softplus_backward(_T.data(grad_output), _T.data(self_), beta, threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -1047,7 +1047,7 @@ def softplus_backward(grad_output, self_, beta, threshold):
 def threshold_backward(grad_output, self_, threshold):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:280
+    derivatives.yaml:286
     """
     result = _T.wrap(kernels.threshold_backward(_T.data(grad_output), _T.data(self_), threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -1066,7 +1066,7 @@ def threshold_backward(grad_output, self_, threshold):
 def abs(self_):
     """abs(Tensor self) -> Tensor
 
-    derivatives.yaml:290
+    derivatives.yaml:296
     """
     result = _T.wrap(kernels.abs(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1084,7 +1084,7 @@ def abs(self_):
 def sign(self_):
     """sign(Tensor self) -> Tensor
 
-    derivatives.yaml:298
+    derivatives.yaml:304
     """
     result = _T.wrap(kernels.sign(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1101,7 +1101,7 @@ def sign(self_):
 def clamp_Tensor(self_, min=None, max=None):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:304
+    derivatives.yaml:310
     """
     result = _T.wrap(kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
     if _T.any_requires_grad(self_, min, max):
@@ -1121,7 +1121,7 @@ def clamp_Tensor(self_, min=None, max=None):
 def clamp_Tensor_(self_, min=None, max=None):
     """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:304
+    derivatives.yaml:310
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, min, max)
@@ -1147,7 +1147,7 @@ def clamp_Tensor_(self_, min=None, max=None):
 def clamp_default(self_, min=None, max=None):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:316
+    derivatives.yaml:322
     """
     result = _T.wrap(kernels.clamp(_T.data(self_), min, max))
     if _T.any_requires_grad(self_):
@@ -1167,7 +1167,7 @@ def clamp_default(self_, min=None, max=None):
 def clamp_default_(self_, min=None, max=None):
     """In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:316
+    derivatives.yaml:322
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1193,7 +1193,7 @@ def clamp_default_(self_, min=None, max=None):
 def clamp_min_default(self_, min):
     """clamp_min(Tensor self, Scalar min) -> Tensor
 
-    derivatives.yaml:327
+    derivatives.yaml:333
     """
     result = _T.wrap(kernels.clamp_min(_T.data(self_), min))
     if _T.any_requires_grad(self_):
@@ -1212,7 +1212,7 @@ def clamp_min_default(self_, min):
 def clamp_min_Tensor(self_, min):
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
-    derivatives.yaml:335
+    derivatives.yaml:341
     """
     result = _T.wrap(kernels.clamp_min_Tensor(_T.data(self_), _T.data(min)))
     if _T.any_requires_grad(self_, min):
@@ -1231,7 +1231,7 @@ def clamp_min_Tensor(self_, min):
 def clamp_max_default(self_, max):
     """clamp_max(Tensor self, Scalar max) -> Tensor
 
-    derivatives.yaml:344
+    derivatives.yaml:350
     """
     result = _T.wrap(kernels.clamp_max(_T.data(self_), max))
     if _T.any_requires_grad(self_):
@@ -1250,7 +1250,7 @@ def clamp_max_default(self_, max):
 def clamp_max_Tensor(self_, max):
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
-    derivatives.yaml:352
+    derivatives.yaml:358
     """
     result = _T.wrap(kernels.clamp_max_Tensor(_T.data(self_), _T.data(max)))
     if _T.any_requires_grad(self_, max):
@@ -1269,7 +1269,7 @@ def clamp_max_Tensor(self_, max):
 def maximum(self_, other):
     """maximum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:361
+    derivatives.yaml:367
     """
     result = _T.wrap(kernels.maximum(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1288,7 +1288,7 @@ def maximum(self_, other):
 def minimum(self_, other):
     """minimum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:371
+    derivatives.yaml:377
     """
     result = _T.wrap(kernels.minimum(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1307,7 +1307,7 @@ def minimum(self_, other):
 def where_self(condition, self_, other):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:381
+    derivatives.yaml:387
     """
     result = _T.wrap(kernels.where_self(_T.data(condition), _T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1325,7 +1325,7 @@ def where_self(condition, self_, other):
 def masked_fill_Scalar(self_, mask, value):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
-    derivatives.yaml:390
+    derivatives.yaml:396
     """
     result = _T.wrap(kernels.masked_fill_Scalar(_T.data(self_), _T.data(mask), value))
     if _T.any_requires_grad(self_):
@@ -1343,7 +1343,7 @@ def masked_fill_Scalar(self_, mask, value):
 def masked_fill_Tensor(self_, mask, value):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
-    derivatives.yaml:398
+    derivatives.yaml:404
     """
     result = _T.wrap(kernels.masked_fill_Tensor(_T.data(self_), _T.data(mask), _T.data(value)))
     if _T.any_requires_grad(self_, value):
@@ -1361,7 +1361,7 @@ def masked_fill_Tensor(self_, mask, value):
 def fill_Scalar(self_, value):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor
 
-    derivatives.yaml:406
+    derivatives.yaml:412
     """
     result = _T.wrap(kernels.fill_Scalar(_T.data(self_), value))
     if _T.any_requires_grad(self_):
@@ -1378,7 +1378,7 @@ def fill_Scalar(self_, value):
 def fill_Tensor(self_, value):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor
 
-    derivatives.yaml:413
+    derivatives.yaml:419
     """
     result = _T.wrap(kernels.fill_Tensor(_T.data(self_), _T.data(value)))
     if _T.any_requires_grad(self_, value):
@@ -1395,7 +1395,7 @@ def fill_Tensor(self_, value):
 def fill__Scalar(self_, value):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
-    derivatives.yaml:421
+    derivatives.yaml:427
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1418,7 +1418,7 @@ def fill__Scalar(self_, value):
 def fill__Tensor(self_, value):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 
-    derivatives.yaml:427
+    derivatives.yaml:433
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, value)
@@ -1441,7 +1441,7 @@ def fill__Tensor(self_, value):
 def copy_(self_, src, non_blocking=False):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 
-    derivatives.yaml:434
+    derivatives.yaml:440
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, src)
@@ -1464,7 +1464,7 @@ def copy_(self_, src, non_blocking=False):
 def eq_Scalar(self_, other):
     """eq.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:447
+    derivatives.yaml:453
     """
     result = _T.wrap(kernels.eq_Scalar(_T.data(self_), other))
     return result
@@ -1473,7 +1473,7 @@ def eq_Scalar(self_, other):
 def eq_Tensor(self_, other):
     """eq.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:453
+    derivatives.yaml:459
     """
     result = _T.wrap(kernels.eq_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1482,7 +1482,7 @@ def eq_Tensor(self_, other):
 def ge_Scalar(self_, other):
     """ge.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:460
+    derivatives.yaml:466
     """
     result = _T.wrap(kernels.ge_Scalar(_T.data(self_), other))
     return result
@@ -1491,7 +1491,7 @@ def ge_Scalar(self_, other):
 def ge_Tensor(self_, other):
     """ge.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:466
+    derivatives.yaml:472
     """
     result = _T.wrap(kernels.ge_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1500,7 +1500,7 @@ def ge_Tensor(self_, other):
 def gt_Scalar(self_, other):
     """gt.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:473
+    derivatives.yaml:479
     """
     result = _T.wrap(kernels.gt_Scalar(_T.data(self_), other))
     return result
@@ -1509,7 +1509,7 @@ def gt_Scalar(self_, other):
 def gt_Tensor(self_, other):
     """gt.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:479
+    derivatives.yaml:485
     """
     result = _T.wrap(kernels.gt_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1518,7 +1518,7 @@ def gt_Tensor(self_, other):
 def le_Scalar(self_, other):
     """le.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:486
+    derivatives.yaml:492
     """
     result = _T.wrap(kernels.le_Scalar(_T.data(self_), other))
     return result
@@ -1527,7 +1527,7 @@ def le_Scalar(self_, other):
 def le_Tensor(self_, other):
     """le.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:492
+    derivatives.yaml:498
     """
     result = _T.wrap(kernels.le_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1536,7 +1536,7 @@ def le_Tensor(self_, other):
 def lt_Scalar(self_, other):
     """lt.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:499
+    derivatives.yaml:505
     """
     result = _T.wrap(kernels.lt_Scalar(_T.data(self_), other))
     return result
@@ -1545,7 +1545,7 @@ def lt_Scalar(self_, other):
 def lt_Tensor(self_, other):
     """lt.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:505
+    derivatives.yaml:511
     """
     result = _T.wrap(kernels.lt_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1554,7 +1554,7 @@ def lt_Tensor(self_, other):
 def ne_Scalar(self_, other):
     """ne.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:512
+    derivatives.yaml:518
     """
     result = _T.wrap(kernels.ne_Scalar(_T.data(self_), other))
     return result
@@ -1563,7 +1563,7 @@ def ne_Scalar(self_, other):
 def ne_Tensor(self_, other):
     """ne.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:518
+    derivatives.yaml:524
     """
     result = _T.wrap(kernels.ne_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1572,7 +1572,7 @@ def ne_Tensor(self_, other):
 def logical_not(self_):
     """logical_not(Tensor self) -> Tensor
 
-    derivatives.yaml:524
+    derivatives.yaml:530
     """
     result = _T.wrap(kernels.logical_not(_T.data(self_)))
     return result
@@ -1581,7 +1581,7 @@ def logical_not(self_):
 def logical_and(self_, other):
     """logical_and(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:531
+    derivatives.yaml:537
     """
     result = _T.wrap(kernels.logical_and(_T.data(self_), _T.data(other)))
     return result
@@ -1590,7 +1590,7 @@ def logical_and(self_, other):
 def logical_or(self_, other):
     """logical_or(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:537
+    derivatives.yaml:543
     """
     result = _T.wrap(kernels.logical_or(_T.data(self_), _T.data(other)))
     return result
@@ -1599,7 +1599,7 @@ def logical_or(self_, other):
 def sum_default(self_, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:547
+    derivatives.yaml:553
     """
     result = _T.wrap(kernels.sum(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1617,7 +1617,7 @@ def sum_default(self_, *, dtype=None):
 def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:554
+    derivatives.yaml:560
     """
     result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1637,7 +1637,7 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
 def mean_default(self_, *, dtype=None):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:564
+    derivatives.yaml:570
     """
     result = _T.wrap(kernels.mean(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1656,7 +1656,7 @@ def mean_default(self_, *, dtype=None):
 def mean_dim(self_, dim, keepdim=False, *, dtype=None):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:570
+    derivatives.yaml:576
     """
     result = _T.wrap(kernels.mean_dim(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1677,7 +1677,7 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None):
 def logsumexp(self_, dim, keepdim=False):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:578
+    derivatives.yaml:584
     """
     result = _T.wrap(kernels.logsumexp(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1700,7 +1700,7 @@ def logsumexp(self_, dim, keepdim=False):
 def max_dim(self_, dim, keepdim=False):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:586
+    derivatives.yaml:592
     """
     values, indices = map(_T.wrap, kernels.max_dim(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1724,7 +1724,7 @@ def max_dim(self_, dim, keepdim=False):
 def max_default(self_):
     """max(Tensor self) -> Tensor
 
-    derivatives.yaml:596
+    derivatives.yaml:602
     """
     result = _T.wrap(kernels.max(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1745,7 +1745,7 @@ def max_default(self_):
 def amax(self_, dim=(), keepdim=False):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:604
+    derivatives.yaml:610
     """
     result = _T.wrap(kernels.amax(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1768,7 +1768,7 @@ def amax(self_, dim=(), keepdim=False):
 def amin(self_, dim=(), keepdim=False):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:615
+    derivatives.yaml:621
     """
     result = _T.wrap(kernels.amin(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1791,7 +1791,7 @@ def amin(self_, dim=(), keepdim=False):
 def min_dim(self_, dim, keepdim=False):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:624
+    derivatives.yaml:630
     """
     values, indices = map(_T.wrap, kernels.min_dim(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1815,7 +1815,7 @@ def min_dim(self_, dim, keepdim=False):
 def min_default(self_):
     """min(Tensor self) -> Tensor
 
-    derivatives.yaml:634
+    derivatives.yaml:640
     """
     result = _T.wrap(kernels.min(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1836,7 +1836,7 @@ def min_default(self_):
 def argmax(self_, dim=None, keepdim=False):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:642
+    derivatives.yaml:648
     """
     result = _T.wrap(kernels.argmax(_T.data(self_), dim, keepdim))
     return result
@@ -1845,7 +1845,7 @@ def argmax(self_, dim=None, keepdim=False):
 def argmin(self_, dim=None, keepdim=False):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:650
+    derivatives.yaml:656
     """
     result = _T.wrap(kernels.argmin(_T.data(self_), dim, keepdim))
     return result
@@ -1854,7 +1854,7 @@ def argmin(self_, dim=None, keepdim=False):
 def norm_Scalar(self_, p=2):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:657
+    derivatives.yaml:663
     """
     result = _T.wrap(kernels.norm_Scalar(_T.data(self_), p))
     needs_grad = _T.any_requires_grad(self_)
@@ -1876,7 +1876,7 @@ def norm_Scalar(self_, p=2):
 def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:673
+    derivatives.yaml:679
     """
     result = _T.wrap(kernels.norm_ScalarOpt_dim(_T.data(self_), p, dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1900,7 +1900,7 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:684
+    derivatives.yaml:690
     """
     result = _T.wrap(kernels.linalg_vector_norm(_T.data(self_), ord, dim, keepdim, _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1924,7 +1924,7 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 def prod_default(self_, *, dtype=None):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:696
+    derivatives.yaml:702
     """
     result = _T.wrap(kernels.prod(_T.data(self_), _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1945,7 +1945,7 @@ def prod_default(self_, *, dtype=None):
 def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:707
+    derivatives.yaml:713
     """
     result = _T.wrap(kernels.prod_dim_int(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1968,7 +1968,7 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
 def std_correction(self_, dim=None, *, correction=None, keepdim=False):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:716
+    derivatives.yaml:722
     """
     result = _T.wrap(kernels.std_correction(_T.data(self_), dim, correction, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1992,7 +1992,7 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 def var_correction(self_, dim=None, *, correction=None, keepdim=False):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:728
+    derivatives.yaml:734
     """
     result = _T.wrap(kernels.var_correction(_T.data(self_), dim, correction, keepdim))
     if _T.any_requires_grad(self_):
@@ -2013,7 +2013,7 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
 def t(self_):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:740
+    derivatives.yaml:746
     """
     result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2030,7 +2030,7 @@ def t(self_):
 def expand(self_, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:746
+    derivatives.yaml:752
     """
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
     if _T.any_requires_grad(self_):
@@ -2048,7 +2048,7 @@ def expand(self_, size, *, implicit=False):
 def unsqueeze(self_, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:753
+    derivatives.yaml:759
     """
     result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -2066,7 +2066,7 @@ def unsqueeze(self_, dim):
 def squeeze_default(self_):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:760
+    derivatives.yaml:766
     """
     result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2084,7 +2084,7 @@ def squeeze_default(self_):
 def squeeze_dim(self_, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:766
+    derivatives.yaml:772
     """
     result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -2103,7 +2103,7 @@ def squeeze_dim(self_, dim):
 def squeeze_dims(self_, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:773
+    derivatives.yaml:779
     """
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -2122,7 +2122,7 @@ def squeeze_dims(self_, dim):
 def squeeze__default(self_):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:780
+    derivatives.yaml:786
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2146,7 +2146,7 @@ def squeeze__default(self_):
 def squeeze__dim(self_, dim):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:786
+    derivatives.yaml:792
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2171,7 +2171,7 @@ def squeeze__dim(self_, dim):
 def squeeze__dims(self_, dim):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:792
+    derivatives.yaml:798
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2196,7 +2196,7 @@ def squeeze__dims(self_, dim):
 def _to_copy(self_, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:798
+    derivatives.yaml:804
     """
     result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -2214,7 +2214,7 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:804
+    derivatives.yaml:810
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -2231,7 +2231,7 @@ def clone(self_):
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:810
+    derivatives.yaml:816
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -2250,7 +2250,7 @@ def transpose_int(self_, dim0, dim1):
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:817
+    derivatives.yaml:823
     """
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
     if _T.any_requires_grad(self_):
@@ -2268,7 +2268,7 @@ def _unsafe_view(self_, size):
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:823
+    derivatives.yaml:829
     """
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
     if _T.any_requires_grad(self_):
@@ -2286,7 +2286,7 @@ def view(self_, size):
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:830
+    derivatives.yaml:836
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2309,7 +2309,7 @@ def zero_(self_):
 def alias(self_):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:836
+    derivatives.yaml:842
     """
     result = _T.wrap_view(kernels.alias(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2326,7 +2326,7 @@ def alias(self_):
 def permute(self_, dims):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:843
+    derivatives.yaml:849
     """
     result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
     if _T.any_requires_grad(self_):
@@ -2344,7 +2344,7 @@ def permute(self_, dims):
 def cat(tensors, dim=0):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:850
+    derivatives.yaml:856
     """
     result = _T.wrap(kernels.cat(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -2363,7 +2363,7 @@ def cat(tensors, dim=0):
 def stack(tensors, dim=0):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:859
+    derivatives.yaml:865
     """
     result = _T.wrap(kernels.stack(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -2382,7 +2382,7 @@ def stack(tensors, dim=0):
 def split_Tensor(self_, split_size, dim=0):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:867
+    derivatives.yaml:873
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_Tensor(_T.data(self_), split_size, dim)]
     if _T.any_requires_grad(self_):
@@ -2403,7 +2403,7 @@ def split_Tensor(self_, split_size, dim=0):
 def split_with_sizes(self_, split_sizes, dim=0):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:876
+    derivatives.yaml:882
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
     if _T.any_requires_grad(self_):
@@ -2424,7 +2424,7 @@ def split_with_sizes(self_, split_sizes, dim=0):
 def unbind_int(self_, dim=0):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:883
+    derivatives.yaml:889
     """
     result = [_T.wrap_view(a, self_) for a in kernels.unbind_int(_T.data(self_), dim)]
     if _T.any_requires_grad(self_):
@@ -2443,7 +2443,7 @@ def unbind_int(self_, dim=0):
 def select_int(self_, dim, index):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:890
+    derivatives.yaml:896
     """
     result = _T.wrap_view(kernels.select_int(_T.data(self_), dim, index), self_)
     if _T.any_requires_grad(self_):
@@ -2463,7 +2463,7 @@ def select_int(self_, dim, index):
 def select_backward(grad_output, input_sizes, dim, index):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:897
+    derivatives.yaml:903
     """
     result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
     if _T.any_requires_grad(grad_output):
@@ -2482,7 +2482,7 @@ def select_backward(grad_output, input_sizes, dim, index):
 def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:904
+    derivatives.yaml:910
     """
     result = _T.wrap_view(kernels.slice_Tensor(_T.data(self_), dim, start, end, step), self_)
     if _T.any_requires_grad(self_):
@@ -2504,7 +2504,7 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:913
+    derivatives.yaml:919
     """
     result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
     if _T.any_requires_grad(grad_output):
@@ -2525,7 +2525,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 def index_Tensor(self_, indices):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:920
+    derivatives.yaml:926
     """
     result = _T.wrap(kernels.index_Tensor(_T.data(self_), _T.data(indices)))
     if _T.any_requires_grad(self_):
@@ -2544,7 +2544,7 @@ def index_Tensor(self_, indices):
 def index_put(self_, indices, values, accumulate=False):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:931
+    derivatives.yaml:937
     """
     result = _T.wrap(kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
     if _T.any_requires_grad(self_, values):
@@ -2564,7 +2564,7 @@ def index_put(self_, indices, values, accumulate=False):
 def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:941
+    derivatives.yaml:947
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, values)
@@ -2590,7 +2590,7 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
 def index_select(self_, dim, index):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:951
+    derivatives.yaml:957
     """
     result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
     if _T.any_requires_grad(self_):
@@ -2610,7 +2610,7 @@ def index_select(self_, dim, index):
 def index_add(self_, dim, index, source, *, alpha=1):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:959
+    derivatives.yaml:965
     """
     result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
     if _T.any_requires_grad(self_, source):
@@ -2630,7 +2630,7 @@ def index_add(self_, dim, index, source, *, alpha=1):
 def gather(self_, dim, index, *, sparse_grad=False):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:968
+    derivatives.yaml:974
     """
     result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
     if _T.any_requires_grad(self_):
@@ -2650,7 +2650,7 @@ def gather(self_, dim, index, *, sparse_grad=False):
 def scatter_add(self_, dim, index, src):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:976
+    derivatives.yaml:982
     """
     result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
     if _T.any_requires_grad(self_, src):
@@ -2669,7 +2669,7 @@ def scatter_add(self_, dim, index, src):
 def repeat(self_, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:984
+    derivatives.yaml:990
     """
     result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
     if _T.any_requires_grad(self_):
@@ -2688,7 +2688,7 @@ def repeat(self_, repeats):
 def flip(self_, dims):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:991
+    derivatives.yaml:997
     """
     result = _T.wrap(kernels.flip(_T.data(self_), dims))
     if _T.any_requires_grad(self_):
@@ -2706,7 +2706,7 @@ def flip(self_, dims):
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1000
+    derivatives.yaml:1006
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -2725,7 +2725,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1007
+    derivatives.yaml:1013
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -2746,7 +2746,7 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 def bmm(self_, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1016
+    derivatives.yaml:1022
     """
     result = _T.wrap(kernels.bmm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -2765,7 +2765,7 @@ def bmm(self_, mat2):
 def dot(self_, tensor):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1024
+    derivatives.yaml:1030
     """
     result = _T.wrap(kernels.dot(_T.data(self_), _T.data(tensor)))
     if _T.any_requires_grad(self_, tensor):
@@ -2784,7 +2784,7 @@ def dot(self_, tensor):
 def mv(self_, vec):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1031
+    derivatives.yaml:1037
     """
     result = _T.wrap(kernels.mv(_T.data(self_), _T.data(vec)))
     if _T.any_requires_grad(self_, vec):
@@ -2803,7 +2803,7 @@ def mv(self_, vec):
 def _softmax(self_, dim, half_to_float):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1038
+    derivatives.yaml:1044
     """
     result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
     needs_grad = _T.any_requires_grad(self_)
@@ -2825,7 +2825,7 @@ def _softmax(self_, dim, half_to_float):
 def _log_softmax(self_, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1048
+    derivatives.yaml:1054
     """
     result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
     needs_grad = _T.any_requires_grad(self_)
@@ -2847,7 +2847,7 @@ def _log_softmax(self_, dim, half_to_float):
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1056
+    derivatives.yaml:1062
     """
     result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -2867,7 +2867,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1064
+    derivatives.yaml:1070
     """
     result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -2888,7 +2888,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 def mse_loss(self_, target, reduction=1):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1072
+    derivatives.yaml:1078
     """
     result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(self_, target):
@@ -2908,7 +2908,7 @@ def mse_loss(self_, target, reduction=1):
 def mse_loss_backward(grad_output, self_, target, reduction):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1082
+    derivatives.yaml:1088
     """
     result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -2929,7 +2929,7 @@ def mse_loss_backward(grad_output, self_, target, reduction):
 def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1091
+    derivatives.yaml:1097
     """
     result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(self_, target):
@@ -2950,7 +2950,7 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1103
+    derivatives.yaml:1109
     """
     result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -2972,7 +2972,7 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1112
+    derivatives.yaml:1118
     """
     output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
     needs_grad = _T.any_requires_grad(self_)
@@ -2998,7 +2998,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1126
+    derivatives.yaml:1132
     """
     result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
@@ -3019,7 +3019,7 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
 def binary_cross_entropy(self_, target, weight=None, reduction=1):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1139
+    derivatives.yaml:1145
     """
     result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3040,7 +3040,7 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1150
+    derivatives.yaml:1156
     """
     result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -3062,7 +3062,7 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1160
+    derivatives.yaml:1166
     """
     result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3084,7 +3084,7 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 def native_dropout(input, p, train):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1172
+    derivatives.yaml:1178
     """
     result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
     needs_grad = _T.any_requires_grad(input)
@@ -3107,7 +3107,7 @@ def native_dropout(input, p, train):
 def native_dropout_backward(grad_output, mask, scale):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1186
+    derivatives.yaml:1192
     """
     result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
     if _T.any_requires_grad(grad_output, mask):
@@ -3126,7 +3126,7 @@ def native_dropout_backward(grad_output, mask, scale):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1194
+    derivatives.yaml:1200
     """
     result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if _T.any_requires_grad(weight):
@@ -3147,7 +3147,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1206
+    derivatives.yaml:1212
     """
     result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _T.any_requires_grad(grad_output):
@@ -3168,7 +3168,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1217
+    derivatives.yaml:1223
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
     needs_grad = _T.any_requires_grad(input, weight, bias)
@@ -3195,7 +3195,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1226
+    derivatives.yaml:1232
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
     if _T.any_requires_grad(grad_out, input, weight):
