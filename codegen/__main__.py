@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from codegen.load import load_spec
+from codegen.load import load_spec, module_functions
 from codegen.model import SpecError
 from codegen.render import render_all
 
@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def generate(spec: Path) -> dict[str, str]:
     """Spec path -> {file name: text}; raises SpecError."""
-    return render_all(load_spec(spec), spec.name)
+    kernels = module_functions(ROOT / "runtime" / "kernels.py", private=True)
+    return render_all(load_spec(spec), spec.name, kernels)
 
 
 def _existing(out: Path) -> dict[str, str]:

@@ -45,14 +45,18 @@ def node_name_prefix(base: str) -> str:
     return (camel + "Backward").replace("ForwardBackward", "Backward")
 
 
-def manual_helpers(path: Path) -> frozenset[str]:
-    """Public functions of runtime/manual.py, read with ast so codegen never imports runtime."""
+def module_functions(path: Path, private: bool = False) -> frozenset[str]:
+    """Top-level functions of a runtime module, read with ast: codegen never imports runtime."""
     if not path.exists():
         return frozenset()
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    return frozenset(
-        n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")
-    )
+    return frozenset(n.name for n in tree.body if isinstance(n, ast.FunctionDef)
+                     and (private or not n.name.startswith("_")))
+
+
+def manual_helpers(path: Path) -> frozenset[str]:
+    """The helpers formulas may call: the public functions of runtime/manual.py."""
+    return module_functions(path)
 
 
 class _Reader:

@@ -115,7 +115,8 @@ def _grad_setup(info: OpInfo) -> list[str]:
     for i, name in enumerate(outputs):
         if f"grad_{name}" in used:
             lines.append(f"grad_{name} = grads[{i}]")
-    if len(outputs) > 1:
+    # A Tensor[] return has one gradient per tensor of the list, as several returns do.
+    if len(outputs) > 1 or info.schema.returns[0].type.is_tensor_list:
         lines.append("any_grad_defined = any(g is not None for g in grads)")
     elif any(d.not_implemented is None and d.code != "grad" for d in info.derivatives):
         lines.append("any_grad_defined = grads[0] is not None")
@@ -360,7 +361,17 @@ def _forward_ad(info: OpInfo, group: list[OpInfo]) -> dict | None:
     return {"missing": None, "call": call(False), "inplace_call": call(True), "store": store}
 
 
-def op_context(info: OpInfo, group: list[OpInfo]) -> dict:
+def _inplace_write(info: OpInfo, kernel_args: str, kernel_call: str,
+                   kernels: frozenset[str]) -> list[str]:
+    """How an in-place wrapper writes: the kernel's in-place form, or a computed result
+    copied into self's storage."""
+    inplace_kernel = f"{info.schema.kernel_name}_"
+    if inplace_kernel in kernels:
+        return [f"kernels.{inplace_kernel}({kernel_args})", "_T.bump_version(self_)"]
+    return [f"_T.write_inplace(self_, {kernel_call})"]
+
+
+def op_context(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = frozenset()) -> dict:
     schema = info.schema
     kernel_args = ", ".join(_kernel_argument(a) for a in schema.arguments)
     kernel_call = f"kernels.{schema.kernel_name}({kernel_args})"
@@ -373,6 +384,7 @@ def op_context(info: OpInfo, group: list[OpInfo]) -> dict:
         "line": info.location.line,
         "signature": python_signature(schema),
         "kernel_call": kernel_call,
+        "inplace_write": _inplace_write(info, kernel_args, kernel_call, kernels),
         "compute": _compute_outputs(info, kernel_call),
         "history": _history(info),
         "returns": _return_expression(info),
@@ -507,8 +519,13 @@ def _import_order(name: str) -> tuple:
 
 # -- all files ---------------------------------------------------------------------------------
 
-def render_all(infos: list[OpInfo], spec_name: str) -> dict[str, str]:
-    """File name -> text, for every file under generated/."""
+def render_all(infos: list[OpInfo], spec_name: str,
+               kernels: frozenset[str] = frozenset()) -> dict[str, str]:
+    """File name -> text, for every file under generated/.
+
+    `kernels` names the functions of runtime/kernels.py: an in-place wrapper calls the
+    kernel's in-place form (`add_Tensor_`, writing into its first argument) when it has one.
+    """
     env = _environment()
     header = {"generator": GENERATOR, "spec": spec_name}
     groups = _bound(infos)
@@ -545,7 +562,7 @@ def render_all(infos: list[OpInfo], spec_name: str) -> dict[str, str]:
         ),
         "ops.py": env.get_template("ops.py.j2").render(
             **header,
-            ops=[op_context(i, groups.get(i.schema.base, [i])) for i in infos],
+            ops=[op_context(i, groups.get(i.schema.base, [i]), kernels) for i in infos],
             nodes=sorted({i.node_name for i in infos if i.differentiable}, key=_import_order),
             named_returns=named_returns,
             dispatchers=[dispatch_context(base, group) for base, group in functions.items()

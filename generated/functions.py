@@ -2643,7 +2643,7 @@ class SplitBackward0(Node):
     __slots__ = ("_saved_split_size", "_saved_dim", "_saved_self_sym_sizes")
 
     def apply(self, grads):
-        any_grad_defined = grads[0] is not None
+        any_grad_defined = any(g is not None for g in grads)
         split_size = self._saved_split_size
         dim = self._saved_dim
         self_sym_sizes = self._saved_self_sym_sizes
@@ -2664,7 +2664,7 @@ class SplitWithSizesBackward0(Node):
     __slots__ = ("_saved_split_sizes", "_saved_dim", "_saved_self_sym_sizes")
 
     def apply(self, grads):
-        any_grad_defined = grads[0] is not None
+        any_grad_defined = any(g is not None for g in grads)
         split_sizes = self._saved_split_sizes
         dim = self._saved_dim
         self_sym_sizes = self._saved_self_sym_sizes
@@ -2685,7 +2685,7 @@ class UnbindBackward0(Node):
     __slots__ = ("_saved_dim",)
 
     def apply(self, grads):
-        any_grad_defined = grads[0] is not None
+        any_grad_defined = any(g is not None for g in grads)
         dim = self._saved_dim
         grad_inputs = [None] * 1
         # self: unbind_backward(grads, dim)

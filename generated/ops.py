@@ -309,7 +309,8 @@ def add_Tensor_(self_, other, *, alpha=1):
     forward_ad = _F.enabled and _F.any_tangent(self_, other)
     if forward_ad:
         original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.add_Tensor(_T.data(self_), _T.data(other), alpha))
+    kernels.add_Tensor_(_T.data(self_), _T.data(other), alpha)
+    _T.bump_version(self_)
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -368,7 +369,8 @@ def sub_Tensor_(self_, other, *, alpha=1):
     forward_ad = _F.enabled and _F.any_tangent(self_, other)
     if forward_ad:
         original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
+    kernels.sub_Tensor_(_T.data(self_), _T.data(other), alpha)
+    _T.bump_version(self_)
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -448,7 +450,8 @@ def mul_Tensor_(self_, other):
     forward_ad = _F.enabled and _F.any_tangent(self_, other)
     if forward_ad:
         original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.mul_Tensor(_T.data(self_), _T.data(other)))
+    kernels.mul_Tensor_(_T.data(self_), _T.data(other))
+    _T.bump_version(self_)
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
     if forward_ad:

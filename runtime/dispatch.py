@@ -87,15 +87,37 @@ def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool) -> t
 _DEFAULT = object()
 
 
+# Resolution depends only on the types of the arguments, so it is done once per
+# combination of types: (name, argument types) -> (wrapper, names of the positional args).
+_resolved: dict[tuple, tuple[Callable, tuple[str, ...]]] = {}
+
+
+def _type_key(value: Any) -> Any:
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return kind, tuple(map(type, value))
+    return kind
+
+
 def call(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]]],
          args: tuple, kwargs: dict) -> Any:
+    key = (name, tuple(map(_type_key, args)),
+           tuple((k, _type_key(v)) for k, v in kwargs.items()))
+    resolved = _resolved.get(key)
+    if resolved is None:
+        resolved = _resolved[key] = _resolve(name, overloads, args, kwargs)
+    function, names = resolved
+    # The generated wrappers name their parameters as the schema does.
+    return function(**dict(zip(names, args, strict=True)), **kwargs)
+
+
+def _resolve(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]]],
+             args: tuple, kwargs: dict) -> tuple[Callable, tuple[str, ...]]:
     for strict in (True, False):
         for function, _, params in overloads:
-            bound = _bind(params, args, kwargs, strict)
-            if bound is not None:
-                # The generated wrappers name their parameters as the schema does.
-                return function(**{p[0]: v for p, v in zip(params, bound, strict=True)
-                                   if v is not _DEFAULT})
+            if _bind(params, args, kwargs, strict) is not None:
+                positional = tuple(p[0] for p in params if not p[3])
+                return function, positional[:len(args)]
     got = ", ".join([type(a).__name__ if not hasattr(a, "dtype") else "Tensor" for a in args]
                     + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
     expected = "\n".join(f" * {schema}" for _, schema, _ in overloads)

@@ -30,8 +30,9 @@ from runtime.tensor import Tensor
 Edge = tuple[Node, int]
 
 
-def _discover(roots: Sequence[Node]) -> tuple[dict[Node, int], dict[Node, list[Node]]]:
-    """Dependencies of every reachable node, and who feeds whom (for the needed-set)."""
+def _discover(roots: Sequence[Node], with_parents: bool
+              ) -> tuple[dict[Node, int], dict[Node, list[Node]]]:
+    """Dependencies of every reachable node, and (if asked) who feeds whom."""
     dependencies: dict[Node, int] = {}
     parents: dict[Node, list[Node]] = {}
     seen = set(roots)
@@ -42,7 +43,8 @@ def _discover(roots: Sequence[Node]) -> tuple[dict[Node, int], dict[Node, list[N
             if next_node is None:
                 continue
             dependencies[next_node] = dependencies.get(next_node, 0) + 1
-            parents.setdefault(next_node, []).append(node)
+            if with_parents:
+                parents.setdefault(next_node, []).append(node)
             if next_node not in seen:
                 seen.add(next_node)
                 stack.append(next_node)
@@ -85,10 +87,23 @@ def _validate_outputs(node: Node, outputs: list) -> None:
                     f"Function {node.name()} returned an invalid gradient at index {index} - "
                     f"got {list(got)} but expected shape compatible with {list(shape)}"
                 )
-            grad = grad.sum_to_size(shape)
+            grad = _sum_to(grad, shape)
         if grad._data.dtype != dtype:
             grad = grad.to(dtypes.from_numpy(dtype))
         outputs[index] = grad
+
+
+def _sum_to(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum a broadcast gradient back to `shape`: recorded when a graph is being built
+    (create_graph), else directly on the array."""
+    if grad.requires_grad:
+        return grad.sum_to_size(shape)
+    data = grad._data
+    lead = data.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, size in enumerate(shape) if size == 1 and data.shape[lead + i] != 1)
+    summed = data.sum(axis=dims, keepdims=True) if dims else data
+    return Tensor._make(summed.reshape(shape), None)
 
 
 def _expandable(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
@@ -138,6 +153,8 @@ def _check_hook_results(hook: Callable, originals: tuple, results) -> list:
 
 def _call_tensor_pre_hooks(node: Node, grads: list) -> list:
     """Hooks registered on the tensors this node made (Tensor.register_hook), then retain_grad."""
+    if not node.has_tensor_hooks():
+        return grads
     for index in range(len(grads)):
         hooks = node.tensor_pre_hooks(index)
         if hooks:
@@ -209,12 +226,13 @@ def execute(
     (autograd.grad) the gradients reaching `inputs` are captured and no AccumulateGrad runs.
     """
     root_nodes = list(dict.fromkeys(node for node, _ in roots))
-    dependencies, parents = _discover(root_nodes)
+    filtered = bool(inputs) or not accumulate
+    dependencies, parents = _discover(root_nodes, with_parents=filtered)
 
     # PyTorch's exec_info: with inputs, a node runs only if it is `needed`, and a node
     # that is not needed but captures a gradient only runs its tensor hooks.
     needed: set[Node] | None = None
-    if inputs or not accumulate:
+    if filtered:
         targets = {node for node, _ in inputs}
         needed = _needed_nodes(targets, parents)
         if accumulate:
@@ -245,39 +263,54 @@ def execute(
         if dependencies.get(node, 0) == 0:
             heapq.heappush(ready, (-node._sequence_nr, next(tie), node))
 
+    check_nan = anomaly.is_enabled() and anomaly.check_nan()
     with set_grad_enabled(create_graph):
         while ready:
-            _, _, node = heapq.heappop(ready)
+            node = heapq.heappop(ready)[2]
             grads = buffers.pop(node)
             edges = node._next_functions
             try:
-                mask = None
-                if needed is not None:
-                    runs = node in needed
-                    if not runs:
-                        grads = _call_tensor_pre_hooks(node, grads)
-                    # Captured before the hooks of a node that runs, after the tensor
-                    # hooks of one that does not: PyTorch's order.
-                    for index, grad in enumerate(grads):
-                        for position in capture_at.get((node, index), ()):
-                            captured[position] = grad
-                    if not runs:
-                        continue
-                    mask = tuple(n is not None and (n in needed or (n, i) in capture_at)
-                                 for n, i in edges)
-                outputs = _call_function(node, grads, mask)
+                if (needed is None and node._pre_hooks is None and node._post_hooks is None
+                        and not node.has_tensor_hooks()):
+                    # The common case, without hooks or a filter: apply and check.
+                    outputs = node.apply(grads)
+                    _validate_outputs(node, outputs)
+                else:
+                    mask = None
+                    if needed is not None:
+                        runs = node in needed
+                        if not runs:
+                            grads = _call_tensor_pre_hooks(node, grads)
+                        # Captured before the hooks of a node that runs, after the tensor
+                        # hooks of one that does not: PyTorch's order.
+                        for index, grad in enumerate(grads):
+                            for position in capture_at.get((node, index), ()):
+                                captured[position] = grad
+                        if not runs:
+                            continue
+                        mask = tuple(n is not None and (n in needed or (n, i) in capture_at)
+                                     for n, i in edges)
+                    outputs = _call_function(node, grads, mask)
                 if not keep_graph:
                     node.release_variables()
-                if anomaly.is_enabled() and anomaly.check_nan():
+                if check_nan:
                     _check_nan(node, outputs)
             except Exception:
                 if anomaly.is_enabled():
                     _warn_forward_trace(node)
                 raise
-            for (next_node, input_nr), grad in zip(edges, outputs, strict=True):
+            # (_validate_outputs checked that there is one gradient per edge)
+            for (next_node, input_nr), grad in zip(edges, outputs, strict=False):
                 if next_node is None:
                     continue
-                deliver(next_node, input_nr, grad)
+                # Add the gradient into next_node's input buffer.
+                buffer = buffers.get(next_node)
+                if buffer is None:
+                    buffer = buffers[next_node] = [None] * max(len(next_node._input_metadata),
+                                                               input_nr + 1)
+                if grad is not None:
+                    previous = buffer[input_nr]
+                    buffer[input_nr] = grad if previous is None else previous + grad
                 remaining = dependencies[next_node] - 1
                 dependencies[next_node] = remaining
                 if remaining == 0:
@@ -285,4 +318,7 @@ def execute(
                         heapq.heappush(ready, (-next_node._sequence_nr, next(tie), next_node))
                     else:
                         buffers.pop(next_node, None)
+            # Drop this node's lists: an AccumulateGrad that runs next may keep a gradient
+            # that only the engine holds, instead of copying it.
+            outputs = grads = grad = None
     return captured

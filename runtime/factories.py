@@ -49,7 +49,12 @@ def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
     return result
 
 
-def _infer(data: Any) -> np.ndarray:
+def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
+    """The numpy array of `data`, with torch's dtype inference.
+
+    Python floats become `dtype` when one is asked for (so float64 data keeps its
+    precision), else the default dtype.
+    """
     if isinstance(data, np.ndarray):
         if data.dtype == np.float16 or data.dtype.kind == "f" and data.dtype.itemsize > 8:
             raise TypeError(f"gradgen has no dtype for numpy {data.dtype}")
@@ -61,7 +66,7 @@ def _infer(data: Any) -> np.ndarray:
     if array.dtype.kind in "iu":
         return array.astype(np.int64)
     if array.dtype.kind == "f":
-        return array.astype(dtypes.get_default_dtype().numpy)
+        return array.astype((dtype if dtype is not None else dtypes.get_default_dtype()).numpy)
     if array.dtype == object:
         raise TypeError("tensor(): could not infer a dtype from the data (ragged or mixed)")
     raise TypeError(f"tensor(): unsupported data of numpy dtype {array.dtype}")
@@ -75,9 +80,9 @@ def tensor(data: Any, dtype: dtypes.dtype | None = None, device: Any = None,
     elif isinstance(data, list | tuple) and data and builtins.any(
             isinstance(d, Tensor) for d in data):
         array = np.array([d._data if isinstance(d, Tensor) else d for d in data])
-        array = _infer(array)
+        array = _infer(array, dtype)
     else:
-        array = _infer(data)
+        array = _infer(data, dtype)
     if dtype is not None:
         array = array.astype(dtype.numpy)
     if not array.flags.c_contiguous:

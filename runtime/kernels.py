@@ -54,6 +54,27 @@ def result_type(*operands: Any) -> np.dtype:
     A lower tier only matters when it is of a higher category (bool < int < float):
     float32[3] + float64 0-dim -> float32, int64[3] + 2.5 -> float32 (the default).
     """
+    first = operands[0]
+    if type(first) is np.ndarray and first.ndim:
+        # The common case, decided without building tiers: a dimensioned array with
+        # operands of its own dtype, Python numbers of no higher category, or None.
+        dtype = first.dtype
+        kind = dtype.kind
+        for value in operands[1:]:
+            kind_of_value = type(value)
+            if kind_of_value is np.ndarray:
+                if value.dtype != dtype:
+                    break
+            elif kind_of_value is float:
+                if kind != "f":
+                    break
+            elif kind_of_value is int:
+                if kind == "b":
+                    break
+            elif value is not None and kind_of_value is not bool:
+                break
+        else:
+            return dtype
     tiers: list[list[Any]] = [[], [], []]
     for value in operands:
         if isinstance(value, np.ndarray):
@@ -90,11 +111,48 @@ def _as(value: Any, dtype: np.dtype) -> Any:
 
 def _binary(a: Any, b: Any, dtype: np.dtype | None = None) -> tuple[Any, Any]:
     dtype = result_type(a, b) if dtype is None else dtype
+    if type(b) is float and dtype.kind == "f" and type(a) is np.ndarray:
+        # A Python float is "weak" in numpy too: `a * 0.5` keeps a's dtype, no cast needed.
+        return _as(a, dtype), b
     return _as(a, dtype), _as(b, dtype)
 
 
 def _array(value: Any, dtype: np.dtype) -> np.ndarray:
+    if type(value) is np.ndarray and value.dtype == dtype:
+        return value
     return np.asarray(value, dtype=dtype)
+
+
+# PyTorch's names of the scalar types, as its messages spell them.
+_TYPE_NAMES = {"float64": "Double", "float32": "Float", "int64": "Long", "int32": "Int",
+               "bool": "Bool"}
+
+
+def check_inplace_result(target: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> None:
+    """PyTorch's checks before an in-place op writes a result of `dtype` and `shape`
+    into `target`: the type must cast within its kind, the shape broadcast to target's."""
+    if not np.can_cast(dtype, target.dtype, casting="same_kind"):
+        raise RuntimeError(f"result type {_TYPE_NAMES[dtype.name]} can't be cast to the "
+                           f"desired output type {_TYPE_NAMES[target.dtype.name]}")
+    if shape != target.shape:
+        try:
+            broadcast = np.broadcast_shapes(shape, target.shape)
+        except ValueError:
+            broadcast = None
+        if broadcast != target.shape:
+            raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the "
+                               f"broadcast shape {list(broadcast) if broadcast else '(none)'}")
+
+
+def _inplace(ufunc: np.ufunc, self: np.ndarray, other: Any, dtype: np.dtype) -> None:
+    """`self = ufunc(self, other)` computed in `dtype`, written into self's storage."""
+    shape = np.broadcast_shapes(self.shape, np.shape(other)) if np.ndim(other) else self.shape
+    check_inplace_result(self, dtype, shape)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        if dtype == self.dtype:
+            ufunc(self, _as(other, dtype), out=self)
+        else:
+            np.copyto(self, ufunc(_as(self, dtype), _as(other, dtype)), casting="unsafe")
 
 
 # -- elementwise ------------------------------------------------------------------------------
@@ -104,6 +162,12 @@ def add_Tensor(self, other, alpha=1):
     return _array(a + b if alpha == 1 else a + alpha * b, a.dtype)
 
 
+def add_Tensor_(self, other, alpha=1):
+    """In place: the optimizers' `p.add_(grad, alpha=-lr)` without a temporary result."""
+    dtype = result_type(self, other, alpha if alpha != 1 else None)
+    _inplace(np.add, self, other if alpha == 1 else alpha * _as(other, dtype), dtype)
+
+
 def add_Scalar(self, other, alpha=1):
     return add_Tensor(self, other, alpha)
 
@@ -111,6 +175,11 @@ def add_Scalar(self, other, alpha=1):
 def sub_Tensor(self, other, alpha=1):
     a, b = _binary(self, other, result_type(self, other, alpha if alpha != 1 else None))
     return _array(a - b if alpha == 1 else a - alpha * b, a.dtype)
+
+
+def sub_Tensor_(self, other, alpha=1):
+    dtype = result_type(self, other, alpha if alpha != 1 else None)
+    _inplace(np.subtract, self, other if alpha == 1 else alpha * _as(other, dtype), dtype)
 
 
 def rsub_Tensor(self, other, alpha=1):
@@ -125,6 +194,10 @@ def mul_Tensor(self, other):
     a, b = _binary(self, other)
     with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf is NaN, silently as in torch
         return _array(a * b, a.dtype)
+
+
+def mul_Tensor_(self, other):
+    _inplace(np.multiply, self, other, result_type(self, other))
 
 
 def mul_Scalar(self, other):
@@ -1003,10 +1076,6 @@ def _index_key(self: np.ndarray, indices: list) -> tuple:
 
 def index_Tensor(self, indices):
     return np.array(self[_index_key(self, indices)], copy=True)
-
-
-_TYPE_NAMES = {"float64": "Double", "float32": "Float", "int64": "Long", "int32": "Int",
-               "bool": "Bool"}
 
 
 def _same_dtype(self: np.ndarray, source: Any, message: str) -> None:

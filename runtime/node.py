@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -69,7 +70,8 @@ class Node:
         self._sequence_nr = next(_sequence_numbers)
         self._next_functions: tuple[tuple[Node | None, int], ...] = ()
         # (shape, dtype) of each forward output, i.e. of each gradient this node receives.
-        self._input_metadata: list[tuple[tuple[int, ...], Any]] = []
+        # A tuple, not a list: most nodes have one input, and a tuple is the smaller.
+        self._input_metadata: tuple[tuple[tuple[int, ...], Any], ...] = ()
         self._pre_hooks: dict | None = None
         self._post_hooks: dict | None = None
         self._tensor_pre_hooks: dict[int, dict] | None = None
@@ -129,6 +131,10 @@ class Node:
             self._pre_hooks = {}
         return add_hook(self._pre_hooks, fn)
 
+    def has_tensor_hooks(self) -> bool:
+        """Whether any Tensor.register_hook or retain_grad hook is attached here."""
+        return self._tensor_pre_hooks is not None or self._retains_grad_hooks is not None
+
     def tensor_pre_hooks(self, index: int) -> dict | None:
         """Hooks registered with Tensor.register_hook on this node's output `index`."""
         hooks = self._tensor_pre_hooks
@@ -149,13 +155,16 @@ class AccumulateGrad(Node):
         super().__init__()
         self._sequence_nr = float("inf")  # runs as soon as it is ready, as in PyTorch
         self.variable = variable
-        self._input_metadata = [(variable._data.shape, variable._data.dtype)]
+        self._input_metadata = ((variable._data.shape, variable._data.dtype),)
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"
+
+    def has_tensor_hooks(self) -> bool:
+        return bool(self.variable._backward_hooks) or self._retains_grad_hooks is not None
 
     def tensor_pre_hooks(self, index: int) -> dict | None:
         return self.variable._backward_hooks
@@ -175,6 +184,11 @@ class AccumulateGrad(Node):
             return []
         variable = self.variable
         if variable._grad is None:
+            if not grad.requires_grad and _unshared(grad):
+                # No one else can see this gradient: keep it rather than copy it (PyTorch
+                # steals the buffer the same way, on its reference count).
+                variable.grad = grad
+                return []
             # A copy, so that accumulating into it later cannot change anyone else's tensor;
             # with create_graph the copy keeps the gradient's history, as in PyTorch.
             copy = Tensor._make(grad._data.copy(), None)
@@ -188,6 +202,28 @@ class AccumulateGrad(Node):
         else:
             variable.grad._accumulate_(grad)
         return []
+
+
+def _unshared(grad: Tensor) -> bool:
+    """Whether only the engine holds `grad` and only `grad` holds its storage.
+
+    References counted: to `grad`, the engine's `grads` list, apply's local, this
+    function's argument and getrefcount's; to its array, the tensor's slot, the local
+    `data` and getrefcount's argument. A read-only (broadcast) array is never kept. A view
+    (a transposed or reshaped result) is, when its base array is held only by the view
+    and by the base tensor it was made from, which only the view holds.
+    """
+    data = grad._data
+    if sys.getrefcount(grad) > 4 or not data.flags.writeable or sys.getrefcount(data) > 3:
+        return False
+    if data.base is None:
+        return True
+    if data.base.base is not None:
+        return False
+    owner = grad._base
+    if owner is None:
+        return sys.getrefcount(data.base) <= 2
+    return sys.getrefcount(owner) <= 3 and sys.getrefcount(data.base) <= 3
 
 
 class CopyBackwards(Node):
@@ -222,16 +258,18 @@ class SavedVariable:
     __slots__ = ("_tensor", "_data", "_version_counter", "_saved_version", "_is_output",
                  "_output_nr", "_requires_grad", "_freed", "_owner_name", "_fw_grad")
 
-    def __init__(self, tensor: Any, is_output: bool) -> None:
-        from runtime.tensor import Tensor
+    def __new__(cls, tensor: Any, is_output: bool) -> SavedVariable | SavedValue:
+        # None (an absent optional, or a tensor not needed) or a Python number standing in
+        # for a tensor has nothing to track: it is kept as a plain value.
+        if getattr(tensor, "_version_counter", None) is None:
+            return NOT_SAVED if tensor is None else SavedValue(tensor)
+        return super().__new__(cls)
 
+    def __init__(self, tensor: Any, is_output: bool) -> None:
         self._freed = False
         self._is_output = is_output
-        if not isinstance(tensor, Tensor):
-            # None (an absent optional) or a Python number: nothing to track.
-            self._tensor, self._data, self._version_counter = tensor, None, None
-            return
-        if tensor._version_counter.inference:
+        counter = tensor._version_counter
+        if counter.inference:
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. Please do not use Tensors "
                 "created in inference mode in computation tracked by autograd. To work around "
@@ -259,8 +297,6 @@ class SavedVariable:
         if self._freed:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         counter = self._version_counter
-        if counter is None:
-            return self._tensor
         if counter.version != self._saved_version:
             raise RuntimeError(self._version_error(counter.version))
         if not self._is_output:
@@ -310,8 +346,25 @@ class SavedVariable:
         """Release the tensor (PyTorch's SavedVariable::reset_data)."""
         self._tensor = None
         self._data = None
-        if self._version_counter is not None:
-            self._freed = True
+        self._freed = True
+
+
+class SavedValue:
+    """What SavedVariable keeps for a value that is not a tensor: the value itself."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def unpack(self, grad_fn: Node | None = None) -> Any:
+        return self.value
+
+    def reset_data(self) -> None:
+        """Nothing to free."""
+
+
+NOT_SAVED = SavedValue(None)
 
 
 class SavedVariableList:

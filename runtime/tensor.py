@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from generated.tensor_methods import TensorMethods
-from runtime import dtypes
+from runtime import dtypes, kernels
 from runtime._tensor_str import format_tensor
 from runtime.composite import CompositeMethods
 from runtime.dtypes import type_string
@@ -446,7 +446,11 @@ def edge(value: Any) -> tuple[Node | None, int]:
             return (value.grad_fn, value._output_nr)
         if value._requires_grad:
             return (value._grad_accumulator_node(), 0)
-    return (None, 0)
+    return NO_EDGE
+
+
+# Every input that needs no gradient shares this edge.
+NO_EDGE = (None, 0)
 
 
 def next_edges(*values: Any) -> tuple[tuple[Node | None, int], ...]:
@@ -463,13 +467,13 @@ def next_edges(*values: Any) -> tuple[tuple[Node | None, int], ...]:
 def set_history(tensor: Tensor, grad_fn: Node) -> None:
     """Make `tensor` the next output of `grad_fn` (PyTorch's set_history)."""
     tensor._output_nr = len(grad_fn._input_metadata)
-    grad_fn._input_metadata.append((tensor._data.shape, tensor._data.dtype))
+    grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
     tensor.grad_fn = grad_fn
 
 
 def skip_output(tensor: Tensor, grad_fn: Node) -> None:
     """A non-differentiable output (e.g. indices) still takes its slot in grad_fn's inputs."""
-    grad_fn._input_metadata.append((tensor._data.shape, tensor._data.dtype))
+    grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
 
 
 def sizes(value: Any) -> tuple[int, ...]:
@@ -530,6 +534,11 @@ def original(tensor: Tensor) -> Tensor:
     return snapshot
 
 
+def bump_version(tensor: Tensor) -> None:
+    """After an in-place kernel wrote into `tensor`'s storage."""
+    tensor._version_counter.version += 1
+
+
 def write_inplace(tensor: Tensor, result: Any) -> None:
     """Write a kernel's result into `tensor`'s storage and bump its version.
 
@@ -543,25 +552,9 @@ def write_inplace(tensor: Tensor, result: Any) -> None:
         tensor._data = result
         tensor._version_counter.version += 1
         return
-    if not np.can_cast(result.dtype, target.dtype, casting="same_kind"):
-        raise RuntimeError(
-            f"result type {_scalar_type_name(result)} can't be cast to the desired output "
-            f"type {_scalar_type_name(target)}"
-        )
-    if result.shape != target.shape and _broadcast_shape(result, target) != target.shape:
-        raise RuntimeError(
-            f"output with shape {list(target.shape)} doesn't match the broadcast shape "
-            f"{list(_broadcast_shape(result, target))}"
-        )
+    kernels.check_inplace_result(target, result.dtype, result.shape)
     np.copyto(tensor._data, result, casting="unsafe")
     tensor._version_counter.version += 1
-
-
-def _broadcast_shape(a: np.ndarray, b: np.ndarray) -> tuple[int, ...] | str:
-    try:
-        return np.broadcast_shapes(a.shape, b.shape)
-    except ValueError:
-        return "(none)"
 
 
 def _scalar_type_name(array: np.ndarray) -> str:
@@ -571,6 +564,6 @@ def _scalar_type_name(array: np.ndarray) -> str:
 
 def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
     """After an in-place op, `tensor` is the output of the in-place op's node."""
-    grad_fn._input_metadata.append((tensor._data.shape, tensor._data.dtype))
+    grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
     tensor.grad_fn = grad_fn
     tensor._output_nr = 0

@@ -1,0 +1,1 @@
+"""Backward functions written by hand from the math, in numpy, to check the generated ones."""
