@@ -329,6 +329,20 @@ def test_forward_over_reverse_gives_hessian_vector_products(create_graph: bool) 
     both(program)
 
 
+@pytest.mark.parametrize("create_graph", [True, False])
+def test_forward_over_reverse_through_a_broadcast(create_graph: bool) -> None:
+    """The engine sums a broadcast input's gradient back to its shape with the tangent."""
+    def program(lib, fw):
+        w = _tensor(lib, W, requires_grad=True)
+        with fw.dual_level():
+            dual = fw.make_dual(w, _tensor(lib, W) * 2)
+            loss = ((_tensor(lib, X) * dual).sin() + dual.exp()).sum()
+            (grad,) = lib.autograd.grad(loss, dual, create_graph=create_graph)
+            return fw.unpack_dual(grad)
+
+    both(program)
+
+
 def test_reverse_over_forward_differentiates_a_tangent() -> None:
     """A tangent's computation is recorded when its inputs require grad (only the values of
     the result are compared: it carries a tangent of its own that has no meaning)."""
