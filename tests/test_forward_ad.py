@@ -420,6 +420,18 @@ def test_forward_mode_jacobian_against_torch() -> None:
         ours.jacobian(lambda a: a.pow(3).sum(1), x)._data, rtol=1e-12)
 
 
+def test_forward_over_reverse_hessian_against_torch() -> None:
+    def program(lib, fw):
+        def f(x, w):
+            return (x * w).tanh().pow(2).sum() + x.exp().mean()
+
+        return lib.autograd.functional.hessian(f, (_tensor(lib, X), _tensor(lib, V)),
+                                               vectorize=True,
+                                               outer_jacobian_strategy="forward-mode")
+
+    both(program)
+
+
 @pytest.mark.parametrize("keyword", ["create_graph", "strict"])
 def test_forward_mode_jacobian_refuses_what_torch_refuses(keyword: str) -> None:
     def program(lib, fw):
