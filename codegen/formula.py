@@ -17,7 +17,7 @@ from codegen.schema import FunctionSchema
 # Size-only attributes of a tensor, and the saved attribute each becomes (torchgen's names).
 SIZE_ATTRIBUTES = {"shape": ("sizes", "sym_sizes"), "ndim": ("dim", "dim"),
                    "dtype": ("scalar_type", "scalar_type")}
-SIZE_METHODS = {"numel": ("numel", "sym_numel")}
+SIZE_METHODS = {"numel": ("numel", "sym_numel"), "stride": ("strides", "sym_strides")}
 # Saved-attribute kinds that keep a size, each computed by the runtime.tensor function of
 # the same name; `to_args_sizes(xs)` gives list_sizes.
 SIZE_KINDS = frozenset(

@@ -2015,7 +2015,7 @@ class MinBackward1(Node):
 class NormBackward0(Node):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:663
+    derivatives.yaml:689
     self: norm_backward(grad, self, p, result)
     """
 
@@ -2049,7 +2049,7 @@ class NormBackward0(Node):
 class NormBackward1(Node):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:679
+    derivatives.yaml:705
     self: norm_backward(grad, self, p, result, dim, keepdim)
     """
 
@@ -2085,7 +2085,7 @@ class NormBackward1(Node):
 class LinalgVectorNormBackward0(Node):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:690
+    derivatives.yaml:716
     self: norm_backward(grad, self, ord, result, dim, keepdim)
     """
 
@@ -2121,7 +2121,7 @@ class LinalgVectorNormBackward0(Node):
 class ProdBackward0(Node):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:702
+    derivatives.yaml:728
     self: prod_backward(grad, self, result)
     """
 
@@ -2154,7 +2154,7 @@ class ProdBackward0(Node):
 class ProdBackward1(Node):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:713
+    derivatives.yaml:739
     self: prod_backward(grad, self, result, dim, keepdim)
     """
 
@@ -2189,7 +2189,7 @@ class ProdBackward1(Node):
 class StdBackward0(Node):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:722
+    derivatives.yaml:748
     self: std_backward(result, grad, self, dim, correction, keepdim)
     """
 
@@ -2225,7 +2225,7 @@ class StdBackward0(Node):
 class VarBackward0(Node):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:734
+    derivatives.yaml:760
     self: var_backward(grad, self, dim, correction, keepdim)
     """
 
@@ -2255,7 +2255,7 @@ class VarBackward0(Node):
 class TBackward0(Node):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:746
+    derivatives.yaml:772
     self: grad.t()
     """
 
@@ -2274,7 +2274,7 @@ class TBackward0(Node):
 class ExpandBackward0(Node):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:752
+    derivatives.yaml:778
     self: grad.sum_to_size(self.shape)
     """
 
@@ -2294,7 +2294,7 @@ class ExpandBackward0(Node):
 class UnsqueezeBackward0(Node):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:759
+    derivatives.yaml:785
     self: grad.squeeze(dim)
     """
 
@@ -2314,7 +2314,7 @@ class UnsqueezeBackward0(Node):
 class SqueezeBackward0(Node):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:766
+    derivatives.yaml:792
     self: grad.reshape(self.shape)
     """
 
@@ -2334,7 +2334,7 @@ class SqueezeBackward0(Node):
 class SqueezeBackward1(Node):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:772
+    derivatives.yaml:798
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -2355,7 +2355,7 @@ class SqueezeBackward1(Node):
 class SqueezeBackward2(Node):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:779
+    derivatives.yaml:805
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -2376,7 +2376,7 @@ class SqueezeBackward2(Node):
 class SqueezeBackward3(Node):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:786
+    derivatives.yaml:812
     self: grad.reshape(self.shape)
     """
 
@@ -2396,7 +2396,7 @@ class SqueezeBackward3(Node):
 class SqueezeBackward4(Node):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:792
+    derivatives.yaml:818
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -2417,7 +2417,7 @@ class SqueezeBackward4(Node):
 class SqueezeBackward5(Node):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:798
+    derivatives.yaml:824
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -2438,7 +2438,7 @@ class SqueezeBackward5(Node):
 class ToCopyBackward0(Node):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:804
+    derivatives.yaml:830
     self: grad.to(self.dtype)
     """
 
@@ -2458,7 +2458,7 @@ class ToCopyBackward0(Node):
 class CloneBackward0(Node):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:810
+    derivatives.yaml:836
     self: grad
     """
 
@@ -2476,7 +2476,7 @@ class CloneBackward0(Node):
 class TransposeBackward0(Node):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:816
+    derivatives.yaml:842
     self: grad.transpose(dim0, dim1)
     """
 
@@ -2497,7 +2497,7 @@ class TransposeBackward0(Node):
 class UnsafeViewBackward0(Node):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:823
+    derivatives.yaml:849
     self: grad.reshape(self.shape)
     """
 
@@ -2517,7 +2517,7 @@ class UnsafeViewBackward0(Node):
 class ViewBackward0(Node):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:829
+    derivatives.yaml:855
     self: grad.reshape(self.shape)
     """
 
@@ -2537,7 +2537,7 @@ class ViewBackward0(Node):
 class ZeroBackward0(Node):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:836
+    derivatives.yaml:862
     self: zeros_like(grad)
     """
 
@@ -2556,7 +2556,7 @@ class ZeroBackward0(Node):
 class AliasBackward0(Node):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:842
+    derivatives.yaml:868
     self: grad
     """
 
@@ -2574,7 +2574,7 @@ class AliasBackward0(Node):
 class PermuteBackward0(Node):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:849
+    derivatives.yaml:875
     self: permute_backwards(grad, dims)
     """
 
@@ -2594,7 +2594,7 @@ class PermuteBackward0(Node):
 class CatBackward0(Node):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:856
+    derivatives.yaml:882
     tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
     """
 
@@ -2615,7 +2615,7 @@ class CatBackward0(Node):
 class StackBackward0(Node):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:865
+    derivatives.yaml:891
     tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
     """
 
@@ -2636,7 +2636,7 @@ class StackBackward0(Node):
 class SplitBackward0(Node):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:873
+    derivatives.yaml:899
     self: split_backward(grads, split_size, dim, self.shape)
     """
 
@@ -2657,7 +2657,7 @@ class SplitBackward0(Node):
 class SplitWithSizesBackward0(Node):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:882
+    derivatives.yaml:908
     self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
     """
 
@@ -2678,7 +2678,7 @@ class SplitWithSizesBackward0(Node):
 class UnbindBackward0(Node):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:889
+    derivatives.yaml:915
     self: unbind_backward(grads, dim)
     """
 
@@ -2697,7 +2697,7 @@ class UnbindBackward0(Node):
 class SelectBackward0(Node):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:896
+    derivatives.yaml:922
     self: select_backward(grad, self.shape, dim, index)
     """
 
@@ -2719,7 +2719,7 @@ class SelectBackward0(Node):
 class SelectBackwardBackward0(Node):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:903
+    derivatives.yaml:929
     grad_output: grad.select(dim, index)
     """
 
@@ -2740,7 +2740,7 @@ class SelectBackwardBackward0(Node):
 class SliceBackward0(Node):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:910
+    derivatives.yaml:936
     self: slice_backward_wrapper(grad, self.shape, dim, start, end, step)
     """
 
@@ -2764,7 +2764,7 @@ class SliceBackward0(Node):
 class SliceBackwardBackward0(Node):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:919
+    derivatives.yaml:945
     grad_output: slice(grad, dim, start, end, step)
     """
 
@@ -2787,7 +2787,7 @@ class SliceBackwardBackward0(Node):
 class IndexBackward0(Node):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:926
+    derivatives.yaml:952
     self: index_backward(grad, self.shape, indices)
     """
 
@@ -2815,7 +2815,7 @@ class IndexBackward0(Node):
 class IndexPutBackward0(Node):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:937
+    derivatives.yaml:963
     self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
     values: index(grad, indices)
     """
@@ -2853,7 +2853,7 @@ class IndexPutBackward0(Node):
 class IndexPutImplBackward0(Node):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:947
+    derivatives.yaml:973
     self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
     values: index(grad, indices)
     """
@@ -2891,7 +2891,7 @@ class IndexPutImplBackward0(Node):
 class IndexSelectBackward0(Node):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:957
+    derivatives.yaml:983
     self: index_select_backward(grad, self.shape, dim, index)
     """
 
@@ -2920,7 +2920,7 @@ class IndexSelectBackward0(Node):
 class IndexAddBackward0(Node):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:965
+    derivatives.yaml:991
     self: grad
     source: maybe_multiply(grad.index_select(dim, index), alpha)
     """
@@ -2953,7 +2953,7 @@ class IndexAddBackward0(Node):
 class GatherBackward0(Node):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:974
+    derivatives.yaml:1000
     self: gather_backward(grad, self.shape, dim, index)
     """
 
@@ -2982,7 +2982,7 @@ class GatherBackward0(Node):
 class ScatterAddBackward0(Node):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:982
+    derivatives.yaml:1008
     self: grad
     src: grad.gather(dim, index)
     """
@@ -3014,7 +3014,7 @@ class ScatterAddBackward0(Node):
 class RepeatBackward0(Node):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:990
+    derivatives.yaml:1016
     self: repeat_backward(grad, repeats, self.shape)
     """
 
@@ -3035,7 +3035,7 @@ class RepeatBackward0(Node):
 class FlipBackward0(Node):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:997
+    derivatives.yaml:1023
     self: grad.flip(dims)
     """
 
@@ -3055,12 +3055,12 @@ class FlipBackward0(Node):
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1006
-    self: grad.mm(mat2.t())
-    mat2: self.t().mm(grad)
+    derivatives.yaml:1032
+    self: mm_mat1_backward(grad, mat2, self.shape, self.stride(), 1)
+    mat2: mm_mat2_backward(grad, self, mat2.shape, mat2.stride(), 1)
     """
 
-    __slots__ = ("mat2_", "self_")
+    __slots__ = ("mat2_", "_saved_self_sym_sizes", "_saved_self_sym_strides", "self_", "_saved_mat2_sym_sizes", "_saved_mat2_sym_strides")
 
     @property
     def _saved_mat2(self):
@@ -3078,27 +3078,31 @@ class MmBackward0(Node):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         mat2 = self.mat2_.unpack()
+        self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_strides = self._saved_self_sym_strides
         self_ = self.self_.unpack()
+        mat2_sym_sizes = self._saved_mat2_sym_sizes
+        mat2_sym_strides = self._saved_mat2_sym_strides
         grad_inputs = [None] * 2
-        # self: grad.mm(mat2.t())
+        # self: mm_mat1_backward(grad, mat2, self.shape, self.stride(), 1)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.mm(mat2.t())
-        # mat2: self.t().mm(grad)
+            grad_inputs[0] = manual.mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides, 1)
+        # mat2: mm_mat2_backward(grad, self, mat2.shape, mat2.stride(), 1)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = self_.t().mm(grad)
+            grad_inputs[1] = manual.mm_mat2_backward(grad, self_, mat2_sym_sizes, mat2_sym_strides, 1)
         return grad_inputs
 
 
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1013
+    derivatives.yaml:1040
     self: maybe_multiply(grad, beta)
-    mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
-    mat2: maybe_multiply(mat1.t().mm(grad), alpha)
+    mat1: mm_mat1_backward(grad, mat2, mat1.shape, mat1.stride(), alpha)
+    mat2: mm_mat2_backward(grad, mat1, mat2.shape, mat2.stride(), alpha)
     """
 
-    __slots__ = ("_saved_beta", "mat2_", "_saved_alpha", "mat1_")
+    __slots__ = ("_saved_beta", "mat2_", "_saved_mat1_sym_sizes", "_saved_mat1_sym_strides", "_saved_alpha", "mat1_", "_saved_mat2_sym_sizes", "_saved_mat2_sym_strides")
 
     @property
     def _saved_mat2(self):
@@ -3117,25 +3121,29 @@ class AddmmBackward0(Node):
         any_grad_defined = grads[0] is not None
         beta = self._saved_beta
         mat2 = self.mat2_.unpack()
+        mat1_sym_sizes = self._saved_mat1_sym_sizes
+        mat1_sym_strides = self._saved_mat1_sym_strides
         alpha = self._saved_alpha
         mat1 = self.mat1_.unpack()
+        mat2_sym_sizes = self._saved_mat2_sym_sizes
+        mat2_sym_strides = self._saved_mat2_sym_strides
         grad_inputs = [None] * 3
         # self: maybe_multiply(grad, beta)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.maybe_multiply(grad, beta)
-        # mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
+        # mat1: mm_mat1_backward(grad, mat2, mat1.shape, mat1.stride(), alpha)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.maybe_multiply(grad.mm(mat2.t()), alpha)
-        # mat2: maybe_multiply(mat1.t().mm(grad), alpha)
+            grad_inputs[1] = manual.mm_mat1_backward(grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha)
+        # mat2: mm_mat2_backward(grad, mat1, mat2.shape, mat2.stride(), alpha)
         if any_grad_defined and self.should_compute_output(2):
-            grad_inputs[2] = manual.maybe_multiply(mat1.t().mm(grad), alpha)
+            grad_inputs[2] = manual.mm_mat2_backward(grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha)
         return grad_inputs
 
 
 class BmmBackward0(Node):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1022
+    derivatives.yaml:1049
     self: grad.bmm(mat2.transpose(1, 2))
     mat2: self.transpose(1, 2).bmm(grad)
     """
@@ -3172,7 +3180,7 @@ class BmmBackward0(Node):
 class DotBackward0(Node):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1030
+    derivatives.yaml:1057
     self: grad * tensor
     tensor: grad * self
     """
@@ -3209,7 +3217,7 @@ class DotBackward0(Node):
 class MvBackward0(Node):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1037
+    derivatives.yaml:1064
     self: grad.unsqueeze(1) * vec
     vec: self.t().mv(grad)
     """
@@ -3246,7 +3254,7 @@ class MvBackward0(Node):
 class SoftmaxBackward0(Node):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1044
+    derivatives.yaml:1071
     self: _softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -3275,7 +3283,7 @@ class SoftmaxBackward0(Node):
 class LogSoftmaxBackward0(Node):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1054
+    derivatives.yaml:1081
     self: _log_softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -3304,7 +3312,7 @@ class LogSoftmaxBackward0(Node):
 class LogSoftmaxBackwardDataBackward0(Node):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1062
+    derivatives.yaml:1089
     grad_output: grad - (grad * output.exp()).sum(dim, True)
     output: log_softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -3342,7 +3350,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
 class SoftmaxBackwardDataBackward0(Node):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1070
+    derivatives.yaml:1097
     grad_output: _softmax_backward_data(grad, output, dim, input_dtype)
     output: softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -3381,7 +3389,7 @@ class SoftmaxBackwardDataBackward0(Node):
 class MseLossBackward0(Node):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1078
+    derivatives.yaml:1105
     self: mse_loss_backward(grad, self, target, reduction)
     target: mse_loss_backward(grad, target, self, reduction)
     """
@@ -3419,7 +3427,7 @@ class MseLossBackward0(Node):
 class MseLossBackwardBackward0(Node):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1088
+    derivatives.yaml:1115
     grad_output: mse_loss_backward(grad, self, target, reduction)
     self: mse_loss_double_backward(grad * grad_output, reduction)
     target: -mse_loss_double_backward(grad * grad_output, reduction)
@@ -3467,7 +3475,7 @@ class MseLossBackwardBackward0(Node):
 class SmoothL1LossBackward0(Node):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1097
+    derivatives.yaml:1124
     self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
     """
@@ -3506,7 +3514,7 @@ class SmoothL1LossBackward0(Node):
 class SmoothL1LossBackwardBackward0(Node):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1109
+    derivatives.yaml:1136
     grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
     target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
@@ -3555,7 +3563,7 @@ class SmoothL1LossBackwardBackward0(Node):
 class NllLossBackward0(Node):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1118
+    derivatives.yaml:1145
     self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
 
@@ -3602,7 +3610,7 @@ class NllLossBackward0(Node):
 class NllLossBackwardBackward0(Node):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1132
+    derivatives.yaml:1159
     grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
     self: zeros_like(grad)
     """
@@ -3641,7 +3649,7 @@ class NllLossBackwardBackward0(Node):
 class BinaryCrossEntropyBackward0(Node):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1145
+    derivatives.yaml:1172
     self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
     """
@@ -3685,7 +3693,7 @@ class BinaryCrossEntropyBackward0(Node):
 class BinaryCrossEntropyBackwardBackward0(Node):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1156
+    derivatives.yaml:1183
     grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
     target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
@@ -3739,7 +3747,7 @@ class BinaryCrossEntropyBackwardBackward0(Node):
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1166
+    derivatives.yaml:1193
     self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
     target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
     """
@@ -3789,7 +3797,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 class NativeDropoutBackward0(Node):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1178
+    derivatives.yaml:1205
     input: native_dropout_backward(grad, result1, dropout_scale(p, train))
     """
 
@@ -3818,7 +3826,7 @@ class NativeDropoutBackward0(Node):
 class NativeDropoutBackwardBackward0(Node):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1192
+    derivatives.yaml:1219
     grad_output: native_dropout_backward(grad, mask, scale)
     mask: not_implemented("native_dropout_backward: mask")
     """
@@ -3850,7 +3858,7 @@ class NativeDropoutBackwardBackward0(Node):
 class EmbeddingBackward0(Node):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1200
+    derivatives.yaml:1227
     weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
     """
 
@@ -3880,7 +3888,7 @@ class EmbeddingBackward0(Node):
 class EmbeddingDenseBackwardBackward0(Node):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1212
+    derivatives.yaml:1239
     grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
     """
 
@@ -3910,7 +3918,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 class NativeLayerNormBackward0(Node):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1223
+    derivatives.yaml:1250
     input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
     """
 
@@ -3969,7 +3977,7 @@ class NativeLayerNormBackward0(Node):
 class NativeLayerNormBackwardBackward0(Node):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1232
+    derivatives.yaml:1259
     input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
     """
 

@@ -164,8 +164,10 @@ __all__ = [
     "add",
     "addmm",
     "alias",
+    "all",
     "amax",
     "amin",
+    "any",
     "argmax",
     "argmin",
     "binary_cross_entropy",
@@ -1836,10 +1838,46 @@ def min_default(self_):
     return result
 
 
+def any_default(self_):
+    """any(Tensor self) -> Tensor
+
+    derivatives.yaml:648
+    """
+    result = _T.wrap(kernels.any(_T.data(self_)))
+    return result
+
+
+def any_dim(self_, dim, keepdim=False):
+    """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:655
+    """
+    result = _T.wrap(kernels.any_dim(_T.data(self_), dim, keepdim))
+    return result
+
+
+def all_default(self_):
+    """all(Tensor self) -> Tensor
+
+    derivatives.yaml:661
+    """
+    result = _T.wrap(kernels.all(_T.data(self_)))
+    return result
+
+
+def all_dim(self_, dim, keepdim=False):
+    """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+
+    derivatives.yaml:668
+    """
+    result = _T.wrap(kernels.all_dim(_T.data(self_), dim, keepdim))
+    return result
+
+
 def argmax(self_, dim=None, keepdim=False):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:648
+    derivatives.yaml:674
     """
     result = _T.wrap(kernels.argmax(_T.data(self_), dim, keepdim))
     return result
@@ -1848,7 +1886,7 @@ def argmax(self_, dim=None, keepdim=False):
 def argmin(self_, dim=None, keepdim=False):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:656
+    derivatives.yaml:682
     """
     result = _T.wrap(kernels.argmin(_T.data(self_), dim, keepdim))
     return result
@@ -1857,7 +1895,7 @@ def argmin(self_, dim=None, keepdim=False):
 def norm_Scalar(self_, p=2):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:663
+    derivatives.yaml:689
     """
     result = _T.wrap(kernels.norm_Scalar(_T.data(self_), p))
     needs_grad = _T.any_requires_grad(self_)
@@ -1879,7 +1917,7 @@ def norm_Scalar(self_, p=2):
 def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:679
+    derivatives.yaml:705
     """
     result = _T.wrap(kernels.norm_ScalarOpt_dim(_T.data(self_), p, dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1903,7 +1941,7 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:690
+    derivatives.yaml:716
     """
     result = _T.wrap(kernels.linalg_vector_norm(_T.data(self_), ord, dim, keepdim, _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1927,7 +1965,7 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 def prod_default(self_, *, dtype=None):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:702
+    derivatives.yaml:728
     """
     result = _T.wrap(kernels.prod(_T.data(self_), _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1948,7 +1986,7 @@ def prod_default(self_, *, dtype=None):
 def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:713
+    derivatives.yaml:739
     """
     result = _T.wrap(kernels.prod_dim_int(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1971,7 +2009,7 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
 def std_correction(self_, dim=None, *, correction=None, keepdim=False):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:722
+    derivatives.yaml:748
     """
     result = _T.wrap(kernels.std_correction(_T.data(self_), dim, correction, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1995,7 +2033,7 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 def var_correction(self_, dim=None, *, correction=None, keepdim=False):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:734
+    derivatives.yaml:760
     """
     result = _T.wrap(kernels.var_correction(_T.data(self_), dim, correction, keepdim))
     if _T.any_requires_grad(self_):
@@ -2016,7 +2054,7 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
 def t(self_):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:746
+    derivatives.yaml:772
     """
     result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2033,7 +2071,7 @@ def t(self_):
 def expand(self_, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:752
+    derivatives.yaml:778
     """
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
     if _T.any_requires_grad(self_):
@@ -2051,7 +2089,7 @@ def expand(self_, size, *, implicit=False):
 def unsqueeze(self_, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:759
+    derivatives.yaml:785
     """
     result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -2069,7 +2107,7 @@ def unsqueeze(self_, dim):
 def squeeze_default(self_):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:766
+    derivatives.yaml:792
     """
     result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2087,7 +2125,7 @@ def squeeze_default(self_):
 def squeeze_dim(self_, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:772
+    derivatives.yaml:798
     """
     result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -2106,7 +2144,7 @@ def squeeze_dim(self_, dim):
 def squeeze_dims(self_, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:779
+    derivatives.yaml:805
     """
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -2125,7 +2163,7 @@ def squeeze_dims(self_, dim):
 def squeeze__default(self_):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:786
+    derivatives.yaml:812
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2149,7 +2187,7 @@ def squeeze__default(self_):
 def squeeze__dim(self_, dim):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:792
+    derivatives.yaml:818
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2174,7 +2212,7 @@ def squeeze__dim(self_, dim):
 def squeeze__dims(self_, dim):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:798
+    derivatives.yaml:824
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2199,7 +2237,7 @@ def squeeze__dims(self_, dim):
 def _to_copy(self_, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:804
+    derivatives.yaml:830
     """
     result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -2217,7 +2255,7 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:810
+    derivatives.yaml:836
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -2234,7 +2272,7 @@ def clone(self_):
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:816
+    derivatives.yaml:842
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -2253,7 +2291,7 @@ def transpose_int(self_, dim0, dim1):
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:823
+    derivatives.yaml:849
     """
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
     if _T.any_requires_grad(self_):
@@ -2271,7 +2309,7 @@ def _unsafe_view(self_, size):
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:829
+    derivatives.yaml:855
     """
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
     if _T.any_requires_grad(self_):
@@ -2289,7 +2327,7 @@ def view(self_, size):
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:836
+    derivatives.yaml:862
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2312,7 +2350,7 @@ def zero_(self_):
 def alias(self_):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:842
+    derivatives.yaml:868
     """
     result = _T.wrap_view(kernels.alias(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2329,7 +2367,7 @@ def alias(self_):
 def permute(self_, dims):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:849
+    derivatives.yaml:875
     """
     result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
     if _T.any_requires_grad(self_):
@@ -2347,7 +2385,7 @@ def permute(self_, dims):
 def cat(tensors, dim=0):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:856
+    derivatives.yaml:882
     """
     result = _T.wrap(kernels.cat(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -2366,7 +2404,7 @@ def cat(tensors, dim=0):
 def stack(tensors, dim=0):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:865
+    derivatives.yaml:891
     """
     result = _T.wrap(kernels.stack(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -2385,7 +2423,7 @@ def stack(tensors, dim=0):
 def split_Tensor(self_, split_size, dim=0):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:873
+    derivatives.yaml:899
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_Tensor(_T.data(self_), split_size, dim)]
     if _T.any_requires_grad(self_):
@@ -2406,7 +2444,7 @@ def split_Tensor(self_, split_size, dim=0):
 def split_with_sizes(self_, split_sizes, dim=0):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:882
+    derivatives.yaml:908
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
     if _T.any_requires_grad(self_):
@@ -2427,7 +2465,7 @@ def split_with_sizes(self_, split_sizes, dim=0):
 def unbind_int(self_, dim=0):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:889
+    derivatives.yaml:915
     """
     result = [_T.wrap_view(a, self_) for a in kernels.unbind_int(_T.data(self_), dim)]
     if _T.any_requires_grad(self_):
@@ -2446,7 +2484,7 @@ def unbind_int(self_, dim=0):
 def select_int(self_, dim, index):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:896
+    derivatives.yaml:922
     """
     result = _T.wrap_view(kernels.select_int(_T.data(self_), dim, index), self_)
     if _T.any_requires_grad(self_):
@@ -2466,7 +2504,7 @@ def select_int(self_, dim, index):
 def select_backward(grad_output, input_sizes, dim, index):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:903
+    derivatives.yaml:929
     """
     result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
     if _T.any_requires_grad(grad_output):
@@ -2485,7 +2523,7 @@ def select_backward(grad_output, input_sizes, dim, index):
 def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:910
+    derivatives.yaml:936
     """
     result = _T.wrap_view(kernels.slice_Tensor(_T.data(self_), dim, start, end, step), self_)
     if _T.any_requires_grad(self_):
@@ -2507,7 +2545,7 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:919
+    derivatives.yaml:945
     """
     result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
     if _T.any_requires_grad(grad_output):
@@ -2528,7 +2566,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 def index_Tensor(self_, indices):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:926
+    derivatives.yaml:952
     """
     result = _T.wrap(kernels.index_Tensor(_T.data(self_), _T.data(indices)))
     if _T.any_requires_grad(self_):
@@ -2547,7 +2585,7 @@ def index_Tensor(self_, indices):
 def index_put(self_, indices, values, accumulate=False):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:937
+    derivatives.yaml:963
     """
     result = _T.wrap(kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
     if _T.any_requires_grad(self_, values):
@@ -2567,7 +2605,7 @@ def index_put(self_, indices, values, accumulate=False):
 def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:947
+    derivatives.yaml:973
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, values)
@@ -2593,7 +2631,7 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
 def index_select(self_, dim, index):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:957
+    derivatives.yaml:983
     """
     result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
     if _T.any_requires_grad(self_):
@@ -2613,7 +2651,7 @@ def index_select(self_, dim, index):
 def index_add(self_, dim, index, source, *, alpha=1):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:965
+    derivatives.yaml:991
     """
     result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
     if _T.any_requires_grad(self_, source):
@@ -2633,7 +2671,7 @@ def index_add(self_, dim, index, source, *, alpha=1):
 def gather(self_, dim, index, *, sparse_grad=False):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:974
+    derivatives.yaml:1000
     """
     result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
     if _T.any_requires_grad(self_):
@@ -2653,7 +2691,7 @@ def gather(self_, dim, index, *, sparse_grad=False):
 def scatter_add(self_, dim, index, src):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:982
+    derivatives.yaml:1008
     """
     result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
     if _T.any_requires_grad(self_, src):
@@ -2672,7 +2710,7 @@ def scatter_add(self_, dim, index, src):
 def repeat(self_, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:990
+    derivatives.yaml:1016
     """
     result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
     if _T.any_requires_grad(self_):
@@ -2691,7 +2729,7 @@ def repeat(self_, repeats):
 def flip(self_, dims):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:997
+    derivatives.yaml:1023
     """
     result = _T.wrap(kernels.flip(_T.data(self_), dims))
     if _T.any_requires_grad(self_):
@@ -2709,14 +2747,18 @@ def flip(self_, dims):
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1006
+    derivatives.yaml:1032
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
         grad_fn = MmBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, mat2))
         grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(0) else None, False)
+        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_self_sym_strides = _T.strides(self_)
         grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
+        grad_fn._saved_mat2_sym_sizes = _T.sizes(mat2)
+        grad_fn._saved_mat2_sym_strides = _T.strides(mat2)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, mat2):
         with _F.computing_tangents():
@@ -2728,7 +2770,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1013
+    derivatives.yaml:1040
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -2736,8 +2778,12 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
         grad_fn.set_next_edges(_T.next_edges(self_, mat1, mat2))
         grad_fn._saved_beta = beta
         grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(1) else None, False)
+        grad_fn._saved_mat1_sym_sizes = _T.sizes(mat1)
+        grad_fn._saved_mat1_sym_strides = _T.strides(mat1)
         grad_fn._saved_alpha = alpha
         grad_fn.mat1_ = SavedVariable(mat1 if grad_fn.should_compute_output(2) else None, False)
+        grad_fn._saved_mat2_sym_sizes = _T.sizes(mat2)
+        grad_fn._saved_mat2_sym_strides = _T.strides(mat2)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, mat1, mat2):
         with _F.computing_tangents():
@@ -2749,7 +2795,7 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 def bmm(self_, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1022
+    derivatives.yaml:1049
     """
     result = _T.wrap(kernels.bmm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -2768,7 +2814,7 @@ def bmm(self_, mat2):
 def dot(self_, tensor):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1030
+    derivatives.yaml:1057
     """
     result = _T.wrap(kernels.dot(_T.data(self_), _T.data(tensor)))
     if _T.any_requires_grad(self_, tensor):
@@ -2787,7 +2833,7 @@ def dot(self_, tensor):
 def mv(self_, vec):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1037
+    derivatives.yaml:1064
     """
     result = _T.wrap(kernels.mv(_T.data(self_), _T.data(vec)))
     if _T.any_requires_grad(self_, vec):
@@ -2806,7 +2852,7 @@ def mv(self_, vec):
 def _softmax(self_, dim, half_to_float):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1044
+    derivatives.yaml:1071
     """
     result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
     needs_grad = _T.any_requires_grad(self_)
@@ -2828,7 +2874,7 @@ def _softmax(self_, dim, half_to_float):
 def _log_softmax(self_, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1054
+    derivatives.yaml:1081
     """
     result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
     needs_grad = _T.any_requires_grad(self_)
@@ -2850,7 +2896,7 @@ def _log_softmax(self_, dim, half_to_float):
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1062
+    derivatives.yaml:1089
     """
     result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -2870,7 +2916,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1070
+    derivatives.yaml:1097
     """
     result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -2891,7 +2937,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 def mse_loss(self_, target, reduction=1):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1078
+    derivatives.yaml:1105
     """
     result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(self_, target):
@@ -2911,7 +2957,7 @@ def mse_loss(self_, target, reduction=1):
 def mse_loss_backward(grad_output, self_, target, reduction):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1088
+    derivatives.yaml:1115
     """
     result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -2932,7 +2978,7 @@ def mse_loss_backward(grad_output, self_, target, reduction):
 def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1097
+    derivatives.yaml:1124
     """
     result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(self_, target):
@@ -2953,7 +2999,7 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1109
+    derivatives.yaml:1136
     """
     result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -2975,7 +3021,7 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1118
+    derivatives.yaml:1145
     """
     output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
     needs_grad = _T.any_requires_grad(self_)
@@ -3001,7 +3047,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1132
+    derivatives.yaml:1159
     """
     result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
@@ -3022,7 +3068,7 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
 def binary_cross_entropy(self_, target, weight=None, reduction=1):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1145
+    derivatives.yaml:1172
     """
     result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3043,7 +3089,7 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1156
+    derivatives.yaml:1183
     """
     result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -3065,7 +3111,7 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1166
+    derivatives.yaml:1193
     """
     result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3087,7 +3133,7 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 def native_dropout(input, p, train):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1178
+    derivatives.yaml:1205
     """
     result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
     needs_grad = _T.any_requires_grad(input)
@@ -3110,7 +3156,7 @@ def native_dropout(input, p, train):
 def native_dropout_backward(grad_output, mask, scale):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1192
+    derivatives.yaml:1219
     """
     result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
     if _T.any_requires_grad(grad_output, mask):
@@ -3129,7 +3175,7 @@ def native_dropout_backward(grad_output, mask, scale):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1200
+    derivatives.yaml:1227
     """
     result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if _T.any_requires_grad(weight):
@@ -3150,7 +3196,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1212
+    derivatives.yaml:1239
     """
     result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _T.any_requires_grad(grad_output):
@@ -3171,7 +3217,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1223
+    derivatives.yaml:1250
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
     needs_grad = _T.any_requires_grad(input, weight, bias)
@@ -3198,7 +3244,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1232
+    derivatives.yaml:1259
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
     if _T.any_requires_grad(grad_out, input, weight):
@@ -3318,6 +3364,10 @@ OVERLOADS = {
     "amin": amin,
     "min.dim": min_dim,
     "min": min_default,
+    "any": any_default,
+    "any.dim": any_dim,
+    "all": all_default,
+    "all.dim": all_dim,
     "argmax": argmax,
     "argmin": argmin,
     "norm.Scalar": norm_Scalar,
@@ -3707,6 +3757,40 @@ _min_overloads = (
 def min(*args, **kwargs):
     """Picks the overload of min that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("min", _min_overloads, args, kwargs)
+
+
+_any_overloads = (
+    (any_default, "any(Tensor self) -> Tensor", (
+        ("self_", "Tensor", False, False),
+    )),
+    (any_dim, "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("dim", "int", False, False),
+        ("keepdim", "bool", True, False),
+    )),
+)
+
+
+def any(*args, **kwargs):
+    """Picks the overload of any that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("any", _any_overloads, args, kwargs)
+
+
+_all_overloads = (
+    (all_default, "all(Tensor self) -> Tensor", (
+        ("self_", "Tensor", False, False),
+    )),
+    (all_dim, "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("dim", "int", False, False),
+        ("keepdim", "bool", True, False),
+    )),
+)
+
+
+def all(*args, **kwargs):
+    """Picks the overload of all that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("all", _all_overloads, args, kwargs)
 
 
 _prod_overloads = (

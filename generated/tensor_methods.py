@@ -32,6 +32,10 @@ class TensorMethods:
         """addmm"""
         return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
+    def all(self, *args, **kwargs):
+        """all | all.dim"""
+        return ops.all(self, *args, **kwargs)
+
     def amax(self, dim=(), keepdim=False):
         """amax"""
         return ops.amax(self, dim, keepdim)
@@ -39,6 +43,10 @@ class TensorMethods:
     def amin(self, dim=(), keepdim=False):
         """amin"""
         return ops.amin(self, dim, keepdim)
+
+    def any(self, *args, **kwargs):
+        """any | any.dim"""
+        return ops.any(self, *args, **kwargs)
 
     def argmax(self, dim=None, keepdim=False):
         """argmax"""

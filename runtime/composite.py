@@ -716,6 +716,17 @@ class CompositeMethods:
              dtype: Any = None) -> Any:
         return norm(self, p, dim, keepdim, dtype)
 
+    @property
+    def T(self) -> Any:  # noqa: N802 - torch's name
+        """All dimensions reversed (PermuteBackward0, as torch records it)."""
+        return ops.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    def __format__(self, spec: str) -> str:
+        """A 0-dim tensor formats as its number (`f"{loss:.3f}"`), others as their repr."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
     # -- shape and indexing -------------------------------------------------------------------
     def reshape(self, *shape: Any) -> Any:
         return reshape(self, *shape)

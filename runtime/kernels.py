@@ -690,6 +690,22 @@ def min(self):  # noqa: A001 - the op's name
     return np.asarray(np.min(self))
 
 
+def any(self):  # noqa: A001 - the op's name
+    return np.asarray(np.any(self))
+
+
+def any_dim(self, dim, keepdim=False):
+    return np.any(self, axis=_wrap_dim(dim, self.ndim), keepdims=keepdim)
+
+
+def all(self):  # noqa: A001 - the op's name
+    return np.asarray(np.all(self))
+
+
+def all_dim(self, dim, keepdim=False):
+    return np.all(self, axis=_wrap_dim(dim, self.ndim), keepdims=keepdim)
+
+
 def argmax(self, dim=None, keepdim=False):
     if dim is None:
         _check_nonempty(self, _axes(None, self.ndim), "argmax")
@@ -978,7 +994,7 @@ def split_with_sizes(self, split_sizes, dim=0):
     if self.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = _wrap_dim(dim, self.ndim)
-    if any(s < 0 for s in split_sizes):
+    if builtins.any(s < 0 for s in split_sizes):
         raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, "
                            f"but got split_sizes={list(split_sizes)}")
     if builtins.sum(split_sizes) != self.shape[dim]:

@@ -658,3 +658,26 @@ def layer_norm_backward_jvp(grad_out_p: Any, grad_out_t: Any, input_p: Any, inpu
     if batch:
         grad_weight_t, grad_bias_t = grad_weight_t.sum(batch), grad_bias_t.sum(batch)
     return grad_input_t, grad_weight_t, grad_bias_t
+
+
+def _column_major(sizes: Sequence[int], strides: Sequence[int]) -> bool:
+    """A matrix stored transposed, like nn.Linear's `weight.t()`."""
+    return strides[0] == 1 and strides[1] == sizes[0] and sizes[1] != 1
+
+
+def mm_mat1_backward(grad: Any, mat2: Any, sizes: Sequence[int], strides: Sequence[int],
+                     alpha: Any) -> Any:
+    """The gradient of mat1 in mat1 @ mat2, computed in mat1's layout (as PyTorch does):
+    for a transposed mat1, (mat2 gradᵀ)ᵀ comes out contiguous once transposed back."""
+    if _column_major(sizes, strides):
+        return maybe_multiply(mat2.mm(grad.t()).t(), alpha)
+    return maybe_multiply(grad.mm(mat2.t()), alpha)
+
+
+def mm_mat2_backward(grad: Any, mat1: Any, sizes: Sequence[int], strides: Sequence[int],
+                     alpha: Any) -> Any:
+    """The gradient of mat2 in mat1 @ mat2, computed in mat2's layout: for nn.Linear's
+    `weight.t()`, (gradᵀ mat1)ᵀ, so the weight's gradient is contiguous like the weight."""
+    if _column_major(sizes, strides):
+        return maybe_multiply(grad.t().mm(mat1).t(), alpha)
+    return maybe_multiply(mat1.t().mm(grad), alpha)

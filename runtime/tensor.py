@@ -285,6 +285,11 @@ class Tensor(TensorMethods, CompositeMethods):
     def size(self, dim: int | None = None) -> Size | int:
         return Size(self._data.shape) if dim is None else self._data.shape[dim]
 
+    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
+        """Steps between elements, in elements, along each dimension (or along `dim`)."""
+        steps = strides(self)
+        return steps if dim is None else steps[dim]
+
     def dim(self) -> int:
         return self._data.ndim
 
@@ -493,6 +498,13 @@ def numel(value: Any) -> int:
 
 def list_sizes(values: Sequence[Tensor]) -> list[tuple[int, ...]]:
     return [v._data.shape for v in values]
+
+
+def strides(value: Any) -> tuple[int, ...]:
+    """`x.stride()`, in elements as PyTorch counts them, saved by a node that reads it."""
+    if not isinstance(value, Tensor):
+        return ()
+    return tuple(s // value._data.itemsize for s in value._data.strides)
 
 
 def scalar_type(value: Any) -> Any:
