@@ -90,6 +90,7 @@ class Scope:
     helpers: frozenset[str]  # functions in runtime/manual.py
     forward: bool = False  # forward-mode formulas see `x_p`, `x_t` instead of `grad`
     fused: bool = False  # `grad_input_mask` is visible
+    tangents: frozenset[str] = frozenset()  # forward mode: the inputs that have an `x_t`
 
 
 def local_name(name: str) -> str:
@@ -130,7 +131,8 @@ class _Rewriter(ast.NodeTransformer):
     def known_names(self) -> list[str]:
         names = set(self.arguments) | set(self.outputs) | self.scope.ops | self.scope.helpers
         if self.scope.forward:
-            names |= {f"{a}_p" for a in self.arguments} | {f"{a}_t" for a in self.arguments}
+            names |= {f"{a}_p" for a, arg in self.arguments.items() if arg.type.is_tensor_like}
+            names |= {f"{a}_t" for a in self.scope.tangents}
         else:
             names |= {"grad", "grads", *self.named_grads}
         if self.scope.fused:
@@ -329,14 +331,23 @@ class _Rewriter(ast.NodeTransformer):
     def _forward_name(self, node: ast.Name) -> ast.AST:
         name = node.id
         base, _, suffix = name.rpartition("_")
-        if suffix in ("p", "t") and base in self.arguments:
+        arg = self.arguments.get(base)
+        if suffix in ("p", "t") and arg is not None:
+            if not arg.type.is_tensor_like:
+                raise self.fail(
+                    node, f"{base!r} is a {arg.type}, not a Tensor: write {base}, not {name}"
+                )
+            if suffix == "t" and base not in self.scope.tangents:
+                raise self.fail(
+                    node, f"{name!r} names no tangent: {base!r} is not a differentiable input"
+                )
             return node
         if name in self.outputs or name in self.arguments:
             if name in self.arguments and self.arguments[name].type.is_tensor_like:
                 raise self.fail(
                     node, f"{name!r} is ambiguous in a forward formula: write {name}_p or {name}_t"
                 )
-            return node
+            return ast.copy_location(ast.Name(local_name(name), ast.Load()), node)
         if name == "grad_input_mask" and self.scope.fused:
             return node
         if name in ("grad", "grads") or name in self.named_grads:

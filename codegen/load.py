@@ -11,6 +11,7 @@ import difflib
 import re
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -278,7 +279,7 @@ def _load_entry(
         output_differentiability = tuple(raw)
 
     derivatives: list[Derivative] = []
-    forward: list[tuple[ForwardDerivative, yaml.Node]] = []
+    forward_keys: list[tuple[list[str], yaml.Node, yaml.ScalarNode]] = []
     non_differentiable: list[str] = []
     covered: set[str] = set()
     for key_text, (key, value) in keys.items():
@@ -292,9 +293,8 @@ def _load_entry(
         if not isinstance(value, yaml.ScalarNode) or not isinstance(reader.value(value), str):
             raise fail(value, f"the formula for {key_text!r} must be a string")
         formula = value.value
-        if forward_key:
-            fwd = _forward_formula(schema, key, value, names, ops, methods, helpers, fail)
-            forward.append((fwd, value))
+        if forward_key:  # checked once every input's backward formula is known
+            forward_keys.append((names, key, value))
             continue
         for n in names:
             if not arguments[n].type.is_tensor_like:
@@ -343,17 +343,13 @@ def _load_entry(
                     f"`{arg.name}: non_differentiable`",
                     _argument_index(keys["name"][1].value, arg.name),
                 )
-    differentiable = [n for d in derivatives for n in d.var_names]
-    for fwd, value in forward:
-        if fwd.kind == "auto_element_wise" and len(differentiable) != 1:
-            raise fail(
-                value,
-                "auto_element_wise needs exactly one differentiable input "
-                f"(this op has {len(differentiable)}: {', '.join(differentiable) or 'none'})",
-            )
-
     inputs_names = [a.name for a in schema.arguments if a.name in covered
                     and a.name not in non_differentiable]
+    forward = _forward_formulas(
+        schema, forward_keys, output_differentiability, derivatives,
+        Scope(schema, ops, methods, helpers, forward=True, tangents=frozenset(inputs_names)),
+        keys["name"][1], fail,
+    )
     list_inputs = [n for n in inputs_names if arguments[n].type.is_tensor_list]
     if list_inputs and len(inputs_names) > 1:
         raise fail(
@@ -393,7 +389,7 @@ def _load_entry(
         location=reader.location(keys["name"][1]),
         node_name=node_name,
         derivatives=tuple(derivatives),
-        forward_derivatives=tuple(fwd for fwd, _ in forward),
+        forward_derivatives=forward,
         inputs=inputs,
         non_differentiable=tuple(non_differentiable),
         output_differentiability=output_differentiability,
@@ -467,31 +463,106 @@ def _string_literal(text: str) -> str | None:
     return body.value if isinstance(body, ast.Constant) and isinstance(body.value, str) else None
 
 
+def _forward_formulas(
+    schema: FunctionSchema,
+    forward_keys: list[tuple[list[str], yaml.Node, yaml.ScalarNode]],
+    output_differentiability: tuple[bool, ...],
+    derivatives: list[Derivative],
+    scope: Scope,
+    name_node: yaml.Node,
+    fail: Callable[..., SpecError],
+) -> tuple[ForwardDerivative, ...]:
+    """The `result:` keys, checked: each differentiable output gets exactly one formula.
+
+    An entry may have none (as in torchgen, forward AD then raises at run time), but not
+    only some: a formula for `values` and none for another differentiable output is a slip.
+    """
+    outputs = schema.return_names()
+    owner: dict[str, int] = {}
+    forward = []
+    for names, key, value in forward_keys:
+        key_text = key.value
+        for n in names:
+            if n not in outputs:
+                raise fail(key, f"key {n!r} names no output (outputs: {', '.join(outputs)})",
+                           key_text.index(n))
+            if not output_differentiability[outputs.index(n)]:
+                raise fail(key, f"output {n!r} is not differentiable (output_differentiability): "
+                           "it has no forward formula", key_text.index(n))
+            if n in owner:
+                raise fail(key, f"output {n!r} has two forward formulas", key_text.index(n))
+            owner[n] = len(forward)
+        forward.append(_forward_formula(schema, value, names, derivatives, scope, fail))
+    missing = [n for n, d in zip(outputs, output_differentiability, strict=True)
+               if d and n not in owner]
+    if forward and missing:
+        raise fail(name_node, f"output {missing[0]!r} has no forward formula, though "
+                   f"{next(iter(owner))!r} has one: give it `{missing[0]}: ...`")
+    return tuple(forward)
+
+
 def _forward_formula(
     schema: FunctionSchema,
-    key: yaml.Node,
     value: yaml.ScalarNode,
     names: list[str],
-    ops: frozenset[str],
-    methods: frozenset[str],
-    helpers: frozenset[str],
+    derivatives: list[Derivative],
+    scope: Scope,
     fail: Callable[..., SpecError],
 ) -> ForwardDerivative:
-    """A `result:` key: auto_element_wise, auto_linear or a checked JVP formula."""
-    outputs = schema.return_names()
-    for n in names:
-        if n not in outputs:
-            raise fail(key, f"key {n!r} names no output (outputs: {', '.join(outputs)})")
+    """One `result:` key: a checked JVP formula, auto_element_wise or auto_linear."""
     formula = value.value.strip()
-    if formula in ("auto_element_wise", "auto_linear"):
-        kind = formula
-    else:
-        kind = "formula"
-        scope = Scope(schema, ops, methods, helpers, forward=True, fused=len(names) > 1)
-        try:
-            analyze(formula, scope)
-        except FormulaError as error:
-            key_text = ", ".join(names)
-            message = f"in the forward formula for {key_text!r}: {error}"
-            raise fail(value, message, error.index(value.value)) from None
-    return ForwardDerivative(tuple(names), value.value, kind, value.start_mark.line + 1)
+    line = value.start_mark.line + 1
+    key_text = ", ".join(names)
+    if formula == "auto_linear":
+        return ForwardDerivative(tuple(names), value.value, formula, line=line)
+    derived = ""
+    if formula == "auto_element_wise":
+        derived = _auto_element_wise(schema, names, derivatives, scope, value, fail)
+        formula = derived
+    try:
+        analyzed = analyze(formula, replace(scope, fused=len(names) > 1))
+    except FormulaError as error:
+        if derived:
+            raise fail(value, f"auto_element_wise gives `{derived}`, which is not a forward "
+                       f"formula: {error}") from None
+        message = f"in the forward formula for {key_text!r}: {error}"
+        raise fail(value, message, error.index(value.value)) from None
+    kind = "auto_element_wise" if derived else "formula"
+    return ForwardDerivative(tuple(names), value.value, kind, analyzed.code, derived, line)
+
+
+def _auto_element_wise(
+    schema: FunctionSchema,
+    names: list[str],
+    derivatives: list[Derivative],
+    scope: Scope,
+    value: yaml.ScalarNode,
+    fail: Callable[..., SpecError],
+) -> str:
+    """torchgen's auto_element_wise: the one input's backward formula with `grad` replaced by
+    its tangent and every tensor argument `x` by its primal `x_p`."""
+    inputs = sorted(scope.tangents, key=[a.name for a in schema.arguments].index)
+    if len(inputs) != 1:
+        raise fail(
+            value,
+            "auto_element_wise needs exactly one differentiable input "
+            f"(this op has {len(inputs)}: {', '.join(inputs) or 'none'})",
+        )
+    if len(names) != 1 or len(schema.returns) != 1 or schema.returns[0].type.is_list:
+        raise fail(value, "auto_element_wise needs an op with one Tensor output")
+    (name,) = inputs
+    backward = next(d for d in derivatives if name in d.var_names)
+    if backward.not_implemented is not None or backward.grad_names != ("grad",):
+        raise fail(value, f"auto_element_wise needs a backward formula for {name!r} that "
+                   f"reads grad; this one is `{backward.formula.strip()}`")
+    arguments = {a.name: a for a in schema.arguments}
+
+    class ToForward(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id == "grad":
+                node.id = f"{name}_t"
+            elif node.id in arguments and arguments[node.id].type.is_tensor_like:
+                node.id = f"{node.id}_p"
+            return node
+
+    return ast.unparse(ToForward().visit(parse_expression(backward.formula)))

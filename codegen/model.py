@@ -71,11 +71,21 @@ class Derivative:
 
 @dataclass(frozen=True)
 class ForwardDerivative:
-    """A forward-mode (JVP) formula for one or more outputs; parsed and validated now."""
+    """A forward-mode (JVP) formula: the tangent of one or more outputs.
+
+    `kind` says where it comes from, as in torchgen:
+      formula            written in the spec, with `x_p` (primal) and `x_t` (tangent) names
+      auto_element_wise  the backward formula of the one differentiable input, with `grad`
+                         replaced by that input's tangent (`derived` holds the result)
+      auto_linear        the op itself applied to the tangents; render.py writes the call,
+                         since it knows the wrappers' names, so `code` is empty
+    """
 
     var_names: tuple[str, ...]
-    formula: str
-    kind: str  # "formula", "auto_element_wise" or "auto_linear"
+    formula: str  # as written in the spec
+    kind: str
+    code: str = ""  # the Python expression a generated JVP function returns
+    derived: str = ""  # auto_element_wise: the formula it stands for, in the spec's terms
     line: int = 0
 
 

@@ -149,6 +149,63 @@ def node_context(info: OpInfo) -> dict:
     }
 
 
+# -- forward.py: the JVP functions -----------------------------------------------------------
+
+def _forward_parameters(info: OpInfo) -> list[str]:
+    """`self_p, self_t, other_p, alpha, result`: a JVP function's parameters, in schema order."""
+    tangents = {i.name for i in info.inputs}
+    params = []
+    for arg in info.schema.arguments:
+        if arg.type.is_tensor_like:
+            params.append(f"{arg.name}_p")
+            if arg.name in tangents:
+                params.append(f"{arg.name}_t")
+        else:
+            params.append(local_name(arg.name))
+    return params + [local_name(o) for o in info.schema.return_names()]
+
+
+def _auto_linear(info: OpInfo, group: list[OpInfo]) -> str:
+    """torchgen's auto_linear: the op itself on the tangents, primals for other tensors."""
+    tangents = {i.name for i in info.inputs}
+    args = []
+    for arg in info.schema.arguments:
+        if arg.type.is_tensor_like:
+            value = f"{arg.name}_t" if arg.name in tangents else f"{arg.name}_p"
+        else:
+            value = local_name(arg.name)
+        args.append(f"{local_name(arg.name)}={value}" if arg.kwarg_only else value)
+    return f"ops.{wrapper_name(info, group)}({', '.join(args)})"
+
+
+def forward_context(info: OpInfo, group: list[OpInfo]) -> dict:
+    """One JVP function: the formulas in its docstring, one line per formula in its body."""
+    outputs = info.schema.return_names()
+    codes = [_auto_linear(info, group) if f.kind == "auto_linear" else f.code
+             for f in info.forward_derivatives]
+    formulas = []
+    for fwd in info.forward_derivatives:
+        text = _one_line(fwd.formula)
+        if fwd.kind == "auto_element_wise":
+            backward = next(d for d in info.derivatives if d.var_names == (info.inputs[0].name,))
+            text += f", from {backward.var_names[0]}: {_one_line(backward.formula)}"
+        formulas.append((fwd.line, ", ".join(fwd.var_names), text))
+    if len(outputs) == 1:
+        body = [f"return {codes[0]}"]
+    else:
+        body = [f"{', '.join(f'{n}_t' for n in fwd.var_names)} = {code}"
+                for fwd, code in zip(info.forward_derivatives, codes, strict=True)]
+        covered = {n for fwd in info.forward_derivatives for n in fwd.var_names}
+        body.append("return " + ", ".join(f"{n}_t" if n in covered else "None" for n in outputs))
+    return {
+        "name": wrapper_name(info, group),
+        "schema": str(info.schema),
+        "params": ", ".join(_forward_parameters(info)),
+        "formulas": formulas,
+        "body": body,
+    }
+
+
 # -- ops.py: forward wrappers ----------------------------------------------------------------
 
 def _parameter(arg: Argument) -> str:
@@ -272,6 +329,38 @@ def _return_expression(info: OpInfo) -> str:
     return f"({outputs})" if len(schema.returns) > 1 else outputs
 
 
+def _forward_ad(info: OpInfo, group: list[OpInfo]) -> dict | None:
+    """How a wrapper passes tangents on: the JVP call, in place or not, and where the
+    tangents go. None for an op with no differentiable output; `missing` names an op that
+    has no forward formula, whose wrapper raises when it meets a tangent (as torch's do).
+    """
+    if not info.differentiable:
+        return None
+    if not info.forward_derivatives:
+        return {"missing": info.name}
+    tangents = {i.name for i in info.inputs}
+    schema = info.schema
+
+    def call(inplace: bool) -> str:
+        args = []
+        for arg in schema.arguments:
+            name = local_name(arg.name)
+            args.append("original_self" if inplace and arg.name == "self" else name)
+            if arg.name in tangents:
+                args.append(f"_F.tangent({name})")
+        outputs = ["self_"] if inplace else [local_name(o) for o in schema.return_names()]
+        return f"forward.{wrapper_name(info, group)}({', '.join(args + outputs)})"
+
+    outputs = [local_name(o) for o in schema.return_names()]
+    if len(outputs) > 1:
+        store = f"_F.set_tangents(({', '.join(outputs)}), tangent)"
+    elif schema.returns[0].type.is_list:
+        store = f"_F.set_tangents({outputs[0]}, tangent)"
+    else:
+        store = f"_F.set_tangent({outputs[0]}, tangent)"
+    return {"missing": None, "call": call(False), "inplace_call": call(True), "store": store}
+
+
 def _inplace_write(info: OpInfo, kernel_args: str, kernel_call: str,
                    kernels: frozenset[str]) -> list[str]:
     """How an in-place wrapper writes: the kernel's in-place form, or a computed result
@@ -310,6 +399,7 @@ def op_context(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = froz
                               and schema.arguments[0].type.alias.endswith("!")),
         "inplace_saves_before": [_save_statement(info, a, True) for a in before],
         "inplace_saves_after": [_save_statement(info, a, True) for a in after],
+        "forward": _forward_ad(info, group),
     }
 
 
@@ -464,6 +554,8 @@ def render_all(infos: list[OpInfo], spec_name: str,
     method_list = [method_context(base, group) for base, group in sorted(methods.items())]
     method_list += [method_context(base, group, "_")
                     for base, group in sorted(inplace_groups.items())]
+    forward_functions = [forward_context(i, groups.get(i.schema.base, [i])) for i in infos
+                         if i.forward_derivatives]
     files = {
         "functions.py": env.get_template("functions.py.j2").render(
             **header, nodes=[node_context(i) for i in infos if i.differentiable],
@@ -480,6 +572,11 @@ def render_all(infos: list[OpInfo], spec_name: str,
             public=sorted(functions),
             aliases=aliases,
             node_imports=node_imports,
+        ),
+        "forward.py": env.get_template("forward.py.j2").render(
+            **header, functions=forward_functions,
+            uses_ops=any("ops." in line for f in forward_functions for line in f["body"]),
+            uses_manual=any("manual." in line for f in forward_functions for line in f["body"]),
         ),
         "tensor_methods.py": env.get_template("tensor_methods.py.j2").render(
             **header,

@@ -6,7 +6,14 @@ For every sample of every op (float64 throughout):
   gg     the same for the backward of the backward (create_graph=True), differentiating
          with respect to the inputs and to v, as torch's gradgradcheck does;
   torch  forward values, gradients and the grad_fn name against PyTorch's own op
-         (torch.ops.aten.<name>.<overload>), when torch is installed.
+         (torch.ops.aten.<name>.<overload>), when torch is installed;
+and forward mode (the generated JVP, through runtime.autograd.forward_ad), with a random
+tangent on each differentiable input in turn, then on all of them at once:
+  jvp fd     against central differences of the op along the tangent;
+  jvp rev    against reverse mode: <u, J v> from the JVP equals <Jᵀ u, v> from the VJP for
+             the random cotangent u above, so the Jacobian the JVPs build column by column
+             is the one the VJPs build row by row;
+  jvp torch  against torch's forward AD on the same inputs and tangents.
 
 A sample marked `kink: true` sits where the derivative jumps (relu at 0): finite
 differences mean nothing there, so only the comparison with torch runs; the same holds
@@ -32,7 +39,17 @@ from codegen.model import OpInfo
 ROOT = Path(__file__).resolve().parent.parent
 EPS = 1e-6
 RTOL, ATOL = 1e-5, 1e-7  # float64 central differences with EPS=1e-6
-SAMPLE_KEYS = ("kink", "no_gradgrad", "no_torch", "random", "torch_only")
+SAMPLE_KEYS = ("kink", "no_gradgrad", "no_torch", "random", "torch_only", "no_jvp_rev")
+# `no_jvp_rev: true` skips the comparison of forward and reverse mode on a sample whose
+# backward is by design not the transpose of the derivative (embedding's padding_idx row).
+
+# Ops on which torch's forward AD raises, so their JVPs are checked against finite
+# differences and reverse mode only: the first three have no forward formula in PyTorch
+# 2.13's derivatives.yaml; norm.Scalar's (norm_jvp) gives a [1, 1] tangent for a 0-d norm.
+TORCH_WITHOUT_FORWARD_AD = frozenset({
+    "native_dropout_backward", "native_layer_norm_backward", "nll_loss_backward",
+    "norm.Scalar",
+})
 # `torch_only: true` runs the checks a kink sample runs (torch alone) where finite differences
 # don't apply for another reason: formulas that treat one input as a function of another
 # (native_layer_norm_backward's mean and rstd), gradients that by design are not derivatives
@@ -335,6 +352,131 @@ def check_sample(info: OpInfo, sample: Sample, use_torch: bool = True) -> list[C
         for leaf_name, ours, t in zip(leaf_names, analytic, theirs, strict=True):
             error = _error(ours._data, t.numpy())
             add("torch grad", leaf_name, error, error < RTOL)
+
+    if info.forward_derivatives and not sample.flags.get("random"):
+        checks.extend(_forward_mode(info, sample, leaves, leaf_names, kwargs, call, diff_outputs,
+                                    cotangents, [g._data for g in analytic],
+                                    fd=precise and not sample.flags.get("kink"),
+                                    use_torch=torch_outputs is not None))
+    return checks
+
+
+# -- forward mode -----------------------------------------------------------------------------
+
+def _swap(value: Any, replacements: dict[int, Any]) -> Any:
+    """`value` with the tensors in `replacements` (by id) swapped in, also inside lists."""
+    if isinstance(value, list):
+        return [_swap(v, replacements) for v in value]
+    return replacements.get(id(value), value)
+
+
+def _jvp(kwargs: dict, call: Callable, leaves: list, tangents: dict[int, np.ndarray],
+         diff_outputs: list[int]) -> list[np.ndarray]:
+    """The output tangents from gradgen's forward AD, leaf k carrying tangents[k]."""
+    import runtime
+    from runtime.autograd import forward_ad
+
+    with forward_ad.dual_level():
+        duals = {id(leaves[k]): forward_ad.make_dual(leaves[k], runtime.tensor(t))
+                 for k, t in tangents.items()}
+        outputs = call({name: _swap(value, duals) for name, value in kwargs.items()})
+        result = []
+        for i in diff_outputs:
+            tangent = forward_ad.unpack_dual(outputs[i]).tangent
+            result.append(np.zeros(outputs[i].shape) if tangent is None
+                          else tangent._data.astype(np.float64))
+    return result
+
+
+def _torch_jvp(info: OpInfo, sample: Sample, tangents: dict[int, np.ndarray],
+               diff_outputs: list[int]) -> list[np.ndarray]:
+    """The same through torch.autograd.forward_ad and torch.ops.aten.<op>.<overload>.
+
+    Every leaf gets a tangent, zeros where `tangents` has none: some of torch's formulas
+    write into the tangent of an input that has none, its immutable zero tensor, and raise.
+    """
+    import torch
+    import torch.autograd.forward_ad as torch_forward_ad
+
+    overload = getattr(getattr(torch.ops.aten, info.schema.base),
+                       info.schema.overload or "default")
+    positional, keywords, leaves = _make_torch_args(info, sample)
+    with torch_forward_ad.dual_level():
+        duals = {id(leaf): torch_forward_ad.make_dual(
+                     leaf, torch.tensor(tangents[k]) if k in tangents else torch.zeros_like(leaf))
+                 for k, leaf in enumerate(leaves)}
+        positional = [_swap(v, duals) for v in positional]
+        keywords = {name: _swap(v, duals) for name, v in keywords.items()}
+        if _writes_self(info):
+            positional[0] = positional[0].clone()
+        outputs = _outputs(overload(*positional, **keywords))
+        result = []
+        for i in diff_outputs:
+            tangent = torch_forward_ad.unpack_dual(outputs[i]).tangent
+            result.append(np.zeros(tuple(outputs[i].shape)) if tangent is None
+                          else tangent.detach().numpy().astype(np.float64))
+    return result
+
+
+def _directional_difference(call: Callable, kwargs: dict, leaves: list,
+                            tangents: dict[int, np.ndarray],
+                            diff_outputs: list[int]) -> list[np.ndarray]:
+    """(f(x + eps v) - f(x - eps v)) / 2 eps, the leaves' arrays moved in place and back."""
+    import runtime
+
+    def outputs_at(step: float) -> list[np.ndarray]:
+        originals = {k: leaves[k]._data.copy() for k in tangents}
+        for k, t in tangents.items():
+            leaves[k]._data += step * t
+        try:
+            with runtime.no_grad():
+                outs = call(kwargs)
+            return [outs[i]._data.astype(np.float64) for i in diff_outputs]
+        finally:
+            for k, original in originals.items():
+                leaves[k]._data[...] = original
+
+    plus, minus = outputs_at(EPS), outputs_at(-EPS)
+    return [(p - m) / (2 * EPS) for p, m in zip(plus, minus, strict=True)]
+
+
+def _forward_mode(info, sample, leaves, leaf_names, kwargs, call, diff_outputs, cotangents,
+                  vjps, fd: bool, use_torch: bool) -> list[Check]:
+    """jvp fd, jvp rev and jvp torch, for a tangent on each leaf alone, then on all."""
+    checks = []
+    rng = np.random.default_rng(sample.index + 13)
+    directions = [rng.standard_normal(leaf.shape) for leaf in leaves]
+    cases = [(name, {k: directions[k]}) for k, name in enumerate(leaf_names)]
+    if len(leaves) > 1:
+        cases.append(("all", dict(enumerate(directions))))
+    with_torch = use_torch and info.name not in TORCH_WITHOUT_FORWARD_AD
+
+    def add(what: str, label: str, error: float | None, ok: bool, detail: str = "") -> None:
+        checks.append(Check(info.name, sample.index, what, label, error, ok, detail))
+
+    for label, tangents in cases:
+        try:
+            ours = _jvp(kwargs, call, leaves, tangents, diff_outputs)
+        except Exception as error:  # noqa: BLE001 - reported as a failed check
+            add("jvp", label, None, False, f"{type(error).__name__}: {error}")
+            continue
+        flat = np.concatenate([o.reshape(-1) for o in ours])
+        if fd:
+            numeric = _directional_difference(call, kwargs, leaves, tangents, diff_outputs)
+            error = _error(flat, np.concatenate([n.reshape(-1) for n in numeric]))
+            add("jvp fd", label, error, error < RTOL * 10)
+        # <u, J v> against <Jᵀ u, v>, scaled by the size of the terms summed.
+        forward_terms = np.concatenate([(u * o).reshape(-1) for u, o in
+                                        zip(cotangents, ours, strict=True)])
+        reverse_terms = np.concatenate([(vjps[k] * t).reshape(-1) for k, t in tangents.items()])
+        scale = ATOL / RTOL + max(np.abs(forward_terms).sum(), np.abs(reverse_terms).sum())
+        error = abs(forward_terms.sum() - reverse_terms.sum()) / scale
+        if not sample.flags.get("no_jvp_rev"):
+            add("jvp rev", label, error, error < RTOL)
+        if with_torch:
+            theirs = _torch_jvp(info, sample, tangents, diff_outputs)
+            error = _error(flat, np.concatenate([t.reshape(-1) for t in theirs]))
+            add("jvp torch", label, error, error < RTOL)
     return checks
 
 

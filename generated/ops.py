@@ -5,11 +5,14 @@
 Each wrapper is the Python form of what torchgen emits into VariableType: compute the
 result with the kernel (runtime/kernels.py), then, if grad mode is on and an input
 requires grad, make the backward node, point it at the inputs' nodes, save what its
-formulas read, and set it as the result's grad_fn.
+formulas read, and set it as the result's grad_fn. If an input is a dual tensor (forward
+AD), the op's JVP function (forward.py) gives the outputs' tangents; as in torchgen, that
+happens after the history is set and before the outputs are saved.
 """
 
 from collections import namedtuple
 
+from generated import forward
 from generated.functions import (
     AbsBackward0,
     AddBackward0,
@@ -144,6 +147,7 @@ from generated.functions import (
     ZeroBackward0,
 )
 from runtime import dispatch as _dispatch
+from runtime import forward_grad as _F
 from runtime import kernels
 from runtime import tensor as _T
 from runtime.node import SavedVariable, SavedVariableList
@@ -278,7 +282,7 @@ _nll_loss_forward_return = namedtuple("nll_loss_forward", ["output", "total_weig
 def add_Tensor(self_, other, *, alpha=1):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:18
+    derivatives.yaml:24
     """
     result = _T.wrap(kernels.add_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
@@ -286,13 +290,17 @@ def add_Tensor(self_, other, *, alpha=1):
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.add_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), alpha, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def add_Tensor_(self_, other, *, alpha=1):
     """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:18
+    derivatives.yaml:24
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -300,30 +308,41 @@ def add_Tensor_(self_, other, *, alpha=1):
         grad_fn = AddBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
+    forward_ad = _F.enabled and _F.any_tangent(self_, other)
+    if forward_ad:
+        original_self = _T.original(self_)
     kernels.add_Tensor_(_T.data(self_), _T.data(other), alpha)
     _T.bump_version(self_)
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.add_Tensor(original_self, _F.tangent(self_), other, _F.tangent(other), alpha, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
 def add_Scalar(self_, other, alpha=1):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:27
+    derivatives.yaml:33
     """
     result = _T.wrap(kernels.add_Scalar(_T.data(self_), other, alpha))
     if _T.any_requires_grad(self_):
         grad_fn = AddBackward1()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.add_Scalar(self_, _F.tangent(self_), other, alpha, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def sub_Tensor(self_, other, *, alpha=1):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:34
+    derivatives.yaml:40
     """
     result = _T.wrap(kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
@@ -331,13 +350,17 @@ def sub_Tensor(self_, other, *, alpha=1):
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.sub_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), alpha, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def sub_Tensor_(self_, other, *, alpha=1):
     """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:34
+    derivatives.yaml:40
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -345,17 +368,24 @@ def sub_Tensor_(self_, other, *, alpha=1):
         grad_fn = SubBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
+    forward_ad = _F.enabled and _F.any_tangent(self_, other)
+    if forward_ad:
+        original_self = _T.original(self_)
     kernels.sub_Tensor_(_T.data(self_), _T.data(other), alpha)
     _T.bump_version(self_)
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.sub_Tensor(original_self, _F.tangent(self_), other, _F.tangent(other), alpha, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
 def rsub_Tensor(self_, other, *, alpha=1):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:43
+    derivatives.yaml:49
     """
     result = _T.wrap(kernels.rsub_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
@@ -363,13 +393,17 @@ def rsub_Tensor(self_, other, *, alpha=1):
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.rsub_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), alpha, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def rsub_Scalar(self_, other, alpha=1):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:52
+    derivatives.yaml:58
     """
     result = _T.wrap(kernels.rsub_Scalar(_T.data(self_), other, alpha))
     if _T.any_requires_grad(self_):
@@ -377,13 +411,17 @@ def rsub_Scalar(self_, other, alpha=1):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.rsub_Scalar(self_, _F.tangent(self_), other, alpha, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def mul_Tensor(self_, other):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:60
+    derivatives.yaml:66
     """
     result = _T.wrap(kernels.mul_Tensor(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -392,13 +430,17 @@ def mul_Tensor(self_, other):
         grad_fn.other_ = SavedVariable(other if grad_fn.should_compute_output(0) else None, False)
         grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.mul_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def mul_Tensor_(self_, other):
     """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:60
+    derivatives.yaml:66
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -407,17 +449,24 @@ def mul_Tensor_(self_, other):
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other if grad_fn.should_compute_output(0) else None, False)
         grad_fn.self_ = SavedVariable(_T.original(self_) if grad_fn.should_compute_output(1) else None, False)
+    forward_ad = _F.enabled and _F.any_tangent(self_, other)
+    if forward_ad:
+        original_self = _T.original(self_)
     kernels.mul_Tensor_(_T.data(self_), _T.data(other))
     _T.bump_version(self_)
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.mul_Tensor(original_self, _F.tangent(self_), other, _F.tangent(other), self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
 def mul_Scalar(self_, other):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:69
+    derivatives.yaml:75
     """
     result = _T.wrap(kernels.mul_Scalar(_T.data(self_), other))
     if _T.any_requires_grad(self_):
@@ -425,13 +474,17 @@ def mul_Scalar(self_, other):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_other = other
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.mul_Scalar(self_, _F.tangent(self_), other, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def div_Tensor(self_, other):
     """div.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:76
+    derivatives.yaml:82
     """
     result = _T.wrap(kernels.div_Tensor(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -440,13 +493,17 @@ def div_Tensor(self_, other):
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.div_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def div_Tensor_(self_, other):
     """In-place div.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:76
+    derivatives.yaml:82
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -455,16 +512,23 @@ def div_Tensor_(self_, other):
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(_T.original(self_) if grad_fn.should_compute_output(1) else None, False)
+    forward_ad = _F.enabled and _F.any_tangent(self_, other)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.div_Tensor(_T.data(self_), _T.data(other)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.div_Tensor(original_self, _F.tangent(self_), other, _F.tangent(other), self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
 def div_Scalar(self_, other):
     """div.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:85
+    derivatives.yaml:91
     """
     result = _T.wrap(kernels.div_Scalar(_T.data(self_), other))
     if _T.any_requires_grad(self_):
@@ -472,26 +536,34 @@ def div_Scalar(self_, other):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_other = other
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.div_Scalar(self_, _F.tangent(self_), other, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def neg(self_):
     """neg(Tensor self) -> Tensor
 
-    derivatives.yaml:92
+    derivatives.yaml:98
     """
     result = _T.wrap(kernels.neg(_T.data(self_)))
     if _T.any_requires_grad(self_):
         grad_fn = NegBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.neg(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def pow_Tensor_Scalar(self_, exponent):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
-    derivatives.yaml:98
+    derivatives.yaml:104
     """
     result = _T.wrap(kernels.pow_Tensor_Scalar(_T.data(self_), exponent))
     if _T.any_requires_grad(self_):
@@ -500,21 +572,31 @@ def pow_Tensor_Scalar(self_, exponent):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_exponent = exponent
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.pow_Tensor_Scalar(self_, _F.tangent(self_), exponent, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def pow_Tensor_Tensor(self_, exponent):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:105
+    derivatives.yaml:111
     """
     result = _T.wrap(kernels.pow_Tensor_Tensor(_T.data(self_), _T.data(exponent)))
-    if _T.any_requires_grad(self_, exponent):
+    needs_grad = _T.any_requires_grad(self_, exponent)
+    if needs_grad:
         grad_fn = PowBackward1()
         grad_fn.set_next_edges(_T.next_edges(self_, exponent))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, exponent):
+        with _F.computing_tangents():
+            tangent = forward.pow_Tensor_Tensor(self_, _F.tangent(self_), exponent, _F.tangent(exponent), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -522,15 +604,21 @@ def pow_Tensor_Tensor(self_, exponent):
 def pow_Scalar(self_, exponent):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:115
+    derivatives.yaml:121
     """
     result = _T.wrap(kernels.pow_Scalar(self_, _T.data(exponent)))
-    if _T.any_requires_grad(exponent):
+    needs_grad = _T.any_requires_grad(exponent)
+    if needs_grad:
         grad_fn = PowBackward2()
         grad_fn.set_next_edges(_T.next_edges(exponent))
         grad_fn._saved_self = self_
         grad_fn.exponent_ = SavedVariable(exponent, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(exponent):
+        with _F.computing_tangents():
+            tangent = forward.pow_Scalar(self_, exponent, _F.tangent(exponent), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -538,13 +626,19 @@ def pow_Scalar(self_, exponent):
 def reciprocal(self_):
     """reciprocal(Tensor self) -> Tensor
 
-    derivatives.yaml:123
+    derivatives.yaml:129
     """
     result = _T.wrap(kernels.reciprocal(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = ReciprocalBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.reciprocal(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -552,13 +646,19 @@ def reciprocal(self_):
 def exp(self_):
     """exp(Tensor self) -> Tensor
 
-    derivatives.yaml:129
+    derivatives.yaml:135
     """
     result = _T.wrap(kernels.exp(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = ExpBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.exp(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -566,13 +666,19 @@ def exp(self_):
 def expm1(self_):
     """expm1(Tensor self) -> Tensor
 
-    derivatives.yaml:135
+    derivatives.yaml:141
     """
     result = _T.wrap(kernels.expm1(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = Expm1Backward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.expm1(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -580,7 +686,7 @@ def expm1(self_):
 def log(self_):
     """log(Tensor self) -> Tensor
 
-    derivatives.yaml:141
+    derivatives.yaml:147
     """
     result = _T.wrap(kernels.log(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -588,13 +694,17 @@ def log(self_):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.log(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def log1p(self_):
     """log1p(Tensor self) -> Tensor
 
-    derivatives.yaml:147
+    derivatives.yaml:153
     """
     result = _T.wrap(kernels.log1p(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -602,19 +712,29 @@ def log1p(self_):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.log1p(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def sqrt(self_):
     """sqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:153
+    derivatives.yaml:159
     """
     result = _T.wrap(kernels.sqrt(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = SqrtBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.sqrt(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -622,13 +742,19 @@ def sqrt(self_):
 def rsqrt(self_):
     """rsqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:159
+    derivatives.yaml:165
     """
     result = _T.wrap(kernels.rsqrt(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = RsqrtBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.rsqrt(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -636,7 +762,7 @@ def rsqrt(self_):
 def sin(self_):
     """sin(Tensor self) -> Tensor
 
-    derivatives.yaml:165
+    derivatives.yaml:171
     """
     result = _T.wrap(kernels.sin(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -644,13 +770,17 @@ def sin(self_):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.sin(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def cos(self_):
     """cos(Tensor self) -> Tensor
 
-    derivatives.yaml:171
+    derivatives.yaml:177
     """
     result = _T.wrap(kernels.cos(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -658,19 +788,29 @@ def cos(self_):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.cos(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def tan(self_):
     """tan(Tensor self) -> Tensor
 
-    derivatives.yaml:177
+    derivatives.yaml:183
     """
     result = _T.wrap(kernels.tan(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = TanBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.tan(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -678,13 +818,19 @@ def tan(self_):
 def tanh(self_):
     """tanh(Tensor self) -> Tensor
 
-    derivatives.yaml:183
+    derivatives.yaml:189
     """
     result = _T.wrap(kernels.tanh(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = TanhBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.tanh(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -692,7 +838,7 @@ def tanh(self_):
 def tanh_backward(grad_output, output):
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:189
+    derivatives.yaml:195
     """
     result = _T.wrap(kernels.tanh_backward(_T.data(grad_output), _T.data(output)))
     if _T.any_requires_grad(grad_output, output):
@@ -701,19 +847,29 @@ def tanh_backward(grad_output, output):
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, output):
+        with _F.computing_tangents():
+            tangent = forward.tanh_backward(grad_output, _F.tangent(grad_output), output, _F.tangent(output), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def sigmoid(self_):
     """sigmoid(Tensor self) -> Tensor
 
-    derivatives.yaml:197
+    derivatives.yaml:203
     """
     result = _T.wrap(kernels.sigmoid(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = SigmoidBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.sigmoid(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -721,7 +877,7 @@ def sigmoid(self_):
 def sigmoid_backward(grad_output, output):
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:204
+    derivatives.yaml:210
     """
     result = _T.wrap(kernels.sigmoid_backward(_T.data(grad_output), _T.data(output)))
     if _T.any_requires_grad(grad_output, output):
@@ -730,13 +886,17 @@ def sigmoid_backward(grad_output, output):
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, output):
+        with _F.computing_tangents():
+            tangent = forward.sigmoid_backward(grad_output, _F.tangent(grad_output), output, _F.tangent(output), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def erf(self_):
     """erf(Tensor self) -> Tensor
 
-    derivatives.yaml:212
+    derivatives.yaml:218
     """
     result = _T.wrap(kernels.erf(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -744,19 +904,29 @@ def erf(self_):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.erf(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def relu(self_):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:219
+    derivatives.yaml:225
     """
     result = _T.wrap(kernels.relu(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = ReluBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.relu(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -764,7 +934,7 @@ def relu(self_):
 def gelu(self_, *, approximate='none'):
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:227
+    derivatives.yaml:233
     """
     result = _T.wrap(kernels.gelu(_T.data(self_), approximate))
     if _T.any_requires_grad(self_):
@@ -773,13 +943,17 @@ def gelu(self_, *, approximate='none'):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_approximate = approximate
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.gelu(self_, _F.tangent(self_), approximate, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def gelu_backward(grad_output, self_, *, approximate='none'):
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:235
+    derivatives.yaml:241
     """
     result = _T.wrap(kernels.gelu_backward(_T.data(grad_output), _T.data(self_), approximate))
     if _T.any_requires_grad(grad_output, self_):
@@ -789,13 +963,17 @@ def gelu_backward(grad_output, self_, *, approximate='none'):
         grad_fn._saved_approximate = approximate
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_):
+        with _F.computing_tangents():
+            tangent = forward.gelu_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), approximate, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def leaky_relu(self_, negative_slope=0.01):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
 
-    derivatives.yaml:244
+    derivatives.yaml:250
     """
     result = _T.wrap(kernels.leaky_relu(_T.data(self_), negative_slope))
     if _T.any_requires_grad(self_):
@@ -804,13 +982,17 @@ def leaky_relu(self_, negative_slope=0.01):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_negative_slope = negative_slope
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.leaky_relu(self_, _F.tangent(self_), negative_slope, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def softplus(self_, beta=1, threshold=20):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 
-    derivatives.yaml:254
+    derivatives.yaml:260
     """
     result = _T.wrap(kernels.softplus(_T.data(self_), beta, threshold))
     if _T.any_requires_grad(self_):
@@ -820,13 +1002,17 @@ def softplus(self_, beta=1, threshold=20):
         grad_fn._saved_beta = beta
         grad_fn._saved_threshold = threshold
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.softplus(self_, _F.tangent(self_), beta, threshold, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
 
-    derivatives.yaml:263
+    derivatives.yaml:269
     """
     result = _T.wrap(kernels.leaky_relu_backward(_T.data(grad_output), _T.data(self_), negative_slope, self_is_result))
     if _T.any_requires_grad(grad_output, self_):
@@ -835,13 +1021,17 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_negative_slope = negative_slope
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_):
+        with _F.computing_tangents():
+            tangent = forward.leaky_relu_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), negative_slope, self_is_result, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def softplus_backward(grad_output, self_, beta, threshold):
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 
-    derivatives.yaml:271
+    derivatives.yaml:277
     """
     result = _T.wrap(kernels.softplus_backward(_T.data(grad_output), _T.data(self_), beta, threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -852,13 +1042,17 @@ def softplus_backward(grad_output, self_, beta, threshold):
         grad_fn._saved_threshold = threshold
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_):
+        with _F.computing_tangents():
+            tangent = forward.softplus_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), beta, threshold, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def threshold_backward(grad_output, self_, threshold):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:280
+    derivatives.yaml:286
     """
     result = _T.wrap(kernels.threshold_backward(_T.data(grad_output), _T.data(self_), threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -867,13 +1061,17 @@ def threshold_backward(grad_output, self_, threshold):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_threshold = threshold
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_):
+        with _F.computing_tangents():
+            tangent = forward.threshold_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), threshold, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def abs(self_):
     """abs(Tensor self) -> Tensor
 
-    derivatives.yaml:290
+    derivatives.yaml:296
     """
     result = _T.wrap(kernels.abs(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -881,26 +1079,34 @@ def abs(self_):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.abs(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def sign(self_):
     """sign(Tensor self) -> Tensor
 
-    derivatives.yaml:298
+    derivatives.yaml:304
     """
     result = _T.wrap(kernels.sign(_T.data(self_)))
     if _T.any_requires_grad(self_):
         grad_fn = SignBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.sign(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def clamp_Tensor(self_, min=None, max=None):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:304
+    derivatives.yaml:310
     """
     result = _T.wrap(kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
     if _T.any_requires_grad(self_, min, max):
@@ -910,13 +1116,17 @@ def clamp_Tensor(self_, min=None, max=None):
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.max_ = SavedVariable(max, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, min, max):
+        with _F.computing_tangents():
+            tangent = forward.clamp_Tensor(self_, _F.tangent(self_), min, _F.tangent(min), max, _F.tangent(max), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def clamp_Tensor_(self_, min=None, max=None):
     """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:304
+    derivatives.yaml:310
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, min, max)
@@ -926,16 +1136,23 @@ def clamp_Tensor_(self_, min=None, max=None):
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.max_ = SavedVariable(max, False)
+    forward_ad = _F.enabled and _F.any_tangent(self_, min, max)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.clamp_Tensor(original_self, _F.tangent(self_), min, _F.tangent(min), max, _F.tangent(max), self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
 def clamp_default(self_, min=None, max=None):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:316
+    derivatives.yaml:322
     """
     result = _T.wrap(kernels.clamp(_T.data(self_), min, max))
     if _T.any_requires_grad(self_):
@@ -945,13 +1162,17 @@ def clamp_default(self_, min=None, max=None):
         grad_fn._saved_min = min
         grad_fn._saved_max = max
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.clamp_default(self_, _F.tangent(self_), min, max, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def clamp_default_(self_, min=None, max=None):
     """In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:316
+    derivatives.yaml:322
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -961,16 +1182,23 @@ def clamp_default_(self_, min=None, max=None):
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
         grad_fn._saved_min = min
         grad_fn._saved_max = max
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.clamp(_T.data(self_), min, max))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.clamp_default(original_self, _F.tangent(self_), min, max, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
 def clamp_min_default(self_, min):
     """clamp_min(Tensor self, Scalar min) -> Tensor
 
-    derivatives.yaml:327
+    derivatives.yaml:333
     """
     result = _T.wrap(kernels.clamp_min(_T.data(self_), min))
     if _T.any_requires_grad(self_):
@@ -979,13 +1207,17 @@ def clamp_min_default(self_, min):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_min = min
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.clamp_min_default(self_, _F.tangent(self_), min, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def clamp_min_Tensor(self_, min):
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
-    derivatives.yaml:335
+    derivatives.yaml:341
     """
     result = _T.wrap(kernels.clamp_min_Tensor(_T.data(self_), _T.data(min)))
     if _T.any_requires_grad(self_, min):
@@ -994,13 +1226,17 @@ def clamp_min_Tensor(self_, min):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.min_ = SavedVariable(min, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, min):
+        with _F.computing_tangents():
+            tangent = forward.clamp_min_Tensor(self_, _F.tangent(self_), min, _F.tangent(min), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def clamp_max_default(self_, max):
     """clamp_max(Tensor self, Scalar max) -> Tensor
 
-    derivatives.yaml:344
+    derivatives.yaml:350
     """
     result = _T.wrap(kernels.clamp_max(_T.data(self_), max))
     if _T.any_requires_grad(self_):
@@ -1009,13 +1245,17 @@ def clamp_max_default(self_, max):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_max = max
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.clamp_max_default(self_, _F.tangent(self_), max, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def clamp_max_Tensor(self_, max):
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
-    derivatives.yaml:352
+    derivatives.yaml:358
     """
     result = _T.wrap(kernels.clamp_max_Tensor(_T.data(self_), _T.data(max)))
     if _T.any_requires_grad(self_, max):
@@ -1024,13 +1264,17 @@ def clamp_max_Tensor(self_, max):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.max_ = SavedVariable(max, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, max):
+        with _F.computing_tangents():
+            tangent = forward.clamp_max_Tensor(self_, _F.tangent(self_), max, _F.tangent(max), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def maximum(self_, other):
     """maximum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:361
+    derivatives.yaml:367
     """
     result = _T.wrap(kernels.maximum(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1039,13 +1283,17 @@ def maximum(self_, other):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.maximum(self_, _F.tangent(self_), other, _F.tangent(other), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def minimum(self_, other):
     """minimum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:371
+    derivatives.yaml:377
     """
     result = _T.wrap(kernels.minimum(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1054,13 +1302,17 @@ def minimum(self_, other):
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.minimum(self_, _F.tangent(self_), other, _F.tangent(other), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def where_self(condition, self_, other):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:381
+    derivatives.yaml:387
     """
     result = _T.wrap(kernels.where_self(_T.data(condition), _T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1068,13 +1320,17 @@ def where_self(condition, self_, other):
         grad_fn.set_next_edges(_T.next_edges(self_, other))
         grad_fn.condition_ = SavedVariable(condition, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, other):
+        with _F.computing_tangents():
+            tangent = forward.where_self(condition, self_, _F.tangent(self_), other, _F.tangent(other), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def masked_fill_Scalar(self_, mask, value):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
-    derivatives.yaml:390
+    derivatives.yaml:396
     """
     result = _T.wrap(kernels.masked_fill_Scalar(_T.data(self_), _T.data(mask), value))
     if _T.any_requires_grad(self_):
@@ -1082,13 +1338,17 @@ def masked_fill_Scalar(self_, mask, value):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.mask_ = SavedVariable(mask, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.masked_fill_Scalar(self_, _F.tangent(self_), mask, value, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def masked_fill_Tensor(self_, mask, value):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
-    derivatives.yaml:398
+    derivatives.yaml:404
     """
     result = _T.wrap(kernels.masked_fill_Tensor(_T.data(self_), _T.data(mask), _T.data(value)))
     if _T.any_requires_grad(self_, value):
@@ -1096,87 +1356,120 @@ def masked_fill_Tensor(self_, mask, value):
         grad_fn.set_next_edges(_T.next_edges(self_, value))
         grad_fn.mask_ = SavedVariable(mask, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, value):
+        with _F.computing_tangents():
+            tangent = forward.masked_fill_Tensor(self_, _F.tangent(self_), mask, value, _F.tangent(value), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def fill_Scalar(self_, value):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor
 
-    derivatives.yaml:406
+    derivatives.yaml:412
     """
     result = _T.wrap(kernels.fill_Scalar(_T.data(self_), value))
     if _T.any_requires_grad(self_):
         grad_fn = FillBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.fill_Scalar(self_, _F.tangent(self_), value, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def fill_Tensor(self_, value):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor
 
-    derivatives.yaml:413
+    derivatives.yaml:419
     """
     result = _T.wrap(kernels.fill_Tensor(_T.data(self_), _T.data(value)))
     if _T.any_requires_grad(self_, value):
         grad_fn = FillBackward1()
         grad_fn.set_next_edges(_T.next_edges(self_, value))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, value):
+        with _F.computing_tangents():
+            tangent = forward.fill_Tensor(self_, _F.tangent(self_), value, _F.tangent(value), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def fill__Scalar(self_, value):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
-    derivatives.yaml:421
+    derivatives.yaml:427
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
         grad_fn = FillBackward2()
         grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.fill__Scalar(_T.data(self_), value))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.fill__Scalar(original_self, _F.tangent(self_), value, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
 def fill__Tensor(self_, value):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 
-    derivatives.yaml:427
+    derivatives.yaml:433
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, value)
     if needs_grad:
         grad_fn = FillBackward3()
         grad_fn.set_next_edges(_T.next_edges(self_, value))
+    forward_ad = _F.enabled and _F.any_tangent(self_, value)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.fill__Tensor(_T.data(self_), _T.data(value)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.fill__Tensor(original_self, _F.tangent(self_), value, _F.tangent(value), self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
 def copy_(self_, src, non_blocking=False):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 
-    derivatives.yaml:434
+    derivatives.yaml:440
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, src)
     if needs_grad:
         grad_fn = CopyBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_, src))
+    forward_ad = _F.enabled and _F.any_tangent(self_, src)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.copy_(_T.data(self_), _T.data(src), non_blocking))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.copy_(original_self, _F.tangent(self_), src, _F.tangent(src), non_blocking, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
 def eq_Scalar(self_, other):
     """eq.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:447
+    derivatives.yaml:453
     """
     result = _T.wrap(kernels.eq_Scalar(_T.data(self_), other))
     return result
@@ -1185,7 +1478,7 @@ def eq_Scalar(self_, other):
 def eq_Tensor(self_, other):
     """eq.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:453
+    derivatives.yaml:459
     """
     result = _T.wrap(kernels.eq_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1194,7 +1487,7 @@ def eq_Tensor(self_, other):
 def ge_Scalar(self_, other):
     """ge.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:460
+    derivatives.yaml:466
     """
     result = _T.wrap(kernels.ge_Scalar(_T.data(self_), other))
     return result
@@ -1203,7 +1496,7 @@ def ge_Scalar(self_, other):
 def ge_Tensor(self_, other):
     """ge.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:466
+    derivatives.yaml:472
     """
     result = _T.wrap(kernels.ge_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1212,7 +1505,7 @@ def ge_Tensor(self_, other):
 def gt_Scalar(self_, other):
     """gt.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:473
+    derivatives.yaml:479
     """
     result = _T.wrap(kernels.gt_Scalar(_T.data(self_), other))
     return result
@@ -1221,7 +1514,7 @@ def gt_Scalar(self_, other):
 def gt_Tensor(self_, other):
     """gt.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:479
+    derivatives.yaml:485
     """
     result = _T.wrap(kernels.gt_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1230,7 +1523,7 @@ def gt_Tensor(self_, other):
 def le_Scalar(self_, other):
     """le.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:486
+    derivatives.yaml:492
     """
     result = _T.wrap(kernels.le_Scalar(_T.data(self_), other))
     return result
@@ -1239,7 +1532,7 @@ def le_Scalar(self_, other):
 def le_Tensor(self_, other):
     """le.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:492
+    derivatives.yaml:498
     """
     result = _T.wrap(kernels.le_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1248,7 +1541,7 @@ def le_Tensor(self_, other):
 def lt_Scalar(self_, other):
     """lt.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:499
+    derivatives.yaml:505
     """
     result = _T.wrap(kernels.lt_Scalar(_T.data(self_), other))
     return result
@@ -1257,7 +1550,7 @@ def lt_Scalar(self_, other):
 def lt_Tensor(self_, other):
     """lt.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:505
+    derivatives.yaml:511
     """
     result = _T.wrap(kernels.lt_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1266,7 +1559,7 @@ def lt_Tensor(self_, other):
 def ne_Scalar(self_, other):
     """ne.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:512
+    derivatives.yaml:518
     """
     result = _T.wrap(kernels.ne_Scalar(_T.data(self_), other))
     return result
@@ -1275,7 +1568,7 @@ def ne_Scalar(self_, other):
 def ne_Tensor(self_, other):
     """ne.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:518
+    derivatives.yaml:524
     """
     result = _T.wrap(kernels.ne_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1284,7 +1577,7 @@ def ne_Tensor(self_, other):
 def logical_not(self_):
     """logical_not(Tensor self) -> Tensor
 
-    derivatives.yaml:524
+    derivatives.yaml:530
     """
     result = _T.wrap(kernels.logical_not(_T.data(self_)))
     return result
@@ -1293,7 +1586,7 @@ def logical_not(self_):
 def logical_and(self_, other):
     """logical_and(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:531
+    derivatives.yaml:537
     """
     result = _T.wrap(kernels.logical_and(_T.data(self_), _T.data(other)))
     return result
@@ -1302,7 +1595,7 @@ def logical_and(self_, other):
 def logical_or(self_, other):
     """logical_or(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:537
+    derivatives.yaml:543
     """
     result = _T.wrap(kernels.logical_or(_T.data(self_), _T.data(other)))
     return result
@@ -1311,7 +1604,7 @@ def logical_or(self_, other):
 def sum_default(self_, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:547
+    derivatives.yaml:553
     """
     result = _T.wrap(kernels.sum(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1319,13 +1612,17 @@ def sum_default(self_, *, dtype=None):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.sum_default(self_, _F.tangent(self_), dtype, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:554
+    derivatives.yaml:560
     """
     result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1335,13 +1632,17 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.sum_dim_IntList(self_, _F.tangent(self_), dim, keepdim, dtype, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def mean_default(self_, *, dtype=None):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:564
+    derivatives.yaml:570
     """
     result = _T.wrap(kernels.mean(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1350,13 +1651,17 @@ def mean_default(self_, *, dtype=None):
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn._saved_self_sym_numel = _T.numel(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.mean_default(self_, _F.tangent(self_), dtype, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def mean_dim(self_, dim, keepdim=False, *, dtype=None):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:570
+    derivatives.yaml:576
     """
     result = _T.wrap(kernels.mean_dim(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1367,22 +1672,32 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None):
         grad_fn._saved_self_sym_numel = _T.numel(self_)
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.mean_dim(self_, _F.tangent(self_), dim, keepdim, dtype, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def logsumexp(self_, dim, keepdim=False):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:578
+    derivatives.yaml:584
     """
     result = _T.wrap(kernels.logsumexp(_T.data(self_), dim, keepdim))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = LogsumexpBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.logsumexp(self_, _F.tangent(self_), dim, keepdim, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1390,10 +1705,11 @@ def logsumexp(self_, dim, keepdim=False):
 def max_dim(self_, dim, keepdim=False):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:586
+    derivatives.yaml:592
     """
     values, indices = map(_T.wrap, kernels.max_dim(_T.data(self_), dim, keepdim))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = MaxBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
@@ -1401,6 +1717,11 @@ def max_dim(self_, dim, keepdim=False):
         grad_fn._saved_keepdim = keepdim
         _T.set_history(values, grad_fn)
         _T.skip_output(indices, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.max_dim(self_, _F.tangent(self_), dim, keepdim, values, indices)
+        _F.set_tangents((values, indices), tangent)
+    if needs_grad:
         grad_fn.indices_ = SavedVariable(indices, True)
     return _max_dim_return(values, indices)
 
@@ -1408,14 +1729,20 @@ def max_dim(self_, dim, keepdim=False):
 def max_default(self_):
     """max(Tensor self) -> Tensor
 
-    derivatives.yaml:596
+    derivatives.yaml:602
     """
     result = _T.wrap(kernels.max(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = MaxBackward1()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.max_default(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1423,16 +1750,22 @@ def max_default(self_):
 def amax(self_, dim=(), keepdim=False):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:604
+    derivatives.yaml:610
     """
     result = _T.wrap(kernels.amax(_T.data(self_), dim, keepdim))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = AmaxBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.amax(self_, _F.tangent(self_), dim, keepdim, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1440,16 +1773,22 @@ def amax(self_, dim=(), keepdim=False):
 def amin(self_, dim=(), keepdim=False):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:615
+    derivatives.yaml:621
     """
     result = _T.wrap(kernels.amin(_T.data(self_), dim, keepdim))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = AminBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.amin(self_, _F.tangent(self_), dim, keepdim, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1457,10 +1796,11 @@ def amin(self_, dim=(), keepdim=False):
 def min_dim(self_, dim, keepdim=False):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:624
+    derivatives.yaml:630
     """
     values, indices = map(_T.wrap, kernels.min_dim(_T.data(self_), dim, keepdim))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = MinBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
@@ -1468,6 +1808,11 @@ def min_dim(self_, dim, keepdim=False):
         grad_fn._saved_keepdim = keepdim
         _T.set_history(values, grad_fn)
         _T.skip_output(indices, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.min_dim(self_, _F.tangent(self_), dim, keepdim, values, indices)
+        _F.set_tangents((values, indices), tangent)
+    if needs_grad:
         grad_fn.indices_ = SavedVariable(indices, True)
     return _min_dim_return(values, indices)
 
@@ -1475,14 +1820,20 @@ def min_dim(self_, dim, keepdim=False):
 def min_default(self_):
     """min(Tensor self) -> Tensor
 
-    derivatives.yaml:634
+    derivatives.yaml:640
     """
     result = _T.wrap(kernels.min(_T.data(self_)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = MinBackward1()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.min_default(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1490,7 +1841,7 @@ def min_default(self_):
 def any_default(self_):
     """any(Tensor self) -> Tensor
 
-    derivatives.yaml:642
+    derivatives.yaml:648
     """
     result = _T.wrap(kernels.any(_T.data(self_)))
     return result
@@ -1499,7 +1850,7 @@ def any_default(self_):
 def any_dim(self_, dim, keepdim=False):
     """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:649
+    derivatives.yaml:655
     """
     result = _T.wrap(kernels.any_dim(_T.data(self_), dim, keepdim))
     return result
@@ -1508,7 +1859,7 @@ def any_dim(self_, dim, keepdim=False):
 def all_default(self_):
     """all(Tensor self) -> Tensor
 
-    derivatives.yaml:655
+    derivatives.yaml:661
     """
     result = _T.wrap(kernels.all(_T.data(self_)))
     return result
@@ -1517,7 +1868,7 @@ def all_default(self_):
 def all_dim(self_, dim, keepdim=False):
     """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:662
+    derivatives.yaml:668
     """
     result = _T.wrap(kernels.all_dim(_T.data(self_), dim, keepdim))
     return result
@@ -1526,7 +1877,7 @@ def all_dim(self_, dim, keepdim=False):
 def argmax(self_, dim=None, keepdim=False):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:668
+    derivatives.yaml:674
     """
     result = _T.wrap(kernels.argmax(_T.data(self_), dim, keepdim))
     return result
@@ -1535,7 +1886,7 @@ def argmax(self_, dim=None, keepdim=False):
 def argmin(self_, dim=None, keepdim=False):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:676
+    derivatives.yaml:682
     """
     result = _T.wrap(kernels.argmin(_T.data(self_), dim, keepdim))
     return result
@@ -1544,15 +1895,21 @@ def argmin(self_, dim=None, keepdim=False):
 def norm_Scalar(self_, p=2):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:683
+    derivatives.yaml:689
     """
     result = _T.wrap(kernels.norm_Scalar(_T.data(self_), p))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = NormBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_p = p
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.norm_Scalar(self_, _F.tangent(self_), p, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1560,10 +1917,11 @@ def norm_Scalar(self_, p=2):
 def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:699
+    derivatives.yaml:705
     """
     result = _T.wrap(kernels.norm_ScalarOpt_dim(_T.data(self_), p, dim, keepdim))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = NormBackward1()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -1571,6 +1929,11 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.norm_ScalarOpt_dim(self_, _F.tangent(self_), p, dim, keepdim, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1578,10 +1941,11 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:710
+    derivatives.yaml:716
     """
     result = _T.wrap(kernels.linalg_vector_norm(_T.data(self_), ord, dim, keepdim, _T.numpy_dtype(dtype)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = LinalgVectorNormBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -1589,6 +1953,11 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.linalg_vector_norm(self_, _F.tangent(self_), ord, dim, keepdim, dtype, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1596,14 +1965,20 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 def prod_default(self_, *, dtype=None):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:722
+    derivatives.yaml:728
     """
     result = _T.wrap(kernels.prod(_T.data(self_), _T.numpy_dtype(dtype)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = ProdBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.prod_default(self_, _F.tangent(self_), dtype, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1611,16 +1986,22 @@ def prod_default(self_, *, dtype=None):
 def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:733
+    derivatives.yaml:739
     """
     result = _T.wrap(kernels.prod_dim_int(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = ProdBackward1()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.prod_dim_int(self_, _F.tangent(self_), dim, keepdim, dtype, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1628,10 +2009,11 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
 def std_correction(self_, dim=None, *, correction=None, keepdim=False):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:742
+    derivatives.yaml:748
     """
     result = _T.wrap(kernels.std_correction(_T.data(self_), dim, correction, keepdim))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = StdBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -1639,6 +2021,11 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
         grad_fn._saved_correction = correction
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.std_correction(self_, _F.tangent(self_), dim, correction, keepdim, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -1646,7 +2033,7 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 def var_correction(self_, dim=None, *, correction=None, keepdim=False):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:754
+    derivatives.yaml:760
     """
     result = _T.wrap(kernels.var_correction(_T.data(self_), dim, correction, keepdim))
     if _T.any_requires_grad(self_):
@@ -1657,26 +2044,34 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
         grad_fn._saved_correction = correction
         grad_fn._saved_keepdim = keepdim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.var_correction(self_, _F.tangent(self_), dim, correction, keepdim, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def t(self_):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:766
+    derivatives.yaml:772
     """
     result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
         grad_fn = TBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.t(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def expand(self_, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:772
+    derivatives.yaml:778
     """
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
     if _T.any_requires_grad(self_):
@@ -1684,13 +2079,17 @@ def expand(self_, size, *, implicit=False):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.expand(self_, _F.tangent(self_), size, implicit, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def unsqueeze(self_, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:779
+    derivatives.yaml:785
     """
     result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -1698,13 +2097,17 @@ def unsqueeze(self_, dim):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.unsqueeze(self_, _F.tangent(self_), dim, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def squeeze_default(self_):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:786
+    derivatives.yaml:792
     """
     result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -1712,13 +2115,17 @@ def squeeze_default(self_):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.squeeze_default(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def squeeze_dim(self_, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:792
+    derivatives.yaml:798
     """
     result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -1727,13 +2134,17 @@ def squeeze_dim(self_, dim):
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.squeeze_dim(self_, _F.tangent(self_), dim, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def squeeze_dims(self_, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:799
+    derivatives.yaml:805
     """
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -1742,13 +2153,17 @@ def squeeze_dims(self_, dim):
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.squeeze_dims(self_, _F.tangent(self_), dim, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def squeeze__default(self_):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:806
+    derivatives.yaml:812
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1756,16 +2171,23 @@ def squeeze__default(self_):
         grad_fn = SqueezeBackward3()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.squeeze_(_T.data(self_)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.squeeze__default(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
 def squeeze__dim(self_, dim):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:812
+    derivatives.yaml:818
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1774,16 +2196,23 @@ def squeeze__dim(self_, dim):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.squeeze__dim(_T.data(self_), dim))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.squeeze__dim(original_self, _F.tangent(self_), dim, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
 def squeeze__dims(self_, dim):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:818
+    derivatives.yaml:824
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1792,16 +2221,23 @@ def squeeze__dims(self_, dim):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.squeeze__dims(_T.data(self_), dim))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.squeeze__dims(original_self, _F.tangent(self_), dim, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
 def _to_copy(self_, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:824
+    derivatives.yaml:830
     """
     result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1809,26 +2245,34 @@ def _to_copy(self_, *, dtype=None):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward._to_copy(self_, _F.tangent(self_), dtype, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:830
+    derivatives.yaml:836
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
         grad_fn = CloneBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.clone(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:836
+    derivatives.yaml:842
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -1837,13 +2281,17 @@ def transpose_int(self_, dim0, dim1):
         grad_fn._saved_dim0 = dim0
         grad_fn._saved_dim1 = dim1
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.transpose_int(self_, _F.tangent(self_), dim0, dim1, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:843
+    derivatives.yaml:849
     """
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
     if _T.any_requires_grad(self_):
@@ -1851,13 +2299,17 @@ def _unsafe_view(self_, size):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward._unsafe_view(self_, _F.tangent(self_), size, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:849
+    derivatives.yaml:855
     """
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
     if _T.any_requires_grad(self_):
@@ -1865,42 +2317,57 @@ def view(self_, size):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.view(self_, _F.tangent(self_), size, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:856
+    derivatives.yaml:862
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
         grad_fn = ZeroBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels.zero_(_T.data(self_)))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.zero_(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
 def alias(self_):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:862
+    derivatives.yaml:868
     """
     result = _T.wrap_view(kernels.alias(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
         grad_fn = AliasBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.alias(self_, _F.tangent(self_), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def permute(self_, dims):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:869
+    derivatives.yaml:875
     """
     result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
     if _T.any_requires_grad(self_):
@@ -1908,13 +2375,17 @@ def permute(self_, dims):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dims = dims
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.permute(self_, _F.tangent(self_), dims, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def cat(tensors, dim=0):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:876
+    derivatives.yaml:882
     """
     result = _T.wrap(kernels.cat(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -1923,13 +2394,17 @@ def cat(tensors, dim=0):
         grad_fn._saved_tensors_args_sizes = _T.list_sizes(tensors)
         grad_fn._saved_dim = dim
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(tensors):
+        with _F.computing_tangents():
+            tangent = forward.cat(tensors, _F.tangent(tensors), dim, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def stack(tensors, dim=0):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:885
+    derivatives.yaml:891
     """
     result = _T.wrap(kernels.stack(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -1938,13 +2413,17 @@ def stack(tensors, dim=0):
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = _T.list_sizes(tensors)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(tensors):
+        with _F.computing_tangents():
+            tangent = forward.stack(tensors, _F.tangent(tensors), dim, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def split_Tensor(self_, split_size, dim=0):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:893
+    derivatives.yaml:899
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_Tensor(_T.data(self_), split_size, dim)]
     if _T.any_requires_grad(self_):
@@ -1955,13 +2434,17 @@ def split_Tensor(self_, split_size, dim=0):
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         for output in result:
             _T.set_history(output, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.split_Tensor(self_, _F.tangent(self_), split_size, dim, result)
+        _F.set_tangents(result, tangent)
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
 def split_with_sizes(self_, split_sizes, dim=0):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:902
+    derivatives.yaml:908
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
     if _T.any_requires_grad(self_):
@@ -1972,13 +2455,17 @@ def split_with_sizes(self_, split_sizes, dim=0):
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         for output in result:
             _T.set_history(output, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.split_with_sizes(self_, _F.tangent(self_), split_sizes, dim, result)
+        _F.set_tangents(result, tangent)
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
 def unbind_int(self_, dim=0):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:909
+    derivatives.yaml:915
     """
     result = [_T.wrap_view(a, self_) for a in kernels.unbind_int(_T.data(self_), dim)]
     if _T.any_requires_grad(self_):
@@ -1987,13 +2474,17 @@ def unbind_int(self_, dim=0):
         grad_fn._saved_dim = dim
         for output in result:
             _T.set_history(output, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.unbind_int(self_, _F.tangent(self_), dim, result)
+        _F.set_tangents(result, tangent)
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
 def select_int(self_, dim, index):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:916
+    derivatives.yaml:922
     """
     result = _T.wrap_view(kernels.select_int(_T.data(self_), dim, index), self_)
     if _T.any_requires_grad(self_):
@@ -2003,13 +2494,17 @@ def select_int(self_, dim, index):
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.select_int(self_, _F.tangent(self_), dim, index, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def select_backward(grad_output, input_sizes, dim, index):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:923
+    derivatives.yaml:929
     """
     result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
     if _T.any_requires_grad(grad_output):
@@ -2018,13 +2513,17 @@ def select_backward(grad_output, input_sizes, dim, index):
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output):
+        with _F.computing_tangents():
+            tangent = forward.select_backward(grad_output, _F.tangent(grad_output), input_sizes, dim, index, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:930
+    derivatives.yaml:936
     """
     result = _T.wrap_view(kernels.slice_Tensor(_T.data(self_), dim, start, end, step), self_)
     if _T.any_requires_grad(self_):
@@ -2036,13 +2535,17 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
         grad_fn._saved_end = end
         grad_fn._saved_step = step
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.slice_Tensor(self_, _F.tangent(self_), dim, start, end, step, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:939
+    derivatives.yaml:945
     """
     result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
     if _T.any_requires_grad(grad_output):
@@ -2053,13 +2556,17 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
         grad_fn._saved_end = end
         grad_fn._saved_step = step
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output):
+        with _F.computing_tangents():
+            tangent = forward.slice_backward(grad_output, _F.tangent(grad_output), input_sizes, dim, start, end, step, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def index_Tensor(self_, indices):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:946
+    derivatives.yaml:952
     """
     result = _T.wrap(kernels.index_Tensor(_T.data(self_), _T.data(indices)))
     if _T.any_requires_grad(self_):
@@ -2068,13 +2575,17 @@ def index_Tensor(self_, indices):
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn.indices_ = SavedVariableList(indices, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.index_Tensor(self_, _F.tangent(self_), indices, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def index_put(self_, indices, values, accumulate=False):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:957
+    derivatives.yaml:963
     """
     result = _T.wrap(kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
     if _T.any_requires_grad(self_, values):
@@ -2084,13 +2595,17 @@ def index_put(self_, indices, values, accumulate=False):
         grad_fn.indices_ = SavedVariableList(indices, False)
         grad_fn.values_ = SavedVariable(values if grad_fn.should_compute_output(0) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, values):
+        with _F.computing_tangents():
+            tangent = forward.index_put(self_, _F.tangent(self_), indices, values, _F.tangent(values), accumulate, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:967
+    derivatives.yaml:973
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, values)
@@ -2100,16 +2615,23 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
         grad_fn.values_ = SavedVariable(values if grad_fn.should_compute_output(0) else None, False)
+    forward_ad = _F.enabled and _F.any_tangent(self_, values)
+    if forward_ad:
+        original_self = _T.original(self_)
     _T.write_inplace(self_, kernels._index_put_impl_(_T.data(self_), _T.data(indices), _T.data(values), accumulate, unsafe))
     if needs_grad:
         _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward._index_put_impl_(original_self, _F.tangent(self_), indices, values, _F.tangent(values), accumulate, unsafe, self_)
+        _F.set_tangent_inplace(self_, tangent)
     return self_
 
 
 def index_select(self_, dim, index):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:977
+    derivatives.yaml:983
     """
     result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
     if _T.any_requires_grad(self_):
@@ -2119,13 +2641,17 @@ def index_select(self_, dim, index):
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.index_select(self_, _F.tangent(self_), dim, index, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def index_add(self_, dim, index, source, *, alpha=1):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:985
+    derivatives.yaml:991
     """
     result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
     if _T.any_requires_grad(self_, source):
@@ -2135,13 +2661,17 @@ def index_add(self_, dim, index, source, *, alpha=1):
         grad_fn.index_ = SavedVariable(index if grad_fn.should_compute_output(1) else None, False)
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, source):
+        with _F.computing_tangents():
+            tangent = forward.index_add(self_, _F.tangent(self_), dim, index, source, _F.tangent(source), alpha, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def gather(self_, dim, index, *, sparse_grad=False):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:994
+    derivatives.yaml:1000
     """
     result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
     if _T.any_requires_grad(self_):
@@ -2151,13 +2681,17 @@ def gather(self_, dim, index, *, sparse_grad=False):
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.gather(self_, _F.tangent(self_), dim, index, sparse_grad, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def scatter_add(self_, dim, index, src):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:1002
+    derivatives.yaml:1008
     """
     result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
     if _T.any_requires_grad(self_, src):
@@ -2166,13 +2700,17 @@ def scatter_add(self_, dim, index, src):
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, src):
+        with _F.computing_tangents():
+            tangent = forward.scatter_add(self_, _F.tangent(self_), dim, index, src, _F.tangent(src), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def repeat(self_, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:1010
+    derivatives.yaml:1016
     """
     result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
     if _T.any_requires_grad(self_):
@@ -2181,13 +2719,17 @@ def repeat(self_, repeats):
         grad_fn._saved_repeats = repeats
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.repeat(self_, _F.tangent(self_), repeats, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def flip(self_, dims):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:1017
+    derivatives.yaml:1023
     """
     result = _T.wrap(kernels.flip(_T.data(self_), dims))
     if _T.any_requires_grad(self_):
@@ -2195,13 +2737,17 @@ def flip(self_, dims):
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dims = dims
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.flip(self_, _F.tangent(self_), dims, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1026
+    derivatives.yaml:1032
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -2214,13 +2760,17 @@ def mm(self_, mat2):
         grad_fn._saved_mat2_sym_sizes = _T.sizes(mat2)
         grad_fn._saved_mat2_sym_strides = _T.strides(mat2)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, mat2):
+        with _F.computing_tangents():
+            tangent = forward.mm(self_, _F.tangent(self_), mat2, _F.tangent(mat2), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1034
+    derivatives.yaml:1040
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -2235,13 +2785,17 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
         grad_fn._saved_mat2_sym_sizes = _T.sizes(mat2)
         grad_fn._saved_mat2_sym_strides = _T.strides(mat2)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, mat1, mat2):
+        with _F.computing_tangents():
+            tangent = forward.addmm(self_, _F.tangent(self_), mat1, _F.tangent(mat1), mat2, _F.tangent(mat2), beta, alpha, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def bmm(self_, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1043
+    derivatives.yaml:1049
     """
     result = _T.wrap(kernels.bmm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -2250,13 +2804,17 @@ def bmm(self_, mat2):
         grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(0) else None, False)
         grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, mat2):
+        with _F.computing_tangents():
+            tangent = forward.bmm(self_, _F.tangent(self_), mat2, _F.tangent(mat2), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def dot(self_, tensor):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1051
+    derivatives.yaml:1057
     """
     result = _T.wrap(kernels.dot(_T.data(self_), _T.data(tensor)))
     if _T.any_requires_grad(self_, tensor):
@@ -2265,13 +2823,17 @@ def dot(self_, tensor):
         grad_fn.tensor_ = SavedVariable(tensor if grad_fn.should_compute_output(0) else None, False)
         grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, tensor):
+        with _F.computing_tangents():
+            tangent = forward.dot(self_, _F.tangent(self_), tensor, _F.tangent(tensor), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def mv(self_, vec):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1058
+    derivatives.yaml:1064
     """
     result = _T.wrap(kernels.mv(_T.data(self_), _T.data(vec)))
     if _T.any_requires_grad(self_, vec):
@@ -2280,21 +2842,31 @@ def mv(self_, vec):
         grad_fn.vec_ = SavedVariable(vec if grad_fn.should_compute_output(0) else None, False)
         grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, vec):
+        with _F.computing_tangents():
+            tangent = forward.mv(self_, _F.tangent(self_), vec, _F.tangent(vec), result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def _softmax(self_, dim, half_to_float):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1065
+    derivatives.yaml:1071
     """
     result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = SoftmaxBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward._softmax(self_, _F.tangent(self_), dim, half_to_float, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -2302,15 +2874,21 @@ def _softmax(self_, dim, half_to_float):
 def _log_softmax(self_, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1075
+    derivatives.yaml:1081
     """
     result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = LogSoftmaxBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward._log_softmax(self_, _F.tangent(self_), dim, half_to_float, result)
+        _F.set_tangent(result, tangent)
+    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -2318,7 +2896,7 @@ def _log_softmax(self_, dim, half_to_float):
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1083
+    derivatives.yaml:1089
     """
     result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -2328,13 +2906,17 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
         grad_fn._saved_dim = dim
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, output):
+        with _F.computing_tangents():
+            tangent = forward._log_softmax_backward_data(grad_output, _F.tangent(grad_output), output, _F.tangent(output), dim, input_dtype, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1091
+    derivatives.yaml:1097
     """
     result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -2345,13 +2927,17 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
         grad_fn._saved_input_dtype = input_dtype
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, output):
+        with _F.computing_tangents():
+            tangent = forward._softmax_backward_data(grad_output, _F.tangent(grad_output), output, _F.tangent(output), dim, input_dtype, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def mse_loss(self_, target, reduction=1):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1099
+    derivatives.yaml:1105
     """
     result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(self_, target):
@@ -2361,13 +2947,17 @@ def mse_loss(self_, target, reduction=1):
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, target):
+        with _F.computing_tangents():
+            tangent = forward.mse_loss(self_, _F.tangent(self_), target, _F.tangent(target), reduction, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def mse_loss_backward(grad_output, self_, target, reduction):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1109
+    derivatives.yaml:1115
     """
     result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -2378,13 +2968,17 @@ def mse_loss_backward(grad_output, self_, target, reduction):
         grad_fn._saved_reduction = reduction
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_, target):
+        with _F.computing_tangents():
+            tangent = forward.mse_loss_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), target, _F.tangent(target), reduction, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1118
+    derivatives.yaml:1124
     """
     result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(self_, target):
@@ -2395,13 +2989,17 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
         grad_fn._saved_reduction = reduction
         grad_fn._saved_beta = beta
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, target):
+        with _F.computing_tangents():
+            tangent = forward.smooth_l1_loss(self_, _F.tangent(self_), target, _F.tangent(target), reduction, beta, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1130
+    derivatives.yaml:1136
     """
     result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -2413,16 +3011,21 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
         grad_fn._saved_beta = beta
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_, target):
+        with _F.computing_tangents():
+            tangent = forward.smooth_l1_loss_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), target, _F.tangent(target), reduction, beta, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1139
+    derivatives.yaml:1145
     """
     output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
-    if _T.any_requires_grad(self_):
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
         grad_fn = NllLossBackward0()
         grad_fn.set_next_edges(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2432,6 +3035,11 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
         grad_fn._saved_ignore_index = ignore_index
         _T.set_history(output, grad_fn)
         _T.skip_output(total_weight, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.nll_loss_forward(self_, _F.tangent(self_), target, weight, reduction, ignore_index, output, total_weight)
+        _F.set_tangents((output, total_weight), tangent)
+    if needs_grad:
         grad_fn.total_weight_ = SavedVariable(total_weight, True)
     return _nll_loss_forward_return(output, total_weight)
 
@@ -2439,7 +3047,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1153
+    derivatives.yaml:1159
     """
     result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
@@ -2450,13 +3058,17 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
         grad_fn._saved_reduction = reduction
         grad_fn._saved_ignore_index = ignore_index
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_):
+        with _F.computing_tangents():
+            tangent = forward.nll_loss_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), target, weight, reduction, ignore_index, total_weight, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def binary_cross_entropy(self_, target, weight=None, reduction=1):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1166
+    derivatives.yaml:1172
     """
     result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -2467,13 +3079,17 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_reduction = reduction
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, target):
+        with _F.computing_tangents():
+            tangent = forward.binary_cross_entropy(self_, _F.tangent(self_), target, _F.tangent(target), weight, reduction, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1177
+    derivatives.yaml:1183
     """
     result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -2485,13 +3101,17 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
         grad_fn._saved_reduction = reduction
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_, target):
+        with _F.computing_tangents():
+            tangent = forward.binary_cross_entropy_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), target, _F.tangent(target), weight, reduction, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1187
+    derivatives.yaml:1193
     """
     result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -2503,22 +3123,32 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
         grad_fn.pos_weight_ = SavedVariable(pos_weight, False)
         grad_fn._saved_reduction = reduction
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(self_, target):
+        with _F.computing_tangents():
+            tangent = forward.binary_cross_entropy_with_logits(self_, _F.tangent(self_), target, _F.tangent(target), weight, pos_weight, reduction, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def native_dropout(input, p, train):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1199
+    derivatives.yaml:1205
     """
     result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
-    if _T.any_requires_grad(input):
+    needs_grad = _T.any_requires_grad(input)
+    if needs_grad:
         grad_fn = NativeDropoutBackward0()
         grad_fn.set_next_edges(_T.next_edges(input))
         grad_fn._saved_p = p
         grad_fn._saved_train = train
         _T.set_history(result0, grad_fn)
         _T.skip_output(result1, grad_fn)
+    if _F.enabled and _F.any_tangent(input):
+        with _F.computing_tangents():
+            tangent = forward.native_dropout(input, _F.tangent(input), p, train, result0, result1)
+        _F.set_tangents((result0, result1), tangent)
+    if needs_grad:
         grad_fn.result1_ = SavedVariable(result1, True)
     return (result0, result1)
 
@@ -2526,7 +3156,7 @@ def native_dropout(input, p, train):
 def native_dropout_backward(grad_output, mask, scale):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1213
+    derivatives.yaml:1219
     """
     result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
     if _T.any_requires_grad(grad_output, mask):
@@ -2535,13 +3165,17 @@ def native_dropout_backward(grad_output, mask, scale):
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn._saved_scale = scale
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, mask):
+        with _F.computing_tangents():
+            tangent = forward.native_dropout_backward(grad_output, _F.tangent(grad_output), mask, _F.tangent(mask), scale, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1221
+    derivatives.yaml:1227
     """
     result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if _T.any_requires_grad(weight):
@@ -2552,13 +3186,17 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
         grad_fn._saved_padding_idx = padding_idx
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(weight):
+        with _F.computing_tangents():
+            tangent = forward.embedding(weight, _F.tangent(weight), indices, padding_idx, scale_grad_by_freq, sparse, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1232
+    derivatives.yaml:1239
     """
     result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _T.any_requires_grad(grad_output):
@@ -2569,16 +3207,21 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
         grad_fn._saved_padding_idx = padding_idx
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
         _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output):
+        with _F.computing_tangents():
+            tangent = forward.embedding_dense_backward(grad_output, _F.tangent(grad_output), indices, num_weights, padding_idx, scale_grad_by_freq, result)
+        _F.set_tangent(result, tangent)
     return result
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1243
+    derivatives.yaml:1250
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
-    if _T.any_requires_grad(input, weight, bias):
+    needs_grad = _T.any_requires_grad(input, weight, bias)
+    if needs_grad:
         grad_fn = NativeLayerNormBackward0()
         grad_fn.set_next_edges(_T.next_edges(input, weight, bias))
         grad_fn.input_ = SavedVariable(input, False)
@@ -2588,6 +3231,11 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         _T.set_history(result0, grad_fn)
         _T.skip_output(result1, grad_fn)
         _T.skip_output(result2, grad_fn)
+    if _F.enabled and _F.any_tangent(input, weight, bias):
+        with _F.computing_tangents():
+            tangent = forward.native_layer_norm(input, _F.tangent(input), normalized_shape, weight, _F.tangent(weight), bias, _F.tangent(bias), eps, result0, result1, result2)
+        _F.set_tangents((result0, result1, result2), tangent)
+    if needs_grad:
         grad_fn.result1_ = SavedVariable(result1, True)
         grad_fn.result2_ = SavedVariable(result2, True)
     return (result0, result1, result2)
@@ -2596,7 +3244,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1252
+    derivatives.yaml:1259
     """
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
     if _T.any_requires_grad(grad_out, input, weight):
@@ -2611,6 +3259,10 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
         _T.set_history(result0, grad_fn)
         _T.set_history(result1, grad_fn)
         _T.set_history(result2, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_out, input, weight):
+        with _F.computing_tangents():
+            tangent = forward.native_layer_norm_backward(grad_out, _F.tangent(grad_out), input, _F.tangent(input), normalized_shape, mean, rstd, weight, _F.tangent(weight), bias, output_mask, result0, result1, result2)
+        _F.set_tangents((result0, result1, result2), tangent)
     return (result0, result1, result2)
 
 add = add_Tensor

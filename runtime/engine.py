@@ -94,9 +94,9 @@ def _validate_outputs(node: Node, outputs: list) -> None:
 
 
 def _sum_to(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """Sum a broadcast gradient back to `shape`: recorded when a graph is being built
-    (create_graph), else directly on the array."""
-    if grad.requires_grad:
+    """Sum a broadcast gradient back to `shape`: with an op when a graph is being built
+    (create_graph) or the gradient has a tangent (forward AD), else directly on the array."""
+    if grad.requires_grad or grad._fw_grad is not None:
         return grad.sum_to_size(shape)
     data = grad._data
     lead = data.ndim - len(shape)

@@ -95,6 +95,20 @@ def clamp_backward_min_max(grad: Any, self: Any, min: Any, max: Any,
     return grad_min, grad_max
 
 
+def clamp_jvp(self_p: Any, self_t: Any, min_p: Any, min_t: Any, max_p: Any,
+              max_t: Any) -> Any:
+    """clamp's tangent: the transpose of clamp_backward and clamp_backward_min_max, so each
+    point takes the tangent of the input whose gradient it passes (self at a tie with a
+    bound; max where min > max, since the output is max there)."""
+    result = clamp_backward(self_t, self_p, min_p, max_p)
+    grad_min, grad_max = clamp_backward_min_max(1, self_p, min_p, max_p, (True, True))
+    if grad_min is not None:
+        result = result + grad_min * min_t
+    if grad_max is not None:
+        result = result + grad_max * max_t
+    return result
+
+
 def masked_fill_backward(grad: Any, mask: Any) -> Any:
     """The filled value's gradient: the sum of the gradient where the mask is set."""
     return ops.where(mask, grad, 0).sum()
@@ -606,6 +620,44 @@ def layer_norm_jvp(input_p: Any, input_t: Any, weight_p: Any, weight_t: Any, bia
     if bias_t is not None:
         result = result + bias_t
     return result
+
+
+def layer_norm_backward_jvp(grad_out_p: Any, grad_out_t: Any, input_p: Any, input_t: Any,
+                            weight_p: Any, weight_t: Any, mean: Any, rstd: Any,
+                            normalized_shape: Sequence[int]) -> tuple[Any, Any, Any]:
+    """Forward-mode derivative of native_layer_norm_backward's three gradients, with mean and
+    rstd as the functions of input they are (as layer_norm_double_backward takes them).
+
+    With x̂ = (x - mean) rstd and g = grad_out * weight, grad_input = rstd A for
+    A = g - mean(g) - x̂ mean(g x̂) over each normalized row; the tangents of x̂ and rstd are
+    rstd (t - mean(t) - x̂ mean(x̂ t)) and -rstd mean(x̂ t) rstd.
+    """
+    dims = _layer_norm_dims(input_p, normalized_shape)
+    batch = list(range(input_p.ndim - len(normalized_shape)))
+    count = 1
+    for size in normalized_shape:
+        count *= size
+
+    def row_mean(value: Any) -> Any:
+        return value.sum(dims, True) * (1.0 / count)
+
+    normalized = (input_p - mean) * rstd
+    spread = row_mean(normalized * input_t)
+    normalized_t = rstd * (input_t - row_mean(input_t) - normalized * spread)
+    rstd_t = -rstd * rstd * spread
+    scaled, scaled_t = grad_out_p, grad_out_t
+    if weight_p is not None:
+        scaled, scaled_t = grad_out_p * weight_p, grad_out_t * weight_p + grad_out_p * weight_t
+    inner = row_mean(scaled * normalized)
+    row = scaled - row_mean(scaled) - normalized * inner
+    row_t = (scaled_t - row_mean(scaled_t) - normalized_t * inner
+             - normalized * row_mean(scaled_t * normalized + scaled * normalized_t))
+    grad_input_t = rstd_t * row + rstd * row_t
+    grad_weight_t = (grad_out_t * normalized + grad_out_p * normalized_t)
+    grad_bias_t = grad_out_t
+    if batch:
+        grad_weight_t, grad_bias_t = grad_weight_t.sum(batch), grad_bias_t.sum(batch)
+    return grad_input_t, grad_weight_t, grad_bias_t
 
 
 def _column_major(sizes: Sequence[int], strides: Sequence[int]) -> bool:

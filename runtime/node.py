@@ -256,7 +256,7 @@ class SavedVariable:
     """
 
     __slots__ = ("_tensor", "_data", "_version_counter", "_saved_version", "_is_output",
-                 "_output_nr", "_requires_grad", "_freed", "_owner_name")
+                 "_output_nr", "_requires_grad", "_freed", "_owner_name", "_fw_grad")
 
     def __new__(cls, tensor: Any, is_output: bool) -> SavedVariable | SavedValue:
         # None (an absent optional, or a tensor not needed) or a Python number standing in
@@ -284,6 +284,11 @@ class SavedVariable:
             self._output_nr = tensor._output_nr
             self._requires_grad = tensor.requires_grad
             self._owner_name = tensor.grad_fn.name() if tensor.grad_fn is not None else None
+            self._fw_grad = None
+            if tensor._fw_grad is not None:  # kept for forward AD (forward-over-reverse)
+                from runtime import forward_grad
+
+                self._fw_grad = forward_grad.saved_tangent(tensor)
         else:
             self._tensor = tensor
             self._data = None
@@ -303,6 +308,10 @@ class SavedVariable:
         if grad_fn is not None and self._requires_grad:
             tensor.grad_fn = grad_fn
             tensor._output_nr = self._output_nr
+        if self._fw_grad is not None:
+            from runtime import forward_grad
+
+            forward_grad.restore_tangent(tensor, self._fw_grad)
         return tensor
 
     def _version_error(self, current: int) -> str:

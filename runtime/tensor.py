@@ -89,7 +89,7 @@ class Tensor(TensorMethods, CompositeMethods):
     __slots__ = (
         "_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_version_counter",
         "_backward_hooks", "_retains_grad", "_grad_accumulator", "_base", "_base_grad_fn",
-        "__weakref__",
+        "_fw_grad", "__weakref__",
     )
     # numpy defers to Tensor's reflected operators (np.float64(2) * t -> t.__rmul__).
     __array_ufunc__ = None
@@ -108,6 +108,7 @@ class Tensor(TensorMethods, CompositeMethods):
         tensor._grad_accumulator = None
         tensor._base = None
         tensor._base_grad_fn = None  # a view's: its base's grad_fn when the view was made
+        tensor._fw_grad = None  # the tangent, in forward AD (runtime/forward_grad.py)
         return tensor
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -326,6 +327,8 @@ class Tensor(TensorMethods, CompositeMethods):
             suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
+        if self._fw_grad is not None:
+            suffixes.append("tangent=" + repr(self._fw_grad).replace("\n", "\n" + " " * 15))
         return format_tensor(
             self._data, dtype_name=self.dtype.name,
             default_float_dtype=dtypes.get_default_dtype().name, suffixes=suffixes,
@@ -532,9 +535,14 @@ def check_inplace(tensor: Tensor) -> None:
 
 
 def original(tensor: Tensor) -> Tensor:
-    """A snapshot of `tensor` before an in-place op overwrites it, keeping its history."""
+    """A snapshot of `tensor` before an in-place op overwrites it, keeping its history (and
+    a snapshot of its tangent, which the op may overwrite too)."""
     snapshot = Tensor._make(tensor._data.copy(), tensor.grad_fn, tensor._requires_grad)
     snapshot._output_nr = tensor._output_nr
+    if tensor._fw_grad is not None:
+        from runtime import forward_grad
+
+        forward_grad.set_tangent(snapshot, original(tensor._fw_grad))
     return snapshot
 
 

@@ -155,6 +155,36 @@ CASES = [
     Case("forward-uses-grad", "- name: relu(Tensor self) -> Tensor\n"
          "  self: grad\n  result: grad\n",
          9, 11, "grad", "relu", "'grad' is a backward name"),
+    Case("forward-tangent-of-non-differentiable-input",
+         "- name: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n"
+         "  condition: non_differentiable\n  self: grad\n  other: grad\n"
+         "  result: where(condition_p, self_t, other_t) + condition_t\n",
+         11, 49, "condition_t", "where.self",
+         "'condition_t' names no tangent: 'condition' is not a differentiable input"),
+    Case("forward-primal-of-a-scalar", "- name: mul.Scalar(Tensor self, Scalar other) -> Tensor\n"
+         "  self: grad * other\n  result: self_t * other_p\n",
+         9, 20, "other_p", "mul.Scalar",
+         "'other' is a Scalar, not a Tensor: write other, not other_p"),
+    Case("forward-for-a-non-differentiable-output", MAX_DIM
+         + "  output_differentiability: [True, False]\n"
+         "  self: grad\n  values: self_t\n  indices: self_t\n",
+         11, 3, "indices", "max.dim", "output 'indices' is not differentiable"),
+    Case("forward-missing-for-one-output",
+         "- name: f(Tensor self) -> (Tensor a, Tensor b)\n"
+         "  self: grads[0] + grads[1]\n  a: self_t\n",
+         7, 9, "f(Tensor", "f", "output 'b' has no forward formula, though 'a' has one"),
+    Case("forward-two-formulas-for-one-output",
+         "- name: f(Tensor self) -> (Tensor a, Tensor b)\n"
+         "  self: grads[0] + grads[1]\n  a: self_t\n  b, a: self_t, self_t\n",
+         10, 6, "a: self_t, self_t", "f", "output 'a' has two forward formulas"),
+    Case("auto-element-wise-from-grads", "- name: relu(Tensor self) -> Tensor\n"
+         "  self: grads[0]\n  result: auto_element_wise\n",
+         9, 11, "auto_element_wise", "relu",
+         "auto_element_wise needs a backward formula for 'self' that reads grad"),
+    Case("auto-element-wise-gives-a-bad-formula", "- name: cat(Tensor[] tensors) -> Tensor\n"
+         "  tensors: cat_tensors_backward(grad, to_args_sizes(tensors), 0)\n"
+         "  result: auto_element_wise\n",
+         9, 11, "auto_element_wise", "cat", "auto_element_wise gives"),
     Case("error-on-a-folded-line", "- name: relu(Tensor self) -> Tensor\n"
          "  self: maybe_multiply(grad,\n    reslt)\n",
          9, 5, "reslt", "relu", "unknown name 'reslt'"),

@@ -164,7 +164,7 @@ def grad(
 
 
 # Submodules built on backward/grad above (imported last: they use them).
-from runtime.autograd import functional  # noqa: E402
+from runtime.autograd import forward_ad, functional  # noqa: E402
 from runtime.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
-__all__ += ["functional", "gradcheck", "gradgradcheck", "GradcheckError"]
+__all__ += ["forward_ad", "functional", "gradcheck", "gradgradcheck", "GradcheckError"]

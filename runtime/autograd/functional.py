@@ -1,8 +1,9 @@
 """`runtime.autograd.functional`: vjp, jvp, jacobian, hessian, vhp and hvp, as in torch.
 
-Everything here is reverse mode. A Jacobian-vector product uses the double-backward
-trick (the VJP is linear in its cotangent u, so differentiating <VJP(u), v> with respect
-to u gives J v), as torch.autograd.functional.jvp and hvp do.
+Everything here is reverse mode but `jacobian(..., strategy="forward-mode")`, which uses
+runtime.autograd.forward_ad. A Jacobian-vector product uses the double-backward trick
+(the VJP is linear in its cotangent u, so differentiating <VJP(u), v> with respect to u
+gives J v), as torch.autograd.functional.jvp and hvp do.
 
 The results have torch's structure: a Tensor where the user gave a Tensor, a tuple where
 they gave a tuple (only a tuple: a list is a type error, as in torch), and for jacobian
@@ -16,7 +17,7 @@ from typing import Any
 
 from generated.ops import stack
 from runtime.autograd import grad as _grad
-from runtime.factories import zeros_like
+from runtime.factories import zeros, zeros_like
 from runtime.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from runtime.tensor import Tensor
 
@@ -273,9 +274,10 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
              strategy: str = "reverse-mode") -> Any:
     """The Jacobian of func at inputs: block [i][j] has shape outputs[i].shape + inputs[j].shape.
 
-    Reverse mode computes it row by row, one backward pass per output element.
-    `vectorize=True` (torch batches those passes with vmap, which gradgen does not have)
-    computes the same rows one at a time; like torch, it refuses `strict=True`.
+    Reverse mode computes it row by row, one backward pass per output element, forward
+    mode column by column, one forward-mode pass per input element. `vectorize=True`
+    (torch batches those passes with vmap, which gradgen does not have) computes the same
+    rows or columns one at a time; like torch, it refuses `strict=True`.
     """
     if strategy not in _STRATEGIES:
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". '
@@ -283,8 +285,12 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
                              '"forward-mode" tends to be more performant. Otherwise, prefer to '
                              'use "reverse-mode".')
     if strategy == "forward-mode":
-        raise NotImplementedError("jacobian(strategy='forward-mode') needs forward-mode AD, "
-                                  "which gradgen does not have yet; use reverse-mode")
+        if create_graph:
+            raise NotImplementedError(
+                "torch.autograd.functional.jacobian: `create_graph=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `create_graph=False` or `strategy="reverse-mode"`.')
+        return _jacobian_columns(func, inputs, strict)
     with enable_grad():
         is_inputs_tuple, inputs_t = _as_tuple(inputs, "inputs", "jacobian")
         inputs_t = _grad_preprocess(inputs_t, create_graph, need_graph=True)
@@ -326,6 +332,47 @@ def _jacobian_rows(index: int, output: Tensor, inputs: tuple, create_graph: bool
     # Like torch, an output without elements fails here (stack of no tensors).
     return tuple(stack(rows_k).view(output.shape + inp.shape)
                  for rows_k, inp in zip(rows, inputs, strict=True))
+
+
+def _jacobian_columns(func: Callable[..., Any], inputs: Any, strict: bool) -> Any:
+    """The Jacobian in forward mode: input element j of input k, as a tangent, gives the
+    column of every output block [i][k]."""
+    from runtime.autograd import forward_ad
+
+    if strict:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                           '`strategy="forward-mode"` are not supported together (yet). Please '
+                           'either set `strict=False` or `strategy="reverse-mode"`.')
+    is_inputs_tuple, inputs_t = _as_tuple(inputs, "inputs", "jacobian")
+    inputs_t = tuple(t.detach() for t in inputs_t)
+    columns: list[list[tuple]] = [[] for _ in inputs_t]  # [k][j]: the outputs' tangents
+    for k, input_k in enumerate(inputs_t):
+        for j in range(input_k.numel()):
+            tangent = zeros_like(input_k)
+            tangent._data.reshape(-1)[j] = 1
+            with forward_ad.dual_level():
+                duals = tuple(forward_ad.make_dual(t, tangent) if i == k else t
+                              for i, t in enumerate(inputs_t))
+                is_outputs_tuple, outputs_t = _as_tuple(
+                    func(*duals), "outputs of the user-provided function", "jacobian")
+                unpacked = [forward_ad.unpack_dual(o) for o in outputs_t]
+                columns[k].append(tuple(zeros_like(o) if t is None else t.detach()
+                                        for o, (_, t) in zip(outputs_t, unpacked, strict=True)))
+                outputs_t = tuple(primal.detach() for primal, _ in unpacked)
+    if not any(columns):  # no input element to be a tangent: run func once for the outputs
+        is_outputs_tuple, outputs_t = _as_tuple(
+            func(*inputs_t), "outputs of the user-provided function", "jacobian")
+    blocks = []
+    for i, output in enumerate(outputs_t):
+        row = []
+        for k, input_k in enumerate(inputs_t):
+            shape = output.shape + input_k.shape
+            if columns[k]:
+                row.append(stack([c[i].reshape(-1) for c in columns[k]], 1).reshape(shape))
+            else:
+                row.append(zeros(shape, dtype=output.dtype))  # an input without elements
+        blocks.append(tuple(row))
+    return _tuple_postprocess(tuple(blocks), (is_outputs_tuple, is_inputs_tuple))
 
 
 def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,

@@ -9,11 +9,12 @@ inputs that require grad, as torch's do.
 
 `fast_mode=True` compares vᵀ J u instead, for random unit vectors u and v (torch's fast
 gradcheck), and on a mismatch recomputes the full Jacobians for the message.
+`check_forward_ad=True` also compares the Jacobian forward mode computes (column by column,
+one basis tangent at a time), in full whatever `fast_mode` says.
 
-Not in gradgen (they need forward-mode AD or vmap): `check_forward_ad`,
-`check_batched_grad`, `check_batched_forward_grad`; asking for them raises
-NotImplementedError. Complex and sparse tensors do not exist here, so `masked` has no
-effect.
+Not in gradgen (they need vmap): `check_batched_grad`, `check_batched_forward_grad`;
+asking for them raises NotImplementedError. Complex and sparse tensors do not exist here,
+so `masked` has no effect.
 """
 
 from __future__ import annotations
@@ -171,8 +172,10 @@ def _text(value: Tensor) -> str:
     return str(value.item()) if value.ndim == 0 else str(value)
 
 
-def _mismatch(numerical: Tensor, analytical: Tensor, output: int, input_: int) -> str:
-    return (f"Jacobian mismatch for output {output:d} with respect to input {input_:d},\n"
+def _mismatch(numerical: Tensor, analytical: Tensor, output: int, input_: int,
+              mode: str = "") -> str:
+    return (f"Jacobian {mode}mismatch for output {output:d} with respect to input "
+            f"{input_:d},\n"
             f"numerical:{_text(numerical)}\nanalytical:{_text(analytical)}\n")
 
 
@@ -195,6 +198,43 @@ def _slow_gradcheck(func: Callable, func_out: tuple, inputs: tuple, eps: float, 
         for j, (a, per_input) in enumerate(zip(analytical, numerical, strict=True)):
             if not _allclose(a, per_input[k], rtol, atol):
                 raise GradcheckError(_mismatch(per_input[k], a, i, j))
+
+
+def _forward_jacobians(func: Callable, inputs: tuple,
+                       func_out: tuple) -> list[list[Tensor | None]]:
+    """[input][output] Jacobians from forward mode, laid out as _numerical_jacobians's: row
+    k is the outputs' tangent when element k of the input has tangent 1, the others 0."""
+    from runtime.autograd import forward_ad
+
+    jacobians = []
+    for position, x in _differentiable_inputs(inputs):
+        rows = []
+        for k in range(x.numel()):
+            tangent = zeros_like(x).detach()
+            tangent._data.reshape(-1)[k] = 1
+            with forward_ad.dual_level():
+                dual = forward_ad.make_dual(x, tangent)
+                outputs = _as_tuple(func(*inputs[:position], dual, *inputs[position + 1:]))
+                rows.append([forward_ad.unpack_dual(o).tangent for o in outputs])
+        jacobians.append([
+            None if not out.is_floating_point()
+            else stack([zeros(out.numel(), dtype=out.dtype) if row[i] is None
+                        else row[i].detach().reshape(-1) for row in rows]) if rows
+            else zeros(0, out.numel(), dtype=out.dtype)
+            for i, out in enumerate(func_out)
+        ])
+    return jacobians
+
+
+def _forward_gradcheck(func: Callable, func_out: tuple, inputs: tuple, eps: float,
+                       rtol: float, atol: float) -> None:
+    """Every Jacobian from forward mode against central differences, element by element."""
+    numerical = _numerical_jacobians(func, inputs, func_out, eps)
+    forward = _forward_jacobians(func, inputs, func_out)
+    for i, (k, _) in enumerate(_checked_outputs(func_out)):
+        for j, (n, f) in enumerate(zip(numerical, forward, strict=True)):
+            if not _allclose(f[k], n[k], rtol, atol):
+                raise GradcheckError(_mismatch(n[k], f[k], i, j, "computed with forward mode "))
 
 
 def _checked_outputs(func_out: tuple) -> list[tuple[int, Tensor]]:
@@ -342,8 +382,9 @@ def gradcheck(
     fast_mode: bool = False,
     masked: bool | None = None,
 ) -> bool:
-    """Check the gradients backward computes for `func` at `inputs` against central
-    differences, for the inputs that require grad.
+    """Check the gradients backward computes for `func` at `inputs` (and, with
+    check_forward_ad, those forward mode computes) against central differences, for the
+    inputs that require grad.
 
     Returns True, or raises GradcheckError (returns False with `raise_exception=False`)
     naming the output and input whose Jacobians differ, with both Jacobians. Also checks
@@ -351,9 +392,6 @@ def gradcheck(
     result twice (within `nondet_tol`) and, with `check_undefined_grad`, copes with
     outputs that get no gradient.
     """
-    if check_forward_ad:
-        raise NotImplementedError("check_forward_ad needs forward-mode AD, which gradgen "
-                                  "does not have yet")
     if not (check_forward_ad or check_backward_ad):
         raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
                              "to be True")
@@ -368,7 +406,7 @@ def gradcheck(
                                   "which gradgen does not have")
     try:
         _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, check_undefined_grad,
-                   check_grad_dtypes, fast_mode)
+                   check_grad_dtypes, fast_mode, check_forward_ad, check_backward_ad)
     except GradcheckError:
         if raise_exception:
             raise
@@ -378,14 +416,18 @@ def gradcheck(
 
 def _gradcheck(func: Callable, inputs: tuple, eps: float, atol: float, rtol: float,
                nondet_tol: float, check_undefined_grad: bool, check_grad_dtypes: bool,
-               fast_mode: bool) -> None:
+               fast_mode: bool, check_forward_ad: bool = False,
+               check_backward_ad: bool = True) -> None:
     _check_inputs(inputs)
     func_out = _as_tuple(func(*inputs))
-    check = _fast_gradcheck if fast_mode else _slow_gradcheck
-    check(func, func_out, inputs, eps, rtol, atol, nondet_tol, check_grad_dtypes)
-    _test_backward_mul_by_grad_output(_differentiable_outputs(func_out), inputs)
-    if check_undefined_grad:
-        _test_undefined_backward_mode(func, inputs)
+    if check_backward_ad:
+        check = _fast_gradcheck if fast_mode else _slow_gradcheck
+        check(func, func_out, inputs, eps, rtol, atol, nondet_tol, check_grad_dtypes)
+        _test_backward_mul_by_grad_output(_differentiable_outputs(func_out), inputs)
+        if check_undefined_grad:
+            _test_undefined_backward_mode(func, inputs)
+    if check_forward_ad:
+        _forward_gradcheck(func, func_out, inputs, eps, rtol, atol)
 
 
 def gradgradcheck(
