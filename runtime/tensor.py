@@ -462,8 +462,9 @@ def next_edges(*values: Any) -> tuple[tuple[Node | None, int], ...]:
     """One edge per differentiable input; a Tensor[] input gives one edge per tensor."""
     edges: list[tuple[Node | None, int]] = []
     for value in values:
-        if isinstance(value, list | tuple):
-            edges.extend(edge(v) for v in value)
+        kind = type(value)
+        if kind is list or kind is tuple:
+            edges.extend(map(edge, value))
         else:
             edges.append(edge(value))
     return tuple(edges)
