@@ -25,8 +25,8 @@ OPERATORS = {
     "__neg__": ("neg", False), "__abs__": ("abs", False),
     "__eq__": ("eq", False), "__ne__": ("ne", False), "__lt__": ("lt", False),
     "__le__": ("le", False), "__gt__": ("gt", False), "__ge__": ("ge", False),
-    "__and__": ("logical_and", False), "__or__": ("logical_or", False),
-    "__invert__": ("logical_not", False),
+    "__and__": ("bitwise_and", False), "__or__": ("bitwise_or", False),
+    "__xor__": ("bitwise_xor", False), "__invert__": ("bitwise_not", False),
 }
 INPLACE_OPERATORS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_",
                      "__itruediv__": "div_"}

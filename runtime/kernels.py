@@ -565,6 +565,29 @@ def logical_or(self, other):
     return _array(np.logical_or(self, other), np.bool_)
 
 
+def _bitwise(ufunc: np.ufunc, name: str, *operands: Any) -> np.ndarray:
+    dtype = result_type(*operands)
+    if dtype.kind == "f":
+        raise RuntimeError(f'"{name}_cpu" not implemented for \'{_TYPE_NAMES[dtype.name]}\'')
+    return _array(ufunc(*(_as(o, dtype) for o in operands)), dtype)
+
+
+def bitwise_not(self):
+    return _bitwise(np.invert, "bitwise_not", self)
+
+
+def bitwise_and_Tensor(self, other):
+    return _bitwise(np.bitwise_and, "bitwise_and", self, other)
+
+
+def bitwise_or_Tensor(self, other):
+    return _bitwise(np.bitwise_or, "bitwise_or", self, other)
+
+
+def bitwise_xor_Tensor(self, other):
+    return _bitwise(np.bitwise_xor, "bitwise_xor", self, other)
+
+
 # -- reductions ---------------------------------------------------------------------------------
 
 def _axes(dim: Any, ndim: int) -> tuple[int, ...]:
