@@ -1664,6 +1664,7 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
 
     derivatives.yaml:587
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
         grad_fn = SumBackward1()
@@ -1703,6 +1704,7 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None):
 
     derivatives.yaml:603
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.mean_dim(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
         grad_fn = MeanBackward1()
@@ -1724,6 +1726,7 @@ def logsumexp(self_, dim, keepdim=False):
 
     derivatives.yaml:611
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.logsumexp(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
@@ -1792,6 +1795,7 @@ def amax(self_, dim=(), keepdim=False):
 
     derivatives.yaml:637
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.amax(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
@@ -1815,6 +1819,7 @@ def amin(self_, dim=(), keepdim=False):
 
     derivatives.yaml:648
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.amin(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
@@ -1959,6 +1964,7 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 
     derivatives.yaml:732
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.norm_ScalarOpt_dim(_T.data(self_), p, dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
@@ -1983,6 +1989,7 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 
     derivatives.yaml:743
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.linalg_vector_norm(_T.data(self_), ord, dim, keepdim, _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
@@ -2051,6 +2058,7 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml:775
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.std_correction(_T.data(self_), dim, correction, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
@@ -2075,6 +2083,7 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml:787
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.var_correction(_T.data(self_), dim, correction, keepdim))
     if _T.any_requires_grad(self_):
         grad_fn = VarBackward0()
@@ -2113,6 +2122,7 @@ def expand(self_, size, *, implicit=False):
 
     derivatives.yaml:805
     """
+    size = _T.int_tuple(size)
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
     if _T.any_requires_grad(self_):
         grad_fn = ExpandBackward0()
@@ -2186,6 +2196,7 @@ def squeeze_dims(self_, dim):
 
     derivatives.yaml:832
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
         grad_fn = SqueezeBackward2()
@@ -2254,6 +2265,7 @@ def squeeze__dims(self_, dim):
 
     derivatives.yaml:851
     """
+    dim = _T.int_tuple(dim)
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
@@ -2333,6 +2345,7 @@ def _unsafe_view(self_, size):
 
     derivatives.yaml:876
     """
+    size = _T.int_tuple(size)
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
     if _T.any_requires_grad(self_):
         grad_fn = UnsafeViewBackward0()
@@ -2351,6 +2364,7 @@ def view(self_, size):
 
     derivatives.yaml:882
     """
+    size = _T.int_tuple(size)
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
     if _T.any_requires_grad(self_):
         grad_fn = ViewBackward0()
@@ -2409,6 +2423,7 @@ def permute(self_, dims):
 
     derivatives.yaml:902
     """
+    dims = _T.int_tuple(dims)
     result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
     if _T.any_requires_grad(self_):
         grad_fn = PermuteBackward0()
@@ -2486,6 +2501,7 @@ def split_with_sizes(self_, split_sizes, dim=0):
 
     derivatives.yaml:935
     """
+    split_sizes = _T.int_tuple(split_sizes)
     result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
     if _T.any_requires_grad(self_):
         grad_fn = SplitWithSizesBackward0()
@@ -2546,6 +2562,7 @@ def select_backward(grad_output, input_sizes, dim, index):
 
     derivatives.yaml:956
     """
+    input_sizes = _T.int_tuple(input_sizes)
     result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
     if _T.any_requires_grad(grad_output):
         grad_fn = SelectBackwardBackward0()
@@ -2587,6 +2604,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 
     derivatives.yaml:972
     """
+    input_sizes = _T.int_tuple(input_sizes)
     result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
     if _T.any_requires_grad(grad_output):
         grad_fn = SliceBackwardBackward0()
@@ -2752,6 +2770,7 @@ def repeat(self_, repeats):
 
     derivatives.yaml:1043
     """
+    repeats = _T.int_tuple(repeats)
     result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
     if _T.any_requires_grad(self_):
         grad_fn = RepeatBackward0()
@@ -2771,6 +2790,7 @@ def flip(self_, dims):
 
     derivatives.yaml:1050
     """
+    dims = _T.int_tuple(dims)
     result = _T.wrap(kernels.flip(_T.data(self_), dims))
     if _T.any_requires_grad(self_):
         grad_fn = FlipBackward0()
@@ -3259,6 +3279,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 
     derivatives.yaml:1277
     """
+    normalized_shape = _T.int_tuple(normalized_shape)
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
     needs_grad = _T.any_requires_grad(input, weight, bias)
     if needs_grad:
@@ -3286,6 +3307,7 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
 
     derivatives.yaml:1286
     """
+    normalized_shape = _T.int_tuple(normalized_shape)
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
     if _T.any_requires_grad(grad_out, input, weight):
         grad_fn = NativeLayerNormBackwardBackward0()

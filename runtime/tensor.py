@@ -396,6 +396,15 @@ def data(value: Any) -> Any:
     return value
 
 
+def int_tuple(value: Any) -> Any:
+    """An int-list argument as a tuple: a bare int is a list of one, None stays None."""
+    if value is None or type(value) is tuple:
+        return value
+    if isinstance(value, int):
+        return (value,)
+    return tuple(value)
+
+
 def numpy_dtype(dtype: dtypes.dtype | None) -> np.dtype | None:
     """A ScalarType argument as the kernels take it."""
     return None if dtype is None else dtype.numpy
