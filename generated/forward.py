@@ -953,7 +953,7 @@ def index_put(self_p, self_t, indices_p, values_p, values_t, accumulate, result)
 def _index_put_impl_(self_p, self_t, indices_p, values_p, values_t, accumulate, unsafe, result):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:1004  result: _index_put_impl_(self_t, indices_p, values_t, accumulate, unsafe)
+    derivatives.yaml:1005  result: _index_put_impl_(self_t, indices_p, values_t, accumulate, unsafe)
     """
     return ops._index_put_impl_(self_t, indices_p, values_t, accumulate, unsafe)
 
@@ -961,7 +961,7 @@ def _index_put_impl_(self_p, self_t, indices_p, values_p, values_t, accumulate, 
 def index_select(self_p, self_t, dim, index_p, result):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:1013  result: auto_linear
+    derivatives.yaml:1014  result: auto_linear
     """
     return ops.index_select(self_t, dim, index_p)
 
@@ -969,7 +969,7 @@ def index_select(self_p, self_t, dim, index_p, result):
 def index_add(self_p, self_t, dim, index_p, source_p, source_t, alpha, result):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1022  result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))
+    derivatives.yaml:1023  result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))
     """
     return ops.index_add(self_t, dim, index_p, manual.maybe_multiply(source_t, alpha))
 
@@ -977,7 +977,7 @@ def index_add(self_p, self_t, dim, index_p, source_p, source_t, alpha, result):
 def gather(self_p, self_t, dim, index_p, sparse_grad, result):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:1030  result: auto_linear
+    derivatives.yaml:1031  result: auto_linear
     """
     return ops.gather(self_t, dim, index_p, sparse_grad=sparse_grad)
 
@@ -985,7 +985,7 @@ def gather(self_p, self_t, dim, index_p, sparse_grad, result):
 def scatter_add(self_p, self_t, dim, index_p, src_p, src_t, result):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:1039  result: scatter_add(self_t, dim, index_p, src_t)
+    derivatives.yaml:1040  result: scatter_add(self_t, dim, index_p, src_t)
     """
     return ops.scatter_add(self_t, dim, index_p, src_t)
 
@@ -993,7 +993,7 @@ def scatter_add(self_p, self_t, dim, index_p, src_p, src_t, result):
 def repeat(self_p, self_t, repeats, result):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:1045  result: auto_linear
+    derivatives.yaml:1046  result: auto_linear
     """
     return ops.repeat(self_t, repeats)
 
@@ -1001,7 +1001,7 @@ def repeat(self_p, self_t, repeats, result):
 def flip(self_p, self_t, dims, result):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:1052  result: auto_linear
+    derivatives.yaml:1053  result: auto_linear
     """
     return ops.flip(self_t, dims)
 
@@ -1009,7 +1009,7 @@ def flip(self_p, self_t, dims, result):
 def mm(self_p, self_t, mat2_p, mat2_t, result):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1063  result: mm(self_t, mat2_p) + mm(self_p, mat2_t)
+    derivatives.yaml:1064  result: mm(self_t, mat2_p) + mm(self_p, mat2_t)
     """
     return ops.mm(self_t, mat2_p) + ops.mm(self_p, mat2_t)
 
@@ -1017,7 +1017,7 @@ def mm(self_p, self_t, mat2_p, mat2_t, result):
 def addmm(self_p, self_t, mat1_p, mat1_t, mat2_p, mat2_t, beta, alpha, result):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1071  result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + maybe_multiply(mat1_p.mm(mat2_t), alpha)
+    derivatives.yaml:1072  result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + maybe_multiply(mat1_p.mm(mat2_t), alpha)
     """
     return manual.maybe_multiply(self_t, beta) + manual.maybe_multiply(mat1_t.mm(mat2_p), alpha) + manual.maybe_multiply(mat1_p.mm(mat2_t), alpha)
 
@@ -1025,7 +1025,7 @@ def addmm(self_p, self_t, mat1_p, mat1_t, mat2_p, mat2_t, beta, alpha, result):
 def bmm(self_p, self_t, mat2_p, mat2_t, result):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1079  result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
+    derivatives.yaml:1080  result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
     """
     return self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
 
@@ -1033,7 +1033,7 @@ def bmm(self_p, self_t, mat2_p, mat2_t, result):
 def dot(self_p, self_t, tensor_p, tensor_t, result):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1087  result: dot(self_t, tensor_p) + dot(self_p, tensor_t)
+    derivatives.yaml:1088  result: dot(self_t, tensor_p) + dot(self_p, tensor_t)
     """
     return ops.dot(self_t, tensor_p) + ops.dot(self_p, tensor_t)
 
@@ -1041,7 +1041,7 @@ def dot(self_p, self_t, tensor_p, tensor_t, result):
 def mv(self_p, self_t, vec_p, vec_t, result):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1094  result: mv(self_t, vec_p) + mv(self_p, vec_t)
+    derivatives.yaml:1095  result: mv(self_t, vec_p) + mv(self_p, vec_t)
     """
     return ops.mv(self_t, vec_p) + ops.mv(self_p, vec_t)
 
@@ -1049,7 +1049,7 @@ def mv(self_p, self_t, vec_p, vec_t, result):
 def _softmax(self_p, self_t, dim, half_to_float, result):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1102  result: _softmax_backward_data(self_t, result, dim, self_p.dtype)
+    derivatives.yaml:1103  result: _softmax_backward_data(self_t, result, dim, self_p.dtype)
     """
     return ops._softmax_backward_data(self_t, result, dim, self_p.dtype)
 
@@ -1057,7 +1057,7 @@ def _softmax(self_p, self_t, dim, half_to_float, result):
 def _log_softmax(self_p, self_t, dim, half_to_float, result):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1111  result: self_t - (result.exp() * self_t).sum(dim, True)
+    derivatives.yaml:1112  result: self_t - (result.exp() * self_t).sum(dim, True)
     """
     return self_t - (result.exp() * self_t).sum(dim, True)
 
@@ -1065,7 +1065,7 @@ def _log_softmax(self_p, self_t, dim, half_to_float, result):
 def _log_softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim, input_dtype, result):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1119  result: _log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + log_softmax_double_backward(output_t, grad_output_p, dim, output_p)
+    derivatives.yaml:1120  result: _log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + log_softmax_double_backward(output_t, grad_output_p, dim, output_p)
     """
     return ops._log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + manual.log_softmax_double_backward(output_t, grad_output_p, dim, output_p)
 
@@ -1073,7 +1073,7 @@ def _log_softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t,
 def _softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim, input_dtype, result):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1127  result: _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
+    derivatives.yaml:1128  result: _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
     """
     return ops._softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
 
@@ -1081,7 +1081,7 @@ def _softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim
 def mse_loss(self_p, self_t, target_p, target_t, reduction, result):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1136  result: apply_loss_reduction(mse_loss_backward(self_t, self_p, target_p, 0) + mse_loss_backward(target_t, target_p, self_p, 0), reduction)
+    derivatives.yaml:1137  result: apply_loss_reduction(mse_loss_backward(self_t, self_p, target_p, 0) + mse_loss_backward(target_t, target_p, self_p, 0), reduction)
     """
     return manual.apply_loss_reduction(ops.mse_loss_backward(self_t, self_p, target_p, 0) + ops.mse_loss_backward(target_t, target_p, self_p, 0), reduction)
 
@@ -1089,7 +1089,7 @@ def mse_loss(self_p, self_t, target_p, target_t, reduction, result):
 def mse_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, reduction, result):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1146  result: mse_loss_double_backward(self_t * grad_output_p, reduction) - mse_loss_double_backward(target_t * grad_output_p, reduction) + mse_loss_backward(grad_output_t, self_p, target_p, reduction)
+    derivatives.yaml:1147  result: mse_loss_double_backward(self_t * grad_output_p, reduction) - mse_loss_double_backward(target_t * grad_output_p, reduction) + mse_loss_backward(grad_output_t, self_p, target_p, reduction)
     """
     return manual.mse_loss_double_backward(self_t * grad_output_p, reduction) - manual.mse_loss_double_backward(target_t * grad_output_p, reduction) + ops.mse_loss_backward(grad_output_t, self_p, target_p, reduction)
 
@@ -1097,7 +1097,7 @@ def mse_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, ta
 def smooth_l1_loss(self_p, self_t, target_p, target_t, reduction, beta, result):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1155  result: apply_loss_reduction(smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
+    derivatives.yaml:1156  result: apply_loss_reduction(smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
     """
     return manual.apply_loss_reduction(ops.smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + ops.smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
 
@@ -1105,7 +1105,7 @@ def smooth_l1_loss(self_p, self_t, target_p, target_t, reduction, beta, result):
 def smooth_l1_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, reduction, beta, result):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1167  result: smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
+    derivatives.yaml:1168  result: smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
     """
     return manual.smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - manual.smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + ops.smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
 
@@ -1113,7 +1113,7 @@ def smooth_l1_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target
 def nll_loss_forward(self_p, self_t, target_p, weight_p, reduction, ignore_index, output, total_weight):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1178  output: nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
+    derivatives.yaml:1179  output: nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
     """
     output_t = ops.nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
     return output_t, None
@@ -1122,7 +1122,7 @@ def nll_loss_forward(self_p, self_t, target_p, weight_p, reduction, ignore_index
 def nll_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, weight_p, reduction, ignore_index, total_weight_p, result):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1192  result: nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
+    derivatives.yaml:1193  result: nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
     """
     return ops.nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
 
@@ -1130,7 +1130,7 @@ def nll_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, we
 def binary_cross_entropy(self_p, self_t, target_p, target_t, weight_p, reduction, result):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1204  result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
+    derivatives.yaml:1205  result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
     """
     return manual.apply_loss_reduction(ops.binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + manual.binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
 
@@ -1138,7 +1138,7 @@ def binary_cross_entropy(self_p, self_t, target_p, target_t, weight_p, reduction
 def binary_cross_entropy_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, weight_p, reduction, result):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1215  result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
+    derivatives.yaml:1216  result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
     """
     return manual.binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + manual.binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + ops.binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
 
@@ -1146,7 +1146,7 @@ def binary_cross_entropy_backward(grad_output_p, grad_output_t, self_p, self_t, 
 def binary_cross_entropy_with_logits(self_p, self_t, target_p, target_t, weight_p, pos_weight_p, reduction, result):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1226  result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
+    derivatives.yaml:1227  result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
     """
     return manual.apply_loss_reduction(manual.binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + manual.binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
 
@@ -1154,7 +1154,7 @@ def binary_cross_entropy_with_logits(self_p, self_t, target_p, target_t, weight_
 def native_dropout(input_p, input_t, p, train, result0, result1):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1237  result0: input_t * result1 * dropout_scale(p, train)
+    derivatives.yaml:1238  result0: input_t * result1 * dropout_scale(p, train)
     """
     result0_t = input_t * result1 * manual.dropout_scale(p, train)
     return result0_t, None
@@ -1163,7 +1163,7 @@ def native_dropout(input_p, input_t, p, train, result0, result1):
 def native_dropout_backward(grad_output_p, grad_output_t, mask_p, mask_t, scale, result):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1249  result: native_dropout_backward(grad_output_t, mask_p, scale)
+    derivatives.yaml:1250  result: native_dropout_backward(grad_output_t, mask_p, scale)
     """
     return ops.native_dropout_backward(grad_output_t, mask_p, scale)
 
@@ -1171,7 +1171,7 @@ def native_dropout_backward(grad_output_p, grad_output_t, mask_p, mask_t, scale,
 def embedding(weight_p, weight_t, indices_p, padding_idx, scale_grad_by_freq, sparse, result):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1257  result: auto_linear
+    derivatives.yaml:1258  result: auto_linear
     """
     return ops.embedding(weight_t, indices_p, padding_idx, scale_grad_by_freq, sparse)
 
@@ -1179,7 +1179,7 @@ def embedding(weight_p, weight_t, indices_p, padding_idx, scale_grad_by_freq, sp
 def embedding_dense_backward(grad_output_p, grad_output_t, indices_p, num_weights, padding_idx, scale_grad_by_freq, result):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1269  result: auto_linear
+    derivatives.yaml:1270  result: auto_linear
     """
     return ops.embedding_dense_backward(grad_output_t, indices_p, num_weights, padding_idx, scale_grad_by_freq)
 
@@ -1187,7 +1187,7 @@ def embedding_dense_backward(grad_output_p, grad_output_t, indices_p, num_weight
 def native_layer_norm(input_p, input_t, normalized_shape, weight_p, weight_t, bias_p, bias_t, eps, result0, result1, result2):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1280  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
+    derivatives.yaml:1281  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
     """
     result0_t = manual.layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
     return result0_t, None, None
@@ -1196,7 +1196,7 @@ def native_layer_norm(input_p, input_t, normalized_shape, weight_p, weight_t, bi
 def native_layer_norm_backward(grad_out_p, grad_out_t, input_p, input_t, normalized_shape, mean_p, rstd_p, weight_p, weight_t, bias_p, output_mask, result0, result1, result2):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1294  result0, result1, result2: layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
+    derivatives.yaml:1295  result0, result1, result2: layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     """
     result0_t, result1_t, result2_t = manual.layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     return result0_t, result1_t, result2_t

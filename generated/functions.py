@@ -2853,7 +2853,7 @@ class IndexPutBackward0(Node):
 class IndexPutImplBackward0(Node):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:1000
+    derivatives.yaml:1001
     self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
     values: index(grad, indices)
     """
@@ -2891,7 +2891,7 @@ class IndexPutImplBackward0(Node):
 class IndexSelectBackward0(Node):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:1010
+    derivatives.yaml:1011
     self: index_select_backward(grad, self.shape, dim, index)
     """
 
@@ -2920,7 +2920,7 @@ class IndexSelectBackward0(Node):
 class IndexAddBackward0(Node):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1018
+    derivatives.yaml:1019
     self: grad
     source: maybe_multiply(grad.index_select(dim, index), alpha)
     """
@@ -2953,7 +2953,7 @@ class IndexAddBackward0(Node):
 class GatherBackward0(Node):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:1027
+    derivatives.yaml:1028
     self: gather_backward(grad, self.shape, dim, index)
     """
 
@@ -2982,7 +2982,7 @@ class GatherBackward0(Node):
 class ScatterAddBackward0(Node):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:1035
+    derivatives.yaml:1036
     self: grad
     src: grad.gather(dim, index)
     """
@@ -3014,7 +3014,7 @@ class ScatterAddBackward0(Node):
 class RepeatBackward0(Node):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:1043
+    derivatives.yaml:1044
     self: repeat_backward(grad, repeats, self.shape)
     """
 
@@ -3035,7 +3035,7 @@ class RepeatBackward0(Node):
 class FlipBackward0(Node):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:1050
+    derivatives.yaml:1051
     self: grad.flip(dims)
     """
 
@@ -3055,7 +3055,7 @@ class FlipBackward0(Node):
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1059
+    derivatives.yaml:1060
     self: mm_mat1_backward(grad, mat2, self.shape, self.stride(), 1)
     mat2: mm_mat2_backward(grad, self, mat2.shape, mat2.stride(), 1)
     """
@@ -3096,7 +3096,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1067
+    derivatives.yaml:1068
     self: maybe_multiply(grad, beta)
     mat1: mm_mat1_backward(grad, mat2, mat1.shape, mat1.stride(), alpha)
     mat2: mm_mat2_backward(grad, mat1, mat2.shape, mat2.stride(), alpha)
@@ -3143,7 +3143,7 @@ class AddmmBackward0(Node):
 class BmmBackward0(Node):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1076
+    derivatives.yaml:1077
     self: grad.bmm(mat2.transpose(1, 2))
     mat2: self.transpose(1, 2).bmm(grad)
     """
@@ -3180,7 +3180,7 @@ class BmmBackward0(Node):
 class DotBackward0(Node):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1084
+    derivatives.yaml:1085
     self: grad * tensor
     tensor: grad * self
     """
@@ -3217,7 +3217,7 @@ class DotBackward0(Node):
 class MvBackward0(Node):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1091
+    derivatives.yaml:1092
     self: grad.unsqueeze(1) * vec
     vec: self.t().mv(grad)
     """
@@ -3254,7 +3254,7 @@ class MvBackward0(Node):
 class SoftmaxBackward0(Node):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1098
+    derivatives.yaml:1099
     self: _softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -3283,7 +3283,7 @@ class SoftmaxBackward0(Node):
 class LogSoftmaxBackward0(Node):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1108
+    derivatives.yaml:1109
     self: _log_softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -3312,7 +3312,7 @@ class LogSoftmaxBackward0(Node):
 class LogSoftmaxBackwardDataBackward0(Node):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1116
+    derivatives.yaml:1117
     grad_output: grad - (grad * output.exp()).sum(dim, True)
     output: log_softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -3350,7 +3350,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
 class SoftmaxBackwardDataBackward0(Node):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1124
+    derivatives.yaml:1125
     grad_output: _softmax_backward_data(grad, output, dim, input_dtype)
     output: softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -3389,7 +3389,7 @@ class SoftmaxBackwardDataBackward0(Node):
 class MseLossBackward0(Node):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1132
+    derivatives.yaml:1133
     self: mse_loss_backward(grad, self, target, reduction)
     target: mse_loss_backward(grad, target, self, reduction)
     """
@@ -3427,7 +3427,7 @@ class MseLossBackward0(Node):
 class MseLossBackwardBackward0(Node):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1142
+    derivatives.yaml:1143
     grad_output: mse_loss_backward(grad, self, target, reduction)
     self: mse_loss_double_backward(grad * grad_output, reduction)
     target: -mse_loss_double_backward(grad * grad_output, reduction)
@@ -3475,7 +3475,7 @@ class MseLossBackwardBackward0(Node):
 class SmoothL1LossBackward0(Node):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1151
+    derivatives.yaml:1152
     self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
     """
@@ -3514,7 +3514,7 @@ class SmoothL1LossBackward0(Node):
 class SmoothL1LossBackwardBackward0(Node):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1163
+    derivatives.yaml:1164
     grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
     target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
@@ -3563,7 +3563,7 @@ class SmoothL1LossBackwardBackward0(Node):
 class NllLossBackward0(Node):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1172
+    derivatives.yaml:1173
     self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
 
@@ -3610,7 +3610,7 @@ class NllLossBackward0(Node):
 class NllLossBackwardBackward0(Node):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1186
+    derivatives.yaml:1187
     grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
     self: zeros_like(grad)
     """
@@ -3649,7 +3649,7 @@ class NllLossBackwardBackward0(Node):
 class BinaryCrossEntropyBackward0(Node):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1199
+    derivatives.yaml:1200
     self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
     """
@@ -3693,7 +3693,7 @@ class BinaryCrossEntropyBackward0(Node):
 class BinaryCrossEntropyBackwardBackward0(Node):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1210
+    derivatives.yaml:1211
     grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
     target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
@@ -3747,7 +3747,7 @@ class BinaryCrossEntropyBackwardBackward0(Node):
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1220
+    derivatives.yaml:1221
     self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
     target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
     """
@@ -3797,7 +3797,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 class NativeDropoutBackward0(Node):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1232
+    derivatives.yaml:1233
     input: native_dropout_backward(grad, result1, dropout_scale(p, train))
     """
 
@@ -3826,7 +3826,7 @@ class NativeDropoutBackward0(Node):
 class NativeDropoutBackwardBackward0(Node):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1246
+    derivatives.yaml:1247
     grad_output: native_dropout_backward(grad, mask, scale)
     mask: not_implemented("native_dropout_backward: mask")
     """
@@ -3858,7 +3858,7 @@ class NativeDropoutBackwardBackward0(Node):
 class EmbeddingBackward0(Node):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1254
+    derivatives.yaml:1255
     weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
     """
 
@@ -3888,7 +3888,7 @@ class EmbeddingBackward0(Node):
 class EmbeddingDenseBackwardBackward0(Node):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1266
+    derivatives.yaml:1267
     grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
     """
 
@@ -3918,7 +3918,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 class NativeLayerNormBackward0(Node):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1277
+    derivatives.yaml:1278
     input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
     """
 
@@ -3977,7 +3977,7 @@ class NativeLayerNormBackward0(Node):
 class NativeLayerNormBackwardBackward0(Node):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1286
+    derivatives.yaml:1287
     input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
     """
 

@@ -352,6 +352,10 @@ class TensorMethods:
         """In-place div.Tensor."""
         return ops.div_Tensor_(self, other)
 
+    def index_put_(self, indices, values, accumulate=False):
+        """In-place index_put."""
+        return ops.index_put_(self, indices, values, accumulate)
+
     def mul_(self, other):
         """In-place mul.Tensor."""
         return ops.mul_Tensor_(self, other)

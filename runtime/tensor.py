@@ -537,6 +537,9 @@ def check_inplace(tensor: Tensor) -> None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
     base = tensor._base
+    if base is not None and base.grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
     if base is not None and (base.requires_grad or tensor.requires_grad):
         raise RuntimeError(
             "gradgen does not support in-place operations on a view of a tensor that requires "
