@@ -29,12 +29,13 @@ from codegen.model import (
 from codegen.schema import FunctionSchema, SchemaError, parse_schema
 
 # Keys gradgen adds to torchgen's: how an op is exposed, and its sample inputs for tests.
-BINDING_KEYS = ("variants", "inplace", "python_binding", "samples")
+BINDING_KEYS = ("variants", "inplace", "python_binding", "samples", "node")
 # Every key an entry may have besides its arguments' and outputs' formulas.
 ENTRY_KEYS = ("name", "output_differentiability", *BINDING_KEYS)
 _SAFE_TAGS = {
     "tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "seq", "map")
 }
+_QUALIFIED = re.compile(r"^[A-Za-z_]\w*(::[A-Za-z_]\w*)*$")
 _RESULT_KEY = re.compile(r"^result\d*$")
 _NOT_IMPLEMENTED = re.compile(r"^not_implemented\((?P<arg>.*)\)$", re.S)
 
@@ -363,7 +364,18 @@ def _load_entry(
     # As torchgen: an entry with a formula takes a number even if no output is
     # differentiable (then no node is ever made, so no class is generated).
     node_name = None
-    if derivatives:
+    qualified_name = None
+    if "node" in keys:
+        # A node PyTorch writes by hand (copy_'s torch::autograd::CopyBackwards) is not in
+        # its derivatives.yaml: it has its own name and takes no number.
+        value = keys["node"][1]
+        qualified_name = reader.value(value)
+        if not isinstance(qualified_name, str) or not _QUALIFIED.match(qualified_name):
+            raise fail(value, "node must be a class name, optionally qualified: "
+                              "torch::autograd::CopyBackwards")
+        if derivatives and differentiable_outputs:
+            node_name = qualified_name.rsplit("::", 1)[-1]
+    elif derivatives:
         prefix = node_name_prefix(schema.base)
         if differentiable_outputs:
             node_name = f"{prefix}{counter[prefix]}"
@@ -388,6 +400,7 @@ def _load_entry(
         schema=schema,
         location=reader.location(keys["name"][1]),
         node_name=node_name,
+        qualified_name=qualified_name if node_name else None,
         derivatives=tuple(derivatives),
         forward_derivatives=forward,
         inputs=inputs,

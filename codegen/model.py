@@ -115,6 +115,9 @@ class OpInfo:
     python_binding: bool  # reachable by overload resolution from Python
     view_of: str | None  # the argument whose storage the output shares
     samples: tuple = field(default=())
+    # A hand-written PyTorch node's full name (`torch::autograd::CopyBackwards`), which
+    # its name() returns; None for the generated `*Backward<N>` names.
+    qualified_name: str | None = None
 
     @property
     def name(self) -> str:

@@ -135,6 +135,7 @@ def node_context(info: OpInfo) -> dict:
     list_input = any(i.is_list for i in info.inputs)
     return {
         "name": info.node_name,
+        "qualified_name": info.qualified_name,
         "schema": str(info.schema),
         "line": info.location.line,
         "formulas": [(", ".join(d.var_names), _one_line(d.formula)) for d in info.derivatives],

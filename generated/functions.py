@@ -65,7 +65,7 @@ __all__ = [
     "FillBackward1",
     "FillBackward2",
     "FillBackward3",
-    "CopyBackward0",
+    "CopyBackwards",
     "SumBackward0",
     "SumBackward1",
     "MeanBackward0",
@@ -149,7 +149,7 @@ __all__ = [
 class AddBackward0(Node):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:24
+    derivatives.yaml:25
     self: grad
     other: maybe_multiply(grad, alpha)
     """
@@ -173,7 +173,7 @@ class AddBackward0(Node):
 class AddBackward1(Node):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:33
+    derivatives.yaml:34
     self: grad
     """
 
@@ -191,7 +191,7 @@ class AddBackward1(Node):
 class SubBackward0(Node):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:40
+    derivatives.yaml:41
     self: grad
     other: maybe_multiply(-grad, alpha)
     """
@@ -215,7 +215,7 @@ class SubBackward0(Node):
 class RsubBackward0(Node):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:49
+    derivatives.yaml:50
     self: maybe_multiply(-grad, alpha)
     other: grad
     """
@@ -239,7 +239,7 @@ class RsubBackward0(Node):
 class RsubBackward1(Node):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:58
+    derivatives.yaml:59
     self: maybe_multiply(-grad, alpha)
     """
 
@@ -259,7 +259,7 @@ class RsubBackward1(Node):
 class MulBackward0(Node):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:66
+    derivatives.yaml:67
     self: grad * other
     other: grad * self
     """
@@ -296,7 +296,7 @@ class MulBackward0(Node):
 class MulBackward1(Node):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:75
+    derivatives.yaml:76
     self: grad * other
     """
 
@@ -316,7 +316,7 @@ class MulBackward1(Node):
 class DivBackward0(Node):
     """div.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:82
+    derivatives.yaml:83
     self: grad / other
     other: -grad * self / (other * other)
     """
@@ -353,7 +353,7 @@ class DivBackward0(Node):
 class DivBackward1(Node):
     """div.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:91
+    derivatives.yaml:92
     self: grad / other
     """
 
@@ -373,7 +373,7 @@ class DivBackward1(Node):
 class NegBackward0(Node):
     """neg(Tensor self) -> Tensor
 
-    derivatives.yaml:98
+    derivatives.yaml:99
     self: -grad
     """
 
@@ -392,7 +392,7 @@ class NegBackward0(Node):
 class PowBackward0(Node):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
-    derivatives.yaml:104
+    derivatives.yaml:105
     self: pow_backward(grad, self, exponent)
     """
 
@@ -420,7 +420,7 @@ class PowBackward0(Node):
 class PowBackward1(Node):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:111
+    derivatives.yaml:112
     self: pow_backward_self(grad, self, exponent)
     exponent: pow_backward_exponent(grad, self, exponent, result)
     """
@@ -463,7 +463,7 @@ class PowBackward1(Node):
 class PowBackward2(Node):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:121
+    derivatives.yaml:122
     exponent: pow_backward_exponent(grad, self, exponent, result)
     """
 
@@ -497,7 +497,7 @@ class PowBackward2(Node):
 class ReciprocalBackward0(Node):
     """reciprocal(Tensor self) -> Tensor
 
-    derivatives.yaml:129
+    derivatives.yaml:130
     self: -grad * (result * result)
     """
 
@@ -524,7 +524,7 @@ class ReciprocalBackward0(Node):
 class ExpBackward0(Node):
     """exp(Tensor self) -> Tensor
 
-    derivatives.yaml:135
+    derivatives.yaml:136
     self: grad * result
     """
 
@@ -551,7 +551,7 @@ class ExpBackward0(Node):
 class Expm1Backward0(Node):
     """expm1(Tensor self) -> Tensor
 
-    derivatives.yaml:141
+    derivatives.yaml:142
     self: grad * (result + 1)
     """
 
@@ -578,7 +578,7 @@ class Expm1Backward0(Node):
 class LogBackward0(Node):
     """log(Tensor self) -> Tensor
 
-    derivatives.yaml:147
+    derivatives.yaml:148
     self: grad / self
     """
 
@@ -605,7 +605,7 @@ class LogBackward0(Node):
 class Log1PBackward0(Node):
     """log1p(Tensor self) -> Tensor
 
-    derivatives.yaml:153
+    derivatives.yaml:154
     self: grad / (self + 1)
     """
 
@@ -632,7 +632,7 @@ class Log1PBackward0(Node):
 class SqrtBackward0(Node):
     """sqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:159
+    derivatives.yaml:160
     self: grad / (2 * result)
     """
 
@@ -659,7 +659,7 @@ class SqrtBackward0(Node):
 class RsqrtBackward0(Node):
     """rsqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:165
+    derivatives.yaml:166
     self: -0.5 * grad * result.pow(3)
     """
 
@@ -686,7 +686,7 @@ class RsqrtBackward0(Node):
 class SinBackward0(Node):
     """sin(Tensor self) -> Tensor
 
-    derivatives.yaml:171
+    derivatives.yaml:172
     self: grad * self.cos()
     """
 
@@ -713,7 +713,7 @@ class SinBackward0(Node):
 class CosBackward0(Node):
     """cos(Tensor self) -> Tensor
 
-    derivatives.yaml:177
+    derivatives.yaml:178
     self: grad * -self.sin()
     """
 
@@ -740,7 +740,7 @@ class CosBackward0(Node):
 class TanBackward0(Node):
     """tan(Tensor self) -> Tensor
 
-    derivatives.yaml:183
+    derivatives.yaml:184
     self: grad * (1 + result.pow(2))
     """
 
@@ -767,7 +767,7 @@ class TanBackward0(Node):
 class TanhBackward0(Node):
     """tanh(Tensor self) -> Tensor
 
-    derivatives.yaml:189
+    derivatives.yaml:190
     self: tanh_backward(grad, result)
     """
 
@@ -794,7 +794,7 @@ class TanhBackward0(Node):
 class TanhBackwardBackward0(Node):
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:195
+    derivatives.yaml:196
     grad_output: tanh_backward(grad, output)
     output: -2 * grad * grad_output * output
     """
@@ -831,7 +831,7 @@ class TanhBackwardBackward0(Node):
 class SigmoidBackward0(Node):
     """sigmoid(Tensor self) -> Tensor
 
-    derivatives.yaml:203
+    derivatives.yaml:204
     self: sigmoid_backward(grad, result)
     """
 
@@ -858,7 +858,7 @@ class SigmoidBackward0(Node):
 class SigmoidBackwardBackward0(Node):
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:210
+    derivatives.yaml:211
     grad_output: sigmoid_backward(grad, output)
     output: grad * grad_output * (1 - 2 * output)
     """
@@ -895,7 +895,7 @@ class SigmoidBackwardBackward0(Node):
 class ErfBackward0(Node):
     """erf(Tensor self) -> Tensor
 
-    derivatives.yaml:218
+    derivatives.yaml:219
     self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
     """
 
@@ -922,7 +922,7 @@ class ErfBackward0(Node):
 class ReluBackward0(Node):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:225
+    derivatives.yaml:226
     self: threshold_backward(grad, result, 0)
     """
 
@@ -949,7 +949,7 @@ class ReluBackward0(Node):
 class GeluBackward0(Node):
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:233
+    derivatives.yaml:234
     self: gelu_backward(grad, self, approximate=approximate)
     """
 
@@ -977,7 +977,7 @@ class GeluBackward0(Node):
 class GeluBackwardBackward0(Node):
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:241
+    derivatives.yaml:242
     grad_output: gelu_backward(grad, self, approximate=approximate)
     self: gelu_double_backward(grad, grad_output, self, approximate)
     """
@@ -1015,7 +1015,7 @@ class GeluBackwardBackward0(Node):
 class LeakyReluBackward0(Node):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
 
-    derivatives.yaml:250
+    derivatives.yaml:251
     self: leaky_relu_backward(grad, self, negative_slope, False)
     """
 
@@ -1043,7 +1043,7 @@ class LeakyReluBackward0(Node):
 class SoftplusBackward0(Node):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 
-    derivatives.yaml:260
+    derivatives.yaml:261
     self: softplus_backward(grad, self, beta, threshold)
     """
 
@@ -1072,7 +1072,7 @@ class SoftplusBackward0(Node):
 class LeakyReluBackwardBackward0(Node):
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
 
-    derivatives.yaml:269
+    derivatives.yaml:270
     grad_output: leaky_relu_backward(grad, self, negative_slope, False)
     self: zeros_like(grad)
     """
@@ -1104,7 +1104,7 @@ class LeakyReluBackwardBackward0(Node):
 class SoftplusBackwardBackward0(Node):
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 
-    derivatives.yaml:277
+    derivatives.yaml:278
     grad_output: softplus_backward(grad, self, beta, threshold)
     self: softplus_double_backward(grad * grad_output, self, beta, threshold)
     """
@@ -1143,7 +1143,7 @@ class SoftplusBackwardBackward0(Node):
 class ThresholdBackwardBackward0(Node):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:286
+    derivatives.yaml:287
     grad_output: threshold_backward(grad, self, threshold)
     self: zeros_like(grad)
     """
@@ -1175,7 +1175,7 @@ class ThresholdBackwardBackward0(Node):
 class AbsBackward0(Node):
     """abs(Tensor self) -> Tensor
 
-    derivatives.yaml:296
+    derivatives.yaml:297
     self: grad * self.sign()
     """
 
@@ -1202,7 +1202,7 @@ class AbsBackward0(Node):
 class SignBackward0(Node):
     """sign(Tensor self) -> Tensor
 
-    derivatives.yaml:304
+    derivatives.yaml:305
     self: zeros_like(grad)
     """
 
@@ -1221,7 +1221,7 @@ class SignBackward0(Node):
 class ClampBackward0(Node):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:310
+    derivatives.yaml:311
     self: clamp_backward(grad, self, min, max)
     min, max: clamp_backward_min_max(grad, self, min, max, grad_input_mask)
     """
@@ -1269,7 +1269,7 @@ class ClampBackward0(Node):
 class ClampBackward1(Node):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:322
+    derivatives.yaml:323
     self: clamp_backward(grad, self, min, max)
     """
 
@@ -1298,7 +1298,7 @@ class ClampBackward1(Node):
 class ClampMinBackward0(Node):
     """clamp_min(Tensor self, Scalar min) -> Tensor
 
-    derivatives.yaml:333
+    derivatives.yaml:334
     self: where(self >= min, grad, 0)
     """
 
@@ -1326,7 +1326,7 @@ class ClampMinBackward0(Node):
 class ClampMinBackward1(Node):
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
-    derivatives.yaml:341
+    derivatives.yaml:342
     self: where(self >= min, grad, 0)
     min: where(self < min, grad, 0)
     """
@@ -1363,7 +1363,7 @@ class ClampMinBackward1(Node):
 class ClampMaxBackward0(Node):
     """clamp_max(Tensor self, Scalar max) -> Tensor
 
-    derivatives.yaml:350
+    derivatives.yaml:351
     self: where(self <= max, grad, 0)
     """
 
@@ -1391,7 +1391,7 @@ class ClampMaxBackward0(Node):
 class ClampMaxBackward1(Node):
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
-    derivatives.yaml:358
+    derivatives.yaml:359
     self: where(self <= max, grad, 0)
     max: where(self > max, grad, 0)
     """
@@ -1428,7 +1428,7 @@ class ClampMaxBackward1(Node):
 class MaximumBackward0(Node):
     """maximum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:367
+    derivatives.yaml:368
     self: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
     other: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
     """
@@ -1465,7 +1465,7 @@ class MaximumBackward0(Node):
 class MinimumBackward0(Node):
     """minimum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:377
+    derivatives.yaml:378
     self: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
     other: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
     """
@@ -1502,7 +1502,7 @@ class MinimumBackward0(Node):
 class WhereBackward0(Node):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:387
+    derivatives.yaml:388
     self: where(condition, grad, 0)
     other: where(condition, 0, grad)
     """
@@ -1533,7 +1533,7 @@ class WhereBackward0(Node):
 class MaskedFillBackward0(Node):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
-    derivatives.yaml:396
+    derivatives.yaml:397
     self: grad.masked_fill(mask, 0)
     """
 
@@ -1560,7 +1560,7 @@ class MaskedFillBackward0(Node):
 class MaskedFillBackward1(Node):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
-    derivatives.yaml:404
+    derivatives.yaml:405
     self: grad.masked_fill(mask, 0)
     value: masked_fill_backward(grad, mask)
     """
@@ -1591,7 +1591,7 @@ class MaskedFillBackward1(Node):
 class FillBackward0(Node):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor
 
-    derivatives.yaml:412
+    derivatives.yaml:413
     self: zeros_like(grad)
     """
 
@@ -1610,7 +1610,7 @@ class FillBackward0(Node):
 class FillBackward1(Node):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor
 
-    derivatives.yaml:419
+    derivatives.yaml:420
     self: zeros_like(grad)
     value: grad.sum()
     """
@@ -1633,7 +1633,7 @@ class FillBackward1(Node):
 class FillBackward2(Node):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
-    derivatives.yaml:427
+    derivatives.yaml:428
     self: zeros_like(grad)
     """
 
@@ -1652,7 +1652,7 @@ class FillBackward2(Node):
 class FillBackward3(Node):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 
-    derivatives.yaml:433
+    derivatives.yaml:434
     self: zeros_like(grad)
     value: grad.sum()
     """
@@ -1672,15 +1672,18 @@ class FillBackward3(Node):
         return grad_inputs
 
 
-class CopyBackward0(Node):
+class CopyBackwards(Node):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 
-    derivatives.yaml:440
+    derivatives.yaml:441
     self: zeros_like(grad)
     src: grad
     """
 
     __slots__ = ()
+
+    def name(self):
+        return "torch::autograd::CopyBackwards"
 
     def apply(self, grads):
         grad = grads[0]
@@ -1698,7 +1701,7 @@ class CopyBackward0(Node):
 class SumBackward0(Node):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:580
+    derivatives.yaml:581
     self: grad.expand(self.shape)
     """
 
@@ -1718,7 +1721,7 @@ class SumBackward0(Node):
 class SumBackward1(Node):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:587
+    derivatives.yaml:588
     self: sum_backward(grad, self.shape, dim, keepdim)
     """
 
@@ -1740,7 +1743,7 @@ class SumBackward1(Node):
 class MeanBackward0(Node):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:597
+    derivatives.yaml:598
     self: grad.expand(self.shape) / self.numel()
     """
 
@@ -1761,7 +1764,7 @@ class MeanBackward0(Node):
 class MeanBackward1(Node):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:603
+    derivatives.yaml:604
     self: mean_backward(grad, self.shape, dim, self.numel(), keepdim)
     """
 
@@ -1784,7 +1787,7 @@ class MeanBackward1(Node):
 class LogsumexpBackward0(Node):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:611
+    derivatives.yaml:612
     self: logsumexp_backward(grad, self, result, dim, keepdim)
     """
 
@@ -1819,7 +1822,7 @@ class LogsumexpBackward0(Node):
 class MaxBackward0(Node):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:619
+    derivatives.yaml:620
     self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
     """
 
@@ -1849,7 +1852,7 @@ class MaxBackward0(Node):
 class MaxBackward1(Node):
     """max(Tensor self) -> Tensor
 
-    derivatives.yaml:629
+    derivatives.yaml:630
     self: evenly_distribute_backward(grad, self, result)
     """
 
@@ -1882,7 +1885,7 @@ class MaxBackward1(Node):
 class AmaxBackward0(Node):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:637
+    derivatives.yaml:638
     self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
     """
 
@@ -1917,7 +1920,7 @@ class AmaxBackward0(Node):
 class AminBackward0(Node):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:648
+    derivatives.yaml:649
     self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
     """
 
@@ -1952,7 +1955,7 @@ class AminBackward0(Node):
 class MinBackward0(Node):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:657
+    derivatives.yaml:658
     self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
     """
 
@@ -1982,7 +1985,7 @@ class MinBackward0(Node):
 class MinBackward1(Node):
     """min(Tensor self) -> Tensor
 
-    derivatives.yaml:667
+    derivatives.yaml:668
     self: evenly_distribute_backward(grad, self, result)
     """
 
@@ -2015,7 +2018,7 @@ class MinBackward1(Node):
 class NormBackward0(Node):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:716
+    derivatives.yaml:717
     self: norm_backward(grad, self, p, result)
     """
 
@@ -2049,7 +2052,7 @@ class NormBackward0(Node):
 class NormBackward1(Node):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:732
+    derivatives.yaml:733
     self: norm_backward(grad, self, p, result, dim, keepdim)
     """
 
@@ -2085,7 +2088,7 @@ class NormBackward1(Node):
 class LinalgVectorNormBackward0(Node):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:743
+    derivatives.yaml:744
     self: norm_backward(grad, self, ord, result, dim, keepdim)
     """
 
@@ -2121,7 +2124,7 @@ class LinalgVectorNormBackward0(Node):
 class ProdBackward0(Node):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:755
+    derivatives.yaml:756
     self: prod_backward(grad, self, result)
     """
 
@@ -2154,7 +2157,7 @@ class ProdBackward0(Node):
 class ProdBackward1(Node):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:766
+    derivatives.yaml:767
     self: prod_backward(grad, self, result, dim, keepdim)
     """
 
@@ -2189,7 +2192,7 @@ class ProdBackward1(Node):
 class StdBackward0(Node):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:775
+    derivatives.yaml:776
     self: std_backward(result, grad, self, dim, correction, keepdim)
     """
 
@@ -2225,7 +2228,7 @@ class StdBackward0(Node):
 class VarBackward0(Node):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:787
+    derivatives.yaml:788
     self: var_backward(grad, self, dim, correction, keepdim)
     """
 
@@ -2255,7 +2258,7 @@ class VarBackward0(Node):
 class TBackward0(Node):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:799
+    derivatives.yaml:800
     self: grad.t()
     """
 
@@ -2274,7 +2277,7 @@ class TBackward0(Node):
 class ExpandBackward0(Node):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:805
+    derivatives.yaml:806
     self: grad.sum_to_size(self.shape)
     """
 
@@ -2294,7 +2297,7 @@ class ExpandBackward0(Node):
 class UnsqueezeBackward0(Node):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:812
+    derivatives.yaml:813
     self: grad.squeeze(dim)
     """
 
@@ -2314,7 +2317,7 @@ class UnsqueezeBackward0(Node):
 class SqueezeBackward0(Node):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:819
+    derivatives.yaml:820
     self: grad.reshape(self.shape)
     """
 
@@ -2334,7 +2337,7 @@ class SqueezeBackward0(Node):
 class SqueezeBackward1(Node):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:825
+    derivatives.yaml:826
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -2355,7 +2358,7 @@ class SqueezeBackward1(Node):
 class SqueezeBackward2(Node):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:832
+    derivatives.yaml:833
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -2376,7 +2379,7 @@ class SqueezeBackward2(Node):
 class SqueezeBackward3(Node):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:839
+    derivatives.yaml:840
     self: grad.reshape(self.shape)
     """
 
@@ -2396,7 +2399,7 @@ class SqueezeBackward3(Node):
 class SqueezeBackward4(Node):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:845
+    derivatives.yaml:846
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -2417,7 +2420,7 @@ class SqueezeBackward4(Node):
 class SqueezeBackward5(Node):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:851
+    derivatives.yaml:852
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -2438,7 +2441,7 @@ class SqueezeBackward5(Node):
 class ToCopyBackward0(Node):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:857
+    derivatives.yaml:858
     self: grad.to(self.dtype)
     """
 
@@ -2458,7 +2461,7 @@ class ToCopyBackward0(Node):
 class CloneBackward0(Node):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:863
+    derivatives.yaml:864
     self: grad
     """
 
@@ -2476,7 +2479,7 @@ class CloneBackward0(Node):
 class TransposeBackward0(Node):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:869
+    derivatives.yaml:870
     self: grad.transpose(dim0, dim1)
     """
 
@@ -2497,7 +2500,7 @@ class TransposeBackward0(Node):
 class UnsafeViewBackward0(Node):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:876
+    derivatives.yaml:877
     self: grad.reshape(self.shape)
     """
 
@@ -2517,7 +2520,7 @@ class UnsafeViewBackward0(Node):
 class ViewBackward0(Node):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:882
+    derivatives.yaml:883
     self: grad.reshape(self.shape)
     """
 
@@ -2537,7 +2540,7 @@ class ViewBackward0(Node):
 class ZeroBackward0(Node):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:889
+    derivatives.yaml:890
     self: zeros_like(grad)
     """
 
@@ -2556,7 +2559,7 @@ class ZeroBackward0(Node):
 class AliasBackward0(Node):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:895
+    derivatives.yaml:896
     self: grad
     """
 
@@ -2574,7 +2577,7 @@ class AliasBackward0(Node):
 class PermuteBackward0(Node):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:902
+    derivatives.yaml:903
     self: permute_backwards(grad, dims)
     """
 
@@ -2594,7 +2597,7 @@ class PermuteBackward0(Node):
 class CatBackward0(Node):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:909
+    derivatives.yaml:910
     tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
     """
 
@@ -2615,7 +2618,7 @@ class CatBackward0(Node):
 class StackBackward0(Node):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:918
+    derivatives.yaml:919
     tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
     """
 
@@ -2636,7 +2639,7 @@ class StackBackward0(Node):
 class SplitBackward0(Node):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:926
+    derivatives.yaml:927
     self: split_backward(grads, split_size, dim, self.shape)
     """
 
@@ -2657,7 +2660,7 @@ class SplitBackward0(Node):
 class SplitWithSizesBackward0(Node):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:935
+    derivatives.yaml:936
     self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
     """
 
@@ -2678,7 +2681,7 @@ class SplitWithSizesBackward0(Node):
 class UnbindBackward0(Node):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:942
+    derivatives.yaml:943
     self: unbind_backward(grads, dim)
     """
 
@@ -2697,7 +2700,7 @@ class UnbindBackward0(Node):
 class SelectBackward0(Node):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:949
+    derivatives.yaml:950
     self: select_backward(grad, self.shape, dim, index)
     """
 
@@ -2719,7 +2722,7 @@ class SelectBackward0(Node):
 class SelectBackwardBackward0(Node):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:956
+    derivatives.yaml:957
     grad_output: grad.select(dim, index)
     """
 
@@ -2740,7 +2743,7 @@ class SelectBackwardBackward0(Node):
 class SliceBackward0(Node):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:963
+    derivatives.yaml:964
     self: slice_backward_wrapper(grad, self.shape, dim, start, end, step)
     """
 
@@ -2764,7 +2767,7 @@ class SliceBackward0(Node):
 class SliceBackwardBackward0(Node):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:972
+    derivatives.yaml:973
     grad_output: slice(grad, dim, start, end, step)
     """
 
@@ -2787,7 +2790,7 @@ class SliceBackwardBackward0(Node):
 class IndexBackward0(Node):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:979
+    derivatives.yaml:980
     self: index_backward(grad, self.shape, indices)
     """
 
@@ -2815,7 +2818,7 @@ class IndexBackward0(Node):
 class IndexPutBackward0(Node):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:990
+    derivatives.yaml:991
     self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
     values: index(grad, indices)
     """
@@ -2853,7 +2856,7 @@ class IndexPutBackward0(Node):
 class IndexPutImplBackward0(Node):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:1001
+    derivatives.yaml:1002
     self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
     values: index(grad, indices)
     """
@@ -2891,7 +2894,7 @@ class IndexPutImplBackward0(Node):
 class IndexSelectBackward0(Node):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:1011
+    derivatives.yaml:1012
     self: index_select_backward(grad, self.shape, dim, index)
     """
 
@@ -2920,7 +2923,7 @@ class IndexSelectBackward0(Node):
 class IndexAddBackward0(Node):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1019
+    derivatives.yaml:1020
     self: grad
     source: maybe_multiply(grad.index_select(dim, index), alpha)
     """
@@ -2953,7 +2956,7 @@ class IndexAddBackward0(Node):
 class GatherBackward0(Node):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:1028
+    derivatives.yaml:1029
     self: gather_backward(grad, self.shape, dim, index)
     """
 
@@ -2982,7 +2985,7 @@ class GatherBackward0(Node):
 class ScatterAddBackward0(Node):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:1036
+    derivatives.yaml:1037
     self: grad
     src: grad.gather(dim, index)
     """
@@ -3014,7 +3017,7 @@ class ScatterAddBackward0(Node):
 class RepeatBackward0(Node):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:1044
+    derivatives.yaml:1045
     self: repeat_backward(grad, repeats, self.shape)
     """
 
@@ -3035,7 +3038,7 @@ class RepeatBackward0(Node):
 class FlipBackward0(Node):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:1051
+    derivatives.yaml:1052
     self: grad.flip(dims)
     """
 
@@ -3055,7 +3058,7 @@ class FlipBackward0(Node):
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1060
+    derivatives.yaml:1061
     self: mm_mat1_backward(grad, mat2, self.shape, self.stride(), 1)
     mat2: mm_mat2_backward(grad, self, mat2.shape, mat2.stride(), 1)
     """
@@ -3096,7 +3099,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1068
+    derivatives.yaml:1069
     self: maybe_multiply(grad, beta)
     mat1: mm_mat1_backward(grad, mat2, mat1.shape, mat1.stride(), alpha)
     mat2: mm_mat2_backward(grad, mat1, mat2.shape, mat2.stride(), alpha)
@@ -3143,7 +3146,7 @@ class AddmmBackward0(Node):
 class BmmBackward0(Node):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1077
+    derivatives.yaml:1078
     self: grad.bmm(mat2.transpose(1, 2))
     mat2: self.transpose(1, 2).bmm(grad)
     """
@@ -3180,7 +3183,7 @@ class BmmBackward0(Node):
 class DotBackward0(Node):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1085
+    derivatives.yaml:1086
     self: grad * tensor
     tensor: grad * self
     """
@@ -3217,7 +3220,7 @@ class DotBackward0(Node):
 class MvBackward0(Node):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1092
+    derivatives.yaml:1093
     self: grad.unsqueeze(1) * vec
     vec: self.t().mv(grad)
     """
@@ -3254,7 +3257,7 @@ class MvBackward0(Node):
 class SoftmaxBackward0(Node):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1099
+    derivatives.yaml:1100
     self: _softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -3283,7 +3286,7 @@ class SoftmaxBackward0(Node):
 class LogSoftmaxBackward0(Node):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1109
+    derivatives.yaml:1110
     self: _log_softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -3312,7 +3315,7 @@ class LogSoftmaxBackward0(Node):
 class LogSoftmaxBackwardDataBackward0(Node):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1117
+    derivatives.yaml:1118
     grad_output: grad - (grad * output.exp()).sum(dim, True)
     output: log_softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -3350,7 +3353,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
 class SoftmaxBackwardDataBackward0(Node):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1125
+    derivatives.yaml:1126
     grad_output: _softmax_backward_data(grad, output, dim, input_dtype)
     output: softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -3389,7 +3392,7 @@ class SoftmaxBackwardDataBackward0(Node):
 class MseLossBackward0(Node):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1133
+    derivatives.yaml:1134
     self: mse_loss_backward(grad, self, target, reduction)
     target: mse_loss_backward(grad, target, self, reduction)
     """
@@ -3427,7 +3430,7 @@ class MseLossBackward0(Node):
 class MseLossBackwardBackward0(Node):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1143
+    derivatives.yaml:1144
     grad_output: mse_loss_backward(grad, self, target, reduction)
     self: mse_loss_double_backward(grad * grad_output, reduction)
     target: -mse_loss_double_backward(grad * grad_output, reduction)
@@ -3475,7 +3478,7 @@ class MseLossBackwardBackward0(Node):
 class SmoothL1LossBackward0(Node):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1152
+    derivatives.yaml:1153
     self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
     """
@@ -3514,7 +3517,7 @@ class SmoothL1LossBackward0(Node):
 class SmoothL1LossBackwardBackward0(Node):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1164
+    derivatives.yaml:1165
     grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
     target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
@@ -3563,7 +3566,7 @@ class SmoothL1LossBackwardBackward0(Node):
 class NllLossBackward0(Node):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1173
+    derivatives.yaml:1174
     self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
 
@@ -3610,7 +3613,7 @@ class NllLossBackward0(Node):
 class NllLossBackwardBackward0(Node):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1187
+    derivatives.yaml:1188
     grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
     self: zeros_like(grad)
     """
@@ -3649,7 +3652,7 @@ class NllLossBackwardBackward0(Node):
 class BinaryCrossEntropyBackward0(Node):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1200
+    derivatives.yaml:1201
     self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
     """
@@ -3693,7 +3696,7 @@ class BinaryCrossEntropyBackward0(Node):
 class BinaryCrossEntropyBackwardBackward0(Node):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1211
+    derivatives.yaml:1212
     grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
     target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
@@ -3747,7 +3750,7 @@ class BinaryCrossEntropyBackwardBackward0(Node):
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1221
+    derivatives.yaml:1222
     self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
     target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
     """
@@ -3797,7 +3800,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 class NativeDropoutBackward0(Node):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1233
+    derivatives.yaml:1234
     input: native_dropout_backward(grad, result1, dropout_scale(p, train))
     """
 
@@ -3826,7 +3829,7 @@ class NativeDropoutBackward0(Node):
 class NativeDropoutBackwardBackward0(Node):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1247
+    derivatives.yaml:1248
     grad_output: native_dropout_backward(grad, mask, scale)
     mask: not_implemented("native_dropout_backward: mask")
     """
@@ -3858,7 +3861,7 @@ class NativeDropoutBackwardBackward0(Node):
 class EmbeddingBackward0(Node):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1255
+    derivatives.yaml:1256
     weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
     """
 
@@ -3888,7 +3891,7 @@ class EmbeddingBackward0(Node):
 class EmbeddingDenseBackwardBackward0(Node):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1267
+    derivatives.yaml:1268
     grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
     """
 
@@ -3918,7 +3921,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 class NativeLayerNormBackward0(Node):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1278
+    derivatives.yaml:1279
     input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
     """
 
@@ -3977,7 +3980,7 @@ class NativeLayerNormBackward0(Node):
 class NativeLayerNormBackwardBackward0(Node):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1287
+    derivatives.yaml:1288
     input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
     """
 

@@ -33,7 +33,7 @@ from generated.functions import (
     ClampMinBackward0,
     ClampMinBackward1,
     CloneBackward0,
-    CopyBackward0,
+    CopyBackwards,
     CosBackward0,
     DivBackward0,
     DivBackward1,
@@ -286,7 +286,7 @@ _nll_loss_forward_return = namedtuple("nll_loss_forward", ["output", "total_weig
 def add_Tensor(self_, other, *, alpha=1):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:24
+    derivatives.yaml:25
     """
     result = _T.wrap(kernels.add_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
@@ -304,7 +304,7 @@ def add_Tensor(self_, other, *, alpha=1):
 def add_Tensor_(self_, other, *, alpha=1):
     """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:24
+    derivatives.yaml:25
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -329,7 +329,7 @@ def add_Tensor_(self_, other, *, alpha=1):
 def add_Scalar(self_, other, alpha=1):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:33
+    derivatives.yaml:34
     """
     result = _T.wrap(kernels.add_Scalar(_T.data(self_), other, alpha))
     if _T.any_requires_grad(self_):
@@ -346,7 +346,7 @@ def add_Scalar(self_, other, alpha=1):
 def sub_Tensor(self_, other, *, alpha=1):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:40
+    derivatives.yaml:41
     """
     result = _T.wrap(kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
@@ -364,7 +364,7 @@ def sub_Tensor(self_, other, *, alpha=1):
 def sub_Tensor_(self_, other, *, alpha=1):
     """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:40
+    derivatives.yaml:41
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -389,7 +389,7 @@ def sub_Tensor_(self_, other, *, alpha=1):
 def rsub_Tensor(self_, other, *, alpha=1):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:49
+    derivatives.yaml:50
     """
     result = _T.wrap(kernels.rsub_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
@@ -407,7 +407,7 @@ def rsub_Tensor(self_, other, *, alpha=1):
 def rsub_Scalar(self_, other, alpha=1):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:58
+    derivatives.yaml:59
     """
     result = _T.wrap(kernels.rsub_Scalar(_T.data(self_), other, alpha))
     if _T.any_requires_grad(self_):
@@ -425,7 +425,7 @@ def rsub_Scalar(self_, other, alpha=1):
 def mul_Tensor(self_, other):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:66
+    derivatives.yaml:67
     """
     result = _T.wrap(kernels.mul_Tensor(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -444,7 +444,7 @@ def mul_Tensor(self_, other):
 def mul_Tensor_(self_, other):
     """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:66
+    derivatives.yaml:67
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -470,7 +470,7 @@ def mul_Tensor_(self_, other):
 def mul_Scalar(self_, other):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:75
+    derivatives.yaml:76
     """
     result = _T.wrap(kernels.mul_Scalar(_T.data(self_), other))
     if _T.any_requires_grad(self_):
@@ -488,7 +488,7 @@ def mul_Scalar(self_, other):
 def div_Tensor(self_, other):
     """div.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:82
+    derivatives.yaml:83
     """
     result = _T.wrap(kernels.div_Tensor(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -507,7 +507,7 @@ def div_Tensor(self_, other):
 def div_Tensor_(self_, other):
     """In-place div.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:82
+    derivatives.yaml:83
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -532,7 +532,7 @@ def div_Tensor_(self_, other):
 def div_Scalar(self_, other):
     """div.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:91
+    derivatives.yaml:92
     """
     result = _T.wrap(kernels.div_Scalar(_T.data(self_), other))
     if _T.any_requires_grad(self_):
@@ -550,7 +550,7 @@ def div_Scalar(self_, other):
 def neg(self_):
     """neg(Tensor self) -> Tensor
 
-    derivatives.yaml:98
+    derivatives.yaml:99
     """
     result = _T.wrap(kernels.neg(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -567,7 +567,7 @@ def neg(self_):
 def pow_Tensor_Scalar(self_, exponent):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
-    derivatives.yaml:104
+    derivatives.yaml:105
     """
     result = _T.wrap(kernels.pow_Tensor_Scalar(_T.data(self_), exponent))
     if _T.any_requires_grad(self_):
@@ -586,7 +586,7 @@ def pow_Tensor_Scalar(self_, exponent):
 def pow_Tensor_Tensor(self_, exponent):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:111
+    derivatives.yaml:112
     """
     result = _T.wrap(kernels.pow_Tensor_Tensor(_T.data(self_), _T.data(exponent)))
     needs_grad = _T.any_requires_grad(self_, exponent)
@@ -608,7 +608,7 @@ def pow_Tensor_Tensor(self_, exponent):
 def pow_Scalar(self_, exponent):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:121
+    derivatives.yaml:122
     """
     result = _T.wrap(kernels.pow_Scalar(self_, _T.data(exponent)))
     needs_grad = _T.any_requires_grad(exponent)
@@ -630,7 +630,7 @@ def pow_Scalar(self_, exponent):
 def reciprocal(self_):
     """reciprocal(Tensor self) -> Tensor
 
-    derivatives.yaml:129
+    derivatives.yaml:130
     """
     result = _T.wrap(kernels.reciprocal(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -650,7 +650,7 @@ def reciprocal(self_):
 def exp(self_):
     """exp(Tensor self) -> Tensor
 
-    derivatives.yaml:135
+    derivatives.yaml:136
     """
     result = _T.wrap(kernels.exp(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -670,7 +670,7 @@ def exp(self_):
 def expm1(self_):
     """expm1(Tensor self) -> Tensor
 
-    derivatives.yaml:141
+    derivatives.yaml:142
     """
     result = _T.wrap(kernels.expm1(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -690,7 +690,7 @@ def expm1(self_):
 def log(self_):
     """log(Tensor self) -> Tensor
 
-    derivatives.yaml:147
+    derivatives.yaml:148
     """
     result = _T.wrap(kernels.log(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -708,7 +708,7 @@ def log(self_):
 def log1p(self_):
     """log1p(Tensor self) -> Tensor
 
-    derivatives.yaml:153
+    derivatives.yaml:154
     """
     result = _T.wrap(kernels.log1p(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -726,7 +726,7 @@ def log1p(self_):
 def sqrt(self_):
     """sqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:159
+    derivatives.yaml:160
     """
     result = _T.wrap(kernels.sqrt(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -746,7 +746,7 @@ def sqrt(self_):
 def rsqrt(self_):
     """rsqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:165
+    derivatives.yaml:166
     """
     result = _T.wrap(kernels.rsqrt(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -766,7 +766,7 @@ def rsqrt(self_):
 def sin(self_):
     """sin(Tensor self) -> Tensor
 
-    derivatives.yaml:171
+    derivatives.yaml:172
     """
     result = _T.wrap(kernels.sin(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -784,7 +784,7 @@ def sin(self_):
 def cos(self_):
     """cos(Tensor self) -> Tensor
 
-    derivatives.yaml:177
+    derivatives.yaml:178
     """
     result = _T.wrap(kernels.cos(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -802,7 +802,7 @@ def cos(self_):
 def tan(self_):
     """tan(Tensor self) -> Tensor
 
-    derivatives.yaml:183
+    derivatives.yaml:184
     """
     result = _T.wrap(kernels.tan(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -822,7 +822,7 @@ def tan(self_):
 def tanh(self_):
     """tanh(Tensor self) -> Tensor
 
-    derivatives.yaml:189
+    derivatives.yaml:190
     """
     result = _T.wrap(kernels.tanh(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -842,7 +842,7 @@ def tanh(self_):
 def tanh_backward(grad_output, output):
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:195
+    derivatives.yaml:196
     """
     result = _T.wrap(kernels.tanh_backward(_T.data(grad_output), _T.data(output)))
     if _T.any_requires_grad(grad_output, output):
@@ -861,7 +861,7 @@ def tanh_backward(grad_output, output):
 def sigmoid(self_):
     """sigmoid(Tensor self) -> Tensor
 
-    derivatives.yaml:203
+    derivatives.yaml:204
     """
     result = _T.wrap(kernels.sigmoid(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -881,7 +881,7 @@ def sigmoid(self_):
 def sigmoid_backward(grad_output, output):
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:210
+    derivatives.yaml:211
     """
     result = _T.wrap(kernels.sigmoid_backward(_T.data(grad_output), _T.data(output)))
     if _T.any_requires_grad(grad_output, output):
@@ -900,7 +900,7 @@ def sigmoid_backward(grad_output, output):
 def erf(self_):
     """erf(Tensor self) -> Tensor
 
-    derivatives.yaml:218
+    derivatives.yaml:219
     """
     result = _T.wrap(kernels.erf(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -918,7 +918,7 @@ def erf(self_):
 def relu(self_):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:225
+    derivatives.yaml:226
     """
     result = _T.wrap(kernels.relu(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -938,7 +938,7 @@ def relu(self_):
 def gelu(self_, *, approximate='none'):
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:233
+    derivatives.yaml:234
     """
     result = _T.wrap(kernels.gelu(_T.data(self_), approximate))
     if _T.any_requires_grad(self_):
@@ -957,7 +957,7 @@ def gelu(self_, *, approximate='none'):
 def gelu_backward(grad_output, self_, *, approximate='none'):
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:241
+    derivatives.yaml:242
     """
     result = _T.wrap(kernels.gelu_backward(_T.data(grad_output), _T.data(self_), approximate))
     if _T.any_requires_grad(grad_output, self_):
@@ -977,7 +977,7 @@ def gelu_backward(grad_output, self_, *, approximate='none'):
 def leaky_relu(self_, negative_slope=0.01):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
 
-    derivatives.yaml:250
+    derivatives.yaml:251
     """
     result = _T.wrap(kernels.leaky_relu(_T.data(self_), negative_slope))
     if _T.any_requires_grad(self_):
@@ -996,7 +996,7 @@ def leaky_relu(self_, negative_slope=0.01):
 def softplus(self_, beta=1, threshold=20):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 
-    derivatives.yaml:260
+    derivatives.yaml:261
     """
     result = _T.wrap(kernels.softplus(_T.data(self_), beta, threshold))
     if _T.any_requires_grad(self_):
@@ -1016,7 +1016,7 @@ def softplus(self_, beta=1, threshold=20):
 def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
 
-    derivatives.yaml:269
+    derivatives.yaml:270
     """
     result = _T.wrap(kernels.leaky_relu_backward(_T.data(grad_output), _T.data(self_), negative_slope, self_is_result))
     if _T.any_requires_grad(grad_output, self_):
@@ -1035,7 +1035,7 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
 def softplus_backward(grad_output, self_, beta, threshold):
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 
-    derivatives.yaml:277
+    derivatives.yaml:278
     """
     result = _T.wrap(kernels.softplus_backward(_T.data(grad_output), _T.data(self_), beta, threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -1056,7 +1056,7 @@ def softplus_backward(grad_output, self_, beta, threshold):
 def threshold_backward(grad_output, self_, threshold):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:286
+    derivatives.yaml:287
     """
     result = _T.wrap(kernels.threshold_backward(_T.data(grad_output), _T.data(self_), threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -1075,7 +1075,7 @@ def threshold_backward(grad_output, self_, threshold):
 def abs(self_):
     """abs(Tensor self) -> Tensor
 
-    derivatives.yaml:296
+    derivatives.yaml:297
     """
     result = _T.wrap(kernels.abs(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1093,7 +1093,7 @@ def abs(self_):
 def sign(self_):
     """sign(Tensor self) -> Tensor
 
-    derivatives.yaml:304
+    derivatives.yaml:305
     """
     result = _T.wrap(kernels.sign(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1110,7 +1110,7 @@ def sign(self_):
 def clamp_Tensor(self_, min=None, max=None):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:310
+    derivatives.yaml:311
     """
     result = _T.wrap(kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
     if _T.any_requires_grad(self_, min, max):
@@ -1130,7 +1130,7 @@ def clamp_Tensor(self_, min=None, max=None):
 def clamp_Tensor_(self_, min=None, max=None):
     """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:310
+    derivatives.yaml:311
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, min, max)
@@ -1156,7 +1156,7 @@ def clamp_Tensor_(self_, min=None, max=None):
 def clamp_default(self_, min=None, max=None):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:322
+    derivatives.yaml:323
     """
     result = _T.wrap(kernels.clamp(_T.data(self_), min, max))
     if _T.any_requires_grad(self_):
@@ -1176,7 +1176,7 @@ def clamp_default(self_, min=None, max=None):
 def clamp_default_(self_, min=None, max=None):
     """In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:322
+    derivatives.yaml:323
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1202,7 +1202,7 @@ def clamp_default_(self_, min=None, max=None):
 def clamp_min_default(self_, min):
     """clamp_min(Tensor self, Scalar min) -> Tensor
 
-    derivatives.yaml:333
+    derivatives.yaml:334
     """
     result = _T.wrap(kernels.clamp_min(_T.data(self_), min))
     if _T.any_requires_grad(self_):
@@ -1221,7 +1221,7 @@ def clamp_min_default(self_, min):
 def clamp_min_Tensor(self_, min):
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
-    derivatives.yaml:341
+    derivatives.yaml:342
     """
     result = _T.wrap(kernels.clamp_min_Tensor(_T.data(self_), _T.data(min)))
     if _T.any_requires_grad(self_, min):
@@ -1240,7 +1240,7 @@ def clamp_min_Tensor(self_, min):
 def clamp_max_default(self_, max):
     """clamp_max(Tensor self, Scalar max) -> Tensor
 
-    derivatives.yaml:350
+    derivatives.yaml:351
     """
     result = _T.wrap(kernels.clamp_max(_T.data(self_), max))
     if _T.any_requires_grad(self_):
@@ -1259,7 +1259,7 @@ def clamp_max_default(self_, max):
 def clamp_max_Tensor(self_, max):
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
-    derivatives.yaml:358
+    derivatives.yaml:359
     """
     result = _T.wrap(kernels.clamp_max_Tensor(_T.data(self_), _T.data(max)))
     if _T.any_requires_grad(self_, max):
@@ -1278,7 +1278,7 @@ def clamp_max_Tensor(self_, max):
 def maximum(self_, other):
     """maximum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:367
+    derivatives.yaml:368
     """
     result = _T.wrap(kernels.maximum(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1297,7 +1297,7 @@ def maximum(self_, other):
 def minimum(self_, other):
     """minimum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:377
+    derivatives.yaml:378
     """
     result = _T.wrap(kernels.minimum(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1316,7 +1316,7 @@ def minimum(self_, other):
 def where_self(condition, self_, other):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:387
+    derivatives.yaml:388
     """
     result = _T.wrap(kernels.where_self(_T.data(condition), _T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1334,7 +1334,7 @@ def where_self(condition, self_, other):
 def masked_fill_Scalar(self_, mask, value):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
-    derivatives.yaml:396
+    derivatives.yaml:397
     """
     result = _T.wrap(kernels.masked_fill_Scalar(_T.data(self_), _T.data(mask), value))
     if _T.any_requires_grad(self_):
@@ -1352,7 +1352,7 @@ def masked_fill_Scalar(self_, mask, value):
 def masked_fill_Tensor(self_, mask, value):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
-    derivatives.yaml:404
+    derivatives.yaml:405
     """
     result = _T.wrap(kernels.masked_fill_Tensor(_T.data(self_), _T.data(mask), _T.data(value)))
     if _T.any_requires_grad(self_, value):
@@ -1370,7 +1370,7 @@ def masked_fill_Tensor(self_, mask, value):
 def fill_Scalar(self_, value):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor
 
-    derivatives.yaml:412
+    derivatives.yaml:413
     """
     result = _T.wrap(kernels.fill_Scalar(_T.data(self_), value))
     if _T.any_requires_grad(self_):
@@ -1387,7 +1387,7 @@ def fill_Scalar(self_, value):
 def fill_Tensor(self_, value):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor
 
-    derivatives.yaml:419
+    derivatives.yaml:420
     """
     result = _T.wrap(kernels.fill_Tensor(_T.data(self_), _T.data(value)))
     if _T.any_requires_grad(self_, value):
@@ -1404,7 +1404,7 @@ def fill_Tensor(self_, value):
 def fill__Scalar(self_, value):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
-    derivatives.yaml:427
+    derivatives.yaml:428
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1427,7 +1427,7 @@ def fill__Scalar(self_, value):
 def fill__Tensor(self_, value):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 
-    derivatives.yaml:433
+    derivatives.yaml:434
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, value)
@@ -1450,12 +1450,12 @@ def fill__Tensor(self_, value):
 def copy_(self_, src, non_blocking=False):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 
-    derivatives.yaml:440
+    derivatives.yaml:441
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, src)
     if needs_grad:
-        grad_fn = CopyBackward0()
+        grad_fn = CopyBackwards()
         grad_fn.set_next_edges(_T.next_edges(self_, src))
     forward_ad = _F.enabled and _F.any_tangent(self_, src)
     if forward_ad:
@@ -1473,7 +1473,7 @@ def copy_(self_, src, non_blocking=False):
 def eq_Scalar(self_, other):
     """eq.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:453
+    derivatives.yaml:454
     """
     result = _T.wrap(kernels.eq_Scalar(_T.data(self_), other))
     return result
@@ -1482,7 +1482,7 @@ def eq_Scalar(self_, other):
 def eq_Tensor(self_, other):
     """eq.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:459
+    derivatives.yaml:460
     """
     result = _T.wrap(kernels.eq_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1491,7 +1491,7 @@ def eq_Tensor(self_, other):
 def ge_Scalar(self_, other):
     """ge.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:466
+    derivatives.yaml:467
     """
     result = _T.wrap(kernels.ge_Scalar(_T.data(self_), other))
     return result
@@ -1500,7 +1500,7 @@ def ge_Scalar(self_, other):
 def ge_Tensor(self_, other):
     """ge.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:472
+    derivatives.yaml:473
     """
     result = _T.wrap(kernels.ge_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1509,7 +1509,7 @@ def ge_Tensor(self_, other):
 def gt_Scalar(self_, other):
     """gt.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:479
+    derivatives.yaml:480
     """
     result = _T.wrap(kernels.gt_Scalar(_T.data(self_), other))
     return result
@@ -1518,7 +1518,7 @@ def gt_Scalar(self_, other):
 def gt_Tensor(self_, other):
     """gt.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:485
+    derivatives.yaml:486
     """
     result = _T.wrap(kernels.gt_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1527,7 +1527,7 @@ def gt_Tensor(self_, other):
 def le_Scalar(self_, other):
     """le.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:492
+    derivatives.yaml:493
     """
     result = _T.wrap(kernels.le_Scalar(_T.data(self_), other))
     return result
@@ -1536,7 +1536,7 @@ def le_Scalar(self_, other):
 def le_Tensor(self_, other):
     """le.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:498
+    derivatives.yaml:499
     """
     result = _T.wrap(kernels.le_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1545,7 +1545,7 @@ def le_Tensor(self_, other):
 def lt_Scalar(self_, other):
     """lt.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:505
+    derivatives.yaml:506
     """
     result = _T.wrap(kernels.lt_Scalar(_T.data(self_), other))
     return result
@@ -1554,7 +1554,7 @@ def lt_Scalar(self_, other):
 def lt_Tensor(self_, other):
     """lt.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:511
+    derivatives.yaml:512
     """
     result = _T.wrap(kernels.lt_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1563,7 +1563,7 @@ def lt_Tensor(self_, other):
 def ne_Scalar(self_, other):
     """ne.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:518
+    derivatives.yaml:519
     """
     result = _T.wrap(kernels.ne_Scalar(_T.data(self_), other))
     return result
@@ -1572,7 +1572,7 @@ def ne_Scalar(self_, other):
 def ne_Tensor(self_, other):
     """ne.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:524
+    derivatives.yaml:525
     """
     result = _T.wrap(kernels.ne_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1581,7 +1581,7 @@ def ne_Tensor(self_, other):
 def logical_not(self_):
     """logical_not(Tensor self) -> Tensor
 
-    derivatives.yaml:530
+    derivatives.yaml:531
     """
     result = _T.wrap(kernels.logical_not(_T.data(self_)))
     return result
@@ -1590,7 +1590,7 @@ def logical_not(self_):
 def logical_and(self_, other):
     """logical_and(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:537
+    derivatives.yaml:538
     """
     result = _T.wrap(kernels.logical_and(_T.data(self_), _T.data(other)))
     return result
@@ -1599,7 +1599,7 @@ def logical_and(self_, other):
 def logical_or(self_, other):
     """logical_or(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:543
+    derivatives.yaml:544
     """
     result = _T.wrap(kernels.logical_or(_T.data(self_), _T.data(other)))
     return result
@@ -1608,7 +1608,7 @@ def logical_or(self_, other):
 def bitwise_not(self_):
     """bitwise_not(Tensor self) -> Tensor
 
-    derivatives.yaml:550
+    derivatives.yaml:551
     """
     result = _T.wrap(kernels.bitwise_not(_T.data(self_)))
     return result
@@ -1617,7 +1617,7 @@ def bitwise_not(self_):
 def bitwise_and_Tensor(self_, other):
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:557
+    derivatives.yaml:558
     """
     result = _T.wrap(kernels.bitwise_and_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1626,7 +1626,7 @@ def bitwise_and_Tensor(self_, other):
 def bitwise_or_Tensor(self_, other):
     """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:564
+    derivatives.yaml:565
     """
     result = _T.wrap(kernels.bitwise_or_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1635,7 +1635,7 @@ def bitwise_or_Tensor(self_, other):
 def bitwise_xor_Tensor(self_, other):
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:570
+    derivatives.yaml:571
     """
     result = _T.wrap(kernels.bitwise_xor_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1644,7 +1644,7 @@ def bitwise_xor_Tensor(self_, other):
 def sum_default(self_, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:580
+    derivatives.yaml:581
     """
     result = _T.wrap(kernels.sum(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1662,7 +1662,7 @@ def sum_default(self_, *, dtype=None):
 def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:587
+    derivatives.yaml:588
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
@@ -1683,7 +1683,7 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
 def mean_default(self_, *, dtype=None):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:597
+    derivatives.yaml:598
     """
     result = _T.wrap(kernels.mean(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1702,7 +1702,7 @@ def mean_default(self_, *, dtype=None):
 def mean_dim(self_, dim, keepdim=False, *, dtype=None):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:603
+    derivatives.yaml:604
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.mean_dim(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
@@ -1724,7 +1724,7 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None):
 def logsumexp(self_, dim, keepdim=False):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:611
+    derivatives.yaml:612
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.logsumexp(_T.data(self_), dim, keepdim))
@@ -1748,7 +1748,7 @@ def logsumexp(self_, dim, keepdim=False):
 def max_dim(self_, dim, keepdim=False):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:619
+    derivatives.yaml:620
     """
     values, indices = map(_T.wrap, kernels.max_dim(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1772,7 +1772,7 @@ def max_dim(self_, dim, keepdim=False):
 def max_default(self_):
     """max(Tensor self) -> Tensor
 
-    derivatives.yaml:629
+    derivatives.yaml:630
     """
     result = _T.wrap(kernels.max(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1793,7 +1793,7 @@ def max_default(self_):
 def amax(self_, dim=(), keepdim=False):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:637
+    derivatives.yaml:638
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.amax(_T.data(self_), dim, keepdim))
@@ -1817,7 +1817,7 @@ def amax(self_, dim=(), keepdim=False):
 def amin(self_, dim=(), keepdim=False):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:648
+    derivatives.yaml:649
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.amin(_T.data(self_), dim, keepdim))
@@ -1841,7 +1841,7 @@ def amin(self_, dim=(), keepdim=False):
 def min_dim(self_, dim, keepdim=False):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:657
+    derivatives.yaml:658
     """
     values, indices = map(_T.wrap, kernels.min_dim(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1865,7 +1865,7 @@ def min_dim(self_, dim, keepdim=False):
 def min_default(self_):
     """min(Tensor self) -> Tensor
 
-    derivatives.yaml:667
+    derivatives.yaml:668
     """
     result = _T.wrap(kernels.min(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1886,7 +1886,7 @@ def min_default(self_):
 def any_default(self_):
     """any(Tensor self) -> Tensor
 
-    derivatives.yaml:675
+    derivatives.yaml:676
     """
     result = _T.wrap(kernels.any(_T.data(self_)))
     return result
@@ -1895,7 +1895,7 @@ def any_default(self_):
 def any_dim(self_, dim, keepdim=False):
     """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:682
+    derivatives.yaml:683
     """
     result = _T.wrap(kernels.any_dim(_T.data(self_), dim, keepdim))
     return result
@@ -1904,7 +1904,7 @@ def any_dim(self_, dim, keepdim=False):
 def all_default(self_):
     """all(Tensor self) -> Tensor
 
-    derivatives.yaml:688
+    derivatives.yaml:689
     """
     result = _T.wrap(kernels.all(_T.data(self_)))
     return result
@@ -1913,7 +1913,7 @@ def all_default(self_):
 def all_dim(self_, dim, keepdim=False):
     """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:695
+    derivatives.yaml:696
     """
     result = _T.wrap(kernels.all_dim(_T.data(self_), dim, keepdim))
     return result
@@ -1922,7 +1922,7 @@ def all_dim(self_, dim, keepdim=False):
 def argmax(self_, dim=None, keepdim=False):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:701
+    derivatives.yaml:702
     """
     result = _T.wrap(kernels.argmax(_T.data(self_), dim, keepdim))
     return result
@@ -1931,7 +1931,7 @@ def argmax(self_, dim=None, keepdim=False):
 def argmin(self_, dim=None, keepdim=False):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:709
+    derivatives.yaml:710
     """
     result = _T.wrap(kernels.argmin(_T.data(self_), dim, keepdim))
     return result
@@ -1940,7 +1940,7 @@ def argmin(self_, dim=None, keepdim=False):
 def norm_Scalar(self_, p=2):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:716
+    derivatives.yaml:717
     """
     result = _T.wrap(kernels.norm_Scalar(_T.data(self_), p))
     needs_grad = _T.any_requires_grad(self_)
@@ -1962,7 +1962,7 @@ def norm_Scalar(self_, p=2):
 def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:732
+    derivatives.yaml:733
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.norm_ScalarOpt_dim(_T.data(self_), p, dim, keepdim))
@@ -1987,7 +1987,7 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:743
+    derivatives.yaml:744
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.linalg_vector_norm(_T.data(self_), ord, dim, keepdim, _T.numpy_dtype(dtype)))
@@ -2012,7 +2012,7 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 def prod_default(self_, *, dtype=None):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:755
+    derivatives.yaml:756
     """
     result = _T.wrap(kernels.prod(_T.data(self_), _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
@@ -2033,7 +2033,7 @@ def prod_default(self_, *, dtype=None):
 def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:766
+    derivatives.yaml:767
     """
     result = _T.wrap(kernels.prod_dim_int(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
@@ -2056,7 +2056,7 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
 def std_correction(self_, dim=None, *, correction=None, keepdim=False):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:775
+    derivatives.yaml:776
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.std_correction(_T.data(self_), dim, correction, keepdim))
@@ -2081,7 +2081,7 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 def var_correction(self_, dim=None, *, correction=None, keepdim=False):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:787
+    derivatives.yaml:788
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.var_correction(_T.data(self_), dim, correction, keepdim))
@@ -2103,7 +2103,7 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
 def t(self_):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:799
+    derivatives.yaml:800
     """
     result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2120,7 +2120,7 @@ def t(self_):
 def expand(self_, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:805
+    derivatives.yaml:806
     """
     size = _T.int_tuple(size)
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
@@ -2139,7 +2139,7 @@ def expand(self_, size, *, implicit=False):
 def unsqueeze(self_, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:812
+    derivatives.yaml:813
     """
     result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -2157,7 +2157,7 @@ def unsqueeze(self_, dim):
 def squeeze_default(self_):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:819
+    derivatives.yaml:820
     """
     result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2175,7 +2175,7 @@ def squeeze_default(self_):
 def squeeze_dim(self_, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:825
+    derivatives.yaml:826
     """
     result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -2194,7 +2194,7 @@ def squeeze_dim(self_, dim):
 def squeeze_dims(self_, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:832
+    derivatives.yaml:833
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
@@ -2214,7 +2214,7 @@ def squeeze_dims(self_, dim):
 def squeeze__default(self_):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:839
+    derivatives.yaml:840
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2238,7 +2238,7 @@ def squeeze__default(self_):
 def squeeze__dim(self_, dim):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:845
+    derivatives.yaml:846
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2263,7 +2263,7 @@ def squeeze__dim(self_, dim):
 def squeeze__dims(self_, dim):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:851
+    derivatives.yaml:852
     """
     dim = _T.int_tuple(dim)
     _T.check_inplace(self_)
@@ -2289,7 +2289,7 @@ def squeeze__dims(self_, dim):
 def _to_copy(self_, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:857
+    derivatives.yaml:858
     """
     result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -2307,7 +2307,7 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:863
+    derivatives.yaml:864
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -2324,7 +2324,7 @@ def clone(self_):
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:869
+    derivatives.yaml:870
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -2343,7 +2343,7 @@ def transpose_int(self_, dim0, dim1):
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:876
+    derivatives.yaml:877
     """
     size = _T.int_tuple(size)
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
@@ -2362,7 +2362,7 @@ def _unsafe_view(self_, size):
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:882
+    derivatives.yaml:883
     """
     size = _T.int_tuple(size)
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
@@ -2381,7 +2381,7 @@ def view(self_, size):
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:889
+    derivatives.yaml:890
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2404,7 +2404,7 @@ def zero_(self_):
 def alias(self_):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:895
+    derivatives.yaml:896
     """
     result = _T.wrap_view(kernels.alias(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2421,7 +2421,7 @@ def alias(self_):
 def permute(self_, dims):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:902
+    derivatives.yaml:903
     """
     dims = _T.int_tuple(dims)
     result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
@@ -2440,7 +2440,7 @@ def permute(self_, dims):
 def cat(tensors, dim=0):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:909
+    derivatives.yaml:910
     """
     result = _T.wrap(kernels.cat(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -2459,7 +2459,7 @@ def cat(tensors, dim=0):
 def stack(tensors, dim=0):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:918
+    derivatives.yaml:919
     """
     result = _T.wrap(kernels.stack(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -2478,7 +2478,7 @@ def stack(tensors, dim=0):
 def split_Tensor(self_, split_size, dim=0):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:926
+    derivatives.yaml:927
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_Tensor(_T.data(self_), split_size, dim)]
     if _T.any_requires_grad(self_):
@@ -2499,7 +2499,7 @@ def split_Tensor(self_, split_size, dim=0):
 def split_with_sizes(self_, split_sizes, dim=0):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:935
+    derivatives.yaml:936
     """
     split_sizes = _T.int_tuple(split_sizes)
     result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
@@ -2521,7 +2521,7 @@ def split_with_sizes(self_, split_sizes, dim=0):
 def unbind_int(self_, dim=0):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:942
+    derivatives.yaml:943
     """
     result = [_T.wrap_view(a, self_) for a in kernels.unbind_int(_T.data(self_), dim)]
     if _T.any_requires_grad(self_):
@@ -2540,7 +2540,7 @@ def unbind_int(self_, dim=0):
 def select_int(self_, dim, index):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:949
+    derivatives.yaml:950
     """
     result = _T.wrap_view(kernels.select_int(_T.data(self_), dim, index), self_)
     if _T.any_requires_grad(self_):
@@ -2560,7 +2560,7 @@ def select_int(self_, dim, index):
 def select_backward(grad_output, input_sizes, dim, index):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:956
+    derivatives.yaml:957
     """
     input_sizes = _T.int_tuple(input_sizes)
     result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
@@ -2580,7 +2580,7 @@ def select_backward(grad_output, input_sizes, dim, index):
 def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:963
+    derivatives.yaml:964
     """
     result = _T.wrap_view(kernels.slice_Tensor(_T.data(self_), dim, start, end, step), self_)
     if _T.any_requires_grad(self_):
@@ -2602,7 +2602,7 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:972
+    derivatives.yaml:973
     """
     input_sizes = _T.int_tuple(input_sizes)
     result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
@@ -2624,7 +2624,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 def index_Tensor(self_, indices):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:979
+    derivatives.yaml:980
     """
     result = _T.wrap(kernels.index_Tensor(_T.data(self_), _T.data(indices)))
     if _T.any_requires_grad(self_):
@@ -2643,7 +2643,7 @@ def index_Tensor(self_, indices):
 def index_put(self_, indices, values, accumulate=False):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:990
+    derivatives.yaml:991
     """
     result = _T.wrap(kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
     if _T.any_requires_grad(self_, values):
@@ -2663,7 +2663,7 @@ def index_put(self_, indices, values, accumulate=False):
 def index_put_(self_, indices, values, accumulate=False):
     """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:990
+    derivatives.yaml:991
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, values)
@@ -2689,7 +2689,7 @@ def index_put_(self_, indices, values, accumulate=False):
 def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:1001
+    derivatives.yaml:1002
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, values)
@@ -2715,7 +2715,7 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
 def index_select(self_, dim, index):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:1011
+    derivatives.yaml:1012
     """
     result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
     if _T.any_requires_grad(self_):
@@ -2735,7 +2735,7 @@ def index_select(self_, dim, index):
 def index_add(self_, dim, index, source, *, alpha=1):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1019
+    derivatives.yaml:1020
     """
     result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
     if _T.any_requires_grad(self_, source):
@@ -2755,7 +2755,7 @@ def index_add(self_, dim, index, source, *, alpha=1):
 def gather(self_, dim, index, *, sparse_grad=False):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:1028
+    derivatives.yaml:1029
     """
     result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
     if _T.any_requires_grad(self_):
@@ -2775,7 +2775,7 @@ def gather(self_, dim, index, *, sparse_grad=False):
 def scatter_add(self_, dim, index, src):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:1036
+    derivatives.yaml:1037
     """
     result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
     if _T.any_requires_grad(self_, src):
@@ -2794,7 +2794,7 @@ def scatter_add(self_, dim, index, src):
 def repeat(self_, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:1044
+    derivatives.yaml:1045
     """
     repeats = _T.int_tuple(repeats)
     result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
@@ -2814,7 +2814,7 @@ def repeat(self_, repeats):
 def flip(self_, dims):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:1051
+    derivatives.yaml:1052
     """
     dims = _T.int_tuple(dims)
     result = _T.wrap(kernels.flip(_T.data(self_), dims))
@@ -2833,7 +2833,7 @@ def flip(self_, dims):
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1060
+    derivatives.yaml:1061
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -2856,7 +2856,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1068
+    derivatives.yaml:1069
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -2881,7 +2881,7 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 def bmm(self_, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1077
+    derivatives.yaml:1078
     """
     result = _T.wrap(kernels.bmm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -2900,7 +2900,7 @@ def bmm(self_, mat2):
 def dot(self_, tensor):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1085
+    derivatives.yaml:1086
     """
     result = _T.wrap(kernels.dot(_T.data(self_), _T.data(tensor)))
     if _T.any_requires_grad(self_, tensor):
@@ -2919,7 +2919,7 @@ def dot(self_, tensor):
 def mv(self_, vec):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1092
+    derivatives.yaml:1093
     """
     result = _T.wrap(kernels.mv(_T.data(self_), _T.data(vec)))
     if _T.any_requires_grad(self_, vec):
@@ -2938,7 +2938,7 @@ def mv(self_, vec):
 def _softmax(self_, dim, half_to_float):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1099
+    derivatives.yaml:1100
     """
     result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
     needs_grad = _T.any_requires_grad(self_)
@@ -2960,7 +2960,7 @@ def _softmax(self_, dim, half_to_float):
 def _log_softmax(self_, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1109
+    derivatives.yaml:1110
     """
     result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
     needs_grad = _T.any_requires_grad(self_)
@@ -2982,7 +2982,7 @@ def _log_softmax(self_, dim, half_to_float):
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1117
+    derivatives.yaml:1118
     """
     result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -3002,7 +3002,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1125
+    derivatives.yaml:1126
     """
     result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -3023,7 +3023,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 def mse_loss(self_, target, reduction=1):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1133
+    derivatives.yaml:1134
     """
     result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3043,7 +3043,7 @@ def mse_loss(self_, target, reduction=1):
 def mse_loss_backward(grad_output, self_, target, reduction):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1143
+    derivatives.yaml:1144
     """
     result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -3064,7 +3064,7 @@ def mse_loss_backward(grad_output, self_, target, reduction):
 def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1152
+    derivatives.yaml:1153
     """
     result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(self_, target):
@@ -3085,7 +3085,7 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1164
+    derivatives.yaml:1165
     """
     result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -3107,7 +3107,7 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1173
+    derivatives.yaml:1174
     """
     output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
     needs_grad = _T.any_requires_grad(self_)
@@ -3133,7 +3133,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1187
+    derivatives.yaml:1188
     """
     result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
@@ -3154,7 +3154,7 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
 def binary_cross_entropy(self_, target, weight=None, reduction=1):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1200
+    derivatives.yaml:1201
     """
     result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3175,7 +3175,7 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1211
+    derivatives.yaml:1212
     """
     result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -3197,7 +3197,7 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1221
+    derivatives.yaml:1222
     """
     result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3219,7 +3219,7 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 def native_dropout(input, p, train):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1233
+    derivatives.yaml:1234
     """
     result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
     needs_grad = _T.any_requires_grad(input)
@@ -3242,7 +3242,7 @@ def native_dropout(input, p, train):
 def native_dropout_backward(grad_output, mask, scale):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1247
+    derivatives.yaml:1248
     """
     result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
     if _T.any_requires_grad(grad_output, mask):
@@ -3261,7 +3261,7 @@ def native_dropout_backward(grad_output, mask, scale):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1255
+    derivatives.yaml:1256
     """
     result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if _T.any_requires_grad(weight):
@@ -3282,7 +3282,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1267
+    derivatives.yaml:1268
     """
     result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _T.any_requires_grad(grad_output):
@@ -3303,7 +3303,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1278
+    derivatives.yaml:1279
     """
     normalized_shape = _T.int_tuple(normalized_shape)
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
@@ -3331,7 +3331,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1287
+    derivatives.yaml:1288
     """
     normalized_shape = _T.int_tuple(normalized_shape)
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))

@@ -57,6 +57,9 @@ CASES = [
     Case("unknown-entry-key-typo", "- name: relu(Tensor self) -> Tensor\n"
          "  self: grad\n  sample: []\n",
          9, 3, "sample", "relu", "did you mean 'samples'?"),
+    Case("node-name-malformed", "- name: relu(Tensor self) -> Tensor\n"
+         "  node: Copy Backwards\n  self: grad\n",
+         8, 9, "Copy Backwards", "relu", "node must be a class name"),
     Case("fused-key-names-nothing", "- name: relu(Tensor self) -> Tensor\n"
          "  self, other: grad\n",
          8, 9, "other", "relu", "unknown key 'other'"),
