@@ -23,7 +23,7 @@ import contextlib
 import heapq
 import itertools
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -124,9 +124,24 @@ def _validate_raw(node: Node, outputs: list) -> None:
         outputs[index] = grad
 
 
-def _runs_raw(nodes, root_grads: Sequence, create_graph: bool) -> bool:
+class _Mode:
+    raw_allowed = True
+
+
+@contextlib.contextmanager
+def tensor_backward() -> Iterator[None]:
+    """Run every backward inside on Tensors (each node's `apply`), as with create_graph:
+    to step through the Tensor form in a debugger, or to test the raw form against it."""
+    previous, _Mode.raw_allowed = _Mode.raw_allowed, False
+    try:
+        yield
+    finally:
+        _Mode.raw_allowed = previous
+
+
+def _runs_raw(nodes: Iterable[Node], root_grads: Sequence, create_graph: bool) -> bool:
     """Whether this backward can run on arrays: nothing in it needs to see a Tensor."""
-    if create_graph or anomaly.is_enabled() or forward_grad.current_level() >= 0:
+    if not _Mode.raw_allowed or create_graph or anomaly.is_enabled() or forward_grad.current_level() >= 0:
         return False  # (an open dual level: formulas compute tangents, on Tensors)
     for grad in root_grads:
         if grad is not None and (grad.requires_grad or grad._fw_grad is not None):
