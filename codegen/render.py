@@ -26,8 +26,8 @@ OPERATORS = {
     "__neg__": ("neg", False), "__abs__": ("abs", False),
     "__eq__": ("eq", False), "__ne__": ("ne", False), "__lt__": ("lt", False),
     "__le__": ("le", False), "__gt__": ("gt", False), "__ge__": ("ge", False),
-    "__and__": ("logical_and", False), "__or__": ("logical_or", False),
-    "__invert__": ("logical_not", False),
+    "__and__": ("bitwise_and", False), "__or__": ("bitwise_or", False),
+    "__xor__": ("bitwise_xor", False), "__invert__": ("bitwise_not", False),
 }
 INPLACE_OPERATORS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_",
                      "__itruediv__": "div_"}
@@ -399,6 +399,14 @@ def _forward_ad(info: OpInfo, group: list[OpInfo]) -> dict | None:
     return {"missing": None, "call": call(False), "inplace_call": call(True), "store": store}
 
 
+def _normalize(schema: FunctionSchema) -> list[str]:
+    """Lines that give an int-list argument one form, a tuple: `amin(x, 1)` means dim (1,),
+    as PyTorch's IntArrayRef does (and as its grad_fn saves it)."""
+    return [f"{local_name(a.name)} = _T.int_tuple({local_name(a.name)})"
+            for a in schema.arguments
+            if a.type.is_list and a.type.base in ("int", "SymInt")]
+
+
 def _inplace_write(info: OpInfo, kernel_args: str, kernel_call: str,
                    kernels: frozenset[str]) -> list[str]:
     """How an in-place wrapper writes: the kernel's in-place form, or a computed result
@@ -423,6 +431,7 @@ def op_context(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = froz
         "signature": python_signature(schema),
         "kernel_call": kernel_call,
         "inplace_write": _inplace_write(info, kernel_args, kernel_call, kernels),
+        "normalize": _normalize(schema),
         "compute": _compute_outputs(info, kernel_call),
         "history": _history(info),
         "returns": _return_expression(info),

@@ -583,7 +583,7 @@ def copy_(self_p, self_t, src_p, src_t, non_blocking, result):
 def sum_default(self_p, self_t, dtype, result):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:555  result: auto_linear
+    derivatives.yaml:582  result: auto_linear
     """
     return ops.sum_default(self_t, dtype=dtype)
 
@@ -591,7 +591,7 @@ def sum_default(self_p, self_t, dtype, result):
 def sum_dim_IntList(self_p, self_t, dim, keepdim, dtype, result):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:562  result: auto_linear
+    derivatives.yaml:589  result: auto_linear
     """
     return ops.sum_dim_IntList(self_t, dim, keepdim, dtype=dtype)
 
@@ -599,7 +599,7 @@ def sum_dim_IntList(self_p, self_t, dim, keepdim, dtype, result):
 def mean_default(self_p, self_t, dtype, result):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:572  result: auto_linear
+    derivatives.yaml:599  result: auto_linear
     """
     return ops.mean_default(self_t, dtype=dtype)
 
@@ -607,7 +607,7 @@ def mean_default(self_p, self_t, dtype, result):
 def mean_dim(self_p, self_t, dim, keepdim, dtype, result):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:578  result: auto_linear
+    derivatives.yaml:605  result: auto_linear
     """
     return ops.mean_dim(self_t, dim, keepdim, dtype=dtype)
 
@@ -615,7 +615,7 @@ def mean_dim(self_p, self_t, dim, keepdim, dtype, result):
 def logsumexp(self_p, self_t, dim, keepdim, result):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:586  result: (self_t * (self_p - restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)
+    derivatives.yaml:613  result: (self_t * (self_p - restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)
     """
     return (self_t * (self_p - manual.restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)
 
@@ -623,7 +623,7 @@ def logsumexp(self_p, self_t, dim, keepdim, result):
 def max_dim(self_p, self_t, dim, keepdim, values, indices):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:595  values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml:622  values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
     """
     values_t = (manual.value_selecting_reduction_backward(manual.ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
     return values_t, None
@@ -632,7 +632,7 @@ def max_dim(self_p, self_t, dim, keepdim, values, indices):
 def max_default(self_p, self_t, result):
     """max(Tensor self) -> Tensor
 
-    derivatives.yaml:605  result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
+    derivatives.yaml:632  result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
     """
     return (manual.evenly_distribute_backward(manual.ones_like(result), self_p, result) * self_t).sum()
 
@@ -640,7 +640,7 @@ def max_default(self_p, self_t, result):
 def amax(self_p, self_t, dim, keepdim, result):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:613  result: (scale_grad_by_count(ones_like(self_p), restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
+    derivatives.yaml:640  result: (scale_grad_by_count(ones_like(self_p), restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
     """
     return (manual.scale_grad_by_count(manual.ones_like(self_p), manual.restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
 
@@ -648,7 +648,7 @@ def amax(self_p, self_t, dim, keepdim, result):
 def amin(self_p, self_t, dim, keepdim, result):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:624  result: (scale_grad_by_count(ones_like(self_p), restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
+    derivatives.yaml:651  result: (scale_grad_by_count(ones_like(self_p), restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
     """
     return (manual.scale_grad_by_count(manual.ones_like(self_p), manual.restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
 
@@ -656,7 +656,7 @@ def amin(self_p, self_t, dim, keepdim, result):
 def min_dim(self_p, self_t, dim, keepdim, values, indices):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:633  values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml:660  values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
     """
     values_t = (manual.value_selecting_reduction_backward(manual.ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
     return values_t, None
@@ -665,7 +665,7 @@ def min_dim(self_p, self_t, dim, keepdim, values, indices):
 def min_default(self_p, self_t, result):
     """min(Tensor self) -> Tensor
 
-    derivatives.yaml:643  result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
+    derivatives.yaml:670  result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
     """
     return (manual.evenly_distribute_backward(manual.ones_like(result), self_p, result) * self_t).sum()
 
@@ -673,7 +673,7 @@ def min_default(self_p, self_t, result):
 def norm_Scalar(self_p, self_t, p, result):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:692  result: (norm_backward(ones_like(result), self_p, p, result) * self_t).sum()
+    derivatives.yaml:719  result: (norm_backward(ones_like(result), self_p, p, result) * self_t).sum()
     """
     return (manual.norm_backward(manual.ones_like(result), self_p, p, result) * self_t).sum()
 
@@ -681,7 +681,7 @@ def norm_Scalar(self_p, self_t, p, result):
 def norm_ScalarOpt_dim(self_p, self_t, p, dim, keepdim, result):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:707  result: (norm_backward(ones_like(result), self_p, p, result, dim, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml:734  result: (norm_backward(ones_like(result), self_p, p, result, dim, keepdim) * self_t).sum(dim, keepdim)
     """
     return (manual.norm_backward(manual.ones_like(result), self_p, p, result, dim, keepdim) * self_t).sum(dim, keepdim)
 
@@ -689,7 +689,7 @@ def norm_ScalarOpt_dim(self_p, self_t, p, dim, keepdim, result):
 def linalg_vector_norm(self_p, self_t, ord, dim, keepdim, dtype, result):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:719  result: (norm_backward(ones_like(result), self_p, ord, result, dim, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml:746  result: (norm_backward(ones_like(result), self_p, ord, result, dim, keepdim) * self_t).sum(dim, keepdim)
     """
     return (manual.norm_backward(manual.ones_like(result), self_p, ord, result, dim, keepdim) * self_t).sum(dim, keepdim)
 
@@ -697,7 +697,7 @@ def linalg_vector_norm(self_p, self_t, ord, dim, keepdim, dtype, result):
 def prod_default(self_p, self_t, dtype, result):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:732  result: (prod_backward(ones_like(result), self_p, result) * self_t).sum()
+    derivatives.yaml:759  result: (prod_backward(ones_like(result), self_p, result) * self_t).sum()
     """
     return (manual.prod_backward(manual.ones_like(result), self_p, result) * self_t).sum()
 
@@ -705,7 +705,7 @@ def prod_default(self_p, self_t, dtype, result):
 def prod_dim_int(self_p, self_t, dim, keepdim, dtype, result):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:741  result: (prod_backward(ones_like(result), self_p, result, dim, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml:768  result: (prod_backward(ones_like(result), self_p, result, dim, keepdim) * self_t).sum(dim, keepdim)
     """
     return (manual.prod_backward(manual.ones_like(result), self_p, result, dim, keepdim) * self_t).sum(dim, keepdim)
 
@@ -713,7 +713,7 @@ def prod_dim_int(self_p, self_t, dim, keepdim, dtype, result):
 def std_correction(self_p, self_t, dim, correction, keepdim, result):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:751  result: where(result == 0, 0, var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim) / (2 * result))
+    derivatives.yaml:778  result: where(result == 0, 0, var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim) / (2 * result))
     """
     return ops.where(result == 0, 0, manual.var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim) / (2 * result))
 
@@ -721,7 +721,7 @@ def std_correction(self_p, self_t, dim, correction, keepdim, result):
 def var_correction(self_p, self_t, dim, correction, keepdim, result):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:762  result: var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim)
+    derivatives.yaml:789  result: var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim)
     """
     return manual.var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim)
 
@@ -729,7 +729,7 @@ def var_correction(self_p, self_t, dim, correction, keepdim, result):
 def t(self_p, self_t, result):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:774  result: auto_linear
+    derivatives.yaml:801  result: auto_linear
     """
     return ops.t(self_t)
 
@@ -737,7 +737,7 @@ def t(self_p, self_t, result):
 def expand(self_p, self_t, size, implicit, result):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:780  result: auto_linear
+    derivatives.yaml:807  result: auto_linear
     """
     return ops.expand(self_t, size, implicit=implicit)
 
@@ -745,7 +745,7 @@ def expand(self_p, self_t, size, implicit, result):
 def unsqueeze(self_p, self_t, dim, result):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:787  result: auto_linear
+    derivatives.yaml:814  result: auto_linear
     """
     return ops.unsqueeze(self_t, dim)
 
@@ -753,7 +753,7 @@ def unsqueeze(self_p, self_t, dim, result):
 def squeeze_default(self_p, self_t, result):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:794  result: auto_linear
+    derivatives.yaml:821  result: auto_linear
     """
     return ops.squeeze_default(self_t)
 
@@ -761,7 +761,7 @@ def squeeze_default(self_p, self_t, result):
 def squeeze_dim(self_p, self_t, dim, result):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:800  result: auto_linear
+    derivatives.yaml:827  result: auto_linear
     """
     return ops.squeeze_dim(self_t, dim)
 
@@ -769,7 +769,7 @@ def squeeze_dim(self_p, self_t, dim, result):
 def squeeze_dims(self_p, self_t, dim, result):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:807  result: auto_linear
+    derivatives.yaml:834  result: auto_linear
     """
     return ops.squeeze_dims(self_t, dim)
 
@@ -777,7 +777,7 @@ def squeeze_dims(self_p, self_t, dim, result):
 def squeeze__default(self_p, self_t, result):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:814  result: auto_linear
+    derivatives.yaml:841  result: auto_linear
     """
     return ops.squeeze__default(self_t)
 
@@ -785,7 +785,7 @@ def squeeze__default(self_p, self_t, result):
 def squeeze__dim(self_p, self_t, dim, result):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:820  result: auto_linear
+    derivatives.yaml:847  result: auto_linear
     """
     return ops.squeeze__dim(self_t, dim)
 
@@ -793,7 +793,7 @@ def squeeze__dim(self_p, self_t, dim, result):
 def squeeze__dims(self_p, self_t, dim, result):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:826  result: auto_linear
+    derivatives.yaml:853  result: auto_linear
     """
     return ops.squeeze__dims(self_t, dim)
 
@@ -801,7 +801,7 @@ def squeeze__dims(self_p, self_t, dim, result):
 def _to_copy(self_p, self_t, dtype, result):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:832  result: _to_copy(self_t, dtype=dtype)
+    derivatives.yaml:859  result: _to_copy(self_t, dtype=dtype)
     """
     return ops._to_copy(self_t, dtype=dtype)
 
@@ -809,7 +809,7 @@ def _to_copy(self_p, self_t, dtype, result):
 def clone(self_p, self_t, result):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:838  result: auto_linear
+    derivatives.yaml:865  result: auto_linear
     """
     return ops.clone(self_t)
 
@@ -817,7 +817,7 @@ def clone(self_p, self_t, result):
 def transpose_int(self_p, self_t, dim0, dim1, result):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:844  result: auto_linear
+    derivatives.yaml:871  result: auto_linear
     """
     return ops.transpose_int(self_t, dim0, dim1)
 
@@ -825,7 +825,7 @@ def transpose_int(self_p, self_t, dim0, dim1, result):
 def _unsafe_view(self_p, self_t, size, result):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:851  result: auto_linear
+    derivatives.yaml:878  result: auto_linear
     """
     return ops._unsafe_view(self_t, size)
 
@@ -833,7 +833,7 @@ def _unsafe_view(self_p, self_t, size, result):
 def view(self_p, self_t, size, result):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:857  result: auto_linear
+    derivatives.yaml:884  result: auto_linear
     """
     return ops.view(self_t, size)
 
@@ -841,7 +841,7 @@ def view(self_p, self_t, size, result):
 def zero_(self_p, self_t, result):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:864  result: auto_linear
+    derivatives.yaml:891  result: auto_linear
     """
     return ops.zero_(self_t)
 
@@ -849,7 +849,7 @@ def zero_(self_p, self_t, result):
 def alias(self_p, self_t, result):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:870  result: auto_linear
+    derivatives.yaml:897  result: auto_linear
     """
     return ops.alias(self_t)
 
@@ -857,7 +857,7 @@ def alias(self_p, self_t, result):
 def permute(self_p, self_t, dims, result):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:877  result: auto_linear
+    derivatives.yaml:904  result: auto_linear
     """
     return ops.permute(self_t, dims)
 
@@ -865,7 +865,7 @@ def permute(self_p, self_t, dims, result):
 def cat(tensors_p, tensors_t, dim, result):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:884  result: cat(tensors_t, dim)
+    derivatives.yaml:911  result: cat(tensors_t, dim)
     """
     return ops.cat(tensors_t, dim)
 
@@ -873,7 +873,7 @@ def cat(tensors_p, tensors_t, dim, result):
 def stack(tensors_p, tensors_t, dim, result):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:893  result: stack(tensors_t, dim)
+    derivatives.yaml:920  result: stack(tensors_t, dim)
     """
     return ops.stack(tensors_t, dim)
 
@@ -881,7 +881,7 @@ def stack(tensors_p, tensors_t, dim, result):
 def split_Tensor(self_p, self_t, split_size, dim, result):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:901  result: auto_linear
+    derivatives.yaml:928  result: auto_linear
     """
     return ops.split_Tensor(self_t, split_size, dim)
 
@@ -889,7 +889,7 @@ def split_Tensor(self_p, self_t, split_size, dim, result):
 def split_with_sizes(self_p, self_t, split_sizes, dim, result):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:910  result: auto_linear
+    derivatives.yaml:937  result: auto_linear
     """
     return ops.split_with_sizes(self_t, split_sizes, dim)
 
@@ -897,7 +897,7 @@ def split_with_sizes(self_p, self_t, split_sizes, dim, result):
 def unbind_int(self_p, self_t, dim, result):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:917  result: auto_linear
+    derivatives.yaml:944  result: auto_linear
     """
     return ops.unbind_int(self_t, dim)
 
@@ -905,7 +905,7 @@ def unbind_int(self_p, self_t, dim, result):
 def select_int(self_p, self_t, dim, index, result):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:924  result: auto_linear
+    derivatives.yaml:951  result: auto_linear
     """
     return ops.select_int(self_t, dim, index)
 
@@ -913,7 +913,7 @@ def select_int(self_p, self_t, dim, index, result):
 def select_backward(grad_output_p, grad_output_t, input_sizes, dim, index, result):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:931  result: auto_linear
+    derivatives.yaml:958  result: auto_linear
     """
     return ops.select_backward(grad_output_t, input_sizes, dim, index)
 
@@ -921,7 +921,7 @@ def select_backward(grad_output_p, grad_output_t, input_sizes, dim, index, resul
 def slice_Tensor(self_p, self_t, dim, start, end, step, result):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:938  result: auto_linear
+    derivatives.yaml:965  result: auto_linear
     """
     return ops.slice_Tensor(self_t, dim, start, end, step)
 
@@ -929,7 +929,7 @@ def slice_Tensor(self_p, self_t, dim, start, end, step, result):
 def slice_backward(grad_output_p, grad_output_t, input_sizes, dim, start, end, step, result):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:947  result: auto_linear
+    derivatives.yaml:974  result: auto_linear
     """
     return ops.slice_backward(grad_output_t, input_sizes, dim, start, end, step)
 
@@ -937,7 +937,7 @@ def slice_backward(grad_output_p, grad_output_t, input_sizes, dim, start, end, s
 def index_Tensor(self_p, self_t, indices_p, result):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:955  result: auto_linear
+    derivatives.yaml:982  result: auto_linear
     """
     return ops.index_Tensor(self_t, indices_p)
 
@@ -945,7 +945,7 @@ def index_Tensor(self_p, self_t, indices_p, result):
 def index_put(self_p, self_t, indices_p, values_p, values_t, accumulate, result):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:967  result: index_put(self_t, indices_p, values_t, accumulate)
+    derivatives.yaml:994  result: index_put(self_t, indices_p, values_t, accumulate)
     """
     return ops.index_put(self_t, indices_p, values_t, accumulate)
 
@@ -953,7 +953,7 @@ def index_put(self_p, self_t, indices_p, values_p, values_t, accumulate, result)
 def _index_put_impl_(self_p, self_t, indices_p, values_p, values_t, accumulate, unsafe, result):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:977  result: _index_put_impl_(self_t, indices_p, values_t, accumulate, unsafe)
+    derivatives.yaml:1005  result: _index_put_impl_(self_t, indices_p, values_t, accumulate, unsafe)
     """
     return ops._index_put_impl_(self_t, indices_p, values_t, accumulate, unsafe)
 
@@ -961,7 +961,7 @@ def _index_put_impl_(self_p, self_t, indices_p, values_p, values_t, accumulate, 
 def index_select(self_p, self_t, dim, index_p, result):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:986  result: auto_linear
+    derivatives.yaml:1014  result: auto_linear
     """
     return ops.index_select(self_t, dim, index_p)
 
@@ -969,7 +969,7 @@ def index_select(self_p, self_t, dim, index_p, result):
 def index_add(self_p, self_t, dim, index_p, source_p, source_t, alpha, result):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:995  result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))
+    derivatives.yaml:1023  result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))
     """
     return ops.index_add(self_t, dim, index_p, manual.maybe_multiply(source_t, alpha))
 
@@ -977,7 +977,7 @@ def index_add(self_p, self_t, dim, index_p, source_p, source_t, alpha, result):
 def gather(self_p, self_t, dim, index_p, sparse_grad, result):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:1003  result: auto_linear
+    derivatives.yaml:1031  result: auto_linear
     """
     return ops.gather(self_t, dim, index_p, sparse_grad=sparse_grad)
 
@@ -985,7 +985,7 @@ def gather(self_p, self_t, dim, index_p, sparse_grad, result):
 def scatter_add(self_p, self_t, dim, index_p, src_p, src_t, result):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:1012  result: scatter_add(self_t, dim, index_p, src_t)
+    derivatives.yaml:1040  result: scatter_add(self_t, dim, index_p, src_t)
     """
     return ops.scatter_add(self_t, dim, index_p, src_t)
 
@@ -993,7 +993,7 @@ def scatter_add(self_p, self_t, dim, index_p, src_p, src_t, result):
 def repeat(self_p, self_t, repeats, result):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:1018  result: auto_linear
+    derivatives.yaml:1046  result: auto_linear
     """
     return ops.repeat(self_t, repeats)
 
@@ -1001,7 +1001,7 @@ def repeat(self_p, self_t, repeats, result):
 def flip(self_p, self_t, dims, result):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:1025  result: auto_linear
+    derivatives.yaml:1053  result: auto_linear
     """
     return ops.flip(self_t, dims)
 
@@ -1009,7 +1009,7 @@ def flip(self_p, self_t, dims, result):
 def mm(self_p, self_t, mat2_p, mat2_t, result):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1036  result: mm(self_t, mat2_p) + mm(self_p, mat2_t)
+    derivatives.yaml:1064  result: mm(self_t, mat2_p) + mm(self_p, mat2_t)
     """
     return ops.mm(self_t, mat2_p) + ops.mm(self_p, mat2_t)
 
@@ -1017,7 +1017,7 @@ def mm(self_p, self_t, mat2_p, mat2_t, result):
 def addmm(self_p, self_t, mat1_p, mat1_t, mat2_p, mat2_t, beta, alpha, result):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1044  result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + maybe_multiply(mat1_p.mm(mat2_t), alpha)
+    derivatives.yaml:1072  result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + maybe_multiply(mat1_p.mm(mat2_t), alpha)
     """
     return manual.maybe_multiply(self_t, beta) + manual.maybe_multiply(mat1_t.mm(mat2_p), alpha) + manual.maybe_multiply(mat1_p.mm(mat2_t), alpha)
 
@@ -1025,7 +1025,7 @@ def addmm(self_p, self_t, mat1_p, mat1_t, mat2_p, mat2_t, beta, alpha, result):
 def bmm(self_p, self_t, mat2_p, mat2_t, result):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1052  result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
+    derivatives.yaml:1080  result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
     """
     return self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
 
@@ -1033,7 +1033,7 @@ def bmm(self_p, self_t, mat2_p, mat2_t, result):
 def dot(self_p, self_t, tensor_p, tensor_t, result):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1060  result: dot(self_t, tensor_p) + dot(self_p, tensor_t)
+    derivatives.yaml:1088  result: dot(self_t, tensor_p) + dot(self_p, tensor_t)
     """
     return ops.dot(self_t, tensor_p) + ops.dot(self_p, tensor_t)
 
@@ -1041,7 +1041,7 @@ def dot(self_p, self_t, tensor_p, tensor_t, result):
 def mv(self_p, self_t, vec_p, vec_t, result):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1067  result: mv(self_t, vec_p) + mv(self_p, vec_t)
+    derivatives.yaml:1095  result: mv(self_t, vec_p) + mv(self_p, vec_t)
     """
     return ops.mv(self_t, vec_p) + ops.mv(self_p, vec_t)
 
@@ -1049,7 +1049,7 @@ def mv(self_p, self_t, vec_p, vec_t, result):
 def _softmax(self_p, self_t, dim, half_to_float, result):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1075  result: _softmax_backward_data(self_t, result, dim, self_p.dtype)
+    derivatives.yaml:1103  result: _softmax_backward_data(self_t, result, dim, self_p.dtype)
     """
     return ops._softmax_backward_data(self_t, result, dim, self_p.dtype)
 
@@ -1057,7 +1057,7 @@ def _softmax(self_p, self_t, dim, half_to_float, result):
 def _log_softmax(self_p, self_t, dim, half_to_float, result):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1084  result: self_t - (result.exp() * self_t).sum(dim, True)
+    derivatives.yaml:1112  result: self_t - (result.exp() * self_t).sum(dim, True)
     """
     return self_t - (result.exp() * self_t).sum(dim, True)
 
@@ -1065,7 +1065,7 @@ def _log_softmax(self_p, self_t, dim, half_to_float, result):
 def _log_softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim, input_dtype, result):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1092  result: _log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + log_softmax_double_backward(output_t, grad_output_p, dim, output_p)
+    derivatives.yaml:1120  result: _log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + log_softmax_double_backward(output_t, grad_output_p, dim, output_p)
     """
     return ops._log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + manual.log_softmax_double_backward(output_t, grad_output_p, dim, output_p)
 
@@ -1073,7 +1073,7 @@ def _log_softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t,
 def _softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim, input_dtype, result):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1100  result: _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
+    derivatives.yaml:1128  result: _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
     """
     return ops._softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
 
@@ -1081,7 +1081,7 @@ def _softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim
 def mse_loss(self_p, self_t, target_p, target_t, reduction, result):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1109  result: apply_loss_reduction(mse_loss_backward(self_t, self_p, target_p, 0) + mse_loss_backward(target_t, target_p, self_p, 0), reduction)
+    derivatives.yaml:1137  result: apply_loss_reduction(mse_loss_backward(self_t, self_p, target_p, 0) + mse_loss_backward(target_t, target_p, self_p, 0), reduction)
     """
     return manual.apply_loss_reduction(ops.mse_loss_backward(self_t, self_p, target_p, 0) + ops.mse_loss_backward(target_t, target_p, self_p, 0), reduction)
 
@@ -1089,7 +1089,7 @@ def mse_loss(self_p, self_t, target_p, target_t, reduction, result):
 def mse_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, reduction, result):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1119  result: mse_loss_double_backward(self_t * grad_output_p, reduction) - mse_loss_double_backward(target_t * grad_output_p, reduction) + mse_loss_backward(grad_output_t, self_p, target_p, reduction)
+    derivatives.yaml:1147  result: mse_loss_double_backward(self_t * grad_output_p, reduction) - mse_loss_double_backward(target_t * grad_output_p, reduction) + mse_loss_backward(grad_output_t, self_p, target_p, reduction)
     """
     return manual.mse_loss_double_backward(self_t * grad_output_p, reduction) - manual.mse_loss_double_backward(target_t * grad_output_p, reduction) + ops.mse_loss_backward(grad_output_t, self_p, target_p, reduction)
 
@@ -1097,7 +1097,7 @@ def mse_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, ta
 def smooth_l1_loss(self_p, self_t, target_p, target_t, reduction, beta, result):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1128  result: apply_loss_reduction(smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
+    derivatives.yaml:1156  result: apply_loss_reduction(smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
     """
     return manual.apply_loss_reduction(ops.smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + ops.smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
 
@@ -1105,7 +1105,7 @@ def smooth_l1_loss(self_p, self_t, target_p, target_t, reduction, beta, result):
 def smooth_l1_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, reduction, beta, result):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1140  result: smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
+    derivatives.yaml:1168  result: smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
     """
     return manual.smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - manual.smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + ops.smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
 
@@ -1113,7 +1113,7 @@ def smooth_l1_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target
 def nll_loss_forward(self_p, self_t, target_p, weight_p, reduction, ignore_index, output, total_weight):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1151  output: nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
+    derivatives.yaml:1179  output: nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
     """
     output_t = ops.nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
     return output_t, None
@@ -1122,7 +1122,7 @@ def nll_loss_forward(self_p, self_t, target_p, weight_p, reduction, ignore_index
 def nll_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, weight_p, reduction, ignore_index, total_weight_p, result):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1165  result: nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
+    derivatives.yaml:1193  result: nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
     """
     return ops.nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
 
@@ -1130,7 +1130,7 @@ def nll_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, we
 def binary_cross_entropy(self_p, self_t, target_p, target_t, weight_p, reduction, result):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1177  result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
+    derivatives.yaml:1205  result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
     """
     return manual.apply_loss_reduction(ops.binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + manual.binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
 
@@ -1138,7 +1138,7 @@ def binary_cross_entropy(self_p, self_t, target_p, target_t, weight_p, reduction
 def binary_cross_entropy_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, weight_p, reduction, result):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1188  result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
+    derivatives.yaml:1216  result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
     """
     return manual.binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + manual.binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + ops.binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
 
@@ -1146,7 +1146,7 @@ def binary_cross_entropy_backward(grad_output_p, grad_output_t, self_p, self_t, 
 def binary_cross_entropy_with_logits(self_p, self_t, target_p, target_t, weight_p, pos_weight_p, reduction, result):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1199  result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
+    derivatives.yaml:1227  result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
     """
     return manual.apply_loss_reduction(manual.binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + manual.binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
 
@@ -1154,7 +1154,7 @@ def binary_cross_entropy_with_logits(self_p, self_t, target_p, target_t, weight_
 def native_dropout(input_p, input_t, p, train, result0, result1):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1210  result0: input_t * result1 * dropout_scale(p, train)
+    derivatives.yaml:1238  result0: input_t * result1 * dropout_scale(p, train)
     """
     result0_t = input_t * result1 * manual.dropout_scale(p, train)
     return result0_t, None
@@ -1163,7 +1163,7 @@ def native_dropout(input_p, input_t, p, train, result0, result1):
 def native_dropout_backward(grad_output_p, grad_output_t, mask_p, mask_t, scale, result):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1222  result: native_dropout_backward(grad_output_t, mask_p, scale)
+    derivatives.yaml:1250  result: native_dropout_backward(grad_output_t, mask_p, scale)
     """
     return ops.native_dropout_backward(grad_output_t, mask_p, scale)
 
@@ -1171,7 +1171,7 @@ def native_dropout_backward(grad_output_p, grad_output_t, mask_p, mask_t, scale,
 def embedding(weight_p, weight_t, indices_p, padding_idx, scale_grad_by_freq, sparse, result):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1230  result: auto_linear
+    derivatives.yaml:1258  result: auto_linear
     """
     return ops.embedding(weight_t, indices_p, padding_idx, scale_grad_by_freq, sparse)
 
@@ -1179,7 +1179,7 @@ def embedding(weight_p, weight_t, indices_p, padding_idx, scale_grad_by_freq, sp
 def embedding_dense_backward(grad_output_p, grad_output_t, indices_p, num_weights, padding_idx, scale_grad_by_freq, result):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1242  result: auto_linear
+    derivatives.yaml:1270  result: auto_linear
     """
     return ops.embedding_dense_backward(grad_output_t, indices_p, num_weights, padding_idx, scale_grad_by_freq)
 
@@ -1187,7 +1187,7 @@ def embedding_dense_backward(grad_output_p, grad_output_t, indices_p, num_weight
 def native_layer_norm(input_p, input_t, normalized_shape, weight_p, weight_t, bias_p, bias_t, eps, result0, result1, result2):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1253  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
+    derivatives.yaml:1281  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
     """
     result0_t = manual.layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
     return result0_t, None, None
@@ -1196,7 +1196,7 @@ def native_layer_norm(input_p, input_t, normalized_shape, weight_p, weight_t, bi
 def native_layer_norm_backward(grad_out_p, grad_out_t, input_p, input_t, normalized_shape, mean_p, rstd_p, weight_p, weight_t, bias_p, output_mask, result0, result1, result2):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1267  result0, result1, result2: layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
+    derivatives.yaml:1295  result0, result1, result2: layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     """
     result0_t, result1_t, result2_t = manual.layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     return result0_t, result1_t, result2_t

@@ -2331,7 +2331,7 @@ class CopyBackward0(Node):
 class SumBackward0(Node):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:553
+    derivatives.yaml:580
     self: grad.expand(self.shape)
     """
 
@@ -2361,7 +2361,7 @@ class SumBackward0(Node):
 class SumBackward1(Node):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:560
+    derivatives.yaml:587
     self: sum_backward(grad, self.shape, dim, keepdim)
     """
 
@@ -2395,7 +2395,7 @@ class SumBackward1(Node):
 class MeanBackward0(Node):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:570
+    derivatives.yaml:597
     self: grad.expand(self.shape) / self.numel()
     """
 
@@ -2427,7 +2427,7 @@ class MeanBackward0(Node):
 class MeanBackward1(Node):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:576
+    derivatives.yaml:603
     self: mean_backward(grad, self.shape, dim, self.numel(), keepdim)
     """
 
@@ -2463,7 +2463,7 @@ class MeanBackward1(Node):
 class LogsumexpBackward0(Node):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:584
+    derivatives.yaml:611
     self: logsumexp_backward(grad, self, result, dim, keepdim)
     """
 
@@ -2511,7 +2511,7 @@ class LogsumexpBackward0(Node):
 class MaxBackward0(Node):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:592
+    derivatives.yaml:619
     self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
     """
 
@@ -2541,7 +2541,7 @@ class MaxBackward0(Node):
 class MaxBackward1(Node):
     """max(Tensor self) -> Tensor
 
-    derivatives.yaml:602
+    derivatives.yaml:629
     self: evenly_distribute_backward(grad, self, result)
     """
 
@@ -2574,7 +2574,7 @@ class MaxBackward1(Node):
 class AmaxBackward0(Node):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:610
+    derivatives.yaml:637
     self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
     """
 
@@ -2609,7 +2609,7 @@ class AmaxBackward0(Node):
 class AminBackward0(Node):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:621
+    derivatives.yaml:648
     self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
     """
 
@@ -2644,7 +2644,7 @@ class AminBackward0(Node):
 class MinBackward0(Node):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:630
+    derivatives.yaml:657
     self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
     """
 
@@ -2674,7 +2674,7 @@ class MinBackward0(Node):
 class MinBackward1(Node):
     """min(Tensor self) -> Tensor
 
-    derivatives.yaml:640
+    derivatives.yaml:667
     self: evenly_distribute_backward(grad, self, result)
     """
 
@@ -2707,7 +2707,7 @@ class MinBackward1(Node):
 class NormBackward0(Node):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:689
+    derivatives.yaml:716
     self: norm_backward(grad, self, p, result)
     """
 
@@ -2741,7 +2741,7 @@ class NormBackward0(Node):
 class NormBackward1(Node):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:705
+    derivatives.yaml:732
     self: norm_backward(grad, self, p, result, dim, keepdim)
     """
 
@@ -2777,7 +2777,7 @@ class NormBackward1(Node):
 class LinalgVectorNormBackward0(Node):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:716
+    derivatives.yaml:743
     self: norm_backward(grad, self, ord, result, dim, keepdim)
     """
 
@@ -2813,7 +2813,7 @@ class LinalgVectorNormBackward0(Node):
 class ProdBackward0(Node):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:728
+    derivatives.yaml:755
     self: prod_backward(grad, self, result)
     """
 
@@ -2857,7 +2857,7 @@ class ProdBackward0(Node):
 class ProdBackward1(Node):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:739
+    derivatives.yaml:766
     self: prod_backward(grad, self, result, dim, keepdim)
     """
 
@@ -2905,7 +2905,7 @@ class ProdBackward1(Node):
 class StdBackward0(Node):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:748
+    derivatives.yaml:775
     self: std_backward(result, grad, self, dim, correction, keepdim)
     """
 
@@ -2955,7 +2955,7 @@ class StdBackward0(Node):
 class VarBackward0(Node):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:760
+    derivatives.yaml:787
     self: var_backward(grad, self, dim, correction, keepdim)
     """
 
@@ -2998,7 +2998,7 @@ class VarBackward0(Node):
 class TBackward0(Node):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:772
+    derivatives.yaml:799
     self: grad.t()
     """
 
@@ -3026,7 +3026,7 @@ class TBackward0(Node):
 class ExpandBackward0(Node):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:778
+    derivatives.yaml:805
     self: grad.sum_to_size(self.shape)
     """
 
@@ -3056,7 +3056,7 @@ class ExpandBackward0(Node):
 class UnsqueezeBackward0(Node):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:785
+    derivatives.yaml:812
     self: grad.squeeze(dim)
     """
 
@@ -3086,7 +3086,7 @@ class UnsqueezeBackward0(Node):
 class SqueezeBackward0(Node):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:792
+    derivatives.yaml:819
     self: grad.reshape(self.shape)
     """
 
@@ -3116,7 +3116,7 @@ class SqueezeBackward0(Node):
 class SqueezeBackward1(Node):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:798
+    derivatives.yaml:825
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -3148,7 +3148,7 @@ class SqueezeBackward1(Node):
 class SqueezeBackward2(Node):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:805
+    derivatives.yaml:832
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -3180,7 +3180,7 @@ class SqueezeBackward2(Node):
 class SqueezeBackward3(Node):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:812
+    derivatives.yaml:839
     self: grad.reshape(self.shape)
     """
 
@@ -3210,7 +3210,7 @@ class SqueezeBackward3(Node):
 class SqueezeBackward4(Node):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:818
+    derivatives.yaml:845
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -3242,7 +3242,7 @@ class SqueezeBackward4(Node):
 class SqueezeBackward5(Node):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:824
+    derivatives.yaml:851
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -3274,7 +3274,7 @@ class SqueezeBackward5(Node):
 class ToCopyBackward0(Node):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:830
+    derivatives.yaml:857
     self: grad.to(self.dtype)
     """
 
@@ -3304,7 +3304,7 @@ class ToCopyBackward0(Node):
 class CloneBackward0(Node):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:836
+    derivatives.yaml:863
     self: grad
     """
 
@@ -3330,7 +3330,7 @@ class CloneBackward0(Node):
 class TransposeBackward0(Node):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:842
+    derivatives.yaml:869
     self: grad.transpose(dim0, dim1)
     """
 
@@ -3362,7 +3362,7 @@ class TransposeBackward0(Node):
 class UnsafeViewBackward0(Node):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:849
+    derivatives.yaml:876
     self: grad.reshape(self.shape)
     """
 
@@ -3392,7 +3392,7 @@ class UnsafeViewBackward0(Node):
 class ViewBackward0(Node):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:855
+    derivatives.yaml:882
     self: grad.reshape(self.shape)
     """
 
@@ -3422,7 +3422,7 @@ class ViewBackward0(Node):
 class ZeroBackward0(Node):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:862
+    derivatives.yaml:889
     self: zeros_like(grad)
     """
 
@@ -3450,7 +3450,7 @@ class ZeroBackward0(Node):
 class AliasBackward0(Node):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:868
+    derivatives.yaml:895
     self: grad
     """
 
@@ -3476,7 +3476,7 @@ class AliasBackward0(Node):
 class PermuteBackward0(Node):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:875
+    derivatives.yaml:902
     self: permute_backwards(grad, dims)
     """
 
@@ -3506,7 +3506,7 @@ class PermuteBackward0(Node):
 class CatBackward0(Node):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:882
+    derivatives.yaml:909
     tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
     """
 
@@ -3538,7 +3538,7 @@ class CatBackward0(Node):
 class StackBackward0(Node):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:891
+    derivatives.yaml:918
     tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
     """
 
@@ -3570,7 +3570,7 @@ class StackBackward0(Node):
 class SplitBackward0(Node):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:899
+    derivatives.yaml:926
     self: split_backward(grads, split_size, dim, self.shape)
     """
 
@@ -3602,7 +3602,7 @@ class SplitBackward0(Node):
 class SplitWithSizesBackward0(Node):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:908
+    derivatives.yaml:935
     self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
     """
 
@@ -3634,7 +3634,7 @@ class SplitWithSizesBackward0(Node):
 class UnbindBackward0(Node):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:915
+    derivatives.yaml:942
     self: unbind_backward(grads, dim)
     """
 
@@ -3662,7 +3662,7 @@ class UnbindBackward0(Node):
 class SelectBackward0(Node):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:922
+    derivatives.yaml:949
     self: select_backward(grad, self.shape, dim, index)
     """
 
@@ -3696,7 +3696,7 @@ class SelectBackward0(Node):
 class SelectBackwardBackward0(Node):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:929
+    derivatives.yaml:956
     grad_output: grad.select(dim, index)
     """
 
@@ -3728,7 +3728,7 @@ class SelectBackwardBackward0(Node):
 class SliceBackward0(Node):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:936
+    derivatives.yaml:963
     self: slice_backward_wrapper(grad, self.shape, dim, start, end, step)
     """
 
@@ -3752,7 +3752,7 @@ class SliceBackward0(Node):
 class SliceBackwardBackward0(Node):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:945
+    derivatives.yaml:972
     grad_output: slice(grad, dim, start, end, step)
     """
 
@@ -3788,7 +3788,7 @@ class SliceBackwardBackward0(Node):
 class IndexBackward0(Node):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:952
+    derivatives.yaml:979
     self: index_backward(grad, self.shape, indices)
     """
 
@@ -3816,7 +3816,7 @@ class IndexBackward0(Node):
 class IndexPutBackward0(Node):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:963
+    derivatives.yaml:990
     self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
     values: index(grad, indices)
     """
@@ -3869,7 +3869,7 @@ class IndexPutBackward0(Node):
 class IndexPutImplBackward0(Node):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:973
+    derivatives.yaml:1001
     self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
     values: index(grad, indices)
     """
@@ -3922,7 +3922,7 @@ class IndexPutImplBackward0(Node):
 class IndexSelectBackward0(Node):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:983
+    derivatives.yaml:1011
     self: index_select_backward(grad, self.shape, dim, index)
     """
 
@@ -3963,7 +3963,7 @@ class IndexSelectBackward0(Node):
 class IndexAddBackward0(Node):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:991
+    derivatives.yaml:1019
     self: grad
     source: maybe_multiply(grad.index_select(dim, index), alpha)
     """
@@ -4011,7 +4011,7 @@ class IndexAddBackward0(Node):
 class GatherBackward0(Node):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:1000
+    derivatives.yaml:1028
     self: gather_backward(grad, self.shape, dim, index)
     """
 
@@ -4052,7 +4052,7 @@ class GatherBackward0(Node):
 class ScatterAddBackward0(Node):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:1008
+    derivatives.yaml:1036
     self: grad
     src: grad.gather(dim, index)
     """
@@ -4098,7 +4098,7 @@ class ScatterAddBackward0(Node):
 class RepeatBackward0(Node):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:1016
+    derivatives.yaml:1044
     self: repeat_backward(grad, repeats, self.shape)
     """
 
@@ -4130,7 +4130,7 @@ class RepeatBackward0(Node):
 class FlipBackward0(Node):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:1023
+    derivatives.yaml:1051
     self: grad.flip(dims)
     """
 
@@ -4160,7 +4160,7 @@ class FlipBackward0(Node):
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1032
+    derivatives.yaml:1060
     self: mm_mat1_backward(grad, mat2, self.shape, self.stride(), 1)
     mat2: mm_mat2_backward(grad, self, mat2.shape, mat2.stride(), 1)
     """
@@ -4219,7 +4219,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1040
+    derivatives.yaml:1068
     self: maybe_multiply(grad, beta)
     mat1: mm_mat1_backward(grad, mat2, mat1.shape, mat1.stride(), alpha)
     mat2: mm_mat2_backward(grad, mat1, mat2.shape, mat2.stride(), alpha)
@@ -4289,7 +4289,7 @@ class AddmmBackward0(Node):
 class BmmBackward0(Node):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1049
+    derivatives.yaml:1077
     self: grad.bmm(mat2.transpose(1, 2))
     mat2: self.transpose(1, 2).bmm(grad)
     """
@@ -4340,7 +4340,7 @@ class BmmBackward0(Node):
 class DotBackward0(Node):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1057
+    derivatives.yaml:1085
     self: grad * tensor
     tensor: grad * self
     """
@@ -4391,7 +4391,7 @@ class DotBackward0(Node):
 class MvBackward0(Node):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1064
+    derivatives.yaml:1092
     self: grad.unsqueeze(1) * vec
     vec: self.t().mv(grad)
     """
@@ -4442,7 +4442,7 @@ class MvBackward0(Node):
 class SoftmaxBackward0(Node):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1071
+    derivatives.yaml:1099
     self: _softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -4483,7 +4483,7 @@ class SoftmaxBackward0(Node):
 class LogSoftmaxBackward0(Node):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1081
+    derivatives.yaml:1109
     self: _log_softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -4524,7 +4524,7 @@ class LogSoftmaxBackward0(Node):
 class LogSoftmaxBackwardDataBackward0(Node):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1089
+    derivatives.yaml:1117
     grad_output: grad - (grad * output.exp()).sum(dim, True)
     output: log_softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -4577,7 +4577,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
 class SoftmaxBackwardDataBackward0(Node):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1097
+    derivatives.yaml:1125
     grad_output: _softmax_backward_data(grad, output, dim, input_dtype)
     output: softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -4632,7 +4632,7 @@ class SoftmaxBackwardDataBackward0(Node):
 class MseLossBackward0(Node):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1105
+    derivatives.yaml:1133
     self: mse_loss_backward(grad, self, target, reduction)
     target: mse_loss_backward(grad, target, self, reduction)
     """
@@ -4685,7 +4685,7 @@ class MseLossBackward0(Node):
 class MseLossBackwardBackward0(Node):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1115
+    derivatives.yaml:1143
     grad_output: mse_loss_backward(grad, self, target, reduction)
     self: mse_loss_double_backward(grad * grad_output, reduction)
     target: -mse_loss_double_backward(grad * grad_output, reduction)
@@ -4752,7 +4752,7 @@ class MseLossBackwardBackward0(Node):
 class SmoothL1LossBackward0(Node):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1124
+    derivatives.yaml:1152
     self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
     """
@@ -4807,7 +4807,7 @@ class SmoothL1LossBackward0(Node):
 class SmoothL1LossBackwardBackward0(Node):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1136
+    derivatives.yaml:1164
     grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
     target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
@@ -4876,7 +4876,7 @@ class SmoothL1LossBackwardBackward0(Node):
 class NllLossBackward0(Node):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1145
+    derivatives.yaml:1173
     self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
 
@@ -4938,7 +4938,7 @@ class NllLossBackward0(Node):
 class NllLossBackwardBackward0(Node):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1159
+    derivatives.yaml:1187
     grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
     self: zeros_like(grad)
     """
@@ -4993,7 +4993,7 @@ class NllLossBackwardBackward0(Node):
 class BinaryCrossEntropyBackward0(Node):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1172
+    derivatives.yaml:1200
     self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
     """
@@ -5053,7 +5053,7 @@ class BinaryCrossEntropyBackward0(Node):
 class BinaryCrossEntropyBackwardBackward0(Node):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1183
+    derivatives.yaml:1211
     grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
     target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
@@ -5127,7 +5127,7 @@ class BinaryCrossEntropyBackwardBackward0(Node):
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1193
+    derivatives.yaml:1221
     self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
     target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
     """
@@ -5194,7 +5194,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 class NativeDropoutBackward0(Node):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1205
+    derivatives.yaml:1233
     input: native_dropout_backward(grad, result1, dropout_scale(p, train))
     """
 
@@ -5235,7 +5235,7 @@ class NativeDropoutBackward0(Node):
 class NativeDropoutBackwardBackward0(Node):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1219
+    derivatives.yaml:1247
     grad_output: native_dropout_backward(grad, mask, scale)
     mask: not_implemented("native_dropout_backward: mask")
     """
@@ -5281,7 +5281,7 @@ class NativeDropoutBackwardBackward0(Node):
 class EmbeddingBackward0(Node):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1227
+    derivatives.yaml:1255
     weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
     """
 
@@ -5324,7 +5324,7 @@ class EmbeddingBackward0(Node):
 class EmbeddingDenseBackwardBackward0(Node):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1239
+    derivatives.yaml:1267
     grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
     """
 
@@ -5354,7 +5354,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 class NativeLayerNormBackward0(Node):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1250
+    derivatives.yaml:1278
     input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
     """
 
@@ -5435,7 +5435,7 @@ class NativeLayerNormBackward0(Node):
 class NativeLayerNormBackwardBackward0(Node):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1259
+    derivatives.yaml:1287
     input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
     """
 

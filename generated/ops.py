@@ -173,6 +173,10 @@ __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_backward",
     "binary_cross_entropy_with_logits",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
     "bmm",
     "cat",
     "clamp",
@@ -1601,10 +1605,46 @@ def logical_or(self_, other):
     return result
 
 
+def bitwise_not(self_):
+    """bitwise_not(Tensor self) -> Tensor
+
+    derivatives.yaml:550
+    """
+    result = _T.wrap(kernels.bitwise_not(_T.data(self_)))
+    return result
+
+
+def bitwise_and_Tensor(self_, other):
+    """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:557
+    """
+    result = _T.wrap(kernels.bitwise_and_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
+def bitwise_or_Tensor(self_, other):
+    """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:564
+    """
+    result = _T.wrap(kernels.bitwise_or_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
+def bitwise_xor_Tensor(self_, other):
+    """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml:570
+    """
+    result = _T.wrap(kernels.bitwise_xor_Tensor(_T.data(self_), _T.data(other)))
+    return result
+
+
 def sum_default(self_, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:553
+    derivatives.yaml:580
     """
     result = _T.wrap(kernels.sum(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1622,8 +1662,9 @@ def sum_default(self_, *, dtype=None):
 def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:560
+    derivatives.yaml:587
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
         grad_fn = SumBackward1()
@@ -1642,7 +1683,7 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
 def mean_default(self_, *, dtype=None):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:570
+    derivatives.yaml:597
     """
     result = _T.wrap(kernels.mean(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1661,8 +1702,9 @@ def mean_default(self_, *, dtype=None):
 def mean_dim(self_, dim, keepdim=False, *, dtype=None):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:576
+    derivatives.yaml:603
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.mean_dim(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
         grad_fn = MeanBackward1()
@@ -1682,8 +1724,9 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None):
 def logsumexp(self_, dim, keepdim=False):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:584
+    derivatives.yaml:611
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.logsumexp(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
@@ -1705,7 +1748,7 @@ def logsumexp(self_, dim, keepdim=False):
 def max_dim(self_, dim, keepdim=False):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:592
+    derivatives.yaml:619
     """
     values, indices = map(_T.wrap, kernels.max_dim(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1729,7 +1772,7 @@ def max_dim(self_, dim, keepdim=False):
 def max_default(self_):
     """max(Tensor self) -> Tensor
 
-    derivatives.yaml:602
+    derivatives.yaml:629
     """
     result = _T.wrap(kernels.max(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1750,8 +1793,9 @@ def max_default(self_):
 def amax(self_, dim=(), keepdim=False):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:610
+    derivatives.yaml:637
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.amax(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
@@ -1773,8 +1817,9 @@ def amax(self_, dim=(), keepdim=False):
 def amin(self_, dim=(), keepdim=False):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:621
+    derivatives.yaml:648
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.amin(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
@@ -1796,7 +1841,7 @@ def amin(self_, dim=(), keepdim=False):
 def min_dim(self_, dim, keepdim=False):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:630
+    derivatives.yaml:657
     """
     values, indices = map(_T.wrap, kernels.min_dim(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1820,7 +1865,7 @@ def min_dim(self_, dim, keepdim=False):
 def min_default(self_):
     """min(Tensor self) -> Tensor
 
-    derivatives.yaml:640
+    derivatives.yaml:667
     """
     result = _T.wrap(kernels.min(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1841,7 +1886,7 @@ def min_default(self_):
 def any_default(self_):
     """any(Tensor self) -> Tensor
 
-    derivatives.yaml:648
+    derivatives.yaml:675
     """
     result = _T.wrap(kernels.any(_T.data(self_)))
     return result
@@ -1850,7 +1895,7 @@ def any_default(self_):
 def any_dim(self_, dim, keepdim=False):
     """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:655
+    derivatives.yaml:682
     """
     result = _T.wrap(kernels.any_dim(_T.data(self_), dim, keepdim))
     return result
@@ -1859,7 +1904,7 @@ def any_dim(self_, dim, keepdim=False):
 def all_default(self_):
     """all(Tensor self) -> Tensor
 
-    derivatives.yaml:661
+    derivatives.yaml:688
     """
     result = _T.wrap(kernels.all(_T.data(self_)))
     return result
@@ -1868,7 +1913,7 @@ def all_default(self_):
 def all_dim(self_, dim, keepdim=False):
     """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:668
+    derivatives.yaml:695
     """
     result = _T.wrap(kernels.all_dim(_T.data(self_), dim, keepdim))
     return result
@@ -1877,7 +1922,7 @@ def all_dim(self_, dim, keepdim=False):
 def argmax(self_, dim=None, keepdim=False):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:674
+    derivatives.yaml:701
     """
     result = _T.wrap(kernels.argmax(_T.data(self_), dim, keepdim))
     return result
@@ -1886,7 +1931,7 @@ def argmax(self_, dim=None, keepdim=False):
 def argmin(self_, dim=None, keepdim=False):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:682
+    derivatives.yaml:709
     """
     result = _T.wrap(kernels.argmin(_T.data(self_), dim, keepdim))
     return result
@@ -1895,7 +1940,7 @@ def argmin(self_, dim=None, keepdim=False):
 def norm_Scalar(self_, p=2):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:689
+    derivatives.yaml:716
     """
     result = _T.wrap(kernels.norm_Scalar(_T.data(self_), p))
     needs_grad = _T.any_requires_grad(self_)
@@ -1917,8 +1962,9 @@ def norm_Scalar(self_, p=2):
 def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:705
+    derivatives.yaml:732
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.norm_ScalarOpt_dim(_T.data(self_), p, dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
@@ -1941,8 +1987,9 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:716
+    derivatives.yaml:743
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.linalg_vector_norm(_T.data(self_), ord, dim, keepdim, _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
@@ -1965,7 +2012,7 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 def prod_default(self_, *, dtype=None):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:728
+    derivatives.yaml:755
     """
     result = _T.wrap(kernels.prod(_T.data(self_), _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1986,7 +2033,7 @@ def prod_default(self_, *, dtype=None):
 def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:739
+    derivatives.yaml:766
     """
     result = _T.wrap(kernels.prod_dim_int(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
@@ -2009,8 +2056,9 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
 def std_correction(self_, dim=None, *, correction=None, keepdim=False):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:748
+    derivatives.yaml:775
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.std_correction(_T.data(self_), dim, correction, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
@@ -2033,8 +2081,9 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 def var_correction(self_, dim=None, *, correction=None, keepdim=False):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:760
+    derivatives.yaml:787
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.var_correction(_T.data(self_), dim, correction, keepdim))
     if _T.any_requires_grad(self_):
         grad_fn = VarBackward0()
@@ -2054,7 +2103,7 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
 def t(self_):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:772
+    derivatives.yaml:799
     """
     result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2071,8 +2120,9 @@ def t(self_):
 def expand(self_, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:778
+    derivatives.yaml:805
     """
+    size = _T.int_tuple(size)
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
     if _T.any_requires_grad(self_):
         grad_fn = ExpandBackward0()
@@ -2089,7 +2139,7 @@ def expand(self_, size, *, implicit=False):
 def unsqueeze(self_, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:785
+    derivatives.yaml:812
     """
     result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -2107,7 +2157,7 @@ def unsqueeze(self_, dim):
 def squeeze_default(self_):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:792
+    derivatives.yaml:819
     """
     result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2125,7 +2175,7 @@ def squeeze_default(self_):
 def squeeze_dim(self_, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:798
+    derivatives.yaml:825
     """
     result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -2144,8 +2194,9 @@ def squeeze_dim(self_, dim):
 def squeeze_dims(self_, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:805
+    derivatives.yaml:832
     """
+    dim = _T.int_tuple(dim)
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
         grad_fn = SqueezeBackward2()
@@ -2163,7 +2214,7 @@ def squeeze_dims(self_, dim):
 def squeeze__default(self_):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:812
+    derivatives.yaml:839
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2187,7 +2238,7 @@ def squeeze__default(self_):
 def squeeze__dim(self_, dim):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:818
+    derivatives.yaml:845
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2212,8 +2263,9 @@ def squeeze__dim(self_, dim):
 def squeeze__dims(self_, dim):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:824
+    derivatives.yaml:851
     """
+    dim = _T.int_tuple(dim)
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
@@ -2237,7 +2289,7 @@ def squeeze__dims(self_, dim):
 def _to_copy(self_, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:830
+    derivatives.yaml:857
     """
     result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -2255,7 +2307,7 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:836
+    derivatives.yaml:863
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -2272,7 +2324,7 @@ def clone(self_):
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:842
+    derivatives.yaml:869
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -2291,8 +2343,9 @@ def transpose_int(self_, dim0, dim1):
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:849
+    derivatives.yaml:876
     """
+    size = _T.int_tuple(size)
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
     if _T.any_requires_grad(self_):
         grad_fn = UnsafeViewBackward0()
@@ -2309,8 +2362,9 @@ def _unsafe_view(self_, size):
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:855
+    derivatives.yaml:882
     """
+    size = _T.int_tuple(size)
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
     if _T.any_requires_grad(self_):
         grad_fn = ViewBackward0()
@@ -2327,7 +2381,7 @@ def view(self_, size):
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:862
+    derivatives.yaml:889
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2350,7 +2404,7 @@ def zero_(self_):
 def alias(self_):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:868
+    derivatives.yaml:895
     """
     result = _T.wrap_view(kernels.alias(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2367,8 +2421,9 @@ def alias(self_):
 def permute(self_, dims):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:875
+    derivatives.yaml:902
     """
+    dims = _T.int_tuple(dims)
     result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
     if _T.any_requires_grad(self_):
         grad_fn = PermuteBackward0()
@@ -2385,7 +2440,7 @@ def permute(self_, dims):
 def cat(tensors, dim=0):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:882
+    derivatives.yaml:909
     """
     result = _T.wrap(kernels.cat(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -2404,7 +2459,7 @@ def cat(tensors, dim=0):
 def stack(tensors, dim=0):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:891
+    derivatives.yaml:918
     """
     result = _T.wrap(kernels.stack(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -2423,7 +2478,7 @@ def stack(tensors, dim=0):
 def split_Tensor(self_, split_size, dim=0):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:899
+    derivatives.yaml:926
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_Tensor(_T.data(self_), split_size, dim)]
     if _T.any_requires_grad(self_):
@@ -2444,8 +2499,9 @@ def split_Tensor(self_, split_size, dim=0):
 def split_with_sizes(self_, split_sizes, dim=0):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:908
+    derivatives.yaml:935
     """
+    split_sizes = _T.int_tuple(split_sizes)
     result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
     if _T.any_requires_grad(self_):
         grad_fn = SplitWithSizesBackward0()
@@ -2465,7 +2521,7 @@ def split_with_sizes(self_, split_sizes, dim=0):
 def unbind_int(self_, dim=0):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:915
+    derivatives.yaml:942
     """
     result = [_T.wrap_view(a, self_) for a in kernels.unbind_int(_T.data(self_), dim)]
     if _T.any_requires_grad(self_):
@@ -2484,7 +2540,7 @@ def unbind_int(self_, dim=0):
 def select_int(self_, dim, index):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:922
+    derivatives.yaml:949
     """
     result = _T.wrap_view(kernels.select_int(_T.data(self_), dim, index), self_)
     if _T.any_requires_grad(self_):
@@ -2504,8 +2560,9 @@ def select_int(self_, dim, index):
 def select_backward(grad_output, input_sizes, dim, index):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:929
+    derivatives.yaml:956
     """
+    input_sizes = _T.int_tuple(input_sizes)
     result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
     if _T.any_requires_grad(grad_output):
         grad_fn = SelectBackwardBackward0()
@@ -2523,7 +2580,7 @@ def select_backward(grad_output, input_sizes, dim, index):
 def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:936
+    derivatives.yaml:963
     """
     result = _T.wrap_view(kernels.slice_Tensor(_T.data(self_), dim, start, end, step), self_)
     if _T.any_requires_grad(self_):
@@ -2545,8 +2602,9 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:945
+    derivatives.yaml:972
     """
+    input_sizes = _T.int_tuple(input_sizes)
     result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
     if _T.any_requires_grad(grad_output):
         grad_fn = SliceBackwardBackward0()
@@ -2566,7 +2624,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 def index_Tensor(self_, indices):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:952
+    derivatives.yaml:979
     """
     result = _T.wrap(kernels.index_Tensor(_T.data(self_), _T.data(indices)))
     if _T.any_requires_grad(self_):
@@ -2585,7 +2643,7 @@ def index_Tensor(self_, indices):
 def index_put(self_, indices, values, accumulate=False):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:963
+    derivatives.yaml:990
     """
     result = _T.wrap(kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
     if _T.any_requires_grad(self_, values):
@@ -2602,10 +2660,36 @@ def index_put(self_, indices, values, accumulate=False):
     return result
 
 
+def index_put_(self_, indices, values, accumulate=False):
+    """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+
+    derivatives.yaml:990
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, values)
+    if needs_grad:
+        grad_fn = IndexPutBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_, values))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn.indices_ = SavedVariableList(indices, False)
+        grad_fn.values_ = SavedVariable(values if grad_fn.should_compute_output(0) else None, False)
+    forward_ad = _F.enabled and _F.any_tangent(self_, values)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.index_put(original_self, _F.tangent(self_), indices, values, _F.tangent(values), accumulate, self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:973
+    derivatives.yaml:1001
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, values)
@@ -2631,7 +2715,7 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
 def index_select(self_, dim, index):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:983
+    derivatives.yaml:1011
     """
     result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
     if _T.any_requires_grad(self_):
@@ -2651,7 +2735,7 @@ def index_select(self_, dim, index):
 def index_add(self_, dim, index, source, *, alpha=1):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:991
+    derivatives.yaml:1019
     """
     result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
     if _T.any_requires_grad(self_, source):
@@ -2671,7 +2755,7 @@ def index_add(self_, dim, index, source, *, alpha=1):
 def gather(self_, dim, index, *, sparse_grad=False):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:1000
+    derivatives.yaml:1028
     """
     result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
     if _T.any_requires_grad(self_):
@@ -2691,7 +2775,7 @@ def gather(self_, dim, index, *, sparse_grad=False):
 def scatter_add(self_, dim, index, src):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:1008
+    derivatives.yaml:1036
     """
     result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
     if _T.any_requires_grad(self_, src):
@@ -2710,8 +2794,9 @@ def scatter_add(self_, dim, index, src):
 def repeat(self_, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:1016
+    derivatives.yaml:1044
     """
+    repeats = _T.int_tuple(repeats)
     result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
     if _T.any_requires_grad(self_):
         grad_fn = RepeatBackward0()
@@ -2729,8 +2814,9 @@ def repeat(self_, repeats):
 def flip(self_, dims):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:1023
+    derivatives.yaml:1051
     """
+    dims = _T.int_tuple(dims)
     result = _T.wrap(kernels.flip(_T.data(self_), dims))
     if _T.any_requires_grad(self_):
         grad_fn = FlipBackward0()
@@ -2747,7 +2833,7 @@ def flip(self_, dims):
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1032
+    derivatives.yaml:1060
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -2770,7 +2856,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1040
+    derivatives.yaml:1068
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -2795,7 +2881,7 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 def bmm(self_, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1049
+    derivatives.yaml:1077
     """
     result = _T.wrap(kernels.bmm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -2814,7 +2900,7 @@ def bmm(self_, mat2):
 def dot(self_, tensor):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1057
+    derivatives.yaml:1085
     """
     result = _T.wrap(kernels.dot(_T.data(self_), _T.data(tensor)))
     if _T.any_requires_grad(self_, tensor):
@@ -2833,7 +2919,7 @@ def dot(self_, tensor):
 def mv(self_, vec):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1064
+    derivatives.yaml:1092
     """
     result = _T.wrap(kernels.mv(_T.data(self_), _T.data(vec)))
     if _T.any_requires_grad(self_, vec):
@@ -2852,7 +2938,7 @@ def mv(self_, vec):
 def _softmax(self_, dim, half_to_float):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1071
+    derivatives.yaml:1099
     """
     result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
     needs_grad = _T.any_requires_grad(self_)
@@ -2874,7 +2960,7 @@ def _softmax(self_, dim, half_to_float):
 def _log_softmax(self_, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1081
+    derivatives.yaml:1109
     """
     result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
     needs_grad = _T.any_requires_grad(self_)
@@ -2896,7 +2982,7 @@ def _log_softmax(self_, dim, half_to_float):
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1089
+    derivatives.yaml:1117
     """
     result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -2916,7 +3002,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1097
+    derivatives.yaml:1125
     """
     result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -2937,7 +3023,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 def mse_loss(self_, target, reduction=1):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1105
+    derivatives.yaml:1133
     """
     result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(self_, target):
@@ -2957,7 +3043,7 @@ def mse_loss(self_, target, reduction=1):
 def mse_loss_backward(grad_output, self_, target, reduction):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1115
+    derivatives.yaml:1143
     """
     result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -2978,7 +3064,7 @@ def mse_loss_backward(grad_output, self_, target, reduction):
 def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1124
+    derivatives.yaml:1152
     """
     result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(self_, target):
@@ -2999,7 +3085,7 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1136
+    derivatives.yaml:1164
     """
     result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -3021,7 +3107,7 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1145
+    derivatives.yaml:1173
     """
     output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
     needs_grad = _T.any_requires_grad(self_)
@@ -3047,7 +3133,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1159
+    derivatives.yaml:1187
     """
     result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
@@ -3068,7 +3154,7 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
 def binary_cross_entropy(self_, target, weight=None, reduction=1):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1172
+    derivatives.yaml:1200
     """
     result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3089,7 +3175,7 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1183
+    derivatives.yaml:1211
     """
     result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -3111,7 +3197,7 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1193
+    derivatives.yaml:1221
     """
     result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3133,7 +3219,7 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 def native_dropout(input, p, train):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1205
+    derivatives.yaml:1233
     """
     result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
     needs_grad = _T.any_requires_grad(input)
@@ -3156,7 +3242,7 @@ def native_dropout(input, p, train):
 def native_dropout_backward(grad_output, mask, scale):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1219
+    derivatives.yaml:1247
     """
     result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
     if _T.any_requires_grad(grad_output, mask):
@@ -3175,7 +3261,7 @@ def native_dropout_backward(grad_output, mask, scale):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1227
+    derivatives.yaml:1255
     """
     result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if _T.any_requires_grad(weight):
@@ -3196,7 +3282,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1239
+    derivatives.yaml:1267
     """
     result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _T.any_requires_grad(grad_output):
@@ -3217,8 +3303,9 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1250
+    derivatives.yaml:1278
     """
+    normalized_shape = _T.int_tuple(normalized_shape)
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
     needs_grad = _T.any_requires_grad(input, weight, bias)
     if needs_grad:
@@ -3244,8 +3331,9 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1259
+    derivatives.yaml:1287
     """
+    normalized_shape = _T.int_tuple(normalized_shape)
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
     if _T.any_requires_grad(grad_out, input, weight):
         grad_fn = NativeLayerNormBackwardBackward0()
@@ -3267,6 +3355,9 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
 
 add = add_Tensor
 add_ = add_Tensor_
+bitwise_and = bitwise_and_Tensor
+bitwise_or = bitwise_or_Tensor
+bitwise_xor = bitwise_xor_Tensor
 div = div_Tensor
 div_ = div_Tensor_
 index = index_Tensor
@@ -3353,6 +3444,10 @@ OVERLOADS = {
     "logical_not": logical_not,
     "logical_and": logical_and,
     "logical_or": logical_or,
+    "bitwise_not": bitwise_not,
+    "bitwise_and.Tensor": bitwise_and_Tensor,
+    "bitwise_or.Tensor": bitwise_or_Tensor,
+    "bitwise_xor.Tensor": bitwise_xor_Tensor,
     "sum": sum_default,
     "sum.dim_IntList": sum_dim_IntList,
     "mean": mean_default,

@@ -56,6 +56,22 @@ class TensorMethods:
         """argmin"""
         return ops.argmin(self, dim, keepdim)
 
+    def bitwise_and(self, other):
+        """bitwise_and.Tensor"""
+        return ops.bitwise_and_Tensor(self, other)
+
+    def bitwise_not(self):
+        """bitwise_not"""
+        return ops.bitwise_not(self)
+
+    def bitwise_or(self, other):
+        """bitwise_or.Tensor"""
+        return ops.bitwise_or_Tensor(self, other)
+
+    def bitwise_xor(self, other):
+        """bitwise_xor.Tensor"""
+        return ops.bitwise_xor_Tensor(self, other)
+
     def bmm(self, mat2):
         """bmm"""
         return ops.bmm(self, mat2)
@@ -336,6 +352,10 @@ class TensorMethods:
         """In-place div.Tensor."""
         return ops.div_Tensor_(self, other)
 
+    def index_put_(self, indices, values, accumulate=False):
+        """In-place index_put."""
+        return ops.index_put_(self, indices, values, accumulate)
+
     def mul_(self, other):
         """In-place mul.Tensor."""
         return ops.mul_Tensor_(self, other)
@@ -442,18 +462,24 @@ class TensorMethods:
 
     def __and__(self, other):
         try:
-            return ops.logical_and(self, other)
+            return ops.bitwise_and(self, other)
         except TypeError:  # an operand the op does not take (`x == None`): Python decides
             return NotImplemented
 
     def __or__(self, other):
         try:
-            return ops.logical_or(self, other)
+            return ops.bitwise_or(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __xor__(self, other):
+        try:
+            return ops.bitwise_xor(self, other)
         except TypeError:  # an operand the op does not take (`x == None`): Python decides
             return NotImplemented
 
     def __invert__(self):
-        return ops.logical_not(self)
+        return ops.bitwise_not(self)
 
     def __iadd__(self, other):
         try:

@@ -2,16 +2,18 @@
 
 With it on, every node keeps the traceback of the forward call that created it; when its
 backward fails, the engine prints that traceback, and a node returning NaN is an error.
+As in PyTorch, the mode is one for the whole process, not one per thread.
 """
 
 from __future__ import annotations
 
-import threading
+import os
 import traceback
 import warnings
+from pathlib import Path
 
 
-class _State(threading.local):
+class _State:
     enabled: bool = False
     check_nan: bool = True
 
@@ -27,10 +29,15 @@ def check_nan() -> bool:
     return _state.check_nan
 
 
+_OWN_DIRECTORIES = tuple(
+    str(Path(__file__).resolve().parent.parent / name) + os.sep for name in ("runtime", "generated")
+)
+
+
 def forward_trace() -> list[str]:
     """The stack of the forward call being recorded, without gradgen's own frames."""
-    return [line for line in traceback.format_stack()[:-1] if "/generated/" not in line
-            and "/runtime/" not in line]
+    return [line for line in traceback.format_stack()[:-1]
+            if not line.lstrip().startswith(tuple(f'File "{d}' for d in _OWN_DIRECTORIES))]
 
 
 class set_detect_anomaly:  # noqa: N801 - PyTorch's name

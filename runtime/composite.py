@@ -263,14 +263,41 @@ def _slice(tensor: Any, dim: int, item: slice, skip_whole: bool) -> Any:
 def getitem(self: Any, index: Any) -> Any:
     """`x[index]`: ints select, slices slice, None unsqueezes, `...` skips dimensions, and
     integer or boolean arrays gather through one index.Tensor at the end."""
+    result, indices = _decompose_index(self, index, lone_slice_is_view=True)
+    if indices is None:
+        return ops.alias(result) if result is self else result
+    return ops.index(result, indices)
+
+
+def setitem(self: Any, index: Any, value: Any) -> None:
+    """`x[index] = value`, as PyTorch does it: through the view that basic indexing gives
+    (`copy_`), or with index_put_ where integer or boolean arrays index."""
+    if not isinstance(value, _tensor.Tensor):
+        from runtime.factories import tensor
+
+        value = tensor(value, dtype=self.dtype)
+    target, indices = _decompose_index(self, index, lone_slice_is_view=False)
+    if indices is None:
+        target.copy_(value)
+    else:
+        ops.index_put_(target, indices, value)
+
+
+def _decompose_index(self: Any, index: Any, lone_slice_is_view: bool
+                     ) -> tuple[Any, list | None]:
+    """The view that the basic part of `index` gives (ints, slices, None, `...`), and the
+    index.Tensor indices (`Tensor?[]`) its integer and boolean arrays make, if any.
+
+    A slice over a whole dimension is skipped, as PyTorch skips it, except a lone one when
+    reading (`x[:]` records SliceBackward0 there)."""
     if index is None:
-        return ops.unsqueeze(self, 0)
+        return ops.unsqueeze(self, 0), None
     if index is Ellipsis:
-        return ops.alias(self)
+        return self, None
     if _is_int(index):
-        return _select(self, 0, operator.index(index))
+        return _select(self, 0, operator.index(index)), None
     if isinstance(index, slice):
-        return _slice(self, 0, index, skip_whole=False)
+        return _slice(self, 0, index, skip_whole=not lone_slice_is_view), None
     items = tuple(_index_tensor(i) if isinstance(i, list | np.ndarray) else i
                   for i in _index_items(index))
     specified = _specified_dims(items)
@@ -305,14 +332,15 @@ def getitem(self: Any, index: Any) -> Any:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
                              f"byte Variables are valid indices (got {type(item).__name__})")
     if not recorded:
-        return ops.alias(result) if result is self else result
+        return result, None
     indices: list[Any] = []
     covered = 0  # dimensions the indices so far account for
     for position, tensor in recorded:
         indices += [None] * (position - covered)
         indices.append(tensor)
         covered = position + (tensor.ndim if tensor.dtype is dtypes.bool_ else 1)
-    return ops.index(result, indices)
+    return result, indices
+
 
 # -- linear algebra and nn --------------------------------------------------------------------
 # The torch.nn.functional-level ops below take torch.nn.functional's signatures. Those whose
@@ -751,6 +779,9 @@ class CompositeMethods:
 
     def __getitem__(self, index: Any) -> Any:
         return getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        setitem(self, index, value)
 
     # -- linear algebra and nn ----------------------------------------------------------------
     def matmul(self, other: Any) -> Any:

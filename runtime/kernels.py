@@ -497,7 +497,7 @@ def fill__Tensor(self, value):
 
 def copy_(self, src, non_blocking=False):
     """`src` broadcast to self's shape and cast to self's dtype."""
-    return np.array(np.broadcast_to(src, self.shape), dtype=self.dtype)
+    return np.array(_broadcast_to(np.asarray(src), self.shape), dtype=self.dtype)
 
 
 def _compare(function: Any, self: Any, other: Any) -> np.ndarray:
@@ -563,6 +563,29 @@ def logical_and(self, other):
 
 def logical_or(self, other):
     return _array(np.logical_or(self, other), np.bool_)
+
+
+def _bitwise(ufunc: np.ufunc, name: str, *operands: Any) -> np.ndarray:
+    dtype = result_type(*operands)
+    if dtype.kind == "f":
+        raise RuntimeError(f'"{name}_cpu" not implemented for \'{_TYPE_NAMES[dtype.name]}\'')
+    return _array(ufunc(*(_as(o, dtype) for o in operands)), dtype)
+
+
+def bitwise_not(self):
+    return _bitwise(np.invert, "bitwise_not", self)
+
+
+def bitwise_and_Tensor(self, other):
+    return _bitwise(np.bitwise_and, "bitwise_and", self, other)
+
+
+def bitwise_or_Tensor(self, other):
+    return _bitwise(np.bitwise_or, "bitwise_or", self, other)
+
+
+def bitwise_xor_Tensor(self, other):
+    return _bitwise(np.bitwise_xor, "bitwise_xor", self, other)
 
 
 # -- reductions ---------------------------------------------------------------------------------
@@ -815,7 +838,20 @@ def expand(self, size, implicit=False):
         )
     lead = len(size) - self.ndim
     target = tuple(s if s != -1 else self.shape[i - lead] for i, s in enumerate(size))
-    return np.broadcast_to(self, target)
+    return _broadcast_to(self, target)
+
+
+def _broadcast_to(array: np.ndarray, target: tuple[int, ...]) -> np.ndarray:
+    """A read-only broadcast view, with PyTorch's message where a size does not fit."""
+    lead = len(target) - array.ndim
+    for dim in range(array.ndim - 1, -1, -1):
+        size, wanted = array.shape[dim], target[lead + dim] if lead + dim >= 0 else None
+        if wanted is None or (size != wanted and size != 1):
+            raise RuntimeError(
+                f"The expanded size of the tensor ({wanted}) must match the existing size "
+                f"({size}) at non-singleton dimension {lead + dim}.  Target sizes: "
+                f"{list(target)}.  Tensor sizes: {list(array.shape)}")
+    return np.broadcast_to(array, target)
 
 
 def unsqueeze(self, dim):

@@ -396,6 +396,15 @@ def data(value: Any) -> Any:
     return value
 
 
+def int_tuple(value: Any) -> Any:
+    """An int-list argument as a tuple: a bare int is a list of one, None stays None."""
+    if value is None or type(value) is tuple:
+        return value
+    if isinstance(value, int):
+        return (value,)
+    return tuple(value)
+
+
 def numpy_dtype(dtype: dtypes.dtype | None) -> np.dtype | None:
     """A ScalarType argument as the kernels take it."""
     return None if dtype is None else dtype.numpy
@@ -462,8 +471,9 @@ def next_edges(*values: Any) -> tuple[tuple[Node | None, int], ...]:
     """One edge per differentiable input; a Tensor[] input gives one edge per tensor."""
     edges: list[tuple[Node | None, int]] = []
     for value in values:
-        if isinstance(value, list | tuple):
-            edges.extend(edge(v) for v in value)
+        kind = type(value)
+        if kind is list or kind is tuple:
+            edges.extend(map(edge, value))
         else:
             edges.append(edge(value))
     return tuple(edges)
@@ -527,6 +537,9 @@ def check_inplace(tensor: Tensor) -> None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
     base = tensor._base
+    if base is not None and base.grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
     if base is not None and (base.requires_grad or tensor.requires_grad):
         raise RuntimeError(
             "gradgen does not support in-place operations on a view of a tensor that requires "

@@ -66,11 +66,8 @@ def _same(ours, theirs) -> bool:
         ours, theirs = ours.detach().numpy(), theirs.detach().numpy()
         return ours.shape == theirs.shape and np.allclose(ours, theirs, rtol=1e-12, atol=0)
     if isinstance(theirs, tuple | list):  # torch returns int[] (and Tensor[]) as a tuple
-        if isinstance(ours, int):
-            # Known difference: an int given for an int[1] argument (`amin(x, 1)`) is saved
-            # as that int; torch saves (1,).
-            ours = (ours,)
-        return len(ours) == len(theirs) and all(map(_same, ours, theirs))
+        return isinstance(ours, tuple | list) and len(ours) == len(theirs) and all(
+            map(_same, ours, theirs))
     if isinstance(ours, int) and ours < 0 and isinstance(theirs, int) and theirs >= 2**63:
         # torch 2.13 exposes a negative saved SymInt (ignore_index=-100, padding_idx=-1)
         # as its unsigned 64-bit pattern; the value it uses is the signed one.
