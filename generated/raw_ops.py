@@ -277,6 +277,22 @@ def logical_or(self_, other):
     return _raw.array(kernels.logical_or(_raw.tensor(self_), _raw.tensor(other)))
 
 
+def bitwise_not(self_):
+    return _raw.array(kernels.bitwise_not(_raw.tensor(self_)))
+
+
+def bitwise_and_Tensor(self_, other):
+    return _raw.array(kernels.bitwise_and_Tensor(_raw.tensor(self_), _raw.tensor(other)))
+
+
+def bitwise_or_Tensor(self_, other):
+    return _raw.array(kernels.bitwise_or_Tensor(_raw.tensor(self_), _raw.tensor(other)))
+
+
+def bitwise_xor_Tensor(self_, other):
+    return _raw.array(kernels.bitwise_xor_Tensor(_raw.tensor(self_), _raw.tensor(other)))
+
+
 def sum_default(self_, *, dtype=None):
     return _raw.array(kernels.sum(_raw.tensor(self_), _raw.numpy_dtype(dtype)))
 
@@ -589,6 +605,12 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     return tuple(map(_raw.array, kernels.native_layer_norm_backward(_raw.tensor(grad_out), _raw.tensor(input), normalized_shape, _raw.tensor(mean), _raw.tensor(rstd), _raw.tensor(weight), _raw.tensor(bias), output_mask)))
 
 add = add_Tensor
+
+bitwise_and = bitwise_and_Tensor
+
+bitwise_or = bitwise_or_Tensor
+
+bitwise_xor = bitwise_xor_Tensor
 
 div = div_Tensor
 
@@ -1008,6 +1030,22 @@ def method_argmax(self, dim=None, keepdim=False):
 
 def method_argmin(self, dim=None, keepdim=False):
     return argmin(self, dim, keepdim)
+
+
+def method_bitwise_and(self, other):
+    return bitwise_and_Tensor(self, other)
+
+
+def method_bitwise_not(self):
+    return bitwise_not(self)
+
+
+def method_bitwise_or(self, other):
+    return bitwise_or_Tensor(self, other)
+
+
+def method_bitwise_xor(self, other):
+    return bitwise_xor_Tensor(self, other)
 
 
 def method_bmm(self, mat2):

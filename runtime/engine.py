@@ -119,7 +119,7 @@ def _validate_raw(node: Node, outputs: list) -> None:
                     f"got {list(grad.shape)} but expected shape compatible with {list(shape)}"
                 )
             grad = raw.sum_to(grad, shape)
-        if grad.dtype != dtype:
+        if grad.dtype is not dtype and grad.dtype != dtype:
             grad = grad.astype(dtype)
         outputs[index] = grad
 
@@ -141,8 +141,10 @@ def tensor_backward() -> Iterator[None]:
 
 def _runs_raw(nodes: Iterable[Node], root_grads: Sequence, create_graph: bool) -> bool:
     """Whether this backward can run on arrays: nothing in it needs to see a Tensor."""
-    if not _Mode.raw_allowed or create_graph or anomaly.is_enabled() or forward_grad.current_level() >= 0:
-        return False  # (an open dual level: formulas compute tangents, on Tensors)
+    if not _Mode.raw_allowed or create_graph or anomaly.is_enabled():
+        return False
+    if forward_grad.current_level() >= 0:
+        return False  # with a dual level open, formulas compute tangents, on Tensors
     for grad in root_grads:
         if grad is not None and (grad.requires_grad or grad._fw_grad is not None):
             return False

@@ -223,7 +223,8 @@ class AccumulateGrad(Node):
         variable = self.variable
         if variable._grad is None:
             # Kept when only the engine holds the array, else copied (see AccumulateGrad.apply).
-            variable.grad = Tensor._make(grad if _unshared_array(grad) else grad.copy(), None)
+            # The engine checked its shape and dtype: set the slot, not the checking property.
+            variable._grad = Tensor._make(grad if _unshared_array(grad) else grad.copy(), None)
         else:
             variable.grad._accumulate_(Tensor._make(grad, None))
         return []
