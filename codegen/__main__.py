@@ -30,7 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def generate(spec: Path) -> dict[str, str]:
     """Spec path -> {file name: text}; raises SpecError."""
     kernels = module_functions(ROOT / "runtime" / "kernels.py", private=True)
-    return render_all(load_spec(spec), spec.name, kernels)
+    manual = (ROOT / "runtime" / "manual.py").read_text(encoding="utf-8")
+    raw_functions = module_functions(ROOT / "runtime" / "raw.py", private=True)
+    return render_all(load_spec(spec), spec.name, kernels, manual, raw_functions)
 
 
 def _existing(out: Path) -> dict[str, str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import jinja2
 
+from codegen import raw
 from codegen.formula import SIZE_KINDS, local_name
 from codegen.model import OpInfo, SavedAttribute
 from codegen.schema import REDUCTIONS, Argument, FunctionSchema
@@ -102,6 +103,40 @@ def _blocks(info: OpInfo) -> list[Block]:
     return blocks
 
 
+def _raw_unpack(attr: SavedAttribute) -> str:
+    """A saved tensor as its array (the same checks as unpack); anything else as it is."""
+    if attr.is_saved_variable:
+        return f"{local_name(attr.name)} = self.{_field(attr)}.unpack_data()"
+    return _unpack(attr)
+
+
+def _raw_blocks(blocks: list[Block], info: OpInfo, names: RawNames) -> list[Block] | None:
+    """The blocks with each formula in its raw form, or None if one of them has none."""
+    codes = {d.code: raw.formula_code(d.code, names.ops, names.methods, names.helpers)
+             for d in info.derivatives if d.not_implemented is None}
+    if None in codes.values():
+        return None
+    return [replace(block, lines=tuple(_replace_code(line, codes) for line in block.lines))
+            for block in blocks]
+
+
+def _replace_code(line: str, codes: dict[str, str | None]) -> str:
+    """A block line with its formula code swapped for the raw form."""
+    for code, raw_code in codes.items():
+        if line.endswith(" = " + code):
+            return line[: len(line) - len(code)] + raw_code
+    return line
+
+
+@dataclass(frozen=True)
+class RawNames:
+    """What a raw formula may call: ops, Tensor methods and helpers with raw forms."""
+
+    ops: frozenset[str] = frozenset()
+    methods: frozenset[str] = frozenset()
+    helpers: frozenset[str] = frozenset()
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -130,9 +165,10 @@ def _tuple_literal(names: list[str]) -> str:
     return "(" + ", ".join(f'"{n}"' for n in names) + ")"
 
 
-def node_context(info: OpInfo) -> dict:
+def node_context(info: OpInfo, names: RawNames = RawNames()) -> dict:
     saved = list(info.saved)
     list_input = any(i.is_list for i in info.inputs)
+    blocks = _blocks(info)
     return {
         "name": info.node_name,
         "qualified_name": info.qualified_name,
@@ -146,7 +182,9 @@ def node_context(info: OpInfo) -> dict:
         "release": [_field(a) for a in saved if a.is_saved_variable],
         "grad_setup": _grad_setup(info),
         "num_inputs": "len(self._next_functions)" if list_input else str(len(info.inputs)),
-        "blocks": _blocks(info),
+        "blocks": blocks,
+        "raw_unpack": [_raw_unpack(a) for a in saved],
+        "raw_blocks": _raw_blocks(blocks, info, names),
     }
 
 
@@ -405,8 +443,7 @@ def op_context(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = froz
         "saves_after": [_save_statement(info, a, False) for a in after],
         "inplace": info.inplace,
         # An op that is itself in place (`zero_(Tensor(a!) self)`) writes into self.
-        "inplace_entry": bool(schema.arguments and schema.arguments[0].type.alias
-                              and schema.arguments[0].type.alias.endswith("!")),
+        "inplace_entry": _writes_self(schema),
         "inplace_saves_before": [_save_statement(info, a, True) for a in before],
         "inplace_saves_after": [_save_statement(info, a, True) for a in after],
         "forward": _forward_ad(info, group),
@@ -482,6 +519,37 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
             "call": f"ops.{function}({', '.join(call)})", "doc": doc}
 
 
+def _writes_self(schema: FunctionSchema) -> bool:
+    """An op that is itself in place (`zero_(Tensor(a!) self)`): it writes into self."""
+    return bool(schema.arguments and schema.arguments[0].type.alias
+                and schema.arguments[0].type.alias.endswith("!"))
+
+
+def _raw_kernel_argument(arg: Argument) -> str:
+    """What a kernel receives from a raw op: `_kernel_argument`, on arrays."""
+    name = local_name(arg.name)
+    if arg.type.is_tensor:
+        return f"_raw.tensor({name})"
+    if arg.type.base == "ScalarType":
+        return f"_raw.numpy_dtype({name})"
+    return name
+
+
+def raw_op_context(info: OpInfo, group: list[OpInfo]) -> dict:
+    """An op's raw form: its kernel on arrays, results as arrays."""
+    schema = info.schema
+    args = ", ".join(_raw_kernel_argument(a) for a in schema.arguments)
+    kernel_call = f"kernels.{schema.kernel_name}({args})"
+    if len(schema.returns) == 1 and schema.returns[0].type.is_list:
+        call = f"[_raw.array(a) for a in {kernel_call}]"
+    elif len(schema.returns) > 1:
+        call = f"tuple(map(_raw.array, {kernel_call}))"
+    else:
+        call = f"_raw.array({kernel_call})"
+    return {"function": wrapper_name(info, group), "signature": python_signature(schema),
+            "call": call}
+
+
 def wrapper_name(info: OpInfo, group: list[OpInfo]) -> str:
     """`pow_Tensor_Scalar`; an overload without a name is `sum_default` beside others."""
     schema = info.schema
@@ -529,12 +597,54 @@ def _import_order(name: str) -> tuple:
 
 # -- all files ---------------------------------------------------------------------------------
 
+def _raw_files(env: jinja2.Environment, header: dict, infos: list[OpInfo],
+               groups: dict[str, list[OpInfo]], functions: dict[str, list[OpInfo]],
+               methods: dict[str, list[OpInfo]], manual_source: str, written: frozenset[str]
+               ) -> tuple[dict[str, str], RawNames]:
+    """raw_ops.py and raw_manual.py, and the names a raw formula may call.
+
+    `written` names the helpers whose raw twins runtime/raw.py has by hand.
+    """
+    pure = [i for i in infos if not _writes_self(i.schema)]
+    ops = [raw_op_context(i, groups.get(i.schema.base, [i])) for i in pure]
+    emitted = {op["function"] for op in ops}
+    aliases = [(base, wrapper_name(group[0], group)) for base, group in sorted(functions.items())
+               if len(group) == 1 and wrapper_name(group[0], group) != base
+               and wrapper_name(group[0], group) in emitted]
+    dispatchers = [dispatch_context(base, group) for base, group in functions.items()
+                   if len(group) > 1 and all(not _writes_self(i.schema) for i in group)]
+    method_list = []
+    for base, group in sorted(methods.items()):
+        if any(_writes_self(i.schema) for i in group):
+            continue
+        method = method_context(base, group)
+        method_list.append({**method, "call": method["call"].removeprefix("ops.")})
+    op_names = frozenset(emitted | {a for a, _ in aliases} | {d["name"] for d in dispatchers})
+    method_names = frozenset(m["name"] for m in method_list)
+    helpers, twins = raw.helper_twins(manual_source, op_names, method_names, written)
+    imports, constants, hand_written = raw.helper_imports(manual_source, twins, written)
+    files = {
+        "raw_ops.py": env.get_template("raw_ops.py.j2").render(
+            **header, ops=ops, aliases=aliases, dispatchers=dispatchers, methods=method_list,
+            core_methods=sorted(raw.CORE_RAW_METHODS),
+        ),
+        "raw_manual.py": env.get_template("raw_manual.py.j2").render(
+            **header, imports=imports, constants=constants, twins=twins,
+            hand_written=hand_written,
+        ),
+    }
+    return files, RawNames(op_names, method_names, helpers)
+
+
 def render_all(infos: list[OpInfo], spec_name: str,
-               kernels: frozenset[str] = frozenset()) -> dict[str, str]:
+               kernels: frozenset[str] = frozenset(), manual_source: str = "",
+               raw_functions: frozenset[str] = frozenset()) -> dict[str, str]:
     """File name -> text, for every file under generated/.
 
     `kernels` names the functions of runtime/kernels.py: an in-place wrapper calls the
     kernel's in-place form (`add_Tensor_`, writing into its first argument) when it has one.
+    `manual_source` is runtime/manual.py, whose helpers get raw twins where they can;
+    `raw_functions` names the functions of runtime/raw.py (hand-written twins among them).
     """
     env = _environment()
     header = {"generator": GENERATOR, "spec": spec_name}
@@ -566,9 +676,12 @@ def render_all(infos: list[OpInfo], spec_name: str,
                     for base, group in sorted(inplace_groups.items())]
     forward_functions = [forward_context(i, groups.get(i.schema.base, [i])) for i in infos
                          if i.forward_derivatives]
+    written = raw_functions & raw.module_helpers(manual_source)
+    raw_files, raw_names = _raw_files(env, header, infos, groups, functions, methods,
+                                      manual_source, written)
     files = {
         "functions.py": env.get_template("functions.py.j2").render(
-            **header, nodes=[node_context(i) for i in infos if i.differentiable],
+            **header, nodes=[node_context(i, raw_names) for i in infos if i.differentiable],
         ),
         "ops.py": env.get_template("ops.py.j2").render(
             **header,
@@ -595,5 +708,6 @@ def render_all(infos: list[OpInfo], spec_name: str,
             operators=operator_contexts(infos),
         ),
         "__init__.py": env.get_template("__init__.py.j2").render(**header),
+        **raw_files,
     }
     return files

@@ -39,6 +39,7 @@ from codegen.model import OpInfo
 ROOT = Path(__file__).resolve().parent.parent
 EPS = 1e-6
 RTOL, ATOL = 1e-5, 1e-7  # float64 central differences with EPS=1e-6
+RAW_TOLERANCE = 1e-12  # raw and Tensor forms: the same arithmetic, in the same dtype
 SAMPLE_KEYS = ("kink", "no_gradgrad", "no_torch", "random", "torch_only", "no_jvp_rev")
 # `no_jvp_rev: true` skips the comparison of forward and reverse mode on a sample whose
 # backward is by design not the transpose of the derivative (embedding's padding_idx row).
@@ -320,7 +321,21 @@ def check_sample(info: OpInfo, sample: Sample, use_torch: bool = True) -> list[C
     cotangents = _cotangents(outputs, diff_outputs, seed=sample.index + 7)
     vs = [runtime.tensor(c) for c in cotangents]
     analytic = autograd.grad([outputs[i] for i in diff_outputs], leaves, vs, allow_unused=True,
-                             materialize_grads=True)
+                             retain_graph=True, materialize_grads=True)
+
+    # The first-order backward above ran each node's raw form (on arrays) where it has one:
+    # the Tensor form must give the same gradients.
+    from runtime import engine
+
+    with engine.tensor_backward():
+        tensor_form = autograd.grad([outputs[i] for i in diff_outputs], leaves, vs,
+                                    allow_unused=True, materialize_grads=True)
+    node = outputs[diff_outputs[0]].grad_fn
+    form = "raw form" if "apply_raw" in vars(type(node)) else "no raw form: Tensor form run"
+    for leaf_name, ours, theirs in zip(leaf_names, analytic, tensor_form, strict=True):
+        error = _error(ours._data, theirs._data)
+        same_dtype = ours._data.dtype == theirs._data.dtype
+        add("raw", leaf_name, error, same_dtype and error <= RAW_TOLERANCE, form)
 
     # Central differences need float64 outputs: float32 rounds away a 1e-6 step.
     precise = all(outputs[i]._data.dtype == np.float64 for i in diff_outputs)

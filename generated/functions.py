@@ -4,10 +4,11 @@
 
 Each class receives the gradients of its op's outputs in `apply(grads)` and returns the
 gradients of its differentiable inputs, in the order of `next_functions`, computing only
-those that `should_compute_output` says are needed.
+those that `should_compute_output` says are needed. `apply_raw` runs the same formulas on
+numpy arrays, for a first-order backward; a class without one runs `apply` on Tensors.
 """
 
-from generated import ops
+from generated import ops, raw_manual, raw_ops
 from runtime import manual
 from runtime.node import Node
 
@@ -169,6 +170,19 @@ class AddBackward0(Node):
             grad_inputs[1] = manual.maybe_multiply(grad, alpha)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        alpha = self._saved_alpha
+        grad_inputs = [None] * 2
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # other: maybe_multiply(grad, alpha)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.maybe_multiply(grad, alpha)
+        return grad_inputs
+
 
 class AddBackward1(Node):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
@@ -180,6 +194,14 @@ class AddBackward1(Node):
     __slots__ = ()
 
     def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 1
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+    def apply_raw(self, grads):
         grad = grads[0]
         grad_inputs = [None] * 1
         # self: grad
@@ -211,6 +233,19 @@ class SubBackward0(Node):
             grad_inputs[1] = manual.maybe_multiply(-grad, alpha)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        alpha = self._saved_alpha
+        grad_inputs = [None] * 2
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # other: maybe_multiply(-grad, alpha)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.maybe_multiply(-grad, alpha)
+        return grad_inputs
+
 
 class RsubBackward0(Node):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -235,6 +270,19 @@ class RsubBackward0(Node):
             grad_inputs[1] = grad
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        alpha = self._saved_alpha
+        grad_inputs = [None] * 2
+        # self: maybe_multiply(-grad, alpha)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.maybe_multiply(-grad, alpha)
+        # other: grad
+        if self.should_compute_output(1):
+            grad_inputs[1] = grad
+        return grad_inputs
+
 
 class RsubBackward1(Node):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
@@ -253,6 +301,16 @@ class RsubBackward1(Node):
         # self: maybe_multiply(-grad, alpha)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.maybe_multiply(-grad, alpha)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        alpha = self._saved_alpha
+        grad_inputs = [None] * 1
+        # self: maybe_multiply(-grad, alpha)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.maybe_multiply(-grad, alpha)
         return grad_inputs
 
 
@@ -292,6 +350,20 @@ class MulBackward0(Node):
             grad_inputs[1] = grad * self_
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = self.other_.unpack_data()
+        self_ = self.self_.unpack_data()
+        grad_inputs = [None] * 2
+        # self: grad * other
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * other
+        # other: grad * self
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * self_
+        return grad_inputs
+
 
 class MulBackward1(Node):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
@@ -303,6 +375,16 @@ class MulBackward1(Node):
     __slots__ = ("_saved_other",)
 
     def apply(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = self._saved_other
+        grad_inputs = [None] * 1
+        # self: grad * other
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * other
+        return grad_inputs
+
+    def apply_raw(self, grads):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         other = self._saved_other
@@ -349,6 +431,20 @@ class DivBackward0(Node):
             grad_inputs[1] = -grad * self_ / (other * other)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = self.other_.unpack_data()
+        self_ = self.self_.unpack_data()
+        grad_inputs = [None] * 2
+        # self: grad / other
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / other
+        # other: -grad * self / (other * other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = -grad * self_ / (other * other)
+        return grad_inputs
+
 
 class DivBackward1(Node):
     """div.Scalar(Tensor self, Scalar other) -> Tensor
@@ -369,6 +465,16 @@ class DivBackward1(Node):
             grad_inputs[0] = grad / other
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = self._saved_other
+        grad_inputs = [None] * 1
+        # self: grad / other
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / other
+        return grad_inputs
+
 
 class NegBackward0(Node):
     """neg(Tensor self) -> Tensor
@@ -380,6 +486,15 @@ class NegBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None] * 1
+        # self: -grad
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = -grad
+        return grad_inputs
+
+    def apply_raw(self, grads):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         grad_inputs = [None] * 1
@@ -414,6 +529,17 @@ class PowBackward0(Node):
         # self: pow_backward(grad, self, exponent)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.pow_backward(grad, self_, exponent)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        exponent = self._saved_exponent
+        grad_inputs = [None] * 1
+        # self: pow_backward(grad, self, exponent)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.pow_backward(grad, self_, exponent)
         return grad_inputs
 
 
@@ -459,6 +585,21 @@ class PowBackward1(Node):
             grad_inputs[1] = manual.pow_backward_exponent(grad, self_, exponent, result)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        exponent = self.exponent_.unpack_data()
+        result = self.result_.unpack_data()
+        grad_inputs = [None] * 2
+        # self: pow_backward_self(grad, self, exponent)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.pow_backward_self(grad, self_, exponent)
+        # exponent: pow_backward_exponent(grad, self, exponent, result)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.pow_backward_exponent(grad, self_, exponent, result)
+        return grad_inputs
+
 
 class PowBackward2(Node):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
@@ -493,6 +634,18 @@ class PowBackward2(Node):
             grad_inputs[0] = manual.pow_backward_exponent(grad, self_, exponent, result)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self._saved_self
+        exponent = self.exponent_.unpack_data()
+        result = self.result_.unpack_data()
+        grad_inputs = [None] * 1
+        # exponent: pow_backward_exponent(grad, self, exponent, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.pow_backward_exponent(grad, self_, exponent, result)
+        return grad_inputs
+
 
 class ReciprocalBackward0(Node):
     """reciprocal(Tensor self) -> Tensor
@@ -514,6 +667,16 @@ class ReciprocalBackward0(Node):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: -grad * (result * result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = -grad * (result * result)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = self.result_.unpack_data()
         grad_inputs = [None] * 1
         # self: -grad * (result * result)
         if any_grad_defined and self.should_compute_output(0):
@@ -547,6 +710,16 @@ class ExpBackward0(Node):
             grad_inputs[0] = grad * result
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = self.result_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: grad * result
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * result
+        return grad_inputs
+
 
 class Expm1Backward0(Node):
     """expm1(Tensor self) -> Tensor
@@ -568,6 +741,16 @@ class Expm1Backward0(Node):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         result = self.result_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: grad * (result + 1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * (result + 1)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = self.result_.unpack_data()
         grad_inputs = [None] * 1
         # self: grad * (result + 1)
         if any_grad_defined and self.should_compute_output(0):
@@ -601,6 +784,16 @@ class LogBackward0(Node):
             grad_inputs[0] = grad / self_
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: grad / self
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / self_
+        return grad_inputs
+
 
 class Log1PBackward0(Node):
     """log1p(Tensor self) -> Tensor
@@ -622,6 +815,16 @@ class Log1PBackward0(Node):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_ = self.self_.unpack()
+        grad_inputs = [None] * 1
+        # self: grad / (self + 1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / (self_ + 1)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
         grad_inputs = [None] * 1
         # self: grad / (self + 1)
         if any_grad_defined and self.should_compute_output(0):
@@ -655,6 +858,16 @@ class SqrtBackward0(Node):
             grad_inputs[0] = grad / (2 * result)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = self.result_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: grad / (2 * result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / (2 * result)
+        return grad_inputs
+
 
 class RsqrtBackward0(Node):
     """rsqrt(Tensor self) -> Tensor
@@ -680,6 +893,16 @@ class RsqrtBackward0(Node):
         # self: -0.5 * grad * result.pow(3)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = -0.5 * grad * result.pow(3)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = self.result_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: -0.5 * grad * result.pow(3)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = -0.5 * grad * raw_ops.method_pow(result, 3)
         return grad_inputs
 
 
@@ -709,6 +932,16 @@ class SinBackward0(Node):
             grad_inputs[0] = grad * self_.cos()
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: grad * self.cos()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * raw_ops.method_cos(self_)
+        return grad_inputs
+
 
 class CosBackward0(Node):
     """cos(Tensor self) -> Tensor
@@ -734,6 +967,16 @@ class CosBackward0(Node):
         # self: grad * -self.sin()
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * -self_.sin()
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: grad * -self.sin()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * -raw_ops.method_sin(self_)
         return grad_inputs
 
 
@@ -763,6 +1006,16 @@ class TanBackward0(Node):
             grad_inputs[0] = grad * (1 + result.pow(2))
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = self.result_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: grad * (1 + result.pow(2))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * (1 + raw_ops.method_pow(result, 2))
+        return grad_inputs
+
 
 class TanhBackward0(Node):
     """tanh(Tensor self) -> Tensor
@@ -788,6 +1041,16 @@ class TanhBackward0(Node):
         # self: tanh_backward(grad, result)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.tanh_backward(grad, result)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = self.result_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: tanh_backward(grad, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.tanh_backward(grad, result)
         return grad_inputs
 
 
@@ -827,6 +1090,20 @@ class TanhBackwardBackward0(Node):
             grad_inputs[1] = -2 * grad * grad_output * output
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output = self.output_.unpack_data()
+        grad_output = self.grad_output_.unpack_data()
+        grad_inputs = [None] * 2
+        # grad_output: tanh_backward(grad, output)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.tanh_backward(grad, output)
+        # output: -2 * grad * grad_output * output
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = -2 * grad * grad_output * output
+        return grad_inputs
+
 
 class SigmoidBackward0(Node):
     """sigmoid(Tensor self) -> Tensor
@@ -852,6 +1129,16 @@ class SigmoidBackward0(Node):
         # self: sigmoid_backward(grad, result)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.sigmoid_backward(grad, result)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = self.result_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: sigmoid_backward(grad, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.sigmoid_backward(grad, result)
         return grad_inputs
 
 
@@ -891,6 +1178,20 @@ class SigmoidBackwardBackward0(Node):
             grad_inputs[1] = grad * grad_output * (1 - 2 * output)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output = self.output_.unpack_data()
+        grad_output = self.grad_output_.unpack_data()
+        grad_inputs = [None] * 2
+        # grad_output: sigmoid_backward(grad, output)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.sigmoid_backward(grad, output)
+        # output: grad * grad_output * (1 - 2 * output)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * grad_output * (1 - 2 * output)
+        return grad_inputs
+
 
 class ErfBackward0(Node):
     """erf(Tensor self) -> Tensor
@@ -916,6 +1217,16 @@ class ErfBackward0(Node):
         # self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = 1.1283791670955126 * grad * (-self_.pow(2)).exp()
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = 1.1283791670955126 * grad * raw_ops.method_exp(-raw_ops.method_pow(self_, 2))
         return grad_inputs
 
 
@@ -945,6 +1256,16 @@ class ReluBackward0(Node):
             grad_inputs[0] = ops.threshold_backward(grad, result, 0)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = self.result_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: threshold_backward(grad, result, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.threshold_backward(grad, result, 0)
+        return grad_inputs
+
 
 class GeluBackward0(Node):
     """gelu(Tensor self, *, str approximate='none') -> Tensor
@@ -971,6 +1292,17 @@ class GeluBackward0(Node):
         # self: gelu_backward(grad, self, approximate=approximate)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.gelu_backward(grad, self_, approximate=approximate)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        approximate = self._saved_approximate
+        grad_inputs = [None] * 1
+        # self: gelu_backward(grad, self, approximate=approximate)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.gelu_backward(grad, self_, approximate=approximate)
         return grad_inputs
 
 
@@ -1011,6 +1343,21 @@ class GeluBackwardBackward0(Node):
             grad_inputs[1] = manual.gelu_double_backward(grad, grad_output, self_, approximate)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        approximate = self._saved_approximate
+        grad_output = self.grad_output_.unpack_data()
+        grad_inputs = [None] * 2
+        # grad_output: gelu_backward(grad, self, approximate=approximate)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.gelu_backward(grad, self_, approximate=approximate)
+        # self: gelu_double_backward(grad, grad_output, self, approximate)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.gelu_double_backward(grad, grad_output, self_, approximate)
+        return grad_inputs
+
 
 class LeakyReluBackward0(Node):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
@@ -1037,6 +1384,17 @@ class LeakyReluBackward0(Node):
         # self: leaky_relu_backward(grad, self, negative_slope, False)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.leaky_relu_backward(grad, self_, negative_slope, False)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        negative_slope = self._saved_negative_slope
+        grad_inputs = [None] * 1
+        # self: leaky_relu_backward(grad, self, negative_slope, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.leaky_relu_backward(grad, self_, negative_slope, False)
         return grad_inputs
 
 
@@ -1066,6 +1424,18 @@ class SoftplusBackward0(Node):
         # self: softplus_backward(grad, self, beta, threshold)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.softplus_backward(grad, self_, beta, threshold)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        beta = self._saved_beta
+        threshold = self._saved_threshold
+        grad_inputs = [None] * 1
+        # self: softplus_backward(grad, self, beta, threshold)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.softplus_backward(grad, self_, beta, threshold)
         return grad_inputs
 
 
@@ -1098,6 +1468,20 @@ class LeakyReluBackwardBackward0(Node):
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(grad)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        negative_slope = self._saved_negative_slope
+        grad_inputs = [None] * 2
+        # grad_output: leaky_relu_backward(grad, self, negative_slope, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.leaky_relu_backward(grad, self_, negative_slope, False)
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.zeros_like(grad)
         return grad_inputs
 
 
@@ -1139,6 +1523,22 @@ class SoftplusBackwardBackward0(Node):
             grad_inputs[1] = manual.softplus_double_backward(grad * grad_output, self_, beta, threshold)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        beta = self._saved_beta
+        threshold = self._saved_threshold
+        grad_output = self.grad_output_.unpack_data()
+        grad_inputs = [None] * 2
+        # grad_output: softplus_backward(grad, self, beta, threshold)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.softplus_backward(grad, self_, beta, threshold)
+        # self: softplus_double_backward(grad * grad_output, self, beta, threshold)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.softplus_double_backward(grad * grad_output, self_, beta, threshold)
+        return grad_inputs
+
 
 class ThresholdBackwardBackward0(Node):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
@@ -1171,6 +1571,20 @@ class ThresholdBackwardBackward0(Node):
             grad_inputs[1] = manual.zeros_like(grad)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        threshold = self._saved_threshold
+        grad_inputs = [None] * 2
+        # grad_output: threshold_backward(grad, self, threshold)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.threshold_backward(grad, self_, threshold)
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.zeros_like(grad)
+        return grad_inputs
+
 
 class AbsBackward0(Node):
     """abs(Tensor self) -> Tensor
@@ -1198,6 +1612,16 @@ class AbsBackward0(Node):
             grad_inputs[0] = grad * self_.sign()
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: grad * self.sign()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * raw_ops.method_sign(self_)
+        return grad_inputs
+
 
 class SignBackward0(Node):
     """sign(Tensor self) -> Tensor
@@ -1215,6 +1639,15 @@ class SignBackward0(Node):
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.zeros_like(grad)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None] * 1
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.zeros_like(grad)
         return grad_inputs
 
 
@@ -1265,6 +1698,26 @@ class ClampBackward0(Node):
                 grad_inputs[2] = results[1]
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        min = self.min_.unpack_data()
+        max = self.max_.unpack_data()
+        grad_inputs = [None] * 3
+        # self: clamp_backward(grad, self, min, max)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.clamp_backward(grad, self_, min, max)
+        # min, max: clamp_backward_min_max(grad, self, min, max, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(1), self.should_compute_output(2))
+            results = raw_manual.clamp_backward_min_max(grad, self_, min, max, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[1] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[2] = results[1]
+        return grad_inputs
+
 
 class ClampBackward1(Node):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
@@ -1294,6 +1747,18 @@ class ClampBackward1(Node):
             grad_inputs[0] = manual.clamp_backward(grad, self_, min, max)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        min = self._saved_min
+        max = self._saved_max
+        grad_inputs = [None] * 1
+        # self: clamp_backward(grad, self, min, max)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.clamp_backward(grad, self_, min, max)
+        return grad_inputs
+
 
 class ClampMinBackward0(Node):
     """clamp_min(Tensor self, Scalar min) -> Tensor
@@ -1320,6 +1785,17 @@ class ClampMinBackward0(Node):
         # self: where(self >= min, grad, 0)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.where(self_ >= min, grad, 0)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        min = self._saved_min
+        grad_inputs = [None] * 1
+        # self: where(self >= min, grad, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.where(self_ >= min, grad, 0)
         return grad_inputs
 
 
@@ -1359,6 +1835,20 @@ class ClampMinBackward1(Node):
             grad_inputs[1] = ops.where(self_ < min, grad, 0)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        min = self.min_.unpack_data()
+        grad_inputs = [None] * 2
+        # self: where(self >= min, grad, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.where(self_ >= min, grad, 0)
+        # min: where(self < min, grad, 0)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_ops.where(self_ < min, grad, 0)
+        return grad_inputs
+
 
 class ClampMaxBackward0(Node):
     """clamp_max(Tensor self, Scalar max) -> Tensor
@@ -1385,6 +1875,17 @@ class ClampMaxBackward0(Node):
         # self: where(self <= max, grad, 0)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.where(self_ <= max, grad, 0)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        max = self._saved_max
+        grad_inputs = [None] * 1
+        # self: where(self <= max, grad, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.where(self_ <= max, grad, 0)
         return grad_inputs
 
 
@@ -1424,6 +1925,20 @@ class ClampMaxBackward1(Node):
             grad_inputs[1] = ops.where(self_ > max, grad, 0)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        max = self.max_.unpack_data()
+        grad_inputs = [None] * 2
+        # self: where(self <= max, grad, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.where(self_ <= max, grad, 0)
+        # max: where(self > max, grad, 0)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_ops.where(self_ > max, grad, 0)
+        return grad_inputs
+
 
 class MaximumBackward0(Node):
     """maximum(Tensor self, Tensor other) -> Tensor
@@ -1459,6 +1974,20 @@ class MaximumBackward0(Node):
         # other: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.where(self_ == other, grad / 2, grad).masked_fill(self_ > other, 0)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        other = self.other_.unpack_data()
+        grad_inputs = [None] * 2
+        # self: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_masked_fill(raw_ops.where(self_ == other, grad / 2, grad), self_ < other, 0)
+        # other: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_ops.method_masked_fill(raw_ops.where(self_ == other, grad / 2, grad), self_ > other, 0)
         return grad_inputs
 
 
@@ -1498,6 +2027,20 @@ class MinimumBackward0(Node):
             grad_inputs[1] = ops.where(self_ == other, grad / 2, grad).masked_fill(self_ < other, 0)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        other = self.other_.unpack_data()
+        grad_inputs = [None] * 2
+        # self: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_masked_fill(raw_ops.where(self_ == other, grad / 2, grad), self_ > other, 0)
+        # other: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_ops.method_masked_fill(raw_ops.where(self_ == other, grad / 2, grad), self_ < other, 0)
+        return grad_inputs
+
 
 class WhereBackward0(Node):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
@@ -1529,6 +2072,19 @@ class WhereBackward0(Node):
             grad_inputs[1] = ops.where(condition, 0, grad)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        condition = self.condition_.unpack_data()
+        grad_inputs = [None] * 2
+        # self: where(condition, grad, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.where(condition, grad, 0)
+        # other: where(condition, 0, grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_ops.where(condition, 0, grad)
+        return grad_inputs
+
 
 class MaskedFillBackward0(Node):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
@@ -1554,6 +2110,16 @@ class MaskedFillBackward0(Node):
         # self: grad.masked_fill(mask, 0)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.masked_fill(mask, 0)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        mask = self.mask_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: grad.masked_fill(mask, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_masked_fill(grad, mask, 0)
         return grad_inputs
 
 
@@ -1587,6 +2153,19 @@ class MaskedFillBackward1(Node):
             grad_inputs[1] = manual.masked_fill_backward(grad, mask)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        mask = self.mask_.unpack_data()
+        grad_inputs = [None] * 2
+        # self: grad.masked_fill(mask, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_masked_fill(grad, mask, 0)
+        # value: masked_fill_backward(grad, mask)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.masked_fill_backward(grad, mask)
+        return grad_inputs
+
 
 class FillBackward0(Node):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor
@@ -1604,6 +2183,15 @@ class FillBackward0(Node):
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.zeros_like(grad)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None] * 1
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.zeros_like(grad)
         return grad_inputs
 
 
@@ -1629,6 +2217,18 @@ class FillBackward1(Node):
             grad_inputs[1] = grad.sum()
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None] * 2
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.zeros_like(grad)
+        # value: grad.sum()
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_ops.method_sum(grad)
+        return grad_inputs
+
 
 class FillBackward2(Node):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
@@ -1646,6 +2246,15 @@ class FillBackward2(Node):
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.zeros_like(grad)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None] * 1
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.zeros_like(grad)
         return grad_inputs
 
 
@@ -1669,6 +2278,18 @@ class FillBackward3(Node):
         # value: grad.sum()
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = grad.sum()
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None] * 2
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.zeros_like(grad)
+        # value: grad.sum()
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_ops.method_sum(grad)
         return grad_inputs
 
 
@@ -1697,6 +2318,18 @@ class CopyBackwards(Node):
             grad_inputs[1] = grad
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None] * 2
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.zeros_like(grad)
+        # src: grad
+        if self.should_compute_output(1):
+            grad_inputs[1] = grad
+        return grad_inputs
+
 
 class SumBackward0(Node):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
@@ -1715,6 +2348,16 @@ class SumBackward0(Node):
         # self: grad.expand(self.shape)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.expand(self_sym_sizes)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: grad.expand(self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_expand(grad, self_sym_sizes)
         return grad_inputs
 
 
@@ -1739,6 +2382,18 @@ class SumBackward1(Node):
             grad_inputs[0] = manual.sum_backward(grad, self_sym_sizes, dim, keepdim)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: sum_backward(grad, self.shape, dim, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.sum_backward(grad, self_sym_sizes, dim, keepdim)
+        return grad_inputs
+
 
 class MeanBackward0(Node):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
@@ -1758,6 +2413,17 @@ class MeanBackward0(Node):
         # self: grad.expand(self.shape) / self.numel()
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.expand(self_sym_sizes) / self_sym_numel
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_numel = self._saved_self_sym_numel
+        grad_inputs = [None] * 1
+        # self: grad.expand(self.shape) / self.numel()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_expand(grad, self_sym_sizes) / self_sym_numel
         return grad_inputs
 
 
@@ -1781,6 +2447,19 @@ class MeanBackward1(Node):
         # self: mean_backward(grad, self.shape, dim, self.numel(), keepdim)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        self_sym_numel = self._saved_self_sym_numel
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: mean_backward(grad, self.shape, dim, self.numel(), keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
         return grad_inputs
 
 
@@ -1816,6 +2495,19 @@ class LogsumexpBackward0(Node):
         # self: logsumexp_backward(grad, self, result, dim, keepdim)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.logsumexp_backward(grad, self_, result, dim, keepdim)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        result = self.result_.unpack_data()
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: logsumexp_backward(grad, self, result, dim, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.logsumexp_backward(grad, self_, result, dim, keepdim)
         return grad_inputs
 
 
@@ -2153,6 +2845,17 @@ class ProdBackward0(Node):
             grad_inputs[0] = manual.prod_backward(grad, self_, result)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        result = self.result_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: prod_backward(grad, self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.prod_backward(grad, self_, result)
+        return grad_inputs
+
 
 class ProdBackward1(Node):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -2186,6 +2889,19 @@ class ProdBackward1(Node):
         # self: prod_backward(grad, self, result, dim, keepdim)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.prod_backward(grad, self_, result, dim, keepdim)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        result = self.result_.unpack_data()
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: prod_backward(grad, self, result, dim, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.prod_backward(grad, self_, result, dim, keepdim)
         return grad_inputs
 
 
@@ -2224,6 +2940,20 @@ class StdBackward0(Node):
             grad_inputs[0] = manual.std_backward(result, grad, self_, dim, correction, keepdim)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = self.result_.unpack_data()
+        self_ = self.self_.unpack_data()
+        dim = self._saved_dim
+        correction = self._saved_correction
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: std_backward(result, grad, self, dim, correction, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.std_backward(result, grad, self_, dim, correction, keepdim)
+        return grad_inputs
+
 
 class VarBackward0(Node):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
@@ -2254,6 +2984,19 @@ class VarBackward0(Node):
             grad_inputs[0] = manual.var_backward(grad, self_, dim, correction, keepdim)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        dim = self._saved_dim
+        correction = self._saved_correction
+        keepdim = self._saved_keepdim
+        grad_inputs = [None] * 1
+        # self: var_backward(grad, self, dim, correction, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.var_backward(grad, self_, dim, correction, keepdim)
+        return grad_inputs
+
 
 class TBackward0(Node):
     """t(Tensor(a) self) -> Tensor(a)
@@ -2271,6 +3014,15 @@ class TBackward0(Node):
         # self: grad.t()
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.t()
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None] * 1
+        # self: grad.t()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_t(grad)
         return grad_inputs
 
 
@@ -2293,6 +3045,16 @@ class ExpandBackward0(Node):
             grad_inputs[0] = grad.sum_to_size(self_sym_sizes)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: grad.sum_to_size(self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_sum_to_size(grad, self_sym_sizes)
+        return grad_inputs
+
 
 class UnsqueezeBackward0(Node):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
@@ -2313,6 +3075,16 @@ class UnsqueezeBackward0(Node):
             grad_inputs[0] = grad.squeeze(dim)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        grad_inputs = [None] * 1
+        # self: grad.squeeze(dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_squeeze(grad, dim)
+        return grad_inputs
+
 
 class SqueezeBackward0(Node):
     """squeeze(Tensor(a) self) -> Tensor(a)
@@ -2331,6 +3103,16 @@ class SqueezeBackward0(Node):
         # self: grad.reshape(self.shape)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.reshape(self_sym_sizes)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: grad.reshape(self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_reshape(grad, self_sym_sizes)
         return grad_inputs
 
 
@@ -2354,6 +3136,17 @@ class SqueezeBackward1(Node):
             grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: unsqueeze_to(grad, dim, self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.unsqueeze_to(grad, dim, self_sym_sizes)
+        return grad_inputs
+
 
 class SqueezeBackward2(Node):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
@@ -2375,6 +3168,17 @@ class SqueezeBackward2(Node):
             grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: unsqueeze_to(grad, dim, self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.unsqueeze_to(grad, dim, self_sym_sizes)
+        return grad_inputs
+
 
 class SqueezeBackward3(Node):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
@@ -2393,6 +3197,16 @@ class SqueezeBackward3(Node):
         # self: grad.reshape(self.shape)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.reshape(self_sym_sizes)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: grad.reshape(self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_reshape(grad, self_sym_sizes)
         return grad_inputs
 
 
@@ -2416,6 +3230,17 @@ class SqueezeBackward4(Node):
             grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: unsqueeze_to(grad, dim, self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.unsqueeze_to(grad, dim, self_sym_sizes)
+        return grad_inputs
+
 
 class SqueezeBackward5(Node):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
@@ -2435,6 +3260,17 @@ class SqueezeBackward5(Node):
         # self: unsqueeze_to(grad, dim, self.shape)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: unsqueeze_to(grad, dim, self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.unsqueeze_to(grad, dim, self_sym_sizes)
         return grad_inputs
 
 
@@ -2457,6 +3293,16 @@ class ToCopyBackward0(Node):
             grad_inputs[0] = grad.to(self_scalar_type)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_scalar_type = self._saved_self_scalar_type
+        grad_inputs = [None] * 1
+        # self: grad.to(self.dtype)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_to(grad, self_scalar_type)
+        return grad_inputs
+
 
 class CloneBackward0(Node):
     """clone(Tensor self) -> Tensor
@@ -2468,6 +3314,14 @@ class CloneBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 1
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+    def apply_raw(self, grads):
         grad = grads[0]
         grad_inputs = [None] * 1
         # self: grad
@@ -2496,6 +3350,17 @@ class TransposeBackward0(Node):
             grad_inputs[0] = grad.transpose(dim0, dim1)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim0 = self._saved_dim0
+        dim1 = self._saved_dim1
+        grad_inputs = [None] * 1
+        # self: grad.transpose(dim0, dim1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_transpose(grad, dim0, dim1)
+        return grad_inputs
+
 
 class UnsafeViewBackward0(Node):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
@@ -2514,6 +3379,16 @@ class UnsafeViewBackward0(Node):
         # self: grad.reshape(self.shape)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.reshape(self_sym_sizes)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: grad.reshape(self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_reshape(grad, self_sym_sizes)
         return grad_inputs
 
 
@@ -2536,6 +3411,16 @@ class ViewBackward0(Node):
             grad_inputs[0] = grad.reshape(self_sym_sizes)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: grad.reshape(self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_reshape(grad, self_sym_sizes)
+        return grad_inputs
+
 
 class ZeroBackward0(Node):
     """zero_(Tensor(a!) self) -> Tensor(a!)
@@ -2555,6 +3440,15 @@ class ZeroBackward0(Node):
             grad_inputs[0] = manual.zeros_like(grad)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None] * 1
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.zeros_like(grad)
+        return grad_inputs
+
 
 class AliasBackward0(Node):
     """alias(Tensor(a) self) -> Tensor(a)
@@ -2566,6 +3460,14 @@ class AliasBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads):
+        grad = grads[0]
+        grad_inputs = [None] * 1
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+    def apply_raw(self, grads):
         grad = grads[0]
         grad_inputs = [None] * 1
         # self: grad
@@ -2593,6 +3495,16 @@ class PermuteBackward0(Node):
             grad_inputs[0] = manual.permute_backwards(grad, dims)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dims = self._saved_dims
+        grad_inputs = [None] * 1
+        # self: permute_backwards(grad, dims)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.permute_backwards(grad, dims)
+        return grad_inputs
+
 
 class CatBackward0(Node):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
@@ -2612,6 +3524,17 @@ class CatBackward0(Node):
         # tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
         if any_grad_defined and any(self.should_compute_output(i) for i in range(len(grad_inputs))):
             grad_inputs[:] = manual.cat_tensors_backward(grad, tensors_args_sizes, dim)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        tensors_args_sizes = self._saved_tensors_args_sizes
+        dim = self._saved_dim
+        grad_inputs = [None] * len(self._next_functions)
+        # tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
+        if any_grad_defined and any(self.should_compute_output(i) for i in range(len(grad_inputs))):
+            grad_inputs[:] = raw_manual.cat_tensors_backward(grad, tensors_args_sizes, dim)
         return grad_inputs
 
 
@@ -2635,6 +3558,17 @@ class StackBackward0(Node):
             grad_inputs[:] = manual.stack_tensors_backward(grad, dim, tensors_args_sizes)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        tensors_args_sizes = self._saved_tensors_args_sizes
+        grad_inputs = [None] * len(self._next_functions)
+        # tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
+        if any_grad_defined and any(self.should_compute_output(i) for i in range(len(grad_inputs))):
+            grad_inputs[:] = raw_manual.stack_tensors_backward(grad, dim, tensors_args_sizes)
+        return grad_inputs
+
 
 class SplitBackward0(Node):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
@@ -2654,6 +3588,17 @@ class SplitBackward0(Node):
         # self: split_backward(grads, split_size, dim, self.shape)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.split_backward(grads, split_size, dim, self_sym_sizes)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        any_grad_defined = any(g is not None for g in grads)
+        split_size = self._saved_split_size
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: split_backward(grads, split_size, dim, self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.split_backward(grads, split_size, dim, self_sym_sizes)
         return grad_inputs
 
 
@@ -2677,6 +3622,17 @@ class SplitWithSizesBackward0(Node):
             grad_inputs[0] = manual.split_with_sizes_backward(grads, split_sizes, dim, self_sym_sizes)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        any_grad_defined = any(g is not None for g in grads)
+        split_sizes = self._saved_split_sizes
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.split_with_sizes_backward(grads, split_sizes, dim, self_sym_sizes)
+        return grad_inputs
+
 
 class UnbindBackward0(Node):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
@@ -2694,6 +3650,15 @@ class UnbindBackward0(Node):
         # self: unbind_backward(grads, dim)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.unbind_backward(grads, dim)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        any_grad_defined = any(g is not None for g in grads)
+        dim = self._saved_dim
+        grad_inputs = [None] * 1
+        # self: unbind_backward(grads, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.unbind_backward(grads, dim)
         return grad_inputs
 
 
@@ -2718,6 +3683,18 @@ class SelectBackward0(Node):
             grad_inputs[0] = ops.select_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        index = self._saved_index
+        grad_inputs = [None] * 1
+        # self: select_backward(grad, self.shape, dim, index)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.select_backward(grad, self_sym_sizes, dim, index)
+        return grad_inputs
+
 
 class SelectBackwardBackward0(Node):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
@@ -2737,6 +3714,17 @@ class SelectBackwardBackward0(Node):
         # grad_output: grad.select(dim, index)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.select(dim, index)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        index = self._saved_index
+        grad_inputs = [None] * 1
+        # grad_output: grad.select(dim, index)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_select(grad, dim, index)
         return grad_inputs
 
 
@@ -2784,6 +3772,19 @@ class SliceBackwardBackward0(Node):
         # grad_output: slice(grad, dim, start, end, step)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.slice(grad, dim, start, end, step)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        start = self._saved_start
+        end = self._saved_end
+        step = self._saved_step
+        grad_inputs = [None] * 1
+        # grad_output: slice(grad, dim, start, end, step)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.slice(grad, dim, start, end, step)
         return grad_inputs
 
 
@@ -2852,6 +3853,21 @@ class IndexPutBackward0(Node):
             grad_inputs[1] = ops.index(grad, indices)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        accumulate = self._saved_accumulate
+        indices = self.indices_.unpack_data()
+        values = self.values_.unpack_data()
+        grad_inputs = [None] * 2
+        # self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad if accumulate else raw_ops.index_put(grad, indices, raw_manual.zeros_like(values), False)
+        # values: index(grad, indices)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_ops.index(grad, indices)
+        return grad_inputs
+
 
 class IndexPutImplBackward0(Node):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
@@ -2890,6 +3906,21 @@ class IndexPutImplBackward0(Node):
             grad_inputs[1] = ops.index(grad, indices)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        accumulate = self._saved_accumulate
+        indices = self.indices_.unpack_data()
+        values = self.values_.unpack_data()
+        grad_inputs = [None] * 2
+        # self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad if accumulate else raw_ops.index_put(grad, indices, raw_manual.zeros_like(values), False)
+        # values: index(grad, indices)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_ops.index(grad, indices)
+        return grad_inputs
+
 
 class IndexSelectBackward0(Node):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
@@ -2917,6 +3948,18 @@ class IndexSelectBackward0(Node):
         # self: index_select_backward(grad, self.shape, dim, index)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.index_select_backward(grad, self_sym_sizes, dim, index)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        index = self.index_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: index_select_backward(grad, self.shape, dim, index)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.index_select_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
 
@@ -2952,6 +3995,21 @@ class IndexAddBackward0(Node):
             grad_inputs[1] = manual.maybe_multiply(grad.index_select(dim, index), alpha)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        index = self.index_.unpack_data()
+        alpha = self._saved_alpha
+        grad_inputs = [None] * 2
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # source: maybe_multiply(grad.index_select(dim, index), alpha)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.maybe_multiply(raw_ops.method_index_select(grad, dim, index), alpha)
+        return grad_inputs
+
 
 class GatherBackward0(Node):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
@@ -2979,6 +4037,18 @@ class GatherBackward0(Node):
         # self: gather_backward(grad, self.shape, dim, index)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.gather_backward(grad, self_sym_sizes, dim, index)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        index = self.index_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: gather_backward(grad, self.shape, dim, index)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.gather_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
 
@@ -3013,6 +4083,20 @@ class ScatterAddBackward0(Node):
             grad_inputs[1] = grad.gather(dim, index)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        index = self.index_.unpack_data()
+        grad_inputs = [None] * 2
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # src: grad.gather(dim, index)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_ops.method_gather(grad, dim, index)
+        return grad_inputs
+
 
 class RepeatBackward0(Node):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
@@ -3034,6 +4118,17 @@ class RepeatBackward0(Node):
             grad_inputs[0] = manual.repeat_backward(grad, repeats, self_sym_sizes)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        repeats = self._saved_repeats
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None] * 1
+        # self: repeat_backward(grad, repeats, self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.repeat_backward(grad, repeats, self_sym_sizes)
+        return grad_inputs
+
 
 class FlipBackward0(Node):
     """flip(Tensor self, int[] dims) -> Tensor
@@ -3052,6 +4147,16 @@ class FlipBackward0(Node):
         # self: grad.flip(dims)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad.flip(dims)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dims = self._saved_dims
+        grad_inputs = [None] * 1
+        # self: grad.flip(dims)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_flip(grad, dims)
         return grad_inputs
 
 
@@ -3093,6 +4198,24 @@ class MmBackward0(Node):
         # mat2: mm_mat2_backward(grad, self, mat2.shape, mat2.stride(), 1)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.mm_mat2_backward(grad, self_, mat2_sym_sizes, mat2_sym_strides, 1)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        mat2 = self.mat2_.unpack_data()
+        self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_strides = self._saved_self_sym_strides
+        self_ = self.self_.unpack_data()
+        mat2_sym_sizes = self._saved_mat2_sym_sizes
+        mat2_sym_strides = self._saved_mat2_sym_strides
+        grad_inputs = [None] * 2
+        # self: mm_mat1_backward(grad, mat2, self.shape, self.stride(), 1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides, 1)
+        # mat2: mm_mat2_backward(grad, self, mat2.shape, mat2.stride(), 1)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.mm_mat2_backward(grad, self_, mat2_sym_sizes, mat2_sym_strides, 1)
         return grad_inputs
 
 
@@ -3142,6 +4265,29 @@ class AddmmBackward0(Node):
             grad_inputs[2] = manual.mm_mat2_backward(grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        beta = self._saved_beta
+        mat2 = self.mat2_.unpack_data()
+        mat1_sym_sizes = self._saved_mat1_sym_sizes
+        mat1_sym_strides = self._saved_mat1_sym_strides
+        alpha = self._saved_alpha
+        mat1 = self.mat1_.unpack_data()
+        mat2_sym_sizes = self._saved_mat2_sym_sizes
+        mat2_sym_strides = self._saved_mat2_sym_strides
+        grad_inputs = [None] * 3
+        # self: maybe_multiply(grad, beta)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.maybe_multiply(grad, beta)
+        # mat1: mm_mat1_backward(grad, mat2, mat1.shape, mat1.stride(), alpha)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.mm_mat1_backward(grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha)
+        # mat2: mm_mat2_backward(grad, mat1, mat2.shape, mat2.stride(), alpha)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = raw_manual.mm_mat2_backward(grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha)
+        return grad_inputs
+
 
 class BmmBackward0(Node):
     """bmm(Tensor self, Tensor mat2) -> Tensor
@@ -3179,6 +4325,20 @@ class BmmBackward0(Node):
             grad_inputs[1] = self_.transpose(1, 2).bmm(grad)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        mat2 = self.mat2_.unpack_data()
+        self_ = self.self_.unpack_data()
+        grad_inputs = [None] * 2
+        # self: grad.bmm(mat2.transpose(1, 2))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_bmm(grad, raw_ops.method_transpose(mat2, 1, 2))
+        # mat2: self.transpose(1, 2).bmm(grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_ops.method_bmm(raw_ops.method_transpose(self_, 1, 2), grad)
+        return grad_inputs
+
 
 class DotBackward0(Node):
     """dot(Tensor self, Tensor tensor) -> Tensor
@@ -3207,6 +4367,20 @@ class DotBackward0(Node):
         any_grad_defined = grads[0] is not None
         tensor = self.tensor_.unpack()
         self_ = self.self_.unpack()
+        grad_inputs = [None] * 2
+        # self: grad * tensor
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * tensor
+        # tensor: grad * self
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * self_
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        tensor = self.tensor_.unpack_data()
+        self_ = self.self_.unpack_data()
         grad_inputs = [None] * 2
         # self: grad * tensor
         if any_grad_defined and self.should_compute_output(0):
@@ -3253,6 +4427,20 @@ class MvBackward0(Node):
             grad_inputs[1] = self_.t().mv(grad)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        vec = self.vec_.unpack_data()
+        self_ = self.self_.unpack_data()
+        grad_inputs = [None] * 2
+        # self: grad.unsqueeze(1) * vec
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.method_unsqueeze(grad, 1) * vec
+        # vec: self.t().mv(grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_ops.method_mv(raw_ops.method_t(self_), grad)
+        return grad_inputs
+
 
 class SoftmaxBackward0(Node):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
@@ -3282,6 +4470,18 @@ class SoftmaxBackward0(Node):
             grad_inputs[0] = ops._softmax_backward_data(grad, result, dim, self_scalar_type)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = self.result_.unpack_data()
+        dim = self._saved_dim
+        self_scalar_type = self._saved_self_scalar_type
+        grad_inputs = [None] * 1
+        # self: _softmax_backward_data(grad, result, dim, self.dtype)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops._softmax_backward_data(grad, result, dim, self_scalar_type)
+        return grad_inputs
+
 
 class LogSoftmaxBackward0(Node):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
@@ -3309,6 +4509,18 @@ class LogSoftmaxBackward0(Node):
         # self: _log_softmax_backward_data(grad, result, dim, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops._log_softmax_backward_data(grad, result, dim, self_scalar_type)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = self.result_.unpack_data()
+        dim = self._saved_dim
+        self_scalar_type = self._saved_self_scalar_type
+        grad_inputs = [None] * 1
+        # self: _log_softmax_backward_data(grad, result, dim, self.dtype)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops._log_softmax_backward_data(grad, result, dim, self_scalar_type)
         return grad_inputs
 
 
@@ -3347,6 +4559,21 @@ class LogSoftmaxBackwardDataBackward0(Node):
         # output: log_softmax_double_backward(grad, grad_output, dim, output)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.log_softmax_double_backward(grad, grad_output, dim, output)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output = self.output_.unpack_data()
+        dim = self._saved_dim
+        grad_output = self.grad_output_.unpack_data()
+        grad_inputs = [None] * 2
+        # grad_output: grad - (grad * output.exp()).sum(dim, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad - raw_ops.method_sum(grad * raw_ops.method_exp(output), dim, True)
+        # output: log_softmax_double_backward(grad, grad_output, dim, output)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.log_softmax_double_backward(grad, grad_output, dim, output)
         return grad_inputs
 
 
@@ -3388,6 +4615,22 @@ class SoftmaxBackwardDataBackward0(Node):
             grad_inputs[1] = manual.softmax_double_backward(grad, grad_output, dim, output)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output = self.output_.unpack_data()
+        dim = self._saved_dim
+        input_dtype = self._saved_input_dtype
+        grad_output = self.grad_output_.unpack_data()
+        grad_inputs = [None] * 2
+        # grad_output: _softmax_backward_data(grad, output, dim, input_dtype)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops._softmax_backward_data(grad, output, dim, input_dtype)
+        # output: softmax_double_backward(grad, grad_output, dim, output)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.softmax_double_backward(grad, grad_output, dim, output)
+        return grad_inputs
+
 
 class MseLossBackward0(Node):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
@@ -3424,6 +4667,21 @@ class MseLossBackward0(Node):
         # target: mse_loss_backward(grad, target, self, reduction)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.mse_loss_backward(grad, target, self_, reduction)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        target = self.target_.unpack_data()
+        reduction = self._saved_reduction
+        grad_inputs = [None] * 2
+        # self: mse_loss_backward(grad, self, target, reduction)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.mse_loss_backward(grad, self_, target, reduction)
+        # target: mse_loss_backward(grad, target, self, reduction)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_ops.mse_loss_backward(grad, target, self_, reduction)
         return grad_inputs
 
 
@@ -3474,6 +4732,25 @@ class MseLossBackwardBackward0(Node):
             grad_inputs[2] = -manual.mse_loss_double_backward(grad * grad_output, reduction)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        target = self.target_.unpack_data()
+        reduction = self._saved_reduction
+        grad_output = self.grad_output_.unpack_data()
+        grad_inputs = [None] * 3
+        # grad_output: mse_loss_backward(grad, self, target, reduction)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.mse_loss_backward(grad, self_, target, reduction)
+        # self: mse_loss_double_backward(grad * grad_output, reduction)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.mse_loss_double_backward(grad * grad_output, reduction)
+        # target: -mse_loss_double_backward(grad * grad_output, reduction)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = -raw_manual.mse_loss_double_backward(grad * grad_output, reduction)
+        return grad_inputs
+
 
 class SmoothL1LossBackward0(Node):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
@@ -3511,6 +4788,22 @@ class SmoothL1LossBackward0(Node):
         # target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.smooth_l1_loss_backward(grad, target, self_, reduction, beta)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        target = self.target_.unpack_data()
+        reduction = self._saved_reduction
+        beta = self._saved_beta
+        grad_inputs = [None] * 2
+        # self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.smooth_l1_loss_backward(grad, self_, target, reduction, beta)
+        # target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_ops.smooth_l1_loss_backward(grad, target, self_, reduction, beta)
         return grad_inputs
 
 
@@ -3562,6 +4855,26 @@ class SmoothL1LossBackwardBackward0(Node):
             grad_inputs[2] = -manual.smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        target = self.target_.unpack_data()
+        reduction = self._saved_reduction
+        beta = self._saved_beta
+        grad_output = self.grad_output_.unpack_data()
+        grad_inputs = [None] * 3
+        # grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.smooth_l1_loss_backward(grad, self_, target, reduction, beta)
+        # self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
+        # target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = -raw_manual.smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
+        return grad_inputs
+
 
 class NllLossBackward0(Node):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
@@ -3609,6 +4922,21 @@ class NllLossBackward0(Node):
             grad_inputs[0] = ops.nll_loss_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = self.self_.unpack_data()
+        target = self.target_.unpack_data()
+        weight = self.weight_.unpack_data()
+        reduction = self._saved_reduction
+        ignore_index = self._saved_ignore_index
+        total_weight = self.total_weight_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.nll_loss_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
+        return grad_inputs
+
 
 class NllLossBackwardBackward0(Node):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
@@ -3646,6 +4974,22 @@ class NllLossBackwardBackward0(Node):
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(grad)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        target = self.target_.unpack_data()
+        weight = self.weight_.unpack_data()
+        reduction = self._saved_reduction
+        ignore_index = self._saved_ignore_index
+        grad_inputs = [None] * 2
+        # grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.zeros_like(grad)
         return grad_inputs
 
 
@@ -3690,6 +5034,22 @@ class BinaryCrossEntropyBackward0(Node):
         # target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.binary_cross_entropy_target_backward(grad, self_, target, weight, reduction)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        target = self.target_.unpack_data()
+        weight = self.weight_.unpack_data()
+        reduction = self._saved_reduction
+        grad_inputs = [None] * 2
+        # self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.binary_cross_entropy_backward(grad, self_, target, weight, reduction)
+        # target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.binary_cross_entropy_target_backward(grad, self_, target, weight, reduction)
         return grad_inputs
 
 
@@ -3746,6 +5106,26 @@ class BinaryCrossEntropyBackwardBackward0(Node):
             grad_inputs[2] = manual.binary_cross_entropy_double_backward_target(grad, grad_output, self_, target, weight, reduction)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        target = self.target_.unpack_data()
+        weight = self.weight_.unpack_data()
+        reduction = self._saved_reduction
+        grad_output = self.grad_output_.unpack_data()
+        grad_inputs = [None] * 3
+        # grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.binary_cross_entropy_backward(grad, self_, target, weight, reduction)
+        # self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.binary_cross_entropy_double_backward(grad_output, grad, self_, target, weight, reduction)
+        # target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = raw_manual.binary_cross_entropy_double_backward_target(grad, grad_output, self_, target, weight, reduction)
+        return grad_inputs
+
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
@@ -3796,6 +5176,23 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
             grad_inputs[1] = manual.binary_cross_entropy_with_logits_target_backward(grad, self_, target, weight, pos_weight, reduction)
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self.self_.unpack_data()
+        target = self.target_.unpack_data()
+        weight = self.weight_.unpack_data()
+        pos_weight = self.pos_weight_.unpack_data()
+        reduction = self._saved_reduction
+        grad_inputs = [None] * 2
+        # self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_manual.binary_cross_entropy_with_logits_backward(grad, self_, target, weight, pos_weight, reduction)
+        # target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.binary_cross_entropy_with_logits_target_backward(grad, self_, target, weight, pos_weight, reduction)
+        return grad_inputs
+
 
 class NativeDropoutBackward0(Node):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
@@ -3823,6 +5220,18 @@ class NativeDropoutBackward0(Node):
         # input: native_dropout_backward(grad, result1, dropout_scale(p, train))
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.native_dropout_backward(grad, result1, manual.dropout_scale(p, train))
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        result1 = self.result1_.unpack_data()
+        p = self._saved_p
+        train = self._saved_train
+        grad_inputs = [None] * 1
+        # input: native_dropout_backward(grad, result1, dropout_scale(p, train))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.native_dropout_backward(grad, result1, raw_manual.dropout_scale(p, train))
         return grad_inputs
 
 
@@ -3857,6 +5266,20 @@ class NativeDropoutBackwardBackward0(Node):
             raise RuntimeError("the derivative for 'native_dropout_backward' is not implemented: native_dropout_backward: mask")
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        mask = self.mask_.unpack_data()
+        scale = self._saved_scale
+        grad_inputs = [None] * 2
+        # grad_output: native_dropout_backward(grad, mask, scale)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.native_dropout_backward(grad, mask, scale)
+        # mask: not_implemented("native_dropout_backward: mask")
+        if self.should_compute_output(1):
+            raise RuntimeError("the derivative for 'native_dropout_backward' is not implemented: native_dropout_backward: mask")
+        return grad_inputs
+
 
 class EmbeddingBackward0(Node):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
@@ -3885,6 +5308,19 @@ class EmbeddingBackward0(Node):
         # weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.embedding_dense_backward(grad, indices, weight_sym_sizes[0], padding_idx, scale_grad_by_freq)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = self.indices_.unpack_data()
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        padding_idx = self._saved_padding_idx
+        scale_grad_by_freq = self._saved_scale_grad_by_freq
+        grad_inputs = [None] * 1
+        # weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.embedding_dense_backward(grad, indices, weight_sym_sizes[0], padding_idx, scale_grad_by_freq)
         return grad_inputs
 
 
@@ -3976,6 +5412,28 @@ class NativeLayerNormBackward0(Node):
                 grad_inputs[2] = results[2]
         return grad_inputs
 
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input = self.input_.unpack_data()
+        normalized_shape = self._saved_normalized_shape
+        result1 = self.result1_.unpack_data()
+        result2 = self.result2_.unpack_data()
+        weight = self.weight_.unpack_data()
+        bias = self.bias_.unpack_data()
+        grad_inputs = [None] * 3
+        # input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = raw_ops.native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
 
 class NativeLayerNormBackwardBackward0(Node):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
@@ -4026,6 +5484,27 @@ class NativeLayerNormBackwardBackward0(Node):
         if any_grad_defined and (self.should_compute_output(1) or self.should_compute_output(2) or self.should_compute_output(0)):
             grad_input_mask = (self.should_compute_output(1), self.should_compute_output(2), self.should_compute_output(0))
             results = manual.layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[1] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[2] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[0] = results[2]
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        any_grad_defined = any(g is not None for g in grads)
+        input = self.input_.unpack_data()
+        weight = self.weight_.unpack_data()
+        grad_out = self.grad_out_.unpack_data()
+        mean = self.mean_.unpack_data()
+        rstd = self.rstd_.unpack_data()
+        normalized_shape = self._saved_normalized_shape
+        grad_inputs = [None] * 3
+        # input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(1) or self.should_compute_output(2) or self.should_compute_output(0)):
+            grad_input_mask = (self.should_compute_output(1), self.should_compute_output(2), self.should_compute_output(0))
+            results = raw_manual.layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
             if grad_input_mask[0]:
                 grad_inputs[1] = results[0]
             if grad_input_mask[1]:

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from numbers import Number
 from typing import Any
 
+import numpy as np
+
 from runtime import dtypes
 
 Param = tuple[str, str, bool, bool]  # name, type, has a default, keyword-only
@@ -28,21 +30,22 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, Number) and not isinstance(value, complex)
 
 
-def _matches(kind: str, value: Any, strict: bool) -> bool:
+def _matches(kind: str, value: Any, strict: bool, tensor_types: tuple = ()) -> bool:
     from runtime.tensor import Tensor
 
+    tensor = tensor_types or Tensor  # in the raw layer, numpy arrays stand for Tensors
     optional = kind.endswith("?")
     if optional:
         if value is None:
             return True
         kind = kind[:-1]
     if kind == "Tensor":
-        return isinstance(value, Tensor) or (not strict and _is_number(value))
+        return isinstance(value, tensor) or (not strict and _is_number(value))
     if kind.startswith("Tensor["):
-        return isinstance(value, list | tuple) and all(isinstance(v, Tensor) for v in value)
+        return isinstance(value, list | tuple) and all(isinstance(v, tensor) for v in value)
     if kind.startswith("Tensor?["):
         return isinstance(value, list | tuple) and all(
-            v is None or isinstance(v, Tensor) for v in value)
+            v is None or isinstance(v, tensor) for v in value)
     if kind == "Scalar":
         return _is_number(value)
     if kind == "float":
@@ -62,7 +65,8 @@ def _matches(kind: str, value: Any, strict: bool) -> bool:
     return False
 
 
-def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool) -> tuple | None:
+def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool,
+          tensor_types: tuple = ()) -> tuple | None:
     """The arguments in schema order if they match `params`, else None."""
     positional = [p for p in params if not p[3]]
     if len(args) > len(positional):
@@ -79,7 +83,7 @@ def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool) -> t
             if not has_default:
                 return None
             continue
-        if not _matches(kind, bound[name], strict):
+        if not _matches(kind, bound[name], strict, tensor_types):
             return None
     return tuple(bound.get(p[0], _DEFAULT) for p in params)
 
@@ -100,22 +104,32 @@ def _type_key(value: Any) -> Any:
 
 
 def call(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]]],
-         args: tuple, kwargs: dict) -> Any:
-    key = (name, tuple(map(_type_key, args)),
+         args: tuple, kwargs: dict, tensor_types: tuple = ()) -> Any:
+    key = (name, tensor_types, tuple(map(_type_key, args)),
            tuple((k, _type_key(v)) for k, v in kwargs.items()))
     resolved = _resolved.get(key)
     if resolved is None:
-        resolved = _resolved[key] = _resolve(name, overloads, args, kwargs)
+        resolved = _resolved[key] = _resolve(name, overloads, args, kwargs, tensor_types)
     function, names = resolved
     # The generated wrappers name their parameters as the schema does.
     return function(**dict(zip(names, args, strict=True)), **kwargs)
 
 
+def call_raw(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]]],
+             args: tuple, kwargs: dict) -> Any:
+    """`call` for the raw layer (runtime/raw.py), where numpy arrays stand for Tensors."""
+    return call(name, overloads, args, kwargs, RAW_TENSOR_TYPES)
+
+
+RAW_TENSOR_TYPES = (np.ndarray, np.generic)
+
+
 def _resolve(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]]],
-             args: tuple, kwargs: dict) -> tuple[Callable, tuple[str, ...]]:
+             args: tuple, kwargs: dict, tensor_types: tuple = ()
+             ) -> tuple[Callable, tuple[str, ...]]:
     for strict in (True, False):
         for function, _, params in overloads:
-            if _bind(params, args, kwargs, strict) is not None:
+            if _bind(params, args, kwargs, strict, tensor_types) is not None:
                 positional = tuple(p[0] for p in params if not p[3])
                 return function, positional[:len(args)]
     got = ", ".join([type(a).__name__ if not hasattr(a, "dtype") else "Tensor" for a in args]

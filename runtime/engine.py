@@ -11,18 +11,23 @@
    it made, retain_grad, the node's pre-hooks; then its post-hooks. Each gradient it
    returns is checked against the shape of the input it flows to (a broadcast input
    gets its gradient summed back, `sum_to`) and added into that node's input buffer.
+
+A backward that records nothing (create_graph off), with no hooks in the graph and
+anomaly mode off, needs no Tensors between the nodes: it runs each node's `apply_raw`
+on numpy arrays and makes Tensors only for the gradients it hands out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from runtime import anomaly, dtypes
+from runtime import anomaly, dtypes, forward_grad, raw
 from runtime.grad_mode import set_grad_enabled
 from runtime.node import Node
 from runtime.tensor import Tensor
@@ -91,6 +96,63 @@ def _validate_outputs(node: Node, outputs: list) -> None:
         if grad._data.dtype != dtype:
             grad = grad.to(dtypes.from_numpy(dtype))
         outputs[index] = grad
+
+
+def _validate_raw(node: Node, outputs: list) -> None:
+    """_validate_outputs for a raw backward: the gradients are numpy arrays."""
+    edges = node._next_functions
+    if len(outputs) != len(edges):
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients "
+            f"(expected {len(edges)}, got {len(outputs)})"
+        )
+    for index, ((next_node, input_nr), grad) in enumerate(zip(edges, outputs, strict=True)):
+        if next_node is None or grad is None:
+            continue
+        if type(grad) is not np.ndarray:  # a numpy scalar, from an operator on 0-d arrays
+            grad = np.asarray(grad)
+        shape, dtype = next_node._input_metadata[input_nr]
+        if grad.shape != shape:
+            if not _expandable(shape, grad.shape):
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {index} - "
+                    f"got {list(grad.shape)} but expected shape compatible with {list(shape)}"
+                )
+            grad = raw.sum_to(grad, shape)
+        if grad.dtype is not dtype and grad.dtype != dtype:
+            grad = grad.astype(dtype)
+        outputs[index] = grad
+
+
+class _Mode:
+    raw_allowed = True
+
+
+@contextlib.contextmanager
+def tensor_backward() -> Iterator[None]:
+    """Run every backward inside on Tensors (each node's `apply`), as with create_graph:
+    to step through the Tensor form in a debugger, or to test the raw form against it."""
+    previous, _Mode.raw_allowed = _Mode.raw_allowed, False
+    try:
+        yield
+    finally:
+        _Mode.raw_allowed = previous
+
+
+def _runs_raw(nodes: Iterable[Node], root_grads: Sequence, create_graph: bool) -> bool:
+    """Whether this backward can run on arrays: nothing in it needs to see a Tensor."""
+    if not _Mode.raw_allowed or create_graph or anomaly.is_enabled():
+        return False
+    if forward_grad.current_level() >= 0:
+        return False  # with a dual level open, formulas compute tangents, on Tensors
+    for grad in root_grads:
+        if grad is not None and (grad.requires_grad or grad._fw_grad is not None):
+            return False
+    for node in nodes:
+        if node._pre_hooks is not None or node._post_hooks is not None \
+                or node.has_tensor_hooks():
+            return False
+    return True
 
 
 def _sum_to(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -169,8 +231,20 @@ def _call_tensor_pre_hooks(node: Node, grads: list) -> list:
     return grads
 
 
-def _call_function(node: Node, grads: list, mask: tuple[bool, ...] | None) -> list:
-    """PyTorch's call_function: the hooks around `apply`, and the check of its results."""
+def _call_function(node: Node, grads: list, mask: tuple[bool, ...] | None,
+                   raw_mode: bool = False) -> list:
+    """PyTorch's call_function: the hooks around `apply`, and the check of its results.
+
+    In a raw backward (no hooks anywhere) this is `apply_raw` with the mask.
+    """
+    if raw_mode:
+        node._output_mask = mask
+        try:
+            outputs = node.apply_raw(grads)
+        finally:
+            node._output_mask = None
+        _validate_raw(node, outputs)
+        return outputs
     grads = _call_tensor_pre_hooks(node, grads)
     if node._pre_hooks:
         for hook in list(node._pre_hooks.values()):
@@ -257,6 +331,9 @@ def execute(
         previous = buffer[index]
         buffer[index] = grad if previous is None else previous + grad
 
+    raw_mode = _runs_raw(itertools.chain(root_nodes, dependencies), root_grads, create_graph)
+    if raw_mode:
+        root_grads = [None if grad is None else grad._data for grad in root_grads]
     for (node, index), grad in zip(roots, root_grads, strict=True):
         deliver(node, index, grad)
     for node in root_nodes:
@@ -264,13 +341,19 @@ def execute(
             heapq.heappush(ready, (-node._sequence_nr, next(tie), node))
 
     check_nan = anomaly.is_enabled() and anomaly.check_nan()
-    with set_grad_enabled(create_graph):
+    # Operators in raw formulas are numpy's: silent on 0 * inf and 1 / 0, as the kernels are.
+    quiet = np.errstate(invalid="ignore", divide="ignore", over="ignore") if raw_mode \
+        else contextlib.nullcontext()
+    with set_grad_enabled(create_graph), quiet:
         while ready:
             node = heapq.heappop(ready)[2]
             grads = buffers.pop(node)
             edges = node._next_functions
             try:
-                if (needed is None and node._pre_hooks is None and node._post_hooks is None
+                if raw_mode and needed is None:
+                    outputs = node.apply_raw(grads)
+                    _validate_raw(node, outputs)
+                elif (needed is None and node._pre_hooks is None and node._post_hooks is None
                         and not node.has_tensor_hooks()):
                     # The common case, without hooks or a filter: apply and check.
                     outputs = node.apply(grads)
@@ -290,7 +373,7 @@ def execute(
                             continue
                         mask = tuple(n is not None and (n in needed or (n, i) in capture_at)
                                      for n, i in edges)
-                    outputs = _call_function(node, grads, mask)
+                    outputs = _call_function(node, grads, mask, raw_mode)
                 if not keep_graph:
                     node.release_variables()
                 if check_nan:
@@ -321,4 +404,6 @@ def execute(
             # Drop this node's lists: an AccumulateGrad that runs next may keep a gradient
             # that only the engine holds, instead of copying it.
             outputs = grads = grad = None
+    if raw_mode:
+        return [None if grad is None else Tensor._make(grad, None) for grad in captured]
     return captured

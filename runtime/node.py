@@ -108,6 +108,17 @@ class Node:
     def apply(self, grads: list) -> list:
         raise NotImplementedError(f"{self.name()} does not implement apply")
 
+    def apply_raw(self, grads: list) -> list:
+        """`apply` on numpy arrays, for a backward that records nothing (create_graph off).
+
+        Generated nodes whose formulas all have raw forms override this; any other node
+        runs `apply` on the arrays wrapped as Tensors (the engine has grad mode off).
+        """
+        from runtime.tensor import Tensor
+
+        outputs = self.apply([None if g is None else Tensor._make(g, None) for g in grads])
+        return [None if g is None else g._data for g in outputs]
+
     def release_variables(self) -> None:
         """Free saved tensors after a backward pass without retain_graph."""
 
@@ -203,6 +214,35 @@ class AccumulateGrad(Node):
             variable.grad._accumulate_(grad)
         return []
 
+    def apply_raw(self, grads: list) -> list:
+        from runtime.tensor import Tensor
+
+        grad = grads[0]
+        if grad is None:
+            return []
+        variable = self.variable
+        if variable._grad is None:
+            # Kept when only the engine holds the array, else copied (see AccumulateGrad.apply).
+            # The engine checked its shape and dtype: set the slot, not the checking property.
+            variable._grad = Tensor._make(grad if _unshared_array(grad) else grad.copy(), None)
+        else:
+            variable.grad._accumulate_(Tensor._make(grad, None))
+        return []
+
+
+def _unshared_array(data: Any) -> bool:
+    """Whether only the engine holds `data` (a raw gradient) and only it holds its storage.
+
+    References counted: the engine's `grads` list, apply_raw's local, this function's
+    argument and getrefcount's; to a view's base, the view, the local `base` and
+    getrefcount's. A read-only (broadcast) array is never kept; a view is, when its base
+    is held by the view alone.
+    """
+    if sys.getrefcount(data) > 4 or not data.flags.writeable:
+        return False
+    base = data.base
+    return base is None or (base.base is None and sys.getrefcount(base) <= 3)
+
 
 def _unshared(grad: Tensor) -> bool:
     """Whether only the engine holds `grad` and only `grad` holds its storage.
@@ -293,6 +333,15 @@ class SavedVariable:
             self._tensor = tensor
             self._data = None
 
+    def unpack_data(self) -> Any:
+        """The saved tensor's array, for a raw backward: the same checks as unpack."""
+        if self._freed:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        counter = self._version_counter
+        if counter.version != self._saved_version:
+            raise RuntimeError(self._version_error(counter.version))
+        return self._data if self._is_output else self._tensor._data
+
     def unpack(self, grad_fn: Node | None = None) -> Any:
         if self._freed:
             raise RuntimeError(ERR_BACKWARD_TWICE)
@@ -360,6 +409,9 @@ class SavedValue:
     def unpack(self, grad_fn: Node | None = None) -> Any:
         return self.value
 
+    def unpack_data(self) -> Any:
+        return self.value
+
     def reset_data(self) -> None:
         """Nothing to free."""
 
@@ -377,6 +429,9 @@ class SavedVariableList:
 
     def unpack(self, grad_fn: Node | None = None) -> list:
         return [item.unpack(grad_fn) for item in self._items]
+
+    def unpack_data(self) -> list:
+        return [item.unpack_data() for item in self._items]
 
     def reset_data(self) -> None:
         for item in self._items:

@@ -1,0 +1,146 @@
+"""Which form a backward runs: raw (apply_raw on numpy arrays) when nothing needs Tensors,
+the Tensor form (apply) otherwise, and the same results and errors either way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+import runtime
+from generated.functions import MulBackward0
+from runtime import engine
+from runtime.node import Node
+
+X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+
+
+@pytest.fixture
+def forms(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records which form MulBackward0 ran in, in order."""
+    ran: list[str] = []
+    apply, apply_raw = MulBackward0.apply, MulBackward0.apply_raw
+
+    def spy_apply(self, grads):
+        ran.append("tensor")
+        return apply(self, grads)
+
+    def spy_raw(self, grads):
+        ran.append("raw")
+        return apply_raw(self, grads)
+
+    monkeypatch.setattr(MulBackward0, "apply", spy_apply)
+    monkeypatch.setattr(MulBackward0, "apply_raw", spy_raw)
+    return ran
+
+
+def _graph() -> tuple[runtime.Tensor, runtime.Tensor, runtime.Tensor]:
+    x = runtime.tensor(X, requires_grad=True)
+    y = x * x
+    return x, y, (y.exp() * 2).sum()
+
+
+def test_a_plain_backward_runs_raw(forms: list[str]) -> None:
+    x, _, loss = _graph()
+    loss.backward()
+    assert forms == ["raw", "raw"]
+    np.testing.assert_allclose(x.grad.numpy(), 4 * X * np.exp(X * X))
+
+
+@pytest.mark.parametrize("setup", [
+    lambda x, y: y.register_hook(lambda g: g),
+    lambda x, y: x.register_hook(lambda g: g),
+    lambda x, y: y.retain_grad(),
+    lambda x, y: y.grad_fn.register_hook(lambda gi, go: None),
+    lambda x, y: y.grad_fn.register_prehook(lambda go: None),
+], ids=["tensor hook", "leaf hook", "retain_grad", "post-hook", "pre-hook"])
+def test_a_hook_anywhere_runs_the_tensor_form(forms: list[str], setup: Callable) -> None:
+    x, y, loss = _graph()
+    setup(x, y)
+    loss.backward()
+    assert forms == ["tensor", "tensor"]
+    np.testing.assert_allclose(x.grad.numpy(), 4 * X * np.exp(X * X))
+
+
+@pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
+def test_create_graph_and_anomaly_mode_run_the_tensor_form(forms: list[str]) -> None:
+    x, _, loss = _graph()
+    runtime.autograd.grad(loss, x, create_graph=True)
+    with runtime.autograd.detect_anomaly():
+        _, _, loss = _graph()
+        loss.backward()
+    with engine.tensor_backward():
+        _, _, loss = _graph()
+        loss.backward()
+    assert forms == ["tensor"] * 6
+
+
+def test_autograd_grad_runs_raw_and_returns_tensors(forms: list[str]) -> None:
+    x, y, loss = _graph()
+    (gx, gy) = runtime.autograd.grad(loss, (x, y))
+    assert forms == ["raw", "raw"]
+    assert isinstance(gx, runtime.Tensor) and isinstance(gy, runtime.Tensor)
+    np.testing.assert_allclose(gy.numpy(), 2 * np.exp(X * X))
+
+
+def test_a_node_without_a_raw_form_runs_apply_on_wrapped_arrays() -> None:
+    x = runtime.tensor(X, requires_grad=True)
+    assert "apply_raw" not in vars(type(x.amax(1).grad_fn))  # amax has no raw form
+    (x.amax(1) * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 3], [3, 0, 0]])
+
+
+def _modified_saved_output() -> None:
+    x = runtime.tensor(X, requires_grad=True)
+    y = x.exp()
+    z = (y * 2).sum()
+    y.add_(1)  # ExpBackward0 saved its result
+    z.backward()
+
+
+def _backward_twice() -> None:
+    x = runtime.tensor(X, requires_grad=True)
+    z = (x.exp() * 2).sum()
+    z.backward()
+    z.backward()
+
+
+def _invalid_gradient_shape() -> None:
+    class Wrong(Node):
+        def apply(self, grads):
+            return [grads[0][:1]]
+
+    x = runtime.tensor(X, requires_grad=True)
+    z = x.exp()
+    node = Wrong()
+    node.set_next_edges(((z.grad_fn, 0),))
+    node._input_metadata = ((X.shape, X.dtype),)
+    engine.execute([(node, 0)], [runtime.tensor(np.ones_like(X))], False, False)
+
+
+@pytest.mark.parametrize("program", [_modified_saved_output, _backward_twice,
+                                     _invalid_gradient_shape])
+def test_errors_are_the_same_on_both_paths(program: Callable) -> None:
+    with pytest.raises(RuntimeError) as raw:
+        program()
+    with pytest.raises(RuntimeError) as tensor, engine.tensor_backward():
+        program()
+    assert str(raw.value) == str(tensor.value)
+
+
+def test_the_gradient_a_caller_passed_is_never_kept_as_grad() -> None:
+    x = runtime.tensor(X, requires_grad=True)
+    given = runtime.tensor(np.ones_like(X))
+    (x * 1).backward(given)  # mul by 1 passes the gradient through unchanged
+    assert not np.shares_memory(x.grad.numpy(), given.numpy())
+    x.grad.add_(1)
+    np.testing.assert_array_equal(given.numpy(), np.ones_like(X))
+
+
+def test_gradients_keep_the_inputs_dtype_and_accumulate() -> None:
+    x = runtime.tensor(X.astype(np.float32), requires_grad=True)
+    for _ in range(2):
+        (x * runtime.tensor(np.float64(3.0))).sum().backward()
+    assert x.grad.dtype is runtime.float32
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(X.shape, 6, np.float32))
