@@ -145,6 +145,36 @@ def _ratio(value: float, floor: float) -> str:
     return f"{value / floor:.2f}×"
 
 
+# Issue 5's goals: the step as a ratio to the numpy floor, per batch; µs per op and node;
+# bytes kept per node of a long chain.
+GOALS = {"step": {16: 1.5, 256: 1.1, 4096: 1.03}, "forward_us": 1.5, "backward_us": 1.5,
+         "bytes_per_node": 500}
+
+
+def goals(results: dict) -> list[str]:
+    """Each goal beside this run's number for gradgen (and torch's), and whether it is met."""
+    steps, floor = results["steps"], results["steps"]["numpy"]
+    chain, long_chain = results["chain"], results["long_chain"]
+    rows = [(f"TinyModel step, batch {batch}", f"≤ {goal}×", "×", goal,
+             {name: steps[name][batch] / floor[batch] for name in ("gradgen", "torch")})
+            for batch, goal in GOALS["step"].items() if batch in floor]
+    rows += [
+        ("forward cost per op", f"≤ {GOALS['forward_us']} µs", " µs", GOALS["forward_us"],
+         {name: chain[name]["forward_us_per_op"] for name in ("gradgen", "torch")}),
+        ("backward cost per node", f"≤ {GOALS['backward_us']} µs", " µs", GOALS["backward_us"],
+         {name: chain[name]["backward_us_per_node"] for name in ("gradgen", "torch")}),
+        ("bytes kept per node", f"≤ {GOALS['bytes_per_node']}", "", GOALS["bytes_per_node"],
+         {name: long_chain[name]["bytes_per_node"] for name in ("gradgen", "torch")}),
+    ]
+    lines = ["## Against the goals", "",
+             "| measure | goal | gradgen | met | torch |", "|---|---:|---:|---|---:|"]
+    for name, goal_text, unit, goal, values in rows:
+        shown = {k: f"{v:.2f}{unit}" if unit else f"{v:.0f}" for k, v in values.items()}
+        met = "yes" if values["gradgen"] <= goal else "no"
+        lines.append(f"| {name} | {goal_text} | {shown['gradgen']} | {met} | {shown['torch']} |")
+    return lines + [""]
+
+
 def report(results: dict, quick: bool) -> str:
     lines = ["# Benchmarks", ""]
     info = results["machine"]
@@ -158,6 +188,7 @@ def report(results: dict, quick: bool) -> str:
         "same arithmetic on infinities and NaNs); numpy's warnings about it are silenced.",
         f"Command: `python bench/run.py{' --quick' if quick else ''}`.",
         "",
+        *goals(results),
         "## TinyModel training step (Linear 1000→100, ReLU, Linear 100→10, "
         "`(target - pred).pow(2).sum()`, backward, SGD lr 1e-3, float32)",
         "",
