@@ -14,6 +14,8 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from runtime import anomaly
 
 if TYPE_CHECKING:
@@ -280,6 +282,112 @@ class CopyBackwards(Node):
 
     def apply(self, grads: list) -> list:
         return [None, grads[0] if self.should_compute_output(1) else None]
+
+
+# -- in-place ops on views ---------------------------------------------------------------------
+# A view's data is a window into its base's. After an in-place op writes through the view,
+# the base's history must say so (CopySlices), and every view of the base must reach its
+# gradient through the base (AsStridedBackward0). The window is kept as its geometry: the
+# view's shape, strides and byte offset within the base's (C-contiguous) data.
+
+Geometry = tuple[tuple[int, ...], tuple[int, ...], int]
+
+
+def view_geometry(view: np.ndarray, base: np.ndarray) -> Geometry | None:
+    """Where `view` lies in `base`, or None when gradgen cannot replay the window (a base
+    that is not C-contiguous, or a view that repeats elements, like expand's)."""
+    if not base.flags.c_contiguous or 0 in view.strides and view.size > 1:
+        return None
+    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return view.shape, view.strides, offset
+
+
+def window(array: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """The view of `array` (shaped and laid out like the base) that `geometry` describes."""
+    shape, strides, offset = geometry
+    return np.ndarray(shape, array.dtype, buffer=array, offset=offset, strides=strides)
+
+
+class AsStridedBackward0(Node):
+    """The grad_fn of a view after an in-place op on it or on its base: the view's gradient
+    is the base's, zero outside the view's window (PyTorch regenerates views this way)."""
+
+    __slots__ = ("geometry", "base_shape", "base_dtype")
+
+    def __init__(self, geometry: Geometry, base: np.ndarray) -> None:
+        super().__init__()
+        self.geometry = geometry
+        self.base_shape, self.base_dtype = base.shape, base.dtype
+
+    def apply_raw(self, grads: list) -> list:
+        grad = grads[0]
+        if grad is None or not self.should_compute_output(0):
+            return [None]
+        result = np.zeros(self.base_shape, self.base_dtype)
+        window(result, self.geometry)[...] = grad
+        return [result]
+
+    def apply(self, grads: list) -> list:
+        from runtime.tensor import Tensor
+
+        _refuse_double_backward(self, grads)
+        outputs = self.apply_raw([None if g is None else g._data for g in grads])
+        return [None if g is None else Tensor._make(g, None) for g in outputs]
+
+
+class CopySlices(Node):
+    """The base's grad_fn after an in-place op `fn` wrote through a view of it.
+
+    The gradient of the base before the op is the incoming one outside the view's window;
+    inside it, the gradient `fn` gives for its input. `fn`'s other inputs get theirs from `fn`.
+    """
+
+    __slots__ = ("fn", "geometry")
+
+    def __init__(self, fn: Node, geometry: Geometry) -> None:
+        super().__init__()
+        self.fn = fn
+        self.geometry = geometry
+
+    def name(self) -> str:
+        return "torch::autograd::CopySlices"
+
+    def __repr__(self) -> str:
+        return f"<CopySlices object at {id(self):#x}>"
+
+    def apply_raw(self, grads: list) -> list:
+        grad = grads[0]
+        edges = self._next_functions
+        if grad is None:
+            return [None] * len(edges)
+        result = np.array(grad, order="C", copy=True)
+        region = window(result, self.geometry)
+        fn = self.fn
+        fn._output_mask = tuple(self.should_compute_output(i) for i in range(len(edges)))
+        try:
+            fn_grads = fn.apply_raw([region.copy()])
+        finally:
+            fn._output_mask = None
+        region[...] = 0 if fn_grads[0] is None else fn_grads[0]
+        return [result, *fn_grads[1:]]
+
+    def apply(self, grads: list) -> list:
+        from runtime.tensor import Tensor
+
+        _refuse_double_backward(self, grads)
+        outputs = self.apply_raw([None if g is None else g._data for g in grads])
+        return [None if g is None else Tensor._make(g, None) for g in outputs]
+
+    def release_variables(self) -> None:
+        self.fn.release_variables()
+
+
+def _refuse_double_backward(node: Node, grads: list) -> None:
+    from runtime.grad_mode import is_grad_enabled
+
+    if is_grad_enabled() and any(g is not None and g.requires_grad for g in grads):
+        raise RuntimeError(f"gradgen cannot differentiate {node.name()} a second time "
+                           "(create_graph=True through an in-place op on a view)")
 
 
 def strip_backward(name: str) -> str:

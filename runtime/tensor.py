@@ -20,7 +20,15 @@ from runtime._tensor_str import format_tensor
 from runtime.composite import CompositeMethods
 from runtime.dtypes import type_string
 from runtime.grad_mode import is_grad_enabled, is_inference_mode_enabled
-from runtime.node import AccumulateGrad, Node, RemovableHandle, add_hook
+from runtime.node import (
+    AccumulateGrad,
+    AsStridedBackward0,
+    CopySlices,
+    Node,
+    RemovableHandle,
+    add_hook,
+    view_geometry,
+)
 
 __all__ = ["Size", "Tensor", "type_string"]
 
@@ -444,18 +452,11 @@ def any_requires_grad(*values: Any) -> bool:
     return False
 
 
-_STALE_VIEW = (
-    "a view is used after an in-place operation on its base: gradgen does not regenerate the "
-    "view's grad_fn (PyTorch's AsStridedBackward0), so its gradient would skip that operation; "
-    "take the view again after the in-place operation"
-)
-
-
 def edge(value: Any) -> tuple[Node | None, int]:
     """Where the gradient for `value` goes: its grad_fn, or its leaf's AccumulateGrad."""
     if isinstance(value, Tensor):
         if value._base is not None and value._base.grad_fn is not value._base_grad_fn:
-            raise RuntimeError(_STALE_VIEW)
+            regenerate_view(value)
         if value.grad_fn is not None:
             return (value.grad_fn, value._output_nr)
         if value._requires_grad:
@@ -540,10 +541,12 @@ def check_inplace(tensor: Tensor) -> None:
     if base is not None and base.grad_fn is None and base._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
-    if base is not None and (base.requires_grad or tensor.requires_grad):
+    if base is not None and (base.requires_grad or tensor.requires_grad) and \
+            view_geometry(tensor._data, base._data) is None:
         raise RuntimeError(
-            "gradgen does not support in-place operations on a view of a tensor that requires "
-            "grad (PyTorch rebases the base's history with CopySlices); use an out-of-place op"
+            "gradgen cannot write in place through this view with grad mode on: its base is "
+            "not laid out contiguously, or the view repeats elements (PyTorch would rebase the "
+            "base's history with CopySlices); use an out-of-place op"
         )
 
 
@@ -588,7 +591,41 @@ def _scalar_type_name(array: np.ndarray) -> str:
 
 
 def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
-    """After an in-place op, `tensor` is the output of the in-place op's node."""
+    """After an in-place op, `tensor` is the output of the in-place op's node.
+
+    Written through a view, it is the base that changed: the base's grad_fn becomes a
+    CopySlices around the op's node, and the view reaches it through its window
+    (AsStridedBackward0), as in PyTorch.
+    """
     grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
-    tensor.grad_fn = grad_fn
-    tensor._output_nr = 0
+    base = tensor._base
+    if base is None:
+        tensor.grad_fn = grad_fn
+        tensor._output_nr = 0
+        return
+    geometry = view_geometry(tensor._data, base._data)
+    if geometry is None:
+        raise RuntimeError("gradgen cannot record an in-place op through this view: its base "
+                           "is not laid out contiguously, or the view repeats elements")
+    copy_slices = CopySlices(grad_fn, geometry)
+    copy_slices.set_next_edges((edge(base), *grad_fn._next_functions[1:]))
+    copy_slices._input_metadata = ((base._data.shape, base._data.dtype),)
+    base.grad_fn = copy_slices
+    base._output_nr = 0
+    regenerate_view(tensor)
+
+
+def regenerate_view(view: Tensor) -> None:
+    """Give a view whose base was changed in place a grad_fn through the base's new one."""
+    base = view._base
+    view._base_grad_fn = base.grad_fn
+    if view.grad_fn is None and view._requires_grad:
+        return  # made under no_grad: a leaf of its own
+    if not base.requires_grad:
+        view.grad_fn = None
+        return
+    node = AsStridedBackward0(view_geometry(view._data, base._data), base._data)
+    node.set_next_edges((edge(base),))
+    node._input_metadata = ((view._data.shape, view._data.dtype),)
+    view.grad_fn = node
+    view._output_nr = 0
