@@ -44,18 +44,18 @@ def from_numpy(numpy_dtype: np.dtype) -> dtype:
         raise TypeError(f"gradgen has no dtype for numpy {numpy_dtype}") from None
 
 
-def to_numpy(d: dtype | None) -> np.dtype | None:
-    return None if d is None else d.numpy
-
-
 def get_default_dtype() -> dtype:
     return _default_float[0]
 
 
 def set_default_dtype(d: dtype) -> None:
+    """The float dtype of new tensors and of float results of integer inputs (`ints / 2`)."""
+    from runtime import kernels
+
     if not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     _default_float[0] = d
+    kernels.default_float(d.numpy)
 
 
 def type_string(array: np.ndarray) -> str:

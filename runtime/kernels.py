@@ -20,7 +20,7 @@ _DEFAULT_FLOAT = np.float32
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 
-def default_float(dtype: np.dtype | None = None) -> None:
+def default_float(dtype: np.dtype) -> None:
     """Set the dtype integers promote to in float ops (torch.set_default_dtype)."""
     global _DEFAULT_FLOAT
     _DEFAULT_FLOAT = dtype

@@ -226,3 +226,15 @@ def test_numpy_interop_of_shapes() -> None:
         return (shape == (2, 3), list(shape), shape[0], shape.numel(), len(shape),
                 np.zeros(shape).shape, isinstance(shape, tuple), repr(shape + (4,)))
     same(program)
+
+
+def test_set_default_dtype_reaches_new_tensors_and_integer_division() -> None:
+    def program(lib):
+        lib.set_default_dtype(lib.float64)
+        try:
+            made = (lib.tensor([1.0]).dtype, lib.zeros(2).dtype, (lib.tensor([1, 2]) / 2).dtype,
+                    (lib.tensor([1, 2]) * 2.5).dtype, repr(lib.tensor([0.5])))
+        finally:
+            lib.set_default_dtype(lib.float32)
+        return [str(d) for d in made]
+    same(program)
