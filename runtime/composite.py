@@ -624,15 +624,66 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,
                   size_average: bool | None = None, ignore_index: int = -100,
                   reduce: bool | None = None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Any:
-    """log_softmax over the classes, then nll_loss (class-index targets)."""
+    """log_softmax over the classes, then nll_loss for class-index targets (or the cross
+    entropy with probability targets), blended with the uniform distribution by
+    `label_smoothing`, in the ops PyTorch's cross_entropy is made of."""
     enum = _reduction(reduction, size_average, reduce)
-    if target.dtype.is_floating_point:
-        raise NotImplementedError("gradgen's cross_entropy takes class-index targets only")
-    if label_smoothing != 0.0:
-        raise NotImplementedError("gradgen's cross_entropy supports label_smoothing=0 only")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
     class_dim = 0 if input.ndim == 1 else 1
     log_probabilities = log_softmax(input, class_dim, dtype=input.dtype)
-    return _nll_loss(log_probabilities, target, weight, enum, ignore_index)
+    if target.dtype.is_floating_point:
+        return _cross_entropy_probabilities(log_probabilities, target, weight, enum,
+                                            label_smoothing, class_dim)
+    loss = _nll_loss(log_probabilities, target, weight, enum, ignore_index)
+    if label_smoothing == 0.0:
+        return loss
+    n_classes = log_probabilities.shape[class_dim]
+    ignore = target == ignore_index
+    weighted = log_probabilities if weight is None else \
+        log_probabilities * weight.view(_class_shape(log_probabilities, class_dim))
+    smooth = (-weighted.sum(class_dim)).masked_fill(ignore, 0.0)
+    if enum == _MEAN:
+        kept = (~ignore).reshape(-1)
+        count = kept.sum() if weight is None else weight.gather(0, target.reshape(-1)[kept]).sum()
+        smooth = smooth.sum() / count
+    elif enum == _SUM:
+        smooth = smooth.sum()
+    return ops.mul_Scalar(loss, 1 - label_smoothing) + \
+        ops.mul_Scalar(smooth, label_smoothing / n_classes)
+
+
+_NONE, _MEAN, _SUM = 0, 1, 2  # PyTorch's reduction enum
+
+
+def _class_shape(input: Any, class_dim: int) -> list[int]:
+    """The shape that broadcasts a per-class weight along `class_dim`."""
+    shape = [1] * input.ndim
+    shape[class_dim] = input.shape[class_dim]
+    return shape
+
+
+def _cross_entropy_probabilities(log_probabilities: Any, target: Any, weight: Any,
+                                 reduction: int, label_smoothing: float,
+                                 class_dim: int) -> Any:
+    """-Σ target · log p, for a target that gives each class a probability."""
+    if target.shape != log_probabilities.shape:
+        raise RuntimeError(
+            "Expected target size to be the same as input size when target contains class "
+            f"probabilities, got target size {list(target.shape)} and input size "
+            f"{list(log_probabilities.shape)}")
+    n_classes = log_probabilities.shape[class_dim]
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    product = log_probabilities * target
+    if weight is not None:
+        product = product * weight.view(_class_shape(log_probabilities, class_dim))
+    if reduction == _MEAN:
+        return ops.div_Scalar(-product.sum(), log_probabilities.numel() / n_classes)
+    if reduction == _SUM:
+        return -product.sum()
+    return -product.sum(class_dim)
 
 
 def binary_cross_entropy(input: Any, target: Any, weight: Any = None,
