@@ -135,7 +135,9 @@ __all__ = [
     "smooth_l1_loss",
     "smooth_l1_loss_backward",
     "nll_loss_forward",
+    "nll_loss2d_forward",
     "nll_loss_backward",
+    "nll_loss2d_backward",
     "binary_cross_entropy",
     "binary_cross_entropy_backward",
     "binary_cross_entropy_with_logits",
@@ -1119,18 +1121,35 @@ def nll_loss_forward(self_p, self_t, target_p, weight_p, reduction, ignore_index
     return output_t, None
 
 
+def nll_loss2d_forward(self_p, self_t, target_p, weight_p, reduction, ignore_index, output, total_weight):
+    """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
+
+    derivatives.yaml:1196  output: nll_loss2d_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
+    """
+    output_t = ops.nll_loss2d_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
+    return output_t, None
+
+
 def nll_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, weight_p, reduction, ignore_index, total_weight_p, result):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1194  result: nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
+    derivatives.yaml:1208  result: nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
     """
     return ops.nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
+
+
+def nll_loss2d_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, weight_p, reduction, ignore_index, total_weight_p, result):
+    """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
+
+    derivatives.yaml:1222  result: nll_loss2d_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
+    """
+    return ops.nll_loss2d_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
 
 
 def binary_cross_entropy(self_p, self_t, target_p, target_t, weight_p, reduction, result):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1206  result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
+    derivatives.yaml:1233  result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
     """
     return manual.apply_loss_reduction(ops.binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + manual.binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
 
@@ -1138,7 +1157,7 @@ def binary_cross_entropy(self_p, self_t, target_p, target_t, weight_p, reduction
 def binary_cross_entropy_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, weight_p, reduction, result):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1217  result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
+    derivatives.yaml:1244  result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
     """
     return manual.binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + manual.binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + ops.binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
 
@@ -1146,7 +1165,7 @@ def binary_cross_entropy_backward(grad_output_p, grad_output_t, self_p, self_t, 
 def binary_cross_entropy_with_logits(self_p, self_t, target_p, target_t, weight_p, pos_weight_p, reduction, result):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1228  result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
+    derivatives.yaml:1255  result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
     """
     return manual.apply_loss_reduction(manual.binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + manual.binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
 
@@ -1154,7 +1173,7 @@ def binary_cross_entropy_with_logits(self_p, self_t, target_p, target_t, weight_
 def native_dropout(input_p, input_t, p, train, result0, result1):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1239  result0: input_t * result1 * dropout_scale(p, train)
+    derivatives.yaml:1266  result0: input_t * result1 * dropout_scale(p, train)
     """
     result0_t = input_t * result1 * manual.dropout_scale(p, train)
     return result0_t, None
@@ -1163,7 +1182,7 @@ def native_dropout(input_p, input_t, p, train, result0, result1):
 def native_dropout_backward(grad_output_p, grad_output_t, mask_p, mask_t, scale, result):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1251  result: native_dropout_backward(grad_output_t, mask_p, scale)
+    derivatives.yaml:1278  result: native_dropout_backward(grad_output_t, mask_p, scale)
     """
     return ops.native_dropout_backward(grad_output_t, mask_p, scale)
 
@@ -1171,7 +1190,7 @@ def native_dropout_backward(grad_output_p, grad_output_t, mask_p, mask_t, scale,
 def embedding(weight_p, weight_t, indices_p, padding_idx, scale_grad_by_freq, sparse, result):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1259  result: auto_linear
+    derivatives.yaml:1286  result: auto_linear
     """
     return ops.embedding(weight_t, indices_p, padding_idx, scale_grad_by_freq, sparse)
 
@@ -1179,7 +1198,7 @@ def embedding(weight_p, weight_t, indices_p, padding_idx, scale_grad_by_freq, sp
 def embedding_dense_backward(grad_output_p, grad_output_t, indices_p, num_weights, padding_idx, scale_grad_by_freq, result):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1271  result: auto_linear
+    derivatives.yaml:1298  result: auto_linear
     """
     return ops.embedding_dense_backward(grad_output_t, indices_p, num_weights, padding_idx, scale_grad_by_freq)
 
@@ -1187,7 +1206,7 @@ def embedding_dense_backward(grad_output_p, grad_output_t, indices_p, num_weight
 def native_layer_norm(input_p, input_t, normalized_shape, weight_p, weight_t, bias_p, bias_t, eps, result0, result1, result2):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1282  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
+    derivatives.yaml:1309  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
     """
     result0_t = manual.layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
     return result0_t, None, None
@@ -1196,7 +1215,7 @@ def native_layer_norm(input_p, input_t, normalized_shape, weight_p, weight_t, bi
 def native_layer_norm_backward(grad_out_p, grad_out_t, input_p, input_t, normalized_shape, mean_p, rstd_p, weight_p, weight_t, bias_p, output_mask, result0, result1, result2):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1296  result0, result1, result2: layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
+    derivatives.yaml:1323  result0, result1, result2: layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     """
     result0_t, result1_t, result2_t = manual.layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     return result0_t, result1_t, result2_t

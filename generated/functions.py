@@ -134,7 +134,9 @@ __all__ = [
     "SmoothL1LossBackward0",
     "SmoothL1LossBackwardBackward0",
     "NllLossBackward0",
+    "NllLoss2DBackward0",
     "NllLossBackwardBackward0",
+    "NllLoss2DBackwardBackward0",
     "BinaryCrossEntropyBackward0",
     "BinaryCrossEntropyBackwardBackward0",
     "BinaryCrossEntropyWithLogitsBackward0",
@@ -4938,10 +4940,72 @@ class NllLossBackward0(Node):
         return grad_inputs
 
 
+class NllLoss2DBackward0(Node):
+    """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
+
+    derivatives.yaml:1188
+    self: nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+    """
+
+    __slots__ = ("self_", "target_", "weight_", "_saved_reduction", "_saved_ignore_index", "total_weight_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_total_weight(self):
+        return self.total_weight_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+        self.weight_.reset_data()
+        self.total_weight_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = self.self_.unpack()
+        target = self.target_.unpack()
+        weight = self.weight_.unpack()
+        reduction = self._saved_reduction
+        ignore_index = self._saved_ignore_index
+        total_weight = self.total_weight_.unpack(self)
+        grad_inputs = [None] * 1
+        # self: nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.nll_loss2d_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = self.self_.unpack_data()
+        target = self.target_.unpack_data()
+        weight = self.weight_.unpack_data()
+        reduction = self._saved_reduction
+        ignore_index = self._saved_ignore_index
+        total_weight = self.total_weight_.unpack_data()
+        grad_inputs = [None] * 1
+        # self: nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.nll_loss2d_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
+        return grad_inputs
+
+
 class NllLossBackwardBackward0(Node):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1188
+    derivatives.yaml:1202
     grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
     self: zeros_like(grad)
     """
@@ -4993,10 +5057,65 @@ class NllLossBackwardBackward0(Node):
         return grad_inputs
 
 
+class NllLoss2DBackwardBackward0(Node):
+    """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
+
+    derivatives.yaml:1215
+    grad_output: nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0]
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ("target_", "weight_", "_saved_reduction", "_saved_ignore_index")
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.target_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        target = self.target_.unpack()
+        weight = self.weight_.unpack()
+        reduction = self._saved_reduction
+        ignore_index = self._saved_ignore_index
+        grad_inputs = [None] * 2
+        # grad_output: nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0]
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(grad)
+        return grad_inputs
+
+    def apply_raw(self, grads):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        target = self.target_.unpack_data()
+        weight = self.weight_.unpack_data()
+        reduction = self._saved_reduction
+        ignore_index = self._saved_ignore_index
+        grad_inputs = [None] * 2
+        # grad_output: nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0]
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = raw_ops.nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = raw_manual.zeros_like(grad)
+        return grad_inputs
+
+
 class BinaryCrossEntropyBackward0(Node):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1201
+    derivatives.yaml:1228
     self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
     """
@@ -5056,7 +5175,7 @@ class BinaryCrossEntropyBackward0(Node):
 class BinaryCrossEntropyBackwardBackward0(Node):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1212
+    derivatives.yaml:1239
     grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
     target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
@@ -5130,7 +5249,7 @@ class BinaryCrossEntropyBackwardBackward0(Node):
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1222
+    derivatives.yaml:1249
     self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
     target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
     """
@@ -5197,7 +5316,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 class NativeDropoutBackward0(Node):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1234
+    derivatives.yaml:1261
     input: native_dropout_backward(grad, result1, dropout_scale(p, train))
     """
 
@@ -5238,7 +5357,7 @@ class NativeDropoutBackward0(Node):
 class NativeDropoutBackwardBackward0(Node):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1248
+    derivatives.yaml:1275
     grad_output: native_dropout_backward(grad, mask, scale)
     mask: not_implemented("native_dropout_backward: mask")
     """
@@ -5284,7 +5403,7 @@ class NativeDropoutBackwardBackward0(Node):
 class EmbeddingBackward0(Node):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1256
+    derivatives.yaml:1283
     weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
     """
 
@@ -5327,7 +5446,7 @@ class EmbeddingBackward0(Node):
 class EmbeddingDenseBackwardBackward0(Node):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1268
+    derivatives.yaml:1295
     grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
     """
 
@@ -5357,7 +5476,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 class NativeLayerNormBackward0(Node):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1279
+    derivatives.yaml:1306
     input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
     """
 
@@ -5438,7 +5557,7 @@ class NativeLayerNormBackward0(Node):
 class NativeLayerNormBackwardBackward0(Node):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1288
+    derivatives.yaml:1315
     input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
     """
 

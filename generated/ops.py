@@ -86,6 +86,8 @@ from generated.functions import (
     NativeLayerNormBackward0,
     NativeLayerNormBackwardBackward0,
     NegBackward0,
+    NllLoss2DBackward0,
+    NllLoss2DBackwardBackward0,
     NllLossBackward0,
     NllLossBackwardBackward0,
     NormBackward0,
@@ -232,6 +234,8 @@ __all__ = [
     "native_layer_norm_backward",
     "ne",
     "neg",
+    "nll_loss2d_backward",
+    "nll_loss2d_forward",
     "nll_loss_backward",
     "nll_loss_forward",
     "permute",
@@ -281,6 +285,8 @@ _max_dim_return = namedtuple("max", ["values", "indices"])
 _min_dim_return = namedtuple("min", ["values", "indices"])
 
 _nll_loss_forward_return = namedtuple("nll_loss_forward", ["output", "total_weight"])
+
+_nll_loss2d_forward_return = namedtuple("nll_loss2d_forward", ["output", "total_weight"])
 
 
 def add_Tensor(self_, other, *, alpha=1):
@@ -3130,10 +3136,36 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     return _nll_loss_forward_return(output, total_weight)
 
 
+def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
+    """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
+
+    derivatives.yaml:1188
+    """
+    output, total_weight = map(_T.wrap, kernels.nll_loss2d_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = NllLoss2DBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn._saved_ignore_index = ignore_index
+        _T.set_history(output, grad_fn)
+        _T.skip_output(total_weight, grad_fn)
+    if _F.enabled and _F.any_tangent(self_):
+        with _F.computing_tangents():
+            tangent = forward.nll_loss2d_forward(self_, _F.tangent(self_), target, weight, reduction, ignore_index, output, total_weight)
+        _F.set_tangents((output, total_weight), tangent)
+    if needs_grad:
+        grad_fn.total_weight_ = SavedVariable(total_weight, True)
+    return _nll_loss2d_forward_return(output, total_weight)
+
+
 def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1188
+    derivatives.yaml:1202
     """
     result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
@@ -3151,10 +3183,31 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
     return result
 
 
+def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
+    """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
+
+    derivatives.yaml:1215
+    """
+    result = _T.wrap(kernels.nll_loss2d_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
+    if _T.any_requires_grad(grad_output, self_):
+        grad_fn = NllLoss2DBackwardBackward0()
+        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn._saved_ignore_index = ignore_index
+        _T.set_history(result, grad_fn)
+    if _F.enabled and _F.any_tangent(grad_output, self_):
+        with _F.computing_tangents():
+            tangent = forward.nll_loss2d_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), target, weight, reduction, ignore_index, total_weight, result)
+        _F.set_tangent(result, tangent)
+    return result
+
+
 def binary_cross_entropy(self_, target, weight=None, reduction=1):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1201
+    derivatives.yaml:1228
     """
     result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3175,7 +3228,7 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1212
+    derivatives.yaml:1239
     """
     result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -3197,7 +3250,7 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1222
+    derivatives.yaml:1249
     """
     result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3219,7 +3272,7 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 def native_dropout(input, p, train):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1234
+    derivatives.yaml:1261
     """
     result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
     needs_grad = _T.any_requires_grad(input)
@@ -3242,7 +3295,7 @@ def native_dropout(input, p, train):
 def native_dropout_backward(grad_output, mask, scale):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1248
+    derivatives.yaml:1275
     """
     result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
     if _T.any_requires_grad(grad_output, mask):
@@ -3261,7 +3314,7 @@ def native_dropout_backward(grad_output, mask, scale):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1256
+    derivatives.yaml:1283
     """
     result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if _T.any_requires_grad(weight):
@@ -3282,7 +3335,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1268
+    derivatives.yaml:1295
     """
     result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _T.any_requires_grad(grad_output):
@@ -3303,7 +3356,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1279
+    derivatives.yaml:1306
     """
     normalized_shape = _T.int_tuple(normalized_shape)
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
@@ -3331,7 +3384,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1288
+    derivatives.yaml:1315
     """
     normalized_shape = _T.int_tuple(normalized_shape)
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
@@ -3521,7 +3574,9 @@ OVERLOADS = {
     "smooth_l1_loss": smooth_l1_loss,
     "smooth_l1_loss_backward": smooth_l1_loss_backward,
     "nll_loss_forward": nll_loss_forward,
+    "nll_loss2d_forward": nll_loss2d_forward,
     "nll_loss_backward": nll_loss_backward,
+    "nll_loss2d_backward": nll_loss2d_backward,
     "binary_cross_entropy": binary_cross_entropy,
     "binary_cross_entropy_backward": binary_cross_entropy_backward,
     "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits,

@@ -565,8 +565,16 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     return tuple(map(_raw.array, kernels.nll_loss_forward(_raw.tensor(self_), _raw.tensor(target), _raw.tensor(weight), reduction, ignore_index)))
 
 
+def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
+    return tuple(map(_raw.array, kernels.nll_loss2d_forward(_raw.tensor(self_), _raw.tensor(target), _raw.tensor(weight), reduction, ignore_index)))
+
+
 def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     return _raw.array(kernels.nll_loss_backward(_raw.tensor(grad_output), _raw.tensor(self_), _raw.tensor(target), _raw.tensor(weight), reduction, ignore_index, _raw.tensor(total_weight)))
+
+
+def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
+    return _raw.array(kernels.nll_loss2d_backward(_raw.tensor(grad_output), _raw.tensor(self_), _raw.tensor(target), _raw.tensor(weight), reduction, ignore_index, _raw.tensor(total_weight)))
 
 
 def binary_cross_entropy(self_, target, weight=None, reduction=1):

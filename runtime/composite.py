@@ -609,15 +609,26 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: bool | N
 
 
 def _nll_loss(input: Any, target: Any, weight: Any, reduction: int, ignore_index: int) -> Any:
+    """PyTorch's nll_loss_nd: nll_loss for (C) and (N, C) scores, nll_loss2d for (N, C, H, W),
+    and nll_loss2d on a (N, C, 1, L) reshape for any other number of dimensions."""
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
-    if input.ndim > 2:
-        raise NotImplementedError("gradgen's nll_loss takes (C) or (N, C) inputs only")
-    if input.ndim == 2 and input.shape[0] != (target.shape[0] if target.ndim else 0):
+    if input.ndim >= 2 and input.shape[0] != (target.shape[0] if target.ndim else 0):
         raise ValueError(
             f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
             f"({target.shape[0] if target.ndim else 0}).")
-    return ops.nll_loss_forward(input, target, weight, reduction, ignore_index)[0]
+    if input.ndim <= 2:
+        return ops.nll_loss_forward(input, target, weight, reduction, ignore_index)[0]
+    expected = input.shape[:1] + input.shape[2:]
+    if target.shape != expected:
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
+    if input.ndim == 4:
+        return ops.nll_loss2d_forward(input, target, weight, reduction, ignore_index)[0]
+    n, classes = input.shape[:2]
+    output = ops.nll_loss2d_forward(reshape(input, n, classes, 1, -1),
+                                    target.contiguous().view(n, 1, -1), weight, reduction,
+                                    ignore_index)[0]
+    return output.view(expected) if reduction == _NONE else output
 
 
 def cross_entropy(input: Any, target: Any, weight: Any = None,

@@ -1436,6 +1436,37 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     return grad_input
 
 
+def _spatial_rows(self, target):
+    """(N, C, H, W) scores and (N, H, W) targets as nll_loss's (N·H·W, C) and (N·H·W,)."""
+    if target.ndim != 3:
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {target.ndim}")
+    if self.ndim != 4:
+        raise RuntimeError("only batches of spatial inputs supported (4D tensors), but got "
+                           f"input of dimension: {self.ndim}")
+    if target.shape != self.shape[:1] + self.shape[2:]:
+        raise RuntimeError(f"size mismatch (got input: {list(self.shape)} , target: "
+                           f"{list(target.shape)}")
+    return np.moveaxis(self, 1, -1).reshape(-1, self.shape[1]), target.reshape(-1)
+
+
+def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
+    rows, targets = _spatial_rows(self, target)
+    output, total = nll_loss_forward(rows, targets, weight, reduction, ignore_index)
+    return (output.reshape(target.shape) if reduction == _NONE else output), total
+
+
+def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_index,
+                        total_weight):
+    rows, targets = _spatial_rows(self, target)
+    if reduction == _NONE:
+        grad_output = grad_output.reshape(-1)
+    grad_rows = nll_loss_backward(grad_output, rows, targets, weight, reduction, ignore_index,
+                                  total_weight)
+    n, classes, *spatial = self.shape
+    return np.ascontiguousarray(np.moveaxis(grad_rows.reshape(n, *spatial, classes), -1, 1))
+
+
 _LOG_CLAMP = -100.0  # PyTorch clamps log(x) at -100 so a 0 or 1 input gives a finite loss
 _BCE_EPSILON = 1e-12
 

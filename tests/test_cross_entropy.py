@@ -52,3 +52,42 @@ def test_the_module_passes_label_smoothing() -> None:
     expected = torch.nn.CrossEntropyLoss(label_smoothing=0.1)(torch.tensor(LOGITS),
                                                               torch.tensor(CLASSES))
     assert loss.item() == pytest.approx(expected.item(), rel=1e-12)
+
+
+SPATIAL = [
+    ("sequence", (2, 3, 4), (2, 4)),
+    ("image", (2, 3, 2, 2), (2, 2, 2)),
+    ("volume", (2, 3, 2, 1, 2), (2, 2, 1, 2)),
+]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize(("scores", "targets"), [c[1:] for c in SPATIAL],
+                         ids=[c[0] for c in SPATIAL])
+def test_more_than_two_dimensions_go_through_nll_loss2d(scores, targets, reduction) -> None:
+    rng = np.random.default_rng(len(scores))
+    logits, classes = rng.standard_normal(scores), rng.integers(0, scores[1], targets)
+    classes.reshape(-1)[0] = -100
+
+    def run_one(lib):
+        x = lib.tensor(logits, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(x, lib.tensor(classes), reduction=reduction,
+                                               weight=lib.tensor(WEIGHT[:scores[1]]))
+        loss.sum().backward()
+        names = [loss.grad_fn.name()] + [n.name() for n, _ in loss.grad_fn.next_functions if n]
+        return loss.detach().numpy(), x.grad.numpy(), names
+
+    ours, theirs = run_one(runtime), run_one(torch)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-10, atol=1e-12)
+    assert ours[2] == theirs[2]
+
+
+@pytest.mark.parametrize("target_shape", [(2, 5), (3, 4)], ids=str)
+def test_mismatched_targets_say_so_like_torch(target_shape) -> None:
+    def message(lib):
+        with pytest.raises((RuntimeError, ValueError)) as caught:
+            lib.nn.functional.nll_loss(lib.zeros(2, 3, 4), lib.zeros(*target_shape,
+                                                                     dtype=lib.int64))
+        return type(caught.value).__name__, str(caught.value)
+    assert message(runtime) == message(torch)
