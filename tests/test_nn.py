@@ -378,3 +378,23 @@ def test_init_functions():
     assert abs(t.detach().numpy().std() - math.sqrt(2 / 200)) < 0.05 * math.sqrt(2 / 200)
     with pytest.raises(ValueError, match="fewer than 2 dimensions"):
         rt.nn.init.xavier_uniform_(rt.empty(3))
+
+
+def test_forward_hooks_like_torch() -> None:
+    """Forward pre-hooks may replace the arguments, forward hooks the output; handles
+    remove them; both run in registration order."""
+    def program(lib):
+        seen = []
+        layer = lib.nn.Linear(3, 2)
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor([[1.0, 0.0, -1.0], [0.5, 0.5, 0.5]]))
+            layer.bias.copy_(lib.tensor([0.0, 1.0]))
+        first = layer.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+        layer.register_forward_hook(lambda m, args, out: seen.append(args[0].tolist()))
+        layer.register_forward_hook(lambda m, args, out: out + 10)
+        x = lib.tensor([[1.0, 2.0, 3.0]])
+        doubled = layer(x).tolist()
+        first.remove()
+        plain = layer(x).tolist()
+        return doubled, plain, seen
+    assert program(rt) == program(torch)

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from runtime import dtypes
 from runtime.grad_mode import no_grad
 from runtime.nn.parameter import Parameter
+from runtime.node import RemovableHandle, add_hook
 from runtime.tensor import Tensor, type_string
 
 __all__ = ["Module", "typename"]
@@ -70,6 +71,8 @@ class Module:
         object.__setattr__(self, "_buffers", {})
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_forward_pre_hooks", {})
+        object.__setattr__(self, "_forward_hooks", {})
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
@@ -77,7 +80,26 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+        if not self._forward_pre_hooks and not self._forward_hooks:
+            return self.forward(*args, **kwargs)
+        for hook in list(self._forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        output = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            result = hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+    def register_forward_pre_hook(self, hook: Any) -> RemovableHandle:
+        """`hook(module, args)` runs before forward; it may return new args."""
+        return add_hook(self._forward_pre_hooks, hook)
+
+    def register_forward_hook(self, hook: Any) -> RemovableHandle:
+        """`hook(module, args, output)` runs after forward; it may return a new output."""
+        return add_hook(self._forward_hooks, hook)
 
     # -- registration ---------------------------------------------------------------------
     def _check_name(self, name: Any, kind: str, registry: dict) -> None:
