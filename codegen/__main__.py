@@ -86,9 +86,15 @@ def main(argv: list[str] | None = None) -> int:
         from codegen.verify import main as verify_main
 
         return verify_main(argv[1:])
-    parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__.split("\n")[0])
-    parser.add_argument("--spec", type=Path, default=ROOT / "derivatives.yaml")
-    parser.add_argument("--out", type=Path, default=ROOT / "generated")
+    parser = argparse.ArgumentParser(
+        prog="python -m codegen", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Check the spec and regenerate generated/ from it.",
+        epilog="Also: python -m codegen verify [OP ...] proves the named ops' formulas "
+               "(see python -m codegen verify --help).")
+    parser.add_argument("--spec", type=Path, default=ROOT / "derivatives.yaml",
+                        help="the spec to read (default: derivatives.yaml)")
+    parser.add_argument("--out", type=Path, default=ROOT / "generated",
+                        help="the directory to write (default: generated/)")
     parser.add_argument("--check", action="store_true",
                         help="exit 1 and print a diff if the output is stale; write nothing")
     args = parser.parse_args(argv)
