@@ -160,12 +160,7 @@ def _sum_to(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
     (create_graph) or the gradient has a tangent (forward AD), else directly on the array."""
     if grad.requires_grad or grad._fw_grad is not None:
         return grad.sum_to_size(shape)
-    data = grad._data
-    lead = data.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        lead + i for i, size in enumerate(shape) if size == 1 and data.shape[lead + i] != 1)
-    summed = data.sum(axis=dims, keepdims=True) if dims else data
-    return Tensor._make(summed.reshape(shape), None)
+    return Tensor._make(raw.sum_to(grad._data, shape), None)
 
 
 def _expandable(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
