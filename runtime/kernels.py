@@ -1243,13 +1243,17 @@ def mm(self, mat2):
 
 
 def addmm(self, mat1, mat2, beta=1, alpha=1):
-    product = mm(mat1, mat2)
+    product = mm(mat1, mat2)  # a fresh array: scaled and added to in place
     if alpha != 1:
-        product = product * product.dtype.type(alpha)
+        product *= product.dtype.type(alpha)
     bias = _as(self, product.dtype)
     if beta == 0:
         return product + np.zeros_like(bias)
-    return product + (bias if beta == 1 else bias * product.dtype.type(beta))
+    bias = bias if beta == 1 else bias * product.dtype.type(beta)
+    if np.broadcast_shapes(bias.shape, product.shape) != product.shape:
+        return product + bias  # a bias of a larger shape: PyTorch broadcasts it too
+    product += bias
+    return product
 
 
 _C_TYPE_NAMES = {"f4": "float", "f8": "double", "i8": "long int", "i4": "int", "b1": "bool"}
