@@ -59,13 +59,17 @@ def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
     return handle
 
 
+# What few nodes carry is kept beside them, not in a slot every node would pay for.
+_metadata: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_anomaly_traces: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 class Node:
     """Base of every backward function: generated `*Backward<N>` classes and AccumulateGrad."""
 
     __slots__ = (
         "_next_functions", "_sequence_nr", "_input_metadata", "_pre_hooks", "_post_hooks",
-        "_tensor_pre_hooks", "_retains_grad_hooks", "_metadata", "_anomaly_trace",
-        "_output_mask", "__weakref__",
+        "_tensor_pre_hooks", "_retains_grad_hooks", "_output_mask", "__weakref__",
     )
 
     def __init__(self) -> None:
@@ -78,9 +82,9 @@ class Node:
         self._post_hooks: dict | None = None
         self._tensor_pre_hooks: dict[int, dict] | None = None
         self._retains_grad_hooks: dict[int, Callable] | None = None
-        self._metadata: dict | None = None
         self._output_mask: tuple[bool, ...] | None = None
-        self._anomaly_trace = anomaly.forward_trace() if anomaly.is_enabled() else None
+        if anomaly.is_enabled():
+            _anomaly_traces[self] = anomaly.forward_trace()
 
     # -- the graph --------------------------------------------------------------------------
     def name(self) -> str:
@@ -96,9 +100,16 @@ class Node:
 
     @property
     def metadata(self) -> dict:
-        if self._metadata is None:
-            self._metadata = {}
-        return self._metadata
+        """A dict for the user's own notes about this node (PyTorch's Node.metadata)."""
+        notes = _metadata.get(self)
+        if notes is None:
+            notes = _metadata[self] = {}
+        return notes
+
+    @property
+    def _anomaly_trace(self) -> list[str] | None:
+        """Anomaly mode's traceback of the forward call that made this node, if it was on."""
+        return _anomaly_traces.get(self)
 
     def should_compute_output(self, index: int) -> bool:
         """Whether the gradient for input `index` is needed by this backward pass."""
