@@ -36,11 +36,11 @@ ERR_BACKWARD_TWICE = (
 class RemovableHandle:
     """Returned by register_hook: `handle.remove()` takes the hook out again."""
 
-    __slots__ = ("_hooks_ref", "_key")
+    __slots__ = ("_hooks", "_key")
     _next_key = itertools.count()
 
     def __init__(self, hooks: dict) -> None:
-        self._hooks_ref = weakref.ref(hooks) if hasattr(hooks, "__weakref__") else lambda: hooks
+        self._hooks = hooks
         self._key = next(RemovableHandle._next_key)
 
     @property
@@ -48,9 +48,7 @@ class RemovableHandle:
         return self._key
 
     def remove(self) -> None:
-        hooks = self._hooks_ref()
-        if hooks is not None:
-            hooks.pop(self._key, None)
+        self._hooks.pop(self._key, None)
 
 
 def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
