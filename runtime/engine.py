@@ -75,23 +75,14 @@ def _validate_outputs(node: Node, outputs: list) -> None:
     A gradient of a broadcast shape is summed back to the input's shape (`sum_to`), so a
     formula may return `grad` for an input that was broadcast in the forward pass.
     """
-    edges = node._next_functions
-    if len(outputs) != len(edges):
-        raise RuntimeError(
-            f"function {node.name()} returned an incorrect number of gradients "
-            f"(expected {len(edges)}, got {len(outputs)})"
-        )
-    for index, ((next_node, input_nr), grad) in enumerate(zip(edges, outputs, strict=True)):
+    _check_count(node, outputs)
+    for index, ((next_node, input_nr), grad) in enumerate(zip(node._next_functions, outputs,
+                                                               strict=True)):
         if next_node is None or grad is None:
             continue
         shape, dtype = next_node._input_metadata[input_nr]
-        got = grad._data.shape
-        if got != shape:
-            if not _expandable(shape, got):
-                raise RuntimeError(
-                    f"Function {node.name()} returned an invalid gradient at index {index} - "
-                    f"got {list(got)} but expected shape compatible with {list(shape)}"
-                )
+        if grad._data.shape != shape:
+            _check_shape(node, index, grad._data.shape, shape)
             grad = _sum_to(grad, shape)
         if grad._data.dtype != dtype:
             grad = grad.to(dtypes.from_numpy(dtype))
@@ -100,28 +91,38 @@ def _validate_outputs(node: Node, outputs: list) -> None:
 
 def _validate_raw(node: Node, outputs: list) -> None:
     """_validate_outputs for a raw backward: the gradients are numpy arrays."""
-    edges = node._next_functions
-    if len(outputs) != len(edges):
-        raise RuntimeError(
-            f"function {node.name()} returned an incorrect number of gradients "
-            f"(expected {len(edges)}, got {len(outputs)})"
-        )
-    for index, ((next_node, input_nr), grad) in enumerate(zip(edges, outputs, strict=True)):
+    _check_count(node, outputs)
+    for index, ((next_node, input_nr), grad) in enumerate(zip(node._next_functions, outputs,
+                                                               strict=True)):
         if next_node is None or grad is None:
             continue
         if type(grad) is not np.ndarray:  # a numpy scalar, from an operator on 0-d arrays
             grad = np.asarray(grad)
         shape, dtype = next_node._input_metadata[input_nr]
         if grad.shape != shape:
-            if not _expandable(shape, grad.shape):
-                raise RuntimeError(
-                    f"Function {node.name()} returned an invalid gradient at index {index} - "
-                    f"got {list(grad.shape)} but expected shape compatible with {list(shape)}"
-                )
+            _check_shape(node, index, grad.shape, shape)
             grad = raw.sum_to(grad, shape)
         if grad.dtype is not dtype and grad.dtype != dtype:
             grad = grad.astype(dtype)
         outputs[index] = grad
+
+
+def _check_count(node: Node, outputs: list) -> None:
+    edges = node._next_functions
+    if len(outputs) != len(edges):
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients "
+            f"(expected {len(edges)}, got {len(outputs)})"
+        )
+
+
+def _check_shape(node: Node, index: int, got: tuple[int, ...], shape: tuple[int, ...]) -> None:
+    """A gradient of another shape than its input's must be one that sums back to it."""
+    if not _expandable(shape, got):
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {index} - "
+            f"got {list(got)} but expected shape compatible with {list(shape)}"
+        )
 
 
 class _Mode:
