@@ -236,6 +236,23 @@ def _variants(reader: _Reader, schema: FunctionSchema, keys: dict) -> tuple[bool
     return "function" in words, "method" in words
 
 
+def _inplace(reader: _Reader, schema: FunctionSchema, keys: dict) -> tuple[bool, bool]:
+    """(an in-place method `base_`, also an in-place function): `inplace: True` makes the
+    method, as `x.add_(y)`; `inplace: function, method` the function too, as `torch.sin_(x)`."""
+    if "inplace" not in keys:
+        return False, False
+    value = keys["inplace"][1]
+    raw = reader.value(value)
+    if isinstance(raw, bool):
+        return raw, False
+    words = [w.strip() for w in raw.split(",")] if isinstance(raw, str) else []
+    if not words or any(w not in ("function", "method") for w in words) \
+            or "method" not in words:
+        raise SpecError(reader.location(value), schema.name,
+                        "inplace must be True, False, 'method' or 'function, method'")
+    return True, "function" in words
+
+
 def _bool_key(
     reader: _Reader, schema: FunctionSchema, keys: dict, name: str, default: bool
 ) -> bool:
@@ -396,6 +413,7 @@ def _load_entry(
                 raise fail(keys["name"][1], f"return alias ({ret.type.alias}) matches no argument")
 
     samples = _samples(reader, schema, keys["samples"][1]) if "samples" in keys else None
+    inplace, inplace_function = _inplace(reader, schema, keys)
     return OpInfo(
         schema=schema,
         location=reader.location(keys["name"][1]),
@@ -409,7 +427,8 @@ def _load_entry(
         saved=tuple(saved),
         method=method,
         function=function,
-        inplace=_bool_key(reader, schema, keys, "inplace", False),
+        inplace=inplace,
+        inplace_function=inplace_function,
         python_binding=_bool_key(reader, schema, keys, "python_binding", True),
         view_of=view_of,
         samples=_freeze(samples),

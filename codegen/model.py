@@ -112,6 +112,7 @@ class OpInfo:
     method: bool  # also a Tensor method
     function: bool  # also a function in the namespace
     inplace: bool  # also an in-place Tensor method `base_`
+    inplace_function: bool  # and an in-place function `base_` in the namespace
     python_binding: bool  # reachable by overload resolution from Python
     view_of: str | None  # the argument whose storage the output shares
     samples: tuple = field(default=())

@@ -692,7 +692,9 @@ def render_all(infos: list[OpInfo], spec_name: str,
                          if len(group) > 1],
             inplace_dispatchers=[dispatch_context(f"{base}_", group, "_")
                                  for base, group in inplace_groups.items() if len(group) > 1],
-            public=sorted(functions),
+            public=sorted({*functions, *(f"{base}_" for base, group in inplace_groups.items()
+                                         if base in functions
+                                         and any(i.inplace_function for i in group))}),
             aliases=aliases,
             node_imports=node_imports,
         ),

@@ -225,7 +225,7 @@ def div_Scalar(self_p, self_t, other, result):
 def neg(self_p, self_t, result):
     """neg(Tensor self) -> Tensor
 
-    derivatives.yaml:101  result: auto_element_wise, from self: -grad
+    derivatives.yaml:102  result: auto_element_wise, from self: -grad
     """
     return -self_t
 
@@ -233,7 +233,7 @@ def neg(self_p, self_t, result):
 def pow_Tensor_Scalar(self_p, self_t, exponent, result):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
-    derivatives.yaml:107  result: auto_element_wise, from self: pow_backward(grad, self, exponent)
+    derivatives.yaml:109  result: auto_element_wise, from self: pow_backward(grad, self, exponent)
     """
     return manual.pow_backward(self_t, self_p, exponent)
 
@@ -241,7 +241,7 @@ def pow_Tensor_Scalar(self_p, self_t, exponent, result):
 def pow_Tensor_Tensor(self_p, self_t, exponent_p, exponent_t, result):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:116  result: pow_backward_self(self_t, self_p, exponent_p) + pow_backward_exponent(exponent_t, self_p, exponent_p, result)
+    derivatives.yaml:119  result: pow_backward_self(self_t, self_p, exponent_p) + pow_backward_exponent(exponent_t, self_p, exponent_p, result)
     """
     return manual.pow_backward_self(self_t, self_p, exponent_p) + manual.pow_backward_exponent(exponent_t, self_p, exponent_p, result)
 
@@ -249,7 +249,7 @@ def pow_Tensor_Tensor(self_p, self_t, exponent_p, exponent_t, result):
 def pow_Scalar(self_, exponent_p, exponent_t, result):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:124  result: auto_element_wise, from exponent: pow_backward_exponent(grad, self, exponent, result)
+    derivatives.yaml:127  result: auto_element_wise, from exponent: pow_backward_exponent(grad, self, exponent, result)
     """
     return manual.pow_backward_exponent(exponent_t, self_, exponent_p, result)
 
@@ -257,7 +257,7 @@ def pow_Scalar(self_, exponent_p, exponent_t, result):
 def reciprocal(self_p, self_t, result):
     """reciprocal(Tensor self) -> Tensor
 
-    derivatives.yaml:132  result: auto_element_wise, from self: -grad * (result * result)
+    derivatives.yaml:136  result: auto_element_wise, from self: -grad * (result * result)
     """
     return -self_t * (result * result)
 
@@ -265,7 +265,7 @@ def reciprocal(self_p, self_t, result):
 def exp(self_p, self_t, result):
     """exp(Tensor self) -> Tensor
 
-    derivatives.yaml:138  result: auto_element_wise, from self: grad * result
+    derivatives.yaml:143  result: auto_element_wise, from self: grad * result
     """
     return self_t * result
 
@@ -273,7 +273,7 @@ def exp(self_p, self_t, result):
 def expm1(self_p, self_t, result):
     """expm1(Tensor self) -> Tensor
 
-    derivatives.yaml:144  result: auto_element_wise, from self: grad * (result + 1)
+    derivatives.yaml:150  result: auto_element_wise, from self: grad * (result + 1)
     """
     return self_t * (result + 1)
 
@@ -281,7 +281,7 @@ def expm1(self_p, self_t, result):
 def log(self_p, self_t, result):
     """log(Tensor self) -> Tensor
 
-    derivatives.yaml:150  result: auto_element_wise, from self: grad / self
+    derivatives.yaml:157  result: auto_element_wise, from self: grad / self
     """
     return self_t / self_p
 
@@ -289,7 +289,7 @@ def log(self_p, self_t, result):
 def log1p(self_p, self_t, result):
     """log1p(Tensor self) -> Tensor
 
-    derivatives.yaml:156  result: auto_element_wise, from self: grad / (self + 1)
+    derivatives.yaml:164  result: auto_element_wise, from self: grad / (self + 1)
     """
     return self_t / (self_p + 1)
 
@@ -297,7 +297,7 @@ def log1p(self_p, self_t, result):
 def sqrt(self_p, self_t, result):
     """sqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:162  result: auto_element_wise, from self: grad / (2 * result)
+    derivatives.yaml:171  result: auto_element_wise, from self: grad / (2 * result)
     """
     return self_t / (2 * result)
 
@@ -305,7 +305,7 @@ def sqrt(self_p, self_t, result):
 def rsqrt(self_p, self_t, result):
     """rsqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:168  result: auto_element_wise, from self: -0.5 * grad * result.pow(3)
+    derivatives.yaml:178  result: auto_element_wise, from self: -0.5 * grad * result.pow(3)
     """
     return -0.5 * self_t * result.pow(3)
 
@@ -313,7 +313,7 @@ def rsqrt(self_p, self_t, result):
 def sin(self_p, self_t, result):
     """sin(Tensor self) -> Tensor
 
-    derivatives.yaml:174  result: auto_element_wise, from self: grad * self.cos()
+    derivatives.yaml:185  result: auto_element_wise, from self: grad * self.cos()
     """
     return self_t * self_p.cos()
 
@@ -321,7 +321,7 @@ def sin(self_p, self_t, result):
 def cos(self_p, self_t, result):
     """cos(Tensor self) -> Tensor
 
-    derivatives.yaml:180  result: auto_element_wise, from self: grad * -self.sin()
+    derivatives.yaml:192  result: auto_element_wise, from self: grad * -self.sin()
     """
     return self_t * -self_p.sin()
 
@@ -329,7 +329,7 @@ def cos(self_p, self_t, result):
 def tan(self_p, self_t, result):
     """tan(Tensor self) -> Tensor
 
-    derivatives.yaml:186  result: auto_element_wise, from self: grad * (1 + result.pow(2))
+    derivatives.yaml:199  result: auto_element_wise, from self: grad * (1 + result.pow(2))
     """
     return self_t * (1 + result.pow(2))
 
@@ -337,7 +337,7 @@ def tan(self_p, self_t, result):
 def tanh(self_p, self_t, result):
     """tanh(Tensor self) -> Tensor
 
-    derivatives.yaml:192  result: auto_element_wise, from self: tanh_backward(grad, result)
+    derivatives.yaml:206  result: auto_element_wise, from self: tanh_backward(grad, result)
     """
     return ops.tanh_backward(self_t, result)
 
@@ -345,7 +345,7 @@ def tanh(self_p, self_t, result):
 def tanh_backward(grad_output_p, grad_output_t, output_p, output_t, result):
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:199  result: tanh_backward(grad_output_t, output_p) - 2 * output_t * grad_output_p * output_p
+    derivatives.yaml:213  result: tanh_backward(grad_output_t, output_p) - 2 * output_t * grad_output_p * output_p
     """
     return ops.tanh_backward(grad_output_t, output_p) - 2 * output_t * grad_output_p * output_p
 
@@ -353,7 +353,7 @@ def tanh_backward(grad_output_p, grad_output_t, output_p, output_t, result):
 def sigmoid(self_p, self_t, result):
     """sigmoid(Tensor self) -> Tensor
 
-    derivatives.yaml:206  result: auto_element_wise, from self: sigmoid_backward(grad, result)
+    derivatives.yaml:221  result: auto_element_wise, from self: sigmoid_backward(grad, result)
     """
     return ops.sigmoid_backward(self_t, result)
 
@@ -361,7 +361,7 @@ def sigmoid(self_p, self_t, result):
 def sigmoid_backward(grad_output_p, grad_output_t, output_p, output_t, result):
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:214  result: sigmoid_backward(grad_output_t, output_p) + output_t * grad_output_p * (1 - 2 * output_p)
+    derivatives.yaml:229  result: sigmoid_backward(grad_output_t, output_p) + output_t * grad_output_p * (1 - 2 * output_p)
     """
     return ops.sigmoid_backward(grad_output_t, output_p) + output_t * grad_output_p * (1 - 2 * output_p)
 
@@ -369,7 +369,7 @@ def sigmoid_backward(grad_output_p, grad_output_t, output_p, output_t, result):
 def erf(self_p, self_t, result):
     """erf(Tensor self) -> Tensor
 
-    derivatives.yaml:222  result: auto_element_wise, from self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
+    derivatives.yaml:238  result: auto_element_wise, from self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
     """
     return 1.1283791670955126 * self_t * (-self_p.pow(2)).exp()
 
@@ -377,7 +377,7 @@ def erf(self_p, self_t, result):
 def relu(self_p, self_t, result):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:229  result: auto_element_wise, from self: threshold_backward(grad, result, 0)
+    derivatives.yaml:246  result: auto_element_wise, from self: threshold_backward(grad, result, 0)
     """
     return ops.threshold_backward(self_t, result, 0)
 
@@ -385,7 +385,7 @@ def relu(self_p, self_t, result):
 def gelu(self_p, self_t, approximate, result):
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:236  result: auto_element_wise, from self: gelu_backward(grad, self, approximate=approximate)
+    derivatives.yaml:253  result: auto_element_wise, from self: gelu_backward(grad, self, approximate=approximate)
     """
     return ops.gelu_backward(self_t, self_p, approximate=approximate)
 
@@ -393,7 +393,7 @@ def gelu(self_p, self_t, approximate, result):
 def gelu_backward(grad_output_p, grad_output_t, self_p, self_t, approximate, result):
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:245  result: gelu_backward(grad_output_t, self_p, approximate=approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)
+    derivatives.yaml:262  result: gelu_backward(grad_output_t, self_p, approximate=approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)
     """
     return ops.gelu_backward(grad_output_t, self_p, approximate=approximate) + manual.gelu_double_backward(self_t, grad_output_p, self_p, approximate)
 
@@ -401,7 +401,7 @@ def gelu_backward(grad_output_p, grad_output_t, self_p, self_t, approximate, res
 def leaky_relu(self_p, self_t, negative_slope, result):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
 
-    derivatives.yaml:254  result: auto_element_wise, from self: leaky_relu_backward(grad, self, negative_slope, False)
+    derivatives.yaml:271  result: auto_element_wise, from self: leaky_relu_backward(grad, self, negative_slope, False)
     """
     return ops.leaky_relu_backward(self_t, self_p, negative_slope, False)
 
@@ -409,7 +409,7 @@ def leaky_relu(self_p, self_t, negative_slope, result):
 def softplus(self_p, self_t, beta, threshold, result):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 
-    derivatives.yaml:264  result: auto_element_wise, from self: softplus_backward(grad, self, beta, threshold)
+    derivatives.yaml:281  result: auto_element_wise, from self: softplus_backward(grad, self, beta, threshold)
     """
     return ops.softplus_backward(self_t, self_p, beta, threshold)
 
@@ -417,7 +417,7 @@ def softplus(self_p, self_t, beta, threshold, result):
 def leaky_relu_backward(grad_output_p, grad_output_t, self_p, self_t, negative_slope, self_is_result, result):
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
 
-    derivatives.yaml:273  result: leaky_relu_backward(grad_output_t, self_p, negative_slope, self_is_result)
+    derivatives.yaml:290  result: leaky_relu_backward(grad_output_t, self_p, negative_slope, self_is_result)
     """
     return ops.leaky_relu_backward(grad_output_t, self_p, negative_slope, self_is_result)
 
@@ -425,7 +425,7 @@ def leaky_relu_backward(grad_output_p, grad_output_t, self_p, self_t, negative_s
 def softplus_backward(grad_output_p, grad_output_t, self_p, self_t, beta, threshold, result):
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 
-    derivatives.yaml:281  result: softplus_backward(grad_output_t, self_p, beta, threshold) + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)
+    derivatives.yaml:298  result: softplus_backward(grad_output_t, self_p, beta, threshold) + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)
     """
     return ops.softplus_backward(grad_output_t, self_p, beta, threshold) + manual.softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)
 
@@ -433,7 +433,7 @@ def softplus_backward(grad_output_p, grad_output_t, self_p, self_t, beta, thresh
 def threshold_backward(grad_output_p, grad_output_t, self_p, self_t, threshold, result):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:291  result: threshold_backward(grad_output_t, self_p, threshold)
+    derivatives.yaml:308  result: threshold_backward(grad_output_t, self_p, threshold)
     """
     return ops.threshold_backward(grad_output_t, self_p, threshold)
 
@@ -441,7 +441,7 @@ def threshold_backward(grad_output_p, grad_output_t, self_p, self_t, threshold, 
 def abs(self_p, self_t, result):
     """abs(Tensor self) -> Tensor
 
-    derivatives.yaml:300  result: auto_element_wise, from self: grad * self.sign()
+    derivatives.yaml:318  result: auto_element_wise, from self: grad * self.sign()
     """
     return self_t * self_p.sign()
 
@@ -449,7 +449,7 @@ def abs(self_p, self_t, result):
 def sign(self_p, self_t, result):
     """sign(Tensor self) -> Tensor
 
-    derivatives.yaml:307  result: auto_element_wise, from self: zeros_like(grad)
+    derivatives.yaml:326  result: auto_element_wise, from self: zeros_like(grad)
     """
     return manual.zeros_like(self_t)
 
@@ -457,7 +457,7 @@ def sign(self_p, self_t, result):
 def clamp_Tensor(self_p, self_t, min_p, min_t, max_p, max_t, result):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:315  result: clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
+    derivatives.yaml:334  result: clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
     """
     return manual.clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
 
@@ -465,7 +465,7 @@ def clamp_Tensor(self_p, self_t, min_p, min_t, max_p, max_t, result):
 def clamp_default(self_p, self_t, min, max, result):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:326  result: auto_element_wise, from self: clamp_backward(grad, self, min, max)
+    derivatives.yaml:345  result: auto_element_wise, from self: clamp_backward(grad, self, min, max)
     """
     return manual.clamp_backward(self_t, self_p, min, max)
 
@@ -473,7 +473,7 @@ def clamp_default(self_p, self_t, min, max, result):
 def clamp_min_default(self_p, self_t, min, result):
     """clamp_min(Tensor self, Scalar min) -> Tensor
 
-    derivatives.yaml:337  result: auto_element_wise, from self: where(self >= min, grad, 0)
+    derivatives.yaml:357  result: auto_element_wise, from self: where(self >= min, grad, 0)
     """
     return ops.where(self_p >= min, self_t, 0)
 
@@ -481,7 +481,7 @@ def clamp_min_default(self_p, self_t, min, result):
 def clamp_min_Tensor(self_p, self_t, min_p, min_t, result):
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
-    derivatives.yaml:346  result: where(self_p >= min_p, self_t, min_t)
+    derivatives.yaml:367  result: where(self_p >= min_p, self_t, min_t)
     """
     return ops.where(self_p >= min_p, self_t, min_t)
 
@@ -489,7 +489,7 @@ def clamp_min_Tensor(self_p, self_t, min_p, min_t, result):
 def clamp_max_default(self_p, self_t, max, result):
     """clamp_max(Tensor self, Scalar max) -> Tensor
 
-    derivatives.yaml:354  result: auto_element_wise, from self: where(self <= max, grad, 0)
+    derivatives.yaml:376  result: auto_element_wise, from self: where(self <= max, grad, 0)
     """
     return ops.where(self_p <= max, self_t, 0)
 
@@ -497,7 +497,7 @@ def clamp_max_default(self_p, self_t, max, result):
 def clamp_max_Tensor(self_p, self_t, max_p, max_t, result):
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
-    derivatives.yaml:363  result: where(self_p <= max_p, self_t, max_t)
+    derivatives.yaml:386  result: where(self_p <= max_p, self_t, max_t)
     """
     return ops.where(self_p <= max_p, self_t, max_t)
 
@@ -505,7 +505,7 @@ def clamp_max_Tensor(self_p, self_t, max_p, max_t, result):
 def maximum(self_p, self_t, other_p, other_t, result):
     """maximum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:372  result: other_t + where(self_p == other_p, 0.5, (self_p > other_p).to(result.dtype)) * (self_t - other_t)
+    derivatives.yaml:395  result: other_t + where(self_p == other_p, 0.5, (self_p > other_p).to(result.dtype)) * (self_t - other_t)
     """
     return other_t + ops.where(self_p == other_p, 0.5, (self_p > other_p).to(result.dtype)) * (self_t - other_t)
 
@@ -513,7 +513,7 @@ def maximum(self_p, self_t, other_p, other_t, result):
 def minimum(self_p, self_t, other_p, other_t, result):
     """minimum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:382  result: other_t + where(self_p == other_p, 0.5, (self_p < other_p).to(result.dtype)) * (self_t - other_t)
+    derivatives.yaml:405  result: other_t + where(self_p == other_p, 0.5, (self_p < other_p).to(result.dtype)) * (self_t - other_t)
     """
     return other_t + ops.where(self_p == other_p, 0.5, (self_p < other_p).to(result.dtype)) * (self_t - other_t)
 
@@ -521,7 +521,7 @@ def minimum(self_p, self_t, other_p, other_t, result):
 def where_self(condition_p, self_p, self_t, other_p, other_t, result):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:392  result: where(condition_p, self_t, other_t)
+    derivatives.yaml:415  result: where(condition_p, self_t, other_t)
     """
     return ops.where(condition_p, self_t, other_t)
 
@@ -529,7 +529,7 @@ def where_self(condition_p, self_p, self_t, other_p, other_t, result):
 def masked_fill_Scalar(self_p, self_t, mask_p, value, result):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
-    derivatives.yaml:400  result: self_t.masked_fill(mask_p, 0)
+    derivatives.yaml:424  result: self_t.masked_fill(mask_p, 0)
     """
     return self_t.masked_fill(mask_p, 0)
 
@@ -537,7 +537,7 @@ def masked_fill_Scalar(self_p, self_t, mask_p, value, result):
 def masked_fill_Tensor(self_p, self_t, mask_p, value_p, value_t, result):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
-    derivatives.yaml:409  result: self_t.masked_fill(mask_p, value_t)
+    derivatives.yaml:434  result: self_t.masked_fill(mask_p, value_t)
     """
     return self_t.masked_fill(mask_p, value_t)
 
@@ -545,7 +545,7 @@ def masked_fill_Tensor(self_p, self_t, mask_p, value_p, value_t, result):
 def fill_Scalar(self_p, self_t, value, result):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor
 
-    derivatives.yaml:415  result: fill(self_t, 0)
+    derivatives.yaml:440  result: fill(self_t, 0)
     """
     return ops.fill(self_t, 0)
 
@@ -553,7 +553,7 @@ def fill_Scalar(self_p, self_t, value, result):
 def fill_Tensor(self_p, self_t, value_p, value_t, result):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor
 
-    derivatives.yaml:423  result: fill(self_t, value_t)
+    derivatives.yaml:448  result: fill(self_t, value_t)
     """
     return ops.fill(self_t, value_t)
 
@@ -561,7 +561,7 @@ def fill_Tensor(self_p, self_t, value_p, value_t, result):
 def fill__Scalar(self_p, self_t, value, result):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
-    derivatives.yaml:430  result: self_t.fill_(0)
+    derivatives.yaml:455  result: self_t.fill_(0)
     """
     return self_t.fill_(0)
 
@@ -569,7 +569,7 @@ def fill__Scalar(self_p, self_t, value, result):
 def fill__Tensor(self_p, self_t, value_p, value_t, result):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 
-    derivatives.yaml:437  result: self_t.fill_(value_t)
+    derivatives.yaml:462  result: self_t.fill_(value_t)
     """
     return self_t.fill_(value_t)
 
@@ -577,7 +577,7 @@ def fill__Tensor(self_p, self_t, value_p, value_t, result):
 def copy_(self_p, self_t, src_p, src_t, non_blocking, result):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 
-    derivatives.yaml:446  result: src_t.expand_as(self_p)
+    derivatives.yaml:471  result: src_t.expand_as(self_p)
     """
     return src_t.expand_as(self_p)
 
@@ -585,7 +585,7 @@ def copy_(self_p, self_t, src_p, src_t, non_blocking, result):
 def sum_default(self_p, self_t, dtype, result):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:583  result: auto_linear
+    derivatives.yaml:608  result: auto_linear
     """
     return ops.sum_default(self_t, dtype=dtype)
 
@@ -593,7 +593,7 @@ def sum_default(self_p, self_t, dtype, result):
 def sum_dim_IntList(self_p, self_t, dim, keepdim, dtype, result):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:590  result: auto_linear
+    derivatives.yaml:615  result: auto_linear
     """
     return ops.sum_dim_IntList(self_t, dim, keepdim, dtype=dtype)
 
@@ -601,7 +601,7 @@ def sum_dim_IntList(self_p, self_t, dim, keepdim, dtype, result):
 def mean_default(self_p, self_t, dtype, result):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:600  result: auto_linear
+    derivatives.yaml:625  result: auto_linear
     """
     return ops.mean_default(self_t, dtype=dtype)
 
@@ -609,7 +609,7 @@ def mean_default(self_p, self_t, dtype, result):
 def mean_dim(self_p, self_t, dim, keepdim, dtype, result):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:606  result: auto_linear
+    derivatives.yaml:631  result: auto_linear
     """
     return ops.mean_dim(self_t, dim, keepdim, dtype=dtype)
 
@@ -617,7 +617,7 @@ def mean_dim(self_p, self_t, dim, keepdim, dtype, result):
 def logsumexp(self_p, self_t, dim, keepdim, result):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:614  result: (self_t * (self_p - restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)
+    derivatives.yaml:639  result: (self_t * (self_p - restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)
     """
     return (self_t * (self_p - manual.restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)
 
@@ -625,7 +625,7 @@ def logsumexp(self_p, self_t, dim, keepdim, result):
 def max_dim(self_p, self_t, dim, keepdim, values, indices):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:623  values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml:648  values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
     """
     values_t = (manual.value_selecting_reduction_backward(manual.ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
     return values_t, None
@@ -634,7 +634,7 @@ def max_dim(self_p, self_t, dim, keepdim, values, indices):
 def max_default(self_p, self_t, result):
     """max(Tensor self) -> Tensor
 
-    derivatives.yaml:633  result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
+    derivatives.yaml:658  result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
     """
     return (manual.evenly_distribute_backward(manual.ones_like(result), self_p, result) * self_t).sum()
 
@@ -642,7 +642,7 @@ def max_default(self_p, self_t, result):
 def amax(self_p, self_t, dim, keepdim, result):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:641  result: (scale_grad_by_count(ones_like(self_p), restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
+    derivatives.yaml:666  result: (scale_grad_by_count(ones_like(self_p), restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
     """
     return (manual.scale_grad_by_count(manual.ones_like(self_p), manual.restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
 
@@ -650,7 +650,7 @@ def amax(self_p, self_t, dim, keepdim, result):
 def amin(self_p, self_t, dim, keepdim, result):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:652  result: (scale_grad_by_count(ones_like(self_p), restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
+    derivatives.yaml:677  result: (scale_grad_by_count(ones_like(self_p), restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
     """
     return (manual.scale_grad_by_count(manual.ones_like(self_p), manual.restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
 
@@ -658,7 +658,7 @@ def amin(self_p, self_t, dim, keepdim, result):
 def min_dim(self_p, self_t, dim, keepdim, values, indices):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:661  values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml:686  values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
     """
     values_t = (manual.value_selecting_reduction_backward(manual.ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
     return values_t, None
@@ -667,7 +667,7 @@ def min_dim(self_p, self_t, dim, keepdim, values, indices):
 def min_default(self_p, self_t, result):
     """min(Tensor self) -> Tensor
 
-    derivatives.yaml:671  result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
+    derivatives.yaml:696  result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
     """
     return (manual.evenly_distribute_backward(manual.ones_like(result), self_p, result) * self_t).sum()
 
@@ -675,7 +675,7 @@ def min_default(self_p, self_t, result):
 def norm_Scalar(self_p, self_t, p, result):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:720  result: (norm_backward(ones_like(result), self_p, p, result) * self_t).sum()
+    derivatives.yaml:745  result: (norm_backward(ones_like(result), self_p, p, result) * self_t).sum()
     """
     return (manual.norm_backward(manual.ones_like(result), self_p, p, result) * self_t).sum()
 
@@ -683,7 +683,7 @@ def norm_Scalar(self_p, self_t, p, result):
 def norm_ScalarOpt_dim(self_p, self_t, p, dim, keepdim, result):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:735  result: (norm_backward(ones_like(result), self_p, p, result, dim, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml:760  result: (norm_backward(ones_like(result), self_p, p, result, dim, keepdim) * self_t).sum(dim, keepdim)
     """
     return (manual.norm_backward(manual.ones_like(result), self_p, p, result, dim, keepdim) * self_t).sum(dim, keepdim)
 
@@ -691,7 +691,7 @@ def norm_ScalarOpt_dim(self_p, self_t, p, dim, keepdim, result):
 def linalg_vector_norm(self_p, self_t, ord, dim, keepdim, dtype, result):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:747  result: (norm_backward(ones_like(result), self_p, ord, result, dim, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml:772  result: (norm_backward(ones_like(result), self_p, ord, result, dim, keepdim) * self_t).sum(dim, keepdim)
     """
     return (manual.norm_backward(manual.ones_like(result), self_p, ord, result, dim, keepdim) * self_t).sum(dim, keepdim)
 
@@ -699,7 +699,7 @@ def linalg_vector_norm(self_p, self_t, ord, dim, keepdim, dtype, result):
 def prod_default(self_p, self_t, dtype, result):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:760  result: (prod_backward(ones_like(result), self_p, result) * self_t).sum()
+    derivatives.yaml:785  result: (prod_backward(ones_like(result), self_p, result) * self_t).sum()
     """
     return (manual.prod_backward(manual.ones_like(result), self_p, result) * self_t).sum()
 
@@ -707,7 +707,7 @@ def prod_default(self_p, self_t, dtype, result):
 def prod_dim_int(self_p, self_t, dim, keepdim, dtype, result):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:769  result: (prod_backward(ones_like(result), self_p, result, dim, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml:794  result: (prod_backward(ones_like(result), self_p, result, dim, keepdim) * self_t).sum(dim, keepdim)
     """
     return (manual.prod_backward(manual.ones_like(result), self_p, result, dim, keepdim) * self_t).sum(dim, keepdim)
 
@@ -715,7 +715,7 @@ def prod_dim_int(self_p, self_t, dim, keepdim, dtype, result):
 def std_correction(self_p, self_t, dim, correction, keepdim, result):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:779  result: where(result == 0, 0, var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim) / (2 * result))
+    derivatives.yaml:804  result: where(result == 0, 0, var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim) / (2 * result))
     """
     return ops.where(result == 0, 0, manual.var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim) / (2 * result))
 
@@ -723,7 +723,7 @@ def std_correction(self_p, self_t, dim, correction, keepdim, result):
 def var_correction(self_p, self_t, dim, correction, keepdim, result):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:790  result: var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim)
+    derivatives.yaml:815  result: var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim)
     """
     return manual.var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim)
 
@@ -731,7 +731,7 @@ def var_correction(self_p, self_t, dim, correction, keepdim, result):
 def t(self_p, self_t, result):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:802  result: auto_linear
+    derivatives.yaml:827  result: auto_linear
     """
     return ops.t(self_t)
 
@@ -739,7 +739,7 @@ def t(self_p, self_t, result):
 def expand(self_p, self_t, size, implicit, result):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:808  result: auto_linear
+    derivatives.yaml:833  result: auto_linear
     """
     return ops.expand(self_t, size, implicit=implicit)
 
@@ -747,7 +747,7 @@ def expand(self_p, self_t, size, implicit, result):
 def unsqueeze(self_p, self_t, dim, result):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:815  result: auto_linear
+    derivatives.yaml:840  result: auto_linear
     """
     return ops.unsqueeze(self_t, dim)
 
@@ -755,7 +755,7 @@ def unsqueeze(self_p, self_t, dim, result):
 def squeeze_default(self_p, self_t, result):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:822  result: auto_linear
+    derivatives.yaml:847  result: auto_linear
     """
     return ops.squeeze_default(self_t)
 
@@ -763,7 +763,7 @@ def squeeze_default(self_p, self_t, result):
 def squeeze_dim(self_p, self_t, dim, result):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:828  result: auto_linear
+    derivatives.yaml:853  result: auto_linear
     """
     return ops.squeeze_dim(self_t, dim)
 
@@ -771,7 +771,7 @@ def squeeze_dim(self_p, self_t, dim, result):
 def squeeze_dims(self_p, self_t, dim, result):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:835  result: auto_linear
+    derivatives.yaml:860  result: auto_linear
     """
     return ops.squeeze_dims(self_t, dim)
 
@@ -779,7 +779,7 @@ def squeeze_dims(self_p, self_t, dim, result):
 def squeeze__default(self_p, self_t, result):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:842  result: auto_linear
+    derivatives.yaml:867  result: auto_linear
     """
     return ops.squeeze__default(self_t)
 
@@ -787,7 +787,7 @@ def squeeze__default(self_p, self_t, result):
 def squeeze__dim(self_p, self_t, dim, result):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:848  result: auto_linear
+    derivatives.yaml:873  result: auto_linear
     """
     return ops.squeeze__dim(self_t, dim)
 
@@ -795,7 +795,7 @@ def squeeze__dim(self_p, self_t, dim, result):
 def squeeze__dims(self_p, self_t, dim, result):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:854  result: auto_linear
+    derivatives.yaml:879  result: auto_linear
     """
     return ops.squeeze__dims(self_t, dim)
 
@@ -803,7 +803,7 @@ def squeeze__dims(self_p, self_t, dim, result):
 def _to_copy(self_p, self_t, dtype, result):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:860  result: _to_copy(self_t, dtype=dtype)
+    derivatives.yaml:885  result: _to_copy(self_t, dtype=dtype)
     """
     return ops._to_copy(self_t, dtype=dtype)
 
@@ -811,7 +811,7 @@ def _to_copy(self_p, self_t, dtype, result):
 def clone(self_p, self_t, result):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:866  result: auto_linear
+    derivatives.yaml:891  result: auto_linear
     """
     return ops.clone(self_t)
 
@@ -819,7 +819,7 @@ def clone(self_p, self_t, result):
 def transpose_int(self_p, self_t, dim0, dim1, result):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:872  result: auto_linear
+    derivatives.yaml:897  result: auto_linear
     """
     return ops.transpose_int(self_t, dim0, dim1)
 
@@ -827,7 +827,7 @@ def transpose_int(self_p, self_t, dim0, dim1, result):
 def _unsafe_view(self_p, self_t, size, result):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:879  result: auto_linear
+    derivatives.yaml:904  result: auto_linear
     """
     return ops._unsafe_view(self_t, size)
 
@@ -835,7 +835,7 @@ def _unsafe_view(self_p, self_t, size, result):
 def view(self_p, self_t, size, result):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:885  result: auto_linear
+    derivatives.yaml:910  result: auto_linear
     """
     return ops.view(self_t, size)
 
@@ -843,7 +843,7 @@ def view(self_p, self_t, size, result):
 def zero_(self_p, self_t, result):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:892  result: auto_linear
+    derivatives.yaml:917  result: auto_linear
     """
     return ops.zero_(self_t)
 
@@ -851,7 +851,7 @@ def zero_(self_p, self_t, result):
 def alias(self_p, self_t, result):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:898  result: auto_linear
+    derivatives.yaml:923  result: auto_linear
     """
     return ops.alias(self_t)
 
@@ -859,7 +859,7 @@ def alias(self_p, self_t, result):
 def permute(self_p, self_t, dims, result):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:905  result: auto_linear
+    derivatives.yaml:930  result: auto_linear
     """
     return ops.permute(self_t, dims)
 
@@ -867,7 +867,7 @@ def permute(self_p, self_t, dims, result):
 def cat(tensors_p, tensors_t, dim, result):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:912  result: cat(tensors_t, dim)
+    derivatives.yaml:937  result: cat(tensors_t, dim)
     """
     return ops.cat(tensors_t, dim)
 
@@ -875,7 +875,7 @@ def cat(tensors_p, tensors_t, dim, result):
 def stack(tensors_p, tensors_t, dim, result):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:921  result: stack(tensors_t, dim)
+    derivatives.yaml:946  result: stack(tensors_t, dim)
     """
     return ops.stack(tensors_t, dim)
 
@@ -883,7 +883,7 @@ def stack(tensors_p, tensors_t, dim, result):
 def split_Tensor(self_p, self_t, split_size, dim, result):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:929  result: auto_linear
+    derivatives.yaml:954  result: auto_linear
     """
     return ops.split_Tensor(self_t, split_size, dim)
 
@@ -891,7 +891,7 @@ def split_Tensor(self_p, self_t, split_size, dim, result):
 def split_with_sizes(self_p, self_t, split_sizes, dim, result):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:938  result: auto_linear
+    derivatives.yaml:963  result: auto_linear
     """
     return ops.split_with_sizes(self_t, split_sizes, dim)
 
@@ -899,7 +899,7 @@ def split_with_sizes(self_p, self_t, split_sizes, dim, result):
 def unbind_int(self_p, self_t, dim, result):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:945  result: auto_linear
+    derivatives.yaml:970  result: auto_linear
     """
     return ops.unbind_int(self_t, dim)
 
@@ -907,7 +907,7 @@ def unbind_int(self_p, self_t, dim, result):
 def select_int(self_p, self_t, dim, index, result):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:952  result: auto_linear
+    derivatives.yaml:977  result: auto_linear
     """
     return ops.select_int(self_t, dim, index)
 
@@ -915,7 +915,7 @@ def select_int(self_p, self_t, dim, index, result):
 def select_backward(grad_output_p, grad_output_t, input_sizes, dim, index, result):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:959  result: auto_linear
+    derivatives.yaml:984  result: auto_linear
     """
     return ops.select_backward(grad_output_t, input_sizes, dim, index)
 
@@ -923,7 +923,7 @@ def select_backward(grad_output_p, grad_output_t, input_sizes, dim, index, resul
 def slice_Tensor(self_p, self_t, dim, start, end, step, result):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:966  result: auto_linear
+    derivatives.yaml:991  result: auto_linear
     """
     return ops.slice_Tensor(self_t, dim, start, end, step)
 
@@ -931,7 +931,7 @@ def slice_Tensor(self_p, self_t, dim, start, end, step, result):
 def slice_backward(grad_output_p, grad_output_t, input_sizes, dim, start, end, step, result):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:975  result: auto_linear
+    derivatives.yaml:1000  result: auto_linear
     """
     return ops.slice_backward(grad_output_t, input_sizes, dim, start, end, step)
 
@@ -939,7 +939,7 @@ def slice_backward(grad_output_p, grad_output_t, input_sizes, dim, start, end, s
 def index_Tensor(self_p, self_t, indices_p, result):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:983  result: auto_linear
+    derivatives.yaml:1008  result: auto_linear
     """
     return ops.index_Tensor(self_t, indices_p)
 
@@ -947,7 +947,7 @@ def index_Tensor(self_p, self_t, indices_p, result):
 def index_put(self_p, self_t, indices_p, values_p, values_t, accumulate, result):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:995  result: index_put(self_t, indices_p, values_t, accumulate)
+    derivatives.yaml:1020  result: index_put(self_t, indices_p, values_t, accumulate)
     """
     return ops.index_put(self_t, indices_p, values_t, accumulate)
 
@@ -955,7 +955,7 @@ def index_put(self_p, self_t, indices_p, values_p, values_t, accumulate, result)
 def _index_put_impl_(self_p, self_t, indices_p, values_p, values_t, accumulate, unsafe, result):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:1006  result: _index_put_impl_(self_t, indices_p, values_t, accumulate, unsafe)
+    derivatives.yaml:1031  result: _index_put_impl_(self_t, indices_p, values_t, accumulate, unsafe)
     """
     return ops._index_put_impl_(self_t, indices_p, values_t, accumulate, unsafe)
 
@@ -963,7 +963,7 @@ def _index_put_impl_(self_p, self_t, indices_p, values_p, values_t, accumulate, 
 def index_select(self_p, self_t, dim, index_p, result):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:1015  result: auto_linear
+    derivatives.yaml:1040  result: auto_linear
     """
     return ops.index_select(self_t, dim, index_p)
 
@@ -971,7 +971,7 @@ def index_select(self_p, self_t, dim, index_p, result):
 def index_add(self_p, self_t, dim, index_p, source_p, source_t, alpha, result):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1024  result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))
+    derivatives.yaml:1049  result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))
     """
     return ops.index_add(self_t, dim, index_p, manual.maybe_multiply(source_t, alpha))
 
@@ -979,7 +979,7 @@ def index_add(self_p, self_t, dim, index_p, source_p, source_t, alpha, result):
 def gather(self_p, self_t, dim, index_p, sparse_grad, result):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:1032  result: auto_linear
+    derivatives.yaml:1057  result: auto_linear
     """
     return ops.gather(self_t, dim, index_p, sparse_grad=sparse_grad)
 
@@ -987,7 +987,7 @@ def gather(self_p, self_t, dim, index_p, sparse_grad, result):
 def scatter_add(self_p, self_t, dim, index_p, src_p, src_t, result):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:1041  result: scatter_add(self_t, dim, index_p, src_t)
+    derivatives.yaml:1066  result: scatter_add(self_t, dim, index_p, src_t)
     """
     return ops.scatter_add(self_t, dim, index_p, src_t)
 
@@ -995,7 +995,7 @@ def scatter_add(self_p, self_t, dim, index_p, src_p, src_t, result):
 def repeat(self_p, self_t, repeats, result):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:1047  result: auto_linear
+    derivatives.yaml:1072  result: auto_linear
     """
     return ops.repeat(self_t, repeats)
 
@@ -1003,7 +1003,7 @@ def repeat(self_p, self_t, repeats, result):
 def flip(self_p, self_t, dims, result):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:1054  result: auto_linear
+    derivatives.yaml:1079  result: auto_linear
     """
     return ops.flip(self_t, dims)
 
@@ -1011,7 +1011,7 @@ def flip(self_p, self_t, dims, result):
 def mm(self_p, self_t, mat2_p, mat2_t, result):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1065  result: mm(self_t, mat2_p) + mm(self_p, mat2_t)
+    derivatives.yaml:1090  result: mm(self_t, mat2_p) + mm(self_p, mat2_t)
     """
     return ops.mm(self_t, mat2_p) + ops.mm(self_p, mat2_t)
 
@@ -1019,7 +1019,7 @@ def mm(self_p, self_t, mat2_p, mat2_t, result):
 def addmm(self_p, self_t, mat1_p, mat1_t, mat2_p, mat2_t, beta, alpha, result):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1073  result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + maybe_multiply(mat1_p.mm(mat2_t), alpha)
+    derivatives.yaml:1098  result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + maybe_multiply(mat1_p.mm(mat2_t), alpha)
     """
     return manual.maybe_multiply(self_t, beta) + manual.maybe_multiply(mat1_t.mm(mat2_p), alpha) + manual.maybe_multiply(mat1_p.mm(mat2_t), alpha)
 
@@ -1027,7 +1027,7 @@ def addmm(self_p, self_t, mat1_p, mat1_t, mat2_p, mat2_t, beta, alpha, result):
 def bmm(self_p, self_t, mat2_p, mat2_t, result):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1081  result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
+    derivatives.yaml:1106  result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
     """
     return self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
 
@@ -1035,7 +1035,7 @@ def bmm(self_p, self_t, mat2_p, mat2_t, result):
 def dot(self_p, self_t, tensor_p, tensor_t, result):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1089  result: dot(self_t, tensor_p) + dot(self_p, tensor_t)
+    derivatives.yaml:1114  result: dot(self_t, tensor_p) + dot(self_p, tensor_t)
     """
     return ops.dot(self_t, tensor_p) + ops.dot(self_p, tensor_t)
 
@@ -1043,7 +1043,7 @@ def dot(self_p, self_t, tensor_p, tensor_t, result):
 def mv(self_p, self_t, vec_p, vec_t, result):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1096  result: mv(self_t, vec_p) + mv(self_p, vec_t)
+    derivatives.yaml:1121  result: mv(self_t, vec_p) + mv(self_p, vec_t)
     """
     return ops.mv(self_t, vec_p) + ops.mv(self_p, vec_t)
 
@@ -1051,7 +1051,7 @@ def mv(self_p, self_t, vec_p, vec_t, result):
 def _softmax(self_p, self_t, dim, half_to_float, result):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1104  result: _softmax_backward_data(self_t, result, dim, self_p.dtype)
+    derivatives.yaml:1129  result: _softmax_backward_data(self_t, result, dim, self_p.dtype)
     """
     return ops._softmax_backward_data(self_t, result, dim, self_p.dtype)
 
@@ -1059,7 +1059,7 @@ def _softmax(self_p, self_t, dim, half_to_float, result):
 def _log_softmax(self_p, self_t, dim, half_to_float, result):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1113  result: self_t - (result.exp() * self_t).sum(dim, True)
+    derivatives.yaml:1138  result: self_t - (result.exp() * self_t).sum(dim, True)
     """
     return self_t - (result.exp() * self_t).sum(dim, True)
 
@@ -1067,7 +1067,7 @@ def _log_softmax(self_p, self_t, dim, half_to_float, result):
 def _log_softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim, input_dtype, result):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1121  result: _log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + log_softmax_double_backward(output_t, grad_output_p, dim, output_p)
+    derivatives.yaml:1146  result: _log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + log_softmax_double_backward(output_t, grad_output_p, dim, output_p)
     """
     return ops._log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + manual.log_softmax_double_backward(output_t, grad_output_p, dim, output_p)
 
@@ -1075,7 +1075,7 @@ def _log_softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t,
 def _softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim, input_dtype, result):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1129  result: _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
+    derivatives.yaml:1154  result: _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
     """
     return ops._softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
 
@@ -1083,7 +1083,7 @@ def _softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim
 def mse_loss(self_p, self_t, target_p, target_t, reduction, result):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1138  result: apply_loss_reduction(mse_loss_backward(self_t, self_p, target_p, 0) + mse_loss_backward(target_t, target_p, self_p, 0), reduction)
+    derivatives.yaml:1163  result: apply_loss_reduction(mse_loss_backward(self_t, self_p, target_p, 0) + mse_loss_backward(target_t, target_p, self_p, 0), reduction)
     """
     return manual.apply_loss_reduction(ops.mse_loss_backward(self_t, self_p, target_p, 0) + ops.mse_loss_backward(target_t, target_p, self_p, 0), reduction)
 
@@ -1091,7 +1091,7 @@ def mse_loss(self_p, self_t, target_p, target_t, reduction, result):
 def mse_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, reduction, result):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1148  result: mse_loss_double_backward(self_t * grad_output_p, reduction) - mse_loss_double_backward(target_t * grad_output_p, reduction) + mse_loss_backward(grad_output_t, self_p, target_p, reduction)
+    derivatives.yaml:1173  result: mse_loss_double_backward(self_t * grad_output_p, reduction) - mse_loss_double_backward(target_t * grad_output_p, reduction) + mse_loss_backward(grad_output_t, self_p, target_p, reduction)
     """
     return manual.mse_loss_double_backward(self_t * grad_output_p, reduction) - manual.mse_loss_double_backward(target_t * grad_output_p, reduction) + ops.mse_loss_backward(grad_output_t, self_p, target_p, reduction)
 
@@ -1099,7 +1099,7 @@ def mse_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, ta
 def smooth_l1_loss(self_p, self_t, target_p, target_t, reduction, beta, result):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1157  result: apply_loss_reduction(smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
+    derivatives.yaml:1182  result: apply_loss_reduction(smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
     """
     return manual.apply_loss_reduction(ops.smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + ops.smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
 
@@ -1107,7 +1107,7 @@ def smooth_l1_loss(self_p, self_t, target_p, target_t, reduction, beta, result):
 def smooth_l1_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, reduction, beta, result):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1169  result: smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
+    derivatives.yaml:1194  result: smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
     """
     return manual.smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - manual.smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + ops.smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
 
@@ -1115,7 +1115,7 @@ def smooth_l1_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target
 def nll_loss_forward(self_p, self_t, target_p, weight_p, reduction, ignore_index, output, total_weight):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1180  output: nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
+    derivatives.yaml:1205  output: nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
     """
     output_t = ops.nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
     return output_t, None
@@ -1124,7 +1124,7 @@ def nll_loss_forward(self_p, self_t, target_p, weight_p, reduction, ignore_index
 def nll_loss2d_forward(self_p, self_t, target_p, weight_p, reduction, ignore_index, output, total_weight):
     """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1196  output: nll_loss2d_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
+    derivatives.yaml:1221  output: nll_loss2d_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
     """
     output_t = ops.nll_loss2d_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
     return output_t, None
@@ -1133,7 +1133,7 @@ def nll_loss2d_forward(self_p, self_t, target_p, weight_p, reduction, ignore_ind
 def nll_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, weight_p, reduction, ignore_index, total_weight_p, result):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1208  result: nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
+    derivatives.yaml:1233  result: nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
     """
     return ops.nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
 
@@ -1141,7 +1141,7 @@ def nll_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, we
 def nll_loss2d_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, weight_p, reduction, ignore_index, total_weight_p, result):
     """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1222  result: nll_loss2d_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
+    derivatives.yaml:1247  result: nll_loss2d_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
     """
     return ops.nll_loss2d_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
 
@@ -1149,7 +1149,7 @@ def nll_loss2d_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, 
 def binary_cross_entropy(self_p, self_t, target_p, target_t, weight_p, reduction, result):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1233  result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
+    derivatives.yaml:1258  result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
     """
     return manual.apply_loss_reduction(ops.binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + manual.binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
 
@@ -1157,7 +1157,7 @@ def binary_cross_entropy(self_p, self_t, target_p, target_t, weight_p, reduction
 def binary_cross_entropy_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, weight_p, reduction, result):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1244  result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
+    derivatives.yaml:1269  result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
     """
     return manual.binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + manual.binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + ops.binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
 
@@ -1165,7 +1165,7 @@ def binary_cross_entropy_backward(grad_output_p, grad_output_t, self_p, self_t, 
 def binary_cross_entropy_with_logits(self_p, self_t, target_p, target_t, weight_p, pos_weight_p, reduction, result):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1255  result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
+    derivatives.yaml:1280  result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
     """
     return manual.apply_loss_reduction(manual.binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + manual.binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
 
@@ -1173,7 +1173,7 @@ def binary_cross_entropy_with_logits(self_p, self_t, target_p, target_t, weight_
 def native_dropout(input_p, input_t, p, train, result0, result1):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1266  result0: input_t * result1 * dropout_scale(p, train)
+    derivatives.yaml:1291  result0: input_t * result1 * dropout_scale(p, train)
     """
     result0_t = input_t * result1 * manual.dropout_scale(p, train)
     return result0_t, None
@@ -1182,7 +1182,7 @@ def native_dropout(input_p, input_t, p, train, result0, result1):
 def native_dropout_backward(grad_output_p, grad_output_t, mask_p, mask_t, scale, result):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1278  result: native_dropout_backward(grad_output_t, mask_p, scale)
+    derivatives.yaml:1303  result: native_dropout_backward(grad_output_t, mask_p, scale)
     """
     return ops.native_dropout_backward(grad_output_t, mask_p, scale)
 
@@ -1190,7 +1190,7 @@ def native_dropout_backward(grad_output_p, grad_output_t, mask_p, mask_t, scale,
 def embedding(weight_p, weight_t, indices_p, padding_idx, scale_grad_by_freq, sparse, result):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1286  result: auto_linear
+    derivatives.yaml:1311  result: auto_linear
     """
     return ops.embedding(weight_t, indices_p, padding_idx, scale_grad_by_freq, sparse)
 
@@ -1198,7 +1198,7 @@ def embedding(weight_p, weight_t, indices_p, padding_idx, scale_grad_by_freq, sp
 def embedding_dense_backward(grad_output_p, grad_output_t, indices_p, num_weights, padding_idx, scale_grad_by_freq, result):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1298  result: auto_linear
+    derivatives.yaml:1323  result: auto_linear
     """
     return ops.embedding_dense_backward(grad_output_t, indices_p, num_weights, padding_idx, scale_grad_by_freq)
 
@@ -1206,7 +1206,7 @@ def embedding_dense_backward(grad_output_p, grad_output_t, indices_p, num_weight
 def native_layer_norm(input_p, input_t, normalized_shape, weight_p, weight_t, bias_p, bias_t, eps, result0, result1, result2):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1309  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
+    derivatives.yaml:1334  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
     """
     result0_t = manual.layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
     return result0_t, None, None
@@ -1215,7 +1215,7 @@ def native_layer_norm(input_p, input_t, normalized_shape, weight_p, weight_t, bi
 def native_layer_norm_backward(grad_out_p, grad_out_t, input_p, input_t, normalized_shape, mean_p, rstd_p, weight_p, weight_t, bias_p, output_mask, result0, result1, result2):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1323  result0, result1, result2: layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
+    derivatives.yaml:1348  result0, result1, result2: layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     """
     result0_t, result1_t, result2_t = manual.layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     return result0_t, result1_t, result2_t

@@ -163,6 +163,7 @@ __all__ = [
     "_to_copy",
     "_unsafe_view",
     "abs",
+    "abs_",
     "add",
     "addmm",
     "alias",
@@ -182,19 +183,26 @@ __all__ = [
     "bmm",
     "cat",
     "clamp",
+    "clamp_",
     "clamp_max",
+    "clamp_max_",
     "clamp_min",
+    "clamp_min_",
     "clone",
     "cos",
+    "cos_",
     "div",
     "dot",
     "embedding",
     "embedding_dense_backward",
     "eq",
     "erf",
+    "erf_",
     "exp",
+    "exp_",
     "expand",
     "expm1",
+    "expm1_",
     "fill",
     "fill_",
     "flip",
@@ -212,6 +220,8 @@ __all__ = [
     "leaky_relu_backward",
     "log",
     "log1p",
+    "log1p_",
+    "log_",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -234,6 +244,7 @@ __all__ = [
     "native_layer_norm_backward",
     "ne",
     "neg",
+    "neg_",
     "nll_loss2d_backward",
     "nll_loss2d_forward",
     "nll_loss_backward",
@@ -242,17 +253,22 @@ __all__ = [
     "pow",
     "prod",
     "reciprocal",
+    "reciprocal_",
     "relu",
+    "relu_",
     "repeat",
     "rsqrt",
+    "rsqrt_",
     "rsub",
     "scatter_add",
     "select",
     "select_backward",
     "sigmoid",
+    "sigmoid_",
     "sigmoid_backward",
     "sign",
     "sin",
+    "sin_",
     "slice",
     "slice_backward",
     "smooth_l1_loss",
@@ -262,6 +278,7 @@ __all__ = [
     "split",
     "split_with_sizes",
     "sqrt",
+    "sqrt_",
     "squeeze",
     "squeeze_",
     "stack",
@@ -269,7 +286,9 @@ __all__ = [
     "sum",
     "t",
     "tan",
+    "tan_",
     "tanh",
+    "tanh_",
     "tanh_backward",
     "threshold_backward",
     "transpose",
@@ -570,10 +589,33 @@ def neg(self_):
     return result
 
 
+def neg_(self_):
+    """In-place neg(Tensor self) -> Tensor
+
+    derivatives.yaml:99
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = NegBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.neg(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.neg(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def pow_Tensor_Scalar(self_, exponent):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
-    derivatives.yaml:105
+    derivatives.yaml:106
     """
     result = _T.wrap(kernels.pow_Tensor_Scalar(_T.data(self_), exponent))
     if _T.any_requires_grad(self_):
@@ -589,10 +631,35 @@ def pow_Tensor_Scalar(self_, exponent):
     return result
 
 
+def pow_Tensor_Scalar_(self_, exponent):
+    """In-place pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+
+    derivatives.yaml:106
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = PowBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn._saved_exponent = exponent
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.pow_Tensor_Scalar(_T.data(self_), exponent))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.pow_Tensor_Scalar(original_self, _F.tangent(self_), exponent, self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def pow_Tensor_Tensor(self_, exponent):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:112
+    derivatives.yaml:114
     """
     result = _T.wrap(kernels.pow_Tensor_Tensor(_T.data(self_), _T.data(exponent)))
     needs_grad = _T.any_requires_grad(self_, exponent)
@@ -611,10 +678,37 @@ def pow_Tensor_Tensor(self_, exponent):
     return result
 
 
+def pow_Tensor_Tensor_(self_, exponent):
+    """In-place pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+
+    derivatives.yaml:114
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, exponent)
+    if needs_grad:
+        grad_fn = PowBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_, exponent))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn.exponent_ = SavedVariable(exponent, False)
+    forward_ad = _F.enabled and _F.any_tangent(self_, exponent)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.pow_Tensor_Tensor(_T.data(self_), _T.data(exponent)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.pow_Tensor_Tensor(original_self, _F.tangent(self_), exponent, _F.tangent(exponent), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
 def pow_Scalar(self_, exponent):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:122
+    derivatives.yaml:125
     """
     result = _T.wrap(kernels.pow_Scalar(self_, _T.data(exponent)))
     needs_grad = _T.any_requires_grad(exponent)
@@ -636,7 +730,7 @@ def pow_Scalar(self_, exponent):
 def reciprocal(self_):
     """reciprocal(Tensor self) -> Tensor
 
-    derivatives.yaml:130
+    derivatives.yaml:133
     """
     result = _T.wrap(kernels.reciprocal(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -653,10 +747,35 @@ def reciprocal(self_):
     return result
 
 
+def reciprocal_(self_):
+    """In-place reciprocal(Tensor self) -> Tensor
+
+    derivatives.yaml:133
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ReciprocalBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.reciprocal(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.reciprocal(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
 def exp(self_):
     """exp(Tensor self) -> Tensor
 
-    derivatives.yaml:136
+    derivatives.yaml:140
     """
     result = _T.wrap(kernels.exp(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -673,10 +792,35 @@ def exp(self_):
     return result
 
 
+def exp_(self_):
+    """In-place exp(Tensor self) -> Tensor
+
+    derivatives.yaml:140
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ExpBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.exp(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.exp(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
 def expm1(self_):
     """expm1(Tensor self) -> Tensor
 
-    derivatives.yaml:142
+    derivatives.yaml:147
     """
     result = _T.wrap(kernels.expm1(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -693,10 +837,35 @@ def expm1(self_):
     return result
 
 
+def expm1_(self_):
+    """In-place expm1(Tensor self) -> Tensor
+
+    derivatives.yaml:147
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = Expm1Backward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.expm1(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.expm1(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
 def log(self_):
     """log(Tensor self) -> Tensor
 
-    derivatives.yaml:148
+    derivatives.yaml:154
     """
     result = _T.wrap(kernels.log(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -711,10 +880,34 @@ def log(self_):
     return result
 
 
+def log_(self_):
+    """In-place log(Tensor self) -> Tensor
+
+    derivatives.yaml:154
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LogBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.log(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.log(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def log1p(self_):
     """log1p(Tensor self) -> Tensor
 
-    derivatives.yaml:154
+    derivatives.yaml:161
     """
     result = _T.wrap(kernels.log1p(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -729,10 +922,34 @@ def log1p(self_):
     return result
 
 
+def log1p_(self_):
+    """In-place log1p(Tensor self) -> Tensor
+
+    derivatives.yaml:161
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = Log1PBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.log1p(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.log1p(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def sqrt(self_):
     """sqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:160
+    derivatives.yaml:168
     """
     result = _T.wrap(kernels.sqrt(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -749,10 +966,35 @@ def sqrt(self_):
     return result
 
 
+def sqrt_(self_):
+    """In-place sqrt(Tensor self) -> Tensor
+
+    derivatives.yaml:168
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SqrtBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.sqrt(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.sqrt(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
 def rsqrt(self_):
     """rsqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:166
+    derivatives.yaml:175
     """
     result = _T.wrap(kernels.rsqrt(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -769,10 +1011,35 @@ def rsqrt(self_):
     return result
 
 
+def rsqrt_(self_):
+    """In-place rsqrt(Tensor self) -> Tensor
+
+    derivatives.yaml:175
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = RsqrtBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.rsqrt(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.rsqrt(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
 def sin(self_):
     """sin(Tensor self) -> Tensor
 
-    derivatives.yaml:172
+    derivatives.yaml:182
     """
     result = _T.wrap(kernels.sin(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -787,10 +1054,34 @@ def sin(self_):
     return result
 
 
+def sin_(self_):
+    """In-place sin(Tensor self) -> Tensor
+
+    derivatives.yaml:182
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SinBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.sin(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.sin(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def cos(self_):
     """cos(Tensor self) -> Tensor
 
-    derivatives.yaml:178
+    derivatives.yaml:189
     """
     result = _T.wrap(kernels.cos(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -805,10 +1096,34 @@ def cos(self_):
     return result
 
 
+def cos_(self_):
+    """In-place cos(Tensor self) -> Tensor
+
+    derivatives.yaml:189
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CosBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.cos(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.cos(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def tan(self_):
     """tan(Tensor self) -> Tensor
 
-    derivatives.yaml:184
+    derivatives.yaml:196
     """
     result = _T.wrap(kernels.tan(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -825,10 +1140,35 @@ def tan(self_):
     return result
 
 
+def tan_(self_):
+    """In-place tan(Tensor self) -> Tensor
+
+    derivatives.yaml:196
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = TanBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.tan(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.tan(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
 def tanh(self_):
     """tanh(Tensor self) -> Tensor
 
-    derivatives.yaml:190
+    derivatives.yaml:203
     """
     result = _T.wrap(kernels.tanh(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -845,10 +1185,35 @@ def tanh(self_):
     return result
 
 
+def tanh_(self_):
+    """In-place tanh(Tensor self) -> Tensor
+
+    derivatives.yaml:203
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = TanhBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.tanh(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.tanh(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
 def tanh_backward(grad_output, output):
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:196
+    derivatives.yaml:210
     """
     result = _T.wrap(kernels.tanh_backward(_T.data(grad_output), _T.data(output)))
     if _T.any_requires_grad(grad_output, output):
@@ -867,7 +1232,7 @@ def tanh_backward(grad_output, output):
 def sigmoid(self_):
     """sigmoid(Tensor self) -> Tensor
 
-    derivatives.yaml:204
+    derivatives.yaml:218
     """
     result = _T.wrap(kernels.sigmoid(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -884,10 +1249,35 @@ def sigmoid(self_):
     return result
 
 
+def sigmoid_(self_):
+    """In-place sigmoid(Tensor self) -> Tensor
+
+    derivatives.yaml:218
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SigmoidBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.sigmoid(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.sigmoid(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
 def sigmoid_backward(grad_output, output):
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:211
+    derivatives.yaml:226
     """
     result = _T.wrap(kernels.sigmoid_backward(_T.data(grad_output), _T.data(output)))
     if _T.any_requires_grad(grad_output, output):
@@ -906,7 +1296,7 @@ def sigmoid_backward(grad_output, output):
 def erf(self_):
     """erf(Tensor self) -> Tensor
 
-    derivatives.yaml:219
+    derivatives.yaml:234
     """
     result = _T.wrap(kernels.erf(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -921,10 +1311,34 @@ def erf(self_):
     return result
 
 
+def erf_(self_):
+    """In-place erf(Tensor self) -> Tensor
+
+    derivatives.yaml:234
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ErfBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.erf(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.erf(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def relu(self_):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:226
+    derivatives.yaml:242
     """
     result = _T.wrap(kernels.relu(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -941,10 +1355,35 @@ def relu(self_):
     return result
 
 
+def relu_(self_):
+    """In-place relu(Tensor self) -> Tensor
+
+    derivatives.yaml:242
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ReluBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.relu(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.relu(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
 def gelu(self_, *, approximate='none'):
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:234
+    derivatives.yaml:251
     """
     result = _T.wrap(kernels.gelu(_T.data(self_), approximate))
     if _T.any_requires_grad(self_):
@@ -963,7 +1402,7 @@ def gelu(self_, *, approximate='none'):
 def gelu_backward(grad_output, self_, *, approximate='none'):
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:242
+    derivatives.yaml:259
     """
     result = _T.wrap(kernels.gelu_backward(_T.data(grad_output), _T.data(self_), approximate))
     if _T.any_requires_grad(grad_output, self_):
@@ -983,7 +1422,7 @@ def gelu_backward(grad_output, self_, *, approximate='none'):
 def leaky_relu(self_, negative_slope=0.01):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
 
-    derivatives.yaml:251
+    derivatives.yaml:268
     """
     result = _T.wrap(kernels.leaky_relu(_T.data(self_), negative_slope))
     if _T.any_requires_grad(self_):
@@ -1002,7 +1441,7 @@ def leaky_relu(self_, negative_slope=0.01):
 def softplus(self_, beta=1, threshold=20):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 
-    derivatives.yaml:261
+    derivatives.yaml:278
     """
     result = _T.wrap(kernels.softplus(_T.data(self_), beta, threshold))
     if _T.any_requires_grad(self_):
@@ -1022,7 +1461,7 @@ def softplus(self_, beta=1, threshold=20):
 def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
 
-    derivatives.yaml:270
+    derivatives.yaml:287
     """
     result = _T.wrap(kernels.leaky_relu_backward(_T.data(grad_output), _T.data(self_), negative_slope, self_is_result))
     if _T.any_requires_grad(grad_output, self_):
@@ -1041,7 +1480,7 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
 def softplus_backward(grad_output, self_, beta, threshold):
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 
-    derivatives.yaml:278
+    derivatives.yaml:295
     """
     result = _T.wrap(kernels.softplus_backward(_T.data(grad_output), _T.data(self_), beta, threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -1062,7 +1501,7 @@ def softplus_backward(grad_output, self_, beta, threshold):
 def threshold_backward(grad_output, self_, threshold):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:287
+    derivatives.yaml:304
     """
     result = _T.wrap(kernels.threshold_backward(_T.data(grad_output), _T.data(self_), threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -1081,7 +1520,7 @@ def threshold_backward(grad_output, self_, threshold):
 def abs(self_):
     """abs(Tensor self) -> Tensor
 
-    derivatives.yaml:297
+    derivatives.yaml:314
     """
     result = _T.wrap(kernels.abs(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1096,10 +1535,34 @@ def abs(self_):
     return result
 
 
+def abs_(self_):
+    """In-place abs(Tensor self) -> Tensor
+
+    derivatives.yaml:314
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AbsBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.abs(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.abs(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def sign(self_):
     """sign(Tensor self) -> Tensor
 
-    derivatives.yaml:305
+    derivatives.yaml:323
     """
     result = _T.wrap(kernels.sign(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1113,10 +1576,33 @@ def sign(self_):
     return result
 
 
+def sign_(self_):
+    """In-place sign(Tensor self) -> Tensor
+
+    derivatives.yaml:323
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SignBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.sign(_T.data(self_)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.sign(original_self, _F.tangent(self_), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def clamp_Tensor(self_, min=None, max=None):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:311
+    derivatives.yaml:330
     """
     result = _T.wrap(kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
     if _T.any_requires_grad(self_, min, max):
@@ -1136,7 +1622,7 @@ def clamp_Tensor(self_, min=None, max=None):
 def clamp_Tensor_(self_, min=None, max=None):
     """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:311
+    derivatives.yaml:330
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, min, max)
@@ -1162,7 +1648,7 @@ def clamp_Tensor_(self_, min=None, max=None):
 def clamp_default(self_, min=None, max=None):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:323
+    derivatives.yaml:342
     """
     result = _T.wrap(kernels.clamp(_T.data(self_), min, max))
     if _T.any_requires_grad(self_):
@@ -1182,7 +1668,7 @@ def clamp_default(self_, min=None, max=None):
 def clamp_default_(self_, min=None, max=None):
     """In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:323
+    derivatives.yaml:342
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1208,7 +1694,7 @@ def clamp_default_(self_, min=None, max=None):
 def clamp_min_default(self_, min):
     """clamp_min(Tensor self, Scalar min) -> Tensor
 
-    derivatives.yaml:334
+    derivatives.yaml:353
     """
     result = _T.wrap(kernels.clamp_min(_T.data(self_), min))
     if _T.any_requires_grad(self_):
@@ -1224,10 +1710,35 @@ def clamp_min_default(self_, min):
     return result
 
 
+def clamp_min_default_(self_, min):
+    """In-place clamp_min(Tensor self, Scalar min) -> Tensor
+
+    derivatives.yaml:353
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ClampMinBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn._saved_min = min
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.clamp_min(_T.data(self_), min))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.clamp_min_default(original_self, _F.tangent(self_), min, self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def clamp_min_Tensor(self_, min):
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
-    derivatives.yaml:342
+    derivatives.yaml:362
     """
     result = _T.wrap(kernels.clamp_min_Tensor(_T.data(self_), _T.data(min)))
     if _T.any_requires_grad(self_, min):
@@ -1243,10 +1754,35 @@ def clamp_min_Tensor(self_, min):
     return result
 
 
+def clamp_min_Tensor_(self_, min):
+    """In-place clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+
+    derivatives.yaml:362
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, min)
+    if needs_grad:
+        grad_fn = ClampMinBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_, min))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn.min_ = SavedVariable(min, False)
+    forward_ad = _F.enabled and _F.any_tangent(self_, min)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.clamp_min_Tensor(_T.data(self_), _T.data(min)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.clamp_min_Tensor(original_self, _F.tangent(self_), min, _F.tangent(min), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def clamp_max_default(self_, max):
     """clamp_max(Tensor self, Scalar max) -> Tensor
 
-    derivatives.yaml:351
+    derivatives.yaml:372
     """
     result = _T.wrap(kernels.clamp_max(_T.data(self_), max))
     if _T.any_requires_grad(self_):
@@ -1262,10 +1798,35 @@ def clamp_max_default(self_, max):
     return result
 
 
+def clamp_max_default_(self_, max):
+    """In-place clamp_max(Tensor self, Scalar max) -> Tensor
+
+    derivatives.yaml:372
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ClampMaxBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn._saved_max = max
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.clamp_max(_T.data(self_), max))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.clamp_max_default(original_self, _F.tangent(self_), max, self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def clamp_max_Tensor(self_, max):
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
-    derivatives.yaml:359
+    derivatives.yaml:381
     """
     result = _T.wrap(kernels.clamp_max_Tensor(_T.data(self_), _T.data(max)))
     if _T.any_requires_grad(self_, max):
@@ -1281,10 +1842,35 @@ def clamp_max_Tensor(self_, max):
     return result
 
 
+def clamp_max_Tensor_(self_, max):
+    """In-place clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+
+    derivatives.yaml:381
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, max)
+    if needs_grad:
+        grad_fn = ClampMaxBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_, max))
+        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn.max_ = SavedVariable(max, False)
+    forward_ad = _F.enabled and _F.any_tangent(self_, max)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.clamp_max_Tensor(_T.data(self_), _T.data(max)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.clamp_max_Tensor(original_self, _F.tangent(self_), max, _F.tangent(max), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def maximum(self_, other):
     """maximum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:368
+    derivatives.yaml:391
     """
     result = _T.wrap(kernels.maximum(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1303,7 +1889,7 @@ def maximum(self_, other):
 def minimum(self_, other):
     """minimum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:378
+    derivatives.yaml:401
     """
     result = _T.wrap(kernels.minimum(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1322,7 +1908,7 @@ def minimum(self_, other):
 def where_self(condition, self_, other):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:388
+    derivatives.yaml:411
     """
     result = _T.wrap(kernels.where_self(_T.data(condition), _T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1340,7 +1926,7 @@ def where_self(condition, self_, other):
 def masked_fill_Scalar(self_, mask, value):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
-    derivatives.yaml:397
+    derivatives.yaml:420
     """
     result = _T.wrap(kernels.masked_fill_Scalar(_T.data(self_), _T.data(mask), value))
     if _T.any_requires_grad(self_):
@@ -1355,10 +1941,34 @@ def masked_fill_Scalar(self_, mask, value):
     return result
 
 
+def masked_fill_Scalar_(self_, mask, value):
+    """In-place masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+
+    derivatives.yaml:420
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_)
+    if needs_grad:
+        grad_fn = MaskedFillBackward0()
+        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn.mask_ = SavedVariable(mask, False)
+    forward_ad = _F.enabled and _F.any_tangent(self_)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.masked_fill_Scalar(_T.data(self_), _T.data(mask), value))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.masked_fill_Scalar(original_self, _F.tangent(self_), mask, value, self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def masked_fill_Tensor(self_, mask, value):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
-    derivatives.yaml:405
+    derivatives.yaml:429
     """
     result = _T.wrap(kernels.masked_fill_Tensor(_T.data(self_), _T.data(mask), _T.data(value)))
     if _T.any_requires_grad(self_, value):
@@ -1373,10 +1983,34 @@ def masked_fill_Tensor(self_, mask, value):
     return result
 
 
+def masked_fill_Tensor_(self_, mask, value):
+    """In-place masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
+
+    derivatives.yaml:429
+    """
+    _T.check_inplace(self_)
+    needs_grad = _T.any_requires_grad(self_, value)
+    if needs_grad:
+        grad_fn = MaskedFillBackward1()
+        grad_fn.set_next_edges(_T.next_edges(self_, value))
+        grad_fn.mask_ = SavedVariable(mask, False)
+    forward_ad = _F.enabled and _F.any_tangent(self_, value)
+    if forward_ad:
+        original_self = _T.original(self_)
+    _T.write_inplace(self_, kernels.masked_fill_Tensor(_T.data(self_), _T.data(mask), _T.data(value)))
+    if needs_grad:
+        _T.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with _F.computing_tangents():
+            tangent = forward.masked_fill_Tensor(original_self, _F.tangent(self_), mask, value, _F.tangent(value), self_)
+        _F.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def fill_Scalar(self_, value):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor
 
-    derivatives.yaml:413
+    derivatives.yaml:438
     """
     result = _T.wrap(kernels.fill_Scalar(_T.data(self_), value))
     if _T.any_requires_grad(self_):
@@ -1393,7 +2027,7 @@ def fill_Scalar(self_, value):
 def fill_Tensor(self_, value):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor
 
-    derivatives.yaml:420
+    derivatives.yaml:445
     """
     result = _T.wrap(kernels.fill_Tensor(_T.data(self_), _T.data(value)))
     if _T.any_requires_grad(self_, value):
@@ -1410,7 +2044,7 @@ def fill_Tensor(self_, value):
 def fill__Scalar(self_, value):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
-    derivatives.yaml:428
+    derivatives.yaml:453
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1433,7 +2067,7 @@ def fill__Scalar(self_, value):
 def fill__Tensor(self_, value):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 
-    derivatives.yaml:434
+    derivatives.yaml:459
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, value)
@@ -1456,7 +2090,7 @@ def fill__Tensor(self_, value):
 def copy_(self_, src, non_blocking=False):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 
-    derivatives.yaml:441
+    derivatives.yaml:466
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, src)
@@ -1479,7 +2113,7 @@ def copy_(self_, src, non_blocking=False):
 def eq_Scalar(self_, other):
     """eq.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:454
+    derivatives.yaml:479
     """
     result = _T.wrap(kernels.eq_Scalar(_T.data(self_), other))
     return result
@@ -1488,7 +2122,7 @@ def eq_Scalar(self_, other):
 def eq_Tensor(self_, other):
     """eq.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:460
+    derivatives.yaml:485
     """
     result = _T.wrap(kernels.eq_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1497,7 +2131,7 @@ def eq_Tensor(self_, other):
 def ge_Scalar(self_, other):
     """ge.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:467
+    derivatives.yaml:492
     """
     result = _T.wrap(kernels.ge_Scalar(_T.data(self_), other))
     return result
@@ -1506,7 +2140,7 @@ def ge_Scalar(self_, other):
 def ge_Tensor(self_, other):
     """ge.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:473
+    derivatives.yaml:498
     """
     result = _T.wrap(kernels.ge_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1515,7 +2149,7 @@ def ge_Tensor(self_, other):
 def gt_Scalar(self_, other):
     """gt.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:480
+    derivatives.yaml:505
     """
     result = _T.wrap(kernels.gt_Scalar(_T.data(self_), other))
     return result
@@ -1524,7 +2158,7 @@ def gt_Scalar(self_, other):
 def gt_Tensor(self_, other):
     """gt.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:486
+    derivatives.yaml:511
     """
     result = _T.wrap(kernels.gt_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1533,7 +2167,7 @@ def gt_Tensor(self_, other):
 def le_Scalar(self_, other):
     """le.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:493
+    derivatives.yaml:518
     """
     result = _T.wrap(kernels.le_Scalar(_T.data(self_), other))
     return result
@@ -1542,7 +2176,7 @@ def le_Scalar(self_, other):
 def le_Tensor(self_, other):
     """le.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:499
+    derivatives.yaml:524
     """
     result = _T.wrap(kernels.le_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1551,7 +2185,7 @@ def le_Tensor(self_, other):
 def lt_Scalar(self_, other):
     """lt.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:506
+    derivatives.yaml:531
     """
     result = _T.wrap(kernels.lt_Scalar(_T.data(self_), other))
     return result
@@ -1560,7 +2194,7 @@ def lt_Scalar(self_, other):
 def lt_Tensor(self_, other):
     """lt.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:512
+    derivatives.yaml:537
     """
     result = _T.wrap(kernels.lt_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1569,7 +2203,7 @@ def lt_Tensor(self_, other):
 def ne_Scalar(self_, other):
     """ne.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:519
+    derivatives.yaml:544
     """
     result = _T.wrap(kernels.ne_Scalar(_T.data(self_), other))
     return result
@@ -1578,7 +2212,7 @@ def ne_Scalar(self_, other):
 def ne_Tensor(self_, other):
     """ne.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:525
+    derivatives.yaml:550
     """
     result = _T.wrap(kernels.ne_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1587,7 +2221,7 @@ def ne_Tensor(self_, other):
 def logical_not(self_):
     """logical_not(Tensor self) -> Tensor
 
-    derivatives.yaml:531
+    derivatives.yaml:556
     """
     result = _T.wrap(kernels.logical_not(_T.data(self_)))
     return result
@@ -1596,7 +2230,7 @@ def logical_not(self_):
 def logical_and(self_, other):
     """logical_and(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:538
+    derivatives.yaml:563
     """
     result = _T.wrap(kernels.logical_and(_T.data(self_), _T.data(other)))
     return result
@@ -1605,7 +2239,7 @@ def logical_and(self_, other):
 def logical_or(self_, other):
     """logical_or(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:544
+    derivatives.yaml:569
     """
     result = _T.wrap(kernels.logical_or(_T.data(self_), _T.data(other)))
     return result
@@ -1614,7 +2248,7 @@ def logical_or(self_, other):
 def bitwise_not(self_):
     """bitwise_not(Tensor self) -> Tensor
 
-    derivatives.yaml:551
+    derivatives.yaml:576
     """
     result = _T.wrap(kernels.bitwise_not(_T.data(self_)))
     return result
@@ -1623,7 +2257,7 @@ def bitwise_not(self_):
 def bitwise_and_Tensor(self_, other):
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:558
+    derivatives.yaml:583
     """
     result = _T.wrap(kernels.bitwise_and_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1632,7 +2266,7 @@ def bitwise_and_Tensor(self_, other):
 def bitwise_or_Tensor(self_, other):
     """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:565
+    derivatives.yaml:590
     """
     result = _T.wrap(kernels.bitwise_or_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1641,7 +2275,7 @@ def bitwise_or_Tensor(self_, other):
 def bitwise_xor_Tensor(self_, other):
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:571
+    derivatives.yaml:596
     """
     result = _T.wrap(kernels.bitwise_xor_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -1650,7 +2284,7 @@ def bitwise_xor_Tensor(self_, other):
 def sum_default(self_, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:581
+    derivatives.yaml:606
     """
     result = _T.wrap(kernels.sum(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1668,7 +2302,7 @@ def sum_default(self_, *, dtype=None):
 def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:588
+    derivatives.yaml:613
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
@@ -1689,7 +2323,7 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
 def mean_default(self_, *, dtype=None):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:598
+    derivatives.yaml:623
     """
     result = _T.wrap(kernels.mean(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -1708,7 +2342,7 @@ def mean_default(self_, *, dtype=None):
 def mean_dim(self_, dim, keepdim=False, *, dtype=None):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:604
+    derivatives.yaml:629
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.mean_dim(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
@@ -1730,7 +2364,7 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None):
 def logsumexp(self_, dim, keepdim=False):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:612
+    derivatives.yaml:637
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.logsumexp(_T.data(self_), dim, keepdim))
@@ -1754,7 +2388,7 @@ def logsumexp(self_, dim, keepdim=False):
 def max_dim(self_, dim, keepdim=False):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:620
+    derivatives.yaml:645
     """
     values, indices = map(_T.wrap, kernels.max_dim(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1778,7 +2412,7 @@ def max_dim(self_, dim, keepdim=False):
 def max_default(self_):
     """max(Tensor self) -> Tensor
 
-    derivatives.yaml:630
+    derivatives.yaml:655
     """
     result = _T.wrap(kernels.max(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1799,7 +2433,7 @@ def max_default(self_):
 def amax(self_, dim=(), keepdim=False):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:638
+    derivatives.yaml:663
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.amax(_T.data(self_), dim, keepdim))
@@ -1823,7 +2457,7 @@ def amax(self_, dim=(), keepdim=False):
 def amin(self_, dim=(), keepdim=False):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:649
+    derivatives.yaml:674
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.amin(_T.data(self_), dim, keepdim))
@@ -1847,7 +2481,7 @@ def amin(self_, dim=(), keepdim=False):
 def min_dim(self_, dim, keepdim=False):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:658
+    derivatives.yaml:683
     """
     values, indices = map(_T.wrap, kernels.min_dim(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -1871,7 +2505,7 @@ def min_dim(self_, dim, keepdim=False):
 def min_default(self_):
     """min(Tensor self) -> Tensor
 
-    derivatives.yaml:668
+    derivatives.yaml:693
     """
     result = _T.wrap(kernels.min(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1892,7 +2526,7 @@ def min_default(self_):
 def any_default(self_):
     """any(Tensor self) -> Tensor
 
-    derivatives.yaml:676
+    derivatives.yaml:701
     """
     result = _T.wrap(kernels.any(_T.data(self_)))
     return result
@@ -1901,7 +2535,7 @@ def any_default(self_):
 def any_dim(self_, dim, keepdim=False):
     """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:683
+    derivatives.yaml:708
     """
     result = _T.wrap(kernels.any_dim(_T.data(self_), dim, keepdim))
     return result
@@ -1910,7 +2544,7 @@ def any_dim(self_, dim, keepdim=False):
 def all_default(self_):
     """all(Tensor self) -> Tensor
 
-    derivatives.yaml:689
+    derivatives.yaml:714
     """
     result = _T.wrap(kernels.all(_T.data(self_)))
     return result
@@ -1919,7 +2553,7 @@ def all_default(self_):
 def all_dim(self_, dim, keepdim=False):
     """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:696
+    derivatives.yaml:721
     """
     result = _T.wrap(kernels.all_dim(_T.data(self_), dim, keepdim))
     return result
@@ -1928,7 +2562,7 @@ def all_dim(self_, dim, keepdim=False):
 def argmax(self_, dim=None, keepdim=False):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:702
+    derivatives.yaml:727
     """
     result = _T.wrap(kernels.argmax(_T.data(self_), dim, keepdim))
     return result
@@ -1937,7 +2571,7 @@ def argmax(self_, dim=None, keepdim=False):
 def argmin(self_, dim=None, keepdim=False):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:710
+    derivatives.yaml:735
     """
     result = _T.wrap(kernels.argmin(_T.data(self_), dim, keepdim))
     return result
@@ -1946,7 +2580,7 @@ def argmin(self_, dim=None, keepdim=False):
 def norm_Scalar(self_, p=2):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:717
+    derivatives.yaml:742
     """
     result = _T.wrap(kernels.norm_Scalar(_T.data(self_), p))
     needs_grad = _T.any_requires_grad(self_)
@@ -1968,7 +2602,7 @@ def norm_Scalar(self_, p=2):
 def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:733
+    derivatives.yaml:758
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.norm_ScalarOpt_dim(_T.data(self_), p, dim, keepdim))
@@ -1993,7 +2627,7 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:744
+    derivatives.yaml:769
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.linalg_vector_norm(_T.data(self_), ord, dim, keepdim, _T.numpy_dtype(dtype)))
@@ -2018,7 +2652,7 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 def prod_default(self_, *, dtype=None):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:756
+    derivatives.yaml:781
     """
     result = _T.wrap(kernels.prod(_T.data(self_), _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
@@ -2039,7 +2673,7 @@ def prod_default(self_, *, dtype=None):
 def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:767
+    derivatives.yaml:792
     """
     result = _T.wrap(kernels.prod_dim_int(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
@@ -2062,7 +2696,7 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
 def std_correction(self_, dim=None, *, correction=None, keepdim=False):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:776
+    derivatives.yaml:801
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.std_correction(_T.data(self_), dim, correction, keepdim))
@@ -2087,7 +2721,7 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 def var_correction(self_, dim=None, *, correction=None, keepdim=False):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:788
+    derivatives.yaml:813
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.var_correction(_T.data(self_), dim, correction, keepdim))
@@ -2109,7 +2743,7 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
 def t(self_):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:800
+    derivatives.yaml:825
     """
     result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2126,7 +2760,7 @@ def t(self_):
 def expand(self_, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:806
+    derivatives.yaml:831
     """
     size = _T.int_tuple(size)
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
@@ -2145,7 +2779,7 @@ def expand(self_, size, *, implicit=False):
 def unsqueeze(self_, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:813
+    derivatives.yaml:838
     """
     result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -2163,7 +2797,7 @@ def unsqueeze(self_, dim):
 def squeeze_default(self_):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:820
+    derivatives.yaml:845
     """
     result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2181,7 +2815,7 @@ def squeeze_default(self_):
 def squeeze_dim(self_, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:826
+    derivatives.yaml:851
     """
     result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -2200,7 +2834,7 @@ def squeeze_dim(self_, dim):
 def squeeze_dims(self_, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:833
+    derivatives.yaml:858
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
@@ -2220,7 +2854,7 @@ def squeeze_dims(self_, dim):
 def squeeze__default(self_):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:840
+    derivatives.yaml:865
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2244,7 +2878,7 @@ def squeeze__default(self_):
 def squeeze__dim(self_, dim):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:846
+    derivatives.yaml:871
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2269,7 +2903,7 @@ def squeeze__dim(self_, dim):
 def squeeze__dims(self_, dim):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:852
+    derivatives.yaml:877
     """
     dim = _T.int_tuple(dim)
     _T.check_inplace(self_)
@@ -2295,7 +2929,7 @@ def squeeze__dims(self_, dim):
 def _to_copy(self_, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:858
+    derivatives.yaml:883
     """
     result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -2313,7 +2947,7 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:864
+    derivatives.yaml:889
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -2330,7 +2964,7 @@ def clone(self_):
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:870
+    derivatives.yaml:895
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -2349,7 +2983,7 @@ def transpose_int(self_, dim0, dim1):
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:877
+    derivatives.yaml:902
     """
     size = _T.int_tuple(size)
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
@@ -2368,7 +3002,7 @@ def _unsafe_view(self_, size):
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:883
+    derivatives.yaml:908
     """
     size = _T.int_tuple(size)
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
@@ -2387,7 +3021,7 @@ def view(self_, size):
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:890
+    derivatives.yaml:915
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2410,7 +3044,7 @@ def zero_(self_):
 def alias(self_):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:896
+    derivatives.yaml:921
     """
     result = _T.wrap_view(kernels.alias(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2427,7 +3061,7 @@ def alias(self_):
 def permute(self_, dims):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:903
+    derivatives.yaml:928
     """
     dims = _T.int_tuple(dims)
     result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
@@ -2446,7 +3080,7 @@ def permute(self_, dims):
 def cat(tensors, dim=0):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:910
+    derivatives.yaml:935
     """
     result = _T.wrap(kernels.cat(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -2465,7 +3099,7 @@ def cat(tensors, dim=0):
 def stack(tensors, dim=0):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:919
+    derivatives.yaml:944
     """
     result = _T.wrap(kernels.stack(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -2484,7 +3118,7 @@ def stack(tensors, dim=0):
 def split_Tensor(self_, split_size, dim=0):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:927
+    derivatives.yaml:952
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_Tensor(_T.data(self_), split_size, dim)]
     if _T.any_requires_grad(self_):
@@ -2505,7 +3139,7 @@ def split_Tensor(self_, split_size, dim=0):
 def split_with_sizes(self_, split_sizes, dim=0):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:936
+    derivatives.yaml:961
     """
     split_sizes = _T.int_tuple(split_sizes)
     result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
@@ -2527,7 +3161,7 @@ def split_with_sizes(self_, split_sizes, dim=0):
 def unbind_int(self_, dim=0):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:943
+    derivatives.yaml:968
     """
     result = [_T.wrap_view(a, self_) for a in kernels.unbind_int(_T.data(self_), dim)]
     if _T.any_requires_grad(self_):
@@ -2546,7 +3180,7 @@ def unbind_int(self_, dim=0):
 def select_int(self_, dim, index):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:950
+    derivatives.yaml:975
     """
     result = _T.wrap_view(kernels.select_int(_T.data(self_), dim, index), self_)
     if _T.any_requires_grad(self_):
@@ -2566,7 +3200,7 @@ def select_int(self_, dim, index):
 def select_backward(grad_output, input_sizes, dim, index):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:957
+    derivatives.yaml:982
     """
     input_sizes = _T.int_tuple(input_sizes)
     result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
@@ -2586,7 +3220,7 @@ def select_backward(grad_output, input_sizes, dim, index):
 def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:964
+    derivatives.yaml:989
     """
     result = _T.wrap_view(kernels.slice_Tensor(_T.data(self_), dim, start, end, step), self_)
     if _T.any_requires_grad(self_):
@@ -2608,7 +3242,7 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:973
+    derivatives.yaml:998
     """
     input_sizes = _T.int_tuple(input_sizes)
     result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
@@ -2630,7 +3264,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 def index_Tensor(self_, indices):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:980
+    derivatives.yaml:1005
     """
     result = _T.wrap(kernels.index_Tensor(_T.data(self_), _T.data(indices)))
     if _T.any_requires_grad(self_):
@@ -2649,7 +3283,7 @@ def index_Tensor(self_, indices):
 def index_put(self_, indices, values, accumulate=False):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:991
+    derivatives.yaml:1016
     """
     result = _T.wrap(kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
     if _T.any_requires_grad(self_, values):
@@ -2669,7 +3303,7 @@ def index_put(self_, indices, values, accumulate=False):
 def index_put_(self_, indices, values, accumulate=False):
     """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:991
+    derivatives.yaml:1016
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, values)
@@ -2695,7 +3329,7 @@ def index_put_(self_, indices, values, accumulate=False):
 def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:1002
+    derivatives.yaml:1027
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, values)
@@ -2721,7 +3355,7 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
 def index_select(self_, dim, index):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:1012
+    derivatives.yaml:1037
     """
     result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
     if _T.any_requires_grad(self_):
@@ -2741,7 +3375,7 @@ def index_select(self_, dim, index):
 def index_add(self_, dim, index, source, *, alpha=1):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1020
+    derivatives.yaml:1045
     """
     result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
     if _T.any_requires_grad(self_, source):
@@ -2761,7 +3395,7 @@ def index_add(self_, dim, index, source, *, alpha=1):
 def gather(self_, dim, index, *, sparse_grad=False):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:1029
+    derivatives.yaml:1054
     """
     result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
     if _T.any_requires_grad(self_):
@@ -2781,7 +3415,7 @@ def gather(self_, dim, index, *, sparse_grad=False):
 def scatter_add(self_, dim, index, src):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:1037
+    derivatives.yaml:1062
     """
     result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
     if _T.any_requires_grad(self_, src):
@@ -2800,7 +3434,7 @@ def scatter_add(self_, dim, index, src):
 def repeat(self_, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:1045
+    derivatives.yaml:1070
     """
     repeats = _T.int_tuple(repeats)
     result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
@@ -2820,7 +3454,7 @@ def repeat(self_, repeats):
 def flip(self_, dims):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:1052
+    derivatives.yaml:1077
     """
     dims = _T.int_tuple(dims)
     result = _T.wrap(kernels.flip(_T.data(self_), dims))
@@ -2839,7 +3473,7 @@ def flip(self_, dims):
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1061
+    derivatives.yaml:1086
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -2862,7 +3496,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1069
+    derivatives.yaml:1094
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -2887,7 +3521,7 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 def bmm(self_, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1078
+    derivatives.yaml:1103
     """
     result = _T.wrap(kernels.bmm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -2906,7 +3540,7 @@ def bmm(self_, mat2):
 def dot(self_, tensor):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1086
+    derivatives.yaml:1111
     """
     result = _T.wrap(kernels.dot(_T.data(self_), _T.data(tensor)))
     if _T.any_requires_grad(self_, tensor):
@@ -2925,7 +3559,7 @@ def dot(self_, tensor):
 def mv(self_, vec):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1093
+    derivatives.yaml:1118
     """
     result = _T.wrap(kernels.mv(_T.data(self_), _T.data(vec)))
     if _T.any_requires_grad(self_, vec):
@@ -2944,7 +3578,7 @@ def mv(self_, vec):
 def _softmax(self_, dim, half_to_float):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1100
+    derivatives.yaml:1125
     """
     result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
     needs_grad = _T.any_requires_grad(self_)
@@ -2966,7 +3600,7 @@ def _softmax(self_, dim, half_to_float):
 def _log_softmax(self_, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1110
+    derivatives.yaml:1135
     """
     result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
     needs_grad = _T.any_requires_grad(self_)
@@ -2988,7 +3622,7 @@ def _log_softmax(self_, dim, half_to_float):
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1118
+    derivatives.yaml:1143
     """
     result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -3008,7 +3642,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1126
+    derivatives.yaml:1151
     """
     result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -3029,7 +3663,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 def mse_loss(self_, target, reduction=1):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1134
+    derivatives.yaml:1159
     """
     result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3049,7 +3683,7 @@ def mse_loss(self_, target, reduction=1):
 def mse_loss_backward(grad_output, self_, target, reduction):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1144
+    derivatives.yaml:1169
     """
     result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -3070,7 +3704,7 @@ def mse_loss_backward(grad_output, self_, target, reduction):
 def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1153
+    derivatives.yaml:1178
     """
     result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(self_, target):
@@ -3091,7 +3725,7 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1165
+    derivatives.yaml:1190
     """
     result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -3113,7 +3747,7 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1174
+    derivatives.yaml:1199
     """
     output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
     needs_grad = _T.any_requires_grad(self_)
@@ -3139,7 +3773,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
     """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1188
+    derivatives.yaml:1213
     """
     output, total_weight = map(_T.wrap, kernels.nll_loss2d_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
     needs_grad = _T.any_requires_grad(self_)
@@ -3165,7 +3799,7 @@ def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
 def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1202
+    derivatives.yaml:1227
     """
     result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
@@ -3186,7 +3820,7 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
 def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1215
+    derivatives.yaml:1240
     """
     result = _T.wrap(kernels.nll_loss2d_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
@@ -3207,7 +3841,7 @@ def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_in
 def binary_cross_entropy(self_, target, weight=None, reduction=1):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1228
+    derivatives.yaml:1253
     """
     result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3228,7 +3862,7 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1239
+    derivatives.yaml:1264
     """
     result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -3250,7 +3884,7 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1249
+    derivatives.yaml:1274
     """
     result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3272,7 +3906,7 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 def native_dropout(input, p, train):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1261
+    derivatives.yaml:1286
     """
     result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
     needs_grad = _T.any_requires_grad(input)
@@ -3295,7 +3929,7 @@ def native_dropout(input, p, train):
 def native_dropout_backward(grad_output, mask, scale):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1275
+    derivatives.yaml:1300
     """
     result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
     if _T.any_requires_grad(grad_output, mask):
@@ -3314,7 +3948,7 @@ def native_dropout_backward(grad_output, mask, scale):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1283
+    derivatives.yaml:1308
     """
     result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if _T.any_requires_grad(weight):
@@ -3335,7 +3969,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1295
+    derivatives.yaml:1320
     """
     result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _T.any_requires_grad(grad_output):
@@ -3356,7 +3990,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1306
+    derivatives.yaml:1331
     """
     normalized_shape = _T.int_tuple(normalized_shape)
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
@@ -3384,7 +4018,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1315
+    derivatives.yaml:1340
     """
     normalized_shape = _T.int_tuple(normalized_shape)
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
@@ -4002,6 +4636,23 @@ def squeeze_(*args, **kwargs):
     return _dispatch.call("squeeze_", _squeeze__overloads, args, kwargs)
 
 
+_pow__overloads = (
+    (pow_Tensor_Scalar_, "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("exponent", "Scalar", False, False),
+    )),
+    (pow_Tensor_Tensor_, "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("exponent", "Tensor", False, False),
+    )),
+)
+
+
+def pow_(*args, **kwargs):
+    """Picks the overload of pow_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("pow_", _pow__overloads, args, kwargs)
+
+
 _clamp__overloads = (
     (clamp_Tensor_, "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", (
         ("self_", "Tensor", False, False),
@@ -4019,3 +4670,56 @@ _clamp__overloads = (
 def clamp_(*args, **kwargs):
     """Picks the overload of clamp_ that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("clamp_", _clamp__overloads, args, kwargs)
+
+
+_clamp_min__overloads = (
+    (clamp_min_default_, "clamp_min(Tensor self, Scalar min) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("min", "Scalar", False, False),
+    )),
+    (clamp_min_Tensor_, "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("min", "Tensor", False, False),
+    )),
+)
+
+
+def clamp_min_(*args, **kwargs):
+    """Picks the overload of clamp_min_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("clamp_min_", _clamp_min__overloads, args, kwargs)
+
+
+_clamp_max__overloads = (
+    (clamp_max_default_, "clamp_max(Tensor self, Scalar max) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("max", "Scalar", False, False),
+    )),
+    (clamp_max_Tensor_, "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("max", "Tensor", False, False),
+    )),
+)
+
+
+def clamp_max_(*args, **kwargs):
+    """Picks the overload of clamp_max_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("clamp_max_", _clamp_max__overloads, args, kwargs)
+
+
+_masked_fill__overloads = (
+    (masked_fill_Scalar_, "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("mask", "Tensor", False, False),
+        ("value", "Scalar", False, False),
+    )),
+    (masked_fill_Tensor_, "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", (
+        ("self_", "Tensor", False, False),
+        ("mask", "Tensor", False, False),
+        ("value", "Tensor", False, False),
+    )),
+)
+
+
+def masked_fill_(*args, **kwargs):
+    """Picks the overload of masked_fill_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("masked_fill_", _masked_fill__overloads, args, kwargs)

@@ -340,6 +340,10 @@ class TensorMethods:
         """zero_"""
         return ops.zero_(self)
 
+    def abs_(self):
+        """In-place abs."""
+        return ops.abs_(self)
+
     def add_(self, other, *, alpha=1):
         """In-place add.Tensor."""
         return ops.add_Tensor_(self, other, alpha=alpha)
@@ -348,21 +352,101 @@ class TensorMethods:
         """In-place clamp.Tensor | clamp."""
         return ops.clamp_(self, *args, **kwargs)
 
+    def clamp_max_(self, *args, **kwargs):
+        """In-place clamp_max | clamp_max.Tensor."""
+        return ops.clamp_max_(self, *args, **kwargs)
+
+    def clamp_min_(self, *args, **kwargs):
+        """In-place clamp_min | clamp_min.Tensor."""
+        return ops.clamp_min_(self, *args, **kwargs)
+
+    def cos_(self):
+        """In-place cos."""
+        return ops.cos_(self)
+
     def div_(self, other):
         """In-place div.Tensor."""
         return ops.div_Tensor_(self, other)
+
+    def erf_(self):
+        """In-place erf."""
+        return ops.erf_(self)
+
+    def exp_(self):
+        """In-place exp."""
+        return ops.exp_(self)
+
+    def expm1_(self):
+        """In-place expm1."""
+        return ops.expm1_(self)
 
     def index_put_(self, indices, values, accumulate=False):
         """In-place index_put."""
         return ops.index_put_(self, indices, values, accumulate)
 
+    def log_(self):
+        """In-place log."""
+        return ops.log_(self)
+
+    def log1p_(self):
+        """In-place log1p."""
+        return ops.log1p_(self)
+
+    def masked_fill_(self, *args, **kwargs):
+        """In-place masked_fill.Scalar | masked_fill.Tensor."""
+        return ops.masked_fill_(self, *args, **kwargs)
+
     def mul_(self, other):
         """In-place mul.Tensor."""
         return ops.mul_Tensor_(self, other)
 
+    def neg_(self):
+        """In-place neg."""
+        return ops.neg_(self)
+
+    def pow_(self, *args, **kwargs):
+        """In-place pow.Tensor_Scalar | pow.Tensor_Tensor."""
+        return ops.pow_(self, *args, **kwargs)
+
+    def reciprocal_(self):
+        """In-place reciprocal."""
+        return ops.reciprocal_(self)
+
+    def relu_(self):
+        """In-place relu."""
+        return ops.relu_(self)
+
+    def rsqrt_(self):
+        """In-place rsqrt."""
+        return ops.rsqrt_(self)
+
+    def sigmoid_(self):
+        """In-place sigmoid."""
+        return ops.sigmoid_(self)
+
+    def sign_(self):
+        """In-place sign."""
+        return ops.sign_(self)
+
+    def sin_(self):
+        """In-place sin."""
+        return ops.sin_(self)
+
+    def sqrt_(self):
+        """In-place sqrt."""
+        return ops.sqrt_(self)
+
     def sub_(self, other, *, alpha=1):
         """In-place sub.Tensor."""
         return ops.sub_Tensor_(self, other, alpha=alpha)
+
+    def tan_(self):
+        """In-place tan."""
+        return ops.tan_(self)
+
+    def tanh_(self):
+        """In-place tanh."""
+        return ops.tanh_(self)
 
     def __add__(self, other):
         try:

@@ -88,3 +88,32 @@ def test_comparing_with_none_is_false_as_in_torch() -> None:
     x = runtime.tensor([1.0, 2.0])
     assert (x == None) is False  # noqa: E711 - the spelling under test
     assert (x != None) is True  # noqa: E711
+
+
+INPLACE_PROGRAMS = {
+    "sin_ function": lambda lib: lib.sin_(lib.tensor([0.5, 1.0])),
+    "exp_ method": lambda lib: lib.tensor([0.5, 1.0]).exp_(),
+    "relu_ function": lambda lib: lib.relu_(lib.tensor([-1.0, 2.0])),
+    "clamp_ function": lambda lib: lib.clamp_(lib.tensor([5.0, -5.0, 0.5]), -1, 1),
+    "sign_ method": lambda lib: lib.tensor([-2.0, 0.0, 3.0]).sign_(),
+    "pow_ method": lambda lib: lib.tensor([2.0, 3.0]).pow_(2),
+}
+
+
+@pytest.mark.parametrize("name", list(INPLACE_PROGRAMS))
+def test_inplace_unary_ops_like_torch(name) -> None:
+    program = INPLACE_PROGRAMS[name]
+    np.testing.assert_allclose(program(runtime).tolist(), program(torch).tolist(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["sin_", "exp_", "relu_", "tanh_", "sqrt_"])
+def test_inplace_unary_ops_record_their_node_and_gradient(op) -> None:
+    def run(lib):
+        x = lib.tensor([0.5, 1.5, 2.0], requires_grad=True)
+        y = x * 1
+        getattr(y, op)()
+        (y * y).sum().backward()
+        return y.grad_fn.name(), x.grad.tolist()
+    ours, theirs = run(runtime), run(torch)
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
