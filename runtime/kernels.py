@@ -20,6 +20,30 @@ _DEFAULT_FLOAT = np.float32
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 
+# Floating-point warnings (0 * inf, 1 / 0, overflow) are silenced in the kernels, as torch
+# never warns about them. `np.errstate` costs about 1 µs a call, as much as a small op; on
+# numpy 2 the state it sets is one context variable, which `quietly` sets directly (and on
+# an older numpy, through np.errstate).
+try:
+    from numpy._core.umath import _extobj_contextvar, _make_extobj
+
+    _QUIET = _make_extobj(all="ignore")
+    _set_state, _reset_state = _extobj_contextvar.set, _extobj_contextvar.reset
+
+    def quietly(function: Any, *args: Any) -> Any:
+        """`function(*args)` with numpy's floating-point warnings off."""
+        token = _set_state(_QUIET)
+        try:
+            return function(*args)
+        finally:
+            _reset_state(token)
+except ImportError:  # numpy 1.x
+    def quietly(function: Any, *args: Any) -> Any:
+        """`function(*args)` with numpy's floating-point warnings off."""
+        with np.errstate(all="ignore"):
+            return function(*args)
+
+
 def default_float(dtype: np.dtype) -> None:
     """Set the dtype integers promote to in float ops (torch.set_default_dtype)."""
     global _DEFAULT_FLOAT
@@ -146,13 +170,15 @@ def check_inplace_result(target: np.ndarray, dtype: np.dtype, shape: tuple[int, 
 
 def _inplace(ufunc: np.ufunc, self: np.ndarray, other: Any, dtype: np.dtype) -> None:
     """`self = ufunc(self, other)` computed in `dtype`, written into self's storage."""
+    if dtype == self.dtype and (type(other) is not np.ndarray or other.shape == self.shape):
+        quietly(ufunc, self, _as(other, dtype), self)  # the common case: nothing to check
+        return
     shape = np.broadcast_shapes(self.shape, np.shape(other)) if np.ndim(other) else self.shape
     check_inplace_result(self, dtype, shape)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        if dtype == self.dtype:
-            ufunc(self, _as(other, dtype), out=self)
-        else:
-            np.copyto(self, ufunc(_as(self, dtype), _as(other, dtype)), casting="unsafe")
+    if dtype == self.dtype:
+        quietly(ufunc, self, _as(other, dtype), self)
+    else:
+        np.copyto(self, quietly(ufunc, _as(self, dtype), _as(other, dtype)), casting="unsafe")
 
 
 # -- elementwise ------------------------------------------------------------------------------
@@ -192,8 +218,7 @@ def rsub_Scalar(self, other, alpha=1):
 
 def mul_Tensor(self, other):
     a, b = _binary(self, other)
-    with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf is NaN, silently as in torch
-        return _array(a * b, a.dtype)
+    return _array(quietly(np.multiply, a, b), a.dtype)  # 0 * inf is NaN, silently
 
 
 def mul_Tensor_(self, other):
@@ -207,8 +232,7 @@ def mul_Scalar(self, other):
 def div_Tensor(self, other):
     """True division: integers divide to the default float dtype, as in PyTorch."""
     a, b = _binary(self, other, _float_type(self, other))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _array(a / b, a.dtype)
+    return _array(quietly(np.true_divide, a, b), a.dtype)
 
 
 def div_Scalar(self, other):
@@ -230,8 +254,7 @@ def pow_Tensor_Scalar(self, exponent):
 
 def pow_Tensor_Tensor(self, exponent):
     a, b = _binary(self, exponent)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _array(np.power(a, b), a.dtype)
+    return _array(quietly(np.power, a, b), a.dtype)
 
 
 def pow_Scalar(self, exponent):
@@ -241,8 +264,7 @@ def pow_Scalar(self, exponent):
 def _unary_float(function: Any, self: Any) -> np.ndarray:
     """A float function of one tensor; integer and bool inputs give the default float."""
     dtype = _float_type(self)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return _array(function(_as(self, dtype)), dtype)
+    return _array(quietly(function, _as(self, dtype)), dtype)
 
 
 def reciprocal(self):
@@ -357,6 +379,13 @@ def relu(self):
 
 
 def threshold_backward(grad_output, self, threshold):
+    """grad where self > threshold, else 0 (even where grad is inf or NaN)."""
+    if grad_output.dtype.kind == "f" and grad_output.shape == self.shape:
+        # A bitwise AND of grad's bits with an all-ones or all-zeros mask: no branch per
+        # element, so several times faster than np.where on a mask without pattern.
+        bits = np.dtype(f"i{grad_output.itemsize}")
+        mask = np.negative(self > threshold, dtype=bits)
+        return np.bitwise_and(grad_output.view(bits), mask, out=mask).view(grad_output.dtype)
     return np.where(self <= threshold, 0, grad_output).astype(grad_output.dtype, copy=False)
 
 

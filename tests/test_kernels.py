@@ -1,0 +1,79 @@
+"""Kernel details that the op tests do not reach: numpy's warning state, and the fast
+paths some kernels take (each checked against the general path or against torch)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from runtime import kernels
+
+
+def test_quietly_silences_and_restores_numpy_state() -> None:
+    before = np.geterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning would raise here
+        zero, inf = np.array([0.0]), np.array([np.inf])
+        assert np.isnan(kernels.quietly(np.multiply, zero, inf)).all()
+        assert kernels.quietly(np.true_divide, np.array([1.0]), zero)[0] == np.inf
+    assert np.geterr() == before
+    with pytest.raises(FloatingPointError), np.errstate(invalid="raise"):
+        np.multiply(zero, inf)  # outside `quietly` the caller's state holds
+
+
+def test_quietly_restores_state_when_the_function_raises() -> None:
+    before = np.geterr()
+    with pytest.raises(ValueError):
+        kernels.quietly(np.add, np.ones(2), np.ones(3))
+    assert np.geterr() == before
+
+
+def test_forward_ops_are_silent_under_warnings_as_errors() -> None:
+    import runtime
+
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        x = runtime.tensor([0.0, 1.0, -1.0])
+        assert np.isnan((x * float("inf")).numpy()[0])
+        assert (x / 0).numpy()[1] == np.inf
+        assert np.isnan(x.log().numpy()[2])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "broadcast"])
+def test_threshold_backward_matches_torch(dtype: type, layout: str) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((6, 5)).astype(dtype)
+    x[0, :3] = 0.0  # at the threshold: no gradient
+    grad = rng.standard_normal((5, 6)).astype(dtype).T if layout == "transposed" else \
+        rng.standard_normal((6, 5)).astype(dtype)
+    if layout == "broadcast":
+        grad = np.broadcast_to(dtype(2.5), (6, 5))
+    else:
+        grad[1, :] = [np.nan, np.inf, -np.inf, np.nan, 1.0]  # silenced where x <= 0
+    x[1, :] = [-1.0, -2.0, 3.0, 4.0, -5.0]
+    ours = kernels.threshold_backward(grad, x, 0)
+    theirs = torch.ops.aten.threshold_backward(torch.tensor(np.array(grad)), torch.tensor(x), 0)
+    assert ours.dtype == dtype
+    np.testing.assert_array_equal(ours, theirs.numpy())
+    assert not np.signbit(ours[x <= 0]).any()  # +0, as torch gives
+
+
+@pytest.mark.parametrize("other", [np.full((3, 4), 2.0, np.float32), np.float32(2.0), 2.0,
+                                   np.full((4,), 2.0, np.float32)])
+def test_inplace_fast_path_agrees_with_the_general_one(other) -> None:
+    target = np.arange(12, dtype=np.float32).reshape(3, 4)
+    kernels.mul_Tensor_(target, other)
+    np.testing.assert_array_equal(target, np.arange(12, dtype=np.float32).reshape(3, 4) * 2)
+
+
+def test_inplace_still_refuses_a_result_that_does_not_fit() -> None:
+    target = np.zeros(3, np.float32)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        kernels.add_Tensor_(target, np.ones((2, 3), np.float32))
+    with pytest.raises(RuntimeError, match="result type Float can't be cast"):
+        kernels.add_Tensor_(np.zeros(3, np.int64), np.ones(3, np.float32))
+    np.testing.assert_array_equal(target, 0)
