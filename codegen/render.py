@@ -314,7 +314,8 @@ def _save_statement(info: OpInfo, attr: SavedAttribute, inplace: bool) -> str:
         value = f"_T.original({source})" if inplace and attr.source == "self" else source
         guard = save_guard(info, attr)
         if guard is not None:
-            value = f"{value} if grad_fn.should_compute_output({guard}) else None"
+            return (f"grad_fn.{field} = SavedVariable({value}, False) "
+                    f"if grad_fn.should_compute_output({guard}) else NOT_SAVED")
         return f"grad_fn.{field} = SavedVariable({value}, False)"
     if attr.kind == "output":
         return f"grad_fn.{field} = SavedVariable({'self_' if inplace else source}, True)"
@@ -669,7 +670,9 @@ def render_all(infos: list[OpInfo], spec_name: str,
             if target != f"{base}_":
                 aliases.append((f"{base}_", target))
     kinds = {a.kind for i in infos for a in i.saved}
-    node_imports = [name for name, used in (("SavedVariable", kinds & {"tensor", "output"}),
+    node_imports = [name for name, used in (("NOT_SAVED", any(save_guard(i, a) is not None
+                                                              for i in infos for a in i.saved)),
+                                            ("SavedVariable", kinds & {"tensor", "output"}),
                                             ("SavedVariableList", "tensor_list" in kinds)) if used]
     method_list = [method_context(base, group) for base, group in sorted(methods.items())]
     method_list += [method_context(base, group, "_")

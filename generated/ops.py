@@ -152,7 +152,7 @@ from runtime import dispatch as _dispatch
 from runtime import forward_grad as _F
 from runtime import kernels
 from runtime import tensor as _T
-from runtime.node import SavedVariable, SavedVariableList
+from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 
 __all__ = [
     "_index_put_impl_",
@@ -315,8 +315,7 @@ def add_Tensor(self_, other, *, alpha=1):
     """
     result = _T.wrap(kernels.add_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
-        grad_fn = AddBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn = AddBackward0(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, other):
@@ -334,8 +333,7 @@ def add_Tensor_(self_, other, *, alpha=1):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = AddBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn = AddBackward0(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
     forward_ad = _F.enabled and _F.any_tangent(self_, other)
     if forward_ad:
@@ -358,8 +356,7 @@ def add_Scalar(self_, other, alpha=1):
     """
     result = _T.wrap(kernels.add_Scalar(_T.data(self_), other, alpha))
     if _T.any_requires_grad(self_):
-        grad_fn = AddBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = AddBackward1(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -375,8 +372,7 @@ def sub_Tensor(self_, other, *, alpha=1):
     """
     result = _T.wrap(kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
-        grad_fn = SubBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn = SubBackward0(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, other):
@@ -394,8 +390,7 @@ def sub_Tensor_(self_, other, *, alpha=1):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = SubBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn = SubBackward0(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
     forward_ad = _F.enabled and _F.any_tangent(self_, other)
     if forward_ad:
@@ -418,8 +413,7 @@ def rsub_Tensor(self_, other, *, alpha=1):
     """
     result = _T.wrap(kernels.rsub_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
-        grad_fn = RsubBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn = RsubBackward0(_T.next_edges(self_, other))
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, other):
@@ -436,8 +430,7 @@ def rsub_Scalar(self_, other, alpha=1):
     """
     result = _T.wrap(kernels.rsub_Scalar(_T.data(self_), other, alpha))
     if _T.any_requires_grad(self_):
-        grad_fn = RsubBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = RsubBackward1(_T.next_edges(self_))
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -454,10 +447,9 @@ def mul_Tensor(self_, other):
     """
     result = _T.wrap(kernels.mul_Tensor(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
-        grad_fn = MulBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other if grad_fn.should_compute_output(0) else None, False)
-        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
+        grad_fn = MulBackward0(_T.next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, other):
         with _F.computing_tangents():
@@ -474,10 +466,9 @@ def mul_Tensor_(self_, other):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = MulBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other if grad_fn.should_compute_output(0) else None, False)
-        grad_fn.self_ = SavedVariable(_T.original(self_) if grad_fn.should_compute_output(1) else None, False)
+        grad_fn = MulBackward0(_T.next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(_T.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
     forward_ad = _F.enabled and _F.any_tangent(self_, other)
     if forward_ad:
         original_self = _T.original(self_)
@@ -499,8 +490,7 @@ def mul_Scalar(self_, other):
     """
     result = _T.wrap(kernels.mul_Scalar(_T.data(self_), other))
     if _T.any_requires_grad(self_):
-        grad_fn = MulBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = MulBackward1(_T.next_edges(self_))
         grad_fn._saved_other = other
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -517,10 +507,9 @@ def div_Tensor(self_, other):
     """
     result = _T.wrap(kernels.div_Tensor(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
-        grad_fn = DivBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn = DivBackward0(_T.next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, other):
         with _F.computing_tangents():
@@ -537,10 +526,9 @@ def div_Tensor_(self_, other):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = DivBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn = DivBackward0(_T.next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(_T.original(self_) if grad_fn.should_compute_output(1) else None, False)
+        grad_fn.self_ = SavedVariable(_T.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
     forward_ad = _F.enabled and _F.any_tangent(self_, other)
     if forward_ad:
         original_self = _T.original(self_)
@@ -561,8 +549,7 @@ def div_Scalar(self_, other):
     """
     result = _T.wrap(kernels.div_Scalar(_T.data(self_), other))
     if _T.any_requires_grad(self_):
-        grad_fn = DivBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = DivBackward1(_T.next_edges(self_))
         grad_fn._saved_other = other
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -579,8 +566,7 @@ def neg(self_):
     """
     result = _T.wrap(kernels.neg(_T.data(self_)))
     if _T.any_requires_grad(self_):
-        grad_fn = NegBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = NegBackward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -597,8 +583,7 @@ def neg_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = NegBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = NegBackward0(_T.next_edges(self_))
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
         original_self = _T.original(self_)
@@ -619,8 +604,7 @@ def pow_Tensor_Scalar(self_, exponent):
     """
     result = _T.wrap(kernels.pow_Tensor_Scalar(_T.data(self_), exponent))
     if _T.any_requires_grad(self_):
-        grad_fn = PowBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = PowBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_exponent = exponent
         _T.set_history(result, grad_fn)
@@ -639,8 +623,7 @@ def pow_Tensor_Scalar_(self_, exponent):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = PowBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = PowBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
         grad_fn._saved_exponent = exponent
     forward_ad = _F.enabled and _F.any_tangent(self_)
@@ -664,8 +647,7 @@ def pow_Tensor_Tensor(self_, exponent):
     result = _T.wrap(kernels.pow_Tensor_Tensor(_T.data(self_), _T.data(exponent)))
     needs_grad = _T.any_requires_grad(self_, exponent)
     if needs_grad:
-        grad_fn = PowBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_, exponent))
+        grad_fn = PowBackward1(_T.next_edges(self_, exponent))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         _T.set_history(result, grad_fn)
@@ -686,8 +668,7 @@ def pow_Tensor_Tensor_(self_, exponent):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, exponent)
     if needs_grad:
-        grad_fn = PowBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_, exponent))
+        grad_fn = PowBackward1(_T.next_edges(self_, exponent))
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
         grad_fn.exponent_ = SavedVariable(exponent, False)
     forward_ad = _F.enabled and _F.any_tangent(self_, exponent)
@@ -713,8 +694,7 @@ def pow_Scalar(self_, exponent):
     result = _T.wrap(kernels.pow_Scalar(self_, _T.data(exponent)))
     needs_grad = _T.any_requires_grad(exponent)
     if needs_grad:
-        grad_fn = PowBackward2()
-        grad_fn.set_next_edges(_T.next_edges(exponent))
+        grad_fn = PowBackward2(_T.next_edges(exponent))
         grad_fn._saved_self = self_
         grad_fn.exponent_ = SavedVariable(exponent, False)
         _T.set_history(result, grad_fn)
@@ -735,8 +715,7 @@ def reciprocal(self_):
     result = _T.wrap(kernels.reciprocal(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = ReciprocalBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ReciprocalBackward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -755,8 +734,7 @@ def reciprocal_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = ReciprocalBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ReciprocalBackward0(_T.next_edges(self_))
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
         original_self = _T.original(self_)
@@ -780,8 +758,7 @@ def exp(self_):
     result = _T.wrap(kernels.exp(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = ExpBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ExpBackward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -800,8 +777,7 @@ def exp_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = ExpBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ExpBackward0(_T.next_edges(self_))
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
         original_self = _T.original(self_)
@@ -825,8 +801,7 @@ def expm1(self_):
     result = _T.wrap(kernels.expm1(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = Expm1Backward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = Expm1Backward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -845,8 +820,7 @@ def expm1_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = Expm1Backward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = Expm1Backward0(_T.next_edges(self_))
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
         original_self = _T.original(self_)
@@ -869,8 +843,7 @@ def log(self_):
     """
     result = _T.wrap(kernels.log(_T.data(self_)))
     if _T.any_requires_grad(self_):
-        grad_fn = LogBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = LogBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -888,8 +861,7 @@ def log_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = LogBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = LogBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
@@ -911,8 +883,7 @@ def log1p(self_):
     """
     result = _T.wrap(kernels.log1p(_T.data(self_)))
     if _T.any_requires_grad(self_):
-        grad_fn = Log1PBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = Log1PBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -930,8 +901,7 @@ def log1p_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = Log1PBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = Log1PBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
@@ -954,8 +924,7 @@ def sqrt(self_):
     result = _T.wrap(kernels.sqrt(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqrtBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SqrtBackward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -974,8 +943,7 @@ def sqrt_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqrtBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SqrtBackward0(_T.next_edges(self_))
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
         original_self = _T.original(self_)
@@ -999,8 +967,7 @@ def rsqrt(self_):
     result = _T.wrap(kernels.rsqrt(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = RsqrtBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = RsqrtBackward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -1019,8 +986,7 @@ def rsqrt_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = RsqrtBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = RsqrtBackward0(_T.next_edges(self_))
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
         original_self = _T.original(self_)
@@ -1043,8 +1009,7 @@ def sin(self_):
     """
     result = _T.wrap(kernels.sin(_T.data(self_)))
     if _T.any_requires_grad(self_):
-        grad_fn = SinBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SinBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -1062,8 +1027,7 @@ def sin_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = SinBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SinBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
@@ -1085,8 +1049,7 @@ def cos(self_):
     """
     result = _T.wrap(kernels.cos(_T.data(self_)))
     if _T.any_requires_grad(self_):
-        grad_fn = CosBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = CosBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -1104,8 +1067,7 @@ def cos_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = CosBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = CosBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
@@ -1128,8 +1090,7 @@ def tan(self_):
     result = _T.wrap(kernels.tan(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = TanBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = TanBackward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -1148,8 +1109,7 @@ def tan_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = TanBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = TanBackward0(_T.next_edges(self_))
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
         original_self = _T.original(self_)
@@ -1173,8 +1133,7 @@ def tanh(self_):
     result = _T.wrap(kernels.tanh(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = TanhBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = TanhBackward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -1193,8 +1152,7 @@ def tanh_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = TanhBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = TanhBackward0(_T.next_edges(self_))
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
         original_self = _T.original(self_)
@@ -1217,8 +1175,7 @@ def tanh_backward(grad_output, output):
     """
     result = _T.wrap(kernels.tanh_backward(_T.data(grad_output), _T.data(output)))
     if _T.any_requires_grad(grad_output, output):
-        grad_fn = TanhBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output, output))
+        grad_fn = TanhBackwardBackward0(_T.next_edges(grad_output, output))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
@@ -1237,8 +1194,7 @@ def sigmoid(self_):
     result = _T.wrap(kernels.sigmoid(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = SigmoidBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SigmoidBackward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -1257,8 +1213,7 @@ def sigmoid_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = SigmoidBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SigmoidBackward0(_T.next_edges(self_))
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
         original_self = _T.original(self_)
@@ -1281,8 +1236,7 @@ def sigmoid_backward(grad_output, output):
     """
     result = _T.wrap(kernels.sigmoid_backward(_T.data(grad_output), _T.data(output)))
     if _T.any_requires_grad(grad_output, output):
-        grad_fn = SigmoidBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output, output))
+        grad_fn = SigmoidBackwardBackward0(_T.next_edges(grad_output, output))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         _T.set_history(result, grad_fn)
@@ -1300,8 +1254,7 @@ def erf(self_):
     """
     result = _T.wrap(kernels.erf(_T.data(self_)))
     if _T.any_requires_grad(self_):
-        grad_fn = ErfBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ErfBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -1319,8 +1272,7 @@ def erf_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = ErfBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ErfBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
@@ -1343,8 +1295,7 @@ def relu(self_):
     result = _T.wrap(kernels.relu(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = ReluBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ReluBackward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -1363,8 +1314,7 @@ def relu_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = ReluBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ReluBackward0(_T.next_edges(self_))
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
         original_self = _T.original(self_)
@@ -1387,8 +1337,7 @@ def gelu(self_, *, approximate='none'):
     """
     result = _T.wrap(kernels.gelu(_T.data(self_), approximate))
     if _T.any_requires_grad(self_):
-        grad_fn = GeluBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = GeluBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_approximate = approximate
         _T.set_history(result, grad_fn)
@@ -1406,8 +1355,7 @@ def gelu_backward(grad_output, self_, *, approximate='none'):
     """
     result = _T.wrap(kernels.gelu_backward(_T.data(grad_output), _T.data(self_), approximate))
     if _T.any_requires_grad(grad_output, self_):
-        grad_fn = GeluBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn = GeluBackwardBackward0(_T.next_edges(grad_output, self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_approximate = approximate
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -1426,8 +1374,7 @@ def leaky_relu(self_, negative_slope=0.01):
     """
     result = _T.wrap(kernels.leaky_relu(_T.data(self_), negative_slope))
     if _T.any_requires_grad(self_):
-        grad_fn = LeakyReluBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = LeakyReluBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_negative_slope = negative_slope
         _T.set_history(result, grad_fn)
@@ -1445,8 +1392,7 @@ def softplus(self_, beta=1, threshold=20):
     """
     result = _T.wrap(kernels.softplus(_T.data(self_), beta, threshold))
     if _T.any_requires_grad(self_):
-        grad_fn = SoftplusBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SoftplusBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_beta = beta
         grad_fn._saved_threshold = threshold
@@ -1465,8 +1411,7 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
     """
     result = _T.wrap(kernels.leaky_relu_backward(_T.data(grad_output), _T.data(self_), negative_slope, self_is_result))
     if _T.any_requires_grad(grad_output, self_):
-        grad_fn = LeakyReluBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn = LeakyReluBackwardBackward0(_T.next_edges(grad_output, self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_negative_slope = negative_slope
         _T.set_history(result, grad_fn)
@@ -1484,8 +1429,7 @@ def softplus_backward(grad_output, self_, beta, threshold):
     """
     result = _T.wrap(kernels.softplus_backward(_T.data(grad_output), _T.data(self_), beta, threshold))
     if _T.any_requires_grad(grad_output, self_):
-        grad_fn = SoftplusBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn = SoftplusBackwardBackward0(_T.next_edges(grad_output, self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_beta = beta
         grad_fn._saved_threshold = threshold
@@ -1505,8 +1449,7 @@ def threshold_backward(grad_output, self_, threshold):
     """
     result = _T.wrap(kernels.threshold_backward(_T.data(grad_output), _T.data(self_), threshold))
     if _T.any_requires_grad(grad_output, self_):
-        grad_fn = ThresholdBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn = ThresholdBackwardBackward0(_T.next_edges(grad_output, self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_threshold = threshold
         _T.set_history(result, grad_fn)
@@ -1524,8 +1467,7 @@ def abs(self_):
     """
     result = _T.wrap(kernels.abs(_T.data(self_)))
     if _T.any_requires_grad(self_):
-        grad_fn = AbsBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = AbsBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -1543,8 +1485,7 @@ def abs_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = AbsBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = AbsBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
@@ -1566,8 +1507,7 @@ def sign(self_):
     """
     result = _T.wrap(kernels.sign(_T.data(self_)))
     if _T.any_requires_grad(self_):
-        grad_fn = SignBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SignBackward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -1584,8 +1524,7 @@ def sign_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = SignBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SignBackward0(_T.next_edges(self_))
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
         original_self = _T.original(self_)
@@ -1606,8 +1545,7 @@ def clamp_Tensor(self_, min=None, max=None):
     """
     result = _T.wrap(kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
     if _T.any_requires_grad(self_, min, max):
-        grad_fn = ClampBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, min, max))
+        grad_fn = ClampBackward0(_T.next_edges(self_, min, max))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.max_ = SavedVariable(max, False)
@@ -1627,8 +1565,7 @@ def clamp_Tensor_(self_, min=None, max=None):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, min, max)
     if needs_grad:
-        grad_fn = ClampBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, min, max))
+        grad_fn = ClampBackward0(_T.next_edges(self_, min, max))
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.max_ = SavedVariable(max, False)
@@ -1652,8 +1589,7 @@ def clamp_default(self_, min=None, max=None):
     """
     result = _T.wrap(kernels.clamp(_T.data(self_), min, max))
     if _T.any_requires_grad(self_):
-        grad_fn = ClampBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ClampBackward1(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_min = min
         grad_fn._saved_max = max
@@ -1673,8 +1609,7 @@ def clamp_default_(self_, min=None, max=None):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = ClampBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ClampBackward1(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
         grad_fn._saved_min = min
         grad_fn._saved_max = max
@@ -1698,8 +1633,7 @@ def clamp_min_default(self_, min):
     """
     result = _T.wrap(kernels.clamp_min(_T.data(self_), min))
     if _T.any_requires_grad(self_):
-        grad_fn = ClampMinBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ClampMinBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_min = min
         _T.set_history(result, grad_fn)
@@ -1718,8 +1652,7 @@ def clamp_min_default_(self_, min):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = ClampMinBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ClampMinBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
         grad_fn._saved_min = min
     forward_ad = _F.enabled and _F.any_tangent(self_)
@@ -1742,8 +1675,7 @@ def clamp_min_Tensor(self_, min):
     """
     result = _T.wrap(kernels.clamp_min_Tensor(_T.data(self_), _T.data(min)))
     if _T.any_requires_grad(self_, min):
-        grad_fn = ClampMinBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_, min))
+        grad_fn = ClampMinBackward1(_T.next_edges(self_, min))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.min_ = SavedVariable(min, False)
         _T.set_history(result, grad_fn)
@@ -1762,8 +1694,7 @@ def clamp_min_Tensor_(self_, min):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, min)
     if needs_grad:
-        grad_fn = ClampMinBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_, min))
+        grad_fn = ClampMinBackward1(_T.next_edges(self_, min))
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
         grad_fn.min_ = SavedVariable(min, False)
     forward_ad = _F.enabled and _F.any_tangent(self_, min)
@@ -1786,8 +1717,7 @@ def clamp_max_default(self_, max):
     """
     result = _T.wrap(kernels.clamp_max(_T.data(self_), max))
     if _T.any_requires_grad(self_):
-        grad_fn = ClampMaxBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ClampMaxBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_max = max
         _T.set_history(result, grad_fn)
@@ -1806,8 +1736,7 @@ def clamp_max_default_(self_, max):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = ClampMaxBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ClampMaxBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
         grad_fn._saved_max = max
     forward_ad = _F.enabled and _F.any_tangent(self_)
@@ -1830,8 +1759,7 @@ def clamp_max_Tensor(self_, max):
     """
     result = _T.wrap(kernels.clamp_max_Tensor(_T.data(self_), _T.data(max)))
     if _T.any_requires_grad(self_, max):
-        grad_fn = ClampMaxBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_, max))
+        grad_fn = ClampMaxBackward1(_T.next_edges(self_, max))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.max_ = SavedVariable(max, False)
         _T.set_history(result, grad_fn)
@@ -1850,8 +1778,7 @@ def clamp_max_Tensor_(self_, max):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, max)
     if needs_grad:
-        grad_fn = ClampMaxBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_, max))
+        grad_fn = ClampMaxBackward1(_T.next_edges(self_, max))
         grad_fn.self_ = SavedVariable(_T.original(self_), False)
         grad_fn.max_ = SavedVariable(max, False)
     forward_ad = _F.enabled and _F.any_tangent(self_, max)
@@ -1874,8 +1801,7 @@ def maximum(self_, other):
     """
     result = _T.wrap(kernels.maximum(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
-        grad_fn = MaximumBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn = MaximumBackward0(_T.next_edges(self_, other))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         _T.set_history(result, grad_fn)
@@ -1893,8 +1819,7 @@ def minimum(self_, other):
     """
     result = _T.wrap(kernels.minimum(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
-        grad_fn = MinimumBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn = MinimumBackward0(_T.next_edges(self_, other))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         _T.set_history(result, grad_fn)
@@ -1912,8 +1837,7 @@ def where_self(condition, self_, other):
     """
     result = _T.wrap(kernels.where_self(_T.data(condition), _T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
-        grad_fn = WhereBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, other))
+        grad_fn = WhereBackward0(_T.next_edges(self_, other))
         grad_fn.condition_ = SavedVariable(condition, False)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, other):
@@ -1930,8 +1854,7 @@ def masked_fill_Scalar(self_, mask, value):
     """
     result = _T.wrap(kernels.masked_fill_Scalar(_T.data(self_), _T.data(mask), value))
     if _T.any_requires_grad(self_):
-        grad_fn = MaskedFillBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = MaskedFillBackward0(_T.next_edges(self_))
         grad_fn.mask_ = SavedVariable(mask, False)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -1949,8 +1872,7 @@ def masked_fill_Scalar_(self_, mask, value):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = MaskedFillBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = MaskedFillBackward0(_T.next_edges(self_))
         grad_fn.mask_ = SavedVariable(mask, False)
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
@@ -1972,8 +1894,7 @@ def masked_fill_Tensor(self_, mask, value):
     """
     result = _T.wrap(kernels.masked_fill_Tensor(_T.data(self_), _T.data(mask), _T.data(value)))
     if _T.any_requires_grad(self_, value):
-        grad_fn = MaskedFillBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_, value))
+        grad_fn = MaskedFillBackward1(_T.next_edges(self_, value))
         grad_fn.mask_ = SavedVariable(mask, False)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, value):
@@ -1991,8 +1912,7 @@ def masked_fill_Tensor_(self_, mask, value):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, value)
     if needs_grad:
-        grad_fn = MaskedFillBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_, value))
+        grad_fn = MaskedFillBackward1(_T.next_edges(self_, value))
         grad_fn.mask_ = SavedVariable(mask, False)
     forward_ad = _F.enabled and _F.any_tangent(self_, value)
     if forward_ad:
@@ -2014,8 +1934,7 @@ def fill_Scalar(self_, value):
     """
     result = _T.wrap(kernels.fill_Scalar(_T.data(self_), value))
     if _T.any_requires_grad(self_):
-        grad_fn = FillBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = FillBackward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -2031,8 +1950,7 @@ def fill_Tensor(self_, value):
     """
     result = _T.wrap(kernels.fill_Tensor(_T.data(self_), _T.data(value)))
     if _T.any_requires_grad(self_, value):
-        grad_fn = FillBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_, value))
+        grad_fn = FillBackward1(_T.next_edges(self_, value))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, value):
         with _F.computing_tangents():
@@ -2049,8 +1967,7 @@ def fill__Scalar(self_, value):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = FillBackward2()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = FillBackward2(_T.next_edges(self_))
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
         original_self = _T.original(self_)
@@ -2072,8 +1989,7 @@ def fill__Tensor(self_, value):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, value)
     if needs_grad:
-        grad_fn = FillBackward3()
-        grad_fn.set_next_edges(_T.next_edges(self_, value))
+        grad_fn = FillBackward3(_T.next_edges(self_, value))
     forward_ad = _F.enabled and _F.any_tangent(self_, value)
     if forward_ad:
         original_self = _T.original(self_)
@@ -2095,8 +2011,7 @@ def copy_(self_, src, non_blocking=False):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, src)
     if needs_grad:
-        grad_fn = CopyBackwards()
-        grad_fn.set_next_edges(_T.next_edges(self_, src))
+        grad_fn = CopyBackwards(_T.next_edges(self_, src))
     forward_ad = _F.enabled and _F.any_tangent(self_, src)
     if forward_ad:
         original_self = _T.original(self_)
@@ -2288,8 +2203,7 @@ def sum_default(self_, *, dtype=None):
     """
     result = _T.wrap(kernels.sum(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
-        grad_fn = SumBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SumBackward0(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -2307,8 +2221,7 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
-        grad_fn = SumBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SumBackward1(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
@@ -2327,8 +2240,7 @@ def mean_default(self_, *, dtype=None):
     """
     result = _T.wrap(kernels.mean(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
-        grad_fn = MeanBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = MeanBackward0(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn._saved_self_sym_numel = _T.numel(self_)
         _T.set_history(result, grad_fn)
@@ -2347,8 +2259,7 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None):
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.mean_dim(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
-        grad_fn = MeanBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = MeanBackward1(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_numel = _T.numel(self_)
@@ -2370,8 +2281,7 @@ def logsumexp(self_, dim, keepdim=False):
     result = _T.wrap(kernels.logsumexp(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = LogsumexpBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = LogsumexpBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
@@ -2393,8 +2303,7 @@ def max_dim(self_, dim, keepdim=False):
     values, indices = map(_T.wrap, kernels.max_dim(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = MaxBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = MaxBackward0(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn._saved_keepdim = keepdim
@@ -2417,8 +2326,7 @@ def max_default(self_):
     result = _T.wrap(kernels.max(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = MaxBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = MaxBackward1(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -2439,8 +2347,7 @@ def amax(self_, dim=(), keepdim=False):
     result = _T.wrap(kernels.amax(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = AmaxBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = AmaxBackward0(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2463,8 +2370,7 @@ def amin(self_, dim=(), keepdim=False):
     result = _T.wrap(kernels.amin(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = AminBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = AminBackward0(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2486,8 +2392,7 @@ def min_dim(self_, dim, keepdim=False):
     values, indices = map(_T.wrap, kernels.min_dim(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = MinBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = MinBackward0(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn._saved_keepdim = keepdim
@@ -2510,8 +2415,7 @@ def min_default(self_):
     result = _T.wrap(kernels.min(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = MinBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = MinBackward1(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -2585,8 +2489,7 @@ def norm_Scalar(self_, p=2):
     result = _T.wrap(kernels.norm_Scalar(_T.data(self_), p))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = NormBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = NormBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_p = p
         _T.set_history(result, grad_fn)
@@ -2608,8 +2511,7 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
     result = _T.wrap(kernels.norm_ScalarOpt_dim(_T.data(self_), p, dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = NormBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = NormBackward1(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_p = p
         grad_fn._saved_dim = dim
@@ -2633,8 +2535,7 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
     result = _T.wrap(kernels.linalg_vector_norm(_T.data(self_), ord, dim, keepdim, _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = LinalgVectorNormBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = LinalgVectorNormBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_ord = ord
         grad_fn._saved_dim = dim
@@ -2657,8 +2558,7 @@ def prod_default(self_, *, dtype=None):
     result = _T.wrap(kernels.prod(_T.data(self_), _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = ProdBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ProdBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -2678,8 +2578,7 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
     result = _T.wrap(kernels.prod_dim_int(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = ProdBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ProdBackward1(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
@@ -2702,8 +2601,7 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
     result = _T.wrap(kernels.std_correction(_T.data(self_), dim, correction, keepdim))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = StdBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = StdBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_correction = correction
@@ -2726,8 +2624,7 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.var_correction(_T.data(self_), dim, correction, keepdim))
     if _T.any_requires_grad(self_):
-        grad_fn = VarBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = VarBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_correction = correction
@@ -2747,8 +2644,7 @@ def t(self_):
     """
     result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
-        grad_fn = TBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = TBackward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -2765,8 +2661,7 @@ def expand(self_, size, *, implicit=False):
     size = _T.int_tuple(size)
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
     if _T.any_requires_grad(self_):
-        grad_fn = ExpandBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ExpandBackward0(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -2783,8 +2678,7 @@ def unsqueeze(self_, dim):
     """
     result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
-        grad_fn = UnsqueezeBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = UnsqueezeBackward0(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -2801,8 +2695,7 @@ def squeeze_default(self_):
     """
     result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
-        grad_fn = SqueezeBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SqueezeBackward0(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -2819,8 +2712,7 @@ def squeeze_dim(self_, dim):
     """
     result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
-        grad_fn = SqueezeBackward1()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SqueezeBackward1(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
@@ -2839,8 +2731,7 @@ def squeeze_dims(self_, dim):
     dim = _T.int_tuple(dim)
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
-        grad_fn = SqueezeBackward2()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SqueezeBackward2(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
@@ -2859,8 +2750,7 @@ def squeeze__default(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqueezeBackward3()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SqueezeBackward3(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
@@ -2883,8 +2773,7 @@ def squeeze__dim(self_, dim):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqueezeBackward4()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SqueezeBackward4(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
     forward_ad = _F.enabled and _F.any_tangent(self_)
@@ -2909,8 +2798,7 @@ def squeeze__dims(self_, dim):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqueezeBackward5()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SqueezeBackward5(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
     forward_ad = _F.enabled and _F.any_tangent(self_)
@@ -2933,8 +2821,7 @@ def _to_copy(self_, *, dtype=None):
     """
     result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
-        grad_fn = ToCopyBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ToCopyBackward0(_T.next_edges(self_))
         grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -2951,8 +2838,7 @@ def clone(self_):
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
-        grad_fn = CloneBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = CloneBackward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -2968,8 +2854,7 @@ def transpose_int(self_, dim0, dim1):
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
-        grad_fn = TransposeBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = TransposeBackward0(_T.next_edges(self_))
         grad_fn._saved_dim0 = dim0
         grad_fn._saved_dim1 = dim1
         _T.set_history(result, grad_fn)
@@ -2988,8 +2873,7 @@ def _unsafe_view(self_, size):
     size = _T.int_tuple(size)
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
     if _T.any_requires_grad(self_):
-        grad_fn = UnsafeViewBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = UnsafeViewBackward0(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -3007,8 +2891,7 @@ def view(self_, size):
     size = _T.int_tuple(size)
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
     if _T.any_requires_grad(self_):
-        grad_fn = ViewBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ViewBackward0(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -3026,8 +2909,7 @@ def zero_(self_):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = ZeroBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = ZeroBackward0(_T.next_edges(self_))
     forward_ad = _F.enabled and _F.any_tangent(self_)
     if forward_ad:
         original_self = _T.original(self_)
@@ -3048,8 +2930,7 @@ def alias(self_):
     """
     result = _T.wrap_view(kernels.alias(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
-        grad_fn = AliasBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = AliasBackward0(_T.next_edges(self_))
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
@@ -3066,8 +2947,7 @@ def permute(self_, dims):
     dims = _T.int_tuple(dims)
     result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
     if _T.any_requires_grad(self_):
-        grad_fn = PermuteBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = PermuteBackward0(_T.next_edges(self_))
         grad_fn._saved_dims = dims
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -3084,8 +2964,7 @@ def cat(tensors, dim=0):
     """
     result = _T.wrap(kernels.cat(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
-        grad_fn = CatBackward0()
-        grad_fn.set_next_edges(_T.next_edges(tensors))
+        grad_fn = CatBackward0(_T.next_edges(tensors))
         grad_fn._saved_tensors_args_sizes = _T.list_sizes(tensors)
         grad_fn._saved_dim = dim
         _T.set_history(result, grad_fn)
@@ -3103,8 +2982,7 @@ def stack(tensors, dim=0):
     """
     result = _T.wrap(kernels.stack(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
-        grad_fn = StackBackward0()
-        grad_fn.set_next_edges(_T.next_edges(tensors))
+        grad_fn = StackBackward0(_T.next_edges(tensors))
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = _T.list_sizes(tensors)
         _T.set_history(result, grad_fn)
@@ -3122,8 +3000,7 @@ def split_Tensor(self_, split_size, dim=0):
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_Tensor(_T.data(self_), split_size, dim)]
     if _T.any_requires_grad(self_):
-        grad_fn = SplitBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SplitBackward0(_T.next_edges(self_))
         grad_fn._saved_split_size = split_size
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
@@ -3144,8 +3021,7 @@ def split_with_sizes(self_, split_sizes, dim=0):
     split_sizes = _T.int_tuple(split_sizes)
     result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
     if _T.any_requires_grad(self_):
-        grad_fn = SplitWithSizesBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SplitWithSizesBackward0(_T.next_edges(self_))
         grad_fn._saved_split_sizes = split_sizes
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
@@ -3165,8 +3041,7 @@ def unbind_int(self_, dim=0):
     """
     result = [_T.wrap_view(a, self_) for a in kernels.unbind_int(_T.data(self_), dim)]
     if _T.any_requires_grad(self_):
-        grad_fn = UnbindBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = UnbindBackward0(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         for output in result:
             _T.set_history(output, grad_fn)
@@ -3184,8 +3059,7 @@ def select_int(self_, dim, index):
     """
     result = _T.wrap_view(kernels.select_int(_T.data(self_), dim, index), self_)
     if _T.any_requires_grad(self_):
-        grad_fn = SelectBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SelectBackward0(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
@@ -3205,8 +3079,7 @@ def select_backward(grad_output, input_sizes, dim, index):
     input_sizes = _T.int_tuple(input_sizes)
     result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
     if _T.any_requires_grad(grad_output):
-        grad_fn = SelectBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output))
+        grad_fn = SelectBackwardBackward0(_T.next_edges(grad_output))
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
         _T.set_history(result, grad_fn)
@@ -3224,8 +3097,7 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
     """
     result = _T.wrap_view(kernels.slice_Tensor(_T.data(self_), dim, start, end, step), self_)
     if _T.any_requires_grad(self_):
-        grad_fn = SliceBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SliceBackward0(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
@@ -3247,8 +3119,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     input_sizes = _T.int_tuple(input_sizes)
     result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
     if _T.any_requires_grad(grad_output):
-        grad_fn = SliceBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output))
+        grad_fn = SliceBackwardBackward0(_T.next_edges(grad_output))
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
         grad_fn._saved_end = end
@@ -3268,8 +3139,7 @@ def index_Tensor(self_, indices):
     """
     result = _T.wrap(kernels.index_Tensor(_T.data(self_), _T.data(indices)))
     if _T.any_requires_grad(self_):
-        grad_fn = IndexBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = IndexBackward0(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn.indices_ = SavedVariableList(indices, False)
         _T.set_history(result, grad_fn)
@@ -3287,11 +3157,10 @@ def index_put(self_, indices, values, accumulate=False):
     """
     result = _T.wrap(kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
     if _T.any_requires_grad(self_, values):
-        grad_fn = IndexPutBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, values))
+        grad_fn = IndexPutBackward0(_T.next_edges(self_, values))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
-        grad_fn.values_ = SavedVariable(values if grad_fn.should_compute_output(0) else None, False)
+        grad_fn.values_ = SavedVariable(values, False) if grad_fn.should_compute_output(0) else NOT_SAVED
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, values):
         with _F.computing_tangents():
@@ -3308,11 +3177,10 @@ def index_put_(self_, indices, values, accumulate=False):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, values)
     if needs_grad:
-        grad_fn = IndexPutBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, values))
+        grad_fn = IndexPutBackward0(_T.next_edges(self_, values))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
-        grad_fn.values_ = SavedVariable(values if grad_fn.should_compute_output(0) else None, False)
+        grad_fn.values_ = SavedVariable(values, False) if grad_fn.should_compute_output(0) else NOT_SAVED
     forward_ad = _F.enabled and _F.any_tangent(self_, values)
     if forward_ad:
         original_self = _T.original(self_)
@@ -3334,11 +3202,10 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, values)
     if needs_grad:
-        grad_fn = IndexPutImplBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, values))
+        grad_fn = IndexPutImplBackward0(_T.next_edges(self_, values))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
-        grad_fn.values_ = SavedVariable(values if grad_fn.should_compute_output(0) else None, False)
+        grad_fn.values_ = SavedVariable(values, False) if grad_fn.should_compute_output(0) else NOT_SAVED
     forward_ad = _F.enabled and _F.any_tangent(self_, values)
     if forward_ad:
         original_self = _T.original(self_)
@@ -3359,8 +3226,7 @@ def index_select(self_, dim, index):
     """
     result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
     if _T.any_requires_grad(self_):
-        grad_fn = IndexSelectBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = IndexSelectBackward0(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
@@ -3379,10 +3245,9 @@ def index_add(self_, dim, index, source, *, alpha=1):
     """
     result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
     if _T.any_requires_grad(self_, source):
-        grad_fn = IndexAddBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, source))
+        grad_fn = IndexAddBackward0(_T.next_edges(self_, source))
         grad_fn._saved_dim = dim
-        grad_fn.index_ = SavedVariable(index if grad_fn.should_compute_output(1) else None, False)
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
         grad_fn._saved_alpha = alpha
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, source):
@@ -3399,8 +3264,7 @@ def gather(self_, dim, index, *, sparse_grad=False):
     """
     result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
     if _T.any_requires_grad(self_):
-        grad_fn = GatherBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = GatherBackward0(_T.next_edges(self_))
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
@@ -3419,10 +3283,9 @@ def scatter_add(self_, dim, index, src):
     """
     result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
     if _T.any_requires_grad(self_, src):
-        grad_fn = ScatterAddBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, src))
+        grad_fn = ScatterAddBackward0(_T.next_edges(self_, src))
         grad_fn._saved_dim = dim
-        grad_fn.index_ = SavedVariable(index if grad_fn.should_compute_output(1) else None, False)
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, src):
         with _F.computing_tangents():
@@ -3439,8 +3302,7 @@ def repeat(self_, repeats):
     repeats = _T.int_tuple(repeats)
     result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
     if _T.any_requires_grad(self_):
-        grad_fn = RepeatBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = RepeatBackward0(_T.next_edges(self_))
         grad_fn._saved_repeats = repeats
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         _T.set_history(result, grad_fn)
@@ -3459,8 +3321,7 @@ def flip(self_, dims):
     dims = _T.int_tuple(dims)
     result = _T.wrap(kernels.flip(_T.data(self_), dims))
     if _T.any_requires_grad(self_):
-        grad_fn = FlipBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = FlipBackward0(_T.next_edges(self_))
         grad_fn._saved_dims = dims
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
@@ -3477,12 +3338,11 @@ def mm(self_, mat2):
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
-        grad_fn = MmBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, mat2))
-        grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(0) else None, False)
+        grad_fn = MmBackward0(_T.next_edges(self_, mat2))
+        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(0) else NOT_SAVED
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
         grad_fn._saved_self_sym_strides = _T.strides(self_)
-        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
         grad_fn._saved_mat2_sym_sizes = _T.sizes(mat2)
         grad_fn._saved_mat2_sym_strides = _T.strides(mat2)
         _T.set_history(result, grad_fn)
@@ -3500,14 +3360,13 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
-        grad_fn = AddmmBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, mat1, mat2))
+        grad_fn = AddmmBackward0(_T.next_edges(self_, mat1, mat2))
         grad_fn._saved_beta = beta
-        grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(1) else None, False)
+        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
         grad_fn._saved_mat1_sym_sizes = _T.sizes(mat1)
         grad_fn._saved_mat1_sym_strides = _T.strides(mat1)
         grad_fn._saved_alpha = alpha
-        grad_fn.mat1_ = SavedVariable(mat1 if grad_fn.should_compute_output(2) else None, False)
+        grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
         grad_fn._saved_mat2_sym_sizes = _T.sizes(mat2)
         grad_fn._saved_mat2_sym_strides = _T.strides(mat2)
         _T.set_history(result, grad_fn)
@@ -3525,10 +3384,9 @@ def bmm(self_, mat2):
     """
     result = _T.wrap(kernels.bmm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
-        grad_fn = BmmBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, mat2))
-        grad_fn.mat2_ = SavedVariable(mat2 if grad_fn.should_compute_output(0) else None, False)
-        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
+        grad_fn = BmmBackward0(_T.next_edges(self_, mat2))
+        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, mat2):
         with _F.computing_tangents():
@@ -3544,10 +3402,9 @@ def dot(self_, tensor):
     """
     result = _T.wrap(kernels.dot(_T.data(self_), _T.data(tensor)))
     if _T.any_requires_grad(self_, tensor):
-        grad_fn = DotBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, tensor))
-        grad_fn.tensor_ = SavedVariable(tensor if grad_fn.should_compute_output(0) else None, False)
-        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
+        grad_fn = DotBackward0(_T.next_edges(self_, tensor))
+        grad_fn.tensor_ = SavedVariable(tensor, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, tensor):
         with _F.computing_tangents():
@@ -3563,10 +3420,9 @@ def mv(self_, vec):
     """
     result = _T.wrap(kernels.mv(_T.data(self_), _T.data(vec)))
     if _T.any_requires_grad(self_, vec):
-        grad_fn = MvBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, vec))
-        grad_fn.vec_ = SavedVariable(vec if grad_fn.should_compute_output(0) else None, False)
-        grad_fn.self_ = SavedVariable(self_ if grad_fn.should_compute_output(1) else None, False)
+        grad_fn = MvBackward0(_T.next_edges(self_, vec))
+        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
         _T.set_history(result, grad_fn)
     if _F.enabled and _F.any_tangent(self_, vec):
         with _F.computing_tangents():
@@ -3583,8 +3439,7 @@ def _softmax(self_, dim, half_to_float):
     result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = SoftmaxBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = SoftmaxBackward0(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
         _T.set_history(result, grad_fn)
@@ -3605,8 +3460,7 @@ def _log_softmax(self_, dim, half_to_float):
     result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = LogSoftmaxBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = LogSoftmaxBackward0(_T.next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
         _T.set_history(result, grad_fn)
@@ -3626,8 +3480,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     """
     result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
-        grad_fn = LogSoftmaxBackwardDataBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output, output))
+        grad_fn = LogSoftmaxBackwardDataBackward0(_T.next_edges(grad_output, output))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn._saved_dim = dim
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -3646,8 +3499,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
     """
     result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
-        grad_fn = SoftmaxBackwardDataBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output, output))
+        grad_fn = SoftmaxBackwardDataBackward0(_T.next_edges(grad_output, output))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_input_dtype = input_dtype
@@ -3667,8 +3519,7 @@ def mse_loss(self_, target, reduction=1):
     """
     result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(self_, target):
-        grad_fn = MseLossBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, target))
+        grad_fn = MseLossBackward0(_T.next_edges(self_, target))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
@@ -3687,8 +3538,7 @@ def mse_loss_backward(grad_output, self_, target, reduction):
     """
     result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
-        grad_fn = MseLossBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output, self_, target))
+        grad_fn = MseLossBackwardBackward0(_T.next_edges(grad_output, self_, target))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
@@ -3708,8 +3558,7 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
     """
     result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(self_, target):
-        grad_fn = SmoothL1LossBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, target))
+        grad_fn = SmoothL1LossBackward0(_T.next_edges(self_, target))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
@@ -3729,8 +3578,7 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
     """
     result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(grad_output, self_, target):
-        grad_fn = SmoothL1LossBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output, self_, target))
+        grad_fn = SmoothL1LossBackwardBackward0(_T.next_edges(grad_output, self_, target))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
@@ -3752,8 +3600,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = NllLossBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = NllLossBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -3778,8 +3625,7 @@ def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
     output, total_weight = map(_T.wrap, kernels.nll_loss2d_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
     needs_grad = _T.any_requires_grad(self_)
     if needs_grad:
-        grad_fn = NllLoss2DBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_))
+        grad_fn = NllLoss2DBackward0(_T.next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -3803,8 +3649,7 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
     """
     result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
-        grad_fn = NllLossBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn = NllLossBackwardBackward0(_T.next_edges(grad_output, self_))
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_reduction = reduction
@@ -3824,8 +3669,7 @@ def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_in
     """
     result = _T.wrap(kernels.nll_loss2d_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
-        grad_fn = NllLoss2DBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output, self_))
+        grad_fn = NllLoss2DBackwardBackward0(_T.next_edges(grad_output, self_))
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_reduction = reduction
@@ -3845,8 +3689,7 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
     """
     result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(self_, target):
-        grad_fn = BinaryCrossEntropyBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, target))
+        grad_fn = BinaryCrossEntropyBackward0(_T.next_edges(self_, target))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -3866,8 +3709,7 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
     """
     result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
-        grad_fn = BinaryCrossEntropyBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output, self_, target))
+        grad_fn = BinaryCrossEntropyBackwardBackward0(_T.next_edges(grad_output, self_, target))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -3888,8 +3730,7 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
     """
     result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
     if _T.any_requires_grad(self_, target):
-        grad_fn = BinaryCrossEntropyWithLogitsBackward0()
-        grad_fn.set_next_edges(_T.next_edges(self_, target))
+        grad_fn = BinaryCrossEntropyWithLogitsBackward0(_T.next_edges(self_, target))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -3911,8 +3752,7 @@ def native_dropout(input, p, train):
     result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
     needs_grad = _T.any_requires_grad(input)
     if needs_grad:
-        grad_fn = NativeDropoutBackward0()
-        grad_fn.set_next_edges(_T.next_edges(input))
+        grad_fn = NativeDropoutBackward0(_T.next_edges(input))
         grad_fn._saved_p = p
         grad_fn._saved_train = train
         _T.set_history(result0, grad_fn)
@@ -3933,8 +3773,7 @@ def native_dropout_backward(grad_output, mask, scale):
     """
     result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
     if _T.any_requires_grad(grad_output, mask):
-        grad_fn = NativeDropoutBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output, mask))
+        grad_fn = NativeDropoutBackwardBackward0(_T.next_edges(grad_output, mask))
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn._saved_scale = scale
         _T.set_history(result, grad_fn)
@@ -3952,8 +3791,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     """
     result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if _T.any_requires_grad(weight):
-        grad_fn = EmbeddingBackward0()
-        grad_fn.set_next_edges(_T.next_edges(weight))
+        grad_fn = EmbeddingBackward0(_T.next_edges(weight))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn._saved_weight_sym_sizes = _T.sizes(weight)
         grad_fn._saved_padding_idx = padding_idx
@@ -3973,8 +3811,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
     """
     result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _T.any_requires_grad(grad_output):
-        grad_fn = EmbeddingDenseBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_output))
+        grad_fn = EmbeddingDenseBackwardBackward0(_T.next_edges(grad_output))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn._saved_num_weights = num_weights
         grad_fn._saved_padding_idx = padding_idx
@@ -3996,8 +3833,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
     needs_grad = _T.any_requires_grad(input, weight, bias)
     if needs_grad:
-        grad_fn = NativeLayerNormBackward0()
-        grad_fn.set_next_edges(_T.next_edges(input, weight, bias))
+        grad_fn = NativeLayerNormBackward0(_T.next_edges(input, weight, bias))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn._saved_normalized_shape = normalized_shape
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -4023,8 +3859,7 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     normalized_shape = _T.int_tuple(normalized_shape)
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
     if _T.any_requires_grad(grad_out, input, weight):
-        grad_fn = NativeLayerNormBackwardBackward0()
-        grad_fn.set_next_edges(_T.next_edges(grad_out, input, weight))
+        grad_fn = NativeLayerNormBackwardBackward0(_T.next_edges(grad_out, input, weight))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.grad_out_ = SavedVariable(grad_out, False)

@@ -150,8 +150,7 @@ def _runs_raw(nodes: Iterable[Node], root_grads: Sequence, create_graph: bool) -
         if grad is not None and (grad.requires_grad or grad._fw_grad is not None):
             return False
     for node in nodes:
-        if node._pre_hooks is not None or node._post_hooks is not None \
-                or node.has_tensor_hooks():
+        if node.has_hooks():
             return False
     return True
 
@@ -349,8 +348,7 @@ def execute(
                 if raw_mode and needed is None:
                     outputs = node.apply_raw(grads)
                     _validate_raw(node, outputs)
-                elif (needed is None and node._pre_hooks is None and node._post_hooks is None
-                        and not node.has_tensor_hooks()):
+                elif needed is None and not node.has_hooks():
                     # The common case, without hooks or a filter: apply and check.
                     outputs = node.apply(grads)
                     _validate_outputs(node, outputs)

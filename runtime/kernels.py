@@ -134,6 +134,12 @@ def _as(value: Any, dtype: np.dtype) -> Any:
 
 
 def _binary(a: Any, b: Any, dtype: np.dtype | None = None) -> tuple[Any, Any]:
+    if dtype is None and type(a) is np.ndarray:
+        # The common cases need no cast: two arrays of one dtype, or a float array and a
+        # Python float (numpy keeps the array's dtype, as PyTorch does).
+        kind = type(b)
+        if (kind is np.ndarray and b.dtype == a.dtype) or (kind is float and a.dtype.kind == "f"):
+            return a, b
     dtype = result_type(a, b) if dtype is None else dtype
     if type(b) is float and dtype.kind == "f" and type(a) is np.ndarray:
         # A Python float is "weak" in numpy too: `a * 0.5` keeps a's dtype, no cast needed.

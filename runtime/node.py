@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from runtime import anomaly
+from runtime.anomaly import _state as _anomaly_state
 
 if TYPE_CHECKING:
     from runtime.tensor import Tensor
@@ -62,26 +63,33 @@ _metadata: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _anomaly_traces: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+class _Hooks:
+    """A node's hooks, made when the first one is registered: most nodes never have any."""
+
+    __slots__ = ("pre", "post", "tensor_pre", "retains_grad")
+
+    def __init__(self) -> None:
+        self.pre: dict | None = None  # register_prehook
+        self.post: dict | None = None  # register_hook
+        self.tensor_pre: dict[int, dict] | None = None  # Tensor.register_hook, per output
+        self.retains_grad: dict[int, Callable] | None = None  # Tensor.retain_grad, per output
+
+
 class Node:
     """Base of every backward function: generated `*Backward<N>` classes and AccumulateGrad."""
 
-    __slots__ = (
-        "_next_functions", "_sequence_nr", "_input_metadata", "_pre_hooks", "_post_hooks",
-        "_tensor_pre_hooks", "_retains_grad_hooks", "_output_mask", "__weakref__",
-    )
+    __slots__ = ("_next_functions", "_sequence_nr", "_input_metadata", "_hooks", "_output_mask",
+                 "__weakref__")
 
-    def __init__(self) -> None:
+    def __init__(self, next_edges: tuple[tuple[Node | None, int], ...] = ()) -> None:
         self._sequence_nr = next(_sequence_numbers)
-        self._next_functions: tuple[tuple[Node | None, int], ...] = ()
+        self._next_functions = next_edges
         # (shape, dtype) of each forward output, i.e. of each gradient this node receives.
         # A tuple, not a list: most nodes have one input, and a tuple is the smaller.
         self._input_metadata: tuple[tuple[tuple[int, ...], Any], ...] = ()
-        self._pre_hooks: dict | None = None
-        self._post_hooks: dict | None = None
-        self._tensor_pre_hooks: dict[int, dict] | None = None
-        self._retains_grad_hooks: dict[int, Callable] | None = None
+        self._hooks: _Hooks | None = None
         self._output_mask: tuple[bool, ...] | None = None
-        if anomaly.is_enabled():
+        if _anomaly_state.enabled:
             _anomaly_traces[self] = anomaly.forward_trace()
 
     # -- the graph --------------------------------------------------------------------------
@@ -141,31 +149,63 @@ class Node:
         return f"<{self.name()} object at {id(self):#x}>"
 
     # -- hooks ------------------------------------------------------------------------------
+    def _hook_table(self) -> _Hooks:
+        if self._hooks is None:
+            self._hooks = _Hooks()
+        return self._hooks
+
+    @property
+    def _pre_hooks(self) -> dict | None:
+        return None if self._hooks is None else self._hooks.pre
+
+    @property
+    def _post_hooks(self) -> dict | None:
+        return None if self._hooks is None else self._hooks.post
+
+    @property
+    def _retains_grad_hooks(self) -> dict[int, Callable] | None:
+        return None if self._hooks is None else self._hooks.retains_grad
+
     def register_hook(self, fn: Callable) -> RemovableHandle:
         """`fn(grad_inputs, grad_outputs)` runs after apply; it may return new grad_inputs."""
-        if self._post_hooks is None:
-            self._post_hooks = {}
-        return add_hook(self._post_hooks, fn)
+        table = self._hook_table()
+        if table.post is None:
+            table.post = {}
+        return add_hook(table.post, fn)
 
     def register_prehook(self, fn: Callable) -> RemovableHandle:
         """`fn(grad_outputs)` runs before apply; it may return new grad_outputs."""
-        if self._pre_hooks is None:
-            self._pre_hooks = {}
-        return add_hook(self._pre_hooks, fn)
+        table = self._hook_table()
+        if table.pre is None:
+            table.pre = {}
+        return add_hook(table.pre, fn)
+
+    def add_retains_grad_hook(self, index: int, fn: Callable) -> None:
+        table = self._hook_table()
+        if table.retains_grad is None:
+            table.retains_grad = {}
+        table.retains_grad[index] = fn
 
     def has_tensor_hooks(self) -> bool:
         """Whether any Tensor.register_hook or retain_grad hook is attached here."""
-        return self._tensor_pre_hooks is not None or self._retains_grad_hooks is not None
+        hooks = self._hooks
+        return hooks is not None and (hooks.tensor_pre is not None
+                                      or hooks.retains_grad is not None)
+
+    def has_hooks(self) -> bool:
+        """Whether any hook at all runs around this node's apply."""
+        return self._hooks is not None
 
     def tensor_pre_hooks(self, index: int) -> dict | None:
         """Hooks registered with Tensor.register_hook on this node's output `index`."""
-        hooks = self._tensor_pre_hooks
+        hooks = None if self._hooks is None else self._hooks.tensor_pre
         return None if hooks is None else hooks.get(index)
 
     def add_tensor_pre_hook(self, index: int, fn: Callable) -> RemovableHandle:
-        if self._tensor_pre_hooks is None:
-            self._tensor_pre_hooks = {}
-        return add_hook(self._tensor_pre_hooks.setdefault(index, {}), fn)
+        table = self._hook_table()
+        if table.tensor_pre is None:
+            table.tensor_pre = {}
+        return add_hook(table.tensor_pre.setdefault(index, {}), fn)
 
 
 class AccumulateGrad(Node):
@@ -187,6 +227,9 @@ class AccumulateGrad(Node):
 
     def has_tensor_hooks(self) -> bool:
         return bool(self.variable._backward_hooks) or self._retains_grad_hooks is not None
+
+    def has_hooks(self) -> bool:
+        return self._hooks is not None or bool(self.variable._backward_hooks)
 
     def tensor_pre_hooks(self, index: int) -> dict | None:
         return self.variable._backward_hooks
@@ -215,8 +258,7 @@ class AccumulateGrad(Node):
             # with create_graph the copy keeps the gradient's history, as in PyTorch.
             copy = Tensor._make(grad._data.copy(), None)
             if is_grad_enabled() and grad.requires_grad:
-                node = CopyBackwards()
-                node.set_next_edges(((None, 0), edge(grad)))
+                node = CopyBackwards(((None, 0), edge(grad)))
                 set_history(copy, node)
             variable.grad = copy
         elif is_grad_enabled():
@@ -418,8 +460,11 @@ class SavedVariable:
     def __new__(cls, tensor: Any, is_output: bool) -> SavedVariable | SavedValue:
         # None (an absent optional, or a tensor not needed) or a Python number standing in
         # for a tensor has nothing to track: it is kept as a plain value.
-        if getattr(tensor, "_version_counter", None) is None:
-            return NOT_SAVED if tensor is None else SavedValue(tensor)
+        if tensor is None:
+            return NOT_SAVED
+        if type(tensor) is float or type(tensor) is int or \
+                getattr(tensor, "_version_counter", None) is None:
+            return SavedValue(tensor)
         return super().__new__(cls)
 
     def __init__(self, tensor: Any, is_output: bool) -> None:

@@ -19,6 +19,7 @@ from runtime import dtypes, kernels
 from runtime._tensor_str import format_tensor
 from runtime.composite import CompositeMethods
 from runtime.dtypes import type_string
+from runtime.grad_mode import _state as _grad_state
 from runtime.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from runtime.node import (
     AccumulateGrad,
@@ -63,9 +64,9 @@ class VersionCounter:
 
     __slots__ = ("version", "inference")
 
-    def __init__(self) -> None:
+    def __init__(self, inference: bool = False) -> None:
         self.version = 0
-        self.inference = is_inference_mode_enabled()
+        self.inference = inference
 
 
 def _requires_grad_leaf_error(requires_grad: bool) -> str:
@@ -95,7 +96,7 @@ _NON_LEAF_GRAD_WARNING = (
 
 class Tensor(TensorMethods, CompositeMethods):
     __slots__ = (
-        "_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_version_counter",
+        "_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_counter",
         "_backward_hooks", "_retains_grad", "_grad_accumulator", "_base", "_base_grad_fn",
         "_fw_grad", "__weakref__",
     )
@@ -110,7 +111,9 @@ class Tensor(TensorMethods, CompositeMethods):
         tensor.grad_fn = grad_fn
         tensor._output_nr = 0
         tensor._grad = None
-        tensor._version_counter = VersionCounter()
+        # Most results are never written in place, viewed or saved: their counter is made
+        # when first asked for (an inference tensor's at once, to remember where it was made).
+        tensor._counter = VersionCounter(True) if _grad_state.inference else None
         tensor._backward_hooks = None
         tensor._retains_grad = False
         tensor._grad_accumulator = None
@@ -123,6 +126,18 @@ class Tensor(TensorMethods, CompositeMethods):
         raise TypeError("create tensors with torch.tensor(...), torch.zeros(...) and friends")
 
     # -- autograd state ---------------------------------------------------------------------
+    @property
+    def _version_counter(self) -> VersionCounter:
+        """Shared by every view of one storage; bumped by each in-place write."""
+        counter = self._counter
+        if counter is None:
+            counter = self._counter = VersionCounter()
+        return counter
+
+    @_version_counter.setter
+    def _version_counter(self, counter: VersionCounter) -> None:
+        self._counter = counter
+
     @property
     def requires_grad(self) -> bool:
         return self.grad_fn is not None or self._requires_grad
@@ -234,8 +249,6 @@ class Tensor(TensorMethods, CompositeMethods):
             return
         self._retains_grad = True
         node = self.grad_fn
-        if node._retains_grad_hooks is None:
-            node._retains_grad_hooks = {}
         ref = weakref.ref(self)
 
         def retain(grad: Tensor) -> None:
@@ -245,7 +258,7 @@ class Tensor(TensorMethods, CompositeMethods):
                 return
             tensor._grad = grad.clone() if tensor._grad is None else tensor._grad + grad
 
-        node._retains_grad_hooks[self._output_nr] = retain
+        node.add_retains_grad_hook(self._output_nr, retain)
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """`hook(grad)` runs when this tensor's gradient is computed; it may return a new one."""
@@ -440,7 +453,7 @@ def wrap_view(array: np.ndarray, base: Tensor) -> Tensor:
 
 def any_requires_grad(*values: Any) -> bool:
     """Whether to record: grad mode on and some differentiable input requires grad."""
-    if not is_grad_enabled():
+    if not _grad_state.enabled:
         return False
     for value in values:
         if isinstance(value, Tensor):
@@ -472,11 +485,20 @@ def next_edges(*values: Any) -> tuple[tuple[Node | None, int], ...]:
     """One edge per differentiable input; a Tensor[] input gives one edge per tensor."""
     edges: list[tuple[Node | None, int]] = []
     for value in values:
-        kind = type(value)
-        if kind is list or kind is tuple:
+        if isinstance(value, Tensor):
+            # edge(value), written out: this runs for every input of every recorded op.
+            if value._base is not None and value._base.grad_fn is not value._base_grad_fn:
+                regenerate_view(value)
+            if value.grad_fn is not None:
+                edges.append((value.grad_fn, value._output_nr))
+            elif value._requires_grad:
+                edges.append((value._grad_accumulator_node(), 0))
+            else:
+                edges.append(NO_EDGE)
+        elif type(value) is list or type(value) is tuple:
             edges.extend(map(edge, value))
         else:
-            edges.append(edge(value))
+            edges.append(NO_EDGE)
     return tuple(edges)
 
 
