@@ -335,6 +335,12 @@ def execute(
         if dependencies.get(node, 0) == 0:
             heapq.heappush(ready, (-node._sequence_nr, next(tie), node))
 
+    if raw_mode and needed is None:
+        # The common case, `loss.backward()` with no hooks and create_graph off.
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            _run_raw(ready, buffers, dependencies, keep_graph, tie)
+        return []
+
     check_nan = anomaly.is_enabled() and anomaly.check_nan()
     # Operators in raw formulas are numpy's: silent on 0 * inf and 1 / 0, as the kernels are.
     quiet = np.errstate(invalid="ignore", divide="ignore", over="ignore") if raw_mode \
@@ -345,10 +351,7 @@ def execute(
             grads = buffers.pop(node)
             edges = node._next_functions
             try:
-                if raw_mode and needed is None:
-                    outputs = node.apply_raw(grads)
-                    _validate_raw(node, outputs)
-                elif needed is None and not node.has_hooks():
+                if needed is None and not node.has_hooks():
                     # The common case, without hooks or a filter: apply and check.
                     outputs = node.apply(grads)
                     _validate_outputs(node, outputs)
@@ -401,3 +404,56 @@ def execute(
     if raw_mode:
         return [None if grad is None else Tensor._make(grad, None) for grad in captured]
     return captured
+
+
+def _run_raw(ready: list, buffers: dict[Node, list], dependencies: dict[Node, int],
+             keep_graph: bool, tie: Iterator[int]) -> None:
+    """The loop of `execute` for a raw backward that runs every node: no hooks, no
+    capture, no anomaly mode, so each step is apply_raw, the checks of _validate_raw,
+    and the delivery to the next nodes, written out in one pass.
+
+    When a node makes exactly the node that should run next ready (a chain), that node
+    runs at once rather than through the queue; the order is the queue's all the same.
+    """
+    following = None  # the queue entry of the node to run next, if known
+    while following is not None or ready:
+        node = (following if following is not None else heapq.heappop(ready))[2]
+        following = None
+        grads = buffers.pop(node)
+        edges = node._next_functions
+        outputs = node.apply_raw(grads)
+        if len(outputs) != len(edges):
+            _check_count(node, outputs)
+        if not keep_graph:
+            node.release_variables()
+        for index, ((next_node, input_nr), grad) in enumerate(zip(edges, outputs, strict=False)):
+            if next_node is None:
+                continue
+            buffer = buffers.get(next_node)
+            if buffer is None:
+                buffer = buffers[next_node] = [None] * max(len(next_node._input_metadata),
+                                                           input_nr + 1)
+            if grad is not None:
+                if type(grad) is not np.ndarray:  # a numpy scalar, from an operator on 0-d
+                    grad = np.asarray(grad)
+                shape, dtype = next_node._input_metadata[input_nr]
+                if grad.shape != shape:
+                    _check_shape(node, index, grad.shape, shape)
+                    grad = raw.sum_to(grad, shape)
+                if grad.dtype is not dtype and grad.dtype != dtype:
+                    grad = grad.astype(dtype)
+                previous = buffer[input_nr]
+                buffer[input_nr] = grad if previous is None else previous + grad
+            remaining = dependencies[next_node] - 1
+            dependencies[next_node] = remaining
+            if remaining == 0:
+                entry = (-next_node._sequence_nr, next(tie), next_node)
+                if following is None:
+                    following = entry
+                else:
+                    heapq.heappush(ready, entry)
+        if following is not None and ready and ready[0] < following:
+            following = heapq.heappushpop(ready, following)
+        # Drop this node's lists: an AccumulateGrad that runs next may keep a gradient
+        # that only the engine holds, instead of copying it.
+        outputs = grads = grad = None
