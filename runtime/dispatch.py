@@ -8,6 +8,7 @@ pow.Scalar, while `add(x, 2)` (no Scalar overload bound in Python) is add.Tensor
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from numbers import Number
 from typing import Any
@@ -105,12 +106,15 @@ def _type_key(value: Any) -> Any:
 
 def call(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]]],
          args: tuple, kwargs: dict, tensor_types: tuple = ()) -> Any:
-    key = (name, tensor_types, tuple(map(_type_key, args)),
-           tuple((k, _type_key(v)) for k, v in kwargs.items()))
+    types = tuple(map(_type_key, args))
+    key = (name, tensor_types, types, tuple((k, _type_key(v)) for k, v in kwargs.items())) \
+        if kwargs else (name, tensor_types, types)
     resolved = _resolved.get(key)
     if resolved is None:
         resolved = _resolved[key] = _resolve(name, overloads, args, kwargs, tensor_types)
     function, names = resolved
+    if names is None:  # the wrapper takes the arguments in the schema's order
+        return function(*args, **kwargs)
     # The generated wrappers name their parameters as the schema does.
     return function(**dict(zip(names, args, strict=True)), **kwargs)
 
@@ -124,14 +128,22 @@ def call_raw(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]
 RAW_TENSOR_TYPES = (np.ndarray, np.generic)
 
 
+def _leading_parameters(function: Callable, count: int) -> tuple[str, ...] | None:
+    """The names of `function`'s first `count` positional parameters (None if it has fewer)."""
+    parameters = [p.name for p in inspect.signature(function).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return tuple(parameters[:count]) if len(parameters) >= count else None
+
+
 def _resolve(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]]],
              args: tuple, kwargs: dict, tensor_types: tuple = ()
              ) -> tuple[Callable, tuple[str, ...]]:
     for strict in (True, False):
         for function, _, params in overloads:
             if _bind(params, args, kwargs, strict, tensor_types) is not None:
-                positional = tuple(p[0] for p in params if not p[3])
-                return function, positional[:len(args)]
+                names = tuple(p[0] for p in params if not p[3])[:len(args)]
+                return function, None if _leading_parameters(function, len(args)) == names \
+                    else names
     got = ", ".join([type(a).__name__ if not hasattr(a, "dtype") else "Tensor" for a in args]
                     + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
     expected = "\n".join(f" * {schema}" for _, schema, _ in overloads)

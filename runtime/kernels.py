@@ -255,7 +255,12 @@ def neg(self):
 
 def pow_Tensor_Scalar(self, exponent):
     dtype = result_type(self, exponent)
-    return _array(np.power(_as(self, dtype), exponent), dtype)
+    base = _as(self, dtype)
+    if exponent == 1 and type(base) is np.ndarray:  # as PyTorch: a copy, no power computed
+        return base.copy() if base is self else base
+    if exponent == 2:
+        return _array(quietly(np.square, base), dtype)
+    return _array(quietly(np.power, base, exponent), dtype)
 
 
 def pow_Tensor_Tensor(self, exponent):
@@ -384,12 +389,15 @@ def relu(self):
     return np.maximum(self, 0).astype(self.dtype, copy=False)
 
 
+_SAME_SIZE_INTEGER = {size: np.dtype(f"i{size}") for size in (1, 2, 4, 8)}
+
+
 def threshold_backward(grad_output, self, threshold):
     """grad where self > threshold, else 0 (even where grad is inf or NaN)."""
     if grad_output.dtype.kind == "f" and grad_output.shape == self.shape:
         # A bitwise AND of grad's bits with an all-ones or all-zeros mask: no branch per
         # element, so several times faster than np.where on a mask without pattern.
-        bits = np.dtype(f"i{grad_output.itemsize}")
+        bits = _SAME_SIZE_INTEGER[grad_output.itemsize]
         mask = np.negative(self > threshold, dtype=bits)
         return np.bitwise_and(grad_output.view(bits), mask, out=mask).view(grad_output.dtype)
     return np.where(self <= threshold, 0, grad_output).astype(grad_output.dtype, copy=False)
@@ -886,6 +894,15 @@ def _broadcast_to(array: np.ndarray, target: tuple[int, ...]) -> np.ndarray:
                 f"The expanded size of the tensor ({wanted}) must match the existing size "
                 f"({size}) at non-singleton dimension {lead + dim}.  Target sizes: "
                 f"{list(target)}.  Tensor sizes: {list(array.shape)}")
+    if array.flags.c_contiguous and array.size:
+        # The view built directly, as np.broadcast_to would build it, in a quarter of its
+        # time: a size-1 or new dimension gets stride 0.
+        strides = (0,) * lead + tuple(0 if size != wanted else stride for size, wanted, stride
+                                      in zip(array.shape, target[lead:], array.strides,
+                                             strict=True))
+        view = np.ndarray(target, array.dtype, array, 0, strides)
+        view.flags.writeable = False
+        return view
     return np.broadcast_to(array, target)
 
 

@@ -77,3 +77,34 @@ def test_inplace_still_refuses_a_result_that_does_not_fit() -> None:
     with pytest.raises(RuntimeError, match="result type Float can't be cast"):
         kernels.add_Tensor_(np.zeros(3, np.int64), np.ones(3, np.float32))
     np.testing.assert_array_equal(target, 0)
+
+
+@pytest.mark.parametrize(("shape", "size"), [((), (4, 3)), ((3,), (2, 3)), ((2, 1), (2, 5)),
+                                             ((1, 3), (4, 2, 3)), ((2, 3), (2, 3)),
+                                             ((1,), (0,)), ((0, 1), (0, 4))])
+def test_expand_view_matches_broadcast_to(shape: tuple, size: tuple) -> None:
+    array = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    view = kernels.expand(array, size)
+    expected = np.broadcast_to(array, size)
+    assert view.shape == expected.shape and view.strides == expected.strides
+    np.testing.assert_array_equal(view, expected)
+    assert not view.flags.writeable and np.shares_memory(view, array) == (view.size > 0)
+
+
+def test_expand_of_a_transposed_array_is_still_a_view() -> None:
+    array = np.arange(6.0).reshape(2, 3).T[:, :1]  # not contiguous
+    view = kernels.expand(array, (3, 4))
+    np.testing.assert_array_equal(view, np.broadcast_to(array, (3, 4)))
+
+
+@pytest.mark.parametrize("exponent", [0, 1, 2, 3, 0.5, -1, 2.0])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_pow_scalar_special_cases_match_torch(exponent, dtype: type) -> None:
+    if dtype is np.int64 and exponent == -1:
+        return  # torch refuses integers to negative integer powers
+    base = np.array([-2, -1, 0, 1, 3], dtype=dtype)
+    ours = kernels.pow_Tensor_Scalar(base, exponent)
+    theirs = torch.tensor(base) ** exponent
+    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours, theirs.numpy())
+    assert not np.shares_memory(ours, base)
