@@ -245,8 +245,13 @@ def report(results: dict, quick: bool) -> str:
               "| batch | backward ms |", "|---:|---:|"]
     for batch, seconds in fit["times"].items():
         lines.append(f"| {batch} | {seconds * 1e3:.3f} |")
+    smallest, largest = min(fit["times"]), max(fit["times"])
     lines += ["", f"Least-squares fit: {fit['fixed'] * 1e6:.1f} µs fixed + "
-              f"{fit['per_sample'] * 1e6:.3f} µs per sample.", ""]
+              f"{fit['per_sample'] * 1e6:.3f} µs per sample. The fixed part is "
+              f"{_fixed_share(fit, smallest):.0%} of backward at batch {smallest} and "
+              f"{_fixed_share(fit, largest):.0%} at batch {largest}: backward grows in "
+              "proportion to the batch only once the batch is large enough for the "
+              "per-sample arithmetic to outweigh the per-node cost.", ""]
     memory = results["memory"]
     lines += [f"## Transient memory of one step at batch {results['memory_batch']} "
               "(tracemalloc peak)", "", "| system | MiB |", "|---|---:|"]
@@ -266,6 +271,11 @@ def report(results: dict, quick: bool) -> str:
                              f"{_ratio(seconds, steps['numpy'][batch])} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _fixed_share(fit: dict, batch: int) -> float:
+    """The fitted fixed cost as a share of the fitted backward time at `batch`."""
+    return fit["fixed"] / (fit["fixed"] + fit["per_sample"] * batch)
 
 
 def machine() -> dict:
