@@ -31,3 +31,29 @@ def median_time(fn: Callable[[], object], repeat: int, warmup: int = 2) -> float
 def repeats(batch: int, repeat: int) -> int:
     """Fewer repetitions for the big batches, at least three."""
     return max(3, repeat if batch < 1024 else repeat // 4)
+
+
+def median_times(functions: dict[str, Callable[[], object]], repeat: int, rounds: int = 5,
+                 warmup: int = 2) -> dict[str, float]:
+    """median_time of each function over `repeat` calls, made in `rounds` blocks that the
+    functions take turns at: each block is calls in a row (a training loop's steady state),
+    and a slow spell of this shared machine falls on every function alike."""
+    times: dict[str, list[float]] = {name: [] for name in functions}
+    block = max(1, repeat // rounds)
+    enabled = gc.isenabled()
+    try:
+        for _ in range(rounds):
+            for name, fn in functions.items():
+                for _ in range(warmup):
+                    fn()
+                gc.disable()
+                for _ in range(block):
+                    start = time.perf_counter()
+                    fn()
+                    times[name].append(time.perf_counter() - start)
+                if enabled:
+                    gc.enable()
+    finally:
+        if enabled:
+            gc.enable()
+    return {name: statistics.median(samples) for name, samples in times.items()}

@@ -33,20 +33,21 @@ sys.path.insert(0, str(ROOT))
 
 import runtime  # noqa: E402
 from bench import systems  # noqa: E402
-from bench.common import LR, median_time, repeats  # noqa: E402
+from bench.common import LR, median_time, median_times, repeats  # noqa: E402
 
 
 def tinymodel_steps(batches: list[int], repeat: int) -> dict:
-    """Seconds per training step of the seed's TinyModel, per system and batch size."""
+    """Seconds per training step of the seed's TinyModel, per system and batch size.
+
+    The systems take turns, a block of steps each per round (see median_times).
+    """
     results: dict[str, dict[int, float]] = {}
     for batch in batches:
         weights, x, y = systems.tinymodel_inputs(batch)
-        for name, make in systems.STEPS.items():
-            step = make(weights, x, y, LR)
-            if step is None:
-                continue
-            reps = repeats(batch, repeat)
-            results.setdefault(name, {})[batch] = median_time(step, reps)
+        steps = {name: make(weights, x, y, LR) for name, make in systems.STEPS.items()}
+        steps = {name: step for name, step in steps.items() if step is not None}
+        for name, seconds in median_times(steps, repeats(batch, repeat)).items():
+            results.setdefault(name, {})[batch] = seconds
     return results
 
 
@@ -199,8 +200,9 @@ def report(results: dict, quick: bool) -> str:
     lines += [
         f"Machine: {info['machine']}, {info['cpus']} CPUs, Python {info['python']}; "
         f"numpy {info['numpy']}, torch {info['torch']}, autograd {info['autograd']}.",
-        "Method: median wall time over repeated runs; garbage collection off while timing "
-        "the steps (the chains are timed with it on and off); "
+        "Method: median wall time over repeated runs (the TinyModel steps in five rounds, "
+        "each system running its steps in a row in turn); garbage collection off while "
+        "timing the steps (the chains are timed with it on and off); "
         "BLAS pinned to one thread in this process (torch.set_num_threads(1) too); ratios "
         "are to hand-written numpy doing the same forward, backward and SGD update. At batch "
         "4096 the sum loss with lr 1e-3 diverges within a few steps in every system alike (the "
@@ -301,13 +303,13 @@ def main(argv: list[str] | None = None) -> int:
     quick = args.quick
     batches = [16, 256] if quick else [16, 256, 4096]
     fit_batches = [16, 64, 256] if quick else [16, 64, 256, 1024, 4096]
-    repeat = 3 if quick else 50
+    repeat = 3 if quick else 200
     length = 2_000 if quick else 100_000
     results = {
         "machine": machine(),
         "steps": tinymodel_steps(batches, repeat),
         "chain_length": 100 if quick else 1_000,
-        "chain": chain_costs(100 if quick else 1_000, 3 if quick else 20),
+        "chain": chain_costs(100 if quick else 1_000, 3 if quick else 50),
         "long_chain_length": length,
         "long_chain": long_chain(length),
         "backward_fit": backward_vs_batch(fit_batches, repeat),
