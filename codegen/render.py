@@ -619,7 +619,11 @@ def _raw_files(env: jinja2.Environment, header: dict, infos: list[OpInfo],
         if any(_writes_self(i.schema) for i in group):
             continue
         method = method_context(base, group)
-        method_list.append({**method, "call": method["call"].removeprefix("ops.")})
+        call = method["call"].removeprefix("ops.")
+        target = call.split("(")[0]
+        # A method that passes its arguments on unchanged is the op itself (one call less).
+        alias = target if call == f"{target}({method['signature']})" else None
+        method_list.append({**method, "call": call, "alias": alias})
     op_names = frozenset(emitted | {a for a, _ in aliases} | {d["name"] for d in dispatchers})
     method_names = frozenset(m["name"] for m in method_list)
     helpers, twins = raw.helper_twins(manual_source, op_names, method_names, written)

@@ -12,6 +12,8 @@ from runtime import dispatch as _dispatch
 from runtime import kernels
 from runtime import raw as _raw
 
+_RAW = _dispatch.RAW_TENSOR_TYPES  # numpy arrays stand for Tensors
+
 
 def add_Tensor(self_, other, *, alpha=1):
     return _raw.array(kernels.add_Tensor(_raw.tensor(self_), _raw.tensor(other), alpha))
@@ -656,7 +658,7 @@ _rsub_overloads = (
 
 
 def rsub(*args, **kwargs):
-    return _dispatch.call_raw("rsub", _rsub_overloads, args, kwargs)
+    return _dispatch.call("rsub", _rsub_overloads, args, kwargs, _RAW)
 
 
 _pow_overloads = (
@@ -676,7 +678,7 @@ _pow_overloads = (
 
 
 def pow(*args, **kwargs):
-    return _dispatch.call_raw("pow", _pow_overloads, args, kwargs)
+    return _dispatch.call("pow", _pow_overloads, args, kwargs, _RAW)
 
 
 _clamp_overloads = (
@@ -694,7 +696,7 @@ _clamp_overloads = (
 
 
 def clamp(*args, **kwargs):
-    return _dispatch.call_raw("clamp", _clamp_overloads, args, kwargs)
+    return _dispatch.call("clamp", _clamp_overloads, args, kwargs, _RAW)
 
 
 _clamp_min_overloads = (
@@ -710,7 +712,7 @@ _clamp_min_overloads = (
 
 
 def clamp_min(*args, **kwargs):
-    return _dispatch.call_raw("clamp_min", _clamp_min_overloads, args, kwargs)
+    return _dispatch.call("clamp_min", _clamp_min_overloads, args, kwargs, _RAW)
 
 
 _clamp_max_overloads = (
@@ -726,7 +728,7 @@ _clamp_max_overloads = (
 
 
 def clamp_max(*args, **kwargs):
-    return _dispatch.call_raw("clamp_max", _clamp_max_overloads, args, kwargs)
+    return _dispatch.call("clamp_max", _clamp_max_overloads, args, kwargs, _RAW)
 
 
 _masked_fill_overloads = (
@@ -744,7 +746,7 @@ _masked_fill_overloads = (
 
 
 def masked_fill(*args, **kwargs):
-    return _dispatch.call_raw("masked_fill", _masked_fill_overloads, args, kwargs)
+    return _dispatch.call("masked_fill", _masked_fill_overloads, args, kwargs, _RAW)
 
 
 _fill_overloads = (
@@ -760,7 +762,7 @@ _fill_overloads = (
 
 
 def fill(*args, **kwargs):
-    return _dispatch.call_raw("fill", _fill_overloads, args, kwargs)
+    return _dispatch.call("fill", _fill_overloads, args, kwargs, _RAW)
 
 
 _eq_overloads = (
@@ -776,7 +778,7 @@ _eq_overloads = (
 
 
 def eq(*args, **kwargs):
-    return _dispatch.call_raw("eq", _eq_overloads, args, kwargs)
+    return _dispatch.call("eq", _eq_overloads, args, kwargs, _RAW)
 
 
 _ge_overloads = (
@@ -792,7 +794,7 @@ _ge_overloads = (
 
 
 def ge(*args, **kwargs):
-    return _dispatch.call_raw("ge", _ge_overloads, args, kwargs)
+    return _dispatch.call("ge", _ge_overloads, args, kwargs, _RAW)
 
 
 _gt_overloads = (
@@ -808,7 +810,7 @@ _gt_overloads = (
 
 
 def gt(*args, **kwargs):
-    return _dispatch.call_raw("gt", _gt_overloads, args, kwargs)
+    return _dispatch.call("gt", _gt_overloads, args, kwargs, _RAW)
 
 
 _le_overloads = (
@@ -824,7 +826,7 @@ _le_overloads = (
 
 
 def le(*args, **kwargs):
-    return _dispatch.call_raw("le", _le_overloads, args, kwargs)
+    return _dispatch.call("le", _le_overloads, args, kwargs, _RAW)
 
 
 _lt_overloads = (
@@ -840,7 +842,7 @@ _lt_overloads = (
 
 
 def lt(*args, **kwargs):
-    return _dispatch.call_raw("lt", _lt_overloads, args, kwargs)
+    return _dispatch.call("lt", _lt_overloads, args, kwargs, _RAW)
 
 
 _ne_overloads = (
@@ -856,7 +858,7 @@ _ne_overloads = (
 
 
 def ne(*args, **kwargs):
-    return _dispatch.call_raw("ne", _ne_overloads, args, kwargs)
+    return _dispatch.call("ne", _ne_overloads, args, kwargs, _RAW)
 
 
 _sum_overloads = (
@@ -874,7 +876,7 @@ _sum_overloads = (
 
 
 def sum(*args, **kwargs):
-    return _dispatch.call_raw("sum", _sum_overloads, args, kwargs)
+    return _dispatch.call("sum", _sum_overloads, args, kwargs, _RAW)
 
 
 _mean_overloads = (
@@ -892,7 +894,7 @@ _mean_overloads = (
 
 
 def mean(*args, **kwargs):
-    return _dispatch.call_raw("mean", _mean_overloads, args, kwargs)
+    return _dispatch.call("mean", _mean_overloads, args, kwargs, _RAW)
 
 
 _max_overloads = (
@@ -908,7 +910,7 @@ _max_overloads = (
 
 
 def max(*args, **kwargs):
-    return _dispatch.call_raw("max", _max_overloads, args, kwargs)
+    return _dispatch.call("max", _max_overloads, args, kwargs, _RAW)
 
 
 _min_overloads = (
@@ -924,7 +926,7 @@ _min_overloads = (
 
 
 def min(*args, **kwargs):
-    return _dispatch.call_raw("min", _min_overloads, args, kwargs)
+    return _dispatch.call("min", _min_overloads, args, kwargs, _RAW)
 
 
 _any_overloads = (
@@ -940,7 +942,7 @@ _any_overloads = (
 
 
 def any(*args, **kwargs):
-    return _dispatch.call_raw("any", _any_overloads, args, kwargs)
+    return _dispatch.call("any", _any_overloads, args, kwargs, _RAW)
 
 
 _all_overloads = (
@@ -956,7 +958,7 @@ _all_overloads = (
 
 
 def all(*args, **kwargs):
-    return _dispatch.call_raw("all", _all_overloads, args, kwargs)
+    return _dispatch.call("all", _all_overloads, args, kwargs, _RAW)
 
 
 _prod_overloads = (
@@ -974,7 +976,7 @@ _prod_overloads = (
 
 
 def prod(*args, **kwargs):
-    return _dispatch.call_raw("prod", _prod_overloads, args, kwargs)
+    return _dispatch.call("prod", _prod_overloads, args, kwargs, _RAW)
 
 
 _squeeze_overloads = (
@@ -993,7 +995,7 @@ _squeeze_overloads = (
 
 
 def squeeze(*args, **kwargs):
-    return _dispatch.call_raw("squeeze", _squeeze_overloads, args, kwargs)
+    return _dispatch.call("squeeze", _squeeze_overloads, args, kwargs, _RAW)
 
 
 def method__to_copy(self, *, dtype=None):
@@ -1004,20 +1006,12 @@ def method__unsafe_view(self, *size):
     return _unsafe_view(self, _dispatch.int_list(size))
 
 
-def method_abs(self):
-    return abs(self)
-
-
 def method_add(self, other, *, alpha=1):
     return add_Tensor(self, other, alpha=alpha)
 
 
 def method_addmm(self, mat1, mat2, *, beta=1, alpha=1):
     return addmm(self, mat1, mat2, beta=beta, alpha=alpha)
-
-
-def method_all(self, *args, **kwargs):
-    return all(self, *args, **kwargs)
 
 
 def method_amax(self, dim=(), keepdim=False):
@@ -1028,10 +1022,6 @@ def method_amin(self, dim=(), keepdim=False):
     return amin(self, dim, keepdim)
 
 
-def method_any(self, *args, **kwargs):
-    return any(self, *args, **kwargs)
-
-
 def method_argmax(self, dim=None, keepdim=False):
     return argmax(self, dim, keepdim)
 
@@ -1040,72 +1030,8 @@ def method_argmin(self, dim=None, keepdim=False):
     return argmin(self, dim, keepdim)
 
 
-def method_bitwise_and(self, other):
-    return bitwise_and_Tensor(self, other)
-
-
-def method_bitwise_not(self):
-    return bitwise_not(self)
-
-
-def method_bitwise_or(self, other):
-    return bitwise_or_Tensor(self, other)
-
-
-def method_bitwise_xor(self, other):
-    return bitwise_xor_Tensor(self, other)
-
-
-def method_bmm(self, mat2):
-    return bmm(self, mat2)
-
-
-def method_clamp(self, *args, **kwargs):
-    return clamp(self, *args, **kwargs)
-
-
-def method_clamp_max(self, *args, **kwargs):
-    return clamp_max(self, *args, **kwargs)
-
-
-def method_clamp_min(self, *args, **kwargs):
-    return clamp_min(self, *args, **kwargs)
-
-
-def method_clone(self):
-    return clone(self)
-
-
-def method_cos(self):
-    return cos(self)
-
-
-def method_div(self, other):
-    return div_Tensor(self, other)
-
-
-def method_dot(self, tensor):
-    return dot(self, tensor)
-
-
-def method_eq(self, *args, **kwargs):
-    return eq(self, *args, **kwargs)
-
-
-def method_erf(self):
-    return erf(self)
-
-
-def method_exp(self):
-    return exp(self)
-
-
 def method_expand(self, *size, implicit=False):
     return expand(self, _dispatch.int_list(size), implicit=implicit)
-
-
-def method_expm1(self):
-    return expm1(self)
 
 
 def method_flip(self, *dims):
@@ -1116,14 +1042,6 @@ def method_gather(self, dim, index, *, sparse_grad=False):
     return gather(self, dim, index, sparse_grad=sparse_grad)
 
 
-def method_ge(self, *args, **kwargs):
-    return ge(self, *args, **kwargs)
-
-
-def method_gt(self, *args, **kwargs):
-    return gt(self, *args, **kwargs)
-
-
 def method_index_add(self, dim, index, source, *, alpha=1):
     return index_add(self, dim, index, source, alpha=alpha)
 
@@ -1132,180 +1050,92 @@ def method_index_put(self, indices, values, accumulate=False):
     return index_put(self, indices, values, accumulate)
 
 
-def method_index_select(self, dim, index):
-    return index_select(self, dim, index)
-
-
-def method_le(self, *args, **kwargs):
-    return le(self, *args, **kwargs)
-
-
-def method_log(self):
-    return log(self)
-
-
-def method_log1p(self):
-    return log1p(self)
-
-
-def method_logical_and(self, other):
-    return logical_and(self, other)
-
-
-def method_logical_not(self):
-    return logical_not(self)
-
-
-def method_logical_or(self, other):
-    return logical_or(self, other)
-
-
 def method_logsumexp(self, dim, keepdim=False):
     return logsumexp(self, dim, keepdim)
-
-
-def method_lt(self, *args, **kwargs):
-    return lt(self, *args, **kwargs)
-
-
-def method_masked_fill(self, *args, **kwargs):
-    return masked_fill(self, *args, **kwargs)
-
-
-def method_max(self, *args, **kwargs):
-    return max(self, *args, **kwargs)
-
-
-def method_maximum(self, other):
-    return maximum(self, other)
-
-
-def method_mean(self, *args, **kwargs):
-    return mean(self, *args, **kwargs)
-
-
-def method_min(self, *args, **kwargs):
-    return min(self, *args, **kwargs)
-
-
-def method_minimum(self, other):
-    return minimum(self, other)
-
-
-def method_mm(self, mat2):
-    return mm(self, mat2)
-
-
-def method_mul(self, other):
-    return mul_Tensor(self, other)
-
-
-def method_mv(self, vec):
-    return mv(self, vec)
-
-
-def method_ne(self, *args, **kwargs):
-    return ne(self, *args, **kwargs)
-
-
-def method_neg(self):
-    return neg(self)
 
 
 def method_permute(self, *dims):
     return permute(self, _dispatch.int_list(dims))
 
 
-def method_pow(self, *args, **kwargs):
-    return pow(self, *args, **kwargs)
-
-
-def method_prod(self, *args, **kwargs):
-    return prod(self, *args, **kwargs)
-
-
-def method_reciprocal(self):
-    return reciprocal(self)
-
-
-def method_relu(self):
-    return relu(self)
-
-
 def method_repeat(self, *repeats):
     return repeat(self, _dispatch.int_list(repeats))
-
-
-def method_rsqrt(self):
-    return rsqrt(self)
-
-
-def method_scatter_add(self, dim, index, src):
-    return scatter_add(self, dim, index, src)
-
-
-def method_select(self, dim, index):
-    return select_int(self, dim, index)
-
-
-def method_sigmoid(self):
-    return sigmoid(self)
-
-
-def method_sign(self):
-    return sign(self)
-
-
-def method_sin(self):
-    return sin(self)
 
 
 def method_split_with_sizes(self, split_sizes, dim=0):
     return split_with_sizes(self, split_sizes, dim)
 
 
-def method_sqrt(self):
-    return sqrt(self)
-
-
-def method_squeeze(self, *args, **kwargs):
-    return squeeze(self, *args, **kwargs)
-
-
 def method_sub(self, other, *, alpha=1):
     return sub_Tensor(self, other, alpha=alpha)
-
-
-def method_sum(self, *args, **kwargs):
-    return sum(self, *args, **kwargs)
-
-
-def method_t(self):
-    return t(self)
-
-
-def method_tan(self):
-    return tan(self)
-
-
-def method_tanh(self):
-    return tanh(self)
-
-
-def method_transpose(self, dim0, dim1):
-    return transpose_int(self, dim0, dim1)
 
 
 def method_unbind(self, dim=0):
     return unbind_int(self, dim)
 
 
-def method_unsqueeze(self, dim):
-    return unsqueeze(self, dim)
-
-
 def method_view(self, *size):
     return view(self, _dispatch.int_list(size))
+
+
+method_abs = abs
+method_all = all
+method_any = any
+method_bitwise_and = bitwise_and_Tensor
+method_bitwise_not = bitwise_not
+method_bitwise_or = bitwise_or_Tensor
+method_bitwise_xor = bitwise_xor_Tensor
+method_bmm = bmm
+method_clamp = clamp
+method_clamp_max = clamp_max
+method_clamp_min = clamp_min
+method_clone = clone
+method_cos = cos
+method_div = div_Tensor
+method_dot = dot
+method_eq = eq
+method_erf = erf
+method_exp = exp
+method_expm1 = expm1
+method_ge = ge
+method_gt = gt
+method_index_select = index_select
+method_le = le
+method_log = log
+method_log1p = log1p
+method_logical_and = logical_and
+method_logical_not = logical_not
+method_logical_or = logical_or
+method_lt = lt
+method_masked_fill = masked_fill
+method_max = max
+method_maximum = maximum
+method_mean = mean
+method_min = min
+method_minimum = minimum
+method_mm = mm
+method_mul = mul_Tensor
+method_mv = mv
+method_ne = ne
+method_neg = neg
+method_pow = pow
+method_prod = prod
+method_reciprocal = reciprocal
+method_relu = relu
+method_rsqrt = rsqrt
+method_scatter_add = scatter_add
+method_select = select_int
+method_sigmoid = sigmoid
+method_sign = sign
+method_sin = sin
+method_sqrt = sqrt
+method_squeeze = squeeze
+method_sum = sum
+method_t = t
+method_tan = tan
+method_tanh = tanh
+method_transpose = transpose_int
+method_unsqueeze = unsqueeze
 
 
 method_contiguous = _raw.contiguous

@@ -106,7 +106,11 @@ def _type_key(value: Any) -> Any:
 
 def call(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]]],
          args: tuple, kwargs: dict, tensor_types: tuple = ()) -> Any:
-    types = tuple(map(_type_key, args))
+    count = len(args)  # the key built without a loop for the usual one or two arguments
+    types = (type(args[0]), type(args[1])) if count == 2 else \
+        (type(args[0]),) if count == 1 else tuple(map(type, args))
+    if list in types or tuple in types:  # a list's items decide too: int[] or Tensor[]
+        types = tuple(map(_type_key, args))
     key = (name, tensor_types, types, tuple((k, _type_key(v)) for k, v in kwargs.items())) \
         if kwargs else (name, tensor_types, types)
     resolved = _resolved.get(key)
@@ -119,12 +123,8 @@ def call(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]]],
     return function(**dict(zip(names, args, strict=True)), **kwargs)
 
 
-def call_raw(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]]],
-             args: tuple, kwargs: dict) -> Any:
-    """`call` for the raw layer (runtime/raw.py), where numpy arrays stand for Tensors."""
-    return call(name, overloads, args, kwargs, RAW_TENSOR_TYPES)
-
-
+# In the raw layer (runtime/raw.py, generated/raw_ops.py), numpy arrays stand for Tensors:
+# the raw dispatchers pass these as `call`'s tensor_types.
 RAW_TENSOR_TYPES = (np.ndarray, np.generic)
 
 
