@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import dispatch, dtypes
+from runtime import dispatch, dtypes, kernels
 from runtime import tensor as _tensor
 from runtime.dispatch import int_list
 
@@ -278,6 +278,13 @@ def setitem(self: Any, index: Any, value: Any) -> None:
         value = tensor(value, dtype=self.dtype)
     target, indices = _decompose_index(self, index, lone_slice_is_view=False)
     if indices is None:
+        # PyTorch's copy_to: the value loses its leading 1s (so `x[0] = row[None]` fits),
+        # then is expanded to the target, with expand's message where it does not fit.
+        sizes = value.shape
+        first = next((i for i, size in enumerate(sizes) if size != 1), len(sizes))
+        value = value.view(sizes[first:])
+        if value.shape != target.shape:
+            value = value.expand(target.shape)
         target.copy_(value)
     else:
         ops.index_put_(target, indices, value)
@@ -375,22 +382,6 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     return output if bias is None else output.add_(bias)
 
 
-def _broadcast_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    """The broadcast of two batch shapes, with PyTorch's error when they don't match."""
-    size = max(len(a), len(b))
-    result = []
-    for i in range(size):
-        x = a[i - size + len(a)] if i >= size - len(a) else 1
-        y = b[i - size + len(b)] if i >= size - len(b) else 1
-        if x != y and x != 1 and y != 1:
-            raise RuntimeError(
-                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                f"non-singleton dimension {i}"
-            )
-        result.append(y if x == 1 else x)
-    return tuple(result)
-
-
 def matmul(input: Any, other: Any) -> Any:
     """torch.matmul, folded into dot / mv / mm / bmm as PyTorch folds it, so the graph
     records the same nodes (MmBackward0 under UnsafeViewBackward0 for a batch times a matrix)."""
@@ -452,7 +443,7 @@ def _matmul_batched(input: Any, other: Any) -> Any:
     inner = input.shape[-1]
     inner_other = other.shape[-2] if other.ndim > 1 else other.shape[0]
     columns = other.shape[-1] if other.ndim > 1 else 1
-    batch = _broadcast_batch(input.shape[:-2], other.shape[:-2])
+    batch = kernels.broadcast_shapes(input.shape[:-2], other.shape[:-2])
     count = _product(batch)
     left = reshape(input.expand(*batch, rows, inner), count, rows, inner)
     if other.ndim == 1:
@@ -544,7 +535,7 @@ def _size(tensor: Any) -> str:
 
 def _broadcast_pair(input: Any, target: Any) -> tuple[Any, Any]:
     """torch.broadcast_tensors for two tensors: an input already of the shape stays itself."""
-    shape = _broadcast_batch(input.shape, target.shape)
+    shape = kernels.broadcast_shapes(input.shape, target.shape)
     return (input if input.shape == shape else input.expand(*shape),
             target if target.shape == shape else target.expand(*shape))
 
@@ -707,7 +698,7 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None,
             f"Using a target size ({_size(target)}) that is different to the input size "
             f"({_size(input)}) is deprecated. Please ensure they have the same size.")
     if weight is not None:
-        weight = weight.expand(*_broadcast_batch(target.shape, weight.shape))
+        weight = weight.expand(*kernels.broadcast_shapes(target.shape, weight.shape))
     return ops.binary_cross_entropy(input, target, weight, enum)
 
 

@@ -540,7 +540,26 @@ def fill__Tensor(self, value):
 
 def copy_(self, src, non_blocking=False):
     """`src` broadcast to self's shape and cast to self's dtype."""
-    return np.array(_broadcast_to(np.asarray(src), self.shape), dtype=self.dtype)
+    src = np.asarray(src)
+    if src.shape != self.shape:  # PyTorch words it as a broadcast into self, not an expand
+        check_inplace_result(self, self.dtype, broadcast_shapes(self.shape, src.shape))
+    return np.array(_broadcast_to(src, self.shape), dtype=self.dtype)
+
+
+def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast of two shapes, with PyTorch's error when they don't match."""
+    size = builtins.max(len(a), len(b))
+    result = []
+    for i in range(size):
+        x = a[i - size + len(a)] if i >= size - len(a) else 1
+        y = b[i - size + len(b)] if i >= size - len(b) else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                f"non-singleton dimension {i}"
+            )
+        result.append(y if x == 1 else x)
+    return tuple(result)
 
 
 def _compare(function: Any, self: Any, other: Any) -> np.ndarray:
@@ -879,31 +898,50 @@ def expand(self, size, implicit=False):
             f"sizes provided ({len(size)}) must be greater or equal to the number of dimensions "
             f"in the tensor ({self.ndim})"
         )
-    lead = len(size) - self.ndim
-    target = tuple(s if s != -1 else self.shape[i - lead] for i, s in enumerate(size))
-    return _broadcast_to(self, target)
+    if -1 in size:  # -1 keeps the size of that dimension
+        lead = len(size) - self.ndim
+        target = tuple(s if s != -1 else self.shape[i - lead] for i, s in enumerate(size))
+        return _broadcast_to(self, target, size)
+    return _broadcast_to(self, size)
 
 
-def _broadcast_to(array: np.ndarray, target: tuple[int, ...]) -> np.ndarray:
-    """A read-only broadcast view, with PyTorch's message where a size does not fit."""
+def _broadcast_to(array: np.ndarray, target: tuple[int, ...],
+                  asked: tuple[int, ...] | None = None) -> np.ndarray:
+    """A read-only broadcast view, with PyTorch's message where a size does not fit
+    (naming the sizes `asked` for, -1s and all)."""
+    lead = len(target) - array.ndim
+    if lead < 0:
+        raise _broadcast_error(array, target, asked)
+    strides = [0] * lead  # a new dimension, or one of size 1 that grows, gets stride 0
+    for size, wanted, stride in zip(array.shape, target[lead:], array.strides, strict=True):
+        if size == wanted:
+            strides.append(stride)
+        elif size == 1:
+            strides.append(0)
+        else:
+            raise _broadcast_error(array, target, asked)
+    try:
+        # The view built directly, as np.broadcast_to builds it, in a third of the time;
+        # only an array that is one block of memory can be the buffer.
+        view = np.ndarray(target, array.dtype, array, 0, tuple(strides))
+    except (ValueError, TypeError, BufferError):
+        return np.broadcast_to(array, target)
+    view.flags.writeable = False
+    return view
+
+
+def _broadcast_error(array: np.ndarray, target: tuple[int, ...],
+                     asked: tuple[int, ...] | None) -> RuntimeError:
     lead = len(target) - array.ndim
     for dim in range(array.ndim - 1, -1, -1):
         size, wanted = array.shape[dim], target[lead + dim] if lead + dim >= 0 else None
         if wanted is None or (size != wanted and size != 1):
-            raise RuntimeError(
+            return RuntimeError(
                 f"The expanded size of the tensor ({wanted}) must match the existing size "
                 f"({size}) at non-singleton dimension {lead + dim}.  Target sizes: "
-                f"{list(target)}.  Tensor sizes: {list(array.shape)}")
-    if array.flags.c_contiguous and array.size:
-        # The view built directly, as np.broadcast_to would build it, in a quarter of its
-        # time: a size-1 or new dimension gets stride 0.
-        strides = (0,) * lead + tuple(0 if size != wanted else stride for size, wanted, stride
-                                      in zip(array.shape, target[lead:], array.strides,
-                                             strict=True))
-        view = np.ndarray(target, array.dtype, array, 0, strides)
-        view.flags.writeable = False
-        return view
-    return np.broadcast_to(array, target)
+                f"{list(target if asked is None else asked)}.  Tensor sizes: "
+                f"{list(array.shape)}")
+    raise AssertionError("no dimension fails to broadcast")
 
 
 def unsqueeze(self, dim):

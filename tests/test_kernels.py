@@ -108,3 +108,23 @@ def test_pow_scalar_special_cases_match_torch(exponent, dtype: type) -> None:
     assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
     np.testing.assert_array_equal(ours, theirs.numpy())
     assert not np.shares_memory(ours, base)
+
+
+@pytest.mark.parametrize(("target", "source"), [((3,), (2, 3)), ((3,), (2, 4)), ((1, 3), (1, 1, 3)),
+                                                ((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3), (4,))])
+def test_copy_broadcasts_its_source_with_torchs_errors(target: tuple, source: tuple) -> None:
+    from tests.oracle import same
+
+    def program(lib):
+        x = lib.zeros(*target)
+        x.copy_(lib.arange(float(np.prod(source))).reshape(source))
+        return x.tolist()
+
+    same(program)
+
+
+def test_expand_errors_match_torch() -> None:
+    from tests.oracle import same
+
+    for size in [(2, 4), (3,), (4, 3, 5), (-1, 2)]:
+        same(lambda lib, size=size: lib.zeros(2, 3).expand(*size).tolist())

@@ -54,3 +54,23 @@ def test_a_value_of_the_wrong_shape() -> None:
         x = lib.zeros(3, 4)
         x[0] = lib.ones(5)
     same(program)
+
+
+def test_a_value_with_leading_ones_and_a_broadcast_value() -> None:
+    def program(lib):
+        x = lib.zeros(3, 4)
+        x[0] = lib.ones(1, 4)  # the leading 1 is dropped, as numpy does
+        x[1:] = lib.ones(1, 1, 4) * 2  # and the rest expanded to the target
+        x[:, 1] = 5.0
+        return x.tolist()
+    same(program)
+
+
+def test_gradient_of_a_broadcast_value() -> None:
+    def program(lib):
+        v = lib.ones(1, 4, requires_grad=True)
+        x = lib.zeros(3, 4) * 1
+        x[1:] = v * 2
+        (x * lib.arange(12.0).reshape(3, 4)).sum().backward()
+        return [x.grad_fn.name(), v.grad.tolist()]
+    same(program)
