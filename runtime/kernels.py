@@ -38,6 +38,14 @@ try:
         finally:
             _reset_state(token)
 except ImportError:  # numpy 1.x
+    def _set_state(_: Any) -> dict:
+        return np.seterr(all="ignore")
+
+    def _reset_state(previous: dict) -> None:
+        np.seterr(**previous)
+
+    _QUIET = None
+
     def quietly(function: Any, *args: Any) -> Any:
         """`function(*args)` with numpy's floating-point warnings off."""
         with np.errstate(all="ignore"):
@@ -134,12 +142,6 @@ def _as(value: Any, dtype: np.dtype) -> Any:
 
 
 def _binary(a: Any, b: Any, dtype: np.dtype | None = None) -> tuple[Any, Any]:
-    if dtype is None and type(a) is np.ndarray:
-        # The common cases need no cast: two arrays of one dtype, or a float array and a
-        # Python float (numpy keeps the array's dtype, as PyTorch does).
-        kind = type(b)
-        if (kind is np.ndarray and b.dtype == a.dtype) or (kind is float and a.dtype.kind == "f"):
-            return a, b
     dtype = result_type(a, b) if dtype is None else dtype
     if type(b) is float and dtype.kind == "f" and type(a) is np.ndarray:
         # A Python float is "weak" in numpy too: `a * 0.5` keeps a's dtype, no cast needed.
@@ -189,9 +191,37 @@ def _inplace(ufunc: np.ufunc, self: np.ndarray, other: Any, dtype: np.dtype) -> 
 
 # -- elementwise ------------------------------------------------------------------------------
 
+def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None = None) -> Any:
+    """`ufunc(self, other)` in PyTorch's result dtype, silently (inf - inf, 0 * inf, 1 / 0).
+
+    The common cases, two arrays of one dtype or a float array and a Python float, need
+    no promotion; this is the path of most elementwise ops, so it is written out here.
+    """
+    if dtype is None and type(self) is np.ndarray and (
+            (type(other) is np.ndarray and other.dtype == self.dtype)
+            or (type(other) is float and self.dtype.kind == "f")):
+        a, b = self, other
+    else:
+        a, b = _binary(self, other, dtype)
+    token = _set_state(_QUIET)
+    try:
+        result = ufunc(a, b)
+    finally:
+        _reset_state(token)
+    return result if type(result) is np.ndarray and result.dtype == a.dtype \
+        else _array(result, a.dtype)
+
+
+def _scaled(self: Any, other: Any, alpha: Any) -> tuple[Any, Any]:
+    """add's and sub's `self` and `alpha * other`, in the dtype alpha promotes them to."""
+    a, b = _binary(self, other, result_type(self, other, alpha))
+    return a, quietly(np.multiply, b, alpha)
+
+
 def add_Tensor(self, other, alpha=1):
-    a, b = _binary(self, other, result_type(self, other, alpha if alpha != 1 else None))
-    return _array(a + b if alpha == 1 else a + alpha * b, a.dtype)
+    if alpha == 1:
+        return _arithmetic(np.add, self, other)
+    return _arithmetic(np.add, *_scaled(self, other, alpha))
 
 
 def add_Tensor_(self, other, alpha=1):
@@ -204,12 +234,31 @@ def add_Scalar(self, other, alpha=1):
     return add_Tensor(self, other, alpha)
 
 
+def _is_bool(value: Any) -> bool:
+    return type(value) is bool or (isinstance(value, np.ndarray | np.generic)
+                                   and value.dtype.kind == "b")
+
+
+def _check_subtraction(self: Any, other: Any) -> None:
+    """PyTorch refuses `-` with a bool operand, pointing to what was probably meant."""
+    if _is_bool(self) and _is_bool(other):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if _is_bool(self) or _is_bool(other):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
 def sub_Tensor(self, other, alpha=1):
-    a, b = _binary(self, other, result_type(self, other, alpha if alpha != 1 else None))
-    return _array(a - b if alpha == 1 else a - alpha * b, a.dtype)
+    _check_subtraction(self, other)
+    if alpha == 1:
+        return _arithmetic(np.subtract, self, other)
+    return _arithmetic(np.subtract, *_scaled(self, other, alpha))
 
 
 def sub_Tensor_(self, other, alpha=1):
+    _check_subtraction(self, other)
     dtype = result_type(self, other, alpha if alpha != 1 else None)
     _inplace(np.subtract, self, other if alpha == 1 else alpha * _as(other, dtype), dtype)
 
@@ -223,8 +272,7 @@ def rsub_Scalar(self, other, alpha=1):
 
 
 def mul_Tensor(self, other):
-    a, b = _binary(self, other)
-    return _array(quietly(np.multiply, a, b), a.dtype)  # 0 * inf is NaN, silently
+    return _arithmetic(np.multiply, self, other)
 
 
 def mul_Tensor_(self, other):
@@ -237,8 +285,7 @@ def mul_Scalar(self, other):
 
 def div_Tensor(self, other):
     """True division: integers divide to the default float dtype, as in PyTorch."""
-    a, b = _binary(self, other, _float_type(self, other))
-    return _array(quietly(np.true_divide, a, b), a.dtype)
+    return _arithmetic(np.true_divide, self, other, _float_type(self, other))
 
 
 def div_Scalar(self, other):

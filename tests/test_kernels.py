@@ -40,6 +40,25 @@ def test_forward_ops_are_silent_under_warnings_as_errors() -> None:
         assert np.isnan((x * float("inf")).numpy()[0])
         assert (x / 0).numpy()[1] == np.inf
         assert np.isnan(x.log().numpy()[2])
+        inf = runtime.tensor([float("inf")])
+        assert np.isnan((inf - inf).numpy()).all() and np.isnan((inf + -inf).numpy()).all()
+        assert np.isnan(inf.sub(inf, alpha=2.0).numpy()).all()
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_arithmetic_promotes_as_torch_does(op: str) -> None:
+    from tests.oracle import same
+
+    values = {"float32": [1.5, -2.0], "float64": [0.25, 3.0], "int64": [2, -3],
+              "bool": [True, True]}  # no 0 to divide by: NaN would not compare equal
+    for name_a, a in values.items():
+        for name_b, b in [*values.items(), ("float", 2.5), ("int", 3), ("bool scalar", True)]:
+            def program(lib, a=a, b=b, name_a=name_a, name_b=name_b):
+                left = lib.tensor(a, dtype=getattr(lib, name_a))
+                right = lib.tensor(b, dtype=getattr(lib, name_b)) if isinstance(b, list) else b
+                result = getattr(lib, op)(left, right)
+                return str(result.dtype), result.tolist()
+            same(program)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
