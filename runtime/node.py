@@ -462,8 +462,7 @@ class SavedVariable:
         # for a tensor has nothing to track: it is kept as a plain value.
         if tensor is None:
             return NOT_SAVED
-        if type(tensor) is float or type(tensor) is int or \
-                getattr(tensor, "_version_counter", None) is None:
+        if type(tensor) is float or type(tensor) is int or not hasattr(tensor, "_counter"):
             return SavedValue(tensor)
         return super().__new__(cls)
 
@@ -478,8 +477,8 @@ class SavedVariable:
                 "this, you can make a clone to get a normal tensor and use it in autograd, or use "
                 "`torch.no_grad()` instead of `torch.inference_mode()`."
             )
-        self._version_counter = tensor._version_counter
-        self._saved_version = tensor._version_counter.version
+        self._version_counter = counter
+        self._saved_version = counter.version
         if is_output:
             self._tensor = None
             self._data = tensor._data

@@ -548,7 +548,8 @@ def scalar_type(value: Any) -> Any:
 
 def check_inplace(tensor: Tensor) -> None:
     """PyTorch's checks before an in-place op may write into `tensor`."""
-    if tensor._version_counter.inference and not is_inference_mode_enabled():
+    counter = tensor._counter  # None: never shared or bumped, so not an inference tensor
+    if counter is not None and counter.inference and not is_inference_mode_enabled():
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
             "a clone to get a normal tensor before doing inplace update.See "
