@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+import torch  # the oracle
 
 import runtime
 from generated.functions import MulBackward0
@@ -144,3 +145,74 @@ def test_gradients_keep_the_inputs_dtype_and_accumulate() -> None:
         (x * runtime.tensor(np.float64(3.0))).sum().backward()
     assert x.grad.dtype is runtime.float32
     np.testing.assert_array_equal(x.grad.numpy(), np.full(X.shape, 6, np.float32))
+
+
+# -- the raw loop's order is the queue's -----------------------------------------------------
+# A raw backward runs the next node directly when it is the one the queue would pick
+# (engine._run_raw). Its order is checked here against torch's, recorded by post-hooks
+# there; here hooks would force the Tensor form, so the raw forms are spied on instead.
+
+def _spy_on_raw_order(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    import generated.functions as functions
+    from runtime.node import AccumulateGrad
+
+    ran: list[str] = []
+    classes = [c for c in vars(functions).values()
+               if isinstance(c, type) and issubclass(c, Node) and "apply_raw" in vars(c)]
+    for cls in [*classes, AccumulateGrad]:
+        def spy(self, grads, original=cls.apply_raw):
+            ran.append(self.name())
+            return original(self, grads)
+        monkeypatch.setattr(cls, "apply_raw", spy)
+    return ran
+
+
+def _torch_order(root: torch.Tensor) -> list[str]:
+    names: list[str] = []
+    stack, seen = [root.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        node.register_prehook(lambda grads, node=node: names.append(node.name()))
+        stack.extend(n for n, _ in node.next_functions)
+    return names
+
+
+def _graph_program(lib, kind: str, seed: int):
+    rng = np.random.default_rng(seed)
+    x = lib.tensor(rng.standard_normal(5), requires_grad=True)
+    w = lib.tensor(rng.standard_normal(5), requires_grad=True)
+    if kind == "diamond":
+        a = x * 2
+        out = (a.relu() + a * 3).sum()
+    elif kind == "two leaves":
+        p = x * w
+        out = (p.pow(2) * (p + w)).sum() + x.sum()
+    else:  # a random graph: each value is an op of one or two earlier values
+        values = [x, w]
+        for _ in range(12):
+            i, j = rng.integers(len(values), size=2)
+            op = rng.integers(4)
+            a, b = values[i], values[j]
+            values.append([a * b, a + b, a.sin(), a.exp() * 0.1][op])
+        out = sum(v.sum() for v in values[2:])
+    return x, w, out
+
+
+@pytest.mark.parametrize(("kind", "seed"), [("diamond", 0), ("two leaves", 0),
+                                            *[("random", seed) for seed in range(8)]])
+def test_raw_backward_runs_nodes_in_torchs_order(monkeypatch: pytest.MonkeyPatch, kind: str,
+                                                 seed: int) -> None:
+    x, w, out = _graph_program(torch, kind, seed)
+    expected = _torch_order(out)
+    out.backward()
+    ran = _spy_on_raw_order(monkeypatch)
+    ours_x, ours_w, ours = _graph_program(runtime, kind, seed)
+    ours.backward()
+    assert ran == expected
+    for mine, theirs in ((ours_x, x), (ours_w, w)):
+        assert (mine.grad is None) == (theirs.grad is None)  # w is not in every graph
+        if theirs.grad is not None:
+            np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-6)
