@@ -1387,9 +1387,9 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
     if beta == 0:
         return product + np.zeros_like(bias)
     bias = bias if beta == 1 else bias * product.dtype.type(beta)
-    if np.broadcast_shapes(bias.shape, product.shape) != product.shape:
-        return product + bias  # a bias of a larger shape: PyTorch broadcasts it too
-    product += bias
+    if np.shape(bias) != product.shape:
+        expand(np.asarray(bias), product.shape)  # PyTorch expands self: its errors
+    product += bias  # nn.Linear's bias, (out,), added in place
     return product
 
 

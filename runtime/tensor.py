@@ -537,7 +537,8 @@ def strides(value: Any) -> tuple[int, ...]:
     """`x.stride()`, in elements as PyTorch counts them, saved by a node that reads it."""
     if not isinstance(value, Tensor):
         return ()
-    return tuple(s // value._data.itemsize for s in value._data.strides)
+    itemsize = value._data.itemsize
+    return tuple([stride // itemsize for stride in value._data.strides])
 
 
 def scalar_type(value: Any) -> Any:

@@ -147,3 +147,14 @@ def test_expand_errors_match_torch() -> None:
 
     for size in [(2, 4), (3,), (4, 3, 5), (-1, 2)]:
         same(lambda lib, size=size: lib.zeros(2, 3).expand(*size).tolist())
+
+
+@pytest.mark.parametrize("bias", [(3,), (2, 3), (1, 3), (2, 1), (), (3, 3), (2, 2, 3)])
+def test_addmm_expands_its_bias_as_torch_does(bias: tuple) -> None:
+    from tests.oracle import same
+
+    def program(lib):
+        self = lib.arange(float(np.prod(bias))).reshape(bias)
+        return lib.addmm(self, lib.ones(2, 4), lib.ones(4, 3), beta=0.5).tolist()
+
+    same(program)
