@@ -1387,7 +1387,8 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
     if beta == 0:
         return product + np.zeros_like(bias)
     bias = bias if beta == 1 else bias * product.dtype.type(beta)
-    if np.shape(bias) != product.shape:
+    shape = np.shape(bias)
+    if shape != product.shape and shape != product.shape[1:]:  # not nn.Linear's (out,)
         expand(np.asarray(bias), product.shape)  # PyTorch expands self: its errors
     product += bias  # nn.Linear's bias, (out,), added in place
     return product
