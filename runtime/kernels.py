@@ -22,8 +22,8 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 # Floating-point warnings (0 * inf, 1 / 0, overflow) are silenced in the kernels, as torch
 # never warns about them. `np.errstate` costs about 1 µs a call, as much as a small op; on
-# numpy 2 the state it sets is one context variable, which `quietly` sets directly (and on
-# an older numpy, through np.errstate).
+# numpy 2 the state it sets is one context variable, which `quietly` and `_arithmetic` set
+# directly (numpy 1.x has no such variable: there they go through np.errstate and np.seterr).
 try:
     from numpy._core.umath import _extobj_contextvar, _make_extobj
 
