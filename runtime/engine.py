@@ -23,11 +23,11 @@ import contextlib
 import heapq
 import itertools
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from runtime import anomaly, dtypes, forward_grad, raw
+from runtime import anomaly, dtypes, forward_grad, kernels, raw
 from runtime.grad_mode import set_grad_enabled
 from runtime.node import Node
 from runtime.tensor import Tensor
@@ -36,14 +36,18 @@ Edge = tuple[Node, int]
 
 
 def _discover(roots: Sequence[Node], with_parents: bool
-              ) -> tuple[dict[Node, int], dict[Node, list[Node]]]:
-    """Dependencies of every reachable node, and (if asked) who feeds whom."""
+              ) -> tuple[dict[Node, int], dict[Node, list[Node]], bool]:
+    """Dependencies of every reachable node, (if asked) who feeds whom, and whether any
+    node has hooks."""
     dependencies: dict[Node, int] = {}
     parents: dict[Node, list[Node]] = {}
+    hooked = False
     seen = set(roots)
     stack = list(seen)
     while stack:
         node = stack.pop()
+        if not hooked and node.has_hooks():
+            hooked = True
         for next_node, _ in node._next_functions:
             if next_node is None:
                 continue
@@ -53,7 +57,7 @@ def _discover(roots: Sequence[Node], with_parents: bool
             if next_node not in seen:
                 seen.add(next_node)
                 stack.append(next_node)
-    return dependencies, parents
+    return dependencies, parents, hooked
 
 
 def _needed_nodes(targets: set[Node], parents: dict[Node, list[Node]]) -> set[Node]:
@@ -140,17 +144,14 @@ def tensor_backward() -> Iterator[None]:
         _Mode.raw_allowed = previous
 
 
-def _runs_raw(nodes: Iterable[Node], root_grads: Sequence, create_graph: bool) -> bool:
+def _runs_raw(hooked: bool, root_grads: Sequence, create_graph: bool) -> bool:
     """Whether this backward can run on arrays: nothing in it needs to see a Tensor."""
-    if not _Mode.raw_allowed or create_graph or anomaly.is_enabled():
+    if hooked or not _Mode.raw_allowed or create_graph or anomaly.is_enabled():
         return False
     if forward_grad.current_level() >= 0:
         return False  # with a dual level open, formulas compute tangents, on Tensors
     for grad in root_grads:
         if grad is not None and (grad.requires_grad or grad._fw_grad is not None):
-            return False
-    for node in nodes:
-        if node.has_hooks():
             return False
     return True
 
@@ -296,7 +297,7 @@ def execute(
     """
     root_nodes = list(dict.fromkeys(node for node, _ in roots))
     filtered = bool(inputs) or not accumulate
-    dependencies, parents = _discover(root_nodes, with_parents=filtered)
+    dependencies, parents, hooked = _discover(root_nodes, with_parents=filtered)
 
     # PyTorch's exec_info: with inputs, a node runs only if it is `needed`, and a node
     # that is not needed but captures a gradient only runs its tensor hooks.
@@ -326,7 +327,7 @@ def execute(
         previous = buffer[index]
         buffer[index] = grad if previous is None else previous + grad
 
-    raw_mode = _runs_raw(itertools.chain(root_nodes, dependencies), root_grads, create_graph)
+    raw_mode = _runs_raw(hooked, root_grads, create_graph)
     if raw_mode:
         root_grads = [None if grad is None else grad._data for grad in root_grads]
     for (node, index), grad in zip(roots, root_grads, strict=True):
@@ -336,8 +337,9 @@ def execute(
             heapq.heappush(ready, (-node._sequence_nr, next(tie), node))
 
     if raw_mode and needed is None:
-        # The common case, `loss.backward()` with no hooks and create_graph off.
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        # The common case, `loss.backward()` with no hooks and create_graph off. Operators
+        # in raw formulas are numpy's: silent on 0 * inf and 1 / 0, as the kernels are.
+        with kernels.silenced():
             _run_raw(ready, buffers, dependencies, keep_graph, tie)
         return []
 

@@ -52,6 +52,18 @@ except ImportError:  # numpy 1.x
             return function(*args)
 
 
+class silenced:  # noqa: N801 - used like np.errstate
+    """`with silenced():` numpy's floating-point warnings off for a whole block."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token = _set_state(_QUIET)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _reset_state(self._token)
+
+
 def default_float(dtype: np.dtype) -> None:
     """Set the dtype integers promote to in float ops (torch.set_default_dtype)."""
     global _DEFAULT_FLOAT

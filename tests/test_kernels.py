@@ -158,3 +158,11 @@ def test_addmm_expands_its_bias_as_torch_does(bias: tuple) -> None:
         return lib.addmm(self, lib.ones(2, 4), lib.ones(4, 3), beta=0.5).tolist()
 
     same(program)
+
+
+def test_silenced_restores_numpy_state_after_an_error() -> None:
+    before = np.geterr()
+    with pytest.raises(ValueError), kernels.silenced():
+        assert np.isnan(np.array([0.0]) * np.inf).all()
+        raise ValueError
+    assert np.geterr() == before
