@@ -485,20 +485,11 @@ def next_edges(*values: Any) -> tuple[tuple[Node | None, int], ...]:
     """One edge per differentiable input; a Tensor[] input gives one edge per tensor."""
     edges: list[tuple[Node | None, int]] = []
     for value in values:
-        if isinstance(value, Tensor):
-            # edge(value), written out: this runs for every input of every recorded op.
-            if value._base is not None and value._base.grad_fn is not value._base_grad_fn:
-                regenerate_view(value)
-            if value.grad_fn is not None:
-                edges.append((value.grad_fn, value._output_nr))
-            elif value._requires_grad:
-                edges.append((value._grad_accumulator_node(), 0))
-            else:
-                edges.append(NO_EDGE)
-        elif type(value) is list or type(value) is tuple:
+        kind = type(value)
+        if kind is list or kind is tuple:
             edges.extend(map(edge, value))
         else:
-            edges.append(NO_EDGE)
+            edges.append(edge(value))
     return tuple(edges)
 
 
