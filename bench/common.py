@@ -12,20 +12,7 @@ DIM_IN, HIDDEN, DIM_OUT, LR = 1000, 100, 10, 1e-3
 
 def median_time(fn: Callable[[], object], repeat: int, warmup: int = 2) -> float:
     """Median wall time of fn() in seconds, garbage collection off while timing."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeat):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-    finally:
-        if enabled:
-            gc.enable()
-    return statistics.median(times)
+    return median_times({"fn": fn}, repeat, rounds=1, warmup=warmup)["fn"]
 
 
 def repeats(batch: int, repeat: int) -> int:
