@@ -86,11 +86,16 @@ def main(argv: list[str] | None = None) -> int:
         from codegen.verify import main as verify_main
 
         return verify_main(argv[1:])
+    if argv and argv[0] == "explain":
+        from codegen.explain import main as explain_main
+
+        return explain_main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m codegen", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Check the spec and regenerate generated/ from it.",
         epilog="Also: python -m codegen verify [OP ...] proves the named ops' formulas "
-               "(see python -m codegen verify --help).")
+               "(see python -m codegen verify --help).\n"
+               "Also: python -m codegen explain OP shows one op from its YAML to its code.")
     parser.add_argument("--spec", type=Path, default=ROOT / "derivatives.yaml",
                         help="the spec to read (default: derivatives.yaml)")
     parser.add_argument("--out", type=Path, default=ROOT / "generated",

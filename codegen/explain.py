@@ -1,0 +1,321 @@
+"""`python -m codegen explain OP`: one op's path from its YAML entry to its generated code.
+
+For a learner: the entry as written, its parsed schema, each formula before and after the
+rewrite, what the node saves and why, the generated class and functions, and the proof
+(`codegen.verify`), on one page instead of five files. `explain` is pure (no I/O);
+`main` reads the spec, renders it fresh and runs the proof.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+from codegen import render
+from codegen.load import node_name_prefix
+from codegen.model import Derivative, ForwardDerivative, OpInfo, SavedAttribute, SpecError
+from codegen.schema import Argument
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Why a node keeps each kind of saved attribute (see model.SavedAttribute).
+REASONS = {
+    "tensor": "a formula reads the tensor's values, so the node keeps it as a SavedVariable; "
+              "an in-place change to it before backward raises (its version counter moved)",
+    "output": "a formula reads an output; it is saved without its grad_fn (is_output=True), "
+              "so the output and its own node form no reference cycle",
+    "tensor_list": "a formula reads the tensors of a Tensor[]: each is a SavedVariable",
+    "sizes": "only `.shape` is read: the node keeps the sizes, not the tensor, "
+             "whose memory can then be freed",
+    "strides": "only `.stride()` is read: the node keeps the strides, not the tensor",
+    "dim": "only `.ndim` is read: the node keeps the number of dimensions, not the tensor",
+    "scalar_type": "only `.dtype` is read: the node keeps the dtype, not the tensor",
+    "numel": "only `.numel()` is read: the node keeps the element count, not the tensor",
+    "list_sizes": "only `to_args_sizes(...)` is read: the node keeps the shapes of the "
+                  "list's tensors, not the tensors",
+    "value": "a non-tensor argument a formula reads, kept by value",
+}
+
+
+class UnknownOp(LookupError):
+    """OP names no entry, or a base name with several overloads; the message says which."""
+
+
+def find_op(infos: list[OpInfo], op: str) -> OpInfo:
+    """The entry a full schema name or an unambiguous base name names; else UnknownOp."""
+    for info in infos:
+        if info.name == op:
+            return info
+    same_base = [i for i in infos if i.schema.base == op]
+    if len(same_base) == 1:
+        return same_base[0]
+    if same_base:
+        names = "\n".join(f"  {i.schema}" for i in same_base)
+        raise UnknownOp(f"{op} has {len(same_base)} overloads; name one:\n{names}")
+    known = sorted({i.name for i in infos} | {i.schema.base for i in infos})
+    close = difflib.get_close_matches(op, known, n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ": no entry has a name like it"
+    raise UnknownOp(f"unknown op {op!r}{hint}")
+
+
+def entry_lines(spec_text: str, line: int) -> tuple[int, int, str]:
+    """(first, last, text) of the YAML entry whose `name:` is on 1-based `line`.
+
+    The entry runs from its `- name:` line through the lines indented deeper than its
+    dash (blank lines between them included, trailing ones not).
+    """
+    lines = spec_text.splitlines()
+    first = line - 1
+    dash = lines[first].index("-") if "-" in lines[first] else 0
+    last = first
+    for index in range(first + 1, len(lines)):
+        text = lines[index]
+        if text.strip() and len(text) - len(text.lstrip()) <= dash:
+            break
+        if text.strip():
+            last = index
+    return first + 1, last + 1, "\n".join(lines[first : last + 1])
+
+
+def _group(infos: list[OpInfo], info: OpInfo) -> list[OpInfo]:
+    """The overloads bound under info's base name, as render.render_all groups them."""
+    return [i for i in infos if i.python_binding and i.schema.base == info.schema.base] or [info]
+
+
+def _heading(number: int, title: str) -> str:
+    text = f"{number}. {title}"
+    return f"{text}\n{'-' * len(text)}"
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line if line else line for line in text.splitlines())
+
+
+def _item(label: str, text: str, indent: int = 4, prose: bool = True) -> list[str]:
+    """`    label    text`, prose wrapped to 100 columns under itself; code never wrapped."""
+    head = f"{' ' * indent}{label:<9}"
+    if not prose:
+        return [head + text]
+    return textwrap.wrap(text, 100, initial_indent=head, subsequent_indent=" " * len(head),
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def _argument_role(info: OpInfo, arg: Argument) -> str:
+    inputs = {i.name: i for i in info.inputs}
+    if arg.name in inputs:
+        return f"differentiable: next_functions[{inputs[arg.name].index}]"
+    if arg.name in info.non_differentiable:
+        return "not differentiable (the spec says non_differentiable)"
+    if arg.type.is_tensor_like:
+        return "no gradient: no output is differentiable"
+    return "not a tensor: no gradient"
+
+
+def _node_reason(infos: list[OpInfo], info: OpInfo) -> str:
+    """Why the node class has its name: torchgen's counter per prefix, in spec order."""
+    if info.node_name is None:
+        return "no node class: no output is differentiable, so no graph is recorded"
+    if info.qualified_name:
+        return (f"{info.node_name}: the spec's `node:` key names a node PyTorch writes by "
+                f"hand ({info.qualified_name}); it takes no number")
+    prefix = node_name_prefix(info.schema.base)
+    numbered = re.compile(rf"{re.escape(prefix)}\d+")
+    siblings = [i for i in infos if i.node_name and numbered.fullmatch(i.node_name)]
+    listing = ", ".join(f"{i.node_name} = {i.name}" for i in siblings)
+    return (f"{info.node_name}: CamelCase of {info.schema.base!r} + Backward, numbered per "
+            f"prefix in spec order as torchgen does ({listing})")
+
+
+def _variants(info: OpInfo) -> str:
+    base = info.schema.base
+    forms = []
+    if info.function:
+        forms.append(f"function torch.{base}")
+    if info.method:
+        forms.append(f"method Tensor.{base}")
+    if info.inplace:
+        forms.append(f"in-place method Tensor.{base}_")
+    if info.inplace_function:
+        forms.append(f"in-place function torch.{base}_")
+    text = ", ".join(forms) or "none"
+    if not info.python_binding:
+        text += "; not reached by Python's overload resolution (python_binding: False)"
+    if info.view_of:
+        text += f"; the output is a view of {info.view_of!r}"
+    return text
+
+
+def _schema_section(infos: list[OpInfo], info: OpInfo) -> str:
+    schema = info.schema
+    lines = [f"name     {schema.name}  (base {schema.base!r}, overload "
+             f"{repr(schema.overload) if schema.overload else 'none'})", "arguments"]
+    for arg in schema.arguments:
+        extras = [f"default {arg.default}"] if arg.default is not None else []
+        if arg.kwarg_only:
+            extras.append("keyword-only")
+        detail = f"  ({', '.join(extras)})" if extras else ""
+        lines.append(f"    {arg.name:<18} {str(arg.type):<10} {_argument_role(info, arg)}{detail}")
+    lines.append("returns, by the names formulas use")
+    for name, ret, diff in zip(schema.return_names(), schema.returns,
+                               info.output_differentiability, strict=True):
+        role = "differentiable" if diff else "not differentiable (output_differentiability)"
+        lines.append(f"    {name:<18} {str(ret.type):<10} {role}")
+    lines += _item("node", _node_reason(infos, info), indent=0)
+    lines += _item("variants", _variants(info), indent=0)
+    wrapper = render.wrapper_name(info, _group(infos, info))
+    lines += _item("wrapper", f"ops.{wrapper}, the forward wrapper they call", indent=0)
+    return "\n".join(lines)
+
+
+def _backward(derivative: Derivative) -> list[str]:
+    names = ", ".join(derivative.var_names)
+    lines = [f"{names}: {' '.join(derivative.formula.split())}    (line {derivative.line})"]
+    if derivative.not_implemented is not None:
+        return lines + _item("runs", "raise RuntimeError: the derivative is not implemented "
+                             f"({derivative.not_implemented})")
+    lines += _item("runs", derivative.code, prose=False)
+    lines += _item("reads", ", ".join(derivative.grad_names) or "grads, the whole list")
+    if len(derivative.var_names) > 1:
+        lines += _item("fused", "one call gives all these gradients; grad_input_mask says "
+                       "which of them are needed")
+    return lines
+
+
+def _forward(info: OpInfo, fwd: ForwardDerivative) -> list[str]:
+    names = ", ".join(fwd.var_names)
+    lines = [f"{names}: {' '.join(fwd.formula.split())}    (line {fwd.line})"]
+    if fwd.kind == "auto_element_wise":
+        lines += _item("kind", f"auto_element_wise: the backward formula of "
+                       f"{info.inputs[0].name!r} with grad replaced by its tangent, and each "
+                       "tensor x by its primal x_p")
+        lines += _item("from", fwd.derived, prose=False)
+    elif fwd.kind == "auto_linear":
+        lines += _item("kind", "auto_linear: the op itself applied to the tangents (primals "
+                       "for the other tensors); its call is in the JVP function below")
+        return lines
+    else:
+        lines += _item("kind", "formula, written in the spec")
+    return lines + _item("runs", fwd.code, prose=False)
+
+
+def _formulas_section(info: OpInfo) -> str:
+    lines = _item("rewrite", "`self` -> `self_` (a Python local cannot be self), ops of the "
+                  "spec -> `ops.NAME`, helpers of runtime/manual.py -> `manual.NAME`, "
+                  "`x.shape` -> the saved size `x_sym_sizes`", indent=0)
+    lines += ["", "backward: the node's apply() runs each rewritten expression"]
+    for derivative in info.derivatives:
+        lines += _backward(derivative)
+    if not info.derivatives:
+        lines.append("none")
+    lines += ["", "forward mode: the JVP function returns it (x_p is a primal, x_t a tangent)"]
+    for fwd in info.forward_derivatives:
+        lines += _forward(info, fwd)
+    if not info.forward_derivatives:
+        lines.append("none: forward-mode AD through this op raises")
+    return "\n".join(lines)
+
+
+def _attribute_name(attr: SavedAttribute) -> str:
+    """PyTorch's name for it on grad_fn: `_saved_self`, `_saved_self_sym_sizes`."""
+    return f"_saved_{attr.source if attr.is_saved_variable else attr.name}"
+
+
+def _saved_section(info: OpInfo) -> str:
+    if not info.saved:
+        return "nothing: no formula reads an argument or an output"
+    lines = []
+    for attr in info.saved:
+        field = render._field(attr)
+        slot = f" (slot {field})" if field != _attribute_name(attr) else ""
+        lines.append(f"{_attribute_name(attr)}{slot}: {attr.kind} of {attr.source!r}, "
+                     f"{attr.name!r} in apply()")
+        for derivative in info.derivatives:
+            if attr in derivative.saved:
+                lines += _item("read by", f"{', '.join(derivative.var_names)}: "
+                               f"{' '.join(derivative.formula.split())}", prose=False)
+        lines += _item("why", REASONS.get(attr.kind, attr.kind))
+        guard = render.save_guard(info, attr)
+        if guard is not None:
+            lines += _item("guarded", f"saved only if should_compute_output({guard}), that is "
+                           f"if {info.inputs[guard].name!r} needs its gradient: only its "
+                           "formula reads it, so otherwise the node keeps no reference")
+    return "\n".join(lines)
+
+
+def _definition(source: str, name: str, kind: type[ast.AST]) -> str | None:
+    """The source text of the top-level class or function `name` in `source`."""
+    for node in ast.parse(source).body:
+        if isinstance(node, kind) and getattr(node, "name", None) == name:
+            return ast.get_source_segment(source, node)
+    return None
+
+
+def _code_section(infos: list[OpInfo], info: OpInfo, files: dict[str, str]) -> str:
+    wrapper = render.wrapper_name(info, _group(infos, info))
+    wanted: list[tuple[str, str, type[ast.AST], str]] = []
+    if info.node_name:
+        wanted.append(("functions.py", info.node_name, ast.ClassDef, "the node"))
+    wanted.append(("ops.py", wrapper, ast.FunctionDef, "the forward wrapper"))
+    if info.inplace:
+        wanted.append(("ops.py", f"{wrapper}_", ast.FunctionDef, "its in-place form"))
+    if info.forward_derivatives:
+        wanted.append(("forward.py", wrapper, ast.FunctionDef, "the JVP function"))
+    parts = []
+    for file, name, kind, what in wanted:
+        text = _definition(files.get(file, ""), name, kind)
+        body = _indent(text) if text else "    (not found in the rendered text)"
+        parts.append(f"generated/{file}: {name}, {what}\n\n{body}")
+    return "\n\n".join(parts)
+
+
+def explain(infos: list[OpInfo], files: dict[str, str], spec_text: str, spec_name: str,
+            op: str) -> str:
+    """Sections 1-5 of the explanation of `op` (raises UnknownOp): entry, schema, formulas,
+    saved attributes and the code rendered into `files` ({file name: text})."""
+    info = find_op(infos, op)
+    first, last, entry = entry_lines(spec_text, info.location.line)
+    title = f"{info.name}: from {spec_name}:{first}-{last} to {info.node_name or 'no node'}"
+    sections = [
+        f"{title}\n{'=' * len(title)}",
+        f"{_heading(1, f'The entry, {spec_name}:{first}-{last}')}\n\n{_indent(entry)}",
+        f"{_heading(2, 'The schema, parsed')}\n{_schema_section(infos, info)}",
+        f"{_heading(3, 'The formulas, as written and as rewritten')}\n{_formulas_section(info)}",
+        f"{_heading(4, 'What the node saves, and why')}\n{_saved_section(info)}",
+        f"{_heading(5, 'The generated code (rendered now from the spec)')}\n\n"
+        f"{_code_section(infos, info, files)}",
+    ]
+    return "\n\n".join(sections) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    """`python -m codegen explain OP`: print the explanation; exit 2 on a bad spec or OP."""
+    parser = argparse.ArgumentParser(
+        prog="python -m codegen explain",
+        description="Show one op's path from its YAML entry to its generated code and proof.")
+    parser.add_argument("op", help="a schema name (pow.Tensor_Scalar) or a base name (mm)")
+    parser.add_argument("--spec", type=Path, default=ROOT / "derivatives.yaml",
+                        help="the spec to read (default: derivatives.yaml)")
+    parser.add_argument("--no-verify", action="store_true",
+                        help="skip the proof (section 6): fast")
+    parser.add_argument("--no-torch", action="store_true",
+                        help="prove without the comparison with torch")
+    args = parser.parse_args(argv)
+    from codegen.__main__ import generate
+    from codegen.load import load_spec
+
+    try:
+        infos = load_spec(args.spec)
+        find_op(infos, args.op)  # a wrong name is told before the spec is rendered
+        files = generate(args.spec)
+        text = explain(infos, files, args.spec.read_text(encoding="utf-8"), args.spec.name,
+                       args.op)
+    except (SpecError, UnknownOp) as error:
+        print(error, file=sys.stderr)
+        return 2
+    sys.stdout.write(text)
+    return 0
