@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import functools
 import re
 import sys
 import textwrap
@@ -116,19 +117,22 @@ def _argument_role(info: OpInfo, arg: Argument) -> str:
     return "not a tensor: no gradient"
 
 
-def _node_reason(infos: list[OpInfo], info: OpInfo) -> str:
+def _node_reason(infos: list[OpInfo], info: OpInfo) -> list[str]:
     """Why the node class has its name: torchgen's counter per prefix, in spec order."""
     if info.node_name is None:
-        return "no node class: no output is differentiable, so no graph is recorded"
+        return _item("node", "none: no output is differentiable, so no graph is recorded", 0)
     if info.qualified_name:
-        return (f"{info.node_name}: the spec's `node:` key names a node PyTorch writes by "
-                f"hand ({info.qualified_name}); it takes no number")
+        return _item("node", f"{info.node_name}: the spec's `node:` key names a node PyTorch "
+                     f"writes by hand ({info.qualified_name}); it takes no number", 0)
     prefix = node_name_prefix(info.schema.base)
     numbered = re.compile(rf"{re.escape(prefix)}\d+")
     siblings = [i for i in infos if i.node_name and numbered.fullmatch(i.node_name)]
-    listing = ", ".join(f"{i.node_name} = {i.name}" for i in siblings)
-    return (f"{info.node_name}: CamelCase of {info.schema.base!r} + Backward, numbered per "
-            f"prefix in spec order as torchgen does ({listing})")
+    lines = _item("node", f"{info.node_name}: {prefix} (CamelCase of {info.schema.base!r}) "
+                  "and a number counted per prefix in spec order, as torchgen does:", 0)
+    for sibling in siblings:
+        mark = "  <- this entry" if sibling is info else ""
+        lines.append(f"{'':<9}    {sibling.node_name:<24} {sibling.name}{mark}")
+    return lines
 
 
 def _variants(info: OpInfo) -> str:
@@ -165,7 +169,7 @@ def _schema_section(infos: list[OpInfo], info: OpInfo) -> str:
                                info.output_differentiability, strict=True):
         role = "differentiable" if diff else "not differentiable (output_differentiability)"
         lines.append(f"    {name:<18} {str(ret.type):<10} {role}")
-    lines += _item("node", _node_reason(infos, info), indent=0)
+    lines += _node_reason(infos, info)
     lines += _item("variants", _variants(info), indent=0)
     wrapper = render.wrapper_name(info, _group(infos, info))
     lines += _item("wrapper", f"ops.{wrapper}, the forward wrapper they call", indent=0)
@@ -247,27 +251,32 @@ def _saved_section(info: OpInfo) -> str:
     return "\n".join(lines)
 
 
-def _definition(source: str, name: str, kind: type[ast.AST]) -> str | None:
+@functools.lru_cache(maxsize=8)
+def _definitions(source: str) -> dict[str, ast.stmt]:
+    """The top-level classes and functions of a generated file, by name (parsed once)."""
+    return {node.name: node for node in ast.parse(source).body
+            if isinstance(node, ast.ClassDef | ast.FunctionDef)}
+
+
+def _definition(source: str, name: str) -> str | None:
     """The source text of the top-level class or function `name` in `source`."""
-    for node in ast.parse(source).body:
-        if isinstance(node, kind) and getattr(node, "name", None) == name:
-            return ast.get_source_segment(source, node)
-    return None
+    node = _definitions(source).get(name)
+    return None if node is None else ast.get_source_segment(source, node)
 
 
 def _code_section(infos: list[OpInfo], info: OpInfo, files: dict[str, str]) -> str:
     wrapper = render.wrapper_name(info, _group(infos, info))
-    wanted: list[tuple[str, str, type[ast.AST], str]] = []
+    wanted: list[tuple[str, str, str]] = []
     if info.node_name:
-        wanted.append(("functions.py", info.node_name, ast.ClassDef, "the node"))
-    wanted.append(("ops.py", wrapper, ast.FunctionDef, "the forward wrapper"))
+        wanted.append(("functions.py", info.node_name, "the node"))
+    wanted.append(("ops.py", wrapper, "the forward wrapper"))
     if info.inplace:
-        wanted.append(("ops.py", f"{wrapper}_", ast.FunctionDef, "its in-place form"))
+        wanted.append(("ops.py", f"{wrapper}_", "its in-place form"))
     if info.forward_derivatives:
-        wanted.append(("forward.py", wrapper, ast.FunctionDef, "the JVP function"))
+        wanted.append(("forward.py", wrapper, "the JVP function"))
     parts = []
-    for file, name, kind, what in wanted:
-        text = _definition(files.get(file, ""), name, kind)
+    for file, name, what in wanted:
+        text = _definition(files.get(file, ""), name)
         body = _indent(text) if text else "    (not found in the rendered text)"
         parts.append(f"generated/{file}: {name}, {what}\n\n{body}")
     return "\n\n".join(parts)
