@@ -108,6 +108,8 @@ def _item(label: str, text: str, indent: int = 4, prose: bool = True) -> list[st
 
 def _argument_role(info: OpInfo, arg: Argument) -> str:
     inputs = {i.name: i for i in info.inputs}
+    if arg.name in inputs and inputs[arg.name].is_list:
+        return "differentiable: one next_functions entry per tensor of the list"
     if arg.name in inputs:
         return f"differentiable: next_functions[{inputs[arg.name].index}]"
     if arg.name in info.non_differentiable:
@@ -149,7 +151,10 @@ def _variants(info: OpInfo) -> str:
     text = ", ".join(forms) or "none"
     if not info.python_binding:
         text += "; not reached by Python's overload resolution (python_binding: False)"
-    if info.view_of:
+    alias = next((r.type.alias for r in info.schema.returns if r.type.alias), None)
+    if info.view_of and alias and alias.endswith("!"):
+        text += f"; writes into {info.view_of!r} in place and returns it"
+    elif info.view_of:
         text += f"; the output is a view of {info.view_of!r}"
     return text
 
@@ -208,14 +213,14 @@ def _forward(info: OpInfo, fwd: ForwardDerivative) -> list[str]:
 
 
 def _formulas_section(info: OpInfo) -> str:
+    if not info.differentiable:
+        return "none: no output is differentiable, so no node runs a formula"
     lines = _item("rewrite", "`self` -> `self_` (a Python local cannot be self), ops of the "
                   "spec -> `ops.NAME`, helpers of runtime/manual.py -> `manual.NAME`, "
                   "`x.shape` -> the saved size `x_sym_sizes`", indent=0)
     lines += ["", "backward: the node's apply() runs each rewritten expression"]
     for derivative in info.derivatives:
         lines += _backward(derivative)
-    if not info.derivatives:
-        lines.append("none")
     lines += ["", "forward mode: the JVP function returns it (x_p is a primal, x_t a tangent)"]
     for fwd in info.forward_derivatives:
         lines += _forward(info, fwd)
