@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import keyword
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -16,7 +17,15 @@ from pathlib import Path
 
 import yaml
 
-from codegen.formula import FormulaError, Scope, analyze, parse_expression
+from codegen.formula import (
+    SIZE_ATTRIBUTES,
+    SIZE_METHODS,
+    FormulaError,
+    Scope,
+    analyze,
+    local_name,
+    parse_expression,
+)
 from codegen.model import (
     Derivative,
     ForwardDerivative,
@@ -26,6 +35,7 @@ from codegen.model import (
     SavedAttribute,
     SpecError,
 )
+from codegen.names import LOCAL_NAMES, MODULE_NAMES, NODE_MODULE_NAMES
 from codegen.schema import FunctionSchema, SchemaError, parse_schema
 
 # Keys gradgen adds to torchgen's: how an op is exposed, and its sample inputs for tests.
@@ -35,9 +45,10 @@ ENTRY_KEYS = ("name", "output_differentiability", *BINDING_KEYS)
 _SAFE_TAGS = {
     "tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "seq", "map")
 }
-_QUALIFIED = re.compile(r"^[A-Za-z_]\w*(::[A-Za-z_]\w*)*$")
-_RESULT_KEY = re.compile(r"^result\d*$")
-_NOT_IMPLEMENTED = re.compile(r"^not_implemented\((?P<arg>.*)\)$", re.S)
+# All matched with fullmatch, in ASCII (see codegen/schema.py).
+_QUALIFIED = re.compile(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*", re.ASCII)
+_RESULT_KEY = re.compile(r"result\d*", re.ASCII)
+_NOT_IMPLEMENTED = re.compile(r"not_implemented\((?P<arg>.*)\)", re.S)
 
 
 def node_name_prefix(base: str) -> str:
@@ -199,6 +210,7 @@ def parse_spec(text: str, path: str, helpers: frozenset[str]) -> list[OpInfo]:
             raise SpecError(
                 reader.location(name_node, error.column), label, f"malformed schema: {error}"
             ) from None
+        _check_names(reader, schema, name_node, label)
         location = reader.location(name_node)
         if schema.name in seen:
             raise SpecError(
@@ -217,6 +229,38 @@ def parse_spec(text: str, path: str, helpers: frozenset[str]) -> list[OpInfo]:
         _load_entry(reader, schema, keys, ops, methods, helpers, counter)
         for schema, keys in entries
     ]
+
+
+def _check_names(reader: _Reader, schema: FunctionSchema, name_node: yaml.ScalarNode,
+                 label: str) -> None:
+    """Refuse spec names that would replace a name of the generated code (codegen/names.py)
+    or one that generated code derives from another spec name (`self` -> `self_`, `x_p`)."""
+    text = name_node.value
+
+    def fail(name: str, message: str) -> SpecError:
+        return SpecError(reader.location(name_node, _argument_index(text, name)), label,
+                         message)
+
+    for name in (schema.base, schema.kernel_name, f"{schema.base}_default"):
+        if name in MODULE_NAMES or name.startswith("__"):
+            raise SpecError(reader.location(name_node, len(text) - len(text.lstrip())), label,
+                            f"an op may not be named {name!r}: generated code uses that name")
+    tensors = [a.name for a in schema.arguments if a.type.is_tensor_like]
+    suffixes = [s for _, s in SIZE_ATTRIBUTES.values()] + [s for _, s in SIZE_METHODS.values()]
+    derived = {f"{t}_{end}": t for t in tensors for end in ("p", "t", "args_sizes")}
+    derived |= {f"{local_name(t).rstrip('_')}_{end}": t for t in tensors for end in suffixes}
+    derived |= {f"grad_{o}": o for o in schema.return_names()}
+    for name in [a.name for a in schema.arguments] + [r.name for r in schema.returns if r.name]:
+        if name in LOCAL_NAMES:
+            raise fail(name, f"{name!r} may not name an argument or output: generated code "
+                             "uses that name")
+        if name.startswith("_") or name.endswith("_"):
+            raise fail(name, f"{name!r}: argument and output names may not begin or end with "
+                             "'_' (generated code writes `self_` for `self`; a namedtuple "
+                             "refuses a field `_x`)")
+        if name in derived and derived[name] != name:
+            raise fail(name, f"{name!r} is the name generated code gives to something of "
+                             f"{derived[name]!r}: rename it")
 
 
 def _variants(reader: _Reader, schema: FunctionSchema, keys: dict) -> tuple[bool, bool]:
@@ -304,7 +348,7 @@ def _load_entry(
         if key_text in ENTRY_KEYS:
             continue
         names = [n.strip() for n in key_text.split(",")]
-        forward_key = all(n in outputs or _RESULT_KEY.match(n) for n in names)
+        forward_key = all(n in outputs or _RESULT_KEY.fullmatch(n) for n in names)
         for n in names:
             if n not in arguments and not forward_key:
                 raise fail(key, _unknown_key(n, schema), key_text.index(n))
@@ -326,7 +370,7 @@ def _load_entry(
         if formula.strip() == "non_differentiable":
             non_differentiable.extend(names)
             continue
-        not_implemented = _NOT_IMPLEMENTED.match(formula.strip())
+        not_implemented = _NOT_IMPLEMENTED.fullmatch(formula.strip())
         if not_implemented:
             message = _string_literal(not_implemented["arg"])
             if message is None:
@@ -387,9 +431,14 @@ def _load_entry(
         # its derivatives.yaml: it has its own name and takes no number.
         value = keys["node"][1]
         qualified_name = reader.value(value)
-        if not isinstance(qualified_name, str) or not _QUALIFIED.match(qualified_name):
+        if not isinstance(qualified_name, str) or not _QUALIFIED.fullmatch(qualified_name):
             raise fail(value, "node must be a class name, optionally qualified: "
                               "torch::autograd::CopyBackwards")
+        class_name = qualified_name.rsplit("::", 1)[-1]
+        if class_name in NODE_MODULE_NAMES or class_name.startswith("__") \
+                or keyword.iskeyword(class_name):
+            raise fail(value, f"a node may not be named {class_name!r}: "
+                              "generated code uses that name")
         if derivatives and differentiable_outputs:
             node_name = qualified_name.rsplit("::", 1)[-1]
     elif derivatives:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import jinja2
 
 from codegen import raw
+from codegen.escape import Into, escape
 from codegen.formula import SIZE_KINDS, local_name
 from codegen.model import OpInfo, SavedAttribute
 from codegen.schema import REDUCTIONS, Argument, FunctionSchema
@@ -34,7 +36,7 @@ INPLACE_OPERATORS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_",
 
 
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -42,6 +44,11 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
+    # Spec text reaches a template only through these: see codegen/escape.py.
+    env.filters.update(literal=lambda text: escape(text, Into.LITERAL),
+                       docstring=lambda text: escape(text, Into.DOCSTRING),
+                       comment=lambda text: escape(text, Into.COMMENT))
+    return env
 
 
 # -- functions.py: the Node classes --------------------------------------------------------
@@ -74,7 +81,7 @@ def _blocks(info: OpInfo) -> list[Block]:
     for derivative in info.derivatives:
         names = [n for n in derivative.var_names if n in index]
         slots = [index[n] for n in names]
-        comment = f"{', '.join(derivative.var_names)}: {_one_line(derivative.formula)}"
+        comment = f"{', '.join(derivative.var_names)}: {derivative.formula}"
         if any(i.is_list for i in info.inputs if i.name in names):
             condition = "any(self.should_compute_output(i) for i in range(len(grad_inputs)))"
         else:
@@ -87,7 +94,7 @@ def _blocks(info: OpInfo) -> list[Block]:
         if derivative.not_implemented is not None:
             message = f"the derivative for '{info.name}' is not implemented: " \
                 f"{derivative.not_implemented}"
-            lines = (f"raise RuntimeError({message!r})",)
+            lines = (f"raise RuntimeError({escape(message, Into.LITERAL)})",)
         elif any(i.is_list for i in info.inputs if i.name in names):
             lines = (f"grad_inputs[:] = {derivative.code}",)
         elif len(slots) == 1:
@@ -137,10 +144,6 @@ class RawNames:
     helpers: frozenset[str] = frozenset()
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _grad_setup(info: OpInfo) -> list[str]:
     outputs = info.schema.return_names()
     lines = []
@@ -160,9 +163,10 @@ def _grad_setup(info: OpInfo) -> list[str]:
 
 def _tuple_literal(names: list[str]) -> str:
     """`("a",)`, `("a", "b")` or `()`: a tuple of strings as Python source."""
-    if len(names) == 1:
-        return f'("{names[0]}",)'
-    return "(" + ", ".join(f'"{n}"' for n in names) + ")"
+    literals = [escape(n, Into.LITERAL) for n in names]
+    if len(literals) == 1:
+        return f"({literals[0]},)"
+    return "(" + ", ".join(literals) + ")"
 
 
 def node_context(info: OpInfo, names: RawNames = RawNames()) -> dict:
@@ -173,8 +177,8 @@ def node_context(info: OpInfo, names: RawNames = RawNames()) -> dict:
         "name": info.node_name,
         "qualified_name": info.qualified_name,
         "schema": str(info.schema),
-        "line": info.location.line,
-        "formulas": [(", ".join(d.var_names), _one_line(d.formula)) for d in info.derivatives],
+        "entry": info.name,
+        "formulas": [(", ".join(d.var_names), d.formula) for d in info.derivatives],
         "slots": _tuple_literal([_field(a) for a in saved]),
         "tensors": [(f"_saved_{a.source}", _field(a), a.kind == "output")
                     for a in saved if a.is_saved_variable],
@@ -224,11 +228,11 @@ def forward_context(info: OpInfo, group: list[OpInfo]) -> dict:
              for f in info.forward_derivatives]
     formulas = []
     for fwd in info.forward_derivatives:
-        text = _one_line(fwd.formula)
+        text = fwd.formula
         if fwd.kind == "auto_element_wise":
             backward = next(d for d in info.derivatives if d.var_names == (info.inputs[0].name,))
-            text += f", from {backward.var_names[0]}: {_one_line(backward.formula)}"
-        formulas.append((fwd.line, ", ".join(fwd.var_names), text))
+            text += f", from {backward.var_names[0]}: {backward.formula}"
+        formulas.append((", ".join(fwd.var_names), text))
     if len(outputs) == 1:
         body = [f"return {codes[0]}"]
     else:
@@ -239,6 +243,7 @@ def forward_context(info: OpInfo, group: list[OpInfo]) -> dict:
     return {
         "name": wrapper_name(info, group),
         "schema": str(info.schema),
+        "entry": info.name,
         "params": ", ".join(_forward_parameters(info)),
         "formulas": formulas,
         "body": body,
@@ -259,14 +264,13 @@ def _python_default(arg: Argument) -> str:
     text = arg.default
     if text in ("None", "True", "False"):
         return text
-    if text == "[]":
-        return "()"
-    if text.startswith("[") and text.endswith("]"):
-        return "(" + text[1:-1] + ("," if "," not in text else "") + ")"
+    if text.startswith("[") and text.endswith("]"):  # numbers, checked by the schema parser
+        items = [item.strip() for item in text[1:-1].split(",") if item.strip()]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if text in REDUCTIONS:
         return str(REDUCTIONS[text])
-    if text.startswith(("'", '"')):
-        return text
+    if arg.type.base == "str":  # checked to be a string literal: written out anew
+        return escape(ast.literal_eval(text), Into.LITERAL)
     if arg.type.is_list:  # `int[2] stride=1` means (1, 1)
         size = arg.type.list_size or 1
         return f"({text},)" if size == 1 else "(" + ", ".join([text] * size) + ")"
@@ -353,7 +357,7 @@ def _history(info: OpInfo) -> list[str]:
     schema = info.schema
     outputs = [local_name(o) for o in schema.return_names()]
     if len(schema.returns) == 1 and schema.returns[0].type.is_list:
-        return [f"for output in {outputs[0]}:", "    _T.set_history(output, grad_fn)"]
+        return [f"for returned in {outputs[0]}:", "    _T.set_history(returned, grad_fn)"]
     return [f"_T.set_history({o}, grad_fn)" if differentiable else f"_T.skip_output({o}, grad_fn)"
             for o, differentiable in zip(outputs, info.output_differentiability, strict=True)]
 
@@ -429,7 +433,6 @@ def op_context(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = froz
         "function": wrapper_name(info, group),
         "name": schema.name,
         "schema": str(schema),
-        "line": info.location.line,
         "signature": python_signature(schema),
         "kernel_call": kernel_call,
         "inplace_write": _inplace_write(info, kernel_args, kernel_call, kernels),

@@ -25,14 +25,16 @@ from dataclasses import dataclass
 
 # Base types and the suffixes they may carry.
 BASE_TYPES = ("Tensor", "int", "SymInt", "float", "bool", "Scalar", "ScalarType", "str")
+# Matched with fullmatch, in ASCII: a `$` would let a final newline through, and `\d` or
+# `\w` would take digits and letters of any script into generated code.
 _TYPE_RE = re.compile(
-    r"^(?P<base>[A-Za-z]+)(\((?P<alias>[a-z]!?)\))?(?P<item_optional>\?(?=\[))?"
-    r"(?P<list>\[(?P<size>\d*)\])?(?P<optional>\?)?$"
+    r"(?P<base>[A-Za-z]+)(\((?P<alias>[a-z]!?)\))?(?P<item_optional>\?(?=\[))?"
+    r"(?P<list>\[(?P<size>\d*)\])?(?P<optional>\?)?", re.ASCII
 )
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_OPNAME_RE = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*)(\.(?P<overload>[A-Za-z0-9_]+))?$")
-_INT_RE = re.compile(r"^-?\d+$")
-_NUMBER_RE = re.compile(r"^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OPNAME_RE = re.compile(r"(?P<base>[A-Za-z_][A-Za-z0-9_]*)(\.(?P<overload>[A-Za-z0-9_]+))?")
+_INT_RE = re.compile(r"-?\d+", re.ASCII)
+_NUMBER_RE = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", re.ASCII)
 # Names torch uses for `int reduction` defaults (at::Reduction), and their values.
 REDUCTIONS = {"Mean": 1, "Sum": 2}
 
@@ -190,7 +192,7 @@ def _split_top_level(text: str, start: int) -> list[tuple[str, int]]:
 
 
 def parse_type(text: str, column: int = 0) -> Type:
-    match = _TYPE_RE.match(text)
+    match = _TYPE_RE.fullmatch(text)
     if not match:
         raise SchemaError(f"malformed type {text!r}", column)
     base = match["base"]
@@ -214,7 +216,7 @@ def parse_type(text: str, column: int = 0) -> Type:
 
 
 def _check_name(name: str, column: int, what: str) -> None:
-    if not _NAME_RE.match(name):
+    if not _NAME_RE.fullmatch(name):
         raise SchemaError(f"malformed {what} name {name!r}", column)
     if keyword.iskeyword(name):
         raise SchemaError(f"{what} name {name!r} is a Python keyword", column)
@@ -232,10 +234,10 @@ def _default_error(type_: Type, default: str) -> str | None:
             f"({type_}?)"
     if type_.is_list:
         items = default[1:-1].split(",") if default[:1] == "[" and default[-1:] == "]" else None
-        if items is None and _NUMBER_RE.match(default) and type_.base in ("int", "SymInt"):
+        if items is None and _NUMBER_RE.fullmatch(default) and type_.base in ("int", "SymInt"):
             return None
         if items is not None and (default == "[]" or all(
-                _NUMBER_RE.match(item.strip()) for item in items)):
+                _NUMBER_RE.fullmatch(item.strip()) for item in items)):
             return None
         return f"expected a list of numbers like [0, 1], not {default!r}"
     if type_.base == "bool":
@@ -249,9 +251,9 @@ def _default_error(type_: Type, default: str) -> str | None:
         return None if isinstance(value, str) else f"expected a quoted string, not {default!r}"
     if type_.base in ("int", "SymInt") and default in REDUCTIONS:
         return None
-    if type_.base in ("int", "SymInt") and _INT_RE.match(default):
+    if type_.base in ("int", "SymInt") and _INT_RE.fullmatch(default):
         return None
-    if type_.base in ("float", "Scalar") and _NUMBER_RE.match(default):
+    if type_.base in ("float", "Scalar") and _NUMBER_RE.fullmatch(default):
         return None
     return f"{default!r} is not a literal of type {type_}"
 
@@ -359,9 +361,10 @@ def parse_schema(text: str) -> FunctionSchema:
         raise SchemaError("expected 'name(arguments) -> returns'", len(text))
     close_paren = _matching_paren(text, open_paren)
     name_text = text[:open_paren]
-    name_match = _OPNAME_RE.match(name_text.strip())
+    name_match = _OPNAME_RE.fullmatch(name_text.strip())
     if not name_match:
         raise SchemaError(f"malformed operator name {name_text.strip()!r}", 0)
+    _check_name(name_match["base"], len(name_text) - len(name_text.lstrip()), "operator")
     after = text[close_paren + 1 :]
     arrow_column = close_paren + 1 + len(after) - len(after.lstrip())
     if not after.lstrip().startswith("->"):

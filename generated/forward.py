@@ -153,7 +153,8 @@ __all__ = [
 def add_Tensor(self_p, self_t, other_p, other_t, alpha, result):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:28  result: self_t + maybe_multiply(other_t, alpha)
+    derivatives.yaml, entry add.Tensor
+    result: self_t + maybe_multiply(other_t, alpha)
     """
     return self_t + manual.maybe_multiply(other_t, alpha)
 
@@ -161,7 +162,8 @@ def add_Tensor(self_p, self_t, other_p, other_t, alpha, result):
 def add_Scalar(self_p, self_t, other, alpha, result):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:36  result: self_t.clone()
+    derivatives.yaml, entry add.Scalar
+    result: self_t.clone()
     """
     return self_t.clone()
 
@@ -169,7 +171,8 @@ def add_Scalar(self_p, self_t, other, alpha, result):
 def sub_Tensor(self_p, self_t, other_p, other_t, alpha, result):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:44  result: self_t - maybe_multiply(other_t, alpha)
+    derivatives.yaml, entry sub.Tensor
+    result: self_t - maybe_multiply(other_t, alpha)
     """
     return self_t - manual.maybe_multiply(other_t, alpha)
 
@@ -177,7 +180,8 @@ def sub_Tensor(self_p, self_t, other_p, other_t, alpha, result):
 def rsub_Tensor(self_p, self_t, other_p, other_t, alpha, result):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:53  result: other_t - maybe_multiply(self_t, alpha)
+    derivatives.yaml, entry rsub.Tensor
+    result: other_t - maybe_multiply(self_t, alpha)
     """
     return other_t - manual.maybe_multiply(self_t, alpha)
 
@@ -185,7 +189,8 @@ def rsub_Tensor(self_p, self_t, other_p, other_t, alpha, result):
 def rsub_Scalar(self_p, self_t, other, alpha, result):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:61  result: auto_element_wise, from self: maybe_multiply(-grad, alpha)
+    derivatives.yaml, entry rsub.Scalar
+    result: auto_element_wise, from self: maybe_multiply(-grad, alpha)
     """
     return manual.maybe_multiply(-self_t, alpha)
 
@@ -193,7 +198,8 @@ def rsub_Scalar(self_p, self_t, other, alpha, result):
 def mul_Tensor(self_p, self_t, other_p, other_t, result):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:70  result: other_t * self_p + self_t * other_p
+    derivatives.yaml, entry mul.Tensor
+    result: other_t * self_p + self_t * other_p
     """
     return other_t * self_p + self_t * other_p
 
@@ -201,7 +207,8 @@ def mul_Tensor(self_p, self_t, other_p, other_t, result):
 def mul_Scalar(self_p, self_t, other, result):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:78  result: self_t * other
+    derivatives.yaml, entry mul.Scalar
+    result: self_t * other
     """
     return self_t * other
 
@@ -209,7 +216,8 @@ def mul_Scalar(self_p, self_t, other, result):
 def div_Tensor(self_p, self_t, other_p, other_t, result):
     """div.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:86  result: (self_t - other_t * result) / other_p
+    derivatives.yaml, entry div.Tensor
+    result: (self_t - other_t * result) / other_p
     """
     return (self_t - other_t * result) / other_p
 
@@ -217,7 +225,8 @@ def div_Tensor(self_p, self_t, other_p, other_t, result):
 def div_Scalar(self_p, self_t, other, result):
     """div.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:94  result: self_t / other
+    derivatives.yaml, entry div.Scalar
+    result: self_t / other
     """
     return self_t / other
 
@@ -225,7 +234,8 @@ def div_Scalar(self_p, self_t, other, result):
 def neg(self_p, self_t, result):
     """neg(Tensor self) -> Tensor
 
-    derivatives.yaml:102  result: auto_element_wise, from self: -grad
+    derivatives.yaml, entry neg
+    result: auto_element_wise, from self: -grad
     """
     return -self_t
 
@@ -233,7 +243,8 @@ def neg(self_p, self_t, result):
 def pow_Tensor_Scalar(self_p, self_t, exponent, result):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
-    derivatives.yaml:109  result: auto_element_wise, from self: pow_backward(grad, self, exponent)
+    derivatives.yaml, entry pow.Tensor_Scalar
+    result: auto_element_wise, from self: pow_backward(grad, self, exponent)
     """
     return manual.pow_backward(self_t, self_p, exponent)
 
@@ -241,7 +252,8 @@ def pow_Tensor_Scalar(self_p, self_t, exponent, result):
 def pow_Tensor_Tensor(self_p, self_t, exponent_p, exponent_t, result):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:119  result: pow_backward_self(self_t, self_p, exponent_p) + pow_backward_exponent(exponent_t, self_p, exponent_p, result)
+    derivatives.yaml, entry pow.Tensor_Tensor
+    result: pow_backward_self(self_t, self_p, exponent_p) + pow_backward_exponent(exponent_t, self_p, exponent_p, result)
     """
     return manual.pow_backward_self(self_t, self_p, exponent_p) + manual.pow_backward_exponent(exponent_t, self_p, exponent_p, result)
 
@@ -249,7 +261,8 @@ def pow_Tensor_Tensor(self_p, self_t, exponent_p, exponent_t, result):
 def pow_Scalar(self_, exponent_p, exponent_t, result):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:127  result: auto_element_wise, from exponent: pow_backward_exponent(grad, self, exponent, result)
+    derivatives.yaml, entry pow.Scalar
+    result: auto_element_wise, from exponent: pow_backward_exponent(grad, self, exponent, result)
     """
     return manual.pow_backward_exponent(exponent_t, self_, exponent_p, result)
 
@@ -257,7 +270,8 @@ def pow_Scalar(self_, exponent_p, exponent_t, result):
 def reciprocal(self_p, self_t, result):
     """reciprocal(Tensor self) -> Tensor
 
-    derivatives.yaml:136  result: auto_element_wise, from self: -grad * (result * result)
+    derivatives.yaml, entry reciprocal
+    result: auto_element_wise, from self: -grad * (result * result)
     """
     return -self_t * (result * result)
 
@@ -265,7 +279,8 @@ def reciprocal(self_p, self_t, result):
 def exp(self_p, self_t, result):
     """exp(Tensor self) -> Tensor
 
-    derivatives.yaml:143  result: auto_element_wise, from self: grad * result
+    derivatives.yaml, entry exp
+    result: auto_element_wise, from self: grad * result
     """
     return self_t * result
 
@@ -273,7 +288,8 @@ def exp(self_p, self_t, result):
 def expm1(self_p, self_t, result):
     """expm1(Tensor self) -> Tensor
 
-    derivatives.yaml:150  result: auto_element_wise, from self: grad * (result + 1)
+    derivatives.yaml, entry expm1
+    result: auto_element_wise, from self: grad * (result + 1)
     """
     return self_t * (result + 1)
 
@@ -281,7 +297,8 @@ def expm1(self_p, self_t, result):
 def log(self_p, self_t, result):
     """log(Tensor self) -> Tensor
 
-    derivatives.yaml:157  result: auto_element_wise, from self: grad / self
+    derivatives.yaml, entry log
+    result: auto_element_wise, from self: grad / self
     """
     return self_t / self_p
 
@@ -289,7 +306,8 @@ def log(self_p, self_t, result):
 def log1p(self_p, self_t, result):
     """log1p(Tensor self) -> Tensor
 
-    derivatives.yaml:164  result: auto_element_wise, from self: grad / (self + 1)
+    derivatives.yaml, entry log1p
+    result: auto_element_wise, from self: grad / (self + 1)
     """
     return self_t / (self_p + 1)
 
@@ -297,7 +315,8 @@ def log1p(self_p, self_t, result):
 def sqrt(self_p, self_t, result):
     """sqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:171  result: auto_element_wise, from self: grad / (2 * result)
+    derivatives.yaml, entry sqrt
+    result: auto_element_wise, from self: grad / (2 * result)
     """
     return self_t / (2 * result)
 
@@ -305,7 +324,8 @@ def sqrt(self_p, self_t, result):
 def rsqrt(self_p, self_t, result):
     """rsqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:178  result: auto_element_wise, from self: -0.5 * grad * result.pow(3)
+    derivatives.yaml, entry rsqrt
+    result: auto_element_wise, from self: -0.5 * grad * result.pow(3)
     """
     return -0.5 * self_t * result.pow(3)
 
@@ -313,7 +333,8 @@ def rsqrt(self_p, self_t, result):
 def sin(self_p, self_t, result):
     """sin(Tensor self) -> Tensor
 
-    derivatives.yaml:185  result: auto_element_wise, from self: grad * self.cos()
+    derivatives.yaml, entry sin
+    result: auto_element_wise, from self: grad * self.cos()
     """
     return self_t * self_p.cos()
 
@@ -321,7 +342,8 @@ def sin(self_p, self_t, result):
 def cos(self_p, self_t, result):
     """cos(Tensor self) -> Tensor
 
-    derivatives.yaml:192  result: auto_element_wise, from self: grad * -self.sin()
+    derivatives.yaml, entry cos
+    result: auto_element_wise, from self: grad * -self.sin()
     """
     return self_t * -self_p.sin()
 
@@ -329,7 +351,8 @@ def cos(self_p, self_t, result):
 def tan(self_p, self_t, result):
     """tan(Tensor self) -> Tensor
 
-    derivatives.yaml:199  result: auto_element_wise, from self: grad * (1 + result.pow(2))
+    derivatives.yaml, entry tan
+    result: auto_element_wise, from self: grad * (1 + result.pow(2))
     """
     return self_t * (1 + result.pow(2))
 
@@ -337,7 +360,8 @@ def tan(self_p, self_t, result):
 def tanh(self_p, self_t, result):
     """tanh(Tensor self) -> Tensor
 
-    derivatives.yaml:206  result: auto_element_wise, from self: tanh_backward(grad, result)
+    derivatives.yaml, entry tanh
+    result: auto_element_wise, from self: tanh_backward(grad, result)
     """
     return ops.tanh_backward(self_t, result)
 
@@ -345,7 +369,8 @@ def tanh(self_p, self_t, result):
 def tanh_backward(grad_output_p, grad_output_t, output_p, output_t, result):
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:213  result: tanh_backward(grad_output_t, output_p) - 2 * output_t * grad_output_p * output_p
+    derivatives.yaml, entry tanh_backward
+    result: tanh_backward(grad_output_t, output_p) - 2 * output_t * grad_output_p * output_p
     """
     return ops.tanh_backward(grad_output_t, output_p) - 2 * output_t * grad_output_p * output_p
 
@@ -353,7 +378,8 @@ def tanh_backward(grad_output_p, grad_output_t, output_p, output_t, result):
 def sigmoid(self_p, self_t, result):
     """sigmoid(Tensor self) -> Tensor
 
-    derivatives.yaml:221  result: auto_element_wise, from self: sigmoid_backward(grad, result)
+    derivatives.yaml, entry sigmoid
+    result: auto_element_wise, from self: sigmoid_backward(grad, result)
     """
     return ops.sigmoid_backward(self_t, result)
 
@@ -361,7 +387,8 @@ def sigmoid(self_p, self_t, result):
 def sigmoid_backward(grad_output_p, grad_output_t, output_p, output_t, result):
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:229  result: sigmoid_backward(grad_output_t, output_p) + output_t * grad_output_p * (1 - 2 * output_p)
+    derivatives.yaml, entry sigmoid_backward
+    result: sigmoid_backward(grad_output_t, output_p) + output_t * grad_output_p * (1 - 2 * output_p)
     """
     return ops.sigmoid_backward(grad_output_t, output_p) + output_t * grad_output_p * (1 - 2 * output_p)
 
@@ -369,7 +396,8 @@ def sigmoid_backward(grad_output_p, grad_output_t, output_p, output_t, result):
 def erf(self_p, self_t, result):
     """erf(Tensor self) -> Tensor
 
-    derivatives.yaml:238  result: auto_element_wise, from self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
+    derivatives.yaml, entry erf
+    result: auto_element_wise, from self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
     """
     return 1.1283791670955126 * self_t * (-self_p.pow(2)).exp()
 
@@ -377,7 +405,8 @@ def erf(self_p, self_t, result):
 def relu(self_p, self_t, result):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:246  result: auto_element_wise, from self: threshold_backward(grad, result, 0)
+    derivatives.yaml, entry relu
+    result: auto_element_wise, from self: threshold_backward(grad, result, 0)
     """
     return ops.threshold_backward(self_t, result, 0)
 
@@ -385,7 +414,8 @@ def relu(self_p, self_t, result):
 def gelu(self_p, self_t, approximate, result):
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:253  result: auto_element_wise, from self: gelu_backward(grad, self, approximate=approximate)
+    derivatives.yaml, entry gelu
+    result: auto_element_wise, from self: gelu_backward(grad, self, approximate=approximate)
     """
     return ops.gelu_backward(self_t, self_p, approximate=approximate)
 
@@ -393,7 +423,8 @@ def gelu(self_p, self_t, approximate, result):
 def gelu_backward(grad_output_p, grad_output_t, self_p, self_t, approximate, result):
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:262  result: gelu_backward(grad_output_t, self_p, approximate=approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)
+    derivatives.yaml, entry gelu_backward
+    result: gelu_backward(grad_output_t, self_p, approximate=approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)
     """
     return ops.gelu_backward(grad_output_t, self_p, approximate=approximate) + manual.gelu_double_backward(self_t, grad_output_p, self_p, approximate)
 
@@ -401,7 +432,8 @@ def gelu_backward(grad_output_p, grad_output_t, self_p, self_t, approximate, res
 def leaky_relu(self_p, self_t, negative_slope, result):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
 
-    derivatives.yaml:271  result: auto_element_wise, from self: leaky_relu_backward(grad, self, negative_slope, False)
+    derivatives.yaml, entry leaky_relu
+    result: auto_element_wise, from self: leaky_relu_backward(grad, self, negative_slope, False)
     """
     return ops.leaky_relu_backward(self_t, self_p, negative_slope, False)
 
@@ -409,7 +441,8 @@ def leaky_relu(self_p, self_t, negative_slope, result):
 def softplus(self_p, self_t, beta, threshold, result):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 
-    derivatives.yaml:281  result: auto_element_wise, from self: softplus_backward(grad, self, beta, threshold)
+    derivatives.yaml, entry softplus
+    result: auto_element_wise, from self: softplus_backward(grad, self, beta, threshold)
     """
     return ops.softplus_backward(self_t, self_p, beta, threshold)
 
@@ -417,7 +450,8 @@ def softplus(self_p, self_t, beta, threshold, result):
 def leaky_relu_backward(grad_output_p, grad_output_t, self_p, self_t, negative_slope, self_is_result, result):
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
 
-    derivatives.yaml:290  result: leaky_relu_backward(grad_output_t, self_p, negative_slope, self_is_result)
+    derivatives.yaml, entry leaky_relu_backward
+    result: leaky_relu_backward(grad_output_t, self_p, negative_slope, self_is_result)
     """
     return ops.leaky_relu_backward(grad_output_t, self_p, negative_slope, self_is_result)
 
@@ -425,7 +459,8 @@ def leaky_relu_backward(grad_output_p, grad_output_t, self_p, self_t, negative_s
 def softplus_backward(grad_output_p, grad_output_t, self_p, self_t, beta, threshold, result):
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 
-    derivatives.yaml:298  result: softplus_backward(grad_output_t, self_p, beta, threshold) + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)
+    derivatives.yaml, entry softplus_backward
+    result: softplus_backward(grad_output_t, self_p, beta, threshold) + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)
     """
     return ops.softplus_backward(grad_output_t, self_p, beta, threshold) + manual.softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)
 
@@ -433,7 +468,8 @@ def softplus_backward(grad_output_p, grad_output_t, self_p, self_t, beta, thresh
 def threshold_backward(grad_output_p, grad_output_t, self_p, self_t, threshold, result):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:308  result: threshold_backward(grad_output_t, self_p, threshold)
+    derivatives.yaml, entry threshold_backward
+    result: threshold_backward(grad_output_t, self_p, threshold)
     """
     return ops.threshold_backward(grad_output_t, self_p, threshold)
 
@@ -441,7 +477,8 @@ def threshold_backward(grad_output_p, grad_output_t, self_p, self_t, threshold, 
 def abs(self_p, self_t, result):
     """abs(Tensor self) -> Tensor
 
-    derivatives.yaml:318  result: auto_element_wise, from self: grad * self.sign()
+    derivatives.yaml, entry abs
+    result: auto_element_wise, from self: grad * self.sign()
     """
     return self_t * self_p.sign()
 
@@ -449,7 +486,8 @@ def abs(self_p, self_t, result):
 def sign(self_p, self_t, result):
     """sign(Tensor self) -> Tensor
 
-    derivatives.yaml:326  result: auto_element_wise, from self: zeros_like(grad)
+    derivatives.yaml, entry sign
+    result: auto_element_wise, from self: zeros_like(grad)
     """
     return manual.zeros_like(self_t)
 
@@ -457,7 +495,8 @@ def sign(self_p, self_t, result):
 def clamp_Tensor(self_p, self_t, min_p, min_t, max_p, max_t, result):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:334  result: clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
+    derivatives.yaml, entry clamp.Tensor
+    result: clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
     """
     return manual.clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
 
@@ -465,7 +504,8 @@ def clamp_Tensor(self_p, self_t, min_p, min_t, max_p, max_t, result):
 def clamp_default(self_p, self_t, min, max, result):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:345  result: auto_element_wise, from self: clamp_backward(grad, self, min, max)
+    derivatives.yaml, entry clamp
+    result: auto_element_wise, from self: clamp_backward(grad, self, min, max)
     """
     return manual.clamp_backward(self_t, self_p, min, max)
 
@@ -473,7 +513,8 @@ def clamp_default(self_p, self_t, min, max, result):
 def clamp_min_default(self_p, self_t, min, result):
     """clamp_min(Tensor self, Scalar min) -> Tensor
 
-    derivatives.yaml:357  result: auto_element_wise, from self: where(self >= min, grad, 0)
+    derivatives.yaml, entry clamp_min
+    result: auto_element_wise, from self: where(self >= min, grad, 0)
     """
     return ops.where(self_p >= min, self_t, 0)
 
@@ -481,7 +522,8 @@ def clamp_min_default(self_p, self_t, min, result):
 def clamp_min_Tensor(self_p, self_t, min_p, min_t, result):
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
-    derivatives.yaml:367  result: where(self_p >= min_p, self_t, min_t)
+    derivatives.yaml, entry clamp_min.Tensor
+    result: where(self_p >= min_p, self_t, min_t)
     """
     return ops.where(self_p >= min_p, self_t, min_t)
 
@@ -489,7 +531,8 @@ def clamp_min_Tensor(self_p, self_t, min_p, min_t, result):
 def clamp_max_default(self_p, self_t, max, result):
     """clamp_max(Tensor self, Scalar max) -> Tensor
 
-    derivatives.yaml:376  result: auto_element_wise, from self: where(self <= max, grad, 0)
+    derivatives.yaml, entry clamp_max
+    result: auto_element_wise, from self: where(self <= max, grad, 0)
     """
     return ops.where(self_p <= max, self_t, 0)
 
@@ -497,7 +540,8 @@ def clamp_max_default(self_p, self_t, max, result):
 def clamp_max_Tensor(self_p, self_t, max_p, max_t, result):
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
-    derivatives.yaml:386  result: where(self_p <= max_p, self_t, max_t)
+    derivatives.yaml, entry clamp_max.Tensor
+    result: where(self_p <= max_p, self_t, max_t)
     """
     return ops.where(self_p <= max_p, self_t, max_t)
 
@@ -505,7 +549,8 @@ def clamp_max_Tensor(self_p, self_t, max_p, max_t, result):
 def maximum(self_p, self_t, other_p, other_t, result):
     """maximum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:395  result: other_t + where(self_p == other_p, 0.5, (self_p > other_p).to(result.dtype)) * (self_t - other_t)
+    derivatives.yaml, entry maximum
+    result: other_t + where(self_p == other_p, 0.5, (self_p > other_p).to(result.dtype)) * (self_t - other_t)
     """
     return other_t + ops.where(self_p == other_p, 0.5, (self_p > other_p).to(result.dtype)) * (self_t - other_t)
 
@@ -513,7 +558,8 @@ def maximum(self_p, self_t, other_p, other_t, result):
 def minimum(self_p, self_t, other_p, other_t, result):
     """minimum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:405  result: other_t + where(self_p == other_p, 0.5, (self_p < other_p).to(result.dtype)) * (self_t - other_t)
+    derivatives.yaml, entry minimum
+    result: other_t + where(self_p == other_p, 0.5, (self_p < other_p).to(result.dtype)) * (self_t - other_t)
     """
     return other_t + ops.where(self_p == other_p, 0.5, (self_p < other_p).to(result.dtype)) * (self_t - other_t)
 
@@ -521,7 +567,8 @@ def minimum(self_p, self_t, other_p, other_t, result):
 def where_self(condition_p, self_p, self_t, other_p, other_t, result):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:415  result: where(condition_p, self_t, other_t)
+    derivatives.yaml, entry where.self
+    result: where(condition_p, self_t, other_t)
     """
     return ops.where(condition_p, self_t, other_t)
 
@@ -529,7 +576,8 @@ def where_self(condition_p, self_p, self_t, other_p, other_t, result):
 def masked_fill_Scalar(self_p, self_t, mask_p, value, result):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
-    derivatives.yaml:424  result: self_t.masked_fill(mask_p, 0)
+    derivatives.yaml, entry masked_fill.Scalar
+    result: self_t.masked_fill(mask_p, 0)
     """
     return self_t.masked_fill(mask_p, 0)
 
@@ -537,7 +585,8 @@ def masked_fill_Scalar(self_p, self_t, mask_p, value, result):
 def masked_fill_Tensor(self_p, self_t, mask_p, value_p, value_t, result):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
-    derivatives.yaml:434  result: self_t.masked_fill(mask_p, value_t)
+    derivatives.yaml, entry masked_fill.Tensor
+    result: self_t.masked_fill(mask_p, value_t)
     """
     return self_t.masked_fill(mask_p, value_t)
 
@@ -545,7 +594,8 @@ def masked_fill_Tensor(self_p, self_t, mask_p, value_p, value_t, result):
 def fill_Scalar(self_p, self_t, value, result):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor
 
-    derivatives.yaml:440  result: fill(self_t, 0)
+    derivatives.yaml, entry fill.Scalar
+    result: fill(self_t, 0)
     """
     return ops.fill(self_t, 0)
 
@@ -553,7 +603,8 @@ def fill_Scalar(self_p, self_t, value, result):
 def fill_Tensor(self_p, self_t, value_p, value_t, result):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor
 
-    derivatives.yaml:448  result: fill(self_t, value_t)
+    derivatives.yaml, entry fill.Tensor
+    result: fill(self_t, value_t)
     """
     return ops.fill(self_t, value_t)
 
@@ -561,7 +612,8 @@ def fill_Tensor(self_p, self_t, value_p, value_t, result):
 def fill__Scalar(self_p, self_t, value, result):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
-    derivatives.yaml:455  result: self_t.fill_(0)
+    derivatives.yaml, entry fill_.Scalar
+    result: self_t.fill_(0)
     """
     return self_t.fill_(0)
 
@@ -569,7 +621,8 @@ def fill__Scalar(self_p, self_t, value, result):
 def fill__Tensor(self_p, self_t, value_p, value_t, result):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 
-    derivatives.yaml:462  result: self_t.fill_(value_t)
+    derivatives.yaml, entry fill_.Tensor
+    result: self_t.fill_(value_t)
     """
     return self_t.fill_(value_t)
 
@@ -577,7 +630,8 @@ def fill__Tensor(self_p, self_t, value_p, value_t, result):
 def copy_(self_p, self_t, src_p, src_t, non_blocking, result):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 
-    derivatives.yaml:471  result: src_t.expand_as(self_p)
+    derivatives.yaml, entry copy_
+    result: src_t.expand_as(self_p)
     """
     return src_t.expand_as(self_p)
 
@@ -585,7 +639,8 @@ def copy_(self_p, self_t, src_p, src_t, non_blocking, result):
 def sum_default(self_p, self_t, dtype, result):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:608  result: auto_linear
+    derivatives.yaml, entry sum
+    result: auto_linear
     """
     return ops.sum_default(self_t, dtype=dtype)
 
@@ -593,7 +648,8 @@ def sum_default(self_p, self_t, dtype, result):
 def sum_dim_IntList(self_p, self_t, dim, keepdim, dtype, result):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:615  result: auto_linear
+    derivatives.yaml, entry sum.dim_IntList
+    result: auto_linear
     """
     return ops.sum_dim_IntList(self_t, dim, keepdim, dtype=dtype)
 
@@ -601,7 +657,8 @@ def sum_dim_IntList(self_p, self_t, dim, keepdim, dtype, result):
 def mean_default(self_p, self_t, dtype, result):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:625  result: auto_linear
+    derivatives.yaml, entry mean
+    result: auto_linear
     """
     return ops.mean_default(self_t, dtype=dtype)
 
@@ -609,7 +666,8 @@ def mean_default(self_p, self_t, dtype, result):
 def mean_dim(self_p, self_t, dim, keepdim, dtype, result):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:631  result: auto_linear
+    derivatives.yaml, entry mean.dim
+    result: auto_linear
     """
     return ops.mean_dim(self_t, dim, keepdim, dtype=dtype)
 
@@ -617,7 +675,8 @@ def mean_dim(self_p, self_t, dim, keepdim, dtype, result):
 def logsumexp(self_p, self_t, dim, keepdim, result):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:639  result: (self_t * (self_p - restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)
+    derivatives.yaml, entry logsumexp
+    result: (self_t * (self_p - restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)
     """
     return (self_t * (self_p - manual.restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)
 
@@ -625,7 +684,8 @@ def logsumexp(self_p, self_t, dim, keepdim, result):
 def max_dim(self_p, self_t, dim, keepdim, values, indices):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:648  values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml, entry max.dim
+    values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
     """
     values_t = (manual.value_selecting_reduction_backward(manual.ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
     return values_t, None
@@ -634,7 +694,8 @@ def max_dim(self_p, self_t, dim, keepdim, values, indices):
 def max_default(self_p, self_t, result):
     """max(Tensor self) -> Tensor
 
-    derivatives.yaml:658  result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
+    derivatives.yaml, entry max
+    result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
     """
     return (manual.evenly_distribute_backward(manual.ones_like(result), self_p, result) * self_t).sum()
 
@@ -642,7 +703,8 @@ def max_default(self_p, self_t, result):
 def amax(self_p, self_t, dim, keepdim, result):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:666  result: (scale_grad_by_count(ones_like(self_p), restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
+    derivatives.yaml, entry amax
+    result: (scale_grad_by_count(ones_like(self_p), restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
     """
     return (manual.scale_grad_by_count(manual.ones_like(self_p), manual.restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
 
@@ -650,7 +712,8 @@ def amax(self_p, self_t, dim, keepdim, result):
 def amin(self_p, self_t, dim, keepdim, result):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:677  result: (scale_grad_by_count(ones_like(self_p), restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
+    derivatives.yaml, entry amin
+    result: (scale_grad_by_count(ones_like(self_p), restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
     """
     return (manual.scale_grad_by_count(manual.ones_like(self_p), manual.restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
 
@@ -658,7 +721,8 @@ def amin(self_p, self_t, dim, keepdim, result):
 def min_dim(self_p, self_t, dim, keepdim, values, indices):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:686  values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml, entry min.dim
+    values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
     """
     values_t = (manual.value_selecting_reduction_backward(manual.ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
     return values_t, None
@@ -667,7 +731,8 @@ def min_dim(self_p, self_t, dim, keepdim, values, indices):
 def min_default(self_p, self_t, result):
     """min(Tensor self) -> Tensor
 
-    derivatives.yaml:696  result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
+    derivatives.yaml, entry min
+    result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
     """
     return (manual.evenly_distribute_backward(manual.ones_like(result), self_p, result) * self_t).sum()
 
@@ -675,7 +740,8 @@ def min_default(self_p, self_t, result):
 def norm_Scalar(self_p, self_t, p, result):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:745  result: (norm_backward(ones_like(result), self_p, p, result) * self_t).sum()
+    derivatives.yaml, entry norm.Scalar
+    result: (norm_backward(ones_like(result), self_p, p, result) * self_t).sum()
     """
     return (manual.norm_backward(manual.ones_like(result), self_p, p, result) * self_t).sum()
 
@@ -683,7 +749,8 @@ def norm_Scalar(self_p, self_t, p, result):
 def norm_ScalarOpt_dim(self_p, self_t, p, dim, keepdim, result):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:760  result: (norm_backward(ones_like(result), self_p, p, result, dim, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml, entry norm.ScalarOpt_dim
+    result: (norm_backward(ones_like(result), self_p, p, result, dim, keepdim) * self_t).sum(dim, keepdim)
     """
     return (manual.norm_backward(manual.ones_like(result), self_p, p, result, dim, keepdim) * self_t).sum(dim, keepdim)
 
@@ -691,7 +758,8 @@ def norm_ScalarOpt_dim(self_p, self_t, p, dim, keepdim, result):
 def linalg_vector_norm(self_p, self_t, ord, dim, keepdim, dtype, result):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:772  result: (norm_backward(ones_like(result), self_p, ord, result, dim, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml, entry linalg_vector_norm
+    result: (norm_backward(ones_like(result), self_p, ord, result, dim, keepdim) * self_t).sum(dim, keepdim)
     """
     return (manual.norm_backward(manual.ones_like(result), self_p, ord, result, dim, keepdim) * self_t).sum(dim, keepdim)
 
@@ -699,7 +767,8 @@ def linalg_vector_norm(self_p, self_t, ord, dim, keepdim, dtype, result):
 def prod_default(self_p, self_t, dtype, result):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:785  result: (prod_backward(ones_like(result), self_p, result) * self_t).sum()
+    derivatives.yaml, entry prod
+    result: (prod_backward(ones_like(result), self_p, result) * self_t).sum()
     """
     return (manual.prod_backward(manual.ones_like(result), self_p, result) * self_t).sum()
 
@@ -707,7 +776,8 @@ def prod_default(self_p, self_t, dtype, result):
 def prod_dim_int(self_p, self_t, dim, keepdim, dtype, result):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:794  result: (prod_backward(ones_like(result), self_p, result, dim, keepdim) * self_t).sum(dim, keepdim)
+    derivatives.yaml, entry prod.dim_int
+    result: (prod_backward(ones_like(result), self_p, result, dim, keepdim) * self_t).sum(dim, keepdim)
     """
     return (manual.prod_backward(manual.ones_like(result), self_p, result, dim, keepdim) * self_t).sum(dim, keepdim)
 
@@ -715,7 +785,8 @@ def prod_dim_int(self_p, self_t, dim, keepdim, dtype, result):
 def std_correction(self_p, self_t, dim, correction, keepdim, result):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:804  result: where(result == 0, 0, var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim) / (2 * result))
+    derivatives.yaml, entry std.correction
+    result: where(result == 0, 0, var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim) / (2 * result))
     """
     return ops.where(result == 0, 0, manual.var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim) / (2 * result))
 
@@ -723,7 +794,8 @@ def std_correction(self_p, self_t, dim, correction, keepdim, result):
 def var_correction(self_p, self_t, dim, correction, keepdim, result):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:815  result: var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim)
+    derivatives.yaml, entry var.correction
+    result: var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim)
     """
     return manual.var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim)
 
@@ -731,7 +803,8 @@ def var_correction(self_p, self_t, dim, correction, keepdim, result):
 def t(self_p, self_t, result):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:827  result: auto_linear
+    derivatives.yaml, entry t
+    result: auto_linear
     """
     return ops.t(self_t)
 
@@ -739,7 +812,8 @@ def t(self_p, self_t, result):
 def expand(self_p, self_t, size, implicit, result):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:833  result: auto_linear
+    derivatives.yaml, entry expand
+    result: auto_linear
     """
     return ops.expand(self_t, size, implicit=implicit)
 
@@ -747,7 +821,8 @@ def expand(self_p, self_t, size, implicit, result):
 def unsqueeze(self_p, self_t, dim, result):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:840  result: auto_linear
+    derivatives.yaml, entry unsqueeze
+    result: auto_linear
     """
     return ops.unsqueeze(self_t, dim)
 
@@ -755,7 +830,8 @@ def unsqueeze(self_p, self_t, dim, result):
 def squeeze_default(self_p, self_t, result):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:847  result: auto_linear
+    derivatives.yaml, entry squeeze
+    result: auto_linear
     """
     return ops.squeeze_default(self_t)
 
@@ -763,7 +839,8 @@ def squeeze_default(self_p, self_t, result):
 def squeeze_dim(self_p, self_t, dim, result):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:853  result: auto_linear
+    derivatives.yaml, entry squeeze.dim
+    result: auto_linear
     """
     return ops.squeeze_dim(self_t, dim)
 
@@ -771,7 +848,8 @@ def squeeze_dim(self_p, self_t, dim, result):
 def squeeze_dims(self_p, self_t, dim, result):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:860  result: auto_linear
+    derivatives.yaml, entry squeeze.dims
+    result: auto_linear
     """
     return ops.squeeze_dims(self_t, dim)
 
@@ -779,7 +857,8 @@ def squeeze_dims(self_p, self_t, dim, result):
 def squeeze__default(self_p, self_t, result):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:867  result: auto_linear
+    derivatives.yaml, entry squeeze_
+    result: auto_linear
     """
     return ops.squeeze__default(self_t)
 
@@ -787,7 +866,8 @@ def squeeze__default(self_p, self_t, result):
 def squeeze__dim(self_p, self_t, dim, result):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:873  result: auto_linear
+    derivatives.yaml, entry squeeze_.dim
+    result: auto_linear
     """
     return ops.squeeze__dim(self_t, dim)
 
@@ -795,7 +875,8 @@ def squeeze__dim(self_p, self_t, dim, result):
 def squeeze__dims(self_p, self_t, dim, result):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:879  result: auto_linear
+    derivatives.yaml, entry squeeze_.dims
+    result: auto_linear
     """
     return ops.squeeze__dims(self_t, dim)
 
@@ -803,7 +884,8 @@ def squeeze__dims(self_p, self_t, dim, result):
 def _to_copy(self_p, self_t, dtype, result):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:885  result: _to_copy(self_t, dtype=dtype)
+    derivatives.yaml, entry _to_copy
+    result: _to_copy(self_t, dtype=dtype)
     """
     return ops._to_copy(self_t, dtype=dtype)
 
@@ -811,7 +893,8 @@ def _to_copy(self_p, self_t, dtype, result):
 def clone(self_p, self_t, result):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:891  result: auto_linear
+    derivatives.yaml, entry clone
+    result: auto_linear
     """
     return ops.clone(self_t)
 
@@ -819,7 +902,8 @@ def clone(self_p, self_t, result):
 def transpose_int(self_p, self_t, dim0, dim1, result):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:897  result: auto_linear
+    derivatives.yaml, entry transpose.int
+    result: auto_linear
     """
     return ops.transpose_int(self_t, dim0, dim1)
 
@@ -827,7 +911,8 @@ def transpose_int(self_p, self_t, dim0, dim1, result):
 def _unsafe_view(self_p, self_t, size, result):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:904  result: auto_linear
+    derivatives.yaml, entry _unsafe_view
+    result: auto_linear
     """
     return ops._unsafe_view(self_t, size)
 
@@ -835,7 +920,8 @@ def _unsafe_view(self_p, self_t, size, result):
 def view(self_p, self_t, size, result):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:910  result: auto_linear
+    derivatives.yaml, entry view
+    result: auto_linear
     """
     return ops.view(self_t, size)
 
@@ -843,7 +929,8 @@ def view(self_p, self_t, size, result):
 def zero_(self_p, self_t, result):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:917  result: auto_linear
+    derivatives.yaml, entry zero_
+    result: auto_linear
     """
     return ops.zero_(self_t)
 
@@ -851,7 +938,8 @@ def zero_(self_p, self_t, result):
 def alias(self_p, self_t, result):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:923  result: auto_linear
+    derivatives.yaml, entry alias
+    result: auto_linear
     """
     return ops.alias(self_t)
 
@@ -859,7 +947,8 @@ def alias(self_p, self_t, result):
 def permute(self_p, self_t, dims, result):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:930  result: auto_linear
+    derivatives.yaml, entry permute
+    result: auto_linear
     """
     return ops.permute(self_t, dims)
 
@@ -867,7 +956,8 @@ def permute(self_p, self_t, dims, result):
 def cat(tensors_p, tensors_t, dim, result):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:937  result: cat(tensors_t, dim)
+    derivatives.yaml, entry cat
+    result: cat(tensors_t, dim)
     """
     return ops.cat(tensors_t, dim)
 
@@ -875,7 +965,8 @@ def cat(tensors_p, tensors_t, dim, result):
 def stack(tensors_p, tensors_t, dim, result):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:946  result: stack(tensors_t, dim)
+    derivatives.yaml, entry stack
+    result: stack(tensors_t, dim)
     """
     return ops.stack(tensors_t, dim)
 
@@ -883,7 +974,8 @@ def stack(tensors_p, tensors_t, dim, result):
 def split_Tensor(self_p, self_t, split_size, dim, result):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:954  result: auto_linear
+    derivatives.yaml, entry split.Tensor
+    result: auto_linear
     """
     return ops.split_Tensor(self_t, split_size, dim)
 
@@ -891,7 +983,8 @@ def split_Tensor(self_p, self_t, split_size, dim, result):
 def split_with_sizes(self_p, self_t, split_sizes, dim, result):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:963  result: auto_linear
+    derivatives.yaml, entry split_with_sizes
+    result: auto_linear
     """
     return ops.split_with_sizes(self_t, split_sizes, dim)
 
@@ -899,7 +992,8 @@ def split_with_sizes(self_p, self_t, split_sizes, dim, result):
 def unbind_int(self_p, self_t, dim, result):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:970  result: auto_linear
+    derivatives.yaml, entry unbind.int
+    result: auto_linear
     """
     return ops.unbind_int(self_t, dim)
 
@@ -907,7 +1001,8 @@ def unbind_int(self_p, self_t, dim, result):
 def select_int(self_p, self_t, dim, index, result):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:977  result: auto_linear
+    derivatives.yaml, entry select.int
+    result: auto_linear
     """
     return ops.select_int(self_t, dim, index)
 
@@ -915,7 +1010,8 @@ def select_int(self_p, self_t, dim, index, result):
 def select_backward(grad_output_p, grad_output_t, input_sizes, dim, index, result):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:984  result: auto_linear
+    derivatives.yaml, entry select_backward
+    result: auto_linear
     """
     return ops.select_backward(grad_output_t, input_sizes, dim, index)
 
@@ -923,7 +1019,8 @@ def select_backward(grad_output_p, grad_output_t, input_sizes, dim, index, resul
 def slice_Tensor(self_p, self_t, dim, start, end, step, result):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:991  result: auto_linear
+    derivatives.yaml, entry slice.Tensor
+    result: auto_linear
     """
     return ops.slice_Tensor(self_t, dim, start, end, step)
 
@@ -931,7 +1028,8 @@ def slice_Tensor(self_p, self_t, dim, start, end, step, result):
 def slice_backward(grad_output_p, grad_output_t, input_sizes, dim, start, end, step, result):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:1000  result: auto_linear
+    derivatives.yaml, entry slice_backward
+    result: auto_linear
     """
     return ops.slice_backward(grad_output_t, input_sizes, dim, start, end, step)
 
@@ -939,7 +1037,8 @@ def slice_backward(grad_output_p, grad_output_t, input_sizes, dim, start, end, s
 def index_Tensor(self_p, self_t, indices_p, result):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:1008  result: auto_linear
+    derivatives.yaml, entry index.Tensor
+    result: auto_linear
     """
     return ops.index_Tensor(self_t, indices_p)
 
@@ -947,7 +1046,8 @@ def index_Tensor(self_p, self_t, indices_p, result):
 def index_put(self_p, self_t, indices_p, values_p, values_t, accumulate, result):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:1020  result: index_put(self_t, indices_p, values_t, accumulate)
+    derivatives.yaml, entry index_put
+    result: index_put(self_t, indices_p, values_t, accumulate)
     """
     return ops.index_put(self_t, indices_p, values_t, accumulate)
 
@@ -955,7 +1055,8 @@ def index_put(self_p, self_t, indices_p, values_p, values_t, accumulate, result)
 def _index_put_impl_(self_p, self_t, indices_p, values_p, values_t, accumulate, unsafe, result):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:1031  result: _index_put_impl_(self_t, indices_p, values_t, accumulate, unsafe)
+    derivatives.yaml, entry _index_put_impl_
+    result: _index_put_impl_(self_t, indices_p, values_t, accumulate, unsafe)
     """
     return ops._index_put_impl_(self_t, indices_p, values_t, accumulate, unsafe)
 
@@ -963,7 +1064,8 @@ def _index_put_impl_(self_p, self_t, indices_p, values_p, values_t, accumulate, 
 def index_select(self_p, self_t, dim, index_p, result):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:1040  result: auto_linear
+    derivatives.yaml, entry index_select
+    result: auto_linear
     """
     return ops.index_select(self_t, dim, index_p)
 
@@ -971,7 +1073,8 @@ def index_select(self_p, self_t, dim, index_p, result):
 def index_add(self_p, self_t, dim, index_p, source_p, source_t, alpha, result):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1049  result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))
+    derivatives.yaml, entry index_add
+    result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))
     """
     return ops.index_add(self_t, dim, index_p, manual.maybe_multiply(source_t, alpha))
 
@@ -979,7 +1082,8 @@ def index_add(self_p, self_t, dim, index_p, source_p, source_t, alpha, result):
 def gather(self_p, self_t, dim, index_p, sparse_grad, result):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:1057  result: auto_linear
+    derivatives.yaml, entry gather
+    result: auto_linear
     """
     return ops.gather(self_t, dim, index_p, sparse_grad=sparse_grad)
 
@@ -987,7 +1091,8 @@ def gather(self_p, self_t, dim, index_p, sparse_grad, result):
 def scatter_add(self_p, self_t, dim, index_p, src_p, src_t, result):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:1066  result: scatter_add(self_t, dim, index_p, src_t)
+    derivatives.yaml, entry scatter_add
+    result: scatter_add(self_t, dim, index_p, src_t)
     """
     return ops.scatter_add(self_t, dim, index_p, src_t)
 
@@ -995,7 +1100,8 @@ def scatter_add(self_p, self_t, dim, index_p, src_p, src_t, result):
 def repeat(self_p, self_t, repeats, result):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:1072  result: auto_linear
+    derivatives.yaml, entry repeat
+    result: auto_linear
     """
     return ops.repeat(self_t, repeats)
 
@@ -1003,7 +1109,8 @@ def repeat(self_p, self_t, repeats, result):
 def flip(self_p, self_t, dims, result):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:1079  result: auto_linear
+    derivatives.yaml, entry flip
+    result: auto_linear
     """
     return ops.flip(self_t, dims)
 
@@ -1011,7 +1118,8 @@ def flip(self_p, self_t, dims, result):
 def mm(self_p, self_t, mat2_p, mat2_t, result):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1090  result: mm(self_t, mat2_p) + mm(self_p, mat2_t)
+    derivatives.yaml, entry mm
+    result: mm(self_t, mat2_p) + mm(self_p, mat2_t)
     """
     return ops.mm(self_t, mat2_p) + ops.mm(self_p, mat2_t)
 
@@ -1019,7 +1127,8 @@ def mm(self_p, self_t, mat2_p, mat2_t, result):
 def addmm(self_p, self_t, mat1_p, mat1_t, mat2_p, mat2_t, beta, alpha, result):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1098  result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + maybe_multiply(mat1_p.mm(mat2_t), alpha)
+    derivatives.yaml, entry addmm
+    result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + maybe_multiply(mat1_p.mm(mat2_t), alpha)
     """
     return manual.maybe_multiply(self_t, beta) + manual.maybe_multiply(mat1_t.mm(mat2_p), alpha) + manual.maybe_multiply(mat1_p.mm(mat2_t), alpha)
 
@@ -1027,7 +1136,8 @@ def addmm(self_p, self_t, mat1_p, mat1_t, mat2_p, mat2_t, beta, alpha, result):
 def bmm(self_p, self_t, mat2_p, mat2_t, result):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1106  result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
+    derivatives.yaml, entry bmm
+    result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
     """
     return self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
 
@@ -1035,7 +1145,8 @@ def bmm(self_p, self_t, mat2_p, mat2_t, result):
 def dot(self_p, self_t, tensor_p, tensor_t, result):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1114  result: dot(self_t, tensor_p) + dot(self_p, tensor_t)
+    derivatives.yaml, entry dot
+    result: dot(self_t, tensor_p) + dot(self_p, tensor_t)
     """
     return ops.dot(self_t, tensor_p) + ops.dot(self_p, tensor_t)
 
@@ -1043,7 +1154,8 @@ def dot(self_p, self_t, tensor_p, tensor_t, result):
 def mv(self_p, self_t, vec_p, vec_t, result):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1121  result: mv(self_t, vec_p) + mv(self_p, vec_t)
+    derivatives.yaml, entry mv
+    result: mv(self_t, vec_p) + mv(self_p, vec_t)
     """
     return ops.mv(self_t, vec_p) + ops.mv(self_p, vec_t)
 
@@ -1051,7 +1163,8 @@ def mv(self_p, self_t, vec_p, vec_t, result):
 def _softmax(self_p, self_t, dim, half_to_float, result):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1129  result: _softmax_backward_data(self_t, result, dim, self_p.dtype)
+    derivatives.yaml, entry _softmax
+    result: _softmax_backward_data(self_t, result, dim, self_p.dtype)
     """
     return ops._softmax_backward_data(self_t, result, dim, self_p.dtype)
 
@@ -1059,7 +1172,8 @@ def _softmax(self_p, self_t, dim, half_to_float, result):
 def _log_softmax(self_p, self_t, dim, half_to_float, result):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1138  result: self_t - (result.exp() * self_t).sum(dim, True)
+    derivatives.yaml, entry _log_softmax
+    result: self_t - (result.exp() * self_t).sum(dim, True)
     """
     return self_t - (result.exp() * self_t).sum(dim, True)
 
@@ -1067,7 +1181,8 @@ def _log_softmax(self_p, self_t, dim, half_to_float, result):
 def _log_softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim, input_dtype, result):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1146  result: _log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + log_softmax_double_backward(output_t, grad_output_p, dim, output_p)
+    derivatives.yaml, entry _log_softmax_backward_data
+    result: _log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + log_softmax_double_backward(output_t, grad_output_p, dim, output_p)
     """
     return ops._log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + manual.log_softmax_double_backward(output_t, grad_output_p, dim, output_p)
 
@@ -1075,7 +1190,8 @@ def _log_softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t,
 def _softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim, input_dtype, result):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1154  result: _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
+    derivatives.yaml, entry _softmax_backward_data
+    result: _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
     """
     return ops._softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
 
@@ -1083,7 +1199,8 @@ def _softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim
 def mse_loss(self_p, self_t, target_p, target_t, reduction, result):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1163  result: apply_loss_reduction(mse_loss_backward(self_t, self_p, target_p, 0) + mse_loss_backward(target_t, target_p, self_p, 0), reduction)
+    derivatives.yaml, entry mse_loss
+    result: apply_loss_reduction(mse_loss_backward(self_t, self_p, target_p, 0) + mse_loss_backward(target_t, target_p, self_p, 0), reduction)
     """
     return manual.apply_loss_reduction(ops.mse_loss_backward(self_t, self_p, target_p, 0) + ops.mse_loss_backward(target_t, target_p, self_p, 0), reduction)
 
@@ -1091,7 +1208,8 @@ def mse_loss(self_p, self_t, target_p, target_t, reduction, result):
 def mse_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, reduction, result):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1173  result: mse_loss_double_backward(self_t * grad_output_p, reduction) - mse_loss_double_backward(target_t * grad_output_p, reduction) + mse_loss_backward(grad_output_t, self_p, target_p, reduction)
+    derivatives.yaml, entry mse_loss_backward
+    result: mse_loss_double_backward(self_t * grad_output_p, reduction) - mse_loss_double_backward(target_t * grad_output_p, reduction) + mse_loss_backward(grad_output_t, self_p, target_p, reduction)
     """
     return manual.mse_loss_double_backward(self_t * grad_output_p, reduction) - manual.mse_loss_double_backward(target_t * grad_output_p, reduction) + ops.mse_loss_backward(grad_output_t, self_p, target_p, reduction)
 
@@ -1099,7 +1217,8 @@ def mse_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, ta
 def smooth_l1_loss(self_p, self_t, target_p, target_t, reduction, beta, result):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1182  result: apply_loss_reduction(smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
+    derivatives.yaml, entry smooth_l1_loss
+    result: apply_loss_reduction(smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
     """
     return manual.apply_loss_reduction(ops.smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + ops.smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
 
@@ -1107,7 +1226,8 @@ def smooth_l1_loss(self_p, self_t, target_p, target_t, reduction, beta, result):
 def smooth_l1_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, reduction, beta, result):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1194  result: smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
+    derivatives.yaml, entry smooth_l1_loss_backward
+    result: smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
     """
     return manual.smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - manual.smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + ops.smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
 
@@ -1115,7 +1235,8 @@ def smooth_l1_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target
 def nll_loss_forward(self_p, self_t, target_p, weight_p, reduction, ignore_index, output, total_weight):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1205  output: nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
+    derivatives.yaml, entry nll_loss_forward
+    output: nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
     """
     output_t = ops.nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
     return output_t, None
@@ -1124,7 +1245,8 @@ def nll_loss_forward(self_p, self_t, target_p, weight_p, reduction, ignore_index
 def nll_loss2d_forward(self_p, self_t, target_p, weight_p, reduction, ignore_index, output, total_weight):
     """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1221  output: nll_loss2d_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
+    derivatives.yaml, entry nll_loss2d_forward
+    output: nll_loss2d_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
     """
     output_t = ops.nll_loss2d_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]
     return output_t, None
@@ -1133,7 +1255,8 @@ def nll_loss2d_forward(self_p, self_t, target_p, weight_p, reduction, ignore_ind
 def nll_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, weight_p, reduction, ignore_index, total_weight_p, result):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1233  result: nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
+    derivatives.yaml, entry nll_loss_backward
+    result: nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
     """
     return ops.nll_loss_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
 
@@ -1141,7 +1264,8 @@ def nll_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, we
 def nll_loss2d_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, weight_p, reduction, ignore_index, total_weight_p, result):
     """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1247  result: nll_loss2d_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
+    derivatives.yaml, entry nll_loss2d_backward
+    result: nll_loss2d_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
     """
     return ops.nll_loss2d_backward(grad_output_t, self_p, target_p, weight_p, reduction, ignore_index, total_weight_p)
 
@@ -1149,7 +1273,8 @@ def nll_loss2d_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, 
 def binary_cross_entropy(self_p, self_t, target_p, target_t, weight_p, reduction, result):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1258  result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
+    derivatives.yaml, entry binary_cross_entropy
+    result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
     """
     return manual.apply_loss_reduction(ops.binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + manual.binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
 
@@ -1157,7 +1282,8 @@ def binary_cross_entropy(self_p, self_t, target_p, target_t, weight_p, reduction
 def binary_cross_entropy_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, weight_p, reduction, result):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1269  result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
+    derivatives.yaml, entry binary_cross_entropy_backward
+    result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
     """
     return manual.binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + manual.binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + ops.binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
 
@@ -1165,7 +1291,8 @@ def binary_cross_entropy_backward(grad_output_p, grad_output_t, self_p, self_t, 
 def binary_cross_entropy_with_logits(self_p, self_t, target_p, target_t, weight_p, pos_weight_p, reduction, result):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1280  result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
+    derivatives.yaml, entry binary_cross_entropy_with_logits
+    result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
     """
     return manual.apply_loss_reduction(manual.binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + manual.binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
 
@@ -1173,7 +1300,8 @@ def binary_cross_entropy_with_logits(self_p, self_t, target_p, target_t, weight_
 def native_dropout(input_p, input_t, p, train, result0, result1):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1291  result0: input_t * result1 * dropout_scale(p, train)
+    derivatives.yaml, entry native_dropout
+    result0: input_t * result1 * dropout_scale(p, train)
     """
     result0_t = input_t * result1 * manual.dropout_scale(p, train)
     return result0_t, None
@@ -1182,7 +1310,8 @@ def native_dropout(input_p, input_t, p, train, result0, result1):
 def native_dropout_backward(grad_output_p, grad_output_t, mask_p, mask_t, scale, result):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1303  result: native_dropout_backward(grad_output_t, mask_p, scale)
+    derivatives.yaml, entry native_dropout_backward
+    result: native_dropout_backward(grad_output_t, mask_p, scale)
     """
     return ops.native_dropout_backward(grad_output_t, mask_p, scale)
 
@@ -1190,7 +1319,8 @@ def native_dropout_backward(grad_output_p, grad_output_t, mask_p, mask_t, scale,
 def embedding(weight_p, weight_t, indices_p, padding_idx, scale_grad_by_freq, sparse, result):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1311  result: auto_linear
+    derivatives.yaml, entry embedding
+    result: auto_linear
     """
     return ops.embedding(weight_t, indices_p, padding_idx, scale_grad_by_freq, sparse)
 
@@ -1198,7 +1328,8 @@ def embedding(weight_p, weight_t, indices_p, padding_idx, scale_grad_by_freq, sp
 def embedding_dense_backward(grad_output_p, grad_output_t, indices_p, num_weights, padding_idx, scale_grad_by_freq, result):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1323  result: auto_linear
+    derivatives.yaml, entry embedding_dense_backward
+    result: auto_linear
     """
     return ops.embedding_dense_backward(grad_output_t, indices_p, num_weights, padding_idx, scale_grad_by_freq)
 
@@ -1206,7 +1337,8 @@ def embedding_dense_backward(grad_output_p, grad_output_t, indices_p, num_weight
 def native_layer_norm(input_p, input_t, normalized_shape, weight_p, weight_t, bias_p, bias_t, eps, result0, result1, result2):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1334  result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
+    derivatives.yaml, entry native_layer_norm
+    result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
     """
     result0_t = manual.layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
     return result0_t, None, None
@@ -1215,7 +1347,8 @@ def native_layer_norm(input_p, input_t, normalized_shape, weight_p, weight_t, bi
 def native_layer_norm_backward(grad_out_p, grad_out_t, input_p, input_t, normalized_shape, mean_p, rstd_p, weight_p, weight_t, bias_p, output_mask, result0, result1, result2):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1348  result0, result1, result2: layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
+    derivatives.yaml, entry native_layer_norm_backward
+    result0, result1, result2: layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     """
     result0_t, result1_t, result2_t = manual.layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     return result0_t, result1_t, result2_t

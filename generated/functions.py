@@ -152,7 +152,7 @@ __all__ = [
 class AddBackward0(Node):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:25
+    derivatives.yaml, entry add.Tensor
     self: grad
     other: maybe_multiply(grad, alpha)
     """
@@ -189,7 +189,7 @@ class AddBackward0(Node):
 class AddBackward1(Node):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:34
+    derivatives.yaml, entry add.Scalar
     self: grad
     """
 
@@ -215,7 +215,7 @@ class AddBackward1(Node):
 class SubBackward0(Node):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:41
+    derivatives.yaml, entry sub.Tensor
     self: grad
     other: maybe_multiply(-grad, alpha)
     """
@@ -252,7 +252,7 @@ class SubBackward0(Node):
 class RsubBackward0(Node):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:50
+    derivatives.yaml, entry rsub.Tensor
     self: maybe_multiply(-grad, alpha)
     other: grad
     """
@@ -289,7 +289,7 @@ class RsubBackward0(Node):
 class RsubBackward1(Node):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:59
+    derivatives.yaml, entry rsub.Scalar
     self: maybe_multiply(-grad, alpha)
     """
 
@@ -319,7 +319,7 @@ class RsubBackward1(Node):
 class MulBackward0(Node):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:67
+    derivatives.yaml, entry mul.Tensor
     self: grad * other
     other: grad * self
     """
@@ -370,7 +370,7 @@ class MulBackward0(Node):
 class MulBackward1(Node):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:76
+    derivatives.yaml, entry mul.Scalar
     self: grad * other
     """
 
@@ -400,7 +400,7 @@ class MulBackward1(Node):
 class DivBackward0(Node):
     """div.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:83
+    derivatives.yaml, entry div.Tensor
     self: grad / other
     other: -grad * self / (other * other)
     """
@@ -451,7 +451,7 @@ class DivBackward0(Node):
 class DivBackward1(Node):
     """div.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:92
+    derivatives.yaml, entry div.Scalar
     self: grad / other
     """
 
@@ -481,7 +481,7 @@ class DivBackward1(Node):
 class NegBackward0(Node):
     """neg(Tensor self) -> Tensor
 
-    derivatives.yaml:99
+    derivatives.yaml, entry neg
     self: -grad
     """
 
@@ -509,7 +509,7 @@ class NegBackward0(Node):
 class PowBackward0(Node):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
-    derivatives.yaml:106
+    derivatives.yaml, entry pow.Tensor_Scalar
     self: pow_backward(grad, self, exponent)
     """
 
@@ -548,7 +548,7 @@ class PowBackward0(Node):
 class PowBackward1(Node):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:114
+    derivatives.yaml, entry pow.Tensor_Tensor
     self: pow_backward_self(grad, self, exponent)
     exponent: pow_backward_exponent(grad, self, exponent, result)
     """
@@ -606,7 +606,7 @@ class PowBackward1(Node):
 class PowBackward2(Node):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:125
+    derivatives.yaml, entry pow.Scalar
     exponent: pow_backward_exponent(grad, self, exponent, result)
     """
 
@@ -652,7 +652,7 @@ class PowBackward2(Node):
 class ReciprocalBackward0(Node):
     """reciprocal(Tensor self) -> Tensor
 
-    derivatives.yaml:133
+    derivatives.yaml, entry reciprocal
     self: -grad * (result * result)
     """
 
@@ -689,7 +689,7 @@ class ReciprocalBackward0(Node):
 class ExpBackward0(Node):
     """exp(Tensor self) -> Tensor
 
-    derivatives.yaml:140
+    derivatives.yaml, entry exp
     self: grad * result
     """
 
@@ -726,7 +726,7 @@ class ExpBackward0(Node):
 class Expm1Backward0(Node):
     """expm1(Tensor self) -> Tensor
 
-    derivatives.yaml:147
+    derivatives.yaml, entry expm1
     self: grad * (result + 1)
     """
 
@@ -763,7 +763,7 @@ class Expm1Backward0(Node):
 class LogBackward0(Node):
     """log(Tensor self) -> Tensor
 
-    derivatives.yaml:154
+    derivatives.yaml, entry log
     self: grad / self
     """
 
@@ -800,7 +800,7 @@ class LogBackward0(Node):
 class Log1PBackward0(Node):
     """log1p(Tensor self) -> Tensor
 
-    derivatives.yaml:161
+    derivatives.yaml, entry log1p
     self: grad / (self + 1)
     """
 
@@ -837,7 +837,7 @@ class Log1PBackward0(Node):
 class SqrtBackward0(Node):
     """sqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:168
+    derivatives.yaml, entry sqrt
     self: grad / (2 * result)
     """
 
@@ -874,7 +874,7 @@ class SqrtBackward0(Node):
 class RsqrtBackward0(Node):
     """rsqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:175
+    derivatives.yaml, entry rsqrt
     self: -0.5 * grad * result.pow(3)
     """
 
@@ -911,7 +911,7 @@ class RsqrtBackward0(Node):
 class SinBackward0(Node):
     """sin(Tensor self) -> Tensor
 
-    derivatives.yaml:182
+    derivatives.yaml, entry sin
     self: grad * self.cos()
     """
 
@@ -948,7 +948,7 @@ class SinBackward0(Node):
 class CosBackward0(Node):
     """cos(Tensor self) -> Tensor
 
-    derivatives.yaml:189
+    derivatives.yaml, entry cos
     self: grad * -self.sin()
     """
 
@@ -985,7 +985,7 @@ class CosBackward0(Node):
 class TanBackward0(Node):
     """tan(Tensor self) -> Tensor
 
-    derivatives.yaml:196
+    derivatives.yaml, entry tan
     self: grad * (1 + result.pow(2))
     """
 
@@ -1022,7 +1022,7 @@ class TanBackward0(Node):
 class TanhBackward0(Node):
     """tanh(Tensor self) -> Tensor
 
-    derivatives.yaml:203
+    derivatives.yaml, entry tanh
     self: tanh_backward(grad, result)
     """
 
@@ -1059,7 +1059,7 @@ class TanhBackward0(Node):
 class TanhBackwardBackward0(Node):
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:210
+    derivatives.yaml, entry tanh_backward
     grad_output: tanh_backward(grad, output)
     output: -2 * grad * grad_output * output
     """
@@ -1110,7 +1110,7 @@ class TanhBackwardBackward0(Node):
 class SigmoidBackward0(Node):
     """sigmoid(Tensor self) -> Tensor
 
-    derivatives.yaml:218
+    derivatives.yaml, entry sigmoid
     self: sigmoid_backward(grad, result)
     """
 
@@ -1147,7 +1147,7 @@ class SigmoidBackward0(Node):
 class SigmoidBackwardBackward0(Node):
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:226
+    derivatives.yaml, entry sigmoid_backward
     grad_output: sigmoid_backward(grad, output)
     output: grad * grad_output * (1 - 2 * output)
     """
@@ -1198,7 +1198,7 @@ class SigmoidBackwardBackward0(Node):
 class ErfBackward0(Node):
     """erf(Tensor self) -> Tensor
 
-    derivatives.yaml:234
+    derivatives.yaml, entry erf
     self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
     """
 
@@ -1235,7 +1235,7 @@ class ErfBackward0(Node):
 class ReluBackward0(Node):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:242
+    derivatives.yaml, entry relu
     self: threshold_backward(grad, result, 0)
     """
 
@@ -1272,7 +1272,7 @@ class ReluBackward0(Node):
 class GeluBackward0(Node):
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:251
+    derivatives.yaml, entry gelu
     self: gelu_backward(grad, self, approximate=approximate)
     """
 
@@ -1311,7 +1311,7 @@ class GeluBackward0(Node):
 class GeluBackwardBackward0(Node):
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:259
+    derivatives.yaml, entry gelu_backward
     grad_output: gelu_backward(grad, self, approximate=approximate)
     self: gelu_double_backward(grad, grad_output, self, approximate)
     """
@@ -1364,7 +1364,7 @@ class GeluBackwardBackward0(Node):
 class LeakyReluBackward0(Node):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
 
-    derivatives.yaml:268
+    derivatives.yaml, entry leaky_relu
     self: leaky_relu_backward(grad, self, negative_slope, False)
     """
 
@@ -1403,7 +1403,7 @@ class LeakyReluBackward0(Node):
 class SoftplusBackward0(Node):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 
-    derivatives.yaml:278
+    derivatives.yaml, entry softplus
     self: softplus_backward(grad, self, beta, threshold)
     """
 
@@ -1444,7 +1444,7 @@ class SoftplusBackward0(Node):
 class LeakyReluBackwardBackward0(Node):
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
 
-    derivatives.yaml:287
+    derivatives.yaml, entry leaky_relu_backward
     grad_output: leaky_relu_backward(grad, self, negative_slope, False)
     self: zeros_like(grad)
     """
@@ -1490,7 +1490,7 @@ class LeakyReluBackwardBackward0(Node):
 class SoftplusBackwardBackward0(Node):
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 
-    derivatives.yaml:295
+    derivatives.yaml, entry softplus_backward
     grad_output: softplus_backward(grad, self, beta, threshold)
     self: softplus_double_backward(grad * grad_output, self, beta, threshold)
     """
@@ -1545,7 +1545,7 @@ class SoftplusBackwardBackward0(Node):
 class ThresholdBackwardBackward0(Node):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:304
+    derivatives.yaml, entry threshold_backward
     grad_output: threshold_backward(grad, self, threshold)
     self: zeros_like(grad)
     """
@@ -1591,7 +1591,7 @@ class ThresholdBackwardBackward0(Node):
 class AbsBackward0(Node):
     """abs(Tensor self) -> Tensor
 
-    derivatives.yaml:314
+    derivatives.yaml, entry abs
     self: grad * self.sign()
     """
 
@@ -1628,7 +1628,7 @@ class AbsBackward0(Node):
 class SignBackward0(Node):
     """sign(Tensor self) -> Tensor
 
-    derivatives.yaml:323
+    derivatives.yaml, entry sign
     self: zeros_like(grad)
     """
 
@@ -1656,7 +1656,7 @@ class SignBackward0(Node):
 class ClampBackward0(Node):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:330
+    derivatives.yaml, entry clamp.Tensor
     self: clamp_backward(grad, self, min, max)
     min, max: clamp_backward_min_max(grad, self, min, max, grad_input_mask)
     """
@@ -1724,7 +1724,7 @@ class ClampBackward0(Node):
 class ClampBackward1(Node):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:342
+    derivatives.yaml, entry clamp
     self: clamp_backward(grad, self, min, max)
     """
 
@@ -1765,7 +1765,7 @@ class ClampBackward1(Node):
 class ClampMinBackward0(Node):
     """clamp_min(Tensor self, Scalar min) -> Tensor
 
-    derivatives.yaml:353
+    derivatives.yaml, entry clamp_min
     self: where(self >= min, grad, 0)
     """
 
@@ -1804,7 +1804,7 @@ class ClampMinBackward0(Node):
 class ClampMinBackward1(Node):
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
-    derivatives.yaml:362
+    derivatives.yaml, entry clamp_min.Tensor
     self: where(self >= min, grad, 0)
     min: where(self < min, grad, 0)
     """
@@ -1855,7 +1855,7 @@ class ClampMinBackward1(Node):
 class ClampMaxBackward0(Node):
     """clamp_max(Tensor self, Scalar max) -> Tensor
 
-    derivatives.yaml:372
+    derivatives.yaml, entry clamp_max
     self: where(self <= max, grad, 0)
     """
 
@@ -1894,7 +1894,7 @@ class ClampMaxBackward0(Node):
 class ClampMaxBackward1(Node):
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
-    derivatives.yaml:381
+    derivatives.yaml, entry clamp_max.Tensor
     self: where(self <= max, grad, 0)
     max: where(self > max, grad, 0)
     """
@@ -1945,7 +1945,7 @@ class ClampMaxBackward1(Node):
 class MaximumBackward0(Node):
     """maximum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:391
+    derivatives.yaml, entry maximum
     self: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
     other: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
     """
@@ -1996,7 +1996,7 @@ class MaximumBackward0(Node):
 class MinimumBackward0(Node):
     """minimum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:401
+    derivatives.yaml, entry minimum
     self: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
     other: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
     """
@@ -2047,7 +2047,7 @@ class MinimumBackward0(Node):
 class WhereBackward0(Node):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:411
+    derivatives.yaml, entry where.self
     self: where(condition, grad, 0)
     other: where(condition, 0, grad)
     """
@@ -2091,7 +2091,7 @@ class WhereBackward0(Node):
 class MaskedFillBackward0(Node):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
-    derivatives.yaml:420
+    derivatives.yaml, entry masked_fill.Scalar
     self: grad.masked_fill(mask, 0)
     """
 
@@ -2128,7 +2128,7 @@ class MaskedFillBackward0(Node):
 class MaskedFillBackward1(Node):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
-    derivatives.yaml:429
+    derivatives.yaml, entry masked_fill.Tensor
     self: grad.masked_fill(mask, 0)
     value: masked_fill_backward(grad, mask)
     """
@@ -2172,7 +2172,7 @@ class MaskedFillBackward1(Node):
 class FillBackward0(Node):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor
 
-    derivatives.yaml:438
+    derivatives.yaml, entry fill.Scalar
     self: zeros_like(grad)
     """
 
@@ -2200,7 +2200,7 @@ class FillBackward0(Node):
 class FillBackward1(Node):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor
 
-    derivatives.yaml:445
+    derivatives.yaml, entry fill.Tensor
     self: zeros_like(grad)
     value: grad.sum()
     """
@@ -2235,7 +2235,7 @@ class FillBackward1(Node):
 class FillBackward2(Node):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
-    derivatives.yaml:453
+    derivatives.yaml, entry fill_.Scalar
     self: zeros_like(grad)
     """
 
@@ -2263,7 +2263,7 @@ class FillBackward2(Node):
 class FillBackward3(Node):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 
-    derivatives.yaml:459
+    derivatives.yaml, entry fill_.Tensor
     self: zeros_like(grad)
     value: grad.sum()
     """
@@ -2298,7 +2298,7 @@ class FillBackward3(Node):
 class CopyBackwards(Node):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 
-    derivatives.yaml:466
+    derivatives.yaml, entry copy_
     self: zeros_like(grad)
     src: grad
     """
@@ -2336,7 +2336,7 @@ class CopyBackwards(Node):
 class SumBackward0(Node):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:606
+    derivatives.yaml, entry sum
     self: grad.expand(self.shape)
     """
 
@@ -2366,7 +2366,7 @@ class SumBackward0(Node):
 class SumBackward1(Node):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:613
+    derivatives.yaml, entry sum.dim_IntList
     self: sum_backward(grad, self.shape, dim, keepdim)
     """
 
@@ -2400,7 +2400,7 @@ class SumBackward1(Node):
 class MeanBackward0(Node):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:623
+    derivatives.yaml, entry mean
     self: grad.expand(self.shape) / self.numel()
     """
 
@@ -2432,7 +2432,7 @@ class MeanBackward0(Node):
 class MeanBackward1(Node):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:629
+    derivatives.yaml, entry mean.dim
     self: mean_backward(grad, self.shape, dim, self.numel(), keepdim)
     """
 
@@ -2468,7 +2468,7 @@ class MeanBackward1(Node):
 class LogsumexpBackward0(Node):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:637
+    derivatives.yaml, entry logsumexp
     self: logsumexp_backward(grad, self, result, dim, keepdim)
     """
 
@@ -2516,7 +2516,7 @@ class LogsumexpBackward0(Node):
 class MaxBackward0(Node):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:645
+    derivatives.yaml, entry max.dim
     self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
     """
 
@@ -2546,7 +2546,7 @@ class MaxBackward0(Node):
 class MaxBackward1(Node):
     """max(Tensor self) -> Tensor
 
-    derivatives.yaml:655
+    derivatives.yaml, entry max
     self: evenly_distribute_backward(grad, self, result)
     """
 
@@ -2579,7 +2579,7 @@ class MaxBackward1(Node):
 class AmaxBackward0(Node):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:663
+    derivatives.yaml, entry amax
     self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
     """
 
@@ -2614,7 +2614,7 @@ class AmaxBackward0(Node):
 class AminBackward0(Node):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:674
+    derivatives.yaml, entry amin
     self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
     """
 
@@ -2649,7 +2649,7 @@ class AminBackward0(Node):
 class MinBackward0(Node):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:683
+    derivatives.yaml, entry min.dim
     self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
     """
 
@@ -2679,7 +2679,7 @@ class MinBackward0(Node):
 class MinBackward1(Node):
     """min(Tensor self) -> Tensor
 
-    derivatives.yaml:693
+    derivatives.yaml, entry min
     self: evenly_distribute_backward(grad, self, result)
     """
 
@@ -2712,7 +2712,7 @@ class MinBackward1(Node):
 class NormBackward0(Node):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:742
+    derivatives.yaml, entry norm.Scalar
     self: norm_backward(grad, self, p, result)
     """
 
@@ -2746,7 +2746,7 @@ class NormBackward0(Node):
 class NormBackward1(Node):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:758
+    derivatives.yaml, entry norm.ScalarOpt_dim
     self: norm_backward(grad, self, p, result, dim, keepdim)
     """
 
@@ -2782,7 +2782,7 @@ class NormBackward1(Node):
 class LinalgVectorNormBackward0(Node):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:769
+    derivatives.yaml, entry linalg_vector_norm
     self: norm_backward(grad, self, ord, result, dim, keepdim)
     """
 
@@ -2818,7 +2818,7 @@ class LinalgVectorNormBackward0(Node):
 class ProdBackward0(Node):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:781
+    derivatives.yaml, entry prod
     self: prod_backward(grad, self, result)
     """
 
@@ -2862,7 +2862,7 @@ class ProdBackward0(Node):
 class ProdBackward1(Node):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:792
+    derivatives.yaml, entry prod.dim_int
     self: prod_backward(grad, self, result, dim, keepdim)
     """
 
@@ -2910,7 +2910,7 @@ class ProdBackward1(Node):
 class StdBackward0(Node):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:801
+    derivatives.yaml, entry std.correction
     self: std_backward(result, grad, self, dim, correction, keepdim)
     """
 
@@ -2960,7 +2960,7 @@ class StdBackward0(Node):
 class VarBackward0(Node):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:813
+    derivatives.yaml, entry var.correction
     self: var_backward(grad, self, dim, correction, keepdim)
     """
 
@@ -3003,7 +3003,7 @@ class VarBackward0(Node):
 class TBackward0(Node):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:825
+    derivatives.yaml, entry t
     self: grad.t()
     """
 
@@ -3031,7 +3031,7 @@ class TBackward0(Node):
 class ExpandBackward0(Node):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:831
+    derivatives.yaml, entry expand
     self: grad.sum_to_size(self.shape)
     """
 
@@ -3061,7 +3061,7 @@ class ExpandBackward0(Node):
 class UnsqueezeBackward0(Node):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:838
+    derivatives.yaml, entry unsqueeze
     self: grad.squeeze(dim)
     """
 
@@ -3091,7 +3091,7 @@ class UnsqueezeBackward0(Node):
 class SqueezeBackward0(Node):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:845
+    derivatives.yaml, entry squeeze
     self: grad.reshape(self.shape)
     """
 
@@ -3121,7 +3121,7 @@ class SqueezeBackward0(Node):
 class SqueezeBackward1(Node):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:851
+    derivatives.yaml, entry squeeze.dim
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -3153,7 +3153,7 @@ class SqueezeBackward1(Node):
 class SqueezeBackward2(Node):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:858
+    derivatives.yaml, entry squeeze.dims
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -3185,7 +3185,7 @@ class SqueezeBackward2(Node):
 class SqueezeBackward3(Node):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:865
+    derivatives.yaml, entry squeeze_
     self: grad.reshape(self.shape)
     """
 
@@ -3215,7 +3215,7 @@ class SqueezeBackward3(Node):
 class SqueezeBackward4(Node):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:871
+    derivatives.yaml, entry squeeze_.dim
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -3247,7 +3247,7 @@ class SqueezeBackward4(Node):
 class SqueezeBackward5(Node):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:877
+    derivatives.yaml, entry squeeze_.dims
     self: unsqueeze_to(grad, dim, self.shape)
     """
 
@@ -3279,7 +3279,7 @@ class SqueezeBackward5(Node):
 class ToCopyBackward0(Node):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:883
+    derivatives.yaml, entry _to_copy
     self: grad.to(self.dtype)
     """
 
@@ -3309,7 +3309,7 @@ class ToCopyBackward0(Node):
 class CloneBackward0(Node):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:889
+    derivatives.yaml, entry clone
     self: grad
     """
 
@@ -3335,7 +3335,7 @@ class CloneBackward0(Node):
 class TransposeBackward0(Node):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:895
+    derivatives.yaml, entry transpose.int
     self: grad.transpose(dim0, dim1)
     """
 
@@ -3367,7 +3367,7 @@ class TransposeBackward0(Node):
 class UnsafeViewBackward0(Node):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:902
+    derivatives.yaml, entry _unsafe_view
     self: grad.reshape(self.shape)
     """
 
@@ -3397,7 +3397,7 @@ class UnsafeViewBackward0(Node):
 class ViewBackward0(Node):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:908
+    derivatives.yaml, entry view
     self: grad.reshape(self.shape)
     """
 
@@ -3427,7 +3427,7 @@ class ViewBackward0(Node):
 class ZeroBackward0(Node):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:915
+    derivatives.yaml, entry zero_
     self: zeros_like(grad)
     """
 
@@ -3455,7 +3455,7 @@ class ZeroBackward0(Node):
 class AliasBackward0(Node):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:921
+    derivatives.yaml, entry alias
     self: grad
     """
 
@@ -3481,7 +3481,7 @@ class AliasBackward0(Node):
 class PermuteBackward0(Node):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:928
+    derivatives.yaml, entry permute
     self: permute_backwards(grad, dims)
     """
 
@@ -3511,7 +3511,7 @@ class PermuteBackward0(Node):
 class CatBackward0(Node):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:935
+    derivatives.yaml, entry cat
     tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
     """
 
@@ -3543,7 +3543,7 @@ class CatBackward0(Node):
 class StackBackward0(Node):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:944
+    derivatives.yaml, entry stack
     tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
     """
 
@@ -3575,7 +3575,7 @@ class StackBackward0(Node):
 class SplitBackward0(Node):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:952
+    derivatives.yaml, entry split.Tensor
     self: split_backward(grads, split_size, dim, self.shape)
     """
 
@@ -3607,7 +3607,7 @@ class SplitBackward0(Node):
 class SplitWithSizesBackward0(Node):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:961
+    derivatives.yaml, entry split_with_sizes
     self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
     """
 
@@ -3639,7 +3639,7 @@ class SplitWithSizesBackward0(Node):
 class UnbindBackward0(Node):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:968
+    derivatives.yaml, entry unbind.int
     self: unbind_backward(grads, dim)
     """
 
@@ -3667,7 +3667,7 @@ class UnbindBackward0(Node):
 class SelectBackward0(Node):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:975
+    derivatives.yaml, entry select.int
     self: select_backward(grad, self.shape, dim, index)
     """
 
@@ -3701,7 +3701,7 @@ class SelectBackward0(Node):
 class SelectBackwardBackward0(Node):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:982
+    derivatives.yaml, entry select_backward
     grad_output: grad.select(dim, index)
     """
 
@@ -3733,7 +3733,7 @@ class SelectBackwardBackward0(Node):
 class SliceBackward0(Node):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:989
+    derivatives.yaml, entry slice.Tensor
     self: slice_backward_wrapper(grad, self.shape, dim, start, end, step)
     """
 
@@ -3757,7 +3757,7 @@ class SliceBackward0(Node):
 class SliceBackwardBackward0(Node):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:998
+    derivatives.yaml, entry slice_backward
     grad_output: slice(grad, dim, start, end, step)
     """
 
@@ -3793,7 +3793,7 @@ class SliceBackwardBackward0(Node):
 class IndexBackward0(Node):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:1005
+    derivatives.yaml, entry index.Tensor
     self: index_backward(grad, self.shape, indices)
     """
 
@@ -3821,7 +3821,7 @@ class IndexBackward0(Node):
 class IndexPutBackward0(Node):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:1016
+    derivatives.yaml, entry index_put
     self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
     values: index(grad, indices)
     """
@@ -3874,7 +3874,7 @@ class IndexPutBackward0(Node):
 class IndexPutImplBackward0(Node):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:1027
+    derivatives.yaml, entry _index_put_impl_
     self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
     values: index(grad, indices)
     """
@@ -3927,7 +3927,7 @@ class IndexPutImplBackward0(Node):
 class IndexSelectBackward0(Node):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:1037
+    derivatives.yaml, entry index_select
     self: index_select_backward(grad, self.shape, dim, index)
     """
 
@@ -3968,7 +3968,7 @@ class IndexSelectBackward0(Node):
 class IndexAddBackward0(Node):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1045
+    derivatives.yaml, entry index_add
     self: grad
     source: maybe_multiply(grad.index_select(dim, index), alpha)
     """
@@ -4016,7 +4016,7 @@ class IndexAddBackward0(Node):
 class GatherBackward0(Node):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:1054
+    derivatives.yaml, entry gather
     self: gather_backward(grad, self.shape, dim, index)
     """
 
@@ -4057,7 +4057,7 @@ class GatherBackward0(Node):
 class ScatterAddBackward0(Node):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:1062
+    derivatives.yaml, entry scatter_add
     self: grad
     src: grad.gather(dim, index)
     """
@@ -4103,7 +4103,7 @@ class ScatterAddBackward0(Node):
 class RepeatBackward0(Node):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:1070
+    derivatives.yaml, entry repeat
     self: repeat_backward(grad, repeats, self.shape)
     """
 
@@ -4135,7 +4135,7 @@ class RepeatBackward0(Node):
 class FlipBackward0(Node):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:1077
+    derivatives.yaml, entry flip
     self: grad.flip(dims)
     """
 
@@ -4165,7 +4165,7 @@ class FlipBackward0(Node):
 class MmBackward0(Node):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1086
+    derivatives.yaml, entry mm
     self: mm_mat1_backward(grad, mat2, self.shape, self.stride(), 1)
     mat2: mm_mat2_backward(grad, self, mat2.shape, mat2.stride(), 1)
     """
@@ -4224,7 +4224,7 @@ class MmBackward0(Node):
 class AddmmBackward0(Node):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1094
+    derivatives.yaml, entry addmm
     self: maybe_multiply(grad, beta)
     mat1: mm_mat1_backward(grad, mat2, mat1.shape, mat1.stride(), alpha)
     mat2: mm_mat2_backward(grad, mat1, mat2.shape, mat2.stride(), alpha)
@@ -4294,7 +4294,7 @@ class AddmmBackward0(Node):
 class BmmBackward0(Node):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1103
+    derivatives.yaml, entry bmm
     self: grad.bmm(mat2.transpose(1, 2))
     mat2: self.transpose(1, 2).bmm(grad)
     """
@@ -4345,7 +4345,7 @@ class BmmBackward0(Node):
 class DotBackward0(Node):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1111
+    derivatives.yaml, entry dot
     self: grad * tensor
     tensor: grad * self
     """
@@ -4396,7 +4396,7 @@ class DotBackward0(Node):
 class MvBackward0(Node):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1118
+    derivatives.yaml, entry mv
     self: grad.unsqueeze(1) * vec
     vec: self.t().mv(grad)
     """
@@ -4447,7 +4447,7 @@ class MvBackward0(Node):
 class SoftmaxBackward0(Node):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1125
+    derivatives.yaml, entry _softmax
     self: _softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -4488,7 +4488,7 @@ class SoftmaxBackward0(Node):
 class LogSoftmaxBackward0(Node):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1135
+    derivatives.yaml, entry _log_softmax
     self: _log_softmax_backward_data(grad, result, dim, self.dtype)
     """
 
@@ -4529,7 +4529,7 @@ class LogSoftmaxBackward0(Node):
 class LogSoftmaxBackwardDataBackward0(Node):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1143
+    derivatives.yaml, entry _log_softmax_backward_data
     grad_output: grad - (grad * output.exp()).sum(dim, True)
     output: log_softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -4582,7 +4582,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
 class SoftmaxBackwardDataBackward0(Node):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1151
+    derivatives.yaml, entry _softmax_backward_data
     grad_output: _softmax_backward_data(grad, output, dim, input_dtype)
     output: softmax_double_backward(grad, grad_output, dim, output)
     """
@@ -4637,7 +4637,7 @@ class SoftmaxBackwardDataBackward0(Node):
 class MseLossBackward0(Node):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1159
+    derivatives.yaml, entry mse_loss
     self: mse_loss_backward(grad, self, target, reduction)
     target: mse_loss_backward(grad, target, self, reduction)
     """
@@ -4690,7 +4690,7 @@ class MseLossBackward0(Node):
 class MseLossBackwardBackward0(Node):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1169
+    derivatives.yaml, entry mse_loss_backward
     grad_output: mse_loss_backward(grad, self, target, reduction)
     self: mse_loss_double_backward(grad * grad_output, reduction)
     target: -mse_loss_double_backward(grad * grad_output, reduction)
@@ -4757,7 +4757,7 @@ class MseLossBackwardBackward0(Node):
 class SmoothL1LossBackward0(Node):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1178
+    derivatives.yaml, entry smooth_l1_loss
     self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
     """
@@ -4812,7 +4812,7 @@ class SmoothL1LossBackward0(Node):
 class SmoothL1LossBackwardBackward0(Node):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1190
+    derivatives.yaml, entry smooth_l1_loss_backward
     grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
     self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
     target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
@@ -4881,7 +4881,7 @@ class SmoothL1LossBackwardBackward0(Node):
 class NllLossBackward0(Node):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1199
+    derivatives.yaml, entry nll_loss_forward
     self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
 
@@ -4943,7 +4943,7 @@ class NllLossBackward0(Node):
 class NllLoss2DBackward0(Node):
     """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1213
+    derivatives.yaml, entry nll_loss2d_forward
     self: nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
 
@@ -5005,7 +5005,7 @@ class NllLoss2DBackward0(Node):
 class NllLossBackwardBackward0(Node):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1227
+    derivatives.yaml, entry nll_loss_backward
     grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
     self: zeros_like(grad)
     """
@@ -5060,7 +5060,7 @@ class NllLossBackwardBackward0(Node):
 class NllLoss2DBackwardBackward0(Node):
     """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1240
+    derivatives.yaml, entry nll_loss2d_backward
     grad_output: nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0]
     self: zeros_like(grad)
     """
@@ -5115,7 +5115,7 @@ class NllLoss2DBackwardBackward0(Node):
 class BinaryCrossEntropyBackward0(Node):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1253
+    derivatives.yaml, entry binary_cross_entropy
     self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
     """
@@ -5175,7 +5175,7 @@ class BinaryCrossEntropyBackward0(Node):
 class BinaryCrossEntropyBackwardBackward0(Node):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1264
+    derivatives.yaml, entry binary_cross_entropy_backward
     grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
     self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
     target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
@@ -5249,7 +5249,7 @@ class BinaryCrossEntropyBackwardBackward0(Node):
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1274
+    derivatives.yaml, entry binary_cross_entropy_with_logits
     self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
     target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
     """
@@ -5316,7 +5316,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 class NativeDropoutBackward0(Node):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1286
+    derivatives.yaml, entry native_dropout
     input: native_dropout_backward(grad, result1, dropout_scale(p, train))
     """
 
@@ -5357,7 +5357,7 @@ class NativeDropoutBackward0(Node):
 class NativeDropoutBackwardBackward0(Node):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1300
+    derivatives.yaml, entry native_dropout_backward
     grad_output: native_dropout_backward(grad, mask, scale)
     mask: not_implemented("native_dropout_backward: mask")
     """
@@ -5403,7 +5403,7 @@ class NativeDropoutBackwardBackward0(Node):
 class EmbeddingBackward0(Node):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1308
+    derivatives.yaml, entry embedding
     weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
     """
 
@@ -5446,7 +5446,7 @@ class EmbeddingBackward0(Node):
 class EmbeddingDenseBackwardBackward0(Node):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1320
+    derivatives.yaml, entry embedding_dense_backward
     grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
     """
 
@@ -5476,7 +5476,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 class NativeLayerNormBackward0(Node):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1331
+    derivatives.yaml, entry native_layer_norm
     input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
     """
 
@@ -5557,7 +5557,7 @@ class NativeLayerNormBackward0(Node):
 class NativeLayerNormBackwardBackward0(Node):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1340
+    derivatives.yaml, entry native_layer_norm_backward
     input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
     """
 

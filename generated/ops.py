@@ -311,7 +311,7 @@ _nll_loss2d_forward_return = namedtuple("nll_loss2d_forward", ["output", "total_
 def add_Tensor(self_, other, *, alpha=1):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:25
+    derivatives.yaml, entry add.Tensor
     """
     result = _T.wrap(kernels.add_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
@@ -328,7 +328,7 @@ def add_Tensor(self_, other, *, alpha=1):
 def add_Tensor_(self_, other, *, alpha=1):
     """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:25
+    derivatives.yaml, entry add.Tensor
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -352,7 +352,7 @@ def add_Tensor_(self_, other, *, alpha=1):
 def add_Scalar(self_, other, alpha=1):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:34
+    derivatives.yaml, entry add.Scalar
     """
     result = _T.wrap(kernels.add_Scalar(_T.data(self_), other, alpha))
     if _T.any_requires_grad(self_):
@@ -368,7 +368,7 @@ def add_Scalar(self_, other, alpha=1):
 def sub_Tensor(self_, other, *, alpha=1):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:41
+    derivatives.yaml, entry sub.Tensor
     """
     result = _T.wrap(kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
@@ -385,7 +385,7 @@ def sub_Tensor(self_, other, *, alpha=1):
 def sub_Tensor_(self_, other, *, alpha=1):
     """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:41
+    derivatives.yaml, entry sub.Tensor
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -409,7 +409,7 @@ def sub_Tensor_(self_, other, *, alpha=1):
 def rsub_Tensor(self_, other, *, alpha=1):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:50
+    derivatives.yaml, entry rsub.Tensor
     """
     result = _T.wrap(kernels.rsub_Tensor(_T.data(self_), _T.data(other), alpha))
     if _T.any_requires_grad(self_, other):
@@ -426,7 +426,7 @@ def rsub_Tensor(self_, other, *, alpha=1):
 def rsub_Scalar(self_, other, alpha=1):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:59
+    derivatives.yaml, entry rsub.Scalar
     """
     result = _T.wrap(kernels.rsub_Scalar(_T.data(self_), other, alpha))
     if _T.any_requires_grad(self_):
@@ -443,7 +443,7 @@ def rsub_Scalar(self_, other, alpha=1):
 def mul_Tensor(self_, other):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:67
+    derivatives.yaml, entry mul.Tensor
     """
     result = _T.wrap(kernels.mul_Tensor(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -461,7 +461,7 @@ def mul_Tensor(self_, other):
 def mul_Tensor_(self_, other):
     """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:67
+    derivatives.yaml, entry mul.Tensor
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -486,7 +486,7 @@ def mul_Tensor_(self_, other):
 def mul_Scalar(self_, other):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:76
+    derivatives.yaml, entry mul.Scalar
     """
     result = _T.wrap(kernels.mul_Scalar(_T.data(self_), other))
     if _T.any_requires_grad(self_):
@@ -503,7 +503,7 @@ def mul_Scalar(self_, other):
 def div_Tensor(self_, other):
     """div.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:83
+    derivatives.yaml, entry div.Tensor
     """
     result = _T.wrap(kernels.div_Tensor(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -521,7 +521,7 @@ def div_Tensor(self_, other):
 def div_Tensor_(self_, other):
     """In-place div.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:83
+    derivatives.yaml, entry div.Tensor
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, other)
@@ -545,7 +545,7 @@ def div_Tensor_(self_, other):
 def div_Scalar(self_, other):
     """div.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:92
+    derivatives.yaml, entry div.Scalar
     """
     result = _T.wrap(kernels.div_Scalar(_T.data(self_), other))
     if _T.any_requires_grad(self_):
@@ -562,7 +562,7 @@ def div_Scalar(self_, other):
 def neg(self_):
     """neg(Tensor self) -> Tensor
 
-    derivatives.yaml:99
+    derivatives.yaml, entry neg
     """
     result = _T.wrap(kernels.neg(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -578,7 +578,7 @@ def neg(self_):
 def neg_(self_):
     """In-place neg(Tensor self) -> Tensor
 
-    derivatives.yaml:99
+    derivatives.yaml, entry neg
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -600,7 +600,7 @@ def neg_(self_):
 def pow_Tensor_Scalar(self_, exponent):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
-    derivatives.yaml:106
+    derivatives.yaml, entry pow.Tensor_Scalar
     """
     result = _T.wrap(kernels.pow_Tensor_Scalar(_T.data(self_), exponent))
     if _T.any_requires_grad(self_):
@@ -618,7 +618,7 @@ def pow_Tensor_Scalar(self_, exponent):
 def pow_Tensor_Scalar_(self_, exponent):
     """In-place pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
-    derivatives.yaml:106
+    derivatives.yaml, entry pow.Tensor_Scalar
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -642,7 +642,7 @@ def pow_Tensor_Scalar_(self_, exponent):
 def pow_Tensor_Tensor(self_, exponent):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:114
+    derivatives.yaml, entry pow.Tensor_Tensor
     """
     result = _T.wrap(kernels.pow_Tensor_Tensor(_T.data(self_), _T.data(exponent)))
     needs_grad = _T.any_requires_grad(self_, exponent)
@@ -663,7 +663,7 @@ def pow_Tensor_Tensor(self_, exponent):
 def pow_Tensor_Tensor_(self_, exponent):
     """In-place pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:114
+    derivatives.yaml, entry pow.Tensor_Tensor
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, exponent)
@@ -689,7 +689,7 @@ def pow_Tensor_Tensor_(self_, exponent):
 def pow_Scalar(self_, exponent):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
 
-    derivatives.yaml:125
+    derivatives.yaml, entry pow.Scalar
     """
     result = _T.wrap(kernels.pow_Scalar(self_, _T.data(exponent)))
     needs_grad = _T.any_requires_grad(exponent)
@@ -710,7 +710,7 @@ def pow_Scalar(self_, exponent):
 def reciprocal(self_):
     """reciprocal(Tensor self) -> Tensor
 
-    derivatives.yaml:133
+    derivatives.yaml, entry reciprocal
     """
     result = _T.wrap(kernels.reciprocal(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -729,7 +729,7 @@ def reciprocal(self_):
 def reciprocal_(self_):
     """In-place reciprocal(Tensor self) -> Tensor
 
-    derivatives.yaml:133
+    derivatives.yaml, entry reciprocal
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -753,7 +753,7 @@ def reciprocal_(self_):
 def exp(self_):
     """exp(Tensor self) -> Tensor
 
-    derivatives.yaml:140
+    derivatives.yaml, entry exp
     """
     result = _T.wrap(kernels.exp(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -772,7 +772,7 @@ def exp(self_):
 def exp_(self_):
     """In-place exp(Tensor self) -> Tensor
 
-    derivatives.yaml:140
+    derivatives.yaml, entry exp
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -796,7 +796,7 @@ def exp_(self_):
 def expm1(self_):
     """expm1(Tensor self) -> Tensor
 
-    derivatives.yaml:147
+    derivatives.yaml, entry expm1
     """
     result = _T.wrap(kernels.expm1(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -815,7 +815,7 @@ def expm1(self_):
 def expm1_(self_):
     """In-place expm1(Tensor self) -> Tensor
 
-    derivatives.yaml:147
+    derivatives.yaml, entry expm1
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -839,7 +839,7 @@ def expm1_(self_):
 def log(self_):
     """log(Tensor self) -> Tensor
 
-    derivatives.yaml:154
+    derivatives.yaml, entry log
     """
     result = _T.wrap(kernels.log(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -856,7 +856,7 @@ def log(self_):
 def log_(self_):
     """In-place log(Tensor self) -> Tensor
 
-    derivatives.yaml:154
+    derivatives.yaml, entry log
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -879,7 +879,7 @@ def log_(self_):
 def log1p(self_):
     """log1p(Tensor self) -> Tensor
 
-    derivatives.yaml:161
+    derivatives.yaml, entry log1p
     """
     result = _T.wrap(kernels.log1p(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -896,7 +896,7 @@ def log1p(self_):
 def log1p_(self_):
     """In-place log1p(Tensor self) -> Tensor
 
-    derivatives.yaml:161
+    derivatives.yaml, entry log1p
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -919,7 +919,7 @@ def log1p_(self_):
 def sqrt(self_):
     """sqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:168
+    derivatives.yaml, entry sqrt
     """
     result = _T.wrap(kernels.sqrt(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -938,7 +938,7 @@ def sqrt(self_):
 def sqrt_(self_):
     """In-place sqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:168
+    derivatives.yaml, entry sqrt
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -962,7 +962,7 @@ def sqrt_(self_):
 def rsqrt(self_):
     """rsqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:175
+    derivatives.yaml, entry rsqrt
     """
     result = _T.wrap(kernels.rsqrt(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -981,7 +981,7 @@ def rsqrt(self_):
 def rsqrt_(self_):
     """In-place rsqrt(Tensor self) -> Tensor
 
-    derivatives.yaml:175
+    derivatives.yaml, entry rsqrt
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1005,7 +1005,7 @@ def rsqrt_(self_):
 def sin(self_):
     """sin(Tensor self) -> Tensor
 
-    derivatives.yaml:182
+    derivatives.yaml, entry sin
     """
     result = _T.wrap(kernels.sin(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1022,7 +1022,7 @@ def sin(self_):
 def sin_(self_):
     """In-place sin(Tensor self) -> Tensor
 
-    derivatives.yaml:182
+    derivatives.yaml, entry sin
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1045,7 +1045,7 @@ def sin_(self_):
 def cos(self_):
     """cos(Tensor self) -> Tensor
 
-    derivatives.yaml:189
+    derivatives.yaml, entry cos
     """
     result = _T.wrap(kernels.cos(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1062,7 +1062,7 @@ def cos(self_):
 def cos_(self_):
     """In-place cos(Tensor self) -> Tensor
 
-    derivatives.yaml:189
+    derivatives.yaml, entry cos
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1085,7 +1085,7 @@ def cos_(self_):
 def tan(self_):
     """tan(Tensor self) -> Tensor
 
-    derivatives.yaml:196
+    derivatives.yaml, entry tan
     """
     result = _T.wrap(kernels.tan(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1104,7 +1104,7 @@ def tan(self_):
 def tan_(self_):
     """In-place tan(Tensor self) -> Tensor
 
-    derivatives.yaml:196
+    derivatives.yaml, entry tan
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1128,7 +1128,7 @@ def tan_(self_):
 def tanh(self_):
     """tanh(Tensor self) -> Tensor
 
-    derivatives.yaml:203
+    derivatives.yaml, entry tanh
     """
     result = _T.wrap(kernels.tanh(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1147,7 +1147,7 @@ def tanh(self_):
 def tanh_(self_):
     """In-place tanh(Tensor self) -> Tensor
 
-    derivatives.yaml:203
+    derivatives.yaml, entry tanh
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1171,7 +1171,7 @@ def tanh_(self_):
 def tanh_backward(grad_output, output):
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:210
+    derivatives.yaml, entry tanh_backward
     """
     result = _T.wrap(kernels.tanh_backward(_T.data(grad_output), _T.data(output)))
     if _T.any_requires_grad(grad_output, output):
@@ -1189,7 +1189,7 @@ def tanh_backward(grad_output, output):
 def sigmoid(self_):
     """sigmoid(Tensor self) -> Tensor
 
-    derivatives.yaml:218
+    derivatives.yaml, entry sigmoid
     """
     result = _T.wrap(kernels.sigmoid(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1208,7 +1208,7 @@ def sigmoid(self_):
 def sigmoid_(self_):
     """In-place sigmoid(Tensor self) -> Tensor
 
-    derivatives.yaml:218
+    derivatives.yaml, entry sigmoid
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1232,7 +1232,7 @@ def sigmoid_(self_):
 def sigmoid_backward(grad_output, output):
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 
-    derivatives.yaml:226
+    derivatives.yaml, entry sigmoid_backward
     """
     result = _T.wrap(kernels.sigmoid_backward(_T.data(grad_output), _T.data(output)))
     if _T.any_requires_grad(grad_output, output):
@@ -1250,7 +1250,7 @@ def sigmoid_backward(grad_output, output):
 def erf(self_):
     """erf(Tensor self) -> Tensor
 
-    derivatives.yaml:234
+    derivatives.yaml, entry erf
     """
     result = _T.wrap(kernels.erf(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1267,7 +1267,7 @@ def erf(self_):
 def erf_(self_):
     """In-place erf(Tensor self) -> Tensor
 
-    derivatives.yaml:234
+    derivatives.yaml, entry erf
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1290,7 +1290,7 @@ def erf_(self_):
 def relu(self_):
     """relu(Tensor self) -> Tensor
 
-    derivatives.yaml:242
+    derivatives.yaml, entry relu
     """
     result = _T.wrap(kernels.relu(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -1309,7 +1309,7 @@ def relu(self_):
 def relu_(self_):
     """In-place relu(Tensor self) -> Tensor
 
-    derivatives.yaml:242
+    derivatives.yaml, entry relu
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1330,10 +1330,10 @@ def relu_(self_):
     return self_
 
 
-def gelu(self_, *, approximate='none'):
+def gelu(self_, *, approximate="none"):
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:251
+    derivatives.yaml, entry gelu
     """
     result = _T.wrap(kernels.gelu(_T.data(self_), approximate))
     if _T.any_requires_grad(self_):
@@ -1348,10 +1348,10 @@ def gelu(self_, *, approximate='none'):
     return result
 
 
-def gelu_backward(grad_output, self_, *, approximate='none'):
+def gelu_backward(grad_output, self_, *, approximate="none"):
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
 
-    derivatives.yaml:259
+    derivatives.yaml, entry gelu_backward
     """
     result = _T.wrap(kernels.gelu_backward(_T.data(grad_output), _T.data(self_), approximate))
     if _T.any_requires_grad(grad_output, self_):
@@ -1370,7 +1370,7 @@ def gelu_backward(grad_output, self_, *, approximate='none'):
 def leaky_relu(self_, negative_slope=0.01):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
 
-    derivatives.yaml:268
+    derivatives.yaml, entry leaky_relu
     """
     result = _T.wrap(kernels.leaky_relu(_T.data(self_), negative_slope))
     if _T.any_requires_grad(self_):
@@ -1388,7 +1388,7 @@ def leaky_relu(self_, negative_slope=0.01):
 def softplus(self_, beta=1, threshold=20):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 
-    derivatives.yaml:278
+    derivatives.yaml, entry softplus
     """
     result = _T.wrap(kernels.softplus(_T.data(self_), beta, threshold))
     if _T.any_requires_grad(self_):
@@ -1407,7 +1407,7 @@ def softplus(self_, beta=1, threshold=20):
 def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
 
-    derivatives.yaml:287
+    derivatives.yaml, entry leaky_relu_backward
     """
     result = _T.wrap(kernels.leaky_relu_backward(_T.data(grad_output), _T.data(self_), negative_slope, self_is_result))
     if _T.any_requires_grad(grad_output, self_):
@@ -1425,7 +1425,7 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
 def softplus_backward(grad_output, self_, beta, threshold):
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 
-    derivatives.yaml:295
+    derivatives.yaml, entry softplus_backward
     """
     result = _T.wrap(kernels.softplus_backward(_T.data(grad_output), _T.data(self_), beta, threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -1445,7 +1445,7 @@ def softplus_backward(grad_output, self_, beta, threshold):
 def threshold_backward(grad_output, self_, threshold):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
-    derivatives.yaml:304
+    derivatives.yaml, entry threshold_backward
     """
     result = _T.wrap(kernels.threshold_backward(_T.data(grad_output), _T.data(self_), threshold))
     if _T.any_requires_grad(grad_output, self_):
@@ -1463,7 +1463,7 @@ def threshold_backward(grad_output, self_, threshold):
 def abs(self_):
     """abs(Tensor self) -> Tensor
 
-    derivatives.yaml:314
+    derivatives.yaml, entry abs
     """
     result = _T.wrap(kernels.abs(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1480,7 +1480,7 @@ def abs(self_):
 def abs_(self_):
     """In-place abs(Tensor self) -> Tensor
 
-    derivatives.yaml:314
+    derivatives.yaml, entry abs
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1503,7 +1503,7 @@ def abs_(self_):
 def sign(self_):
     """sign(Tensor self) -> Tensor
 
-    derivatives.yaml:323
+    derivatives.yaml, entry sign
     """
     result = _T.wrap(kernels.sign(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -1519,7 +1519,7 @@ def sign(self_):
 def sign_(self_):
     """In-place sign(Tensor self) -> Tensor
 
-    derivatives.yaml:323
+    derivatives.yaml, entry sign
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1541,7 +1541,7 @@ def sign_(self_):
 def clamp_Tensor(self_, min=None, max=None):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:330
+    derivatives.yaml, entry clamp.Tensor
     """
     result = _T.wrap(kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
     if _T.any_requires_grad(self_, min, max):
@@ -1560,7 +1560,7 @@ def clamp_Tensor(self_, min=None, max=None):
 def clamp_Tensor_(self_, min=None, max=None):
     """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
-    derivatives.yaml:330
+    derivatives.yaml, entry clamp.Tensor
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, min, max)
@@ -1585,7 +1585,7 @@ def clamp_Tensor_(self_, min=None, max=None):
 def clamp_default(self_, min=None, max=None):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:342
+    derivatives.yaml, entry clamp
     """
     result = _T.wrap(kernels.clamp(_T.data(self_), min, max))
     if _T.any_requires_grad(self_):
@@ -1604,7 +1604,7 @@ def clamp_default(self_, min=None, max=None):
 def clamp_default_(self_, min=None, max=None):
     """In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
-    derivatives.yaml:342
+    derivatives.yaml, entry clamp
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1629,7 +1629,7 @@ def clamp_default_(self_, min=None, max=None):
 def clamp_min_default(self_, min):
     """clamp_min(Tensor self, Scalar min) -> Tensor
 
-    derivatives.yaml:353
+    derivatives.yaml, entry clamp_min
     """
     result = _T.wrap(kernels.clamp_min(_T.data(self_), min))
     if _T.any_requires_grad(self_):
@@ -1647,7 +1647,7 @@ def clamp_min_default(self_, min):
 def clamp_min_default_(self_, min):
     """In-place clamp_min(Tensor self, Scalar min) -> Tensor
 
-    derivatives.yaml:353
+    derivatives.yaml, entry clamp_min
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1671,7 +1671,7 @@ def clamp_min_default_(self_, min):
 def clamp_min_Tensor(self_, min):
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
-    derivatives.yaml:362
+    derivatives.yaml, entry clamp_min.Tensor
     """
     result = _T.wrap(kernels.clamp_min_Tensor(_T.data(self_), _T.data(min)))
     if _T.any_requires_grad(self_, min):
@@ -1689,7 +1689,7 @@ def clamp_min_Tensor(self_, min):
 def clamp_min_Tensor_(self_, min):
     """In-place clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
-    derivatives.yaml:362
+    derivatives.yaml, entry clamp_min.Tensor
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, min)
@@ -1713,7 +1713,7 @@ def clamp_min_Tensor_(self_, min):
 def clamp_max_default(self_, max):
     """clamp_max(Tensor self, Scalar max) -> Tensor
 
-    derivatives.yaml:372
+    derivatives.yaml, entry clamp_max
     """
     result = _T.wrap(kernels.clamp_max(_T.data(self_), max))
     if _T.any_requires_grad(self_):
@@ -1731,7 +1731,7 @@ def clamp_max_default(self_, max):
 def clamp_max_default_(self_, max):
     """In-place clamp_max(Tensor self, Scalar max) -> Tensor
 
-    derivatives.yaml:372
+    derivatives.yaml, entry clamp_max
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1755,7 +1755,7 @@ def clamp_max_default_(self_, max):
 def clamp_max_Tensor(self_, max):
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
-    derivatives.yaml:381
+    derivatives.yaml, entry clamp_max.Tensor
     """
     result = _T.wrap(kernels.clamp_max_Tensor(_T.data(self_), _T.data(max)))
     if _T.any_requires_grad(self_, max):
@@ -1773,7 +1773,7 @@ def clamp_max_Tensor(self_, max):
 def clamp_max_Tensor_(self_, max):
     """In-place clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
-    derivatives.yaml:381
+    derivatives.yaml, entry clamp_max.Tensor
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, max)
@@ -1797,7 +1797,7 @@ def clamp_max_Tensor_(self_, max):
 def maximum(self_, other):
     """maximum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:391
+    derivatives.yaml, entry maximum
     """
     result = _T.wrap(kernels.maximum(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1815,7 +1815,7 @@ def maximum(self_, other):
 def minimum(self_, other):
     """minimum(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:401
+    derivatives.yaml, entry minimum
     """
     result = _T.wrap(kernels.minimum(_T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1833,7 +1833,7 @@ def minimum(self_, other):
 def where_self(condition, self_, other):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:411
+    derivatives.yaml, entry where.self
     """
     result = _T.wrap(kernels.where_self(_T.data(condition), _T.data(self_), _T.data(other)))
     if _T.any_requires_grad(self_, other):
@@ -1850,7 +1850,7 @@ def where_self(condition, self_, other):
 def masked_fill_Scalar(self_, mask, value):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
-    derivatives.yaml:420
+    derivatives.yaml, entry masked_fill.Scalar
     """
     result = _T.wrap(kernels.masked_fill_Scalar(_T.data(self_), _T.data(mask), value))
     if _T.any_requires_grad(self_):
@@ -1867,7 +1867,7 @@ def masked_fill_Scalar(self_, mask, value):
 def masked_fill_Scalar_(self_, mask, value):
     """In-place masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
-    derivatives.yaml:420
+    derivatives.yaml, entry masked_fill.Scalar
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1890,7 +1890,7 @@ def masked_fill_Scalar_(self_, mask, value):
 def masked_fill_Tensor(self_, mask, value):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
-    derivatives.yaml:429
+    derivatives.yaml, entry masked_fill.Tensor
     """
     result = _T.wrap(kernels.masked_fill_Tensor(_T.data(self_), _T.data(mask), _T.data(value)))
     if _T.any_requires_grad(self_, value):
@@ -1907,7 +1907,7 @@ def masked_fill_Tensor(self_, mask, value):
 def masked_fill_Tensor_(self_, mask, value):
     """In-place masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
-    derivatives.yaml:429
+    derivatives.yaml, entry masked_fill.Tensor
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, value)
@@ -1930,7 +1930,7 @@ def masked_fill_Tensor_(self_, mask, value):
 def fill_Scalar(self_, value):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor
 
-    derivatives.yaml:438
+    derivatives.yaml, entry fill.Scalar
     """
     result = _T.wrap(kernels.fill_Scalar(_T.data(self_), value))
     if _T.any_requires_grad(self_):
@@ -1946,7 +1946,7 @@ def fill_Scalar(self_, value):
 def fill_Tensor(self_, value):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor
 
-    derivatives.yaml:445
+    derivatives.yaml, entry fill.Tensor
     """
     result = _T.wrap(kernels.fill_Tensor(_T.data(self_), _T.data(value)))
     if _T.any_requires_grad(self_, value):
@@ -1962,7 +1962,7 @@ def fill_Tensor(self_, value):
 def fill__Scalar(self_, value):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
-    derivatives.yaml:453
+    derivatives.yaml, entry fill_.Scalar
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -1984,7 +1984,7 @@ def fill__Scalar(self_, value):
 def fill__Tensor(self_, value):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 
-    derivatives.yaml:459
+    derivatives.yaml, entry fill_.Tensor
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, value)
@@ -2006,7 +2006,7 @@ def fill__Tensor(self_, value):
 def copy_(self_, src, non_blocking=False):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 
-    derivatives.yaml:466
+    derivatives.yaml, entry copy_
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, src)
@@ -2028,7 +2028,7 @@ def copy_(self_, src, non_blocking=False):
 def eq_Scalar(self_, other):
     """eq.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:479
+    derivatives.yaml, entry eq.Scalar
     """
     result = _T.wrap(kernels.eq_Scalar(_T.data(self_), other))
     return result
@@ -2037,7 +2037,7 @@ def eq_Scalar(self_, other):
 def eq_Tensor(self_, other):
     """eq.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:485
+    derivatives.yaml, entry eq.Tensor
     """
     result = _T.wrap(kernels.eq_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -2046,7 +2046,7 @@ def eq_Tensor(self_, other):
 def ge_Scalar(self_, other):
     """ge.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:492
+    derivatives.yaml, entry ge.Scalar
     """
     result = _T.wrap(kernels.ge_Scalar(_T.data(self_), other))
     return result
@@ -2055,7 +2055,7 @@ def ge_Scalar(self_, other):
 def ge_Tensor(self_, other):
     """ge.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:498
+    derivatives.yaml, entry ge.Tensor
     """
     result = _T.wrap(kernels.ge_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -2064,7 +2064,7 @@ def ge_Tensor(self_, other):
 def gt_Scalar(self_, other):
     """gt.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:505
+    derivatives.yaml, entry gt.Scalar
     """
     result = _T.wrap(kernels.gt_Scalar(_T.data(self_), other))
     return result
@@ -2073,7 +2073,7 @@ def gt_Scalar(self_, other):
 def gt_Tensor(self_, other):
     """gt.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:511
+    derivatives.yaml, entry gt.Tensor
     """
     result = _T.wrap(kernels.gt_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -2082,7 +2082,7 @@ def gt_Tensor(self_, other):
 def le_Scalar(self_, other):
     """le.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:518
+    derivatives.yaml, entry le.Scalar
     """
     result = _T.wrap(kernels.le_Scalar(_T.data(self_), other))
     return result
@@ -2091,7 +2091,7 @@ def le_Scalar(self_, other):
 def le_Tensor(self_, other):
     """le.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:524
+    derivatives.yaml, entry le.Tensor
     """
     result = _T.wrap(kernels.le_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -2100,7 +2100,7 @@ def le_Tensor(self_, other):
 def lt_Scalar(self_, other):
     """lt.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:531
+    derivatives.yaml, entry lt.Scalar
     """
     result = _T.wrap(kernels.lt_Scalar(_T.data(self_), other))
     return result
@@ -2109,7 +2109,7 @@ def lt_Scalar(self_, other):
 def lt_Tensor(self_, other):
     """lt.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:537
+    derivatives.yaml, entry lt.Tensor
     """
     result = _T.wrap(kernels.lt_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -2118,7 +2118,7 @@ def lt_Tensor(self_, other):
 def ne_Scalar(self_, other):
     """ne.Scalar(Tensor self, Scalar other) -> Tensor
 
-    derivatives.yaml:544
+    derivatives.yaml, entry ne.Scalar
     """
     result = _T.wrap(kernels.ne_Scalar(_T.data(self_), other))
     return result
@@ -2127,7 +2127,7 @@ def ne_Scalar(self_, other):
 def ne_Tensor(self_, other):
     """ne.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:550
+    derivatives.yaml, entry ne.Tensor
     """
     result = _T.wrap(kernels.ne_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -2136,7 +2136,7 @@ def ne_Tensor(self_, other):
 def logical_not(self_):
     """logical_not(Tensor self) -> Tensor
 
-    derivatives.yaml:556
+    derivatives.yaml, entry logical_not
     """
     result = _T.wrap(kernels.logical_not(_T.data(self_)))
     return result
@@ -2145,7 +2145,7 @@ def logical_not(self_):
 def logical_and(self_, other):
     """logical_and(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:563
+    derivatives.yaml, entry logical_and
     """
     result = _T.wrap(kernels.logical_and(_T.data(self_), _T.data(other)))
     return result
@@ -2154,7 +2154,7 @@ def logical_and(self_, other):
 def logical_or(self_, other):
     """logical_or(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:569
+    derivatives.yaml, entry logical_or
     """
     result = _T.wrap(kernels.logical_or(_T.data(self_), _T.data(other)))
     return result
@@ -2163,7 +2163,7 @@ def logical_or(self_, other):
 def bitwise_not(self_):
     """bitwise_not(Tensor self) -> Tensor
 
-    derivatives.yaml:576
+    derivatives.yaml, entry bitwise_not
     """
     result = _T.wrap(kernels.bitwise_not(_T.data(self_)))
     return result
@@ -2172,7 +2172,7 @@ def bitwise_not(self_):
 def bitwise_and_Tensor(self_, other):
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:583
+    derivatives.yaml, entry bitwise_and.Tensor
     """
     result = _T.wrap(kernels.bitwise_and_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -2181,7 +2181,7 @@ def bitwise_and_Tensor(self_, other):
 def bitwise_or_Tensor(self_, other):
     """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:590
+    derivatives.yaml, entry bitwise_or.Tensor
     """
     result = _T.wrap(kernels.bitwise_or_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -2190,7 +2190,7 @@ def bitwise_or_Tensor(self_, other):
 def bitwise_xor_Tensor(self_, other):
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
 
-    derivatives.yaml:596
+    derivatives.yaml, entry bitwise_xor.Tensor
     """
     result = _T.wrap(kernels.bitwise_xor_Tensor(_T.data(self_), _T.data(other)))
     return result
@@ -2199,7 +2199,7 @@ def bitwise_xor_Tensor(self_, other):
 def sum_default(self_, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:606
+    derivatives.yaml, entry sum
     """
     result = _T.wrap(kernels.sum(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -2216,7 +2216,7 @@ def sum_default(self_, *, dtype=None):
 def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:613
+    derivatives.yaml, entry sum.dim_IntList
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
@@ -2236,7 +2236,7 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
 def mean_default(self_, *, dtype=None):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:623
+    derivatives.yaml, entry mean
     """
     result = _T.wrap(kernels.mean(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -2254,7 +2254,7 @@ def mean_default(self_, *, dtype=None):
 def mean_dim(self_, dim, keepdim=False, *, dtype=None):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:629
+    derivatives.yaml, entry mean.dim
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.mean_dim(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
@@ -2275,7 +2275,7 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None):
 def logsumexp(self_, dim, keepdim=False):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:637
+    derivatives.yaml, entry logsumexp
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.logsumexp(_T.data(self_), dim, keepdim))
@@ -2298,7 +2298,7 @@ def logsumexp(self_, dim, keepdim=False):
 def max_dim(self_, dim, keepdim=False):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:645
+    derivatives.yaml, entry max.dim
     """
     values, indices = map(_T.wrap, kernels.max_dim(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -2321,7 +2321,7 @@ def max_dim(self_, dim, keepdim=False):
 def max_default(self_):
     """max(Tensor self) -> Tensor
 
-    derivatives.yaml:655
+    derivatives.yaml, entry max
     """
     result = _T.wrap(kernels.max(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -2341,7 +2341,7 @@ def max_default(self_):
 def amax(self_, dim=(), keepdim=False):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:663
+    derivatives.yaml, entry amax
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.amax(_T.data(self_), dim, keepdim))
@@ -2364,7 +2364,7 @@ def amax(self_, dim=(), keepdim=False):
 def amin(self_, dim=(), keepdim=False):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
-    derivatives.yaml:674
+    derivatives.yaml, entry amin
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.amin(_T.data(self_), dim, keepdim))
@@ -2387,7 +2387,7 @@ def amin(self_, dim=(), keepdim=False):
 def min_dim(self_, dim, keepdim=False):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
-    derivatives.yaml:683
+    derivatives.yaml, entry min.dim
     """
     values, indices = map(_T.wrap, kernels.min_dim(_T.data(self_), dim, keepdim))
     needs_grad = _T.any_requires_grad(self_)
@@ -2410,7 +2410,7 @@ def min_dim(self_, dim, keepdim=False):
 def min_default(self_):
     """min(Tensor self) -> Tensor
 
-    derivatives.yaml:693
+    derivatives.yaml, entry min
     """
     result = _T.wrap(kernels.min(_T.data(self_)))
     needs_grad = _T.any_requires_grad(self_)
@@ -2430,7 +2430,7 @@ def min_default(self_):
 def any_default(self_):
     """any(Tensor self) -> Tensor
 
-    derivatives.yaml:701
+    derivatives.yaml, entry any
     """
     result = _T.wrap(kernels.any(_T.data(self_)))
     return result
@@ -2439,7 +2439,7 @@ def any_default(self_):
 def any_dim(self_, dim, keepdim=False):
     """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:708
+    derivatives.yaml, entry any.dim
     """
     result = _T.wrap(kernels.any_dim(_T.data(self_), dim, keepdim))
     return result
@@ -2448,7 +2448,7 @@ def any_dim(self_, dim, keepdim=False):
 def all_default(self_):
     """all(Tensor self) -> Tensor
 
-    derivatives.yaml:714
+    derivatives.yaml, entry all
     """
     result = _T.wrap(kernels.all(_T.data(self_)))
     return result
@@ -2457,7 +2457,7 @@ def all_default(self_):
 def all_dim(self_, dim, keepdim=False):
     """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:721
+    derivatives.yaml, entry all.dim
     """
     result = _T.wrap(kernels.all_dim(_T.data(self_), dim, keepdim))
     return result
@@ -2466,7 +2466,7 @@ def all_dim(self_, dim, keepdim=False):
 def argmax(self_, dim=None, keepdim=False):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:727
+    derivatives.yaml, entry argmax
     """
     result = _T.wrap(kernels.argmax(_T.data(self_), dim, keepdim))
     return result
@@ -2475,7 +2475,7 @@ def argmax(self_, dim=None, keepdim=False):
 def argmin(self_, dim=None, keepdim=False):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:735
+    derivatives.yaml, entry argmin
     """
     result = _T.wrap(kernels.argmin(_T.data(self_), dim, keepdim))
     return result
@@ -2484,7 +2484,7 @@ def argmin(self_, dim=None, keepdim=False):
 def norm_Scalar(self_, p=2):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
-    derivatives.yaml:742
+    derivatives.yaml, entry norm.Scalar
     """
     result = _T.wrap(kernels.norm_Scalar(_T.data(self_), p))
     needs_grad = _T.any_requires_grad(self_)
@@ -2505,7 +2505,7 @@ def norm_Scalar(self_, p=2):
 def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:758
+    derivatives.yaml, entry norm.ScalarOpt_dim
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.norm_ScalarOpt_dim(_T.data(self_), p, dim, keepdim))
@@ -2529,7 +2529,7 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:769
+    derivatives.yaml, entry linalg_vector_norm
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.linalg_vector_norm(_T.data(self_), ord, dim, keepdim, _T.numpy_dtype(dtype)))
@@ -2553,7 +2553,7 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 def prod_default(self_, *, dtype=None):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:781
+    derivatives.yaml, entry prod
     """
     result = _T.wrap(kernels.prod(_T.data(self_), _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
@@ -2573,7 +2573,7 @@ def prod_default(self_, *, dtype=None):
 def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:792
+    derivatives.yaml, entry prod.dim_int
     """
     result = _T.wrap(kernels.prod_dim_int(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
     needs_grad = _T.any_requires_grad(self_)
@@ -2595,7 +2595,7 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
 def std_correction(self_, dim=None, *, correction=None, keepdim=False):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:801
+    derivatives.yaml, entry std.correction
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.std_correction(_T.data(self_), dim, correction, keepdim))
@@ -2619,7 +2619,7 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 def var_correction(self_, dim=None, *, correction=None, keepdim=False):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
-    derivatives.yaml:813
+    derivatives.yaml, entry var.correction
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap(kernels.var_correction(_T.data(self_), dim, correction, keepdim))
@@ -2640,7 +2640,7 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
 def t(self_):
     """t(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:825
+    derivatives.yaml, entry t
     """
     result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2656,7 +2656,7 @@ def t(self_):
 def expand(self_, size, *, implicit=False):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
-    derivatives.yaml:831
+    derivatives.yaml, entry expand
     """
     size = _T.int_tuple(size)
     result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
@@ -2674,7 +2674,7 @@ def expand(self_, size, *, implicit=False):
 def unsqueeze(self_, dim):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:838
+    derivatives.yaml, entry unsqueeze
     """
     result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -2691,7 +2691,7 @@ def unsqueeze(self_, dim):
 def squeeze_default(self_):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:845
+    derivatives.yaml, entry squeeze
     """
     result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2708,7 +2708,7 @@ def squeeze_default(self_):
 def squeeze_dim(self_, dim):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
-    derivatives.yaml:851
+    derivatives.yaml, entry squeeze.dim
     """
     result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
     if _T.any_requires_grad(self_):
@@ -2726,7 +2726,7 @@ def squeeze_dim(self_, dim):
 def squeeze_dims(self_, dim):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
-    derivatives.yaml:858
+    derivatives.yaml, entry squeeze.dims
     """
     dim = _T.int_tuple(dim)
     result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
@@ -2745,7 +2745,7 @@ def squeeze_dims(self_, dim):
 def squeeze__default(self_):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:865
+    derivatives.yaml, entry squeeze_
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2768,7 +2768,7 @@ def squeeze__default(self_):
 def squeeze__dim(self_, dim):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
-    derivatives.yaml:871
+    derivatives.yaml, entry squeeze_.dim
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2792,7 +2792,7 @@ def squeeze__dim(self_, dim):
 def squeeze__dims(self_, dim):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
-    derivatives.yaml:877
+    derivatives.yaml, entry squeeze_.dims
     """
     dim = _T.int_tuple(dim)
     _T.check_inplace(self_)
@@ -2817,7 +2817,7 @@ def squeeze__dims(self_, dim):
 def _to_copy(self_, *, dtype=None):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
-    derivatives.yaml:883
+    derivatives.yaml, entry _to_copy
     """
     result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
     if _T.any_requires_grad(self_):
@@ -2834,7 +2834,7 @@ def _to_copy(self_, *, dtype=None):
 def clone(self_):
     """clone(Tensor self) -> Tensor
 
-    derivatives.yaml:889
+    derivatives.yaml, entry clone
     """
     result = _T.wrap(kernels.clone(_T.data(self_)))
     if _T.any_requires_grad(self_):
@@ -2850,7 +2850,7 @@ def clone(self_):
 def transpose_int(self_, dim0, dim1):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
-    derivatives.yaml:895
+    derivatives.yaml, entry transpose.int
     """
     result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
     if _T.any_requires_grad(self_):
@@ -2868,7 +2868,7 @@ def transpose_int(self_, dim0, dim1):
 def _unsafe_view(self_, size):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
-    derivatives.yaml:902
+    derivatives.yaml, entry _unsafe_view
     """
     size = _T.int_tuple(size)
     result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
@@ -2886,7 +2886,7 @@ def _unsafe_view(self_, size):
 def view(self_, size):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
-    derivatives.yaml:908
+    derivatives.yaml, entry view
     """
     size = _T.int_tuple(size)
     result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
@@ -2904,7 +2904,7 @@ def view(self_, size):
 def zero_(self_):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
-    derivatives.yaml:915
+    derivatives.yaml, entry zero_
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_)
@@ -2926,7 +2926,7 @@ def zero_(self_):
 def alias(self_):
     """alias(Tensor(a) self) -> Tensor(a)
 
-    derivatives.yaml:921
+    derivatives.yaml, entry alias
     """
     result = _T.wrap_view(kernels.alias(_T.data(self_)), self_)
     if _T.any_requires_grad(self_):
@@ -2942,7 +2942,7 @@ def alias(self_):
 def permute(self_, dims):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
-    derivatives.yaml:928
+    derivatives.yaml, entry permute
     """
     dims = _T.int_tuple(dims)
     result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
@@ -2960,7 +2960,7 @@ def permute(self_, dims):
 def cat(tensors, dim=0):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:935
+    derivatives.yaml, entry cat
     """
     result = _T.wrap(kernels.cat(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -2978,7 +2978,7 @@ def cat(tensors, dim=0):
 def stack(tensors, dim=0):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
-    derivatives.yaml:944
+    derivatives.yaml, entry stack
     """
     result = _T.wrap(kernels.stack(_T.data(tensors), dim))
     if _T.any_requires_grad(tensors):
@@ -2996,7 +2996,7 @@ def stack(tensors, dim=0):
 def split_Tensor(self_, split_size, dim=0):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:952
+    derivatives.yaml, entry split.Tensor
     """
     result = [_T.wrap_view(a, self_) for a in kernels.split_Tensor(_T.data(self_), split_size, dim)]
     if _T.any_requires_grad(self_):
@@ -3004,8 +3004,8 @@ def split_Tensor(self_, split_size, dim=0):
         grad_fn._saved_split_size = split_size
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-        for output in result:
-            _T.set_history(output, grad_fn)
+        for returned in result:
+            _T.set_history(returned, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
             tangent = forward.split_Tensor(self_, _F.tangent(self_), split_size, dim, result)
@@ -3016,7 +3016,7 @@ def split_Tensor(self_, split_size, dim=0):
 def split_with_sizes(self_, split_sizes, dim=0):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:961
+    derivatives.yaml, entry split_with_sizes
     """
     split_sizes = _T.int_tuple(split_sizes)
     result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
@@ -3025,8 +3025,8 @@ def split_with_sizes(self_, split_sizes, dim=0):
         grad_fn._saved_split_sizes = split_sizes
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-        for output in result:
-            _T.set_history(output, grad_fn)
+        for returned in result:
+            _T.set_history(returned, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
             tangent = forward.split_with_sizes(self_, _F.tangent(self_), split_sizes, dim, result)
@@ -3037,14 +3037,14 @@ def split_with_sizes(self_, split_sizes, dim=0):
 def unbind_int(self_, dim=0):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
-    derivatives.yaml:968
+    derivatives.yaml, entry unbind.int
     """
     result = [_T.wrap_view(a, self_) for a in kernels.unbind_int(_T.data(self_), dim)]
     if _T.any_requires_grad(self_):
         grad_fn = UnbindBackward0(_T.next_edges(self_))
         grad_fn._saved_dim = dim
-        for output in result:
-            _T.set_history(output, grad_fn)
+        for returned in result:
+            _T.set_history(returned, grad_fn)
     if _F.enabled and _F.any_tangent(self_):
         with _F.computing_tangents():
             tangent = forward.unbind_int(self_, _F.tangent(self_), dim, result)
@@ -3055,7 +3055,7 @@ def unbind_int(self_, dim=0):
 def select_int(self_, dim, index):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    derivatives.yaml:975
+    derivatives.yaml, entry select.int
     """
     result = _T.wrap_view(kernels.select_int(_T.data(self_), dim, index), self_)
     if _T.any_requires_grad(self_):
@@ -3074,7 +3074,7 @@ def select_int(self_, dim, index):
 def select_backward(grad_output, input_sizes, dim, index):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
-    derivatives.yaml:982
+    derivatives.yaml, entry select_backward
     """
     input_sizes = _T.int_tuple(input_sizes)
     result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
@@ -3093,7 +3093,7 @@ def select_backward(grad_output, input_sizes, dim, index):
 def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
-    derivatives.yaml:989
+    derivatives.yaml, entry slice.Tensor
     """
     result = _T.wrap_view(kernels.slice_Tensor(_T.data(self_), dim, start, end, step), self_)
     if _T.any_requires_grad(self_):
@@ -3114,7 +3114,7 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
-    derivatives.yaml:998
+    derivatives.yaml, entry slice_backward
     """
     input_sizes = _T.int_tuple(input_sizes)
     result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
@@ -3135,7 +3135,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 def index_Tensor(self_, indices):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
-    derivatives.yaml:1005
+    derivatives.yaml, entry index.Tensor
     """
     result = _T.wrap(kernels.index_Tensor(_T.data(self_), _T.data(indices)))
     if _T.any_requires_grad(self_):
@@ -3153,7 +3153,7 @@ def index_Tensor(self_, indices):
 def index_put(self_, indices, values, accumulate=False):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:1016
+    derivatives.yaml, entry index_put
     """
     result = _T.wrap(kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
     if _T.any_requires_grad(self_, values):
@@ -3172,7 +3172,7 @@ def index_put(self_, indices, values, accumulate=False):
 def index_put_(self_, indices, values, accumulate=False):
     """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
-    derivatives.yaml:1016
+    derivatives.yaml, entry index_put
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, values)
@@ -3197,7 +3197,7 @@ def index_put_(self_, indices, values, accumulate=False):
 def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
-    derivatives.yaml:1027
+    derivatives.yaml, entry _index_put_impl_
     """
     _T.check_inplace(self_)
     needs_grad = _T.any_requires_grad(self_, values)
@@ -3222,7 +3222,7 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
 def index_select(self_, dim, index):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
-    derivatives.yaml:1037
+    derivatives.yaml, entry index_select
     """
     result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
     if _T.any_requires_grad(self_):
@@ -3241,7 +3241,7 @@ def index_select(self_, dim, index):
 def index_add(self_, dim, index, source, *, alpha=1):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1045
+    derivatives.yaml, entry index_add
     """
     result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
     if _T.any_requires_grad(self_, source):
@@ -3260,7 +3260,7 @@ def index_add(self_, dim, index, source, *, alpha=1):
 def gather(self_, dim, index, *, sparse_grad=False):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    derivatives.yaml:1054
+    derivatives.yaml, entry gather
     """
     result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
     if _T.any_requires_grad(self_):
@@ -3279,7 +3279,7 @@ def gather(self_, dim, index, *, sparse_grad=False):
 def scatter_add(self_, dim, index, src):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
-    derivatives.yaml:1062
+    derivatives.yaml, entry scatter_add
     """
     result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
     if _T.any_requires_grad(self_, src):
@@ -3297,7 +3297,7 @@ def scatter_add(self_, dim, index, src):
 def repeat(self_, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
-    derivatives.yaml:1070
+    derivatives.yaml, entry repeat
     """
     repeats = _T.int_tuple(repeats)
     result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
@@ -3316,7 +3316,7 @@ def repeat(self_, repeats):
 def flip(self_, dims):
     """flip(Tensor self, int[] dims) -> Tensor
 
-    derivatives.yaml:1077
+    derivatives.yaml, entry flip
     """
     dims = _T.int_tuple(dims)
     result = _T.wrap(kernels.flip(_T.data(self_), dims))
@@ -3334,7 +3334,7 @@ def flip(self_, dims):
 def mm(self_, mat2):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1086
+    derivatives.yaml, entry mm
     """
     result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -3356,7 +3356,7 @@ def mm(self_, mat2):
 def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
-    derivatives.yaml:1094
+    derivatives.yaml, entry addmm
     """
     result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
     if _T.any_requires_grad(self_, mat1, mat2):
@@ -3380,7 +3380,7 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 def bmm(self_, mat2):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
-    derivatives.yaml:1103
+    derivatives.yaml, entry bmm
     """
     result = _T.wrap(kernels.bmm(_T.data(self_), _T.data(mat2)))
     if _T.any_requires_grad(self_, mat2):
@@ -3398,7 +3398,7 @@ def bmm(self_, mat2):
 def dot(self_, tensor):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
-    derivatives.yaml:1111
+    derivatives.yaml, entry dot
     """
     result = _T.wrap(kernels.dot(_T.data(self_), _T.data(tensor)))
     if _T.any_requires_grad(self_, tensor):
@@ -3416,7 +3416,7 @@ def dot(self_, tensor):
 def mv(self_, vec):
     """mv(Tensor self, Tensor vec) -> Tensor
 
-    derivatives.yaml:1118
+    derivatives.yaml, entry mv
     """
     result = _T.wrap(kernels.mv(_T.data(self_), _T.data(vec)))
     if _T.any_requires_grad(self_, vec):
@@ -3434,7 +3434,7 @@ def mv(self_, vec):
 def _softmax(self_, dim, half_to_float):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1125
+    derivatives.yaml, entry _softmax
     """
     result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
     needs_grad = _T.any_requires_grad(self_)
@@ -3455,7 +3455,7 @@ def _softmax(self_, dim, half_to_float):
 def _log_softmax(self_, dim, half_to_float):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
-    derivatives.yaml:1135
+    derivatives.yaml, entry _log_softmax
     """
     result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
     needs_grad = _T.any_requires_grad(self_)
@@ -3476,7 +3476,7 @@ def _log_softmax(self_, dim, half_to_float):
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1143
+    derivatives.yaml, entry _log_softmax_backward_data
     """
     result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -3495,7 +3495,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
-    derivatives.yaml:1151
+    derivatives.yaml, entry _softmax_backward_data
     """
     result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
     if _T.any_requires_grad(grad_output, output):
@@ -3515,7 +3515,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 def mse_loss(self_, target, reduction=1):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1159
+    derivatives.yaml, entry mse_loss
     """
     result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3534,7 +3534,7 @@ def mse_loss(self_, target, reduction=1):
 def mse_loss_backward(grad_output, self_, target, reduction):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
-    derivatives.yaml:1169
+    derivatives.yaml, entry mse_loss_backward
     """
     result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -3554,7 +3554,7 @@ def mse_loss_backward(grad_output, self_, target, reduction):
 def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
-    derivatives.yaml:1178
+    derivatives.yaml, entry smooth_l1_loss
     """
     result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(self_, target):
@@ -3574,7 +3574,7 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
-    derivatives.yaml:1190
+    derivatives.yaml, entry smooth_l1_loss_backward
     """
     result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -3595,7 +3595,7 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1199
+    derivatives.yaml, entry nll_loss_forward
     """
     output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
     needs_grad = _T.any_requires_grad(self_)
@@ -3620,7 +3620,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
     """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
-    derivatives.yaml:1213
+    derivatives.yaml, entry nll_loss2d_forward
     """
     output, total_weight = map(_T.wrap, kernels.nll_loss2d_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
     needs_grad = _T.any_requires_grad(self_)
@@ -3645,7 +3645,7 @@ def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
 def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1227
+    derivatives.yaml, entry nll_loss_backward
     """
     result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
@@ -3665,7 +3665,7 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
 def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
     """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
-    derivatives.yaml:1240
+    derivatives.yaml, entry nll_loss2d_backward
     """
     result = _T.wrap(kernels.nll_loss2d_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
     if _T.any_requires_grad(grad_output, self_):
@@ -3685,7 +3685,7 @@ def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_in
 def binary_cross_entropy(self_, target, weight=None, reduction=1):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1253
+    derivatives.yaml, entry binary_cross_entropy
     """
     result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3705,7 +3705,7 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1264
+    derivatives.yaml, entry binary_cross_entropy_backward
     """
     result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
     if _T.any_requires_grad(grad_output, self_, target):
@@ -3726,7 +3726,7 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
-    derivatives.yaml:1274
+    derivatives.yaml, entry binary_cross_entropy_with_logits
     """
     result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
     if _T.any_requires_grad(self_, target):
@@ -3747,7 +3747,7 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 def native_dropout(input, p, train):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-    derivatives.yaml:1286
+    derivatives.yaml, entry native_dropout
     """
     result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
     needs_grad = _T.any_requires_grad(input)
@@ -3769,7 +3769,7 @@ def native_dropout(input, p, train):
 def native_dropout_backward(grad_output, mask, scale):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
-    derivatives.yaml:1300
+    derivatives.yaml, entry native_dropout_backward
     """
     result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
     if _T.any_requires_grad(grad_output, mask):
@@ -3787,7 +3787,7 @@ def native_dropout_backward(grad_output, mask, scale):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
-    derivatives.yaml:1308
+    derivatives.yaml, entry embedding
     """
     result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if _T.any_requires_grad(weight):
@@ -3807,7 +3807,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
-    derivatives.yaml:1320
+    derivatives.yaml, entry embedding_dense_backward
     """
     result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _T.any_requires_grad(grad_output):
@@ -3827,7 +3827,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1331
+    derivatives.yaml, entry native_layer_norm
     """
     normalized_shape = _T.int_tuple(normalized_shape)
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
@@ -3854,7 +3854,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
-    derivatives.yaml:1340
+    derivatives.yaml, entry native_layer_norm_backward
     """
     normalized_shape = _T.int_tuple(normalized_shape)
     result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))

@@ -131,11 +131,11 @@ def relu(self_):
     return _raw.array(kernels.relu(_raw.tensor(self_)))
 
 
-def gelu(self_, *, approximate='none'):
+def gelu(self_, *, approximate="none"):
     return _raw.array(kernels.gelu(_raw.tensor(self_), approximate))
 
 
-def gelu_backward(grad_output, self_, *, approximate='none'):
+def gelu_backward(grad_output, self_, *, approximate="none"):
     return _raw.array(kernels.gelu_backward(_raw.tensor(grad_output), _raw.tensor(self_), approximate))
 
 

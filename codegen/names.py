@@ -1,0 +1,32 @@
+"""Names that generated code owns, which no name from the spec may take.
+
+The spec's names become Python names in generated/: an op `add` is a function `add`, its
+argument `other` a parameter, its output `result` a local. A spec name equal to a name the
+templates write would replace it: an op `kernels` would hide the kernels module from every
+wrapper, an argument `grad_fn` would be overwritten by the node. `load.py` refuses such
+names at their line; tests/test_hostile_specs.py checks that these lists hold every name
+the generated files bind or read besides the spec's, so a new template name cannot be
+forgotten here.
+"""
+
+from __future__ import annotations
+
+# Module-level names of the generated files: imports, tables, and the builtins that
+# ops.py, forward.py, tensor_methods.py and raw_ops.py call. Ops (and their wrappers,
+# aliases and dispatchers) are module-level functions there.
+MODULE_NAMES = frozenset({
+    "runtime", "ops", "manual", "forward", "kernels", "raw_ops", "raw_manual", "Node",
+    "SavedVariable", "SavedVariableList", "NOT_SAVED", "namedtuple", "OVERLOADS",
+    "TensorMethods", "_T", "_F", "_dispatch", "_raw", "_RAW",
+    "map", "tuple", "TypeError", "NotImplemented",
+})
+# Node classes are module-level names of functions.py (imported into ops.py), which also
+# calls these builtins.
+NODE_MODULE_NAMES = MODULE_NAMES | {"any", "len", "range", "property", "RuntimeError"}
+# Locals and builtins of generated function bodies (wrappers, apply, JVP functions), where
+# arguments and outputs are locals too.
+LOCAL_NAMES = NODE_MODULE_NAMES | {
+    "grad_fn", "needs_grad", "forward_ad", "original_self", "tangent", "returned",
+    "grad", "grads", "grad_inputs", "any_grad_defined", "results", "grad_input_mask",
+    "args", "kwargs",
+}
