@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from codegen.load import load_spec, module_functions
+from codegen.load import check_kernels, function_signatures, load_spec, module_functions
 from codegen.model import SpecError
 from codegen.render import render_all
 
@@ -29,10 +29,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def generate(spec: Path) -> dict[str, str]:
     """Spec path -> {file name: text}; raises SpecError."""
-    kernels = module_functions(ROOT / "runtime" / "kernels.py", private=True)
+    kernels = function_signatures(ROOT / "runtime" / "kernels.py", private=True)
     manual = (ROOT / "runtime" / "manual.py").read_text(encoding="utf-8")
     raw_functions = module_functions(ROOT / "runtime" / "raw.py", private=True)
-    return render_all(load_spec(spec), spec.name, kernels, manual, raw_functions)
+    infos = load_spec(spec)
+    check_kernels(infos, kernels, "runtime/kernels.py")
+    return render_all(infos, spec.name, frozenset(kernels), manual, raw_functions)
 
 
 def _existing(out: Path) -> dict[str, str]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import ast
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from codegen.model import SavedAttribute
-from codegen.schema import FunctionSchema
+from codegen.schema import FunctionSchema, varargs_list
 
 # Size-only attributes of a tensor, and the saved attribute each becomes (torchgen's names).
 SIZE_ATTRIBUTES = {"shape": ("sizes", "sym_sizes"), "ndim": ("dim", "dim"),
@@ -24,6 +25,8 @@ SIZE_KINDS = frozenset(
     [kind for kind, _ in SIZE_ATTRIBUTES.values()] + [kind for kind, _ in SIZE_METHODS.values()]
     + ["list_sizes"]
 )
+# How deep a formula's syntax tree may be: checks and rewrites walk it recursively.
+MAX_DEPTH = 100
 # Builtins a formula may call: pure, and needed for index and size arithmetic.
 ALLOWED_BUILTINS = frozenset({"len", "int", "float", "tuple", "list", "range", "min", "max", "abs"})
 # Tensor methods that the runtime defines by hand (not in the spec) and formulas may call.
@@ -81,8 +84,67 @@ class FormulaError(Exception):
 
 
 @dataclass(frozen=True)
+class Signature:
+    """What a call may pass to one function: `f(a, b=1, *, c)` is positional ("a", "b")
+    with 1 required and keyword-only ("c",) with ("c",) required."""
+
+    name: str  # how an error names it: `pow.Tensor_Scalar(Tensor self, Scalar exponent)`
+    positional: tuple[str, ...]
+    required: int
+    keyword_only: tuple[str, ...] = ()
+    required_keywords: tuple[str, ...] = ()
+    varargs: bool = False  # `*args`, or a Tensor method's `x.view(2, 3)`
+    varkw: bool = False
+
+    @classmethod
+    def of_schema(cls, schema: FunctionSchema, method: bool = False) -> Signature:
+        """The call a spec op takes (as a Tensor method, without self): Python names of the
+        arguments, as generated wrappers have them."""
+        arguments = schema.arguments[1:] if method else schema.arguments
+        positional = [a for a in arguments if not a.kwarg_only]
+        keyword_only = [a for a in arguments if a.kwarg_only]
+        return cls(
+            str(schema), tuple(local_name(a.name) for a in positional),
+            sum(a.default is None for a in positional),
+            tuple(local_name(a.name) for a in keyword_only),
+            tuple(local_name(a.name) for a in keyword_only if a.default is None),
+            varargs=method and varargs_list(schema) is not None,
+        )
+
+    @classmethod
+    def of_function(cls, function: ast.FunctionDef) -> Signature:
+        """The call a Python function takes, read from its definition."""
+        args = function.args
+        positional = [a.arg for a in args.posonlyargs + args.args]
+        return cls(
+            f"{function.name}({ast.unparse(args)})", tuple(positional),
+            len(positional) - len(args.defaults),
+            tuple(a.arg for a in args.kwonlyargs),
+            tuple(a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+                  if d is None),
+            args.vararg is not None, args.kwarg is not None,
+        )
+
+    def mismatch(self, positional: int, keywords: list[str]) -> str | None:
+        """Why a call with `positional` arguments and these keywords does not fit, or None."""
+        if positional > len(self.positional) and not self.varargs:
+            return f"takes at most {len(self.positional)} positional argument(s), not {positional}"
+        given = set(self.positional[:positional]) | set(keywords)
+        for name in keywords:
+            if name in self.positional[:positional]:
+                return f"gets {name!r} twice"
+            if name not in self.positional and name not in self.keyword_only and not self.varkw:
+                return f"has no argument {name!r}"
+        missing = [n for n in self.positional[: self.required] + self.required_keywords
+                   if n not in given]
+        if missing and not (self.varargs and positional):
+            return f"needs {', '.join(map(repr, missing))}"
+        return None
+
+
+@dataclass(frozen=True)
 class Scope:
-    """Everything a formula may name."""
+    """Everything a formula may name, and how the functions it names may be called."""
 
     schema: FunctionSchema
     ops: frozenset[str]  # functions declared in the spec
@@ -91,6 +153,10 @@ class Scope:
     forward: bool = False  # forward-mode formulas see `x_p`, `x_t` instead of `grad`
     fused: bool = False  # `grad_input_mask` is visible
     tangents: frozenset[str] = frozenset()  # forward mode: the inputs that have an `x_t`
+    # The overloads of each op, Tensor method and helper; a name without an entry (a
+    # Tensor method the runtime writes by hand) is called unchecked.
+    signatures: Mapping[str, tuple[Signature, ...]] = field(default_factory=dict)
+    method_signatures: Mapping[str, tuple[Signature, ...]] = field(default_factory=dict)
 
 
 def local_name(name: str) -> str:
@@ -227,9 +293,13 @@ class _Rewriter(ast.NodeTransformer):
         elif name in self.scope.helpers:
             module = "manual"
         elif name in ALLOWED_BUILTINS:
+            if name in self.arguments or name in self.outputs:
+                raise self.fail(node, f"{name!r} names an argument of this op here, so the "
+                                f"builtin {name}() cannot be called in its formulas")
             return self.generic_visit(node)
         else:
             raise self.unknown(node, name, "function")
+        self._check_call(node, name, self.scope.signatures.get(name, ()))
         node.args = [self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
         node.func = ast.copy_location(
@@ -253,11 +323,26 @@ class _Rewriter(ast.NodeTransformer):
             )
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise FormulaError(f"unknown Tensor method {func.attr!r}{hint}", _attr_position(func))
+        else:
+            self._check_call(node, f".{func.attr}",
+                             self.scope.method_signatures.get(func.attr, ()))
         if isinstance(func.value, ast.Name):
             func.value = self.visit(func.value)
         node.args = [self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
         return node
+
+    def _check_call(self, node: ast.Call, name: str, overloads: tuple[Signature, ...]) -> None:
+        """A call must fit one overload of what it calls (when its signatures are known)."""
+        if not overloads or any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        keywords = [k.arg for k in node.keywords if k.arg is not None]
+        problems = [s.mismatch(len(node.args), keywords) for s in overloads]
+        if all(problems):
+            fits = "; ".join(f"{s.name} {p}" for s, p in zip(overloads, problems, strict=True))
+            raise self.fail(node, f"{name}() called with {len(node.args)} positional "
+                            f"argument(s){' and ' + ', '.join(keywords) if keywords else ''}: "
+                            f"{fits}")
 
     def _list_sizes(self, node: ast.Call) -> ast.AST:
         args = node.args
@@ -364,10 +449,14 @@ class AnalyzedFormula:
 
 
 def parse_expression(text: str) -> ast.Expression:
-    """Parse a formula as one Python expression; a statement gets a FormulaError naming it."""
+    """Parse a formula as one Python expression; a statement gets a FormulaError naming it,
+    and so does one nested deeper than MAX_DEPTH (checks and rewrites recurse)."""
     stripped = text.strip()
     try:
-        return ast.parse(stripped, mode="eval")
+        tree = ast.parse(stripped, mode="eval")
+    except (RecursionError, MemoryError):
+        raise FormulaError(f"the formula nests too deeply to parse (the limit is {MAX_DEPTH} "
+                           "levels): give part of it a name, as a helper") from None
     except SyntaxError as error:
         _reject_statement(stripped)
         line = (error.lineno or 1) - 1
@@ -376,6 +465,20 @@ def parse_expression(text: str) -> ast.Expression:
         end = error.offset - 1 if error.offset else len(line_text)
         column = len(line_text[:end].encode())
         raise FormulaError(f"invalid Python expression: {error.msg}", (line, column)) from None
+    _check_depth(tree)
+    return tree
+
+
+def _check_depth(tree: ast.AST) -> None:
+    """Raise at the first node deeper than MAX_DEPTH, walking without recursion."""
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise FormulaError(f"the formula nests more than {MAX_DEPTH} levels deep (a sum "
+                               f"of {MAX_DEPTH} terms is that deep): give part of it a name, as "
+                               "a helper", _position(node))
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
 def _reject_statement(text: str) -> None:

@@ -11,7 +11,7 @@ import difflib
 import keyword
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from codegen.formula import (
     SIZE_METHODS,
     FormulaError,
     Scope,
+    Signature,
     analyze,
     local_name,
     parse_expression,
@@ -42,9 +43,16 @@ from codegen.schema import FunctionSchema, SchemaError, parse_schema
 BINDING_KEYS = ("variants", "inplace", "python_binding", "samples", "node")
 # Every key an entry may have besides its arguments' and outputs' formulas.
 ENTRY_KEYS = ("name", "output_differentiability", *BINDING_KEYS)
+# Lists and mappings in lists and mappings: a spec needs about six levels.
+MAX_YAML_DEPTH = 32
+_OPENING_TOKENS = (yaml.BlockSequenceStartToken, yaml.BlockMappingStartToken,
+                   yaml.FlowSequenceStartToken, yaml.FlowMappingStartToken)
+_CLOSING_TOKENS = (yaml.BlockEndToken, yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken)
 _SAFE_TAGS = {
     "tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "seq", "map")
 }
+# Control characters but tab and newline, and lone surrogates (only a YAML escape makes one).
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 # All matched with fullmatch, in ASCII (see codegen/schema.py).
 _QUALIFIED = re.compile(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*", re.ASCII)
 _RESULT_KEY = re.compile(r"result\d*", re.ASCII)
@@ -69,6 +77,36 @@ def module_functions(path: Path, private: bool = False) -> frozenset[str]:
 def manual_helpers(path: Path) -> frozenset[str]:
     """The helpers formulas may call: the public functions of runtime/manual.py."""
     return module_functions(path)
+
+
+def function_signatures(path: Path, private: bool = False) -> dict[str, Signature]:
+    """The top-level functions of a runtime module and the calls they take, read with ast
+    (codegen never imports runtime); {} if there is no such file."""
+    if not path.exists():
+        return {}
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return {n.name: Signature.of_function(n) for n in tree.body
+            if isinstance(n, ast.FunctionDef) and (private or not n.name.startswith("_"))}
+
+
+def check_kernels(infos: list[OpInfo], kernels: Mapping[str, Signature], source: str) -> None:
+    """Every op's wrapper calls `kernels.<base>_<overload>(...)` with all of its arguments,
+    in schema order: the kernel must exist in `source` and take them."""
+    for info in infos:
+        name = info.schema.kernel_name
+        arguments = [a.name for a in info.schema.arguments]
+        kernel = kernels.get(name)
+        if kernel is None:
+            close = difflib.get_close_matches(name, list(kernels), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise SpecError(info.location, info.name,
+                            f"no kernel {name!r} in {source}{hint}: the op's forward, on "
+                            f"numpy arrays, is `def {name}({', '.join(arguments)}):` there")
+        problem = kernel.mismatch(len(arguments), [])
+        if problem is not None:
+            raise SpecError(info.location, info.name,
+                            f"the kernel {kernel.name} in {source} {problem}: the op passes "
+                            f"{len(arguments)} ({', '.join(arguments)})")
 
 
 class _Reader:
@@ -109,8 +147,9 @@ class _Reader:
         column = index - (self.text.rfind("\n", 0, index) + 1)
         return Location(self.path, line + 1, column + 1)
 
-    def check_tags(self, node: yaml.Node, entry: str) -> None:
-        """Only plain YAML: the tags of str, int, float, bool, null, lists and mappings."""
+    def check_plain(self, node: yaml.Node, entry: str) -> None:
+        """Only plain YAML: the tags of str, int, float, bool, null, lists and mappings, and
+        text without control characters or lone surrogates (a `"\\0"` or `"\\ud800"` escape)."""
         stack = [node]
         while stack:
             current = stack.pop()
@@ -118,6 +157,11 @@ class _Reader:
                 raise SpecError(
                     self.location(current), entry, f"tag {current.tag!r} is not allowed"
                 )
+            if isinstance(current, yaml.ScalarNode):
+                bad = _UNPRINTABLE.search(current.value)
+                if bad:
+                    raise SpecError(self.location(current, bad.start()), entry,
+                                    f"character {bad[0]!r} is not allowed in the spec")
             if isinstance(current, yaml.SequenceNode):
                 stack.extend(current.value)
             elif isinstance(current, yaml.MappingNode):
@@ -137,13 +181,21 @@ def _compose(reader: _Reader) -> yaml.SequenceNode:
     """The spec's YAML, composed (never constructed); raises SpecError."""
     text, path = reader.text, reader.path
     try:
-        # No aliases: `*name` shares a node, and a few nested ones blow up exponentially.
+        depth = 0
         for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            mark = token.start_mark
+            # No aliases: `*name` shares a node, and a few nested ones blow up exponentially.
             if isinstance(token, yaml.AliasToken):
-                mark = token.start_mark
                 raise SpecError(
                     Location(path, mark.line + 1, mark.column + 1), "<yaml>",
                     "YAML aliases (*name) are not allowed in the spec",
+                )
+            # PyYAML composes recursively: bound the nesting before it does.
+            depth += isinstance(token, _OPENING_TOKENS) - isinstance(token, _CLOSING_TOKENS)
+            if depth > MAX_YAML_DEPTH:
+                raise SpecError(
+                    Location(path, mark.line + 1, mark.column + 1), "<yaml>",
+                    f"YAML nested more than {MAX_YAML_DEPTH} levels deep",
                 )
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as error:
@@ -171,23 +223,38 @@ def load_spec(path: Path | str, helpers_path: Path | str | None = None) -> list[
     """Read and check a spec; the first mistake raises SpecError."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as error:
         raise SpecError(Location(str(path), 1, 1), "<spec>", f"cannot read: {error}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        before = data[: error.start]
+        line = before.count(b"\n") + 1
+        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+        raise SpecError(Location(path.name, line, column), "<spec>",
+                        f"not UTF-8: byte 0x{data[error.start]:02x} cannot start or continue a "
+                        "character here") from None
     if helpers_path is None:
         helpers_path = Path(__file__).resolve().parent.parent / "runtime" / "manual.py"
-    return parse_spec(text, path.name, manual_helpers(Path(helpers_path)))
+    return parse_spec(text, path.name, manual_helpers(Path(helpers_path)),
+                      function_signatures(Path(helpers_path)))
 
 
-def parse_spec(text: str, path: str, helpers: frozenset[str]) -> list[OpInfo]:
-    """Check a spec's text (`path` names it in errors); the first mistake raises SpecError."""
+def parse_spec(text: str, path: str, helpers: frozenset[str],
+               helper_signatures: Mapping[str, Signature] | None = None) -> list[OpInfo]:
+    """Check a spec's text (`path` names it in errors); the first mistake raises SpecError.
+
+    `helpers` names the functions of runtime/manual.py that formulas may call;
+    `helper_signatures`, when given, the calls they take, so that formulas are checked.
+    """
     reader = _Reader(path, text)
     root = _compose(reader)
     entries: list[tuple[FunctionSchema, dict[str, tuple[yaml.Node, yaml.Node]]]] = []
     seen: dict[str, Location] = {}
     for index, node in enumerate(root.value):
         label = f"<entry {index + 1}>"
-        reader.check_tags(node, label)
+        reader.check_plain(node, label)
         if not isinstance(node, yaml.MappingNode):
             raise SpecError(
                 reader.location(node), label, "an entry must be a mapping with `name:`"
@@ -220,15 +287,25 @@ def parse_spec(text: str, path: str, helpers: frozenset[str]) -> list[OpInfo]:
         seen[schema.name] = location
         entries.append((schema, keys))
 
-    ops = frozenset(s.base for s, _ in entries if s.arguments)
-    methods = frozenset(
-        s.base for s, k in entries if _variants(reader, s, k)[1]
-    ) | frozenset(f"{s.base}_" for s, k in entries if "inplace" in k)
+    signatures: dict[str, tuple[Signature, ...]] = {
+        name: (signature,) for name, signature in (helper_signatures or {}).items()}
+    method_signatures: dict[str, tuple[Signature, ...]] = {}
+    for schema, keys in entries:
+        signatures[schema.base] = (*signatures.get(schema.base, ()), Signature.of_schema(schema))
+        method = Signature.of_schema(schema, method=True)
+        for name, declared in ((schema.base, _variants(reader, schema, keys)[1]),
+                               (f"{schema.base}_", "inplace" in keys)):
+            if declared:
+                method_signatures[name] = (*method_signatures.get(name, ()), method)
+    scope = Scope(
+        schema=entries[0][0],  # each entry's own replaces it
+        ops=frozenset(s.base for s, _ in entries if s.arguments),
+        methods=frozenset(method_signatures), helpers=helpers,
+        signatures=signatures, method_signatures=method_signatures,
+    )
     counter: Counter[str] = Counter()
-    return [
-        _load_entry(reader, schema, keys, ops, methods, helpers, counter)
-        for schema, keys in entries
-    ]
+    return [_load_entry(reader, schema, keys, replace(scope, schema=schema), counter)
+            for schema, keys in entries]
 
 
 def _check_names(reader: _Reader, schema: FunctionSchema, name_node: yaml.ScalarNode,
@@ -313,9 +390,7 @@ def _load_entry(
     reader: _Reader,
     schema: FunctionSchema,
     keys: dict[str, tuple[yaml.Node, yaml.Node]],
-    ops: frozenset[str],
-    methods: frozenset[str],
-    helpers: frozenset[str],
+    scope: Scope,
     counter: Counter[str],
 ) -> OpInfo:
     entry = schema.name
@@ -382,9 +457,8 @@ def _load_entry(
                            line=value.start_mark.line + 1)
             )
             continue
-        scope = Scope(schema, ops, methods, helpers, fused=len(names) > 1)
         try:
-            analyzed = analyze(formula, scope)
+            analyzed = analyze(formula, replace(scope, fused=len(names) > 1))
         except FormulaError as error:
             message = f"in the formula for {key_text!r}: {error}"
             raise fail(value, message, error.index(formula)) from None
@@ -409,7 +483,7 @@ def _load_entry(
                     and a.name not in non_differentiable]
     forward = _forward_formulas(
         schema, forward_keys, output_differentiability, derivatives,
-        Scope(schema, ops, methods, helpers, forward=True, tangents=frozenset(inputs_names)),
+        replace(scope, forward=True, tangents=frozenset(inputs_names)),
         keys["name"][1], fail,
     )
     list_inputs = [n for n in inputs_names if arguments[n].type.is_tensor_list]

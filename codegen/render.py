@@ -13,7 +13,7 @@ from codegen import raw
 from codegen.escape import Into, escape
 from codegen.formula import SIZE_KINDS, local_name
 from codegen.model import OpInfo, SavedAttribute
-from codegen.schema import REDUCTIONS, Argument, FunctionSchema
+from codegen.schema import REDUCTIONS, Argument, FunctionSchema, varargs_list
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 GENERATOR = "python -m codegen"
@@ -478,19 +478,10 @@ def dispatch_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
 
 # -- tensor_methods.py -----------------------------------------------------------------------
 
-def _varargs_list(schema: FunctionSchema) -> Argument | None:
-    """`x.view(2, 3)`: an op whose only other positional argument is an int list."""
-    rest = [a for a in schema.arguments[1:] if not a.kwarg_only]
-    if len(rest) == 1 and rest[0].type.is_list and rest[0].type.base in ("int", "SymInt") \
-            and rest[0].default is None:
-        return rest[0]
-    return None
-
-
 def _method_params(schema: FunctionSchema) -> tuple[list[str], list[str]]:
     """Parameters and call arguments of a Tensor method, `self` bound to the tensor."""
     rest = list(schema.arguments[1:])
-    varargs = _varargs_list(schema)
+    varargs = varargs_list(schema)
     if varargs is not None:
         keywords = [a for a in rest if a.kwarg_only]
         params = ["self", f"*{varargs.name}", *(_parameter(a) for a in keywords)]

@@ -145,6 +145,16 @@ class FunctionSchema:
         return f"{self.name}({', '.join(parts)}) -> {rets}"
 
 
+def varargs_list(schema: FunctionSchema) -> Argument | None:
+    """`x.view(2, 3)`: as a Tensor method, an op whose only other positional argument is an
+    int list takes it as separate arguments too."""
+    rest = [a for a in schema.arguments[1:] if not a.kwarg_only]
+    if len(rest) == 1 and rest[0].type.is_list and rest[0].type.base in ("int", "SymInt") \
+            and rest[0].default is None:
+        return rest[0]
+    return None
+
+
 def _check_brackets(text: str) -> None:
     """Raise at the first bracket that is never closed or closes nothing."""
     pairs = {")": "(", "]": "["}
@@ -246,7 +256,7 @@ def _default_error(type_: Type, default: str) -> str | None:
     if type_.base == "str":
         try:
             value = ast.literal_eval(default)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
             value = None
         return None if isinstance(value, str) else f"expected a quoted string, not {default!r}"
     if type_.base in ("int", "SymInt") and default in REDUCTIONS:
