@@ -1,5 +1,11 @@
 """`python -m codegen verify [OP ...]`: prove each formula of the spec on its sample inputs.
 
+What is proven is the spec given (`--spec`, derivatives.yaml by default), never the files in
+generated/: `prove` renders the spec into a temporary `generated` package and runs the
+repository's runtime/ on it, in this process when neither `runtime` nor `generated` has been
+imported yet, else in a fresh `python -m codegen verify` subprocess. It writes nothing to
+generated/.
+
 For every sample of every op (float64 throughout):
   fd     the vector-Jacobian product from the generated backward against central finite
          differences of <v, op(x)>, for every differentiable input;
@@ -18,15 +24,27 @@ tangent on each differentiable input in turn, then on all of them at once:
 A sample marked `kink: true` sits where the derivative jumps (relu at 0): finite
 differences mean nothing there, so only the comparison with torch runs; the same holds
 for a sample whose output is not float64 (`_to_copy` to float32).
+An op without samples, a sample on which no check ran, a missing kernel and an op torch
+lacks (unless its samples say `no_torch: true`) are failures too: nothing passes unproven.
 The tests (tests/test_ops.py) run the same checks; this command prints them as a table.
+
+For other commands: `prove(spec, ops, use_torch)` returns the checks, `format_table(checks)`
+and `format_summary(checks, ...)` print them.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import importlib
+import importlib.util
+import json
+import os
+import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +52,7 @@ import numpy as np
 
 from codegen.formula import local_name
 from codegen.load import load_spec
-from codegen.model import OpInfo
+from codegen.model import OpInfo, SpecError
 
 ROOT = Path(__file__).resolve().parent.parent
 EPS = 1e-6
@@ -59,13 +77,18 @@ TORCH_WITHOUT_FORWARD_AD = frozenset({
 
 @dataclass
 class Check:
+    """One row of the table: one check of one op on one sample (or of the op itself)."""
+
     op: str
-    sample: int
-    what: str  # "forward", "grad_fn", "fd", "gg", "torch grad"
+    sample: int  # the sample's index in `samples:`; OP_LEVEL for a check of the op itself
+    what: str  # a check of CHECKS ("fd", "gg", "torch grad", ...) or of FAILURES ("kernel")
     input: str
-    error: float | None  # max abs error, scaled by the reference magnitude
+    error: float | None  # see _error: max abs difference over (ATOL/RTOL + |reference|)
     ok: bool
     detail: str = ""
+
+
+OP_LEVEL = -1  # Check.sample of a check about the op, not one of its samples
 
 
 @dataclass
@@ -78,6 +101,7 @@ class Sample:
 
 
 def load(spec: Path | None = None) -> list[OpInfo]:
+    """The spec's ops (derivatives.yaml by default); raises SpecError."""
     return load_spec(spec or ROOT / "derivatives.yaml")
 
 
@@ -230,11 +254,30 @@ def _writes_self(info: OpInfo) -> bool:
     return bool(alias and alias.endswith("!"))
 
 
-def run_torch(info: OpInfo, sample: Sample) -> tuple[list, list]:
+class TorchLacksOp(LookupError):
+    """torch.ops.aten has no op of this schema name (a gradgen-only op)."""
+
+
+def torch_lacks_message(name: str) -> str:
+    return f"torch has no aten::{name}: mark its samples `no_torch: true`"
+
+
+def torch_overload(info: OpInfo) -> Any:
+    """torch.ops.aten.<base>.<overload>; TorchLacksOp (with the no_torch hint) if absent.
+
+    ImportError when torch is not installed is left to the caller.
+    """
     import torch
 
-    packet = getattr(torch.ops.aten, info.schema.base)
-    overload = getattr(packet, info.schema.overload or "default")
+    try:
+        packet = getattr(torch.ops.aten, info.schema.base)
+        return getattr(packet, info.schema.overload or "default")
+    except (AttributeError, RuntimeError):
+        raise TorchLacksOp(torch_lacks_message(info.name)) from None
+
+
+def run_torch(info: OpInfo, sample: Sample) -> tuple[list, list]:
+    overload = torch_overload(info)
     positional, keywords, leaves = _make_torch_args(info, sample)
     if _writes_self(info):
         positional[0] = positional[0].clone()
@@ -413,8 +456,7 @@ def _torch_jvp(info: OpInfo, sample: Sample, tangents: dict[int, np.ndarray],
     import torch
     import torch.autograd.forward_ad as torch_forward_ad
 
-    overload = getattr(getattr(torch.ops.aten, info.schema.base),
-                       info.schema.overload or "default")
+    overload = torch_overload(info)
     positional, keywords, leaves = _make_torch_args(info, sample)
     with torch_forward_ad.dual_level():
         duals = {id(leaf): torch_forward_ad.make_dual(
@@ -552,50 +594,314 @@ def _gradgrad(info, sample, leaves, leaf_names, cotangents, diff_outputs, kwargs
     return checks
 
 
+# -- one op, all its samples ------------------------------------------------------------------
+
+NO_SAMPLES = "no samples: add `samples:` to its entry"
+NO_CHECK = ("no check ran: nothing in the sample is differentiable, and torch did not "
+            "compare it (--no-torch, `no_torch: true`, or an op torch lacks)")
+
+
 def verify(infos: Iterable[OpInfo], use_torch: bool) -> list[Check]:
-    checks = []
+    """Every check of every op of `infos`, run on the `generated` package imported here.
+
+    This proves whatever `generated` the process imports: to prove a spec, call `prove`,
+    which imports the spec's own freshly generated code. Nothing passes unproven: an op
+    without samples, a sample on which no check ran, a missing kernel, and (with
+    `use_torch`) an op torch lacks are failed checks.
+    """
+    checks: list[Check] = []
     for info in infos:
-        for sample in samples(info):
-            try:
-                checks.extend(check_sample(info, sample, use_torch))
-            except Exception as error:  # noqa: BLE001 - a crash is a failed check, not a stop
-                checks.append(Check(info.name, sample.index, "run", "", None, False,
-                                    f"{type(error).__name__}: {error}"))
+        checks.extend(_verify_op(info, use_torch))
     return checks
 
 
-def _torch_available() -> bool:
+def _verify_op(info: OpInfo, use_torch: bool) -> list[Check]:
+    def failure(what: str, input_: str, detail: str, sample: int = OP_LEVEL) -> Check:
+        return Check(info.name, sample, what, input_, None, False, detail)
+
+    if not info.samples:
+        return [failure("samples", "", NO_SAMPLES)]
     try:
-        import torch  # noqa: F401
-    except ImportError:
-        return False
-    return True
+        op_samples = samples(info)
+    except ValueError as error:
+        return [failure("samples", "", str(error))]
+    checks: list[Check] = []
+    if use_torch and any(not s.flags.get("no_torch") for s in op_samples):
+        try:
+            torch_overload(info)
+        except TorchLacksOp as error:
+            checks.append(failure("torch", f"aten::{info.name}", str(error)))
+            use_torch = False  # the other checks still run, without torch
+        except ImportError as error:
+            checks.append(failure("torch", "", f"torch is not installed ({error}): install "
+                                               "it, or verify without torch (--no-torch)"))
+            use_torch = False
+    from runtime import kernels
+
+    kernel = info.schema.kernel_name
+    if not hasattr(kernels, kernel):
+        checks.append(failure("kernel", kernel, f"runtime/kernels.py has no function "
+                                                f"`{kernel}`: write {info.name}'s kernel there"))
+        return checks
+    for sample in op_samples:
+        try:
+            found = check_sample(info, sample, use_torch)
+        except Exception as error:  # noqa: BLE001 - a crash is a failed check, not a stop
+            found = [failure("run", "", f"{type(error).__name__}: {error}", sample.index)]
+        checks.extend(found or [failure("checks", "", NO_CHECK, sample.index)])
+    return checks
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m codegen verify",
-                                     description="prove the spec's formulas on sample inputs")
-    parser.add_argument("ops", nargs="*", help="op names (base or base.overload); all by default")
-    parser.add_argument("--spec", type=Path, default=ROOT / "derivatives.yaml")
-    parser.add_argument("--no-torch", action="store_true", help="skip the comparison with torch")
-    args = parser.parse_args(argv)
-    infos = load(args.spec)
-    if args.ops:
-        unknown = [o for o in args.ops if not any(o in (i.name, i.schema.base) for i in infos)]
-        if unknown:
-            print(f"unknown op(s): {', '.join(unknown)}", file=sys.stderr)
-            return 2
-        infos = [i for i in infos if i.name in args.ops or i.schema.base in args.ops]
-    use_torch = not args.no_torch and _torch_available()
-    checks = verify(infos, use_torch)
-    print(f"{'op':<28} {'sample':>6}  {'check':<10} {'input':<14} {'error':>10}  result")
+# -- choosing ops -----------------------------------------------------------------------------
+
+class UnknownOp(LookupError):
+    """An op name the spec does not have; the message says which, with a close match."""
+
+
+def unknown_op_message(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, sorted(set(known)), n=1)
+    return f"unknown op {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+
+
+def select(infos: list[OpInfo], names: Iterable[str]) -> list[OpInfo]:
+    """The ops named (a base name takes all its overloads), in spec order; all if none.
+
+    Raises UnknownOp, one line per unknown name, with a `did you mean` from the base and
+    full (`base.overload`) names.
+    """
+    names = list(names)
+    if not names:
+        return list(infos)
+    known = {i.name for i in infos} | {i.schema.base for i in infos}
+    unknown = [n for n in dict.fromkeys(names) if n not in known]
+    if unknown:
+        raise UnknownOp("\n".join(unknown_op_message(n, known) for n in unknown))
+    wanted = set(names)
+    return [i for i in infos if i.name in wanted or i.schema.base in wanted]
+
+
+# -- proving a spec: its code generated fresh, never generated/ -------------------------------
+
+DEFAULT_SPEC = ROOT / "derivatives.yaml"
+_REQUEST, _RESULT = "request.json", "checks.json"  # in the temporary directory
+_WORKER_FLAG = "--worker"  # internal: prove the package in DIR, as `prove` asked
+
+
+def prove(spec: Path | str | None = None, ops: Iterable[str] = (),
+          use_torch: bool = True) -> list[Check]:
+    """Prove the formulas of `spec` (default derivatives.yaml) for `ops` (default: all).
+
+    `ops` are base names (all overloads) or `base.overload` names. The spec is rendered
+    (codegen's `generate`) into a `generated` package in a temporary directory, and the
+    repository's runtime/ runs on it: what is proven is the spec's code, never the files
+    in generated/, and nothing is written there. In a process that has not imported
+    `runtime` or `generated`, this happens here (and both are unimported afterwards);
+    otherwise in a fresh `python -m codegen verify` subprocess. Either way the proving
+    side refuses to run unless `generated` was imported from the temporary directory.
+
+    Returns the checks (`format_table` prints them). Raises SpecError for a bad spec and
+    UnknownOp for a name the spec lacks. With use_torch and no torch installed, each op's
+    torch check fails: pass use_torch=False to prove without it.
+    """
+    from codegen.__main__ import generate
+
+    spec = Path(spec) if spec is not None else DEFAULT_SPEC
+    infos = select(load(spec), ops)
+    files = generate(spec)
+    with tempfile.TemporaryDirectory(prefix="gradgen-verify-") as tmp:
+        root = Path(tmp)
+        (root / "generated").mkdir()
+        for name, text in files.items():
+            (root / "generated" / name).write_text(text, encoding="utf-8")
+        if "runtime" in sys.modules or "generated" in sys.modules:
+            return _prove_in_subprocess(root, spec, infos, use_torch)
+        return _prove_here(root, infos, use_torch)
+
+
+def _prove_here(root: Path, infos: list[OpInfo], use_torch: bool) -> list[Check]:
+    """Import `generated` from root (runtime/ from the repository) and verify on it."""
+    if "runtime" in sys.modules or "generated" in sys.modules:
+        raise RuntimeError("runtime or generated is already imported: cannot prove fresh code")
+
+    def failed(detail: str) -> list[Check]:
+        return [Check(i.name, OP_LEVEL, "import", "generated", None, False, detail)
+                for i in infos]
+
+    added = [str(root), str(ROOT)]
+    sys.path[:0] = added
+    importlib.invalidate_caches()
+    try:
+        try:
+            generated = importlib.import_module("generated")
+            runtime = importlib.import_module("runtime")
+        except Exception as error:  # noqa: BLE001 - every op fails, named
+            return failed(f"the generated package does not import: "
+                          f"{type(error).__name__}: {error}")
+        for module, home in ((generated, root / "generated"), (runtime, ROOT / "runtime")):
+            where = Path(module.__file__).resolve().parent
+            if where != home.resolve():
+                return failed(f"{module.__name__} was imported from {where}, not {home}: "
+                              "nothing proven")
+        return verify(infos, use_torch)
+    finally:
+        for entry in added:
+            sys.path.remove(entry)
+        for name in [m for m in sys.modules if m.split(".")[0] in ("generated", "runtime")]:
+            del sys.modules[name]
+
+
+def _prove_in_subprocess(root: Path, spec: Path, infos: list[OpInfo],
+                         use_torch: bool) -> list[Check]:
+    request = {"spec": str(spec.resolve()), "ops": [i.name for i in infos],
+               "use_torch": use_torch}
+    (root / _REQUEST).write_text(json.dumps(request), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    process = subprocess.run(
+        [sys.executable, "-m", "codegen", "verify", _WORKER_FLAG, str(root)],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    result = root / _RESULT
+    if process.returncode or not result.exists():
+        raise RuntimeError(f"the verify subprocess failed (exit {process.returncode}):\n"
+                           f"{process.stderr[-3000:]}")
+    sys.stderr.write(process.stderr)  # warnings, as they would show in this process
+    return [Check(**c) for c in json.loads(result.read_text(encoding="utf-8"))]
+
+
+def _worker(root: Path) -> int:
+    """The subprocess side of `prove`: the request in root, the checks written back."""
+    request = json.loads((root / _REQUEST).read_text(encoding="utf-8"))
+    wanted = set(request["ops"])
+    infos = [i for i in load(Path(request["spec"])) if i.name in wanted]
+    checks = _prove_here(root, infos, request["use_torch"])
+    rows = [{**asdict(c), "ok": bool(c.ok), "error": None if c.error is None else float(c.error)}
+            for c in checks]  # numpy's bool_ and float64 as JSON's
+    (root / _RESULT).write_text(json.dumps(rows), encoding="utf-8")
+    return 0
+
+
+# -- the table --------------------------------------------------------------------------------
+
+def format_table(checks: Iterable[Check]) -> str:
+    """The checks as the table `verify` prints: one row per check, details of failures."""
+    lines = [f"{'op':<28} {'sample':>6}  {'check':<10} {'input':<14} {'error':>10}  result"]
     for c in checks:
+        sample = "-" if c.sample == OP_LEVEL else str(c.sample)
         error = "" if c.error is None else f"{c.error:.2e}"
         verdict = "pass" if c.ok else "FAIL"
         detail = f"  {c.detail}" if c.detail and not c.ok else ""
-        print(f"{c.op:<28} {c.sample:>6}  {c.what:<10} {c.input:<14} {error:>10}  "
-              f"{verdict}{detail}")
-    failed = sum(not c.ok for c in checks)
-    torch_note = "" if use_torch else " (torch not installed: no torch comparison)"
-    print(f"\n{len(checks) - failed} passed, {failed} failed, over {len(infos)} ops{torch_note}")
-    return 1 if failed else 0
+        lines.append(f"{c.op:<28} {sample:>6}  {c.what:<10} {c.input:<14} {error:>10}  "
+                     f"{verdict}{detail}")
+    return "\n".join(lines)
+
+
+def format_summary(checks: list[Check], note: str = "") -> str:
+    """What failed, op by op, then `N passed, M failed, over K ops` (and the note)."""
+    failed: dict[str, list[str]] = {}
+    for c in checks:
+        if not c.ok:
+            if c.error is not None or c.what == "grad_fn":  # a comparison: which one
+                reason = f"{c.what} {c.input}" + (f" ({c.detail})" if c.what == "grad_fn"
+                                                   else "")
+            elif c.sample == OP_LEVEL:  # about the op itself: what to do
+                reason = c.detail
+            else:  # a crash, or no check: what happened
+                reason = f"{c.what} (sample {c.sample}): {c.detail}"
+            failed.setdefault(c.op, [])
+            if reason not in failed[c.op]:
+                failed[c.op].append(reason)
+    lines = ["failed:"] if failed else []
+    lines += [f"  {op}: {'; '.join(reasons)}" for op, reasons in failed.items()]
+    passed = sum(c.ok for c in checks)
+    ops = len({c.op for c in checks})
+    count = f"{passed} passed, {len(checks) - passed} failed, over {ops} ops"
+    lines.append(f"{count}; {note}" if note else count)
+    return "\n".join(lines)
+
+
+# -- the command ------------------------------------------------------------------------------
+
+EPILOG = f"""\
+What it proves: the formulas of --spec (default derivatives.yaml), rendered fresh into a
+temporary package: never the files in generated/, and nothing is written there. An edit
+to the spec is proven without running `python -m codegen` first.
+
+The table has one row per check, per sample, per input:
+  sample   the sample's index in the op's `samples:` (- for a check of the op itself)
+  input    the input differentiated (x[i]: an item of a Tensor[]; all: tangents on every
+           input at once; grad[i]: the cotangent of output i, in gg)
+  error    max |ours - reference| / (ATOL/RTOL + |reference|), ATOL={ATOL:g}, RTOL={RTOL:g}:
+           a relative error where |reference| is well above {ATOL / RTOL:g}, the absolute
+           difference / {ATOL / RTOL:g} near 0; a check passes below its tolerance (< ...)
+  check    forward     outputs against torch's op (torch.ops.aten.NAME.OVERLOAD); < RTOL
+           grad_fn     the output's grad_fn name against torch's (NegBackward0)
+           raw         gradients of the raw backward (numpy arrays) against the Tensor
+                       backward's: same dtype, error <= {RAW_TOLERANCE:g}
+           fd          the backward (a vector-Jacobian product) against central finite
+                       differences, step {EPS:g}; < 10 RTOL
+           gg          second order: the backward of the backward against finite
+                       differences, in the inputs and the cotangent; < 100 RTOL
+           torch grad  gradients against torch.autograd.grad's; < RTOL
+           jvp fd      forward mode (the JVP formula) against central differences along
+                       a random tangent; < 10 RTOL
+           jvp rev     forward against reverse mode: <u, J t> = <J^T u, t>; < RTOL
+           jvp torch   the JVP against torch's forward AD; < RTOL
+           failures that compare nothing: run, jvp (the op raised), samples (none),
+           checks (none ran on a sample), kernel (runtime/kernels.py lacks it),
+           torch (torch lacks the op), import (the generated code does not import)
+
+Sample flags (keys of a sample beside its arguments):
+  kink: true         the derivative jumps there (relu at 0): no finite differences
+                     (fd, gg, jvp fd); torch judges the gradients
+  torch_only: true   the same, for another reason (a gradient that is not a derivative)
+  no_torch: true     no comparison with torch: for an op torch.ops.aten lacks, mark
+                     each of its samples so
+  no_gradgrad: true  no gg
+  no_jvp_rev: true   no jvp rev (a backward that is not the derivative's transpose)
+  random: true       the op draws random numbers (dropout): only grad_fn and raw run
+
+Exit status: 0 when every selected op was proven, 1 when a check failed (an op without
+samples, a sample on which nothing ran included), 2 for a spec error or an unknown op.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m codegen verify", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Prove the spec's formulas on its sample inputs: finite differences "
+                    "(first and second order,\nforward mode) and PyTorch.",
+        epilog=EPILOG)
+    parser.add_argument("ops", nargs="*", metavar="OP",
+                        help="op names, base (all overloads) or base.overload; all by default")
+    parser.add_argument("--spec", type=Path, default=DEFAULT_SPEC,
+                        help="the spec whose formulas to prove (default: derivatives.yaml)")
+    parser.add_argument("--no-torch", action="store_true",
+                        help="skip the comparison with torch")
+    parser.add_argument(_WORKER_FLAG, type=Path, help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    if args.worker is not None:
+        return _worker(args.worker)
+    use_torch, note = not args.no_torch, "torch comparison skipped (--no-torch)"
+    if use_torch:
+        # Not imported here (seconds, before the spec is even read); a torch that is found
+        # but fails to import fails each op's torch check with its ImportError.
+        if importlib.util.find_spec("torch") is None:
+            use_torch, note = False, "torch not installed: no torch comparison"
+        else:
+            note = ""
+    try:
+        checks = prove(args.spec, args.ops, use_torch)
+    except (SpecError, UnknownOp) as error:
+        print(error, file=sys.stderr)
+        return 2
+    if not checks:
+        print(f"nothing to prove: {args.spec} has no ops", file=sys.stderr)
+        return 1
+    print(format_table(checks))
+    print()
+    print(format_summary(checks, note))
+    return 0 if all(c.ok for c in checks) else 1
