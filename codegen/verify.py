@@ -832,9 +832,9 @@ The table has one row per check, per sample, per input:
            input at once; grad[i]: the cotangent of output i, in gg)
   error    max |ours - reference| / (ATOL/RTOL + |reference|), ATOL={ATOL:g}, RTOL={RTOL:g}:
            a relative error where |reference| is well above {ATOL / RTOL:g}, the absolute
-           difference / {ATOL / RTOL:g} near 0; a check passes below its tolerance (< ...)
+           difference / {ATOL / RTOL:g} near 0. Each check below ends with its pass mark
   check    forward     outputs against torch's op (torch.ops.aten.NAME.OVERLOAD); < RTOL
-           grad_fn     the output's grad_fn name against torch's (NegBackward0)
+           grad_fn     the output's grad_fn name against torch's (NegBackward0); equal
            raw         gradients of the raw backward (numpy arrays) against the Tensor
                        backward's: same dtype, error <= {RAW_TOLERANCE:g}
            fd          the backward (a vector-Jacobian product) against central finite
@@ -849,13 +849,14 @@ The table has one row per check, per sample, per input:
            failures that compare nothing: run, jvp (the op raised), samples (none),
            checks (none ran on a sample), kernel (runtime/kernels.py lacks it),
            torch (torch lacks the op), import (the generated code does not import)
+  result   pass, or FAIL and what went wrong; a summary of the failures, op by op, follows
 
 Sample flags (keys of a sample beside its arguments):
   kink: true         the derivative jumps there (relu at 0): no finite differences
                      (fd, gg, jvp fd); torch judges the gradients
   torch_only: true   the same, for another reason (a gradient that is not a derivative)
-  no_torch: true     no comparison with torch: for an op torch.ops.aten lacks, mark
-                     each of its samples so
+  no_torch: true     no comparison with torch; to verify an op torch.ops.aten lacks
+                     (a `torch` row fails), mark each of its samples so
   no_gradgrad: true  no gg
   no_jvp_rev: true   no jvp rev (a backward that is not the derivative's transpose)
   random: true       the op draws random numbers (dropout): only grad_fn and raw run
