@@ -277,7 +277,7 @@ def parse_spec(text: str, path: str, helpers: frozenset[str],
             raise SpecError(
                 reader.location(name_node, error.column), label, f"malformed schema: {error}"
             ) from None
-        _check_names(reader, schema, name_node, label)
+        _check_names(reader, schema, name_node)
         location = reader.location(name_node)
         if schema.name in seen:
             raise SpecError(
@@ -308,20 +308,20 @@ def parse_spec(text: str, path: str, helpers: frozenset[str],
             for schema, keys in entries]
 
 
-def _check_names(reader: _Reader, schema: FunctionSchema, name_node: yaml.ScalarNode,
-                 label: str) -> None:
+def _check_names(reader: _Reader, schema: FunctionSchema, name_node: yaml.ScalarNode) -> None:
     """Refuse spec names that would replace a name of the generated code (codegen/names.py)
     or one that generated code derives from another spec name (`self` -> `self_`, `x_p`)."""
     text = name_node.value
 
     def fail(name: str, message: str) -> SpecError:
-        return SpecError(reader.location(name_node, _argument_index(text, name)), label,
+        return SpecError(reader.location(name_node, _argument_index(text, name)), schema.name,
                          message)
 
     for name in (schema.base, schema.kernel_name, f"{schema.base}_default"):
         if name in MODULE_NAMES or name.startswith("__"):
-            raise SpecError(reader.location(name_node, len(text) - len(text.lstrip())), label,
-                            f"an op may not be named {name!r}: generated code uses that name")
+            raise SpecError(reader.location(name_node, len(text) - len(text.lstrip())),
+                            schema.name, f"an op may not be named {name!r}: generated code "
+                            "uses that name")
     tensors = [a.name for a in schema.arguments if a.type.is_tensor_like]
     suffixes = [s for _, s in SIZE_ATTRIBUTES.values()] + [s for _, s in SIZE_METHODS.values()]
     derived = {f"{t}_{end}": t for t in tensors for end in ("p", "t", "args_sizes")}

@@ -197,6 +197,66 @@ CASES = [
     Case("sample-key-typo", "- name: relu(Tensor self) -> Tensor\n  self: grad\n"
          "  samples:\n    - {slef: [3]}\n",
          10, 8, "slef", "relu", "sample key 'slef' is neither an argument nor one of kink"),
+    # Names that would replace the generated code's own, or are not Python names at all.
+    *(Case(f"op-named-{name}", f"- name: {name}(Tensor self) -> Tensor\n  self: grad\n",
+           7, 9, name, "<entry 2>", f"operator name {name!r} is a Python keyword")
+      for name in ("class", "import", "lambda", "None")),
+    *(Case(f"op-named-{name}", f"- name: {name}(Tensor self) -> Tensor\n  self: grad\n",
+           7, 9, name, name, f"an op may not be named {name!r}: generated code uses that name")
+      for name in ("kernels", "_T", "map", "SavedVariable", "__init__")),
+    *(Case(f"argument-named-{name}", f"- name: relu(Tensor self, Tensor {name}) -> Tensor\n"
+           f"  self: grad\n  {name}: grad\n",
+           7, 34, name, "relu", f"{name!r} may not name an argument or output")
+      for name in ("grad_fn", "grad_inputs", "kernels", "map", "grad")),
+    Case("argument-named-self_", "- name: relu(Tensor self, Tensor self_) -> Tensor\n"
+         "  self: grad\n  self_: grad\n",
+         7, 34, "self_", "relu", "may not begin or end with '_'"),
+    Case("argument-named-like-a-tangent", "- name: relu(Tensor self, Tensor self_p) -> Tensor\n"
+         "  self: grad\n  self_p: grad\n",
+         7, 34, "self_p", "relu", "'self_p' is the name generated code gives to something of "
+         "'self'"),
+    Case("return-named-underscore", "- name: relu(Tensor self) -> (Tensor _a, Tensor _b)\n"
+         "  self: grads[0]\n",
+         7, 38, "_a", "relu", "may not begin or end with '_'"),
+    Case("node-name-newline", "- name: relu(Tensor self) -> Tensor\n"
+         "  node: \"FooNode\\n\"\n  self: grad\n",
+         8, 10, "FooNode", "relu", "node must be a class name"),
+    Case("node-name-generated", "- name: relu(Tensor self) -> Tensor\n"
+         "  node: SavedVariable\n  self: grad\n",
+         8, 9, "SavedVariable", "relu", "a node may not be named 'SavedVariable'"),
+    # What used to end in a traceback.
+    Case("yaml-too-deep", "- name: relu(Tensor self) -> Tensor\n  self: grad\n"
+         "  samples: " + "[" * 1000 + "]" * 1000 + "\n",
+         9, 42, "[", "<yaml>", "YAML nested more than 32 levels deep"),
+    Case("formula-400-terms", "- name: relu(Tensor self) -> Tensor\n  self: "
+         + " + ".join(["grad"] * 400) + "\n",
+         8, 9, "grad + grad", "relu", "the formula nests more than 100 levels deep"),
+    Case("formula-500-minus", "- name: relu(Tensor self) -> Tensor\n  self: " + "-" * 500
+         + "grad\n",
+         8, 109, "-", "relu", "the formula nests more than 100 levels deep"),
+    Case("nul-in-formula", "- name: relu(Tensor self) -> Tensor\n  self: \"grad\\0\"\n",
+         8, 14, "\\0", "<entry 2>", "character '\\x00' is not allowed in the spec"),
+    Case("lone-surrogate", "- name: relu(Tensor self) -> Tensor\n"
+         "  self: \"not_implemented('\\ud800')\"\n",
+         8, 27, "\\ud800", "<entry 2>", "character '\\ud800' is not allowed in the spec"),
+    # Calls that fit no overload, found at generation instead of at run time.
+    Case("method-arity", "- name: pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor\n"
+         "  self: grad\n- name: relu(Tensor self) -> Tensor\n  self: grad * self.pow()\n",
+         10, 16, "self.pow()", "relu", ".pow() called with 0 positional argument(s): "
+         "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor needs 'exponent'"),
+    Case("helper-arity", "- name: relu(Tensor self) -> Tensor\n"
+         "  self: pow_backward(grad, self)\n",
+         8, 9, "pow_backward", "relu", "pow_backward() called with 2 positional argument(s): "
+         "pow_backward(grad: Any, self: Any, exponent: Any) needs 'exponent'"),
+    Case("unknown-keyword", "- name: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim="
+         "False) -> Tensor\n  self: grad\n- name: relu(Tensor self) -> Tensor\n"
+         "  self: grad.sum(dims=0)\n",
+         10, 9, "grad.sum", "relu", "has no argument 'dims'"),
+    Case("builtin-shadowed", "- name: clamp(Tensor self, Scalar? min=None, Scalar? max=None) "
+         "-> Tensor\n  self: grad * max(1, 2)\n",
+         8, 16, "max(1", "clamp", "'max' names an argument of this op here"),
+    Case("missing-kernel", "- name: mycube(Tensor self) -> Tensor\n  self: grad * 3 * self\n",
+         7, 9, "mycube", "mycube", "no kernel 'mycube' in runtime/kernels.py"),
     Case("invalid-expression", "- name: relu(Tensor self) -> Tensor\n  self: grad * * 2\n",
          8, 16, "* 2", "relu", "invalid Python expression"),
 ]
@@ -257,3 +317,18 @@ def test_the_prelude_alone_is_valid(tmp_path: Path) -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert run.returncode == 0, run.stderr
+
+
+def test_a_spec_that_is_not_utf8_is_a_located_error(generated_copy: Path, tmp_path: Path) -> None:
+    spec = tmp_path / "latin.yaml"
+    spec.write_bytes(PRELUDE.encode() + b"- name: relu(Tensor self) -> Tensor  # caf\xe9\n"
+                     b"  self: grad\n")
+    before = _snapshot(generated_copy)
+    run = subprocess.run(
+        [sys.executable, "-m", "codegen", "--spec", str(spec), "--out", str(generated_copy)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 2
+    assert run.stderr == ("latin.yaml:7:43: <spec>: not UTF-8: byte 0xe9 cannot start or "
+                          "continue a character here\n")
+    assert _snapshot(generated_copy) == before
