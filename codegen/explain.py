@@ -307,7 +307,10 @@ def explain(infos: list[OpInfo], files: dict[str, str], spec_text: str, spec_nam
 
 
 def main(argv: list[str]) -> int:
-    """`python -m codegen explain OP`: print the explanation; exit 2 on a bad spec or OP."""
+    """`python -m codegen explain OP`: print the explanation, then the proof (section 6).
+
+    Exit 2 on a bad spec or OP, 1 when a check of the proof fails, else 0.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m codegen explain",
         description="Show one op's path from its YAML entry to its generated code and proof.")
@@ -324,7 +327,7 @@ def main(argv: list[str]) -> int:
 
     try:
         infos = load_spec(args.spec)
-        find_op(infos, args.op)  # a wrong name is told before the spec is rendered
+        info = find_op(infos, args.op)  # a wrong name is told before the spec is rendered
         files = generate(args.spec)
         text = explain(infos, files, args.spec.read_text(encoding="utf-8"), args.spec.name,
                        args.op)
@@ -332,4 +335,16 @@ def main(argv: list[str]) -> int:
         print(error, file=sys.stderr)
         return 2
     sys.stdout.write(text)
-    return 0
+    if args.no_verify:
+        return 0
+    sys.stdout.flush()  # the sections above show while the proof runs
+    from codegen import verify
+
+    checks = verify.prove(args.spec, [info.name], use_torch=not args.no_torch)
+    failed = sum(not c.ok for c in checks)
+    print(f"\n{_heading(6, 'The proof: python -m codegen verify ' + info.name)}")
+    print("One row per check of one sample, run on code rendered now from the spec;\n"
+          "`python -m codegen verify --help` says what each check proves.\n")
+    print(verify.format_table(checks))
+    print(f"\n{len(checks) - failed} passed, {failed} failed")
+    return 1 if failed else 0

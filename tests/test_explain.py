@@ -3,6 +3,8 @@ freshly rendered code on one page; wrong names and bad specs exit 2 with one mes
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -135,3 +137,14 @@ def test_a_spec_error_is_told_once(tmp_path: Path, capsys: pytest.CaptureFixture
     out, err = capsys.readouterr()
     assert out == "" and err.count("derivatives.yaml:1:") == 1 and "Tensr" in err
 
+
+def test_the_command_proves_the_op() -> None:
+    done = subprocess.run([sys.executable, "-m", "codegen", "explain", "neg", "--no-torch"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    proof = section(done.stdout, 6)
+    rows = [line.split() for line in proof.splitlines() if line.startswith("neg ")]
+    assert "check" in proof and rows and all(row[-1] == "pass" for row in rows)
+    checks = {row[2] for row in rows}
+    assert "fd" in checks and "torch" not in checks  # --no-torch reached the proof
+    assert "Traceback" not in done.stderr
