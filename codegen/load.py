@@ -326,7 +326,8 @@ def _check_names(reader: _Reader, schema: FunctionSchema, name_node: yaml.Scalar
     suffixes = [s for _, s in SIZE_ATTRIBUTES.values()] + [s for _, s in SIZE_METHODS.values()]
     derived = {f"{t}_{end}": t for t in tensors for end in ("p", "t", "args_sizes")}
     derived |= {f"{local_name(t).rstrip('_')}_{end}": t for t in tensors for end in suffixes}
-    derived |= {f"grad_{o}": o for o in schema.return_names()}
+    derived |= {f"{prefix}{o}{suffix}": o for o in schema.return_names()
+                for prefix, suffix in (("grad_", ""), ("", "_t"))}
     for name in [a.name for a in schema.arguments] + [r.name for r in schema.returns if r.name]:
         if name in LOCAL_NAMES:
             raise fail(name, f"{name!r} may not name an argument or output: generated code "

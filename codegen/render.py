@@ -697,7 +697,9 @@ def render_all(infos: list[OpInfo], spec_name: str,
                                          if base in functions
                                          and any(i.inplace_function for i in group))}),
             aliases=aliases,
-            node_imports=node_imports,
+            # A spec whose nodes save no tensor imports nothing from runtime.node.
+            node_imports=[f"from runtime.node import {', '.join(node_imports)}"]
+            if node_imports else [],
         ),
         "forward.py": env.get_template("forward.py.j2").render(
             **header, functions=forward_functions,
