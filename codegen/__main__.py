@@ -1,4 +1,4 @@
-"""`python -m codegen`: check the spec and regenerate generated/ (all I/O lives here).
+"""`python -m codegen`: check the spec and regenerate generated/ (I/O: here and output.py).
 
     python -m codegen                 regenerate generated/ from derivatives.yaml
     python -m codegen --check         exit 1 with a diff if generated/ is stale
@@ -6,20 +6,20 @@
     python -m codegen verify [OP ...] prove the formulas of the named ops (all by default)
 
 A bad spec (or an output directory that cannot be written) exits with status 2 and leaves
-the output directory as it was: every file is rendered first, written to a temporary
-directory, and moved into place only when all of them succeeded.
+the output directory as it was: every file is rendered first, then codegen/output.py swaps
+the whole set in (atomically on Linux), and refuses (status 2, touching nothing) an --out
+holding anything the generator did not write. `--check` compares the generated files only:
+it notes such a foreign entry on stderr, but that alone does not make the output stale.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
+from codegen import output
 from codegen.load import check_kernels, function_signatures, load_spec, module_functions
 from codegen.model import SpecError
 from codegen.render import render_all
@@ -37,14 +37,13 @@ def generate(spec: Path) -> dict[str, str]:
     return render_all(infos, spec.name, frozenset(kernels), manual, raw_functions)
 
 
-def _existing(out: Path) -> dict[str, str]:
-    if not out.is_dir():
-        return {}
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(out.glob("*.py"))}
-
-
 def stale_diff(files: dict[str, str], out: Path) -> str:
-    existing = _existing(out)
+    """A unified diff from the generated files in `out` to `files` ("" when up to date).
+
+    Only generated files (see codegen/output.py) are compared: anything else in `out` is not
+    stale content but a reason for `python -m codegen` to refuse to write there.
+    """
+    existing = output.generated_files(out)
     diff: list[str] = []
     for name in sorted(set(files) | set(existing)):
         old = existing.get(name, "").splitlines(keepends=True)
@@ -52,34 +51,6 @@ def stale_diff(files: dict[str, str], out: Path) -> str:
         diff.extend(difflib.unified_diff(old, new, f"{out.name}/{name} (on disk)",
                                          f"{out.name}/{name} (from the spec)"))
     return "".join(diff)
-
-
-def write_atomically(files: dict[str, str], out: Path) -> None:
-    """Write all files to a temporary directory, then swap it in for `out`.
-
-    Whatever fails (a full disk, a permission), `out` is left as it was.
-    """
-    out = out.resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=out.parent))
-    retired = None
-    try:
-        for name, text in files.items():
-            (staging / name).write_text(text, encoding="utf-8")
-        if out.exists():
-            retired = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-", dir=out.parent))
-            os.rename(out, retired / out.name)
-        try:
-            os.rename(staging, out)
-        except OSError:
-            if retired is not None:
-                os.rename(retired / out.name, out)
-            raise
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
-        if retired is not None:
-            shutil.rmtree(retired, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,20 +83,26 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.check:
         diff = stale_diff(files, args.out)
+        if reason := output.refusal(args.out):
+            print(f"note: `python -m codegen` would refuse to write {args.out}: {reason}",
+                  file=sys.stderr)
         if diff:
             sys.stdout.write(diff)
             print(f"{args.out} is stale: run `python -m codegen`", file=sys.stderr)
             return 1
         print(f"{args.out} is up to date ({len(files)} files)")
         return 0
-    if not stale_diff(files, args.out):
-        print(f"{args.out} is up to date ({len(files)} files)")
-        return 0
     try:
-        write_atomically(files, args.out)
+        written = output.write(files, args.out)
+    except output.Refused as error:
+        print(error, file=sys.stderr)
+        return 2
     except OSError as error:
         print(f"cannot write {args.out}: {error}; it was left as it was", file=sys.stderr)
         return 2
+    if not written:
+        print(f"{args.out} is up to date ({len(files)} files)")
+        return 0
     print(f"wrote {len(files)} files to {args.out}")
     return 0
 
