@@ -4,6 +4,7 @@
     python -m codegen --check         exit 1 with a diff if generated/ is stale
     python -m codegen --spec P --out D
     python -m codegen verify [OP ...] prove the formulas of the named ops (all by default)
+    python -m codegen explain OP      one op from its entry to its generated code and proof
 
 A bad spec (or an output directory that cannot be written) exits with status 2 and leaves
 the output directory as it was: every file is rendered first, then codegen/output.py swaps
