@@ -13,7 +13,7 @@ import jinja2
 import pytest
 
 import codegen.__main__ as cli
-from codegen import render, verify
+from codegen import output, render, verify
 from codegen.schema import parse_schema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -188,7 +188,7 @@ def previous(tmp_path: Path) -> Path:
     out = tmp_path / "generated"
     shutil.copytree(GENERATED, out, ignore=shutil.ignore_patterns("__pycache__"))
     # Stale on purpose, so that a successful run would rewrite it.
-    (out / "ops.py").write_text("# the previous output\n")
+    (out / "ops.py").write_text(HEADER + "# the previous output\n")
     return out
 
 
@@ -255,16 +255,10 @@ def test_write_failure_leaves_output_untouched(previous: Path, spec: Path,
 
 def test_failed_swap_restores_the_previous_output(previous: Path, spec: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    real_rename = cli.os.rename
-    calls = []
+    def exchange(staging: Path, out: Path) -> bool:  # the one call that swaps the directories
+        raise OSError(13, "Permission denied")
 
-    def rename(source, target) -> None:
-        calls.append((source, target))
-        if len(calls) == 2:  # the staging directory into place
-            raise OSError(13, "Permission denied")
-        real_rename(source, target)
-
-    monkeypatch.setattr(cli.os, "rename", rename)
+    monkeypatch.setattr(output, "_exchange", exchange)
     before = _all_bytes(previous)
     assert cli.main(["--spec", str(spec), "--out", str(previous)]) == 2
     assert _all_bytes(previous) == before
