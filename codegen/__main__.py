@@ -5,6 +5,8 @@
     python -m codegen --spec P --out D
     python -m codegen verify [OP ...] prove the formulas of the named ops (all by default)
     python -m codegen explain OP      one op from its entry to its generated code and proof
+    python -m codegen export-torch [OP ...] --out FILE
+                                      the formulas as torch.autograd.Function classes
 
 A bad spec (or an output directory that cannot be written) exits with status 2 and leaves
 the output directory as it was: every file is rendered first, then codegen/output.py swaps
@@ -21,7 +23,7 @@ import sys
 from pathlib import Path
 
 from codegen import output
-from codegen.load import check_kernels, function_signatures, load_spec, module_functions
+from codegen.load import check_kernels, function_signatures, load_spec
 from codegen.model import SpecError
 from codegen.render import render_all
 
@@ -31,11 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def generate(spec: Path) -> dict[str, str]:
     """Spec path -> {file name: text}; raises SpecError."""
     kernels = function_signatures(ROOT / "runtime" / "kernels.py", private=True)
-    manual = (ROOT / "runtime" / "manual.py").read_text(encoding="utf-8")
-    raw_functions = module_functions(ROOT / "runtime" / "raw.py", private=True)
     infos = load_spec(spec)
     check_kernels(infos, kernels, "runtime/kernels.py")
-    return render_all(infos, spec.name, frozenset(kernels), manual, raw_functions)
+    return render_all(infos, spec.name, frozenset(kernels))
 
 
 def stale_diff(files: dict[str, str], out: Path) -> str:
@@ -64,12 +64,18 @@ def main(argv: list[str] | None = None) -> int:
         from codegen.explain import main as explain_main
 
         return explain_main(argv[1:])
+    if argv and argv[0] == "export-torch":
+        from codegen.export_torch import main as export_main
+
+        return export_main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m codegen", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Check the spec and regenerate generated/ from it.",
         epilog="Also: python -m codegen verify [OP ...] proves the named ops' formulas "
                "(see python -m codegen verify --help).\n"
-               "Also: python -m codegen explain OP shows one op from its YAML to its code.")
+               "Also: python -m codegen explain OP shows one op from its YAML to its code.\n"
+               "Also: python -m codegen export-torch [OP ...] --out FILE writes the spec's "
+               "formulas as torch.autograd.Function classes.")
     parser.add_argument("--spec", type=Path, default=ROOT / "derivatives.yaml",
                         help="the spec to read (default: derivatives.yaml)")
     parser.add_argument("--out", type=Path, default=ROOT / "generated",

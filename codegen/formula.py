@@ -25,6 +25,9 @@ SIZE_KINDS = frozenset(
     [kind for kind, _ in SIZE_ATTRIBUTES.values()] + [kind for kind, _ in SIZE_METHODS.values()]
     + ["list_sizes"]
 )
+# The name of the op namespace in generated code: a formula's calls of spec ops and Tensor
+# methods run as `ops.NAME(...)`, whatever the values are (Tensors, numpy arrays, torch).
+OPS = "ops"
 # How deep a formula's syntax tree may be: checks and rewrites walk it recursively.
 MAX_DEPTH = 100
 # Builtins a formula may call: pure, and needed for index and size arithmetic.
@@ -113,9 +116,16 @@ class Signature:
 
     @classmethod
     def of_function(cls, function: ast.FunctionDef) -> Signature:
-        """The call a Python function takes, read from its definition."""
+        """The call a Python function takes, read from its definition. A helper's first
+        parameter `ops`, the namespace it runs on, is passed by generated code, not by a
+        formula: it is not part of the call a formula writes."""
         args = function.args
         positional = [a.arg for a in args.posonlyargs + args.args]
+        if positional[:1] == [OPS]:
+            positional = positional[1:]
+            args = ast.arguments(posonlyargs=[], args=args.args[1:], vararg=args.vararg,
+                                 kwonlyargs=args.kwonlyargs, kw_defaults=args.kw_defaults,
+                                 kwarg=args.kwarg, defaults=args.defaults)
         return cls(
             f"{function.name}({ast.unparse(args)})", tuple(positional),
             len(positional) - len(args.defaults),
@@ -305,6 +315,8 @@ class _Rewriter(ast.NodeTransformer):
         node.func = ast.copy_location(
             ast.Attribute(ast.Name(module, ast.Load()), name, ast.Load()), func
         )
+        if module == "manual":  # a helper runs on the namespace it is given
+            node.args.insert(0, ast.Name(OPS, ast.Load()))
         return node
 
     def _method_call(self, node: ast.Call, func: ast.Attribute) -> ast.AST:
@@ -326,10 +338,12 @@ class _Rewriter(ast.NodeTransformer):
         else:
             self._check_call(node, f".{func.attr}",
                              self.scope.method_signatures.get(func.attr, ()))
-        if isinstance(func.value, ast.Name):
-            func.value = self.visit(func.value)
-        node.args = [self.visit(a) for a in node.args]
+        receiver = self.visit(func.value) if isinstance(func.value, ast.Name) else func.value
+        # `x.cos()` runs as `ops.cos(x)`: numpy arrays, one of the targets, have no such method.
+        node.args = [receiver, *(self.visit(a) for a in node.args)]
         node.keywords = [self.visit(k) for k in node.keywords]
+        node.func = ast.copy_location(ast.Attribute(ast.Name(OPS, ast.Load()), func.attr,
+                                                    ast.Load()), func)
         return node
 
     def _check_call(self, node: ast.Call, name: str, overloads: tuple[Signature, ...]) -> None:

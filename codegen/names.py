@@ -16,7 +16,8 @@ from __future__ import annotations
 # aliases and dispatchers) are module-level functions there.
 MODULE_NAMES = frozenset({
     "runtime", "ops", "manual", "forward", "kernels", "raw_ops", "raw_manual", "Node",
-    "SavedVariable", "SavedVariableList", "NOT_SAVED", "namedtuple", "OVERLOADS",
+    "SavedVariable", "SavedVariableList", "NOT_SAVED", "namedtuple", "OVERLOADS", "BY_NAME",
+    "Overload", "Param", "tensor_ops",
     "TensorMethods", "_T", "_F", "_dispatch", "_raw", "_RAW",
     "map", "tuple", "TypeError", "NotImplemented",
 })

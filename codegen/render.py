@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import jinja2
 
-from codegen import raw
 from codegen.escape import Into, escape
 from codegen.formula import SIZE_KINDS, local_name
-from codegen.model import OpInfo, SavedAttribute
+from codegen.model import Derivative, OpInfo, SavedAttribute
 from codegen.schema import REDUCTIONS, Argument, FunctionSchema, varargs_list
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -61,90 +60,49 @@ def _field(attr: SavedAttribute) -> str:
 
 
 def _unpack(attr: SavedAttribute) -> str:
-    if attr.kind == "output":
-        return f"{local_name(attr.name)} = self.{_field(attr)}.unpack(self)"
+    """The line of apply() that gives a saved attribute its local name. A saved tensor is
+    unpacked by the namespace: as a Tensor (an output with this node as its grad_fn) or as
+    its array, checked the same way."""
     if attr.is_saved_variable:
-        return f"{local_name(attr.name)} = self.{_field(attr)}.unpack()"
+        return f"{local_name(attr.name)} = ops.unpack(self.{_field(attr)}, self)"
     return f"{local_name(attr.name)} = self.{_field(attr)}"
 
 
-@dataclass(frozen=True)
-class Block:
-    comment: str
-    condition: str
-    lines: tuple[str, ...]
-
-
-def _blocks(info: OpInfo) -> list[Block]:
+def _block(info: OpInfo, derivative: Derivative) -> list[str]:
+    """One formula's lines in apply(): a comment with the formula as written, the condition
+    that some input it gives a gradient to needs one, and the assignment."""
     index = {i.name: i.index for i in info.inputs}
-    blocks = []
-    for derivative in info.derivatives:
-        names = [n for n in derivative.var_names if n in index]
-        slots = [index[n] for n in names]
-        comment = f"{', '.join(derivative.var_names)}: {derivative.formula}"
-        if any(i.is_list for i in info.inputs if i.name in names):
-            condition = "any(self.should_compute_output(i) for i in range(len(grad_inputs)))"
-        else:
-            condition = " or ".join(f"self.should_compute_output({i})" for i in slots)
-        # As torchgen does: with no gradient defined at all (a pre-hook returned None),
-        # a formula would fail; its inputs get None instead.
-        if derivative.not_implemented is None and derivative.code != "grad":
-            condition = f"any_grad_defined and ({condition})" if len(slots) > 1 else \
-                f"any_grad_defined and {condition}"
-        if derivative.not_implemented is not None:
-            message = f"the derivative for '{info.name}' is not implemented: " \
-                f"{derivative.not_implemented}"
-            lines = (f"raise RuntimeError({escape(message, Into.LITERAL)})",)
-        elif any(i.is_list for i in info.inputs if i.name in names):
-            lines = (f"grad_inputs[:] = {derivative.code}",)
-        elif len(slots) == 1:
-            lines = (f"grad_inputs[{slots[0]}] = {derivative.code}",)
-        else:
-            mask = ", ".join(f"self.should_compute_output({i})" for i in slots)
-            lines = [f"grad_input_mask = ({mask})", f"results = {derivative.code}"]
-            for position, slot in enumerate(slots):
-                lines.append(f"if grad_input_mask[{position}]:")
-                lines.append(f"    grad_inputs[{slot}] = results[{position}]")
-            lines = tuple(lines)
-        blocks.append(Block(comment, condition, tuple(lines)))
-    return blocks
+    slots = [index[n] for n in derivative.var_names if n in index]
+    is_list = any(i.is_list for i in info.inputs if i.name in derivative.var_names)
+    if is_list:
+        condition = "any(self.should_compute_output(i) for i in range(len(grad_inputs)))"
+    else:
+        condition = " or ".join(f"self.should_compute_output({i})" for i in slots)
+    # As torchgen does: with no gradient defined at all (a pre-hook returned None),
+    # a formula would fail; its inputs get None instead.
+    if derivative.not_implemented is None and derivative.code != "grad":
+        condition = f"any_grad_defined and ({condition})" if len(slots) > 1 else \
+            f"any_grad_defined and {condition}"
+    if derivative.not_implemented is not None:
+        message = f"the derivative for '{info.name}' is not implemented: " \
+            f"{derivative.not_implemented}"
+        body = [f"raise RuntimeError({escape(message, Into.LITERAL)})"]
+    elif is_list:
+        body = [f"grad_inputs[:] = {derivative.code}"]
+    elif len(slots) == 1:
+        body = [f"grad_inputs[{slots[0]}] = {derivative.code}"]
+    else:
+        mask = ", ".join(f"self.should_compute_output({i})" for i in slots)
+        body = [f"grad_input_mask = ({mask})", f"results = {derivative.code}"]
+        for position, slot in enumerate(slots):
+            body += [f"if grad_input_mask[{position}]:", f"    grad_inputs[{slot}] = "
+                     f"results[{position}]"]
+    comment = escape(f"{', '.join(derivative.var_names)}: {derivative.formula}", Into.COMMENT)
+    return [f"# {comment}", f"if {condition}:", *(f"    {line}" for line in body)]
 
 
-def _raw_unpack(attr: SavedAttribute) -> str:
-    """A saved tensor as its array (the same checks as unpack); anything else as it is."""
-    if attr.is_saved_variable:
-        return f"{local_name(attr.name)} = self.{_field(attr)}.unpack_data()"
-    return _unpack(attr)
-
-
-def _raw_blocks(blocks: list[Block], info: OpInfo, names: RawNames) -> list[Block] | None:
-    """The blocks with each formula in its raw form, or None if one of them has none."""
-    codes = {d.code: raw.formula_code(d.code, names.ops, names.methods, names.helpers)
-             for d in info.derivatives if d.not_implemented is None}
-    if None in codes.values():
-        return None
-    return [replace(block, lines=tuple(_replace_code(line, codes) for line in block.lines))
-            for block in blocks]
-
-
-def _replace_code(line: str, codes: dict[str, str | None]) -> str:
-    """A block line with its formula code swapped for the raw form."""
-    for code, raw_code in codes.items():
-        if line.endswith(" = " + code):
-            return line[: len(line) - len(code)] + raw_code
-    return line
-
-
-@dataclass(frozen=True)
-class RawNames:
-    """What a raw formula may call: ops, Tensor methods and helpers with raw forms."""
-
-    ops: frozenset[str] = frozenset()
-    methods: frozenset[str] = frozenset()
-    helpers: frozenset[str] = frozenset()
-
-
-def _grad_setup(info: OpInfo) -> list[str]:
+def grad_setup(info: OpInfo) -> list[str]:
+    """The lines that name the incoming gradients: `grad = grads[0]`, `any_grad_defined`."""
     outputs = info.schema.return_names()
     lines = []
     used = {n for d in info.derivatives for n in d.grad_names}
@@ -161,6 +119,13 @@ def _grad_setup(info: OpInfo) -> list[str]:
     return lines
 
 
+def _grad_inputs(info: OpInfo) -> str:
+    """`grad_inputs = [None, None]`: one slot per next_functions entry."""
+    if any(i.is_list for i in info.inputs):  # a Tensor[] input: one per tensor of the list
+        return "grad_inputs = [None] * len(self._next_functions)"
+    return f"grad_inputs = [{', '.join(['None'] * len(info.inputs))}]"
+
+
 def _tuple_literal(names: list[str]) -> str:
     """`("a",)`, `("a", "b")` or `()`: a tuple of strings as Python source."""
     literals = [escape(n, Into.LITERAL) for n in names]
@@ -169,10 +134,19 @@ def _tuple_literal(names: list[str]) -> str:
     return "(" + ", ".join(literals) + ")"
 
 
-def node_context(info: OpInfo, names: RawNames = RawNames()) -> dict:
+def formula_lines(info: OpInfo) -> list[str]:
+    """The part of apply() that every target shares: one slot per input, and each formula
+    under its condition. The gradients (grad_setup) and saved values are bound before it."""
+    lines = [_grad_inputs(info)]
+    for derivative in info.derivatives:
+        lines += _block(info, derivative)
+    return lines
+
+
+def node_context(info: OpInfo) -> dict:
+    """One Node class: its docstring, slots, saved-tensor properties and one apply()."""
     saved = list(info.saved)
-    list_input = any(i.is_list for i in info.inputs)
-    blocks = _blocks(info)
+    body = [*grad_setup(info), *(_unpack(a) for a in saved), *formula_lines(info)]
     return {
         "name": info.node_name,
         "qualified_name": info.qualified_name,
@@ -182,13 +156,8 @@ def node_context(info: OpInfo, names: RawNames = RawNames()) -> dict:
         "slots": _tuple_literal([_field(a) for a in saved]),
         "tensors": [(f"_saved_{a.source}", _field(a), a.kind == "output")
                     for a in saved if a.is_saved_variable],
-        "unpack": [_unpack(a) for a in saved],
         "release": [_field(a) for a in saved if a.is_saved_variable],
-        "grad_setup": _grad_setup(info),
-        "num_inputs": "len(self._next_functions)" if list_input else str(len(info.inputs)),
-        "blocks": blocks,
-        "raw_unpack": [_raw_unpack(a) for a in saved],
-        "raw_blocks": _raw_blocks(blocks, info, names),
+        "body": [*body, "return grad_inputs"],
     }
 
 
@@ -459,21 +428,36 @@ def _argument_kind(arg: Argument) -> str:
     return str(replace(arg.type, alias=None)).replace("SymInt", "int")
 
 
-def dispatch_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
+def _param(arg: Argument) -> str:
+    """An argument as overload resolution reads it: `Param("dim", "int[1]?", has_default=True)`."""
+    flags = (", has_default=True" if arg.default is not None else "") \
+        + (", keyword_only=True" if arg.kwarg_only else "")
+    return f"Param({escape(local_name(arg.name), Into.LITERAL)}, " \
+        f"{escape(_argument_kind(arg), Into.LITERAL)}{flags})"
+
+
+def overload_context(info: OpInfo, group: list[OpInfo]) -> dict:
+    """One entry of OVERLOADS: the overload's wrapper, kernel, schema and parameters."""
     return {
-        "name": name,
-        "overloads": [
-            {
-                "function": wrapper_name(info, infos) + suffix,
-                "schema": str(info.schema),
-                "params": [
-                    (local_name(a.name), _argument_kind(a), a.default is not None, a.kwarg_only)
-                    for a in info.schema.arguments
-                ],
-            }
-            for info in infos
-        ],
+        "key": info.name,
+        "wrapper": wrapper_name(info, group),
+        "kernel": f"kernels.{info.schema.kernel_name}",
+        "schema": str(info.schema),
+        "params": [_param(a) for a in info.schema.arguments],
     }
+
+
+def _by_name(groups: dict[str, list[OpInfo]], inplace: dict[str, list[OpInfo]]
+             ) -> list[tuple[str, list[str]]]:
+    """BY_NAME: for each name Python calls (and its in-place form), its overloads in the
+    order resolution tries them, as OVERLOADS entries."""
+    table = [(base, [f"OVERLOADS[{escape(i.name, Into.LITERAL)}]" for i in group])
+             for base, group in groups.items()]
+    for base, group in inplace.items():
+        table.append((f"{base}_", [
+            f"OVERLOADS[{escape(i.name, Into.LITERAL)}]._replace("
+            f"wrapper={wrapper_name(i, groups[base])}_, kernel=None)" for i in group]))
+    return table
 
 
 # -- tensor_methods.py -----------------------------------------------------------------------
@@ -518,31 +502,6 @@ def _writes_self(schema: FunctionSchema) -> bool:
     """An op that is itself in place (`zero_(Tensor(a!) self)`): it writes into self."""
     return bool(schema.arguments and schema.arguments[0].type.alias
                 and schema.arguments[0].type.alias.endswith("!"))
-
-
-def _raw_kernel_argument(arg: Argument) -> str:
-    """What a kernel receives from a raw op: `_kernel_argument`, on arrays."""
-    name = local_name(arg.name)
-    if arg.type.is_tensor:
-        return f"_raw.tensor({name})"
-    if arg.type.base == "ScalarType":
-        return f"_raw.numpy_dtype({name})"
-    return name
-
-
-def raw_op_context(info: OpInfo, group: list[OpInfo]) -> dict:
-    """An op's raw form: its kernel on arrays, results as arrays."""
-    schema = info.schema
-    args = ", ".join(_raw_kernel_argument(a) for a in schema.arguments)
-    kernel_call = f"kernels.{schema.kernel_name}({args})"
-    if len(schema.returns) == 1 and schema.returns[0].type.is_list:
-        call = f"[_raw.array(a) for a in {kernel_call}]"
-    elif len(schema.returns) > 1:
-        call = f"tuple(map(_raw.array, {kernel_call}))"
-    else:
-        call = f"_raw.array({kernel_call})"
-    return {"function": wrapper_name(info, group), "signature": python_signature(schema),
-            "call": call}
 
 
 def wrapper_name(info: OpInfo, group: list[OpInfo]) -> str:
@@ -592,58 +551,12 @@ def _import_order(name: str) -> tuple:
 
 # -- all files ---------------------------------------------------------------------------------
 
-def _raw_files(env: jinja2.Environment, header: dict, infos: list[OpInfo],
-               groups: dict[str, list[OpInfo]], functions: dict[str, list[OpInfo]],
-               methods: dict[str, list[OpInfo]], manual_source: str, written: frozenset[str]
-               ) -> tuple[dict[str, str], RawNames]:
-    """raw_ops.py and raw_manual.py, and the names a raw formula may call.
-
-    `written` names the helpers whose raw twins runtime/raw.py has by hand.
-    """
-    pure = [i for i in infos if not _writes_self(i.schema)]
-    ops = [raw_op_context(i, groups.get(i.schema.base, [i])) for i in pure]
-    emitted = {op["function"] for op in ops}
-    aliases = [(base, wrapper_name(group[0], group)) for base, group in sorted(functions.items())
-               if len(group) == 1 and wrapper_name(group[0], group) != base
-               and wrapper_name(group[0], group) in emitted]
-    dispatchers = [dispatch_context(base, group) for base, group in functions.items()
-                   if len(group) > 1 and all(not _writes_self(i.schema) for i in group)]
-    method_list = []
-    for base, group in sorted(methods.items()):
-        if any(_writes_self(i.schema) for i in group):
-            continue
-        method = method_context(base, group)
-        call = method["call"].removeprefix("ops.")
-        target = call.split("(")[0]
-        # A method that passes its arguments on unchanged is the op itself (one call less).
-        alias = target if call == f"{target}({method['signature']})" else None
-        method_list.append({**method, "call": call, "alias": alias})
-    op_names = frozenset(emitted | {a for a, _ in aliases} | {d["name"] for d in dispatchers})
-    method_names = frozenset(m["name"] for m in method_list)
-    helpers, twins = raw.helper_twins(manual_source, op_names, method_names, written)
-    imports, constants, hand_written = raw.helper_imports(manual_source, twins, written)
-    files = {
-        "raw_ops.py": env.get_template("raw_ops.py.j2").render(
-            **header, ops=ops, aliases=aliases, dispatchers=dispatchers, methods=method_list,
-            core_methods=sorted(raw.CORE_RAW_METHODS),
-        ),
-        "raw_manual.py": env.get_template("raw_manual.py.j2").render(
-            **header, imports=imports, constants=constants, twins=twins,
-            hand_written=hand_written,
-        ),
-    }
-    return files, RawNames(op_names, method_names, helpers)
-
-
 def render_all(infos: list[OpInfo], spec_name: str,
-               kernels: frozenset[str] = frozenset(), manual_source: str = "",
-               raw_functions: frozenset[str] = frozenset()) -> dict[str, str]:
+               kernels: frozenset[str] = frozenset()) -> dict[str, str]:
     """File name -> text, for every file under generated/.
 
     `kernels` names the functions of runtime/kernels.py: an in-place wrapper calls the
     kernel's in-place form (`add_Tensor_`, writing into its first argument) when it has one.
-    `manual_source` is runtime/manual.py, whose helpers get raw twins where they can;
-    `raw_functions` names the functions of runtime/raw.py (hand-written twins among them).
     """
     env = _environment()
     header = {"generator": GENERATOR, "spec": spec_name}
@@ -677,22 +590,19 @@ def render_all(infos: list[OpInfo], spec_name: str,
                     for base, group in sorted(inplace_groups.items())]
     forward_functions = [forward_context(i, groups.get(i.schema.base, [i])) for i in infos
                          if i.forward_derivatives]
-    written = raw_functions & raw.module_helpers(manual_source)
-    raw_files, raw_names = _raw_files(env, header, infos, groups, functions, methods,
-                                      manual_source, written)
     files = {
         "functions.py": env.get_template("functions.py.j2").render(
-            **header, nodes=[node_context(i, raw_names) for i in infos if i.differentiable],
+            **header, nodes=[node_context(i) for i in infos if i.differentiable],
         ),
         "ops.py": env.get_template("ops.py.j2").render(
             **header,
             ops=[op_context(i, groups.get(i.schema.base, [i]), kernels) for i in infos],
             nodes=sorted({i.node_name for i in infos if i.differentiable}, key=_import_order),
             named_returns=named_returns,
-            dispatchers=[dispatch_context(base, group) for base, group in functions.items()
-                         if len(group) > 1],
-            inplace_dispatchers=[dispatch_context(f"{base}_", group, "_")
-                                 for base, group in inplace_groups.items() if len(group) > 1],
+            overloads=[overload_context(i, groups.get(i.schema.base, [i])) for i in infos],
+            by_name=_by_name(groups, inplace_groups),
+            dispatchers=[base for base, group in functions.items() if len(group) > 1]
+            + [f"{base}_" for base, group in inplace_groups.items() if len(group) > 1],
             public=sorted({*functions, *(f"{base}_" for base, group in inplace_groups.items()
                                          if base in functions
                                          and any(i.inplace_function for i in group))}),
@@ -703,8 +613,6 @@ def render_all(infos: list[OpInfo], spec_name: str,
         ),
         "forward.py": env.get_template("forward.py.j2").render(
             **header, functions=forward_functions,
-            uses_ops=any("ops." in line for f in forward_functions for line in f["body"]),
-            uses_manual=any("manual." in line for f in forward_functions for line in f["body"]),
         ),
         "tensor_methods.py": env.get_template("tensor_methods.py.j2").render(
             **header,
@@ -713,6 +621,5 @@ def render_all(infos: list[OpInfo], spec_name: str,
             operators=operator_contexts(infos),
         ),
         "__init__.py": env.get_template("__init__.py.j2").render(**header),
-        **raw_files,
     }
     return files

@@ -237,7 +237,7 @@ def run_runtime(info: OpInfo, sample: Sample) -> tuple[list, list, dict, Callabl
     """(outputs, leaves, kwargs, call): call(kwargs) runs the op again."""
     from generated import ops
 
-    function = ops.OVERLOADS[info.name]
+    function = ops.OVERLOADS[info.name].wrapper
     kwargs, leaves = _make_runtime_args(info, sample)
     writes_self = _writes_self(info)
 
@@ -366,15 +366,14 @@ def check_sample(info: OpInfo, sample: Sample, use_torch: bool = True) -> list[C
     analytic = autograd.grad([outputs[i] for i in diff_outputs], leaves, vs, allow_unused=True,
                              retain_graph=True, materialize_grads=True)
 
-    # The first-order backward above ran each node's raw form (on arrays) where it has one:
-    # the Tensor form must give the same gradients.
+    # The first-order backward above ran the formulas on numpy arrays (array_ops): on
+    # Tensors (tensor_ops) they must give the same gradients.
     from runtime import engine
 
     with engine.tensor_backward():
         tensor_form = autograd.grad([outputs[i] for i in diff_outputs], leaves, vs,
                                     allow_unused=True, materialize_grads=True)
-    node = outputs[diff_outputs[0]].grad_fn
-    form = "raw form" if "apply_raw" in vars(type(node)) else "no raw form: Tensor form run"
+    form = "arrays against Tensors"
     for leaf_name, ours, theirs in zip(leaf_names, analytic, tensor_form, strict=True):
         error = _error(ours._data, theirs._data)
         same_dtype = ours._data.dtype == theirs._data.dtype

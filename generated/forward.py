@@ -7,11 +7,12 @@ and, for a differentiable input, its tangent `x_t` (zeros when it has none), the
 outputs, and returns the outputs' tangents (None for an output that is not differentiable).
 The forward wrappers in ops.py call them when an input is a dual tensor, with forward AD
 switched off, so the ops a formula runs get no tangents of their own but are recorded by
-reverse mode like any other op.
+reverse mode like any other op. A formula's calls go through `ops`, the namespace of Tensor
+ops (runtime/namespaces.py), as a node's backward formulas do.
 """
 
-from generated import ops
 from runtime import manual
+from runtime.namespaces import tensor_ops as ops
 
 __all__ = [
     "add_Tensor",
@@ -156,7 +157,7 @@ def add_Tensor(self_p, self_t, other_p, other_t, alpha, result):
     derivatives.yaml, entry add.Tensor
     result: self_t + maybe_multiply(other_t, alpha)
     """
-    return self_t + manual.maybe_multiply(other_t, alpha)
+    return self_t + manual.maybe_multiply(ops, other_t, alpha)
 
 
 def add_Scalar(self_p, self_t, other, alpha, result):
@@ -165,7 +166,7 @@ def add_Scalar(self_p, self_t, other, alpha, result):
     derivatives.yaml, entry add.Scalar
     result: self_t.clone()
     """
-    return self_t.clone()
+    return ops.clone(self_t)
 
 
 def sub_Tensor(self_p, self_t, other_p, other_t, alpha, result):
@@ -174,7 +175,7 @@ def sub_Tensor(self_p, self_t, other_p, other_t, alpha, result):
     derivatives.yaml, entry sub.Tensor
     result: self_t - maybe_multiply(other_t, alpha)
     """
-    return self_t - manual.maybe_multiply(other_t, alpha)
+    return self_t - manual.maybe_multiply(ops, other_t, alpha)
 
 
 def rsub_Tensor(self_p, self_t, other_p, other_t, alpha, result):
@@ -183,7 +184,7 @@ def rsub_Tensor(self_p, self_t, other_p, other_t, alpha, result):
     derivatives.yaml, entry rsub.Tensor
     result: other_t - maybe_multiply(self_t, alpha)
     """
-    return other_t - manual.maybe_multiply(self_t, alpha)
+    return other_t - manual.maybe_multiply(ops, self_t, alpha)
 
 
 def rsub_Scalar(self_p, self_t, other, alpha, result):
@@ -192,7 +193,7 @@ def rsub_Scalar(self_p, self_t, other, alpha, result):
     derivatives.yaml, entry rsub.Scalar
     result: auto_element_wise, from self: maybe_multiply(-grad, alpha)
     """
-    return manual.maybe_multiply(-self_t, alpha)
+    return manual.maybe_multiply(ops, -self_t, alpha)
 
 
 def mul_Tensor(self_p, self_t, other_p, other_t, result):
@@ -246,7 +247,7 @@ def pow_Tensor_Scalar(self_p, self_t, exponent, result):
     derivatives.yaml, entry pow.Tensor_Scalar
     result: auto_element_wise, from self: pow_backward(grad, self, exponent)
     """
-    return manual.pow_backward(self_t, self_p, exponent)
+    return manual.pow_backward(ops, self_t, self_p, exponent)
 
 
 def pow_Tensor_Tensor(self_p, self_t, exponent_p, exponent_t, result):
@@ -255,7 +256,7 @@ def pow_Tensor_Tensor(self_p, self_t, exponent_p, exponent_t, result):
     derivatives.yaml, entry pow.Tensor_Tensor
     result: pow_backward_self(self_t, self_p, exponent_p) + pow_backward_exponent(exponent_t, self_p, exponent_p, result)
     """
-    return manual.pow_backward_self(self_t, self_p, exponent_p) + manual.pow_backward_exponent(exponent_t, self_p, exponent_p, result)
+    return manual.pow_backward_self(ops, self_t, self_p, exponent_p) + manual.pow_backward_exponent(ops, exponent_t, self_p, exponent_p, result)
 
 
 def pow_Scalar(self_, exponent_p, exponent_t, result):
@@ -264,7 +265,7 @@ def pow_Scalar(self_, exponent_p, exponent_t, result):
     derivatives.yaml, entry pow.Scalar
     result: auto_element_wise, from exponent: pow_backward_exponent(grad, self, exponent, result)
     """
-    return manual.pow_backward_exponent(exponent_t, self_, exponent_p, result)
+    return manual.pow_backward_exponent(ops, exponent_t, self_, exponent_p, result)
 
 
 def reciprocal(self_p, self_t, result):
@@ -327,7 +328,7 @@ def rsqrt(self_p, self_t, result):
     derivatives.yaml, entry rsqrt
     result: auto_element_wise, from self: -0.5 * grad * result.pow(3)
     """
-    return -0.5 * self_t * result.pow(3)
+    return -0.5 * self_t * ops.pow(result, 3)
 
 
 def sin(self_p, self_t, result):
@@ -336,7 +337,7 @@ def sin(self_p, self_t, result):
     derivatives.yaml, entry sin
     result: auto_element_wise, from self: grad * self.cos()
     """
-    return self_t * self_p.cos()
+    return self_t * ops.cos(self_p)
 
 
 def cos(self_p, self_t, result):
@@ -345,7 +346,7 @@ def cos(self_p, self_t, result):
     derivatives.yaml, entry cos
     result: auto_element_wise, from self: grad * -self.sin()
     """
-    return self_t * -self_p.sin()
+    return self_t * -ops.sin(self_p)
 
 
 def tan(self_p, self_t, result):
@@ -354,7 +355,7 @@ def tan(self_p, self_t, result):
     derivatives.yaml, entry tan
     result: auto_element_wise, from self: grad * (1 + result.pow(2))
     """
-    return self_t * (1 + result.pow(2))
+    return self_t * (1 + ops.pow(result, 2))
 
 
 def tanh(self_p, self_t, result):
@@ -399,7 +400,7 @@ def erf(self_p, self_t, result):
     derivatives.yaml, entry erf
     result: auto_element_wise, from self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
     """
-    return 1.1283791670955126 * self_t * (-self_p.pow(2)).exp()
+    return 1.1283791670955126 * self_t * ops.exp(-ops.pow(self_p, 2))
 
 
 def relu(self_p, self_t, result):
@@ -426,7 +427,7 @@ def gelu_backward(grad_output_p, grad_output_t, self_p, self_t, approximate, res
     derivatives.yaml, entry gelu_backward
     result: gelu_backward(grad_output_t, self_p, approximate=approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)
     """
-    return ops.gelu_backward(grad_output_t, self_p, approximate=approximate) + manual.gelu_double_backward(self_t, grad_output_p, self_p, approximate)
+    return ops.gelu_backward(grad_output_t, self_p, approximate=approximate) + manual.gelu_double_backward(ops, self_t, grad_output_p, self_p, approximate)
 
 
 def leaky_relu(self_p, self_t, negative_slope, result):
@@ -462,7 +463,7 @@ def softplus_backward(grad_output_p, grad_output_t, self_p, self_t, beta, thresh
     derivatives.yaml, entry softplus_backward
     result: softplus_backward(grad_output_t, self_p, beta, threshold) + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)
     """
-    return ops.softplus_backward(grad_output_t, self_p, beta, threshold) + manual.softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)
+    return ops.softplus_backward(grad_output_t, self_p, beta, threshold) + manual.softplus_double_backward(ops, self_t * grad_output_p, self_p, beta, threshold)
 
 
 def threshold_backward(grad_output_p, grad_output_t, self_p, self_t, threshold, result):
@@ -480,7 +481,7 @@ def abs(self_p, self_t, result):
     derivatives.yaml, entry abs
     result: auto_element_wise, from self: grad * self.sign()
     """
-    return self_t * self_p.sign()
+    return self_t * ops.sign(self_p)
 
 
 def sign(self_p, self_t, result):
@@ -489,7 +490,7 @@ def sign(self_p, self_t, result):
     derivatives.yaml, entry sign
     result: auto_element_wise, from self: zeros_like(grad)
     """
-    return manual.zeros_like(self_t)
+    return manual.zeros_like(ops, self_t)
 
 
 def clamp_Tensor(self_p, self_t, min_p, min_t, max_p, max_t, result):
@@ -498,7 +499,7 @@ def clamp_Tensor(self_p, self_t, min_p, min_t, max_p, max_t, result):
     derivatives.yaml, entry clamp.Tensor
     result: clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
     """
-    return manual.clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
+    return manual.clamp_jvp(ops, self_p, self_t, min_p, min_t, max_p, max_t)
 
 
 def clamp_default(self_p, self_t, min, max, result):
@@ -507,7 +508,7 @@ def clamp_default(self_p, self_t, min, max, result):
     derivatives.yaml, entry clamp
     result: auto_element_wise, from self: clamp_backward(grad, self, min, max)
     """
-    return manual.clamp_backward(self_t, self_p, min, max)
+    return manual.clamp_backward(ops, self_t, self_p, min, max)
 
 
 def clamp_min_default(self_p, self_t, min, result):
@@ -552,7 +553,7 @@ def maximum(self_p, self_t, other_p, other_t, result):
     derivatives.yaml, entry maximum
     result: other_t + where(self_p == other_p, 0.5, (self_p > other_p).to(result.dtype)) * (self_t - other_t)
     """
-    return other_t + ops.where(self_p == other_p, 0.5, (self_p > other_p).to(result.dtype)) * (self_t - other_t)
+    return other_t + ops.where(self_p == other_p, 0.5, ops.to(self_p > other_p, result.dtype)) * (self_t - other_t)
 
 
 def minimum(self_p, self_t, other_p, other_t, result):
@@ -561,7 +562,7 @@ def minimum(self_p, self_t, other_p, other_t, result):
     derivatives.yaml, entry minimum
     result: other_t + where(self_p == other_p, 0.5, (self_p < other_p).to(result.dtype)) * (self_t - other_t)
     """
-    return other_t + ops.where(self_p == other_p, 0.5, (self_p < other_p).to(result.dtype)) * (self_t - other_t)
+    return other_t + ops.where(self_p == other_p, 0.5, ops.to(self_p < other_p, result.dtype)) * (self_t - other_t)
 
 
 def where_self(condition_p, self_p, self_t, other_p, other_t, result):
@@ -579,7 +580,7 @@ def masked_fill_Scalar(self_p, self_t, mask_p, value, result):
     derivatives.yaml, entry masked_fill.Scalar
     result: self_t.masked_fill(mask_p, 0)
     """
-    return self_t.masked_fill(mask_p, 0)
+    return ops.masked_fill(self_t, mask_p, 0)
 
 
 def masked_fill_Tensor(self_p, self_t, mask_p, value_p, value_t, result):
@@ -588,7 +589,7 @@ def masked_fill_Tensor(self_p, self_t, mask_p, value_p, value_t, result):
     derivatives.yaml, entry masked_fill.Tensor
     result: self_t.masked_fill(mask_p, value_t)
     """
-    return self_t.masked_fill(mask_p, value_t)
+    return ops.masked_fill(self_t, mask_p, value_t)
 
 
 def fill_Scalar(self_p, self_t, value, result):
@@ -615,7 +616,7 @@ def fill__Scalar(self_p, self_t, value, result):
     derivatives.yaml, entry fill_.Scalar
     result: self_t.fill_(0)
     """
-    return self_t.fill_(0)
+    return ops.fill_(self_t, 0)
 
 
 def fill__Tensor(self_p, self_t, value_p, value_t, result):
@@ -624,7 +625,7 @@ def fill__Tensor(self_p, self_t, value_p, value_t, result):
     derivatives.yaml, entry fill_.Tensor
     result: self_t.fill_(value_t)
     """
-    return self_t.fill_(value_t)
+    return ops.fill_(self_t, value_t)
 
 
 def copy_(self_p, self_t, src_p, src_t, non_blocking, result):
@@ -633,7 +634,7 @@ def copy_(self_p, self_t, src_p, src_t, non_blocking, result):
     derivatives.yaml, entry copy_
     result: src_t.expand_as(self_p)
     """
-    return src_t.expand_as(self_p)
+    return ops.expand_as(src_t, self_p)
 
 
 def sum_default(self_p, self_t, dtype, result):
@@ -678,7 +679,7 @@ def logsumexp(self_p, self_t, dim, keepdim, result):
     derivatives.yaml, entry logsumexp
     result: (self_t * (self_p - restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)
     """
-    return (self_t * (self_p - manual.restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)
+    return ops.sum(self_t * ops.exp(self_p - manual.restore_reduced_dims(ops, result, dim, keepdim)), dim, keepdim)
 
 
 def max_dim(self_p, self_t, dim, keepdim, values, indices):
@@ -687,7 +688,7 @@ def max_dim(self_p, self_t, dim, keepdim, values, indices):
     derivatives.yaml, entry max.dim
     values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
     """
-    values_t = (manual.value_selecting_reduction_backward(manual.ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
+    values_t = ops.sum(manual.value_selecting_reduction_backward(ops, manual.ones_like(ops, values), dim, indices, self_p.shape, keepdim) * self_t, dim, keepdim)
     return values_t, None
 
 
@@ -697,7 +698,7 @@ def max_default(self_p, self_t, result):
     derivatives.yaml, entry max
     result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
     """
-    return (manual.evenly_distribute_backward(manual.ones_like(result), self_p, result) * self_t).sum()
+    return ops.sum(manual.evenly_distribute_backward(ops, manual.ones_like(ops, result), self_p, result) * self_t)
 
 
 def amax(self_p, self_t, dim, keepdim, result):
@@ -706,7 +707,7 @@ def amax(self_p, self_t, dim, keepdim, result):
     derivatives.yaml, entry amax
     result: (scale_grad_by_count(ones_like(self_p), restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
     """
-    return (manual.scale_grad_by_count(manual.ones_like(self_p), manual.restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
+    return ops.sum(manual.scale_grad_by_count(ops, manual.ones_like(ops, self_p), manual.restore_reduced_dims(ops, result, dim, keepdim) == self_p, dim) * self_t, dim, keepdim)
 
 
 def amin(self_p, self_t, dim, keepdim, result):
@@ -715,7 +716,7 @@ def amin(self_p, self_t, dim, keepdim, result):
     derivatives.yaml, entry amin
     result: (scale_grad_by_count(ones_like(self_p), restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
     """
-    return (manual.scale_grad_by_count(manual.ones_like(self_p), manual.restore_reduced_dims(result, dim, keepdim) == self_p, dim) * self_t).sum(dim, keepdim)
+    return ops.sum(manual.scale_grad_by_count(ops, manual.ones_like(ops, self_p), manual.restore_reduced_dims(ops, result, dim, keepdim) == self_p, dim) * self_t, dim, keepdim)
 
 
 def min_dim(self_p, self_t, dim, keepdim, values, indices):
@@ -724,7 +725,7 @@ def min_dim(self_p, self_t, dim, keepdim, values, indices):
     derivatives.yaml, entry min.dim
     values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
     """
-    values_t = (manual.value_selecting_reduction_backward(manual.ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
+    values_t = ops.sum(manual.value_selecting_reduction_backward(ops, manual.ones_like(ops, values), dim, indices, self_p.shape, keepdim) * self_t, dim, keepdim)
     return values_t, None
 
 
@@ -734,7 +735,7 @@ def min_default(self_p, self_t, result):
     derivatives.yaml, entry min
     result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
     """
-    return (manual.evenly_distribute_backward(manual.ones_like(result), self_p, result) * self_t).sum()
+    return ops.sum(manual.evenly_distribute_backward(ops, manual.ones_like(ops, result), self_p, result) * self_t)
 
 
 def norm_Scalar(self_p, self_t, p, result):
@@ -743,7 +744,7 @@ def norm_Scalar(self_p, self_t, p, result):
     derivatives.yaml, entry norm.Scalar
     result: (norm_backward(ones_like(result), self_p, p, result) * self_t).sum()
     """
-    return (manual.norm_backward(manual.ones_like(result), self_p, p, result) * self_t).sum()
+    return ops.sum(manual.norm_backward(ops, manual.ones_like(ops, result), self_p, p, result) * self_t)
 
 
 def norm_ScalarOpt_dim(self_p, self_t, p, dim, keepdim, result):
@@ -752,7 +753,7 @@ def norm_ScalarOpt_dim(self_p, self_t, p, dim, keepdim, result):
     derivatives.yaml, entry norm.ScalarOpt_dim
     result: (norm_backward(ones_like(result), self_p, p, result, dim, keepdim) * self_t).sum(dim, keepdim)
     """
-    return (manual.norm_backward(manual.ones_like(result), self_p, p, result, dim, keepdim) * self_t).sum(dim, keepdim)
+    return ops.sum(manual.norm_backward(ops, manual.ones_like(ops, result), self_p, p, result, dim, keepdim) * self_t, dim, keepdim)
 
 
 def linalg_vector_norm(self_p, self_t, ord, dim, keepdim, dtype, result):
@@ -761,7 +762,7 @@ def linalg_vector_norm(self_p, self_t, ord, dim, keepdim, dtype, result):
     derivatives.yaml, entry linalg_vector_norm
     result: (norm_backward(ones_like(result), self_p, ord, result, dim, keepdim) * self_t).sum(dim, keepdim)
     """
-    return (manual.norm_backward(manual.ones_like(result), self_p, ord, result, dim, keepdim) * self_t).sum(dim, keepdim)
+    return ops.sum(manual.norm_backward(ops, manual.ones_like(ops, result), self_p, ord, result, dim, keepdim) * self_t, dim, keepdim)
 
 
 def prod_default(self_p, self_t, dtype, result):
@@ -770,7 +771,7 @@ def prod_default(self_p, self_t, dtype, result):
     derivatives.yaml, entry prod
     result: (prod_backward(ones_like(result), self_p, result) * self_t).sum()
     """
-    return (manual.prod_backward(manual.ones_like(result), self_p, result) * self_t).sum()
+    return ops.sum(manual.prod_backward(ops, manual.ones_like(ops, result), self_p, result) * self_t)
 
 
 def prod_dim_int(self_p, self_t, dim, keepdim, dtype, result):
@@ -779,7 +780,7 @@ def prod_dim_int(self_p, self_t, dim, keepdim, dtype, result):
     derivatives.yaml, entry prod.dim_int
     result: (prod_backward(ones_like(result), self_p, result, dim, keepdim) * self_t).sum(dim, keepdim)
     """
-    return (manual.prod_backward(manual.ones_like(result), self_p, result, dim, keepdim) * self_t).sum(dim, keepdim)
+    return ops.sum(manual.prod_backward(ops, manual.ones_like(ops, result), self_p, result, dim, keepdim) * self_t, dim, keepdim)
 
 
 def std_correction(self_p, self_t, dim, correction, keepdim, result):
@@ -788,7 +789,7 @@ def std_correction(self_p, self_t, dim, correction, keepdim, result):
     derivatives.yaml, entry std.correction
     result: where(result == 0, 0, var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim) / (2 * result))
     """
-    return ops.where(result == 0, 0, manual.var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim) / (2 * result))
+    return ops.where(result == 0, 0, ops.sum(manual.var_backward(ops, self_t, self_p, dim, correction, True), dim, keepdim) / (2 * result))
 
 
 def var_correction(self_p, self_t, dim, correction, keepdim, result):
@@ -797,7 +798,7 @@ def var_correction(self_p, self_t, dim, correction, keepdim, result):
     derivatives.yaml, entry var.correction
     result: var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim)
     """
-    return manual.var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim)
+    return ops.sum(manual.var_backward(ops, self_t, self_p, dim, correction, True), dim, keepdim)
 
 
 def t(self_p, self_t, result):
@@ -1076,7 +1077,7 @@ def index_add(self_p, self_t, dim, index_p, source_p, source_t, alpha, result):
     derivatives.yaml, entry index_add
     result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))
     """
-    return ops.index_add(self_t, dim, index_p, manual.maybe_multiply(source_t, alpha))
+    return ops.index_add(self_t, dim, index_p, manual.maybe_multiply(ops, source_t, alpha))
 
 
 def gather(self_p, self_t, dim, index_p, sparse_grad, result):
@@ -1130,7 +1131,7 @@ def addmm(self_p, self_t, mat1_p, mat1_t, mat2_p, mat2_t, beta, alpha, result):
     derivatives.yaml, entry addmm
     result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + maybe_multiply(mat1_p.mm(mat2_t), alpha)
     """
-    return manual.maybe_multiply(self_t, beta) + manual.maybe_multiply(mat1_t.mm(mat2_p), alpha) + manual.maybe_multiply(mat1_p.mm(mat2_t), alpha)
+    return manual.maybe_multiply(ops, self_t, beta) + manual.maybe_multiply(ops, ops.mm(mat1_t, mat2_p), alpha) + manual.maybe_multiply(ops, ops.mm(mat1_p, mat2_t), alpha)
 
 
 def bmm(self_p, self_t, mat2_p, mat2_t, result):
@@ -1139,7 +1140,7 @@ def bmm(self_p, self_t, mat2_p, mat2_t, result):
     derivatives.yaml, entry bmm
     result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
     """
-    return self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
+    return ops.bmm(self_t, mat2_p) + ops.bmm(self_p, mat2_t)
 
 
 def dot(self_p, self_t, tensor_p, tensor_t, result):
@@ -1175,7 +1176,7 @@ def _log_softmax(self_p, self_t, dim, half_to_float, result):
     derivatives.yaml, entry _log_softmax
     result: self_t - (result.exp() * self_t).sum(dim, True)
     """
-    return self_t - (result.exp() * self_t).sum(dim, True)
+    return self_t - ops.sum(ops.exp(result) * self_t, dim, True)
 
 
 def _log_softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim, input_dtype, result):
@@ -1184,7 +1185,7 @@ def _log_softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t,
     derivatives.yaml, entry _log_softmax_backward_data
     result: _log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + log_softmax_double_backward(output_t, grad_output_p, dim, output_p)
     """
-    return ops._log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + manual.log_softmax_double_backward(output_t, grad_output_p, dim, output_p)
+    return ops._log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + manual.log_softmax_double_backward(ops, output_t, grad_output_p, dim, output_p)
 
 
 def _softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim, input_dtype, result):
@@ -1193,7 +1194,7 @@ def _softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim
     derivatives.yaml, entry _softmax_backward_data
     result: _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
     """
-    return ops._softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
+    return ops._softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - ops.sum(output_p * grad_output_p, dim, True)) - output_p * ops.sum(output_t * grad_output_p, dim, True)
 
 
 def mse_loss(self_p, self_t, target_p, target_t, reduction, result):
@@ -1202,7 +1203,7 @@ def mse_loss(self_p, self_t, target_p, target_t, reduction, result):
     derivatives.yaml, entry mse_loss
     result: apply_loss_reduction(mse_loss_backward(self_t, self_p, target_p, 0) + mse_loss_backward(target_t, target_p, self_p, 0), reduction)
     """
-    return manual.apply_loss_reduction(ops.mse_loss_backward(self_t, self_p, target_p, 0) + ops.mse_loss_backward(target_t, target_p, self_p, 0), reduction)
+    return manual.apply_loss_reduction(ops, ops.mse_loss_backward(self_t, self_p, target_p, 0) + ops.mse_loss_backward(target_t, target_p, self_p, 0), reduction)
 
 
 def mse_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, reduction, result):
@@ -1211,7 +1212,7 @@ def mse_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, ta
     derivatives.yaml, entry mse_loss_backward
     result: mse_loss_double_backward(self_t * grad_output_p, reduction) - mse_loss_double_backward(target_t * grad_output_p, reduction) + mse_loss_backward(grad_output_t, self_p, target_p, reduction)
     """
-    return manual.mse_loss_double_backward(self_t * grad_output_p, reduction) - manual.mse_loss_double_backward(target_t * grad_output_p, reduction) + ops.mse_loss_backward(grad_output_t, self_p, target_p, reduction)
+    return manual.mse_loss_double_backward(ops, self_t * grad_output_p, reduction) - manual.mse_loss_double_backward(ops, target_t * grad_output_p, reduction) + ops.mse_loss_backward(grad_output_t, self_p, target_p, reduction)
 
 
 def smooth_l1_loss(self_p, self_t, target_p, target_t, reduction, beta, result):
@@ -1220,7 +1221,7 @@ def smooth_l1_loss(self_p, self_t, target_p, target_t, reduction, beta, result):
     derivatives.yaml, entry smooth_l1_loss
     result: apply_loss_reduction(smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
     """
-    return manual.apply_loss_reduction(ops.smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + ops.smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
+    return manual.apply_loss_reduction(ops, ops.smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + ops.smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
 
 
 def smooth_l1_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, reduction, beta, result):
@@ -1229,7 +1230,7 @@ def smooth_l1_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target
     derivatives.yaml, entry smooth_l1_loss_backward
     result: smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
     """
-    return manual.smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - manual.smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + ops.smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
+    return manual.smooth_l1_loss_double_backward(ops, self_t * grad_output_p, self_p, target_p, reduction, beta) - manual.smooth_l1_loss_double_backward(ops, target_t * grad_output_p, self_p, target_p, reduction, beta) + ops.smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
 
 
 def nll_loss_forward(self_p, self_t, target_p, weight_p, reduction, ignore_index, output, total_weight):
@@ -1276,7 +1277,7 @@ def binary_cross_entropy(self_p, self_t, target_p, target_t, weight_p, reduction
     derivatives.yaml, entry binary_cross_entropy
     result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
     """
-    return manual.apply_loss_reduction(ops.binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + manual.binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)
+    return manual.apply_loss_reduction(ops, ops.binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + manual.binary_cross_entropy_target_backward(ops, target_t, self_p, target_p, weight_p, 0), reduction)
 
 
 def binary_cross_entropy_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, weight_p, reduction, result):
@@ -1285,7 +1286,7 @@ def binary_cross_entropy_backward(grad_output_p, grad_output_t, self_p, self_t, 
     derivatives.yaml, entry binary_cross_entropy_backward
     result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
     """
-    return manual.binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + manual.binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + ops.binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
+    return manual.binary_cross_entropy_double_backward(ops, grad_output_p, self_t, self_p, target_p, weight_p, reduction) + manual.binary_cross_entropy_double_backward_target(ops, target_t, grad_output_p, self_p, target_p, weight_p, reduction) + ops.binary_cross_entropy_backward(grad_output_t, self_p, target_p, weight_p, reduction)
 
 
 def binary_cross_entropy_with_logits(self_p, self_t, target_p, target_t, weight_p, pos_weight_p, reduction, result):
@@ -1294,7 +1295,7 @@ def binary_cross_entropy_with_logits(self_p, self_t, target_p, target_t, weight_
     derivatives.yaml, entry binary_cross_entropy_with_logits
     result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
     """
-    return manual.apply_loss_reduction(manual.binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + manual.binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
+    return manual.apply_loss_reduction(ops, manual.binary_cross_entropy_with_logits_backward(ops, self_t, self_p, target_p, weight_p, pos_weight_p, 0) + manual.binary_cross_entropy_with_logits_target_backward(ops, target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)
 
 
 def native_dropout(input_p, input_t, p, train, result0, result1):
@@ -1303,7 +1304,7 @@ def native_dropout(input_p, input_t, p, train, result0, result1):
     derivatives.yaml, entry native_dropout
     result0: input_t * result1 * dropout_scale(p, train)
     """
-    result0_t = input_t * result1 * manual.dropout_scale(p, train)
+    result0_t = input_t * result1 * manual.dropout_scale(ops, p, train)
     return result0_t, None
 
 
@@ -1340,7 +1341,7 @@ def native_layer_norm(input_p, input_t, normalized_shape, weight_p, weight_t, bi
     derivatives.yaml, entry native_layer_norm
     result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
     """
-    result0_t = manual.layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
+    result0_t = manual.layer_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)
     return result0_t, None, None
 
 
@@ -1350,5 +1351,5 @@ def native_layer_norm_backward(grad_out_p, grad_out_t, input_p, input_t, normali
     derivatives.yaml, entry native_layer_norm_backward
     result0, result1, result2: layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     """
-    result0_t, result1_t, result2_t = manual.layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
+    result0_t, result1_t, result2_t = manual.layer_norm_backward_jvp(ops, grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     return result0_t, result1_t, result2_t

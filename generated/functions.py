@@ -2,14 +2,15 @@
 # templates in codegen/templates/ and regenerate.
 """Backward nodes: one class per formula set in derivatives.yaml.
 
-Each class receives the gradients of its op's outputs in `apply(grads)` and returns the
-gradients of its differentiable inputs, in the order of `next_functions`, computing only
-those that `should_compute_output` says are needed. `apply_raw` runs the same formulas on
-numpy arrays, for a first-order backward; a class without one runs `apply` on Tensors.
+Each class receives the gradients of its op's outputs in `apply(grads, ops)` and returns
+the gradients of its differentiable inputs, in the order of `next_functions`, computing only
+those that `should_compute_output` says are needed. Its formulas call ops through `ops`, the
+namespace of the values they run on (runtime/namespaces.py): Tensors by default, recording
+a graph when create_graph asks for one; numpy arrays in a first-order backward.
 """
 
-from generated import ops, raw_manual, raw_ops
 from runtime import manual
+from runtime.namespaces import tensor_ops
 from runtime.node import Node
 
 __all__ = [
@@ -159,30 +160,17 @@ class AddBackward0(Node):
 
     __slots__ = ("_saved_alpha",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         alpha = self._saved_alpha
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # self: grad
         if self.should_compute_output(0):
             grad_inputs[0] = grad
         # other: maybe_multiply(grad, alpha)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.maybe_multiply(grad, alpha)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        alpha = self._saved_alpha
-        grad_inputs = [None] * 2
-        # self: grad
-        if self.should_compute_output(0):
-            grad_inputs[0] = grad
-        # other: maybe_multiply(grad, alpha)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.maybe_multiply(grad, alpha)
+            grad_inputs[1] = manual.maybe_multiply(ops, grad, alpha)
         return grad_inputs
 
 
@@ -195,17 +183,9 @@ class AddBackward1(Node):
 
     __slots__ = ()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
-        grad_inputs = [None] * 1
-        # self: grad
-        if self.should_compute_output(0):
-            grad_inputs[0] = grad
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad
         if self.should_compute_output(0):
             grad_inputs[0] = grad
@@ -222,30 +202,17 @@ class SubBackward0(Node):
 
     __slots__ = ("_saved_alpha",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         alpha = self._saved_alpha
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # self: grad
         if self.should_compute_output(0):
             grad_inputs[0] = grad
         # other: maybe_multiply(-grad, alpha)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.maybe_multiply(-grad, alpha)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        alpha = self._saved_alpha
-        grad_inputs = [None] * 2
-        # self: grad
-        if self.should_compute_output(0):
-            grad_inputs[0] = grad
-        # other: maybe_multiply(-grad, alpha)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.maybe_multiply(-grad, alpha)
+            grad_inputs[1] = manual.maybe_multiply(ops, -grad, alpha)
         return grad_inputs
 
 
@@ -259,27 +226,14 @@ class RsubBackward0(Node):
 
     __slots__ = ("_saved_alpha",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         alpha = self._saved_alpha
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # self: maybe_multiply(-grad, alpha)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.maybe_multiply(-grad, alpha)
-        # other: grad
-        if self.should_compute_output(1):
-            grad_inputs[1] = grad
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        alpha = self._saved_alpha
-        grad_inputs = [None] * 2
-        # self: maybe_multiply(-grad, alpha)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.maybe_multiply(-grad, alpha)
+            grad_inputs[0] = manual.maybe_multiply(ops, -grad, alpha)
         # other: grad
         if self.should_compute_output(1):
             grad_inputs[1] = grad
@@ -295,24 +249,14 @@ class RsubBackward1(Node):
 
     __slots__ = ("_saved_alpha",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         alpha = self._saved_alpha
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: maybe_multiply(-grad, alpha)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.maybe_multiply(-grad, alpha)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        alpha = self._saved_alpha
-        grad_inputs = [None] * 1
-        # self: maybe_multiply(-grad, alpha)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.maybe_multiply(-grad, alpha)
+            grad_inputs[0] = manual.maybe_multiply(ops, -grad, alpha)
         return grad_inputs
 
 
@@ -338,26 +282,12 @@ class MulBackward0(Node):
         self.other_.reset_data()
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        other = self.other_.unpack()
-        self_ = self.self_.unpack()
-        grad_inputs = [None] * 2
-        # self: grad * other
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * other
-        # other: grad * self
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = grad * self_
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        other = self.other_.unpack_data()
-        self_ = self.self_.unpack_data()
-        grad_inputs = [None] * 2
+        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
         # self: grad * other
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * other
@@ -376,21 +306,11 @@ class MulBackward1(Node):
 
     __slots__ = ("_saved_other",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         other = self._saved_other
-        grad_inputs = [None] * 1
-        # self: grad * other
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * other
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        other = self._saved_other
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad * other
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * other
@@ -419,26 +339,12 @@ class DivBackward0(Node):
         self.other_.reset_data()
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        other = self.other_.unpack()
-        self_ = self.self_.unpack()
-        grad_inputs = [None] * 2
-        # self: grad / other
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad / other
-        # other: -grad * self / (other * other)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = -grad * self_ / (other * other)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        other = self.other_.unpack_data()
-        self_ = self.self_.unpack_data()
-        grad_inputs = [None] * 2
+        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
         # self: grad / other
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad / other
@@ -457,21 +363,11 @@ class DivBackward1(Node):
 
     __slots__ = ("_saved_other",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         other = self._saved_other
-        grad_inputs = [None] * 1
-        # self: grad / other
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad / other
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        other = self._saved_other
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad / other
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad / other
@@ -487,19 +383,10 @@ class NegBackward0(Node):
 
     __slots__ = ()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 1
-        # self: -grad
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = -grad
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: -grad
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = -grad
@@ -522,26 +409,15 @@ class PowBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         exponent = self._saved_exponent
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: pow_backward(grad, self, exponent)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.pow_backward(grad, self_, exponent)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        exponent = self._saved_exponent
-        grad_inputs = [None] * 1
-        # self: pow_backward(grad, self, exponent)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.pow_backward(grad, self_, exponent)
+            grad_inputs[0] = manual.pow_backward(ops, grad, self_, exponent)
         return grad_inputs
 
 
@@ -572,34 +448,19 @@ class PowBackward1(Node):
         self.exponent_.reset_data()
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        exponent = self.exponent_.unpack()
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 2
+        self_ = ops.unpack(self.self_, self)
+        exponent = ops.unpack(self.exponent_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
         # self: pow_backward_self(grad, self, exponent)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.pow_backward_self(grad, self_, exponent)
+            grad_inputs[0] = manual.pow_backward_self(ops, grad, self_, exponent)
         # exponent: pow_backward_exponent(grad, self, exponent, result)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.pow_backward_exponent(grad, self_, exponent, result)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        exponent = self.exponent_.unpack_data()
-        result = self.result_.unpack_data()
-        grad_inputs = [None] * 2
-        # self: pow_backward_self(grad, self, exponent)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.pow_backward_self(grad, self_, exponent)
-        # exponent: pow_backward_exponent(grad, self, exponent, result)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.pow_backward_exponent(grad, self_, exponent, result)
+            grad_inputs[1] = manual.pow_backward_exponent(ops, grad, self_, exponent, result)
         return grad_inputs
 
 
@@ -624,28 +485,16 @@ class PowBackward2(Node):
         self.exponent_.reset_data()
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_ = self._saved_self
-        exponent = self.exponent_.unpack()
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
+        exponent = ops.unpack(self.exponent_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
         # exponent: pow_backward_exponent(grad, self, exponent, result)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.pow_backward_exponent(grad, self_, exponent, result)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self._saved_self
-        exponent = self.exponent_.unpack_data()
-        result = self.result_.unpack_data()
-        grad_inputs = [None] * 1
-        # exponent: pow_backward_exponent(grad, self, exponent, result)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.pow_backward_exponent(grad, self_, exponent, result)
+            grad_inputs[0] = manual.pow_backward_exponent(ops, grad, self_, exponent, result)
         return grad_inputs
 
 
@@ -665,21 +514,11 @@ class ReciprocalBackward0(Node):
     def release_variables(self):
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
-        # self: -grad * (result * result)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = -grad * (result * result)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        result = self.result_.unpack_data()
-        grad_inputs = [None] * 1
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
         # self: -grad * (result * result)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = -grad * (result * result)
@@ -702,21 +541,11 @@ class ExpBackward0(Node):
     def release_variables(self):
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
-        # self: grad * result
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * result
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        result = self.result_.unpack_data()
-        grad_inputs = [None] * 1
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
         # self: grad * result
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * result
@@ -739,21 +568,11 @@ class Expm1Backward0(Node):
     def release_variables(self):
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
-        # self: grad * (result + 1)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * (result + 1)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        result = self.result_.unpack_data()
-        grad_inputs = [None] * 1
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
         # self: grad * (result + 1)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * (result + 1)
@@ -776,21 +595,11 @@ class LogBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        grad_inputs = [None] * 1
-        # self: grad / self
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad / self_
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        grad_inputs = [None] * 1
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
         # self: grad / self
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad / self_
@@ -813,21 +622,11 @@ class Log1PBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        grad_inputs = [None] * 1
-        # self: grad / (self + 1)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad / (self_ + 1)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        grad_inputs = [None] * 1
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
         # self: grad / (self + 1)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad / (self_ + 1)
@@ -850,21 +649,11 @@ class SqrtBackward0(Node):
     def release_variables(self):
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
-        # self: grad / (2 * result)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad / (2 * result)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        result = self.result_.unpack_data()
-        grad_inputs = [None] * 1
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
         # self: grad / (2 * result)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad / (2 * result)
@@ -887,24 +676,14 @@ class RsqrtBackward0(Node):
     def release_variables(self):
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
         # self: -0.5 * grad * result.pow(3)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = -0.5 * grad * result.pow(3)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        result = self.result_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: -0.5 * grad * result.pow(3)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = -0.5 * grad * raw_ops.method_pow(result, 3)
+            grad_inputs[0] = -0.5 * grad * ops.pow(result, 3)
         return grad_inputs
 
 
@@ -924,24 +703,14 @@ class SinBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        grad_inputs = [None] * 1
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
         # self: grad * self.cos()
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * self_.cos()
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: grad * self.cos()
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * raw_ops.method_cos(self_)
+            grad_inputs[0] = grad * ops.cos(self_)
         return grad_inputs
 
 
@@ -961,24 +730,14 @@ class CosBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        grad_inputs = [None] * 1
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
         # self: grad * -self.sin()
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * -self_.sin()
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: grad * -self.sin()
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * -raw_ops.method_sin(self_)
+            grad_inputs[0] = grad * -ops.sin(self_)
         return grad_inputs
 
 
@@ -998,24 +757,14 @@ class TanBackward0(Node):
     def release_variables(self):
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
         # self: grad * (1 + result.pow(2))
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * (1 + result.pow(2))
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        result = self.result_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: grad * (1 + result.pow(2))
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * (1 + raw_ops.method_pow(result, 2))
+            grad_inputs[0] = grad * (1 + ops.pow(result, 2))
         return grad_inputs
 
 
@@ -1035,24 +784,14 @@ class TanhBackward0(Node):
     def release_variables(self):
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
         # self: tanh_backward(grad, result)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.tanh_backward(grad, result)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        result = self.result_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: tanh_backward(grad, result)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.tanh_backward(grad, result)
         return grad_inputs
 
 
@@ -1078,29 +817,15 @@ class TanhBackwardBackward0(Node):
         self.output_.reset_data()
         self.grad_output_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        output = self.output_.unpack()
-        grad_output = self.grad_output_.unpack()
-        grad_inputs = [None] * 2
+        output = ops.unpack(self.output_, self)
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
         # grad_output: tanh_backward(grad, output)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.tanh_backward(grad, output)
-        # output: -2 * grad * grad_output * output
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = -2 * grad * grad_output * output
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        output = self.output_.unpack_data()
-        grad_output = self.grad_output_.unpack_data()
-        grad_inputs = [None] * 2
-        # grad_output: tanh_backward(grad, output)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.tanh_backward(grad, output)
         # output: -2 * grad * grad_output * output
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = -2 * grad * grad_output * output
@@ -1123,24 +848,14 @@ class SigmoidBackward0(Node):
     def release_variables(self):
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
         # self: sigmoid_backward(grad, result)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.sigmoid_backward(grad, result)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        result = self.result_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: sigmoid_backward(grad, result)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.sigmoid_backward(grad, result)
         return grad_inputs
 
 
@@ -1166,29 +881,15 @@ class SigmoidBackwardBackward0(Node):
         self.output_.reset_data()
         self.grad_output_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        output = self.output_.unpack()
-        grad_output = self.grad_output_.unpack()
-        grad_inputs = [None] * 2
+        output = ops.unpack(self.output_, self)
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
         # grad_output: sigmoid_backward(grad, output)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.sigmoid_backward(grad, output)
-        # output: grad * grad_output * (1 - 2 * output)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = grad * grad_output * (1 - 2 * output)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        output = self.output_.unpack_data()
-        grad_output = self.grad_output_.unpack_data()
-        grad_inputs = [None] * 2
-        # grad_output: sigmoid_backward(grad, output)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.sigmoid_backward(grad, output)
         # output: grad * grad_output * (1 - 2 * output)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = grad * grad_output * (1 - 2 * output)
@@ -1211,24 +912,14 @@ class ErfBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        grad_inputs = [None] * 1
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
         # self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = 1.1283791670955126 * grad * (-self_.pow(2)).exp()
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: 1.1283791670955126 * grad * (-self.pow(2)).exp()
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = 1.1283791670955126 * grad * raw_ops.method_exp(-raw_ops.method_pow(self_, 2))
+            grad_inputs[0] = 1.1283791670955126 * grad * ops.exp(-ops.pow(self_, 2))
         return grad_inputs
 
 
@@ -1248,24 +939,14 @@ class ReluBackward0(Node):
     def release_variables(self):
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
         # self: threshold_backward(grad, result, 0)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.threshold_backward(grad, result, 0)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        result = self.result_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: threshold_backward(grad, result, 0)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.threshold_backward(grad, result, 0)
         return grad_inputs
 
 
@@ -1285,26 +966,15 @@ class GeluBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         approximate = self._saved_approximate
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: gelu_backward(grad, self, approximate=approximate)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.gelu_backward(grad, self_, approximate=approximate)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        approximate = self._saved_approximate
-        grad_inputs = [None] * 1
-        # self: gelu_backward(grad, self, approximate=approximate)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.gelu_backward(grad, self_, approximate=approximate)
         return grad_inputs
 
 
@@ -1330,34 +1000,19 @@ class GeluBackwardBackward0(Node):
         self.self_.reset_data()
         self.grad_output_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         approximate = self._saved_approximate
-        grad_output = self.grad_output_.unpack()
-        grad_inputs = [None] * 2
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
         # grad_output: gelu_backward(grad, self, approximate=approximate)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.gelu_backward(grad, self_, approximate=approximate)
         # self: gelu_double_backward(grad, grad_output, self, approximate)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.gelu_double_backward(grad, grad_output, self_, approximate)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        approximate = self._saved_approximate
-        grad_output = self.grad_output_.unpack_data()
-        grad_inputs = [None] * 2
-        # grad_output: gelu_backward(grad, self, approximate=approximate)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.gelu_backward(grad, self_, approximate=approximate)
-        # self: gelu_double_backward(grad, grad_output, self, approximate)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.gelu_double_backward(grad, grad_output, self_, approximate)
+            grad_inputs[1] = manual.gelu_double_backward(ops, grad, grad_output, self_, approximate)
         return grad_inputs
 
 
@@ -1377,26 +1032,15 @@ class LeakyReluBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         negative_slope = self._saved_negative_slope
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: leaky_relu_backward(grad, self, negative_slope, False)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.leaky_relu_backward(grad, self_, negative_slope, False)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        negative_slope = self._saved_negative_slope
-        grad_inputs = [None] * 1
-        # self: leaky_relu_backward(grad, self, negative_slope, False)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.leaky_relu_backward(grad, self_, negative_slope, False)
         return grad_inputs
 
 
@@ -1416,28 +1060,16 @@ class SoftplusBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         beta = self._saved_beta
         threshold = self._saved_threshold
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: softplus_backward(grad, self, beta, threshold)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.softplus_backward(grad, self_, beta, threshold)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        beta = self._saved_beta
-        threshold = self._saved_threshold
-        grad_inputs = [None] * 1
-        # self: softplus_backward(grad, self, beta, threshold)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.softplus_backward(grad, self_, beta, threshold)
         return grad_inputs
 
 
@@ -1458,32 +1090,18 @@ class LeakyReluBackwardBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         negative_slope = self._saved_negative_slope
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # grad_output: leaky_relu_backward(grad, self, negative_slope, False)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.leaky_relu_backward(grad, self_, negative_slope, False)
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.zeros_like(grad)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        negative_slope = self._saved_negative_slope
-        grad_inputs = [None] * 2
-        # grad_output: leaky_relu_backward(grad, self, negative_slope, False)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.leaky_relu_backward(grad, self_, negative_slope, False)
-        # self: zeros_like(grad)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.zeros_like(grad)
+            grad_inputs[1] = manual.zeros_like(ops, grad)
         return grad_inputs
 
 
@@ -1509,36 +1127,20 @@ class SoftplusBackwardBackward0(Node):
         self.self_.reset_data()
         self.grad_output_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         beta = self._saved_beta
         threshold = self._saved_threshold
-        grad_output = self.grad_output_.unpack()
-        grad_inputs = [None] * 2
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
         # grad_output: softplus_backward(grad, self, beta, threshold)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.softplus_backward(grad, self_, beta, threshold)
         # self: softplus_double_backward(grad * grad_output, self, beta, threshold)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.softplus_double_backward(grad * grad_output, self_, beta, threshold)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        beta = self._saved_beta
-        threshold = self._saved_threshold
-        grad_output = self.grad_output_.unpack_data()
-        grad_inputs = [None] * 2
-        # grad_output: softplus_backward(grad, self, beta, threshold)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.softplus_backward(grad, self_, beta, threshold)
-        # self: softplus_double_backward(grad * grad_output, self, beta, threshold)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.softplus_double_backward(grad * grad_output, self_, beta, threshold)
+            grad_inputs[1] = manual.softplus_double_backward(ops, grad * grad_output, self_, beta, threshold)
         return grad_inputs
 
 
@@ -1559,32 +1161,18 @@ class ThresholdBackwardBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         threshold = self._saved_threshold
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # grad_output: threshold_backward(grad, self, threshold)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.threshold_backward(grad, self_, threshold)
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.zeros_like(grad)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        threshold = self._saved_threshold
-        grad_inputs = [None] * 2
-        # grad_output: threshold_backward(grad, self, threshold)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.threshold_backward(grad, self_, threshold)
-        # self: zeros_like(grad)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.zeros_like(grad)
+            grad_inputs[1] = manual.zeros_like(ops, grad)
         return grad_inputs
 
 
@@ -1604,24 +1192,14 @@ class AbsBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        grad_inputs = [None] * 1
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
         # self: grad * self.sign()
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * self_.sign()
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: grad * self.sign()
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * raw_ops.method_sign(self_)
+            grad_inputs[0] = grad * ops.sign(self_)
         return grad_inputs
 
 
@@ -1634,22 +1212,13 @@ class SignBackward0(Node):
 
     __slots__ = ()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.zeros_like(grad)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 1
-        # self: zeros_like(grad)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.zeros_like(grad)
+            grad_inputs[0] = manual.zeros_like(ops, grad)
         return grad_inputs
 
 
@@ -1680,40 +1249,20 @@ class ClampBackward0(Node):
         self.min_.reset_data()
         self.max_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        min = self.min_.unpack()
-        max = self.max_.unpack()
-        grad_inputs = [None] * 3
+        self_ = ops.unpack(self.self_, self)
+        min = ops.unpack(self.min_, self)
+        max = ops.unpack(self.max_, self)
+        grad_inputs = [None, None, None]
         # self: clamp_backward(grad, self, min, max)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.clamp_backward(grad, self_, min, max)
+            grad_inputs[0] = manual.clamp_backward(ops, grad, self_, min, max)
         # min, max: clamp_backward_min_max(grad, self, min, max, grad_input_mask)
         if any_grad_defined and (self.should_compute_output(1) or self.should_compute_output(2)):
             grad_input_mask = (self.should_compute_output(1), self.should_compute_output(2))
-            results = manual.clamp_backward_min_max(grad, self_, min, max, grad_input_mask)
-            if grad_input_mask[0]:
-                grad_inputs[1] = results[0]
-            if grad_input_mask[1]:
-                grad_inputs[2] = results[1]
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        min = self.min_.unpack_data()
-        max = self.max_.unpack_data()
-        grad_inputs = [None] * 3
-        # self: clamp_backward(grad, self, min, max)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.clamp_backward(grad, self_, min, max)
-        # min, max: clamp_backward_min_max(grad, self, min, max, grad_input_mask)
-        if any_grad_defined and (self.should_compute_output(1) or self.should_compute_output(2)):
-            grad_input_mask = (self.should_compute_output(1), self.should_compute_output(2))
-            results = raw_manual.clamp_backward_min_max(grad, self_, min, max, grad_input_mask)
+            results = manual.clamp_backward_min_max(ops, grad, self_, min, max, grad_input_mask)
             if grad_input_mask[0]:
                 grad_inputs[1] = results[0]
             if grad_input_mask[1]:
@@ -1737,28 +1286,16 @@ class ClampBackward1(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         min = self._saved_min
         max = self._saved_max
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: clamp_backward(grad, self, min, max)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.clamp_backward(grad, self_, min, max)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        min = self._saved_min
-        max = self._saved_max
-        grad_inputs = [None] * 1
-        # self: clamp_backward(grad, self, min, max)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.clamp_backward(grad, self_, min, max)
+            grad_inputs[0] = manual.clamp_backward(ops, grad, self_, min, max)
         return grad_inputs
 
 
@@ -1778,26 +1315,15 @@ class ClampMinBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         min = self._saved_min
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: where(self >= min, grad, 0)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.where(self_ >= min, grad, 0)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        min = self._saved_min
-        grad_inputs = [None] * 1
-        # self: where(self >= min, grad, 0)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.where(self_ >= min, grad, 0)
         return grad_inputs
 
 
@@ -1823,32 +1349,18 @@ class ClampMinBackward1(Node):
         self.self_.reset_data()
         self.min_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        min = self.min_.unpack()
-        grad_inputs = [None] * 2
+        self_ = ops.unpack(self.self_, self)
+        min = ops.unpack(self.min_, self)
+        grad_inputs = [None, None]
         # self: where(self >= min, grad, 0)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.where(self_ >= min, grad, 0)
         # min: where(self < min, grad, 0)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.where(self_ < min, grad, 0)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        min = self.min_.unpack_data()
-        grad_inputs = [None] * 2
-        # self: where(self >= min, grad, 0)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.where(self_ >= min, grad, 0)
-        # min: where(self < min, grad, 0)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_ops.where(self_ < min, grad, 0)
         return grad_inputs
 
 
@@ -1868,26 +1380,15 @@ class ClampMaxBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         max = self._saved_max
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: where(self <= max, grad, 0)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.where(self_ <= max, grad, 0)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        max = self._saved_max
-        grad_inputs = [None] * 1
-        # self: where(self <= max, grad, 0)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.where(self_ <= max, grad, 0)
         return grad_inputs
 
 
@@ -1913,32 +1414,18 @@ class ClampMaxBackward1(Node):
         self.self_.reset_data()
         self.max_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        max = self.max_.unpack()
-        grad_inputs = [None] * 2
+        self_ = ops.unpack(self.self_, self)
+        max = ops.unpack(self.max_, self)
+        grad_inputs = [None, None]
         # self: where(self <= max, grad, 0)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.where(self_ <= max, grad, 0)
         # max: where(self > max, grad, 0)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.where(self_ > max, grad, 0)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        max = self.max_.unpack_data()
-        grad_inputs = [None] * 2
-        # self: where(self <= max, grad, 0)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.where(self_ <= max, grad, 0)
-        # max: where(self > max, grad, 0)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_ops.where(self_ > max, grad, 0)
         return grad_inputs
 
 
@@ -1964,32 +1451,18 @@ class MaximumBackward0(Node):
         self.self_.reset_data()
         self.other_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        other = self.other_.unpack()
-        grad_inputs = [None] * 2
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
         # self: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.where(self_ == other, grad / 2, grad).masked_fill(self_ < other, 0)
+            grad_inputs[0] = ops.masked_fill(ops.where(self_ == other, grad / 2, grad), self_ < other, 0)
         # other: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = ops.where(self_ == other, grad / 2, grad).masked_fill(self_ > other, 0)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        other = self.other_.unpack_data()
-        grad_inputs = [None] * 2
-        # self: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_masked_fill(raw_ops.where(self_ == other, grad / 2, grad), self_ < other, 0)
-        # other: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_ops.method_masked_fill(raw_ops.where(self_ == other, grad / 2, grad), self_ > other, 0)
+            grad_inputs[1] = ops.masked_fill(ops.where(self_ == other, grad / 2, grad), self_ > other, 0)
         return grad_inputs
 
 
@@ -2015,32 +1488,18 @@ class MinimumBackward0(Node):
         self.self_.reset_data()
         self.other_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        other = self.other_.unpack()
-        grad_inputs = [None] * 2
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
         # self: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.where(self_ == other, grad / 2, grad).masked_fill(self_ > other, 0)
+            grad_inputs[0] = ops.masked_fill(ops.where(self_ == other, grad / 2, grad), self_ > other, 0)
         # other: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = ops.where(self_ == other, grad / 2, grad).masked_fill(self_ < other, 0)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        other = self.other_.unpack_data()
-        grad_inputs = [None] * 2
-        # self: where(self == other, grad / 2, grad).masked_fill(self > other, 0)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_masked_fill(raw_ops.where(self_ == other, grad / 2, grad), self_ > other, 0)
-        # other: where(self == other, grad / 2, grad).masked_fill(self < other, 0)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_ops.method_masked_fill(raw_ops.where(self_ == other, grad / 2, grad), self_ < other, 0)
+            grad_inputs[1] = ops.masked_fill(ops.where(self_ == other, grad / 2, grad), self_ < other, 0)
         return grad_inputs
 
 
@@ -2061,30 +1520,17 @@ class WhereBackward0(Node):
     def release_variables(self):
         self.condition_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        condition = self.condition_.unpack()
-        grad_inputs = [None] * 2
+        condition = ops.unpack(self.condition_, self)
+        grad_inputs = [None, None]
         # self: where(condition, grad, 0)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.where(condition, grad, 0)
         # other: where(condition, 0, grad)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.where(condition, 0, grad)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        condition = self.condition_.unpack_data()
-        grad_inputs = [None] * 2
-        # self: where(condition, grad, 0)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.where(condition, grad, 0)
-        # other: where(condition, 0, grad)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_ops.where(condition, 0, grad)
         return grad_inputs
 
 
@@ -2104,24 +1550,14 @@ class MaskedFillBackward0(Node):
     def release_variables(self):
         self.mask_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        mask = self.mask_.unpack()
-        grad_inputs = [None] * 1
+        mask = ops.unpack(self.mask_, self)
+        grad_inputs = [None]
         # self: grad.masked_fill(mask, 0)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.masked_fill(mask, 0)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        mask = self.mask_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: grad.masked_fill(mask, 0)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_masked_fill(grad, mask, 0)
+            grad_inputs[0] = ops.masked_fill(grad, mask, 0)
         return grad_inputs
 
 
@@ -2142,30 +1578,17 @@ class MaskedFillBackward1(Node):
     def release_variables(self):
         self.mask_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        mask = self.mask_.unpack()
-        grad_inputs = [None] * 2
+        mask = ops.unpack(self.mask_, self)
+        grad_inputs = [None, None]
         # self: grad.masked_fill(mask, 0)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.masked_fill(mask, 0)
+            grad_inputs[0] = ops.masked_fill(grad, mask, 0)
         # value: masked_fill_backward(grad, mask)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.masked_fill_backward(grad, mask)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        mask = self.mask_.unpack_data()
-        grad_inputs = [None] * 2
-        # self: grad.masked_fill(mask, 0)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_masked_fill(grad, mask, 0)
-        # value: masked_fill_backward(grad, mask)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.masked_fill_backward(grad, mask)
+            grad_inputs[1] = manual.masked_fill_backward(ops, grad, mask)
         return grad_inputs
 
 
@@ -2178,22 +1601,13 @@ class FillBackward0(Node):
 
     __slots__ = ()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.zeros_like(grad)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 1
-        # self: zeros_like(grad)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.zeros_like(grad)
+            grad_inputs[0] = manual.zeros_like(ops, grad)
         return grad_inputs
 
 
@@ -2207,28 +1621,16 @@ class FillBackward1(Node):
 
     __slots__ = ()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.zeros_like(grad)
+            grad_inputs[0] = manual.zeros_like(ops, grad)
         # value: grad.sum()
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = grad.sum()
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 2
-        # self: zeros_like(grad)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.zeros_like(grad)
-        # value: grad.sum()
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_ops.method_sum(grad)
+            grad_inputs[1] = ops.sum(grad)
         return grad_inputs
 
 
@@ -2241,22 +1643,13 @@ class FillBackward2(Node):
 
     __slots__ = ()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.zeros_like(grad)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 1
-        # self: zeros_like(grad)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.zeros_like(grad)
+            grad_inputs[0] = manual.zeros_like(ops, grad)
         return grad_inputs
 
 
@@ -2270,28 +1663,16 @@ class FillBackward3(Node):
 
     __slots__ = ()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.zeros_like(grad)
+            grad_inputs[0] = manual.zeros_like(ops, grad)
         # value: grad.sum()
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = grad.sum()
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 2
-        # self: zeros_like(grad)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.zeros_like(grad)
-        # value: grad.sum()
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_ops.method_sum(grad)
+            grad_inputs[1] = ops.sum(grad)
         return grad_inputs
 
 
@@ -2308,25 +1689,13 @@ class CopyBackwards(Node):
     def name(self):
         return "torch::autograd::CopyBackwards"
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.zeros_like(grad)
-        # src: grad
-        if self.should_compute_output(1):
-            grad_inputs[1] = grad
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 2
-        # self: zeros_like(grad)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.zeros_like(grad)
+            grad_inputs[0] = manual.zeros_like(ops, grad)
         # src: grad
         if self.should_compute_output(1):
             grad_inputs[1] = grad
@@ -2342,24 +1711,14 @@ class SumBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad.expand(self.shape)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.expand(self_sym_sizes)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: grad.expand(self.shape)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_expand(grad, self_sym_sizes)
+            grad_inputs[0] = ops.expand(grad, self_sym_sizes)
         return grad_inputs
 
 
@@ -2372,28 +1731,16 @@ class SumBackward1(Node):
 
     __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "_saved_keepdim")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: sum_backward(grad, self.shape, dim, keepdim)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.sum_backward(grad, self_sym_sizes, dim, keepdim)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
-        dim = self._saved_dim
-        keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
-        # self: sum_backward(grad, self.shape, dim, keepdim)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.sum_backward(grad, self_sym_sizes, dim, keepdim)
+            grad_inputs[0] = manual.sum_backward(ops, grad, self_sym_sizes, dim, keepdim)
         return grad_inputs
 
 
@@ -2406,26 +1753,15 @@ class MeanBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes", "_saved_self_sym_numel")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         self_sym_numel = self._saved_self_sym_numel
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad.expand(self.shape) / self.numel()
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.expand(self_sym_sizes) / self_sym_numel
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
-        self_sym_numel = self._saved_self_sym_numel
-        grad_inputs = [None] * 1
-        # self: grad.expand(self.shape) / self.numel()
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_expand(grad, self_sym_sizes) / self_sym_numel
+            grad_inputs[0] = ops.expand(grad, self_sym_sizes) / self_sym_numel
         return grad_inputs
 
 
@@ -2438,30 +1774,17 @@ class MeanBackward1(Node):
 
     __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "_saved_self_sym_numel", "_saved_keepdim")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         dim = self._saved_dim
         self_sym_numel = self._saved_self_sym_numel
         keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: mean_backward(grad, self.shape, dim, self.numel(), keepdim)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
-        dim = self._saved_dim
-        self_sym_numel = self._saved_self_sym_numel
-        keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
-        # self: mean_backward(grad, self.shape, dim, self.numel(), keepdim)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
+            grad_inputs[0] = manual.mean_backward(ops, grad, self_sym_sizes, dim, self_sym_numel, keepdim)
         return grad_inputs
 
 
@@ -2486,30 +1809,17 @@ class LogsumexpBackward0(Node):
         self.self_.reset_data()
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        result = self.result_.unpack(self)
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: logsumexp_backward(grad, self, result, dim, keepdim)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.logsumexp_backward(grad, self_, result, dim, keepdim)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        result = self.result_.unpack_data()
-        dim = self._saved_dim
-        keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
-        # self: logsumexp_backward(grad, self, result, dim, keepdim)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.logsumexp_backward(grad, self_, result, dim, keepdim)
+            grad_inputs[0] = manual.logsumexp_backward(ops, grad, self_, result, dim, keepdim)
         return grad_inputs
 
 
@@ -2529,17 +1839,17 @@ class MaxBackward0(Node):
     def release_variables(self):
         self.indices_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = any(g is not None for g in grads)
         dim = self._saved_dim
-        indices = self.indices_.unpack(self)
+        indices = ops.unpack(self.indices_, self)
         self_sym_sizes = self._saved_self_sym_sizes
         keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim)
+            grad_inputs[0] = manual.value_selecting_reduction_backward(ops, grad, dim, indices, self_sym_sizes, keepdim)
         return grad_inputs
 
 
@@ -2564,15 +1874,15 @@ class MaxBackward1(Node):
         self.self_.reset_data()
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
         # self: evenly_distribute_backward(grad, self, result)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.evenly_distribute_backward(grad, self_, result)
+            grad_inputs[0] = manual.evenly_distribute_backward(ops, grad, self_, result)
         return grad_inputs
 
 
@@ -2597,17 +1907,17 @@ class AmaxBackward0(Node):
         self.result_.reset_data()
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        result = self.result_.unpack(self)
-        self_ = self.self_.unpack()
-        grad_inputs = [None] * 1
+        result = ops.unpack(self.result_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
         # self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.scale_grad_by_count(manual.restore_reduced_dims(grad, dim, keepdim), manual.restore_reduced_dims(result, dim, keepdim) == self_, dim)
+            grad_inputs[0] = manual.scale_grad_by_count(ops, manual.restore_reduced_dims(ops, grad, dim, keepdim), manual.restore_reduced_dims(ops, result, dim, keepdim) == self_, dim)
         return grad_inputs
 
 
@@ -2632,17 +1942,17 @@ class AminBackward0(Node):
         self.result_.reset_data()
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        result = self.result_.unpack(self)
-        self_ = self.self_.unpack()
-        grad_inputs = [None] * 1
+        result = ops.unpack(self.result_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
         # self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.scale_grad_by_count(manual.restore_reduced_dims(grad, dim, keepdim), manual.restore_reduced_dims(result, dim, keepdim) == self_, dim)
+            grad_inputs[0] = manual.scale_grad_by_count(ops, manual.restore_reduced_dims(ops, grad, dim, keepdim), manual.restore_reduced_dims(ops, result, dim, keepdim) == self_, dim)
         return grad_inputs
 
 
@@ -2662,17 +1972,17 @@ class MinBackward0(Node):
     def release_variables(self):
         self.indices_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = any(g is not None for g in grads)
         dim = self._saved_dim
-        indices = self.indices_.unpack(self)
+        indices = ops.unpack(self.indices_, self)
         self_sym_sizes = self._saved_self_sym_sizes
         keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim)
+            grad_inputs[0] = manual.value_selecting_reduction_backward(ops, grad, dim, indices, self_sym_sizes, keepdim)
         return grad_inputs
 
 
@@ -2697,15 +2007,15 @@ class MinBackward1(Node):
         self.self_.reset_data()
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
         # self: evenly_distribute_backward(grad, self, result)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.evenly_distribute_backward(grad, self_, result)
+            grad_inputs[0] = manual.evenly_distribute_backward(ops, grad, self_, result)
         return grad_inputs
 
 
@@ -2730,16 +2040,16 @@ class NormBackward0(Node):
         self.self_.reset_data()
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         p = self._saved_p
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
         # self: norm_backward(grad, self, p, result)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.norm_backward(grad, self_, p, result)
+            grad_inputs[0] = manual.norm_backward(ops, grad, self_, p, result)
         return grad_inputs
 
 
@@ -2764,18 +2074,18 @@ class NormBackward1(Node):
         self.self_.reset_data()
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         p = self._saved_p
-        result = self.result_.unpack(self)
+        result = ops.unpack(self.result_, self)
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: norm_backward(grad, self, p, result, dim, keepdim)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.norm_backward(grad, self_, p, result, dim, keepdim)
+            grad_inputs[0] = manual.norm_backward(ops, grad, self_, p, result, dim, keepdim)
         return grad_inputs
 
 
@@ -2800,18 +2110,18 @@ class LinalgVectorNormBackward0(Node):
         self.self_.reset_data()
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         ord = self._saved_ord
-        result = self.result_.unpack(self)
+        result = ops.unpack(self.result_, self)
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: norm_backward(grad, self, ord, result, dim, keepdim)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.norm_backward(grad, self_, ord, result, dim, keepdim)
+            grad_inputs[0] = manual.norm_backward(ops, grad, self_, ord, result, dim, keepdim)
         return grad_inputs
 
 
@@ -2836,26 +2146,15 @@ class ProdBackward0(Node):
         self.self_.reset_data()
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        result = self.result_.unpack(self)
-        grad_inputs = [None] * 1
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
         # self: prod_backward(grad, self, result)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.prod_backward(grad, self_, result)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        result = self.result_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: prod_backward(grad, self, result)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.prod_backward(grad, self_, result)
+            grad_inputs[0] = manual.prod_backward(ops, grad, self_, result)
         return grad_inputs
 
 
@@ -2880,30 +2179,17 @@ class ProdBackward1(Node):
         self.self_.reset_data()
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        result = self.result_.unpack(self)
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: prod_backward(grad, self, result, dim, keepdim)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.prod_backward(grad, self_, result, dim, keepdim)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        result = self.result_.unpack_data()
-        dim = self._saved_dim
-        keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
-        # self: prod_backward(grad, self, result, dim, keepdim)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.prod_backward(grad, self_, result, dim, keepdim)
+            grad_inputs[0] = manual.prod_backward(ops, grad, self_, result, dim, keepdim)
         return grad_inputs
 
 
@@ -2928,32 +2214,18 @@ class StdBackward0(Node):
         self.result_.reset_data()
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        result = self.result_.unpack(self)
-        self_ = self.self_.unpack()
+        result = ops.unpack(self.result_, self)
+        self_ = ops.unpack(self.self_, self)
         dim = self._saved_dim
         correction = self._saved_correction
         keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: std_backward(result, grad, self, dim, correction, keepdim)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.std_backward(result, grad, self_, dim, correction, keepdim)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        result = self.result_.unpack_data()
-        self_ = self.self_.unpack_data()
-        dim = self._saved_dim
-        correction = self._saved_correction
-        keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
-        # self: std_backward(result, grad, self, dim, correction, keepdim)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.std_backward(result, grad, self_, dim, correction, keepdim)
+            grad_inputs[0] = manual.std_backward(ops, result, grad, self_, dim, correction, keepdim)
         return grad_inputs
 
 
@@ -2973,30 +2245,17 @@ class VarBackward0(Node):
     def release_variables(self):
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         dim = self._saved_dim
         correction = self._saved_correction
         keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: var_backward(grad, self, dim, correction, keepdim)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.var_backward(grad, self_, dim, correction, keepdim)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        dim = self._saved_dim
-        correction = self._saved_correction
-        keepdim = self._saved_keepdim
-        grad_inputs = [None] * 1
-        # self: var_backward(grad, self, dim, correction, keepdim)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.var_backward(grad, self_, dim, correction, keepdim)
+            grad_inputs[0] = manual.var_backward(ops, grad, self_, dim, correction, keepdim)
         return grad_inputs
 
 
@@ -3009,22 +2268,13 @@ class TBackward0(Node):
 
     __slots__ = ()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad.t()
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.t()
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 1
-        # self: grad.t()
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_t(grad)
+            grad_inputs[0] = ops.t(grad)
         return grad_inputs
 
 
@@ -3037,24 +2287,14 @@ class ExpandBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad.sum_to_size(self.shape)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.sum_to_size(self_sym_sizes)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: grad.sum_to_size(self.shape)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_sum_to_size(grad, self_sym_sizes)
+            grad_inputs[0] = ops.sum_to_size(grad, self_sym_sizes)
         return grad_inputs
 
 
@@ -3067,24 +2307,14 @@ class UnsqueezeBackward0(Node):
 
     __slots__ = ("_saved_dim",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dim = self._saved_dim
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad.squeeze(dim)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.squeeze(dim)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        dim = self._saved_dim
-        grad_inputs = [None] * 1
-        # self: grad.squeeze(dim)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_squeeze(grad, dim)
+            grad_inputs[0] = ops.squeeze(grad, dim)
         return grad_inputs
 
 
@@ -3097,24 +2327,14 @@ class SqueezeBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad.reshape(self.shape)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.reshape(self_sym_sizes)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: grad.reshape(self.shape)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_reshape(grad, self_sym_sizes)
+            grad_inputs[0] = ops.reshape(grad, self_sym_sizes)
         return grad_inputs
 
 
@@ -3127,26 +2347,15 @@ class SqueezeBackward1(Node):
 
     __slots__ = ("_saved_dim", "_saved_self_sym_sizes")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: unsqueeze_to(grad, dim, self.shape)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        dim = self._saved_dim
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: unsqueeze_to(grad, dim, self.shape)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.unsqueeze_to(grad, dim, self_sym_sizes)
+            grad_inputs[0] = manual.unsqueeze_to(ops, grad, dim, self_sym_sizes)
         return grad_inputs
 
 
@@ -3159,26 +2368,15 @@ class SqueezeBackward2(Node):
 
     __slots__ = ("_saved_dim", "_saved_self_sym_sizes")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: unsqueeze_to(grad, dim, self.shape)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        dim = self._saved_dim
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: unsqueeze_to(grad, dim, self.shape)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.unsqueeze_to(grad, dim, self_sym_sizes)
+            grad_inputs[0] = manual.unsqueeze_to(ops, grad, dim, self_sym_sizes)
         return grad_inputs
 
 
@@ -3191,24 +2389,14 @@ class SqueezeBackward3(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad.reshape(self.shape)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.reshape(self_sym_sizes)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: grad.reshape(self.shape)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_reshape(grad, self_sym_sizes)
+            grad_inputs[0] = ops.reshape(grad, self_sym_sizes)
         return grad_inputs
 
 
@@ -3221,26 +2409,15 @@ class SqueezeBackward4(Node):
 
     __slots__ = ("_saved_dim", "_saved_self_sym_sizes")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: unsqueeze_to(grad, dim, self.shape)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        dim = self._saved_dim
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: unsqueeze_to(grad, dim, self.shape)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.unsqueeze_to(grad, dim, self_sym_sizes)
+            grad_inputs[0] = manual.unsqueeze_to(ops, grad, dim, self_sym_sizes)
         return grad_inputs
 
 
@@ -3253,26 +2430,15 @@ class SqueezeBackward5(Node):
 
     __slots__ = ("_saved_dim", "_saved_self_sym_sizes")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: unsqueeze_to(grad, dim, self.shape)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.unsqueeze_to(grad, dim, self_sym_sizes)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        dim = self._saved_dim
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: unsqueeze_to(grad, dim, self.shape)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.unsqueeze_to(grad, dim, self_sym_sizes)
+            grad_inputs[0] = manual.unsqueeze_to(ops, grad, dim, self_sym_sizes)
         return grad_inputs
 
 
@@ -3285,24 +2451,14 @@ class ToCopyBackward0(Node):
 
     __slots__ = ("_saved_self_scalar_type",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_scalar_type = self._saved_self_scalar_type
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad.to(self.dtype)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.to(self_scalar_type)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_scalar_type = self._saved_self_scalar_type
-        grad_inputs = [None] * 1
-        # self: grad.to(self.dtype)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_to(grad, self_scalar_type)
+            grad_inputs[0] = ops.to(grad, self_scalar_type)
         return grad_inputs
 
 
@@ -3315,17 +2471,9 @@ class CloneBackward0(Node):
 
     __slots__ = ()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
-        grad_inputs = [None] * 1
-        # self: grad
-        if self.should_compute_output(0):
-            grad_inputs[0] = grad
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad
         if self.should_compute_output(0):
             grad_inputs[0] = grad
@@ -3341,26 +2489,15 @@ class TransposeBackward0(Node):
 
     __slots__ = ("_saved_dim0", "_saved_dim1")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dim0 = self._saved_dim0
         dim1 = self._saved_dim1
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad.transpose(dim0, dim1)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.transpose(dim0, dim1)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        dim0 = self._saved_dim0
-        dim1 = self._saved_dim1
-        grad_inputs = [None] * 1
-        # self: grad.transpose(dim0, dim1)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_transpose(grad, dim0, dim1)
+            grad_inputs[0] = ops.transpose(grad, dim0, dim1)
         return grad_inputs
 
 
@@ -3373,24 +2510,14 @@ class UnsafeViewBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad.reshape(self.shape)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.reshape(self_sym_sizes)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: grad.reshape(self.shape)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_reshape(grad, self_sym_sizes)
+            grad_inputs[0] = ops.reshape(grad, self_sym_sizes)
         return grad_inputs
 
 
@@ -3403,24 +2530,14 @@ class ViewBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad.reshape(self.shape)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.reshape(self_sym_sizes)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: grad.reshape(self.shape)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_reshape(grad, self_sym_sizes)
+            grad_inputs[0] = ops.reshape(grad, self_sym_sizes)
         return grad_inputs
 
 
@@ -3433,22 +2550,13 @@ class ZeroBackward0(Node):
 
     __slots__ = ()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.zeros_like(grad)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        grad_inputs = [None] * 1
-        # self: zeros_like(grad)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.zeros_like(grad)
+            grad_inputs[0] = manual.zeros_like(ops, grad)
         return grad_inputs
 
 
@@ -3461,17 +2569,9 @@ class AliasBackward0(Node):
 
     __slots__ = ()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
-        grad_inputs = [None] * 1
-        # self: grad
-        if self.should_compute_output(0):
-            grad_inputs[0] = grad
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad
         if self.should_compute_output(0):
             grad_inputs[0] = grad
@@ -3487,24 +2587,14 @@ class PermuteBackward0(Node):
 
     __slots__ = ("_saved_dims",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dims = self._saved_dims
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: permute_backwards(grad, dims)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.permute_backwards(grad, dims)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        dims = self._saved_dims
-        grad_inputs = [None] * 1
-        # self: permute_backwards(grad, dims)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.permute_backwards(grad, dims)
+            grad_inputs[0] = manual.permute_backwards(ops, grad, dims)
         return grad_inputs
 
 
@@ -3517,7 +2607,7 @@ class CatBackward0(Node):
 
     __slots__ = ("_saved_tensors_args_sizes", "_saved_dim")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         tensors_args_sizes = self._saved_tensors_args_sizes
@@ -3525,18 +2615,7 @@ class CatBackward0(Node):
         grad_inputs = [None] * len(self._next_functions)
         # tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
         if any_grad_defined and any(self.should_compute_output(i) for i in range(len(grad_inputs))):
-            grad_inputs[:] = manual.cat_tensors_backward(grad, tensors_args_sizes, dim)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        tensors_args_sizes = self._saved_tensors_args_sizes
-        dim = self._saved_dim
-        grad_inputs = [None] * len(self._next_functions)
-        # tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
-        if any_grad_defined and any(self.should_compute_output(i) for i in range(len(grad_inputs))):
-            grad_inputs[:] = raw_manual.cat_tensors_backward(grad, tensors_args_sizes, dim)
+            grad_inputs[:] = manual.cat_tensors_backward(ops, grad, tensors_args_sizes, dim)
         return grad_inputs
 
 
@@ -3549,7 +2628,7 @@ class StackBackward0(Node):
 
     __slots__ = ("_saved_dim", "_saved_tensors_args_sizes")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dim = self._saved_dim
@@ -3557,18 +2636,7 @@ class StackBackward0(Node):
         grad_inputs = [None] * len(self._next_functions)
         # tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
         if any_grad_defined and any(self.should_compute_output(i) for i in range(len(grad_inputs))):
-            grad_inputs[:] = manual.stack_tensors_backward(grad, dim, tensors_args_sizes)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        dim = self._saved_dim
-        tensors_args_sizes = self._saved_tensors_args_sizes
-        grad_inputs = [None] * len(self._next_functions)
-        # tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
-        if any_grad_defined and any(self.should_compute_output(i) for i in range(len(grad_inputs))):
-            grad_inputs[:] = raw_manual.stack_tensors_backward(grad, dim, tensors_args_sizes)
+            grad_inputs[:] = manual.stack_tensors_backward(ops, grad, dim, tensors_args_sizes)
         return grad_inputs
 
 
@@ -3581,26 +2649,15 @@ class SplitBackward0(Node):
 
     __slots__ = ("_saved_split_size", "_saved_dim", "_saved_self_sym_sizes")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         any_grad_defined = any(g is not None for g in grads)
         split_size = self._saved_split_size
         dim = self._saved_dim
         self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: split_backward(grads, split_size, dim, self.shape)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.split_backward(grads, split_size, dim, self_sym_sizes)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        any_grad_defined = any(g is not None for g in grads)
-        split_size = self._saved_split_size
-        dim = self._saved_dim
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: split_backward(grads, split_size, dim, self.shape)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.split_backward(grads, split_size, dim, self_sym_sizes)
+            grad_inputs[0] = manual.split_backward(ops, grads, split_size, dim, self_sym_sizes)
         return grad_inputs
 
 
@@ -3613,26 +2670,15 @@ class SplitWithSizesBackward0(Node):
 
     __slots__ = ("_saved_split_sizes", "_saved_dim", "_saved_self_sym_sizes")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         any_grad_defined = any(g is not None for g in grads)
         split_sizes = self._saved_split_sizes
         dim = self._saved_dim
         self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.split_with_sizes_backward(grads, split_sizes, dim, self_sym_sizes)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        any_grad_defined = any(g is not None for g in grads)
-        split_sizes = self._saved_split_sizes
-        dim = self._saved_dim
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.split_with_sizes_backward(grads, split_sizes, dim, self_sym_sizes)
+            grad_inputs[0] = manual.split_with_sizes_backward(ops, grads, split_sizes, dim, self_sym_sizes)
         return grad_inputs
 
 
@@ -3645,22 +2691,13 @@ class UnbindBackward0(Node):
 
     __slots__ = ("_saved_dim",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         any_grad_defined = any(g is not None for g in grads)
         dim = self._saved_dim
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: unbind_backward(grads, dim)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.unbind_backward(grads, dim)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        any_grad_defined = any(g is not None for g in grads)
-        dim = self._saved_dim
-        grad_inputs = [None] * 1
-        # self: unbind_backward(grads, dim)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.unbind_backward(grads, dim)
+            grad_inputs[0] = manual.unbind_backward(ops, grads, dim)
         return grad_inputs
 
 
@@ -3673,28 +2710,16 @@ class SelectBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "_saved_index")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         dim = self._saved_dim
         index = self._saved_index
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: select_backward(grad, self.shape, dim, index)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.select_backward(grad, self_sym_sizes, dim, index)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
-        dim = self._saved_dim
-        index = self._saved_index
-        grad_inputs = [None] * 1
-        # self: select_backward(grad, self.shape, dim, index)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.select_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
 
@@ -3707,26 +2732,15 @@ class SelectBackwardBackward0(Node):
 
     __slots__ = ("_saved_dim", "_saved_index")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         index = self._saved_index
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # grad_output: grad.select(dim, index)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.select(dim, index)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        dim = self._saved_dim
-        index = self._saved_index
-        grad_inputs = [None] * 1
-        # grad_output: grad.select(dim, index)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_select(grad, dim, index)
+            grad_inputs[0] = ops.select(grad, dim, index)
         return grad_inputs
 
 
@@ -3739,7 +2753,7 @@ class SliceBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "_saved_start", "_saved_end", "_saved_step")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
@@ -3747,10 +2761,10 @@ class SliceBackward0(Node):
         start = self._saved_start
         end = self._saved_end
         step = self._saved_step
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: slice_backward_wrapper(grad, self.shape, dim, start, end, step)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.slice_backward_wrapper(grad, self_sym_sizes, dim, start, end, step)
+            grad_inputs[0] = manual.slice_backward_wrapper(ops, grad, self_sym_sizes, dim, start, end, step)
         return grad_inputs
 
 
@@ -3763,30 +2777,17 @@ class SliceBackwardBackward0(Node):
 
     __slots__ = ("_saved_dim", "_saved_start", "_saved_end", "_saved_step")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dim = self._saved_dim
         start = self._saved_start
         end = self._saved_end
         step = self._saved_step
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # grad_output: slice(grad, dim, start, end, step)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.slice(grad, dim, start, end, step)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        dim = self._saved_dim
-        start = self._saved_start
-        end = self._saved_end
-        step = self._saved_step
-        grad_inputs = [None] * 1
-        # grad_output: slice(grad, dim, start, end, step)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.slice(grad, dim, start, end, step)
         return grad_inputs
 
 
@@ -3806,15 +2807,15 @@ class IndexBackward0(Node):
     def release_variables(self):
         self.indices_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
-        indices = self.indices_.unpack()
-        grad_inputs = [None] * 1
+        indices = ops.unpack(self.indices_, self)
+        grad_inputs = [None]
         # self: index_backward(grad, self.shape, indices)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.index_backward(grad, self_sym_sizes, indices)
+            grad_inputs[0] = manual.index_backward(ops, grad, self_sym_sizes, indices)
         return grad_inputs
 
 
@@ -3840,34 +2841,19 @@ class IndexPutBackward0(Node):
         self.indices_.reset_data()
         self.values_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         accumulate = self._saved_accumulate
-        indices = self.indices_.unpack()
-        values = self.values_.unpack()
-        grad_inputs = [None] * 2
+        indices = ops.unpack(self.indices_, self)
+        values = ops.unpack(self.values_, self)
+        grad_inputs = [None, None]
         # self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad if accumulate else ops.index_put(grad, indices, manual.zeros_like(values), False)
+            grad_inputs[0] = grad if accumulate else ops.index_put(grad, indices, manual.zeros_like(ops, values), False)
         # values: index(grad, indices)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.index(grad, indices)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        accumulate = self._saved_accumulate
-        indices = self.indices_.unpack_data()
-        values = self.values_.unpack_data()
-        grad_inputs = [None] * 2
-        # self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad if accumulate else raw_ops.index_put(grad, indices, raw_manual.zeros_like(values), False)
-        # values: index(grad, indices)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_ops.index(grad, indices)
         return grad_inputs
 
 
@@ -3893,34 +2879,19 @@ class IndexPutImplBackward0(Node):
         self.indices_.reset_data()
         self.values_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         accumulate = self._saved_accumulate
-        indices = self.indices_.unpack()
-        values = self.values_.unpack()
-        grad_inputs = [None] * 2
+        indices = ops.unpack(self.indices_, self)
+        values = ops.unpack(self.values_, self)
+        grad_inputs = [None, None]
         # self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad if accumulate else ops.index_put(grad, indices, manual.zeros_like(values), False)
+            grad_inputs[0] = grad if accumulate else ops.index_put(grad, indices, manual.zeros_like(ops, values), False)
         # values: index(grad, indices)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.index(grad, indices)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        accumulate = self._saved_accumulate
-        indices = self.indices_.unpack_data()
-        values = self.values_.unpack_data()
-        grad_inputs = [None] * 2
-        # self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad if accumulate else raw_ops.index_put(grad, indices, raw_manual.zeros_like(values), False)
-        # values: index(grad, indices)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_ops.index(grad, indices)
         return grad_inputs
 
 
@@ -3940,28 +2911,16 @@ class IndexSelectBackward0(Node):
     def release_variables(self):
         self.index_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         dim = self._saved_dim
-        index = self.index_.unpack()
-        grad_inputs = [None] * 1
+        index = ops.unpack(self.index_, self)
+        grad_inputs = [None]
         # self: index_select_backward(grad, self.shape, dim, index)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.index_select_backward(grad, self_sym_sizes, dim, index)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
-        dim = self._saved_dim
-        index = self.index_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: index_select_backward(grad, self.shape, dim, index)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.index_select_backward(grad, self_sym_sizes, dim, index)
+            grad_inputs[0] = manual.index_select_backward(ops, grad, self_sym_sizes, dim, index)
         return grad_inputs
 
 
@@ -3982,34 +2941,19 @@ class IndexAddBackward0(Node):
     def release_variables(self):
         self.index_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dim = self._saved_dim
-        index = self.index_.unpack()
+        index = ops.unpack(self.index_, self)
         alpha = self._saved_alpha
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # self: grad
         if self.should_compute_output(0):
             grad_inputs[0] = grad
         # source: maybe_multiply(grad.index_select(dim, index), alpha)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.maybe_multiply(grad.index_select(dim, index), alpha)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        dim = self._saved_dim
-        index = self.index_.unpack_data()
-        alpha = self._saved_alpha
-        grad_inputs = [None] * 2
-        # self: grad
-        if self.should_compute_output(0):
-            grad_inputs[0] = grad
-        # source: maybe_multiply(grad.index_select(dim, index), alpha)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.maybe_multiply(raw_ops.method_index_select(grad, dim, index), alpha)
+            grad_inputs[1] = manual.maybe_multiply(ops, ops.index_select(grad, dim, index), alpha)
         return grad_inputs
 
 
@@ -4029,28 +2973,16 @@ class GatherBackward0(Node):
     def release_variables(self):
         self.index_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_sizes = self._saved_self_sym_sizes
         dim = self._saved_dim
-        index = self.index_.unpack()
-        grad_inputs = [None] * 1
+        index = ops.unpack(self.index_, self)
+        grad_inputs = [None]
         # self: gather_backward(grad, self.shape, dim, index)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.gather_backward(grad, self_sym_sizes, dim, index)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
-        dim = self._saved_dim
-        index = self.index_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: gather_backward(grad, self.shape, dim, index)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.gather_backward(grad, self_sym_sizes, dim, index)
+            grad_inputs[0] = manual.gather_backward(ops, grad, self_sym_sizes, dim, index)
         return grad_inputs
 
 
@@ -4071,32 +3003,18 @@ class ScatterAddBackward0(Node):
     def release_variables(self):
         self.index_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dim = self._saved_dim
-        index = self.index_.unpack()
-        grad_inputs = [None] * 2
+        index = ops.unpack(self.index_, self)
+        grad_inputs = [None, None]
         # self: grad
         if self.should_compute_output(0):
             grad_inputs[0] = grad
         # src: grad.gather(dim, index)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = grad.gather(dim, index)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        dim = self._saved_dim
-        index = self.index_.unpack_data()
-        grad_inputs = [None] * 2
-        # self: grad
-        if self.should_compute_output(0):
-            grad_inputs[0] = grad
-        # src: grad.gather(dim, index)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_ops.method_gather(grad, dim, index)
+            grad_inputs[1] = ops.gather(grad, dim, index)
         return grad_inputs
 
 
@@ -4109,26 +3027,15 @@ class RepeatBackward0(Node):
 
     __slots__ = ("_saved_repeats", "_saved_self_sym_sizes")
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         repeats = self._saved_repeats
         self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: repeat_backward(grad, repeats, self.shape)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.repeat_backward(grad, repeats, self_sym_sizes)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        repeats = self._saved_repeats
-        self_sym_sizes = self._saved_self_sym_sizes
-        grad_inputs = [None] * 1
-        # self: repeat_backward(grad, repeats, self.shape)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.repeat_backward(grad, repeats, self_sym_sizes)
+            grad_inputs[0] = manual.repeat_backward(ops, grad, repeats, self_sym_sizes)
         return grad_inputs
 
 
@@ -4141,24 +3048,14 @@ class FlipBackward0(Node):
 
     __slots__ = ("_saved_dims",)
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         dims = self._saved_dims
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: grad.flip(dims)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.flip(dims)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        dims = self._saved_dims
-        grad_inputs = [None] * 1
-        # self: grad.flip(dims)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_flip(grad, dims)
+            grad_inputs[0] = ops.flip(grad, dims)
         return grad_inputs
 
 
@@ -4184,40 +3081,22 @@ class MmBackward0(Node):
         self.mat2_.reset_data()
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        mat2 = self.mat2_.unpack()
+        mat2 = ops.unpack(self.mat2_, self)
         self_sym_sizes = self._saved_self_sym_sizes
         self_sym_strides = self._saved_self_sym_strides
-        self_ = self.self_.unpack()
+        self_ = ops.unpack(self.self_, self)
         mat2_sym_sizes = self._saved_mat2_sym_sizes
         mat2_sym_strides = self._saved_mat2_sym_strides
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # self: mm_mat1_backward(grad, mat2, self.shape, self.stride(), 1)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides, 1)
+            grad_inputs[0] = manual.mm_mat1_backward(ops, grad, mat2, self_sym_sizes, self_sym_strides, 1)
         # mat2: mm_mat2_backward(grad, self, mat2.shape, mat2.stride(), 1)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.mm_mat2_backward(grad, self_, mat2_sym_sizes, mat2_sym_strides, 1)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        mat2 = self.mat2_.unpack_data()
-        self_sym_sizes = self._saved_self_sym_sizes
-        self_sym_strides = self._saved_self_sym_strides
-        self_ = self.self_.unpack_data()
-        mat2_sym_sizes = self._saved_mat2_sym_sizes
-        mat2_sym_strides = self._saved_mat2_sym_strides
-        grad_inputs = [None] * 2
-        # self: mm_mat1_backward(grad, mat2, self.shape, self.stride(), 1)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides, 1)
-        # mat2: mm_mat2_backward(grad, self, mat2.shape, mat2.stride(), 1)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.mm_mat2_backward(grad, self_, mat2_sym_sizes, mat2_sym_strides, 1)
+            grad_inputs[1] = manual.mm_mat2_backward(ops, grad, self_, mat2_sym_sizes, mat2_sym_strides, 1)
         return grad_inputs
 
 
@@ -4244,50 +3123,27 @@ class AddmmBackward0(Node):
         self.mat2_.reset_data()
         self.mat1_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         beta = self._saved_beta
-        mat2 = self.mat2_.unpack()
+        mat2 = ops.unpack(self.mat2_, self)
         mat1_sym_sizes = self._saved_mat1_sym_sizes
         mat1_sym_strides = self._saved_mat1_sym_strides
         alpha = self._saved_alpha
-        mat1 = self.mat1_.unpack()
+        mat1 = ops.unpack(self.mat1_, self)
         mat2_sym_sizes = self._saved_mat2_sym_sizes
         mat2_sym_strides = self._saved_mat2_sym_strides
-        grad_inputs = [None] * 3
+        grad_inputs = [None, None, None]
         # self: maybe_multiply(grad, beta)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.maybe_multiply(grad, beta)
+            grad_inputs[0] = manual.maybe_multiply(ops, grad, beta)
         # mat1: mm_mat1_backward(grad, mat2, mat1.shape, mat1.stride(), alpha)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.mm_mat1_backward(grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha)
+            grad_inputs[1] = manual.mm_mat1_backward(ops, grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha)
         # mat2: mm_mat2_backward(grad, mat1, mat2.shape, mat2.stride(), alpha)
         if any_grad_defined and self.should_compute_output(2):
-            grad_inputs[2] = manual.mm_mat2_backward(grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        beta = self._saved_beta
-        mat2 = self.mat2_.unpack_data()
-        mat1_sym_sizes = self._saved_mat1_sym_sizes
-        mat1_sym_strides = self._saved_mat1_sym_strides
-        alpha = self._saved_alpha
-        mat1 = self.mat1_.unpack_data()
-        mat2_sym_sizes = self._saved_mat2_sym_sizes
-        mat2_sym_strides = self._saved_mat2_sym_strides
-        grad_inputs = [None] * 3
-        # self: maybe_multiply(grad, beta)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.maybe_multiply(grad, beta)
-        # mat1: mm_mat1_backward(grad, mat2, mat1.shape, mat1.stride(), alpha)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.mm_mat1_backward(grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha)
-        # mat2: mm_mat2_backward(grad, mat1, mat2.shape, mat2.stride(), alpha)
-        if any_grad_defined and self.should_compute_output(2):
-            grad_inputs[2] = raw_manual.mm_mat2_backward(grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha)
+            grad_inputs[2] = manual.mm_mat2_backward(ops, grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha)
         return grad_inputs
 
 
@@ -4313,32 +3169,18 @@ class BmmBackward0(Node):
         self.mat2_.reset_data()
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        mat2 = self.mat2_.unpack()
-        self_ = self.self_.unpack()
-        grad_inputs = [None] * 2
+        mat2 = ops.unpack(self.mat2_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
         # self: grad.bmm(mat2.transpose(1, 2))
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.bmm(mat2.transpose(1, 2))
+            grad_inputs[0] = ops.bmm(grad, ops.transpose(mat2, 1, 2))
         # mat2: self.transpose(1, 2).bmm(grad)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = self_.transpose(1, 2).bmm(grad)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        mat2 = self.mat2_.unpack_data()
-        self_ = self.self_.unpack_data()
-        grad_inputs = [None] * 2
-        # self: grad.bmm(mat2.transpose(1, 2))
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_bmm(grad, raw_ops.method_transpose(mat2, 1, 2))
-        # mat2: self.transpose(1, 2).bmm(grad)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_ops.method_bmm(raw_ops.method_transpose(self_, 1, 2), grad)
+            grad_inputs[1] = ops.bmm(ops.transpose(self_, 1, 2), grad)
         return grad_inputs
 
 
@@ -4364,26 +3206,12 @@ class DotBackward0(Node):
         self.tensor_.reset_data()
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        tensor = self.tensor_.unpack()
-        self_ = self.self_.unpack()
-        grad_inputs = [None] * 2
-        # self: grad * tensor
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * tensor
-        # tensor: grad * self
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = grad * self_
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        tensor = self.tensor_.unpack_data()
-        self_ = self.self_.unpack_data()
-        grad_inputs = [None] * 2
+        tensor = ops.unpack(self.tensor_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
         # self: grad * tensor
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * tensor
@@ -4415,32 +3243,18 @@ class MvBackward0(Node):
         self.vec_.reset_data()
         self.self_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        vec = self.vec_.unpack()
-        self_ = self.self_.unpack()
-        grad_inputs = [None] * 2
+        vec = ops.unpack(self.vec_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
         # self: grad.unsqueeze(1) * vec
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad.unsqueeze(1) * vec
+            grad_inputs[0] = ops.unsqueeze(grad, 1) * vec
         # vec: self.t().mv(grad)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = self_.t().mv(grad)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        vec = self.vec_.unpack_data()
-        self_ = self.self_.unpack_data()
-        grad_inputs = [None] * 2
-        # self: grad.unsqueeze(1) * vec
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.method_unsqueeze(grad, 1) * vec
-        # vec: self.t().mv(grad)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_ops.method_mv(raw_ops.method_t(self_), grad)
+            grad_inputs[1] = ops.mv(ops.t(self_), grad)
         return grad_inputs
 
 
@@ -4460,28 +3274,16 @@ class SoftmaxBackward0(Node):
     def release_variables(self):
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        result = self.result_.unpack(self)
+        result = ops.unpack(self.result_, self)
         dim = self._saved_dim
         self_scalar_type = self._saved_self_scalar_type
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: _softmax_backward_data(grad, result, dim, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops._softmax_backward_data(grad, result, dim, self_scalar_type)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        result = self.result_.unpack_data()
-        dim = self._saved_dim
-        self_scalar_type = self._saved_self_scalar_type
-        grad_inputs = [None] * 1
-        # self: _softmax_backward_data(grad, result, dim, self.dtype)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops._softmax_backward_data(grad, result, dim, self_scalar_type)
         return grad_inputs
 
 
@@ -4501,28 +3303,16 @@ class LogSoftmaxBackward0(Node):
     def release_variables(self):
         self.result_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        result = self.result_.unpack(self)
+        result = ops.unpack(self.result_, self)
         dim = self._saved_dim
         self_scalar_type = self._saved_self_scalar_type
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # self: _log_softmax_backward_data(grad, result, dim, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops._log_softmax_backward_data(grad, result, dim, self_scalar_type)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        result = self.result_.unpack_data()
-        dim = self._saved_dim
-        self_scalar_type = self._saved_self_scalar_type
-        grad_inputs = [None] * 1
-        # self: _log_softmax_backward_data(grad, result, dim, self.dtype)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops._log_softmax_backward_data(grad, result, dim, self_scalar_type)
         return grad_inputs
 
 
@@ -4548,34 +3338,19 @@ class LogSoftmaxBackwardDataBackward0(Node):
         self.output_.reset_data()
         self.grad_output_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        output = self.output_.unpack()
+        output = ops.unpack(self.output_, self)
         dim = self._saved_dim
-        grad_output = self.grad_output_.unpack()
-        grad_inputs = [None] * 2
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
         # grad_output: grad - (grad * output.exp()).sum(dim, True)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad - (grad * output.exp()).sum(dim, True)
+            grad_inputs[0] = grad - ops.sum(grad * ops.exp(output), dim, True)
         # output: log_softmax_double_backward(grad, grad_output, dim, output)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.log_softmax_double_backward(grad, grad_output, dim, output)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        output = self.output_.unpack_data()
-        dim = self._saved_dim
-        grad_output = self.grad_output_.unpack_data()
-        grad_inputs = [None] * 2
-        # grad_output: grad - (grad * output.exp()).sum(dim, True)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad - raw_ops.method_sum(grad * raw_ops.method_exp(output), dim, True)
-        # output: log_softmax_double_backward(grad, grad_output, dim, output)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.log_softmax_double_backward(grad, grad_output, dim, output)
+            grad_inputs[1] = manual.log_softmax_double_backward(ops, grad, grad_output, dim, output)
         return grad_inputs
 
 
@@ -4601,36 +3376,20 @@ class SoftmaxBackwardDataBackward0(Node):
         self.output_.reset_data()
         self.grad_output_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        output = self.output_.unpack()
+        output = ops.unpack(self.output_, self)
         dim = self._saved_dim
         input_dtype = self._saved_input_dtype
-        grad_output = self.grad_output_.unpack()
-        grad_inputs = [None] * 2
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
         # grad_output: _softmax_backward_data(grad, output, dim, input_dtype)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops._softmax_backward_data(grad, output, dim, input_dtype)
         # output: softmax_double_backward(grad, grad_output, dim, output)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.softmax_double_backward(grad, grad_output, dim, output)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        output = self.output_.unpack_data()
-        dim = self._saved_dim
-        input_dtype = self._saved_input_dtype
-        grad_output = self.grad_output_.unpack_data()
-        grad_inputs = [None] * 2
-        # grad_output: _softmax_backward_data(grad, output, dim, input_dtype)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops._softmax_backward_data(grad, output, dim, input_dtype)
-        # output: softmax_double_backward(grad, grad_output, dim, output)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.softmax_double_backward(grad, grad_output, dim, output)
+            grad_inputs[1] = manual.softmax_double_backward(ops, grad, grad_output, dim, output)
         return grad_inputs
 
 
@@ -4656,34 +3415,19 @@ class MseLossBackward0(Node):
         self.self_.reset_data()
         self.target_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        target = self.target_.unpack()
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
         reduction = self._saved_reduction
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # self: mse_loss_backward(grad, self, target, reduction)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.mse_loss_backward(grad, self_, target, reduction)
         # target: mse_loss_backward(grad, target, self, reduction)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.mse_loss_backward(grad, target, self_, reduction)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        target = self.target_.unpack_data()
-        reduction = self._saved_reduction
-        grad_inputs = [None] * 2
-        # self: mse_loss_backward(grad, self, target, reduction)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.mse_loss_backward(grad, self_, target, reduction)
-        # target: mse_loss_backward(grad, target, self, reduction)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_ops.mse_loss_backward(grad, target, self_, reduction)
         return grad_inputs
 
 
@@ -4715,42 +3459,23 @@ class MseLossBackwardBackward0(Node):
         self.target_.reset_data()
         self.grad_output_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        target = self.target_.unpack()
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
         reduction = self._saved_reduction
-        grad_output = self.grad_output_.unpack()
-        grad_inputs = [None] * 3
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None, None]
         # grad_output: mse_loss_backward(grad, self, target, reduction)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.mse_loss_backward(grad, self_, target, reduction)
         # self: mse_loss_double_backward(grad * grad_output, reduction)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.mse_loss_double_backward(grad * grad_output, reduction)
+            grad_inputs[1] = manual.mse_loss_double_backward(ops, grad * grad_output, reduction)
         # target: -mse_loss_double_backward(grad * grad_output, reduction)
         if any_grad_defined and self.should_compute_output(2):
-            grad_inputs[2] = -manual.mse_loss_double_backward(grad * grad_output, reduction)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        target = self.target_.unpack_data()
-        reduction = self._saved_reduction
-        grad_output = self.grad_output_.unpack_data()
-        grad_inputs = [None] * 3
-        # grad_output: mse_loss_backward(grad, self, target, reduction)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.mse_loss_backward(grad, self_, target, reduction)
-        # self: mse_loss_double_backward(grad * grad_output, reduction)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.mse_loss_double_backward(grad * grad_output, reduction)
-        # target: -mse_loss_double_backward(grad * grad_output, reduction)
-        if any_grad_defined and self.should_compute_output(2):
-            grad_inputs[2] = -raw_manual.mse_loss_double_backward(grad * grad_output, reduction)
+            grad_inputs[2] = -manual.mse_loss_double_backward(ops, grad * grad_output, reduction)
         return grad_inputs
 
 
@@ -4776,36 +3501,20 @@ class SmoothL1LossBackward0(Node):
         self.self_.reset_data()
         self.target_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        target = self.target_.unpack()
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
         reduction = self._saved_reduction
         beta = self._saved_beta
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.smooth_l1_loss_backward(grad, self_, target, reduction, beta)
         # target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.smooth_l1_loss_backward(grad, target, self_, reduction, beta)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        target = self.target_.unpack_data()
-        reduction = self._saved_reduction
-        beta = self._saved_beta
-        grad_inputs = [None] * 2
-        # self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.smooth_l1_loss_backward(grad, self_, target, reduction, beta)
-        # target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_ops.smooth_l1_loss_backward(grad, target, self_, reduction, beta)
         return grad_inputs
 
 
@@ -4837,44 +3546,24 @@ class SmoothL1LossBackwardBackward0(Node):
         self.target_.reset_data()
         self.grad_output_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        target = self.target_.unpack()
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
         reduction = self._saved_reduction
         beta = self._saved_beta
-        grad_output = self.grad_output_.unpack()
-        grad_inputs = [None] * 3
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None, None]
         # grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.smooth_l1_loss_backward(grad, self_, target, reduction, beta)
         # self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
+            grad_inputs[1] = manual.smooth_l1_loss_double_backward(ops, grad * grad_output, self_, target, reduction, beta)
         # target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
         if any_grad_defined and self.should_compute_output(2):
-            grad_inputs[2] = -manual.smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        target = self.target_.unpack_data()
-        reduction = self._saved_reduction
-        beta = self._saved_beta
-        grad_output = self.grad_output_.unpack_data()
-        grad_inputs = [None] * 3
-        # grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.smooth_l1_loss_backward(grad, self_, target, reduction, beta)
-        # self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
-        # target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
-        if any_grad_defined and self.should_compute_output(2):
-            grad_inputs[2] = -raw_manual.smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
+            grad_inputs[2] = -manual.smooth_l1_loss_double_backward(ops, grad * grad_output, self_, target, reduction, beta)
         return grad_inputs
 
 
@@ -4909,34 +3598,19 @@ class NllLossBackward0(Node):
         self.weight_.reset_data()
         self.total_weight_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = any(g is not None for g in grads)
-        self_ = self.self_.unpack()
-        target = self.target_.unpack()
-        weight = self.weight_.unpack()
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        weight = ops.unpack(self.weight_, self)
         reduction = self._saved_reduction
         ignore_index = self._saved_ignore_index
-        total_weight = self.total_weight_.unpack(self)
-        grad_inputs = [None] * 1
+        total_weight = ops.unpack(self.total_weight_, self)
+        grad_inputs = [None]
         # self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.nll_loss_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = any(g is not None for g in grads)
-        self_ = self.self_.unpack_data()
-        target = self.target_.unpack_data()
-        weight = self.weight_.unpack_data()
-        reduction = self._saved_reduction
-        ignore_index = self._saved_ignore_index
-        total_weight = self.total_weight_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.nll_loss_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
         return grad_inputs
 
 
@@ -4971,34 +3645,19 @@ class NllLoss2DBackward0(Node):
         self.weight_.reset_data()
         self.total_weight_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = any(g is not None for g in grads)
-        self_ = self.self_.unpack()
-        target = self.target_.unpack()
-        weight = self.weight_.unpack()
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        weight = ops.unpack(self.weight_, self)
         reduction = self._saved_reduction
         ignore_index = self._saved_ignore_index
-        total_weight = self.total_weight_.unpack(self)
-        grad_inputs = [None] * 1
+        total_weight = ops.unpack(self.total_weight_, self)
+        grad_inputs = [None]
         # self: nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.nll_loss2d_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = any(g is not None for g in grads)
-        self_ = self.self_.unpack_data()
-        target = self.target_.unpack_data()
-        weight = self.weight_.unpack_data()
-        reduction = self._saved_reduction
-        ignore_index = self._saved_ignore_index
-        total_weight = self.total_weight_.unpack_data()
-        grad_inputs = [None] * 1
-        # self: nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.nll_loss2d_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
         return grad_inputs
 
 
@@ -5024,36 +3683,20 @@ class NllLossBackwardBackward0(Node):
         self.target_.reset_data()
         self.weight_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        target = self.target_.unpack()
-        weight = self.weight_.unpack()
+        target = ops.unpack(self.target_, self)
+        weight = ops.unpack(self.weight_, self)
         reduction = self._saved_reduction
         ignore_index = self._saved_ignore_index
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.zeros_like(grad)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        target = self.target_.unpack_data()
-        weight = self.weight_.unpack_data()
-        reduction = self._saved_reduction
-        ignore_index = self._saved_ignore_index
-        grad_inputs = [None] * 2
-        # grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
-        # self: zeros_like(grad)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.zeros_like(grad)
+            grad_inputs[1] = manual.zeros_like(ops, grad)
         return grad_inputs
 
 
@@ -5079,36 +3722,20 @@ class NllLoss2DBackwardBackward0(Node):
         self.target_.reset_data()
         self.weight_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        target = self.target_.unpack()
-        weight = self.weight_.unpack()
+        target = ops.unpack(self.target_, self)
+        weight = ops.unpack(self.weight_, self)
         reduction = self._saved_reduction
         ignore_index = self._saved_ignore_index
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # grad_output: nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0]
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0]
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.zeros_like(grad)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        target = self.target_.unpack_data()
-        weight = self.weight_.unpack_data()
-        reduction = self._saved_reduction
-        ignore_index = self._saved_ignore_index
-        grad_inputs = [None] * 2
-        # grad_output: nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0]
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0]
-        # self: zeros_like(grad)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.zeros_like(grad)
+            grad_inputs[1] = manual.zeros_like(ops, grad)
         return grad_inputs
 
 
@@ -5139,36 +3766,20 @@ class BinaryCrossEntropyBackward0(Node):
         self.target_.reset_data()
         self.weight_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        target = self.target_.unpack()
-        weight = self.weight_.unpack()
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        weight = ops.unpack(self.weight_, self)
         reduction = self._saved_reduction
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.binary_cross_entropy_backward(grad, self_, target, weight, reduction)
         # target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.binary_cross_entropy_target_backward(grad, self_, target, weight, reduction)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        target = self.target_.unpack_data()
-        weight = self.weight_.unpack_data()
-        reduction = self._saved_reduction
-        grad_inputs = [None] * 2
-        # self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.binary_cross_entropy_backward(grad, self_, target, weight, reduction)
-        # target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.binary_cross_entropy_target_backward(grad, self_, target, weight, reduction)
+            grad_inputs[1] = manual.binary_cross_entropy_target_backward(ops, grad, self_, target, weight, reduction)
         return grad_inputs
 
 
@@ -5205,44 +3816,24 @@ class BinaryCrossEntropyBackwardBackward0(Node):
         self.weight_.reset_data()
         self.grad_output_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        target = self.target_.unpack()
-        weight = self.weight_.unpack()
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        weight = ops.unpack(self.weight_, self)
         reduction = self._saved_reduction
-        grad_output = self.grad_output_.unpack()
-        grad_inputs = [None] * 3
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None, None]
         # grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.binary_cross_entropy_backward(grad, self_, target, weight, reduction)
         # self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.binary_cross_entropy_double_backward(grad_output, grad, self_, target, weight, reduction)
+            grad_inputs[1] = manual.binary_cross_entropy_double_backward(ops, grad_output, grad, self_, target, weight, reduction)
         # target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
         if any_grad_defined and self.should_compute_output(2):
-            grad_inputs[2] = manual.binary_cross_entropy_double_backward_target(grad, grad_output, self_, target, weight, reduction)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        target = self.target_.unpack_data()
-        weight = self.weight_.unpack_data()
-        reduction = self._saved_reduction
-        grad_output = self.grad_output_.unpack_data()
-        grad_inputs = [None] * 3
-        # grad_output: binary_cross_entropy_backward(grad, self, target, weight, reduction)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.binary_cross_entropy_backward(grad, self_, target, weight, reduction)
-        # self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.binary_cross_entropy_double_backward(grad_output, grad, self_, target, weight, reduction)
-        # target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
-        if any_grad_defined and self.should_compute_output(2):
-            grad_inputs[2] = raw_manual.binary_cross_entropy_double_backward_target(grad, grad_output, self_, target, weight, reduction)
+            grad_inputs[2] = manual.binary_cross_entropy_double_backward_target(ops, grad, grad_output, self_, target, weight, reduction)
         return grad_inputs
 
 
@@ -5278,38 +3869,21 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         self.weight_.reset_data()
         self.pos_weight_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack()
-        target = self.target_.unpack()
-        weight = self.weight_.unpack()
-        pos_weight = self.pos_weight_.unpack()
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        weight = ops.unpack(self.weight_, self)
+        pos_weight = ops.unpack(self.pos_weight_, self)
         reduction = self._saved_reduction
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.binary_cross_entropy_with_logits_backward(grad, self_, target, weight, pos_weight, reduction)
+            grad_inputs[0] = manual.binary_cross_entropy_with_logits_backward(ops, grad, self_, target, weight, pos_weight, reduction)
         # target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.binary_cross_entropy_with_logits_target_backward(grad, self_, target, weight, pos_weight, reduction)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = self.self_.unpack_data()
-        target = self.target_.unpack_data()
-        weight = self.weight_.unpack_data()
-        pos_weight = self.pos_weight_.unpack_data()
-        reduction = self._saved_reduction
-        grad_inputs = [None] * 2
-        # self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_manual.binary_cross_entropy_with_logits_backward(grad, self_, target, weight, pos_weight, reduction)
-        # target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = raw_manual.binary_cross_entropy_with_logits_target_backward(grad, self_, target, weight, pos_weight, reduction)
+            grad_inputs[1] = manual.binary_cross_entropy_with_logits_target_backward(ops, grad, self_, target, weight, pos_weight, reduction)
         return grad_inputs
 
 
@@ -5329,28 +3903,16 @@ class NativeDropoutBackward0(Node):
     def release_variables(self):
         self.result1_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = any(g is not None for g in grads)
-        result1 = self.result1_.unpack(self)
+        result1 = ops.unpack(self.result1_, self)
         p = self._saved_p
         train = self._saved_train
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # input: native_dropout_backward(grad, result1, dropout_scale(p, train))
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.native_dropout_backward(grad, result1, manual.dropout_scale(p, train))
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = any(g is not None for g in grads)
-        result1 = self.result1_.unpack_data()
-        p = self._saved_p
-        train = self._saved_train
-        grad_inputs = [None] * 1
-        # input: native_dropout_backward(grad, result1, dropout_scale(p, train))
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.native_dropout_backward(grad, result1, raw_manual.dropout_scale(p, train))
+            grad_inputs[0] = ops.native_dropout_backward(grad, result1, manual.dropout_scale(ops, p, train))
         return grad_inputs
 
 
@@ -5371,29 +3933,15 @@ class NativeDropoutBackwardBackward0(Node):
     def release_variables(self):
         self.mask_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        mask = self.mask_.unpack()
+        mask = ops.unpack(self.mask_, self)
         scale = self._saved_scale
-        grad_inputs = [None] * 2
+        grad_inputs = [None, None]
         # grad_output: native_dropout_backward(grad, mask, scale)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.native_dropout_backward(grad, mask, scale)
-        # mask: not_implemented("native_dropout_backward: mask")
-        if self.should_compute_output(1):
-            raise RuntimeError("the derivative for 'native_dropout_backward' is not implemented: native_dropout_backward: mask")
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        mask = self.mask_.unpack_data()
-        scale = self._saved_scale
-        grad_inputs = [None] * 2
-        # grad_output: native_dropout_backward(grad, mask, scale)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.native_dropout_backward(grad, mask, scale)
         # mask: not_implemented("native_dropout_backward: mask")
         if self.should_compute_output(1):
             raise RuntimeError("the derivative for 'native_dropout_backward' is not implemented: native_dropout_backward: mask")
@@ -5416,30 +3964,17 @@ class EmbeddingBackward0(Node):
     def release_variables(self):
         self.indices_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        indices = self.indices_.unpack()
+        indices = ops.unpack(self.indices_, self)
         weight_sym_sizes = self._saved_weight_sym_sizes
         padding_idx = self._saved_padding_idx
         scale_grad_by_freq = self._saved_scale_grad_by_freq
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.embedding_dense_backward(grad, indices, weight_sym_sizes[0], padding_idx, scale_grad_by_freq)
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        indices = self.indices_.unpack_data()
-        weight_sym_sizes = self._saved_weight_sym_sizes
-        padding_idx = self._saved_padding_idx
-        scale_grad_by_freq = self._saved_scale_grad_by_freq
-        grad_inputs = [None] * 1
-        # weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = raw_ops.embedding_dense_backward(grad, indices, weight_sym_sizes[0], padding_idx, scale_grad_by_freq)
         return grad_inputs
 
 
@@ -5459,17 +3994,17 @@ class EmbeddingDenseBackwardBackward0(Node):
     def release_variables(self):
         self.indices_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        indices = self.indices_.unpack()
+        indices = ops.unpack(self.indices_, self)
         num_weights = self._saved_num_weights
         padding_idx = self._saved_padding_idx
         scale_grad_by_freq = self._saved_scale_grad_by_freq
-        grad_inputs = [None] * 1
+        grad_inputs = [None]
         # grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
+            grad_inputs[0] = manual.embedding_dense_double_backward(ops, grad, indices, num_weights, padding_idx, scale_grad_by_freq)
         return grad_inputs
 
 
@@ -5509,42 +4044,20 @@ class NativeLayerNormBackward0(Node):
         self.weight_.reset_data()
         self.bias_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = any(g is not None for g in grads)
-        input = self.input_.unpack()
+        input = ops.unpack(self.input_, self)
         normalized_shape = self._saved_normalized_shape
-        result1 = self.result1_.unpack(self)
-        result2 = self.result2_.unpack(self)
-        weight = self.weight_.unpack()
-        bias = self.bias_.unpack()
-        grad_inputs = [None] * 3
+        result1 = ops.unpack(self.result1_, self)
+        result2 = ops.unpack(self.result2_, self)
+        weight = ops.unpack(self.weight_, self)
+        bias = ops.unpack(self.bias_, self)
+        grad_inputs = [None, None, None]
         # input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
         if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
             grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
             results = ops.native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
-            if grad_input_mask[0]:
-                grad_inputs[0] = results[0]
-            if grad_input_mask[1]:
-                grad_inputs[1] = results[1]
-            if grad_input_mask[2]:
-                grad_inputs[2] = results[2]
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        grad = grads[0]
-        any_grad_defined = any(g is not None for g in grads)
-        input = self.input_.unpack_data()
-        normalized_shape = self._saved_normalized_shape
-        result1 = self.result1_.unpack_data()
-        result2 = self.result2_.unpack_data()
-        weight = self.weight_.unpack_data()
-        bias = self.bias_.unpack_data()
-        grad_inputs = [None] * 3
-        # input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
-        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
-            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
-            results = raw_ops.native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
             if grad_input_mask[0]:
                 grad_inputs[0] = results[0]
             if grad_input_mask[1]:
@@ -5590,40 +4103,19 @@ class NativeLayerNormBackwardBackward0(Node):
         self.mean_.reset_data()
         self.rstd_.reset_data()
 
-    def apply(self, grads):
+    def apply(self, grads, ops=tensor_ops):
         any_grad_defined = any(g is not None for g in grads)
-        input = self.input_.unpack()
-        weight = self.weight_.unpack()
-        grad_out = self.grad_out_.unpack()
-        mean = self.mean_.unpack()
-        rstd = self.rstd_.unpack()
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        grad_out = ops.unpack(self.grad_out_, self)
+        mean = ops.unpack(self.mean_, self)
+        rstd = ops.unpack(self.rstd_, self)
         normalized_shape = self._saved_normalized_shape
-        grad_inputs = [None] * 3
+        grad_inputs = [None, None, None]
         # input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
         if any_grad_defined and (self.should_compute_output(1) or self.should_compute_output(2) or self.should_compute_output(0)):
             grad_input_mask = (self.should_compute_output(1), self.should_compute_output(2), self.should_compute_output(0))
-            results = manual.layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
-            if grad_input_mask[0]:
-                grad_inputs[1] = results[0]
-            if grad_input_mask[1]:
-                grad_inputs[2] = results[1]
-            if grad_input_mask[2]:
-                grad_inputs[0] = results[2]
-        return grad_inputs
-
-    def apply_raw(self, grads):
-        any_grad_defined = any(g is not None for g in grads)
-        input = self.input_.unpack_data()
-        weight = self.weight_.unpack_data()
-        grad_out = self.grad_out_.unpack_data()
-        mean = self.mean_.unpack_data()
-        rstd = self.rstd_.unpack_data()
-        normalized_shape = self._saved_normalized_shape
-        grad_inputs = [None] * 3
-        # input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
-        if any_grad_defined and (self.should_compute_output(1) or self.should_compute_output(2) or self.should_compute_output(0)):
-            grad_input_mask = (self.should_compute_output(1), self.should_compute_output(2), self.should_compute_output(0))
-            results = raw_manual.layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
+            results = manual.layer_norm_double_backward(ops, input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
             if grad_input_mask[0]:
                 grad_inputs[1] = results[0]
             if grad_input_mask[1]:

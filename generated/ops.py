@@ -152,6 +152,7 @@ from runtime import dispatch as _dispatch
 from runtime import forward_grad as _F
 from runtime import kernels
 from runtime import tensor as _T
+from runtime.dispatch import Overload, Param
 from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 
 __all__ = [
@@ -3895,666 +3896,1368 @@ unbind = unbind_int
 where = where_self
 
 
-# Every overload's wrapper by schema name, for tools (`python -m codegen verify`).
+# Every overload of the spec, by schema name: its wrapper, the kernel the wrapper runs, and
+# the parameters that overload resolution reads (runtime/dispatch.py). Tools find an
+# overload here (`python -m codegen verify`); runtime/namespaces.py runs the kernels on
+# numpy arrays.
 OVERLOADS = {
-    "add.Tensor": add_Tensor,
-    "add.Scalar": add_Scalar,
-    "sub.Tensor": sub_Tensor,
-    "rsub.Tensor": rsub_Tensor,
-    "rsub.Scalar": rsub_Scalar,
-    "mul.Tensor": mul_Tensor,
-    "mul.Scalar": mul_Scalar,
-    "div.Tensor": div_Tensor,
-    "div.Scalar": div_Scalar,
-    "neg": neg,
-    "pow.Tensor_Scalar": pow_Tensor_Scalar,
-    "pow.Tensor_Tensor": pow_Tensor_Tensor,
-    "pow.Scalar": pow_Scalar,
-    "reciprocal": reciprocal,
-    "exp": exp,
-    "expm1": expm1,
-    "log": log,
-    "log1p": log1p,
-    "sqrt": sqrt,
-    "rsqrt": rsqrt,
-    "sin": sin,
-    "cos": cos,
-    "tan": tan,
-    "tanh": tanh,
-    "tanh_backward": tanh_backward,
-    "sigmoid": sigmoid,
-    "sigmoid_backward": sigmoid_backward,
-    "erf": erf,
-    "relu": relu,
-    "gelu": gelu,
-    "gelu_backward": gelu_backward,
-    "leaky_relu": leaky_relu,
-    "softplus": softplus,
-    "leaky_relu_backward": leaky_relu_backward,
-    "softplus_backward": softplus_backward,
-    "threshold_backward": threshold_backward,
-    "abs": abs,
-    "sign": sign,
-    "clamp.Tensor": clamp_Tensor,
-    "clamp": clamp_default,
-    "clamp_min": clamp_min_default,
-    "clamp_min.Tensor": clamp_min_Tensor,
-    "clamp_max": clamp_max_default,
-    "clamp_max.Tensor": clamp_max_Tensor,
-    "maximum": maximum,
-    "minimum": minimum,
-    "where.self": where_self,
-    "masked_fill.Scalar": masked_fill_Scalar,
-    "masked_fill.Tensor": masked_fill_Tensor,
-    "fill.Scalar": fill_Scalar,
-    "fill.Tensor": fill_Tensor,
-    "fill_.Scalar": fill__Scalar,
-    "fill_.Tensor": fill__Tensor,
-    "copy_": copy_,
-    "eq.Scalar": eq_Scalar,
-    "eq.Tensor": eq_Tensor,
-    "ge.Scalar": ge_Scalar,
-    "ge.Tensor": ge_Tensor,
-    "gt.Scalar": gt_Scalar,
-    "gt.Tensor": gt_Tensor,
-    "le.Scalar": le_Scalar,
-    "le.Tensor": le_Tensor,
-    "lt.Scalar": lt_Scalar,
-    "lt.Tensor": lt_Tensor,
-    "ne.Scalar": ne_Scalar,
-    "ne.Tensor": ne_Tensor,
-    "logical_not": logical_not,
-    "logical_and": logical_and,
-    "logical_or": logical_or,
-    "bitwise_not": bitwise_not,
-    "bitwise_and.Tensor": bitwise_and_Tensor,
-    "bitwise_or.Tensor": bitwise_or_Tensor,
-    "bitwise_xor.Tensor": bitwise_xor_Tensor,
-    "sum": sum_default,
-    "sum.dim_IntList": sum_dim_IntList,
-    "mean": mean_default,
-    "mean.dim": mean_dim,
-    "logsumexp": logsumexp,
-    "max.dim": max_dim,
-    "max": max_default,
-    "amax": amax,
-    "amin": amin,
-    "min.dim": min_dim,
-    "min": min_default,
-    "any": any_default,
-    "any.dim": any_dim,
-    "all": all_default,
-    "all.dim": all_dim,
-    "argmax": argmax,
-    "argmin": argmin,
-    "norm.Scalar": norm_Scalar,
-    "norm.ScalarOpt_dim": norm_ScalarOpt_dim,
-    "linalg_vector_norm": linalg_vector_norm,
-    "prod": prod_default,
-    "prod.dim_int": prod_dim_int,
-    "std.correction": std_correction,
-    "var.correction": var_correction,
-    "t": t,
-    "expand": expand,
-    "unsqueeze": unsqueeze,
-    "squeeze": squeeze_default,
-    "squeeze.dim": squeeze_dim,
-    "squeeze.dims": squeeze_dims,
-    "squeeze_": squeeze__default,
-    "squeeze_.dim": squeeze__dim,
-    "squeeze_.dims": squeeze__dims,
-    "_to_copy": _to_copy,
-    "clone": clone,
-    "transpose.int": transpose_int,
-    "_unsafe_view": _unsafe_view,
-    "view": view,
-    "zero_": zero_,
-    "alias": alias,
-    "permute": permute,
-    "cat": cat,
-    "stack": stack,
-    "split.Tensor": split_Tensor,
-    "split_with_sizes": split_with_sizes,
-    "unbind.int": unbind_int,
-    "select.int": select_int,
-    "select_backward": select_backward,
-    "slice.Tensor": slice_Tensor,
-    "slice_backward": slice_backward,
-    "index.Tensor": index_Tensor,
-    "index_put": index_put,
-    "_index_put_impl_": _index_put_impl_,
-    "index_select": index_select,
-    "index_add": index_add,
-    "gather": gather,
-    "scatter_add": scatter_add,
-    "repeat": repeat,
-    "flip": flip,
-    "mm": mm,
-    "addmm": addmm,
-    "bmm": bmm,
-    "dot": dot,
-    "mv": mv,
-    "_softmax": _softmax,
-    "_log_softmax": _log_softmax,
-    "_log_softmax_backward_data": _log_softmax_backward_data,
-    "_softmax_backward_data": _softmax_backward_data,
-    "mse_loss": mse_loss,
-    "mse_loss_backward": mse_loss_backward,
-    "smooth_l1_loss": smooth_l1_loss,
-    "smooth_l1_loss_backward": smooth_l1_loss_backward,
-    "nll_loss_forward": nll_loss_forward,
-    "nll_loss2d_forward": nll_loss2d_forward,
-    "nll_loss_backward": nll_loss_backward,
-    "nll_loss2d_backward": nll_loss2d_backward,
-    "binary_cross_entropy": binary_cross_entropy,
-    "binary_cross_entropy_backward": binary_cross_entropy_backward,
-    "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits,
-    "native_dropout": native_dropout,
-    "native_dropout_backward": native_dropout_backward,
-    "embedding": embedding,
-    "embedding_dense_backward": embedding_dense_backward,
-    "native_layer_norm": native_layer_norm,
-    "native_layer_norm_backward": native_layer_norm_backward,
+    "add.Tensor": Overload(add_Tensor, kernels.add_Tensor, "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+        Param("alpha", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "add.Scalar": Overload(add_Scalar, kernels.add_Scalar, "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+        Param("alpha", "Scalar", has_default=True),
+    )),
+    "sub.Tensor": Overload(sub_Tensor, kernels.sub_Tensor, "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+        Param("alpha", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "rsub.Tensor": Overload(rsub_Tensor, kernels.rsub_Tensor, "rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+        Param("alpha", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "rsub.Scalar": Overload(rsub_Scalar, kernels.rsub_Scalar, "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+        Param("alpha", "Scalar", has_default=True),
+    )),
+    "mul.Tensor": Overload(mul_Tensor, kernels.mul_Tensor, "mul.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "mul.Scalar": Overload(mul_Scalar, kernels.mul_Scalar, "mul.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "div.Tensor": Overload(div_Tensor, kernels.div_Tensor, "div.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "div.Scalar": Overload(div_Scalar, kernels.div_Scalar, "div.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "neg": Overload(neg, kernels.neg, "neg(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "pow.Tensor_Scalar": Overload(pow_Tensor_Scalar, kernels.pow_Tensor_Scalar, "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("exponent", "Scalar"),
+    )),
+    "pow.Tensor_Tensor": Overload(pow_Tensor_Tensor, kernels.pow_Tensor_Tensor, "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("exponent", "Tensor"),
+    )),
+    "pow.Scalar": Overload(pow_Scalar, kernels.pow_Scalar, "pow.Scalar(Scalar self, Tensor exponent) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("exponent", "Tensor"),
+    )),
+    "reciprocal": Overload(reciprocal, kernels.reciprocal, "reciprocal(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "exp": Overload(exp, kernels.exp, "exp(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "expm1": Overload(expm1, kernels.expm1, "expm1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "log": Overload(log, kernels.log, "log(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "log1p": Overload(log1p, kernels.log1p, "log1p(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "sqrt": Overload(sqrt, kernels.sqrt, "sqrt(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "rsqrt": Overload(rsqrt, kernels.rsqrt, "rsqrt(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "sin": Overload(sin, kernels.sin, "sin(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "cos": Overload(cos, kernels.cos, "cos(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "tan": Overload(tan, kernels.tan, "tan(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "tanh": Overload(tanh, kernels.tanh, "tanh(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "tanh_backward": Overload(tanh_backward, kernels.tanh_backward, "tanh_backward(Tensor grad_output, Tensor output) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output", "Tensor"),
+    )),
+    "sigmoid": Overload(sigmoid, kernels.sigmoid, "sigmoid(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "sigmoid_backward": Overload(sigmoid_backward, kernels.sigmoid_backward, "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output", "Tensor"),
+    )),
+    "erf": Overload(erf, kernels.erf, "erf(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "relu": Overload(relu, kernels.relu, "relu(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "gelu": Overload(gelu, kernels.gelu, "gelu(Tensor self, *, str approximate='none') -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("approximate", "str", has_default=True, keyword_only=True),
+    )),
+    "gelu_backward": Overload(gelu_backward, kernels.gelu_backward, "gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("approximate", "str", has_default=True, keyword_only=True),
+    )),
+    "leaky_relu": Overload(leaky_relu, kernels.leaky_relu, "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("negative_slope", "Scalar", has_default=True),
+    )),
+    "softplus": Overload(softplus, kernels.softplus, "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("beta", "Scalar", has_default=True),
+        Param("threshold", "Scalar", has_default=True),
+    )),
+    "leaky_relu_backward": Overload(leaky_relu_backward, kernels.leaky_relu_backward, "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("negative_slope", "Scalar"),
+        Param("self_is_result", "bool"),
+    )),
+    "softplus_backward": Overload(softplus_backward, kernels.softplus_backward, "softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("beta", "Scalar"),
+        Param("threshold", "Scalar"),
+    )),
+    "threshold_backward": Overload(threshold_backward, kernels.threshold_backward, "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("threshold", "Scalar"),
+    )),
+    "abs": Overload(abs, kernels.abs, "abs(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "sign": Overload(sign, kernels.sign, "sign(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "clamp.Tensor": Overload(clamp_Tensor, kernels.clamp_Tensor, "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("min", "Tensor?", has_default=True),
+        Param("max", "Tensor?", has_default=True),
+    )),
+    "clamp": Overload(clamp_default, kernels.clamp, "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("min", "Scalar?", has_default=True),
+        Param("max", "Scalar?", has_default=True),
+    )),
+    "clamp_min": Overload(clamp_min_default, kernels.clamp_min, "clamp_min(Tensor self, Scalar min) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("min", "Scalar"),
+    )),
+    "clamp_min.Tensor": Overload(clamp_min_Tensor, kernels.clamp_min_Tensor, "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("min", "Tensor"),
+    )),
+    "clamp_max": Overload(clamp_max_default, kernels.clamp_max, "clamp_max(Tensor self, Scalar max) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("max", "Scalar"),
+    )),
+    "clamp_max.Tensor": Overload(clamp_max_Tensor, kernels.clamp_max_Tensor, "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("max", "Tensor"),
+    )),
+    "maximum": Overload(maximum, kernels.maximum, "maximum(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "minimum": Overload(minimum, kernels.minimum, "minimum(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "where.self": Overload(where_self, kernels.where_self, "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", (
+        Param("condition", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "masked_fill.Scalar": Overload(masked_fill_Scalar, kernels.masked_fill_Scalar, "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mask", "Tensor"),
+        Param("value", "Scalar"),
+    )),
+    "masked_fill.Tensor": Overload(masked_fill_Tensor, kernels.masked_fill_Tensor, "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mask", "Tensor"),
+        Param("value", "Tensor"),
+    )),
+    "fill.Scalar": Overload(fill_Scalar, kernels.fill_Scalar, "fill.Scalar(Tensor self, Scalar value) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("value", "Scalar"),
+    )),
+    "fill.Tensor": Overload(fill_Tensor, kernels.fill_Tensor, "fill.Tensor(Tensor self, Tensor value) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("value", "Tensor"),
+    )),
+    "fill_.Scalar": Overload(fill__Scalar, kernels.fill__Scalar, "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("value", "Scalar"),
+    )),
+    "fill_.Tensor": Overload(fill__Tensor, kernels.fill__Tensor, "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("value", "Tensor"),
+    )),
+    "copy_": Overload(copy_, kernels.copy_, "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("src", "Tensor"),
+        Param("non_blocking", "bool", has_default=True),
+    )),
+    "eq.Scalar": Overload(eq_Scalar, kernels.eq_Scalar, "eq.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "eq.Tensor": Overload(eq_Tensor, kernels.eq_Tensor, "eq.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "ge.Scalar": Overload(ge_Scalar, kernels.ge_Scalar, "ge.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "ge.Tensor": Overload(ge_Tensor, kernels.ge_Tensor, "ge.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "gt.Scalar": Overload(gt_Scalar, kernels.gt_Scalar, "gt.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "gt.Tensor": Overload(gt_Tensor, kernels.gt_Tensor, "gt.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "le.Scalar": Overload(le_Scalar, kernels.le_Scalar, "le.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "le.Tensor": Overload(le_Tensor, kernels.le_Tensor, "le.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "lt.Scalar": Overload(lt_Scalar, kernels.lt_Scalar, "lt.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "lt.Tensor": Overload(lt_Tensor, kernels.lt_Tensor, "lt.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "ne.Scalar": Overload(ne_Scalar, kernels.ne_Scalar, "ne.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "ne.Tensor": Overload(ne_Tensor, kernels.ne_Tensor, "ne.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "logical_not": Overload(logical_not, kernels.logical_not, "logical_not(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "logical_and": Overload(logical_and, kernels.logical_and, "logical_and(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "logical_or": Overload(logical_or, kernels.logical_or, "logical_or(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "bitwise_not": Overload(bitwise_not, kernels.bitwise_not, "bitwise_not(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "bitwise_and.Tensor": Overload(bitwise_and_Tensor, kernels.bitwise_and_Tensor, "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "bitwise_or.Tensor": Overload(bitwise_or_Tensor, kernels.bitwise_or_Tensor, "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "bitwise_xor.Tensor": Overload(bitwise_xor_Tensor, kernels.bitwise_xor_Tensor, "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "sum": Overload(sum_default, kernels.sum, "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
+    "sum.dim_IntList": Overload(sum_dim_IntList, kernels.sum_dim_IntList, "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]?"),
+        Param("keepdim", "bool", has_default=True),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
+    "mean": Overload(mean_default, kernels.mean, "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
+    "mean.dim": Overload(mean_dim, kernels.mean_dim, "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]?"),
+        Param("keepdim", "bool", has_default=True),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
+    "logsumexp": Overload(logsumexp, kernels.logsumexp, "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]"),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "max.dim": Overload(max_dim, kernels.max_dim, "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "max": Overload(max_default, kernels.max, "max(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "amax": Overload(amax, kernels.amax, "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]", has_default=True),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "amin": Overload(amin, kernels.amin, "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]", has_default=True),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "min.dim": Overload(min_dim, kernels.min_dim, "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "min": Overload(min_default, kernels.min, "min(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "any": Overload(any_default, kernels.any, "any(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "any.dim": Overload(any_dim, kernels.any_dim, "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "all": Overload(all_default, kernels.all, "all(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "all.dim": Overload(all_dim, kernels.all_dim, "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "argmax": Overload(argmax, kernels.argmax, "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int?", has_default=True),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "argmin": Overload(argmin, kernels.argmin, "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int?", has_default=True),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "norm.Scalar": Overload(norm_Scalar, kernels.norm_Scalar, "norm.Scalar(Tensor self, Scalar p=2) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("p", "Scalar", has_default=True),
+    )),
+    "norm.ScalarOpt_dim": Overload(norm_ScalarOpt_dim, kernels.norm_ScalarOpt_dim, "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("p", "Scalar?"),
+        Param("dim", "int[1]"),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "linalg_vector_norm": Overload(linalg_vector_norm, kernels.linalg_vector_norm, "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("ord", "Scalar", has_default=True),
+        Param("dim", "int[1]?", has_default=True),
+        Param("keepdim", "bool", has_default=True),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
+    "prod": Overload(prod_default, kernels.prod, "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
+    "prod.dim_int": Overload(prod_dim_int, kernels.prod_dim_int, "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("keepdim", "bool", has_default=True),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
+    "std.correction": Overload(std_correction, kernels.std_correction, "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]?", has_default=True),
+        Param("correction", "Scalar?", has_default=True, keyword_only=True),
+        Param("keepdim", "bool", has_default=True, keyword_only=True),
+    )),
+    "var.correction": Overload(var_correction, kernels.var_correction, "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]?", has_default=True),
+        Param("correction", "Scalar?", has_default=True, keyword_only=True),
+        Param("keepdim", "bool", has_default=True, keyword_only=True),
+    )),
+    "t": Overload(t, kernels.t, "t(Tensor(a) self) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+    )),
+    "expand": Overload(expand, kernels.expand, "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("size", "int[]"),
+        Param("implicit", "bool", has_default=True, keyword_only=True),
+    )),
+    "unsqueeze": Overload(unsqueeze, kernels.unsqueeze, "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+    )),
+    "squeeze": Overload(squeeze_default, kernels.squeeze, "squeeze(Tensor(a) self) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+    )),
+    "squeeze.dim": Overload(squeeze_dim, kernels.squeeze_dim, "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+    )),
+    "squeeze.dims": Overload(squeeze_dims, kernels.squeeze_dims, "squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[]"),
+    )),
+    "squeeze_": Overload(squeeze__default, kernels.squeeze_, "squeeze_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
+    "squeeze_.dim": Overload(squeeze__dim, kernels.squeeze__dim, "squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+    )),
+    "squeeze_.dims": Overload(squeeze__dims, kernels.squeeze__dims, "squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[]"),
+    )),
+    "_to_copy": Overload(_to_copy, kernels._to_copy, "_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
+    "clone": Overload(clone, kernels.clone, "clone(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "transpose.int": Overload(transpose_int, kernels.transpose_int, "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("dim0", "int"),
+        Param("dim1", "int"),
+    )),
+    "_unsafe_view": Overload(_unsafe_view, kernels._unsafe_view, "_unsafe_view(Tensor self, SymInt[] size) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("size", "int[]"),
+    )),
+    "view": Overload(view, kernels.view, "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("size", "int[]"),
+    )),
+    "zero_": Overload(zero_, kernels.zero_, "zero_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
+    "alias": Overload(alias, kernels.alias, "alias(Tensor(a) self) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+    )),
+    "permute": Overload(permute, kernels.permute, "permute(Tensor(a) self, int[] dims) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("dims", "int[]"),
+    )),
+    "cat": Overload(cat, kernels.cat, "cat(Tensor[] tensors, int dim=0) -> Tensor", (
+        Param("tensors", "Tensor[]"),
+        Param("dim", "int", has_default=True),
+    )),
+    "stack": Overload(stack, kernels.stack, "stack(Tensor[] tensors, int dim=0) -> Tensor", (
+        Param("tensors", "Tensor[]"),
+        Param("dim", "int", has_default=True),
+    )),
+    "split.Tensor": Overload(split_Tensor, kernels.split_Tensor, "split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]", (
+        Param("self_", "Tensor"),
+        Param("split_size", "int"),
+        Param("dim", "int", has_default=True),
+    )),
+    "split_with_sizes": Overload(split_with_sizes, kernels.split_with_sizes, "split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]", (
+        Param("self_", "Tensor"),
+        Param("split_sizes", "int[]"),
+        Param("dim", "int", has_default=True),
+    )),
+    "unbind.int": Overload(unbind_int, kernels.unbind_int, "unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]", (
+        Param("self_", "Tensor"),
+        Param("dim", "int", has_default=True),
+    )),
+    "select.int": Overload(select_int, kernels.select_int, "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "int"),
+    )),
+    "select_backward": Overload(select_backward, kernels.select_backward, "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("input_sizes", "int[]"),
+        Param("dim", "int"),
+        Param("index", "int"),
+    )),
+    "slice.Tensor": Overload(slice_Tensor, kernels.slice_Tensor, "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int", has_default=True),
+        Param("start", "int?", has_default=True),
+        Param("end", "int?", has_default=True),
+        Param("step", "int", has_default=True),
+    )),
+    "slice_backward": Overload(slice_backward, kernels.slice_backward, "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("input_sizes", "int[]"),
+        Param("dim", "int"),
+        Param("start", "int"),
+        Param("end", "int"),
+        Param("step", "int"),
+    )),
+    "index.Tensor": Overload(index_Tensor, kernels.index_Tensor, "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor?[]"),
+    )),
+    "index_put": Overload(index_put, kernels.index_put, "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor?[]"),
+        Param("values", "Tensor"),
+        Param("accumulate", "bool", has_default=True),
+    )),
+    "_index_put_impl_": Overload(_index_put_impl_, kernels._index_put_impl_, "_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor?[]"),
+        Param("values", "Tensor"),
+        Param("accumulate", "bool", has_default=True),
+        Param("unsafe", "bool", has_default=True),
+    )),
+    "index_select": Overload(index_select, kernels.index_select, "index_select(Tensor self, int dim, Tensor index) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+    )),
+    "index_add": Overload(index_add, kernels.index_add, "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("source", "Tensor"),
+        Param("alpha", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "gather": Overload(gather, kernels.gather, "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("sparse_grad", "bool", has_default=True, keyword_only=True),
+    )),
+    "scatter_add": Overload(scatter_add, kernels.scatter_add, "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("src", "Tensor"),
+    )),
+    "repeat": Overload(repeat, kernels.repeat, "repeat(Tensor self, SymInt[] repeats) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("repeats", "int[]"),
+    )),
+    "flip": Overload(flip, kernels.flip, "flip(Tensor self, int[] dims) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dims", "int[]"),
+    )),
+    "mm": Overload(mm, kernels.mm, "mm(Tensor self, Tensor mat2) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mat2", "Tensor"),
+    )),
+    "addmm": Overload(addmm, kernels.addmm, "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mat1", "Tensor"),
+        Param("mat2", "Tensor"),
+        Param("beta", "Scalar", has_default=True, keyword_only=True),
+        Param("alpha", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "bmm": Overload(bmm, kernels.bmm, "bmm(Tensor self, Tensor mat2) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mat2", "Tensor"),
+    )),
+    "dot": Overload(dot, kernels.dot, "dot(Tensor self, Tensor tensor) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("tensor", "Tensor"),
+    )),
+    "mv": Overload(mv, kernels.mv, "mv(Tensor self, Tensor vec) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("vec", "Tensor"),
+    )),
+    "_softmax": Overload(_softmax, kernels._softmax, "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("half_to_float", "bool"),
+    )),
+    "_log_softmax": Overload(_log_softmax, kernels._log_softmax, "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("half_to_float", "bool"),
+    )),
+    "_log_softmax_backward_data": Overload(_log_softmax_backward_data, kernels._log_softmax_backward_data, "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output", "Tensor"),
+        Param("dim", "int"),
+        Param("input_dtype", "ScalarType"),
+    )),
+    "_softmax_backward_data": Overload(_softmax_backward_data, kernels._softmax_backward_data, "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output", "Tensor"),
+        Param("dim", "int"),
+        Param("input_dtype", "ScalarType"),
+    )),
+    "mse_loss": Overload(mse_loss, kernels.mse_loss, "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("reduction", "int", has_default=True),
+    )),
+    "mse_loss_backward": Overload(mse_loss_backward, kernels.mse_loss_backward, "mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("reduction", "int"),
+    )),
+    "smooth_l1_loss": Overload(smooth_l1_loss, kernels.smooth_l1_loss, "smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("reduction", "int", has_default=True),
+        Param("beta", "float", has_default=True),
+    )),
+    "smooth_l1_loss_backward": Overload(smooth_l1_loss_backward, kernels.smooth_l1_loss_backward, "smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("reduction", "int"),
+        Param("beta", "float"),
+    )),
+    "nll_loss_forward": Overload(nll_loss_forward, kernels.nll_loss_forward, "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)", (
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("reduction", "int"),
+        Param("ignore_index", "int"),
+    )),
+    "nll_loss2d_forward": Overload(nll_loss2d_forward, kernels.nll_loss2d_forward, "nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)", (
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("reduction", "int"),
+        Param("ignore_index", "int"),
+    )),
+    "nll_loss_backward": Overload(nll_loss_backward, kernels.nll_loss_backward, "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("reduction", "int"),
+        Param("ignore_index", "int"),
+        Param("total_weight", "Tensor"),
+    )),
+    "nll_loss2d_backward": Overload(nll_loss2d_backward, kernels.nll_loss2d_backward, "nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("reduction", "int"),
+        Param("ignore_index", "int"),
+        Param("total_weight", "Tensor"),
+    )),
+    "binary_cross_entropy": Overload(binary_cross_entropy, kernels.binary_cross_entropy, "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("weight", "Tensor?", has_default=True),
+        Param("reduction", "int", has_default=True),
+    )),
+    "binary_cross_entropy_backward": Overload(binary_cross_entropy_backward, kernels.binary_cross_entropy_backward, "binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("weight", "Tensor?", has_default=True),
+        Param("reduction", "int", has_default=True),
+    )),
+    "binary_cross_entropy_with_logits": Overload(binary_cross_entropy_with_logits, kernels.binary_cross_entropy_with_logits, "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("weight", "Tensor?", has_default=True),
+        Param("pos_weight", "Tensor?", has_default=True),
+        Param("reduction", "int", has_default=True),
+    )),
+    "native_dropout": Overload(native_dropout, kernels.native_dropout, "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("p", "float"),
+        Param("train", "bool?"),
+    )),
+    "native_dropout_backward": Overload(native_dropout_backward, kernels.native_dropout_backward, "native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("mask", "Tensor"),
+        Param("scale", "float"),
+    )),
+    "embedding": Overload(embedding, kernels.embedding, "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", (
+        Param("weight", "Tensor"),
+        Param("indices", "Tensor"),
+        Param("padding_idx", "int", has_default=True),
+        Param("scale_grad_by_freq", "bool", has_default=True),
+        Param("sparse", "bool", has_default=True),
+    )),
+    "embedding_dense_backward": Overload(embedding_dense_backward, kernels.embedding_dense_backward, "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("indices", "Tensor"),
+        Param("num_weights", "int"),
+        Param("padding_idx", "int"),
+        Param("scale_grad_by_freq", "bool"),
+    )),
+    "native_layer_norm": Overload(native_layer_norm, kernels.native_layer_norm, "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("normalized_shape", "int[]"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("eps", "float"),
+    )),
+    "native_layer_norm_backward": Overload(native_layer_norm_backward, kernels.native_layer_norm_backward, "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", (
+        Param("grad_out", "Tensor"),
+        Param("input", "Tensor"),
+        Param("normalized_shape", "int[]"),
+        Param("mean", "Tensor"),
+        Param("rstd", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("output_mask", "bool[3]"),
+    )),
 }
 
-
-_rsub_overloads = (
-    (rsub_Tensor, "rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("other", "Tensor", False, False),
-        ("alpha", "Scalar", True, True),
-    )),
-    (rsub_Scalar, "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("other", "Scalar", False, False),
-        ("alpha", "Scalar", True, False),
-    )),
-)
+# What a call of each name Python binds may mean: its overloads, in the order resolution
+# tries them (a name's in-place form `add_` runs the in-place wrappers).
+BY_NAME = {
+    "add": (
+        OVERLOADS["add.Tensor"],
+    ),
+    "sub": (
+        OVERLOADS["sub.Tensor"],
+    ),
+    "rsub": (
+        OVERLOADS["rsub.Tensor"],
+        OVERLOADS["rsub.Scalar"],
+    ),
+    "mul": (
+        OVERLOADS["mul.Tensor"],
+    ),
+    "div": (
+        OVERLOADS["div.Tensor"],
+    ),
+    "neg": (
+        OVERLOADS["neg"],
+    ),
+    "pow": (
+        OVERLOADS["pow.Tensor_Scalar"],
+        OVERLOADS["pow.Tensor_Tensor"],
+        OVERLOADS["pow.Scalar"],
+    ),
+    "reciprocal": (
+        OVERLOADS["reciprocal"],
+    ),
+    "exp": (
+        OVERLOADS["exp"],
+    ),
+    "expm1": (
+        OVERLOADS["expm1"],
+    ),
+    "log": (
+        OVERLOADS["log"],
+    ),
+    "log1p": (
+        OVERLOADS["log1p"],
+    ),
+    "sqrt": (
+        OVERLOADS["sqrt"],
+    ),
+    "rsqrt": (
+        OVERLOADS["rsqrt"],
+    ),
+    "sin": (
+        OVERLOADS["sin"],
+    ),
+    "cos": (
+        OVERLOADS["cos"],
+    ),
+    "tan": (
+        OVERLOADS["tan"],
+    ),
+    "tanh": (
+        OVERLOADS["tanh"],
+    ),
+    "tanh_backward": (
+        OVERLOADS["tanh_backward"],
+    ),
+    "sigmoid": (
+        OVERLOADS["sigmoid"],
+    ),
+    "sigmoid_backward": (
+        OVERLOADS["sigmoid_backward"],
+    ),
+    "erf": (
+        OVERLOADS["erf"],
+    ),
+    "relu": (
+        OVERLOADS["relu"],
+    ),
+    "gelu": (
+        OVERLOADS["gelu"],
+    ),
+    "gelu_backward": (
+        OVERLOADS["gelu_backward"],
+    ),
+    "leaky_relu": (
+        OVERLOADS["leaky_relu"],
+    ),
+    "softplus": (
+        OVERLOADS["softplus"],
+    ),
+    "leaky_relu_backward": (
+        OVERLOADS["leaky_relu_backward"],
+    ),
+    "softplus_backward": (
+        OVERLOADS["softplus_backward"],
+    ),
+    "threshold_backward": (
+        OVERLOADS["threshold_backward"],
+    ),
+    "abs": (
+        OVERLOADS["abs"],
+    ),
+    "sign": (
+        OVERLOADS["sign"],
+    ),
+    "clamp": (
+        OVERLOADS["clamp.Tensor"],
+        OVERLOADS["clamp"],
+    ),
+    "clamp_min": (
+        OVERLOADS["clamp_min"],
+        OVERLOADS["clamp_min.Tensor"],
+    ),
+    "clamp_max": (
+        OVERLOADS["clamp_max"],
+        OVERLOADS["clamp_max.Tensor"],
+    ),
+    "maximum": (
+        OVERLOADS["maximum"],
+    ),
+    "minimum": (
+        OVERLOADS["minimum"],
+    ),
+    "where": (
+        OVERLOADS["where.self"],
+    ),
+    "masked_fill": (
+        OVERLOADS["masked_fill.Scalar"],
+        OVERLOADS["masked_fill.Tensor"],
+    ),
+    "fill": (
+        OVERLOADS["fill.Scalar"],
+        OVERLOADS["fill.Tensor"],
+    ),
+    "fill_": (
+        OVERLOADS["fill_.Scalar"],
+        OVERLOADS["fill_.Tensor"],
+    ),
+    "copy_": (
+        OVERLOADS["copy_"],
+    ),
+    "eq": (
+        OVERLOADS["eq.Scalar"],
+        OVERLOADS["eq.Tensor"],
+    ),
+    "ge": (
+        OVERLOADS["ge.Scalar"],
+        OVERLOADS["ge.Tensor"],
+    ),
+    "gt": (
+        OVERLOADS["gt.Scalar"],
+        OVERLOADS["gt.Tensor"],
+    ),
+    "le": (
+        OVERLOADS["le.Scalar"],
+        OVERLOADS["le.Tensor"],
+    ),
+    "lt": (
+        OVERLOADS["lt.Scalar"],
+        OVERLOADS["lt.Tensor"],
+    ),
+    "ne": (
+        OVERLOADS["ne.Scalar"],
+        OVERLOADS["ne.Tensor"],
+    ),
+    "logical_not": (
+        OVERLOADS["logical_not"],
+    ),
+    "logical_and": (
+        OVERLOADS["logical_and"],
+    ),
+    "logical_or": (
+        OVERLOADS["logical_or"],
+    ),
+    "bitwise_not": (
+        OVERLOADS["bitwise_not"],
+    ),
+    "bitwise_and": (
+        OVERLOADS["bitwise_and.Tensor"],
+    ),
+    "bitwise_or": (
+        OVERLOADS["bitwise_or.Tensor"],
+    ),
+    "bitwise_xor": (
+        OVERLOADS["bitwise_xor.Tensor"],
+    ),
+    "sum": (
+        OVERLOADS["sum"],
+        OVERLOADS["sum.dim_IntList"],
+    ),
+    "mean": (
+        OVERLOADS["mean"],
+        OVERLOADS["mean.dim"],
+    ),
+    "logsumexp": (
+        OVERLOADS["logsumexp"],
+    ),
+    "max": (
+        OVERLOADS["max.dim"],
+        OVERLOADS["max"],
+    ),
+    "amax": (
+        OVERLOADS["amax"],
+    ),
+    "amin": (
+        OVERLOADS["amin"],
+    ),
+    "min": (
+        OVERLOADS["min.dim"],
+        OVERLOADS["min"],
+    ),
+    "any": (
+        OVERLOADS["any"],
+        OVERLOADS["any.dim"],
+    ),
+    "all": (
+        OVERLOADS["all"],
+        OVERLOADS["all.dim"],
+    ),
+    "argmax": (
+        OVERLOADS["argmax"],
+    ),
+    "argmin": (
+        OVERLOADS["argmin"],
+    ),
+    "prod": (
+        OVERLOADS["prod"],
+        OVERLOADS["prod.dim_int"],
+    ),
+    "t": (
+        OVERLOADS["t"],
+    ),
+    "expand": (
+        OVERLOADS["expand"],
+    ),
+    "unsqueeze": (
+        OVERLOADS["unsqueeze"],
+    ),
+    "squeeze": (
+        OVERLOADS["squeeze"],
+        OVERLOADS["squeeze.dim"],
+        OVERLOADS["squeeze.dims"],
+    ),
+    "squeeze_": (
+        OVERLOADS["squeeze_"],
+        OVERLOADS["squeeze_.dim"],
+        OVERLOADS["squeeze_.dims"],
+    ),
+    "_to_copy": (
+        OVERLOADS["_to_copy"],
+    ),
+    "clone": (
+        OVERLOADS["clone"],
+    ),
+    "transpose": (
+        OVERLOADS["transpose.int"],
+    ),
+    "_unsafe_view": (
+        OVERLOADS["_unsafe_view"],
+    ),
+    "view": (
+        OVERLOADS["view"],
+    ),
+    "zero_": (
+        OVERLOADS["zero_"],
+    ),
+    "alias": (
+        OVERLOADS["alias"],
+    ),
+    "permute": (
+        OVERLOADS["permute"],
+    ),
+    "cat": (
+        OVERLOADS["cat"],
+    ),
+    "stack": (
+        OVERLOADS["stack"],
+    ),
+    "split": (
+        OVERLOADS["split.Tensor"],
+    ),
+    "split_with_sizes": (
+        OVERLOADS["split_with_sizes"],
+    ),
+    "unbind": (
+        OVERLOADS["unbind.int"],
+    ),
+    "select": (
+        OVERLOADS["select.int"],
+    ),
+    "select_backward": (
+        OVERLOADS["select_backward"],
+    ),
+    "slice": (
+        OVERLOADS["slice.Tensor"],
+    ),
+    "slice_backward": (
+        OVERLOADS["slice_backward"],
+    ),
+    "index": (
+        OVERLOADS["index.Tensor"],
+    ),
+    "index_put": (
+        OVERLOADS["index_put"],
+    ),
+    "_index_put_impl_": (
+        OVERLOADS["_index_put_impl_"],
+    ),
+    "index_select": (
+        OVERLOADS["index_select"],
+    ),
+    "index_add": (
+        OVERLOADS["index_add"],
+    ),
+    "gather": (
+        OVERLOADS["gather"],
+    ),
+    "scatter_add": (
+        OVERLOADS["scatter_add"],
+    ),
+    "repeat": (
+        OVERLOADS["repeat"],
+    ),
+    "flip": (
+        OVERLOADS["flip"],
+    ),
+    "mm": (
+        OVERLOADS["mm"],
+    ),
+    "addmm": (
+        OVERLOADS["addmm"],
+    ),
+    "bmm": (
+        OVERLOADS["bmm"],
+    ),
+    "dot": (
+        OVERLOADS["dot"],
+    ),
+    "mv": (
+        OVERLOADS["mv"],
+    ),
+    "_softmax": (
+        OVERLOADS["_softmax"],
+    ),
+    "_log_softmax": (
+        OVERLOADS["_log_softmax"],
+    ),
+    "_log_softmax_backward_data": (
+        OVERLOADS["_log_softmax_backward_data"],
+    ),
+    "_softmax_backward_data": (
+        OVERLOADS["_softmax_backward_data"],
+    ),
+    "mse_loss": (
+        OVERLOADS["mse_loss"],
+    ),
+    "mse_loss_backward": (
+        OVERLOADS["mse_loss_backward"],
+    ),
+    "smooth_l1_loss": (
+        OVERLOADS["smooth_l1_loss"],
+    ),
+    "smooth_l1_loss_backward": (
+        OVERLOADS["smooth_l1_loss_backward"],
+    ),
+    "nll_loss_forward": (
+        OVERLOADS["nll_loss_forward"],
+    ),
+    "nll_loss2d_forward": (
+        OVERLOADS["nll_loss2d_forward"],
+    ),
+    "nll_loss_backward": (
+        OVERLOADS["nll_loss_backward"],
+    ),
+    "nll_loss2d_backward": (
+        OVERLOADS["nll_loss2d_backward"],
+    ),
+    "binary_cross_entropy": (
+        OVERLOADS["binary_cross_entropy"],
+    ),
+    "binary_cross_entropy_backward": (
+        OVERLOADS["binary_cross_entropy_backward"],
+    ),
+    "binary_cross_entropy_with_logits": (
+        OVERLOADS["binary_cross_entropy_with_logits"],
+    ),
+    "native_dropout": (
+        OVERLOADS["native_dropout"],
+    ),
+    "native_dropout_backward": (
+        OVERLOADS["native_dropout_backward"],
+    ),
+    "embedding": (
+        OVERLOADS["embedding"],
+    ),
+    "embedding_dense_backward": (
+        OVERLOADS["embedding_dense_backward"],
+    ),
+    "native_layer_norm": (
+        OVERLOADS["native_layer_norm"],
+    ),
+    "native_layer_norm_backward": (
+        OVERLOADS["native_layer_norm_backward"],
+    ),
+    "add_": (
+        OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
+    ),
+    "sub_": (
+        OVERLOADS["sub.Tensor"]._replace(wrapper=sub_Tensor_, kernel=None),
+    ),
+    "mul_": (
+        OVERLOADS["mul.Tensor"]._replace(wrapper=mul_Tensor_, kernel=None),
+    ),
+    "div_": (
+        OVERLOADS["div.Tensor"]._replace(wrapper=div_Tensor_, kernel=None),
+    ),
+    "neg_": (
+        OVERLOADS["neg"]._replace(wrapper=neg_, kernel=None),
+    ),
+    "pow_": (
+        OVERLOADS["pow.Tensor_Scalar"]._replace(wrapper=pow_Tensor_Scalar_, kernel=None),
+        OVERLOADS["pow.Tensor_Tensor"]._replace(wrapper=pow_Tensor_Tensor_, kernel=None),
+    ),
+    "reciprocal_": (
+        OVERLOADS["reciprocal"]._replace(wrapper=reciprocal_, kernel=None),
+    ),
+    "exp_": (
+        OVERLOADS["exp"]._replace(wrapper=exp_, kernel=None),
+    ),
+    "expm1_": (
+        OVERLOADS["expm1"]._replace(wrapper=expm1_, kernel=None),
+    ),
+    "log_": (
+        OVERLOADS["log"]._replace(wrapper=log_, kernel=None),
+    ),
+    "log1p_": (
+        OVERLOADS["log1p"]._replace(wrapper=log1p_, kernel=None),
+    ),
+    "sqrt_": (
+        OVERLOADS["sqrt"]._replace(wrapper=sqrt_, kernel=None),
+    ),
+    "rsqrt_": (
+        OVERLOADS["rsqrt"]._replace(wrapper=rsqrt_, kernel=None),
+    ),
+    "sin_": (
+        OVERLOADS["sin"]._replace(wrapper=sin_, kernel=None),
+    ),
+    "cos_": (
+        OVERLOADS["cos"]._replace(wrapper=cos_, kernel=None),
+    ),
+    "tan_": (
+        OVERLOADS["tan"]._replace(wrapper=tan_, kernel=None),
+    ),
+    "tanh_": (
+        OVERLOADS["tanh"]._replace(wrapper=tanh_, kernel=None),
+    ),
+    "sigmoid_": (
+        OVERLOADS["sigmoid"]._replace(wrapper=sigmoid_, kernel=None),
+    ),
+    "erf_": (
+        OVERLOADS["erf"]._replace(wrapper=erf_, kernel=None),
+    ),
+    "relu_": (
+        OVERLOADS["relu"]._replace(wrapper=relu_, kernel=None),
+    ),
+    "abs_": (
+        OVERLOADS["abs"]._replace(wrapper=abs_, kernel=None),
+    ),
+    "sign_": (
+        OVERLOADS["sign"]._replace(wrapper=sign_, kernel=None),
+    ),
+    "clamp_": (
+        OVERLOADS["clamp.Tensor"]._replace(wrapper=clamp_Tensor_, kernel=None),
+        OVERLOADS["clamp"]._replace(wrapper=clamp_default_, kernel=None),
+    ),
+    "clamp_min_": (
+        OVERLOADS["clamp_min"]._replace(wrapper=clamp_min_default_, kernel=None),
+        OVERLOADS["clamp_min.Tensor"]._replace(wrapper=clamp_min_Tensor_, kernel=None),
+    ),
+    "clamp_max_": (
+        OVERLOADS["clamp_max"]._replace(wrapper=clamp_max_default_, kernel=None),
+        OVERLOADS["clamp_max.Tensor"]._replace(wrapper=clamp_max_Tensor_, kernel=None),
+    ),
+    "masked_fill_": (
+        OVERLOADS["masked_fill.Scalar"]._replace(wrapper=masked_fill_Scalar_, kernel=None),
+        OVERLOADS["masked_fill.Tensor"]._replace(wrapper=masked_fill_Tensor_, kernel=None),
+    ),
+    "index_put_": (
+        OVERLOADS["index_put"]._replace(wrapper=index_put_, kernel=None),
+    ),
+}
 
 
 def rsub(*args, **kwargs):
     """Picks the overload of rsub that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("rsub", _rsub_overloads, args, kwargs)
-
-
-_pow_overloads = (
-    (pow_Tensor_Scalar, "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("exponent", "Scalar", False, False),
-    )),
-    (pow_Tensor_Tensor, "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("exponent", "Tensor", False, False),
-    )),
-    (pow_Scalar, "pow.Scalar(Scalar self, Tensor exponent) -> Tensor", (
-        ("self_", "Scalar", False, False),
-        ("exponent", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("rsub", BY_NAME["rsub"], args, kwargs)
 
 
 def pow(*args, **kwargs):
     """Picks the overload of pow that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("pow", _pow_overloads, args, kwargs)
-
-
-_clamp_overloads = (
-    (clamp_Tensor, "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("min", "Tensor?", True, False),
-        ("max", "Tensor?", True, False),
-    )),
-    (clamp_default, "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("min", "Scalar?", True, False),
-        ("max", "Scalar?", True, False),
-    )),
-)
+    return _dispatch.call("pow", BY_NAME["pow"], args, kwargs)
 
 
 def clamp(*args, **kwargs):
     """Picks the overload of clamp that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp", _clamp_overloads, args, kwargs)
-
-
-_clamp_min_overloads = (
-    (clamp_min_default, "clamp_min(Tensor self, Scalar min) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("min", "Scalar", False, False),
-    )),
-    (clamp_min_Tensor, "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("min", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("clamp", BY_NAME["clamp"], args, kwargs)
 
 
 def clamp_min(*args, **kwargs):
     """Picks the overload of clamp_min that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_min", _clamp_min_overloads, args, kwargs)
-
-
-_clamp_max_overloads = (
-    (clamp_max_default, "clamp_max(Tensor self, Scalar max) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("max", "Scalar", False, False),
-    )),
-    (clamp_max_Tensor, "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("max", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("clamp_min", BY_NAME["clamp_min"], args, kwargs)
 
 
 def clamp_max(*args, **kwargs):
     """Picks the overload of clamp_max that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_max", _clamp_max_overloads, args, kwargs)
-
-
-_masked_fill_overloads = (
-    (masked_fill_Scalar, "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("mask", "Tensor", False, False),
-        ("value", "Scalar", False, False),
-    )),
-    (masked_fill_Tensor, "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("mask", "Tensor", False, False),
-        ("value", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("clamp_max", BY_NAME["clamp_max"], args, kwargs)
 
 
 def masked_fill(*args, **kwargs):
     """Picks the overload of masked_fill that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("masked_fill", _masked_fill_overloads, args, kwargs)
-
-
-_fill_overloads = (
-    (fill_Scalar, "fill.Scalar(Tensor self, Scalar value) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("value", "Scalar", False, False),
-    )),
-    (fill_Tensor, "fill.Tensor(Tensor self, Tensor value) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("value", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("masked_fill", BY_NAME["masked_fill"], args, kwargs)
 
 
 def fill(*args, **kwargs):
     """Picks the overload of fill that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("fill", _fill_overloads, args, kwargs)
-
-
-_fill__overloads = (
-    (fill__Scalar, "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", (
-        ("self_", "Tensor", False, False),
-        ("value", "Scalar", False, False),
-    )),
-    (fill__Tensor, "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", (
-        ("self_", "Tensor", False, False),
-        ("value", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("fill", BY_NAME["fill"], args, kwargs)
 
 
 def fill_(*args, **kwargs):
     """Picks the overload of fill_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("fill_", _fill__overloads, args, kwargs)
-
-
-_eq_overloads = (
-    (eq_Scalar, "eq.Scalar(Tensor self, Scalar other) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("other", "Scalar", False, False),
-    )),
-    (eq_Tensor, "eq.Tensor(Tensor self, Tensor other) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("other", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("fill_", BY_NAME["fill_"], args, kwargs)
 
 
 def eq(*args, **kwargs):
     """Picks the overload of eq that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("eq", _eq_overloads, args, kwargs)
-
-
-_ge_overloads = (
-    (ge_Scalar, "ge.Scalar(Tensor self, Scalar other) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("other", "Scalar", False, False),
-    )),
-    (ge_Tensor, "ge.Tensor(Tensor self, Tensor other) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("other", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("eq", BY_NAME["eq"], args, kwargs)
 
 
 def ge(*args, **kwargs):
     """Picks the overload of ge that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("ge", _ge_overloads, args, kwargs)
-
-
-_gt_overloads = (
-    (gt_Scalar, "gt.Scalar(Tensor self, Scalar other) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("other", "Scalar", False, False),
-    )),
-    (gt_Tensor, "gt.Tensor(Tensor self, Tensor other) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("other", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("ge", BY_NAME["ge"], args, kwargs)
 
 
 def gt(*args, **kwargs):
     """Picks the overload of gt that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("gt", _gt_overloads, args, kwargs)
-
-
-_le_overloads = (
-    (le_Scalar, "le.Scalar(Tensor self, Scalar other) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("other", "Scalar", False, False),
-    )),
-    (le_Tensor, "le.Tensor(Tensor self, Tensor other) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("other", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("gt", BY_NAME["gt"], args, kwargs)
 
 
 def le(*args, **kwargs):
     """Picks the overload of le that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("le", _le_overloads, args, kwargs)
-
-
-_lt_overloads = (
-    (lt_Scalar, "lt.Scalar(Tensor self, Scalar other) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("other", "Scalar", False, False),
-    )),
-    (lt_Tensor, "lt.Tensor(Tensor self, Tensor other) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("other", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("le", BY_NAME["le"], args, kwargs)
 
 
 def lt(*args, **kwargs):
     """Picks the overload of lt that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("lt", _lt_overloads, args, kwargs)
-
-
-_ne_overloads = (
-    (ne_Scalar, "ne.Scalar(Tensor self, Scalar other) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("other", "Scalar", False, False),
-    )),
-    (ne_Tensor, "ne.Tensor(Tensor self, Tensor other) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("other", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("lt", BY_NAME["lt"], args, kwargs)
 
 
 def ne(*args, **kwargs):
     """Picks the overload of ne that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("ne", _ne_overloads, args, kwargs)
-
-
-_sum_overloads = (
-    (sum_default, "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("dtype", "ScalarType?", True, True),
-    )),
-    (sum_dim_IntList, "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("dim", "int[1]?", False, False),
-        ("keepdim", "bool", True, False),
-        ("dtype", "ScalarType?", True, True),
-    )),
-)
+    return _dispatch.call("ne", BY_NAME["ne"], args, kwargs)
 
 
 def sum(*args, **kwargs):
     """Picks the overload of sum that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("sum", _sum_overloads, args, kwargs)
-
-
-_mean_overloads = (
-    (mean_default, "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("dtype", "ScalarType?", True, True),
-    )),
-    (mean_dim, "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("dim", "int[1]?", False, False),
-        ("keepdim", "bool", True, False),
-        ("dtype", "ScalarType?", True, True),
-    )),
-)
+    return _dispatch.call("sum", BY_NAME["sum"], args, kwargs)
 
 
 def mean(*args, **kwargs):
     """Picks the overload of mean that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("mean", _mean_overloads, args, kwargs)
-
-
-_max_overloads = (
-    (max_dim, "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (
-        ("self_", "Tensor", False, False),
-        ("dim", "int", False, False),
-        ("keepdim", "bool", True, False),
-    )),
-    (max_default, "max(Tensor self) -> Tensor", (
-        ("self_", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("mean", BY_NAME["mean"], args, kwargs)
 
 
 def max(*args, **kwargs):
     """Picks the overload of max that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("max", _max_overloads, args, kwargs)
-
-
-_min_overloads = (
-    (min_dim, "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (
-        ("self_", "Tensor", False, False),
-        ("dim", "int", False, False),
-        ("keepdim", "bool", True, False),
-    )),
-    (min_default, "min(Tensor self) -> Tensor", (
-        ("self_", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("max", BY_NAME["max"], args, kwargs)
 
 
 def min(*args, **kwargs):
     """Picks the overload of min that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("min", _min_overloads, args, kwargs)
-
-
-_any_overloads = (
-    (any_default, "any(Tensor self) -> Tensor", (
-        ("self_", "Tensor", False, False),
-    )),
-    (any_dim, "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("dim", "int", False, False),
-        ("keepdim", "bool", True, False),
-    )),
-)
+    return _dispatch.call("min", BY_NAME["min"], args, kwargs)
 
 
 def any(*args, **kwargs):
     """Picks the overload of any that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("any", _any_overloads, args, kwargs)
-
-
-_all_overloads = (
-    (all_default, "all(Tensor self) -> Tensor", (
-        ("self_", "Tensor", False, False),
-    )),
-    (all_dim, "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("dim", "int", False, False),
-        ("keepdim", "bool", True, False),
-    )),
-)
+    return _dispatch.call("any", BY_NAME["any"], args, kwargs)
 
 
 def all(*args, **kwargs):
     """Picks the overload of all that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("all", _all_overloads, args, kwargs)
-
-
-_prod_overloads = (
-    (prod_default, "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("dtype", "ScalarType?", True, True),
-    )),
-    (prod_dim_int, "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("dim", "int", False, False),
-        ("keepdim", "bool", True, False),
-        ("dtype", "ScalarType?", True, True),
-    )),
-)
+    return _dispatch.call("all", BY_NAME["all"], args, kwargs)
 
 
 def prod(*args, **kwargs):
     """Picks the overload of prod that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("prod", _prod_overloads, args, kwargs)
-
-
-_squeeze_overloads = (
-    (squeeze_default, "squeeze(Tensor(a) self) -> Tensor(a)", (
-        ("self_", "Tensor", False, False),
-    )),
-    (squeeze_dim, "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", (
-        ("self_", "Tensor", False, False),
-        ("dim", "int", False, False),
-    )),
-    (squeeze_dims, "squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", (
-        ("self_", "Tensor", False, False),
-        ("dim", "int[]", False, False),
-    )),
-)
+    return _dispatch.call("prod", BY_NAME["prod"], args, kwargs)
 
 
 def squeeze(*args, **kwargs):
     """Picks the overload of squeeze that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("squeeze", _squeeze_overloads, args, kwargs)
-
-
-_squeeze__overloads = (
-    (squeeze__default, "squeeze_(Tensor(a!) self) -> Tensor(a!)", (
-        ("self_", "Tensor", False, False),
-    )),
-    (squeeze__dim, "squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)", (
-        ("self_", "Tensor", False, False),
-        ("dim", "int", False, False),
-    )),
-    (squeeze__dims, "squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)", (
-        ("self_", "Tensor", False, False),
-        ("dim", "int[]", False, False),
-    )),
-)
+    return _dispatch.call("squeeze", BY_NAME["squeeze"], args, kwargs)
 
 
 def squeeze_(*args, **kwargs):
     """Picks the overload of squeeze_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("squeeze_", _squeeze__overloads, args, kwargs)
-
-
-_pow__overloads = (
-    (pow_Tensor_Scalar_, "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("exponent", "Scalar", False, False),
-    )),
-    (pow_Tensor_Tensor_, "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("exponent", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("squeeze_", BY_NAME["squeeze_"], args, kwargs)
 
 
 def pow_(*args, **kwargs):
     """Picks the overload of pow_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("pow_", _pow__overloads, args, kwargs)
-
-
-_clamp__overloads = (
-    (clamp_Tensor_, "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("min", "Tensor?", True, False),
-        ("max", "Tensor?", True, False),
-    )),
-    (clamp_default_, "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("min", "Scalar?", True, False),
-        ("max", "Scalar?", True, False),
-    )),
-)
+    return _dispatch.call("pow_", BY_NAME["pow_"], args, kwargs)
 
 
 def clamp_(*args, **kwargs):
     """Picks the overload of clamp_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_", _clamp__overloads, args, kwargs)
-
-
-_clamp_min__overloads = (
-    (clamp_min_default_, "clamp_min(Tensor self, Scalar min) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("min", "Scalar", False, False),
-    )),
-    (clamp_min_Tensor_, "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("min", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("clamp_", BY_NAME["clamp_"], args, kwargs)
 
 
 def clamp_min_(*args, **kwargs):
     """Picks the overload of clamp_min_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_min_", _clamp_min__overloads, args, kwargs)
-
-
-_clamp_max__overloads = (
-    (clamp_max_default_, "clamp_max(Tensor self, Scalar max) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("max", "Scalar", False, False),
-    )),
-    (clamp_max_Tensor_, "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("max", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("clamp_min_", BY_NAME["clamp_min_"], args, kwargs)
 
 
 def clamp_max_(*args, **kwargs):
     """Picks the overload of clamp_max_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_max_", _clamp_max__overloads, args, kwargs)
-
-
-_masked_fill__overloads = (
-    (masked_fill_Scalar_, "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("mask", "Tensor", False, False),
-        ("value", "Scalar", False, False),
-    )),
-    (masked_fill_Tensor_, "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", (
-        ("self_", "Tensor", False, False),
-        ("mask", "Tensor", False, False),
-        ("value", "Tensor", False, False),
-    )),
-)
+    return _dispatch.call("clamp_max_", BY_NAME["clamp_max_"], args, kwargs)
 
 
 def masked_fill_(*args, **kwargs):
     """Picks the overload of masked_fill_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("masked_fill_", _masked_fill__overloads, args, kwargs)
+    return _dispatch.call("masked_fill_", BY_NAME["masked_fill_"], args, kwargs)

@@ -6,8 +6,12 @@ Tensor, the engine and the grad modes are hand-written; the ops come from the sp
 
 from __future__ import annotations
 
+# Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).
+from generated import ops as _ops  # noqa: E402, I001
 from generated.ops import *  # noqa: F403 - the ops of the spec
 from runtime import autograd, dtypes, nn, optim
+from runtime import factories as _factories  # noqa: E402
+from runtime import namespaces as _namespaces
 from runtime.composite import *  # noqa: F403 - the composite ops
 from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
@@ -35,6 +39,8 @@ from runtime.grad_mode import (
     set_grad_enabled,
 )
 from runtime.tensor import Tensor
+
+_namespaces.install(_ops, Tensor, _factories)
 
 __all__ = [
     "Tensor", "autograd", "dtypes", "nn", "optim", "bool", "double", "float32", "float64",

@@ -66,7 +66,8 @@ def rtruediv(self: Any, other: Any) -> Any:
 
 __all__ += ["var", "std", "norm"]
 
-_SELF, _DIM = ("self_", "Tensor", False, False), ("dim", "int[1]?", False, False)
+_SELF = dispatch.Param("self_", "Tensor")
+_DIM = dispatch.Param("dim", "int[1]?")
 
 
 def _variance_overloads(name: str, correction_op: Any) -> tuple:
@@ -81,16 +82,20 @@ def _variance_overloads(name: str, correction_op: Any) -> tuple:
     def unbiased_dim(self_: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
         return correction_op(self_, dim, correction=int(unbiased), keepdim=keepdim)
 
-    unbiased = ("unbiased", "bool", True, False)
-    keepdim = ("keepdim", "bool", True, False)
+    unbiased = dispatch.Param("unbiased", "bool", has_default=True)
+    keepdim = dispatch.Param("keepdim", "bool", has_default=True)
+    no_kernel = None  # composites: only their wrappers are ever called
     return (
-        (unbiased_all, f"{name}(Tensor self, bool unbiased=True) -> Tensor", (_SELF, unbiased)),
-        (unbiased_dim, f"{name}.dim(Tensor self, int[1]? dim, bool unbiased=True, "
-                       "bool keepdim=False) -> Tensor", (_SELF, _DIM, unbiased, keepdim)),
-        (correction_op, f"{name}.correction(Tensor self, int[1]? dim=None, *, "
-                        "Scalar? correction=None, bool keepdim=False) -> Tensor",
-         (_SELF, ("dim", "int[1]?", True, False), ("correction", "Scalar?", True, True),
-          ("keepdim", "bool", True, True))),
+        dispatch.Overload(unbiased_all, no_kernel, f"{name}(Tensor self, bool unbiased=True) "
+                          "-> Tensor", (_SELF, unbiased)),
+        dispatch.Overload(unbiased_dim, no_kernel, f"{name}.dim(Tensor self, int[1]? dim, "
+                          "bool unbiased=True, bool keepdim=False) -> Tensor",
+                          (_SELF, _DIM, unbiased, keepdim)),
+        dispatch.Overload(correction_op, no_kernel, f"{name}.correction(Tensor self, int[1]? "
+                          "dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+                          (_SELF, _DIM._replace(has_default=True),
+                           dispatch.Param("correction", "Scalar?", True, True),
+                           dispatch.Param("keepdim", "bool", True, True))),
     )
 
 

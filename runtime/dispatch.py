@@ -11,13 +11,29 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 from numbers import Number
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from runtime import dtypes
 
-Param = tuple[str, str, bool, bool]  # name, type, has a default, keyword-only
+
+class Param(NamedTuple):
+    """One parameter of an overload, as resolution reads it: `dim` of type `int[1]?`."""
+
+    name: str  # the wrapper's parameter name (`self_` for `self`)
+    type: str  # the schema type, aliases dropped, SymInt read as int: `Tensor`, `int[1]?`
+    has_default: bool = False
+    keyword_only: bool = False
+
+
+class Overload(NamedTuple):
+    """One overload of a spec op: what a call that resolves to it runs."""
+
+    wrapper: Callable  # the generated forward wrapper (generated/ops.py), on Tensors
+    kernel: Callable | None  # its kernel (runtime/kernels.py), on arrays; None: a composite
+    schema: str
+    params: tuple[Param, ...]
 
 
 def int_list(values: Sequence[Any]) -> tuple[int, ...]:
@@ -61,32 +77,33 @@ def _matches(kind: str, value: Any, strict: bool, tensor_types: tuple = ()) -> b
         return isinstance(value, bool)
     if kind == "str":
         return isinstance(value, str)
-    if kind == "ScalarType":
-        return isinstance(value, dtypes.dtype)
+    if kind == "ScalarType":  # on arrays, an array's own dtype (numpy's) is one too
+        return isinstance(value, dtypes.dtype) or bool(tensor_types) and isinstance(value,
+                                                                                   np.dtype)
     return False
 
 
 def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool,
           tensor_types: tuple = ()) -> tuple | None:
     """The arguments in schema order if they match `params`, else None."""
-    positional = [p for p in params if not p[3]]
+    positional = [p for p in params if not p.keyword_only]
     if len(args) > len(positional):
         return None
     bound: dict[str, Any] = {}
     for param, value in zip(positional, args, strict=False):
-        bound[param[0]] = value
+        bound[param.name] = value
     for key, value in kwargs.items():
-        if key not in {p[0] for p in params} or key in bound:
+        if key not in {p.name for p in params} or key in bound:
             return None
         bound[key] = value
-    for name, kind, has_default, _ in params:
-        if name not in bound:
-            if not has_default:
+    for param in params:
+        if param.name not in bound:
+            if not param.has_default:
                 return None
             continue
-        if not _matches(kind, bound[name], strict, tensor_types):
+        if not _matches(param.type, bound[param.name], strict, tensor_types):
             return None
-    return tuple(bound.get(p[0], _DEFAULT) for p in params)
+    return tuple(bound.get(p.name, _DEFAULT) for p in params)
 
 
 _DEFAULT = object()
@@ -104,8 +121,10 @@ def _type_key(value: Any) -> Any:
     return kind
 
 
-def call(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]]],
-         args: tuple, kwargs: dict, tensor_types: tuple = ()) -> Any:
+def call(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict,
+         tensor_types: tuple = ()) -> Any:
+    """Call the overload of `name` that the arguments match (its `wrapper`; with
+    `tensor_types`, the function in its place: overloads made for numpy arrays)."""
     count = len(args)  # the key built without a loop for the usual one or two arguments
     types = (type(args[0]), type(args[1])) if count == 2 else \
         (type(args[0]),) if count == 1 else tuple(map(type, args))
@@ -123,9 +142,9 @@ def call(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]]],
     return function(**dict(zip(names, args, strict=True)), **kwargs)
 
 
-# In the raw layer (runtime/raw.py, generated/raw_ops.py), numpy arrays stand for Tensors:
-# the raw dispatchers pass these as `call`'s tensor_types.
-RAW_TENSOR_TYPES = (np.ndarray, np.generic)
+# In the array namespace (runtime/namespaces.py), numpy arrays stand for Tensors: its
+# dispatchers pass these as `call`'s tensor_types.
+ARRAY_TYPES = (np.ndarray, np.generic)
 
 
 def _leading_parameters(function: Callable, count: int) -> tuple[str, ...] | None:
@@ -135,18 +154,18 @@ def _leading_parameters(function: Callable, count: int) -> tuple[str, ...] | Non
     return tuple(parameters[:count]) if len(parameters) >= count else None
 
 
-def _resolve(name: str, overloads: Sequence[tuple[Callable, str, Sequence[Param]]],
-             args: tuple, kwargs: dict, tensor_types: tuple = ()
-             ) -> tuple[Callable, tuple[str, ...]]:
+def _resolve(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict,
+             tensor_types: tuple = ()) -> tuple[Callable, tuple[str, ...]]:
     for strict in (True, False):
-        for function, _, params in overloads:
-            if _bind(params, args, kwargs, strict, tensor_types) is not None:
-                names = tuple(p[0] for p in params if not p[3])[:len(args)]
+        for overload in overloads:
+            if _bind(overload.params, args, kwargs, strict, tensor_types) is not None:
+                function = overload.wrapper
+                names = tuple(p.name for p in overload.params if not p.keyword_only)[:len(args)]
                 return function, None if _leading_parameters(function, len(args)) == names \
                     else names
     got = ", ".join([type(a).__name__ if not hasattr(a, "dtype") else "Tensor" for a in args]
                     + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
-    expected = "\n".join(f" * {schema}" for _, schema, _ in overloads)
+    expected = "\n".join(f" * {overload.schema}" for overload in overloads)
     raise TypeError(
         f"{name}() received an invalid combination of arguments - got ({got}), but expected "
         f"one of:\n{expected}"

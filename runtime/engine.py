@@ -27,8 +27,9 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from runtime import anomaly, dtypes, forward_grad, kernels, raw
+from runtime import anomaly, dtypes, forward_grad, kernels
 from runtime.grad_mode import set_grad_enabled
+from runtime.namespaces import array_ops
 from runtime.node import Node
 from runtime.tensor import Tensor
 
@@ -105,7 +106,7 @@ def _validate_raw(node: Node, outputs: list) -> None:
         shape, dtype = next_node._input_metadata[input_nr]
         if grad.shape != shape:
             _check_shape(node, index, grad.shape, shape)
-            grad = raw.sum_to(grad, shape)
+            grad = kernels.sum_to(grad, shape)
         if grad.dtype is not dtype and grad.dtype != dtype:
             grad = grad.astype(dtype)
         outputs[index] = grad
@@ -161,7 +162,7 @@ def _sum_to(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
     (create_graph) or the gradient has a tangent (forward AD), else directly on the array."""
     if grad.requires_grad or grad._fw_grad is not None:
         return grad.sum_to_size(shape)
-    return Tensor._make(raw.sum_to(grad._data, shape), None)
+    return Tensor._make(kernels.sum_to(grad._data, shape), None)
 
 
 def _expandable(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
@@ -227,6 +228,15 @@ def _call_tensor_pre_hooks(node: Node, grads: list) -> list:
     return grads
 
 
+def apply_on_arrays(node: Node, grads: list) -> list:
+    """A node's apply in a raw backward: its formulas on the arrays, or, for a node written
+    for Tensors alone (a user's subclass), on the arrays wrapped as Tensors."""
+    if node.runs_on_arrays:
+        return node.apply(grads, array_ops)
+    outputs = node.apply([None if g is None else Tensor._make(g, None) for g in grads])
+    return [None if g is None else g._data for g in outputs]
+
+
 def _call_function(node: Node, grads: list, mask: tuple[bool, ...] | None,
                    raw_mode: bool = False) -> list:
     """PyTorch's call_function: the hooks around `apply`, and the check of its results.
@@ -236,7 +246,7 @@ def _call_function(node: Node, grads: list, mask: tuple[bool, ...] | None,
     if raw_mode:
         node._output_mask = mask
         try:
-            outputs = node.apply_raw(grads)
+            outputs = apply_on_arrays(node, grads)
         finally:
             node._output_mask = None
         _validate_raw(node, outputs)
@@ -423,7 +433,8 @@ def _run_raw(ready: list, buffers: dict[Node, list], dependencies: dict[Node, in
         following = None
         grads = buffers.pop(node)
         edges = node._next_functions
-        outputs = node.apply_raw(grads)
+        outputs = node.apply(grads, array_ops) if node.runs_on_arrays \
+            else apply_on_arrays(node, grads)
         if len(outputs) != len(edges):
             _check_count(node, outputs)
         if not keep_graph:
@@ -441,7 +452,7 @@ def _run_raw(ready: list, buffers: dict[Node, list], dependencies: dict[Node, in
                 shape, dtype = next_node._input_metadata[input_nr]
                 if grad.shape != shape:
                     _check_shape(node, index, grad.shape, shape)
-                    grad = raw.sum_to(grad, shape)
+                    grad = kernels.sum_to(grad, shape)
                 if grad.dtype is not dtype and grad.dtype != dtype:
                     grad = grad.astype(dtype)
                 previous = buffer[input_nr]

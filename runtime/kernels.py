@@ -80,6 +80,19 @@ def _category(value: Any) -> int:
     return 2
 
 
+def sum_to(data: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum a broadcast array back to `shape` (PyTorch's at::sum_to)."""
+    lead = data.ndim - len(shape)
+    if lead == 1 and data.shape[1:] == shape and data.dtype.kind == "f" and data.ndim == 2:
+        # A bias's gradient, summed over the batch: a product with a ones vector runs in
+        # BLAS, several times faster than numpy's reduction along the first axis.
+        return np.ones(data.shape[0], data.dtype) @ data
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, size in enumerate(shape) if size == 1 and data.shape[lead + i] != 1)
+    summed = data.sum(axis=dims, keepdims=True) if dims else data
+    return summed.reshape(shape)
+
+
 def _promote_types(dtypes: list[np.dtype]) -> np.dtype:
     """torch.promote_types: a higher category wins whatever the size (float32 with int64 is
     float32, where numpy says float64); within a category, the wider type."""

@@ -7,6 +7,7 @@ which flow along `next_functions` to the nodes that made those inputs.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import re
 import sys
@@ -18,6 +19,7 @@ import numpy as np
 
 from runtime import anomaly
 from runtime.anomaly import _state as _anomaly_state
+from runtime.namespaces import array_ops, tensor_ops
 
 if TYPE_CHECKING:
     from runtime.tensor import Tensor
@@ -124,19 +126,19 @@ class Node:
             return mask[index]
         return self._next_functions[index][0] is not None
 
-    def apply(self, grads: list) -> list:
+    def apply(self, grads: list, ops: Any = tensor_ops) -> list:
+        """The gradients of this node's inputs from those of its outputs, computed with the
+        namespace `ops` (runtime/namespaces.py): on Tensors, or on numpy arrays."""
         raise NotImplementedError(f"{self.name()} does not implement apply")
 
-    def apply_raw(self, grads: list) -> list:
-        """`apply` on numpy arrays, for a backward that records nothing (create_graph off).
+    # Whether apply() takes the op namespace, and so runs on numpy arrays in a first-order
+    # backward: every generated node does; a subclass written for Tensors alone (a user's,
+    # `def apply(self, grads)`) is given Tensors.
+    runs_on_arrays = True
 
-        Generated nodes whose formulas all have raw forms override this; any other node
-        runs `apply` on the arrays wrapped as Tensors (the engine has grad mode off).
-        """
-        from runtime.tensor import Tensor
-
-        outputs = self.apply([None if g is None else Tensor._make(g, None) for g in grads])
-        return [None if g is None else g._data for g in outputs]
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.runs_on_arrays = "ops" in inspect.signature(cls.apply).parameters
 
     def release_variables(self) -> None:
         """Free saved tensors after a backward pass without retain_graph."""
@@ -240,7 +242,9 @@ class AccumulateGrad(Node):
             variable._backward_hooks = {}
         return add_hook(variable._backward_hooks, fn)
 
-    def apply(self, grads: list) -> list:
+    def apply(self, grads: list, ops: Any = tensor_ops) -> list:
+        if ops.on_arrays:
+            return self._accumulate_array(grads[0])
         from runtime.grad_mode import is_grad_enabled
         from runtime.tensor import Tensor, edge, set_history
 
@@ -267,10 +271,9 @@ class AccumulateGrad(Node):
             variable.grad._accumulate_(grad)
         return []
 
-    def apply_raw(self, grads: list) -> list:
+    def _accumulate_array(self, grad: Any) -> list:
         from runtime.tensor import Tensor
 
-        grad = grads[0]
         if grad is None:
             return []
         variable = self.variable
@@ -286,7 +289,7 @@ class AccumulateGrad(Node):
 def _unshared_array(data: Any) -> bool:
     """Whether only the engine holds `data` (a raw gradient) and only it holds its storage.
 
-    References counted: the engine's `grads` list, apply_raw's local, this function's
+    References counted: the engine's `grads` list, apply's argument, this function's
     argument and getrefcount's; to a view's base, the view, the local `base` and
     getrefcount's. A read-only (broadcast) array is never kept; a view is, when its base
     is held by the view alone.
@@ -331,7 +334,7 @@ class CopyBackwards(Node):
     def name(self) -> str:
         return "torch::autograd::CopyBackwards"
 
-    def apply(self, grads: list) -> list:
+    def apply(self, grads: list, ops: Any = tensor_ops) -> list:
         return [None, grads[0] if self.should_compute_output(1) else None]
 
 
@@ -370,20 +373,15 @@ class AsStridedBackward0(Node):
         self.geometry = geometry
         self.base_shape, self.base_dtype = base.shape, base.dtype
 
-    def apply_raw(self, grads: list) -> list:
+    def apply(self, grads: list, ops: Any = tensor_ops) -> list:
+        if not ops.on_arrays:
+            return _on_tensors(self, grads)
         grad = grads[0]
         if grad is None or not self.should_compute_output(0):
             return [None]
         result = np.zeros(self.base_shape, self.base_dtype)
         window(result, self.geometry)[...] = grad
         return [result]
-
-    def apply(self, grads: list) -> list:
-        from runtime.tensor import Tensor
-
-        _refuse_double_backward(self, grads)
-        outputs = self.apply_raw([None if g is None else g._data for g in grads])
-        return [None if g is None else Tensor._make(g, None) for g in outputs]
 
 
 class CopySlices(Node):
@@ -406,7 +404,9 @@ class CopySlices(Node):
     def __repr__(self) -> str:
         return f"<CopySlices object at {id(self):#x}>"
 
-    def apply_raw(self, grads: list) -> list:
+    def apply(self, grads: list, ops: Any = tensor_ops) -> list:
+        if not ops.on_arrays:
+            return _on_tensors(self, grads)
         grad = grads[0]
         edges = self._next_functions
         if grad is None:
@@ -416,21 +416,23 @@ class CopySlices(Node):
         fn = self.fn
         fn._output_mask = tuple(self.should_compute_output(i) for i in range(len(edges)))
         try:
-            fn_grads = fn.apply_raw([region.copy()])
+            fn_grads = fn.apply([region.copy()], array_ops)
         finally:
             fn._output_mask = None
         region[...] = 0 if fn_grads[0] is None else fn_grads[0]
         return [result, *fn_grads[1:]]
 
-    def apply(self, grads: list) -> list:
-        from runtime.tensor import Tensor
-
-        _refuse_double_backward(self, grads)
-        outputs = self.apply_raw([None if g is None else g._data for g in grads])
-        return [None if g is None else Tensor._make(g, None) for g in outputs]
-
     def release_variables(self) -> None:
         self.fn.release_variables()
+
+
+def _on_tensors(node: Node, grads: list) -> list:
+    """A node that computes on arrays only, given Tensors: the same on their arrays."""
+    from runtime.tensor import Tensor
+
+    _refuse_double_backward(node, grads)
+    outputs = node.apply([None if g is None else g._data for g in grads], array_ops)
+    return [None if g is None else Tensor._make(g, None) for g in outputs]
 
 
 def _refuse_double_backward(node: Node, grads: list) -> None:

@@ -137,8 +137,8 @@ def test_a_line_added_at_the_top_of_the_spec_changes_nothing(spec: Path) -> None
 
 
 def test_a_formula_edit_changes_only_the_lines_that_show_it(spec: Path) -> None:
-    """neg's backward formula appears in NegBackward0 (docstring, the comments and code of
-    apply and apply_raw) and in its JVP (docstring, code): seven lines, nothing else."""
+    """neg's backward formula appears in NegBackward0 (docstring, comment, code: one body,
+    whatever it runs on) and in its JVP (docstring, code): five lines, nothing else."""
     before = cli.generate(spec)
     text = spec.read_text()
     entry = text.index("- name: neg(")
@@ -151,7 +151,7 @@ def test_a_formula_edit_changes_only_the_lines_that_show_it(spec: Path) -> None:
         assert len(old) == len(new), name
         changed[name] = [b for a, b in zip(old, new, strict=True) if a != b]
     assert {name: len(lines) for name, lines in changed.items() if lines} == {
-        "functions.py": 5, "forward.py": 2}
+        "functions.py": 3, "forward.py": 2}
     assert all("neg" in line for lines in changed.values() for line in lines)
 
 
@@ -285,7 +285,7 @@ def test_apply_reads_only_the_gradients_its_formulas_use() -> None:
   self: maybe_multiply(grad, result)
 """
     infos = parse_spec(spec, "inline.yaml", frozenset({"maybe_multiply"}))
-    max_dim, relu = (render.node_context(i)["grad_setup"] for i in infos)
+    max_dim, relu = (render.grad_setup(i) for i in infos)
     assert max_dim == ["grad_values = grads[0]",
                        "any_grad_defined = any(g is not None for g in grads)"]
     assert relu == ["grad = grads[0]", "any_grad_defined = grads[0] is not None"]

@@ -1,5 +1,6 @@
-"""Which form a backward runs: raw (apply_raw on numpy arrays) when nothing needs Tensors,
-the Tensor form (apply) otherwise, and the same results and errors either way."""
+"""Which values a backward runs its formulas on: numpy arrays (apply with array_ops, the raw
+backward) when nothing needs Tensors, Tensors (tensor_ops) otherwise, and the same results
+and errors either way."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import torch  # the oracle
 import runtime
 from generated.functions import MulBackward0
 from runtime import engine
+from runtime.namespaces import array_ops, tensor_ops
 from runtime.node import Node
 
 X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
@@ -21,18 +23,13 @@ X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
 def forms(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Records which form MulBackward0 ran in, in order."""
     ran: list[str] = []
-    apply, apply_raw = MulBackward0.apply, MulBackward0.apply_raw
+    apply = MulBackward0.apply
 
-    def spy_apply(self, grads):
-        ran.append("tensor")
-        return apply(self, grads)
-
-    def spy_raw(self, grads):
-        ran.append("raw")
-        return apply_raw(self, grads)
+    def spy_apply(self, grads, ops=tensor_ops):
+        ran.append("raw" if ops is array_ops else "tensor")
+        return apply(self, grads, ops)
 
     monkeypatch.setattr(MulBackward0, "apply", spy_apply)
-    monkeypatch.setattr(MulBackward0, "apply_raw", spy_raw)
     return ran
 
 
@@ -85,11 +82,34 @@ def test_autograd_grad_runs_raw_and_returns_tensors(forms: list[str]) -> None:
     np.testing.assert_allclose(gy.numpy(), 2 * np.exp(X * X))
 
 
-def test_a_node_without_a_raw_form_runs_apply_on_wrapped_arrays() -> None:
+def test_every_generated_node_runs_on_arrays() -> None:
+    """One body per node, for both kinds of values: none is left to the Tensor form."""
+    import generated.functions as functions
+
+    nodes = [c for c in vars(functions).values() if isinstance(c, type) and issubclass(c, Node)
+             and c is not Node]
+    assert len(nodes) > 100
+    assert [c.__name__ for c in nodes if not c.runs_on_arrays] == []
+
+
+def test_a_node_written_for_tensors_alone_gets_tensors() -> None:
+    """A subclass whose apply takes no namespace (as a user writes one) runs on Tensors in a
+    raw backward too, its gradients checked and delivered as arrays'."""
+    seen = []
+
+    class Twice(Node):
+        def apply(self, grads):
+            seen.append(type(grads[0]))
+            return [grads[0] * 2]
+
+    assert not Twice.runs_on_arrays
     x = runtime.tensor(X, requires_grad=True)
-    assert "apply_raw" not in vars(type(x.amax(1).grad_fn))  # amax has no raw form
-    (x.amax(1) * 3).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 3], [3, 0, 0]])
+    y = x * 1.0
+    node = Twice(((y.grad_fn, 0),))
+    node._input_metadata = ((X.shape, X.dtype),)
+    engine.execute([(node, 0)], [runtime.ones(*X.shape, dtype=runtime.float64)], False, False)
+    assert seen == [runtime.Tensor]
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(X.shape, 2.0))
 
 
 def _modified_saved_output() -> None:
@@ -150,7 +170,7 @@ def test_gradients_keep_the_inputs_dtype_and_accumulate() -> None:
 # -- the raw loop's order is the queue's -----------------------------------------------------
 # A raw backward runs the next node directly when it is the one the queue would pick
 # (engine._run_raw). Its order is checked here against torch's, recorded by post-hooks
-# there; here hooks would force the Tensor form, so the raw forms are spied on instead.
+# there; here hooks would force the Tensor form, so apply on arrays is spied on instead.
 
 def _spy_on_raw_order(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     import generated.functions as functions
@@ -158,12 +178,13 @@ def _spy_on_raw_order(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     ran: list[str] = []
     classes = [c for c in vars(functions).values()
-               if isinstance(c, type) and issubclass(c, Node) and "apply_raw" in vars(c)]
+               if isinstance(c, type) and issubclass(c, Node) and "apply" in vars(c)]
     for cls in [*classes, AccumulateGrad]:
-        def spy(self, grads, original=cls.apply_raw):
-            ran.append(self.name())
-            return original(self, grads)
-        monkeypatch.setattr(cls, "apply_raw", spy)
+        def spy(self, grads, ops=tensor_ops, original=cls.apply):
+            if ops is array_ops:
+                ran.append(self.name())
+            return original(self, grads, ops)
+        monkeypatch.setattr(cls, "apply", spy)
     return ran
 
 
