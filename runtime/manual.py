@@ -1,8 +1,10 @@
 """Helpers that backward formulas call: gradgen's FunctionsManual.
 
-Each is written with ops of the spec (through `generated.ops` or Tensor methods), never
-with numpy directly, so that a formula that calls it stays differentiable and a
-`create_graph=True` backward can be differentiated again.
+Each takes the op namespace `ops` first and does its tensor work through it: the ops of the
+spec, former Tensor methods as `ops.m(x, ...)` and factories, never numpy or a method of its
+arguments. So one body runs on every target that binds a namespace: on gradgen Tensors, where
+a formula that calls it stays differentiable and a `create_graph=True` backward can be
+differentiated again, on numpy arrays, and on torch tensors.
 """
 
 from __future__ import annotations
@@ -12,28 +14,36 @@ from collections.abc import Sequence
 from numbers import Number
 from typing import Any
 
-from generated import ops
+# What the helpers call through `ops`; every namespace must provide them.
+NAMESPACE_NAMES = (
+    "_index_put_impl_", "abs", "arange", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "cat", "embedding", "embedding_dense_backward", "exp",
+    "expand", "index_add", "log", "logical_and", "logical_or", "mean", "mm", "numel", "ones_like",
+    "permute", "pow", "prod", "reshape", "scatter_add", "select", "sigmoid", "sign", "slice",
+    "slice_backward", "stack", "sum", "t", "tanh", "tensor", "threshold_backward", "to",
+    "unsqueeze", "view", "where", "zeros", "zeros_like",
+)
 
 # -- elementwise ------------------------------------------------------------------------------
 
-def maybe_multiply(grad: Any, factor: Any) -> Any:
+def maybe_multiply(ops: Any, grad: Any, factor: Any) -> Any:
     """`grad * factor`, skipping the multiplication when factor is 1 (as PyTorch does)."""
     return grad if factor == 1 else grad * factor
 
 
-def pow_backward(grad: Any, self: Any, exponent: Any) -> Any:
+def pow_backward(ops: Any, grad: Any, self: Any, exponent: Any) -> Any:
     """d/dx x**e = e * x**(e-1); zero when e == 0 (not NaN at x == 0)."""
     if exponent == 0:
-        return zeros_like(self)
-    return grad * (exponent * self.pow(exponent - 1))
+        return zeros_like(ops, self)
+    return grad * (exponent * ops.pow(self, exponent - 1))
 
 
-def pow_backward_self(grad: Any, self: Any, exponent: Any) -> Any:
+def pow_backward_self(ops: Any, grad: Any, self: Any, exponent: Any) -> Any:
     """d/dx x**y = y * x**(y-1) for a tensor exponent; zero where y == 0 (not NaN at x == 0)."""
-    return ops.where(exponent == 0, 0, grad * (exponent * self.pow(exponent - 1)))
+    return ops.where(exponent == 0, 0, grad * (exponent * ops.pow(self, exponent - 1)))
 
 
-def pow_backward_exponent(grad: Any, self: Any, exponent: Any, result: Any) -> Any:
+def pow_backward_exponent(ops: Any, grad: Any, self: Any, exponent: Any, result: Any) -> Any:
     """d/dy x**y = x**y * log(x); taken as 0 where x == 0 and y >= 0 (0**y is flat there).
 
     `self` is a tensor for pow.Tensor_Tensor and a Python number for pow.Scalar (`2 ** x`).
@@ -42,44 +52,45 @@ def pow_backward_exponent(grad: Any, self: Any, exponent: Any, result: Any) -> A
         if self == 0:
             return ops.where(exponent >= 0, 0, grad * result * -math.inf)
         return grad * result * (math.log(self) if self > 0 else math.nan)
-    flat = (self == 0).logical_and(exponent >= 0)
-    return ops.where(flat, 0, grad * result * self.log())
+    flat = ops.logical_and(self == 0, exponent >= 0)
+    return ops.where(flat, 0, grad * result * ops.log(self))
 
 
-def gelu_double_backward(grad: Any, grad_output: Any, self: Any, approximate: str) -> Any:
+def gelu_double_backward(ops: Any, grad: Any, grad_output: Any, self: Any,
+                         approximate: str) -> Any:
     """d/dx of gelu_backward(grad_output, x) = grad_output * gelu''(x), times `grad`."""
     if approximate == "tanh":
         k, c = math.sqrt(2 / math.pi), 0.044715
-        inner = (self + c * self.pow(3)) * k
-        t = inner.tanh()
-        d_inner = (1 + 3 * c * self.pow(2)) * k
+        inner = (self + c * ops.pow(self, 3)) * k
+        t = ops.tanh(inner)
+        d_inner = (1 + 3 * c * ops.pow(self, 2)) * k
         dd_inner = 6 * c * k * self
         second = (1 - t * t) * (d_inner + 0.5 * self * (dd_inner - 2 * t * d_inner * d_inner))
     else:
-        pdf = (-0.5 * self * self).exp() * (1 / math.sqrt(2 * math.pi))
+        pdf = ops.exp(-0.5 * self * self) * (1 / math.sqrt(2 * math.pi))
         second = pdf * (2 - self * self)
     return grad * grad_output * second
 
 
-def softplus_double_backward(grad: Any, self: Any, beta: Any, threshold: Any) -> Any:
+def softplus_double_backward(ops: Any, grad: Any, self: Any, beta: Any, threshold: Any) -> Any:
     """d/dx of softplus_backward: beta * s * (1 - s) with s = sigmoid(beta x); 0 past the
     threshold, where softplus is linear."""
-    s = (self * beta).sigmoid()
+    s = ops.sigmoid(self * beta)
     return ops.where(self * beta > threshold, 0, grad * beta * s * (1 - s))
 
 
-def clamp_backward(grad: Any, self: Any, min: Any, max: Any) -> Any:
+def clamp_backward(ops: Any, grad: Any, self: Any, min: Any, max: Any) -> Any:
     """The gradient passes where min <= self <= max (a bound itself included)."""
     if min is None:
         inside = self <= max
     elif max is None:
         inside = self >= min
     else:
-        inside = (self >= min).logical_and(self <= max)
+        inside = ops.logical_and(self >= min, self <= max)
     return ops.where(inside, grad, 0)
 
 
-def clamp_backward_min_max(grad: Any, self: Any, min: Any, max: Any,
+def clamp_backward_min_max(ops: Any, grad: Any, self: Any, min: Any, max: Any,
                            grad_input_mask: Sequence[bool]) -> tuple[Any, Any]:
     """Gradients of clamp's tensor bounds: each takes it where it is the output.
 
@@ -87,21 +98,21 @@ def clamp_backward_min_max(grad: Any, self: Any, min: Any, max: Any,
     """
     grad_min = grad_max = None
     if min is not None and grad_input_mask[0]:
-        takes = self < min if max is None else (self < min).logical_and(min < max)
+        takes = self < min if max is None else ops.logical_and(self < min, min < max)
         grad_min = ops.where(takes, grad, 0)
     if max is not None and grad_input_mask[1]:
-        takes = self > max if min is None else (self > max).logical_or(max < min)
+        takes = self > max if min is None else ops.logical_or(self > max, max < min)
         grad_max = ops.where(takes, grad, 0)
     return grad_min, grad_max
 
 
-def clamp_jvp(self_p: Any, self_t: Any, min_p: Any, min_t: Any, max_p: Any,
+def clamp_jvp(ops: Any, self_p: Any, self_t: Any, min_p: Any, min_t: Any, max_p: Any,
               max_t: Any) -> Any:
     """clamp's tangent: the transpose of clamp_backward and clamp_backward_min_max, so each
     point takes the tangent of the input whose gradient it passes (self at a tie with a
     bound; max where min > max, since the output is max there)."""
-    result = clamp_backward(self_t, self_p, min_p, max_p)
-    grad_min, grad_max = clamp_backward_min_max(1, self_p, min_p, max_p, (True, True))
+    result = clamp_backward(ops, self_t, self_p, min_p, max_p)
+    grad_min, grad_max = clamp_backward_min_max(ops, 1, self_p, min_p, max_p, (True, True))
     if grad_min is not None:
         result = result + grad_min * min_t
     if grad_max is not None:
@@ -109,9 +120,9 @@ def clamp_jvp(self_p: Any, self_t: Any, min_p: Any, min_t: Any, max_p: Any,
     return result
 
 
-def masked_fill_backward(grad: Any, mask: Any) -> Any:
+def masked_fill_backward(ops: Any, grad: Any, mask: Any) -> Any:
     """The filled value's gradient: the sum of the gradient where the mask is set."""
-    return ops.where(mask, grad, 0).sum()
+    return ops.sum(ops.where(mask, grad, 0))
 
 
 # -- reductions -------------------------------------------------------------------------------
@@ -133,14 +144,15 @@ def _reduced_count(sizes: Sequence[int], dim: Sequence[int] | int | None) -> int
     return count
 
 
-def unsqueeze_multiple(grad: Any, dim: Sequence[int] | int | None, ndim: int) -> Any:
+def unsqueeze_multiple(ops: Any, grad: Any, dim: Sequence[int] | int | None, ndim: int) -> Any:
     """Put back the dimensions a reduction without keepdim removed."""
     for d in _normalized_dims(dim, ndim):
-        grad = grad.unsqueeze(d)
+        grad = ops.unsqueeze(grad, d)
     return grad
 
 
-def restore_reduced_dims(output: Any, dim: Sequence[int] | int | None, keepdim: bool) -> Any:
+def restore_reduced_dims(ops: Any, output: Any, dim: Sequence[int] | int | None,
+                         keepdim: bool) -> Any:
     """A reduction's output with the reduced dimensions back (size 1), knowing only `dim`.
 
     A reduction over every dimension (dim None or []) gives a 0-dim output, which
@@ -149,77 +161,76 @@ def restore_reduced_dims(output: Any, dim: Sequence[int] | int | None, keepdim: 
     dims = [dim] if isinstance(dim, int) else list(dim or ())
     if keepdim or not dims:
         return output
-    return unsqueeze_multiple(output, dims, output.ndim + len(dims))
+    return unsqueeze_multiple(ops, output, dims, output.ndim + len(dims))
 
 
-def ones_like(tensor: Any) -> Any:
+def ones_like(ops: Any, tensor: Any) -> Any:
     """Ones of `tensor`'s shape and dtype, outside any graph (for forward-mode formulas)."""
-    from runtime.factories import ones_like as _ones_like
-
-    return _ones_like(tensor)
+    return ops.ones_like(tensor)
 
 
-def sum_backward(grad: Any, sizes: Sequence[int], dim: Any, keepdim: bool) -> Any:
+def sum_backward(ops: Any, grad: Any, sizes: Sequence[int], dim: Any, keepdim: bool) -> Any:
     """A sum over `dim` spreads its gradient back over the summed dimensions."""
     if not keepdim and len(sizes) > 0:
-        grad = unsqueeze_multiple(grad, dim, len(sizes))
-    return grad.expand(sizes)
+        grad = unsqueeze_multiple(ops, grad, dim, len(sizes))
+    return ops.expand(grad, sizes)
 
 
-def mean_backward(grad: Any, sizes: Sequence[int], dim: Any, numel: int, keepdim: bool) -> Any:
+def mean_backward(ops: Any, grad: Any, sizes: Sequence[int], dim: Any, numel: int,
+                  keepdim: bool) -> Any:
     """A mean is a sum divided by the number of elements each output averages."""
     all_dims = dim is None or (not isinstance(dim, int) and len(dim) == 0)
     count = numel if all_dims else _reduced_count(sizes, dim)
-    return sum_backward(grad, sizes, dim, keepdim) / count
+    return sum_backward(ops, grad, sizes, dim, keepdim) / count
 
 
-def scale_grad_by_count(grad: Any, mask: Any, dim: Any) -> Any:
+def scale_grad_by_count(ops: Any, grad: Any, mask: Any, dim: Any) -> Any:
     """Share each slice's gradient evenly among the positions `mask` marks (ties of amax)."""
-    return (grad / mask.sum(dim, keepdim=True, dtype=grad.dtype)) * mask
+    return (grad / ops.sum(mask, dim, keepdim=True, dtype=grad.dtype)) * mask
 
 
-def evenly_distribute_backward(grad: Any, input: Any, value: Any) -> Any:
+def evenly_distribute_backward(ops: Any, grad: Any, input: Any, value: Any) -> Any:
     """max()/min() of a whole tensor: every element equal to the result gets an equal share."""
     mask = input == value
-    return mask * (grad / mask.sum(dtype=grad.dtype))
+    return mask * (grad / ops.sum(mask, dtype=grad.dtype))
 
 
-def _selected(dim: int, indices: Any, sizes: Sequence[int], keepdim: bool) -> Any:
+def _selected(ops: Any, dim: int, indices: Any, sizes: Sequence[int], keepdim: bool) -> Any:
     """A bool mask of `sizes`, true where max.dim/min.dim took its value from."""
-    from runtime.factories import arange
-
     dim %= len(sizes)
     if not keepdim:
-        indices = indices.unsqueeze(dim)
-    positions = arange(sizes[dim]).view([-1 if d == dim else 1 for d in range(len(sizes))])
+        indices = ops.unsqueeze(indices, dim)
+    positions = ops.view(ops.arange(sizes[dim]),
+                         [-1 if d == dim else 1 for d in range(len(sizes))])
     return positions == indices
 
 
-def value_selecting_reduction_backward(grad: Any, dim: int, indices: Any,
+def value_selecting_reduction_backward(ops: Any, grad: Any, dim: int, indices: Any,
                                        sizes: Sequence[int], keepdim: bool) -> Any:
     """max.dim/min.dim: the whole gradient goes to the index that was returned."""
     if len(sizes) == 0:
         return grad
-    grad = grad if keepdim else grad.unsqueeze(dim % len(sizes))
-    return ops.where(_selected(dim, indices, sizes, keepdim), grad, 0)
+    grad = grad if keepdim else ops.unsqueeze(grad, dim % len(sizes))
+    return ops.where(_selected(ops, dim, indices, sizes, keepdim), grad, 0)
 
 
-def prod_backward(grad: Any, input: Any, result: Any, dim: int | None = None,
+def prod_backward(ops: Any, grad: Any, input: Any, result: Any, dim: int | None = None,
                   keepdim: bool = False) -> Any:
     """d prod / d x_i is the product of the other elements: result / x_i when no x_j is 0."""
     if dim is None:  # the product of all elements: one slice, the flattened input
-        if int((input == 0).sum()) == 0:
+        if int(ops.sum(input == 0)) == 0:
             return grad * (result / input)
-        return (grad * _product_of_others(input.reshape(-1), 0)).reshape(input.shape)
+        others = _product_of_others(ops, ops.reshape(input, -1), 0)
+        return ops.reshape(grad * others, input.shape)
     if input.ndim == 0:
         return grad
-    grad = restore_reduced_dims(grad, dim, keepdim)
-    if int((input == 0).sum()) == 0:
-        return grad * (restore_reduced_dims(result, dim, keepdim) / input)
-    return grad * _product_of_others(input, dim)
+    grad = restore_reduced_dims(ops, grad, dim, keepdim)
+    if int(ops.sum(input == 0)) == 0:
+        return grad * (restore_reduced_dims(ops, result, dim, keepdim) / input)
+    return grad * _product_of_others(ops, input, dim)
 
 
-def _product_of_others(input: Any, dim: int) -> Any:
+def _product_of_others(ops: Any, input: Any, dim: int) -> Any:
     """For each element, the product of the other elements of its slice along `dim`,
     without dividing by zero, and exact to second order (as gradgradcheck checks).
 
@@ -230,103 +241,101 @@ def _product_of_others(input: Any, dim: int) -> Any:
     """
     is_zero = input == 0
     nonzero = ops.where(is_zero, 1, input)
-    nonzero_product = nonzero.prod(dim, keepdim=True)
-    zero_product = ops.where(is_zero, input, 1).prod(dim, keepdim=True)
-    zeros = is_zero.sum(dim, keepdim=True)
-    other_zero = ops.where(is_zero, input, 0).sum(dim, keepdim=True) - input
+    nonzero_product = ops.prod(nonzero, dim, keepdim=True)
+    zero_product = ops.prod(ops.where(is_zero, input, 1), dim, keepdim=True)
+    zeros = ops.sum(is_zero, dim, keepdim=True)
+    other_zero = ops.sum(ops.where(is_zero, input, 0), dim, keepdim=True) - input
     other_zeros = ops.where(zeros == 1, 1, ops.where(zeros == 2, other_zero, 0))
     return ops.where(is_zero, nonzero_product * other_zeros,
                      nonzero_product * zero_product / nonzero)
 
 
-def var_backward(grad: Any, self: Any, dim: Any, correction: Any, keepdim: bool) -> Any:
+def var_backward(ops: Any, grad: Any, self: Any, dim: Any, correction: Any,
+                 keepdim: bool) -> Any:
     """d var / d x_i = 2 (x_i - mean) / (N - correction) for each slice of N elements."""
     dof = _reduced_count(self.shape, dim) - (1 if correction is None else correction)
     scale = 2.0 / dof if dof > 0 else float("inf")
     if not keepdim and self.ndim > 0:
-        grad = unsqueeze_multiple(grad, dim, self.ndim)
-    return scale * grad * (self - self.mean(dim, keepdim=True))
+        grad = unsqueeze_multiple(ops, grad, dim, self.ndim)
+    return scale * grad * (self - ops.mean(self, dim, keepdim=True))
 
 
-def std_backward(result: Any, grad: Any, self: Any, dim: Any, correction: Any,
+def std_backward(ops: Any, result: Any, grad: Any, self: Any, dim: Any, correction: Any,
                  keepdim: bool) -> Any:
     """std = sqrt(var); where std is 0 (a constant slice) the gradient is 0, as PyTorch's."""
     grad_var = ops.where(result == 0, 0, grad / (2 * result))
-    return var_backward(grad_var, self, dim, correction, keepdim)
+    return var_backward(ops, grad_var, self, dim, correction, keepdim)
 
 
-def logsumexp_backward(grad: Any, self: Any, result: Any, dim: Any, keepdim: bool) -> Any:
+def logsumexp_backward(ops: Any, grad: Any, self: Any, result: Any, dim: Any,
+                       keepdim: bool) -> Any:
     """d logsumexp / d x_i = exp(x_i - logsumexp): the softmax of each slice."""
-    grad = restore_reduced_dims(grad, dim, keepdim)
-    return grad * (self - restore_reduced_dims(result, dim, keepdim)).exp()
+    grad = restore_reduced_dims(ops, grad, dim, keepdim)
+    return grad * ops.exp(self - restore_reduced_dims(ops, result, dim, keepdim))
 
 
-def norm_backward(grad: Any, self: Any, p: Any, norm: Any, dim: Any = None,
+def norm_backward(ops: Any, grad: Any, self: Any, p: Any, norm: Any, dim: Any = None,
                   keepdim: bool = False) -> Any:
     """The gradient of a vector p-norm; 0 wherever the norm is 0 (PyTorch's subgradient)."""
     p = 2 if p is None else p
-    grad = restore_reduced_dims(grad, dim, keepdim)
-    norm = restore_reduced_dims(norm, dim, keepdim)
+    grad = restore_reduced_dims(ops, grad, dim, keepdim)
+    norm = restore_reduced_dims(ops, norm, dim, keepdim)
     if p == 0:
-        return zeros_like(self)
+        return zeros_like(ops, self)
     if p == 1:
-        return self.sign() * grad
+        return ops.sign(self) * grad
     if p == 2:
         return grad * ops.where(norm == 0, 0, self / norm)
     if math.isinf(p):  # ties for the largest |x| share the gradient evenly, with x's sign
-        return self.sign() * scale_grad_by_count(grad, self.abs() == norm, dim)
+        return ops.sign(self) * scale_grad_by_count(ops, grad, ops.abs(self) == norm, dim)
     if p < 1:
-        scaled = self.sign() * ops.where(self == 0, 0, self.abs().pow(p - 1))
-        return scaled * grad * norm.pow(1 - p)
-    scaled = self.sign() * self.abs().pow(p - 1)
-    return scaled * ops.where(norm == 0, 0, grad / norm.pow(p - 1))
+        scaled = ops.sign(self) * ops.where(self == 0, 0, ops.pow(ops.abs(self), p - 1))
+        return scaled * grad * ops.pow(norm, 1 - p)
+    scaled = ops.sign(self) * ops.pow(ops.abs(self), p - 1)
+    return scaled * ops.where(norm == 0, 0, grad / ops.pow(norm, p - 1))
 
 
 # -- shape and indexing -----------------------------------------------------------------------
 
-def zeros_like(tensor: Any) -> Any:
+def zeros_like(ops: Any, tensor: Any) -> Any:
     """Zeros of `tensor`'s shape and dtype, outside any graph."""
-    from runtime.factories import zeros_like as _zeros_like
-
-    return _zeros_like(tensor)
+    return ops.zeros_like(tensor)
 
 
-def unsqueeze_to(grad: Any, dim: Sequence[int] | int, sizes: Sequence[int]) -> Any:
+def unsqueeze_to(ops: Any, grad: Any, dim: Sequence[int] | int, sizes: Sequence[int]) -> Any:
     """Undo squeeze(dim): put back each squeezed dimension that had size 1."""
     dims = [dim] if isinstance(dim, int) else list(dim)
     for d in sorted(d % len(sizes) for d in dims):
         if sizes[d] == 1:
-            grad = grad.unsqueeze(d)
+            grad = ops.unsqueeze(grad, d)
     return grad
 
 
-def _zeros(sizes: Sequence[int], like: Any) -> Any:
+def _zeros(ops: Any, sizes: Sequence[int], like: Any) -> Any:
     """Zeros of `sizes` with `like`'s dtype, outside any graph."""
-    from runtime.factories import zeros
-
-    return zeros(tuple(sizes), dtype=like.dtype)
+    return ops.zeros(tuple(sizes), dtype=like.dtype)
 
 
 def _wrap(dim: int, ndim: int) -> int:
     return dim % ndim if ndim else 0
 
 
-def permute_backwards(grad: Any, dims: Sequence[int]) -> Any:
+def permute_backwards(ops: Any, grad: Any, dims: Sequence[int]) -> Any:
     """Undo permute(dims) with the inverse permutation."""
     inverse = [0] * len(dims)
     for position, d in enumerate(dims):
         inverse[_wrap(d, len(dims))] = position
-    return grad.permute(inverse)
+    return ops.permute(grad, inverse)
 
 
-def cat_tensors_backward(grad: Any, sizes: Sequence[Sequence[int]], dim: int) -> list:
+def cat_tensors_backward(ops: Any, grad: Any, sizes: Sequence[Sequence[int]], dim: int) -> list:
     """Each input of cat gets its slice of the gradient (1-D empty inputs, which cat skips,
     get an empty gradient)."""
     dim = _wrap(dim, grad.ndim)
     grads, start = [], 0
     for shape in sizes:
         if tuple(shape) == (0,) and grad.ndim != 1:
-            grads.append(_zeros(shape, grad))
+            grads.append(_zeros(ops, shape, grad))
             continue
         end = start + shape[dim]
         grads.append(ops.slice(grad, dim, start, end))
@@ -334,13 +343,14 @@ def cat_tensors_backward(grad: Any, sizes: Sequence[Sequence[int]], dim: int) ->
     return grads
 
 
-def stack_tensors_backward(grad: Any, dim: int, sizes: Sequence[Sequence[int]]) -> list:
+def stack_tensors_backward(ops: Any, grad: Any, dim: int,
+                           sizes: Sequence[Sequence[int]]) -> list:
     """stack put input i at index i of `dim`: selecting it gives its gradient back."""
-    return [grad.select(dim, i) for i in range(len(sizes))]
+    return [ops.select(grad, dim, i) for i in range(len(sizes))]
 
 
-def split_with_sizes_backward(grads: Sequence[Any], split_sizes: Sequence[int], dim: int,
-                              sizes: Sequence[int]) -> Any:
+def split_with_sizes_backward(ops: Any, grads: Sequence[Any], split_sizes: Sequence[int],
+                              dim: int, sizes: Sequence[int]) -> Any:
     """Concatenate the pieces' gradients, zeros for pieces that got none (None when none
     did)."""
     defined = next((g for g in grads if g is not None), None)
@@ -352,57 +362,59 @@ def split_with_sizes_backward(grads: Sequence[Any], split_sizes: Sequence[int], 
         if grad is None:
             shape = list(sizes)
             shape[dim] = length
-            grad = _zeros(shape, defined)
+            grad = _zeros(ops, shape, defined)
         pieces.append(grad)
     return ops.cat(pieces, dim)
 
 
-def split_backward(grads: Sequence[Any], split_size: int, dim: int,
+def split_backward(ops: Any, grads: Sequence[Any], split_size: int, dim: int,
                    sizes: Sequence[int]) -> Any:
     """split.Tensor's pieces are all `split_size` long but the last, which holds the rest."""
     length = sizes[_wrap(dim, len(sizes))]
     pieces = [split_size] * (len(grads) - 1)
-    return split_with_sizes_backward(grads, [*pieces, length - sum(pieces)], dim, sizes)
+    return split_with_sizes_backward(ops, grads, [*pieces, length - sum(pieces)], dim, sizes)
 
 
-def unbind_backward(grads: Sequence[Any], dim: int) -> Any:
+def unbind_backward(ops: Any, grads: Sequence[Any], dim: int) -> Any:
     """Stack the slices' gradients back, zeros for slices that got none."""
     defined = next((g for g in grads if g is not None), None)
     if defined is None:
         return None
-    return ops.stack([_zeros(defined.shape, defined) if g is None else g for g in grads], dim)
+    filled = [_zeros(ops, defined.shape, defined) if g is None else g for g in grads]
+    return ops.stack(filled, dim)
 
 
-def slice_backward_wrapper(grad: Any, sizes: Sequence[int], dim: int, start: int | None,
-                           end: int | None, step: int) -> Any:
+def slice_backward_wrapper(ops: Any, grad: Any, sizes: Sequence[int], dim: int,
+                           start: int | None, end: int | None, step: int) -> Any:
     """slice_backward with `start` and `end` made concrete the way slice reads them."""
     dim = _wrap(dim, len(sizes))
     start, end, _ = slice(start, end, step).indices(sizes[dim])
     return ops.slice_backward(grad, sizes, dim, start, max(start, end), step)
 
 
-def index_backward(grad: Any, sizes: Sequence[int], indices: Sequence[Any]) -> Any:
+def index_backward(ops: Any, grad: Any, sizes: Sequence[int], indices: Sequence[Any]) -> Any:
     """Scatter-add the gradient back to the indexed positions (repeated ones add up)."""
-    return ops._index_put_impl_(_zeros(sizes, grad), indices, grad, True, True)
+    return ops._index_put_impl_(_zeros(ops, sizes, grad), indices, grad, True, True)
 
 
-def index_select_backward(grad: Any, sizes: Sequence[int], dim: int, index: Any) -> Any:
-    return _zeros(sizes, grad).index_add(dim, index, grad)
+def index_select_backward(ops: Any, grad: Any, sizes: Sequence[int], dim: int,
+                          index: Any) -> Any:
+    return ops.index_add(_zeros(ops, sizes, grad), dim, index, grad)
 
 
-def gather_backward(grad: Any, sizes: Sequence[int], dim: int, index: Any) -> Any:
-    return _zeros(sizes, grad).scatter_add(dim, index, grad)
+def gather_backward(ops: Any, grad: Any, sizes: Sequence[int], dim: int, index: Any) -> Any:
+    return ops.scatter_add(_zeros(ops, sizes, grad), dim, index, grad)
 
 
-def repeat_backward(grad: Any, repeats: Sequence[int], sizes: Sequence[int]) -> Any:
+def repeat_backward(ops: Any, grad: Any, repeats: Sequence[int], sizes: Sequence[int]) -> Any:
     """Sum the copies: split each dimension into (repeat, size) and sum the repeat axes."""
     lead = len(repeats) - len(sizes)
     shape: list[int] = list(repeats[:lead])
     for repeat, size in zip(repeats[lead:], sizes, strict=True):
         shape += [repeat, size]
     axes = [*range(lead), *range(lead, len(shape), 2)]
-    grad = grad.reshape(shape)
-    return grad.sum(axes) if axes else grad
+    grad = ops.reshape(grad, shape)
+    return ops.sum(grad, axes) if axes else grad
 
 
 # -- linear algebra and nn --------------------------------------------------------------------
@@ -415,54 +427,56 @@ def _mean_scale(grad: Any, reduction: int, count: int) -> Any:
     return grad * (1.0 / count) if reduction == _MEAN and count else grad
 
 
-def softmax_double_backward(grad: Any, grad_output: Any, dim: int, output: Any) -> Any:
+def softmax_double_backward(ops: Any, grad: Any, grad_output: Any, dim: int,
+                            output: Any) -> Any:
     """d/d(output) of <grad, output * (grad_output - sum(grad_output * output, dim))>."""
-    inner = (output * grad_output).sum(dim, True)
-    return grad * (grad_output - inner) - grad_output * (grad * output).sum(dim, True)
+    inner = ops.sum(output * grad_output, dim, True)
+    return grad * (grad_output - inner) - grad_output * ops.sum(grad * output, dim, True)
 
 
-def log_softmax_double_backward(grad: Any, grad_output: Any, dim: int, output: Any) -> Any:
+def log_softmax_double_backward(ops: Any, grad: Any, grad_output: Any, dim: int,
+                                output: Any) -> Any:
     """d/d(output) of <grad, grad_output - exp(output) * sum(grad_output, dim)>."""
-    return -grad * output.exp() * grad_output.sum(dim, True)
+    return -grad * ops.exp(output) * ops.sum(grad_output, dim, True)
 
 
-def apply_loss_reduction(loss: Any, reduction: int) -> Any:
+def apply_loss_reduction(ops: Any, loss: Any, reduction: int) -> Any:
     """A loss per element reduced as `reduction` says (0: none, 1: mean, 2: sum)."""
     if reduction == 0:
         return loss
-    return _mean_scale(loss.sum(), reduction, loss.numel())
+    return _mean_scale(ops.sum(loss), reduction, ops.numel(loss))
 
 
-def mse_loss_double_backward(grad: Any, reduction: int) -> Any:
+def mse_loss_double_backward(ops: Any, grad: Any, reduction: int) -> Any:
     """d/d(self) of mse_loss_backward, times `grad` (which has the loss's full shape)."""
-    return _mean_scale(grad * 2, reduction, grad.numel())
+    return _mean_scale(grad * 2, reduction, ops.numel(grad))
 
 
-def smooth_l1_loss_double_backward(grad: Any, self: Any, target: Any, reduction: int,
-                                   beta: float) -> Any:
+def smooth_l1_loss_double_backward(ops: Any, grad: Any, self: Any, target: Any,
+                                   reduction: int, beta: float) -> Any:
     """The slope of smooth L1's gradient: 1/beta where |self - target| < beta, else 0.
 
     threshold_backward(g, x, t) keeps g where x > t: once for d > -beta, once for -d > -beta.
     """
     if beta <= 0:
-        return zeros_like(grad)
+        return zeros_like(ops, grad)
     distance = self - target
     above = ops.threshold_backward(grad, distance, -beta)
     inside = ops.threshold_backward(above, -distance, -beta)
-    return _mean_scale(inside * (1.0 / beta), reduction, grad.numel())
+    return _mean_scale(inside * (1.0 / beta), reduction, ops.numel(grad))
 
 
-def _ones_like(tensor: Any) -> Any:
-    return zeros_like(tensor) + 1
+def _ones_like(ops: Any, tensor: Any) -> Any:
+    return zeros_like(ops, tensor) + 1
 
 
-def binary_cross_entropy_target_backward(grad: Any, self: Any, target: Any, weight: Any,
-                                         reduction: int) -> Any:
+def binary_cross_entropy_target_backward(ops: Any, grad: Any, self: Any, target: Any,
+                                         weight: Any, reduction: int) -> Any:
     """The loss is affine in the target, so d/d(target) = loss(target=1) - loss(target=0)."""
-    ones = _ones_like(target)
+    ones = _ones_like(ops, target)
     slope = (ops.binary_cross_entropy(self, ones, weight, 0)
              - ops.binary_cross_entropy(self, ones * 0, weight, 0))
-    return _mean_scale(grad * slope, reduction, self.numel())
+    return _mean_scale(grad * slope, reduction, ops.numel(self))
 
 
 def _bce_variance(self: Any) -> Any:
@@ -470,77 +484,76 @@ def _bce_variance(self: Any) -> Any:
     return self * (-self + 1)
 
 
-def binary_cross_entropy_double_backward(grad_output: Any, grad: Any, self: Any, target: Any,
-                                         weight: Any, reduction: int) -> Any:
+def binary_cross_entropy_double_backward(ops: Any, grad_output: Any, grad: Any, self: Any,
+                                         target: Any, weight: Any, reduction: int) -> Any:
     """d/d(self) of grad_output * (self - target) / (self (1 - self)), times `grad`."""
     numerator = self * self - self * target * 2 + target
-    result = grad * grad_output * numerator * _bce_variance(self).pow(-2)
+    result = grad * grad_output * numerator * ops.pow(_bce_variance(self), -2)
     if weight is not None:
         result = result * weight
-    return _mean_scale(result, reduction, grad.numel())
+    return _mean_scale(result, reduction, ops.numel(grad))
 
 
-def binary_cross_entropy_double_backward_target(grad: Any, grad_output: Any, self: Any,
-                                                target: Any, weight: Any,
+def binary_cross_entropy_double_backward_target(ops: Any, grad: Any, grad_output: Any,
+                                                self: Any, target: Any, weight: Any,
                                                 reduction: int) -> Any:
     """d/d(target) of grad_output * (self - target) / (self (1 - self)), times `grad`."""
-    result = -grad * grad_output * _bce_variance(self).pow(-1)
+    result = -grad * grad_output * ops.pow(_bce_variance(self), -1)
     if weight is not None:
         result = result * weight
-    return _mean_scale(result, reduction, grad.numel())
+    return _mean_scale(result, reduction, ops.numel(grad))
 
 
-def _sigmoid(self: Any) -> Any:
-    return ((-self).exp() + 1).pow(-1)
+def _sigmoid(ops: Any, self: Any) -> Any:
+    return ops.pow(ops.exp(-self) + 1, -1)
 
 
-def binary_cross_entropy_with_logits_backward(grad: Any, self: Any, target: Any, weight: Any,
-                                              pos_weight: Any, reduction: int) -> Any:
+def binary_cross_entropy_with_logits_backward(ops: Any, grad: Any, self: Any, target: Any,
+                                              weight: Any, pos_weight: Any,
+                                              reduction: int) -> Any:
     """d/d(self): sigmoid(x) - t, or (pos_weight t + 1 - t) sigmoid(x) - pos_weight t."""
     if pos_weight is not None:
         weighted_target = pos_weight * target
-        slope = (weighted_target - target + 1) * _sigmoid(self) - weighted_target
+        slope = (weighted_target - target + 1) * _sigmoid(ops, self) - weighted_target
     else:
-        slope = _sigmoid(self) - target
+        slope = _sigmoid(ops, self) - target
     if weight is not None:
         slope = slope * weight
-    return _mean_scale(grad * slope, reduction, self.numel())
+    return _mean_scale(grad * slope, reduction, ops.numel(self))
 
 
-def binary_cross_entropy_with_logits_target_backward(grad: Any, self: Any, target: Any,
-                                                     weight: Any, pos_weight: Any,
-                                                     reduction: int) -> Any:
+def binary_cross_entropy_with_logits_target_backward(ops: Any, grad: Any, self: Any,
+                                                     target: Any, weight: Any,
+                                                     pos_weight: Any, reduction: int) -> Any:
     """The loss is affine in the target, so d/d(target) = loss(target=1) - loss(target=0)."""
-    ones = _ones_like(target)
+    ones = _ones_like(ops, target)
     slope = (ops.binary_cross_entropy_with_logits(self, ones, weight, pos_weight, 0)
              - ops.binary_cross_entropy_with_logits(self, ones * 0, weight, pos_weight, 0))
-    return _mean_scale(grad * slope, reduction, self.numel())
+    return _mean_scale(grad * slope, reduction, ops.numel(self))
 
 
-def dropout_scale(p: float, train: bool | None) -> float:
+def dropout_scale(ops: Any, p: float, train: bool | None) -> float:
     """What native_dropout multiplies the kept elements by: 1/(1-p) in training, else 1."""
     if train is False:
         return 1.0
     return 0.0 if p == 1 else 1.0 / (1.0 - p)
 
 
-def embedding_dense_double_backward(grad: Any, indices: Any, num_weights: int, padding_idx: int,
-                                    scale_grad_by_freq: bool) -> Any:
+def embedding_dense_double_backward(ops: Any, grad: Any, indices: Any, num_weights: int,
+                                    padding_idx: int, scale_grad_by_freq: bool) -> Any:
     """d/d(grad_output) of embedding_dense_backward: look the rows of `grad` up again.
 
     The padding row received nothing, so it gives nothing back; with scale_grad_by_freq each
     row was divided by how often its index occurs, and so is its lookup.
     """
-    from runtime.factories import tensor as _constant
-
     if 0 <= padding_idx < num_weights:
         keep = [[0.0] if row == padding_idx else [1.0] for row in range(num_weights)]
-        grad = grad * _constant(keep, dtype=grad.dtype)
+        grad = grad * ops.tensor(keep, dtype=grad.dtype)
     result = ops.embedding(grad, indices)
     if scale_grad_by_freq:
-        ones = _ones_like(indices).to(grad.dtype).unsqueeze(-1)
+        ones = ops.unsqueeze(ops.to(_ones_like(ops, indices), grad.dtype), -1)
         counts = ops.embedding_dense_backward(ones, indices, num_weights, -1, False)
-        result = result * ops.embedding(counts, indices).pow(-1)
+        result = result * ops.pow(ops.embedding(counts, indices), -1)
     return result
 
 
@@ -548,15 +561,15 @@ def _layer_norm_dims(input: Any, normalized_shape: Sequence[int]) -> list[int]:
     return list(range(input.ndim - len(normalized_shape), input.ndim))
 
 
-def _layer_norm_row_backward(grad: Any, normalized: Any, rstd: Any, dims: list[int],
+def _layer_norm_row_backward(ops: Any, grad: Any, normalized: Any, rstd: Any, dims: list[int],
                              count: int) -> Any:
     """rstd/M (M g - sum(g) - x̂ sum(g x̂)) over each normalized row: layer norm's input
     gradient for a weighted output gradient `g`."""
-    return rstd * (1.0 / count) * (grad * count - grad.sum(dims, True)
-                                   - normalized * (grad * normalized).sum(dims, True))
+    return rstd * (1.0 / count) * (grad * count - ops.sum(grad, dims, True)
+                                   - normalized * ops.sum(grad * normalized, dims, True))
 
 
-def layer_norm_double_backward(input: Any, weight: Any, grad_grad_input: Any,
+def layer_norm_double_backward(ops: Any, input: Any, weight: Any, grad_grad_input: Any,
                                grad_grad_weight: Any, grad_grad_bias: Any, grad_out: Any,
                                mean: Any, rstd: Any, normalized_shape: Sequence[int],
                                grad_input_mask: Sequence[bool]) -> tuple[Any, Any, Any]:
@@ -572,28 +585,29 @@ def layer_norm_double_backward(input: Any, weight: Any, grad_grad_input: Any,
     grad_input = grad_weight = grad_out_grad = None
 
     if grad_input_mask[0]:
-        grad_input = zeros_like(input)
+        grad_input = zeros_like(ops, input)
         if grad_grad_input is not None:
             # d/dx of <a, B_x(b)>, a = grad_grad_input, b = grad_out * weight, x̂ and rstd
             # depending on x; P = sum(a x̂), Q = sum(b x̂) per row.
             a, b = grad_grad_input, scaled
-            p, q = (a * normalized).sum(dims, True), (b * normalized).sum(dims, True)
-            ab = (a * b).sum(dims, True) * count - a.sum(dims, True) * b.sum(dims, True)
-            grad_input = (normalized * (ab - p * q * 3) + q * (a * count - a.sum(dims, True))
-                          + p * (b * count - b.sum(dims, True))) * rstd * rstd
+            p, q = ops.sum(a * normalized, dims, True), ops.sum(b * normalized, dims, True)
+            sum_a, sum_b = ops.sum(a, dims, True), ops.sum(b, dims, True)
+            ab = ops.sum(a * b, dims, True) * count - sum_a * sum_b
+            grad_input = (normalized * (ab - p * q * 3) + q * (a * count - sum_a)
+                          + p * (b * count - sum_b)) * rstd * rstd
             grad_input = grad_input * (-1.0 / (count * count))
         if grad_grad_weight is not None:
             grad_input = grad_input + _layer_norm_row_backward(
-                grad_grad_weight * grad_out, normalized, rstd, dims, count)
+                ops, grad_grad_weight * grad_out, normalized, rstd, dims, count)
 
     if grad_input_mask[1] and grad_grad_input is not None:
-        row = _layer_norm_row_backward(grad_grad_input, normalized, rstd, dims, count)
-        grad_weight = (row * grad_out).sum(batch) if batch else row * grad_out
+        row = _layer_norm_row_backward(ops, grad_grad_input, normalized, rstd, dims, count)
+        grad_weight = ops.sum(row * grad_out, batch) if batch else row * grad_out
 
     if grad_input_mask[2]:
-        grad_out_grad = zeros_like(grad_out)
+        grad_out_grad = zeros_like(ops, grad_out)
         if grad_grad_input is not None:
-            row = _layer_norm_row_backward(grad_grad_input, normalized, rstd, dims, count)
+            row = _layer_norm_row_backward(ops, grad_grad_input, normalized, rstd, dims, count)
             grad_out_grad = row if weight is None else row * weight
         if grad_grad_weight is not None:
             grad_out_grad = grad_out_grad + grad_grad_weight * normalized
@@ -602,16 +616,18 @@ def layer_norm_double_backward(input: Any, weight: Any, grad_grad_input: Any,
     return grad_input, grad_weight, grad_out_grad
 
 
-def layer_norm_jvp(input_p: Any, input_t: Any, weight_p: Any, weight_t: Any, bias_p: Any,
-                   bias_t: Any, mean: Any, rstd: Any, normalized_shape: Sequence[int]) -> Any:
+def layer_norm_jvp(ops: Any, input_p: Any, input_t: Any, weight_p: Any, weight_t: Any,
+                   bias_p: Any, bias_t: Any, mean: Any, rstd: Any,
+                   normalized_shape: Sequence[int]) -> Any:
     """Forward-mode derivative of layer norm: rstd (t - mean(t) - x̂ mean(x̂ t)) w + x̂ w' + b'."""
     dims = _layer_norm_dims(input_p, normalized_shape)
     count = 1
     for size in normalized_shape:
         count *= size
     normalized = (input_p - mean) * rstd
-    centered_t = input_t - input_t.sum(dims, True) * (1.0 / count)
-    result = (centered_t - normalized * (normalized * input_t).sum(dims, True) * (1.0 / count))
+    centered_t = input_t - ops.sum(input_t, dims, True) * (1.0 / count)
+    result = (centered_t
+              - normalized * ops.sum(normalized * input_t, dims, True) * (1.0 / count))
     result = result * rstd
     if weight_p is not None:
         result = result * weight_p
@@ -622,8 +638,8 @@ def layer_norm_jvp(input_p: Any, input_t: Any, weight_p: Any, weight_t: Any, bia
     return result
 
 
-def layer_norm_backward_jvp(grad_out_p: Any, grad_out_t: Any, input_p: Any, input_t: Any,
-                            weight_p: Any, weight_t: Any, mean: Any, rstd: Any,
+def layer_norm_backward_jvp(ops: Any, grad_out_p: Any, grad_out_t: Any, input_p: Any,
+                            input_t: Any, weight_p: Any, weight_t: Any, mean: Any, rstd: Any,
                             normalized_shape: Sequence[int]) -> tuple[Any, Any, Any]:
     """Forward-mode derivative of native_layer_norm_backward's three gradients, with mean and
     rstd as the functions of input they are (as layer_norm_double_backward takes them).
@@ -639,7 +655,7 @@ def layer_norm_backward_jvp(grad_out_p: Any, grad_out_t: Any, input_p: Any, inpu
         count *= size
 
     def row_mean(value: Any) -> Any:
-        return value.sum(dims, True) * (1.0 / count)
+        return ops.sum(value, dims, True) * (1.0 / count)
 
     normalized = (input_p - mean) * rstd
     spread = row_mean(normalized * input_t)
@@ -656,7 +672,7 @@ def layer_norm_backward_jvp(grad_out_p: Any, grad_out_t: Any, input_p: Any, inpu
     grad_weight_t = (grad_out_t * normalized + grad_out_p * normalized_t)
     grad_bias_t = grad_out_t
     if batch:
-        grad_weight_t, grad_bias_t = grad_weight_t.sum(batch), grad_bias_t.sum(batch)
+        grad_weight_t, grad_bias_t = ops.sum(grad_weight_t, batch), ops.sum(grad_bias_t, batch)
     return grad_input_t, grad_weight_t, grad_bias_t
 
 
@@ -665,19 +681,19 @@ def _column_major(sizes: Sequence[int], strides: Sequence[int]) -> bool:
     return strides[0] == 1 and strides[1] == sizes[0] and sizes[1] != 1
 
 
-def mm_mat1_backward(grad: Any, mat2: Any, sizes: Sequence[int], strides: Sequence[int],
-                     alpha: Any) -> Any:
+def mm_mat1_backward(ops: Any, grad: Any, mat2: Any, sizes: Sequence[int],
+                     strides: Sequence[int], alpha: Any) -> Any:
     """The gradient of mat1 in mat1 @ mat2, computed in mat1's layout (as PyTorch does):
     for a transposed mat1, (mat2 gradᵀ)ᵀ comes out contiguous once transposed back."""
     if _column_major(sizes, strides):
-        return maybe_multiply(mat2.mm(grad.t()).t(), alpha)
-    return maybe_multiply(grad.mm(mat2.t()), alpha)
+        return maybe_multiply(ops, ops.t(ops.mm(mat2, ops.t(grad))), alpha)
+    return maybe_multiply(ops, ops.mm(grad, ops.t(mat2)), alpha)
 
 
-def mm_mat2_backward(grad: Any, mat1: Any, sizes: Sequence[int], strides: Sequence[int],
-                     alpha: Any) -> Any:
+def mm_mat2_backward(ops: Any, grad: Any, mat1: Any, sizes: Sequence[int],
+                     strides: Sequence[int], alpha: Any) -> Any:
     """The gradient of mat2 in mat1 @ mat2, computed in mat2's layout: for nn.Linear's
     `weight.t()`, (gradᵀ mat1)ᵀ, so the weight's gradient is contiguous like the weight."""
     if _column_major(sizes, strides):
-        return maybe_multiply(grad.t().mm(mat1).t(), alpha)
-    return maybe_multiply(mat1.t().mm(grad), alpha)
+        return maybe_multiply(ops, ops.t(ops.mm(ops.t(grad), mat1)), alpha)
+    return maybe_multiply(ops, ops.mm(ops.t(mat1), grad), alpha)
