@@ -835,6 +835,10 @@ class CompositeMethods:
     def view_as(self, other: Any) -> Any:
         return ops.view(self, other.shape)
 
+    def type_as(self, other: Any) -> Any:
+        """This tensor in `other`'s dtype (itself when it already is)."""
+        return self.to(other.dtype)
+
     def __getitem__(self, index: Any) -> Any:
         return getitem(self, index)
 
