@@ -30,6 +30,7 @@ from codegen.formula import (
 from codegen.model import (
     Derivative,
     ForwardDerivative,
+    ForwardKind,
     Input,
     Location,
     OpInfo,
@@ -669,10 +670,10 @@ def _forward_formula(
     formula = value.value.strip()
     line = value.start_mark.line + 1
     key_text = ", ".join(names)
-    if formula == "auto_linear":
-        return ForwardDerivative(tuple(names), value.value, formula, line=line)
+    if formula == ForwardKind.AUTO_LINEAR:
+        return ForwardDerivative(tuple(names), value.value, ForwardKind.AUTO_LINEAR, line=line)
     derived = ""
-    if formula == "auto_element_wise":
+    if formula == ForwardKind.AUTO_ELEMENT_WISE:
         derived = _auto_element_wise(schema, names, derivatives, scope, value, fail)
         formula = derived
     try:
@@ -683,7 +684,7 @@ def _forward_formula(
                        f"formula: {error}") from None
         message = f"in the forward formula for {key_text!r}: {error}"
         raise fail(value, message, error.index(value.value)) from None
-    kind = "auto_element_wise" if derived else "formula"
+    kind = ForwardKind.AUTO_ELEMENT_WISE if derived else ForwardKind.FORMULA
     return ForwardDerivative(tuple(names), value.value, kind, analyzed.code, derived, line)
 
 
