@@ -28,6 +28,7 @@ from codegen.formula import (
     parse_expression,
 )
 from codegen.model import (
+    SAMPLE_KEYS,
     Derivative,
     ForwardDerivative,
     ForwardKind,
@@ -564,8 +565,6 @@ def _samples(reader: _Reader, schema: FunctionSchema, node: yaml.Node) -> list:
     """`samples:` as plain values: a list of mappings from argument names (or flags)."""
     if not isinstance(node, yaml.SequenceNode):
         raise SpecError(reader.location(node), schema.name, "samples must be a list of mappings")
-    from codegen.verify import SAMPLE_KEYS  # the flags verify understands (it imports us)
-
     known = [a.name for a in schema.arguments] + list(SAMPLE_KEYS)
     for sample in node.value:
         if not isinstance(sample, yaml.MappingNode):

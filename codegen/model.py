@@ -145,6 +145,23 @@ class Input:
     is_list: bool
 
 
+# The flags a sample may set besides its arguments (`random: true`), and what each changes in
+# the checks codegen/verify.py runs on that sample; error messages list them in this order.
+SAMPLE_FLAGS: dict[str, str] = {
+    "kink": "the sample sits where the derivative jumps (relu at 0), where finite differences "
+            "mean nothing: the checks against them (fd, gg, jvp fd) do not run",
+    "no_gradgrad": "the second-order check (gg) does not run",
+    "no_torch": "nothing is compared with torch (an op torch lacks)",
+    "random": "the op's outputs are random (dropout): nothing is compared but the raw form "
+              "and the grad_fn name",
+    "torch_only": "as kink, where finite differences do not apply for another reason "
+                  "(a gradient that by design is not a derivative)",
+    "no_jvp_rev": "forward mode is not compared with reverse mode (a backward that by design "
+                  "is not the transpose of the derivative)",
+}
+SAMPLE_KEYS = tuple(SAMPLE_FLAGS)
+
+
 @dataclass(frozen=True)
 class OpInfo:
     schema: FunctionSchema

@@ -52,15 +52,12 @@ import numpy as np
 
 from codegen.formula import local_name
 from codegen.load import load_spec
-from codegen.model import OpInfo, SpecError
+from codegen.model import SAMPLE_KEYS, OpInfo, SpecError
 
 ROOT = Path(__file__).resolve().parent.parent
 EPS = 1e-6
 RTOL, ATOL = 1e-5, 1e-7  # float64 central differences with EPS=1e-6
 RAW_TOLERANCE = 1e-12  # raw and Tensor forms: the same arithmetic, in the same dtype
-SAMPLE_KEYS = ("kink", "no_gradgrad", "no_torch", "random", "torch_only", "no_jvp_rev")
-# `no_jvp_rev: true` skips the comparison of forward and reverse mode on a sample whose
-# backward is by design not the transpose of the derivative (embedding's padding_idx row).
 
 # Ops on which torch's forward AD raises, so their JVPs are checked against finite
 # differences and reverse mode only: the first three have no forward formula in PyTorch
@@ -69,10 +66,9 @@ TORCH_WITHOUT_FORWARD_AD = frozenset({
     "native_dropout_backward", "native_layer_norm_backward", "nll_loss_backward",
     "norm.Scalar",
 })
-# `torch_only: true` runs the checks a kink sample runs (torch alone) where finite differences
-# don't apply for another reason: formulas that treat one input as a function of another
-# (native_layer_norm_backward's mean and rstd), gradients that by design are not derivatives
-# (embedding's padding_idx row).
+# `torch_only: true` (see model.SAMPLE_FLAGS) serves formulas that treat one input as a
+# function of another (native_layer_norm_backward's mean and rstd) and gradients that by
+# design are not derivatives (embedding's padding_idx row); `no_jvp_rev: true` the latter.
 
 
 @dataclass
