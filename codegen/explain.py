@@ -17,8 +17,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from codegen import render
-from codegen.load import node_name_prefix
+from codegen import render, verify
+from codegen.generate import generate
+from codegen.load import load_spec, node_name_prefix
 from codegen.model import (
     Derivative,
     ForwardDerivative,
@@ -334,9 +335,6 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-torch", action="store_true",
                         help="prove without the comparison with torch")
     args = parser.parse_args(argv)
-    from codegen.__main__ import generate
-    from codegen.load import load_spec
-
     try:
         infos = load_spec(args.spec)
         info = find_op(infos, args.op)  # a wrong name is told before the spec is rendered
@@ -350,8 +348,6 @@ def main(argv: list[str]) -> int:
     if args.no_verify:
         return 0
     sys.stdout.flush()  # the sections above show while the proof runs
-    from codegen import verify
-
     checks = verify.prove(args.spec, [info.name], use_torch=not args.no_torch)
     failed = sum(not c.ok for c in checks)
     print(f"\n{_heading(6, 'The proof: python -m codegen verify ' + info.name)}")

@@ -51,8 +51,13 @@ from typing import Any
 import numpy as np
 
 from codegen.formula import local_name
+from codegen.generate import generate
 from codegen.load import load_spec
 from codegen.model import SAMPLE_KEYS, OpInfo, SpecError
+
+# runtime, generated and torch are imported inside the functions that use them, never here:
+# `prove` imports the spec's fresh `generated` (and runtime/ with it) itself, and refuses to
+# once either is imported; torch is optional.
 
 ROOT = Path(__file__).resolve().parent.parent
 EPS = 1e-6
@@ -699,8 +704,6 @@ def prove(spec: Path | str | None = None, ops: Iterable[str] = (),
     UnknownOp for a name the spec lacks. With use_torch and no torch installed, each op's
     torch check fails: pass use_torch=False to prove without it.
     """
-    from codegen.__main__ import generate
-
     spec = Path(spec) if spec is not None else DEFAULT_SPEC
     infos = select(load(spec), ops)
     files = generate(spec)
