@@ -50,34 +50,43 @@ class _ToRaw(ast.NodeTransformer):
         node.keywords = [self.visit(k) for k in node.keywords]
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
                 and func.value.id in ("ops", "manual"):
-            if func.value.id == "ops":
-                if func.attr not in self.ops:
-                    raise _Unsafe(func.attr)
-                func.value = ast.Name("raw_ops" if self.helper_prefix else "ops", ast.Load())
-                return node
-            if func.attr not in self.helpers:
-                raise _Unsafe(func.attr)
-            func.value = ast.Name(self.helper_prefix or "", ast.Load())
-            return node
+            return self._module_call(node, func)
         if isinstance(func, ast.Attribute):
-            receiver = self.visit(func.value)
-            if isinstance(receiver, ast.Name) and receiver.id == "math":
-                return node
-            if func.attr in self.methods:
-                module = "raw_ops" if self.helper_prefix else "ops"
-                node.func = ast.Attribute(ast.Name(module, ast.Load()), f"method_{func.attr}",
-                                          ast.Load())
-                node.args = [receiver, *node.args]
-                return node
-            if func.attr in _SEQUENCE_METHODS:
-                func.value = receiver
-                return node
-            raise _Unsafe(func.attr)
+            return self._method_call(node, func)
         if isinstance(func, ast.Name) and self.helper_prefix is None \
                 and func.id not in self.helpers and func.id not in (self.names or ()):
             raise _Unsafe(func.id)
         node.func = self.visit(func)
         return node
+
+    def _module_call(self, node: ast.Call, func: ast.Attribute) -> ast.Call:
+        """`ops.f(...)` or `manual.h(...)`: to f's or h's twin, when it has one."""
+        if func.value.id == "ops":
+            if func.attr not in self.ops:
+                raise _Unsafe(func.attr)
+            func.value = ast.Name("raw_ops" if self.helper_prefix else "ops", ast.Load())
+            return node
+        if func.attr not in self.helpers:
+            raise _Unsafe(func.attr)
+        func.value = ast.Name(self.helper_prefix or "", ast.Load())
+        return node
+
+    def _method_call(self, node: ast.Call, func: ast.Attribute) -> ast.Call:
+        """`x.m(...)`: a Tensor method becomes `raw_ops.method_m(x, ...)`; `math.f(...)` and
+        a list's methods stay as they are."""
+        receiver = self.visit(func.value)
+        if isinstance(receiver, ast.Name) and receiver.id == "math":
+            return node
+        if func.attr in self.methods:
+            module = "raw_ops" if self.helper_prefix else "ops"
+            node.func = ast.Attribute(ast.Name(module, ast.Load()), f"method_{func.attr}",
+                                      ast.Load())
+            node.args = [receiver, *node.args]
+            return node
+        if func.attr in _SEQUENCE_METHODS:
+            func.value = receiver
+            return node
+        raise _Unsafe(func.attr)
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         node.value = self.visit(node.value)
@@ -140,6 +149,18 @@ def helper_twins(manual_source: str, ops: frozenset[str], methods: Iterable[str]
     """
     methods = frozenset(methods) | CORE_RAW_METHODS
     module = ast.parse(manual_source)
+    functions = {s.name: s for s in module.body if isinstance(s, ast.FunctionDef)
+                 and s.name not in written}
+    safe, twins = _twins(functions, frozenset(functions) | written, ops, methods,
+                         _module_names(module))
+    body = [ast.unparse(ast.fix_missing_locations(twins[name])) for name in functions
+            if name in twins]
+    return frozenset(n for n in safe if not n.startswith("_")), body
+
+
+def _module_names(module: ast.Module) -> frozenset[str]:
+    """The module-level names a helper's body may read: what manual.py imports and assigns,
+    `ops`, and the builtins but those that run or reach arbitrary code."""
     imported: set[str] = set()
     for statement in module.body:
         if isinstance(statement, ast.Import | ast.ImportFrom):
@@ -147,32 +168,41 @@ def helper_twins(manual_source: str, ops: frozenset[str], methods: Iterable[str]
     imported.discard("ops")
     constants = {t.id for s in module.body if isinstance(s, ast.Assign) for t in s.targets
                  if isinstance(t, ast.Name)}
-    allowed = frozenset(imported | constants | set(dir(builtins)) | {"ops"}) \
+    return frozenset(imported | constants | set(dir(builtins)) | {"ops"}) \
         - {"eval", "exec", "open", "compile", "__import__", "getattr", "setattr"}
-    functions = {s.name: s for s in module.body if isinstance(s, ast.FunctionDef)
-                 and s.name not in written}
-    safe = frozenset(functions) | written
-    twins: dict[str, ast.FunctionDef] = {}
-    changed = True
-    while changed:  # drop helpers that call an unsafe one, until nothing changes
-        changed = False
-        twins = {}
-        for name, function in functions.items():
-            if name not in safe:
-                continue
-            copy = ast.parse(ast.unparse(function)).body[0]
-            _strip_annotations(copy)
-            names = frozenset(allowed | _local_names(copy))
-            try:
-                copy.body = [_ToRaw(ops, methods, safe, None, names).visit(s) for s in copy.body]
-            except _Unsafe:
+
+
+def _twins(functions: dict[str, ast.FunctionDef], safe: frozenset[str], ops: frozenset[str],
+           methods: frozenset[str], allowed: frozenset[str]
+           ) -> tuple[frozenset[str], dict[str, ast.FunctionDef]]:
+    """(the helpers that have twins, or hand-written ones; the twins by name).
+
+    A helper found unsafe is dropped from `safe` and the rewriting starts again, since a
+    helper that calls it has no twin either; it ends when none is dropped.
+    """
+    while True:
+        twins: dict[str, ast.FunctionDef] = {}
+        for name in [n for n in functions if n in safe]:
+            twin = _twin(functions[name], ops, methods, safe, allowed)
+            if twin is None:
                 safe = safe - {name}
-                changed = True
                 break
-            twins[name] = copy
-    body = [ast.unparse(ast.fix_missing_locations(twins[name])) for name in functions
-            if name in twins]
-    return frozenset(n for n in safe if not n.startswith("_")), body
+            twins[name] = twin
+        else:  # no helper was dropped
+            return safe, twins
+
+
+def _twin(function: ast.FunctionDef, ops: frozenset[str], methods: frozenset[str],
+          safe: frozenset[str], allowed: frozenset[str]) -> ast.FunctionDef | None:
+    """A copy of one helper rewritten for arrays, or None if it needs something else."""
+    copy = ast.parse(ast.unparse(function)).body[0]
+    _strip_annotations(copy)
+    names = frozenset(allowed | _local_names(copy))
+    try:
+        copy.body = [_ToRaw(ops, methods, safe, None, names).visit(s) for s in copy.body]
+    except _Unsafe:
+        return None
+    return copy
 
 
 def helper_imports(manual_source: str, twins: list[str], written: frozenset[str]
