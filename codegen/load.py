@@ -119,6 +119,50 @@ def check_kernels(infos: list[OpInfo], kernels: Mapping[str, Signature], source:
                             f"{len(arguments)} ({', '.join(arguments)})")
 
 
+# -- reading and composing the YAML -----------------------------------------------------------
+
+def load_spec(path: Path | str, helpers_path: Path | str | None = None) -> list[OpInfo]:
+    """Read and check a spec; the first mistake raises SpecError."""
+    path = Path(path)
+    text = _read_text(path)
+    if helpers_path is None:
+        helpers_path = Path(__file__).resolve().parent.parent / "runtime" / "manual.py"
+    return parse_spec(text, path.name, manual_helpers(Path(helpers_path)),
+                      function_signatures(Path(helpers_path)))
+
+
+def _read_text(path: Path) -> str:
+    """The spec's text; a file that cannot be read, or is not UTF-8, raises SpecError."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise SpecError(Location(str(path), 1, 1), "<spec>", f"cannot read: {error}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        before = data[: error.start]
+        line = before.count(b"\n") + 1
+        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+        raise SpecError(Location(path.name, line, column), "<spec>",
+                        f"not UTF-8: byte 0x{data[error.start]:02x} cannot start or continue a "
+                        "character here") from None
+
+
+def parse_spec(text: str, path: str, helpers: frozenset[str],
+               helper_signatures: Mapping[str, Signature] | None = None) -> list[OpInfo]:
+    """Check a spec's text (`path` names it in errors); the first mistake raises SpecError.
+
+    `helpers` names the functions of runtime/manual.py that formulas may call;
+    `helper_signatures`, when given, the calls they take, so that formulas are checked.
+    """
+    reader = _Reader(path, text)
+    entries = _entries(reader, _compose(reader))
+    scope = _scope(entries, helpers, helper_signatures or {})
+    counter: Counter[str] = Counter()
+    return [_load_entry(entry, replace(scope, schema=entry.schema), counter)
+            for entry in entries]
+
+
 class _Reader:
     """Turns composed YAML nodes into Python values, refusing anything but plain YAML."""
 
@@ -229,50 +273,6 @@ def _compose(reader: _Reader) -> yaml.SequenceNode:
     return root
 
 
-# -- reading ----------------------------------------------------------------------------------
-
-def load_spec(path: Path | str, helpers_path: Path | str | None = None) -> list[OpInfo]:
-    """Read and check a spec; the first mistake raises SpecError."""
-    path = Path(path)
-    text = _read_text(path)
-    if helpers_path is None:
-        helpers_path = Path(__file__).resolve().parent.parent / "runtime" / "manual.py"
-    return parse_spec(text, path.name, manual_helpers(Path(helpers_path)),
-                      function_signatures(Path(helpers_path)))
-
-
-def _read_text(path: Path) -> str:
-    """The spec's text; a file that cannot be read, or is not UTF-8, raises SpecError."""
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise SpecError(Location(str(path), 1, 1), "<spec>", f"cannot read: {error}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        before = data[: error.start]
-        line = before.count(b"\n") + 1
-        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
-        raise SpecError(Location(path.name, line, column), "<spec>",
-                        f"not UTF-8: byte 0x{data[error.start]:02x} cannot start or continue a "
-                        "character here") from None
-
-
-def parse_spec(text: str, path: str, helpers: frozenset[str],
-               helper_signatures: Mapping[str, Signature] | None = None) -> list[OpInfo]:
-    """Check a spec's text (`path` names it in errors); the first mistake raises SpecError.
-
-    `helpers` names the functions of runtime/manual.py that formulas may call;
-    `helper_signatures`, when given, the calls they take, so that formulas are checked.
-    """
-    reader = _Reader(path, text)
-    entries = _entries(reader, _compose(reader))
-    scope = _scope(entries, helpers, helper_signatures or {})
-    counter: Counter[str] = Counter()
-    return [_load_entry(entry, replace(scope, schema=entry.schema), counter)
-            for entry in entries]
-
-
 # -- entries and schemas ----------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
@@ -358,7 +358,7 @@ def _schema(reader: _Reader, node: yaml.Node, keys: dict[str, tuple[yaml.Node, y
         ) from None
 
 
-# -- names --------------------------------------------------------------------------------------
+# -- names ------------------------------------------------------------------------------------
 
 def _check_names(entry: _Entry) -> None:
     """Refuse spec names that would replace a name of the generated code (codegen/names.py)
@@ -437,7 +437,7 @@ def _scope(entries: list[_Entry], helpers: frozenset[str],
     )
 
 
-# -- one entry, phase by phase ------------------------------------------------------------------
+# -- one entry, phase by phase ----------------------------------------------------------------
 
 def _load_entry(entry: _Entry, scope: Scope, counter: Counter[str]) -> OpInfo:
     """Check one entry and build its OpInfo. The phases run in the order in which an entry's
@@ -478,7 +478,7 @@ def _load_entry(entry: _Entry, scope: Scope, counter: Counter[str]) -> OpInfo:
     )
 
 
-# -- differentiability and backward formulas -------------------------------------------------
+# -- differentiability and backward formulas --------------------------------------------------
 
 def _output_differentiability(entry: _Entry) -> tuple[bool, ...]:
     """`output_differentiability:`, one True/False per output; all True when absent."""
@@ -606,7 +606,7 @@ def _string_literal(text: str) -> str | None:
     return body.value if isinstance(body, ast.Constant) and isinstance(body.value, str) else None
 
 
-# -- coverage and the differentiable inputs --------------------------------------------------
+# -- coverage and the differentiable inputs ---------------------------------------------------
 
 def _check_coverage(entry: _Entry, formulas: _Formulas,
                     output_differentiability: tuple[bool, ...]) -> None:
@@ -643,7 +643,7 @@ def _inputs(entry: _Entry, names: list[str]) -> tuple[Input, ...]:
     return tuple(Input(n, i, arguments[n].type.is_tensor_list) for i, n in enumerate(names))
 
 
-# -- forward formulas ---------------------------------------------------------------------------
+# -- forward formulas -------------------------------------------------------------------------
 
 def _forward_formulas(
     entry: _Entry,
@@ -814,7 +814,7 @@ def _view_of(entry: _Entry) -> str | None:
     return view_of
 
 
-# -- samples ------------------------------------------------------------------------------------
+# -- samples ----------------------------------------------------------------------------------
 
 def _samples(entry: _Entry) -> tuple | None:
     """`samples:`, frozen: a list of mappings from argument names or flags (SAMPLE_KEYS)."""
@@ -846,7 +846,7 @@ def _freeze(value: object) -> object:
     return value
 
 
-# -- bindings: how the op is exposed -------------------------------------------------------
+# -- bindings: how the op is exposed ----------------------------------------------------------
 
 @dataclass(frozen=True)
 class _Bindings:
