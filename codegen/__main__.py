@@ -1,4 +1,4 @@
-"""`python -m codegen`: check the spec and regenerate generated/ (I/O: here and output.py).
+"""`python -m codegen`: check the spec and regenerate generated/ (written here and in output.py).
 
     python -m codegen                 regenerate generated/ from derivatives.yaml
     python -m codegen --check         exit 1 with a diff if generated/ is stale
@@ -22,20 +22,9 @@ import difflib
 import sys
 from pathlib import Path
 
-from codegen import output
-from codegen.load import check_kernels, function_signatures, load_spec
+from codegen import explain, export_torch, output, verify
+from codegen.generate import ROOT, generate  # generate: also importable from here, as before
 from codegen.model import SpecError
-from codegen.render import render_all
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def generate(spec: Path) -> dict[str, str]:
-    """Spec path -> {file name: text}; raises SpecError."""
-    kernels = function_signatures(ROOT / "runtime" / "kernels.py", private=True)
-    infos = load_spec(spec)
-    check_kernels(infos, kernels, "runtime/kernels.py")
-    return render_all(infos, spec.name, frozenset(kernels))
 
 
 def stale_diff(files: dict[str, str], out: Path) -> str:
@@ -57,17 +46,11 @@ def stale_diff(files: dict[str, str], out: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "verify":
-        from codegen.verify import main as verify_main
-
-        return verify_main(argv[1:])
+        return verify.main(argv[1:])
     if argv and argv[0] == "explain":
-        from codegen.explain import main as explain_main
-
-        return explain_main(argv[1:])
+        return explain.main(argv[1:])
     if argv and argv[0] == "export-torch":
-        from codegen.export_torch import main as export_main
-
-        return export_main(argv[1:])
+        return export_torch.main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m codegen", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Check the spec and regenerate generated/ from it.",

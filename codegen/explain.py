@@ -17,29 +17,42 @@ import sys
 import textwrap
 from pathlib import Path
 
-from codegen import render
-from codegen.load import node_name_prefix
-from codegen.model import Derivative, ForwardDerivative, OpInfo, SavedAttribute, SpecError
+from codegen import render, verify
+from codegen.generate import generate
+from codegen.load import load_spec, node_name_prefix
+from codegen.model import (
+    Derivative,
+    ForwardDerivative,
+    ForwardKind,
+    OpInfo,
+    SavedAttribute,
+    SavedKind,
+    SpecError,
+)
 from codegen.schema import Argument
 
 ROOT = Path(__file__).resolve().parent.parent
 
 # Why a node keeps each kind of saved attribute (see model.SavedAttribute).
-REASONS = {
-    "tensor": "a formula reads the tensor's values, so the node keeps it as a SavedVariable; "
-              "an in-place change to it before backward raises (its version counter moved)",
-    "output": "a formula reads an output; it is saved without its grad_fn (is_output=True), "
-              "so the output and its own node form no reference cycle",
-    "tensor_list": "a formula reads the tensors of a Tensor[]: each is a SavedVariable",
-    "sizes": "only `.shape` is read: the node keeps the sizes, not the tensor, "
-             "whose memory can then be freed",
-    "strides": "only `.stride()` is read: the node keeps the strides, not the tensor",
-    "dim": "only `.ndim` is read: the node keeps the number of dimensions, not the tensor",
-    "scalar_type": "only `.dtype` is read: the node keeps the dtype, not the tensor",
-    "numel": "only `.numel()` is read: the node keeps the element count, not the tensor",
-    "list_sizes": "only `to_args_sizes(...)` is read: the node keeps the shapes of the "
-                  "list's tensors, not the tensors",
-    "value": "a non-tensor argument a formula reads, kept by value",
+REASONS: dict[SavedKind, str] = {
+    SavedKind.TENSOR:
+        "a formula reads the tensor's values, so the node keeps it as a SavedVariable; "
+        "an in-place change to it before backward raises (its version counter moved)",
+    SavedKind.OUTPUT:
+        "a formula reads an output; it is saved without its grad_fn (is_output=True), "
+        "so the output and its own node form no reference cycle",
+    SavedKind.TENSOR_LIST: "a formula reads the tensors of a Tensor[]: each is a SavedVariable",
+    SavedKind.SIZES: "only `.shape` is read: the node keeps the sizes, not the tensor, "
+                     "whose memory can then be freed",
+    SavedKind.STRIDES: "only `.stride()` is read: the node keeps the strides, not the tensor",
+    SavedKind.DIM:
+        "only `.ndim` is read: the node keeps the number of dimensions, not the tensor",
+    SavedKind.SCALAR_TYPE: "only `.dtype` is read: the node keeps the dtype, not the tensor",
+    SavedKind.NUMEL:
+        "only `.numel()` is read: the node keeps the element count, not the tensor",
+    SavedKind.LIST_SIZES: "only `to_args_sizes(...)` is read: the node keeps the shapes of the "
+                          "list's tensors, not the tensors",
+    SavedKind.VALUE: "a non-tensor argument a formula reads, kept by value",
 }
 
 
@@ -198,12 +211,12 @@ def _backward(derivative: Derivative) -> list[str]:
 def _forward(info: OpInfo, fwd: ForwardDerivative) -> list[str]:
     names = ", ".join(fwd.var_names)
     lines = [f"{names}: {' '.join(fwd.formula.split())}    (line {fwd.line})"]
-    if fwd.kind == "auto_element_wise":
+    if fwd.kind == ForwardKind.AUTO_ELEMENT_WISE:
         lines += _item("kind", f"auto_element_wise: the backward formula of "
                        f"{info.inputs[0].name!r} with grad replaced by its tangent, and each "
                        "tensor x by its primal x_p")
         lines += _item("from", fwd.derived, prose=False)
-    elif fwd.kind == "auto_linear":
+    elif fwd.kind == ForwardKind.AUTO_LINEAR:
         lines += _item("kind", "auto_linear: the op itself applied to the tangents (primals "
                        "for the other tensors); its call is in the JVP function below")
         return lines
@@ -247,7 +260,7 @@ def _saved_section(info: OpInfo) -> str:
             if attr in derivative.saved:
                 lines += _item("read by", f"{', '.join(derivative.var_names)}: "
                                f"{' '.join(derivative.formula.split())}", prose=False)
-        lines += _item("why", REASONS.get(attr.kind, attr.kind))
+        lines += _item("why", REASONS[attr.kind])
         guard = render.save_guard(info, attr)
         if guard is not None:
             lines += _item("guarded", f"saved only if should_compute_output({guard}), that is "
@@ -322,9 +335,6 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-torch", action="store_true",
                         help="prove without the comparison with torch")
     args = parser.parse_args(argv)
-    from codegen.__main__ import generate
-    from codegen.load import load_spec
-
     try:
         infos = load_spec(args.spec)
         info = find_op(infos, args.op)  # a wrong name is told before the spec is rendered
@@ -338,8 +348,6 @@ def main(argv: list[str]) -> int:
     if args.no_verify:
         return 0
     sys.stdout.flush()  # the sections above show while the proof runs
-    from codegen import verify
-
     checks = verify.prove(args.spec, [info.name], use_torch=not args.no_torch)
     failed = sum(not c.ok for c in checks)
     print(f"\n{_heading(6, 'The proof: python -m codegen verify ' + info.name)}")

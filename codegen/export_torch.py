@@ -103,46 +103,49 @@ def _returned(info: OpInfo) -> str:
     return f"return {items[0]}," if len(items) == 1 else f"return {', '.join(items)}"
 
 
-def _jvp(info: OpInfo) -> list[str] | None:
-    """jvp's body: primals and tangents by the names forward formulas use, then the spec's
-    forward formulas; None when the entry has none."""
-    if not info.forward_derivatives:
-        return None
+def _jvp_bindings(info: OpInfo) -> list[str]:
+    """The first lines of jvp: primals and tangents by the names forward formulas use."""
     schema = info.schema
-    tensors = [a for a in schema.arguments if a.type.is_tensor]
     tangent_of = {i.name for i in info.inputs}
-    lines = []
-    primals = [f"{a.name}_p" for a in tensors] + _outputs(info)
-    lines.append(f"{', '.join(primals)}, = ctx.saved_tensors")
-    for a in schema.arguments:
-        if not a.type.is_tensor:
-            lines.append(f"{local_name(a.name)} = ctx.{local_name(a.name)}_value")
+    primals = [f"{a.name}_p" for a in schema.arguments if a.type.is_tensor] + _outputs(info)
+    lines = [f"{', '.join(primals)}, = ctx.saved_tensors"]
+    lines += [f"{local_name(a.name)} = ctx.{local_name(a.name)}_value"
+              for a in schema.arguments if not a.type.is_tensor]
     for position, a in enumerate(schema.arguments):
         if a.name in tangent_of:
             # torch gives None for an input without a tangent; gradgen's formulas see zeros
-            lines.append(f"{a.name}_t = tangents[{position}]")
-            lines.append(f"if {a.name}_t is None and {a.name}_p is not None:")
-            lines.append(f"    {a.name}_t = torch.zeros_like({a.name}_p)")
-    codes = []
-    for fwd in info.forward_derivatives:
-        if fwd.kind == "auto_linear":
-            values = [f"{a.name}_t" if a.name in tangent_of else
-                      (f"{a.name}_p" if a.type.is_tensor else local_name(a.name))
-                      for a in schema.arguments]
-            args = [f"{a.name}={v}" if a.kwarg_only else v
-                    for a, v in zip(schema.arguments, values, strict=True)]
-            call = f"torch.ops.aten.{schema.base}.{schema.overload or 'default'}"
-            codes.append(f"{call}({', '.join(args)})")
-        else:
-            codes.append(fwd.code)
-    outputs = schema.return_names()
+            lines += [f"{a.name}_t = tangents[{position}]",
+                      f"if {a.name}_t is None and {a.name}_p is not None:",
+                      f"    {a.name}_t = torch.zeros_like({a.name}_p)"]
+    return lines
+
+
+def _auto_linear(info: OpInfo) -> str:
+    """torchgen's auto_linear: torch's op itself, on the tangents."""
+    schema = info.schema
+    tangent_of = {i.name for i in info.inputs}
+    args = []
+    for a in schema.arguments:
+        value = f"{a.name}_t" if a.name in tangent_of else \
+            f"{a.name}_p" if a.type.is_tensor else local_name(a.name)
+        args.append(f"{a.name}={value}" if a.kwarg_only else value)
+    return f"torch.ops.aten.{schema.base}.{schema.overload or 'default'}({', '.join(args)})"
+
+
+def _jvp(info: OpInfo) -> list[str] | None:
+    """jvp's body: the bindings, then the spec's forward formulas; None when it has none."""
+    if not info.forward_derivatives:
+        return None
+    codes = [_auto_linear(info) if fwd.kind == "auto_linear" else fwd.code
+             for fwd in info.forward_derivatives]
+    outputs = info.schema.return_names()
     if len(outputs) == 1:
-        return [*lines, f"return {codes[0]}"]
+        return [*_jvp_bindings(info), f"return {codes[0]}"]
     body = [f"{', '.join(f'{n}_t' for n in fwd.var_names)} = {code}"
             for fwd, code in zip(info.forward_derivatives, codes, strict=True)]
     covered = {n for fwd in info.forward_derivatives for n in fwd.var_names}
-    return [*lines, *body, "return " + ", ".join(f"{n}_t" if n in covered else "None"
-                                                 for n in outputs)]
+    returned = ", ".join(f"{n}_t" if n in covered else "None" for n in outputs)
+    return [*_jvp_bindings(info), *body, f"return {returned}"]
 
 
 def function_context(info: OpInfo) -> dict:

@@ -12,18 +12,19 @@ import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from codegen.model import SavedAttribute
+from codegen.model import SavedAttribute, SavedKind
 from codegen.schema import FunctionSchema, varargs_list
 
 # Size-only attributes of a tensor, and the saved attribute each becomes (torchgen's names).
-SIZE_ATTRIBUTES = {"shape": ("sizes", "sym_sizes"), "ndim": ("dim", "dim"),
-                   "dtype": ("scalar_type", "scalar_type")}
-SIZE_METHODS = {"numel": ("numel", "sym_numel"), "stride": ("strides", "sym_strides")}
+SIZE_ATTRIBUTES = {"shape": (SavedKind.SIZES, "sym_sizes"), "ndim": (SavedKind.DIM, "dim"),
+                   "dtype": (SavedKind.SCALAR_TYPE, "scalar_type")}
+SIZE_METHODS = {"numel": (SavedKind.NUMEL, "sym_numel"),
+                "stride": (SavedKind.STRIDES, "sym_strides")}
 # Saved-attribute kinds that keep a size, each computed by the runtime.tensor function of
 # the same name; `to_args_sizes(xs)` gives list_sizes.
 SIZE_KINDS = frozenset(
     [kind for kind, _ in SIZE_ATTRIBUTES.values()] + [kind for kind, _ in SIZE_METHODS.values()]
-    + ["list_sizes"]
+    + [SavedKind.LIST_SIZES]
 )
 # The name of the op namespace in generated code: a formula's calls of spec ops and Tensor
 # methods run as `ops.NAME(...)`, whatever the values are (Tensors, numpy arrays, torch).
@@ -183,7 +184,7 @@ class _Analysis:
     grad_at: tuple[int, int] | None = None
     grads_at: tuple[int, int] | None = None
 
-    def save(self, kind: str, source: str, name: str) -> None:
+    def save(self, kind: SavedKind, source: str, name: str) -> None:
         attr = SavedAttribute(kind, source, name)
         if attr not in self.saved:
             self.saved.append(attr)
@@ -365,7 +366,7 @@ class _Rewriter(ast.NodeTransformer):
         if arg is None or not arg.type.is_tensor_list or node.keywords:
             raise self.fail(node, "to_args_sizes() takes one Tensor[] argument of the op")
         name = f"{arg.name}_args_sizes"
-        self.result.save("list_sizes", arg.name, name)
+        self.result.save(SavedKind.LIST_SIZES, arg.name, name)
         return ast.copy_location(ast.Name(name, ast.Load()), node)
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
@@ -414,14 +415,14 @@ class _Rewriter(ast.NodeTransformer):
         arg = self.arguments.get(name)
         if arg is not None:
             if arg.type.is_tensor:
-                self.result.save("tensor", name, local_name(name))
+                self.result.save(SavedKind.TENSOR, name, local_name(name))
             elif arg.type.is_tensor_list:
-                self.result.save("tensor_list", name, name)
+                self.result.save(SavedKind.TENSOR_LIST, name, name)
             else:
-                self.result.save("value", name, name)
+                self.result.save(SavedKind.VALUE, name, name)
             return ast.copy_location(ast.Name(local_name(name), ast.Load()), node)
         if name in self.outputs:
-            self.result.save("output", name, name)
+            self.result.save(SavedKind.OUTPUT, name, name)
             return node
         if name in self.scope.ops or name in self.scope.helpers or name in ALLOWED_BUILTINS:
             raise self.fail(node, f"{name!r} is a function; call it")

@@ -2,6 +2,14 @@
 
 The YAML is composed (not constructed) so that every key and value keeps its line and
 column, and so that no tag outside plain YAML can ever construct an object.
+
+Loading runs in phases, each a small function: the text is read (`_read_text`) and
+composed (`_compose`); each entry's keys and schema are read (`_entries`) and its names
+checked (`_check_names`); the scope of every formula is built from all entries
+(`_scope`); then each entry, in `_load_entry`, gets its output_differentiability, its
+formula keys (backward formulas checked as they come, forward ones kept), the coverage of
+its Tensor inputs, its forward formulas, its differentiable inputs, its node name (the
+numbering), its view, its samples and its bindings, in the order its mistakes are reported.
 """
 
 from __future__ import annotations
@@ -11,8 +19,8 @@ import difflib
 import keyword
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -28,8 +36,10 @@ from codegen.formula import (
     parse_expression,
 )
 from codegen.model import (
+    SAMPLE_KEYS,
     Derivative,
     ForwardDerivative,
+    ForwardKind,
     Input,
     Location,
     OpInfo,
@@ -107,6 +117,50 @@ def check_kernels(infos: list[OpInfo], kernels: Mapping[str, Signature], source:
             raise SpecError(info.location, info.name,
                             f"the kernel {kernel.name} in {source} {problem}: the op passes "
                             f"{len(arguments)} ({', '.join(arguments)})")
+
+
+# -- reading and composing the YAML -----------------------------------------------------------
+
+def load_spec(path: Path | str, helpers_path: Path | str | None = None) -> list[OpInfo]:
+    """Read and check a spec; the first mistake raises SpecError."""
+    path = Path(path)
+    text = _read_text(path)
+    if helpers_path is None:
+        helpers_path = Path(__file__).resolve().parent.parent / "runtime" / "manual.py"
+    return parse_spec(text, path.name, manual_helpers(Path(helpers_path)),
+                      function_signatures(Path(helpers_path)))
+
+
+def _read_text(path: Path) -> str:
+    """The spec's text; a file that cannot be read, or is not UTF-8, raises SpecError."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise SpecError(Location(str(path), 1, 1), "<spec>", f"cannot read: {error}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        before = data[: error.start]
+        line = before.count(b"\n") + 1
+        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+        raise SpecError(Location(path.name, line, column), "<spec>",
+                        f"not UTF-8: byte 0x{data[error.start]:02x} cannot start or continue a "
+                        "character here") from None
+
+
+def parse_spec(text: str, path: str, helpers: frozenset[str],
+               helper_signatures: Mapping[str, Signature] | None = None) -> list[OpInfo]:
+    """Check a spec's text (`path` names it in errors); the first mistake raises SpecError.
+
+    `helpers` names the functions of runtime/manual.py that formulas may call;
+    `helper_signatures`, when given, the calls they take, so that formulas are checked.
+    """
+    reader = _Reader(path, text)
+    entries = _entries(reader, _compose(reader))
+    scope = _scope(entries, helpers, helper_signatures or {})
+    counter: Counter[str] = Counter()
+    return [_load_entry(entry, replace(scope, schema=entry.schema), counter)
+            for entry in entries]
 
 
 class _Reader:
@@ -219,369 +273,277 @@ def _compose(reader: _Reader) -> yaml.SequenceNode:
     return root
 
 
-def load_spec(path: Path | str, helpers_path: Path | str | None = None) -> list[OpInfo]:
-    """Read and check a spec; the first mistake raises SpecError."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise SpecError(Location(str(path), 1, 1), "<spec>", f"cannot read: {error}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        before = data[: error.start]
-        line = before.count(b"\n") + 1
-        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
-        raise SpecError(Location(path.name, line, column), "<spec>",
-                        f"not UTF-8: byte 0x{data[error.start]:02x} cannot start or continue a "
-                        "character here") from None
-    if helpers_path is None:
-        helpers_path = Path(__file__).resolve().parent.parent / "runtime" / "manual.py"
-    return parse_spec(text, path.name, manual_helpers(Path(helpers_path)),
-                      function_signatures(Path(helpers_path)))
+# -- entries and schemas ----------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class _Entry:
+    """One entry of the spec with its schema parsed: what each phase of loading it reads."""
+
+    reader: _Reader
+    schema: FunctionSchema
+    keys: dict[str, tuple[yaml.Node, yaml.Node]]  # key text -> (key, value), in spec order
+
+    @property
+    def name_node(self) -> yaml.ScalarNode:
+        return self.keys["name"][1]
+
+    def value(self, key: str) -> yaml.Node | None:
+        """The value of `key:`, or None when the entry has no such key."""
+        return self.keys[key][1] if key in self.keys else None
+
+    def fail(self, node: yaml.Node, message: str, index: int = 0) -> SpecError:
+        """The error for a mistake at character `index` of `node`'s value."""
+        return SpecError(self.reader.location(node, index), self.schema.name, message)
 
 
-def parse_spec(text: str, path: str, helpers: frozenset[str],
-               helper_signatures: Mapping[str, Signature] | None = None) -> list[OpInfo]:
-    """Check a spec's text (`path` names it in errors); the first mistake raises SpecError.
-
-    `helpers` names the functions of runtime/manual.py that formulas may call;
-    `helper_signatures`, when given, the calls they take, so that formulas are checked.
-    """
-    reader = _Reader(path, text)
-    root = _compose(reader)
-    entries: list[tuple[FunctionSchema, dict[str, tuple[yaml.Node, yaml.Node]]]] = []
+def _entries(reader: _Reader, root: yaml.SequenceNode) -> list[_Entry]:
+    """Every entry, its keys read and its schema parsed, in spec order; no schema twice."""
+    entries: list[_Entry] = []
     seen: dict[str, Location] = {}
     for index, node in enumerate(root.value):
-        label = f"<entry {index + 1}>"
-        reader.check_plain(node, label)
-        if not isinstance(node, yaml.MappingNode):
+        entry = _entry(reader, node, f"<entry {index + 1}>")
+        name = entry.schema.name
+        location = reader.location(entry.name_node)
+        if name in seen:
             raise SpecError(
-                reader.location(node), label, "an entry must be a mapping with `name:`"
+                location, name, f"duplicate schema: {name} is already declared at "
+                f"line {seen[name].line}"
             )
-        keys: dict[str, tuple[yaml.Node, yaml.Node]] = {}
-        for key, value in node.value:
-            if not isinstance(key, yaml.ScalarNode):
-                raise SpecError(reader.location(key), label, "keys must be plain strings")
-            if key.value in keys:
-                raise SpecError(reader.location(key), label, f"key {key.value!r} appears twice")
-            keys[key.value] = (key, value)
-        if "name" not in keys:
-            raise SpecError(reader.location(node), label, "entry has no `name:`")
-        name_node = keys["name"][1]
-        if not isinstance(name_node, yaml.ScalarNode) or not isinstance(name_node.value, str):
-            raise SpecError(reader.location(name_node), label, "`name:` must be a schema string")
-        try:
-            schema = parse_schema(name_node.value)
-        except SchemaError as error:
-            raise SpecError(
-                reader.location(name_node, error.column), label, f"malformed schema: {error}"
-            ) from None
-        _check_names(reader, schema, name_node)
-        location = reader.location(name_node)
-        if schema.name in seen:
-            raise SpecError(
-                location, schema.name, f"duplicate schema: {schema.name} is already declared at "
-                f"line {seen[schema.name].line}"
-            )
-        seen[schema.name] = location
-        entries.append((schema, keys))
-
-    signatures: dict[str, tuple[Signature, ...]] = {
-        name: (signature,) for name, signature in (helper_signatures or {}).items()}
-    method_signatures: dict[str, tuple[Signature, ...]] = {}
-    for schema, keys in entries:
-        signatures[schema.base] = (*signatures.get(schema.base, ()), Signature.of_schema(schema))
-        method = Signature.of_schema(schema, method=True)
-        for name, declared in ((schema.base, _variants(reader, schema, keys)[1]),
-                               (f"{schema.base}_", "inplace" in keys)):
-            if declared:
-                method_signatures[name] = (*method_signatures.get(name, ()), method)
-    scope = Scope(
-        schema=entries[0][0],  # each entry's own replaces it
-        ops=frozenset(s.base for s, _ in entries if s.arguments),
-        methods=frozenset(method_signatures), helpers=helpers,
-        signatures=signatures, method_signatures=method_signatures,
-    )
-    counter: Counter[str] = Counter()
-    return [_load_entry(reader, schema, keys, replace(scope, schema=schema), counter)
-            for schema, keys in entries]
+        seen[name] = location
+        entries.append(entry)
+    return entries
 
 
-def _check_names(reader: _Reader, schema: FunctionSchema, name_node: yaml.ScalarNode) -> None:
+def _entry(reader: _Reader, node: yaml.Node, label: str) -> _Entry:
+    """One entry: plain YAML, a mapping of distinct plain keys, with a `name:` that parses.
+
+    Until its schema is parsed, an entry is named by `label` (`<entry 3>`) in errors.
+    """
+    reader.check_plain(node, label)
+    keys = _keys(reader, node, label)
+    entry = _Entry(reader, _schema(reader, node, keys, label), keys)
+    _check_names(entry)
+    return entry
+
+
+def _keys(reader: _Reader, node: yaml.Node, label: str) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    """An entry's keys, each a plain string that appears once."""
+    if not isinstance(node, yaml.MappingNode):
+        raise SpecError(
+            reader.location(node), label, "an entry must be a mapping with `name:`"
+        )
+    keys: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+    for key, value in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            raise SpecError(reader.location(key), label, "keys must be plain strings")
+        if key.value in keys:
+            raise SpecError(reader.location(key), label, f"key {key.value!r} appears twice")
+        keys[key.value] = (key, value)
+    return keys
+
+
+def _schema(reader: _Reader, node: yaml.Node, keys: dict[str, tuple[yaml.Node, yaml.Node]],
+            label: str) -> FunctionSchema:
+    """The schema of an entry's `name:`."""
+    if "name" not in keys:
+        raise SpecError(reader.location(node), label, "entry has no `name:`")
+    name_node = keys["name"][1]
+    if not isinstance(name_node, yaml.ScalarNode) or not isinstance(name_node.value, str):
+        raise SpecError(reader.location(name_node), label, "`name:` must be a schema string")
+    try:
+        return parse_schema(name_node.value)
+    except SchemaError as error:
+        raise SpecError(
+            reader.location(name_node, error.column), label, f"malformed schema: {error}"
+        ) from None
+
+
+# -- names ------------------------------------------------------------------------------------
+
+def _check_names(entry: _Entry) -> None:
     """Refuse spec names that would replace a name of the generated code (codegen/names.py)
     or one that generated code derives from another spec name (`self` -> `self_`, `x_p`)."""
-    text = name_node.value
+    schema = entry.schema
+    _check_op_names(entry)
+    derived = _derived_names(schema)
+    for name in [a.name for a in schema.arguments] + [r.name for r in schema.returns if r.name]:
+        _check_argument_name(entry, name, derived)
 
-    def fail(name: str, message: str) -> SpecError:
-        return SpecError(reader.location(name_node, _argument_index(text, name)), schema.name,
-                         message)
 
+def _check_op_names(entry: _Entry) -> None:
+    """The op's own names in generated code: its wrapper, its kernel and its default."""
+    schema, text = entry.schema, entry.name_node.value
     for name in (schema.base, schema.kernel_name, f"{schema.base}_default"):
         if name in MODULE_NAMES or name.startswith("__"):
-            raise SpecError(reader.location(name_node, len(text) - len(text.lstrip())),
-                            schema.name, f"an op may not be named {name!r}: generated code "
-                            "uses that name")
+            raise entry.fail(entry.name_node, f"an op may not be named {name!r}: generated "
+                             "code uses that name", len(text) - len(text.lstrip()))
+
+
+def _derived_names(schema: FunctionSchema) -> dict[str, str]:
+    """The names generated code derives from the op's arguments and outputs (`self_p`,
+    `self_sym_sizes`, `grad_values`), each mapped to the name it derives from."""
     tensors = [a.name for a in schema.arguments if a.type.is_tensor_like]
     suffixes = [s for _, s in SIZE_ATTRIBUTES.values()] + [s for _, s in SIZE_METHODS.values()]
     derived = {f"{t}_{end}": t for t in tensors for end in ("p", "t", "args_sizes")}
     derived |= {f"{local_name(t).rstrip('_')}_{end}": t for t in tensors for end in suffixes}
     derived |= {f"{prefix}{o}{suffix}": o for o in schema.return_names()
                 for prefix, suffix in (("grad_", ""), ("", "_t"))}
-    for name in [a.name for a in schema.arguments] + [r.name for r in schema.returns if r.name]:
-        if name in LOCAL_NAMES:
-            raise fail(name, f"{name!r} may not name an argument or output: generated code "
-                             "uses that name")
-        if name.startswith("_") or name.endswith("_"):
-            raise fail(name, f"{name!r}: argument and output names may not begin or end with "
-                             "'_' (generated code writes `self_` for `self`; a namedtuple "
-                             "refuses a field `_x`)")
-        if name in derived and derived[name] != name:
-            raise fail(name, f"{name!r} is the name generated code gives to something of "
-                             f"{derived[name]!r}: rename it")
+    return derived
 
 
-def _variants(reader: _Reader, schema: FunctionSchema, keys: dict) -> tuple[bool, bool]:
-    """(function, method): like native_functions.yaml's `variants:`."""
-    if "variants" not in keys:
-        first = schema.arguments[0] if schema.arguments else None
-        is_method = first is not None and first.name == "self" and first.type.is_tensor
-        return True, is_method
-    key, value = keys["variants"]
-    raw = reader.value(value)
-    words = [w.strip() for w in str(raw).split(",")] if isinstance(raw, str) else None
-    if not words or any(w not in ("function", "method") for w in words):
-        raise SpecError(
-            reader.location(value), schema.name,
-            "variants must be 'function', 'method' or 'function, method'",
-        )
-    return "function" in words, "method" in words
+def _check_argument_name(entry: _Entry, name: str, derived: dict[str, str]) -> None:
+    """One argument's or output's name: not one generated code uses or derives."""
+    index = _argument_index(entry.name_node.value, name)
+    if name in LOCAL_NAMES:
+        raise entry.fail(entry.name_node, f"{name!r} may not name an argument or output: "
+                         "generated code uses that name", index)
+    if name.startswith("_") or name.endswith("_"):
+        raise entry.fail(entry.name_node, f"{name!r}: argument and output names may not begin "
+                         "or end with '_' (generated code writes `self_` for `self`; a "
+                         "namedtuple refuses a field `_x`)", index)
+    if name in derived and derived[name] != name:
+        raise entry.fail(entry.name_node, f"{name!r} is the name generated code gives to "
+                         f"something of {derived[name]!r}: rename it", index)
 
 
-def _inplace(reader: _Reader, schema: FunctionSchema, keys: dict) -> tuple[bool, bool]:
-    """(an in-place method `base_`, also an in-place function): `inplace: True` makes the
-    method, as `x.add_(y)`; `inplace: function, method` the function too, as `torch.sin_(x)`."""
-    if "inplace" not in keys:
-        return False, False
-    value = keys["inplace"][1]
-    raw = reader.value(value)
-    if isinstance(raw, bool):
-        return raw, False
-    words = [w.strip() for w in raw.split(",")] if isinstance(raw, str) else []
-    if not words or any(w not in ("function", "method") for w in words) \
-            or "method" not in words:
-        raise SpecError(reader.location(value), schema.name,
-                        "inplace must be True, False, 'method' or 'function, method'")
-    return True, "function" in words
+def _argument_index(schema_text: str, name: str) -> int:
+    """Where argument `name` is declared in a schema's text (after its type and a blank)."""
+    match = re.search(rf"(?<=\s){re.escape(name)}(?=\s*[=,)])", schema_text)
+    return match.start() if match else 0
 
 
-def _bool_key(
-    reader: _Reader, schema: FunctionSchema, keys: dict, name: str, default: bool
-) -> bool:
-    if name not in keys:
-        return default
-    value = keys[name][1]
-    raw = reader.value(value)
-    if not isinstance(raw, bool):
-        raise SpecError(reader.location(value), schema.name, f"{name} must be True or False")
-    return raw
+# -- the scope of every formula ---------------------------------------------------------------
+
+def _scope(entries: list[_Entry], helpers: frozenset[str],
+           helper_signatures: Mapping[str, Signature]) -> Scope:
+    """What formulas may call, and how: the spec's ops, its Tensor methods (by `variants:`
+    and `inplace:`) and the helpers. Each entry's scope replaces `schema` with its own."""
+    signatures: dict[str, tuple[Signature, ...]] = {
+        name: (signature,) for name, signature in helper_signatures.items()}
+    method_signatures: dict[str, tuple[Signature, ...]] = {}
+    for entry in entries:
+        schema = entry.schema
+        signatures[schema.base] = (*signatures.get(schema.base, ()), Signature.of_schema(schema))
+        method = Signature.of_schema(schema, method=True)
+        for name, declared in ((schema.base, _variants(entry)[1]),
+                               (f"{schema.base}_", "inplace" in entry.keys)):
+            if declared:
+                method_signatures[name] = (*method_signatures.get(name, ()), method)
+    return Scope(
+        schema=entries[0].schema,  # each entry's own replaces it
+        ops=frozenset(e.schema.base for e in entries if e.schema.arguments),
+        methods=frozenset(method_signatures), helpers=helpers,
+        signatures=signatures, method_signatures=method_signatures,
+    )
 
 
-def _load_entry(
-    reader: _Reader,
-    schema: FunctionSchema,
-    keys: dict[str, tuple[yaml.Node, yaml.Node]],
-    scope: Scope,
-    counter: Counter[str],
-) -> OpInfo:
-    entry = schema.name
-    arguments = {a.name: a for a in schema.arguments}
-    outputs = schema.return_names()
-    function, method = _variants(reader, schema, keys)
+# -- one entry, phase by phase ----------------------------------------------------------------
 
-    def fail(node: yaml.Node, message: str, index: int = 0) -> SpecError:
-        return SpecError(reader.location(node, index), entry, message)
-
-    output_differentiability = tuple(True for _ in outputs)
-    if "output_differentiability" in keys:
-        value = keys["output_differentiability"][1]
-        raw = reader.value(value)
-        if not isinstance(raw, list) or not all(isinstance(v, bool) for v in raw):
-            raise fail(value, "output_differentiability must be a list of True/False")
-        if len(raw) != len(outputs):
-            raise fail(
-                value,
-                f"output_differentiability has {len(raw)} value(s) but the op has "
-                f"{len(outputs)} output(s)",
-            )
-        output_differentiability = tuple(raw)
-
-    derivatives: list[Derivative] = []
-    forward_keys: list[tuple[list[str], yaml.Node, yaml.ScalarNode]] = []
-    non_differentiable: list[str] = []
-    covered: set[str] = set()
-    for key_text, (key, value) in keys.items():
-        if key_text in ENTRY_KEYS:
-            continue
-        names = [n.strip() for n in key_text.split(",")]
-        forward_key = all(n in outputs or _RESULT_KEY.fullmatch(n) for n in names)
-        for n in names:
-            if n not in arguments and not forward_key:
-                raise fail(key, _unknown_key(n, schema), key_text.index(n))
-        if not isinstance(value, yaml.ScalarNode) or not isinstance(reader.value(value), str):
-            raise fail(value, f"the formula for {key_text!r} must be a string")
-        formula = value.value
-        if forward_key:  # checked once every input's backward formula is known
-            forward_keys.append((names, key, value))
-            continue
-        for n in names:
-            if not arguments[n].type.is_tensor_like:
-                raise fail(
-                    key, f"{n!r} is a {arguments[n].type}, not a Tensor: it has no gradient",
-                    key_text.index(n),
-                )
-            if n in covered:
-                raise fail(key, f"{n!r} has two formulas", key_text.index(n))
-            covered.add(n)
-        if formula.strip() == "non_differentiable":
-            non_differentiable.extend(names)
-            continue
-        not_implemented = _NOT_IMPLEMENTED.fullmatch(formula.strip())
-        if not_implemented:
-            message = _string_literal(not_implemented["arg"])
-            if message is None:
-                raise fail(
-                    value, 'not_implemented takes one string literal: not_implemented("why")'
-                )
-            derivatives.append(
-                Derivative(tuple(names), formula, "", (), (), not_implemented=message,
-                           line=value.start_mark.line + 1)
-            )
-            continue
-        try:
-            analyzed = analyze(formula, replace(scope, fused=len(names) > 1))
-        except FormulaError as error:
-            message = f"in the formula for {key_text!r}: {error}"
-            raise fail(value, message, error.index(formula)) from None
-        derivatives.append(
-            Derivative(
-                tuple(names), formula, analyzed.code, analyzed.saved, analyzed.grad_indices,
-                analyzed.grad_names, line=value.start_mark.line + 1,
-            )
-        )
-
-    differentiable_outputs = any(output_differentiability)
-    if differentiable_outputs:
-        for arg in schema.arguments:
-            if arg.type.is_tensor_like and arg.name not in covered:
-                raise fail(
-                    keys["name"][1],
-                    f"Tensor input {arg.name!r} has no formula: give it one, or say "
-                    f"`{arg.name}: non_differentiable`",
-                    _argument_index(keys["name"][1].value, arg.name),
-                )
-    inputs_names = [a.name for a in schema.arguments if a.name in covered
-                    and a.name not in non_differentiable]
+def _load_entry(entry: _Entry, scope: Scope, counter: Counter[str]) -> OpInfo:
+    """Check one entry and build its OpInfo. The phases run in the order in which an entry's
+    mistakes are reported; `counter` numbers the node classes of the spec so far."""
+    output_differentiability = _output_differentiability(entry)
+    formulas = _formulas(entry, scope)
+    _check_coverage(entry, formulas, output_differentiability)
+    input_names = _input_names(entry.schema, formulas)
     forward = _forward_formulas(
-        schema, forward_keys, output_differentiability, derivatives,
-        replace(scope, forward=True, tangents=frozenset(inputs_names)),
-        keys["name"][1], fail,
+        entry, formulas, output_differentiability,
+        replace(scope, forward=True, tangents=frozenset(input_names)),
     )
-    list_inputs = [n for n in inputs_names if arguments[n].type.is_tensor_list]
-    if list_inputs and len(inputs_names) > 1:
-        raise fail(
-            keys["name"][1],
-            f"a Tensor[] input ({list_inputs[0]!r}) must be the only differentiable input",
-        )
-    inputs = tuple(
-        Input(n, i, arguments[n].type.is_tensor_list) for i, n in enumerate(inputs_names)
+    inputs = _inputs(entry, input_names)
+    node_name, qualified_name = _node_name(
+        entry, bool(formulas.derivatives), any(output_differentiability), counter
     )
-
-    # As torchgen: an entry with a formula takes a number even if no output is
-    # differentiable (then no node is ever made, so no class is generated).
-    node_name = None
-    qualified_name = None
-    if "node" in keys:
-        # A node PyTorch writes by hand (copy_'s torch::autograd::CopyBackwards) is not in
-        # its derivatives.yaml: it has its own name and takes no number.
-        value = keys["node"][1]
-        qualified_name = reader.value(value)
-        if not isinstance(qualified_name, str) or not _QUALIFIED.fullmatch(qualified_name):
-            raise fail(value, "node must be a class name, optionally qualified: "
-                              "torch::autograd::CopyBackwards")
-        class_name = qualified_name.rsplit("::", 1)[-1]
-        if class_name in NODE_MODULE_NAMES or class_name.startswith("__") \
-                or keyword.iskeyword(class_name):
-            raise fail(value, f"a node may not be named {class_name!r}: "
-                              "generated code uses that name")
-        if derivatives and differentiable_outputs:
-            node_name = qualified_name.rsplit("::", 1)[-1]
-    elif derivatives:
-        prefix = node_name_prefix(schema.base)
-        if differentiable_outputs:
-            node_name = f"{prefix}{counter[prefix]}"
-        counter[prefix] += 1
-
-    saved: list[SavedAttribute] = []
-    for derivative in derivatives:
-        for attr in derivative.saved:
-            if attr not in saved:
-                saved.append(attr)
-    view_of = None
-    for ret in schema.returns:
-        if ret.type.alias:
-            view_of = next(
-                (a.name for a in schema.arguments if a.type.alias == ret.type.alias), None
-            )
-            if view_of is None:
-                raise fail(keys["name"][1], f"return alias ({ret.type.alias}) matches no argument")
-
-    samples = _samples(reader, schema, keys["samples"][1]) if "samples" in keys else None
-    inplace, inplace_function = _inplace(reader, schema, keys)
+    view_of = _view_of(entry)
+    samples = _samples(entry)
+    bindings = _bindings(entry)
     return OpInfo(
-        schema=schema,
-        location=reader.location(keys["name"][1]),
+        schema=entry.schema,
+        location=entry.reader.location(entry.name_node),
         node_name=node_name,
-        qualified_name=qualified_name if node_name else None,
-        derivatives=tuple(derivatives),
+        qualified_name=qualified_name,
+        derivatives=tuple(formulas.derivatives),
         forward_derivatives=forward,
         inputs=inputs,
-        non_differentiable=tuple(non_differentiable),
+        non_differentiable=tuple(formulas.non_differentiable),
         output_differentiability=output_differentiability,
-        saved=tuple(saved),
-        method=method,
-        function=function,
-        inplace=inplace,
-        inplace_function=inplace_function,
-        python_binding=_bool_key(reader, schema, keys, "python_binding", True),
+        saved=_saved(formulas.derivatives),
+        method=bindings.method,
+        function=bindings.function,
+        inplace=bindings.inplace,
+        inplace_function=bindings.inplace_function,
+        python_binding=bindings.python_binding,
         view_of=view_of,
-        samples=_freeze(samples),
+        samples=samples,
     )
 
 
-def _samples(reader: _Reader, schema: FunctionSchema, node: yaml.Node) -> list:
-    """`samples:` as plain values: a list of mappings from argument names (or flags)."""
-    if not isinstance(node, yaml.SequenceNode):
-        raise SpecError(reader.location(node), schema.name, "samples must be a list of mappings")
-    from codegen.verify import SAMPLE_KEYS  # the flags verify understands (it imports us)
+# -- differentiability and backward formulas --------------------------------------------------
 
-    known = [a.name for a in schema.arguments] + list(SAMPLE_KEYS)
-    for sample in node.value:
-        if not isinstance(sample, yaml.MappingNode):
-            raise SpecError(
-                reader.location(sample), schema.name,
-                "a sample must be a mapping like {self: [3, 4]}",
-            )
-        for key, _ in sample.value:
-            if key.value not in known:
-                close = difflib.get_close_matches(str(key.value), known, n=1, cutoff=0.6)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise SpecError(
-                    reader.location(key), schema.name,
-                    f"sample key {key.value!r} is neither an argument nor one of "
-                    f"{', '.join(SAMPLE_KEYS)}{hint}",
-                )
-    return reader.value(node)
+def _output_differentiability(entry: _Entry) -> tuple[bool, ...]:
+    """`output_differentiability:`, one True/False per output; all True when absent."""
+    outputs = entry.schema.return_names()
+    value = entry.value("output_differentiability")
+    if value is None:
+        return tuple(True for _ in outputs)
+    raw = entry.reader.value(value)
+    if not isinstance(raw, list) or not all(isinstance(v, bool) for v in raw):
+        raise entry.fail(value, "output_differentiability must be a list of True/False")
+    if len(raw) != len(outputs):
+        raise entry.fail(
+            value,
+            f"output_differentiability has {len(raw)} value(s) but the op has "
+            f"{len(outputs)} output(s)",
+        )
+    return tuple(raw)
+
+
+@dataclass
+class _Formulas:
+    """An entry's formula keys, read in spec order: the backward formulas checked and
+    rewritten, the forward ones kept until every backward formula is known."""
+
+    derivatives: list[Derivative] = field(default_factory=list)
+    forward_keys: list[tuple[list[str], yaml.ScalarNode, yaml.ScalarNode]] = field(
+        default_factory=list)
+    non_differentiable: list[str] = field(default_factory=list)
+    covered: set[str] = field(default_factory=set)  # inputs given a formula or non_differentiable
+
+
+def _formulas(entry: _Entry, scope: Scope) -> _Formulas:
+    """Every key but the entry keys is a formula: `self, other: ...` for inputs (backward),
+    `result: ...` for outputs (forward). Each is checked as it comes, in spec order."""
+    formulas = _Formulas()
+    for key_text, (key, value) in entry.keys.items():
+        if key_text in ENTRY_KEYS:
+            continue
+        names, forward = _formula_key(entry, key_text, key, value)
+        if forward:  # checked once every input's backward formula is known
+            formulas.forward_keys.append((names, key, value))
+            continue
+        _claim_inputs(entry, key_text, key, names, formulas.covered)
+        if value.value.strip() == "non_differentiable":
+            formulas.non_differentiable.extend(names)
+        else:
+            formulas.derivatives.append(_backward_formula(entry, scope, key_text, names, value))
+    return formulas
+
+
+def _formula_key(entry: _Entry, key_text: str, key: yaml.ScalarNode,
+                 value: yaml.Node) -> tuple[list[str], bool]:
+    """The names a formula key lists, and whether it is a forward key (it names outputs
+    only); every name must be an argument or an output, and the formula a string."""
+    schema = entry.schema
+    outputs = schema.return_names()
+    arguments = {a.name for a in schema.arguments}
+    names = [n.strip() for n in key_text.split(",")]
+    forward = all(n in outputs or _RESULT_KEY.fullmatch(n) for n in names)
+    for n in names:
+        if n not in arguments and not forward:
+            raise entry.fail(key, _unknown_key(n, schema), key_text.index(n))
+    if not isinstance(value, yaml.ScalarNode) or not isinstance(entry.reader.value(value), str):
+        raise entry.fail(value, f"the formula for {key_text!r} must be a string")
+    return names, forward
 
 
 def _unknown_key(key: str, schema: FunctionSchema) -> str:
@@ -596,18 +558,43 @@ def _unknown_key(key: str, schema: FunctionSchema) -> str:
     )
 
 
-def _argument_index(schema_text: str, name: str) -> int:
-    """Where argument `name` is declared in a schema's text (after its type and a blank)."""
-    match = re.search(rf"(?<=\s){re.escape(name)}(?=\s*[=,)])", schema_text)
-    return match.start() if match else 0
+def _claim_inputs(entry: _Entry, key_text: str, key: yaml.ScalarNode, names: list[str],
+                  covered: set[str]) -> None:
+    """A backward key's inputs: Tensors (only they have gradients), each in one key only."""
+    arguments = {a.name: a for a in entry.schema.arguments}
+    for n in names:
+        if not arguments[n].type.is_tensor_like:
+            raise entry.fail(
+                key, f"{n!r} is a {arguments[n].type}, not a Tensor: it has no gradient",
+                key_text.index(n),
+            )
+        if n in covered:
+            raise entry.fail(key, f"{n!r} has two formulas", key_text.index(n))
+        covered.add(n)
 
 
-def _freeze(value: object) -> object:
-    if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
-    if isinstance(value, dict):
-        return tuple((k, _freeze(v)) for k, v in value.items())
-    return value
+def _backward_formula(entry: _Entry, scope: Scope, key_text: str, names: list[str],
+                      value: yaml.ScalarNode) -> Derivative:
+    """One backward formula, checked and rewritten by formula.py, or `not_implemented("why")`."""
+    formula = value.value
+    line = value.start_mark.line + 1
+    not_implemented = _NOT_IMPLEMENTED.fullmatch(formula.strip())
+    if not_implemented:
+        message = _string_literal(not_implemented["arg"])
+        if message is None:
+            raise entry.fail(
+                value, 'not_implemented takes one string literal: not_implemented("why")'
+            )
+        return Derivative(tuple(names), formula, "", (), (), not_implemented=message, line=line)
+    try:
+        analyzed = analyze(formula, replace(scope, fused=len(names) > 1))
+    except FormulaError as error:
+        message = f"in the formula for {key_text!r}: {error}"
+        raise entry.fail(value, message, error.index(formula)) from None
+    return Derivative(
+        tuple(names), formula, analyzed.code, analyzed.saved, analyzed.grad_indices,
+        analyzed.grad_names, line=line,
+    )
 
 
 def _string_literal(text: str) -> str | None:
@@ -619,98 +606,135 @@ def _string_literal(text: str) -> str | None:
     return body.value if isinstance(body, ast.Constant) and isinstance(body.value, str) else None
 
 
+# -- coverage and the differentiable inputs ---------------------------------------------------
+
+def _check_coverage(entry: _Entry, formulas: _Formulas,
+                    output_differentiability: tuple[bool, ...]) -> None:
+    """When an output is differentiable, every Tensor input needs a formula, or to be said
+    `non_differentiable`: a forgotten input would silently get no gradient."""
+    if not any(output_differentiability):
+        return
+    for arg in entry.schema.arguments:
+        if arg.type.is_tensor_like and arg.name not in formulas.covered:
+            raise entry.fail(
+                entry.name_node,
+                f"Tensor input {arg.name!r} has no formula: give it one, or say "
+                f"`{arg.name}: non_differentiable`",
+                _argument_index(entry.name_node.value, arg.name),
+            )
+
+
+def _input_names(schema: FunctionSchema, formulas: _Formulas) -> list[str]:
+    """The differentiable inputs, in schema order: those with a formula that is not
+    `non_differentiable`."""
+    return [a.name for a in schema.arguments if a.name in formulas.covered
+            and a.name not in formulas.non_differentiable]
+
+
+def _inputs(entry: _Entry, names: list[str]) -> tuple[Input, ...]:
+    """The differentiable inputs as next_functions slots; a Tensor[] must be the only one."""
+    arguments = {a.name: a for a in entry.schema.arguments}
+    list_inputs = [n for n in names if arguments[n].type.is_tensor_list]
+    if list_inputs and len(names) > 1:
+        raise entry.fail(
+            entry.name_node,
+            f"a Tensor[] input ({list_inputs[0]!r}) must be the only differentiable input",
+        )
+    return tuple(Input(n, i, arguments[n].type.is_tensor_list) for i, n in enumerate(names))
+
+
+# -- forward formulas -------------------------------------------------------------------------
+
 def _forward_formulas(
-    schema: FunctionSchema,
-    forward_keys: list[tuple[list[str], yaml.Node, yaml.ScalarNode]],
+    entry: _Entry,
+    formulas: _Formulas,
     output_differentiability: tuple[bool, ...],
-    derivatives: list[Derivative],
     scope: Scope,
-    name_node: yaml.Node,
-    fail: Callable[..., SpecError],
 ) -> tuple[ForwardDerivative, ...]:
     """The `result:` keys, checked: each differentiable output gets exactly one formula.
 
     An entry may have none (as in torchgen, forward AD then raises at run time), but not
     only some: a formula for `values` and none for another differentiable output is a slip.
     """
-    outputs = schema.return_names()
+    outputs = entry.schema.return_names()
     owner: dict[str, int] = {}
     forward = []
-    for names, key, value in forward_keys:
+    for names, key, value in formulas.forward_keys:
         key_text = key.value
         for n in names:
             if n not in outputs:
-                raise fail(key, f"key {n!r} names no output (outputs: {', '.join(outputs)})",
-                           key_text.index(n))
+                raise entry.fail(key, f"key {n!r} names no output (outputs: "
+                                 f"{', '.join(outputs)})", key_text.index(n))
             if not output_differentiability[outputs.index(n)]:
-                raise fail(key, f"output {n!r} is not differentiable (output_differentiability): "
-                           "it has no forward formula", key_text.index(n))
+                raise entry.fail(key, f"output {n!r} is not differentiable "
+                                 "(output_differentiability): it has no forward formula",
+                                 key_text.index(n))
             if n in owner:
-                raise fail(key, f"output {n!r} has two forward formulas", key_text.index(n))
+                raise entry.fail(key, f"output {n!r} has two forward formulas",
+                                 key_text.index(n))
             owner[n] = len(forward)
-        forward.append(_forward_formula(schema, value, names, derivatives, scope, fail))
+        forward.append(_forward_formula(entry, value, names, formulas.derivatives, scope))
     missing = [n for n, d in zip(outputs, output_differentiability, strict=True)
                if d and n not in owner]
     if forward and missing:
-        raise fail(name_node, f"output {missing[0]!r} has no forward formula, though "
-                   f"{next(iter(owner))!r} has one: give it `{missing[0]}: ...`")
+        raise entry.fail(entry.name_node, f"output {missing[0]!r} has no forward formula, "
+                         f"though {next(iter(owner))!r} has one: give it `{missing[0]}: ...`")
     return tuple(forward)
 
 
 def _forward_formula(
-    schema: FunctionSchema,
+    entry: _Entry,
     value: yaml.ScalarNode,
     names: list[str],
     derivatives: list[Derivative],
     scope: Scope,
-    fail: Callable[..., SpecError],
 ) -> ForwardDerivative:
     """One `result:` key: a checked JVP formula, auto_element_wise or auto_linear."""
     formula = value.value.strip()
     line = value.start_mark.line + 1
     key_text = ", ".join(names)
-    if formula == "auto_linear":
-        return ForwardDerivative(tuple(names), value.value, formula, line=line)
+    if formula == ForwardKind.AUTO_LINEAR:
+        return ForwardDerivative(tuple(names), value.value, ForwardKind.AUTO_LINEAR, line=line)
     derived = ""
-    if formula == "auto_element_wise":
-        derived = _auto_element_wise(schema, names, derivatives, scope, value, fail)
+    if formula == ForwardKind.AUTO_ELEMENT_WISE:
+        derived = _auto_element_wise(entry, names, derivatives, scope, value)
         formula = derived
     try:
         analyzed = analyze(formula, replace(scope, fused=len(names) > 1))
     except FormulaError as error:
         if derived:
-            raise fail(value, f"auto_element_wise gives `{derived}`, which is not a forward "
-                       f"formula: {error}") from None
+            raise entry.fail(value, f"auto_element_wise gives `{derived}`, which is not a "
+                             f"forward formula: {error}") from None
         message = f"in the forward formula for {key_text!r}: {error}"
-        raise fail(value, message, error.index(value.value)) from None
-    kind = "auto_element_wise" if derived else "formula"
+        raise entry.fail(value, message, error.index(value.value)) from None
+    kind = ForwardKind.AUTO_ELEMENT_WISE if derived else ForwardKind.FORMULA
     return ForwardDerivative(tuple(names), value.value, kind, analyzed.code, derived, line)
 
 
 def _auto_element_wise(
-    schema: FunctionSchema,
+    entry: _Entry,
     names: list[str],
     derivatives: list[Derivative],
     scope: Scope,
     value: yaml.ScalarNode,
-    fail: Callable[..., SpecError],
 ) -> str:
     """torchgen's auto_element_wise: the one input's backward formula with `grad` replaced by
     its tangent and every tensor argument `x` by its primal `x_p`."""
+    schema = entry.schema
     inputs = sorted(scope.tangents, key=[a.name for a in schema.arguments].index)
     if len(inputs) != 1:
-        raise fail(
+        raise entry.fail(
             value,
             "auto_element_wise needs exactly one differentiable input "
             f"(this op has {len(inputs)}: {', '.join(inputs) or 'none'})",
         )
     if len(names) != 1 or len(schema.returns) != 1 or schema.returns[0].type.is_list:
-        raise fail(value, "auto_element_wise needs an op with one Tensor output")
+        raise entry.fail(value, "auto_element_wise needs an op with one Tensor output")
     (name,) = inputs
     backward = next(d for d in derivatives if name in d.var_names)
     if backward.not_implemented is not None or backward.grad_names != ("grad",):
-        raise fail(value, f"auto_element_wise needs a backward formula for {name!r} that "
-                   f"reads grad; this one is `{backward.formula.strip()}`")
+        raise entry.fail(value, f"auto_element_wise needs a backward formula for {name!r} "
+                         f"that reads grad; this one is `{backward.formula.strip()}`")
     arguments = {a.name: a for a in schema.arguments}
 
     class ToForward(ast.NodeTransformer):
@@ -722,3 +746,162 @@ def _auto_element_wise(
             return node
 
     return ast.unparse(ToForward().visit(parse_expression(backward.formula)))
+
+
+# -- the node, what it saves, the view --------------------------------------------------------
+
+def _node_name(entry: _Entry, has_formula: bool, differentiable: bool,
+               counter: Counter[str]) -> tuple[str | None, str | None]:
+    """(the node's class name, PyTorch's qualified name of a hand-written node): both None
+    when no node is made, the qualified name None for a generated `*Backward<N>`.
+
+    As torchgen: an entry with a formula takes a number even if no output is
+    differentiable (then no node is ever made, so no class is generated).
+    """
+    if "node" in entry.keys:
+        # A node PyTorch writes by hand (copy_'s torch::autograd::CopyBackwards) is not in
+        # its derivatives.yaml: it has its own name and takes no number.
+        qualified_name = _hand_written_node(entry)
+        if has_formula and differentiable:
+            return qualified_name.rsplit("::", 1)[-1], qualified_name
+        return None, None
+    if not has_formula:
+        return None, None
+    prefix = node_name_prefix(entry.schema.base)
+    number = counter[prefix]
+    counter[prefix] += 1
+    return (f"{prefix}{number}" if differentiable else None), None
+
+
+def _hand_written_node(entry: _Entry) -> str:
+    """`node:`, a class name that generated code does not use, optionally qualified."""
+    value = entry.keys["node"][1]
+    qualified_name = entry.reader.value(value)
+    if not isinstance(qualified_name, str) or not _QUALIFIED.fullmatch(qualified_name):
+        raise entry.fail(value, "node must be a class name, optionally qualified: "
+                                "torch::autograd::CopyBackwards")
+    class_name = qualified_name.rsplit("::", 1)[-1]
+    if class_name in NODE_MODULE_NAMES or class_name.startswith("__") \
+            or keyword.iskeyword(class_name):
+        raise entry.fail(value, f"a node may not be named {class_name!r}: "
+                                "generated code uses that name")
+    return qualified_name
+
+
+def _saved(derivatives: list[Derivative]) -> tuple[SavedAttribute, ...]:
+    """What the node saves: every attribute a formula saves, once, in first-saved order."""
+    saved: list[SavedAttribute] = []
+    for derivative in derivatives:
+        for attr in derivative.saved:
+            if attr not in saved:
+                saved.append(attr)
+    return tuple(saved)
+
+
+def _view_of(entry: _Entry) -> str | None:
+    """The argument whose storage the output shares: the one with the alias a return has
+    (`Tensor(a) self -> Tensor(a)`)."""
+    schema = entry.schema
+    view_of = None
+    for ret in schema.returns:
+        if ret.type.alias:
+            view_of = next(
+                (a.name for a in schema.arguments if a.type.alias == ret.type.alias), None
+            )
+            if view_of is None:
+                raise entry.fail(entry.name_node,
+                                 f"return alias ({ret.type.alias}) matches no argument")
+    return view_of
+
+
+# -- samples ----------------------------------------------------------------------------------
+
+def _samples(entry: _Entry) -> tuple | None:
+    """`samples:`, frozen: a list of mappings from argument names or flags (SAMPLE_KEYS)."""
+    node = entry.value("samples")
+    if node is None:
+        return None
+    if not isinstance(node, yaml.SequenceNode):
+        raise entry.fail(node, "samples must be a list of mappings")
+    known = [a.name for a in entry.schema.arguments] + list(SAMPLE_KEYS)
+    for sample in node.value:
+        if not isinstance(sample, yaml.MappingNode):
+            raise entry.fail(sample, "a sample must be a mapping like {self: [3, 4]}")
+        for key, _ in sample.value:
+            if key.value not in known:
+                close = difflib.get_close_matches(str(key.value), known, n=1, cutoff=0.6)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise entry.fail(
+                    key, f"sample key {key.value!r} is neither an argument nor one of "
+                    f"{', '.join(SAMPLE_KEYS)}{hint}",
+                )
+    return _freeze(entry.reader.value(node))
+
+
+def _freeze(value: object) -> object:
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return tuple((k, _freeze(v)) for k, v in value.items())
+    return value
+
+
+# -- bindings: how the op is exposed ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Bindings:
+    function: bool  # a function in the namespace
+    method: bool  # a Tensor method
+    inplace: bool  # an in-place Tensor method `base_`
+    inplace_function: bool  # an in-place function `base_` in the namespace
+    python_binding: bool  # reachable by overload resolution from Python
+
+
+def _bindings(entry: _Entry) -> _Bindings:
+    """`variants:` (already checked, when the scope was built), `inplace:` and
+    `python_binding:`."""
+    function, method = _variants(entry)
+    inplace, inplace_function = _inplace(entry)
+    return _Bindings(function, method, inplace, inplace_function,
+                     _bool_key(entry, "python_binding", True))
+
+
+def _variants(entry: _Entry) -> tuple[bool, bool]:
+    """(function, method): like native_functions.yaml's `variants:`."""
+    schema = entry.schema
+    value = entry.value("variants")
+    if value is None:
+        first = schema.arguments[0] if schema.arguments else None
+        is_method = first is not None and first.name == "self" and first.type.is_tensor
+        return True, is_method
+    raw = entry.reader.value(value)
+    words = [w.strip() for w in str(raw).split(",")] if isinstance(raw, str) else None
+    if not words or any(w not in ("function", "method") for w in words):
+        raise entry.fail(value, "variants must be 'function', 'method' or 'function, method'")
+    return "function" in words, "method" in words
+
+
+def _inplace(entry: _Entry) -> tuple[bool, bool]:
+    """(an in-place method `base_`, also an in-place function): `inplace: True` makes the
+    method, as `x.add_(y)`; `inplace: function, method` the function too, as `torch.sin_(x)`."""
+    value = entry.value("inplace")
+    if value is None:
+        return False, False
+    raw = entry.reader.value(value)
+    if isinstance(raw, bool):
+        return raw, False
+    words = [w.strip() for w in raw.split(",")] if isinstance(raw, str) else []
+    if not words or any(w not in ("function", "method") for w in words) \
+            or "method" not in words:
+        raise entry.fail(value, "inplace must be True, False, 'method' or 'function, method'")
+    return True, "function" in words
+
+
+def _bool_key(entry: _Entry, name: str, default: bool) -> bool:
+    value = entry.value(name)
+    if value is None:
+        return default
+    raw = entry.reader.value(value)
+    if not isinstance(raw, bool):
+        raise entry.fail(value, f"{name} must be True or False")
+    return raw

@@ -5,6 +5,7 @@ Text -> `load.load_spec` -> `list[OpInfo]` -> `render.render_all` -> files.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 from codegen.schema import FunctionSchema
@@ -30,29 +31,63 @@ class SpecError(Exception):
         self.message = message
 
 
-@dataclass(frozen=True)
-class SavedAttribute:
-    """One field a Node keeps from the forward pass, found by reading the formulas.
+class SavedKind(enum.StrEnum):
+    """What a Node keeps from the forward pass for one argument or output of its op.
 
-    `kind` says what is kept:
-      tensor      a tensor argument, as a SavedVariable           (`self_`)
-      output      an output, saved without a reference cycle      (`result_`)
-      tensor_list a Tensor[] argument, as a list of SavedVariable (`tensors_`)
-      sizes       `x.shape` only                                  (`self_sym_sizes`)
-      dim         `x.ndim` only                                   (`self_dim`)
-      scalar_type `x.dtype` only                                  (`self_scalar_type`)
-      numel       `x.numel()` only                                (`self_sym_numel`)
-      list_sizes  `to_args_sizes(xs)`: the shapes of a Tensor[]   (`tensors_args_sizes`)
-      value       a non-tensor argument, by value                 (`alpha`)
+    formula.py finds the kind by reading the backward formulas. The value is the name the
+    generated code uses: render.py writes `_T.<kind>(x)` to compute a size kind, so a size
+    kind's value must be the name of the runtime.tensor function that computes it, and it
+    compares kinds with plain strings (`attr.kind == "output"`). A StrEnum keeps both
+    working (its str() and f-string are the value, which a `(str, Enum)` mixin's f-string is
+    not); the coupling is documented here, not removed.
     """
 
-    kind: str
+    # A tensor argument whose values a formula reads, kept as a SavedVariable.
+    # E.g. mul.Tensor's `self: grad * other` saves other as `other_`.
+    TENSOR = "tensor"
+    # An output a formula reads, saved without its grad_fn (no reference cycle).
+    # E.g. exp's `self: grad * result` saves result as `result_`.
+    OUTPUT = "output"
+    # A Tensor[] argument a formula reads, kept as a list of SavedVariable.
+    # E.g. index.Tensor's `index_backward(grad, self.shape, indices)` saves `indices_`.
+    TENSOR_LIST = "tensor_list"
+    # Only `x.shape`: the sizes, not the tensor.
+    # E.g. sum.dim_IntList's `sum_backward(grad, self.shape, ...)` saves `self_sym_sizes`.
+    SIZES = "sizes"
+    # Only `x.ndim`: the number of dimensions, not the tensor.
+    # E.g. `grad.unsqueeze(self.ndim)` would save `self_dim`.
+    DIM = "dim"
+    # Only `x.dtype`: the dtype, not the tensor.
+    # E.g. _to_copy's `self: grad.to(self.dtype)` saves `self_scalar_type`.
+    SCALAR_TYPE = "scalar_type"
+    # Only `x.numel()`: the element count, not the tensor.
+    # E.g. mean.dim's `mean_backward(grad, self.shape, dim, self.numel(), keepdim)` saves
+    # `self_sym_numel` (and `self_sym_sizes`).
+    NUMEL = "numel"
+    # Only `x.stride()`: the strides, not the tensor.
+    # E.g. mm's `mm_mat1_backward(grad, mat2, self.shape, self.stride(), 1)` saves
+    # `self_sym_strides`.
+    STRIDES = "strides"
+    # Only `to_args_sizes(xs)`: the shapes of a Tensor[]'s tensors, not the tensors.
+    # E.g. cat's `cat_tensors_backward(grad, to_args_sizes(tensors), dim)` saves
+    # `tensors_args_sizes`.
+    LIST_SIZES = "list_sizes"
+    # A non-tensor argument a formula reads, kept by value.
+    # E.g. add.Tensor's `other: maybe_multiply(grad, alpha)` saves `alpha`.
+    VALUE = "value"
+
+
+@dataclass(frozen=True)
+class SavedAttribute:
+    """One field a Node keeps from the forward pass, found by reading the formulas."""
+
+    kind: SavedKind
     source: str  # the argument or output it comes from
     name: str  # the local name in apply() and the suffix of `_saved_<name>`
 
     @property
     def is_saved_variable(self) -> bool:
-        return self.kind in ("tensor", "output", "tensor_list")
+        return self.kind in (SavedKind.TENSOR, SavedKind.OUTPUT, SavedKind.TENSOR_LIST)
 
 
 @dataclass(frozen=True)
@@ -69,21 +104,33 @@ class Derivative:
     line: int = 0
 
 
+class ForwardKind(enum.StrEnum):
+    """Where a forward-mode (JVP) formula comes from, as in torchgen.
+
+    A str enum, so that render.py's `fwd.kind == "auto_linear"` keeps working.
+    """
+
+    # Written in the spec, with `x_p` (primal) and `x_t` (tangent) names.
+    # E.g. mul.Tensor's `result: other_t * self_p + self_t * other_p`.
+    FORMULA = "formula"
+    # The backward formula of the one differentiable input, with `grad` replaced by that
+    # input's tangent and each tensor argument by its primal.
+    # E.g. sin's `result: auto_element_wise` stands for `self_t * self_p.cos()`
+    # (from `self: grad * self.cos()`).
+    AUTO_ELEMENT_WISE = "auto_element_wise"
+    # The op itself applied to the tangents. render.py writes the call, since it knows the
+    # wrappers' names, so the ForwardDerivative's `code` is empty.
+    # E.g. clone's `result: auto_linear` is `clone(self_t)`.
+    AUTO_LINEAR = "auto_linear"
+
+
 @dataclass(frozen=True)
 class ForwardDerivative:
-    """A forward-mode (JVP) formula: the tangent of one or more outputs.
-
-    `kind` says where it comes from, as in torchgen:
-      formula            written in the spec, with `x_p` (primal) and `x_t` (tangent) names
-      auto_element_wise  the backward formula of the one differentiable input, with `grad`
-                         replaced by that input's tangent (`derived` holds the result)
-      auto_linear        the op itself applied to the tangents; render.py writes the call,
-                         since it knows the wrappers' names, so `code` is empty
-    """
+    """A forward-mode (JVP) formula: the tangent of one or more outputs."""
 
     var_names: tuple[str, ...]
     formula: str  # as written in the spec
-    kind: str
+    kind: ForwardKind
     code: str = ""  # the Python expression a generated JVP function returns
     derived: str = ""  # auto_element_wise: the formula it stands for, in the spec's terms
     line: int = 0
@@ -96,6 +143,23 @@ class Input:
     name: str
     index: int
     is_list: bool
+
+
+# The flags a sample may set besides its arguments (`random: true`), and what each changes in
+# the checks codegen/verify.py runs on that sample; error messages list them in this order.
+SAMPLE_FLAGS: dict[str, str] = {
+    "kink": "the sample sits where the derivative jumps (relu at 0), where finite differences "
+            "mean nothing: the checks against them (fd, gg, jvp fd) do not run",
+    "no_gradgrad": "the second-order check (gg) does not run",
+    "no_torch": "nothing is compared with torch (an op torch lacks)",
+    "random": "the op's outputs are random (dropout): nothing is compared but the raw form "
+              "and the grad_fn name",
+    "torch_only": "as kink, where finite differences do not apply for another reason "
+                  "(a gradient that by design is not a derivative)",
+    "no_jvp_rev": "forward mode is not compared with reverse mode (a backward that by design "
+                  "is not the transpose of the derivative)",
+}
+SAMPLE_KEYS = tuple(SAMPLE_FLAGS)
 
 
 @dataclass(frozen=True)

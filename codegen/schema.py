@@ -243,29 +243,37 @@ def _default_error(type_: Type, default: str) -> str | None:
         return None if type_.optional else f"None is a default only for an optional type " \
             f"({type_}?)"
     if type_.is_list:
-        items = default[1:-1].split(",") if default[:1] == "[" and default[-1:] == "]" else None
-        if items is None and _NUMBER_RE.fullmatch(default) and type_.base in ("int", "SymInt"):
-            return None
-        if items is not None and (default == "[]" or all(
-                _NUMBER_RE.fullmatch(item.strip()) for item in items)):
-            return None
-        return f"expected a list of numbers like [0, 1], not {default!r}"
+        return _list_default_error(type_, default)
     if type_.base == "bool":
         return None if default in ("True", "False") else f"expected True or False, " \
             f"not {default!r}"
     if type_.base == "str":
-        try:
-            value = ast.literal_eval(default)
-        except (ValueError, SyntaxError, RecursionError, MemoryError):
-            value = None
-        return None if isinstance(value, str) else f"expected a quoted string, not {default!r}"
-    if type_.base in ("int", "SymInt") and default in REDUCTIONS:
-        return None
-    if type_.base in ("int", "SymInt") and _INT_RE.fullmatch(default):
+        return _str_default_error(default)
+    if type_.base in ("int", "SymInt") and (default in REDUCTIONS or _INT_RE.fullmatch(default)):
         return None
     if type_.base in ("float", "Scalar") and _NUMBER_RE.fullmatch(default):
         return None
     return f"{default!r} is not a literal of type {type_}"
+
+
+def _list_default_error(type_: Type, default: str) -> str | None:
+    """A list's default: a list of numbers (`[]`, `[0, 1]`), or one number for an int list."""
+    items = default[1:-1].split(",") if default[:1] == "[" and default[-1:] == "]" else None
+    if items is None and _NUMBER_RE.fullmatch(default) and type_.base in ("int", "SymInt"):
+        return None
+    if items is not None and (default == "[]" or all(
+            _NUMBER_RE.fullmatch(item.strip()) for item in items)):
+        return None
+    return f"expected a list of numbers like [0, 1], not {default!r}"
+
+
+def _str_default_error(default: str) -> str | None:
+    """A str's default: a quoted string literal."""
+    try:
+        value = ast.literal_eval(default)
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        value = None
+    return None if isinstance(value, str) else f"expected a quoted string, not {default!r}"
 
 
 def _parse_argument(text: str, column: int, kwarg_only: bool) -> tuple[Argument, int]:

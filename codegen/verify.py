@@ -51,16 +51,18 @@ from typing import Any
 import numpy as np
 
 from codegen.formula import local_name
+from codegen.generate import generate
 from codegen.load import load_spec
-from codegen.model import OpInfo, SpecError
+from codegen.model import SAMPLE_KEYS, OpInfo, SpecError
+
+# runtime, generated and torch are imported inside the functions that use them, never here:
+# `prove` imports the spec's fresh `generated` (and runtime/ with it) itself, and refuses to
+# once either is imported; torch is optional.
 
 ROOT = Path(__file__).resolve().parent.parent
 EPS = 1e-6
 RTOL, ATOL = 1e-5, 1e-7  # float64 central differences with EPS=1e-6
 RAW_TOLERANCE = 1e-12  # raw and Tensor forms: the same arithmetic, in the same dtype
-SAMPLE_KEYS = ("kink", "no_gradgrad", "no_torch", "random", "torch_only", "no_jvp_rev")
-# `no_jvp_rev: true` skips the comparison of forward and reverse mode on a sample whose
-# backward is by design not the transpose of the derivative (embedding's padding_idx row).
 
 # Ops on which torch's forward AD raises, so their JVPs are checked against finite
 # differences and reverse mode only: the first three have no forward formula in PyTorch
@@ -69,10 +71,9 @@ TORCH_WITHOUT_FORWARD_AD = frozenset({
     "native_dropout_backward", "native_layer_norm_backward", "nll_loss_backward",
     "norm.Scalar",
 })
-# `torch_only: true` runs the checks a kink sample runs (torch alone) where finite differences
-# don't apply for another reason: formulas that treat one input as a function of another
-# (native_layer_norm_backward's mean and rstd), gradients that by design are not derivatives
-# (embedding's padding_idx row).
+# `torch_only: true` (see model.SAMPLE_FLAGS) serves formulas that treat one input as a
+# function of another (native_layer_norm_backward's mean and rstd) and gradients that by
+# design are not derivatives (embedding's padding_idx row); `no_jvp_rev: true` the latter.
 
 
 @dataclass
@@ -330,91 +331,131 @@ def _vjp_numeric(objective: Callable[[], float], leaf_arrays: list[np.ndarray]) 
     return grads
 
 
+@dataclass
+class _Run:
+    """The op run by gradgen on one sample: what every check of that sample reads."""
+
+    info: OpInfo
+    sample: Sample
+    outputs: list
+    leaves: list  # the differentiable inputs' tensors that require grad
+    kwargs: dict
+    call: Callable[[dict], list]  # call(kwargs) runs the op again
+    diff_outputs: list[int]  # the indices of the differentiable outputs
+    leaf_names: list[str]
+
+    def check(self, what: str, input_: str, error: float | None, ok: bool,
+              detail: str = "") -> Check:
+        return Check(self.info.name, self.sample.index, what, input_, error, ok, detail)
+
+
 def check_sample(info: OpInfo, sample: Sample, use_torch: bool = True) -> list[Check]:
+    """Every check of one op on one sample, in the table's order: forward values and the
+    grad_fn name against torch, arrays against Tensors, fd and gg, torch grad, then forward mode."""
     import runtime
     from runtime import autograd
 
-    checks: list[Check] = []
-    name = info.name
-
-    def add(what: str, input_: str, error: float | None, ok: bool, detail: str = "") -> None:
-        checks.append(Check(name, sample.index, what, input_, error, ok, detail))
-
     outputs, leaves, kwargs, call = run_runtime(info, sample)
-    diff_outputs = _differentiable_outputs(info, outputs) if info.differentiable else []
-    leaf_names = _leaf_names(info, sample)
-
-    torch_outputs = torch_leaves = None
-    if use_torch and not sample.flags.get("no_torch"):
-        torch_outputs, torch_leaves = run_torch(info, sample)
-        if not sample.flags.get("random"):
-            for i, (ours, theirs) in enumerate(zip(outputs, torch_outputs, strict=False)):
-                error = _error(ours._data, theirs.detach().numpy())
-                add("forward", f"output {i}", error, error <= 1e-9 or error < RTOL)
-        if diff_outputs and leaves:
-            ours_name = outputs[diff_outputs[0]].grad_fn.name()
-            theirs_fn = torch_outputs[diff_outputs[0]].grad_fn
-            theirs_name = theirs_fn.name() if theirs_fn is not None else None
-            add("grad_fn", ours_name, None, ours_name == theirs_name,
-                f"torch: {theirs_name}")
-
-    if not diff_outputs or not leaves:
+    run = _Run(info, sample, outputs, leaves, kwargs, call,
+               _differentiable_outputs(info, outputs) if info.differentiable else [],
+               _leaf_names(info, sample))
+    flags = sample.flags
+    checks: list[Check] = []
+    torch_run = None
+    if use_torch and not flags.get("no_torch"):
+        torch_run = run_torch(info, sample)
+        checks += _torch_forward_checks(run, torch_run[0])
+    if not run.diff_outputs or not leaves:
         return checks
 
-    cotangents = _cotangents(outputs, diff_outputs, seed=sample.index + 7)
+    cotangents = _cotangents(outputs, run.diff_outputs, seed=sample.index + 7)
     vs = [runtime.tensor(c) for c in cotangents]
-    analytic = autograd.grad([outputs[i] for i in diff_outputs], leaves, vs, allow_unused=True,
-                             retain_graph=True, materialize_grads=True)
+    analytic = autograd.grad([outputs[i] for i in run.diff_outputs], leaves, vs,
+                             allow_unused=True, retain_graph=True, materialize_grads=True)
+    checks += _raw_form_checks(run, vs, analytic)
+    # Central differences need float64 outputs: float32 rounds away a 1e-6 step.
+    precise = all(outputs[i]._data.dtype == np.float64 for i in run.diff_outputs)
+    fd = precise and not flags.get("kink")
+    if fd and not flags.get("random"):
+        checks += _finite_difference_checks(run, cotangents, analytic)
+    if torch_run is not None and not flags.get("random"):
+        checks += _torch_grad_checks(run, *torch_run, cotangents, analytic)
+    if info.forward_derivatives and not flags.get("random"):
+        checks += _forward_mode(run, cotangents, [g._data for g in analytic], fd=fd,
+                                use_torch=torch_run is not None)
+    return checks
 
-    # The first-order backward above ran the formulas on numpy arrays (array_ops): on
-    # Tensors (tensor_ops) they must give the same gradients.
-    from runtime import engine
+
+def _torch_forward_checks(run: _Run, torch_outputs: list) -> list[Check]:
+    """forward: the outputs against torch's (not for a random op); grad_fn: the node's name
+    against torch's, when a node is made."""
+    checks = []
+    if not run.sample.flags.get("random"):
+        for i, (ours, theirs) in enumerate(zip(run.outputs, torch_outputs, strict=False)):
+            error = _error(ours._data, theirs.detach().numpy())
+            checks.append(run.check("forward", f"output {i}", error, error <= 1e-9 or error < RTOL))
+    if run.diff_outputs and run.leaves:
+        ours_name = run.outputs[run.diff_outputs[0]].grad_fn.name()
+        theirs_fn = torch_outputs[run.diff_outputs[0]].grad_fn
+        theirs_name = theirs_fn.name() if theirs_fn is not None else None
+        checks.append(run.check("grad_fn", ours_name, None, ours_name == theirs_name,
+                                f"torch: {theirs_name}"))
+    return checks
+
+
+def _raw_form_checks(run: _Run, vs: list, analytic: list) -> list[Check]:
+    """raw: the first-order backward (`analytic`) ran the formulas on numpy arrays
+    (array_ops); on Tensors (tensor_ops) they must give the same gradients."""
+    from runtime import autograd, engine
 
     with engine.tensor_backward():
-        tensor_form = autograd.grad([outputs[i] for i in diff_outputs], leaves, vs,
+        tensor_form = autograd.grad([run.outputs[i] for i in run.diff_outputs], run.leaves, vs,
                                     allow_unused=True, materialize_grads=True)
     form = "arrays against Tensors"
-    for leaf_name, ours, theirs in zip(leaf_names, analytic, tensor_form, strict=True):
+    checks = []
+    for leaf_name, ours, theirs in zip(run.leaf_names, analytic, tensor_form, strict=True):
         error = _error(ours._data, theirs._data)
         same_dtype = ours._data.dtype == theirs._data.dtype
-        add("raw", leaf_name, error, same_dtype and error <= RAW_TOLERANCE, form)
+        checks.append(run.check("raw", leaf_name, error, same_dtype and error <= RAW_TOLERANCE,
+                                form))
+    return checks
 
-    # Central differences need float64 outputs: float32 rounds away a 1e-6 step.
-    precise = all(outputs[i]._data.dtype == np.float64 for i in diff_outputs)
-    if precise and not sample.flags.get("kink") and not sample.flags.get("random"):
-        leaf_arrays = [leaf._data for leaf in leaves]
 
-        def objective() -> float:
-            # The leaves' arrays are perturbed in place; the op reads them through kwargs.
-            with runtime.no_grad():
-                outs = call(kwargs)
-            return float(sum(np.sum(outs[i]._data.astype(np.float64) * c)
-                             for i, c in zip(diff_outputs, cotangents, strict=True)))
+def _finite_difference_checks(run: _Run, cotangents: list[np.ndarray],
+                              analytic: list) -> list[Check]:
+    """fd: the vector-Jacobian products against central differences of <v, op(x)>; then gg,
+    unless the sample says no_gradgrad."""
+    import runtime
 
-        numeric = _vjp_numeric(objective, leaf_arrays)
-        for leaf_name, ours, theirs in zip(leaf_names, analytic, numeric, strict=True):
-            error = _error(ours._data, theirs)
-            add("fd", leaf_name, error, error < RTOL * 10)
+    def objective() -> float:
+        # The leaves' arrays are perturbed in place; the op reads them through kwargs.
+        with runtime.no_grad():
+            outs = run.call(run.kwargs)
+        return float(sum(np.sum(outs[i]._data.astype(np.float64) * c)
+                         for i, c in zip(run.diff_outputs, cotangents, strict=True)))
 
-        if not sample.flags.get("no_gradgrad"):
-            checks.extend(_gradgrad(info, sample, leaves, leaf_names, cotangents, diff_outputs,
-                                    kwargs, call))
+    numeric = _vjp_numeric(objective, [leaf._data for leaf in run.leaves])
+    checks = []
+    for leaf_name, ours, theirs in zip(run.leaf_names, analytic, numeric, strict=True):
+        error = _error(ours._data, theirs)
+        checks.append(run.check("fd", leaf_name, error, error < RTOL * 10))
+    if not run.sample.flags.get("no_gradgrad"):
+        checks += _gradgrad(run, cotangents)
+    return checks
 
-    if torch_outputs is not None and not sample.flags.get("random"):
-        import torch
 
-        torch_vs = [torch.tensor(c) for c in cotangents]
-        theirs = torch.autograd.grad([torch_outputs[i] for i in diff_outputs], torch_leaves,
-                                     torch_vs, allow_unused=True, materialize_grads=True)
-        for leaf_name, ours, t in zip(leaf_names, analytic, theirs, strict=True):
-            error = _error(ours._data, t.numpy())
-            add("torch grad", leaf_name, error, error < RTOL)
+def _torch_grad_checks(run: _Run, torch_outputs: list, torch_leaves: list,
+                       cotangents: list[np.ndarray], analytic: list) -> list[Check]:
+    """torch grad: the vector-Jacobian products against torch's, for the same cotangents."""
+    import torch
 
-    if info.forward_derivatives and not sample.flags.get("random"):
-        checks.extend(_forward_mode(info, sample, leaves, leaf_names, kwargs, call, diff_outputs,
-                                    cotangents, [g._data for g in analytic],
-                                    fd=precise and not sample.flags.get("kink"),
-                                    use_torch=torch_outputs is not None))
+    torch_vs = [torch.tensor(c) for c in cotangents]
+    theirs = torch.autograd.grad([torch_outputs[i] for i in run.diff_outputs], torch_leaves,
+                                 torch_vs, allow_unused=True, materialize_grads=True)
+    checks = []
+    for leaf_name, ours, t in zip(run.leaf_names, analytic, theirs, strict=True):
+        error = _error(ours._data, t.numpy())
+        checks.append(run.check("torch grad", leaf_name, error, error < RTOL))
     return checks
 
 
@@ -496,19 +537,21 @@ def _directional_difference(call: Callable, kwargs: dict, leaves: list,
     return [(p - m) / (2 * EPS) for p, m in zip(plus, minus, strict=True)]
 
 
-def _forward_mode(info, sample, leaves, leaf_names, kwargs, call, diff_outputs, cotangents,
-                  vjps, fd: bool, use_torch: bool) -> list[Check]:
+def _forward_mode(run: _Run, cotangents: list[np.ndarray], vjps: list[np.ndarray], fd: bool,
+                  use_torch: bool) -> list[Check]:
     """jvp fd, jvp rev and jvp torch, for a tangent on each leaf alone, then on all."""
+    info, sample, leaves = run.info, run.sample, run.leaves
+    kwargs, call, diff_outputs = run.kwargs, run.call, run.diff_outputs
     checks = []
     rng = np.random.default_rng(sample.index + 13)
     directions = [rng.standard_normal(leaf.shape) for leaf in leaves]
-    cases = [(name, {k: directions[k]}) for k, name in enumerate(leaf_names)]
+    cases = [(name, {k: directions[k]}) for k, name in enumerate(run.leaf_names)]
     if len(leaves) > 1:
         cases.append(("all", dict(enumerate(directions))))
     with_torch = use_torch and info.name not in TORCH_WITHOUT_FORWARD_AD
 
     def add(what: str, label: str, error: float | None, ok: bool, detail: str = "") -> None:
-        checks.append(Check(info.name, sample.index, what, label, error, ok, detail))
+        checks.append(run.check(what, label, error, ok, detail))
 
     for label, tangents in cases:
         try:
@@ -550,11 +593,13 @@ def _leaf_names(info: OpInfo, sample: Sample) -> list[str]:
     return names
 
 
-def _gradgrad(info, sample, leaves, leaf_names, cotangents, diff_outputs, kwargs, call):
+def _gradgrad(run: _Run, cotangents: list[np.ndarray]) -> list[Check]:
     """Second order: d/d(x, v) of <w, grad_x <v, f(x)>> against finite differences."""
     import runtime
     from runtime import autograd
 
+    sample, leaves, diff_outputs = run.sample, run.leaves, run.diff_outputs
+    kwargs, call = run.kwargs, run.call
     checks = []
     vs = [runtime.tensor(c, requires_grad=True) for c in cotangents]
     rng = np.random.default_rng(sample.index + 11)
@@ -578,18 +623,17 @@ def _gradgrad(info, sample, leaves, leaf_names, cotangents, diff_outputs, kwargs
             analytic = [g._data for g in autograd.grad(total, leaves + vs, allow_unused=True,
                                                        materialize_grads=True)]
     except Exception as error:  # noqa: BLE001 - reported as a failed check
-        return [Check(info.name, sample.index, "gg", "all", None, False,
-                      f"{type(error).__name__}: {error}")]
+        return [run.check("gg", "all", None, False, f"{type(error).__name__}: {error}")]
 
     def objective() -> float:
         grads = first_order(False)
         return float(sum(np.sum(g._data * w) for g, w in zip(grads, ws, strict=True)))
 
     numeric = _vjp_numeric(objective, [leaf._data for leaf in leaves] + [v._data for v in vs])
-    names = leaf_names + [f"grad[{i}]" for i in diff_outputs]
+    names = run.leaf_names + [f"grad[{i}]" for i in diff_outputs]
     for label, ours, theirs in zip(names, analytic, numeric, strict=True):
         error = _error(ours, theirs)
-        checks.append(Check(info.name, sample.index, "gg", label, error, error < RTOL * 100))
+        checks.append(run.check("gg", label, error, error < RTOL * 100))
     return checks
 
 
@@ -702,8 +746,6 @@ def prove(spec: Path | str | None = None, ops: Iterable[str] = (),
     UnknownOp for a name the spec lacks. With use_torch and no torch installed, each op's
     torch check fails: pass use_torch=False to prove without it.
     """
-    from codegen.__main__ import generate
-
     spec = Path(spec) if spec is not None else DEFAULT_SPEC
     infos = select(load(spec), ops)
     files = generate(spec)
