@@ -473,8 +473,6 @@ ger = outer
 
 def _softmax_dim(name: str, ndim: int) -> int:
     """torch.nn.functional's implicit dim for softmax without `dim` (deprecated there too)."""
-    import warnings
-
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
                   "to include dim=X as an argument.", stacklevel=3)
     return 0 if ndim in (0, 1, 3) else 1
@@ -507,8 +505,6 @@ def _reduction(reduction: str, size_average: bool | None = None,
                reduce: bool | None = None) -> int:
     """A reduction string as at::Reduction's int; the legacy size_average/reduce win."""
     if size_average is not None or reduce is not None:
-        import warnings
-
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
@@ -521,8 +517,6 @@ def _reduction(reduction: str, size_average: bool | None = None,
 
 def _warn_target_size(input: Any, target: Any) -> None:
     if target.shape != input.shape:
-        import warnings
-
         warnings.warn(
             f"Using a target size ({_size(target)}) that is different to the input size "
             f"({_size(input)}). This will likely lead to incorrect results due to broadcasting. "
