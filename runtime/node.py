@@ -18,6 +18,7 @@ import numpy as np
 
 from runtime import anomaly
 from runtime.anomaly import _state as _anomaly_state
+from runtime.hooks import RemovableHandle, add_hook
 
 if TYPE_CHECKING:
     from runtime.tensor import Tensor
@@ -32,30 +33,6 @@ ERR_BACKWARD_TWICE = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward."
 )
-
-
-class RemovableHandle:
-    """Returned by register_hook: `handle.remove()` takes the hook out again."""
-
-    __slots__ = ("_hooks", "_key")
-    _next_key = itertools.count()
-
-    def __init__(self, hooks: dict) -> None:
-        self._hooks = hooks
-        self._key = next(RemovableHandle._next_key)
-
-    @property
-    def id(self) -> int:
-        return self._key
-
-    def remove(self) -> None:
-        self._hooks.pop(self._key, None)
-
-
-def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = fn
-    return handle
 
 
 # What few nodes carry is kept beside them, not in a slot every node would pay for.

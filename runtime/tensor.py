@@ -21,15 +21,8 @@ from runtime.composite import CompositeMethods
 from runtime.dtypes import type_string
 from runtime.grad_mode import _state as _grad_state
 from runtime.grad_mode import is_grad_enabled, is_inference_mode_enabled
-from runtime.node import (
-    AccumulateGrad,
-    AsStridedBackward0,
-    CopySlices,
-    Node,
-    RemovableHandle,
-    add_hook,
-    view_geometry,
-)
+from runtime.hooks import RemovableHandle, add_hook
+from runtime.node import AccumulateGrad, AsStridedBackward0, CopySlices, Node, view_geometry
 
 __all__ = ["Size", "Tensor", "type_string"]
 

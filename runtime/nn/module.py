@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 
 from runtime import dtypes
 from runtime.grad_mode import no_grad
+from runtime.hooks import RemovableHandle, add_hook
 from runtime.nn.parameter import Parameter
-from runtime.node import RemovableHandle, add_hook
 from runtime.tensor import Tensor, type_string
 
 __all__ = ["Module", "typename"]
