@@ -19,7 +19,7 @@ from codegen.schema import FunctionSchema, varargs_list
 SIZE_ATTRIBUTES = {"shape": ("sizes", "sym_sizes"), "ndim": ("dim", "dim"),
                    "dtype": ("scalar_type", "scalar_type")}
 SIZE_METHODS = {"numel": ("numel", "sym_numel"), "stride": ("strides", "sym_strides")}
-# Saved-attribute kinds that keep a size, each computed by the runtime.tensor function of
+# Saved-attribute kinds that keep a size, each computed by the runtime.recording function of
 # the same name; `to_args_sizes(xs)` gives list_sizes.
 SIZE_KINDS = frozenset(
     [kind for kind, _ in SIZE_ATTRIBUTES.values()] + [kind for kind, _ in SIZE_METHODS.values()]

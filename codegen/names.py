@@ -17,7 +17,7 @@ from __future__ import annotations
 MODULE_NAMES = frozenset({
     "runtime", "ops", "manual", "forward", "kernels", "raw_ops", "raw_manual", "Node",
     "SavedVariable", "SavedVariableList", "NOT_SAVED", "namedtuple", "OVERLOADS",
-    "TensorMethods", "_T", "_F", "_dispatch", "_raw", "_RAW",
+    "TensorMethods", "recording", "forward_grad", "_dispatch", "_raw", "_RAW",
     "map", "tuple", "TypeError", "NotImplemented",
 })
 # Node classes are module-level names of functions.py (imported into ops.py), which also

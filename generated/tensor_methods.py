@@ -2,7 +2,8 @@
 # templates in codegen/templates/ and regenerate.
 """Tensor methods and operators for the ops in derivatives.yaml.
 
-runtime.tensor.Tensor inherits them; `x.sum(1)` calls the same wrapper as `torch.sum(x, 1)`.
+runtime/methods.py sets them on the Tensor class (runtime/_tensor.py); `x.sum(1)` calls
+the same wrapper as `torch.sum(x, 1)`.
 """
 
 from generated import ops
@@ -10,7 +11,7 @@ from runtime import dispatch as _dispatch
 
 
 class TensorMethods:
-    __slots__ = ()
+    """Holds the methods until runtime/methods.py copies them onto Tensor."""
 
     def _to_copy(self, *, dtype=None):
         """_to_copy"""

@@ -1,13 +1,36 @@
 """gradgen's runtime: `import runtime as torch` runs a small PyTorch autograd program.
 
 Tensor, the engine and the grad modes are hand-written; the ops come from the spec
-(generated/ops.py) and from composite.py.
+(generated/ops.py) and from composite.py. This file is the top: it imports every layer.
+Below it, a module imports only modules of earlier rows, lower layers, and never this
+package. Row by row, with what each imports:
+
+    kernels, grad_mode, anomaly, hooks,  numpy and the standard library
+    _tensor_str
+    dtypes                               kernels
+    _tensor (the Tensor class)           dtypes, grad_mode, hooks, _tensor_str
+    forward_grad, dispatch               _tensor
+    node, factories, raw                 _tensor, forward_grad, dispatch
+    recording, engine                    node, raw: what wrappers call; the backward pass
+    generated/, manual                   recording, node, dispatch, raw
+    composite                            generated.ops, factories
+    autograd                             engine, generated.ops, recording
+    methods                              generated.tensor_methods, composite, autograd:
+                                         sets the op methods on Tensor
+    nn, optim                            composite, generated.ops, factories, _tensor
 """
 
 from __future__ import annotations
 
 from generated.ops import *  # noqa: F403 - the ops of the spec
-from runtime import autograd, dtypes, nn, optim
+from runtime import (
+    autograd,
+    dtypes,
+    methods,  # noqa: F401 - imported to set the op methods on Tensor
+    nn,
+    optim,
+)
+from runtime._tensor import Tensor
 from runtime.composite import *  # noqa: F403 - the composite ops
 from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
@@ -34,7 +57,6 @@ from runtime.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from runtime.tensor import Tensor
 
 __all__ = [
     "Tensor", "autograd", "dtypes", "nn", "optim", "bool", "double", "float32", "float64",

@@ -2,7 +2,7 @@
 
 They have no node of their own; the graph shows the ops they are made of, exactly as
 PyTorch's does (`linear` on a 2-D input records TBackward0 and AddmmBackward0).
-`CompositeMethods` makes them Tensor methods; runtime.tensor.Tensor inherits it.
+`CompositeMethods` holds their Tensor methods, which runtime/methods.py sets on Tensor.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 
 from generated import ops
 from runtime import dispatch, dtypes, kernels
-from runtime import tensor as _tensor
+from runtime._tensor import Tensor
 from runtime.dispatch import int_list
 
 __all__: list[str] = []
@@ -48,7 +48,7 @@ def to(self: Any, *args: Any, **kwargs: Any) -> Any:
     for arg in args:
         if isinstance(arg, dtypes.dtype):
             dtype = arg
-        elif isinstance(arg, _tensor.Tensor):
+        elif isinstance(arg, Tensor):
             dtype = arg.dtype
     if dtype is None or dtype is self.dtype:
         return self
@@ -208,7 +208,7 @@ def _index_items(index: Any) -> tuple:
     if isinstance(index, tuple):
         return index
     if isinstance(index, list) and len(index) < 32 and any(
-            v is None or v is Ellipsis or isinstance(v, slice | list | tuple | _tensor.Tensor)
+            v is None or v is Ellipsis or isinstance(v, slice | list | tuple | Tensor)
             for v in index):
         warnings.warn(_SEQUENCE_AS_TUPLE_WARNING, UserWarning, stacklevel=3)
         return tuple(index)
@@ -229,7 +229,7 @@ def _specified_dims(items: tuple) -> int:
     for item in items:
         if item is None or item is Ellipsis or isinstance(item, bool):
             continue
-        if isinstance(item, _tensor.Tensor) and item.dtype is dtypes.bool_:
+        if isinstance(item, Tensor) and item.dtype is dtypes.bool_:
             count += item.ndim
         else:
             count += 1
@@ -272,7 +272,7 @@ def getitem(self: Any, index: Any) -> Any:
 def setitem(self: Any, index: Any, value: Any) -> None:
     """`x[index] = value`, as PyTorch does it: through the view that basic indexing gives
     (`copy_`), or with index_put_ where integer or boolean arrays index."""
-    if not isinstance(value, _tensor.Tensor):
+    if not isinstance(value, Tensor):
         from runtime.factories import tensor
 
         value = tensor(value, dtype=self.dtype)
@@ -313,10 +313,10 @@ def _decompose_index(self: Any, index: Any, lone_slice_is_view: bool
     result, dim = self, 0
     recorded: list[tuple[int, Any]] = []  # (dim of result, index tensor) for index.Tensor
     for item in items:
-        if isinstance(item, _tensor.Tensor) and item.ndim == 0 and item.dtype is not \
+        if isinstance(item, Tensor) and item.ndim == 0 and item.dtype is not \
                 dtypes.bool_ and not item.is_floating_point():
             item = item.item()
-        if isinstance(item, _tensor.Tensor) and item.ndim == 0 and item.dtype is dtypes.bool_:
+        if isinstance(item, Tensor) and item.ndim == 0 and item.dtype is dtypes.bool_:
             item = bool(item.item())
         if item is None:
             result = ops.unsqueeze(result, dim)
@@ -332,7 +332,7 @@ def _decompose_index(self: Any, index: Any, lone_slice_is_view: bool
         elif isinstance(item, slice):
             result = _slice(result, dim, item, skip_whole=True)
             dim += 1
-        elif isinstance(item, _tensor.Tensor):
+        elif isinstance(item, Tensor):
             recorded.append((dim, item))
             dim += item.ndim if item.dtype is dtypes.bool_ else 1
         else:

@@ -32,7 +32,7 @@ def _is_number(value: Any) -> bool:
 
 
 def _matches(kind: str, value: Any, strict: bool, tensor_types: tuple = ()) -> bool:
-    from runtime.tensor import Tensor
+    from runtime._tensor import Tensor
 
     tensor = tensor_types or Tensor  # in the raw layer, numpy arrays stand for Tensors
     optional = kind.endswith("?")

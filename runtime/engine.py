@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from runtime import anomaly, dtypes, forward_grad, kernels, raw
+from runtime._tensor import Tensor
 from runtime.grad_mode import set_grad_enabled
 from runtime.node import Node
-from runtime.tensor import Tensor
 
 Edge = tuple[Node, int]
 

@@ -6,6 +6,7 @@ import warnings
 from collections.abc import Sequence
 
 from runtime import engine
+from runtime._tensor import Tensor
 from runtime.anomaly import detect_anomaly, set_detect_anomaly
 from runtime.grad_mode import (
     enable_grad,
@@ -14,8 +15,7 @@ from runtime.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from runtime.node import Node
-from runtime.tensor import Tensor, edge
+from runtime.node import Node, gradient_edge
 
 __all__ = [
     "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
@@ -70,7 +70,7 @@ def _root_edges(outputs: tuple) -> list:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
-        edges.append(edge(output))
+        edges.append(gradient_edge(output))
     return edges
 
 
@@ -114,7 +114,7 @@ def backward(
     # As in PyTorch, a non-leaf named in `inputs` gets its gradient through retain_grad.
     for tensor in wanted:
         tensor.retain_grad()
-    engine.execute(roots, grads, retain_graph, create_graph, [edge(t) for t in wanted])
+    engine.execute(roots, grads, retain_graph, create_graph, [gradient_edge(t) for t in wanted])
 
 
 def grad(
@@ -144,7 +144,7 @@ def grad(
     for tensor in ins:
         if not tensor.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-        capture.append(edge(tensor))
+        capture.append(gradient_edge(tensor))
     captured = engine.execute(roots, grads, retain_graph, create_graph, capture,
                               accumulate=False)
     results = []

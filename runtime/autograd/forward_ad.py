@@ -14,11 +14,10 @@ from __future__ import annotations
 import contextlib
 from typing import NamedTuple
 
-from runtime import forward_grad
-from runtime import tensor as _T
+from runtime import forward_grad, recording
+from runtime._tensor import Tensor
 from runtime.grad_mode import is_grad_enabled
 from runtime.node import Node
-from runtime.tensor import Tensor
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
            "make_dual", "unpack_dual"]
@@ -121,9 +120,9 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     if tensor._fw_grad is None:
         return UnpackedDualTensor(tensor, None)
     _check_level(level, "_fw_primal")
-    primal = _T.wrap_view(tensor._data, tensor)
+    primal = recording.as_view(tensor, tensor._data)
     if is_grad_enabled() and tensor.requires_grad:
         node = Identity()
-        node.set_next_edges(_T.next_edges(tensor))
-        _T.set_history(primal, node)
+        node.set_next_edges(recording.collect_next_edges(tensor))
+        recording.set_history(primal, node)
     return UnpackedDualTensor(primal, tensor._fw_grad)

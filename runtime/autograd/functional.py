@@ -16,10 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from generated.ops import stack
+from runtime._tensor import Tensor
 from runtime.autograd import grad as _grad
 from runtime.factories import zeros, zeros_like
 from runtime.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
-from runtime.tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
