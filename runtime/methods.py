@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from types import FunctionType
 
 from generated.tensor_methods import TensorMethods
-from runtime import autograd
 from runtime._tensor import Tensor
+from runtime.autograd import gradients
 from runtime.composite import CompositeMethods
 
 
@@ -28,7 +28,7 @@ def backward(
     inputs: Sequence[Tensor] | Tensor | None = None,
 ) -> None:
     """Accumulate this tensor's gradient into the leaves' `.grad` (autograd.backward)."""
-    autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+    gradients.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def install(methods: type) -> None:

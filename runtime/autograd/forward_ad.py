@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 from typing import NamedTuple
 
+from generated import ops
 from runtime import forward_grad, recording
 from runtime._tensor import Tensor
 from runtime.grad_mode import is_grad_enabled
@@ -66,8 +67,6 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     Like PyTorch's, the view is recorded by reverse mode (ViewBackward0), so make_dual is
     backward differentiable.
     """
-    from generated import ops
-
     if level is None and forward_grad.current_level() < 0:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
                            "make sure to enter_dual_level() first.")

@@ -28,7 +28,8 @@ import numpy as np
 from generated.ops import stack
 from runtime import engine
 from runtime._tensor import Tensor
-from runtime.autograd import grad as _grad
+from runtime.autograd import forward_ad
+from runtime.autograd.gradients import grad as _grad
 from runtime.factories import eye, rand_like, tensor, zeros, zeros_like
 from runtime.grad_mode import no_grad
 from runtime.node import gradient_edge
@@ -205,8 +206,6 @@ def _forward_jacobians(func: Callable, inputs: tuple,
                        func_out: tuple) -> list[list[Tensor | None]]:
     """[input][output] Jacobians from forward mode, laid out as _numerical_jacobians's: row
     k is the outputs' tangent when element k of the input has tangent 1, the others 0."""
-    from runtime.autograd import forward_ad
-
     jacobians = []
     for position, x in _differentiable_inputs(inputs):
         rows = []
