@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import dispatch, dtypes, kernels
+from runtime import dispatch, dtypes, factories, kernels
 from runtime._tensor import Tensor
 from runtime.dispatch import int_list
 
@@ -217,10 +217,8 @@ def _index_items(index: Any) -> tuple:
 
 def _index_tensor(value: Any) -> Any:
     """A list or array index as a tensor: bool stays a mask, anything else becomes long."""
-    from runtime.factories import tensor
-
-    result = tensor(value)
-    return result if result.dtype is dtypes.bool_ else tensor(value, dtype=dtypes.int64)
+    result = factories.tensor(value)
+    return result if result.dtype is dtypes.bool_ else factories.tensor(value, dtype=dtypes.int64)
 
 
 def _specified_dims(items: tuple) -> int:
@@ -273,9 +271,7 @@ def setitem(self: Any, index: Any, value: Any) -> None:
     """`x[index] = value`, as PyTorch does it: through the view that basic indexing gives
     (`copy_`), or with index_put_ where integer or boolean arrays index."""
     if not isinstance(value, Tensor):
-        from runtime.factories import tensor
-
-        value = tensor(value, dtype=self.dtype)
+        value = factories.tensor(value, dtype=self.dtype)
     target, indices = _decompose_index(self, index, lone_slice_is_view=False)
     if indices is None:
         # PyTorch's copy_to: the value loses its leading 1s (so `x[0] = row[None]` fits),
@@ -716,12 +712,10 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0 or input.numel() == 0:
         return input
-    from runtime.factories import ones_like, zeros
-
     if p == 1:
-        noise = zeros((), dtype=input.dtype)
+        noise = factories.zeros((), dtype=input.dtype)
     else:
-        noise = ops.native_dropout(ones_like(input), p, True)[0]
+        noise = ops.native_dropout(factories.ones_like(input), p, True)[0]
     return input.mul_(noise) if inplace else input * noise
 
 

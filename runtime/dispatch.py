@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from runtime import dtypes
+from runtime._tensor import Tensor
 
 Param = tuple[str, str, bool, bool]  # name, type, has a default, keyword-only
 
@@ -32,8 +33,6 @@ def _is_number(value: Any) -> bool:
 
 
 def _matches(kind: str, value: Any, strict: bool, tensor_types: tuple = ()) -> bool:
-    from runtime._tensor import Tensor
-
     tensor = tensor_types or Tensor  # in the raw layer, numpy arrays stand for Tensors
     optional = kind.endswith("?")
     if optional:
