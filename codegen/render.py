@@ -504,10 +504,9 @@ def _method_params(schema: FunctionSchema) -> tuple[list[str], list[str]]:
 
 
 def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
-    """A Tensor method (or, with suffix "_", its in-place form)."""
-    doc = " | ".join(i.name for i in infos)
-    if suffix:
-        doc = f"In-place {doc}."
+    """A Tensor method (or, with suffix "_", its in-place form); its docstring is the
+    schema of each overload it may call, one a line."""
+    doc = [("In-place " if suffix else "") + str(i.schema) for i in infos]
     if len(infos) > 1:
         return {"name": name + suffix, "signature": "self, *args, **kwargs",
                 "call": f"ops.{name}{suffix}(self, *args, **kwargs)", "doc": doc}
