@@ -3,7 +3,7 @@
 Tensor, the engine and the grad modes are hand-written; the ops come from the spec
 (generated/ops.py) and from composite.py. This file is the top: it imports every layer.
 Below it, a module imports only modules of earlier rows, lower layers, and never this
-package. Row by row, with what each imports:
+package (tests/test_import_graph.py checks it). Row by row, with what each imports:
 
     kernels, grad_mode, anomaly, hooks,  numpy and the standard library
     _tensor_str
