@@ -18,7 +18,7 @@ MODULE_NAMES = frozenset({
     "runtime", "ops", "manual", "forward", "kernels", "raw_ops", "raw_manual", "Node",
     "SavedVariable", "SavedVariableList", "NOT_SAVED", "namedtuple", "OVERLOADS", "BY_NAME",
     "Overload", "Param", "tensor_ops",
-    "TensorMethods", "_T", "_F", "_dispatch", "_raw", "_RAW",
+    "TensorMethods", "recording", "forward_grad", "_dispatch",
     "map", "tuple", "TypeError", "NotImplemented",
 })
 # Node classes are module-level names of functions.py (imported into ops.py), which also

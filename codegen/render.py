@@ -277,14 +277,15 @@ def save_guard(info: OpInfo, attr: SavedAttribute) -> int | None:
 def _save_statement(info: OpInfo, attr: SavedAttribute, inplace: bool) -> str:
     """The line of a forward wrapper that stores one saved attribute on grad_fn.
 
-    In place (`x.add_(y)`), self is saved as it was before the write (`_T.original`), and
+    In place (`x.add_(y)`), self is saved as it was before the write (`recording.original`),
+    and
     the output is self itself. A guarded tensor (see save_guard) is saved as None when
     the gradient that reads it will not be computed.
     """
     source = local_name(attr.source)
     field = _field(attr)
     if attr.kind == "tensor":
-        value = f"_T.original({source})" if inplace and attr.source == "self" else source
+        value = f"recording.original({source})" if inplace and attr.source == "self" else source
         guard = save_guard(info, attr)
         if guard is not None:
             return (f"grad_fn.{field} = SavedVariable({value}, False) "
@@ -295,7 +296,7 @@ def _save_statement(info: OpInfo, attr: SavedAttribute, inplace: bool) -> str:
     if attr.kind == "tensor_list":
         return f"grad_fn.{field} = SavedVariableList({source}, False)"
     if attr.kind in SIZE_KINDS:
-        return f"grad_fn.{field} = _T.{attr.kind}({source})"
+        return f"grad_fn.{field} = recording.{attr.kind}({source})"
     return f"grad_fn.{field} = {source}"
 
 
@@ -303,9 +304,9 @@ def _kernel_argument(arg: Argument) -> str:
     """What a kernel receives: numpy arrays for tensors, numpy dtypes for ScalarTypes."""
     name = local_name(arg.name)
     if arg.type.is_tensor_like:
-        return f"_T.data({name})"
+        return f"recording.data({name})"
     if arg.type.base == "ScalarType":
-        return f"_T.numpy_dtype({name})"
+        return f"recording.numpy_dtype({name})"
     return name
 
 
@@ -313,12 +314,13 @@ def _compute_outputs(info: OpInfo, kernel_call: str) -> str:
     """The line that runs the kernel and wraps its arrays as the op's output Tensors."""
     schema = info.schema
     outputs = [local_name(o) for o in schema.return_names()]
-    wrap = f"_T.wrap_view({{}}, {local_name(info.view_of)})" if info.view_of else "_T.wrap({})"
+    wrap = f"recording.as_view({local_name(info.view_of)}, {{}})" if info.view_of \
+        else "recording.wrap({})"
     if len(schema.returns) == 1 and schema.returns[0].type.is_list:
         return f"{outputs[0]} = [{wrap.format('a')} for a in {kernel_call}]"
     if len(outputs) == 1:
         return f"{outputs[0]} = {wrap.format(kernel_call)}"
-    return f"{', '.join(outputs)} = map(_T.wrap, {kernel_call})"
+    return f"{', '.join(outputs)} = map(recording.wrap, {kernel_call})"
 
 
 def _history(info: OpInfo) -> list[str]:
@@ -326,8 +328,9 @@ def _history(info: OpInfo) -> list[str]:
     schema = info.schema
     outputs = [local_name(o) for o in schema.return_names()]
     if len(schema.returns) == 1 and schema.returns[0].type.is_list:
-        return [f"for returned in {outputs[0]}:", "    _T.set_history(returned, grad_fn)"]
-    return [f"_T.set_history({o}, grad_fn)" if differentiable else f"_T.skip_output({o}, grad_fn)"
+        return [f"for returned in {outputs[0]}:", "    recording.set_history(returned, grad_fn)"]
+    return [f"recording.set_history({o}, grad_fn)" if differentiable
+            else f"recording.skip_output({o}, grad_fn)"
             for o, differentiable in zip(outputs, info.output_differentiability, strict=True)]
 
 
@@ -360,24 +363,24 @@ def _forward_ad(info: OpInfo, group: list[OpInfo]) -> dict | None:
             name = local_name(arg.name)
             args.append("original_self" if inplace and arg.name == "self" else name)
             if arg.name in tangents:
-                args.append(f"_F.tangent({name})")
+                args.append(f"forward_grad.tangent({name})")
         outputs = ["self_"] if inplace else [local_name(o) for o in schema.return_names()]
         return f"forward.{wrapper_name(info, group)}({', '.join(args + outputs)})"
 
     outputs = [local_name(o) for o in schema.return_names()]
     if len(outputs) > 1:
-        store = f"_F.set_tangents(({', '.join(outputs)}), tangent)"
+        store = f"forward_grad.set_tangents(({', '.join(outputs)}), tangent)"
     elif schema.returns[0].type.is_list:
-        store = f"_F.set_tangents({outputs[0]}, tangent)"
+        store = f"forward_grad.set_tangents({outputs[0]}, tangent)"
     else:
-        store = f"_F.set_tangent({outputs[0]}, tangent)"
+        store = f"forward_grad.set_tangent({outputs[0]}, tangent)"
     return {"missing": None, "call": call(False), "inplace_call": call(True), "store": store}
 
 
 def _normalize(schema: FunctionSchema) -> list[str]:
     """Lines that give an int-list argument one form, a tuple: `amin(x, 1)` means dim (1,),
     as PyTorch's IntArrayRef does (and as its grad_fn saves it)."""
-    return [f"{local_name(a.name)} = _T.int_tuple({local_name(a.name)})"
+    return [f"{local_name(a.name)} = recording.int_tuple({local_name(a.name)})"
             for a in schema.arguments
             if a.type.is_list and a.type.base in ("int", "SymInt")]
 
@@ -388,8 +391,8 @@ def _inplace_write(info: OpInfo, kernel_args: str, kernel_call: str,
     copied into self's storage."""
     inplace_kernel = f"{info.schema.kernel_name}_"
     if inplace_kernel in kernels:
-        return [f"kernels.{inplace_kernel}({kernel_args})", "_T.bump_version(self_)"]
-    return [f"_T.write_inplace(self_, {kernel_call})"]
+        return [f"kernels.{inplace_kernel}({kernel_args})", "recording.increment_version(self_)"]
+    return [f"recording.write_inplace(self_, {kernel_call})"]
 
 
 def op_context(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = frozenset()) -> dict:
@@ -485,10 +488,9 @@ def _method_params(schema: FunctionSchema) -> tuple[list[str], list[str]]:
 
 
 def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
-    """A Tensor method (or, with suffix "_", its in-place form)."""
-    doc = " | ".join(i.name for i in infos)
-    if suffix:
-        doc = f"In-place {doc}."
+    """A Tensor method (or, with suffix "_", its in-place form); its docstring is the
+    schema of each overload it may call, one a line."""
+    doc = [("In-place " if suffix else "") + str(i.schema) for i in infos]
     if len(infos) > 1:
         return {"name": name + suffix, "signature": "self, *args, **kwargs",
                 "call": f"ops.{name}{suffix}(self, *args, **kwargs)", "doc": doc}

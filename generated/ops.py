@@ -149,9 +149,7 @@ from generated.functions import (
     ZeroBackward0,
 )
 from runtime import dispatch as _dispatch
-from runtime import forward_grad as _F
-from runtime import kernels
-from runtime import tensor as _T
+from runtime import forward_grad, kernels, recording
 from runtime.dispatch import Overload, Param
 from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 
@@ -314,15 +312,15 @@ def add_Tensor(self_, other, *, alpha=1):
 
     derivatives.yaml, entry add.Tensor
     """
-    result = _T.wrap(kernels.add_Tensor(_T.data(self_), _T.data(other), alpha))
-    if _T.any_requires_grad(self_, other):
-        grad_fn = AddBackward0(_T.next_edges(self_, other))
+    result = recording.wrap(kernels.add_Tensor(recording.data(self_), recording.data(other), alpha))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = AddBackward0(recording.collect_next_edges(self_, other))
         grad_fn._saved_alpha = alpha
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, other):
-        with _F.computing_tangents():
-            tangent = forward.add_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), alpha, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.add_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), alpha, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -331,22 +329,22 @@ def add_Tensor_(self_, other, *, alpha=1):
 
     derivatives.yaml, entry add.Tensor
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, other)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = AddBackward0(_T.next_edges(self_, other))
+        grad_fn = AddBackward0(recording.collect_next_edges(self_, other))
         grad_fn._saved_alpha = alpha
-    forward_ad = _F.enabled and _F.any_tangent(self_, other)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
-        original_self = _T.original(self_)
-    kernels.add_Tensor_(_T.data(self_), _T.data(other), alpha)
-    _T.bump_version(self_)
+        original_self = recording.original(self_)
+    kernels.add_Tensor_(recording.data(self_), recording.data(other), alpha)
+    recording.increment_version(self_)
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.add_Tensor(original_self, _F.tangent(self_), other, _F.tangent(other), alpha, self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.add_Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -355,14 +353,14 @@ def add_Scalar(self_, other, alpha=1):
 
     derivatives.yaml, entry add.Scalar
     """
-    result = _T.wrap(kernels.add_Scalar(_T.data(self_), other, alpha))
-    if _T.any_requires_grad(self_):
-        grad_fn = AddBackward1(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.add_Scalar(self_, _F.tangent(self_), other, alpha, result)
-        _F.set_tangent(result, tangent)
+    result = recording.wrap(kernels.add_Scalar(recording.data(self_), other, alpha))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AddBackward1(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.add_Scalar(self_, forward_grad.tangent(self_), other, alpha, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -371,15 +369,15 @@ def sub_Tensor(self_, other, *, alpha=1):
 
     derivatives.yaml, entry sub.Tensor
     """
-    result = _T.wrap(kernels.sub_Tensor(_T.data(self_), _T.data(other), alpha))
-    if _T.any_requires_grad(self_, other):
-        grad_fn = SubBackward0(_T.next_edges(self_, other))
+    result = recording.wrap(kernels.sub_Tensor(recording.data(self_), recording.data(other), alpha))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = SubBackward0(recording.collect_next_edges(self_, other))
         grad_fn._saved_alpha = alpha
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, other):
-        with _F.computing_tangents():
-            tangent = forward.sub_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), alpha, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.sub_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), alpha, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -388,22 +386,22 @@ def sub_Tensor_(self_, other, *, alpha=1):
 
     derivatives.yaml, entry sub.Tensor
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, other)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = SubBackward0(_T.next_edges(self_, other))
+        grad_fn = SubBackward0(recording.collect_next_edges(self_, other))
         grad_fn._saved_alpha = alpha
-    forward_ad = _F.enabled and _F.any_tangent(self_, other)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
-        original_self = _T.original(self_)
-    kernels.sub_Tensor_(_T.data(self_), _T.data(other), alpha)
-    _T.bump_version(self_)
+        original_self = recording.original(self_)
+    kernels.sub_Tensor_(recording.data(self_), recording.data(other), alpha)
+    recording.increment_version(self_)
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.sub_Tensor(original_self, _F.tangent(self_), other, _F.tangent(other), alpha, self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.sub_Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -412,15 +410,15 @@ def rsub_Tensor(self_, other, *, alpha=1):
 
     derivatives.yaml, entry rsub.Tensor
     """
-    result = _T.wrap(kernels.rsub_Tensor(_T.data(self_), _T.data(other), alpha))
-    if _T.any_requires_grad(self_, other):
-        grad_fn = RsubBackward0(_T.next_edges(self_, other))
+    result = recording.wrap(kernels.rsub_Tensor(recording.data(self_), recording.data(other), alpha))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = RsubBackward0(recording.collect_next_edges(self_, other))
         grad_fn._saved_alpha = alpha
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, other):
-        with _F.computing_tangents():
-            tangent = forward.rsub_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), alpha, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.rsub_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), alpha, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -429,15 +427,15 @@ def rsub_Scalar(self_, other, alpha=1):
 
     derivatives.yaml, entry rsub.Scalar
     """
-    result = _T.wrap(kernels.rsub_Scalar(_T.data(self_), other, alpha))
-    if _T.any_requires_grad(self_):
-        grad_fn = RsubBackward1(_T.next_edges(self_))
+    result = recording.wrap(kernels.rsub_Scalar(recording.data(self_), other, alpha))
+    if recording.compute_requires_grad(self_):
+        grad_fn = RsubBackward1(recording.collect_next_edges(self_))
         grad_fn._saved_alpha = alpha
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.rsub_Scalar(self_, _F.tangent(self_), other, alpha, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.rsub_Scalar(self_, forward_grad.tangent(self_), other, alpha, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -446,16 +444,16 @@ def mul_Tensor(self_, other):
 
     derivatives.yaml, entry mul.Tensor
     """
-    result = _T.wrap(kernels.mul_Tensor(_T.data(self_), _T.data(other)))
-    if _T.any_requires_grad(self_, other):
-        grad_fn = MulBackward0(_T.next_edges(self_, other))
+    result = recording.wrap(kernels.mul_Tensor(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = MulBackward0(recording.collect_next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, other):
-        with _F.computing_tangents():
-            tangent = forward.mul_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.mul_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -464,23 +462,23 @@ def mul_Tensor_(self_, other):
 
     derivatives.yaml, entry mul.Tensor
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, other)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = MulBackward0(_T.next_edges(self_, other))
+        grad_fn = MulBackward0(recording.collect_next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(_T.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
-    forward_ad = _F.enabled and _F.any_tangent(self_, other)
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
-        original_self = _T.original(self_)
-    kernels.mul_Tensor_(_T.data(self_), _T.data(other))
-    _T.bump_version(self_)
+        original_self = recording.original(self_)
+    kernels.mul_Tensor_(recording.data(self_), recording.data(other))
+    recording.increment_version(self_)
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.mul_Tensor(original_self, _F.tangent(self_), other, _F.tangent(other), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.mul_Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -489,15 +487,15 @@ def mul_Scalar(self_, other):
 
     derivatives.yaml, entry mul.Scalar
     """
-    result = _T.wrap(kernels.mul_Scalar(_T.data(self_), other))
-    if _T.any_requires_grad(self_):
-        grad_fn = MulBackward1(_T.next_edges(self_))
+    result = recording.wrap(kernels.mul_Scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MulBackward1(recording.collect_next_edges(self_))
         grad_fn._saved_other = other
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.mul_Scalar(self_, _F.tangent(self_), other, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.mul_Scalar(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -506,16 +504,16 @@ def div_Tensor(self_, other):
 
     derivatives.yaml, entry div.Tensor
     """
-    result = _T.wrap(kernels.div_Tensor(_T.data(self_), _T.data(other)))
-    if _T.any_requires_grad(self_, other):
-        grad_fn = DivBackward0(_T.next_edges(self_, other))
+    result = recording.wrap(kernels.div_Tensor(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = DivBackward0(recording.collect_next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, other):
-        with _F.computing_tangents():
-            tangent = forward.div_Tensor(self_, _F.tangent(self_), other, _F.tangent(other), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.div_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -524,22 +522,22 @@ def div_Tensor_(self_, other):
 
     derivatives.yaml, entry div.Tensor
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, other)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = DivBackward0(_T.next_edges(self_, other))
+        grad_fn = DivBackward0(recording.collect_next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(_T.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
-    forward_ad = _F.enabled and _F.any_tangent(self_, other)
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.div_Tensor(_T.data(self_), _T.data(other)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.div_Tensor(recording.data(self_), recording.data(other)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.div_Tensor(original_self, _F.tangent(self_), other, _F.tangent(other), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.div_Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -548,15 +546,15 @@ def div_Scalar(self_, other):
 
     derivatives.yaml, entry div.Scalar
     """
-    result = _T.wrap(kernels.div_Scalar(_T.data(self_), other))
-    if _T.any_requires_grad(self_):
-        grad_fn = DivBackward1(_T.next_edges(self_))
+    result = recording.wrap(kernels.div_Scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = DivBackward1(recording.collect_next_edges(self_))
         grad_fn._saved_other = other
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.div_Scalar(self_, _F.tangent(self_), other, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.div_Scalar(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -565,14 +563,14 @@ def neg(self_):
 
     derivatives.yaml, entry neg
     """
-    result = _T.wrap(kernels.neg(_T.data(self_)))
-    if _T.any_requires_grad(self_):
-        grad_fn = NegBackward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.neg(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+    result = recording.wrap(kernels.neg(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = NegBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.neg(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -581,20 +579,20 @@ def neg_(self_):
 
     derivatives.yaml, entry neg
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = NegBackward0(_T.next_edges(self_))
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = NegBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.neg(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.neg(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.neg(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.neg(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -603,16 +601,16 @@ def pow_Tensor_Scalar(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
-    result = _T.wrap(kernels.pow_Tensor_Scalar(_T.data(self_), exponent))
-    if _T.any_requires_grad(self_):
-        grad_fn = PowBackward0(_T.next_edges(self_))
+    result = recording.wrap(kernels.pow_Tensor_Scalar(recording.data(self_), exponent))
+    if recording.compute_requires_grad(self_):
+        grad_fn = PowBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_exponent = exponent
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.pow_Tensor_Scalar(self_, _F.tangent(self_), exponent, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.pow_Tensor_Scalar(self_, forward_grad.tangent(self_), exponent, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -621,22 +619,22 @@ def pow_Tensor_Scalar_(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = PowBackward0(_T.next_edges(self_))
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn = PowBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_exponent = exponent
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.pow_Tensor_Scalar(_T.data(self_), exponent))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.pow_Tensor_Scalar(recording.data(self_), exponent))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.pow_Tensor_Scalar(original_self, _F.tangent(self_), exponent, self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.pow_Tensor_Scalar(original_self, forward_grad.tangent(self_), exponent, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -645,17 +643,17 @@ def pow_Tensor_Tensor(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
-    result = _T.wrap(kernels.pow_Tensor_Tensor(_T.data(self_), _T.data(exponent)))
-    needs_grad = _T.any_requires_grad(self_, exponent)
+    result = recording.wrap(kernels.pow_Tensor_Tensor(recording.data(self_), recording.data(exponent)))
+    needs_grad = recording.compute_requires_grad(self_, exponent)
     if needs_grad:
-        grad_fn = PowBackward1(_T.next_edges(self_, exponent))
+        grad_fn = PowBackward1(recording.collect_next_edges(self_, exponent))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.exponent_ = SavedVariable(exponent, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, exponent):
-        with _F.computing_tangents():
-            tangent = forward.pow_Tensor_Tensor(self_, _F.tangent(self_), exponent, _F.tangent(exponent), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, exponent):
+        with forward_grad.computing_tangents():
+            tangent = forward.pow_Tensor_Tensor(self_, forward_grad.tangent(self_), exponent, forward_grad.tangent(exponent), result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -666,22 +664,22 @@ def pow_Tensor_Tensor_(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, exponent)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, exponent)
     if needs_grad:
-        grad_fn = PowBackward1(_T.next_edges(self_, exponent))
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn = PowBackward1(recording.collect_next_edges(self_, exponent))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn.exponent_ = SavedVariable(exponent, False)
-    forward_ad = _F.enabled and _F.any_tangent(self_, exponent)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, exponent)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.pow_Tensor_Tensor(_T.data(self_), _T.data(exponent)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.pow_Tensor_Tensor(recording.data(self_), recording.data(exponent)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.pow_Tensor_Tensor(original_self, _F.tangent(self_), exponent, _F.tangent(exponent), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.pow_Tensor_Tensor(original_self, forward_grad.tangent(self_), exponent, forward_grad.tangent(exponent), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -692,17 +690,17 @@ def pow_Scalar(self_, exponent):
 
     derivatives.yaml, entry pow.Scalar
     """
-    result = _T.wrap(kernels.pow_Scalar(self_, _T.data(exponent)))
-    needs_grad = _T.any_requires_grad(exponent)
+    result = recording.wrap(kernels.pow_Scalar(self_, recording.data(exponent)))
+    needs_grad = recording.compute_requires_grad(exponent)
     if needs_grad:
-        grad_fn = PowBackward2(_T.next_edges(exponent))
+        grad_fn = PowBackward2(recording.collect_next_edges(exponent))
         grad_fn._saved_self = self_
         grad_fn.exponent_ = SavedVariable(exponent, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(exponent):
-        with _F.computing_tangents():
-            tangent = forward.pow_Scalar(self_, exponent, _F.tangent(exponent), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(exponent):
+        with forward_grad.computing_tangents():
+            tangent = forward.pow_Scalar(self_, exponent, forward_grad.tangent(exponent), result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -713,15 +711,15 @@ def reciprocal(self_):
 
     derivatives.yaml, entry reciprocal
     """
-    result = _T.wrap(kernels.reciprocal(_T.data(self_)))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels.reciprocal(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ReciprocalBackward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.reciprocal(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        grad_fn = ReciprocalBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.reciprocal(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -732,20 +730,20 @@ def reciprocal_(self_):
 
     derivatives.yaml, entry reciprocal
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ReciprocalBackward0(_T.next_edges(self_))
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = ReciprocalBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.reciprocal(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.reciprocal(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.reciprocal(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.reciprocal(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -756,15 +754,15 @@ def exp(self_):
 
     derivatives.yaml, entry exp
     """
-    result = _T.wrap(kernels.exp(_T.data(self_)))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels.exp(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ExpBackward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.exp(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        grad_fn = ExpBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.exp(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -775,20 +773,20 @@ def exp_(self_):
 
     derivatives.yaml, entry exp
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ExpBackward0(_T.next_edges(self_))
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = ExpBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.exp(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.exp(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.exp(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.exp(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -799,15 +797,15 @@ def expm1(self_):
 
     derivatives.yaml, entry expm1
     """
-    result = _T.wrap(kernels.expm1(_T.data(self_)))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels.expm1(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = Expm1Backward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.expm1(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        grad_fn = Expm1Backward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.expm1(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -818,20 +816,20 @@ def expm1_(self_):
 
     derivatives.yaml, entry expm1
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = Expm1Backward0(_T.next_edges(self_))
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = Expm1Backward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.expm1(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.expm1(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.expm1(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.expm1(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -842,15 +840,15 @@ def log(self_):
 
     derivatives.yaml, entry log
     """
-    result = _T.wrap(kernels.log(_T.data(self_)))
-    if _T.any_requires_grad(self_):
-        grad_fn = LogBackward0(_T.next_edges(self_))
+    result = recording.wrap(kernels.log(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LogBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.log(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.log(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -859,21 +857,21 @@ def log_(self_):
 
     derivatives.yaml, entry log
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LogBackward0(_T.next_edges(self_))
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = LogBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.log(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.log(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.log(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.log(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -882,15 +880,15 @@ def log1p(self_):
 
     derivatives.yaml, entry log1p
     """
-    result = _T.wrap(kernels.log1p(_T.data(self_)))
-    if _T.any_requires_grad(self_):
-        grad_fn = Log1PBackward0(_T.next_edges(self_))
+    result = recording.wrap(kernels.log1p(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Log1PBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.log1p(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.log1p(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -899,21 +897,21 @@ def log1p_(self_):
 
     derivatives.yaml, entry log1p
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = Log1PBackward0(_T.next_edges(self_))
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = Log1PBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.log1p(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.log1p(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.log1p(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.log1p(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -922,15 +920,15 @@ def sqrt(self_):
 
     derivatives.yaml, entry sqrt
     """
-    result = _T.wrap(kernels.sqrt(_T.data(self_)))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels.sqrt(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqrtBackward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.sqrt(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        grad_fn = SqrtBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sqrt(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -941,20 +939,20 @@ def sqrt_(self_):
 
     derivatives.yaml, entry sqrt
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqrtBackward0(_T.next_edges(self_))
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = SqrtBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.sqrt(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.sqrt(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.sqrt(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.sqrt(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -965,15 +963,15 @@ def rsqrt(self_):
 
     derivatives.yaml, entry rsqrt
     """
-    result = _T.wrap(kernels.rsqrt(_T.data(self_)))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels.rsqrt(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = RsqrtBackward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.rsqrt(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        grad_fn = RsqrtBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.rsqrt(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -984,20 +982,20 @@ def rsqrt_(self_):
 
     derivatives.yaml, entry rsqrt
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = RsqrtBackward0(_T.next_edges(self_))
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = RsqrtBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.rsqrt(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.rsqrt(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.rsqrt(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.rsqrt(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -1008,15 +1006,15 @@ def sin(self_):
 
     derivatives.yaml, entry sin
     """
-    result = _T.wrap(kernels.sin(_T.data(self_)))
-    if _T.any_requires_grad(self_):
-        grad_fn = SinBackward0(_T.next_edges(self_))
+    result = recording.wrap(kernels.sin(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SinBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.sin(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sin(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1025,21 +1023,21 @@ def sin_(self_):
 
     derivatives.yaml, entry sin
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SinBackward0(_T.next_edges(self_))
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = SinBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.sin(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.sin(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.sin(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.sin(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1048,15 +1046,15 @@ def cos(self_):
 
     derivatives.yaml, entry cos
     """
-    result = _T.wrap(kernels.cos(_T.data(self_)))
-    if _T.any_requires_grad(self_):
-        grad_fn = CosBackward0(_T.next_edges(self_))
+    result = recording.wrap(kernels.cos(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = CosBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.cos(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cos(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1065,21 +1063,21 @@ def cos_(self_):
 
     derivatives.yaml, entry cos
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = CosBackward0(_T.next_edges(self_))
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = CosBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.cos(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.cos(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.cos(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.cos(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1088,15 +1086,15 @@ def tan(self_):
 
     derivatives.yaml, entry tan
     """
-    result = _T.wrap(kernels.tan(_T.data(self_)))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels.tan(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = TanBackward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.tan(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        grad_fn = TanBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.tan(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -1107,20 +1105,20 @@ def tan_(self_):
 
     derivatives.yaml, entry tan
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = TanBackward0(_T.next_edges(self_))
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = TanBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.tan(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.tan(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.tan(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.tan(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -1131,15 +1129,15 @@ def tanh(self_):
 
     derivatives.yaml, entry tanh
     """
-    result = _T.wrap(kernels.tanh(_T.data(self_)))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels.tanh(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = TanhBackward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.tanh(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        grad_fn = TanhBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.tanh(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -1150,20 +1148,20 @@ def tanh_(self_):
 
     derivatives.yaml, entry tanh
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = TanhBackward0(_T.next_edges(self_))
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = TanhBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.tanh(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.tanh(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.tanh(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.tanh(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -1174,16 +1172,16 @@ def tanh_backward(grad_output, output):
 
     derivatives.yaml, entry tanh_backward
     """
-    result = _T.wrap(kernels.tanh_backward(_T.data(grad_output), _T.data(output)))
-    if _T.any_requires_grad(grad_output, output):
-        grad_fn = TanhBackwardBackward0(_T.next_edges(grad_output, output))
+    result = recording.wrap(kernels.tanh_backward(recording.data(grad_output), recording.data(output)))
+    if recording.compute_requires_grad(grad_output, output):
+        grad_fn = TanhBackwardBackward0(recording.collect_next_edges(grad_output, output))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output, output):
-        with _F.computing_tangents():
-            tangent = forward.tanh_backward(grad_output, _F.tangent(grad_output), output, _F.tangent(output), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, output):
+        with forward_grad.computing_tangents():
+            tangent = forward.tanh_backward(grad_output, forward_grad.tangent(grad_output), output, forward_grad.tangent(output), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1192,15 +1190,15 @@ def sigmoid(self_):
 
     derivatives.yaml, entry sigmoid
     """
-    result = _T.wrap(kernels.sigmoid(_T.data(self_)))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels.sigmoid(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SigmoidBackward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.sigmoid(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        grad_fn = SigmoidBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sigmoid(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -1211,20 +1209,20 @@ def sigmoid_(self_):
 
     derivatives.yaml, entry sigmoid
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SigmoidBackward0(_T.next_edges(self_))
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = SigmoidBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.sigmoid(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.sigmoid(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.sigmoid(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.sigmoid(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -1235,16 +1233,16 @@ def sigmoid_backward(grad_output, output):
 
     derivatives.yaml, entry sigmoid_backward
     """
-    result = _T.wrap(kernels.sigmoid_backward(_T.data(grad_output), _T.data(output)))
-    if _T.any_requires_grad(grad_output, output):
-        grad_fn = SigmoidBackwardBackward0(_T.next_edges(grad_output, output))
+    result = recording.wrap(kernels.sigmoid_backward(recording.data(grad_output), recording.data(output)))
+    if recording.compute_requires_grad(grad_output, output):
+        grad_fn = SigmoidBackwardBackward0(recording.collect_next_edges(grad_output, output))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output, output):
-        with _F.computing_tangents():
-            tangent = forward.sigmoid_backward(grad_output, _F.tangent(grad_output), output, _F.tangent(output), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, output):
+        with forward_grad.computing_tangents():
+            tangent = forward.sigmoid_backward(grad_output, forward_grad.tangent(grad_output), output, forward_grad.tangent(output), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1253,15 +1251,15 @@ def erf(self_):
 
     derivatives.yaml, entry erf
     """
-    result = _T.wrap(kernels.erf(_T.data(self_)))
-    if _T.any_requires_grad(self_):
-        grad_fn = ErfBackward0(_T.next_edges(self_))
+    result = recording.wrap(kernels.erf(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ErfBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.erf(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.erf(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1270,21 +1268,21 @@ def erf_(self_):
 
     derivatives.yaml, entry erf
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ErfBackward0(_T.next_edges(self_))
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = ErfBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.erf(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.erf(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.erf(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.erf(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1293,15 +1291,15 @@ def relu(self_):
 
     derivatives.yaml, entry relu
     """
-    result = _T.wrap(kernels.relu(_T.data(self_)))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels.relu(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ReluBackward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.relu(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        grad_fn = ReluBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.relu(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -1312,20 +1310,20 @@ def relu_(self_):
 
     derivatives.yaml, entry relu
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ReluBackward0(_T.next_edges(self_))
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = ReluBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.relu(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.relu(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.relu(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.relu(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -1336,16 +1334,16 @@ def gelu(self_, *, approximate="none"):
 
     derivatives.yaml, entry gelu
     """
-    result = _T.wrap(kernels.gelu(_T.data(self_), approximate))
-    if _T.any_requires_grad(self_):
-        grad_fn = GeluBackward0(_T.next_edges(self_))
+    result = recording.wrap(kernels.gelu(recording.data(self_), approximate))
+    if recording.compute_requires_grad(self_):
+        grad_fn = GeluBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_approximate = approximate
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.gelu(self_, _F.tangent(self_), approximate, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.gelu(self_, forward_grad.tangent(self_), approximate, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1354,17 +1352,17 @@ def gelu_backward(grad_output, self_, *, approximate="none"):
 
     derivatives.yaml, entry gelu_backward
     """
-    result = _T.wrap(kernels.gelu_backward(_T.data(grad_output), _T.data(self_), approximate))
-    if _T.any_requires_grad(grad_output, self_):
-        grad_fn = GeluBackwardBackward0(_T.next_edges(grad_output, self_))
+    result = recording.wrap(kernels.gelu_backward(recording.data(grad_output), recording.data(self_), approximate))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = GeluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_approximate = approximate
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output, self_):
-        with _F.computing_tangents():
-            tangent = forward.gelu_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), approximate, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.gelu_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), approximate, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1373,16 +1371,16 @@ def leaky_relu(self_, negative_slope=0.01):
 
     derivatives.yaml, entry leaky_relu
     """
-    result = _T.wrap(kernels.leaky_relu(_T.data(self_), negative_slope))
-    if _T.any_requires_grad(self_):
-        grad_fn = LeakyReluBackward0(_T.next_edges(self_))
+    result = recording.wrap(kernels.leaky_relu(recording.data(self_), negative_slope))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LeakyReluBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_negative_slope = negative_slope
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.leaky_relu(self_, _F.tangent(self_), negative_slope, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.leaky_relu(self_, forward_grad.tangent(self_), negative_slope, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1391,17 +1389,17 @@ def softplus(self_, beta=1, threshold=20):
 
     derivatives.yaml, entry softplus
     """
-    result = _T.wrap(kernels.softplus(_T.data(self_), beta, threshold))
-    if _T.any_requires_grad(self_):
-        grad_fn = SoftplusBackward0(_T.next_edges(self_))
+    result = recording.wrap(kernels.softplus(recording.data(self_), beta, threshold))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SoftplusBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_beta = beta
         grad_fn._saved_threshold = threshold
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.softplus(self_, _F.tangent(self_), beta, threshold, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.softplus(self_, forward_grad.tangent(self_), beta, threshold, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1410,16 +1408,16 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
 
     derivatives.yaml, entry leaky_relu_backward
     """
-    result = _T.wrap(kernels.leaky_relu_backward(_T.data(grad_output), _T.data(self_), negative_slope, self_is_result))
-    if _T.any_requires_grad(grad_output, self_):
-        grad_fn = LeakyReluBackwardBackward0(_T.next_edges(grad_output, self_))
+    result = recording.wrap(kernels.leaky_relu_backward(recording.data(grad_output), recording.data(self_), negative_slope, self_is_result))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = LeakyReluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_negative_slope = negative_slope
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output, self_):
-        with _F.computing_tangents():
-            tangent = forward.leaky_relu_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), negative_slope, self_is_result, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.leaky_relu_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), negative_slope, self_is_result, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1428,18 +1426,18 @@ def softplus_backward(grad_output, self_, beta, threshold):
 
     derivatives.yaml, entry softplus_backward
     """
-    result = _T.wrap(kernels.softplus_backward(_T.data(grad_output), _T.data(self_), beta, threshold))
-    if _T.any_requires_grad(grad_output, self_):
-        grad_fn = SoftplusBackwardBackward0(_T.next_edges(grad_output, self_))
+    result = recording.wrap(kernels.softplus_backward(recording.data(grad_output), recording.data(self_), beta, threshold))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = SoftplusBackwardBackward0(recording.collect_next_edges(grad_output, self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_beta = beta
         grad_fn._saved_threshold = threshold
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output, self_):
-        with _F.computing_tangents():
-            tangent = forward.softplus_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), beta, threshold, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.softplus_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), beta, threshold, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1448,16 +1446,16 @@ def threshold_backward(grad_output, self_, threshold):
 
     derivatives.yaml, entry threshold_backward
     """
-    result = _T.wrap(kernels.threshold_backward(_T.data(grad_output), _T.data(self_), threshold))
-    if _T.any_requires_grad(grad_output, self_):
-        grad_fn = ThresholdBackwardBackward0(_T.next_edges(grad_output, self_))
+    result = recording.wrap(kernels.threshold_backward(recording.data(grad_output), recording.data(self_), threshold))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = ThresholdBackwardBackward0(recording.collect_next_edges(grad_output, self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_threshold = threshold
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output, self_):
-        with _F.computing_tangents():
-            tangent = forward.threshold_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), threshold, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.threshold_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), threshold, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1466,15 +1464,15 @@ def abs(self_):
 
     derivatives.yaml, entry abs
     """
-    result = _T.wrap(kernels.abs(_T.data(self_)))
-    if _T.any_requires_grad(self_):
-        grad_fn = AbsBackward0(_T.next_edges(self_))
+    result = recording.wrap(kernels.abs(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AbsBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.abs(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.abs(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1483,21 +1481,21 @@ def abs_(self_):
 
     derivatives.yaml, entry abs
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = AbsBackward0(_T.next_edges(self_))
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = AbsBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.abs(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.abs(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.abs(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.abs(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1506,14 +1504,14 @@ def sign(self_):
 
     derivatives.yaml, entry sign
     """
-    result = _T.wrap(kernels.sign(_T.data(self_)))
-    if _T.any_requires_grad(self_):
-        grad_fn = SignBackward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.sign(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+    result = recording.wrap(kernels.sign(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SignBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sign(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1522,20 +1520,20 @@ def sign_(self_):
 
     derivatives.yaml, entry sign
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SignBackward0(_T.next_edges(self_))
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = SignBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.sign(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.sign(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.sign(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.sign(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1544,17 +1542,17 @@ def clamp_Tensor(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp.Tensor
     """
-    result = _T.wrap(kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
-    if _T.any_requires_grad(self_, min, max):
-        grad_fn = ClampBackward0(_T.next_edges(self_, min, max))
+    result = recording.wrap(kernels.clamp_Tensor(recording.data(self_), recording.data(min), recording.data(max)))
+    if recording.compute_requires_grad(self_, min, max):
+        grad_fn = ClampBackward0(recording.collect_next_edges(self_, min, max))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.max_ = SavedVariable(max, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, min, max):
-        with _F.computing_tangents():
-            tangent = forward.clamp_Tensor(self_, _F.tangent(self_), min, _F.tangent(min), max, _F.tangent(max), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, min, max):
+        with forward_grad.computing_tangents():
+            tangent = forward.clamp_Tensor(self_, forward_grad.tangent(self_), min, forward_grad.tangent(min), max, forward_grad.tangent(max), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1563,23 +1561,23 @@ def clamp_Tensor_(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp.Tensor
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, min, max)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, min, max)
     if needs_grad:
-        grad_fn = ClampBackward0(_T.next_edges(self_, min, max))
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn = ClampBackward0(recording.collect_next_edges(self_, min, max))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.max_ = SavedVariable(max, False)
-    forward_ad = _F.enabled and _F.any_tangent(self_, min, max)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, min, max)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.clamp_Tensor(_T.data(self_), _T.data(min), _T.data(max)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.clamp_Tensor(recording.data(self_), recording.data(min), recording.data(max)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.clamp_Tensor(original_self, _F.tangent(self_), min, _F.tangent(min), max, _F.tangent(max), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.clamp_Tensor(original_self, forward_grad.tangent(self_), min, forward_grad.tangent(min), max, forward_grad.tangent(max), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1588,17 +1586,17 @@ def clamp_default(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp
     """
-    result = _T.wrap(kernels.clamp(_T.data(self_), min, max))
-    if _T.any_requires_grad(self_):
-        grad_fn = ClampBackward1(_T.next_edges(self_))
+    result = recording.wrap(kernels.clamp(recording.data(self_), min, max))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ClampBackward1(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_min = min
         grad_fn._saved_max = max
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.clamp_default(self_, _F.tangent(self_), min, max, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.clamp_default(self_, forward_grad.tangent(self_), min, max, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1607,23 +1605,23 @@ def clamp_default_(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ClampBackward1(_T.next_edges(self_))
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn = ClampBackward1(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_min = min
         grad_fn._saved_max = max
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.clamp(_T.data(self_), min, max))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.clamp(recording.data(self_), min, max))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.clamp_default(original_self, _F.tangent(self_), min, max, self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.clamp_default(original_self, forward_grad.tangent(self_), min, max, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1632,16 +1630,16 @@ def clamp_min_default(self_, min):
 
     derivatives.yaml, entry clamp_min
     """
-    result = _T.wrap(kernels.clamp_min(_T.data(self_), min))
-    if _T.any_requires_grad(self_):
-        grad_fn = ClampMinBackward0(_T.next_edges(self_))
+    result = recording.wrap(kernels.clamp_min(recording.data(self_), min))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ClampMinBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_min = min
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.clamp_min_default(self_, _F.tangent(self_), min, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.clamp_min_default(self_, forward_grad.tangent(self_), min, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1650,22 +1648,22 @@ def clamp_min_default_(self_, min):
 
     derivatives.yaml, entry clamp_min
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ClampMinBackward0(_T.next_edges(self_))
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn = ClampMinBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_min = min
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.clamp_min(_T.data(self_), min))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.clamp_min(recording.data(self_), min))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.clamp_min_default(original_self, _F.tangent(self_), min, self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.clamp_min_default(original_self, forward_grad.tangent(self_), min, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1674,16 +1672,16 @@ def clamp_min_Tensor(self_, min):
 
     derivatives.yaml, entry clamp_min.Tensor
     """
-    result = _T.wrap(kernels.clamp_min_Tensor(_T.data(self_), _T.data(min)))
-    if _T.any_requires_grad(self_, min):
-        grad_fn = ClampMinBackward1(_T.next_edges(self_, min))
+    result = recording.wrap(kernels.clamp_min_Tensor(recording.data(self_), recording.data(min)))
+    if recording.compute_requires_grad(self_, min):
+        grad_fn = ClampMinBackward1(recording.collect_next_edges(self_, min))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.min_ = SavedVariable(min, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, min):
-        with _F.computing_tangents():
-            tangent = forward.clamp_min_Tensor(self_, _F.tangent(self_), min, _F.tangent(min), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, min):
+        with forward_grad.computing_tangents():
+            tangent = forward.clamp_min_Tensor(self_, forward_grad.tangent(self_), min, forward_grad.tangent(min), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1692,22 +1690,22 @@ def clamp_min_Tensor_(self_, min):
 
     derivatives.yaml, entry clamp_min.Tensor
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, min)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, min)
     if needs_grad:
-        grad_fn = ClampMinBackward1(_T.next_edges(self_, min))
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn = ClampMinBackward1(recording.collect_next_edges(self_, min))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn.min_ = SavedVariable(min, False)
-    forward_ad = _F.enabled and _F.any_tangent(self_, min)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, min)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.clamp_min_Tensor(_T.data(self_), _T.data(min)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.clamp_min_Tensor(recording.data(self_), recording.data(min)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.clamp_min_Tensor(original_self, _F.tangent(self_), min, _F.tangent(min), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.clamp_min_Tensor(original_self, forward_grad.tangent(self_), min, forward_grad.tangent(min), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1716,16 +1714,16 @@ def clamp_max_default(self_, max):
 
     derivatives.yaml, entry clamp_max
     """
-    result = _T.wrap(kernels.clamp_max(_T.data(self_), max))
-    if _T.any_requires_grad(self_):
-        grad_fn = ClampMaxBackward0(_T.next_edges(self_))
+    result = recording.wrap(kernels.clamp_max(recording.data(self_), max))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ClampMaxBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_max = max
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.clamp_max_default(self_, _F.tangent(self_), max, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.clamp_max_default(self_, forward_grad.tangent(self_), max, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1734,22 +1732,22 @@ def clamp_max_default_(self_, max):
 
     derivatives.yaml, entry clamp_max
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ClampMaxBackward0(_T.next_edges(self_))
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn = ClampMaxBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_max = max
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.clamp_max(_T.data(self_), max))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.clamp_max(recording.data(self_), max))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.clamp_max_default(original_self, _F.tangent(self_), max, self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.clamp_max_default(original_self, forward_grad.tangent(self_), max, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1758,16 +1756,16 @@ def clamp_max_Tensor(self_, max):
 
     derivatives.yaml, entry clamp_max.Tensor
     """
-    result = _T.wrap(kernels.clamp_max_Tensor(_T.data(self_), _T.data(max)))
-    if _T.any_requires_grad(self_, max):
-        grad_fn = ClampMaxBackward1(_T.next_edges(self_, max))
+    result = recording.wrap(kernels.clamp_max_Tensor(recording.data(self_), recording.data(max)))
+    if recording.compute_requires_grad(self_, max):
+        grad_fn = ClampMaxBackward1(recording.collect_next_edges(self_, max))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.max_ = SavedVariable(max, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, max):
-        with _F.computing_tangents():
-            tangent = forward.clamp_max_Tensor(self_, _F.tangent(self_), max, _F.tangent(max), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, max):
+        with forward_grad.computing_tangents():
+            tangent = forward.clamp_max_Tensor(self_, forward_grad.tangent(self_), max, forward_grad.tangent(max), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1776,22 +1774,22 @@ def clamp_max_Tensor_(self_, max):
 
     derivatives.yaml, entry clamp_max.Tensor
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, max)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, max)
     if needs_grad:
-        grad_fn = ClampMaxBackward1(_T.next_edges(self_, max))
-        grad_fn.self_ = SavedVariable(_T.original(self_), False)
+        grad_fn = ClampMaxBackward1(recording.collect_next_edges(self_, max))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn.max_ = SavedVariable(max, False)
-    forward_ad = _F.enabled and _F.any_tangent(self_, max)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, max)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.clamp_max_Tensor(_T.data(self_), _T.data(max)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.clamp_max_Tensor(recording.data(self_), recording.data(max)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.clamp_max_Tensor(original_self, _F.tangent(self_), max, _F.tangent(max), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.clamp_max_Tensor(original_self, forward_grad.tangent(self_), max, forward_grad.tangent(max), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1800,16 +1798,16 @@ def maximum(self_, other):
 
     derivatives.yaml, entry maximum
     """
-    result = _T.wrap(kernels.maximum(_T.data(self_), _T.data(other)))
-    if _T.any_requires_grad(self_, other):
-        grad_fn = MaximumBackward0(_T.next_edges(self_, other))
+    result = recording.wrap(kernels.maximum(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = MaximumBackward0(recording.collect_next_edges(self_, other))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, other):
-        with _F.computing_tangents():
-            tangent = forward.maximum(self_, _F.tangent(self_), other, _F.tangent(other), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.maximum(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1818,16 +1816,16 @@ def minimum(self_, other):
 
     derivatives.yaml, entry minimum
     """
-    result = _T.wrap(kernels.minimum(_T.data(self_), _T.data(other)))
-    if _T.any_requires_grad(self_, other):
-        grad_fn = MinimumBackward0(_T.next_edges(self_, other))
+    result = recording.wrap(kernels.minimum(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = MinimumBackward0(recording.collect_next_edges(self_, other))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, other):
-        with _F.computing_tangents():
-            tangent = forward.minimum(self_, _F.tangent(self_), other, _F.tangent(other), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.minimum(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1836,15 +1834,15 @@ def where_self(condition, self_, other):
 
     derivatives.yaml, entry where.self
     """
-    result = _T.wrap(kernels.where_self(_T.data(condition), _T.data(self_), _T.data(other)))
-    if _T.any_requires_grad(self_, other):
-        grad_fn = WhereBackward0(_T.next_edges(self_, other))
+    result = recording.wrap(kernels.where_self(recording.data(condition), recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = WhereBackward0(recording.collect_next_edges(self_, other))
         grad_fn.condition_ = SavedVariable(condition, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, other):
-        with _F.computing_tangents():
-            tangent = forward.where_self(condition, self_, _F.tangent(self_), other, _F.tangent(other), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.where_self(condition, self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1853,15 +1851,15 @@ def masked_fill_Scalar(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Scalar
     """
-    result = _T.wrap(kernels.masked_fill_Scalar(_T.data(self_), _T.data(mask), value))
-    if _T.any_requires_grad(self_):
-        grad_fn = MaskedFillBackward0(_T.next_edges(self_))
+    result = recording.wrap(kernels.masked_fill_Scalar(recording.data(self_), recording.data(mask), value))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MaskedFillBackward0(recording.collect_next_edges(self_))
         grad_fn.mask_ = SavedVariable(mask, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.masked_fill_Scalar(self_, _F.tangent(self_), mask, value, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.masked_fill_Scalar(self_, forward_grad.tangent(self_), mask, value, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1870,21 +1868,21 @@ def masked_fill_Scalar_(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Scalar
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MaskedFillBackward0(_T.next_edges(self_))
+        grad_fn = MaskedFillBackward0(recording.collect_next_edges(self_))
         grad_fn.mask_ = SavedVariable(mask, False)
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.masked_fill_Scalar(_T.data(self_), _T.data(mask), value))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.masked_fill_Scalar(recording.data(self_), recording.data(mask), value))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.masked_fill_Scalar(original_self, _F.tangent(self_), mask, value, self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.masked_fill_Scalar(original_self, forward_grad.tangent(self_), mask, value, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1893,15 +1891,15 @@ def masked_fill_Tensor(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Tensor
     """
-    result = _T.wrap(kernels.masked_fill_Tensor(_T.data(self_), _T.data(mask), _T.data(value)))
-    if _T.any_requires_grad(self_, value):
-        grad_fn = MaskedFillBackward1(_T.next_edges(self_, value))
+    result = recording.wrap(kernels.masked_fill_Tensor(recording.data(self_), recording.data(mask), recording.data(value)))
+    if recording.compute_requires_grad(self_, value):
+        grad_fn = MaskedFillBackward1(recording.collect_next_edges(self_, value))
         grad_fn.mask_ = SavedVariable(mask, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, value):
-        with _F.computing_tangents():
-            tangent = forward.masked_fill_Tensor(self_, _F.tangent(self_), mask, value, _F.tangent(value), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, value):
+        with forward_grad.computing_tangents():
+            tangent = forward.masked_fill_Tensor(self_, forward_grad.tangent(self_), mask, value, forward_grad.tangent(value), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1910,21 +1908,21 @@ def masked_fill_Tensor_(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Tensor
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, value)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
-        grad_fn = MaskedFillBackward1(_T.next_edges(self_, value))
+        grad_fn = MaskedFillBackward1(recording.collect_next_edges(self_, value))
         grad_fn.mask_ = SavedVariable(mask, False)
-    forward_ad = _F.enabled and _F.any_tangent(self_, value)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.masked_fill_Tensor(_T.data(self_), _T.data(mask), _T.data(value)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.masked_fill_Tensor(recording.data(self_), recording.data(mask), recording.data(value)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.masked_fill_Tensor(original_self, _F.tangent(self_), mask, value, _F.tangent(value), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.masked_fill_Tensor(original_self, forward_grad.tangent(self_), mask, value, forward_grad.tangent(value), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1933,14 +1931,14 @@ def fill_Scalar(self_, value):
 
     derivatives.yaml, entry fill.Scalar
     """
-    result = _T.wrap(kernels.fill_Scalar(_T.data(self_), value))
-    if _T.any_requires_grad(self_):
-        grad_fn = FillBackward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.fill_Scalar(self_, _F.tangent(self_), value, result)
-        _F.set_tangent(result, tangent)
+    result = recording.wrap(kernels.fill_Scalar(recording.data(self_), value))
+    if recording.compute_requires_grad(self_):
+        grad_fn = FillBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.fill_Scalar(self_, forward_grad.tangent(self_), value, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1949,14 +1947,14 @@ def fill_Tensor(self_, value):
 
     derivatives.yaml, entry fill.Tensor
     """
-    result = _T.wrap(kernels.fill_Tensor(_T.data(self_), _T.data(value)))
-    if _T.any_requires_grad(self_, value):
-        grad_fn = FillBackward1(_T.next_edges(self_, value))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, value):
-        with _F.computing_tangents():
-            tangent = forward.fill_Tensor(self_, _F.tangent(self_), value, _F.tangent(value), result)
-        _F.set_tangent(result, tangent)
+    result = recording.wrap(kernels.fill_Tensor(recording.data(self_), recording.data(value)))
+    if recording.compute_requires_grad(self_, value):
+        grad_fn = FillBackward1(recording.collect_next_edges(self_, value))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, value):
+        with forward_grad.computing_tangents():
+            tangent = forward.fill_Tensor(self_, forward_grad.tangent(self_), value, forward_grad.tangent(value), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -1965,20 +1963,20 @@ def fill__Scalar(self_, value):
 
     derivatives.yaml, entry fill_.Scalar
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = FillBackward2(_T.next_edges(self_))
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = FillBackward2(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.fill__Scalar(_T.data(self_), value))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.fill__Scalar(recording.data(self_), value))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.fill__Scalar(original_self, _F.tangent(self_), value, self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.fill__Scalar(original_self, forward_grad.tangent(self_), value, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -1987,20 +1985,20 @@ def fill__Tensor(self_, value):
 
     derivatives.yaml, entry fill_.Tensor
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, value)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
-        grad_fn = FillBackward3(_T.next_edges(self_, value))
-    forward_ad = _F.enabled and _F.any_tangent(self_, value)
+        grad_fn = FillBackward3(recording.collect_next_edges(self_, value))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.fill__Tensor(_T.data(self_), _T.data(value)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.fill__Tensor(recording.data(self_), recording.data(value)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.fill__Tensor(original_self, _F.tangent(self_), value, _F.tangent(value), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.fill__Tensor(original_self, forward_grad.tangent(self_), value, forward_grad.tangent(value), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -2009,20 +2007,20 @@ def copy_(self_, src, non_blocking=False):
 
     derivatives.yaml, entry copy_
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, src)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, src)
     if needs_grad:
-        grad_fn = CopyBackwards(_T.next_edges(self_, src))
-    forward_ad = _F.enabled and _F.any_tangent(self_, src)
+        grad_fn = CopyBackwards(recording.collect_next_edges(self_, src))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.copy_(_T.data(self_), _T.data(src), non_blocking))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.copy_(recording.data(self_), recording.data(src), non_blocking))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.copy_(original_self, _F.tangent(self_), src, _F.tangent(src), non_blocking, self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.copy_(original_self, forward_grad.tangent(self_), src, forward_grad.tangent(src), non_blocking, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -2031,7 +2029,7 @@ def eq_Scalar(self_, other):
 
     derivatives.yaml, entry eq.Scalar
     """
-    result = _T.wrap(kernels.eq_Scalar(_T.data(self_), other))
+    result = recording.wrap(kernels.eq_Scalar(recording.data(self_), other))
     return result
 
 
@@ -2040,7 +2038,7 @@ def eq_Tensor(self_, other):
 
     derivatives.yaml, entry eq.Tensor
     """
-    result = _T.wrap(kernels.eq_Tensor(_T.data(self_), _T.data(other)))
+    result = recording.wrap(kernels.eq_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
@@ -2049,7 +2047,7 @@ def ge_Scalar(self_, other):
 
     derivatives.yaml, entry ge.Scalar
     """
-    result = _T.wrap(kernels.ge_Scalar(_T.data(self_), other))
+    result = recording.wrap(kernels.ge_Scalar(recording.data(self_), other))
     return result
 
 
@@ -2058,7 +2056,7 @@ def ge_Tensor(self_, other):
 
     derivatives.yaml, entry ge.Tensor
     """
-    result = _T.wrap(kernels.ge_Tensor(_T.data(self_), _T.data(other)))
+    result = recording.wrap(kernels.ge_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
@@ -2067,7 +2065,7 @@ def gt_Scalar(self_, other):
 
     derivatives.yaml, entry gt.Scalar
     """
-    result = _T.wrap(kernels.gt_Scalar(_T.data(self_), other))
+    result = recording.wrap(kernels.gt_Scalar(recording.data(self_), other))
     return result
 
 
@@ -2076,7 +2074,7 @@ def gt_Tensor(self_, other):
 
     derivatives.yaml, entry gt.Tensor
     """
-    result = _T.wrap(kernels.gt_Tensor(_T.data(self_), _T.data(other)))
+    result = recording.wrap(kernels.gt_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
@@ -2085,7 +2083,7 @@ def le_Scalar(self_, other):
 
     derivatives.yaml, entry le.Scalar
     """
-    result = _T.wrap(kernels.le_Scalar(_T.data(self_), other))
+    result = recording.wrap(kernels.le_Scalar(recording.data(self_), other))
     return result
 
 
@@ -2094,7 +2092,7 @@ def le_Tensor(self_, other):
 
     derivatives.yaml, entry le.Tensor
     """
-    result = _T.wrap(kernels.le_Tensor(_T.data(self_), _T.data(other)))
+    result = recording.wrap(kernels.le_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
@@ -2103,7 +2101,7 @@ def lt_Scalar(self_, other):
 
     derivatives.yaml, entry lt.Scalar
     """
-    result = _T.wrap(kernels.lt_Scalar(_T.data(self_), other))
+    result = recording.wrap(kernels.lt_Scalar(recording.data(self_), other))
     return result
 
 
@@ -2112,7 +2110,7 @@ def lt_Tensor(self_, other):
 
     derivatives.yaml, entry lt.Tensor
     """
-    result = _T.wrap(kernels.lt_Tensor(_T.data(self_), _T.data(other)))
+    result = recording.wrap(kernels.lt_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
@@ -2121,7 +2119,7 @@ def ne_Scalar(self_, other):
 
     derivatives.yaml, entry ne.Scalar
     """
-    result = _T.wrap(kernels.ne_Scalar(_T.data(self_), other))
+    result = recording.wrap(kernels.ne_Scalar(recording.data(self_), other))
     return result
 
 
@@ -2130,7 +2128,7 @@ def ne_Tensor(self_, other):
 
     derivatives.yaml, entry ne.Tensor
     """
-    result = _T.wrap(kernels.ne_Tensor(_T.data(self_), _T.data(other)))
+    result = recording.wrap(kernels.ne_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
@@ -2139,7 +2137,7 @@ def logical_not(self_):
 
     derivatives.yaml, entry logical_not
     """
-    result = _T.wrap(kernels.logical_not(_T.data(self_)))
+    result = recording.wrap(kernels.logical_not(recording.data(self_)))
     return result
 
 
@@ -2148,7 +2146,7 @@ def logical_and(self_, other):
 
     derivatives.yaml, entry logical_and
     """
-    result = _T.wrap(kernels.logical_and(_T.data(self_), _T.data(other)))
+    result = recording.wrap(kernels.logical_and(recording.data(self_), recording.data(other)))
     return result
 
 
@@ -2157,7 +2155,7 @@ def logical_or(self_, other):
 
     derivatives.yaml, entry logical_or
     """
-    result = _T.wrap(kernels.logical_or(_T.data(self_), _T.data(other)))
+    result = recording.wrap(kernels.logical_or(recording.data(self_), recording.data(other)))
     return result
 
 
@@ -2166,7 +2164,7 @@ def bitwise_not(self_):
 
     derivatives.yaml, entry bitwise_not
     """
-    result = _T.wrap(kernels.bitwise_not(_T.data(self_)))
+    result = recording.wrap(kernels.bitwise_not(recording.data(self_)))
     return result
 
 
@@ -2175,7 +2173,7 @@ def bitwise_and_Tensor(self_, other):
 
     derivatives.yaml, entry bitwise_and.Tensor
     """
-    result = _T.wrap(kernels.bitwise_and_Tensor(_T.data(self_), _T.data(other)))
+    result = recording.wrap(kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
@@ -2184,7 +2182,7 @@ def bitwise_or_Tensor(self_, other):
 
     derivatives.yaml, entry bitwise_or.Tensor
     """
-    result = _T.wrap(kernels.bitwise_or_Tensor(_T.data(self_), _T.data(other)))
+    result = recording.wrap(kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
@@ -2193,7 +2191,7 @@ def bitwise_xor_Tensor(self_, other):
 
     derivatives.yaml, entry bitwise_xor.Tensor
     """
-    result = _T.wrap(kernels.bitwise_xor_Tensor(_T.data(self_), _T.data(other)))
+    result = recording.wrap(kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
@@ -2202,15 +2200,15 @@ def sum_default(self_, *, dtype=None):
 
     derivatives.yaml, entry sum
     """
-    result = _T.wrap(kernels.sum(_T.data(self_), _T.numpy_dtype(dtype)))
-    if _T.any_requires_grad(self_):
-        grad_fn = SumBackward0(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.sum_default(self_, _F.tangent(self_), dtype, result)
-        _F.set_tangent(result, tangent)
+    result = recording.wrap(kernels.sum(recording.data(self_), recording.numpy_dtype(dtype)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SumBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sum_default(self_, forward_grad.tangent(self_), dtype, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2219,18 +2217,18 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
 
     derivatives.yaml, entry sum.dim_IntList
     """
-    dim = _T.int_tuple(dim)
-    result = _T.wrap(kernels.sum_dim_IntList(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
-    if _T.any_requires_grad(self_):
-        grad_fn = SumBackward1(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.sum_dim_IntList(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SumBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.sum_dim_IntList(self_, _F.tangent(self_), dim, keepdim, dtype, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sum_dim_IntList(self_, forward_grad.tangent(self_), dim, keepdim, dtype, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2239,16 +2237,16 @@ def mean_default(self_, *, dtype=None):
 
     derivatives.yaml, entry mean
     """
-    result = _T.wrap(kernels.mean(_T.data(self_), _T.numpy_dtype(dtype)))
-    if _T.any_requires_grad(self_):
-        grad_fn = MeanBackward0(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-        grad_fn._saved_self_sym_numel = _T.numel(self_)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.mean_default(self_, _F.tangent(self_), dtype, result)
-        _F.set_tangent(result, tangent)
+    result = recording.wrap(kernels.mean(recording.data(self_), recording.numpy_dtype(dtype)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MeanBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_numel = recording.numel(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.mean_default(self_, forward_grad.tangent(self_), dtype, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2257,19 +2255,19 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None):
 
     derivatives.yaml, entry mean.dim
     """
-    dim = _T.int_tuple(dim)
-    result = _T.wrap(kernels.mean_dim(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
-    if _T.any_requires_grad(self_):
-        grad_fn = MeanBackward1(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.mean_dim(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MeanBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_numel = _T.numel(self_)
+        grad_fn._saved_self_sym_numel = recording.numel(self_)
         grad_fn._saved_keepdim = keepdim
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.mean_dim(self_, _F.tangent(self_), dim, keepdim, dtype, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.mean_dim(self_, forward_grad.tangent(self_), dim, keepdim, dtype, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2278,19 +2276,19 @@ def logsumexp(self_, dim, keepdim=False):
 
     derivatives.yaml, entry logsumexp
     """
-    dim = _T.int_tuple(dim)
-    result = _T.wrap(kernels.logsumexp(_T.data(self_), dim, keepdim))
-    needs_grad = _T.any_requires_grad(self_)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.logsumexp(recording.data(self_), dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LogsumexpBackward0(_T.next_edges(self_))
+        grad_fn = LogsumexpBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.logsumexp(self_, _F.tangent(self_), dim, keepdim, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.logsumexp(self_, forward_grad.tangent(self_), dim, keepdim, result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2301,19 +2299,19 @@ def max_dim(self_, dim, keepdim=False):
 
     derivatives.yaml, entry max.dim
     """
-    values, indices = map(_T.wrap, kernels.max_dim(_T.data(self_), dim, keepdim))
-    needs_grad = _T.any_requires_grad(self_)
+    values, indices = map(recording.wrap, kernels.max_dim(recording.data(self_), dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MaxBackward0(_T.next_edges(self_))
+        grad_fn = MaxBackward0(recording.collect_next_edges(self_))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_keepdim = keepdim
-        _T.set_history(values, grad_fn)
-        _T.skip_output(indices, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.max_dim(self_, _F.tangent(self_), dim, keepdim, values, indices)
-        _F.set_tangents((values, indices), tangent)
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_dim(self_, forward_grad.tangent(self_), dim, keepdim, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
     if needs_grad:
         grad_fn.indices_ = SavedVariable(indices, True)
     return _max_dim_return(values, indices)
@@ -2324,16 +2322,16 @@ def max_default(self_):
 
     derivatives.yaml, entry max
     """
-    result = _T.wrap(kernels.max(_T.data(self_)))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels.max(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MaxBackward1(_T.next_edges(self_))
+        grad_fn = MaxBackward1(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.max_default(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_default(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2344,19 +2342,19 @@ def amax(self_, dim=(), keepdim=False):
 
     derivatives.yaml, entry amax
     """
-    dim = _T.int_tuple(dim)
-    result = _T.wrap(kernels.amax(_T.data(self_), dim, keepdim))
-    needs_grad = _T.any_requires_grad(self_)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.amax(recording.data(self_), dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = AmaxBackward0(_T.next_edges(self_))
+        grad_fn = AmaxBackward0(recording.collect_next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn.self_ = SavedVariable(self_, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.amax(self_, _F.tangent(self_), dim, keepdim, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.amax(self_, forward_grad.tangent(self_), dim, keepdim, result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2367,19 +2365,19 @@ def amin(self_, dim=(), keepdim=False):
 
     derivatives.yaml, entry amin
     """
-    dim = _T.int_tuple(dim)
-    result = _T.wrap(kernels.amin(_T.data(self_), dim, keepdim))
-    needs_grad = _T.any_requires_grad(self_)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.amin(recording.data(self_), dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = AminBackward0(_T.next_edges(self_))
+        grad_fn = AminBackward0(recording.collect_next_edges(self_))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn.self_ = SavedVariable(self_, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.amin(self_, _F.tangent(self_), dim, keepdim, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.amin(self_, forward_grad.tangent(self_), dim, keepdim, result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2390,19 +2388,19 @@ def min_dim(self_, dim, keepdim=False):
 
     derivatives.yaml, entry min.dim
     """
-    values, indices = map(_T.wrap, kernels.min_dim(_T.data(self_), dim, keepdim))
-    needs_grad = _T.any_requires_grad(self_)
+    values, indices = map(recording.wrap, kernels.min_dim(recording.data(self_), dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MinBackward0(_T.next_edges(self_))
+        grad_fn = MinBackward0(recording.collect_next_edges(self_))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_keepdim = keepdim
-        _T.set_history(values, grad_fn)
-        _T.skip_output(indices, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.min_dim(self_, _F.tangent(self_), dim, keepdim, values, indices)
-        _F.set_tangents((values, indices), tangent)
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.min_dim(self_, forward_grad.tangent(self_), dim, keepdim, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
     if needs_grad:
         grad_fn.indices_ = SavedVariable(indices, True)
     return _min_dim_return(values, indices)
@@ -2413,16 +2411,16 @@ def min_default(self_):
 
     derivatives.yaml, entry min
     """
-    result = _T.wrap(kernels.min(_T.data(self_)))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels.min(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MinBackward1(_T.next_edges(self_))
+        grad_fn = MinBackward1(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.min_default(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.min_default(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2433,7 +2431,7 @@ def any_default(self_):
 
     derivatives.yaml, entry any
     """
-    result = _T.wrap(kernels.any(_T.data(self_)))
+    result = recording.wrap(kernels.any(recording.data(self_)))
     return result
 
 
@@ -2442,7 +2440,7 @@ def any_dim(self_, dim, keepdim=False):
 
     derivatives.yaml, entry any.dim
     """
-    result = _T.wrap(kernels.any_dim(_T.data(self_), dim, keepdim))
+    result = recording.wrap(kernels.any_dim(recording.data(self_), dim, keepdim))
     return result
 
 
@@ -2451,7 +2449,7 @@ def all_default(self_):
 
     derivatives.yaml, entry all
     """
-    result = _T.wrap(kernels.all(_T.data(self_)))
+    result = recording.wrap(kernels.all(recording.data(self_)))
     return result
 
 
@@ -2460,7 +2458,7 @@ def all_dim(self_, dim, keepdim=False):
 
     derivatives.yaml, entry all.dim
     """
-    result = _T.wrap(kernels.all_dim(_T.data(self_), dim, keepdim))
+    result = recording.wrap(kernels.all_dim(recording.data(self_), dim, keepdim))
     return result
 
 
@@ -2469,7 +2467,7 @@ def argmax(self_, dim=None, keepdim=False):
 
     derivatives.yaml, entry argmax
     """
-    result = _T.wrap(kernels.argmax(_T.data(self_), dim, keepdim))
+    result = recording.wrap(kernels.argmax(recording.data(self_), dim, keepdim))
     return result
 
 
@@ -2478,7 +2476,7 @@ def argmin(self_, dim=None, keepdim=False):
 
     derivatives.yaml, entry argmin
     """
-    result = _T.wrap(kernels.argmin(_T.data(self_), dim, keepdim))
+    result = recording.wrap(kernels.argmin(recording.data(self_), dim, keepdim))
     return result
 
 
@@ -2487,17 +2485,17 @@ def norm_Scalar(self_, p=2):
 
     derivatives.yaml, entry norm.Scalar
     """
-    result = _T.wrap(kernels.norm_Scalar(_T.data(self_), p))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels.norm_Scalar(recording.data(self_), p))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = NormBackward0(_T.next_edges(self_))
+        grad_fn = NormBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_p = p
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.norm_Scalar(self_, _F.tangent(self_), p, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.norm_Scalar(self_, forward_grad.tangent(self_), p, result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2508,20 +2506,20 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 
     derivatives.yaml, entry norm.ScalarOpt_dim
     """
-    dim = _T.int_tuple(dim)
-    result = _T.wrap(kernels.norm_ScalarOpt_dim(_T.data(self_), p, dim, keepdim))
-    needs_grad = _T.any_requires_grad(self_)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.norm_ScalarOpt_dim(recording.data(self_), p, dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = NormBackward1(_T.next_edges(self_))
+        grad_fn = NormBackward1(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_p = p
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.norm_ScalarOpt_dim(self_, _F.tangent(self_), p, dim, keepdim, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.norm_ScalarOpt_dim(self_, forward_grad.tangent(self_), p, dim, keepdim, result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2532,20 +2530,20 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 
     derivatives.yaml, entry linalg_vector_norm
     """
-    dim = _T.int_tuple(dim)
-    result = _T.wrap(kernels.linalg_vector_norm(_T.data(self_), ord, dim, keepdim, _T.numpy_dtype(dtype)))
-    needs_grad = _T.any_requires_grad(self_)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.linalg_vector_norm(recording.data(self_), ord, dim, keepdim, recording.numpy_dtype(dtype)))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LinalgVectorNormBackward0(_T.next_edges(self_))
+        grad_fn = LinalgVectorNormBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_ord = ord
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.linalg_vector_norm(self_, _F.tangent(self_), ord, dim, keepdim, dtype, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_vector_norm(self_, forward_grad.tangent(self_), ord, dim, keepdim, dtype, result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2556,16 +2554,16 @@ def prod_default(self_, *, dtype=None):
 
     derivatives.yaml, entry prod
     """
-    result = _T.wrap(kernels.prod(_T.data(self_), _T.numpy_dtype(dtype)))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels.prod(recording.data(self_), recording.numpy_dtype(dtype)))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ProdBackward0(_T.next_edges(self_))
+        grad_fn = ProdBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.prod_default(self_, _F.tangent(self_), dtype, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.prod_default(self_, forward_grad.tangent(self_), dtype, result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2576,18 +2574,18 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
 
     derivatives.yaml, entry prod.dim_int
     """
-    result = _T.wrap(kernels.prod_dim_int(_T.data(self_), dim, keepdim, _T.numpy_dtype(dtype)))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels.prod_dim_int(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ProdBackward1(_T.next_edges(self_))
+        grad_fn = ProdBackward1(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.prod_dim_int(self_, _F.tangent(self_), dim, keepdim, dtype, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.prod_dim_int(self_, forward_grad.tangent(self_), dim, keepdim, dtype, result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2598,20 +2596,20 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry std.correction
     """
-    dim = _T.int_tuple(dim)
-    result = _T.wrap(kernels.std_correction(_T.data(self_), dim, correction, keepdim))
-    needs_grad = _T.any_requires_grad(self_)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.std_correction(recording.data(self_), dim, correction, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = StdBackward0(_T.next_edges(self_))
+        grad_fn = StdBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_correction = correction
         grad_fn._saved_keepdim = keepdim
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.std_correction(self_, _F.tangent(self_), dim, correction, keepdim, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.std_correction(self_, forward_grad.tangent(self_), dim, correction, keepdim, result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2622,19 +2620,19 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry var.correction
     """
-    dim = _T.int_tuple(dim)
-    result = _T.wrap(kernels.var_correction(_T.data(self_), dim, correction, keepdim))
-    if _T.any_requires_grad(self_):
-        grad_fn = VarBackward0(_T.next_edges(self_))
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.var_correction(recording.data(self_), dim, correction, keepdim))
+    if recording.compute_requires_grad(self_):
+        grad_fn = VarBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_correction = correction
         grad_fn._saved_keepdim = keepdim
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.var_correction(self_, _F.tangent(self_), dim, correction, keepdim, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.var_correction(self_, forward_grad.tangent(self_), dim, correction, keepdim, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2643,14 +2641,14 @@ def t(self_):
 
     derivatives.yaml, entry t
     """
-    result = _T.wrap_view(kernels.t(_T.data(self_)), self_)
-    if _T.any_requires_grad(self_):
-        grad_fn = TBackward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.t(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+    result = recording.as_view(self_, kernels.t(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = TBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.t(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2659,16 +2657,16 @@ def expand(self_, size, *, implicit=False):
 
     derivatives.yaml, entry expand
     """
-    size = _T.int_tuple(size)
-    result = _T.wrap_view(kernels.expand(_T.data(self_), size, implicit), self_)
-    if _T.any_requires_grad(self_):
-        grad_fn = ExpandBackward0(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.expand(self_, _F.tangent(self_), size, implicit, result)
-        _F.set_tangent(result, tangent)
+    size = recording.int_tuple(size)
+    result = recording.as_view(self_, kernels.expand(recording.data(self_), size, implicit))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ExpandBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.expand(self_, forward_grad.tangent(self_), size, implicit, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2677,15 +2675,15 @@ def unsqueeze(self_, dim):
 
     derivatives.yaml, entry unsqueeze
     """
-    result = _T.wrap_view(kernels.unsqueeze(_T.data(self_), dim), self_)
-    if _T.any_requires_grad(self_):
-        grad_fn = UnsqueezeBackward0(_T.next_edges(self_))
+    result = recording.as_view(self_, kernels.unsqueeze(recording.data(self_), dim))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UnsqueezeBackward0(recording.collect_next_edges(self_))
         grad_fn._saved_dim = dim
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.unsqueeze(self_, _F.tangent(self_), dim, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.unsqueeze(self_, forward_grad.tangent(self_), dim, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2694,15 +2692,15 @@ def squeeze_default(self_):
 
     derivatives.yaml, entry squeeze
     """
-    result = _T.wrap_view(kernels.squeeze(_T.data(self_)), self_)
-    if _T.any_requires_grad(self_):
-        grad_fn = SqueezeBackward0(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.squeeze_default(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+    result = recording.as_view(self_, kernels.squeeze(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SqueezeBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.squeeze_default(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2711,16 +2709,16 @@ def squeeze_dim(self_, dim):
 
     derivatives.yaml, entry squeeze.dim
     """
-    result = _T.wrap_view(kernels.squeeze_dim(_T.data(self_), dim), self_)
-    if _T.any_requires_grad(self_):
-        grad_fn = SqueezeBackward1(_T.next_edges(self_))
+    result = recording.as_view(self_, kernels.squeeze_dim(recording.data(self_), dim))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SqueezeBackward1(recording.collect_next_edges(self_))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.squeeze_dim(self_, _F.tangent(self_), dim, result)
-        _F.set_tangent(result, tangent)
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.squeeze_dim(self_, forward_grad.tangent(self_), dim, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2729,17 +2727,17 @@ def squeeze_dims(self_, dim):
 
     derivatives.yaml, entry squeeze.dims
     """
-    dim = _T.int_tuple(dim)
-    result = _T.wrap_view(kernels.squeeze_dims(_T.data(self_), dim), self_)
-    if _T.any_requires_grad(self_):
-        grad_fn = SqueezeBackward2(_T.next_edges(self_))
+    dim = recording.int_tuple(dim)
+    result = recording.as_view(self_, kernels.squeeze_dims(recording.data(self_), dim))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SqueezeBackward2(recording.collect_next_edges(self_))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.squeeze_dims(self_, _F.tangent(self_), dim, result)
-        _F.set_tangent(result, tangent)
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.squeeze_dims(self_, forward_grad.tangent(self_), dim, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2748,21 +2746,21 @@ def squeeze__default(self_):
 
     derivatives.yaml, entry squeeze_
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqueezeBackward3(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = SqueezeBackward3(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.squeeze_(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.squeeze_(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.squeeze__default(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.squeeze__default(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -2771,22 +2769,22 @@ def squeeze__dim(self_, dim):
 
     derivatives.yaml, entry squeeze_.dim
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqueezeBackward4(_T.next_edges(self_))
+        grad_fn = SqueezeBackward4(recording.collect_next_edges(self_))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.squeeze__dim(_T.data(self_), dim))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.squeeze__dim(recording.data(self_), dim))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.squeeze__dim(original_self, _F.tangent(self_), dim, self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.squeeze__dim(original_self, forward_grad.tangent(self_), dim, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -2795,23 +2793,23 @@ def squeeze__dims(self_, dim):
 
     derivatives.yaml, entry squeeze_.dims
     """
-    dim = _T.int_tuple(dim)
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    dim = recording.int_tuple(dim)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqueezeBackward5(_T.next_edges(self_))
+        grad_fn = SqueezeBackward5(recording.collect_next_edges(self_))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.squeeze__dims(_T.data(self_), dim))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.squeeze__dims(recording.data(self_), dim))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.squeeze__dims(original_self, _F.tangent(self_), dim, self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.squeeze__dims(original_self, forward_grad.tangent(self_), dim, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -2820,15 +2818,15 @@ def _to_copy(self_, *, dtype=None):
 
     derivatives.yaml, entry _to_copy
     """
-    result = _T.wrap(kernels._to_copy(_T.data(self_), _T.numpy_dtype(dtype)))
-    if _T.any_requires_grad(self_):
-        grad_fn = ToCopyBackward0(_T.next_edges(self_))
-        grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward._to_copy(self_, _F.tangent(self_), dtype, result)
-        _F.set_tangent(result, tangent)
+    result = recording.wrap(kernels._to_copy(recording.data(self_), recording.numpy_dtype(dtype)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ToCopyBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._to_copy(self_, forward_grad.tangent(self_), dtype, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2837,14 +2835,14 @@ def clone(self_):
 
     derivatives.yaml, entry clone
     """
-    result = _T.wrap(kernels.clone(_T.data(self_)))
-    if _T.any_requires_grad(self_):
-        grad_fn = CloneBackward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.clone(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+    result = recording.wrap(kernels.clone(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = CloneBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.clone(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2853,16 +2851,16 @@ def transpose_int(self_, dim0, dim1):
 
     derivatives.yaml, entry transpose.int
     """
-    result = _T.wrap_view(kernels.transpose_int(_T.data(self_), dim0, dim1), self_)
-    if _T.any_requires_grad(self_):
-        grad_fn = TransposeBackward0(_T.next_edges(self_))
+    result = recording.as_view(self_, kernels.transpose_int(recording.data(self_), dim0, dim1))
+    if recording.compute_requires_grad(self_):
+        grad_fn = TransposeBackward0(recording.collect_next_edges(self_))
         grad_fn._saved_dim0 = dim0
         grad_fn._saved_dim1 = dim1
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.transpose_int(self_, _F.tangent(self_), dim0, dim1, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.transpose_int(self_, forward_grad.tangent(self_), dim0, dim1, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2871,16 +2869,16 @@ def _unsafe_view(self_, size):
 
     derivatives.yaml, entry _unsafe_view
     """
-    size = _T.int_tuple(size)
-    result = _T.wrap(kernels._unsafe_view(_T.data(self_), size))
-    if _T.any_requires_grad(self_):
-        grad_fn = UnsafeViewBackward0(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward._unsafe_view(self_, _F.tangent(self_), size, result)
-        _F.set_tangent(result, tangent)
+    size = recording.int_tuple(size)
+    result = recording.wrap(kernels._unsafe_view(recording.data(self_), size))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UnsafeViewBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._unsafe_view(self_, forward_grad.tangent(self_), size, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2889,16 +2887,16 @@ def view(self_, size):
 
     derivatives.yaml, entry view
     """
-    size = _T.int_tuple(size)
-    result = _T.wrap_view(kernels.view(_T.data(self_), size), self_)
-    if _T.any_requires_grad(self_):
-        grad_fn = ViewBackward0(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.view(self_, _F.tangent(self_), size, result)
-        _F.set_tangent(result, tangent)
+    size = recording.int_tuple(size)
+    result = recording.as_view(self_, kernels.view(recording.data(self_), size))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ViewBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.view(self_, forward_grad.tangent(self_), size, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2907,20 +2905,20 @@ def zero_(self_):
 
     derivatives.yaml, entry zero_
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ZeroBackward0(_T.next_edges(self_))
-    forward_ad = _F.enabled and _F.any_tangent(self_)
+        grad_fn = ZeroBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.zero_(_T.data(self_)))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.zero_(recording.data(self_)))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.zero_(original_self, _F.tangent(self_), self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.zero_(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -2929,14 +2927,14 @@ def alias(self_):
 
     derivatives.yaml, entry alias
     """
-    result = _T.wrap_view(kernels.alias(_T.data(self_)), self_)
-    if _T.any_requires_grad(self_):
-        grad_fn = AliasBackward0(_T.next_edges(self_))
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.alias(self_, _F.tangent(self_), result)
-        _F.set_tangent(result, tangent)
+    result = recording.as_view(self_, kernels.alias(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AliasBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.alias(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2945,16 +2943,16 @@ def permute(self_, dims):
 
     derivatives.yaml, entry permute
     """
-    dims = _T.int_tuple(dims)
-    result = _T.wrap_view(kernels.permute(_T.data(self_), dims), self_)
-    if _T.any_requires_grad(self_):
-        grad_fn = PermuteBackward0(_T.next_edges(self_))
+    dims = recording.int_tuple(dims)
+    result = recording.as_view(self_, kernels.permute(recording.data(self_), dims))
+    if recording.compute_requires_grad(self_):
+        grad_fn = PermuteBackward0(recording.collect_next_edges(self_))
         grad_fn._saved_dims = dims
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.permute(self_, _F.tangent(self_), dims, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.permute(self_, forward_grad.tangent(self_), dims, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2963,16 +2961,16 @@ def cat(tensors, dim=0):
 
     derivatives.yaml, entry cat
     """
-    result = _T.wrap(kernels.cat(_T.data(tensors), dim))
-    if _T.any_requires_grad(tensors):
-        grad_fn = CatBackward0(_T.next_edges(tensors))
-        grad_fn._saved_tensors_args_sizes = _T.list_sizes(tensors)
+    result = recording.wrap(kernels.cat(recording.data(tensors), dim))
+    if recording.compute_requires_grad(tensors):
+        grad_fn = CatBackward0(recording.collect_next_edges(tensors))
+        grad_fn._saved_tensors_args_sizes = recording.list_sizes(tensors)
         grad_fn._saved_dim = dim
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(tensors):
-        with _F.computing_tangents():
-            tangent = forward.cat(tensors, _F.tangent(tensors), dim, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(tensors):
+        with forward_grad.computing_tangents():
+            tangent = forward.cat(tensors, forward_grad.tangent(tensors), dim, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2981,16 +2979,16 @@ def stack(tensors, dim=0):
 
     derivatives.yaml, entry stack
     """
-    result = _T.wrap(kernels.stack(_T.data(tensors), dim))
-    if _T.any_requires_grad(tensors):
-        grad_fn = StackBackward0(_T.next_edges(tensors))
+    result = recording.wrap(kernels.stack(recording.data(tensors), dim))
+    if recording.compute_requires_grad(tensors):
+        grad_fn = StackBackward0(recording.collect_next_edges(tensors))
         grad_fn._saved_dim = dim
-        grad_fn._saved_tensors_args_sizes = _T.list_sizes(tensors)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(tensors):
-        with _F.computing_tangents():
-            tangent = forward.stack(tensors, _F.tangent(tensors), dim, result)
-        _F.set_tangent(result, tangent)
+        grad_fn._saved_tensors_args_sizes = recording.list_sizes(tensors)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(tensors):
+        with forward_grad.computing_tangents():
+            tangent = forward.stack(tensors, forward_grad.tangent(tensors), dim, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -2999,18 +2997,18 @@ def split_Tensor(self_, split_size, dim=0):
 
     derivatives.yaml, entry split.Tensor
     """
-    result = [_T.wrap_view(a, self_) for a in kernels.split_Tensor(_T.data(self_), split_size, dim)]
-    if _T.any_requires_grad(self_):
-        grad_fn = SplitBackward0(_T.next_edges(self_))
+    result = [recording.as_view(self_, a) for a in kernels.split_Tensor(recording.data(self_), split_size, dim)]
+    if recording.compute_requires_grad(self_):
+        grad_fn = SplitBackward0(recording.collect_next_edges(self_))
         grad_fn._saved_split_size = split_size
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         for returned in result:
-            _T.set_history(returned, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.split_Tensor(self_, _F.tangent(self_), split_size, dim, result)
-        _F.set_tangents(result, tangent)
+            recording.set_history(returned, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.split_Tensor(self_, forward_grad.tangent(self_), split_size, dim, result)
+        forward_grad.set_tangents(result, tangent)
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
@@ -3019,19 +3017,19 @@ def split_with_sizes(self_, split_sizes, dim=0):
 
     derivatives.yaml, entry split_with_sizes
     """
-    split_sizes = _T.int_tuple(split_sizes)
-    result = [_T.wrap_view(a, self_) for a in kernels.split_with_sizes(_T.data(self_), split_sizes, dim)]
-    if _T.any_requires_grad(self_):
-        grad_fn = SplitWithSizesBackward0(_T.next_edges(self_))
+    split_sizes = recording.int_tuple(split_sizes)
+    result = [recording.as_view(self_, a) for a in kernels.split_with_sizes(recording.data(self_), split_sizes, dim)]
+    if recording.compute_requires_grad(self_):
+        grad_fn = SplitWithSizesBackward0(recording.collect_next_edges(self_))
         grad_fn._saved_split_sizes = split_sizes
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         for returned in result:
-            _T.set_history(returned, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.split_with_sizes(self_, _F.tangent(self_), split_sizes, dim, result)
-        _F.set_tangents(result, tangent)
+            recording.set_history(returned, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.split_with_sizes(self_, forward_grad.tangent(self_), split_sizes, dim, result)
+        forward_grad.set_tangents(result, tangent)
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
@@ -3040,16 +3038,16 @@ def unbind_int(self_, dim=0):
 
     derivatives.yaml, entry unbind.int
     """
-    result = [_T.wrap_view(a, self_) for a in kernels.unbind_int(_T.data(self_), dim)]
-    if _T.any_requires_grad(self_):
-        grad_fn = UnbindBackward0(_T.next_edges(self_))
+    result = [recording.as_view(self_, a) for a in kernels.unbind_int(recording.data(self_), dim)]
+    if recording.compute_requires_grad(self_):
+        grad_fn = UnbindBackward0(recording.collect_next_edges(self_))
         grad_fn._saved_dim = dim
         for returned in result:
-            _T.set_history(returned, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.unbind_int(self_, _F.tangent(self_), dim, result)
-        _F.set_tangents(result, tangent)
+            recording.set_history(returned, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.unbind_int(self_, forward_grad.tangent(self_), dim, result)
+        forward_grad.set_tangents(result, tangent)
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
@@ -3058,17 +3056,17 @@ def select_int(self_, dim, index):
 
     derivatives.yaml, entry select.int
     """
-    result = _T.wrap_view(kernels.select_int(_T.data(self_), dim, index), self_)
-    if _T.any_requires_grad(self_):
-        grad_fn = SelectBackward0(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    result = recording.as_view(self_, kernels.select_int(recording.data(self_), dim, index))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SelectBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.select_int(self_, _F.tangent(self_), dim, index, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.select_int(self_, forward_grad.tangent(self_), dim, index, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3077,17 +3075,17 @@ def select_backward(grad_output, input_sizes, dim, index):
 
     derivatives.yaml, entry select_backward
     """
-    input_sizes = _T.int_tuple(input_sizes)
-    result = _T.wrap(kernels.select_backward(_T.data(grad_output), input_sizes, dim, index))
-    if _T.any_requires_grad(grad_output):
-        grad_fn = SelectBackwardBackward0(_T.next_edges(grad_output))
+    input_sizes = recording.int_tuple(input_sizes)
+    result = recording.wrap(kernels.select_backward(recording.data(grad_output), input_sizes, dim, index))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = SelectBackwardBackward0(recording.collect_next_edges(grad_output))
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output):
-        with _F.computing_tangents():
-            tangent = forward.select_backward(grad_output, _F.tangent(grad_output), input_sizes, dim, index, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.select_backward(grad_output, forward_grad.tangent(grad_output), input_sizes, dim, index, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3096,19 +3094,19 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
 
     derivatives.yaml, entry slice.Tensor
     """
-    result = _T.wrap_view(kernels.slice_Tensor(_T.data(self_), dim, start, end, step), self_)
-    if _T.any_requires_grad(self_):
-        grad_fn = SliceBackward0(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    result = recording.as_view(self_, kernels.slice_Tensor(recording.data(self_), dim, start, end, step))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SliceBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
         grad_fn._saved_end = end
         grad_fn._saved_step = step
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.slice_Tensor(self_, _F.tangent(self_), dim, start, end, step, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.slice_Tensor(self_, forward_grad.tangent(self_), dim, start, end, step, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3117,19 +3115,19 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 
     derivatives.yaml, entry slice_backward
     """
-    input_sizes = _T.int_tuple(input_sizes)
-    result = _T.wrap(kernels.slice_backward(_T.data(grad_output), input_sizes, dim, start, end, step))
-    if _T.any_requires_grad(grad_output):
-        grad_fn = SliceBackwardBackward0(_T.next_edges(grad_output))
+    input_sizes = recording.int_tuple(input_sizes)
+    result = recording.wrap(kernels.slice_backward(recording.data(grad_output), input_sizes, dim, start, end, step))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = SliceBackwardBackward0(recording.collect_next_edges(grad_output))
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
         grad_fn._saved_end = end
         grad_fn._saved_step = step
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output):
-        with _F.computing_tangents():
-            tangent = forward.slice_backward(grad_output, _F.tangent(grad_output), input_sizes, dim, start, end, step, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.slice_backward(grad_output, forward_grad.tangent(grad_output), input_sizes, dim, start, end, step, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3138,16 +3136,16 @@ def index_Tensor(self_, indices):
 
     derivatives.yaml, entry index.Tensor
     """
-    result = _T.wrap(kernels.index_Tensor(_T.data(self_), _T.data(indices)))
-    if _T.any_requires_grad(self_):
-        grad_fn = IndexBackward0(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    result = recording.wrap(kernels.index_Tensor(recording.data(self_), recording.data(indices)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = IndexBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn.indices_ = SavedVariableList(indices, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.index_Tensor(self_, _F.tangent(self_), indices, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.index_Tensor(self_, forward_grad.tangent(self_), indices, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3156,17 +3154,17 @@ def index_put(self_, indices, values, accumulate=False):
 
     derivatives.yaml, entry index_put
     """
-    result = _T.wrap(kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
-    if _T.any_requires_grad(self_, values):
-        grad_fn = IndexPutBackward0(_T.next_edges(self_, values))
+    result = recording.wrap(kernels.index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
+    if recording.compute_requires_grad(self_, values):
+        grad_fn = IndexPutBackward0(recording.collect_next_edges(self_, values))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
         grad_fn.values_ = SavedVariable(values, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, values):
-        with _F.computing_tangents():
-            tangent = forward.index_put(self_, _F.tangent(self_), indices, values, _F.tangent(values), accumulate, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, values):
+        with forward_grad.computing_tangents():
+            tangent = forward.index_put(self_, forward_grad.tangent(self_), indices, values, forward_grad.tangent(values), accumulate, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3175,23 +3173,23 @@ def index_put_(self_, indices, values, accumulate=False):
 
     derivatives.yaml, entry index_put
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, values)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, values)
     if needs_grad:
-        grad_fn = IndexPutBackward0(_T.next_edges(self_, values))
+        grad_fn = IndexPutBackward0(recording.collect_next_edges(self_, values))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
         grad_fn.values_ = SavedVariable(values, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-    forward_ad = _F.enabled and _F.any_tangent(self_, values)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, values)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels.index_put(_T.data(self_), _T.data(indices), _T.data(values), accumulate))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward.index_put(original_self, _F.tangent(self_), indices, values, _F.tangent(values), accumulate, self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward.index_put(original_self, forward_grad.tangent(self_), indices, values, forward_grad.tangent(values), accumulate, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -3200,23 +3198,23 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
 
     derivatives.yaml, entry _index_put_impl_
     """
-    _T.check_inplace(self_)
-    needs_grad = _T.any_requires_grad(self_, values)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, values)
     if needs_grad:
-        grad_fn = IndexPutImplBackward0(_T.next_edges(self_, values))
+        grad_fn = IndexPutImplBackward0(recording.collect_next_edges(self_, values))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
         grad_fn.values_ = SavedVariable(values, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-    forward_ad = _F.enabled and _F.any_tangent(self_, values)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, values)
     if forward_ad:
-        original_self = _T.original(self_)
-    _T.write_inplace(self_, kernels._index_put_impl_(_T.data(self_), _T.data(indices), _T.data(values), accumulate, unsafe))
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels._index_put_impl_(recording.data(self_), recording.data(indices), recording.data(values), accumulate, unsafe))
     if needs_grad:
-        _T.rebase_history(self_, grad_fn)
+        recording.rebase_history(self_, grad_fn)
     if forward_ad:
-        with _F.computing_tangents():
-            tangent = forward._index_put_impl_(original_self, _F.tangent(self_), indices, values, _F.tangent(values), accumulate, unsafe, self_)
-        _F.set_tangent_inplace(self_, tangent)
+        with forward_grad.computing_tangents():
+            tangent = forward._index_put_impl_(original_self, forward_grad.tangent(self_), indices, values, forward_grad.tangent(values), accumulate, unsafe, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
 
@@ -3225,17 +3223,17 @@ def index_select(self_, dim, index):
 
     derivatives.yaml, entry index_select
     """
-    result = _T.wrap(kernels.index_select(_T.data(self_), dim, _T.data(index)))
-    if _T.any_requires_grad(self_):
-        grad_fn = IndexSelectBackward0(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    result = recording.wrap(kernels.index_select(recording.data(self_), dim, recording.data(index)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = IndexSelectBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.index_select(self_, _F.tangent(self_), dim, index, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.index_select(self_, forward_grad.tangent(self_), dim, index, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3244,17 +3242,17 @@ def index_add(self_, dim, index, source, *, alpha=1):
 
     derivatives.yaml, entry index_add
     """
-    result = _T.wrap(kernels.index_add(_T.data(self_), dim, _T.data(index), _T.data(source), alpha))
-    if _T.any_requires_grad(self_, source):
-        grad_fn = IndexAddBackward0(_T.next_edges(self_, source))
+    result = recording.wrap(kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
+    if recording.compute_requires_grad(self_, source):
+        grad_fn = IndexAddBackward0(recording.collect_next_edges(self_, source))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, source):
-        with _F.computing_tangents():
-            tangent = forward.index_add(self_, _F.tangent(self_), dim, index, source, _F.tangent(source), alpha, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, source):
+        with forward_grad.computing_tangents():
+            tangent = forward.index_add(self_, forward_grad.tangent(self_), dim, index, source, forward_grad.tangent(source), alpha, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3263,17 +3261,17 @@ def gather(self_, dim, index, *, sparse_grad=False):
 
     derivatives.yaml, entry gather
     """
-    result = _T.wrap(kernels.gather(_T.data(self_), dim, _T.data(index), sparse_grad))
-    if _T.any_requires_grad(self_):
-        grad_fn = GatherBackward0(_T.next_edges(self_))
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
+    result = recording.wrap(kernels.gather(recording.data(self_), dim, recording.data(index), sparse_grad))
+    if recording.compute_requires_grad(self_):
+        grad_fn = GatherBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.gather(self_, _F.tangent(self_), dim, index, sparse_grad, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.gather(self_, forward_grad.tangent(self_), dim, index, sparse_grad, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3282,16 +3280,16 @@ def scatter_add(self_, dim, index, src):
 
     derivatives.yaml, entry scatter_add
     """
-    result = _T.wrap(kernels.scatter_add(_T.data(self_), dim, _T.data(index), _T.data(src)))
-    if _T.any_requires_grad(self_, src):
-        grad_fn = ScatterAddBackward0(_T.next_edges(self_, src))
+    result = recording.wrap(kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
+    if recording.compute_requires_grad(self_, src):
+        grad_fn = ScatterAddBackward0(recording.collect_next_edges(self_, src))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, src):
-        with _F.computing_tangents():
-            tangent = forward.scatter_add(self_, _F.tangent(self_), dim, index, src, _F.tangent(src), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_add(self_, forward_grad.tangent(self_), dim, index, src, forward_grad.tangent(src), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3300,17 +3298,17 @@ def repeat(self_, repeats):
 
     derivatives.yaml, entry repeat
     """
-    repeats = _T.int_tuple(repeats)
-    result = _T.wrap(kernels.repeat(_T.data(self_), repeats))
-    if _T.any_requires_grad(self_):
-        grad_fn = RepeatBackward0(_T.next_edges(self_))
+    repeats = recording.int_tuple(repeats)
+    result = recording.wrap(kernels.repeat(recording.data(self_), repeats))
+    if recording.compute_requires_grad(self_):
+        grad_fn = RepeatBackward0(recording.collect_next_edges(self_))
         grad_fn._saved_repeats = repeats
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.repeat(self_, _F.tangent(self_), repeats, result)
-        _F.set_tangent(result, tangent)
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.repeat(self_, forward_grad.tangent(self_), repeats, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3319,16 +3317,16 @@ def flip(self_, dims):
 
     derivatives.yaml, entry flip
     """
-    dims = _T.int_tuple(dims)
-    result = _T.wrap(kernels.flip(_T.data(self_), dims))
-    if _T.any_requires_grad(self_):
-        grad_fn = FlipBackward0(_T.next_edges(self_))
+    dims = recording.int_tuple(dims)
+    result = recording.wrap(kernels.flip(recording.data(self_), dims))
+    if recording.compute_requires_grad(self_):
+        grad_fn = FlipBackward0(recording.collect_next_edges(self_))
         grad_fn._saved_dims = dims
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.flip(self_, _F.tangent(self_), dims, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.flip(self_, forward_grad.tangent(self_), dims, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3337,20 +3335,20 @@ def mm(self_, mat2):
 
     derivatives.yaml, entry mm
     """
-    result = _T.wrap(kernels.mm(_T.data(self_), _T.data(mat2)))
-    if _T.any_requires_grad(self_, mat2):
-        grad_fn = MmBackward0(_T.next_edges(self_, mat2))
+    result = recording.wrap(kernels.mm(recording.data(self_), recording.data(mat2)))
+    if recording.compute_requires_grad(self_, mat2):
+        grad_fn = MmBackward0(recording.collect_next_edges(self_, mat2))
         grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn._saved_self_sym_sizes = _T.sizes(self_)
-        grad_fn._saved_self_sym_strides = _T.strides(self_)
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_strides = recording.strides(self_)
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn._saved_mat2_sym_sizes = _T.sizes(mat2)
-        grad_fn._saved_mat2_sym_strides = _T.strides(mat2)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, mat2):
-        with _F.computing_tangents():
-            tangent = forward.mm(self_, _F.tangent(self_), mat2, _F.tangent(mat2), result)
-        _F.set_tangent(result, tangent)
+        grad_fn._saved_mat2_sym_sizes = recording.sizes(mat2)
+        grad_fn._saved_mat2_sym_strides = recording.strides(mat2)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, mat2):
+        with forward_grad.computing_tangents():
+            tangent = forward.mm(self_, forward_grad.tangent(self_), mat2, forward_grad.tangent(mat2), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3359,22 +3357,22 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addmm
     """
-    result = _T.wrap(kernels.addmm(_T.data(self_), _T.data(mat1), _T.data(mat2), beta, alpha))
-    if _T.any_requires_grad(self_, mat1, mat2):
-        grad_fn = AddmmBackward0(_T.next_edges(self_, mat1, mat2))
+    result = recording.wrap(kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
+    if recording.compute_requires_grad(self_, mat1, mat2):
+        grad_fn = AddmmBackward0(recording.collect_next_edges(self_, mat1, mat2))
         grad_fn._saved_beta = beta
         grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn._saved_mat1_sym_sizes = _T.sizes(mat1)
-        grad_fn._saved_mat1_sym_strides = _T.strides(mat1)
+        grad_fn._saved_mat1_sym_sizes = recording.sizes(mat1)
+        grad_fn._saved_mat1_sym_strides = recording.strides(mat1)
         grad_fn._saved_alpha = alpha
         grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
-        grad_fn._saved_mat2_sym_sizes = _T.sizes(mat2)
-        grad_fn._saved_mat2_sym_strides = _T.strides(mat2)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, mat1, mat2):
-        with _F.computing_tangents():
-            tangent = forward.addmm(self_, _F.tangent(self_), mat1, _F.tangent(mat1), mat2, _F.tangent(mat2), beta, alpha, result)
-        _F.set_tangent(result, tangent)
+        grad_fn._saved_mat2_sym_sizes = recording.sizes(mat2)
+        grad_fn._saved_mat2_sym_strides = recording.strides(mat2)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, mat1, mat2):
+        with forward_grad.computing_tangents():
+            tangent = forward.addmm(self_, forward_grad.tangent(self_), mat1, forward_grad.tangent(mat1), mat2, forward_grad.tangent(mat2), beta, alpha, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3383,16 +3381,16 @@ def bmm(self_, mat2):
 
     derivatives.yaml, entry bmm
     """
-    result = _T.wrap(kernels.bmm(_T.data(self_), _T.data(mat2)))
-    if _T.any_requires_grad(self_, mat2):
-        grad_fn = BmmBackward0(_T.next_edges(self_, mat2))
+    result = recording.wrap(kernels.bmm(recording.data(self_), recording.data(mat2)))
+    if recording.compute_requires_grad(self_, mat2):
+        grad_fn = BmmBackward0(recording.collect_next_edges(self_, mat2))
         grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(0) else NOT_SAVED
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, mat2):
-        with _F.computing_tangents():
-            tangent = forward.bmm(self_, _F.tangent(self_), mat2, _F.tangent(mat2), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, mat2):
+        with forward_grad.computing_tangents():
+            tangent = forward.bmm(self_, forward_grad.tangent(self_), mat2, forward_grad.tangent(mat2), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3401,16 +3399,16 @@ def dot(self_, tensor):
 
     derivatives.yaml, entry dot
     """
-    result = _T.wrap(kernels.dot(_T.data(self_), _T.data(tensor)))
-    if _T.any_requires_grad(self_, tensor):
-        grad_fn = DotBackward0(_T.next_edges(self_, tensor))
+    result = recording.wrap(kernels.dot(recording.data(self_), recording.data(tensor)))
+    if recording.compute_requires_grad(self_, tensor):
+        grad_fn = DotBackward0(recording.collect_next_edges(self_, tensor))
         grad_fn.tensor_ = SavedVariable(tensor, False) if grad_fn.should_compute_output(0) else NOT_SAVED
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, tensor):
-        with _F.computing_tangents():
-            tangent = forward.dot(self_, _F.tangent(self_), tensor, _F.tangent(tensor), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, tensor):
+        with forward_grad.computing_tangents():
+            tangent = forward.dot(self_, forward_grad.tangent(self_), tensor, forward_grad.tangent(tensor), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3419,16 +3417,16 @@ def mv(self_, vec):
 
     derivatives.yaml, entry mv
     """
-    result = _T.wrap(kernels.mv(_T.data(self_), _T.data(vec)))
-    if _T.any_requires_grad(self_, vec):
-        grad_fn = MvBackward0(_T.next_edges(self_, vec))
+    result = recording.wrap(kernels.mv(recording.data(self_), recording.data(vec)))
+    if recording.compute_requires_grad(self_, vec):
+        grad_fn = MvBackward0(recording.collect_next_edges(self_, vec))
         grad_fn.vec_ = SavedVariable(vec, False) if grad_fn.should_compute_output(0) else NOT_SAVED
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, vec):
-        with _F.computing_tangents():
-            tangent = forward.mv(self_, _F.tangent(self_), vec, _F.tangent(vec), result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, vec):
+        with forward_grad.computing_tangents():
+            tangent = forward.mv(self_, forward_grad.tangent(self_), vec, forward_grad.tangent(vec), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3437,17 +3435,17 @@ def _softmax(self_, dim, half_to_float):
 
     derivatives.yaml, entry _softmax
     """
-    result = _T.wrap(kernels._softmax(_T.data(self_), dim, half_to_float))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels._softmax(recording.data(self_), dim, half_to_float))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SoftmaxBackward0(_T.next_edges(self_))
+        grad_fn = SoftmaxBackward0(recording.collect_next_edges(self_))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward._softmax(self_, _F.tangent(self_), dim, half_to_float, result)
-        _F.set_tangent(result, tangent)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._softmax(self_, forward_grad.tangent(self_), dim, half_to_float, result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -3458,17 +3456,17 @@ def _log_softmax(self_, dim, half_to_float):
 
     derivatives.yaml, entry _log_softmax
     """
-    result = _T.wrap(kernels._log_softmax(_T.data(self_), dim, half_to_float))
-    needs_grad = _T.any_requires_grad(self_)
+    result = recording.wrap(kernels._log_softmax(recording.data(self_), dim, half_to_float))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LogSoftmaxBackward0(_T.next_edges(self_))
+        grad_fn = LogSoftmaxBackward0(recording.collect_next_edges(self_))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_scalar_type = _T.scalar_type(self_)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward._log_softmax(self_, _F.tangent(self_), dim, half_to_float, result)
-        _F.set_tangent(result, tangent)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._log_softmax(self_, forward_grad.tangent(self_), dim, half_to_float, result)
+        forward_grad.set_tangent(result, tangent)
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -3479,17 +3477,17 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 
     derivatives.yaml, entry _log_softmax_backward_data
     """
-    result = _T.wrap(kernels._log_softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
-    if _T.any_requires_grad(grad_output, output):
-        grad_fn = LogSoftmaxBackwardDataBackward0(_T.next_edges(grad_output, output))
+    result = recording.wrap(kernels._log_softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
+    if recording.compute_requires_grad(grad_output, output):
+        grad_fn = LogSoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn._saved_dim = dim
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output, output):
-        with _F.computing_tangents():
-            tangent = forward._log_softmax_backward_data(grad_output, _F.tangent(grad_output), output, _F.tangent(output), dim, input_dtype, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, output):
+        with forward_grad.computing_tangents():
+            tangent = forward._log_softmax_backward_data(grad_output, forward_grad.tangent(grad_output), output, forward_grad.tangent(output), dim, input_dtype, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3498,18 +3496,18 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 
     derivatives.yaml, entry _softmax_backward_data
     """
-    result = _T.wrap(kernels._softmax_backward_data(_T.data(grad_output), _T.data(output), dim, _T.numpy_dtype(input_dtype)))
-    if _T.any_requires_grad(grad_output, output):
-        grad_fn = SoftmaxBackwardDataBackward0(_T.next_edges(grad_output, output))
+    result = recording.wrap(kernels._softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
+    if recording.compute_requires_grad(grad_output, output):
+        grad_fn = SoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_input_dtype = input_dtype
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output, output):
-        with _F.computing_tangents():
-            tangent = forward._softmax_backward_data(grad_output, _F.tangent(grad_output), output, _F.tangent(output), dim, input_dtype, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, output):
+        with forward_grad.computing_tangents():
+            tangent = forward._softmax_backward_data(grad_output, forward_grad.tangent(grad_output), output, forward_grad.tangent(output), dim, input_dtype, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3518,17 +3516,17 @@ def mse_loss(self_, target, reduction=1):
 
     derivatives.yaml, entry mse_loss
     """
-    result = _T.wrap(kernels.mse_loss(_T.data(self_), _T.data(target), reduction))
-    if _T.any_requires_grad(self_, target):
-        grad_fn = MseLossBackward0(_T.next_edges(self_, target))
+    result = recording.wrap(kernels.mse_loss(recording.data(self_), recording.data(target), reduction))
+    if recording.compute_requires_grad(self_, target):
+        grad_fn = MseLossBackward0(recording.collect_next_edges(self_, target))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, target):
-        with _F.computing_tangents():
-            tangent = forward.mse_loss(self_, _F.tangent(self_), target, _F.tangent(target), reduction, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, target):
+        with forward_grad.computing_tangents():
+            tangent = forward.mse_loss(self_, forward_grad.tangent(self_), target, forward_grad.tangent(target), reduction, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3537,18 +3535,18 @@ def mse_loss_backward(grad_output, self_, target, reduction):
 
     derivatives.yaml, entry mse_loss_backward
     """
-    result = _T.wrap(kernels.mse_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction))
-    if _T.any_requires_grad(grad_output, self_, target):
-        grad_fn = MseLossBackwardBackward0(_T.next_edges(grad_output, self_, target))
+    result = recording.wrap(kernels.mse_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
+    if recording.compute_requires_grad(grad_output, self_, target):
+        grad_fn = MseLossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output, self_, target):
-        with _F.computing_tangents():
-            tangent = forward.mse_loss_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), target, _F.tangent(target), reduction, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_, target):
+        with forward_grad.computing_tangents():
+            tangent = forward.mse_loss_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), target, forward_grad.tangent(target), reduction, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3557,18 +3555,18 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 
     derivatives.yaml, entry smooth_l1_loss
     """
-    result = _T.wrap(kernels.smooth_l1_loss(_T.data(self_), _T.data(target), reduction, beta))
-    if _T.any_requires_grad(self_, target):
-        grad_fn = SmoothL1LossBackward0(_T.next_edges(self_, target))
+    result = recording.wrap(kernels.smooth_l1_loss(recording.data(self_), recording.data(target), reduction, beta))
+    if recording.compute_requires_grad(self_, target):
+        grad_fn = SmoothL1LossBackward0(recording.collect_next_edges(self_, target))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
         grad_fn._saved_beta = beta
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, target):
-        with _F.computing_tangents():
-            tangent = forward.smooth_l1_loss(self_, _F.tangent(self_), target, _F.tangent(target), reduction, beta, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, target):
+        with forward_grad.computing_tangents():
+            tangent = forward.smooth_l1_loss(self_, forward_grad.tangent(self_), target, forward_grad.tangent(target), reduction, beta, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3577,19 +3575,19 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 
     derivatives.yaml, entry smooth_l1_loss_backward
     """
-    result = _T.wrap(kernels.smooth_l1_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), reduction, beta))
-    if _T.any_requires_grad(grad_output, self_, target):
-        grad_fn = SmoothL1LossBackwardBackward0(_T.next_edges(grad_output, self_, target))
+    result = recording.wrap(kernels.smooth_l1_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, beta))
+    if recording.compute_requires_grad(grad_output, self_, target):
+        grad_fn = SmoothL1LossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
         grad_fn._saved_beta = beta
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output, self_, target):
-        with _F.computing_tangents():
-            tangent = forward.smooth_l1_loss_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), target, _F.tangent(target), reduction, beta, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_, target):
+        with forward_grad.computing_tangents():
+            tangent = forward.smooth_l1_loss_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), target, forward_grad.tangent(target), reduction, beta, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3598,21 +3596,21 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 
     derivatives.yaml, entry nll_loss_forward
     """
-    output, total_weight = map(_T.wrap, kernels.nll_loss_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
-    needs_grad = _T.any_requires_grad(self_)
+    output, total_weight = map(recording.wrap, kernels.nll_loss_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = NllLossBackward0(_T.next_edges(self_))
+        grad_fn = NllLossBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_reduction = reduction
         grad_fn._saved_ignore_index = ignore_index
-        _T.set_history(output, grad_fn)
-        _T.skip_output(total_weight, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.nll_loss_forward(self_, _F.tangent(self_), target, weight, reduction, ignore_index, output, total_weight)
-        _F.set_tangents((output, total_weight), tangent)
+        recording.set_history(output, grad_fn)
+        recording.skip_output(total_weight, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.nll_loss_forward(self_, forward_grad.tangent(self_), target, weight, reduction, ignore_index, output, total_weight)
+        forward_grad.set_tangents((output, total_weight), tangent)
     if needs_grad:
         grad_fn.total_weight_ = SavedVariable(total_weight, True)
     return _nll_loss_forward_return(output, total_weight)
@@ -3623,21 +3621,21 @@ def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
 
     derivatives.yaml, entry nll_loss2d_forward
     """
-    output, total_weight = map(_T.wrap, kernels.nll_loss2d_forward(_T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index))
-    needs_grad = _T.any_requires_grad(self_)
+    output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
+    needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = NllLoss2DBackward0(_T.next_edges(self_))
+        grad_fn = NllLoss2DBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_reduction = reduction
         grad_fn._saved_ignore_index = ignore_index
-        _T.set_history(output, grad_fn)
-        _T.skip_output(total_weight, grad_fn)
-    if _F.enabled and _F.any_tangent(self_):
-        with _F.computing_tangents():
-            tangent = forward.nll_loss2d_forward(self_, _F.tangent(self_), target, weight, reduction, ignore_index, output, total_weight)
-        _F.set_tangents((output, total_weight), tangent)
+        recording.set_history(output, grad_fn)
+        recording.skip_output(total_weight, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.nll_loss2d_forward(self_, forward_grad.tangent(self_), target, weight, reduction, ignore_index, output, total_weight)
+        forward_grad.set_tangents((output, total_weight), tangent)
     if needs_grad:
         grad_fn.total_weight_ = SavedVariable(total_weight, True)
     return _nll_loss2d_forward_return(output, total_weight)
@@ -3648,18 +3646,18 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
 
     derivatives.yaml, entry nll_loss_backward
     """
-    result = _T.wrap(kernels.nll_loss_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
-    if _T.any_requires_grad(grad_output, self_):
-        grad_fn = NllLossBackwardBackward0(_T.next_edges(grad_output, self_))
+    result = recording.wrap(kernels.nll_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = NllLossBackwardBackward0(recording.collect_next_edges(grad_output, self_))
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_reduction = reduction
         grad_fn._saved_ignore_index = ignore_index
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output, self_):
-        with _F.computing_tangents():
-            tangent = forward.nll_loss_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), target, weight, reduction, ignore_index, total_weight, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.nll_loss_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), target, weight, reduction, ignore_index, total_weight, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3668,18 +3666,18 @@ def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_in
 
     derivatives.yaml, entry nll_loss2d_backward
     """
-    result = _T.wrap(kernels.nll_loss2d_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction, ignore_index, _T.data(total_weight)))
-    if _T.any_requires_grad(grad_output, self_):
-        grad_fn = NllLoss2DBackwardBackward0(_T.next_edges(grad_output, self_))
+    result = recording.wrap(kernels.nll_loss2d_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = NllLoss2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_reduction = reduction
         grad_fn._saved_ignore_index = ignore_index
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output, self_):
-        with _F.computing_tangents():
-            tangent = forward.nll_loss2d_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), target, weight, reduction, ignore_index, total_weight, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.nll_loss2d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), target, weight, reduction, ignore_index, total_weight, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3688,18 +3686,18 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 
     derivatives.yaml, entry binary_cross_entropy
     """
-    result = _T.wrap(kernels.binary_cross_entropy(_T.data(self_), _T.data(target), _T.data(weight), reduction))
-    if _T.any_requires_grad(self_, target):
-        grad_fn = BinaryCrossEntropyBackward0(_T.next_edges(self_, target))
+    result = recording.wrap(kernels.binary_cross_entropy(recording.data(self_), recording.data(target), recording.data(weight), reduction))
+    if recording.compute_requires_grad(self_, target):
+        grad_fn = BinaryCrossEntropyBackward0(recording.collect_next_edges(self_, target))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_reduction = reduction
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, target):
-        with _F.computing_tangents():
-            tangent = forward.binary_cross_entropy(self_, _F.tangent(self_), target, _F.tangent(target), weight, reduction, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, target):
+        with forward_grad.computing_tangents():
+            tangent = forward.binary_cross_entropy(self_, forward_grad.tangent(self_), target, forward_grad.tangent(target), weight, reduction, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3708,19 +3706,19 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 
     derivatives.yaml, entry binary_cross_entropy_backward
     """
-    result = _T.wrap(kernels.binary_cross_entropy_backward(_T.data(grad_output), _T.data(self_), _T.data(target), _T.data(weight), reduction))
-    if _T.any_requires_grad(grad_output, self_, target):
-        grad_fn = BinaryCrossEntropyBackwardBackward0(_T.next_edges(grad_output, self_, target))
+    result = recording.wrap(kernels.binary_cross_entropy_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction))
+    if recording.compute_requires_grad(grad_output, self_, target):
+        grad_fn = BinaryCrossEntropyBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_reduction = reduction
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output, self_, target):
-        with _F.computing_tangents():
-            tangent = forward.binary_cross_entropy_backward(grad_output, _F.tangent(grad_output), self_, _F.tangent(self_), target, _F.tangent(target), weight, reduction, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_, target):
+        with forward_grad.computing_tangents():
+            tangent = forward.binary_cross_entropy_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), target, forward_grad.tangent(target), weight, reduction, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3729,19 +3727,19 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 
     derivatives.yaml, entry binary_cross_entropy_with_logits
     """
-    result = _T.wrap(kernels.binary_cross_entropy_with_logits(_T.data(self_), _T.data(target), _T.data(weight), _T.data(pos_weight), reduction))
-    if _T.any_requires_grad(self_, target):
-        grad_fn = BinaryCrossEntropyWithLogitsBackward0(_T.next_edges(self_, target))
+    result = recording.wrap(kernels.binary_cross_entropy_with_logits(recording.data(self_), recording.data(target), recording.data(weight), recording.data(pos_weight), reduction))
+    if recording.compute_requires_grad(self_, target):
+        grad_fn = BinaryCrossEntropyWithLogitsBackward0(recording.collect_next_edges(self_, target))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.pos_weight_ = SavedVariable(pos_weight, False)
         grad_fn._saved_reduction = reduction
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(self_, target):
-        with _F.computing_tangents():
-            tangent = forward.binary_cross_entropy_with_logits(self_, _F.tangent(self_), target, _F.tangent(target), weight, pos_weight, reduction, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, target):
+        with forward_grad.computing_tangents():
+            tangent = forward.binary_cross_entropy_with_logits(self_, forward_grad.tangent(self_), target, forward_grad.tangent(target), weight, pos_weight, reduction, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3750,18 +3748,18 @@ def native_dropout(input, p, train):
 
     derivatives.yaml, entry native_dropout
     """
-    result0, result1 = map(_T.wrap, kernels.native_dropout(_T.data(input), p, train))
-    needs_grad = _T.any_requires_grad(input)
+    result0, result1 = map(recording.wrap, kernels.native_dropout(recording.data(input), p, train))
+    needs_grad = recording.compute_requires_grad(input)
     if needs_grad:
-        grad_fn = NativeDropoutBackward0(_T.next_edges(input))
+        grad_fn = NativeDropoutBackward0(recording.collect_next_edges(input))
         grad_fn._saved_p = p
         grad_fn._saved_train = train
-        _T.set_history(result0, grad_fn)
-        _T.skip_output(result1, grad_fn)
-    if _F.enabled and _F.any_tangent(input):
-        with _F.computing_tangents():
-            tangent = forward.native_dropout(input, _F.tangent(input), p, train, result0, result1)
-        _F.set_tangents((result0, result1), tangent)
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input):
+        with forward_grad.computing_tangents():
+            tangent = forward.native_dropout(input, forward_grad.tangent(input), p, train, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
     if needs_grad:
         grad_fn.result1_ = SavedVariable(result1, True)
     return (result0, result1)
@@ -3772,16 +3770,16 @@ def native_dropout_backward(grad_output, mask, scale):
 
     derivatives.yaml, entry native_dropout_backward
     """
-    result = _T.wrap(kernels.native_dropout_backward(_T.data(grad_output), _T.data(mask), scale))
-    if _T.any_requires_grad(grad_output, mask):
-        grad_fn = NativeDropoutBackwardBackward0(_T.next_edges(grad_output, mask))
+    result = recording.wrap(kernels.native_dropout_backward(recording.data(grad_output), recording.data(mask), scale))
+    if recording.compute_requires_grad(grad_output, mask):
+        grad_fn = NativeDropoutBackwardBackward0(recording.collect_next_edges(grad_output, mask))
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn._saved_scale = scale
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output, mask):
-        with _F.computing_tangents():
-            tangent = forward.native_dropout_backward(grad_output, _F.tangent(grad_output), mask, _F.tangent(mask), scale, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, mask):
+        with forward_grad.computing_tangents():
+            tangent = forward.native_dropout_backward(grad_output, forward_grad.tangent(grad_output), mask, forward_grad.tangent(mask), scale, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3790,18 +3788,18 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 
     derivatives.yaml, entry embedding
     """
-    result = _T.wrap(kernels.embedding(_T.data(weight), _T.data(indices), padding_idx, scale_grad_by_freq, sparse))
-    if _T.any_requires_grad(weight):
-        grad_fn = EmbeddingBackward0(_T.next_edges(weight))
+    result = recording.wrap(kernels.embedding(recording.data(weight), recording.data(indices), padding_idx, scale_grad_by_freq, sparse))
+    if recording.compute_requires_grad(weight):
+        grad_fn = EmbeddingBackward0(recording.collect_next_edges(weight))
         grad_fn.indices_ = SavedVariable(indices, False)
-        grad_fn._saved_weight_sym_sizes = _T.sizes(weight)
+        grad_fn._saved_weight_sym_sizes = recording.sizes(weight)
         grad_fn._saved_padding_idx = padding_idx
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(weight):
-        with _F.computing_tangents():
-            tangent = forward.embedding(weight, _F.tangent(weight), indices, padding_idx, scale_grad_by_freq, sparse, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(weight):
+        with forward_grad.computing_tangents():
+            tangent = forward.embedding(weight, forward_grad.tangent(weight), indices, padding_idx, scale_grad_by_freq, sparse, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3810,18 +3808,18 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 
     derivatives.yaml, entry embedding_dense_backward
     """
-    result = _T.wrap(kernels.embedding_dense_backward(_T.data(grad_output), _T.data(indices), num_weights, padding_idx, scale_grad_by_freq))
-    if _T.any_requires_grad(grad_output):
-        grad_fn = EmbeddingDenseBackwardBackward0(_T.next_edges(grad_output))
+    result = recording.wrap(kernels.embedding_dense_backward(recording.data(grad_output), recording.data(indices), num_weights, padding_idx, scale_grad_by_freq))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = EmbeddingDenseBackwardBackward0(recording.collect_next_edges(grad_output))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn._saved_num_weights = num_weights
         grad_fn._saved_padding_idx = padding_idx
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
-        _T.set_history(result, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_output):
-        with _F.computing_tangents():
-            tangent = forward.embedding_dense_backward(grad_output, _F.tangent(grad_output), indices, num_weights, padding_idx, scale_grad_by_freq, result)
-        _F.set_tangent(result, tangent)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.embedding_dense_backward(grad_output, forward_grad.tangent(grad_output), indices, num_weights, padding_idx, scale_grad_by_freq, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 
@@ -3830,22 +3828,22 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 
     derivatives.yaml, entry native_layer_norm
     """
-    normalized_shape = _T.int_tuple(normalized_shape)
-    result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm(_T.data(input), normalized_shape, _T.data(weight), _T.data(bias), eps))
-    needs_grad = _T.any_requires_grad(input, weight, bias)
+    normalized_shape = recording.int_tuple(normalized_shape)
+    result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm(recording.data(input), normalized_shape, recording.data(weight), recording.data(bias), eps))
+    needs_grad = recording.compute_requires_grad(input, weight, bias)
     if needs_grad:
-        grad_fn = NativeLayerNormBackward0(_T.next_edges(input, weight, bias))
+        grad_fn = NativeLayerNormBackward0(recording.collect_next_edges(input, weight, bias))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn._saved_normalized_shape = normalized_shape
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.bias_ = SavedVariable(bias, False)
-        _T.set_history(result0, grad_fn)
-        _T.skip_output(result1, grad_fn)
-        _T.skip_output(result2, grad_fn)
-    if _F.enabled and _F.any_tangent(input, weight, bias):
-        with _F.computing_tangents():
-            tangent = forward.native_layer_norm(input, _F.tangent(input), normalized_shape, weight, _F.tangent(weight), bias, _F.tangent(bias), eps, result0, result1, result2)
-        _F.set_tangents((result0, result1, result2), tangent)
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.native_layer_norm(input, forward_grad.tangent(input), normalized_shape, weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), eps, result0, result1, result2)
+        forward_grad.set_tangents((result0, result1, result2), tangent)
     if needs_grad:
         grad_fn.result1_ = SavedVariable(result1, True)
         grad_fn.result2_ = SavedVariable(result2, True)
@@ -3857,23 +3855,23 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
 
     derivatives.yaml, entry native_layer_norm_backward
     """
-    normalized_shape = _T.int_tuple(normalized_shape)
-    result0, result1, result2 = map(_T.wrap, kernels.native_layer_norm_backward(_T.data(grad_out), _T.data(input), normalized_shape, _T.data(mean), _T.data(rstd), _T.data(weight), _T.data(bias), output_mask))
-    if _T.any_requires_grad(grad_out, input, weight):
-        grad_fn = NativeLayerNormBackwardBackward0(_T.next_edges(grad_out, input, weight))
+    normalized_shape = recording.int_tuple(normalized_shape)
+    result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm_backward(recording.data(grad_out), recording.data(input), normalized_shape, recording.data(mean), recording.data(rstd), recording.data(weight), recording.data(bias), output_mask))
+    if recording.compute_requires_grad(grad_out, input, weight):
+        grad_fn = NativeLayerNormBackwardBackward0(recording.collect_next_edges(grad_out, input, weight))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.grad_out_ = SavedVariable(grad_out, False)
         grad_fn.mean_ = SavedVariable(mean, False)
         grad_fn.rstd_ = SavedVariable(rstd, False)
         grad_fn._saved_normalized_shape = normalized_shape
-        _T.set_history(result0, grad_fn)
-        _T.set_history(result1, grad_fn)
-        _T.set_history(result2, grad_fn)
-    if _F.enabled and _F.any_tangent(grad_out, input, weight):
-        with _F.computing_tangents():
-            tangent = forward.native_layer_norm_backward(grad_out, _F.tangent(grad_out), input, _F.tangent(input), normalized_shape, mean, rstd, weight, _F.tangent(weight), bias, output_mask, result0, result1, result2)
-        _F.set_tangents((result0, result1, result2), tangent)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+        recording.set_history(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_out, input, weight):
+        with forward_grad.computing_tangents():
+            tangent = forward.native_layer_norm_backward(grad_out, forward_grad.tangent(grad_out), input, forward_grad.tangent(input), normalized_shape, mean, rstd, weight, forward_grad.tangent(weight), bias, output_mask, result0, result1, result2)
+        forward_grad.set_tangents((result0, result1, result2), tangent)
     return (result0, result1, result2)
 
 add = add_Tensor

@@ -2,7 +2,8 @@
 # templates in codegen/templates/ and regenerate.
 """Tensor methods and operators for the ops in derivatives.yaml.
 
-runtime.tensor.Tensor inherits them; `x.sum(1)` calls the same wrapper as `torch.sum(x, 1)`.
+runtime/methods.py sets them on the Tensor class (runtime/_tensor.py); `x.sum(1)` calls
+the same wrapper as `torch.sum(x, 1)`.
 """
 
 from generated import ops
@@ -10,442 +11,496 @@ from runtime import dispatch as _dispatch
 
 
 class TensorMethods:
-    __slots__ = ()
+    """Holds the methods until runtime/methods.py copies them onto Tensor."""
 
     def _to_copy(self, *, dtype=None):
-        """_to_copy"""
+        """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
         return ops._to_copy(self, dtype=dtype)
 
     def _unsafe_view(self, *size):
-        """_unsafe_view"""
+        """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
         return ops._unsafe_view(self, _dispatch.int_list(size))
 
     def abs(self):
-        """abs"""
+        """abs(Tensor self) -> Tensor"""
         return ops.abs(self)
 
     def add(self, other, *, alpha=1):
-        """add.Tensor"""
+        """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         return ops.add_Tensor(self, other, alpha=alpha)
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
-        """addmm"""
+        """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
     def all(self, *args, **kwargs):
-        """all | all.dim"""
+        """all(Tensor self) -> Tensor
+        all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+        """
         return ops.all(self, *args, **kwargs)
 
     def amax(self, dim=(), keepdim=False):
-        """amax"""
+        """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
         return ops.amax(self, dim, keepdim)
 
     def amin(self, dim=(), keepdim=False):
-        """amin"""
+        """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
         return ops.amin(self, dim, keepdim)
 
     def any(self, *args, **kwargs):
-        """any | any.dim"""
+        """any(Tensor self) -> Tensor
+        any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+        """
         return ops.any(self, *args, **kwargs)
 
     def argmax(self, dim=None, keepdim=False):
-        """argmax"""
+        """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
         return ops.argmax(self, dim, keepdim)
 
     def argmin(self, dim=None, keepdim=False):
-        """argmin"""
+        """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
         return ops.argmin(self, dim, keepdim)
 
     def bitwise_and(self, other):
-        """bitwise_and.Tensor"""
+        """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
         return ops.bitwise_and_Tensor(self, other)
 
     def bitwise_not(self):
-        """bitwise_not"""
+        """bitwise_not(Tensor self) -> Tensor"""
         return ops.bitwise_not(self)
 
     def bitwise_or(self, other):
-        """bitwise_or.Tensor"""
+        """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
         return ops.bitwise_or_Tensor(self, other)
 
     def bitwise_xor(self, other):
-        """bitwise_xor.Tensor"""
+        """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
         return ops.bitwise_xor_Tensor(self, other)
 
     def bmm(self, mat2):
-        """bmm"""
+        """bmm(Tensor self, Tensor mat2) -> Tensor"""
         return ops.bmm(self, mat2)
 
     def clamp(self, *args, **kwargs):
-        """clamp.Tensor | clamp"""
+        """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+        clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+        """
         return ops.clamp(self, *args, **kwargs)
 
     def clamp_max(self, *args, **kwargs):
-        """clamp_max | clamp_max.Tensor"""
+        """clamp_max(Tensor self, Scalar max) -> Tensor
+        clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+        """
         return ops.clamp_max(self, *args, **kwargs)
 
     def clamp_min(self, *args, **kwargs):
-        """clamp_min | clamp_min.Tensor"""
+        """clamp_min(Tensor self, Scalar min) -> Tensor
+        clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+        """
         return ops.clamp_min(self, *args, **kwargs)
 
     def clone(self):
-        """clone"""
+        """clone(Tensor self) -> Tensor"""
         return ops.clone(self)
 
     def copy_(self, src, non_blocking=False):
-        """copy_"""
+        """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
         return ops.copy_(self, src, non_blocking)
 
     def cos(self):
-        """cos"""
+        """cos(Tensor self) -> Tensor"""
         return ops.cos(self)
 
     def div(self, other):
-        """div.Tensor"""
+        """div.Tensor(Tensor self, Tensor other) -> Tensor"""
         return ops.div_Tensor(self, other)
 
     def dot(self, tensor):
-        """dot"""
+        """dot(Tensor self, Tensor tensor) -> Tensor"""
         return ops.dot(self, tensor)
 
     def eq(self, *args, **kwargs):
-        """eq.Scalar | eq.Tensor"""
+        """eq.Scalar(Tensor self, Scalar other) -> Tensor
+        eq.Tensor(Tensor self, Tensor other) -> Tensor
+        """
         return ops.eq(self, *args, **kwargs)
 
     def erf(self):
-        """erf"""
+        """erf(Tensor self) -> Tensor"""
         return ops.erf(self)
 
     def exp(self):
-        """exp"""
+        """exp(Tensor self) -> Tensor"""
         return ops.exp(self)
 
     def expand(self, *size, implicit=False):
-        """expand"""
+        """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
         return ops.expand(self, _dispatch.int_list(size), implicit=implicit)
 
     def expm1(self):
-        """expm1"""
+        """expm1(Tensor self) -> Tensor"""
         return ops.expm1(self)
 
     def fill_(self, *args, **kwargs):
-        """fill_.Scalar | fill_.Tensor"""
+        """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+        fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+        """
         return ops.fill_(self, *args, **kwargs)
 
     def flip(self, *dims):
-        """flip"""
+        """flip(Tensor self, int[] dims) -> Tensor"""
         return ops.flip(self, _dispatch.int_list(dims))
 
     def gather(self, dim, index, *, sparse_grad=False):
-        """gather"""
+        """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
         return ops.gather(self, dim, index, sparse_grad=sparse_grad)
 
     def ge(self, *args, **kwargs):
-        """ge.Scalar | ge.Tensor"""
+        """ge.Scalar(Tensor self, Scalar other) -> Tensor
+        ge.Tensor(Tensor self, Tensor other) -> Tensor
+        """
         return ops.ge(self, *args, **kwargs)
 
     def gt(self, *args, **kwargs):
-        """gt.Scalar | gt.Tensor"""
+        """gt.Scalar(Tensor self, Scalar other) -> Tensor
+        gt.Tensor(Tensor self, Tensor other) -> Tensor
+        """
         return ops.gt(self, *args, **kwargs)
 
     def index_add(self, dim, index, source, *, alpha=1):
-        """index_add"""
+        """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
         return ops.index_add(self, dim, index, source, alpha=alpha)
 
     def index_put(self, indices, values, accumulate=False):
-        """index_put"""
+        """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         return ops.index_put(self, indices, values, accumulate)
 
     def index_select(self, dim, index):
-        """index_select"""
+        """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
         return ops.index_select(self, dim, index)
 
     def le(self, *args, **kwargs):
-        """le.Scalar | le.Tensor"""
+        """le.Scalar(Tensor self, Scalar other) -> Tensor
+        le.Tensor(Tensor self, Tensor other) -> Tensor
+        """
         return ops.le(self, *args, **kwargs)
 
     def log(self):
-        """log"""
+        """log(Tensor self) -> Tensor"""
         return ops.log(self)
 
     def log1p(self):
-        """log1p"""
+        """log1p(Tensor self) -> Tensor"""
         return ops.log1p(self)
 
     def logical_and(self, other):
-        """logical_and"""
+        """logical_and(Tensor self, Tensor other) -> Tensor"""
         return ops.logical_and(self, other)
 
     def logical_not(self):
-        """logical_not"""
+        """logical_not(Tensor self) -> Tensor"""
         return ops.logical_not(self)
 
     def logical_or(self, other):
-        """logical_or"""
+        """logical_or(Tensor self, Tensor other) -> Tensor"""
         return ops.logical_or(self, other)
 
     def logsumexp(self, dim, keepdim=False):
-        """logsumexp"""
+        """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
         return ops.logsumexp(self, dim, keepdim)
 
     def lt(self, *args, **kwargs):
-        """lt.Scalar | lt.Tensor"""
+        """lt.Scalar(Tensor self, Scalar other) -> Tensor
+        lt.Tensor(Tensor self, Tensor other) -> Tensor
+        """
         return ops.lt(self, *args, **kwargs)
 
     def masked_fill(self, *args, **kwargs):
-        """masked_fill.Scalar | masked_fill.Tensor"""
+        """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+        masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
+        """
         return ops.masked_fill(self, *args, **kwargs)
 
     def max(self, *args, **kwargs):
-        """max.dim | max"""
+        """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        max(Tensor self) -> Tensor
+        """
         return ops.max(self, *args, **kwargs)
 
     def maximum(self, other):
-        """maximum"""
+        """maximum(Tensor self, Tensor other) -> Tensor"""
         return ops.maximum(self, other)
 
     def mean(self, *args, **kwargs):
-        """mean | mean.dim"""
+        """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        """
         return ops.mean(self, *args, **kwargs)
 
     def min(self, *args, **kwargs):
-        """min.dim | min"""
+        """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        min(Tensor self) -> Tensor
+        """
         return ops.min(self, *args, **kwargs)
 
     def minimum(self, other):
-        """minimum"""
+        """minimum(Tensor self, Tensor other) -> Tensor"""
         return ops.minimum(self, other)
 
     def mm(self, mat2):
-        """mm"""
+        """mm(Tensor self, Tensor mat2) -> Tensor"""
         return ops.mm(self, mat2)
 
     def mul(self, other):
-        """mul.Tensor"""
+        """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
         return ops.mul_Tensor(self, other)
 
     def mv(self, vec):
-        """mv"""
+        """mv(Tensor self, Tensor vec) -> Tensor"""
         return ops.mv(self, vec)
 
     def ne(self, *args, **kwargs):
-        """ne.Scalar | ne.Tensor"""
+        """ne.Scalar(Tensor self, Scalar other) -> Tensor
+        ne.Tensor(Tensor self, Tensor other) -> Tensor
+        """
         return ops.ne(self, *args, **kwargs)
 
     def neg(self):
-        """neg"""
+        """neg(Tensor self) -> Tensor"""
         return ops.neg(self)
 
     def permute(self, *dims):
-        """permute"""
+        """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
         return ops.permute(self, _dispatch.int_list(dims))
 
     def pow(self, *args, **kwargs):
-        """pow.Tensor_Scalar | pow.Tensor_Tensor"""
+        """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+        pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+        """
         return ops.pow(self, *args, **kwargs)
 
     def prod(self, *args, **kwargs):
-        """prod | prod.dim_int"""
+        """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        """
         return ops.prod(self, *args, **kwargs)
 
     def reciprocal(self):
-        """reciprocal"""
+        """reciprocal(Tensor self) -> Tensor"""
         return ops.reciprocal(self)
 
     def relu(self):
-        """relu"""
+        """relu(Tensor self) -> Tensor"""
         return ops.relu(self)
 
     def repeat(self, *repeats):
-        """repeat"""
+        """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
         return ops.repeat(self, _dispatch.int_list(repeats))
 
     def rsqrt(self):
-        """rsqrt"""
+        """rsqrt(Tensor self) -> Tensor"""
         return ops.rsqrt(self)
 
     def scatter_add(self, dim, index, src):
-        """scatter_add"""
+        """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
         return ops.scatter_add(self, dim, index, src)
 
     def select(self, dim, index):
-        """select.int"""
+        """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
         return ops.select_int(self, dim, index)
 
     def sigmoid(self):
-        """sigmoid"""
+        """sigmoid(Tensor self) -> Tensor"""
         return ops.sigmoid(self)
 
     def sign(self):
-        """sign"""
+        """sign(Tensor self) -> Tensor"""
         return ops.sign(self)
 
     def sin(self):
-        """sin"""
+        """sin(Tensor self) -> Tensor"""
         return ops.sin(self)
 
     def split_with_sizes(self, split_sizes, dim=0):
-        """split_with_sizes"""
+        """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
         return ops.split_with_sizes(self, split_sizes, dim)
 
     def sqrt(self):
-        """sqrt"""
+        """sqrt(Tensor self) -> Tensor"""
         return ops.sqrt(self)
 
     def squeeze(self, *args, **kwargs):
-        """squeeze | squeeze.dim | squeeze.dims"""
+        """squeeze(Tensor(a) self) -> Tensor(a)
+        squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
+        squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
+        """
         return ops.squeeze(self, *args, **kwargs)
 
     def squeeze_(self, *args, **kwargs):
-        """squeeze_ | squeeze_.dim | squeeze_.dims"""
+        """squeeze_(Tensor(a!) self) -> Tensor(a!)
+        squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
+        squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
+        """
         return ops.squeeze_(self, *args, **kwargs)
 
     def sub(self, other, *, alpha=1):
-        """sub.Tensor"""
+        """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         return ops.sub_Tensor(self, other, alpha=alpha)
 
     def sum(self, *args, **kwargs):
-        """sum | sum.dim_IntList"""
+        """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        """
         return ops.sum(self, *args, **kwargs)
 
     def t(self):
-        """t"""
+        """t(Tensor(a) self) -> Tensor(a)"""
         return ops.t(self)
 
     def tan(self):
-        """tan"""
+        """tan(Tensor self) -> Tensor"""
         return ops.tan(self)
 
     def tanh(self):
-        """tanh"""
+        """tanh(Tensor self) -> Tensor"""
         return ops.tanh(self)
 
     def transpose(self, dim0, dim1):
-        """transpose.int"""
+        """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
         return ops.transpose_int(self, dim0, dim1)
 
     def unbind(self, dim=0):
-        """unbind.int"""
+        """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]"""
         return ops.unbind_int(self, dim)
 
     def unsqueeze(self, dim):
-        """unsqueeze"""
+        """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
         return ops.unsqueeze(self, dim)
 
     def view(self, *size):
-        """view"""
+        """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
         return ops.view(self, _dispatch.int_list(size))
 
     def zero_(self):
-        """zero_"""
+        """zero_(Tensor(a!) self) -> Tensor(a!)"""
         return ops.zero_(self)
 
     def abs_(self):
-        """In-place abs."""
+        """In-place abs(Tensor self) -> Tensor"""
         return ops.abs_(self)
 
     def add_(self, other, *, alpha=1):
-        """In-place add.Tensor."""
+        """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         return ops.add_Tensor_(self, other, alpha=alpha)
 
     def clamp_(self, *args, **kwargs):
-        """In-place clamp.Tensor | clamp."""
+        """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+        In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+        """
         return ops.clamp_(self, *args, **kwargs)
 
     def clamp_max_(self, *args, **kwargs):
-        """In-place clamp_max | clamp_max.Tensor."""
+        """In-place clamp_max(Tensor self, Scalar max) -> Tensor
+        In-place clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+        """
         return ops.clamp_max_(self, *args, **kwargs)
 
     def clamp_min_(self, *args, **kwargs):
-        """In-place clamp_min | clamp_min.Tensor."""
+        """In-place clamp_min(Tensor self, Scalar min) -> Tensor
+        In-place clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+        """
         return ops.clamp_min_(self, *args, **kwargs)
 
     def cos_(self):
-        """In-place cos."""
+        """In-place cos(Tensor self) -> Tensor"""
         return ops.cos_(self)
 
     def div_(self, other):
-        """In-place div.Tensor."""
+        """In-place div.Tensor(Tensor self, Tensor other) -> Tensor"""
         return ops.div_Tensor_(self, other)
 
     def erf_(self):
-        """In-place erf."""
+        """In-place erf(Tensor self) -> Tensor"""
         return ops.erf_(self)
 
     def exp_(self):
-        """In-place exp."""
+        """In-place exp(Tensor self) -> Tensor"""
         return ops.exp_(self)
 
     def expm1_(self):
-        """In-place expm1."""
+        """In-place expm1(Tensor self) -> Tensor"""
         return ops.expm1_(self)
 
     def index_put_(self, indices, values, accumulate=False):
-        """In-place index_put."""
+        """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         return ops.index_put_(self, indices, values, accumulate)
 
     def log_(self):
-        """In-place log."""
+        """In-place log(Tensor self) -> Tensor"""
         return ops.log_(self)
 
     def log1p_(self):
-        """In-place log1p."""
+        """In-place log1p(Tensor self) -> Tensor"""
         return ops.log1p_(self)
 
     def masked_fill_(self, *args, **kwargs):
-        """In-place masked_fill.Scalar | masked_fill.Tensor."""
+        """In-place masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+        In-place masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
+        """
         return ops.masked_fill_(self, *args, **kwargs)
 
     def mul_(self, other):
-        """In-place mul.Tensor."""
+        """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor"""
         return ops.mul_Tensor_(self, other)
 
     def neg_(self):
-        """In-place neg."""
+        """In-place neg(Tensor self) -> Tensor"""
         return ops.neg_(self)
 
     def pow_(self, *args, **kwargs):
-        """In-place pow.Tensor_Scalar | pow.Tensor_Tensor."""
+        """In-place pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+        In-place pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+        """
         return ops.pow_(self, *args, **kwargs)
 
     def reciprocal_(self):
-        """In-place reciprocal."""
+        """In-place reciprocal(Tensor self) -> Tensor"""
         return ops.reciprocal_(self)
 
     def relu_(self):
-        """In-place relu."""
+        """In-place relu(Tensor self) -> Tensor"""
         return ops.relu_(self)
 
     def rsqrt_(self):
-        """In-place rsqrt."""
+        """In-place rsqrt(Tensor self) -> Tensor"""
         return ops.rsqrt_(self)
 
     def sigmoid_(self):
-        """In-place sigmoid."""
+        """In-place sigmoid(Tensor self) -> Tensor"""
         return ops.sigmoid_(self)
 
     def sign_(self):
-        """In-place sign."""
+        """In-place sign(Tensor self) -> Tensor"""
         return ops.sign_(self)
 
     def sin_(self):
-        """In-place sin."""
+        """In-place sin(Tensor self) -> Tensor"""
         return ops.sin_(self)
 
     def sqrt_(self):
-        """In-place sqrt."""
+        """In-place sqrt(Tensor self) -> Tensor"""
         return ops.sqrt_(self)
 
     def sub_(self, other, *, alpha=1):
-        """In-place sub.Tensor."""
+        """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         return ops.sub_Tensor_(self, other, alpha=alpha)
 
     def tan_(self):
-        """In-place tan."""
+        """In-place tan(Tensor self) -> Tensor"""
         return ops.tan_(self)
 
     def tanh_(self):
-        """In-place tanh."""
+        """In-place tanh(Tensor self) -> Tensor"""
         return ops.tanh_(self)
 
     def __add__(self, other):

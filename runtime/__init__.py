@@ -1,17 +1,42 @@
 """gradgen's runtime: `import runtime as torch` runs a small PyTorch autograd program.
 
 Tensor, the engine and the grad modes are hand-written; the ops come from the spec
-(generated/ops.py) and from composite.py.
+(generated/ops.py) and from composite.py. This file is the top: it imports every layer.
+Below it, a module imports only modules of earlier rows, lower layers, and never this
+package (tests/test_import_graph.py checks it). Row by row, with what each imports:
+
+    kernels, grad_mode, anomaly, hooks,  numpy and the standard library; manual (the
+    _tensor_str, manual                  helpers formulas call) is given its ops
+    dtypes                               kernels
+    _tensor (the Tensor class)           dtypes, grad_mode, hooks, _tensor_str
+    forward_grad, dispatch               _tensor
+    namespaces                           dispatch, dtypes, kernels: the ops formulas
+                                         call, filled in last, below
+    node, factories                      _tensor, forward_grad, dispatch, namespaces
+    recording, engine                    node, namespaces: what wrappers call; the
+                                         backward pass
+    generated/                           recording, node, dispatch, namespaces, manual
+    composite                            generated.ops, factories
+    autograd                             engine, generated.ops, recording
+    methods                              generated.tensor_methods, composite, autograd:
+                                         sets the op methods on Tensor
+    nn, optim                            composite, generated.ops, factories, _tensor
 """
 
 from __future__ import annotations
 
-# Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).
-from generated import ops as _ops  # noqa: E402, I001
+from generated import ops as _ops
 from generated.ops import *  # noqa: F403 - the ops of the spec
-from runtime import autograd, dtypes, nn, optim
-from runtime import factories as _factories  # noqa: E402
+from runtime import (
+    autograd,
+    dtypes,
+    methods,  # noqa: F401 - imported to set the op methods on Tensor
+    nn,
+    optim,
+)
+from runtime import factories as _factories
 from runtime import namespaces as _namespaces
+from runtime._tensor import Tensor
 from runtime.composite import *  # noqa: F403 - the composite ops
 from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
@@ -38,8 +63,8 @@ from runtime.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from runtime.tensor import Tensor
 
+# Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).
 _namespaces.install(_ops, Tensor, _factories)
 
 __all__ = [

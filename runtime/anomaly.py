@@ -7,6 +7,7 @@ As in PyTorch, the mode is one for the whole process, not one per thread.
 
 from __future__ import annotations
 
+import functools
 import os
 import traceback
 import warnings
@@ -73,8 +74,6 @@ class detect_anomaly:  # noqa: N801
         _state.enabled, _state.check_nan = self._previous
 
     def __call__(self, func):
-        import functools
-
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             with detect_anomaly(self.check_nan):

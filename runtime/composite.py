@@ -2,7 +2,7 @@
 
 They have no node of their own; the graph shows the ops they are made of, exactly as
 PyTorch's does (`linear` on a 2-D input records TBackward0 and AddmmBackward0).
-`CompositeMethods` makes them Tensor methods; runtime.tensor.Tensor inherits it.
+`CompositeMethods` holds their Tensor methods, which runtime/methods.py sets on Tensor.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import dispatch, dtypes, kernels
-from runtime import tensor as _tensor
+from runtime import dispatch, dtypes, factories, kernels
+from runtime._tensor import Tensor
 from runtime.dispatch import int_list
 
 __all__: list[str] = []
@@ -48,7 +48,7 @@ def to(self: Any, *args: Any, **kwargs: Any) -> Any:
     for arg in args:
         if isinstance(arg, dtypes.dtype):
             dtype = arg
-        elif isinstance(arg, _tensor.Tensor):
+        elif isinstance(arg, Tensor):
             dtype = arg.dtype
     if dtype is None or dtype is self.dtype:
         return self
@@ -213,7 +213,7 @@ def _index_items(index: Any) -> tuple:
     if isinstance(index, tuple):
         return index
     if isinstance(index, list) and len(index) < 32 and any(
-            v is None or v is Ellipsis or isinstance(v, slice | list | tuple | _tensor.Tensor)
+            v is None or v is Ellipsis or isinstance(v, slice | list | tuple | Tensor)
             for v in index):
         warnings.warn(_SEQUENCE_AS_TUPLE_WARNING, UserWarning, stacklevel=3)
         return tuple(index)
@@ -222,10 +222,8 @@ def _index_items(index: Any) -> tuple:
 
 def _index_tensor(value: Any) -> Any:
     """A list or array index as a tensor: bool stays a mask, anything else becomes long."""
-    from runtime.factories import tensor
-
-    result = tensor(value)
-    return result if result.dtype is dtypes.bool_ else tensor(value, dtype=dtypes.int64)
+    result = factories.tensor(value)
+    return result if result.dtype is dtypes.bool_ else factories.tensor(value, dtype=dtypes.int64)
 
 
 def _specified_dims(items: tuple) -> int:
@@ -234,7 +232,7 @@ def _specified_dims(items: tuple) -> int:
     for item in items:
         if item is None or item is Ellipsis or isinstance(item, bool):
             continue
-        if isinstance(item, _tensor.Tensor) and item.dtype is dtypes.bool_:
+        if isinstance(item, Tensor) and item.dtype is dtypes.bool_:
             count += item.ndim
         else:
             count += 1
@@ -277,10 +275,8 @@ def getitem(self: Any, index: Any) -> Any:
 def setitem(self: Any, index: Any, value: Any) -> None:
     """`x[index] = value`, as PyTorch does it: through the view that basic indexing gives
     (`copy_`), or with index_put_ where integer or boolean arrays index."""
-    if not isinstance(value, _tensor.Tensor):
-        from runtime.factories import tensor
-
-        value = tensor(value, dtype=self.dtype)
+    if not isinstance(value, Tensor):
+        value = factories.tensor(value, dtype=self.dtype)
     target, indices = _decompose_index(self, index, lone_slice_is_view=False)
     if indices is None:
         # PyTorch's copy_to: the value loses its leading 1s (so `x[0] = row[None]` fits),
@@ -318,10 +314,10 @@ def _decompose_index(self: Any, index: Any, lone_slice_is_view: bool
     result, dim = self, 0
     recorded: list[tuple[int, Any]] = []  # (dim of result, index tensor) for index.Tensor
     for item in items:
-        if isinstance(item, _tensor.Tensor) and item.ndim == 0 and item.dtype is not \
+        if isinstance(item, Tensor) and item.ndim == 0 and item.dtype is not \
                 dtypes.bool_ and not item.is_floating_point():
             item = item.item()
-        if isinstance(item, _tensor.Tensor) and item.ndim == 0 and item.dtype is dtypes.bool_:
+        if isinstance(item, Tensor) and item.ndim == 0 and item.dtype is dtypes.bool_:
             item = bool(item.item())
         if item is None:
             result = ops.unsqueeze(result, dim)
@@ -337,7 +333,7 @@ def _decompose_index(self: Any, index: Any, lone_slice_is_view: bool
         elif isinstance(item, slice):
             result = _slice(result, dim, item, skip_whole=True)
             dim += 1
-        elif isinstance(item, _tensor.Tensor):
+        elif isinstance(item, Tensor):
             recorded.append((dim, item))
             dim += item.ndim if item.dtype is dtypes.bool_ else 1
         else:
@@ -478,8 +474,6 @@ ger = outer
 
 def _softmax_dim(name: str, ndim: int) -> int:
     """torch.nn.functional's implicit dim for softmax without `dim` (deprecated there too)."""
-    import warnings
-
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
                   "to include dim=X as an argument.", stacklevel=3)
     return 0 if ndim in (0, 1, 3) else 1
@@ -512,8 +506,6 @@ def _reduction(reduction: str, size_average: bool | None = None,
                reduce: bool | None = None) -> int:
     """A reduction string as at::Reduction's int; the legacy size_average/reduce win."""
     if size_average is not None or reduce is not None:
-        import warnings
-
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
@@ -526,8 +518,6 @@ def _reduction(reduction: str, size_average: bool | None = None,
 
 def _warn_target_size(input: Any, target: Any) -> None:
     if target.shape != input.shape:
-        import warnings
-
         warnings.warn(
             f"Using a target size ({_size(target)}) that is different to the input size "
             f"({_size(input)}). This will likely lead to incorrect results due to broadcasting. "
@@ -727,12 +717,10 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0 or input.numel() == 0:
         return input
-    from runtime.factories import ones_like, zeros
-
     if p == 1:
-        noise = zeros((), dtype=input.dtype)
+        noise = factories.zeros((), dtype=input.dtype)
     else:
-        noise = ops.native_dropout(ones_like(input), p, True)[0]
+        noise = ops.native_dropout(factories.ones_like(input), p, True)[0]
     return input.mul_(noise) if inplace else input * noise
 
 

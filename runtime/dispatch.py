@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from runtime import dtypes
+from runtime._tensor import Tensor
 
 
 class Param(NamedTuple):
@@ -48,8 +49,6 @@ def _is_number(value: Any) -> bool:
 
 
 def _matches(kind: str, value: Any, strict: bool, tensor_types: tuple = ()) -> bool:
-    from runtime.tensor import Tensor
-
     tensor = tensor_types or Tensor  # in the raw layer, numpy arrays stand for Tensors
     optional = kind.endswith("?")
     if optional:

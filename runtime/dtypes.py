@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import kernels
+
 
 class dtype:  # noqa: N801 - PyTorch's name
     __slots__ = ("name", "numpy", "is_floating_point", "itemsize", "_type_string")
@@ -50,8 +52,6 @@ def get_default_dtype() -> dtype:
 
 def set_default_dtype(d: dtype) -> None:
     """The float dtype of new tensors and of float results of integer inputs (`ints / 2`)."""
-    from runtime import kernels
-
     if not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     _default_float[0] = d

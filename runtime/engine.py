@@ -28,10 +28,10 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from runtime import anomaly, dtypes, forward_grad, kernels
+from runtime._tensor import Tensor
 from runtime.grad_mode import set_grad_enabled
 from runtime.namespaces import array_ops
 from runtime.node import Node
-from runtime.tensor import Tensor
 
 Edge = tuple[Node, int]
 

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from runtime import dtypes, kernels
+from runtime._tensor import Tensor
 from runtime.dispatch import int_list
-from runtime.tensor import Tensor
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",

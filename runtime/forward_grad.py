@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from runtime._tensor import Tensor
 from runtime.grad_mode import is_inference_mode_enabled
-from runtime.tensor import Tensor
 
 # True while a dual level is open and no JVP formula is running: the wrappers read it
 # before anything else, so forward AD costs an op one attribute lookup when it is off.

@@ -2,7 +2,10 @@
 
 A Node is one recorded forward op, seen from the backward side: its `apply` takes the
 gradients of the op's outputs and returns the gradients of its differentiable inputs,
-which flow along `next_functions` to the nodes that made those inputs.
+which flow along `next_functions` to the nodes that made those inputs. This module also
+says where a tensor's gradient goes (`gradient_edge`: its grad_fn, or the AccumulateGrad
+of a leaf), as PyTorch's function.h and variable.cpp do. It sits above the Tensor class:
+nodes make Tensors, the Tensor class needs no node.
 """
 
 from __future__ import annotations
@@ -13,16 +16,17 @@ import re
 import sys
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from runtime import anomaly
+from runtime import anomaly, forward_grad
+from runtime._tensor import Tensor
 from runtime.anomaly import _state as _anomaly_state
+from runtime.dtypes import type_string
+from runtime.grad_mode import is_grad_enabled
+from runtime.hooks import RemovableHandle, add_hook
 from runtime.namespaces import array_ops, tensor_ops
-
-if TYPE_CHECKING:
-    from runtime.tensor import Tensor
 
 # Nodes are numbered as they are made; the engine runs later nodes first.
 _sequence_numbers = itertools.count()
@@ -34,30 +38,6 @@ ERR_BACKWARD_TWICE = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward."
 )
-
-
-class RemovableHandle:
-    """Returned by register_hook: `handle.remove()` takes the hook out again."""
-
-    __slots__ = ("_hooks", "_key")
-    _next_key = itertools.count()
-
-    def __init__(self, hooks: dict) -> None:
-        self._hooks = hooks
-        self._key = next(RemovableHandle._next_key)
-
-    @property
-    def id(self) -> int:
-        return self._key
-
-    def remove(self) -> None:
-        self._hooks.pop(self._key, None)
-
-
-def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = fn
-    return handle
 
 
 # What few nodes carry is kept beside them, not in a slot every node would pay for.
@@ -245,9 +225,6 @@ class AccumulateGrad(Node):
     def apply(self, grads: list, ops: Any = tensor_ops) -> list:
         if ops.on_arrays:
             return self._accumulate_array(grads[0])
-        from runtime.grad_mode import is_grad_enabled
-        from runtime.tensor import Tensor, edge, set_history
-
         grad = grads[0]
         if grad is None:
             return []
@@ -262,8 +239,9 @@ class AccumulateGrad(Node):
             # with create_graph the copy keeps the gradient's history, as in PyTorch.
             copy = Tensor._make(grad._data.copy(), None)
             if is_grad_enabled() and grad.requires_grad:
-                node = CopyBackwards(((None, 0), edge(grad)))
-                set_history(copy, node)
+                node = CopyBackwards(((None, 0), gradient_edge(grad)))
+                node._input_metadata = ((copy._data.shape, copy._data.dtype),)
+                copy.grad_fn = node
             variable.grad = copy
         elif is_grad_enabled():
             variable.grad = variable.grad + grad  # create_graph: out of place, recorded
@@ -272,8 +250,6 @@ class AccumulateGrad(Node):
         return []
 
     def _accumulate_array(self, grad: Any) -> list:
-        from runtime.tensor import Tensor
-
         if grad is None:
             return []
         variable = self.variable
@@ -428,19 +404,58 @@ class CopySlices(Node):
 
 def _on_tensors(node: Node, grads: list) -> list:
     """A node that computes on arrays only, given Tensors: the same on their arrays."""
-    from runtime.tensor import Tensor
-
     _refuse_double_backward(node, grads)
     outputs = node.apply([None if g is None else g._data for g in grads], array_ops)
     return [None if g is None else Tensor._make(g, None) for g in outputs]
 
 
 def _refuse_double_backward(node: Node, grads: list) -> None:
-    from runtime.grad_mode import is_grad_enabled
-
     if is_grad_enabled() and any(g is not None and g.requires_grad for g in grads):
         raise RuntimeError(f"gradgen cannot differentiate {node.name()} a second time "
                            "(create_graph=True through an in-place op on a view)")
+
+
+# -- where a tensor's gradient goes ---------------------------------------------------------
+
+# Every input that needs no gradient shares this edge.
+NO_EDGE = (None, 0)
+
+
+def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
+    """The AccumulateGrad of a leaf: made once, and kept alive by the graph alone."""
+    node = tensor._grad_accumulator() if tensor._grad_accumulator is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor._grad_accumulator = weakref.ref(node)
+    return node
+
+
+def gradient_edge(value: Any) -> tuple[Node | None, int]:
+    """Where the gradient for `value` goes: its grad_fn, or its leaf's AccumulateGrad."""
+    if isinstance(value, Tensor):
+        if value._base is not None and value._base.grad_fn is not value._base_grad_fn:
+            regenerate_view(value)
+        if value.grad_fn is not None:
+            return (value.grad_fn, value._output_nr)
+        if value._requires_grad:
+            return (grad_accumulator(value), 0)
+    return NO_EDGE
+
+
+def regenerate_view(view: Tensor) -> None:
+    """Give a view whose base was changed in place a grad_fn through the base's new one."""
+    base = view._base
+    view._base_grad_fn = base.grad_fn
+    if view.grad_fn is None and view._requires_grad:
+        return  # made under no_grad: a leaf of its own
+    if not base.requires_grad:
+        view.grad_fn = None
+        return
+    node = AsStridedBackward0(view_geometry(view._data, base._data), base._data)
+    node.set_next_edges((gradient_edge(base),))
+    node._input_metadata = ((view._data.shape, view._data.dtype),)
+    view.grad_fn = node
+    view._output_nr = 0
 
 
 def strip_backward(name: str) -> str:
@@ -489,8 +504,6 @@ class SavedVariable:
             self._owner_name = tensor.grad_fn.name() if tensor.grad_fn is not None else None
             self._fw_grad = None
             if tensor._fw_grad is not None:  # kept for forward AD (forward-over-reverse)
-                from runtime import forward_grad
-
                 self._fw_grad = forward_grad.saved_tangent(tensor)
         else:
             self._tensor = tensor
@@ -513,23 +526,17 @@ class SavedVariable:
             raise RuntimeError(self._version_error(counter.version))
         if not self._is_output:
             return self._tensor
-        from runtime.tensor import Tensor
-
         tensor = Tensor._make(self._data, None)
         tensor._version_counter = counter
         if grad_fn is not None and self._requires_grad:
             tensor.grad_fn = grad_fn
             tensor._output_nr = self._output_nr
         if self._fw_grad is not None:
-            from runtime import forward_grad
-
             forward_grad.restore_tangent(tensor, self._fw_grad)
         return tensor
 
     def _version_error(self, current: int) -> str:
         data = self._data if self._is_output else self._tensor._data
-        from runtime.tensor import type_string
-
         if self._is_output:
             owner = self._owner_name
         else:

@@ -203,7 +203,7 @@ CASES = [
       for name in ("class", "import", "lambda", "None")),
     *(Case(f"op-named-{name}", f"- name: {name}(Tensor self) -> Tensor\n  self: grad\n",
            7, 9, name, name, f"an op may not be named {name!r}: generated code uses that name")
-      for name in ("kernels", "_T", "map", "SavedVariable", "__init__")),
+      for name in ("kernels", "recording", "map", "SavedVariable", "__init__")),
     *(Case(f"argument-named-{name}", f"- name: relu(Tensor self, Tensor {name}) -> Tensor\n"
            f"  self: grad\n  {name}: grad\n",
            7, 34, name, "relu", f"{name!r} may not name an argument or output")

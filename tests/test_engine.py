@@ -18,7 +18,8 @@ import pytest
 import torch  # the oracle: a missing torch is a failure, not a skip
 
 import runtime
-from runtime.tensor import Size, next_edges, set_history, wrap
+from runtime._tensor import Size
+from runtime.recording import collect_next_edges, set_history, wrap
 
 LIBRARIES = {"torch": torch, "runtime": runtime}
 
@@ -823,7 +824,7 @@ def custom_op(lib: Any, backward: Callable) -> Callable:
 
     def apply(x):
         node = MyFnBackward()
-        node.set_next_edges(next_edges(x))
+        node.set_next_edges(collect_next_edges(x))
         result = wrap(x._data * 1)
         set_history(result, node)
         return result

@@ -155,16 +155,31 @@ def test_a_formula_edit_changes_only_the_lines_that_show_it(spec: Path) -> None:
     assert all("neg" in line for lines in changed.values() for line in lines)
 
 
-def test_generated_ops_import_on_their_own() -> None:
-    """`from generated import ops` first, before runtime, still gives a working module."""
-    run = subprocess.run(
-        [sys.executable, "-c", "from generated import ops\nimport runtime\n"
-         "x = runtime.tensor([1.0, -1.0], requires_grad=True)\n"
-         "print(ops.relu(x).grad_fn.name())"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )
+def _python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_generated_is_a_layer_of_the_runtime() -> None:
+    """`import runtime` imports generated/ in its place among the layers; the package alone
+    imports nothing (codegen's verify imports it first, to see where it comes from)."""
+    run = _python("import sys\nimport generated\n"
+                  "print([m for m in sys.modules if m.split('.')[0] == 'runtime'])")
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == "ReluBackward0"
+    assert run.stdout.strip() == "[]"
+    run = _python("import runtime\nfrom generated import ops\n"
+                  "x = runtime.tensor([1.0, -1.0], requires_grad=True)\n"
+                  "print(ops.relu is runtime.relu, ops.relu(x).grad_fn.name())")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "True ReluBackward0"
+
+
+def test_generated_ops_before_runtime_fail_loudly() -> None:
+    """generated/ops.py imports the runtime, whose package imports ops.py: imported first,
+    it stops at Python's circular-import error, never leaving a runtime without its ops."""
+    run = _python("from generated import ops")
+    assert run.returncode != 0
+    assert "ImportError" in run.stderr and "circular import" in run.stderr, run.stderr
 
 
 @pytest.mark.parametrize(("schema", "signature"), [

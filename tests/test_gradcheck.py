@@ -20,7 +20,7 @@ import torch  # the oracle: a missing torch is a failure, not a skip
 
 import runtime
 from runtime.autograd import GradcheckError
-from runtime.tensor import next_edges, set_history, wrap
+from runtime.recording import collect_next_edges, set_history, wrap
 
 _rng = np.random.default_rng(1)
 DATA = {
@@ -117,7 +117,7 @@ def custom(lib: Any, forward: Callable, backward: Callable) -> Callable:
 
     def apply(x):
         node = CustomBackward(x)
-        node.set_next_edges(next_edges(x))
+        node.set_next_edges(collect_next_edges(x))
         with runtime.no_grad():
             results = forward(lib, x)
         outputs = results if isinstance(results, tuple) else (results,)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-PACKAGES = ["codegen"]
+PACKAGES = ["codegen", "runtime", "generated"]
 
 
 def _modules(root: Path, package: str) -> dict[str, Path]:

@@ -3,8 +3,6 @@ from small inline specs, checked against PyTorch's `_saved_*` attributes."""
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
 import torch
@@ -14,12 +12,11 @@ from codegen import verify
 from codegen.load import manual_helpers, parse_spec
 from codegen.render import op_context
 from codegen.schema import parse_schema
+from runtime import recording
 from runtime.node import SavedVariable, SavedVariableList
 
 INFOS = {info.name: info for info in verify.load()}
 HELPERS = manual_helpers(verify.ROOT / "runtime" / "manual.py")
-# The module, not the `runtime.tensor()` factory that shadows it as a package attribute.
-RUNTIME_TENSOR = importlib.import_module("runtime.tensor")
 
 
 def exposed(info) -> set[str]:
@@ -177,7 +174,7 @@ def _run_saves(info, values: dict) -> dict:
         pass
 
     grad_fn = Recorder()
-    namespace = {"_T": RUNTIME_TENSOR, "SavedVariable": SavedVariable,
+    namespace = {"recording": recording, "SavedVariable": SavedVariable,
                  "SavedVariableList": SavedVariableList, "grad_fn": grad_fn, **values}
     context = op_context(info, [info])
     for statement in context["saves_before"] + context["saves_after"]:

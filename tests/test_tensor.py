@@ -8,6 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+import runtime
+from generated.tensor_methods import TensorMethods
+from runtime.composite import CompositeMethods
 from tests.oracle import same
 
 
@@ -238,3 +241,18 @@ def test_set_default_dtype_reaches_new_tensors_and_integer_division() -> None:
             lib.set_default_dtype(lib.float32)
         return [str(d) for d in made]
     same(program)
+
+
+# -- methods ----------------------------------------------------------------------------------
+
+def test_op_methods_are_set_on_the_class() -> None:
+    """runtime/methods.py copies the spec's methods, then the composite ones, onto Tensor,
+    which inherits from neither; a tensor stays hashable, though the spec's class
+    defines `__eq__` (and so has no `__hash__`)."""
+    tensor = runtime.Tensor
+    assert tensor.__mro__ == (tensor, object)
+    assert tensor.add is TensorMethods.add and tensor.__mul__ is TensorMethods.__mul__
+    assert tensor.reshape is CompositeMethods.reshape and tensor.T is CompositeMethods.T
+    assert TensorMethods.__hash__ is None
+    x = runtime.tensor([1.0, 2.0])
+    assert hash(x) == object.__hash__(x) and {x: 1}[x] == 1

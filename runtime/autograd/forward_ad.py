@@ -14,11 +14,11 @@ from __future__ import annotations
 import contextlib
 from typing import NamedTuple
 
-from runtime import forward_grad
-from runtime import tensor as _T
+from generated import ops
+from runtime import forward_grad, recording
+from runtime._tensor import Tensor
 from runtime.grad_mode import is_grad_enabled
 from runtime.node import Node
-from runtime.tensor import Tensor
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
            "make_dual", "unpack_dual"]
@@ -67,8 +67,6 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     Like PyTorch's, the view is recorded by reverse mode (ViewBackward0), so make_dual is
     backward differentiable.
     """
-    from generated import ops
-
     if level is None and forward_grad.current_level() < 0:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
                            "make sure to enter_dual_level() first.")
@@ -121,9 +119,9 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     if tensor._fw_grad is None:
         return UnpackedDualTensor(tensor, None)
     _check_level(level, "_fw_primal")
-    primal = _T.wrap_view(tensor._data, tensor)
+    primal = recording.as_view(tensor, tensor._data)
     if is_grad_enabled() and tensor.requires_grad:
         node = Identity()
-        node.set_next_edges(_T.next_edges(tensor))
-        _T.set_history(primal, node)
+        node.set_next_edges(recording.collect_next_edges(tensor))
+        recording.set_history(primal, node)
     return UnpackedDualTensor(primal, tensor._fw_grad)

@@ -16,10 +16,11 @@ from collections.abc import Callable
 from typing import Any
 
 from generated.ops import stack
-from runtime.autograd import grad as _grad
+from runtime._tensor import Tensor
+from runtime.autograd import forward_ad
+from runtime.autograd.gradients import grad as _grad
 from runtime.factories import zeros, zeros_like
 from runtime.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
-from runtime.tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
@@ -337,8 +338,6 @@ def _jacobian_rows(index: int, output: Tensor, inputs: tuple, create_graph: bool
 def _jacobian_columns(func: Callable[..., Any], inputs: Any, strict: bool) -> Any:
     """The Jacobian in forward mode: input element j of input k, as a tangent, gives the
     column of every output block [i][k]."""
-    from runtime.autograd import forward_ad
-
     if strict:
         raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
                            '`strategy="forward-mode"` are not supported together (yet). Please '

@@ -27,10 +27,12 @@ import numpy as np
 
 from generated.ops import stack
 from runtime import engine
-from runtime.autograd import grad as _grad
+from runtime._tensor import Tensor
+from runtime.autograd import forward_ad
+from runtime.autograd.gradients import grad as _grad
 from runtime.factories import eye, rand_like, tensor, zeros, zeros_like
 from runtime.grad_mode import no_grad
-from runtime.tensor import Tensor, edge
+from runtime.node import gradient_edge
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
@@ -204,8 +206,6 @@ def _forward_jacobians(func: Callable, inputs: tuple,
                        func_out: tuple) -> list[list[Tensor | None]]:
     """[input][output] Jacobians from forward mode, laid out as _numerical_jacobians's: row
     k is the outputs' tangent when element k of the input has tangent 1, the others 0."""
-    from runtime.autograd import forward_ad
-
     jacobians = []
     for position, x in _differentiable_inputs(inputs):
         rows = []
@@ -327,8 +327,8 @@ def _autograd_grad_allowing_undefined(outputs: Sequence[Tensor], inputs: list[Te
     if not outputs:
         return [None] * len(inputs)
     grads = [None if i in undefined else zeros_like(o) for i, o in enumerate(outputs)]
-    return engine.execute([edge(o) for o in outputs], grads, keep_graph=False,
-                          create_graph=False, inputs=[edge(x) for x in inputs],
+    return engine.execute([gradient_edge(o) for o in outputs], grads, keep_graph=False,
+                          create_graph=False, inputs=[gradient_edge(x) for x in inputs],
                           accumulate=False)
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from runtime._tensor import Tensor
 from runtime.nn import functional as F
 from runtime.nn.module import Module
-from runtime.tensor import Tensor
 
 __all__ = ["Dropout"]
 

@@ -11,8 +11,8 @@ import math
 import warnings
 
 from runtime import factories
+from runtime._tensor import Tensor
 from runtime.grad_mode import no_grad
-from runtime.tensor import Tensor
 
 __all__ = [
     "calculate_gain", "constant_", "ones_", "zeros_", "uniform_", "normal_", "xavier_uniform_",

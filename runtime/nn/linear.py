@@ -6,11 +6,11 @@ import math
 from typing import Any
 
 from runtime import factories
+from runtime._tensor import Tensor
 from runtime.nn import functional as F
 from runtime.nn import init
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
-from runtime.tensor import Tensor
 
 __all__ = ["Identity", "Linear"]
 

@@ -6,9 +6,9 @@ appears in state_dict.
 
 from __future__ import annotations
 
+from runtime._tensor import Tensor
 from runtime.nn import functional as F
 from runtime.nn.module import Module
-from runtime.tensor import Tensor
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "L1Loss", "MSELoss", "NLLLoss",

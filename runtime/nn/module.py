@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from runtime import dtypes
+from runtime._tensor import Tensor
+from runtime.dtypes import type_string
 from runtime.grad_mode import no_grad
+from runtime.hooks import RemovableHandle, add_hook
 from runtime.nn.parameter import Parameter
-from runtime.node import RemovableHandle, add_hook
-from runtime.tensor import Tensor, type_string
 
 __all__ = ["Module", "typename"]
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from runtime import dtypes
-from runtime.tensor import Tensor
+from runtime._tensor import Tensor
 
 __all__ = ["Parameter"]
 

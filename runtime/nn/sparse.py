@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from runtime import factories
+from runtime._tensor import Tensor
 from runtime.grad_mode import no_grad
 from runtime.nn import functional as F
 from runtime.nn import init
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
-from runtime.tensor import Tensor
 
 __all__ = ["Embedding"]
 

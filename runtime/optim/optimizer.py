@@ -13,9 +13,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from runtime._tensor import Tensor
 from runtime.grad_mode import enable_grad, no_grad
 from runtime.nn.module import typename, zero_grad_of
-from runtime.tensor import Tensor
 
 __all__ = ["Optimizer", "required", "step_without_grad"]
 

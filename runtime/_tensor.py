@@ -1,37 +1,32 @@
 """Tensor: numpy data plus the autograd fields PyTorch keeps (grad, grad_fn, version, ...).
 
-The op methods (`add`, `sum`, `__mul__`, ...) come from the generated `TensorMethods`;
-this file holds what every tensor has whatever ops the spec declares, and the few
-functions the generated forward wrappers call to record the graph.
+This file holds what every tensor has whatever ops the spec declares; it sits below the
+nodes (runtime/node.py), which make Tensors, and imports none of them. The op methods
+(`add`, `sum`, `__mul__`, ...) and `backward` are set on the class by runtime/methods.py,
+once the modules they call exist (PyTorch keeps this class in torch/_tensor.py too, so
+that `torch.tensor` names only the factory).
 """
 
 from __future__ import annotations
 
 import warnings
 import weakref
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from generated.tensor_methods import TensorMethods
-from runtime import dtypes, kernels
+from runtime import dtypes
 from runtime._tensor_str import format_tensor
-from runtime.composite import CompositeMethods
 from runtime.dtypes import type_string
 from runtime.grad_mode import _state as _grad_state
-from runtime.grad_mode import is_grad_enabled, is_inference_mode_enabled
-from runtime.node import (
-    AccumulateGrad,
-    AsStridedBackward0,
-    CopySlices,
-    Node,
-    RemovableHandle,
-    add_hook,
-    view_geometry,
-)
+from runtime.grad_mode import is_inference_mode_enabled
+from runtime.hooks import RemovableHandle, add_hook
 
-__all__ = ["Size", "Tensor", "type_string"]
+if TYPE_CHECKING:
+    from runtime.node import Node
+
+__all__ = ["Size", "Tensor", "VersionCounter"]
 
 
 class Size(tuple):
@@ -94,7 +89,9 @@ _NON_LEAF_GRAD_WARNING = (
 )
 
 
-class Tensor(TensorMethods, CompositeMethods):
+class Tensor:
+    """A numpy array with autograd's fields; its op methods come from runtime/methods.py."""
+
     __slots__ = (
         "_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_counter",
         "_backward_hooks", "_retains_grad", "_grad_accumulator", "_base", "_base_grad_fn",
@@ -223,14 +220,6 @@ class Tensor(TensorMethods, CompositeMethods):
     def data(self, value: Tensor) -> None:
         self._data = value._data
 
-    def _grad_accumulator_node(self) -> AccumulateGrad:
-        """The AccumulateGrad of a leaf: made once, and kept alive by the graph alone."""
-        node = self._grad_accumulator() if self._grad_accumulator is not None else None
-        if node is None:
-            node = AccumulateGrad(self)
-            self._grad_accumulator = weakref.ref(node)
-        return node
-
     def detach(self) -> Tensor:
         tensor = Tensor._make(self._data, None)
         tensor._version_counter = self._version_counter
@@ -270,17 +259,6 @@ class Tensor(TensorMethods, CompositeMethods):
             return add_hook(self._backward_hooks, hook)
         return self.grad_fn.add_tensor_pre_hook(self._output_nr, hook)
 
-    def backward(
-        self,
-        gradient: Tensor | None = None,
-        retain_graph: bool | None = None,
-        create_graph: bool = False,
-        inputs: Sequence[Tensor] | Tensor | None = None,
-    ) -> None:
-        from runtime.autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
     def _accumulate_(self, other: Tensor) -> None:
         """`self += other` on the data, for gradient accumulation outside any graph."""
         self._data += other._data
@@ -308,7 +286,8 @@ class Tensor(TensorMethods, CompositeMethods):
 
     def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         """Steps between elements, in elements, along each dimension (or along `dim`)."""
-        steps = strides(self)
+        itemsize = self._data.itemsize
+        steps = tuple([step // itemsize for step in self._data.strides])
         return steps if dim is None else steps[dim]
 
     def dim(self) -> int:
@@ -403,244 +382,6 @@ class Tensor(TensorMethods, CompositeMethods):
         return self._data if dtype is None else self._data.astype(dtype)
 
 
-# ---------------------------------------------------------------------------------------
-# Recording the graph: called by the generated forward wrappers (generated/ops.py).
-# ---------------------------------------------------------------------------------------
-
-def data(value: Any) -> Any:
-    """The numpy array of a Tensor, a list of them for a Tensor[] (None items stay None,
-    as in index's `Tensor?[] indices`); anything else (a number, None) as it is."""
-    if isinstance(value, Tensor):
-        return value._data
-    if isinstance(value, list | tuple) and any(isinstance(v, Tensor) for v in value):
-        return [v._data if isinstance(v, Tensor) else v for v in value]
-    return value
-
-
-def int_tuple(value: Any) -> Any:
-    """An int-list argument as a tuple: a bare int is a list of one, None stays None."""
-    if value is None or type(value) is tuple:
-        return value
-    if isinstance(value, int):
-        return (value,)
-    return tuple(value)
-
-
-def numpy_dtype(dtype: dtypes.dtype | None) -> np.dtype | None:
-    """A ScalarType argument as the kernels take it."""
-    return None if dtype is None else dtype.numpy
-
-
-def wrap(array: Any) -> Tensor:
-    """A new leaf Tensor around a kernel's result."""
-    if not isinstance(array, np.ndarray):
-        array = np.asarray(array)
-    return Tensor._make(array, None)
-
-
-def wrap_view(array: np.ndarray, base: Tensor) -> Tensor:
-    """A Tensor that shares `base`'s storage and version counter.
-
-    Made under no_grad from a tensor that requires grad, the view is a leaf that requires
-    grad, as in PyTorch (in-place writes to it are refused by check_inplace).
-    """
-    tensor = Tensor._make(array, None, not is_grad_enabled() and base.requires_grad)
-    tensor._version_counter = base._version_counter
-    tensor._base = base if base._base is None else base._base
-    tensor._base_grad_fn = tensor._base.grad_fn
-    return tensor
-
-
-def any_requires_grad(*values: Any) -> bool:
-    """Whether to record: grad mode on and some differentiable input requires grad."""
-    if not _grad_state.enabled:
-        return False
-    for value in values:
-        if isinstance(value, Tensor):
-            if value.grad_fn is not None or value._requires_grad:
-                return True
-        elif isinstance(value, list | tuple):
-            if any(isinstance(v, Tensor) and v.requires_grad for v in value):
-                return True
-    return False
-
-
-def edge(value: Any) -> tuple[Node | None, int]:
-    """Where the gradient for `value` goes: its grad_fn, or its leaf's AccumulateGrad."""
-    if isinstance(value, Tensor):
-        if value._base is not None and value._base.grad_fn is not value._base_grad_fn:
-            regenerate_view(value)
-        if value.grad_fn is not None:
-            return (value.grad_fn, value._output_nr)
-        if value._requires_grad:
-            return (value._grad_accumulator_node(), 0)
-    return NO_EDGE
-
-
-# Every input that needs no gradient shares this edge.
-NO_EDGE = (None, 0)
-
-
-def next_edges(*values: Any) -> tuple[tuple[Node | None, int], ...]:
-    """One edge per differentiable input; a Tensor[] input gives one edge per tensor."""
-    edges: list[tuple[Node | None, int]] = []
-    for value in values:
-        kind = type(value)
-        if kind is list or kind is tuple:
-            edges.extend(map(edge, value))
-        else:
-            edges.append(edge(value))
-    return tuple(edges)
-
-
-def set_history(tensor: Tensor, grad_fn: Node) -> None:
-    """Make `tensor` the next output of `grad_fn` (PyTorch's set_history)."""
-    tensor._output_nr = len(grad_fn._input_metadata)
-    grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
-    tensor.grad_fn = grad_fn
-
-
-def skip_output(tensor: Tensor, grad_fn: Node) -> None:
-    """A non-differentiable output (e.g. indices) still takes its slot in grad_fn's inputs."""
-    grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
-
-
-def sizes(value: Any) -> tuple[int, ...]:
-    """`x.shape`, also for a Python number standing in for a Tensor argument."""
-    return value._data.shape if isinstance(value, Tensor) else ()
-
-
-def dim(value: Any) -> int:
-    """`x.ndim`, saved by a node whose formula reads only that."""
-    return value._data.ndim if isinstance(value, Tensor) else 0
-
-
-def numel(value: Any) -> int:
-    """`x.numel()`, saved by a node whose formula reads only that."""
-    return value._data.size if isinstance(value, Tensor) else 1
-
-
-def list_sizes(values: Sequence[Tensor]) -> list[tuple[int, ...]]:
-    return [v._data.shape for v in values]
-
-
-def strides(value: Any) -> tuple[int, ...]:
-    """`x.stride()`, in elements as PyTorch counts them, saved by a node that reads it."""
-    if not isinstance(value, Tensor):
-        return ()
-    itemsize = value._data.itemsize
-    return tuple([stride // itemsize for stride in value._data.strides])
-
-
-def scalar_type(value: Any) -> Any:
-    return value.dtype if isinstance(value, Tensor) else None
-
-
-# -- in-place ops -------------------------------------------------------------------------
-
-def check_inplace(tensor: Tensor) -> None:
-    """PyTorch's checks before an in-place op may write into `tensor`."""
-    counter = tensor._counter  # None: never shared or bumped, so not an inference tensor
-    if counter is not None and counter.inference and not is_inference_mode_enabled():
-        raise RuntimeError(
-            "Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
-            "a clone to get a normal tensor before doing inplace update.See "
-            "https://github.com/pytorch/rfcs/pull/17 for more details."
-        )
-    if not is_grad_enabled():
-        return
-    if tensor.grad_fn is None and tensor._requires_grad:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    base = tensor._base
-    if base is not None and base.grad_fn is None and base._requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
-    if base is not None and (base.requires_grad or tensor.requires_grad) and \
-            view_geometry(tensor._data, base._data) is None:
-        raise RuntimeError(
-            "gradgen cannot write in place through this view with grad mode on: its base is "
-            "not laid out contiguously, or the view repeats elements (PyTorch would rebase the "
-            "base's history with CopySlices); use an out-of-place op"
-        )
-
-
-def original(tensor: Tensor) -> Tensor:
-    """A snapshot of `tensor` before an in-place op overwrites it, keeping its history (and
-    a snapshot of its tangent, which the op may overwrite too)."""
-    snapshot = Tensor._make(tensor._data.copy(), tensor.grad_fn, tensor._requires_grad)
-    snapshot._output_nr = tensor._output_nr
-    if tensor._fw_grad is not None:
-        from runtime import forward_grad
-
-        forward_grad.set_tangent(snapshot, original(tensor._fw_grad))
-    return snapshot
-
-
-def bump_version(tensor: Tensor) -> None:
-    """After an in-place kernel wrote into `tensor`'s storage."""
-    tensor._version_counter.version += 1
-
-
-def write_inplace(tensor: Tensor, result: Any) -> None:
-    """Write a kernel's result into `tensor`'s storage and bump its version.
-
-    A result that is a reshaped view of the storage itself (`squeeze_`) changes only the
-    tensor's shape.
-    """
-    result = np.asarray(result)
-    target = tensor._data
-    if result.shape != target.shape and result.size == target.size and \
-            np.shares_memory(result, target):
-        tensor._data = result
-        tensor._version_counter.version += 1
-        return
-    kernels.check_inplace_result(target, result.dtype, result.shape)
-    np.copyto(tensor._data, result, casting="unsafe")
-    tensor._version_counter.version += 1
-
-
 def _scalar_type_name(array: np.ndarray) -> str:
     """`Float`, `Long`: PyTorch's name for a dtype in messages."""
     return type_string(array).removeprefix("torch.").removesuffix("Tensor")
-
-
-def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
-    """After an in-place op, `tensor` is the output of the in-place op's node.
-
-    Written through a view, it is the base that changed: the base's grad_fn becomes a
-    CopySlices around the op's node, and the view reaches it through its window
-    (AsStridedBackward0), as in PyTorch.
-    """
-    grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
-    base = tensor._base
-    if base is None:
-        tensor.grad_fn = grad_fn
-        tensor._output_nr = 0
-        return
-    geometry = view_geometry(tensor._data, base._data)
-    if geometry is None:
-        raise RuntimeError("gradgen cannot record an in-place op through this view: its base "
-                           "is not laid out contiguously, or the view repeats elements")
-    copy_slices = CopySlices(grad_fn, geometry)
-    copy_slices.set_next_edges((edge(base), *grad_fn._next_functions[1:]))
-    copy_slices._input_metadata = ((base._data.shape, base._data.dtype),)
-    base.grad_fn = copy_slices
-    base._output_nr = 0
-    regenerate_view(tensor)
-
-
-def regenerate_view(view: Tensor) -> None:
-    """Give a view whose base was changed in place a grad_fn through the base's new one."""
-    base = view._base
-    view._base_grad_fn = base.grad_fn
-    if view.grad_fn is None and view._requires_grad:
-        return  # made under no_grad: a leaf of its own
-    if not base.requires_grad:
-        view.grad_fn = None
-        return
-    node = AsStridedBackward0(view_geometry(view._data, base._data), base._data)
-    node.set_next_edges((edge(base),))
-    node._input_metadata = ((view._data.shape, view._data.dtype),)
-    view.grad_fn = node
-    view._output_nr = 0

@@ -1,0 +1,154 @@
+"""backward and grad: the gradients of outputs with respect to inputs, through the engine.
+
+`runtime.autograd` exports them (as torch.autograd does); they live in a module of their
+own so that the autograd modules built on them (functional, gradcheck) import them from
+below, not from the package that imports those modules.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+from runtime import engine
+from runtime._tensor import Tensor
+from runtime.factories import ones_like, zeros_like
+from runtime.node import gradient_edge
+
+__all__ = ["backward", "grad"]
+
+
+def _as_tuple(value: Tensor | Sequence[Tensor] | None) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, Tensor):
+        return (value,)
+    return tuple(value)
+
+
+def _make_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list:
+    """The gradients the roots start from: given ones, or 1 for a scalar output.
+
+    Like PyTorch, extra gradients are ignored and missing ones are an error.
+    """
+    if not grad_outputs:
+        grad_outputs = (None,) * len(outputs)
+    grads = []
+    for i, (output, given) in enumerate(zip(outputs, grad_outputs, strict=False)):
+        if given is None:
+            if not output.requires_grad:
+                grads.append(None)  # the root check reports it
+                continue
+            if output.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            grads.append(ones_like(output))
+            continue
+        if not isinstance(given, Tensor):
+            raise TypeError(f"gradient must be a Tensor or None, not {type(given).__name__}")
+        if given.shape != output.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {given.shape} and "
+                f"output[{i}] has a shape of {output.shape}."
+            )
+        grads.append(given if create_graph else given.detach())
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    return grads
+
+
+def _root_edges(outputs: tuple) -> list:
+    edges = []
+    for i, output in enumerate(outputs):
+        if not output.requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        edges.append(gradient_edge(output))
+    return edges
+
+
+_warned_create_graph_cycle = False
+
+
+def _warn_create_graph_cycle() -> None:
+    """PyTorch's warning, given once per process like its TORCH_WARN_ONCE."""
+    global _warned_create_graph_cycle
+    _warned_create_graph_cycle = True
+    warnings.warn(
+        "Using backward() with create_graph=True will create a reference cycle between the "
+        "parameter and its gradient which can cause a memory leak. We recommend using "
+        "autograd.grad when creating the graph to avoid this. If you have to use this "
+        "function, make sure to reset the .grad fields of your parameters to None after use "
+        "to break the cycle and avoid the leak.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def backward(
+    tensors: Tensor | Sequence[Tensor],
+    grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Tensor | Sequence[Tensor] | None = None,
+) -> None:
+    """Accumulate into `.grad` of the leaves (or of `inputs`) the gradient of `tensors`."""
+    outputs = _as_tuple(tensors)
+    grad_outputs = _as_tuple(grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if create_graph and not _warned_create_graph_cycle:
+        _warn_create_graph_cycle()
+    wanted = _as_tuple(inputs)
+    if inputs is not None and not wanted:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    grads = _make_grads(outputs, grad_outputs, create_graph)
+    roots = _root_edges(outputs)
+    # As in PyTorch, a non-leaf named in `inputs` gets its gradient through retain_grad.
+    for tensor in wanted:
+        tensor.retain_grad()
+    engine.execute(roots, grads, retain_graph, create_graph, [gradient_edge(t) for t in wanted])
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> tuple:
+    """The gradients of `outputs` with respect to `inputs`, leaving every `.grad` alone."""
+    outs = _as_tuple(outputs)
+    ins = _as_tuple(inputs)
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_grads(outs, _as_tuple(grad_outputs), create_graph)
+    roots = _root_edges(outs)
+    capture = []
+    for tensor in ins:
+        if not tensor.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        capture.append(gradient_edge(tensor))
+    captured = engine.execute(roots, grads, retain_graph, create_graph, capture,
+                              accumulate=False)
+    results = []
+    for i, (tensor, grad_) in enumerate(zip(ins, captured, strict=True)):
+        if grad_ is None:
+            if materialize_grads:
+                grad_ = zeros_like(tensor)
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
+                )
+        results.append(grad_)
+    return tuple(results)

@@ -1,0 +1,43 @@
+"""Tensor's op methods, set on the class once everything they call exists.
+
+The Tensor class (runtime/_tensor.py) sits below the nodes, the generated wrappers and the
+composite ops, so it cannot inherit its methods from them. Instead, as HIPS autograd's
+numpy_boxes.py does for its ArrayBox, this module (imported by runtime/__init__.py) sets
+them on the class: `backward`, then the spec's methods and operators
+(generated/tensor_methods.py), then the composite ones (runtime/composite.py). A name
+already on the class keeps its first definition, so Tensor's own methods come first, then
+the spec's, then the composite ones, as a class inheriting from both would resolve them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import FunctionType
+
+from generated.tensor_methods import TensorMethods
+from runtime._tensor import Tensor
+from runtime.autograd import gradients
+from runtime.composite import CompositeMethods
+
+
+def backward(
+    self: Tensor,
+    gradient: Tensor | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Sequence[Tensor] | Tensor | None = None,
+) -> None:
+    """Accumulate this tensor's gradient into the leaves' `.grad` (autograd.backward)."""
+    gradients.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def install(methods: type) -> None:
+    """Set each function and property of `methods` on Tensor, unless Tensor has the name."""
+    for name, value in vars(methods).items():
+        if isinstance(value, FunctionType | property) and name not in vars(Tensor):
+            setattr(Tensor, name, value)
+
+
+Tensor.backward = backward
+install(TensorMethods)
+install(CompositeMethods)
