@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jinja2
@@ -395,35 +396,115 @@ def _inplace_write(info: OpInfo, kernel_args: str, kernel_call: str,
     return [f"recording.write_inplace(self_, {kernel_call})"]
 
 
-def op_context(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = frozenset()) -> dict:
+def _indent(lines: list[str]) -> list[str]:
+    return [f"    {line}" for line in lines]
+
+
+@dataclass(frozen=True)
+class _Wrapper:
+    """What a forward wrapper's body is made of; `body` and `inplace_body` lay it out."""
+
+    info: OpInfo
+    compute: str  # the line that runs the kernel and wraps its outputs
+    write: list[str]  # in place: the lines that write into self
+    history: list[str]
+    saves: list[str]  # saved before the forward-mode tangents: inputs, sizes, values
+    saves_after: list[str]  # outputs, saved after them (torchgen's order)
+    inplace_saves: list[str]
+    inplace_saves_after: list[str]
+    forward: dict | None  # how tangents pass on (_forward_ad)
+    returns: str
+
+    @property
+    def inputs(self) -> str:
+        return ", ".join(local_name(i.name) for i in self.info.inputs)
+
+    def _make_node(self) -> str:
+        return f"grad_fn = {self.info.node_name}(recording.collect_next_edges({self.inputs}))"
+
+    def _missing_forward(self) -> list[str]:
+        """As torch's wrappers: an op without a forward formula raises on a tangent."""
+        return [f"if forward_grad.enabled and forward_grad.any_tangent({self.inputs}):",
+                f"    forward_grad.not_implemented({escape(self.info.name, Into.LITERAL)})"]
+
+    def body(self) -> list[str]:
+        """compute; record the node if a gradient is needed; pass tangents on; return."""
+        lines = [self.compute]
+        missing = self.forward is not None and self.forward["missing"]
+        if not self.info.differentiable:
+            return [*lines, f"return {self.returns}"]
+        if self.saves_after and not missing:  # outputs are saved after the tangents
+            lines += [f"needs_grad = recording.compute_requires_grad({self.inputs})",
+                      "if needs_grad:",
+                      *_indent([self._make_node(), *self.saves, *self.history])]
+        else:
+            lines += [f"if recording.compute_requires_grad({self.inputs}):",
+                      *_indent([self._make_node(), *self.saves, *self.history,
+                                *self.saves_after])]
+        if missing:
+            lines += self._missing_forward()
+        else:
+            lines += [f"if forward_grad.enabled and forward_grad.any_tangent({self.inputs}):",
+                      "    with forward_grad.computing_tangents():",
+                      f"        tangent = {self.forward['call']}",
+                      f"    {self.forward['store']}"]
+            if self.saves_after:
+                lines += ["if needs_grad:", *_indent(self.saves_after)]
+        return [*lines, f"return {self.returns}"]
+
+    def inplace_body(self) -> list[str]:
+        """The same for a write into self: check it may be written, record, write, rebase
+        self's history on the new node, pass the tangent on; return self."""
+        lines = ["recording.check_inplace(self_)"]
+        if not self.info.differentiable:
+            return [*lines, *self.write, "return self_"]
+        missing = self.forward["missing"]
+        lines += [f"needs_grad = recording.compute_requires_grad({self.inputs})",
+                  "if needs_grad:", *_indent([self._make_node(), *self.inplace_saves])]
+        lines += self._missing_forward() if missing else [
+            f"forward_ad = forward_grad.enabled and forward_grad.any_tangent({self.inputs})",
+            "if forward_ad:", "    original_self = recording.original(self_)"]
+        lines += [*self.write, "if needs_grad:", "    recording.rebase_history(self_, grad_fn)"]
+        if not missing:
+            lines += ["if forward_ad:", "    with forward_grad.computing_tangents():",
+                      f"        tangent = {self.forward['inplace_call']}",
+                      "    forward_grad.set_tangent_inplace(self_, tangent)"]
+        if self.inplace_saves_after:
+            lines += ["if needs_grad:", *_indent(self.inplace_saves_after)]
+        return [*lines, "return self_"]
+
+
+def save_statements(info: OpInfo, inplace: bool = False) -> tuple[list[str], list[str]]:
+    """The lines that store what the node saves: (before the tangents, after them)."""
+    before = [_save_statement(info, a, inplace) for a in info.saved if a.kind != "output"]
+    after = [_save_statement(info, a, inplace) for a in info.saved if a.kind == "output"]
+    return before, after
+
+
+def op_contexts(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = frozenset()
+                ) -> list[dict]:
+    """The forward wrapper of an overload, and its in-place form if it has one."""
     schema = info.schema
     kernel_args = ", ".join(_kernel_argument(a) for a in schema.arguments)
     kernel_call = f"kernels.{schema.kernel_name}({kernel_args})"
-    before = [s for s in info.saved if s.kind != "output"]
-    after = [s for s in info.saved if s.kind == "output"]
-    return {
-        "function": wrapper_name(info, group),
-        "name": schema.name,
-        "schema": str(schema),
-        "signature": python_signature(schema),
-        "kernel_call": kernel_call,
-        "inplace_write": _inplace_write(info, kernel_args, kernel_call, kernels),
-        "normalize": _normalize(schema),
-        "compute": _compute_outputs(info, kernel_call),
-        "history": _history(info),
-        "returns": _return_expression(info),
-        "record": info.differentiable,
-        "node": info.node_name,
-        "inputs": ", ".join(local_name(i.name) for i in info.inputs),
-        "saves_before": [_save_statement(info, a, False) for a in before],
-        "saves_after": [_save_statement(info, a, False) for a in after],
-        "inplace": info.inplace,
-        # An op that is itself in place (`zero_(Tensor(a!) self)`) writes into self.
-        "inplace_entry": _writes_self(schema),
-        "inplace_saves_before": [_save_statement(info, a, True) for a in before],
-        "inplace_saves_after": [_save_statement(info, a, True) for a in after],
-        "forward": _forward_ad(info, group),
-    }
+    saves, saves_after = save_statements(info)
+    inplace_saves, inplace_saves_after = save_statements(info, inplace=True)
+    wrapper = _Wrapper(
+        info, compute=_compute_outputs(info, kernel_call),
+        write=_inplace_write(info, kernel_args, kernel_call, kernels),
+        history=_history(info), saves=saves, saves_after=saves_after,
+        inplace_saves=inplace_saves, inplace_saves_after=inplace_saves_after,
+        forward=_forward_ad(info, group), returns=_return_expression(info))
+    function = wrapper_name(info, group)
+    common = {"name": schema.name, "schema": str(schema), "signature": python_signature(schema)}
+    normalize = _normalize(schema)
+    # An op that is itself in place (`zero_(Tensor(a!) self)`) writes into self.
+    body = wrapper.inplace_body() if _writes_self(schema) else wrapper.body()
+    contexts = [{**common, "function": function, "doc": "", "body": [*normalize, *body]}]
+    if info.inplace:
+        contexts.append({**common, "function": f"{function}_", "doc": "In-place ",
+                         "body": [*normalize, *wrapper.inplace_body()]})
+    return contexts
 
 
 def _argument_kind(arg: Argument) -> str:
@@ -553,6 +634,106 @@ def _import_order(name: str) -> tuple:
 
 # -- all files ---------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Bindings:
+    """How the spec's ops are reached from Python: the overloads of each name it binds, and
+    which names are functions, Tensor methods and in-place methods."""
+
+    groups: dict[str, list[OpInfo]]  # every bound name, its overloads in spec order
+    functions: dict[str, list[OpInfo]]  # `torch.add`
+    methods: dict[str, list[OpInfo]]  # `x.add(y)`: the overloads that are methods
+    inplace: dict[str, list[OpInfo]]  # `x.add_(y)`: the overloads with an in-place form
+
+    @classmethod
+    def of(cls, infos: list[OpInfo]) -> Bindings:
+        groups = _bound(infos)
+
+        def keep(test: Callable[[OpInfo], bool]) -> dict[str, list[OpInfo]]:
+            return {base: [i for i in group if test(i)] for base, group in groups.items()
+                    if any(test(i) for i in group)}
+
+        functions = {base: group for base, group in groups.items()
+                     if any(i.function for i in group)}
+        return cls(groups, functions, keep(lambda i: i.method), keep(lambda i: i.inplace))
+
+    def group(self, info: OpInfo) -> list[OpInfo]:
+        return self.groups.get(info.schema.base, [info])
+
+
+def _named_returns(infos: list[OpInfo]) -> list[dict]:
+    """A namedtuple per op whose returns all have names (`max.dim`'s values, indices)."""
+    return [{"name": f"_{i.schema.kernel_name}_return", "type": i.schema.base,
+             "fields": [r.name for r in i.schema.returns]}
+            for i in infos if len(i.schema.returns) > 1 and all(r.name for r in i.schema.returns)]
+
+
+def _aliases(bindings: Bindings) -> list[tuple[str, str]]:
+    """`add = add_Tensor`: a name Python binds to one overload whose wrapper is named after
+    the overload; the same for its in-place form (`add_ = add_Tensor_`)."""
+    aliases = []
+    for base, group in sorted(bindings.functions.items()):
+        if len(group) == 1 and wrapper_name(group[0], group) != base:
+            aliases.append((base, wrapper_name(group[0], group)))
+        inplace = bindings.inplace.get(base, [])
+        if len(inplace) == 1 and wrapper_name(inplace[0], group) + "_" != f"{base}_":
+            aliases.append((f"{base}_", wrapper_name(inplace[0], group) + "_"))
+    return aliases
+
+
+def _node_imports(infos: list[OpInfo]) -> list[str]:
+    """What ops.py takes from runtime.node: only what its save statements use."""
+    kinds = {a.kind for i in infos for a in i.saved}
+    guarded = any(save_guard(i, a) is not None for i in infos for a in i.saved)
+    names = [name for name, used in (("NOT_SAVED", guarded),
+                                     ("SavedVariable", bool(kinds & {"tensor", "output"})),
+                                     ("SavedVariableList", "tensor_list" in kinds)) if used]
+    return [f"from runtime.node import {', '.join(names)}"] if names else []
+
+
+def _public(bindings: Bindings) -> list[str]:
+    """`__all__` of ops.py: the function names, and in-place functions (`torch.sin_`)."""
+    inplace = {f"{base}_" for base, group in bindings.inplace.items()
+               if base in bindings.functions and any(i.inplace_function for i in group)}
+    return sorted({*bindings.functions, *inplace})
+
+
+def render_functions(env: jinja2.Environment, header: dict, infos: list[OpInfo]) -> str:
+    return env.get_template("functions.py.j2").render(
+        **header, nodes=[node_context(i) for i in infos if i.differentiable])
+
+
+def render_ops(env: jinja2.Environment, header: dict, infos: list[OpInfo], bindings: Bindings,
+               kernels: frozenset[str]) -> str:
+    return env.get_template("ops.py.j2").render(
+        **header,
+        wrappers=[w for i in infos for w in op_contexts(i, bindings.group(i), kernels)],
+        nodes=sorted({i.node_name for i in infos if i.differentiable}, key=_import_order),
+        named_returns=_named_returns(infos),
+        overloads=[overload_context(i, bindings.group(i)) for i in infos],
+        by_name=_by_name(bindings.groups, bindings.inplace),
+        dispatchers=[base for base, group in bindings.functions.items() if len(group) > 1]
+        + [f"{base}_" for base, group in bindings.inplace.items() if len(group) > 1],
+        public=_public(bindings), aliases=_aliases(bindings), node_imports=_node_imports(infos),
+    )
+
+
+def render_forward(env: jinja2.Environment, header: dict, infos: list[OpInfo],
+                   bindings: Bindings) -> str:
+    return env.get_template("forward.py.j2").render(
+        **header, functions=[forward_context(i, bindings.group(i)) for i in infos
+                             if i.forward_derivatives])
+
+
+def render_tensor_methods(env: jinja2.Environment, header: dict, infos: list[OpInfo],
+                          bindings: Bindings) -> str:
+    methods = [method_context(base, group) for base, group in sorted(bindings.methods.items())]
+    methods += [method_context(base, group, "_")
+                for base, group in sorted(bindings.inplace.items())]
+    return env.get_template("tensor_methods.py.j2").render(
+        **header, methods=methods, operators=operator_contexts(infos),
+        uses_dispatch=any("_dispatch." in m["call"] for m in methods))
+
+
 def render_all(infos: list[OpInfo], spec_name: str,
                kernels: frozenset[str] = frozenset()) -> dict[str, str]:
     """File name -> text, for every file under generated/.
@@ -562,66 +743,11 @@ def render_all(infos: list[OpInfo], spec_name: str,
     """
     env = _environment()
     header = {"generator": GENERATOR, "spec": spec_name}
-    groups = _bound(infos)
-    functions = {base: group for base, group in groups.items()
-                 if any(i.function for i in group)}
-    methods = {base: [i for i in group if i.method] for base, group in groups.items()
-               if any(i.method for i in group)}
-    inplace_groups = {base: [i for i in group if i.inplace] for base, group in groups.items()
-                      if any(i.inplace for i in group)}
-    named_returns = [
-        {"name": f"_{i.schema.kernel_name}_return", "type": f"{i.schema.base}",
-         "fields": [r.name for r in i.schema.returns]}
-        for i in infos if len(i.schema.returns) > 1 and all(r.name for r in i.schema.returns)
-    ]
-    aliases = []
-    for base, group in sorted(functions.items()):
-        if len(group) == 1 and wrapper_name(group[0], group) != base:
-            aliases.append((base, wrapper_name(group[0], group)))
-        if base in inplace_groups and len(inplace_groups[base]) == 1:
-            target = wrapper_name(inplace_groups[base][0], group) + "_"
-            if target != f"{base}_":
-                aliases.append((f"{base}_", target))
-    kinds = {a.kind for i in infos for a in i.saved}
-    node_imports = [name for name, used in (("NOT_SAVED", any(save_guard(i, a) is not None
-                                                              for i in infos for a in i.saved)),
-                                            ("SavedVariable", kinds & {"tensor", "output"}),
-                                            ("SavedVariableList", "tensor_list" in kinds)) if used]
-    method_list = [method_context(base, group) for base, group in sorted(methods.items())]
-    method_list += [method_context(base, group, "_")
-                    for base, group in sorted(inplace_groups.items())]
-    forward_functions = [forward_context(i, groups.get(i.schema.base, [i])) for i in infos
-                         if i.forward_derivatives]
-    files = {
-        "functions.py": env.get_template("functions.py.j2").render(
-            **header, nodes=[node_context(i) for i in infos if i.differentiable],
-        ),
-        "ops.py": env.get_template("ops.py.j2").render(
-            **header,
-            ops=[op_context(i, groups.get(i.schema.base, [i]), kernels) for i in infos],
-            nodes=sorted({i.node_name for i in infos if i.differentiable}, key=_import_order),
-            named_returns=named_returns,
-            overloads=[overload_context(i, groups.get(i.schema.base, [i])) for i in infos],
-            by_name=_by_name(groups, inplace_groups),
-            dispatchers=[base for base, group in functions.items() if len(group) > 1]
-            + [f"{base}_" for base, group in inplace_groups.items() if len(group) > 1],
-            public=sorted({*functions, *(f"{base}_" for base, group in inplace_groups.items()
-                                         if base in functions
-                                         and any(i.inplace_function for i in group))}),
-            aliases=aliases,
-            # A spec whose nodes save no tensor imports nothing from runtime.node.
-            node_imports=[f"from runtime.node import {', '.join(node_imports)}"]
-            if node_imports else [],
-        ),
-        "forward.py": env.get_template("forward.py.j2").render(
-            **header, functions=forward_functions,
-        ),
-        "tensor_methods.py": env.get_template("tensor_methods.py.j2").render(
-            **header,
-            methods=method_list,
-            uses_dispatch=any("_dispatch." in m["call"] for m in method_list),
-            operators=operator_contexts(infos),
-        ),
+    bindings = Bindings.of(infos)
+    return {
+        "functions.py": render_functions(env, header, infos),
+        "ops.py": render_ops(env, header, infos, bindings, kernels),
+        "forward.py": render_forward(env, header, infos, bindings),
+        "tensor_methods.py": render_tensor_methods(env, header, infos, bindings),
         "__init__.py": env.get_template("__init__.py.j2").render(**header),
     }
-    return files

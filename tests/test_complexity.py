@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_COMPLEXITY = 20
 
 NOT_YET = [
-    "codegen/render.py",  # being rewritten; remove when it is
+    "runtime/engine.py",  # being rewritten; remove when it is
 ]
 
 
@@ -25,7 +25,8 @@ def _python_files(directory: str) -> list[str]:
     return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / directory).glob("*.py"))
 
 
-CHECKED = [path for path in _python_files("codegen") if path not in NOT_YET]
+CHECKED = [path for path in [*_python_files("codegen"), "runtime/engine.py"]
+           if path not in NOT_YET]
 
 
 def _blocks(blocks: Iterable[Function | Class]) -> Iterator[Function | Class]:

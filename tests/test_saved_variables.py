@@ -10,7 +10,7 @@ import torch
 import runtime
 from codegen import verify
 from codegen.load import manual_helpers, parse_spec
-from codegen.render import op_context
+from codegen.render import save_statements
 from codegen.schema import parse_schema
 from runtime import recording
 from runtime.node import SavedVariable, SavedVariableList
@@ -176,8 +176,8 @@ def _run_saves(info, values: dict) -> dict:
     grad_fn = Recorder()
     namespace = {"recording": recording, "SavedVariable": SavedVariable,
                  "SavedVariableList": SavedVariableList, "grad_fn": grad_fn, **values}
-    context = op_context(info, [info])
-    for statement in context["saves_before"] + context["saves_after"]:
+    before, after = save_statements(info)
+    for statement in before + after:
         exec(statement, namespace)  # noqa: S102 - generated code, from a spec written here
     return vars(grad_fn)
 
