@@ -1,20 +1,23 @@
 """The backward engine: PyTorch's algorithm, in one loop without recursion.
 
 1. Discover the graph from the roots and count, for every node, how many edges lead
-   into it (its dependencies). A node may run only when all of them have delivered.
+   into it (its dependencies), the roots' own edges included. A node may run only when all
+   of them have delivered.
 2. If only some inputs are wanted (autograd.grad, backward(inputs=...)), mark the nodes
    that lead to them; nothing else runs, and no gradient is computed that no one needs.
-3. Run ready nodes from a priority queue ordered by sequence number: the node made last
+3. Seed: deliver the root gradients along the roots' edges, as PyTorch's GraphRoot does.
+4. Run ready nodes from a priority queue ordered by sequence number: the node made last
    runs first, and AccumulateGrad (numbered infinity) as soon as it is ready. This gives
    PyTorch's execution order.
-4. Around each node's `apply` run its hooks, in PyTorch's order: hooks on the tensors
+5. Around each node's `apply` run its hooks, in PyTorch's order: hooks on the tensors
    it made, retain_grad, the node's pre-hooks; then its post-hooks. Each gradient it
    returns is checked against the shape of the input it flows to (a broadcast input
-   gets its gradient summed back, `sum_to`) and added into that node's input buffer.
+   gets its gradient summed back, `sum_to`) and delivered: added into that node's input
+   buffer, whose dependencies count down by one; at zero, that node is ready.
 
 A backward that records nothing (create_graph off), with no hooks in the graph and
-anomaly mode off, needs no Tensors between the nodes: it runs each node's `apply_raw`
-on numpy arrays and makes Tensors only for the gradients it hands out.
+anomaly mode off, needs no Tensors between the nodes: it runs each node's `apply` with
+`array_ops`, on numpy arrays, and makes Tensors only for the gradients it hands out.
 """
 
 from __future__ import annotations
@@ -34,31 +37,190 @@ from runtime.namespaces import array_ops
 from runtime.node import Node
 
 Edge = tuple[Node, int]
+# PyTorch's InputBuffer: a node's incoming gradients, one slot per input, summed as they come.
+InputBuffer = list
+# A ready node in the queue: (-sequence number, tie-breaker, node); the smallest runs first.
+ReadyEntry = tuple[float, int, Node]
 
 
-def _discover(roots: Sequence[Node], with_parents: bool
-              ) -> tuple[dict[Node, int], dict[Node, list[Node]], bool]:
-    """Dependencies of every reachable node, (if asked) who feeds whom, and whether any
-    node has hooks."""
-    dependencies: dict[Node, int] = {}
-    parents: dict[Node, list[Node]] = {}
-    hooked = False
-    seen = set(roots)
-    stack = list(seen)
-    while stack:
-        node = stack.pop()
-        if not hooked and node.has_hooks():
-            hooked = True
-        for next_node, _ in node._next_functions:
-            if next_node is None:
+class GraphTask:
+    """PyTorch's GraphTask: the state of one backward call, from the discovery of the graph
+    to the gradients it captures."""
+
+    __slots__ = ("keep_graph", "create_graph", "raw", "check_nan", "dependencies",
+                 "input_buffers", "ready", "tie", "needed", "should_execute", "captures",
+                 "captured")
+
+    def __init__(self, keep_graph: bool, create_graph: bool) -> None:
+        self.keep_graph = keep_graph  # retain_graph: keep saved tensors for another backward
+        self.create_graph = create_graph
+        self.raw = False  # whether the gradients are numpy arrays (see _runs_raw)
+        self.check_nan = anomaly.is_enabled() and anomaly.check_nan()
+        self.dependencies: dict[Node, int] = {}  # edges into each node yet to deliver
+        self.input_buffers: dict[Node, InputBuffer] = {}
+        self.ready: list[ReadyEntry] = []  # a heap
+        self.tie = itertools.count()  # AccumulateGrads share the number infinity
+        # PyTorch's exec_info, set by init_to_execute; None when every node runs.
+        self.needed: set[Node] | None = None  # nodes whose apply runs
+        self.should_execute: set[Node] | None = None  # nodes that are queued when ready
+        self.captures: dict[Edge, list[int]] = {}  # edge -> positions in `captured`
+        self.captured: list = []
+
+    def compute_dependencies(self, roots: Sequence[Edge], with_parents: bool
+                             ) -> tuple[dict[Node, list[Node]], bool]:
+        """Count the edges into every node reachable from the roots, the roots' own edges
+        included. Returns who feeds whom (if asked) and whether any node has hooks."""
+        dependencies = self.dependencies
+        for node, _ in roots:
+            if node is not None:
+                dependencies[node] = dependencies.get(node, 0) + 1
+        parents: dict[Node, list[Node]] = {}
+        hooked = False
+        seen = set(dependencies)
+        stack = list(seen)
+        while stack:
+            node = stack.pop()
+            if not hooked and node.has_hooks():
+                hooked = True
+            for next_node, _ in node._next_functions:
+                if next_node is None:
+                    continue
+                dependencies[next_node] = dependencies.get(next_node, 0) + 1
+                if with_parents:
+                    parents.setdefault(next_node, []).append(node)
+                if next_node not in seen:
+                    seen.add(next_node)
+                    stack.append(next_node)
+        return parents, hooked
+
+    def init_to_execute(self, roots: Sequence[Edge], inputs: Sequence[Edge], accumulate: bool,
+                        parents: dict[Node, list[Node]]) -> None:
+        """PyTorch's init_to_execute: only the nodes leading to `inputs` run. With
+        `accumulate` (backward) the inputs' own nodes run too; without (autograd.grad) the
+        gradients flowing into `inputs` are captured instead."""
+        targets = {node for node, _ in inputs}
+        needed = _needed_nodes(targets, parents)
+        if accumulate:
+            needed |= targets
+        else:
+            for position, target in enumerate(inputs):
+                self.captures.setdefault(target, []).append(position)
+            self.captured = [None] * len(inputs)
+        self.needed = needed
+        # A node that captures is queued even if not needed, to run its tensor hooks; so is
+        # a root nothing feeds, which is ready from the start.
+        self.should_execute = (needed | {node for node, _ in self.captures}
+                               | {node for node, _ in roots if node not in parents})
+
+    def deliver(self, edges: Sequence[tuple[Node | None, int]], grads: Sequence
+                ) -> ReadyEntry | None:
+        """Add each gradient into the input buffer of the node its edge leads to and count
+        down that node's dependencies: at zero, it is ready.
+
+        Returns the entry of the node to run next when it is one made ready here, which then
+        runs without passing through the queue (a chain's next node); the order is the
+        queue's all the same.
+        """
+        buffers, dependencies, ready = self.input_buffers, self.dependencies, self.ready
+        should_execute = self.should_execute
+        following = None
+        index = -1  # a counter, not zip: cheaper, and validate_outputs checked the count
+        for grad in grads:
+            index += 1
+            node, input_nr = edges[index]
+            if node is None:
                 continue
-            dependencies[next_node] = dependencies.get(next_node, 0) + 1
-            if with_parents:
-                parents.setdefault(next_node, []).append(node)
-            if next_node not in seen:
-                seen.add(next_node)
-                stack.append(next_node)
-    return dependencies, parents, hooked
+            buffer = buffers.get(node)
+            if buffer is None:
+                size = len(node._input_metadata)
+                buffer = buffers[node] = [None] * (size if input_nr < size else input_nr + 1)
+            if grad is not None:
+                previous = buffer[input_nr]
+                buffer[input_nr] = grad if previous is None else previous + grad
+            remaining = dependencies[node] - 1
+            dependencies[node] = remaining
+            if remaining:
+                continue
+            if should_execute is not None and node not in should_execute:
+                del buffers[node]
+                continue
+            entry = (-node._sequence_nr, next(self.tie), node)
+            if following is None:
+                following = entry
+            else:
+                heapq.heappush(ready, entry)
+        if following is not None and ready and ready[0] < following:
+            following = heapq.heappushpop(ready, following)
+        return following
+
+    def run(self, following: ReadyEntry | None,
+            evaluate: Callable[[Node, InputBuffer], Sequence]) -> None:
+        """Run ready nodes until none is left: `evaluate` runs a node on its input buffer and
+        returns the gradients to deliver."""
+        ready, buffers, deliver = self.ready, self.input_buffers, self.deliver
+        node = None
+        try:
+            while following is not None or ready:
+                node = (following if following is not None else heapq.heappop(ready))[2]
+                # Nothing here keeps a node's gradients past their delivery: an AccumulateGrad
+                # that runs next may keep one that only the engine holds, instead of copying it.
+                following = deliver(node._next_functions, evaluate(node, buffers.pop(node)))
+        except Exception:
+            if anomaly.is_enabled():
+                _warn_forward_trace(node)
+            raise
+
+    def evaluate_raw(self, node: Node, grads: InputBuffer) -> list:
+        """A node of a raw backward that runs every node: no hooks, no capture, no anomaly
+        mode; `apply` on arrays, the check of its gradients, and the release of its saved
+        tensors."""
+        outputs = node.apply(grads, array_ops) if node.runs_on_arrays \
+            else apply_on_arrays(node, grads)
+        validate_outputs(node, outputs, True)
+        if not self.keep_graph:
+            node.release_variables()
+        return outputs
+
+    def evaluate_function(self, node: Node, grads: InputBuffer) -> Sequence:
+        """PyTorch's evaluate_function: capture the gradients wanted here, run the node with
+        its hooks, release its saved tensors. A node that is not needed runs only its tensor
+        hooks, for what it captures, and returns no gradients."""
+        mask = None
+        if self.needed is not None:
+            runs = node in self.needed
+            if not runs:
+                grads = _call_tensor_pre_hooks(node, grads)
+            # Captured before the hooks of a node that runs, after the tensor hooks of one
+            # that does not: PyTorch's order.
+            self.capture(node, grads)
+            if not runs:
+                return ()
+            mask = self.output_mask(node)
+        outputs = call_function(node, grads, mask, self.raw)
+        if not self.keep_graph:
+            node.release_variables()
+        if self.check_nan:
+            _check_nan(node, outputs)
+        return outputs
+
+    def capture(self, node: Node, grads: InputBuffer) -> None:
+        """Keep the gradients flowing into `node` that autograd.grad returns."""
+        for index, grad in enumerate(grads):
+            for position in self.captures.get((node, index), ()):
+                self.captured[position] = grad
+
+    def output_mask(self, node: Node) -> tuple[bool, ...]:
+        """Which of the node's gradients anyone needs: those flowing to a needed node or
+        captured (Node.should_compute_output reads it)."""
+        needed, captures = self.needed, self.captures
+        return tuple(n is not None and (n in needed or (n, i) in captures)
+                     for n, i in node._next_functions)
+
+    def captured_grads(self) -> list:
+        """The captured gradients, as Tensors."""
+        if self.raw:
+            return [None if grad is None else Tensor._make(grad, None) for grad in self.captured]
+        return self.captured
 
 
 def _needed_nodes(targets: set[Node], parents: dict[Node, list[Node]]) -> set[Node]:
@@ -74,60 +236,50 @@ def _needed_nodes(targets: set[Node], parents: dict[Node, list[Node]]) -> set[No
     return needed
 
 
-def _validate_outputs(node: Node, outputs: list) -> None:
+def validate_outputs(node: Node, outputs: list, arrays: bool) -> None:
     """PyTorch's validate_outputs: one gradient per edge, each of its input's shape and dtype.
+    The gradients are numpy arrays (`arrays`: a raw backward) or Tensors; wrong ones are
+    replaced in `outputs`.
 
     A gradient of a broadcast shape is summed back to the input's shape (`sum_to`), so a
     formula may return `grad` for an input that was broadcast in the forward pass.
     """
-    _check_count(node, outputs)
-    for index, ((next_node, input_nr), grad) in enumerate(zip(node._next_functions, outputs,
-                                                               strict=True)):
-        if next_node is None or grad is None:
-            continue
-        shape, dtype = next_node._input_metadata[input_nr]
-        if grad._data.shape != shape:
-            _check_shape(node, index, grad._data.shape, shape)
-            grad = _sum_to(grad, shape)
-        if grad._data.dtype != dtype:
-            grad = grad.to(dtypes.from_numpy(dtype))
-        outputs[index] = grad
-
-
-def _validate_raw(node: Node, outputs: list) -> None:
-    """_validate_outputs for a raw backward: the gradients are numpy arrays."""
-    _check_count(node, outputs)
-    for index, ((next_node, input_nr), grad) in enumerate(zip(node._next_functions, outputs,
-                                                               strict=True)):
-        if next_node is None or grad is None:
-            continue
-        if type(grad) is not np.ndarray:  # a numpy scalar, from an operator on 0-d arrays
-            grad = np.asarray(grad)
-        shape, dtype = next_node._input_metadata[input_nr]
-        if grad.shape != shape:
-            _check_shape(node, index, grad.shape, shape)
-            grad = kernels.sum_to(grad, shape)
-        if grad.dtype is not dtype and grad.dtype != dtype:
-            grad = grad.astype(dtype)
-        outputs[index] = grad
-
-
-def _check_count(node: Node, outputs: list) -> None:
     edges = node._next_functions
     if len(outputs) != len(edges):
         raise RuntimeError(
             f"function {node.name()} returned an incorrect number of gradients "
             f"(expected {len(edges)}, got {len(outputs)})"
         )
+    index = -1  # a counter, not enumerate: cheaper, in a loop over every edge of every node
+    for next_node, input_nr in edges:
+        index += 1
+        grad = outputs[index]
+        if next_node is None or grad is None:
+            continue
+        data = grad if arrays else grad._data
+        shape, dtype = next_node._input_metadata[input_nr]
+        if (type(data) is not np.ndarray or data.shape != shape
+                or (data.dtype is not dtype and data.dtype != dtype)):
+            outputs[index] = _conform(node, index, grad, arrays, shape, dtype)
 
 
-def _check_shape(node: Node, index: int, got: tuple[int, ...], shape: tuple[int, ...]) -> None:
-    """A gradient of another shape than its input's must be one that sums back to it."""
-    if not _expandable(shape, got):
-        raise RuntimeError(
-            f"Function {node.name()} returned an invalid gradient at index {index} - "
-            f"got {list(got)} but expected shape compatible with {list(shape)}"
-        )
+def _conform(node: Node, index: int, grad: Tensor | np.ndarray | np.generic, arrays: bool,
+             shape: tuple[int, ...], dtype: np.dtype) -> Tensor | np.ndarray:
+    """`grad` summed back to `shape` if it is of a shape that broadcasts to it, and cast to
+    `dtype`; an error if it is of another shape."""
+    if arrays and type(grad) is not np.ndarray:  # a numpy scalar, from an operator on 0-d arrays
+        grad = np.asarray(grad)
+    got = grad.shape if arrays else grad._data.shape
+    if got != shape:
+        if not _expandable(shape, got):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {index} - "
+                f"got {list(got)} but expected shape compatible with {list(shape)}"
+            )
+        grad = kernels.sum_to(grad, shape) if arrays else _sum_to(grad, shape)
+    if arrays:
+        return grad if grad.dtype == dtype else grad.astype(dtype)
+    return grad if grad._data.dtype == dtype else grad.to(dtypes.from_numpy(dtype))
 
 
 class _Mode:
@@ -155,6 +307,15 @@ def _runs_raw(hooked: bool, root_grads: Sequence, create_graph: bool) -> bool:
         if grad is not None and (grad.requires_grad or grad._fw_grad is not None):
             return False
     return True
+
+
+def apply_on_arrays(node: Node, grads: list) -> list:
+    """A node's apply in a raw backward: its formulas on the arrays (array_ops), or, for a
+    node written for Tensors alone (a user's subclass), on the arrays wrapped as Tensors."""
+    if node.runs_on_arrays:
+        return node.apply(grads, array_ops)
+    outputs = node.apply([None if g is None else Tensor._make(g, None) for g in grads])
+    return [None if g is None else g._data for g in outputs]
 
 
 def _sum_to(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -228,46 +389,43 @@ def _call_tensor_pre_hooks(node: Node, grads: list) -> list:
     return grads
 
 
-def apply_on_arrays(node: Node, grads: list) -> list:
-    """A node's apply in a raw backward: its formulas on the arrays, or, for a node written
-    for Tensors alone (a user's subclass), on the arrays wrapped as Tensors."""
-    if node.runs_on_arrays:
-        return node.apply(grads, array_ops)
-    outputs = node.apply([None if g is None else Tensor._make(g, None) for g in grads])
-    return [None if g is None else g._data for g in outputs]
-
-
-def _call_function(node: Node, grads: list, mask: tuple[bool, ...] | None,
-                   raw_mode: bool = False) -> list:
-    """PyTorch's call_function: the hooks around `apply`, and the check of its results.
-
-    In a raw backward (no hooks anywhere) this is `apply_raw` with the mask.
-    """
-    if raw_mode:
-        node._output_mask = mask
-        try:
-            outputs = apply_on_arrays(node, grads)
-        finally:
-            node._output_mask = None
-        _validate_raw(node, outputs)
-        return outputs
+def _call_pre_hooks(node: Node, grads: list) -> list:
+    """The tensor hooks, then the node's own pre-hooks (register_prehook)."""
     grads = _call_tensor_pre_hooks(node, grads)
     if node._pre_hooks:
         for hook in list(node._pre_hooks.values()):
             result = hook(tuple(grads))
             if result is not None:
                 grads = _check_hook_results(hook, tuple(grads), result)
+    return grads
+
+
+def _call_post_hooks(node: Node, outputs: list, grads: list) -> list:
+    """The node's post-hooks (register_hook), which may replace its gradients."""
+    for hook in list(node._post_hooks.values()):
+        result = hook(tuple(outputs), tuple(grads))
+        if result is not None:
+            outputs = _check_hook_results(hook, tuple(outputs), result)
+    return outputs
+
+
+def call_function(node: Node, grads: list, mask: tuple[bool, ...] | None, arrays: bool) -> list:
+    """PyTorch's call_function: the hooks around `apply`, and the check of its results.
+
+    `mask` says which gradients are needed (None: all that have an edge). A raw backward
+    (`arrays`) has no hooks and runs `apply` on arrays.
+    """
+    hooked = node.has_hooks()
+    if hooked:
+        grads = _call_pre_hooks(node, grads)
     node._output_mask = mask
     try:
-        outputs = node.apply(grads)
+        outputs = apply_on_arrays(node, grads) if arrays else node.apply(grads)
     finally:
         node._output_mask = None
-    _validate_outputs(node, outputs)
-    if node._post_hooks:
-        for hook in list(node._post_hooks.values()):
-            result = hook(tuple(outputs), tuple(grads))
-            if result is not None:
-                outputs = _check_hook_results(hook, tuple(outputs), result)
+    validate_outputs(node, outputs, arrays)
+    if hooked and node._post_hooks:
+        outputs = _call_post_hooks(node, outputs, grads)
     return outputs
 
 
@@ -287,7 +445,9 @@ def _warn_forward_trace(node: Node) -> None:
     else:
         message = (f"Error detected in {node.name()}. Traceback of forward call that caused the "
                    f"error:\n{''.join(node._anomaly_trace)}")
-    warnings.warn(message, stacklevel=4)
+    # Attributed to the caller of autograd.backward or autograd.grad, past GraphTask.run
+    # and execute.
+    warnings.warn(message, stacklevel=5)
 
 
 def execute(
@@ -305,168 +465,23 @@ def execute(
     retain_grad hook fills a non-leaf's .grad); nothing is returned. Without `accumulate`
     (autograd.grad) the gradients reaching `inputs` are captured and no AccumulateGrad runs.
     """
-    root_nodes = list(dict.fromkeys(node for node, _ in roots))
+    task = GraphTask(keep_graph, create_graph)
     filtered = bool(inputs) or not accumulate
-    dependencies, parents, hooked = _discover(root_nodes, with_parents=filtered)
-
-    # PyTorch's exec_info: with inputs, a node runs only if it is `needed`, and a node
-    # that is not needed but captures a gradient only runs its tensor hooks.
-    needed: set[Node] | None = None
+    parents, hooked = task.compute_dependencies(roots, with_parents=filtered)
     if filtered:
-        targets = {node for node, _ in inputs}
-        needed = _needed_nodes(targets, parents)
-        if accumulate:
-            needed |= targets
-    capture_at: dict[Edge, list[int]] = {}
-    if not accumulate:
-        for position, target in enumerate(inputs):
-            capture_at.setdefault(target, []).append(position)
-    captured: list = [] if accumulate else [None] * len(inputs)
-    capture_nodes = {node for node, _ in capture_at}
-
-    buffers: dict[Node, list] = {}
-    ready: list = []
-    tie = itertools.count()  # AccumulateGrads share the number infinity
-
-    def deliver(node: Node, index: int, grad) -> None:
-        buffer = buffers.get(node)
-        if buffer is None:
-            buffer = buffers[node] = [None] * max(len(node._input_metadata), index + 1)
-        if grad is None:
-            return
-        previous = buffer[index]
-        buffer[index] = grad if previous is None else previous + grad
-
-    raw_mode = _runs_raw(hooked, root_grads, create_graph)
-    if raw_mode:
+        task.init_to_execute(roots, inputs, accumulate, parents)
+    task.raw = _runs_raw(hooked, root_grads, create_graph)
+    if task.raw:
         root_grads = [None if grad is None else grad._data for grad in root_grads]
-    for (node, index), grad in zip(roots, root_grads, strict=True):
-        deliver(node, index, grad)
-    for node in root_nodes:
-        if dependencies.get(node, 0) == 0:
-            heapq.heappush(ready, (-node._sequence_nr, next(tie), node))
-
-    if raw_mode and needed is None:
+    # The root gradients, delivered as PyTorch's GraphRoot node delivers them.
+    following = task.deliver(roots, root_grads)
+    if task.raw and not filtered:
         # The common case, `loss.backward()` with no hooks and create_graph off. Operators
         # in raw formulas are numpy's: silent on 0 * inf and 1 / 0, as the kernels are.
         with kernels.silenced():
-            _run_raw(ready, buffers, dependencies, keep_graph, tie)
+            task.run(following, task.evaluate_raw)
         return []
-
-    check_nan = anomaly.is_enabled() and anomaly.check_nan()
-    # Operators in raw formulas are numpy's: silent on 0 * inf and 1 / 0, as the kernels are.
-    quiet = np.errstate(invalid="ignore", divide="ignore", over="ignore") if raw_mode \
-        else contextlib.nullcontext()
-    with set_grad_enabled(create_graph), quiet:
-        while ready:
-            node = heapq.heappop(ready)[2]
-            grads = buffers.pop(node)
-            edges = node._next_functions
-            try:
-                if needed is None and not node.has_hooks():
-                    # The common case, without hooks or a filter: apply and check.
-                    outputs = node.apply(grads)
-                    _validate_outputs(node, outputs)
-                else:
-                    mask = None
-                    if needed is not None:
-                        runs = node in needed
-                        if not runs:
-                            grads = _call_tensor_pre_hooks(node, grads)
-                        # Captured before the hooks of a node that runs, after the tensor
-                        # hooks of one that does not: PyTorch's order.
-                        for index, grad in enumerate(grads):
-                            for position in capture_at.get((node, index), ()):
-                                captured[position] = grad
-                        if not runs:
-                            continue
-                        mask = tuple(n is not None and (n in needed or (n, i) in capture_at)
-                                     for n, i in edges)
-                    outputs = _call_function(node, grads, mask, raw_mode)
-                if not keep_graph:
-                    node.release_variables()
-                if check_nan:
-                    _check_nan(node, outputs)
-            except Exception:
-                if anomaly.is_enabled():
-                    _warn_forward_trace(node)
-                raise
-            # (_validate_outputs checked that there is one gradient per edge)
-            for (next_node, input_nr), grad in zip(edges, outputs, strict=False):
-                if next_node is None:
-                    continue
-                # Add the gradient into next_node's input buffer.
-                buffer = buffers.get(next_node)
-                if buffer is None:
-                    buffer = buffers[next_node] = [None] * max(len(next_node._input_metadata),
-                                                               input_nr + 1)
-                if grad is not None:
-                    previous = buffer[input_nr]
-                    buffer[input_nr] = grad if previous is None else previous + grad
-                remaining = dependencies[next_node] - 1
-                dependencies[next_node] = remaining
-                if remaining == 0:
-                    if needed is None or next_node in needed or next_node in capture_nodes:
-                        heapq.heappush(ready, (-next_node._sequence_nr, next(tie), next_node))
-                    else:
-                        buffers.pop(next_node, None)
-            # Drop this node's lists: an AccumulateGrad that runs next may keep a gradient
-            # that only the engine holds, instead of copying it.
-            outputs = grads = grad = None
-    if raw_mode:
-        return [None if grad is None else Tensor._make(grad, None) for grad in captured]
-    return captured
-
-
-def _run_raw(ready: list, buffers: dict[Node, list], dependencies: dict[Node, int],
-             keep_graph: bool, tie: Iterator[int]) -> None:
-    """The loop of `execute` for a raw backward that runs every node: no hooks, no
-    capture, no anomaly mode, so each step is apply_raw, the checks of _validate_raw,
-    and the delivery to the next nodes, written out in one pass.
-
-    When a node makes exactly the node that should run next ready (a chain), that node
-    runs at once rather than through the queue; the order is the queue's all the same.
-    """
-    following = None  # the queue entry of the node to run next, if known
-    while following is not None or ready:
-        node = (following if following is not None else heapq.heappop(ready))[2]
-        following = None
-        grads = buffers.pop(node)
-        edges = node._next_functions
-        outputs = node.apply(grads, array_ops) if node.runs_on_arrays \
-            else apply_on_arrays(node, grads)
-        if len(outputs) != len(edges):
-            _check_count(node, outputs)
-        if not keep_graph:
-            node.release_variables()
-        for index, ((next_node, input_nr), grad) in enumerate(zip(edges, outputs, strict=False)):
-            if next_node is None:
-                continue
-            buffer = buffers.get(next_node)
-            if buffer is None:
-                buffer = buffers[next_node] = [None] * max(len(next_node._input_metadata),
-                                                           input_nr + 1)
-            if grad is not None:
-                if type(grad) is not np.ndarray:  # a numpy scalar, from an operator on 0-d
-                    grad = np.asarray(grad)
-                shape, dtype = next_node._input_metadata[input_nr]
-                if grad.shape != shape:
-                    _check_shape(node, index, grad.shape, shape)
-                    grad = kernels.sum_to(grad, shape)
-                if grad.dtype is not dtype and grad.dtype != dtype:
-                    grad = grad.astype(dtype)
-                previous = buffer[input_nr]
-                buffer[input_nr] = grad if previous is None else previous + grad
-            remaining = dependencies[next_node] - 1
-            dependencies[next_node] = remaining
-            if remaining == 0:
-                entry = (-next_node._sequence_nr, next(tie), next_node)
-                if following is None:
-                    following = entry
-                else:
-                    heapq.heappush(ready, entry)
-        if following is not None and ready and ready[0] < following:
-            following = heapq.heappushpop(ready, following)
-        # Drop this node's lists: an AccumulateGrad that runs next may keep a gradient
-        # that only the engine holds, instead of copying it.
-        outputs = grads = grad = None
+    quiet = kernels.silenced() if task.raw else contextlib.nullcontext()
+    with set_grad_enabled(task.create_graph), quiet:
+        task.run(following, task.evaluate_function)
+    return task.captured_grads()

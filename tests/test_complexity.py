@@ -16,9 +16,7 @@ from radon.visitors import Class, Function
 ROOT = Path(__file__).resolve().parent.parent
 MAX_COMPLEXITY = 20
 
-NOT_YET = [
-    "runtime/engine.py",  # being rewritten; remove when it is
-]
+NOT_YET: list[str] = []  # a file being rewritten, until it is
 
 
 def _python_files(directory: str) -> list[str]:

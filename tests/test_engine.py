@@ -206,6 +206,20 @@ def test_retain_grad_needs_requires_grad() -> None:
     same(lambda lib: lib.tensor([1.0]).retain_grad())
 
 
+def test_a_root_named_twice_is_ready_at_its_last_gradient() -> None:
+    # The root gradients are delivered in order, as from PyTorch's GraphRoot: x, named first
+    # and last, is ready after y, and two ready AccumulateGrads run in the order they became so.
+    def program(lib):
+        events = []
+        x = leaf(lib, [1.0, 2.0])
+        y = leaf(lib, [3.0])
+        x.register_hook(lambda grad: events.append(("x", grad)))
+        y.register_hook(lambda grad: events.append(("y", grad)))
+        lib.autograd.backward([x, y, x], [lib.ones(2), lib.ones(1), lib.ones(2)])
+        return events, x.grad, y.grad
+    same(program)
+
+
 # -- hooks ----------------------------------------------------------------------------------
 
 def test_hooks_run_in_pytorchs_order_and_modify_gradients() -> None:

@@ -169,7 +169,7 @@ def test_gradients_keep_the_inputs_dtype_and_accumulate() -> None:
 
 # -- the raw loop's order is the queue's -----------------------------------------------------
 # A raw backward runs the next node directly when it is the one the queue would pick
-# (engine._run_raw). Its order is checked here against torch's, recorded by post-hooks
+# (GraphTask.deliver). Its order is checked here against torch's, recorded by post-hooks
 # there; here hooks would force the Tensor form, so apply on arrays is spied on instead.
 
 def _spy_on_raw_order(monkeypatch: pytest.MonkeyPatch) -> list[str]:
