@@ -12,10 +12,10 @@ forgotten here.
 from __future__ import annotations
 
 # Module-level names of the generated files: imports, tables, and the builtins that
-# ops.py, forward.py, tensor_methods.py and raw_ops.py call. Ops (and their wrappers,
+# ops.py, forward.py and tensor_methods.py call. Ops (and their wrappers,
 # aliases and dispatchers) are module-level functions there.
 MODULE_NAMES = frozenset({
-    "runtime", "ops", "manual", "forward", "kernels", "raw_ops", "raw_manual", "Node",
+    "runtime", "ops", "manual", "forward", "kernels", "Node",
     "SavedVariable", "SavedVariableList", "NOT_SAVED", "namedtuple", "OVERLOADS", "BY_NAME",
     "Overload", "Param", "tensor_ops",
     "TensorMethods", "recording", "forward_grad", "_dispatch",

@@ -396,6 +396,10 @@ def _inplace_write(info: OpInfo, kernel_args: str, kernel_call: str,
     return [f"recording.write_inplace(self_, {kernel_call})"]
 
 
+# Where a wrapper's order is PyTorch's rule rather than a free choice, it says so.
+SAVED_AFTER_TANGENTS = "# torchgen's order: outputs are saved after their tangents are set"
+
+
 def _indent(lines: list[str]) -> list[str]:
     return [f"    {line}" for line in lines]
 
@@ -449,7 +453,7 @@ class _Wrapper:
                       f"        tangent = {self.forward['call']}",
                       f"    {self.forward['store']}"]
             if self.saves_after:
-                lines += ["if needs_grad:", *_indent(self.saves_after)]
+                lines += [SAVED_AFTER_TANGENTS, "if needs_grad:", *_indent(self.saves_after)]
         return [*lines, f"return {self.returns}"]
 
     def inplace_body(self) -> list[str]:
@@ -470,7 +474,7 @@ class _Wrapper:
                       f"        tangent = {self.forward['inplace_call']}",
                       "    forward_grad.set_tangent_inplace(self_, tangent)"]
         if self.inplace_saves_after:
-            lines += ["if needs_grad:", *_indent(self.inplace_saves_after)]
+            lines += [SAVED_AFTER_TANGENTS, "if needs_grad:", *_indent(self.inplace_saves_after)]
         return [*lines, "return self_"]
 
 

@@ -654,6 +654,7 @@ def pow_Tensor_Tensor(self_, exponent):
         with forward_grad.computing_tangents():
             tangent = forward.pow_Tensor_Tensor(self_, forward_grad.tangent(self_), exponent, forward_grad.tangent(exponent), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -680,6 +681,7 @@ def pow_Tensor_Tensor_(self_, exponent):
         with forward_grad.computing_tangents():
             tangent = forward.pow_Tensor_Tensor(original_self, forward_grad.tangent(self_), exponent, forward_grad.tangent(exponent), self_)
         forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -701,6 +703,7 @@ def pow_Scalar(self_, exponent):
         with forward_grad.computing_tangents():
             tangent = forward.pow_Scalar(self_, exponent, forward_grad.tangent(exponent), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -720,6 +723,7 @@ def reciprocal(self_):
         with forward_grad.computing_tangents():
             tangent = forward.reciprocal(self_, forward_grad.tangent(self_), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -744,6 +748,7 @@ def reciprocal_(self_):
         with forward_grad.computing_tangents():
             tangent = forward.reciprocal(original_self, forward_grad.tangent(self_), self_)
         forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -763,6 +768,7 @@ def exp(self_):
         with forward_grad.computing_tangents():
             tangent = forward.exp(self_, forward_grad.tangent(self_), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -787,6 +793,7 @@ def exp_(self_):
         with forward_grad.computing_tangents():
             tangent = forward.exp(original_self, forward_grad.tangent(self_), self_)
         forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -806,6 +813,7 @@ def expm1(self_):
         with forward_grad.computing_tangents():
             tangent = forward.expm1(self_, forward_grad.tangent(self_), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -830,6 +838,7 @@ def expm1_(self_):
         with forward_grad.computing_tangents():
             tangent = forward.expm1(original_self, forward_grad.tangent(self_), self_)
         forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -929,6 +938,7 @@ def sqrt(self_):
         with forward_grad.computing_tangents():
             tangent = forward.sqrt(self_, forward_grad.tangent(self_), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -953,6 +963,7 @@ def sqrt_(self_):
         with forward_grad.computing_tangents():
             tangent = forward.sqrt(original_self, forward_grad.tangent(self_), self_)
         forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -972,6 +983,7 @@ def rsqrt(self_):
         with forward_grad.computing_tangents():
             tangent = forward.rsqrt(self_, forward_grad.tangent(self_), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -996,6 +1008,7 @@ def rsqrt_(self_):
         with forward_grad.computing_tangents():
             tangent = forward.rsqrt(original_self, forward_grad.tangent(self_), self_)
         forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -1095,6 +1108,7 @@ def tan(self_):
         with forward_grad.computing_tangents():
             tangent = forward.tan(self_, forward_grad.tangent(self_), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -1119,6 +1133,7 @@ def tan_(self_):
         with forward_grad.computing_tangents():
             tangent = forward.tan(original_self, forward_grad.tangent(self_), self_)
         forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -1138,6 +1153,7 @@ def tanh(self_):
         with forward_grad.computing_tangents():
             tangent = forward.tanh(self_, forward_grad.tangent(self_), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -1162,6 +1178,7 @@ def tanh_(self_):
         with forward_grad.computing_tangents():
             tangent = forward.tanh(original_self, forward_grad.tangent(self_), self_)
         forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -1199,6 +1216,7 @@ def sigmoid(self_):
         with forward_grad.computing_tangents():
             tangent = forward.sigmoid(self_, forward_grad.tangent(self_), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -1223,6 +1241,7 @@ def sigmoid_(self_):
         with forward_grad.computing_tangents():
             tangent = forward.sigmoid(original_self, forward_grad.tangent(self_), self_)
         forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -1300,6 +1319,7 @@ def relu(self_):
         with forward_grad.computing_tangents():
             tangent = forward.relu(self_, forward_grad.tangent(self_), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -1324,6 +1344,7 @@ def relu_(self_):
         with forward_grad.computing_tangents():
             tangent = forward.relu(original_self, forward_grad.tangent(self_), self_)
         forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
@@ -2289,6 +2310,7 @@ def logsumexp(self_, dim, keepdim=False):
         with forward_grad.computing_tangents():
             tangent = forward.logsumexp(self_, forward_grad.tangent(self_), dim, keepdim, result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2312,6 +2334,7 @@ def max_dim(self_, dim, keepdim=False):
         with forward_grad.computing_tangents():
             tangent = forward.max_dim(self_, forward_grad.tangent(self_), dim, keepdim, values, indices)
         forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.indices_ = SavedVariable(indices, True)
     return _max_dim_return(values, indices)
@@ -2332,6 +2355,7 @@ def max_default(self_):
         with forward_grad.computing_tangents():
             tangent = forward.max_default(self_, forward_grad.tangent(self_), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2355,6 +2379,7 @@ def amax(self_, dim=(), keepdim=False):
         with forward_grad.computing_tangents():
             tangent = forward.amax(self_, forward_grad.tangent(self_), dim, keepdim, result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2378,6 +2403,7 @@ def amin(self_, dim=(), keepdim=False):
         with forward_grad.computing_tangents():
             tangent = forward.amin(self_, forward_grad.tangent(self_), dim, keepdim, result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2401,6 +2427,7 @@ def min_dim(self_, dim, keepdim=False):
         with forward_grad.computing_tangents():
             tangent = forward.min_dim(self_, forward_grad.tangent(self_), dim, keepdim, values, indices)
         forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.indices_ = SavedVariable(indices, True)
     return _min_dim_return(values, indices)
@@ -2421,6 +2448,7 @@ def min_default(self_):
         with forward_grad.computing_tangents():
             tangent = forward.min_default(self_, forward_grad.tangent(self_), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2496,6 +2524,7 @@ def norm_Scalar(self_, p=2):
         with forward_grad.computing_tangents():
             tangent = forward.norm_Scalar(self_, forward_grad.tangent(self_), p, result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2520,6 +2549,7 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
         with forward_grad.computing_tangents():
             tangent = forward.norm_ScalarOpt_dim(self_, forward_grad.tangent(self_), p, dim, keepdim, result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2544,6 +2574,7 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
         with forward_grad.computing_tangents():
             tangent = forward.linalg_vector_norm(self_, forward_grad.tangent(self_), ord, dim, keepdim, dtype, result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2564,6 +2595,7 @@ def prod_default(self_, *, dtype=None):
         with forward_grad.computing_tangents():
             tangent = forward.prod_default(self_, forward_grad.tangent(self_), dtype, result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2586,6 +2618,7 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
         with forward_grad.computing_tangents():
             tangent = forward.prod_dim_int(self_, forward_grad.tangent(self_), dim, keepdim, dtype, result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -2610,6 +2643,7 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
         with forward_grad.computing_tangents():
             tangent = forward.std_correction(self_, forward_grad.tangent(self_), dim, correction, keepdim, result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -3446,6 +3480,7 @@ def _softmax(self_, dim, half_to_float):
         with forward_grad.computing_tangents():
             tangent = forward._softmax(self_, forward_grad.tangent(self_), dim, half_to_float, result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -3467,6 +3502,7 @@ def _log_softmax(self_, dim, half_to_float):
         with forward_grad.computing_tangents():
             tangent = forward._log_softmax(self_, forward_grad.tangent(self_), dim, half_to_float, result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
@@ -3611,6 +3647,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
         with forward_grad.computing_tangents():
             tangent = forward.nll_loss_forward(self_, forward_grad.tangent(self_), target, weight, reduction, ignore_index, output, total_weight)
         forward_grad.set_tangents((output, total_weight), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.total_weight_ = SavedVariable(total_weight, True)
     return _nll_loss_forward_return(output, total_weight)
@@ -3636,6 +3673,7 @@ def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
         with forward_grad.computing_tangents():
             tangent = forward.nll_loss2d_forward(self_, forward_grad.tangent(self_), target, weight, reduction, ignore_index, output, total_weight)
         forward_grad.set_tangents((output, total_weight), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.total_weight_ = SavedVariable(total_weight, True)
     return _nll_loss2d_forward_return(output, total_weight)
@@ -3760,6 +3798,7 @@ def native_dropout(input, p, train):
         with forward_grad.computing_tangents():
             tangent = forward.native_dropout(input, forward_grad.tangent(input), p, train, result0, result1)
         forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result1_ = SavedVariable(result1, True)
     return (result0, result1)
@@ -3844,6 +3883,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         with forward_grad.computing_tangents():
             tangent = forward.native_layer_norm(input, forward_grad.tangent(input), normalized_shape, weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), eps, result0, result1, result2)
         forward_grad.set_tangents((result0, result1, result2), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result1_ = SavedVariable(result1, True)
         grad_fn.result2_ = SavedVariable(result2, True)
