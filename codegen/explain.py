@@ -229,8 +229,10 @@ def _formulas_section(info: OpInfo) -> str:
     if not info.differentiable:
         return "none: no output is differentiable, so no node runs a formula"
     lines = _item("rewrite", "`self` -> `self_` (a Python local cannot be self), ops of the "
-                  "spec -> `ops.NAME`, helpers of runtime/manual.py -> `manual.NAME`, "
-                  "`x.shape` -> the saved size `x_sym_sizes`", indent=0)
+                  "spec -> `ops.NAME(...)` and Tensor methods -> `ops.NAME(x, ...)` (`ops`: "
+                  "the namespace apply() is given, Tensors or numpy arrays), helpers of "
+                  "runtime/manual.py -> `manual.NAME(ops, ...)`, `x.shape` -> the saved size "
+                  "`x_sym_sizes`", indent=0)
     lines += ["", "backward: the node's apply() runs each rewritten expression"]
     for derivative in info.derivatives:
         lines += _backward(derivative)
