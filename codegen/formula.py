@@ -20,8 +20,8 @@ SIZE_ATTRIBUTES = {"shape": (SavedKind.SIZES, "sym_sizes"), "ndim": (SavedKind.D
                    "dtype": (SavedKind.SCALAR_TYPE, "scalar_type")}
 SIZE_METHODS = {"numel": (SavedKind.NUMEL, "sym_numel"),
                 "stride": (SavedKind.STRIDES, "sym_strides")}
-# Saved-attribute kinds that keep a size, each computed by the runtime.recording function of
-# the same name; `to_args_sizes(xs)` gives list_sizes.
+# Saved-attribute kinds that keep a size (render.SIZE_SAVERS names the runtime function that
+# computes each); `to_args_sizes(xs)` gives list_sizes.
 SIZE_KINDS = frozenset(
     [kind for kind, _ in SIZE_ATTRIBUTES.values()] + [kind for kind, _ in SIZE_METHODS.values()]
     + [SavedKind.LIST_SIZES]

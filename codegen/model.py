@@ -34,12 +34,9 @@ class SpecError(Exception):
 class SavedKind(enum.StrEnum):
     """What a Node keeps from the forward pass for one argument or output of its op.
 
-    formula.py finds the kind by reading the backward formulas. The value is the name the
-    generated code uses: render.py writes `_T.<kind>(x)` to compute a size kind, so a size
-    kind's value must be the name of the runtime.tensor function that computes it, and it
-    compares kinds with plain strings (`attr.kind == "output"`). A StrEnum keeps both
-    working (its str() and f-string are the value, which a `(str, Enum)` mixin's f-string is
-    not); the coupling is documented here, not removed.
+    formula.py finds the kind by reading the backward formulas; render.py maps each size
+    kind to the runtime function that computes it (render.SIZE_SAVERS). A StrEnum, so that
+    a kind also compares equal to its plain name (`attr.kind == "output"`).
     """
 
     # A tensor argument whose values a formula reads, kept as a SavedVariable.

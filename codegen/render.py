@@ -11,8 +11,8 @@ from pathlib import Path
 import jinja2
 
 from codegen.escape import Into, escape
-from codegen.formula import SIZE_KINDS, local_name
-from codegen.model import Derivative, OpInfo, SavedAttribute
+from codegen.formula import local_name
+from codegen.model import Derivative, OpInfo, SavedAttribute, SavedKind
 from codegen.schema import REDUCTIONS, Argument, FunctionSchema, varargs_list
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -49,6 +49,19 @@ def _environment() -> jinja2.Environment:
                        docstring=lambda text: escape(text, Into.DOCSTRING),
                        comment=lambda text: escape(text, Into.COMMENT))
     return env
+
+
+# The runtime function that computes each size-like saved value from its tensor (or from
+# a number standing in for one): what a wrapper stores instead of the tensor.
+# tests/test_saved_variables.py checks that runtime/recording.py has each.
+SIZE_SAVERS = {
+    SavedKind.SIZES: "recording.sizes",
+    SavedKind.DIM: "recording.dim",
+    SavedKind.SCALAR_TYPE: "recording.scalar_type",
+    SavedKind.NUMEL: "recording.numel",
+    SavedKind.STRIDES: "recording.strides",
+    SavedKind.LIST_SIZES: "recording.list_sizes",
+}
 
 
 # -- functions.py: the Node classes --------------------------------------------------------
@@ -296,8 +309,8 @@ def _save_statement(info: OpInfo, attr: SavedAttribute, inplace: bool) -> str:
         return f"grad_fn.{field} = SavedVariable({'self_' if inplace else source}, True)"
     if attr.kind == "tensor_list":
         return f"grad_fn.{field} = SavedVariableList({source}, False)"
-    if attr.kind in SIZE_KINDS:
-        return f"grad_fn.{field} = recording.{attr.kind}({source})"
+    if attr.kind in SIZE_SAVERS:
+        return f"grad_fn.{field} = {SIZE_SAVERS[attr.kind]}({source})"
     return f"grad_fn.{field} = {source}"
 
 

@@ -10,7 +10,8 @@ import torch
 import runtime
 from codegen import verify
 from codegen.load import manual_helpers, parse_spec
-from codegen.render import save_statements
+from codegen.formula import SIZE_KINDS
+from codegen.render import SIZE_SAVERS, save_statements
 from codegen.schema import parse_schema
 from runtime import recording
 from runtime.node import SavedVariable, SavedVariableList
@@ -203,3 +204,14 @@ def test_list_sizes_save_runs() -> None:
     tensors = [runtime.zeros(2, 3), runtime.zeros(4, 3)]
     saved = _run_saves(info, {"tensors": tensors, "dim": 0})
     assert [tuple(s) for s in saved["_saved_tensors_args_sizes"]] == [(2, 3), (4, 3)]
+
+
+def test_every_size_kind_has_a_runtime_function() -> None:
+    """render.SIZE_SAVERS names, for each size-like kind, the runtime function a wrapper
+    calls: every kind has one, and each exists."""
+    from runtime import recording
+
+    assert set(SIZE_SAVERS) == set(SIZE_KINDS)
+    for name in SIZE_SAVERS.values():
+        module, function = name.split(".")
+        assert module == "recording" and callable(getattr(recording, function))
