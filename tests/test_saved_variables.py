@@ -9,8 +9,8 @@ import torch
 
 import runtime
 from codegen import verify
-from codegen.load import manual_helpers, parse_spec
 from codegen.formula import SIZE_KINDS
+from codegen.load import manual_helpers, parse_spec
 from codegen.render import SIZE_SAVERS, save_statements
 from codegen.schema import parse_schema
 from runtime import recording
