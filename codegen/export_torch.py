@@ -7,9 +7,11 @@ apply() runs (render.formula_lines), with `ops` bound to torch and the helpers o
 runtime/manual.py they reach copied in. A formula prototyped and proven in gradgen then
 runs, unchanged, in the engine that scales to GPUs and clusters.
 
-An entry is not exported when torch has no op of its schema (an op gradgen adds: to take it
-to torch, write its forward in torch ops), when an input or output is a Tensor[] (a Function
-takes tensors one by one), when it writes into an input, or when nothing is differentiable.
+A Function takes its tensors one by one, so an op with a differentiable Tensor[] input
+(`cat`) takes that list's tensors last, as `*tensors`, and gets a `call` with the schema's
+order (`Cat.call(tensors, dim)`); an op that writes into an input marks it dirty. An entry
+is not exported when torch has no op of its schema (an op gradgen adds: to take it to torch,
+write its forward in torch ops) or when nothing is differentiable.
 """
 
 from __future__ import annotations
@@ -43,9 +45,16 @@ class Skipped:
 
 
 def class_name(info: OpInfo) -> str:
-    """`pow.Tensor_Scalar` -> `PowTensorScalar`: the op's name in CamelCase."""
-    words = info.schema.kernel_name.replace(".", "_").split("_")
-    return "".join(w[:1].upper() + w[1:] for w in words if w) or "Op"
+    """`pow.Tensor_Scalar` -> `PowTensorScalar`: the op's name in CamelCase, keeping the
+    underscores that tell ops apart (`fill_.Scalar` -> `Fill_Scalar`, `_softmax` ->
+    `_Softmax`)."""
+    base = info.schema.base
+
+    def camel(text: str) -> str:
+        return "".join(w[:1].upper() + w[1:] for w in text.split("_") if w)
+
+    return ("_" if base.startswith("_") else "") + camel(base) \
+        + ("_" if base.endswith("_") else "") + camel(info.schema.overload)
 
 
 def why_not_exported(info: OpInfo, aten: set[str] | None) -> str | None:
@@ -53,11 +62,6 @@ def why_not_exported(info: OpInfo, aten: set[str] | None) -> str | None:
     schema = info.schema
     if not info.differentiable:
         return "nothing is differentiable"
-    if any(a.type.alias and a.type.alias.endswith("!") for a in schema.arguments):
-        return "it writes into an input"
-    if any(a.type.is_tensor_list for a in schema.arguments) or any(
-            r.type.is_list for r in schema.returns):
-        return "a Tensor[] input or output (a Function takes its tensors one by one)"
     if aten is not None and schema.name not in aten:
         return f"torch has no aten::{schema.name}: write its forward in torch ops to export it"
     return None
@@ -75,6 +79,25 @@ def _outputs(info: OpInfo) -> list[str]:
     return [local_name(o) for o in info.schema.return_names()]
 
 
+def _list_input(info: OpInfo) -> str | None:
+    """The differentiable Tensor[] input, if any (the spec allows one, and nothing else
+    differentiable beside it)."""
+    return next((i.name for i in info.inputs if i.is_list), None)
+
+
+def _writes(info: OpInfo) -> bool:
+    """Whether the op writes into its first argument (`zero_(Tensor(a!) self)`)."""
+    alias = info.schema.arguments[0].type.alias if info.schema.arguments else None
+    return bool(alias and alias.endswith("!"))
+
+
+def _parameters(info: OpInfo) -> list[str]:
+    """forward's parameters after ctx: the schema's, a differentiable Tensor[] last."""
+    listed = _list_input(info)
+    params = [local_name(a.name) for a in info.schema.arguments if a.name != listed]
+    return params + [f"*{listed}"] if listed else params
+
+
 def _saved(info: OpInfo) -> tuple[list[str], list[str], list[str]]:
     """What forward keeps for backward: tensors (save_for_backward), values on ctx, and the
     lines of backward that bind them to the names the formulas read."""
@@ -87,7 +110,7 @@ def _saved(info: OpInfo) -> tuple[list[str], list[str], list[str]]:
             size = SIZE_EXPRESSIONS[attr.kind].format(local_name(attr.source))
             on_ctx.append(f"ctx.{name} = {size}")
             bind.append(f"{name} = ctx.{name}")
-        else:
+        else:  # a value, or a Tensor[] (kept on ctx: save_for_backward takes tensors)
             on_ctx.append(f"ctx.{name} = {name}")
             bind.append(f"{name} = ctx.{name}")
     if tensors:
@@ -96,11 +119,37 @@ def _saved(info: OpInfo) -> tuple[list[str], list[str], list[str]]:
 
 
 def _returned(info: OpInfo) -> str:
-    """backward's result: one gradient per forward argument, None for the others."""
+    """backward's result: one gradient per forward argument, None for the others; a
+    Tensor[]'s, one per tensor, last."""
+    listed = _list_input(info)
     index = {i.name: i.index for i in info.inputs}
     items = [f"grad_inputs[{index[a.name]}]" if a.name in index else "None"
-             for a in info.schema.arguments]
+             for a in info.schema.arguments if a.name != listed]
+    items += ["*grad_inputs"] if listed else []
     return f"return {items[0]}," if len(items) == 1 else f"return {', '.join(items)}"
+
+
+def _inputs_line(info: OpInfo) -> str:
+    """The backward line that answers should_compute_output(i) from ctx.needs_input_grad."""
+    listed = _list_input(info)
+    if listed:
+        first = len(info.schema.arguments) - 1
+        positions = f"range({first}, {first} + ctx.count)"
+    else:
+        positions = repr(tuple(next(p for p, a in enumerate(info.schema.arguments)
+                                    if a.name == i.name) for i in info.inputs))
+    return f"self = _Inputs(ctx, {positions})  # `self` as in a node: should_compute_output"
+
+
+def _call(info: OpInfo) -> list[str] | None:
+    """`call`, with the schema's order, for a Function that takes a Tensor[]'s tensors last."""
+    listed = _list_input(info)
+    if not listed:
+        return None
+    params = [local_name(a.name) for a in info.schema.arguments]
+    others = [p for p in params if p != listed]
+    return [f"def call({', '.join(params)}):",
+            f"    return {class_name(info)}.apply({', '.join([*others, f'*{listed}'])})"]
 
 
 def _jvp_bindings(info: OpInfo) -> list[str]:
@@ -109,7 +158,10 @@ def _jvp_bindings(info: OpInfo) -> list[str]:
     tangent_of = {i.name for i in info.inputs}
     primals = [f"{a.name}_p" for a in schema.arguments if a.type.is_tensor] + _outputs(info)
     lines = [f"{', '.join(primals)}, = ctx.saved_tensors"]
-    lines += [f"{local_name(a.name)} = ctx.{local_name(a.name)}_value"
+    # A Tensor[] that is not differentiable (index's indices) has no tangent: formulas read
+    # it as a primal.
+    lines += [f"{a.name}_p = ctx.{local_name(a.name)}_value" if a.type.is_tensor_list
+              else f"{local_name(a.name)} = ctx.{local_name(a.name)}_value"
               for a in schema.arguments if not a.type.is_tensor]
     for position, a in enumerate(schema.arguments):
         if a.name in tangent_of:
@@ -127,7 +179,7 @@ def _auto_linear(info: OpInfo) -> str:
     args = []
     for a in schema.arguments:
         value = f"{a.name}_t" if a.name in tangent_of else \
-            f"{a.name}_p" if a.type.is_tensor else local_name(a.name)
+            f"{a.name}_p" if a.type.is_tensor_like else local_name(a.name)
         args.append(f"{a.name}={value}" if a.kwarg_only else value)
     return f"torch.ops.aten.{schema.base}.{schema.overload or 'default'}({', '.join(args)})"
 
@@ -148,36 +200,46 @@ def _jvp(info: OpInfo) -> list[str] | None:
     return [*_jvp_bindings(info), *body, f"return {returned}"]
 
 
-def function_context(info: OpInfo) -> dict:
-    """One torch.autograd.Function: forward, backward and (if any) jvp, as lines."""
+def _forward(info: OpInfo, tensors: list[str], on_ctx: list[str],
+             jvp: list[str] | None) -> list[str]:
+    """forward's body: torch's op, then what backward (and jvp) needs."""
     schema = info.schema
-    params = [local_name(a.name) for a in schema.arguments]
     outputs = _outputs(info)
-    tensors, on_ctx, bind = _saved(info)
-    forward = [f"{', '.join(outputs)} = {_forward_call(info)}"]
+    listed = _list_input(info)
+    # Sizes are taken before an op that writes (squeeze_ changes self's).
+    lines = [*on_ctx] if _writes(info) else []
+    lines += [f"{listed} = list({listed})", f"ctx.count = len({listed})"] if listed else []
+    lines.append(f"{', '.join(outputs)} = {_forward_call(info)}")
+    if _writes(info):
+        lines.append("ctx.mark_dirty(self_)")
     if tensors:
-        forward.append(f"ctx.save_for_backward({', '.join(tensors)})")
-    forward += on_ctx
+        lines.append(f"ctx.save_for_backward({', '.join(tensors)})")
+    lines += [] if _writes(info) else on_ctx
     hidden = [o for o, d in zip(outputs, info.output_differentiability, strict=True) if not d]
     if hidden:
-        forward.append(f"ctx.mark_non_differentiable({', '.join(hidden)})")
-    jvp = _jvp(info)
+        lines.append(f"ctx.mark_non_differentiable({', '.join(hidden)})")
     if jvp is not None:
         primals = [local_name(a.name) for a in schema.arguments if a.type.is_tensor]
-        forward.append(f"ctx.save_for_forward({', '.join(primals + outputs)})")
-        forward += [f"ctx.{local_name(a.name)}_value = {local_name(a.name)}"
-                    for a in schema.arguments if not a.type.is_tensor]
-    forward.append(f"return {', '.join(outputs)}")
-    positions = [next(p for p, a in enumerate(schema.arguments) if a.name == i.name)
-                 for i in info.inputs]
-    backward = [
-        f"self = _Inputs(ctx, {tuple(positions)!r})  # `self` as in a node: should_compute_output",
-        *bind, *render.grad_setup(info), *render.formula_lines(info), _returned(info),
-    ]
-    return {"name": class_name(info), "schema": str(schema), "entry": info.name,
+        lines.append(f"ctx.save_for_forward({', '.join(primals + outputs)})")
+        lines += [f"ctx.{local_name(a.name)}_value = {local_name(a.name)}"
+                  for a in schema.arguments if not a.type.is_tensor]
+    returned = f"tuple({outputs[0]})" if schema.returns[0].type.is_list else ", ".join(outputs)
+    return [*lines, f"return {returned}"]
+
+
+def function_context(info: OpInfo) -> dict:
+    """One torch.autograd.Function: forward, backward, and jvp where the spec has a forward
+    formula (not for an op that takes or gives a Tensor[], or writes into an input)."""
+    tensors, on_ctx, bind = _saved(info)
+    plain = not (_list_input(info) or _writes(info) or info.schema.returns[0].type.is_list)
+    jvp = _jvp(info) if plain else None
+    backward = [_inputs_line(info), *bind, *render.grad_setup(info),
+                *render.formula_lines(info), _returned(info)]
+    return {"name": class_name(info), "schema": str(info.schema), "entry": info.name,
             "formulas": [(", ".join(d.var_names), d.formula) for d in info.derivatives],
-            "params": ", ".join(["ctx", *params]), "forward": forward, "backward": backward,
-            "jvp": jvp}
+            "params": ", ".join(["ctx", *_parameters(info)]),
+            "forward": _forward(info, tensors, on_ctx, jvp), "backward": backward, "jvp": jvp,
+            "call": _call(info)}
 
 
 def _helpers(codes: list[str], manual_source: str) -> tuple[list[str], list[str]]:
@@ -224,6 +286,10 @@ def export(infos: list[OpInfo], spec_name: str, manual_source: str,
            aten: set[str] | None) -> tuple[str, list[Skipped]]:
     """The module's text, and the entries left out with why."""
     exported, skipped = [], []
+    names = [class_name(i) for i in infos]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:  # the spec's own names are unique; a class name must be too
+        raise ValueError(f"two entries would both be exported as {twice[0]}")
     for info in infos:
         why = why_not_exported(info, aten)
         if why is None:
@@ -245,15 +311,12 @@ def export(infos: list[OpInfo], spec_name: str, manual_source: str,
 
 
 def aten_schemas() -> set[str]:
-    """`base.overload` (and `base` for a default overload) of every aten op torch has."""
+    """`base.overload` (and `base` for a default overload) of every aten op torch has
+    registered, loaded or not."""
     import torch  # only this command needs torch: it exports to it
 
-    names = set()
-    for base in dir(torch.ops.aten):
-        packet = getattr(torch.ops.aten, base, None)
-        for overload in getattr(packet, "overloads", lambda: [])():
-            names.add(base if overload == "default" else f"{base}.{overload}")
-    return names
+    return {name.removeprefix("aten::") for name in torch._C._dispatch_get_all_op_names()
+            if name.startswith("aten::")}
 
 
 def main(argv: list[str]) -> int:
