@@ -346,7 +346,7 @@ def main(argv: list[str]) -> int:
     text, skipped = export(infos, args.spec.name, MANUAL.read_text(), aten)
     args.out.write_text(text, encoding="utf-8")
     count = len([i for i in infos if i.differentiable]) - len(skipped)
-    print(f"wrote {count} Function classes to {args.out}")
+    print(f"wrote {count} Function class{'' if count == 1 else 'es'} to {args.out}")
     for item in skipped:
         print(f"  not exported: {item.op}: {item.why}")
     return 0
