@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from runtime.aliases import missing_attribute
 from runtime.anomaly import detect_anomaly, set_detect_anomaly
 from runtime.autograd import forward_ad, functional
 from runtime.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -20,3 +23,7 @@ __all__ = [
     "inference_mode", "detect_anomaly", "set_detect_anomaly", "Node", "forward_ad",
     "functional", "gradcheck", "gradgradcheck", "GradcheckError",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    raise missing_attribute(__name__, name)
