@@ -66,6 +66,23 @@ def test_asking_for_cuda_fails_as_torch_without_cuda_does(call: str) -> None:
     same(lambda lib: eval(call, {"lib": lib, "torch": lib, "x": lib.ones(2)}))
 
 
+@pytest.mark.parametrize("call", ["lib.zeros(2, device='cuda')",
+                                  "lib.tensor([1.0], device='cuda:0')",
+                                  "lib.ones(2, device=lib.device('cuda'))",
+                                  "lib.full((2,), 1.0, device='mps')", "lib.eye(2, device=0)",
+                                  "lib.zeros_like(lib.ones(2), device='cuda')",
+                                  "lib.as_tensor([1.0], device='cuda')",
+                                  "repr(lib.arange(3, device='cpu:0'))",
+                                  "repr(lib.linspace(0, 1, 3, device=lib.device('cpu')))",
+                                  "repr(lib.ones_like(lib.ones(1), device='cpu'))"])
+def test_factories_make_tensors_on_the_cpu_only(call: str) -> None:
+    if "'mps'" in call:
+        with pytest.raises(RuntimeError, match="gradgen computes on the cpu only: it has no mps"):
+            eval(call, {"lib": runtime})
+        return
+    same(lambda lib: eval(call, {"lib": lib}))
+
+
 def test_modules_go_to_the_cpu() -> None:
     def program(lib):
         model = lib.nn.Linear(2, 2)
