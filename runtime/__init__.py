@@ -1,34 +1,43 @@
-"""gradgen's runtime: `import runtime as torch` runs a small PyTorch autograd program.
+"""gradgen's runtime: `import runtime as torch` runs a small PyTorch autograd program, and
+`python -m runtime prog.py` runs one unchanged (`install_as_torch()` from Python).
 
 Tensor, the engine and the grad modes are hand-written; the ops come from the spec
 (generated/ops.py) and from composite.py. This file is the top: it imports every layer.
 Below it, a module imports only modules of earlier rows, lower layers, and never this
 package (tests/test_import_graph.py checks it). Row by row, with what each imports:
 
+    aliases (torch's module names),      the standard library
+    devices
     kernels, grad_mode, anomaly, hooks,  numpy and the standard library; manual (the
     _tensor_str, manual                  helpers formulas call) is given its ops
     dtypes                               kernels
-    _tensor (the Tensor class)           dtypes, grad_mode, hooks, _tensor_str
-    forward_grad, dispatch               _tensor
+    _tensor (the Tensor class)           dtypes, devices, grad_mode, hooks, _tensor_str
+    forward_grad, dispatch, predicates   _tensor
     namespaces                           dispatch, dtypes, kernels: the ops formulas
                                          call, filled in last, below
     node, factories                      _tensor, forward_grad, dispatch, namespaces
     recording, engine                    node, namespaces: what wrappers call; the
                                          backward pass
     generated/                           recording, node, dispatch, namespaces, manual
-    composite                            generated.ops, factories
+    composite                            generated.ops, factories, devices
     autograd                             engine, generated.ops, recording
-    methods                              generated.tensor_methods, composite, autograd:
-                                         sets the op methods on Tensor
+    methods                              generated.tensor_methods, composite, autograd,
+                                         predicates: sets the op methods on Tensor
     nn, optim                            composite, generated.ops, factories, _tensor
+    cuda, accelerator                    devices: no device but the CPU
+    version                              the standard library: torch.__version__
 """
 
 from __future__ import annotations
 
+from typing import Any as _Any
+
 from generated import ops as _ops
 from generated.ops import *  # noqa: F403 - the ops of the spec
 from runtime import (
+    accelerator,
     autograd,
+    cuda,
     dtypes,
     methods,  # noqa: F401 - imported to set the op methods on Tensor
     nn,
@@ -36,8 +45,12 @@ from runtime import (
 )
 from runtime import factories as _factories
 from runtime import namespaces as _namespaces
-from runtime._tensor import Tensor
+from runtime._tensor import Size, Tensor
+from runtime._tensor_str import get_printoptions, printoptions, set_printoptions
+from runtime.aliases import install_as_torch, uninstall_as_torch
+from runtime.aliases import missing_attribute as _missing_attribute
 from runtime.composite import *  # noqa: F403 - the composite ops
+from runtime.devices import device
 from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
 )
@@ -63,13 +76,21 @@ from runtime.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from runtime.predicates import *  # noqa: F403 - isnan, isclose, equal, ...
+from runtime.version import __version__
 
 # Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).
 _namespaces.install(_ops, Tensor, _factories)
 
 __all__ = [
-    "Tensor", "autograd", "dtypes", "nn", "optim", "bool", "double", "float32", "float64",
-    "float", "int", "int32", "int64", "long", "dtype", "get_default_dtype", "set_default_dtype",
-    "enable_grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
-    "set_grad_enabled",
+    "Tensor", "Size", "autograd", "dtypes", "nn", "optim", "cuda", "accelerator", "device",
+    "bool", "double", "float32", "float64", "float", "int", "int32", "int64", "long", "dtype",
+    "get_default_dtype", "set_default_dtype", "enable_grad", "inference_mode",
+    "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "set_grad_enabled",
+    "set_printoptions", "get_printoptions", "printoptions", "install_as_torch",
+    "uninstall_as_torch", "__version__",
 ]
+
+
+def __getattr__(name: str) -> _Any:
+    raise _missing_attribute(__name__, name)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from runtime import dtypes
+from runtime import devices, dtypes
 from runtime._tensor_str import format_tensor
 from runtime.dtypes import type_string
 from runtime.grad_mode import _state as _grad_state
@@ -34,6 +34,14 @@ class Size(tuple):
 
     __slots__ = ()
 
+    def __new__(cls, sizes: Any = ()) -> Size:
+        result = tuple.__new__(cls, sizes)
+        for position, size in enumerate(result):
+            if type(size) is not int:
+                return tuple.__new__(cls, [_size_item(position, s) for position, s
+                                           in enumerate(result)])
+        return result
+
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
 
@@ -44,10 +52,30 @@ class Size(tuple):
         return Size(item) if isinstance(index, slice) else item
 
     def __add__(self, other: tuple) -> Size:
+        if not isinstance(other, tuple):
+            return NotImplemented
         return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other: tuple) -> Size:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, times: int) -> Size:
+        return Size(tuple(self) * times)
+
+    __rmul__ = __mul__
 
     def numel(self) -> int:
         return int(np.prod(self, dtype=np.int64))
+
+
+def _size_item(position: int, size: Any) -> int:
+    """One size of a Size: an int, or anything with __index__ (a 0-dim integer tensor)."""
+    if isinstance(size, bool) or not hasattr(type(size), "__index__"):
+        raise TypeError(f"torch.Size() takes an iterable of 'int' (item {position} is "
+                        f"'{type(size).__name__}')")
+    return size.__index__()
 
 
 class VersionCounter:
@@ -267,7 +295,7 @@ class Tensor:
     # -- shape and data ---------------------------------------------------------------------
     @property
     def shape(self) -> Size:
-        return Size(self._data.shape)
+        return tuple.__new__(Size, self._data.shape)  # numpy's sizes are ints: no checks
 
     @property
     def dtype(self) -> dtypes.dtype:
@@ -278,11 +306,30 @@ class Tensor:
         return self._data.ndim
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self) -> devices.device:
+        """Always the CPU: gradgen has no other device."""
+        return devices.CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
+    def cpu(self) -> Tensor:
+        """The tensor itself: it is on the CPU already."""
+        return self
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+        """Fails as PyTorch built without CUDA fails: there is no CUDA device."""
+        if isinstance(device, int) and not isinstance(device, bool):
+            raise RuntimeError(devices.NO_ACCELERATOR)
+        raise AssertionError(devices.CUDA_MISSING)
 
     def size(self, dim: int | None = None) -> Size | int:
-        return Size(self._data.shape) if dim is None else self._data.shape[dim]
+        return tuple.__new__(Size, self._data.shape) if dim is None else self._data.shape[dim]
 
     def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         """Steps between elements, in elements, along each dimension (or along `dim`)."""
@@ -295,6 +342,14 @@ class Tensor:
 
     def numel(self) -> int:
         return self._data.size
+
+    def nelement(self) -> int:
+        """numel's older name."""
+        return self._data.size
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self._data.itemsize
 
     def is_contiguous(self) -> bool:
         """Whether the elements lie in row-major order with no gaps (numpy's C order)."""

@@ -1,21 +1,74 @@
 """Render numpy arrays the way PyTorch 2.13 renders ``repr(tensor)`` for CPU tensors.
 
-Only PyTorch's default print options are modelled: four digits of precision, summarisation
-above 1000 elements with three edge items per dimension, and an 80-character line width.
+PyTorch's print options are modelled (`set_printoptions`): by default four digits of
+precision, summarisation above 1000 elements with three edge items per dimension, an
+80-character line width, and scientific notation chosen from the values.
 The module depends on numpy and the standard library only.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
-_PRECISION = 4
-_THRESHOLD = 1000
-_EDGEITEMS = 3
-_LINEWIDTH = 80
+
+class PrintOptions:
+    """What set_printoptions sets; sci_mode None lets the values decide."""
+
+    def __init__(self) -> None:
+        self.precision: int = 4
+        self.threshold: float = 1000
+        self.edgeitems: int = 3
+        self.linewidth: int = 80
+        self.sci_mode: bool | None = None
+
+
+PRINT_OPTS = PrintOptions()
+
+# set_printoptions' profiles: precision, threshold, edgeitems, linewidth.
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80),
+             "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision: int | None = None, threshold: float | None = None,
+                     edgeitems: int | None = None, linewidth: int | None = None,
+                     profile: str | None = None, sci_mode: bool | None = None) -> None:
+    """torch.set_printoptions: options left as None keep their value, but sci_mode, which
+    is always set (None: chosen from the values), as in PyTorch."""
+    if profile in _PROFILES:
+        (PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems,
+         PRINT_OPTS.linewidth) = _PROFILES[profile]
+    if precision is not None:
+        PRINT_OPTS.precision = precision
+    if threshold is not None:
+        PRINT_OPTS.threshold = threshold
+    if edgeitems is not None:
+        PRINT_OPTS.edgeitems = edgeitems
+    if linewidth is not None:
+        PRINT_OPTS.linewidth = linewidth
+    PRINT_OPTS.sci_mode = sci_mode
+
+
+def get_printoptions() -> dict[str, Any]:
+    """The current options, as keyword arguments set_printoptions takes."""
+    return dict(vars(PRINT_OPTS))
+
+
+@contextmanager
+def printoptions(**options: Any) -> Iterator[None]:
+    """set_printoptions(**options) for the duration of a `with` block."""
+    previous = get_printoptions()
+    set_printoptions(**options)
+    try:
+        yield
+    finally:
+        set_printoptions(**previous)
+
+
 _PREFIX = "tensor("
 
 _FLOAT_DTYPES: dict[str, type[np.generic]] = {
@@ -63,7 +116,10 @@ class _Formatter:
         smallest = float(magnitudes.min())
         largest = float(magnitudes.max())
         self.int_mode = bool(np.all(shown == np.ceil(shown)))
-        self.sci_mode = largest / smallest > 1000.0 or largest > 1.0e8 or smallest < 1.0e-4
+        if PRINT_OPTS.sci_mode is None:
+            self.sci_mode = largest / smallest > 1000.0 or largest > 1.0e8 or smallest < 1.0e-4
+        else:
+            self.sci_mode = PRINT_OPTS.sci_mode
         self.width = max(len(self._render(v)) for v in shown.tolist())
 
     def _render(self, value: float | int | bool) -> str:
@@ -71,11 +127,11 @@ class _Formatter:
         if not self.is_float:
             return str(value)
         if self.sci_mode:
-            return f"{value:.{_PRECISION}e}"
+            return f"{value:.{PRINT_OPTS.precision}e}"
         if self.int_mode:
             text = f"{value:.0f}"
             return text if math.isinf(value) or math.isnan(value) else text + "."
-        return f"{value:.{_PRECISION}f}"
+        return f"{value:.{PRINT_OPTS.precision}f}"
 
     def format(self, value: float | int | bool) -> str:
         """Text for one element, right-aligned to the shared column width."""
@@ -86,19 +142,19 @@ def _shown_items(
     length: int, summarize: bool, render: Callable[[int], str], ellipsis: str
 ) -> list[str]:
     """Render the indices of one dimension, replacing the middle by ``ellipsis`` if summarised."""
-    if summarize and length > 2 * _EDGEITEMS:
-        head = [render(i) for i in range(_EDGEITEMS)]
-        tail = [render(i) for i in range(length - _EDGEITEMS, length)]
+    edge = PRINT_OPTS.edgeitems
+    if summarize and length > 2 * edge:
+        head = [render(i) for i in range(edge)]
+        tail = [render(i) for i in range(length - edge, length)]
         return [*head, ellipsis, *tail]
     return [render(i) for i in range(length)]
 
 
 def _summary_values(data: np.ndarray) -> np.ndarray:
     """The elements that remain visible once every long dimension is cut to its edge items."""
-    kept = [
-        np.r_[0:_EDGEITEMS, size - _EDGEITEMS : size] if size > 2 * _EDGEITEMS else np.arange(size)
-        for size in data.shape
-    ]
+    edge = PRINT_OPTS.edgeitems
+    kept = [np.r_[0:edge, size - edge : size] if size > 2 * edge else np.arange(size)
+            for size in data.shape]
     return data[np.ix_(*kept)]
 
 
@@ -106,7 +162,7 @@ def _format_row(row: np.ndarray, indent: int, summarize: bool, formatter: _Forma
     """Format a 1-D array, wrapping it over several lines when it exceeds the line width."""
     values = row.tolist()
     items = _shown_items(len(values), summarize, lambda i: formatter.format(values[i]), " ...")
-    per_line = max(1, (_LINEWIDTH - indent) // (formatter.width + 2))
+    per_line = max(1, (PRINT_OPTS.linewidth - indent) // (formatter.width + 2))
     lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
@@ -133,7 +189,7 @@ def _append_suffixes(text: str, suffixes: Sequence[str], indent: int) -> str:
     # Torch measures the last line two characters too long when it holds no newline; keep that.
     line_length = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if line_length + len(suffix) + 2 > _LINEWIDTH:
+        if line_length + len(suffix) + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
             line_length = indent + len(suffix)
         else:
@@ -171,7 +227,7 @@ def format_tensor(
             extra.append(f"size={tuple(values.shape)}")
         show_dtype = dtype_name != default_float_dtype
     else:
-        summarize = values.size > _THRESHOLD
+        summarize = values.size > PRINT_OPTS.threshold
         formatter = _Formatter(
             _summary_values(values) if summarize else values,
             is_float=dtype_name in _FLOAT_DTYPES,

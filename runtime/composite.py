@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import dispatch, dtypes, factories, kernels
+from runtime import devices, dispatch, dtypes, factories, kernels
 from runtime._tensor import Tensor
 from runtime.dispatch import int_list
 
@@ -42,17 +42,91 @@ def sum_to_size(self: Any, *size: Any) -> Any:
     return result
 
 
+_TO_SIGNATURES = (
+    "(torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+    "bool copy = False, *, torch.memory_format memory_format = None)",
+    "(torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)",
+    "(Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)",
+)
+
+
+def _python_type_name(value: Any) -> str:
+    """How PyTorch's argument errors name a value's type."""
+    if isinstance(value, Tensor):
+        return "Tensor"
+    if isinstance(value, dtypes.dtype | devices.device):
+        return f"torch.{type(value).__name__}"
+    return type(value).__name__
+
+
+def _to_arguments(args: tuple, kwargs: dict) -> tuple[Any, dtypes.dtype | None, bool]:
+    """(device, dtype, copy) from the arguments of `Tensor.to`, by its three signatures:
+    `to(device=None, dtype=None, non_blocking, copy)`, `to(dtype, non_blocking, copy)` and
+    `to(tensor, non_blocking, copy)`."""
+    def is_device(value: Any) -> bool:
+        return value is None or isinstance(value, str | devices.device) or \
+            isinstance(value, int) and not isinstance(value, bool)
+
+    names = ("non_blocking", "copy")
+    if args and isinstance(args[0], Tensor):
+        signature, first = ("tensor", *names), args[0]
+        bound = dict(zip(signature, args, strict=False))
+        device, dtype = first.device, first.dtype
+    elif args and isinstance(args[0], dtypes.dtype):
+        signature = ("dtype", *names)
+        bound = dict(zip(signature, args, strict=False))
+        device, dtype = None, args[0]
+    else:
+        signature = ("device", "dtype", *names)
+        bound = dict(zip(signature, args, strict=False))
+        device, dtype = bound.get("device"), bound.get("dtype")
+    valid = len(args) <= len(signature)
+    for key, value in kwargs.items():
+        if key in bound or key not in (*signature, "memory_format"):
+            valid = False
+        bound[key] = value
+    device, dtype = bound.get("device", device), bound.get("dtype", dtype)
+    valid = valid and is_device(device) and (dtype is None or isinstance(dtype, dtypes.dtype)) \
+        and all(isinstance(bound.get(name, False), bool) for name in names)
+    if not valid:
+        got = [_python_type_name(a) for a in args]
+        if kwargs:
+            got.append("".join(f"{k}={_python_type_name(v)}, " for k, v in kwargs.items()))
+        raise TypeError(f"to() received an invalid combination of arguments - got "
+                        f"({', '.join(got)}), but expected one of:\n"
+                        + "".join(f" * {s}\n" for s in _TO_SIGNATURES))
+    return device, dtype, bound.get("copy", False)
+
+
 def to(self: Any, *args: Any, **kwargs: Any) -> Any:
-    """`x.to(dtype)` (and `x.to(other)`): the same tensor if nothing changes."""
-    dtype = kwargs.pop("dtype", None)
-    for arg in args:
-        if isinstance(arg, dtypes.dtype):
-            dtype = arg
-        elif isinstance(arg, Tensor):
-            dtype = arg.dtype
-    if dtype is None or dtype is self.dtype:
+    """`x.to(dtype)`, `x.to(device)`, `x.to(device, dtype)`, `x.to(other)`: the tensor itself
+    if nothing changes (and no `copy=True`), else a copy (ToCopyBackward0). A result of an
+    integer or bool dtype has no history, as in PyTorch: it is not differentiable."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], dtypes.dtype):
+        device, dtype, copy = None, args[0], False  # the usual call, and the formulas'
+    else:
+        device, dtype, copy = _to_arguments(args, kwargs)
+    if device is not None and devices.to_cpu(device) != devices.CPU:
+        copy = True  # "cpu:0" is another device than "cpu" to PyTorch, which copies there
+    if (dtype is None or dtype is self.dtype) and not copy:
         return self
-    return ops._to_copy(self, dtype=dtype)
+    dtype = self.dtype if dtype is None else dtype
+    source = self if dtype.is_floating_point else self.detach()
+    return ops._to_copy(source, dtype=dtype)
+
+
+def _tensor_type(self: Any, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    """`x.type()` is the tensor's type name (`torch.FloatTensor`); `x.type(dtype)` converts,
+    taking a dtype or such a name."""
+    if dtype is None:
+        return self.dtype._type_string
+    if isinstance(dtype, str):
+        dtype = dtypes.from_type_string(dtype)
+    elif not isinstance(dtype, dtypes.dtype):
+        raise TypeError("dtype must be a type, str, or dtype object")
+    return to(self, dtype)
 
 
 # -- elementwise ------------------------------------------------------------------------------
@@ -129,7 +203,7 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False,
 
 # -- shape and indexing -----------------------------------------------------------------------
 
-__all__ += ["reshape", "flatten", "chunk", "split"]
+__all__ += ["reshape", "flatten", "unflatten", "chunk", "split"]
 
 
 def reshape(input: Any, *shape: Any) -> Any:
@@ -166,6 +240,25 @@ def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     for size in shape[start:end + 1]:
         merged *= size
     return reshape(input, *shape[:start], merged, *shape[end + 1:])
+
+
+def unflatten(input: Any, dim: int, sizes: Any) -> Any:
+    """Split dimension `dim` into `sizes` (one of which may be -1, inferred), as a view
+    when the strides allow one (ViewBackward0), else a copy."""
+    sizes = tuple(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    dim = _wrap_dim(dim, input.ndim)
+    length = input.shape[dim] if input.ndim else 1
+    if sizes.count(-1) > 1:
+        raise RuntimeError("unflatten: only one dimension can be inferred")
+    known = _product(s for s in sizes if s != -1)
+    if -1 in sizes and known and length % known == 0:
+        sizes = tuple(length // known if s == -1 else s for s in sizes)
+    if -1 in sizes or _product(sizes) != length:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({length}) in the input tensor")
+    return reshape(input, *input.shape[:dim], *sizes, *input.shape[dim + 1:])
 
 
 def chunk(input: Any, chunks: int, dim: int = 0) -> tuple:
@@ -765,11 +858,23 @@ class CompositeMethods:
     def to(self, *args: Any, **kwargs: Any) -> Any:
         return to(self, *args, **kwargs)
 
+    def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        return _tensor_type(self, dtype, non_blocking, **kwargs)
+
     def float(self) -> Any:
         return to(self, dtypes.float32)
 
     def double(self) -> Any:
         return to(self, dtypes.float64)
+
+    def long(self) -> Any:
+        return to(self, dtypes.int64)
+
+    def int(self) -> Any:
+        return to(self, dtypes.int32)
+
+    def bool(self) -> Any:
+        return to(self, dtypes.bool_)
 
     # -- elementwise --------------------------------------------------------------------------
     def __rtruediv__(self, other: Any) -> Any:
@@ -807,6 +912,9 @@ class CompositeMethods:
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Any:
         return flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim: int, sizes: Any) -> Any:
+        return unflatten(self, dim, sizes)
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
         return chunk(self, chunks, dim)

@@ -61,3 +61,21 @@ def set_default_dtype(d: dtype) -> None:
 def type_string(array: np.ndarray) -> str:
     """`torch.FloatTensor`, as PyTorch names a tensor's type in messages."""
     return from_numpy(array.dtype)._type_string
+
+
+# Tensor type names of dtypes gradgen lacks: `x.type("torch.HalfTensor")` names one.
+_OTHER_TYPE_STRINGS = ("torch.HalfTensor", "torch.BFloat16Tensor", "torch.ByteTensor",
+                       "torch.CharTensor", "torch.ShortTensor", "torch.ComplexFloatTensor",
+                       "torch.ComplexDoubleTensor")
+
+
+def from_type_string(name: str) -> dtype:
+    """The dtype of a tensor type name, `torch.FloatTensor` -> float32 (for Tensor.type)."""
+    for candidate in _BY_NUMPY.values():
+        if candidate._type_string == name:
+            return candidate
+    if name.startswith("torch.cuda."):
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    if name in _OTHER_TYPE_STRINGS:
+        raise TypeError(f"gradgen has no dtype for {name}")
+    raise ValueError(f"invalid type: '{name}'")

@@ -311,10 +311,12 @@ def _runs_raw(hooked: bool, root_grads: Sequence, create_graph: bool) -> bool:
 
 def apply_on_arrays(node: Node, grads: list) -> list:
     """A node's apply in a raw backward: its formulas on the arrays (array_ops), or, for a
-    node written for Tensors alone (a user's subclass), on the arrays wrapped as Tensors."""
+    node written for Tensors alone (a user's subclass, a custom Function's), on the arrays
+    wrapped as Tensors, with grad mode off as in any backward without create_graph."""
     if node.runs_on_arrays:
         return node.apply(grads, array_ops)
-    outputs = node.apply([None if g is None else Tensor._make(g, None) for g in grads])
+    with set_grad_enabled(False):
+        outputs = node.apply([None if g is None else Tensor._make(g, None) for g in grads])
     return [None if g is None else g._data for g in outputs]
 
 

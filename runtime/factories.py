@@ -1,4 +1,7 @@
-"""Tensor factories with PyTorch's names and defaults (float32 unless told otherwise)."""
+"""Tensor factories with PyTorch's names and defaults (float32 unless told otherwise).
+
+A `device=` must name the CPU, the only device gradgen has (runtime/devices.py).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes, kernels
+from runtime import devices, dtypes, kernels
 from runtime._tensor import Tensor
 from runtime.dispatch import int_list
 
@@ -75,6 +78,8 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
 def tensor(data: Any, dtype: dtypes.dtype | None = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
     """A new leaf holding a copy of `data` (nested lists, numbers, arrays or a Tensor)."""
+    if device is not None:
+        devices.to_cpu(device)
     if isinstance(data, Tensor):
         array = data._data.copy()
     elif isinstance(data, list | tuple) and data and builtins.any(
@@ -90,7 +95,9 @@ def tensor(data: Any, dtype: dtypes.dtype | None = None, device: Any = None,
     return _finish(array, requires_grad)
 
 
-def as_tensor(data: Any, dtype: dtypes.dtype | None = None) -> Tensor:
+def as_tensor(data: Any, dtype: dtypes.dtype | None = None, device: Any = None) -> Tensor:
+    if device is not None:
+        devices.to_cpu(device)
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
         return data
     return tensor(data, dtype)
@@ -108,16 +115,22 @@ def _shape(size: Sequence[Any]) -> tuple[int, ...]:
 
 def zeros(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
           device: Any = None) -> Tensor:
+    if device is not None:
+        devices.to_cpu(device)
     return _finish(np.zeros(_shape(size), _numpy_dtype(dtype)), requires_grad)
 
 
 def ones(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
          device: Any = None) -> Tensor:
+    if device is not None:
+        devices.to_cpu(device)
     return _finish(np.ones(_shape(size), _numpy_dtype(dtype)), requires_grad)
 
 
 def empty(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
           device: Any = None) -> Tensor:
+    if device is not None:
+        devices.to_cpu(device)
     return _finish(np.empty(_shape(size), _numpy_dtype(dtype)), requires_grad)
 
 
@@ -133,17 +146,23 @@ def _fill_dtype(value: Any, dtype: dtypes.dtype | None) -> np.dtype:
 
 def full(size: Sequence[int], fill_value: Any, *, dtype: dtypes.dtype | None = None,
          requires_grad: bool = False, device: Any = None) -> Tensor:
+    if device is not None:
+        devices.to_cpu(device)
     return _finish(np.full(_shape((size,)), fill_value, _fill_dtype(fill_value, dtype)),
                    requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: dtypes.dtype | None = None,
         requires_grad: bool = False, device: Any = None) -> Tensor:
+    if device is not None:
+        devices.to_cpu(device)
     return _finish(np.eye(n, m, dtype=_numpy_dtype(dtype)), requires_grad)
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: dtypes.dtype | None = None,
            requires_grad: bool = False, device: Any = None) -> Tensor:
+    if device is not None:
+        devices.to_cpu(device)
     if end is None:
         start, end = 0, start
     integral = builtins.all(isinstance(v, int) for v in (start, end, step))
@@ -154,6 +173,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: dtypes.dtype | 
 
 def linspace(start: float, end: float, steps: int, *, dtype: dtypes.dtype | None = None,
              requires_grad: bool = False, device: Any = None) -> Tensor:
+    if device is not None:
+        devices.to_cpu(device)
     return _finish(np.linspace(start, end, steps).astype(_numpy_dtype(dtype)), requires_grad)
 
 
@@ -184,21 +205,29 @@ def _like(input: Tensor, dtype: dtypes.dtype | None) -> tuple[tuple[int, ...], n
 
 def zeros_like(input: Tensor, *, dtype: dtypes.dtype | None = None,
                requires_grad: bool = False, device: Any = None) -> Tensor:
+    if device is not None:
+        devices.to_cpu(device)
     return _finish(np.zeros(*_like(input, dtype)), requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype: dtypes.dtype | None = None,
               requires_grad: bool = False, device: Any = None) -> Tensor:
+    if device is not None:
+        devices.to_cpu(device)
     return _finish(np.ones(*_like(input, dtype)), requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype: dtypes.dtype | None = None,
                requires_grad: bool = False, device: Any = None) -> Tensor:
+    if device is not None:
+        devices.to_cpu(device)
     return _finish(np.empty(*_like(input, dtype)), requires_grad)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: dtypes.dtype | None = None,
               requires_grad: bool = False, device: Any = None) -> Tensor:
+    if device is not None:
+        devices.to_cpu(device)
     shape, numpy_dtype = _like(input, dtype)
     return _finish(np.full(shape, fill_value, numpy_dtype), requires_grad)
 

@@ -24,7 +24,7 @@ from runtime import anomaly, forward_grad
 from runtime._tensor import Tensor
 from runtime.anomaly import _state as _anomaly_state
 from runtime.dtypes import type_string
-from runtime.grad_mode import is_grad_enabled
+from runtime.grad_mode import is_grad_enabled, set_grad_enabled
 from runtime.hooks import RemovableHandle, add_hook
 from runtime.namespaces import array_ops, tensor_ops
 
@@ -392,7 +392,8 @@ class CopySlices(Node):
         fn = self.fn
         fn._output_mask = tuple(self.should_compute_output(i) for i in range(len(edges)))
         try:
-            fn_grads = fn.apply([region.copy()], array_ops)
+            fn_grads = fn.apply([region.copy()], array_ops) if fn.runs_on_arrays \
+                else _apply_tensor_node(fn, [region.copy()])
         finally:
             fn._output_mask = None
         region[...] = 0 if fn_grads[0] is None else fn_grads[0]
@@ -400,6 +401,14 @@ class CopySlices(Node):
 
     def release_variables(self) -> None:
         self.fn.release_variables()
+
+
+def _apply_tensor_node(node: Node, grads: list) -> list:
+    """A node written for Tensors (a custom Function's) run on arrays, with grad mode off:
+    its gradients as arrays."""
+    with set_grad_enabled(False):
+        outputs = node.apply([Tensor._make(g, None) for g in grads])
+    return [None if g is None else g._data for g in outputs]
 
 
 def _on_tensors(node: Node, grads: list) -> list:

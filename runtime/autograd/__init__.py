@@ -1,9 +1,14 @@
-"""`runtime.autograd`: backward, grad, grad modes and anomaly mode, as in torch.autograd."""
+"""`runtime.autograd`: backward, grad, custom Functions, grad modes and anomaly mode, as in
+torch.autograd."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from runtime.aliases import missing_attribute
 from runtime.anomaly import detect_anomaly, set_detect_anomaly
-from runtime.autograd import forward_ad, functional
+from runtime.autograd import forward_ad, function, functional
+from runtime.autograd.function import Function
 from runtime.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from runtime.autograd.gradients import backward, grad
 from runtime.grad_mode import (
@@ -18,5 +23,9 @@ from runtime.node import Node
 __all__ = [
     "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "inference_mode", "detect_anomaly", "set_detect_anomaly", "Node", "forward_ad",
-    "functional", "gradcheck", "gradgradcheck", "GradcheckError",
+    "functional", "gradcheck", "gradgradcheck", "GradcheckError", "Function", "function",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    raise missing_attribute(__name__, name)

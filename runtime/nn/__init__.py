@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from runtime.nn import functional, init
+from typing import Any
+
+from runtime.aliases import missing_attribute
+from runtime.nn import functional, init, utils
 from runtime.nn.activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
-from runtime.nn.container import ModuleList, Sequential
+from runtime.nn.container import ModuleDict, ModuleList, ParameterList, Sequential
 from runtime.nn.dropout import Dropout
+from runtime.nn.flatten import Flatten, Unflatten
 from runtime.nn.linear import Identity, Linear
 from runtime.nn.loss import (
     BCELoss,
@@ -22,8 +26,13 @@ from runtime.nn.parameter import Parameter
 from runtime.nn.sparse import Embedding
 
 __all__ = [
-    "functional", "init", "Module", "Parameter", "Identity", "Linear", "ReLU", "Sigmoid",
-    "Tanh", "GELU", "Softmax", "LogSoftmax", "Dropout", "Embedding", "LayerNorm", "Sequential",
-    "ModuleList", "MSELoss", "L1Loss", "SmoothL1Loss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
+    "functional", "init", "utils", "Module", "Parameter", "Identity", "Linear", "Flatten",
+    "Unflatten", "ReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax", "Dropout",
+    "Embedding", "LayerNorm", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+    "MSELoss", "L1Loss", "SmoothL1Loss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
     "BCEWithLogitsLoss",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    raise missing_attribute(__name__, name)

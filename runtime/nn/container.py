@@ -1,14 +1,18 @@
-"""Sequential and ModuleList: modules holding an ordered list of modules."""
+"""Containers: Sequential, ModuleList and ModuleDict hold modules; ParameterList holds
+parameters. What they hold is registered, so a parent module sees its parameters."""
 
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from runtime._tensor import Tensor
 from runtime.nn.module import Module, _indent
+from runtime.nn.parameter import Parameter
 
-__all__ = ["ModuleList", "Sequential"]
+__all__ = ["ModuleDict", "ModuleList", "ParameterList", "Sequential"]
 
 
 def _index(index: int, length: int) -> int:
@@ -121,3 +125,132 @@ class ModuleList(Module):
                  else f"({first}-{last}): {last - first + 1} x {text}"
                  for first, last, text in runs]
         return self._get_name() + "(\n  " + "\n  ".join(_indent(line, 2) for line in lines) + "\n)"
+
+
+class ModuleDict(Module):
+    """An ordered dict of modules, by name; it has no forward."""
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._modules
+
+    def clear(self) -> None:
+        self._modules.clear()
+
+    def pop(self, key: str) -> Module:
+        module = self[key]
+        del self[key]
+        return module
+
+    def keys(self) -> Any:
+        return self._modules.keys()
+
+    def items(self) -> Any:
+        return self._modules.items()
+
+    def values(self) -> Any:
+        return self._modules.values()
+
+    def update(self, modules: Mapping[str, Module] | Iterable) -> None:
+        """Add (or replace) modules from a mapping or from (name, module) pairs, in order."""
+        if not isinstance(modules, Iterable):
+            raise TypeError("ModuleDict.update should be called with an iterable of key/value "
+                            f"pairs, but got {type(modules).__name__}")
+        if isinstance(modules, Mapping | ModuleDict):
+            for key, module in modules.items():
+                self[key] = module
+            return
+        for position, pair in enumerate(modules):
+            if not isinstance(pair, Iterable):
+                raise TypeError(f"ModuleDict update sequence element #{position} should be "
+                                f"Iterable; is{type(pair).__name__}")
+            if len(pair) != 2:
+                raise ValueError(f"ModuleDict update sequence element #{position} has length "
+                                 f"{len(pair)}; 2 is required")
+            self[pair[0]] = pair[1]
+
+
+class ParameterList(Module):
+    """A list of parameters, registered as "0", "1", ...: a Tensor put in becomes a
+    Parameter. It has no forward."""
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self.extend(values)
+
+    def _absolute_index(self, index: Any) -> str:
+        index = operator.index(index)
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"index {index} is out of range")
+        return str(index % len(self))
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            part = type(self)()
+            for position in range(*index.indices(len(self))):
+                part.append(self[position])
+            return part
+        return getattr(self, self._absolute_index(index))
+
+    def __setitem__(self, index: int, value: Any) -> None:
+        name = self._absolute_index(index)
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, name, value)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter([self[position] for position in range(len(self))])
+
+    def __iadd__(self, values: Iterable[Any]) -> ParameterList:
+        return self.extend(values)
+
+    def append(self, value: Any) -> ParameterList:
+        self._size += 1
+        self[self._size - 1] = value
+        return self
+
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError("ParameterList.extend should be called with an iterable, but got "
+                            f"{type(values).__name__}")
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        lines = []
+        for position, value in enumerate(self):
+            if isinstance(value, Tensor):
+                kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+                size = "x".join(str(s) for s in value.shape)
+                lines.append(f"  ({position}): {kind} containing: [{value.dtype} of size {size}]")
+            else:
+                lines.append(f"  ({position}): Object of type: {type(value).__name__}")
+        return "\n".join(lines)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterList should not be called.")

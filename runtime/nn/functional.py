@@ -7,7 +7,10 @@ reads as it does with PyTorch.
 
 from __future__ import annotations
 
+from typing import Any
+
 from generated.ops import gelu, relu, sigmoid, tanh
+from runtime.aliases import missing_attribute
 from runtime.composite import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -29,3 +32,7 @@ __all__ = [
     "embedding", "gelu", "l1_loss", "layer_norm", "linear", "log_softmax", "mse_loss",
     "nll_loss", "relu", "sigmoid", "smooth_l1_loss", "softmax", "tanh",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    raise missing_attribute(__name__, name)

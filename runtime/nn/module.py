@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
-from runtime import dtypes
+from runtime import devices, dtypes
 from runtime._tensor import Tensor
 from runtime.dtypes import type_string
 from runtime.grad_mode import no_grad
@@ -328,17 +328,33 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
         """`model.to(torch.float64)`: convert the floating-point parameters and buffers.
-        Devices are accepted and ignored (everything lives on the CPU)."""
+        A device must be the CPU, the only one gradgen has (`model.to("cpu")` changes
+        nothing)."""
         dtype = kwargs.get("dtype")
+        device = kwargs.get("device")
         for arg in args:
             if isinstance(arg, dtypes.dtype):
                 dtype = arg
+            elif isinstance(arg, Tensor):
+                dtype = arg.dtype
+            elif arg is not None and not isinstance(arg, bool):
+                device = arg
+        if device is not None:
+            devices.to_cpu(device)
         if dtype is None:
             return self
         if not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def cpu(self) -> Module:
+        """The module itself: its tensors are on the CPU already."""
+        return self
+
+    def cuda(self, device: Any = None) -> Module:
+        """Fails as PyTorch built without CUDA fails."""
+        raise AssertionError(devices.CUDA_MISSING)
 
     def float(self) -> Module:
         return self.to(dtypes.float32)
