@@ -5,22 +5,28 @@ Tensor, the engine and the grad modes are hand-written; the ops come from the sp
 Below it, a module imports only modules of earlier rows, lower layers, and never this
 package (tests/test_import_graph.py checks it). Row by row, with what each imports:
 
-    kernels, grad_mode, anomaly, hooks,  numpy and the standard library; manual (the
-    _tensor_str, manual                  helpers formulas call) is given its ops
+    cpu_math, sampling                   numpy and the standard library: torch's CPU
+                                         sampling kernels on arrays
+    kernels, grad_mode, anomaly, hooks,  numpy and the standard library (kernels also
+    _tensor_str, manual                  sampling); manual (the helpers formulas call)
+                                         is given its ops
     dtypes                               kernels
     _tensor (the Tensor class)           dtypes, grad_mode, hooks, _tensor_str
-    forward_grad, dispatch               _tensor
+    forward_grad, dispatch, random       _tensor (random: the Generator, which
+                                         installs itself in kernels)
     namespaces                           dispatch, dtypes, kernels: the ops formulas
                                          call, filled in last, below
     node, factories                      _tensor, forward_grad, dispatch, namespaces
+    random_ops                           factories, random, sampling
     recording, engine                    node, namespaces: what wrappers call; the
                                          backward pass
     generated/                           recording, node, dispatch, namespaces, manual
-    composite                            generated.ops, factories
+    composite                            generated.ops, factories, random_ops
     autograd                             engine, generated.ops, recording
-    methods                              generated.tensor_methods, composite, autograd:
-                                         sets the op methods on Tensor
-    nn, optim                            composite, generated.ops, factories, _tensor
+    methods                              generated.tensor_methods, composite, autograd,
+                                         random_ops: sets the op methods on Tensor
+    nn, optim                            composite, generated.ops, factories, _tensor,
+                                         random
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from runtime import (
     methods,  # noqa: F401 - imported to set the op methods on Tensor
     nn,
     optim,
+    random,
 )
 from runtime import factories as _factories
 from runtime import namespaces as _namespaces
@@ -50,6 +57,7 @@ from runtime.dtypes import (
     int64,
     long,
     set_default_dtype,
+    uint8,
 )
 from runtime.dtypes import dtype as dtype
 from runtime.dtypes import float as float  # noqa: A004 - torch.float
@@ -63,13 +71,25 @@ from runtime.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from runtime.random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from runtime.random_ops import *  # noqa: F403
 
 # Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).
 _namespaces.install(_ops, Tensor, _factories)
 
 __all__ = [
-    "Tensor", "autograd", "dtypes", "nn", "optim", "bool", "double", "float32", "float64",
-    "float", "int", "int32", "int64", "long", "dtype", "get_default_dtype", "set_default_dtype",
+    "Tensor", "autograd", "dtypes", "nn", "optim", "random", "bool", "double", "float32",
+    "float64", "float", "int", "int32", "int64", "long", "uint8", "dtype", "get_default_dtype",
+    "set_default_dtype", "Generator", "default_generator", "get_rng_state", "initial_seed",
+    "manual_seed", "seed", "set_rng_state",
     "enable_grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
     "set_grad_enabled",
 ]

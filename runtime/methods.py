@@ -4,9 +4,10 @@ The Tensor class (runtime/_tensor.py) sits below the nodes, the generated wrappe
 composite ops, so it cannot inherit its methods from them. Instead, as HIPS autograd's
 numpy_boxes.py does for its ArrayBox, this module (imported by runtime/__init__.py) sets
 them on the class: `backward`, then the spec's methods and operators
-(generated/tensor_methods.py), then the composite ones (runtime/composite.py). A name
-already on the class keeps its first definition, so Tensor's own methods come first, then
-the spec's, then the composite ones, as a class inheriting from both would resolve them.
+(generated/tensor_methods.py), then the composite ones (runtime/composite.py), then the
+random ones (runtime/random_ops.py). A name already on the class keeps its first
+definition, so Tensor's own methods come first, then the spec's, then the composite and
+random ones, as a class inheriting from all of them would resolve them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from generated.tensor_methods import TensorMethods
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.composite import CompositeMethods
+from runtime.random_ops import RandomMethods
 
 
 def backward(
@@ -41,3 +43,4 @@ def install(methods: type) -> None:
 Tensor.backward = backward
 install(TensorMethods)
 install(CompositeMethods)
+install(RandomMethods)
