@@ -12,8 +12,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          is given its ops
     dtypes                               kernels
     _tensor (the Tensor class)           dtypes, grad_mode, hooks, _tensor_str
-    forward_grad, dispatch, random       _tensor (random: the Generator, which
-                                         installs itself in kernels)
+    forward_grad, dispatch, random       _tensor (random also kernels: the Generator
+                                         installs itself there for dropout)
     namespaces                           dispatch, dtypes, kernels: the ops formulas
                                          call, filled in last, below
     node, factories                      _tensor, forward_grad, dispatch, namespaces
@@ -22,7 +22,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          backward pass
     generated/                           recording, node, dispatch, namespaces, manual
     composite                            generated.ops, factories, random_ops
-    autograd                             engine, generated.ops, recording
+    autograd                             engine, generated.ops, recording, random_ops
     methods                              generated.tensor_methods, composite, autograd,
                                          random_ops: sets the op methods on Tensor
     nn, optim                            composite, generated.ops, factories, _tensor,
