@@ -33,11 +33,12 @@ _HALF_FLOAT32_STEP = np.uint64(0x10000000)  # ... when they are exactly half a f
 
 
 def _float64(x: np.ndarray | float) -> np.ndarray | np.float64:
-    return x.astype(_F64) if isinstance(x, np.ndarray) else _F64(x)
+    return np.asarray(x, _F64) if isinstance(x, np.ndarray) else _F64(x)
 
 
 def fma32(a: np.ndarray | float, b: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
-    """a * b + c on float32 values, rounded once to float32, as a fused multiply-add.
+    """a * b + c on float32 values (or float32 values held in float64), rounded once to
+    float32, as a fused multiply-add.
 
     The float64 product of two float32 values is exact, so only the float64 sum rounds;
     rounding it again to float32 is wrong only when the sum was inexact and landed exactly
@@ -114,9 +115,10 @@ def avx2_log(x: np.ndarray) -> np.ndarray:
     exponent = exponent - below.astype(_F32)
     m = (mantissa - _F32(1)) + np.where(below, mantissa, _F32(0))
     z = m * m
+    m_wide = m.astype(_F64)  # converted once for the eight fused steps below
     y = np.full_like(m, _F32(_LOG_POLYNOMIAL[0]))
     for coefficient in _LOG_POLYNOMIAL[1:]:
-        y = fma32(y, m, _F32(coefficient))
+        y = fma32(y, m_wide, _F32(coefficient))
     y = y * m
     y = fma32(y, z, exponent * _LOG_Q1)
     y = y - z * _F32(0.5)
@@ -141,11 +143,12 @@ def avx2_sincos(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x = x + y * _PI_PARTS[1]
     x = fma32(y, _PI_PARTS[2], x)
     z = x * x
-    cos_poly = fma32(_COS_POLYNOMIAL[0], z, _COS_POLYNOMIAL[1])
-    cos_poly = fma32(cos_poly, z, _COS_POLYNOMIAL[2]) * z
-    cos_poly = fma32(cos_poly, z, -(z * _F32(0.5))) + _F32(1)
-    sin_poly = fma32(_SIN_POLYNOMIAL[0], z, _SIN_POLYNOMIAL[1])
-    sin_poly = fma32(sin_poly, z, _SIN_POLYNOMIAL[2]) * z
+    z_wide = z.astype(_F64)  # converted once for the fused steps below
+    cos_poly = fma32(_COS_POLYNOMIAL[0], z_wide, _COS_POLYNOMIAL[1])
+    cos_poly = fma32(cos_poly, z_wide, _COS_POLYNOMIAL[2]) * z
+    cos_poly = fma32(cos_poly, z_wide, -(z * _F32(0.5))) + _F32(1)
+    sin_poly = fma32(_SIN_POLYNOMIAL[0], z_wide, _SIN_POLYNOMIAL[1])
+    sin_poly = fma32(sin_poly, z_wide, _SIN_POLYNOMIAL[2]) * z
     sin_poly = fma32(sin_poly, x, x)
     swap = (octant & 2) != 0
     sin = np.where(swap, cos_poly, sin_poly)

@@ -67,15 +67,9 @@ def _float_dtype(dtype: dtypes.dtype | None, kernel: str) -> np.dtype:
     return numpy_dtype
 
 
-# -- placing values -----------------------------------------------------------------------------
-
 def _write(self: Tensor, values: np.ndarray) -> Tensor:
     """Write values drawn in `self`'s memory order into `self`, through copy_."""
     return self.copy_(Tensor._make(sampling.place(values, self._data, self._data.dtype), None))
-
-
-def _contiguous(self: Tensor) -> bool:
-    return self._data.flags.c_contiguous
 
 
 # -- in-place methods ---------------------------------------------------------------------------
@@ -112,7 +106,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *,
         return self
     _require_float(self._data, "normal_kernel_cpu")
     values = sampling.normal(_generator(generator), self.numel(), self._data.dtype, mean, std,
-                             contiguous=_contiguous(self))
+                             contiguous=self.is_contiguous())
     return _write(self, values)
 
 

@@ -121,6 +121,8 @@ def _fill_float64(generator: Any, count: int, mean: float, std: float) -> np.nda
 
 
 def _box_muller_float64(uniforms: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """As _box_muller_float32, in float64: radii from the first 8 of each 16, angles from
+    the last 8."""
     blocks = uniforms.reshape(-1, 16)
     radius = np.sqrt(-2.0 * libm(math.log, 1.0 - blocks[:, :8]))
     theta = _TWO_PI * blocks[:, 8:]
