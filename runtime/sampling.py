@@ -162,8 +162,8 @@ def _serial_normal(generator: Any, count: int, mean: float, std: float) -> np.nd
 def bernoulli_scalar(generator: Any, count: int, p: float) -> np.ndarray:
     """True with probability p: a float64 uniform below p.
 
-    This is torch's portable kernel; on Intel CPUs torch's bernoulli_(float) instead draws
-    from MKL's own stream, seeded by one 32-bit word.
+    torch's released builds draw so on every CPU; its MKL variant of this kernel is
+    compiled only into builds that define FBCODE_CAFFE2.
     """
     return _unit_float64(generator, count) < p
 

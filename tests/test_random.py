@@ -3,8 +3,7 @@
 Each test runs one program on torch and on gradgen after the same seed (or with
 Generators seeded alike) and compares the results' dtypes, shapes and raw bytes. torch's
 float32 normal kernel for 16 or more elements is its AVX2 one (what CPUs with AVX2 or
-AVX512 run), and its bernoulli_(float) is its portable kernel (what non-Intel CPUs run;
-on Intel CPUs torch draws those masks from MKL): the tests say so where it matters.
+AVX512 run): the tests that draw with it say so.
 """
 
 from __future__ import annotations
@@ -24,23 +23,9 @@ SEEDS = [0, 1, 2**40 + 7]  # the last above 2^32: only its low 32 bits seed the 
 SIZES = [0, 1, 7, 15, 16, 17, 100, 1000, 10**5]
 FLOATS = ["float32", "float64"]
 
-# torch's CPU kernels differ by CPU: the float32 normal kernel above runs on AVX2 and
-# AVX512 machines, the portable bernoulli_(float) kernel on non-Intel ones.
-ON_AVX2 = torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512")
-
-
-def _is_intel() -> bool:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            return "GenuineIntel" in info.read(4096)
-    except OSError:
-        return False
-
-
-needs_avx2 = pytest.mark.skipif(not ON_AVX2, reason="torch's float32 normal kernel here is "
-                                 "not its AVX2 one, which gradgen reproduces")
-needs_portable_bernoulli = pytest.mark.skipif(
-    _is_intel(), reason="torch's bernoulli_(float) draws from MKL on Intel CPUs")
+needs_avx2 = pytest.mark.skipif(
+    torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"),
+    reason="torch's float32 normal kernel here is not its AVX2 one, which gradgen reproduces")
 
 
 def _bits(value: Any) -> np.ndarray:
@@ -107,7 +92,6 @@ def test_randn_and_normal_(dtype, size):
           _seeds_for(size))
 
 
-@needs_portable_bernoulli
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("dtype", [*FLOATS, "int64", "int32", "bool"])
 def test_bernoulli_with_a_number(dtype, size):
@@ -276,7 +260,6 @@ def test_generator_objects_keep_their_own_streams():
 
 
 @needs_avx2
-@needs_portable_bernoulli
 def test_every_generator_argument():
     def program(L):
         g = L.Generator().manual_seed(99)
@@ -446,7 +429,6 @@ def test_in_place_methods_on_tensors_with_history():
 
 # -- dropout ------------------------------------------------------------------------------------
 
-@needs_portable_bernoulli
 def test_dropout_draws_torchs_masks():
     def program(L):
         x = L.arange(1.0, 301.0).reshape(20, 15)
@@ -460,7 +442,6 @@ def test_dropout_draws_torchs_masks():
     check(program)
 
 
-@needs_portable_bernoulli
 def test_dropout_gradient_is_torchs():
     outputs = []
     for lib, seed in ((torch, 3), (rt, 3)):
