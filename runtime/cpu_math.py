@@ -153,9 +153,11 @@ def avx2_sincos(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     swap = (octant & 2) != 0
     sin = np.where(swap, cos_poly, sin_poly)
     cos = np.where(swap, sin_poly, cos_poly)
-    np.negative(sin, out=sin, where=(octant & 4) != 0)
-    np.negative(cos, out=cos, where=((octant - 2) & 4) == 0)
-    return sin, cos
+    # The signs, as the kernel sets them: bit 2 of the octant moved to the sign bit.
+    sin_sign = ((octant & 4) << 29).view(np.uint32)
+    cos_sign = ((~(octant - 2) & 4) << 29).view(np.uint32)
+    return ((sin.view(np.uint32) ^ sin_sign).view(_F32),
+            (cos.view(np.uint32) ^ cos_sign).view(_F32))
 
 
 def libm(function: Callable[[float], float], x: np.ndarray) -> np.ndarray:
