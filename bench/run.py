@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import runtime  # noqa: E402
-from bench import systems  # noqa: E402
+from bench import random_draws, systems  # noqa: E402
 from bench.common import LR, median_time, median_times, repeats  # noqa: E402
 
 
@@ -264,6 +264,7 @@ def report(results: dict, quick: bool) -> str:
     lines += ["", "## Code generation", "",
               f"`python -m codegen --check` on the full spec, whole process: "
               f"{results['codegen_s'] * 1e3:.0f} ms.", ""]
+    lines += random_draws.table(results["random_draws"])
     threads = results.get("torch_threads")
     if threads:
         lines += ["## torch with its default threads (separate process)", "",
@@ -318,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         "memory_batch": 256 if quick else 4096,
         "memory": step_memory(256 if quick else 4096),
         "codegen_s": codegen_time(1 if quick else 5),
+        "random_draws": random_draws.measure(3 if quick else 30),
         "torch_threads": torch_default_threads(batches, repeat),
     }
     text = report(results, quick)

@@ -8,22 +8,29 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
 
     aliases (torch's module names),      the standard library
     devices
-    kernels, grad_mode, anomaly, hooks,  numpy and the standard library; manual (the
-    _tensor_str, manual                  helpers formulas call) is given its ops
+    cpu_math, sampling                   numpy and the standard library: torch's CPU
+                                         sampling kernels on arrays
+    kernels, grad_mode, anomaly, hooks,  numpy and the standard library (kernels also
+    _tensor_str, manual                  sampling); manual (the helpers formulas call)
+                                         is given its ops
     dtypes                               kernels
     _tensor (the Tensor class)           dtypes, devices, grad_mode, hooks, _tensor_str
-    forward_grad, dispatch, predicates   _tensor
+    forward_grad, dispatch, predicates,  _tensor (random also kernels: the Generator
+    random                               installs itself there for dropout)
     namespaces                           dispatch, dtypes, kernels: the ops formulas
                                          call, filled in last, below
     node, factories                      _tensor, forward_grad, dispatch, namespaces
+    random_ops                           factories, random, sampling
     recording, engine                    node, namespaces: what wrappers call; the
                                          backward pass
     generated/                           recording, node, dispatch, namespaces, manual
-    composite                            generated.ops, factories, devices
-    autograd                             engine, generated.ops, recording
+    composite                            generated.ops, factories, devices, random_ops
+    autograd                             engine, generated.ops, recording, random_ops
     methods                              generated.tensor_methods, composite, autograd,
-                                         predicates: sets the op methods on Tensor
-    nn, optim                            composite, generated.ops, factories, _tensor
+                                         predicates, random_ops: sets the op methods on
+                                         Tensor
+    nn, optim                            composite, generated.ops, factories, _tensor,
+                                         random
     cuda, accelerator                    devices: no device but the CPU
     version                              the standard library: torch.__version__
 """
@@ -42,6 +49,7 @@ from runtime import (
     methods,  # noqa: F401 - imported to set the op methods on Tensor
     nn,
     optim,
+    random,
 )
 from runtime import factories as _factories
 from runtime import namespaces as _namespaces
@@ -63,6 +71,7 @@ from runtime.dtypes import (
     int64,
     long,
     set_default_dtype,
+    uint8,
 )
 from runtime.dtypes import dtype as dtype
 from runtime.dtypes import float as float  # noqa: A004 - torch.float
@@ -77,18 +86,29 @@ from runtime.grad_mode import (
     set_grad_enabled,
 )
 from runtime.predicates import *  # noqa: F403 - isnan, isclose, equal, ...
+from runtime.random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from runtime.random_ops import *  # noqa: F403
 from runtime.version import __version__
 
 # Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).
 _namespaces.install(_ops, Tensor, _factories)
 
 __all__ = [
-    "Tensor", "Size", "autograd", "dtypes", "nn", "optim", "cuda", "accelerator", "device",
-    "bool", "double", "float32", "float64", "float", "int", "int32", "int64", "long", "dtype",
-    "get_default_dtype", "set_default_dtype", "enable_grad", "inference_mode",
-    "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "set_grad_enabled",
-    "set_printoptions", "get_printoptions", "printoptions", "install_as_torch",
-    "uninstall_as_torch", "__version__",
+    "Tensor", "Size", "autograd", "dtypes", "nn", "optim", "random", "cuda", "accelerator",
+    "device", "bool", "double", "float32", "float64", "float", "int", "int32", "int64", "long",
+    "uint8", "dtype", "get_default_dtype", "set_default_dtype", "Generator",
+    "default_generator", "get_rng_state", "initial_seed", "manual_seed", "seed",
+    "set_rng_state", "enable_grad", "inference_mode", "is_grad_enabled",
+    "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
+    "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
 ]
 
 

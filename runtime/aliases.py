@@ -40,6 +40,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.nn.utils": "runtime.nn.utils",
     "torch.nn.utils.clip_grad": "runtime.nn.utils.clip_grad",
     "torch.optim": "runtime.optim",
+    "torch.random": "runtime.random",
 }
 
 _GRADGEN_NAMES = {gradgen: torch for torch, gradgen in TORCH_MODULES.items()}

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import devices, dispatch, dtypes, factories, kernels
+from runtime import devices, dispatch, dtypes, factories, kernels, random_ops
 from runtime._tensor import Tensor
 from runtime.dispatch import int_list
 
@@ -804,8 +804,8 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
 
 def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Any:
     """Zero each element with probability p and scale the rest by 1/(1-p), as PyTorch's CPU
-    path does: input times a noise tensor (MulBackward0); the input itself when not training
-    or p is 0."""
+    path does: a noise tensor laid out as the input, bernoulli_(1 - p) then div_(1 - p),
+    times the input (MulBackward0); the input itself when not training or p is 0."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0 or input.numel() == 0:
@@ -813,7 +813,7 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
     if p == 1:
         noise = factories.zeros((), dtype=input.dtype)
     else:
-        noise = ops.native_dropout(factories.ones_like(input), p, True)[0]
+        noise = random_ops.empty_like_layout(input).bernoulli_(1 - p).div_(1 - p)
     return input.mul_(noise) if inplace else input * noise
 
 

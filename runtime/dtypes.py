@@ -29,12 +29,13 @@ float64 = dtype("float64", np.float64, True, "torch.DoubleTensor")
 int64 = dtype("int64", np.int64, False, "torch.LongTensor")
 int32 = dtype("int32", np.int32, False, "torch.IntTensor")
 bool_ = dtype("bool", np.bool_, False, "torch.BoolTensor")
+uint8 = dtype("uint8", np.uint8, False, "torch.ByteTensor")  # generator states are bytes
 float = float32  # noqa: A001 - torch.float
 double = float64
 long = int64
 int = int32  # noqa: A001 - torch.int
 
-_BY_NUMPY = {d.numpy: d for d in (float32, float64, int64, int32, bool_)}
+_BY_NUMPY = {d.numpy: d for d in (float32, float64, int64, int32, bool_, uint8)}
 
 _default_float = [float32]
 

@@ -11,31 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from runtime import devices, dtypes, kernels
+from runtime import devices, dtypes
 from runtime._tensor import Tensor
 from runtime.dispatch import int_list
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
-    "linspace", "rand", "randn", "randint", "zeros_like", "ones_like", "full_like",
-    "empty_like", "rand_like", "randn_like", "manual_seed", "seed",
+    "linspace", "zeros_like", "ones_like", "full_like", "empty_like",
 ]
-
-_rng = [np.random.default_rng()]
-kernels.set_generator(_rng[0])  # random kernels (dropout) draw from the same generator
-
-
-def manual_seed(seed: int) -> np.random.Generator:
-    """Seed gradgen's generator (numpy's PCG64; the numbers differ from torch's)."""
-    _rng[0] = np.random.default_rng(seed)
-    kernels.set_generator(_rng[0])
-    return _rng[0]
-
-
-def seed() -> int:
-    value = int(np.random.SeedSequence().entropy % (2**63))
-    manual_seed(value)
-    return value
 
 
 def _numpy_dtype(dtype: dtypes.dtype | None) -> np.dtype:
@@ -178,27 +161,6 @@ def linspace(start: float, end: float, steps: int, *, dtype: dtypes.dtype | None
     return _finish(np.linspace(start, end, steps).astype(_numpy_dtype(dtype)), requires_grad)
 
 
-def rand(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
-         device: Any = None, generator: Any = None) -> Tensor:
-    return _finish(_rng[0].random(_shape(size)).astype(_numpy_dtype(dtype)), requires_grad)
-
-
-def randn(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
-          device: Any = None, generator: Any = None) -> Tensor:
-    values = _rng[0].standard_normal(_shape(size)).astype(_numpy_dtype(dtype))
-    return _finish(values, requires_grad)
-
-
-def randint(low: int, high: int | None = None, size: Sequence[int] = (), *,
-            dtype: dtypes.dtype | None = None, requires_grad: bool = False,
-            device: Any = None, generator: Any = None) -> Tensor:
-    if high is None:
-        low, high = 0, low
-    numpy_dtype = dtype.numpy if dtype is not None else np.dtype(np.int64)
-    return _finish(_rng[0].integers(low, high, _shape((size,))).astype(numpy_dtype),
-                   requires_grad)
-
-
 def _like(input: Tensor, dtype: dtypes.dtype | None) -> tuple[tuple[int, ...], np.dtype]:
     return input.shape, (dtype.numpy if dtype is not None else input._data.dtype)
 
@@ -230,15 +192,3 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: dtypes.dtype | None = No
         devices.to_cpu(device)
     shape, numpy_dtype = _like(input, dtype)
     return _finish(np.full(shape, fill_value, numpy_dtype), requires_grad)
-
-
-def rand_like(input: Tensor, *, dtype: dtypes.dtype | None = None,
-              requires_grad: bool = False, device: Any = None) -> Tensor:
-    shape, numpy_dtype = _like(input, dtype)
-    return _finish(_rng[0].random(shape).astype(numpy_dtype), requires_grad)
-
-
-def randn_like(input: Tensor, *, dtype: dtypes.dtype | None = None,
-               requires_grad: bool = False, device: Any = None) -> Tensor:
-    shape, numpy_dtype = _like(input, dtype)
-    return _finish(_rng[0].standard_normal(shape).astype(numpy_dtype), requires_grad)

@@ -1,6 +1,7 @@
 """Forward kernels: one function per op overload, on numpy arrays (gradgen's "ATen").
 
-A kernel knows numpy and nothing else: no Tensor, no graph, no grad mode. Arguments that
+A kernel knows numpy and nothing else (the random ones also runtime.sampling, PyTorch's
+samplers on numpy arrays): no Tensor, no graph, no grad mode. Arguments that
 the schema types as Tensor arrive as numpy arrays, or as Python numbers where a number
 stands in for a tensor (`x * 2`). Results follow PyTorch's type promotion: a Python
 number or a 0-dim array does not widen a dimensioned array of the same category.
@@ -15,6 +16,8 @@ import math
 from typing import Any
 
 import numpy as np
+
+from runtime import sampling
 
 _DEFAULT_FLOAT = np.float32
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
@@ -1671,20 +1674,26 @@ def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None,
     return _reduce(_array(loss, result_type(self, target)), reduction)
 
 
-# Dropout draws from a numpy Generator that runtime.factories shares (torch.manual_seed).
-_generator = [np.random.default_rng()]
+# Dropout draws from the default generator (runtime.random.Generator), which installs
+# itself here when runtime.random is imported: that module sits above the Tensor class,
+# which its states are, and this one below.
+_generator: list[Any] = [None]
 
 
-def set_generator(generator: np.random.Generator) -> None:
-    """Use `generator` for the random ops (dropout masks)."""
+def set_generator(generator: Any) -> None:
+    """Use `generator` for the random kernels (dropout masks)."""
     _generator[0] = generator
 
 
 def native_dropout(input, p, train):
+    """PyTorch's CPU kernel: keep each element with probability 1 - p (a bernoulli_ mask),
+    then input * mask * (1 / (1 - p))."""
     if train is False:
         return input.copy(), np.ones(input.shape, np.bool_)
-    mask = _generator[0].random(input.shape) >= p
-    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    keep = 1.0 - p
+    mask = sampling.place(sampling.bernoulli_scalar(_generator[0], input.size, keep), input,
+                          np.bool_)
+    scale = 0.0 if keep == 0 else 1.0 / keep
     return _array(input * mask * scale, input.dtype), mask
 
 

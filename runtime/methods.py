@@ -5,9 +5,9 @@ composite ops, so it cannot inherit its methods from them. Instead, as HIPS auto
 numpy_boxes.py does for its ArrayBox, this module (imported by runtime/__init__.py) sets
 them on the class: `backward`, then the spec's methods and operators
 (generated/tensor_methods.py), then the composite ones (runtime/composite.py), then the
-predicates (runtime/predicates.py). A name already on the class keeps its first
-definition, so Tensor's own methods come first, then the spec's, then the composite ones,
-as a class inheriting from all of them would resolve them.
+predicates (runtime/predicates.py) and the random ones (runtime/random_ops.py). A name
+already on the class keeps its first definition, so Tensor's own methods come first, then
+the spec's, then the others, as a class inheriting from all of them would resolve them.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.composite import CompositeMethods
 from runtime.predicates import PredicateMethods
+from runtime.random_ops import RandomMethods
 
 
 def backward(
@@ -44,3 +45,4 @@ Tensor.backward = backward
 install(TensorMethods)
 install(CompositeMethods)
 install(PredicateMethods)
+install(RandomMethods)

@@ -30,9 +30,10 @@ from runtime import engine
 from runtime._tensor import Tensor
 from runtime.autograd import forward_ad
 from runtime.autograd.gradients import grad as _grad
-from runtime.factories import eye, rand_like, tensor, zeros, zeros_like
+from runtime.factories import eye, tensor, zeros, zeros_like
 from runtime.grad_mode import no_grad
 from runtime.node import gradient_edge
+from runtime.random_ops import rand_like
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 

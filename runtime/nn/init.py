@@ -1,8 +1,9 @@
-"""Weight initialisations with torch.nn.init's names, defaults and formulas.
+"""Weight initialisations with torch.nn.init's names, defaults, formulas and draws.
 
 Each function fills its tensor in place, outside any graph (as PyTorch's do under
-no_grad), bumps its version counter and returns it. Random numbers come from gradgen's
-generator (`runtime.manual_seed`), so they differ from PyTorch's.
+no_grad), bumps its version counter and returns it. The numbers come from the generator
+given, else the default one, in torch's order of draws, so after the same
+`manual_seed` a layer starts with torch's weights.
 """
 
 from __future__ import annotations
@@ -10,13 +11,16 @@ from __future__ import annotations
 import math
 import warnings
 
+import numpy as np
+
 from runtime import factories
 from runtime._tensor import Tensor
 from runtime.grad_mode import no_grad
+from runtime.random import Generator
 
 __all__ = [
-    "calculate_gain", "constant_", "ones_", "zeros_", "uniform_", "normal_", "xavier_uniform_",
-    "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+    "calculate_gain", "constant_", "ones_", "zeros_", "uniform_", "normal_", "trunc_normal_",
+    "orthogonal_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
 ]
 
 
@@ -66,14 +70,110 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
+             generator: Generator | None = None) -> Tensor:
     """Fill with values drawn from U(a, b)."""
-    return _no_grad_copy_(tensor, factories.rand(tensor.shape, dtype=tensor.dtype) * (b - a) + a)
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
+            generator: Generator | None = None) -> Tensor:
     """Fill with values drawn from N(mean, std²)."""
-    return _no_grad_copy_(tensor, factories.randn(tensor.shape, dtype=tensor.dtype) * std + mean)
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def _norm_cdf(x: float) -> float:
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator: Generator | None = None) -> Tensor:
+    """Fill with N(mean, std²) restricted to [a, b], by rejection as torch does.
+
+    When [a, b] holds more than 30% of the mass, whole tensors of normal draws replace the
+    values outside it until none is; otherwise uniform proposals on [a, b] are accepted
+    when log(u) < -((x - mean) / std)² / 2 - (the same at the mode).
+    """
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    with no_grad():
+        if _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std) > 0.3:
+            _redraw_outside(tensor, mean, std, a, b, generator)
+        else:
+            _accept_uniform_proposals(tensor, mean, std, a, b, generator)
+    return tensor
+
+
+def _redraw_outside(tensor: Tensor, mean: float, std: float, a: float, b: float,
+                    generator: Generator | None) -> None:
+    low, high = (float(np.asarray(bound, tensor._data.dtype)) for bound in (a, b))
+    result = tensor.normal_(mean, std, generator=generator)
+    while True:
+        outside = (result < low) | (result > high)
+        if not outside.any():
+            break
+        redrawn = factories.empty_like(result).normal_(mean, std, generator=generator)
+        result = _where(outside, redrawn, result)
+    if result is not tensor:
+        tensor.copy_(result)
+
+
+def _where(condition: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    return Tensor._make(np.where(condition._data, x._data, y._data), None)
+
+
+def _accept_uniform_proposals(tensor: Tensor, mean: float, std: float, a: float, b: float,
+                              generator: Generator | None) -> None:
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+    candidates = factories.empty_like(tensor)
+    accept = factories.empty_like(tensor)
+
+    def log_density(x: Tensor) -> Tensor:
+        return x.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+
+    tensor.uniform_(a, b, generator=generator)
+    candidates.copy_(tensor)
+    log_density(candidates)
+    pending = accept.uniform_(generator=generator).log_().gt(candidates)
+    if not pending.any():
+        return
+    result = tensor
+    while True:
+        candidates.uniform_(a, b, generator=generator)
+        result = _where(pending, candidates, result)
+        log_density(candidates)
+        rejected = accept.uniform_(generator=generator).log_().gt(candidates)
+        pending = _where(pending, rejected, pending)
+        if not pending.any():
+            break
+    tensor.copy_(result)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix: the Q of a QR of N(0, 1) draws, its columns'
+    signs fixed by R's diagonal, trailing dimensions flattened. The draws are torch's; the
+    QR is numpy's LAPACK, so the values agree with torch's to rounding, not bit for bit."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flattened = factories.empty(rows, cols, dtype=tensor.dtype)
+    flattened.normal_(0, 1, generator=generator)
+    matrix = flattened._data.T if rows < cols else flattened._data
+    q, r = np.linalg.qr(matrix)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    with no_grad():
+        tensor.copy_(Tensor._make(np.ascontiguousarray(q).reshape(tensor.shape), None))
+        tensor.mul_(gain)
+    return tensor
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -88,18 +188,20 @@ def zeros_(tensor: Tensor) -> Tensor:
     return constant_(tensor, 0.0)
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
+                    generator: Generator | None = None) -> Tensor:
     """Glorot: U(-a, a) with a = gain·√(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0,
+                   generator: Generator | None = None) -> Tensor:
     """Glorot: N(0, std²) with std = gain·√(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
 def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float | None:
@@ -112,17 +214,19 @@ def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> floa
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu") -> Tensor:
+                     nonlinearity: str = "leaky_relu",
+                     generator: Generator | None = None) -> Tensor:
     """He: U(-bound, bound) with bound = √3·gain/√fan."""
     std = _kaiming_std(tensor, a, mode, nonlinearity)
     if std is None:
         return tensor
     bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu") -> Tensor:
+                    nonlinearity: str = "leaky_relu",
+                    generator: Generator | None = None) -> Tensor:
     """He: N(0, std²) with std = gain/√fan."""
     std = _kaiming_std(tensor, a, mode, nonlinearity)
-    return tensor if std is None else normal_(tensor, 0.0, std)
+    return tensor if std is None else normal_(tensor, 0.0, std, generator)

@@ -1,0 +1,501 @@
+"""Random tensors and the in-place random methods, as PyTorch's: torch.rand, randn,
+randint, randperm, normal, bernoulli, multinomial, the `*_like` factories, and
+Tensor.uniform_, normal_, bernoulli_, exponential_, random_.
+
+runtime.sampling draws the numbers in the order torch's kernels write a tensor's memory;
+this module checks arguments as torch does and puts the numbers in place. The in-place
+methods write through copy_, so they follow its rules: under grad mode a leaf that
+requires grad refuses them, and a tensor with history gets CopyBackwards where PyTorch
+records NormalBackward0 and its kin (no gradient reaches the old values either way).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from runtime import dtypes, factories, sampling
+from runtime._tensor import _C_TYPE_NAMES, Tensor, _scalar_type_name
+from runtime.dispatch import int_list
+from runtime.random import Generator, default_generator
+
+__all__ = [
+    "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial", "rand_like",
+    "randn_like", "randint_like",
+]
+
+_INT64_MIN = -(2**63)
+
+
+# -- arguments --------------------------------------------------------------------------------
+
+def _generator(generator: Generator | None) -> Generator:
+    if generator is None:
+        return default_generator
+    if not isinstance(generator, Generator):
+        raise TypeError(f"expected a torch.Generator, but got {type(generator).__name__}")
+    return generator
+
+
+def _shape(size: Sequence[Any]) -> tuple[int, ...]:
+    shape = int_list(size)
+    for length in shape:
+        if length < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {length}: {list(shape)}")
+    return shape
+
+
+def _number(value: float) -> str:
+    """A number as PyTorch's C++ messages print it (`2`, `0.5`)."""
+    return format(value, "g")
+
+
+def _require_float(array: np.ndarray, kernel: str) -> None:
+    if array.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_scalar_type_name(array)}'")
+
+
+def _float_dtype(dtype: dtypes.dtype | None, kernel: str) -> np.dtype:
+    numpy_dtype = (dtype or dtypes.get_default_dtype()).numpy
+    _require_float(np.empty(0, numpy_dtype), kernel)
+    return numpy_dtype
+
+
+def _write(self: Tensor, values: np.ndarray) -> Tensor:
+    """Write values drawn in `self`'s memory order into `self`, through copy_."""
+    return self.copy_(Tensor._make(sampling.place(values, self._data, self._data.dtype), None))
+
+
+# -- in-place methods ---------------------------------------------------------------------------
+
+def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *,
+             generator: Generator | None = None) -> Tensor:
+    """Fill with U(from_, to) (torch's `from` and `to`)."""
+    _require_float(self._data, "check_uniform_bounds")
+    info = np.finfo(self._data.dtype)
+    lowest, highest = float(info.min), float(info.max)
+    c_type = _C_TYPE_NAMES[self._data.dtype.name]
+    for name, value in (("from", from_), ("to", to)):
+        if not lowest <= value <= highest:
+            raise RuntimeError(f"{name} is out of bounds for {c_type}")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={_number(from_)} > to={_number(to)}")
+    if to - from_ > highest:
+        raise RuntimeError(
+            f"uniform_ expects to-from <= std::numeric_limits<{_scalar_type_name(self._data)}"
+            f">::max(), but found to={_number(to)} and from={_number(from_)} which result in "
+            "to-from to exceed the limit")
+    if self.numel() == 0:
+        return self
+    values = sampling.uniform(_generator(generator), self.numel(), self._data.dtype, from_, to)
+    return _write(self, values)
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *,
+            generator: Generator | None = None) -> Tensor:
+    """Fill with N(mean, std²)."""
+    _check_std(std)
+    if self.numel() == 0:
+        return self
+    _require_float(self._data, "normal_kernel_cpu")
+    values = sampling.normal(_generator(generator), self.numel(), self._data.dtype, mean, std,
+                             contiguous=self.is_contiguous())
+    return _write(self, values)
+
+
+def _check_std(std: float) -> None:
+    if not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_number(std)}")
+
+
+def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
+    """Set each element to 1 with probability p (a number, or a tensor of probabilities
+    broadcast to self's shape), else 0."""
+    if isinstance(p, Tensor):
+        return _bernoulli_tensor_(self, p, _generator(generator))
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_number(p)}")
+    if self.numel() == 0:
+        return self
+    return _write(self, sampling.bernoulli_scalar(_generator(generator), self.numel(), p))
+
+
+def _bernoulli_tensor_(self: Tensor, p: Tensor, generator: Generator) -> Tensor:
+    if self.numel() == 0:
+        return self
+    _require_float(p._data, "bernoulli_tensor_cpu_p_")
+    if np.any((p._data < 0) | (p._data > 1)):
+        raise RuntimeError(
+            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+            "message be improved?  If so, please report an enhancement request to PyTorch.)")
+    try:
+        probabilities = np.broadcast_to(p._data, self.shape)
+    except ValueError:
+        raise RuntimeError(f"bernoulli_: p of shape {list(p.shape)} does not broadcast to "
+                           f"self's shape {list(self.shape)}") from None
+    in_order = probabilities.transpose(sampling.memory_order(self._data))
+    return _write(self, sampling.bernoulli_tensor(generator, np.ascontiguousarray(in_order)))
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *,
+                 generator: Generator | None = None) -> Tensor:
+    """Fill with Exp(lambd): density lambd·exp(-lambd·x)."""
+    if not lambd > 0.0:
+        raise RuntimeError(
+            f"exponential_ expects lambda > 0.0, but found lambda={_number(lambd)}")
+    if self._data.dtype.kind != "f":
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. dtype must be "
+            f"a floating point but you specified {_scalar_type_name(self._data)}")
+    if self.numel() == 0:
+        return self
+    return _write(self, sampling.exponential(_generator(generator), self.numel(), lambd))
+
+
+_UNSET: Any = object()
+
+
+def random_(self: Tensor, from_: int | None = None, to: Any = _UNSET, *,
+            generator: Generator | None = None) -> Tensor:
+    """random_(): integers in [0, 2^mantissa] (floats) or [0, max] (integers);
+    random_(to): [0, to); random_(from_, to): [from_, to), to=None meaning up to the
+    dtype's maximum (torch's `from` is `from_` here, a Python keyword)."""
+    if from_ is None and to is _UNSET:
+        bounds = None
+    else:
+        bounds = (0, from_) if to is _UNSET else (from_ or 0, to)
+    values = _random_values(self._data.dtype, self.numel(), bounds, _generator(generator))
+    return self if values is None else _write(self, values)
+
+
+def _random_values(dtype: np.dtype, count: int, bounds: tuple[int, int | None] | None,
+                   generator: Generator) -> np.ndarray | None:
+    """random_'s draws for `count` elements of `dtype` (None when there are none), its
+    bounds checked first."""
+    if bounds is None:
+        return sampling.random_default(generator, count, dtype) if count else None
+    low, high = bounds
+    span, low = _random_span(dtype, int(low), None if high is None else int(high))
+    if count == 0:
+        return None
+    if span is None:  # every int64
+        _check_full_range(dtype)
+        return sampling.random_full_range(generator, count)
+    return sampling.random_from_to(generator, count, span, low)
+
+
+# -- random_'s bounds -----------------------------------------------------------------------------
+
+def _check_full_range(dtype: np.dtype) -> None:
+    kernel = "random_full_64_bits_range_kernel_cpu"
+    if dtype == np.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if dtype not in (np.int64, np.float32, np.float64):
+        raise RuntimeError(f"{kernel} handles only int64, double, float and bfloat16")
+
+
+def _round_int(value: int, digits: int) -> int:
+    """`value` rounded to `digits` significant bits, ties to even (an int64-to-float cast)."""
+    magnitude = abs(value)
+    shift = magnitude.bit_length() - digits
+    if shift <= 0:
+        return value
+    quotient, remainder = divmod(magnitude, 1 << shift)
+    half = 1 << (shift - 1)
+    if remainder > half or (remainder == half and quotient & 1):
+        quotient += 1
+    return (quotient << shift) * (1 if value >= 0 else -1)
+
+
+def _highest_bit(value: int) -> int:
+    return max(abs(value).bit_length() - 1, 0)
+
+
+def _update_from(low: int, digits: int) -> int:
+    """The least `low` that casting to the float dtype cannot move below itself."""
+    cast = _round_int(low + 1, digits)
+    if cast < low:
+        low = cast + (1 << (_highest_bit(low + 1) - digits + 1))
+    return low
+
+
+def _update_to(high: int, digits: int) -> int:
+    """The greatest `high` that casting to the float dtype cannot move above itself."""
+    cast = _round_int(high - 1, digits)
+    if cast >= high:
+        high = cast - (1 << (_highest_bit(high - 1) - digits + 1))
+    return high
+
+
+def _check_in_range(dtype: np.dtype, low: int, high_inclusive: int) -> None:
+    c_type = _C_TYPE_NAMES[dtype.name]
+    if dtype.kind == "f":
+        info = np.finfo(dtype)
+        lowest, highest, digits = float(info.min), float(info.max), info.nmant + 1
+    else:
+        info = np.iinfo(dtype) if dtype != np.bool_ else None
+        lowest, highest = (0, 1) if info is None else (int(info.min), int(info.max))
+        digits = None
+    for name, value in (("from", low), ("to - 1", high_inclusive)):
+        if not lowest <= value <= highest:
+            raise RuntimeError(f"{name} is out of bounds for {c_type}")
+    if digits is not None:
+        for name, value in (("from", low), ("to - 1", high_inclusive)):
+            if not -(1 << digits) <= value <= 1 << digits:
+                warnings.warn(
+                    f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                    f"limitations {c_type} can support discrete uniform distribution only "
+                    "within this range. This warning will become an error in version 1.7 "
+                    "release, please fix the code in advance", UserWarning, stacklevel=4)
+
+
+def _random_span(dtype: np.dtype, low: int, high: int | None) -> tuple[int | None, int]:
+    """(span, low) of random_(low, high) on `dtype`, checked as torch checks them; span None
+    means all 2^64 int64 values."""
+    is_float = dtype.kind == "f"
+    digits = np.finfo(dtype).nmant + 1 if is_float else None
+    if high is not None:
+        if not low < high:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                               f"from={low} >= to={high}")
+        if is_float:
+            low, high = _update_from(low, digits), _update_to(high, digits)
+            if not low < high:
+                raise RuntimeError(
+                    "random_ expects 'from' casted to dtype to be less than 'to' casted to "
+                    f"dtype, but got from={low} >= to={high}")
+        _check_in_range(dtype, low, high - 1)
+        return high - low, low
+    if low == _INT64_MIN:
+        return None, low
+    if is_float:
+        high_inclusive = min(1 << digits, 2**63 - 1)
+        low = _update_from(low, digits)
+        if not low < high_inclusive:
+            raise RuntimeError(
+                "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' "
+                f"casted to dtype, but got from={low} > to_inc={high_inclusive}")
+    else:
+        high_inclusive = 1 if dtype == np.bool_ else int(np.iinfo(dtype).max)
+    _check_in_range(dtype, low, high_inclusive)
+    return high_inclusive - low + 1, low
+
+
+# -- factories ----------------------------------------------------------------------------------
+
+def rand(*size: Any, generator: Generator | None = None, dtype: dtypes.dtype | None = None,
+         requires_grad: bool = False, device: Any = None) -> Tensor:
+    """U(0, 1) samples of the given size."""
+    shape = _shape(size)
+    numpy_dtype = _float_dtype(dtype, "check_uniform_bounds")
+    values = sampling.uniform(_generator(generator), math.prod(shape), numpy_dtype)
+    return factories._finish(values.reshape(shape), requires_grad)
+
+
+def randn(*size: Any, generator: Generator | None = None, dtype: dtypes.dtype | None = None,
+          requires_grad: bool = False, device: Any = None) -> Tensor:
+    """N(0, 1) samples of the given size."""
+    shape = _shape(size)
+    numpy_dtype = _float_dtype(dtype, "normal_kernel_cpu")
+    values = sampling.normal(_generator(generator), math.prod(shape), numpy_dtype)
+    return factories._finish(values.reshape(shape), requires_grad)
+
+
+def randint(*args: Any, size: Sequence[int] | None = None, low: int | None = None,
+            high: int | None = None, generator: Generator | None = None,
+            dtype: dtypes.dtype | None = None, requires_grad: bool = False,
+            device: Any = None) -> Tensor:
+    """Integers in [low, high) (low 0 by default): randint(high, size) or
+    randint(low, high, size), int64 unless `dtype` says otherwise."""
+    low, high, size = _randint_arguments(args, low, high, size)
+    shape = _shape((size,))
+    numpy_dtype = (dtype or dtypes.int64).numpy
+    values = _random_values(numpy_dtype, math.prod(shape), (low, high), _generator(generator))
+    values = np.empty(0, numpy_dtype) if values is None else values.astype(numpy_dtype)
+    return factories._finish(values.reshape(shape), requires_grad)
+
+
+def _randint_arguments(args: tuple, low: int | None, high: int | None,
+                       size: Sequence[int] | None) -> tuple[int, int, Sequence[int]]:
+    positional = list(args)
+    if size is None and positional:
+        size = positional.pop()
+    if high is None and positional:
+        high = positional.pop()
+    if low is None and positional:
+        low = positional.pop()
+    if positional or high is None or size is None:
+        raise TypeError("randint() received an invalid combination of arguments: expected "
+                        "(high, size) or (low, high, size)")
+    return (0 if low is None else low), high, size
+
+
+def randperm(n: int, *, generator: Generator | None = None, dtype: dtypes.dtype | None = None,
+             requires_grad: bool = False, device: Any = None) -> Tensor:
+    """A random permutation of 0 .. n-1 (int64 unless `dtype` says otherwise)."""
+    dtype = dtype or dtypes.int64
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if dtype is dtypes.bool_:
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    limit = {dtypes.float32: (2**24 + 1, "2^24+1"), dtypes.float64: (2**53 + 1, "2^53+1")}
+    if dtype in limit and n > limit[dtype][0]:
+        name = _scalar_type_name(np.empty(0, dtype.numpy))
+        raise RuntimeError(f"n cannot be greater than {limit[dtype][1]} for {name} type.")
+    values = sampling.randperm(_generator(generator), n).astype(dtype.numpy)
+    return factories._finish(values, requires_grad)
+
+
+def normal(mean: Any, std: Any = 1.0, size: Sequence[int] | None = None, *,
+           generator: Generator | None = None, dtype: dtypes.dtype | None = None,
+           requires_grad: bool = False, device: Any = None) -> Tensor:
+    """N(mean, std²) samples: `mean` and `std` are numbers (then `size` is needed) or
+    tensors (broadcast together); the draws are N(0, 1), then scaled and shifted."""
+    generator = _generator(generator)
+    mean_is_tensor, std_is_tensor = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not mean_is_tensor and not std_is_tensor:
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments: two "
+                            "numbers need a size")
+        result = factories.empty(_shape((size,)), dtype=dtype)
+        normal_(result, mean, std, generator=generator)
+        return factories._finish(result._data, requires_grad)
+    if std_is_tensor:
+        if std.numel() and np.any(std._data < 0):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    else:
+        _check_std(std)
+    if mean_is_tensor and not std_is_tensor:
+        out = _standard_normal(mean.shape, mean._data.dtype, generator, std)
+        return Tensor._make(out + mean._data, None)
+    shape = np.broadcast_shapes(mean.shape if mean_is_tensor else (), std.shape)
+    out = _standard_normal(shape, (mean if mean_is_tensor else std)._data.dtype, generator)
+    np.multiply(out, std._data, out=out, casting="unsafe")
+    mean_values = mean._data if mean_is_tensor else np.asarray(mean, out.dtype)
+    np.add(out, mean_values, out=out, casting="unsafe")
+    return Tensor._make(out, None)
+
+
+def _standard_normal(shape: tuple[int, ...], dtype: np.dtype, generator: Generator,
+                     std: float = 1.0) -> np.ndarray:
+    """A fresh contiguous array filled by normal_(0, std)."""
+    count = math.prod(shape)
+    if count == 0:
+        return np.empty(shape, dtype)
+    _require_float(np.empty(0, dtype), "normal_kernel_cpu")
+    return sampling.normal(generator, count, dtype, 0.0, std).reshape(shape)
+
+
+def bernoulli(input: Tensor, p: float | None = None, *,
+              generator: Generator | None = None) -> Tensor:
+    """0/1 samples in input's dtype: with probability input[i], or `p` when given."""
+    result = factories.empty_like(input)
+    return bernoulli_(result, input if p is None else p, generator=generator)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:
+    """Category indices drawn from each row of probabilities (or weights) `input`."""
+    probs = input._data
+    _check_multinomial(probs, num_samples, replacement)
+    rows = probs.reshape(-1, probs.shape[-1])
+    if rows.shape[0] == 0:
+        return Tensor._make(np.empty((*probs.shape[:-1], num_samples), np.int64), None)
+    if not replacement or num_samples == 1:
+        _check_fast_multinomial(rows)
+    else:
+        _check_multinomial_rows(rows)
+    drawn = sampling.multinomial(_generator(generator), rows, num_samples, replacement)
+    return Tensor._make(drawn.reshape(*probs.shape[:-1], num_samples), None)
+
+
+def _check_multinomial(probs: np.ndarray, num_samples: int, replacement: bool) -> None:
+    if not 1 <= probs.ndim <= 2:
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if probs.dtype.kind != "f":
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           f"{_scalar_type_name(probs)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > probs.shape[-1]:
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if probs.shape[-1] > 2**24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+
+
+def _check_fast_multinomial(rows: np.ndarray) -> None:
+    if not (np.all(rows >= 0) and np.all(rows < np.inf)):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(rows.sum(axis=-1) == 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+def _check_multinomial_rows(rows: np.ndarray) -> None:
+    """The with-replacement kernel's checks, element by element and row by row."""
+    for row in rows:
+        bad = ~(row >= 0) | ~np.isfinite(row)
+        if bad.any():
+            if not row[np.argmax(bad)] >= 0:
+                raise RuntimeError(
+                    "invalid multinomial distribution (encountering probability entry < 0)")
+            raise RuntimeError("invalid multinomial distribution (encountering probability "
+                               "entry = infinity or NaN)")
+        if not np.cumsum(row, dtype=row.dtype)[-1] > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+# -- *_like -------------------------------------------------------------------------------------
+
+def empty_like_layout(input: Tensor, dtype: dtypes.dtype | None = None) -> Tensor:
+    """An uninitialised tensor laid out as `input` is (torch's preserve_format)."""
+    return Tensor._make(np.empty_like(input._data, dtype=dtype.numpy if dtype else None), None)
+
+
+def rand_like(input: Tensor, *, generator: Generator | None = None,
+              dtype: dtypes.dtype | None = None, requires_grad: bool = False,
+              device: Any = None) -> Tensor:
+    result = uniform_(empty_like_layout(input, dtype), generator=generator)
+    return factories._finish(result._data, requires_grad)
+
+
+def randn_like(input: Tensor, *, generator: Generator | None = None,
+               dtype: dtypes.dtype | None = None, requires_grad: bool = False,
+               device: Any = None) -> Tensor:
+    result = normal_(empty_like_layout(input, dtype), generator=generator)
+    return factories._finish(result._data, requires_grad)
+
+
+def randint_like(input: Tensor, *args: Any, low: int | None = None, high: int | None = None,
+                 generator: Generator | None = None, dtype: dtypes.dtype | None = None,
+                 requires_grad: bool = False, device: Any = None) -> Tensor:
+    """randint_like(input, high) or randint_like(input, low, high)."""
+    low, high, _ = _randint_arguments((*args, input.shape), low, high, None)
+    result = random_(empty_like_layout(input, dtype), low, high, generator=generator)
+    return factories._finish(result._data, requires_grad)
+
+
+class RandomMethods:
+    """The random Tensor methods, which runtime/methods.py sets on Tensor."""
+
+    __slots__ = ()
+
+    uniform_ = uniform_
+    normal_ = normal_
+    bernoulli_ = bernoulli_
+    exponential_ = exponential_
+    random_ = random_
+
+    def bernoulli(self, p: float | None = None, *, generator: Generator | None = None) -> Any:
+        return bernoulli(self, p, generator=generator)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *,
+                    generator: Generator | None = None) -> Any:
+        return multinomial(self, num_samples, replacement, generator=generator)
