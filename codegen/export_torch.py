@@ -26,6 +26,7 @@ from codegen import render
 from codegen.formula import CORE_TENSOR_METHODS, local_name
 from codegen.load import load_spec
 from codegen.model import OpInfo, SpecError
+from codegen.verify import UnknownOp, select
 
 ROOT = Path(__file__).resolve().parent.parent
 MANUAL = ROOT / "runtime" / "manual.py"
@@ -328,16 +329,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, required=True, help="the Python file to write")
     args = parser.parse_args(argv)
     try:
-        infos = load_spec(args.spec)
-    except SpecError as error:
+        infos = select(load_spec(args.spec), args.ops)  # as verify picks them
+    except (SpecError, UnknownOp) as error:
         print(error, file=sys.stderr)
         return 2
-    if args.ops:
-        unknown = [o for o in args.ops if not any(o in (i.name, i.schema.base) for i in infos)]
-        if unknown:
-            print(f"unknown op(s): {', '.join(unknown)}", file=sys.stderr)
-            return 2
-        infos = [i for i in infos if i.name in args.ops or i.schema.base in args.ops]
     try:
         aten = aten_schemas()
     except ImportError:
