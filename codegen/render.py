@@ -399,6 +399,28 @@ def _normalize(schema: FunctionSchema) -> list[str]:
             if a.type.is_list and a.type.base in ("int", "SymInt")]
 
 
+def _argument_guard(info: OpInfo) -> list[str]:
+    """Lines that refuse a value that is no Tensor where the schema says Tensor, as
+    PyTorch's argument parser does (`torch.add(x, None)` is a TypeError, not NaNs). The
+    check on the usual path is one isinstance per Tensor argument; what a non-Tensor may
+    be (a Python number, on the ops torch lets take one) runtime/dispatch.py decides."""
+    names = [local_name(a.name) for a in info.schema.arguments
+             if a.type.base == "Tensor" and not a.type.optional and not a.type.optional_items]
+    if not names:
+        return []
+    test = " or ".join(
+        f"not _dispatch.all_tensors({n})" if _is_list_argument(info, n)
+        else f"not isinstance({n}, Tensor)"
+        for n in names)
+    return [f"if {test}:",
+            f"    _dispatch.check_tensor_arguments(OVERLOADS[{escape(info.name, Into.LITERAL)}], "
+            f"({', '.join(names)},))"]
+
+
+def _is_list_argument(info: OpInfo, name: str) -> bool:
+    return any(local_name(a.name) == name and a.type.is_list for a in info.schema.arguments)
+
+
 def _inplace_write(info: OpInfo, kernel_args: str, kernel_call: str,
                    kernels: frozenset[str]) -> list[str]:
     """How an in-place wrapper writes: the kernel's in-place form, or a computed result
@@ -514,7 +536,7 @@ def op_contexts(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = fro
         forward=_forward_ad(info, group), returns=_return_expression(info))
     function = wrapper_name(info, group)
     common = {"name": schema.name, "schema": str(schema), "signature": python_signature(schema)}
-    normalize = _normalize(schema)
+    normalize = [*_argument_guard(info), *_normalize(schema)]
     # An op that is itself in place (`zero_(Tensor(a!) self)`) writes into self.
     body = wrapper.inplace_body() if _writes_self(schema) else wrapper.body()
     contexts = [{**common, "function": function, "doc": "", "body": [*normalize, *body]}]

@@ -150,6 +150,7 @@ from generated.functions import (
 )
 from runtime import dispatch as _dispatch
 from runtime import forward_grad, kernels, recording
+from runtime._tensor import Tensor
 from runtime.dispatch import Overload, Param
 from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 
@@ -312,6 +313,8 @@ def add_Tensor(self_, other, *, alpha=1):
 
     derivatives.yaml, entry add.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["add.Tensor"], (self_, other,))
     result = recording.wrap(kernels.add_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
         grad_fn = AddBackward0(recording.collect_next_edges(self_, other))
@@ -329,6 +332,8 @@ def add_Tensor_(self_, other, *, alpha=1):
 
     derivatives.yaml, entry add.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["add.Tensor"], (self_, other,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -353,6 +358,8 @@ def add_Scalar(self_, other, alpha=1):
 
     derivatives.yaml, entry add.Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["add.Scalar"], (self_,))
     result = recording.wrap(kernels.add_Scalar(recording.data(self_), other, alpha))
     if recording.compute_requires_grad(self_):
         grad_fn = AddBackward1(recording.collect_next_edges(self_))
@@ -369,6 +376,8 @@ def sub_Tensor(self_, other, *, alpha=1):
 
     derivatives.yaml, entry sub.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sub.Tensor"], (self_, other,))
     result = recording.wrap(kernels.sub_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
         grad_fn = SubBackward0(recording.collect_next_edges(self_, other))
@@ -386,6 +395,8 @@ def sub_Tensor_(self_, other, *, alpha=1):
 
     derivatives.yaml, entry sub.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sub.Tensor"], (self_, other,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -410,6 +421,8 @@ def rsub_Tensor(self_, other, *, alpha=1):
 
     derivatives.yaml, entry rsub.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["rsub.Tensor"], (self_, other,))
     result = recording.wrap(kernels.rsub_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
         grad_fn = RsubBackward0(recording.collect_next_edges(self_, other))
@@ -427,6 +440,8 @@ def rsub_Scalar(self_, other, alpha=1):
 
     derivatives.yaml, entry rsub.Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["rsub.Scalar"], (self_,))
     result = recording.wrap(kernels.rsub_Scalar(recording.data(self_), other, alpha))
     if recording.compute_requires_grad(self_):
         grad_fn = RsubBackward1(recording.collect_next_edges(self_))
@@ -444,6 +459,8 @@ def mul_Tensor(self_, other):
 
     derivatives.yaml, entry mul.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["mul.Tensor"], (self_, other,))
     result = recording.wrap(kernels.mul_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = MulBackward0(recording.collect_next_edges(self_, other))
@@ -462,6 +479,8 @@ def mul_Tensor_(self_, other):
 
     derivatives.yaml, entry mul.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["mul.Tensor"], (self_, other,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -487,6 +506,8 @@ def mul_Scalar(self_, other):
 
     derivatives.yaml, entry mul.Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["mul.Scalar"], (self_,))
     result = recording.wrap(kernels.mul_Scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
         grad_fn = MulBackward1(recording.collect_next_edges(self_))
@@ -504,6 +525,8 @@ def div_Tensor(self_, other):
 
     derivatives.yaml, entry div.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["div.Tensor"], (self_, other,))
     result = recording.wrap(kernels.div_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = DivBackward0(recording.collect_next_edges(self_, other))
@@ -522,6 +545,8 @@ def div_Tensor_(self_, other):
 
     derivatives.yaml, entry div.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["div.Tensor"], (self_, other,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -546,6 +571,8 @@ def div_Scalar(self_, other):
 
     derivatives.yaml, entry div.Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["div.Scalar"], (self_,))
     result = recording.wrap(kernels.div_Scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
         grad_fn = DivBackward1(recording.collect_next_edges(self_))
@@ -563,6 +590,8 @@ def neg(self_):
 
     derivatives.yaml, entry neg
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["neg"], (self_,))
     result = recording.wrap(kernels.neg(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = NegBackward0(recording.collect_next_edges(self_))
@@ -579,6 +608,8 @@ def neg_(self_):
 
     derivatives.yaml, entry neg
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["neg"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -601,6 +632,8 @@ def pow_Tensor_Scalar(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_,))
     result = recording.wrap(kernels.pow_Tensor_Scalar(recording.data(self_), exponent))
     if recording.compute_requires_grad(self_):
         grad_fn = PowBackward0(recording.collect_next_edges(self_))
@@ -619,6 +652,8 @@ def pow_Tensor_Scalar_(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -643,6 +678,8 @@ def pow_Tensor_Tensor(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(exponent, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,))
     result = recording.wrap(kernels.pow_Tensor_Tensor(recording.data(self_), recording.data(exponent)))
     needs_grad = recording.compute_requires_grad(self_, exponent)
     if needs_grad:
@@ -665,6 +702,8 @@ def pow_Tensor_Tensor_(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(exponent, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, exponent)
     if needs_grad:
@@ -692,6 +731,8 @@ def pow_Scalar(self_, exponent):
 
     derivatives.yaml, entry pow.Scalar
     """
+    if not isinstance(exponent, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["pow.Scalar"], (exponent,))
     result = recording.wrap(kernels.pow_Scalar(self_, recording.data(exponent)))
     needs_grad = recording.compute_requires_grad(exponent)
     if needs_grad:
@@ -714,6 +755,8 @@ def reciprocal(self_):
 
     derivatives.yaml, entry reciprocal
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["reciprocal"], (self_,))
     result = recording.wrap(kernels.reciprocal(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -734,6 +777,8 @@ def reciprocal_(self_):
 
     derivatives.yaml, entry reciprocal
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["reciprocal"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -759,6 +804,8 @@ def exp(self_):
 
     derivatives.yaml, entry exp
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["exp"], (self_,))
     result = recording.wrap(kernels.exp(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -779,6 +826,8 @@ def exp_(self_):
 
     derivatives.yaml, entry exp
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["exp"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -804,6 +853,8 @@ def expm1(self_):
 
     derivatives.yaml, entry expm1
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["expm1"], (self_,))
     result = recording.wrap(kernels.expm1(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -824,6 +875,8 @@ def expm1_(self_):
 
     derivatives.yaml, entry expm1
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["expm1"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -849,6 +902,8 @@ def log(self_):
 
     derivatives.yaml, entry log
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["log"], (self_,))
     result = recording.wrap(kernels.log(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = LogBackward0(recording.collect_next_edges(self_))
@@ -866,6 +921,8 @@ def log_(self_):
 
     derivatives.yaml, entry log
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["log"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -889,6 +946,8 @@ def log1p(self_):
 
     derivatives.yaml, entry log1p
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["log1p"], (self_,))
     result = recording.wrap(kernels.log1p(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = Log1PBackward0(recording.collect_next_edges(self_))
@@ -906,6 +965,8 @@ def log1p_(self_):
 
     derivatives.yaml, entry log1p
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["log1p"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -929,6 +990,8 @@ def sqrt(self_):
 
     derivatives.yaml, entry sqrt
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sqrt"], (self_,))
     result = recording.wrap(kernels.sqrt(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -949,6 +1012,8 @@ def sqrt_(self_):
 
     derivatives.yaml, entry sqrt
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sqrt"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -974,6 +1039,8 @@ def rsqrt(self_):
 
     derivatives.yaml, entry rsqrt
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["rsqrt"], (self_,))
     result = recording.wrap(kernels.rsqrt(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -994,6 +1061,8 @@ def rsqrt_(self_):
 
     derivatives.yaml, entry rsqrt
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["rsqrt"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1019,6 +1088,8 @@ def sin(self_):
 
     derivatives.yaml, entry sin
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sin"], (self_,))
     result = recording.wrap(kernels.sin(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SinBackward0(recording.collect_next_edges(self_))
@@ -1036,6 +1107,8 @@ def sin_(self_):
 
     derivatives.yaml, entry sin
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sin"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1059,6 +1132,8 @@ def cos(self_):
 
     derivatives.yaml, entry cos
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["cos"], (self_,))
     result = recording.wrap(kernels.cos(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = CosBackward0(recording.collect_next_edges(self_))
@@ -1076,6 +1151,8 @@ def cos_(self_):
 
     derivatives.yaml, entry cos
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["cos"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1099,6 +1176,8 @@ def tan(self_):
 
     derivatives.yaml, entry tan
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["tan"], (self_,))
     result = recording.wrap(kernels.tan(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1119,6 +1198,8 @@ def tan_(self_):
 
     derivatives.yaml, entry tan
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["tan"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1144,6 +1225,8 @@ def tanh(self_):
 
     derivatives.yaml, entry tanh
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["tanh"], (self_,))
     result = recording.wrap(kernels.tanh(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1164,6 +1247,8 @@ def tanh_(self_):
 
     derivatives.yaml, entry tanh
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["tanh"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1189,6 +1274,8 @@ def tanh_backward(grad_output, output):
 
     derivatives.yaml, entry tanh_backward
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["tanh_backward"], (grad_output, output,))
     result = recording.wrap(kernels.tanh_backward(recording.data(grad_output), recording.data(output)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = TanhBackwardBackward0(recording.collect_next_edges(grad_output, output))
@@ -1207,6 +1294,8 @@ def sigmoid(self_):
 
     derivatives.yaml, entry sigmoid
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sigmoid"], (self_,))
     result = recording.wrap(kernels.sigmoid(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1227,6 +1316,8 @@ def sigmoid_(self_):
 
     derivatives.yaml, entry sigmoid
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sigmoid"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1252,6 +1343,8 @@ def sigmoid_backward(grad_output, output):
 
     derivatives.yaml, entry sigmoid_backward
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sigmoid_backward"], (grad_output, output,))
     result = recording.wrap(kernels.sigmoid_backward(recording.data(grad_output), recording.data(output)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = SigmoidBackwardBackward0(recording.collect_next_edges(grad_output, output))
@@ -1270,6 +1363,8 @@ def erf(self_):
 
     derivatives.yaml, entry erf
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["erf"], (self_,))
     result = recording.wrap(kernels.erf(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = ErfBackward0(recording.collect_next_edges(self_))
@@ -1287,6 +1382,8 @@ def erf_(self_):
 
     derivatives.yaml, entry erf
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["erf"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1310,6 +1407,8 @@ def relu(self_):
 
     derivatives.yaml, entry relu
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["relu"], (self_,))
     result = recording.wrap(kernels.relu(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1330,6 +1429,8 @@ def relu_(self_):
 
     derivatives.yaml, entry relu
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["relu"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1355,6 +1456,8 @@ def gelu(self_, *, approximate="none"):
 
     derivatives.yaml, entry gelu
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["gelu"], (self_,))
     result = recording.wrap(kernels.gelu(recording.data(self_), approximate))
     if recording.compute_requires_grad(self_):
         grad_fn = GeluBackward0(recording.collect_next_edges(self_))
@@ -1373,6 +1476,8 @@ def gelu_backward(grad_output, self_, *, approximate="none"):
 
     derivatives.yaml, entry gelu_backward
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["gelu_backward"], (grad_output, self_,))
     result = recording.wrap(kernels.gelu_backward(recording.data(grad_output), recording.data(self_), approximate))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = GeluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -1392,6 +1497,8 @@ def leaky_relu(self_, negative_slope=0.01):
 
     derivatives.yaml, entry leaky_relu
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["leaky_relu"], (self_,))
     result = recording.wrap(kernels.leaky_relu(recording.data(self_), negative_slope))
     if recording.compute_requires_grad(self_):
         grad_fn = LeakyReluBackward0(recording.collect_next_edges(self_))
@@ -1410,6 +1517,8 @@ def softplus(self_, beta=1, threshold=20):
 
     derivatives.yaml, entry softplus
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["softplus"], (self_,))
     result = recording.wrap(kernels.softplus(recording.data(self_), beta, threshold))
     if recording.compute_requires_grad(self_):
         grad_fn = SoftplusBackward0(recording.collect_next_edges(self_))
@@ -1429,6 +1538,8 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
 
     derivatives.yaml, entry leaky_relu_backward
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["leaky_relu_backward"], (grad_output, self_,))
     result = recording.wrap(kernels.leaky_relu_backward(recording.data(grad_output), recording.data(self_), negative_slope, self_is_result))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = LeakyReluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -1447,6 +1558,8 @@ def softplus_backward(grad_output, self_, beta, threshold):
 
     derivatives.yaml, entry softplus_backward
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["softplus_backward"], (grad_output, self_,))
     result = recording.wrap(kernels.softplus_backward(recording.data(grad_output), recording.data(self_), beta, threshold))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = SoftplusBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -1467,6 +1580,8 @@ def threshold_backward(grad_output, self_, threshold):
 
     derivatives.yaml, entry threshold_backward
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["threshold_backward"], (grad_output, self_,))
     result = recording.wrap(kernels.threshold_backward(recording.data(grad_output), recording.data(self_), threshold))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = ThresholdBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -1485,6 +1600,8 @@ def abs(self_):
 
     derivatives.yaml, entry abs
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["abs"], (self_,))
     result = recording.wrap(kernels.abs(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AbsBackward0(recording.collect_next_edges(self_))
@@ -1502,6 +1619,8 @@ def abs_(self_):
 
     derivatives.yaml, entry abs
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["abs"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1525,6 +1644,8 @@ def sign(self_):
 
     derivatives.yaml, entry sign
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sign"], (self_,))
     result = recording.wrap(kernels.sign(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SignBackward0(recording.collect_next_edges(self_))
@@ -1541,6 +1662,8 @@ def sign_(self_):
 
     derivatives.yaml, entry sign
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sign"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1563,6 +1686,8 @@ def clamp_Tensor(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp.Tensor
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["clamp.Tensor"], (self_,))
     result = recording.wrap(kernels.clamp_Tensor(recording.data(self_), recording.data(min), recording.data(max)))
     if recording.compute_requires_grad(self_, min, max):
         grad_fn = ClampBackward0(recording.collect_next_edges(self_, min, max))
@@ -1582,6 +1707,8 @@ def clamp_Tensor_(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp.Tensor
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["clamp.Tensor"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, min, max)
     if needs_grad:
@@ -1607,6 +1734,8 @@ def clamp_default(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["clamp"], (self_,))
     result = recording.wrap(kernels.clamp(recording.data(self_), min, max))
     if recording.compute_requires_grad(self_):
         grad_fn = ClampBackward1(recording.collect_next_edges(self_))
@@ -1626,6 +1755,8 @@ def clamp_default_(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["clamp"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1651,6 +1782,8 @@ def clamp_min_default(self_, min):
 
     derivatives.yaml, entry clamp_min
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["clamp_min"], (self_,))
     result = recording.wrap(kernels.clamp_min(recording.data(self_), min))
     if recording.compute_requires_grad(self_):
         grad_fn = ClampMinBackward0(recording.collect_next_edges(self_))
@@ -1669,6 +1802,8 @@ def clamp_min_default_(self_, min):
 
     derivatives.yaml, entry clamp_min
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["clamp_min"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1693,6 +1828,8 @@ def clamp_min_Tensor(self_, min):
 
     derivatives.yaml, entry clamp_min.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(min, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,))
     result = recording.wrap(kernels.clamp_min_Tensor(recording.data(self_), recording.data(min)))
     if recording.compute_requires_grad(self_, min):
         grad_fn = ClampMinBackward1(recording.collect_next_edges(self_, min))
@@ -1711,6 +1848,8 @@ def clamp_min_Tensor_(self_, min):
 
     derivatives.yaml, entry clamp_min.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(min, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, min)
     if needs_grad:
@@ -1735,6 +1874,8 @@ def clamp_max_default(self_, max):
 
     derivatives.yaml, entry clamp_max
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["clamp_max"], (self_,))
     result = recording.wrap(kernels.clamp_max(recording.data(self_), max))
     if recording.compute_requires_grad(self_):
         grad_fn = ClampMaxBackward0(recording.collect_next_edges(self_))
@@ -1753,6 +1894,8 @@ def clamp_max_default_(self_, max):
 
     derivatives.yaml, entry clamp_max
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["clamp_max"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1777,6 +1920,8 @@ def clamp_max_Tensor(self_, max):
 
     derivatives.yaml, entry clamp_max.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(max, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,))
     result = recording.wrap(kernels.clamp_max_Tensor(recording.data(self_), recording.data(max)))
     if recording.compute_requires_grad(self_, max):
         grad_fn = ClampMaxBackward1(recording.collect_next_edges(self_, max))
@@ -1795,6 +1940,8 @@ def clamp_max_Tensor_(self_, max):
 
     derivatives.yaml, entry clamp_max.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(max, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, max)
     if needs_grad:
@@ -1819,6 +1966,8 @@ def maximum(self_, other):
 
     derivatives.yaml, entry maximum
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["maximum"], (self_, other,))
     result = recording.wrap(kernels.maximum(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = MaximumBackward0(recording.collect_next_edges(self_, other))
@@ -1837,6 +1986,8 @@ def minimum(self_, other):
 
     derivatives.yaml, entry minimum
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["minimum"], (self_, other,))
     result = recording.wrap(kernels.minimum(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = MinimumBackward0(recording.collect_next_edges(self_, other))
@@ -1855,6 +2006,8 @@ def where_self(condition, self_, other):
 
     derivatives.yaml, entry where.self
     """
+    if not isinstance(condition, Tensor) or not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["where.self"], (condition, self_, other,))
     result = recording.wrap(kernels.where_self(recording.data(condition), recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = WhereBackward0(recording.collect_next_edges(self_, other))
@@ -1872,6 +2025,8 @@ def masked_fill_Scalar(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Scalar
     """
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask,))
     result = recording.wrap(kernels.masked_fill_Scalar(recording.data(self_), recording.data(mask), value))
     if recording.compute_requires_grad(self_):
         grad_fn = MaskedFillBackward0(recording.collect_next_edges(self_))
@@ -1889,6 +2044,8 @@ def masked_fill_Scalar_(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Scalar
     """
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1912,6 +2069,8 @@ def masked_fill_Tensor(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,))
     result = recording.wrap(kernels.masked_fill_Tensor(recording.data(self_), recording.data(mask), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
         grad_fn = MaskedFillBackward1(recording.collect_next_edges(self_, value))
@@ -1929,6 +2088,8 @@ def masked_fill_Tensor_(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
@@ -1952,6 +2113,8 @@ def fill_Scalar(self_, value):
 
     derivatives.yaml, entry fill.Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["fill.Scalar"], (self_,))
     result = recording.wrap(kernels.fill_Scalar(recording.data(self_), value))
     if recording.compute_requires_grad(self_):
         grad_fn = FillBackward0(recording.collect_next_edges(self_))
@@ -1968,6 +2131,8 @@ def fill_Tensor(self_, value):
 
     derivatives.yaml, entry fill.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(value, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["fill.Tensor"], (self_, value,))
     result = recording.wrap(kernels.fill_Tensor(recording.data(self_), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
         grad_fn = FillBackward1(recording.collect_next_edges(self_, value))
@@ -1984,6 +2149,8 @@ def fill__Scalar(self_, value):
 
     derivatives.yaml, entry fill_.Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["fill_.Scalar"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2006,6 +2173,8 @@ def fill__Tensor(self_, value):
 
     derivatives.yaml, entry fill_.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(value, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["fill_.Tensor"], (self_, value,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
@@ -2028,6 +2197,8 @@ def copy_(self_, src, non_blocking=False):
 
     derivatives.yaml, entry copy_
     """
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["copy_"], (self_, src,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, src)
     if needs_grad:
@@ -2050,6 +2221,8 @@ def eq_Scalar(self_, other):
 
     derivatives.yaml, entry eq.Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["eq.Scalar"], (self_,))
     result = recording.wrap(kernels.eq_Scalar(recording.data(self_), other))
     return result
 
@@ -2059,6 +2232,8 @@ def eq_Tensor(self_, other):
 
     derivatives.yaml, entry eq.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["eq.Tensor"], (self_, other,))
     result = recording.wrap(kernels.eq_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2068,6 +2243,8 @@ def ge_Scalar(self_, other):
 
     derivatives.yaml, entry ge.Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["ge.Scalar"], (self_,))
     result = recording.wrap(kernels.ge_Scalar(recording.data(self_), other))
     return result
 
@@ -2077,6 +2254,8 @@ def ge_Tensor(self_, other):
 
     derivatives.yaml, entry ge.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["ge.Tensor"], (self_, other,))
     result = recording.wrap(kernels.ge_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2086,6 +2265,8 @@ def gt_Scalar(self_, other):
 
     derivatives.yaml, entry gt.Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["gt.Scalar"], (self_,))
     result = recording.wrap(kernels.gt_Scalar(recording.data(self_), other))
     return result
 
@@ -2095,6 +2276,8 @@ def gt_Tensor(self_, other):
 
     derivatives.yaml, entry gt.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["gt.Tensor"], (self_, other,))
     result = recording.wrap(kernels.gt_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2104,6 +2287,8 @@ def le_Scalar(self_, other):
 
     derivatives.yaml, entry le.Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["le.Scalar"], (self_,))
     result = recording.wrap(kernels.le_Scalar(recording.data(self_), other))
     return result
 
@@ -2113,6 +2298,8 @@ def le_Tensor(self_, other):
 
     derivatives.yaml, entry le.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["le.Tensor"], (self_, other,))
     result = recording.wrap(kernels.le_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2122,6 +2309,8 @@ def lt_Scalar(self_, other):
 
     derivatives.yaml, entry lt.Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["lt.Scalar"], (self_,))
     result = recording.wrap(kernels.lt_Scalar(recording.data(self_), other))
     return result
 
@@ -2131,6 +2320,8 @@ def lt_Tensor(self_, other):
 
     derivatives.yaml, entry lt.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["lt.Tensor"], (self_, other,))
     result = recording.wrap(kernels.lt_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2140,6 +2331,8 @@ def ne_Scalar(self_, other):
 
     derivatives.yaml, entry ne.Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["ne.Scalar"], (self_,))
     result = recording.wrap(kernels.ne_Scalar(recording.data(self_), other))
     return result
 
@@ -2149,6 +2342,8 @@ def ne_Tensor(self_, other):
 
     derivatives.yaml, entry ne.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["ne.Tensor"], (self_, other,))
     result = recording.wrap(kernels.ne_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2158,6 +2353,8 @@ def logical_not(self_):
 
     derivatives.yaml, entry logical_not
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["logical_not"], (self_,))
     result = recording.wrap(kernels.logical_not(recording.data(self_)))
     return result
 
@@ -2167,6 +2364,8 @@ def logical_and(self_, other):
 
     derivatives.yaml, entry logical_and
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["logical_and"], (self_, other,))
     result = recording.wrap(kernels.logical_and(recording.data(self_), recording.data(other)))
     return result
 
@@ -2176,6 +2375,8 @@ def logical_or(self_, other):
 
     derivatives.yaml, entry logical_or
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["logical_or"], (self_, other,))
     result = recording.wrap(kernels.logical_or(recording.data(self_), recording.data(other)))
     return result
 
@@ -2185,6 +2386,8 @@ def bitwise_not(self_):
 
     derivatives.yaml, entry bitwise_not
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["bitwise_not"], (self_,))
     result = recording.wrap(kernels.bitwise_not(recording.data(self_)))
     return result
 
@@ -2194,6 +2397,8 @@ def bitwise_and_Tensor(self_, other):
 
     derivatives.yaml, entry bitwise_and.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["bitwise_and.Tensor"], (self_, other,))
     result = recording.wrap(kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2203,6 +2408,8 @@ def bitwise_or_Tensor(self_, other):
 
     derivatives.yaml, entry bitwise_or.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["bitwise_or.Tensor"], (self_, other,))
     result = recording.wrap(kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2212,6 +2419,8 @@ def bitwise_xor_Tensor(self_, other):
 
     derivatives.yaml, entry bitwise_xor.Tensor
     """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["bitwise_xor.Tensor"], (self_, other,))
     result = recording.wrap(kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2221,6 +2430,8 @@ def sum_default(self_, *, dtype=None):
 
     derivatives.yaml, entry sum
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sum"], (self_,))
     result = recording.wrap(kernels.sum(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = SumBackward0(recording.collect_next_edges(self_))
@@ -2238,6 +2449,8 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
 
     derivatives.yaml, entry sum.dim_IntList
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sum.dim_IntList"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.sum_dim_IntList(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
@@ -2258,6 +2471,8 @@ def mean_default(self_, *, dtype=None):
 
     derivatives.yaml, entry mean
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["mean"], (self_,))
     result = recording.wrap(kernels.mean(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = MeanBackward0(recording.collect_next_edges(self_))
@@ -2276,6 +2491,8 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None):
 
     derivatives.yaml, entry mean.dim
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["mean.dim"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.mean_dim(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
@@ -2297,6 +2514,8 @@ def logsumexp(self_, dim, keepdim=False):
 
     derivatives.yaml, entry logsumexp
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["logsumexp"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.logsumexp(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -2321,6 +2540,8 @@ def max_dim(self_, dim, keepdim=False):
 
     derivatives.yaml, entry max.dim
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["max.dim"], (self_,))
     values, indices = map(recording.wrap, kernels.max_dim(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2345,6 +2566,8 @@ def max_default(self_):
 
     derivatives.yaml, entry max
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["max"], (self_,))
     result = recording.wrap(kernels.max(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2366,6 +2589,8 @@ def amax(self_, dim=(), keepdim=False):
 
     derivatives.yaml, entry amax
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["amax"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.amax(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -2390,6 +2615,8 @@ def amin(self_, dim=(), keepdim=False):
 
     derivatives.yaml, entry amin
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["amin"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.amin(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -2414,6 +2641,8 @@ def min_dim(self_, dim, keepdim=False):
 
     derivatives.yaml, entry min.dim
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["min.dim"], (self_,))
     values, indices = map(recording.wrap, kernels.min_dim(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2438,6 +2667,8 @@ def min_default(self_):
 
     derivatives.yaml, entry min
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["min"], (self_,))
     result = recording.wrap(kernels.min(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2459,6 +2690,8 @@ def any_default(self_):
 
     derivatives.yaml, entry any
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["any"], (self_,))
     result = recording.wrap(kernels.any(recording.data(self_)))
     return result
 
@@ -2468,6 +2701,8 @@ def any_dim(self_, dim, keepdim=False):
 
     derivatives.yaml, entry any.dim
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["any.dim"], (self_,))
     result = recording.wrap(kernels.any_dim(recording.data(self_), dim, keepdim))
     return result
 
@@ -2477,6 +2712,8 @@ def all_default(self_):
 
     derivatives.yaml, entry all
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["all"], (self_,))
     result = recording.wrap(kernels.all(recording.data(self_)))
     return result
 
@@ -2486,6 +2723,8 @@ def all_dim(self_, dim, keepdim=False):
 
     derivatives.yaml, entry all.dim
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["all.dim"], (self_,))
     result = recording.wrap(kernels.all_dim(recording.data(self_), dim, keepdim))
     return result
 
@@ -2495,6 +2734,8 @@ def argmax(self_, dim=None, keepdim=False):
 
     derivatives.yaml, entry argmax
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["argmax"], (self_,))
     result = recording.wrap(kernels.argmax(recording.data(self_), dim, keepdim))
     return result
 
@@ -2504,6 +2745,8 @@ def argmin(self_, dim=None, keepdim=False):
 
     derivatives.yaml, entry argmin
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["argmin"], (self_,))
     result = recording.wrap(kernels.argmin(recording.data(self_), dim, keepdim))
     return result
 
@@ -2513,6 +2756,8 @@ def norm_Scalar(self_, p=2):
 
     derivatives.yaml, entry norm.Scalar
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["norm.Scalar"], (self_,))
     result = recording.wrap(kernels.norm_Scalar(recording.data(self_), p))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2535,6 +2780,8 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 
     derivatives.yaml, entry norm.ScalarOpt_dim
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["norm.ScalarOpt_dim"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.norm_ScalarOpt_dim(recording.data(self_), p, dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -2560,6 +2807,8 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 
     derivatives.yaml, entry linalg_vector_norm
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["linalg_vector_norm"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.linalg_vector_norm(recording.data(self_), ord, dim, keepdim, recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
@@ -2585,6 +2834,8 @@ def prod_default(self_, *, dtype=None):
 
     derivatives.yaml, entry prod
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["prod"], (self_,))
     result = recording.wrap(kernels.prod(recording.data(self_), recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2606,6 +2857,8 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
 
     derivatives.yaml, entry prod.dim_int
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["prod.dim_int"], (self_,))
     result = recording.wrap(kernels.prod_dim_int(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2629,6 +2882,8 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry std.correction
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["std.correction"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.std_correction(recording.data(self_), dim, correction, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -2654,6 +2909,8 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry var.correction
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["var.correction"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.var_correction(recording.data(self_), dim, correction, keepdim))
     if recording.compute_requires_grad(self_):
@@ -2675,6 +2932,8 @@ def t(self_):
 
     derivatives.yaml, entry t
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["t"], (self_,))
     result = recording.as_view(self_, kernels.t(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = TBackward0(recording.collect_next_edges(self_))
@@ -2691,6 +2950,8 @@ def expand(self_, size, *, implicit=False):
 
     derivatives.yaml, entry expand
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["expand"], (self_,))
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.expand(recording.data(self_), size, implicit))
     if recording.compute_requires_grad(self_):
@@ -2709,6 +2970,8 @@ def unsqueeze(self_, dim):
 
     derivatives.yaml, entry unsqueeze
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["unsqueeze"], (self_,))
     result = recording.as_view(self_, kernels.unsqueeze(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
         grad_fn = UnsqueezeBackward0(recording.collect_next_edges(self_))
@@ -2726,6 +2989,8 @@ def squeeze_default(self_):
 
     derivatives.yaml, entry squeeze
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["squeeze"], (self_,))
     result = recording.as_view(self_, kernels.squeeze(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SqueezeBackward0(recording.collect_next_edges(self_))
@@ -2743,6 +3008,8 @@ def squeeze_dim(self_, dim):
 
     derivatives.yaml, entry squeeze.dim
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["squeeze.dim"], (self_,))
     result = recording.as_view(self_, kernels.squeeze_dim(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
         grad_fn = SqueezeBackward1(recording.collect_next_edges(self_))
@@ -2761,6 +3028,8 @@ def squeeze_dims(self_, dim):
 
     derivatives.yaml, entry squeeze.dims
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["squeeze.dims"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.as_view(self_, kernels.squeeze_dims(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
@@ -2780,6 +3049,8 @@ def squeeze__default(self_):
 
     derivatives.yaml, entry squeeze_
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["squeeze_"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2803,6 +3074,8 @@ def squeeze__dim(self_, dim):
 
     derivatives.yaml, entry squeeze_.dim
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["squeeze_.dim"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2827,6 +3100,8 @@ def squeeze__dims(self_, dim):
 
     derivatives.yaml, entry squeeze_.dims
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["squeeze_.dims"], (self_,))
     dim = recording.int_tuple(dim)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
@@ -2852,6 +3127,8 @@ def _to_copy(self_, *, dtype=None):
 
     derivatives.yaml, entry _to_copy
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["_to_copy"], (self_,))
     result = recording.wrap(kernels._to_copy(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = ToCopyBackward0(recording.collect_next_edges(self_))
@@ -2869,6 +3146,8 @@ def clone(self_):
 
     derivatives.yaml, entry clone
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["clone"], (self_,))
     result = recording.wrap(kernels.clone(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = CloneBackward0(recording.collect_next_edges(self_))
@@ -2885,6 +3164,8 @@ def transpose_int(self_, dim0, dim1):
 
     derivatives.yaml, entry transpose.int
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["transpose.int"], (self_,))
     result = recording.as_view(self_, kernels.transpose_int(recording.data(self_), dim0, dim1))
     if recording.compute_requires_grad(self_):
         grad_fn = TransposeBackward0(recording.collect_next_edges(self_))
@@ -2903,6 +3184,8 @@ def _unsafe_view(self_, size):
 
     derivatives.yaml, entry _unsafe_view
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["_unsafe_view"], (self_,))
     size = recording.int_tuple(size)
     result = recording.wrap(kernels._unsafe_view(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
@@ -2921,6 +3204,8 @@ def view(self_, size):
 
     derivatives.yaml, entry view
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["view"], (self_,))
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.view(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
@@ -2939,6 +3224,8 @@ def zero_(self_):
 
     derivatives.yaml, entry zero_
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["zero_"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2961,6 +3248,8 @@ def alias(self_):
 
     derivatives.yaml, entry alias
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["alias"], (self_,))
     result = recording.as_view(self_, kernels.alias(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AliasBackward0(recording.collect_next_edges(self_))
@@ -2977,6 +3266,8 @@ def permute(self_, dims):
 
     derivatives.yaml, entry permute
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["permute"], (self_,))
     dims = recording.int_tuple(dims)
     result = recording.as_view(self_, kernels.permute(recording.data(self_), dims))
     if recording.compute_requires_grad(self_):
@@ -2995,6 +3286,8 @@ def cat(tensors, dim=0):
 
     derivatives.yaml, entry cat
     """
+    if not _dispatch.all_tensors(tensors):
+        _dispatch.check_tensor_arguments(OVERLOADS["cat"], (tensors,))
     result = recording.wrap(kernels.cat(recording.data(tensors), dim))
     if recording.compute_requires_grad(tensors):
         grad_fn = CatBackward0(recording.collect_next_edges(tensors))
@@ -3013,6 +3306,8 @@ def stack(tensors, dim=0):
 
     derivatives.yaml, entry stack
     """
+    if not _dispatch.all_tensors(tensors):
+        _dispatch.check_tensor_arguments(OVERLOADS["stack"], (tensors,))
     result = recording.wrap(kernels.stack(recording.data(tensors), dim))
     if recording.compute_requires_grad(tensors):
         grad_fn = StackBackward0(recording.collect_next_edges(tensors))
@@ -3031,6 +3326,8 @@ def split_Tensor(self_, split_size, dim=0):
 
     derivatives.yaml, entry split.Tensor
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["split.Tensor"], (self_,))
     result = [recording.as_view(self_, a) for a in kernels.split_Tensor(recording.data(self_), split_size, dim)]
     if recording.compute_requires_grad(self_):
         grad_fn = SplitBackward0(recording.collect_next_edges(self_))
@@ -3051,6 +3348,8 @@ def split_with_sizes(self_, split_sizes, dim=0):
 
     derivatives.yaml, entry split_with_sizes
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["split_with_sizes"], (self_,))
     split_sizes = recording.int_tuple(split_sizes)
     result = [recording.as_view(self_, a) for a in kernels.split_with_sizes(recording.data(self_), split_sizes, dim)]
     if recording.compute_requires_grad(self_):
@@ -3072,6 +3371,8 @@ def unbind_int(self_, dim=0):
 
     derivatives.yaml, entry unbind.int
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["unbind.int"], (self_,))
     result = [recording.as_view(self_, a) for a in kernels.unbind_int(recording.data(self_), dim)]
     if recording.compute_requires_grad(self_):
         grad_fn = UnbindBackward0(recording.collect_next_edges(self_))
@@ -3090,6 +3391,8 @@ def select_int(self_, dim, index):
 
     derivatives.yaml, entry select.int
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["select.int"], (self_,))
     result = recording.as_view(self_, kernels.select_int(recording.data(self_), dim, index))
     if recording.compute_requires_grad(self_):
         grad_fn = SelectBackward0(recording.collect_next_edges(self_))
@@ -3109,6 +3412,8 @@ def select_backward(grad_output, input_sizes, dim, index):
 
     derivatives.yaml, entry select_backward
     """
+    if not isinstance(grad_output, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["select_backward"], (grad_output,))
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.select_backward(recording.data(grad_output), input_sizes, dim, index))
     if recording.compute_requires_grad(grad_output):
@@ -3128,6 +3433,8 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
 
     derivatives.yaml, entry slice.Tensor
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["slice.Tensor"], (self_,))
     result = recording.as_view(self_, kernels.slice_Tensor(recording.data(self_), dim, start, end, step))
     if recording.compute_requires_grad(self_):
         grad_fn = SliceBackward0(recording.collect_next_edges(self_))
@@ -3149,6 +3456,8 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 
     derivatives.yaml, entry slice_backward
     """
+    if not isinstance(grad_output, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["slice_backward"], (grad_output,))
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.slice_backward(recording.data(grad_output), input_sizes, dim, start, end, step))
     if recording.compute_requires_grad(grad_output):
@@ -3170,6 +3479,8 @@ def index_Tensor(self_, indices):
 
     derivatives.yaml, entry index.Tensor
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["index.Tensor"], (self_,))
     result = recording.wrap(kernels.index_Tensor(recording.data(self_), recording.data(indices)))
     if recording.compute_requires_grad(self_):
         grad_fn = IndexBackward0(recording.collect_next_edges(self_))
@@ -3188,6 +3499,8 @@ def index_put(self_, indices, values, accumulate=False):
 
     derivatives.yaml, entry index_put
     """
+    if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["index_put"], (self_, values,))
     result = recording.wrap(kernels.index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
     if recording.compute_requires_grad(self_, values):
         grad_fn = IndexPutBackward0(recording.collect_next_edges(self_, values))
@@ -3207,6 +3520,8 @@ def index_put_(self_, indices, values, accumulate=False):
 
     derivatives.yaml, entry index_put
     """
+    if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["index_put"], (self_, values,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, values)
     if needs_grad:
@@ -3232,6 +3547,8 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
 
     derivatives.yaml, entry _index_put_impl_
     """
+    if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["_index_put_impl_"], (self_, values,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, values)
     if needs_grad:
@@ -3257,6 +3574,8 @@ def index_select(self_, dim, index):
 
     derivatives.yaml, entry index_select
     """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["index_select"], (self_, index,))
     result = recording.wrap(kernels.index_select(recording.data(self_), dim, recording.data(index)))
     if recording.compute_requires_grad(self_):
         grad_fn = IndexSelectBackward0(recording.collect_next_edges(self_))
@@ -3276,6 +3595,8 @@ def index_add(self_, dim, index, source, *, alpha=1):
 
     derivatives.yaml, entry index_add
     """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["index_add"], (self_, index, source,))
     result = recording.wrap(kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
     if recording.compute_requires_grad(self_, source):
         grad_fn = IndexAddBackward0(recording.collect_next_edges(self_, source))
@@ -3295,6 +3616,8 @@ def gather(self_, dim, index, *, sparse_grad=False):
 
     derivatives.yaml, entry gather
     """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["gather"], (self_, index,))
     result = recording.wrap(kernels.gather(recording.data(self_), dim, recording.data(index), sparse_grad))
     if recording.compute_requires_grad(self_):
         grad_fn = GatherBackward0(recording.collect_next_edges(self_))
@@ -3314,6 +3637,8 @@ def scatter_add(self_, dim, index, src):
 
     derivatives.yaml, entry scatter_add
     """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["scatter_add"], (self_, index, src,))
     result = recording.wrap(kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
     if recording.compute_requires_grad(self_, src):
         grad_fn = ScatterAddBackward0(recording.collect_next_edges(self_, src))
@@ -3332,6 +3657,8 @@ def repeat(self_, repeats):
 
     derivatives.yaml, entry repeat
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["repeat"], (self_,))
     repeats = recording.int_tuple(repeats)
     result = recording.wrap(kernels.repeat(recording.data(self_), repeats))
     if recording.compute_requires_grad(self_):
@@ -3351,6 +3678,8 @@ def flip(self_, dims):
 
     derivatives.yaml, entry flip
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["flip"], (self_,))
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.flip(recording.data(self_), dims))
     if recording.compute_requires_grad(self_):
@@ -3369,6 +3698,8 @@ def mm(self_, mat2):
 
     derivatives.yaml, entry mm
     """
+    if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["mm"], (self_, mat2,))
     result = recording.wrap(kernels.mm(recording.data(self_), recording.data(mat2)))
     if recording.compute_requires_grad(self_, mat2):
         grad_fn = MmBackward0(recording.collect_next_edges(self_, mat2))
@@ -3391,6 +3722,8 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addmm
     """
+    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["addmm"], (self_, mat1, mat2,))
     result = recording.wrap(kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
     if recording.compute_requires_grad(self_, mat1, mat2):
         grad_fn = AddmmBackward0(recording.collect_next_edges(self_, mat1, mat2))
@@ -3415,6 +3748,8 @@ def bmm(self_, mat2):
 
     derivatives.yaml, entry bmm
     """
+    if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["bmm"], (self_, mat2,))
     result = recording.wrap(kernels.bmm(recording.data(self_), recording.data(mat2)))
     if recording.compute_requires_grad(self_, mat2):
         grad_fn = BmmBackward0(recording.collect_next_edges(self_, mat2))
@@ -3433,6 +3768,8 @@ def dot(self_, tensor):
 
     derivatives.yaml, entry dot
     """
+    if not isinstance(self_, Tensor) or not isinstance(tensor, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["dot"], (self_, tensor,))
     result = recording.wrap(kernels.dot(recording.data(self_), recording.data(tensor)))
     if recording.compute_requires_grad(self_, tensor):
         grad_fn = DotBackward0(recording.collect_next_edges(self_, tensor))
@@ -3451,6 +3788,8 @@ def mv(self_, vec):
 
     derivatives.yaml, entry mv
     """
+    if not isinstance(self_, Tensor) or not isinstance(vec, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["mv"], (self_, vec,))
     result = recording.wrap(kernels.mv(recording.data(self_), recording.data(vec)))
     if recording.compute_requires_grad(self_, vec):
         grad_fn = MvBackward0(recording.collect_next_edges(self_, vec))
@@ -3469,6 +3808,8 @@ def _softmax(self_, dim, half_to_float):
 
     derivatives.yaml, entry _softmax
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["_softmax"], (self_,))
     result = recording.wrap(kernels._softmax(recording.data(self_), dim, half_to_float))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3491,6 +3832,8 @@ def _log_softmax(self_, dim, half_to_float):
 
     derivatives.yaml, entry _log_softmax
     """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["_log_softmax"], (self_,))
     result = recording.wrap(kernels._log_softmax(recording.data(self_), dim, half_to_float))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3513,6 +3856,8 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 
     derivatives.yaml, entry _log_softmax_backward_data
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["_log_softmax_backward_data"], (grad_output, output,))
     result = recording.wrap(kernels._log_softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = LogSoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
@@ -3532,6 +3877,8 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 
     derivatives.yaml, entry _softmax_backward_data
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["_softmax_backward_data"], (grad_output, output,))
     result = recording.wrap(kernels._softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = SoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
@@ -3552,6 +3899,8 @@ def mse_loss(self_, target, reduction=1):
 
     derivatives.yaml, entry mse_loss
     """
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["mse_loss"], (self_, target,))
     result = recording.wrap(kernels.mse_loss(recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = MseLossBackward0(recording.collect_next_edges(self_, target))
@@ -3571,6 +3920,8 @@ def mse_loss_backward(grad_output, self_, target, reduction):
 
     derivatives.yaml, entry mse_loss_backward
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["mse_loss_backward"], (grad_output, self_, target,))
     result = recording.wrap(kernels.mse_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = MseLossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -3591,6 +3942,8 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 
     derivatives.yaml, entry smooth_l1_loss
     """
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["smooth_l1_loss"], (self_, target,))
     result = recording.wrap(kernels.smooth_l1_loss(recording.data(self_), recording.data(target), reduction, beta))
     if recording.compute_requires_grad(self_, target):
         grad_fn = SmoothL1LossBackward0(recording.collect_next_edges(self_, target))
@@ -3611,6 +3964,8 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 
     derivatives.yaml, entry smooth_l1_loss_backward
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target,))
     result = recording.wrap(kernels.smooth_l1_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, beta))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = SmoothL1LossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -3632,6 +3987,8 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 
     derivatives.yaml, entry nll_loss_forward
     """
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["nll_loss_forward"], (self_, target,))
     output, total_weight = map(recording.wrap, kernels.nll_loss_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3658,6 +4015,8 @@ def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
 
     derivatives.yaml, entry nll_loss2d_forward
     """
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["nll_loss2d_forward"], (self_, target,))
     output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3684,6 +4043,8 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
 
     derivatives.yaml, entry nll_loss_backward
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, total_weight,))
     result = recording.wrap(kernels.nll_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = NllLossBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -3704,6 +4065,8 @@ def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_in
 
     derivatives.yaml, entry nll_loss2d_backward
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, total_weight,))
     result = recording.wrap(kernels.nll_loss2d_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = NllLoss2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -3724,6 +4087,8 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 
     derivatives.yaml, entry binary_cross_entropy
     """
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["binary_cross_entropy"], (self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy(recording.data(self_), recording.data(target), recording.data(weight), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = BinaryCrossEntropyBackward0(recording.collect_next_edges(self_, target))
@@ -3744,6 +4109,8 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 
     derivatives.yaml, entry binary_cross_entropy_backward
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = BinaryCrossEntropyBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -3765,6 +4132,8 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 
     derivatives.yaml, entry binary_cross_entropy_with_logits
     """
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy_with_logits(recording.data(self_), recording.data(target), recording.data(weight), recording.data(pos_weight), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0(recording.collect_next_edges(self_, target))
@@ -3786,6 +4155,8 @@ def native_dropout(input, p, train):
 
     derivatives.yaml, entry native_dropout
     """
+    if not isinstance(input, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["native_dropout"], (input,))
     result0, result1 = map(recording.wrap, kernels.native_dropout(recording.data(input), p, train))
     needs_grad = recording.compute_requires_grad(input)
     if needs_grad:
@@ -3809,6 +4180,8 @@ def native_dropout_backward(grad_output, mask, scale):
 
     derivatives.yaml, entry native_dropout_backward
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["native_dropout_backward"], (grad_output, mask,))
     result = recording.wrap(kernels.native_dropout_backward(recording.data(grad_output), recording.data(mask), scale))
     if recording.compute_requires_grad(grad_output, mask):
         grad_fn = NativeDropoutBackwardBackward0(recording.collect_next_edges(grad_output, mask))
@@ -3827,6 +4200,8 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 
     derivatives.yaml, entry embedding
     """
+    if not isinstance(weight, Tensor) or not isinstance(indices, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["embedding"], (weight, indices,))
     result = recording.wrap(kernels.embedding(recording.data(weight), recording.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if recording.compute_requires_grad(weight):
         grad_fn = EmbeddingBackward0(recording.collect_next_edges(weight))
@@ -3847,6 +4222,8 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 
     derivatives.yaml, entry embedding_dense_backward
     """
+    if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["embedding_dense_backward"], (grad_output, indices,))
     result = recording.wrap(kernels.embedding_dense_backward(recording.data(grad_output), recording.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if recording.compute_requires_grad(grad_output):
         grad_fn = EmbeddingDenseBackwardBackward0(recording.collect_next_edges(grad_output))
@@ -3867,6 +4244,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 
     derivatives.yaml, entry native_layer_norm
     """
+    if not isinstance(input, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["native_layer_norm"], (input,))
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm(recording.data(input), normalized_shape, recording.data(weight), recording.data(bias), eps))
     needs_grad = recording.compute_requires_grad(input, weight, bias)
@@ -3895,6 +4274,8 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
 
     derivatives.yaml, entry native_layer_norm_backward
     """
+    if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(mean, Tensor) or not isinstance(rstd, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["native_layer_norm_backward"], (grad_out, input, mean, rstd,))
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm_backward(recording.data(grad_out), recording.data(input), normalized_shape, recording.data(mean), recording.data(rstd), recording.data(weight), recording.data(bias), output_mask))
     if recording.compute_requires_grad(grad_out, input, weight):

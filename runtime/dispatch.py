@@ -48,15 +48,76 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, Number) and not isinstance(value, complex)
 
 
-def _matches(kind: str, value: Any, strict: bool, tensor_types: tuple = ()) -> bool:
+# The ops on which PyTorch's argument parser lets a Python number stand for a Tensor
+# argument: its own list (`add`, `mul`, ...: `torch.add(x, 2)`), and the ops that torch binds
+# with a Scalar overload gradgen's spec does not have (`torch.where(c, x, 0.)` is
+# where.ScalarOther in torch). Elsewhere (`torch.maximum(x, 1.5)`, `torch.dot(x, 2)`) a
+# number is a TypeError.
+WRAPPED_NUMBER_OPS = frozenset({
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+    "floor_divide", "to", "copy", "where", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "remainder", "fmod", "eq", "ne", "lt", "le", "gt", "ge", "rsub", "pow", "lerp",
+    "masked_fill", "index_fill", "fill", "clamp", "clamp_min", "clamp_max", "xlogy",
+})
+
+
+def _op_name(schema: str) -> str:
+    """`add` for `add.Tensor(Tensor self, ...)` and for its in-place form `add_`."""
+    return schema.split("(", 1)[0].split(".", 1)[0].removesuffix("_")
+
+
+def all_tensors(values: Any) -> bool:
+    """Whether a Tensor[] argument is a list or tuple of Tensors."""
+    return isinstance(values, list | tuple) and all(isinstance(v, Tensor) for v in values)
+
+
+def _python_name(param: Param) -> str:
+    """The name PyTorch's Python binding gives a schema argument: `self` is `input`."""
+    return "input" if param.name == "self_" else param.name
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+
+
+def check_tensor_arguments(overload: Overload, values: tuple) -> None:
+    """Raise PyTorch's TypeError if a value in a Tensor argument of `overload` is no Tensor
+    (`values`: the overload's Tensor and Tensor[] arguments, optional ones left out, in
+    schema order). A generated wrapper calls this only when its quick isinstance test fails.
+    """
+    name = _op_name(overload.schema)
+    params = [p for p in overload.params
+              if p.type in ("Tensor", "Tensor[]") or p.type.startswith("Tensor[")]
+    positional = [p.name for p in overload.params if not p.keyword_only]
+    for param, value in zip(params, values, strict=True):
+        position = positional.index(param.name) + 1 if param.name in positional else None
+        where = f"argument '{_python_name(param)}'" + (
+            f" (position {position})" if position is not None else "")
+        if param.type == "Tensor":
+            if isinstance(value, Tensor) or (name in WRAPPED_NUMBER_OPS and _is_number(value)):
+                continue
+            raise TypeError(f"{name}(): {where} must be Tensor, not {_type_name(value)}")
+        if not isinstance(value, list | tuple):
+            raise TypeError(f"{name}(): {where} must be tuple of Tensors, not "
+                            f"{_type_name(value)}")
+        for index, item in enumerate(value):
+            if not isinstance(item, Tensor):
+                raise TypeError(f"expected Tensor as element {index} in argument "
+                                f"{(position or 1) - 1}, but got {_type_name(item)}")
+
+
+def _matches(kind: str, value: Any, strict: bool, tensor_types: tuple = (),
+             name: str = "") -> bool:
     tensor = tensor_types or Tensor  # in the raw layer, numpy arrays stand for Tensors
     optional = kind.endswith("?")
     if optional:
         if value is None:
             return True
         kind = kind[:-1]
-    if kind == "Tensor":
-        return isinstance(value, tensor) or (not strict and _is_number(value))
+    if kind == "Tensor":  # on Tensors, a number only where PyTorch takes one (above)
+        return isinstance(value, tensor) or (not strict and _is_number(value) and (
+            bool(tensor_types) or name in WRAPPED_NUMBER_OPS))
     if kind.startswith("Tensor["):
         return isinstance(value, list | tuple) and all(isinstance(v, tensor) for v in value)
     if kind.startswith("Tensor?["):
@@ -83,7 +144,7 @@ def _matches(kind: str, value: Any, strict: bool, tensor_types: tuple = ()) -> b
 
 
 def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool,
-          tensor_types: tuple = ()) -> tuple | None:
+          tensor_types: tuple = (), name: str = "") -> tuple | None:
     """The arguments in schema order if they match `params`, else None."""
     positional = [p for p in params if not p.keyword_only]
     if len(args) > len(positional):
@@ -100,7 +161,7 @@ def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool,
             if not param.has_default:
                 return None
             continue
-        if not _matches(param.type, bound[param.name], strict, tensor_types):
+        if not _matches(param.type, bound[param.name], strict, tensor_types, name):
             return None
     return tuple(bound.get(p.name, _DEFAULT) for p in params)
 
@@ -157,7 +218,8 @@ def _resolve(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict
              tensor_types: tuple = ()) -> tuple[Callable, tuple[str, ...]]:
     for strict in (True, False):
         for overload in overloads:
-            if _bind(overload.params, args, kwargs, strict, tensor_types) is not None:
+            if _bind(overload.params, args, kwargs, strict, tensor_types,
+                     name.removesuffix("_")) is not None:
                 function = overload.wrapper
                 names = tuple(p.name for p in overload.params if not p.keyword_only)[:len(args)]
                 return function, None if _leading_parameters(function, len(args)) == names \
