@@ -33,6 +33,9 @@ def sum_to_size(self: Any, *size: Any) -> Any:
     if shape == size:
         return self
     lead = len(shape) - len(size)
+    if lead < 0 or any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    lead = len(shape) - len(size)
     result = self
     if lead > 0:
         result = result.sum(tuple(range(lead)))
@@ -228,9 +231,9 @@ def _wrap_dim(dim: int, ndim: int) -> int:
 def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     """Merge dims start_dim..end_dim with reshape; the tensor itself when there is nothing
     to merge (so `x.flatten()` of a 1-D x keeps x's grad_fn, as in PyTorch)."""
-    if input.ndim == 0:
-        return reshape(input, 1)
     start, end = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
+    if input.ndim == 0:  # after the dims are checked, as in PyTorch
+        return reshape(input, 1)
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if start == end:
@@ -466,6 +469,9 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     """y = x Wᵀ + b, decomposed as PyTorch does: addmm on 2-D input with a bias, addmm on the
     input flattened to 2-D (then a view back) for a contiguous N-D input with a 1-D bias,
     else matmul and an in-place add."""
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
+                           f"{input.ndim}D and {weight.ndim}D")
     if input.ndim == 2 and bias is not None:
         return ops.addmm(bias, input, weight.t())
     if bias is not None and _is_contiguous(input) and (input.ndim == 3 or bias.ndim == 1):
@@ -822,6 +828,8 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
     """Rows of `weight` looked up by the indices in `input`; padding_idx's row gets no
     gradient."""
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if padding_idx is None:
         padding_idx = -1
     elif padding_idx > 0:
@@ -843,6 +851,9 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
     """Normalize over the last len(normalized_shape) dimensions, then scale and shift."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
+    if not len(normalized_shape):
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
     return ops.native_layer_norm(input, tuple(normalized_shape), weight, bias, eps)[0]
 
 

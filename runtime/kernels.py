@@ -331,6 +331,8 @@ def neg(self):
 def pow_Tensor_Scalar(self, exponent):
     dtype = result_type(self, exponent)
     base = _as(self, dtype)
+    if dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     if exponent == 1 and type(base) is np.ndarray:  # as PyTorch: a copy, no power computed
         return base.copy() if base is self else base
     if exponent == 2:
@@ -340,7 +342,20 @@ def pow_Tensor_Scalar(self, exponent):
 
 def pow_Tensor_Tensor(self, exponent):
     a, b = _binary(self, exponent)
+    if a.dtype.kind in "iu" and np.any(b < 0):
+        return _integer_power(a, b)
     return _array(quietly(np.power, a, b), a.dtype)
+
+
+def _integer_power(base: Any, exponent: Any) -> np.ndarray:
+    """Integer powers with negative exponents as PyTorch computes them (numpy refuses):
+    1 stays 1, -1 alternates in sign, any other base gives 0 (its reciprocal truncated)."""
+    base, exponent = np.broadcast_arrays(base, exponent)
+    negative = exponent < 0
+    result = np.power(base, np.where(negative, 0, exponent))
+    odd = (exponent % 2) == 1
+    reciprocal = np.where(base == 1, 1, np.where(base == -1, np.where(odd, -1, 1), 0))
+    return np.where(negative, reciprocal, result).astype(base.dtype)
 
 
 def pow_Scalar(self, exponent):
@@ -461,6 +476,8 @@ def gelu_backward(grad_output, self, approximate="none"):
 
 
 def relu(self):
+    if self.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
     return np.maximum(self, 0).astype(self.dtype, copy=False)
 
 
@@ -473,7 +490,8 @@ def threshold_backward(grad_output, self, threshold):
         # A bitwise AND of grad's bits with an all-ones or all-zeros mask: no branch per
         # element, so several times faster than np.where on a mask without pattern.
         bits = _SAME_SIZE_INTEGER[grad_output.itemsize]
-        mask = np.negative(self > threshold, dtype=bits)
+        # `not (self <= threshold)`, as PyTorch tests it: at NaN the gradient passes.
+        mask = np.asarray(np.negative(np.logical_not(self <= threshold), dtype=bits))
         return np.bitwise_and(grad_output.view(bits), mask, out=mask).view(grad_output.dtype)
     return np.where(self <= threshold, 0, grad_output).astype(grad_output.dtype, copy=False)
 
@@ -506,10 +524,14 @@ def softplus_backward(grad_output, self, beta, threshold):
 
 
 def abs(self):  # noqa: A001 - the op's name
+    if self.dtype == np.bool_:
+        raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
     return np.abs(self)
 
 
 def sign(self):
+    if self.dtype.kind == "f":  # sign(nan) is 0 in PyTorch, nan in numpy
+        return np.sign(np.where(np.isnan(self), 0, self)).astype(self.dtype, copy=False)
     return np.sign(self)
 
 
@@ -518,6 +540,9 @@ def _clamp(self: Any, min: Any, max: Any) -> np.ndarray:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     dtype = result_type(self, min, max)
     result = _as(self, dtype)
+    for bound in (min, max):  # PyTorch's message for a bound that does not broadcast
+        if isinstance(bound, np.ndarray):
+            broadcast_shapes(np.shape(self), bound.shape)
     if min is not None:
         result = np.maximum(result, _as(min, dtype))
     if max is not None:
@@ -564,6 +589,7 @@ def where_self(condition, self, other):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {_scalar_name(condition)}")
     a, b = _binary(self, other)
+    broadcast_shapes(broadcast_shapes(np.shape(condition), np.shape(a)), np.shape(b))
     return _array(np.where(condition, a, b), a.dtype)
 
 
@@ -582,7 +608,10 @@ def masked_fill_Scalar(self, mask, value):
     if mask.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_scalar_name(mask)}")
-    result = np.array(self, copy=True)
+    # Out of place, self is expanded to the mask's shape as in PyTorch (in place, the
+    # wrapper's write refuses a result of another shape).
+    shape = broadcast_shapes(mask.shape, self.shape)
+    result = np.array(np.broadcast_to(self, shape), copy=True)
     np.copyto(result, np.asarray(value), casting="unsafe", where=mask)
     return result
 
@@ -867,6 +896,8 @@ def all_dim(self, dim, keepdim=False):
 
 
 def argmax(self, dim=None, keepdim=False):
+    if self.dtype == np.bool_:
+        raise RuntimeError("argmax(): does not support bool input")
     if dim is None:
         _check_nonempty(self, _axes(None, self.ndim), "argmax")
         index = np.asarray(np.argmax(self), dtype=np.int64)
@@ -875,6 +906,8 @@ def argmax(self, dim=None, keepdim=False):
 
 
 def argmin(self, dim=None, keepdim=False):
+    if self.dtype == np.bool_:
+        raise RuntimeError("argmin(): does not support bool input")
     if dim is None:
         _check_nonempty(self, _axes(None, self.ndim), "argmin")
         index = np.asarray(np.argmin(self), dtype=np.int64)
@@ -1033,7 +1066,13 @@ def squeeze_dim(self, dim):
 
 
 def squeeze_dims(self, dim):
-    dims = tuple(d for d in (_wrap_dim(d, self.ndim) for d in dim) if self.shape[d] == 1)
+    wrapped = [_wrap_dim(d, self.ndim) for d in dim]
+    for d in wrapped:
+        if wrapped.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    if not self.ndim:  # a 0-dim tensor has no dimension to remove
+        return self.view()
+    dims = tuple(d for d in wrapped if self.shape[d] == 1)
     return np.squeeze(self, dims) if dims else self.view()
 
 
@@ -1071,6 +1110,9 @@ def clone(self):
 
 
 def transpose_int(self, dim0, dim1):
+    if not self.ndim:  # dims 0 and -1 of a 0-dim tensor: the tensor itself, as in PyTorch
+        _wrap_dim(dim0, 0), _wrap_dim(dim1, 0)
+        return self.view()
     return np.swapaxes(self, _wrap_dim(dim0, self.ndim), _wrap_dim(dim1, self.ndim))
 
 
@@ -1134,7 +1176,7 @@ def permute(self, dims):
 
 def cat(tensors, dim=0):
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # PyTorch still skips 1-D empty tensors, whatever the shape of the others.
     arrays = [a for a in tensors if a.shape != (0,)] or list(tensors[:1])
     first = arrays[0]
@@ -1330,10 +1372,13 @@ def index_select(self, dim, index):
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     dim = _wrap_dim(dim, self.ndim)
+    if not self.ndim and index.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{index.size} value(s)")
     size = builtins.max(self.shape[dim:dim + 1] or (1,))
     if index.size and (index.min() < 0 or index.max() >= size):
         raise IndexError("index out of range in self")
-    return np.take(self, index.reshape(-1), axis=dim) if self.ndim else self[index.reshape(())]
+    return np.take(self, index.reshape(-1), axis=dim) if self.ndim else self.copy()
 
 
 def index_add(self, dim, index, source, alpha=1):
@@ -1341,8 +1386,22 @@ def index_add(self, dim, index, source, alpha=1):
     _same_dtype(self, source, "index_add_(): self ({self}) and source ({source}) must have the "
                 "same scalar type")
     dim = _wrap_dim(dim, self.ndim)
+    shape = np.shape(source)
+    if self.ndim != len(shape) or builtins.any(
+            a != b for d, (a, b) in enumerate(zip(self.shape, shape, strict=True)) if d != dim):
+        if self.ndim or np.ndim(source) > 1 or np.size(source) != 1:
+            raise RuntimeError(
+                f"source tensor shape must match self tensor shape, excluding the specified "
+                f"dimension. Got self.shape = {list(self.shape)} source.shape = "
+                f"{list(np.shape(source))}")
+    count = np.shape(source)[dim] if np.ndim(source) else 1
+    if index.size != count:
+        raise RuntimeError(f"index_add_(): Number of indices ({index.size}) should be equal to "
+                           f"source.size(dim): ({count}), for dim: {dim}")
     result = np.array(self, copy=True)
     source = _as(source, self.dtype)
+    if not self.ndim:  # one index, one value
+        return result + (source if alpha == 1 else source * alpha).reshape(())
     np.add.at(result, _take(dim, index.reshape(-1)), source if alpha == 1 else source * alpha)
     return result
 
@@ -1364,6 +1423,14 @@ def _scatter_key(self: np.ndarray, dim: int, index: np.ndarray, op: str) -> tupl
 
 
 def gather(self, dim, index, sparse_grad=False):
+    if index.ndim != self.ndim and index.size and builtins.max(index.ndim, 1) != builtins.max(
+            self.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                           "tensor")
+    if not index.size:  # an empty index gives an empty result of its own shape
+        _wrap_dim(dim, self.ndim)
+        _check_index(index, "gather")
+        return np.empty(index.shape, self.dtype)
     return np.array(self[_scatter_key(self, dim, index, "gather")], copy=True)
 
 
@@ -1392,6 +1459,12 @@ def flip(self, dims):
 
 # -- linear algebra and nn --------------------------------------------------------------------
 
+def _no_bool(kernel: str, *arrays: np.ndarray) -> None:
+    """PyTorch's CPU matrix products have no bool kernel."""
+    if builtins.any(a.dtype == np.bool_ for a in arrays):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
 def mm(self, mat2):
     if self.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError("self must be a matrix" if self.ndim != 2 else "mat2 must be a matrix")
@@ -1404,6 +1477,7 @@ def mm(self, mat2):
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{_C_TYPE_NAMES[self.dtype.str[1:]]} != "
                            f"{_C_TYPE_NAMES[mat2.dtype.str[1:]]}")
+    _no_bool("addmm_impl_cpu_", self)
     return self @ mat2
 
 
@@ -1448,6 +1522,7 @@ def bmm(self, mat2):
             f"{list(mat2.shape[:2])}."
         )
     _check_same_dtype(self, mat2, "expected scalar type {0} but found {1}")
+    _no_bool("bmm", self)
     return np.matmul(self, mat2)
 
 
@@ -1463,6 +1538,7 @@ def dot(self, tensor):
         )
     _check_same_dtype(self, tensor, "dot : expected both vectors to have same dtype, but found "
                       "{0} and {1}")
+    _no_bool("dot", self)
     return _array(np.dot(self, tensor), self.dtype)
 
 
@@ -1481,20 +1557,29 @@ def mv(self, vec):
     return self @ vec
 
 
-def _softmax_input(self, dim, half_to_float):
+def _softmax_input(self, dim, half_to_float, name="softmax"):
     if half_to_float:
         raise RuntimeError("softmax with half to float conversion is not supported on CPU")
-    return _wrap_dim(dim, self.ndim)
+    axis = _wrap_dim(dim, self.ndim)
+    if self.dtype.kind != "f":  # PyTorch's kernel name says whether dim is the last one
+        where = "lastdim_" if axis == builtins.max(self.ndim, 1) - 1 else ""
+        raise NotImplementedError(f'"{name}_{where}kernel_impl" not implemented for '
+                                  f"'{_scalar_name(self)}'")
+    return axis
 
 
 def _softmax(self, dim, half_to_float):
     axis = _softmax_input(self, dim, half_to_float)
+    if not self.size:
+        return np.empty(self.shape, self.dtype)
     shifted = np.exp(self - np.max(self, axis=axis, keepdims=True))
     return _array(shifted / np.sum(shifted, axis=axis, keepdims=True), self.dtype)
 
 
 def _log_softmax(self, dim, half_to_float):
-    axis = _softmax_input(self, dim, half_to_float)
+    axis = _softmax_input(self, dim, half_to_float, "log_softmax")
+    if not self.size:
+        return np.empty(self.shape, self.dtype)
     shifted = self - np.max(self, axis=axis, keepdims=True)
     return _array(shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True)),
                   self.dtype)
@@ -1539,7 +1624,8 @@ def mse_loss(self, target, reduction=_MEAN):
 def mse_loss_backward(grad_output, self, target, reduction):
     a, b = _binary(self, target)
     diff = a - b
-    norm = 2.0 / diff.size if reduction == _MEAN else 2.0  # in PyTorch's order, for float32
+    # In PyTorch's order, for float32; the mean over no elements has a nan gradient.
+    norm = (2.0 / diff.size if diff.size else math.nan) if reduction == _MEAN else 2.0
     return _array(norm * diff * grad_output, diff.dtype)
 
 

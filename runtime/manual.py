@@ -305,6 +305,8 @@ def zeros_like(ops: Any, tensor: Any) -> Any:
 def unsqueeze_to(ops: Any, grad: Any, dim: Sequence[int] | int, sizes: Sequence[int]) -> Any:
     """Undo squeeze(dim): put back each squeezed dimension that had size 1."""
     dims = [dim] if isinstance(dim, int) else list(dim)
+    if not sizes:  # a 0-dim input: squeeze removed nothing
+        return grad
     for d in sorted(d % len(sizes) for d in dims):
         if sizes[d] == 1:
             grad = ops.unsqueeze(grad, d)
