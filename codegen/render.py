@@ -30,6 +30,8 @@ OPERATORS = {
     "__le__": ("le", False), "__gt__": ("gt", False), "__ge__": ("ge", False),
     "__and__": ("bitwise_and", False), "__or__": ("bitwise_or", False),
     "__xor__": ("bitwise_xor", False), "__invert__": ("bitwise_not", False),
+    "__rand__": ("bitwise_and", False), "__ror__": ("bitwise_or", False),
+    "__rxor__": ("bitwise_xor", False),
 }
 INPLACE_OPERATORS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_",
                      "__itruediv__": "div_"}

@@ -620,6 +620,24 @@ class TensorMethods:
     def __invert__(self):
         return ops.bitwise_not(self)
 
+    def __rand__(self, other):
+        try:
+            return ops.bitwise_and(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __ror__(self, other):
+        try:
+            return ops.bitwise_or(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
+    def __rxor__(self, other):
+        try:
+            return ops.bitwise_xor(self, other)
+        except TypeError:  # an operand the op does not take (`x == None`): Python decides
+            return NotImplemented
+
     def __iadd__(self, other):
         try:
             return self.add_(other)

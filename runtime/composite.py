@@ -30,8 +30,8 @@ def sum_to_size(self: Any, *size: Any) -> Any:
     """Sum a broadcast tensor back to `size` (PyTorch's at::sum_to)."""
     size = int_list(size)
     shape = self.shape
-    if shape == size:
-        return self
+    if shape == size:  # a bool tensor is summed all the same: its result is int64
+        return self.long() if self.dtype is dtypes.bool_ else self
     lead = len(shape) - len(size)
     if lead < 0 or any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
@@ -851,9 +851,6 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
     """Normalize over the last len(normalized_shape) dimensions, then scale and shift."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
-    if not len(normalized_shape):
-        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
-                           "containing at least one element, but got normalized_shape = []")
     return ops.native_layer_norm(input, tuple(normalized_shape), weight, bias, eps)[0]
 
 

@@ -48,17 +48,37 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, Number) and not isinstance(value, complex)
 
 
-# The ops on which PyTorch's argument parser lets a Python number stand for a Tensor
-# argument: its own list (`add`, `mul`, ...: `torch.add(x, 2)`), and the ops that torch binds
-# with a Scalar overload gradgen's spec does not have (`torch.where(c, x, 0.)` is
-# where.ScalarOther in torch). Elsewhere (`torch.maximum(x, 1.5)`, `torch.dot(x, 2)`) a
-# number is a TypeError.
-WRAPPED_NUMBER_OPS = frozenset({
-    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-    "floor_divide", "to", "copy", "where", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "remainder", "fmod", "eq", "ne", "lt", "le", "gt", "ge", "rsub", "pow", "lerp",
-    "masked_fill", "index_fill", "fill", "clamp", "clamp_min", "clamp_max", "xlogy",
-})
+# Where PyTorch's argument parser lets a Python number stand for a Tensor argument, by op:
+# None for any of its Tensor arguments, else the names of those that may be one. Its own
+# list takes numbers anywhere (`torch.add(2, x)`); other ops take one where torch binds a
+# Scalar overload that gradgen's spec may not have (`torch.where(c, x, 0.)` is
+# where.ScalarOther, `torch.eq(x, 2)` eq.Scalar: `torch.eq(2, x)` is a TypeError). Elsewhere
+# (`torch.maximum(x, 1.5)`, `torch.dot(x, 2)`) a number is a TypeError, and so is a call
+# whose every Tensor argument is a number (`torch.add(2, 3)`).
+WRAPPED_NUMBER_OPS: dict[str, frozenset[str] | None] = {
+    **dict.fromkeys(("add", "sub", "subtract", "mul", "multiply", "div", "divide",
+                     "true_divide", "floor_divide", "to", "copy", "where", "bitwise_and",
+                     "bitwise_or", "bitwise_xor", "remainder", "pow", "xlogy")),
+    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge", "rsub", "fmod"),
+                    frozenset({"other"})),
+    **dict.fromkeys(("masked_fill", "index_fill", "fill"), frozenset({"value"})),
+    **dict.fromkeys(("clamp", "clamp_min", "clamp_max"), frozenset({"min", "max"})),
+    "lerp": frozenset({"weight"}),
+}
+
+
+def _number_allowed(name: str, param: str) -> bool:
+    """Whether torch's `name` takes a Python number for its Tensor argument `param`."""
+    if name not in WRAPPED_NUMBER_OPS:
+        return False
+    allowed = WRAPPED_NUMBER_OPS[name]
+    return allowed is None or param in allowed
+
+
+def _only_numbers(values: list) -> bool:
+    """Whether some of these Tensor arguments were given, and all of those as numbers."""
+    given = [v for v in values if v is not None and v is not _DEFAULT]
+    return bool(given) and not any(isinstance(v, Tensor) for v in given)
 
 
 def _op_name(schema: str) -> str:
@@ -90,12 +110,15 @@ def check_tensor_arguments(overload: Overload, values: tuple) -> None:
     params = [p for p in overload.params
               if p.type in ("Tensor", "Tensor[]") or p.type.startswith("Tensor[")]
     positional = [p.name for p in overload.params if not p.keyword_only]
+    some_tensor = not _only_numbers([v for p, v in zip(params, values, strict=True)
+                                     if p.type == "Tensor"])
     for param, value in zip(params, values, strict=True):
         position = positional.index(param.name) + 1 if param.name in positional else None
         where = f"argument '{_python_name(param)}'" + (
             f" (position {position})" if position is not None else "")
         if param.type == "Tensor":
-            if isinstance(value, Tensor) or (name in WRAPPED_NUMBER_OPS and _is_number(value)):
+            if isinstance(value, Tensor) or (
+                    some_tensor and _is_number(value) and _number_allowed(name, param.name)):
                 continue
             raise TypeError(f"{name}(): {where} must be Tensor, not {_type_name(value)}")
         if not isinstance(value, list | tuple):
@@ -108,7 +131,7 @@ def check_tensor_arguments(overload: Overload, values: tuple) -> None:
 
 
 def _matches(kind: str, value: Any, strict: bool, tensor_types: tuple = (),
-             name: str = "") -> bool:
+             name: str = "", param: str = "") -> bool:
     tensor = tensor_types or Tensor  # in the raw layer, numpy arrays stand for Tensors
     optional = kind.endswith("?")
     if optional:
@@ -117,7 +140,7 @@ def _matches(kind: str, value: Any, strict: bool, tensor_types: tuple = (),
         kind = kind[:-1]
     if kind == "Tensor":  # on Tensors, a number only where PyTorch takes one (above)
         return isinstance(value, tensor) or (not strict and _is_number(value) and (
-            bool(tensor_types) or name in WRAPPED_NUMBER_OPS))
+            bool(tensor_types) or _number_allowed(name, param)))
     if kind.startswith("Tensor["):
         return isinstance(value, list | tuple) and all(isinstance(v, tensor) for v in value)
     if kind.startswith("Tensor?["):
@@ -161,8 +184,11 @@ def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool,
             if not param.has_default:
                 return None
             continue
-        if not _matches(param.type, bound[param.name], strict, tensor_types, name):
+        if not _matches(param.type, bound[param.name], strict, tensor_types, name, param.name):
             return None
+    if not tensor_types and _only_numbers([bound.get(p.name) for p in params
+                                           if p.type in ("Tensor", "Tensor?")]):
+        return None  # every Tensor argument a number: no Tensor to work on
     return tuple(bound.get(p.name, _DEFAULT) for p in params)
 
 

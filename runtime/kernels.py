@@ -532,6 +532,8 @@ def abs(self):  # noqa: A001 - the op's name
 def sign(self):
     if self.dtype.kind == "f":  # sign(nan) is 0 in PyTorch, nan in numpy
         return np.sign(np.where(np.isnan(self), 0, self)).astype(self.dtype, copy=False)
+    if self.dtype == np.bool_:  # numpy has no bool sign; a bool is its own sign
+        return self.copy()
     return np.sign(self)
 
 
@@ -554,11 +556,23 @@ def clamp_Tensor(self, min=None, max=None):
     return _clamp(self, min, max)
 
 
+def _no_bool_clamp(self: Any, kernel: str, *bounds: Any) -> None:
+    """PyTorch's clamp by numbers has no bool kernel (clamp by tensors has): a bool tensor
+    clamped by bools is an error (by an int, it is promoted to int64 first)."""
+    if result_type(self, *bounds) == np.bool_:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
 def clamp(self, min=None, max=None):
+    if min is not None or max is not None:
+        _no_bool_clamp(self, "clamp_scalar_cpu" if min is not None and max is not None
+                       else "clamp_min_scalar_cpu" if min is not None else "clamp_max_scalar_cpu",
+                       min, max)
     return _clamp(self, min, max)
 
 
 def clamp_min(self, min):
+    _no_bool_clamp(self, "clamp_min_scalar_cpu", min)
     return _clamp(self, min, None)
 
 
@@ -567,6 +581,7 @@ def clamp_min_Tensor(self, min):
 
 
 def clamp_max(self, max):
+    _no_bool_clamp(self, "clamp_max_scalar_cpu", max)
     return _clamp(self, None, max)
 
 
@@ -604,6 +619,10 @@ def _scalar_name(array: np.ndarray) -> str:
     return _SCALAR_NAMES.get(dtype, str(dtype))
 
 
+_C_INT_NAMES = {"i8": "int64_t", "i4": "int32_t", "i2": "int16_t", "i1": "int8_t",
+                "u1": "uint8_t"}
+
+
 def masked_fill_Scalar(self, mask, value):
     if mask.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
@@ -612,6 +631,10 @@ def masked_fill_Scalar(self, mask, value):
     # wrapper's write refuses a result of another shape).
     shape = broadcast_shapes(mask.shape, self.shape)
     result = np.array(np.broadcast_to(self, shape), copy=True)
+    if self.dtype.kind in "iu" and not math.isfinite(value) or (
+            self.dtype.kind in "iu" and builtins.abs(value) >= 2 ** (8 * self.dtype.itemsize - 1)):
+        raise RuntimeError(f"value cannot be converted to type {_C_INT_NAMES[self.dtype.str[1:]]}"
+                           f" without overflow")
     np.copyto(result, np.asarray(value), casting="unsafe", where=mask)
     return result
 
@@ -1177,8 +1200,11 @@ def permute(self, dims):
 def cat(tensors, dim=0):
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    # PyTorch still skips 1-D empty tensors, whatever the shape of the others.
-    arrays = [a for a in tensors if a.shape != (0,)] or list(tensors[:1])
+    # PyTorch still skips 1-D empty tensors, whatever the shape of the others (and if all
+    # are, whatever the dim).
+    arrays = [a for a in tensors if a.shape != (0,)]
+    if not arrays:
+        return np.empty(0, result_type(*tensors))
     first = arrays[0]
     for position, array in enumerate(tensors):
         if array.ndim == 0:
@@ -1198,7 +1224,8 @@ def cat(tensors, dim=0):
                     f"{first.shape[d]} but got size {array.shape[d]} for tensor number {number} "
                     "in the list."
                 )
-    return np.concatenate(arrays, axis=dim).astype(result_type(*arrays), copy=False)
+    # the skipped empty tensors still take part in the type promotion
+    return np.concatenate(arrays, axis=dim).astype(result_type(*tensors), copy=False)
 
 
 def stack(tensors, dim=0):
@@ -1252,7 +1279,7 @@ def split_with_sizes(self, split_sizes, dim=0):
 
 def unbind_int(self, dim=0):
     if self.ndim == 0:
-        raise RuntimeError("Dimension specified as 0 but tensor has no dimensions")
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     dim = _wrap_dim(dim, self.ndim)
     return [self[_take(dim, i)] for i in range(self.shape[dim])]
 
@@ -1431,11 +1458,23 @@ def gather(self, dim, index, sparse_grad=False):
         _wrap_dim(dim, self.ndim)
         _check_index(index, "gather")
         return np.empty(index.shape, self.dtype)
-    return np.array(self[_scatter_key(self, dim, index, "gather")], copy=True)
+    key = _scatter_key(self, dim, index, "gather")
+    if not self.ndim:  # a 0-dim self is one element: each (valid) index picks it
+        return np.full(index.shape, self, self.dtype)
+    return np.array(self[key], copy=True)
 
 
 def scatter_add(self, dim, index, src):
     _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    if not index.size:  # nothing to add
+        _wrap_dim(dim, self.ndim)
+        return np.array(self, copy=True)
+    if index.ndim != self.ndim and builtins.max(index.ndim, 1) != builtins.max(self.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if not self.ndim:  # one element: every (valid) index adds its value to it
+        _scatter_key(self, dim, index, "scatter_add")
+        values = _as(src, self.dtype).reshape(-1)[:index.size]
+        return np.asarray(self + values.sum(dtype=self.dtype), dtype=self.dtype)
     result = np.array(self, copy=True)
     corner = tuple(slice(0, s) for s in index.shape)
     np.add.at(result, _scatter_key(self, dim, index, "scatter_add"), _as(src, self.dtype)[corner])
@@ -1454,6 +1493,8 @@ def flip(self, dims):
     for d in axes:
         if axes.count(d) > 1:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    if not self.ndim:  # dim 0 (or -1) of a 0-dim tensor: nothing to flip
+        return self.copy()
     return np.flip(self, axis=tuple(axes)).copy()
 
 
@@ -1477,7 +1518,8 @@ def mm(self, mat2):
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{_C_TYPE_NAMES[self.dtype.str[1:]]} != "
                            f"{_C_TYPE_NAMES[mat2.dtype.str[1:]]}")
-    _no_bool("addmm_impl_cpu_", self)
+    if self.size and mat2.size:  # an empty product returns before a kernel is picked
+        _no_bool("addmm_impl_cpu_", self)
     return self @ mat2
 
 
@@ -1522,7 +1564,8 @@ def bmm(self, mat2):
             f"{list(mat2.shape[:2])}."
         )
     _check_same_dtype(self, mat2, "expected scalar type {0} but found {1}")
-    _no_bool("bmm", self)
+    if self.size and mat2.size:
+        _no_bool("bmm", self)
     return np.matmul(self, mat2)
 
 
@@ -1561,7 +1604,7 @@ def _softmax_input(self, dim, half_to_float, name="softmax"):
     if half_to_float:
         raise RuntimeError("softmax with half to float conversion is not supported on CPU")
     axis = _wrap_dim(dim, self.ndim)
-    if self.dtype.kind != "f":  # PyTorch's kernel name says whether dim is the last one
+    if self.dtype.kind != "f" and self.size:  # the kernel's name says if dim is the last
         where = "lastdim_" if axis == builtins.max(self.ndim, 1) - 1 else ""
         raise NotImplementedError(f'"{name}_{where}kernel_impl" not implemented for '
                                   f"'{_scalar_name(self)}'")
@@ -1570,7 +1613,7 @@ def _softmax_input(self, dim, half_to_float, name="softmax"):
 
 def _softmax(self, dim, half_to_float):
     axis = _softmax_input(self, dim, half_to_float)
-    if not self.size:
+    if not self.size:  # (of any dtype: PyTorch returns before it picks a kernel)
         return np.empty(self.shape, self.dtype)
     shifted = np.exp(self - np.max(self, axis=axis, keepdims=True))
     return _array(shifted / np.sum(shifted, axis=axis, keepdims=True), self.dtype)
@@ -1784,7 +1827,8 @@ def native_dropout(input, p, train):
 
 
 def native_dropout_backward(grad_output, mask, scale):
-    return _array(grad_output * mask * scale, grad_output.dtype)
+    # An integer or bool grad_output gives the default float dtype, as in PyTorch.
+    return _array(grad_output * mask * scale, _float_type(grad_output))
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
@@ -1824,6 +1868,14 @@ def _layer_norm_axes(input, normalized_shape) -> tuple[int, ...]:
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    if not len(normalized_shape):
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    for name, value in (("weight", weight), ("bias", bias)):
+        if value is not None and value.shape != tuple(normalized_shape):
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {list(value.shape)} and normalized_shape "
+                               f"= {list(normalized_shape)}")
     axes = _layer_norm_axes(input, normalized_shape)
     mean = np.mean(input, axis=axes, keepdims=True)
     rstd = 1.0 / np.sqrt(np.var(input, axis=axes, keepdims=True) + eps)
