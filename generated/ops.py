@@ -2707,6 +2707,18 @@ def any_dim(self_, dim, keepdim=False):
     return result
 
 
+def any_dims(self_, dim=None, keepdim=False):
+    """any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml, entry any.dims
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["any.dims"], (self_,))
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.any_dims(recording.data(self_), dim, keepdim))
+    return result
+
+
 def all_default(self_):
     """all(Tensor self) -> Tensor
 
@@ -2726,6 +2738,18 @@ def all_dim(self_, dim, keepdim=False):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["all.dim"], (self_,))
     result = recording.wrap(kernels.all_dim(recording.data(self_), dim, keepdim))
+    return result
+
+
+def all_dims(self_, dim=None, keepdim=False):
+    """all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
+
+    derivatives.yaml, entry all.dims
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["all.dims"], (self_,))
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.all_dims(recording.data(self_), dim, keepdim))
     return result
 
 
@@ -4670,12 +4694,22 @@ OVERLOADS = {
         Param("dim", "int"),
         Param("keepdim", "bool", has_default=True),
     )),
+    "any.dims": Overload(any_dims, kernels.any_dims, "any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[]?", has_default=True),
+        Param("keepdim", "bool", has_default=True),
+    )),
     "all": Overload(all_default, kernels.all, "all(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
     "all.dim": Overload(all_dim, kernels.all_dim, "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (
         Param("self_", "Tensor"),
         Param("dim", "int"),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "all.dims": Overload(all_dims, kernels.all_dims, "all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[]?", has_default=True),
         Param("keepdim", "bool", has_default=True),
     )),
     "argmax": Overload(argmax, kernels.argmax, "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", (
@@ -5263,10 +5297,12 @@ BY_NAME = {
     "any": (
         OVERLOADS["any"],
         OVERLOADS["any.dim"],
+        OVERLOADS["any.dims"],
     ),
     "all": (
         OVERLOADS["all"],
         OVERLOADS["all.dim"],
+        OVERLOADS["all.dims"],
     ),
     "argmax": (
         OVERLOADS["argmax"],

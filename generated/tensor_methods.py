@@ -36,6 +36,7 @@ class TensorMethods:
     def all(self, *args, **kwargs):
         """all(Tensor self) -> Tensor
         all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+        all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         """
         return ops.all(self, *args, **kwargs)
 
@@ -50,6 +51,7 @@ class TensorMethods:
     def any(self, *args, **kwargs):
         """any(Tensor self) -> Tensor
         any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+        any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         """
         return ops.any(self, *args, **kwargs)
 

@@ -188,6 +188,17 @@ def std(input: Any, *args: Any, **kwargs: Any) -> Any:
     return dispatch.call("std", overloads, (input, *args), kwargs)
 
 
+# -- issue 16 (edge cases): binary max and min --------------------------------------------
+# `torch.max(a, b)` and `torch.min(a, b)` (max.other, min.other) are composites in PyTorch:
+# they are maximum and minimum (whose nodes, MaximumBackward0 and MinimumBackward0, they
+# record). They join the overloads that `max` and `min` resolve among, after the spec's.
+for _name, _wrapper, _kernel in (("max", ops.maximum, kernels.maximum),
+                                 ("min", ops.minimum, kernels.minimum)):
+    ops.BY_NAME[_name] = (*ops.BY_NAME[_name], dispatch.Overload(
+        _wrapper, _kernel, f"{_name}.other(Tensor self, Tensor other) -> Tensor",
+        (_SELF, dispatch.Param("other", "Tensor"))))
+
+
 def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False,
          dtype: Any = None) -> Any:
     """torch.norm: a vector norm, computed as linalg_vector_norm, as PyTorch's Python does.

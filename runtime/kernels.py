@@ -910,12 +910,35 @@ def any_dim(self, dim, keepdim=False):
     return np.any(self, axis=_wrap_dim(dim, self.ndim), keepdims=keepdim)
 
 
+def _reduce_dims(function: Any, self: Any, dim: Any, keepdim: bool) -> np.ndarray:
+    """`function` over the dims `dim` (None: all of them; none listed: no reduction at all,
+    each element tested on its own, as in PyTorch)."""
+    if dim is None:
+        axes = tuple(range(self.ndim))
+    else:
+        axes = tuple(_wrap_dim(d, self.ndim) for d in dim)
+        for d in axes:
+            if axes.count(d) > 1:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    if not self.ndim:
+        axes = ()
+    return np.asarray(function(self, axis=axes, keepdims=keepdim))
+
+
+def any_dims(self, dim=None, keepdim=False):
+    return _reduce_dims(np.any, self, dim, keepdim)
+
+
 def all(self):  # noqa: A001 - the op's name
     return np.asarray(np.all(self))
 
 
 def all_dim(self, dim, keepdim=False):
     return np.all(self, axis=_wrap_dim(dim, self.ndim), keepdims=keepdim)
+
+
+def all_dims(self, dim=None, keepdim=False):
+    return _reduce_dims(np.all, self, dim, keepdim)
 
 
 def argmax(self, dim=None, keepdim=False):

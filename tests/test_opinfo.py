@@ -72,15 +72,9 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
        for name, variant in (("arange", ""), ("linspace", ""), ("linspace", "tensor_overload"),
                              ("eye", ""))},
     ("norm", "nuc", "*"): ("gradgen has only vector norms; the nuclear norm needs an SVD", None),
-    **{(name, "", "*"): ("no all.dims / any.dims overload (a tuple dim) in the spec yet",
-                         lambda sample: isinstance(sample.kwargs.get("dim"), tuple))
-       for name in ("all", "any")},
     **{("div", variant, "*"): ("no div.Tensor_mode / div.Scalar_mode (rounding_mode=) in "
                                "the spec yet", None)
        for variant in ("trunc_rounding", "floor_rounding")},
-    **{(name, "binary", check): ("no max.other / min.other (binary max and min) in the "
-                                 "spec yet", None)
-       for name in ("max", "min") for check in SAMPLE_CHECKS},
 }
 
 
