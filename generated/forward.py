@@ -24,6 +24,7 @@ __all__ = [
     "mul_Scalar",
     "div_Tensor",
     "div_Scalar",
+    "div_Tensor_mode",
     "neg",
     "pow_Tensor_Scalar",
     "pow_Tensor_Tensor",
@@ -230,6 +231,15 @@ def div_Scalar(self_p, self_t, other, result):
     result: self_t / other
     """
     return self_t / other
+
+
+def div_Tensor_mode(self_p, self_t, other_p, other_t, rounding_mode, result):
+    """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+
+    derivatives.yaml, entry div.Tensor_mode
+    result: div_mode_jvp(self_t, other_t, other_p, result, rounding_mode)
+    """
+    return manual.div_mode_jvp(ops, self_t, other_t, other_p, result, rounding_mode)
 
 
 def neg(self_p, self_t, result):

@@ -23,6 +23,7 @@ __all__ = [
     "MulBackward1",
     "DivBackward0",
     "DivBackward1",
+    "DivBackward2",
     "NegBackward0",
     "PowBackward0",
     "PowBackward1",
@@ -371,6 +372,44 @@ class DivBackward1(Node):
         # self: grad / other
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad / other
+        return grad_inputs
+
+
+class DivBackward2(Node):
+    """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+
+    derivatives.yaml, entry div.Tensor_mode
+    self: div_mode_self_backward(grad, other, rounding_mode)
+    other: div_mode_other_backward(grad, self, other, rounding_mode)
+    """
+
+    __slots__ = ("other_", "_saved_rounding_mode", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        rounding_mode = self._saved_rounding_mode
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: div_mode_self_backward(grad, other, rounding_mode)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.div_mode_self_backward(ops, grad, other, rounding_mode)
+        # other: div_mode_other_backward(grad, self, other, rounding_mode)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.div_mode_other_backward(ops, grad, self_, other, rounding_mode)
         return grad_inputs
 
 

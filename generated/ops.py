@@ -37,6 +37,7 @@ from generated.functions import (
     CosBackward0,
     DivBackward0,
     DivBackward1,
+    DivBackward2,
     DotBackward0,
     EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0,
@@ -581,6 +582,27 @@ def div_Scalar(self_, other):
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
             tangent = forward.div_Scalar(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def div_Tensor_mode(self_, other, *, rounding_mode):
+    """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+
+    derivatives.yaml, entry div.Tensor_mode
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["div.Tensor_mode"], (self_, other,))
+    result = recording.wrap(kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = DivBackward2(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn._saved_rounding_mode = rounding_mode
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.div_Tensor_mode(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), rounding_mode, result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -4324,7 +4346,6 @@ add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
 bitwise_or = bitwise_or_Tensor
 bitwise_xor = bitwise_xor_Tensor
-div = div_Tensor
 div_ = div_Tensor_
 index = index_Tensor
 mul = mul_Tensor
@@ -4384,6 +4405,11 @@ OVERLOADS = {
     "div.Scalar": Overload(div_Scalar, kernels.div_Scalar, "div.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
         Param("other", "Scalar"),
+    )),
+    "div.Tensor_mode": Overload(div_Tensor_mode, kernels.div_Tensor_mode, "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+        Param("rounding_mode", "str?", keyword_only=True),
     )),
     "neg": Overload(neg, kernels.neg, "neg(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
@@ -5104,6 +5130,7 @@ BY_NAME = {
     ),
     "div": (
         OVERLOADS["div.Tensor"],
+        OVERLOADS["div.Tensor_mode"],
     ),
     "neg": (
         OVERLOADS["neg"],
@@ -5581,6 +5608,11 @@ BY_NAME = {
 def rsub(*args, **kwargs):
     """Picks the overload of rsub that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("rsub", BY_NAME["rsub"], args, kwargs)
+
+
+def div(*args, **kwargs):
+    """Picks the overload of div that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("div", BY_NAME["div"], args, kwargs)
 
 
 def pow(*args, **kwargs):

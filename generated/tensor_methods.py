@@ -113,9 +113,11 @@ class TensorMethods:
         """cos(Tensor self) -> Tensor"""
         return ops.cos(self)
 
-    def div(self, other):
-        """div.Tensor(Tensor self, Tensor other) -> Tensor"""
-        return ops.div_Tensor(self, other)
+    def div(self, *args, **kwargs):
+        """div.Tensor(Tensor self, Tensor other) -> Tensor
+        div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+        """
+        return ops.div(self, *args, **kwargs)
 
     def dot(self, tensor):
         """dot(Tensor self, Tensor tensor) -> Tensor"""

@@ -320,6 +320,32 @@ def div_Scalar(self, other):
     return div_Tensor(self, other)
 
 
+def div_Tensor_mode(self, other, rounding_mode=None):
+    """Division rounded toward zero ('trunc') or down ('floor'); None: true division.
+    Rounded, integers stay integers (a zero divisor is an error, as in PyTorch)."""
+    if rounding_mode is None:
+        return div_Tensor(self, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+    dtype = result_type(self, other)
+    if dtype == np.bool_:
+        raise NotImplementedError(f'"div_{rounding_mode}_cpu" not implemented for \'Bool\'')
+    a, b = _binary(self, other, dtype)
+    if dtype.kind in "iu":
+        if np.any(np.asarray(b) == 0):
+            raise RuntimeError("ZeroDivisionError")
+        floor = np.floor_divide(a, b)
+        if rounding_mode == "floor":
+            return _array(floor, dtype)
+        # toward zero: one more than the floor where the signs differ and it is not exact
+        inexact = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+        return _array(floor + inexact, dtype)
+    with silenced():
+        result = np.floor_divide(a, b) if rounding_mode == "floor" else np.trunc(a / b)
+    return _array(result, dtype)
+
+
 def neg(self):
     if self.dtype == np.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "

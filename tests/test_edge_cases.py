@@ -124,6 +124,10 @@ OVERLOADS = [
     "t.div(t.tensor([-7, 7]), t.tensor(2), rounding_mode='trunc')",
     "t.div(t.tensor([-7, 7]), t.tensor(2), rounding_mode=None)",
     "t.div(t.tensor([1.]), 2, rounding_mode='round')",
+    "t.div(t.tensor([True]), t.tensor([True]), rounding_mode='floor')",
+    "t.div(t.tensor([1, 2]), t.tensor([1, 0]), rounding_mode='trunc')",
+    "t.div(t.tensor([-7., 7., 1., -1., 0.]), t.tensor([2., -2., 0., 0., 0.]), "
+    "rounding_mode='floor')",
     "t.all(t.ones(2, 3), dim=(0, 1))",
     "t.any(t.zeros(2, 3), dim=(0,))",
     "t.ones(2, 3).flip(dims=(0,))",
@@ -173,13 +177,6 @@ OPEN = {
         "dim 0) leaves an empty result [1, 0]",
     "t.clamp(t.tensor(True), min=2, max=t.tensor(3, dtype=t.int32))": "clamp.Tensor's "
         "promotion: torch makes the number min a 0-dim int64 tensor, gradgen a wrapped number",
-    **{code: "no div.Tensor_mode / div.Scalar_mode (rounding_mode=) in the spec yet"
-       for code in ("t.div(t.tensor([-7., 7.]), 2, rounding_mode='floor')",
-                    "t.div(t.tensor([-7., 7.]), 2, rounding_mode='trunc')",
-                    "t.div(t.tensor([-7, 7]), t.tensor(2), rounding_mode='floor')",
-                    "t.div(t.tensor([-7, 7]), t.tensor(2), rounding_mode='trunc')",
-                    "t.div(t.tensor([-7, 7]), t.tensor(2), rounding_mode=None)",
-                    "t.div(t.tensor([1.]), 2, rounding_mode='round')")},
     "t.ones(2, 3).flip(dims=(0,))": "the generated flip method takes *dims, not dims=",
 }
 

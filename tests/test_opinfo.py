@@ -72,9 +72,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
        for name, variant in (("arange", ""), ("linspace", ""), ("linspace", "tensor_overload"),
                              ("eye", ""))},
     ("norm", "nuc", "*"): ("gradgen has only vector norms; the nuclear norm needs an SVD", None),
-    **{("div", variant, "*"): ("no div.Tensor_mode / div.Scalar_mode (rounding_mode=) in "
-                               "the spec yet", None)
-       for variant in ("trunc_rounding", "floor_rounding")},
 }
 
 
