@@ -19,7 +19,7 @@ MODULE_NAMES = frozenset({
     "SavedVariable", "SavedVariableList", "NOT_SAVED", "namedtuple", "OVERLOADS", "BY_NAME",
     "Overload", "Param", "tensor_ops",
     "TensorMethods", "recording", "forward_grad", "_dispatch",
-    "map", "tuple", "TypeError", "NotImplemented",
+    "map", "tuple", "TypeError", "NotImplemented", "Tensor", "isinstance",
 })
 # Node classes are module-level names of functions.py (imported into ops.py), which also
 # calls these builtins.

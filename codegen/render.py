@@ -592,9 +592,10 @@ def _method_params(schema: FunctionSchema) -> tuple[list[str], list[str]]:
     rest = list(schema.arguments[1:])
     varargs = varargs_list(schema)
     if varargs is not None:
+        # `x.flip(0, 1)`, `x.flip((0, 1))` and, as PyTorch's parser allows, `x.flip(dims=(0, 1))`
         keywords = [a for a in rest if a.kwarg_only]
-        params = ["self", f"*{varargs.name}", *(_parameter(a) for a in keywords)]
-        call = ["self", f"_dispatch.int_list({varargs.name})",
+        params = ["self", "*args", f"{varargs.name}=None", *(_parameter(a) for a in keywords)]
+        call = ["self", f"_dispatch.varargs_list(args, {varargs.name})",
                 *(f"{local_name(a.name)}={local_name(a.name)}" for a in keywords)]
         return params, call
     params = ["self"]

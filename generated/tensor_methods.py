@@ -17,9 +17,9 @@ class TensorMethods:
         """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
         return ops._to_copy(self, dtype=dtype)
 
-    def _unsafe_view(self, *size):
+    def _unsafe_view(self, *args, size=None):
         """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
-        return ops._unsafe_view(self, _dispatch.int_list(size))
+        return ops._unsafe_view(self, _dispatch.varargs_list(args, size))
 
     def abs(self):
         """abs(Tensor self) -> Tensor"""
@@ -137,9 +137,9 @@ class TensorMethods:
         """exp(Tensor self) -> Tensor"""
         return ops.exp(self)
 
-    def expand(self, *size, implicit=False):
+    def expand(self, *args, size=None, implicit=False):
         """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
-        return ops.expand(self, _dispatch.int_list(size), implicit=implicit)
+        return ops.expand(self, _dispatch.varargs_list(args, size), implicit=implicit)
 
     def expm1(self):
         """expm1(Tensor self) -> Tensor"""
@@ -151,9 +151,9 @@ class TensorMethods:
         """
         return ops.fill_(self, *args, **kwargs)
 
-    def flip(self, *dims):
+    def flip(self, *args, dims=None):
         """flip(Tensor self, int[] dims) -> Tensor"""
-        return ops.flip(self, _dispatch.int_list(dims))
+        return ops.flip(self, _dispatch.varargs_list(args, dims))
 
     def gather(self, dim, index, *, sparse_grad=False):
         """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
@@ -273,9 +273,9 @@ class TensorMethods:
         """neg(Tensor self) -> Tensor"""
         return ops.neg(self)
 
-    def permute(self, *dims):
+    def permute(self, *args, dims=None):
         """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
-        return ops.permute(self, _dispatch.int_list(dims))
+        return ops.permute(self, _dispatch.varargs_list(args, dims))
 
     def pow(self, *args, **kwargs):
         """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
@@ -297,9 +297,9 @@ class TensorMethods:
         """relu(Tensor self) -> Tensor"""
         return ops.relu(self)
 
-    def repeat(self, *repeats):
+    def repeat(self, *args, repeats=None):
         """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
-        return ops.repeat(self, _dispatch.int_list(repeats))
+        return ops.repeat(self, _dispatch.varargs_list(args, repeats))
 
     def rsqrt(self):
         """rsqrt(Tensor self) -> Tensor"""
@@ -381,9 +381,9 @@ class TensorMethods:
         """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
         return ops.unsqueeze(self, dim)
 
-    def view(self, *size):
+    def view(self, *args, size=None):
         """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
-        return ops.view(self, _dispatch.int_list(size))
+        return ops.view(self, _dispatch.varargs_list(args, size))
 
     def zero_(self):
         """zero_(Tensor(a!) self) -> Tensor(a!)"""

@@ -44,6 +44,16 @@ def int_list(values: Sequence[Any]) -> tuple[int, ...]:
     return tuple(int(v) for v in values)
 
 
+def varargs_list(args: tuple, keyword: Any) -> tuple[int, ...]:
+    """A Tensor method's int list given as varargs (`x.flip(0, 1)`, `x.flip((0, 1))`) or by
+    its keyword (`x.flip(dims=(0, 1))`), not both."""
+    if keyword is None:
+        return int_list(args)
+    if args:
+        raise TypeError("an int list given both by position and by keyword")
+    return int_list((keyword,))
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, Number) and not isinstance(value, complex)
 

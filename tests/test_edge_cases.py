@@ -131,6 +131,9 @@ OVERLOADS = [
     "t.all(t.ones(2, 3), dim=(0, 1))",
     "t.any(t.zeros(2, 3), dim=(0,))",
     "t.ones(2, 3).flip(dims=(0,))",
+    "t.ones(2, 3).flip(0, 1)",
+    "t.ones(2, 3).permute(dims=(1, 0))",
+    "t.ones(2, 3).view(size=(3, 2))",
     "t.zeros(3).masked_fill(t.tensor([[True], [False]]), 1.)",
     "t.add(t.ones(2), t.ones(2), out=t.zeros(2))",
 ]
@@ -177,7 +180,6 @@ OPEN = {
         "dim 0) leaves an empty result [1, 0]",
     "t.clamp(t.tensor(True), min=2, max=t.tensor(3, dtype=t.int32))": "clamp.Tensor's "
         "promotion: torch makes the number min a 0-dim int64 tensor, gradgen a wrapped number",
-    "t.ones(2, 3).flip(dims=(0,))": "the generated flip method takes *dims, not dims=",
 }
 
 
