@@ -226,6 +226,12 @@ GRADIENTS = [
     ("lambda x: t.squeeze(x, 0)", 3.0, 1),
     ("lambda x: F.mse_loss(x, t.zeros(0, dtype=t.float64))", [], 1),
     ("lambda x: t.softmax(x, -1)", np.zeros((2, 0)).tolist(), 1),
+    # self broadcast up to the mask's shape: its gradient is summed back to self's shape
+    ("lambda x: x.masked_fill(t.tensor([[True], [False]]), 5.0) * t.tensor([1.0, 2.0, 3.0], "
+     "dtype=t.float64)", [1.0, 2.0, 3.0], 1),
+    ("lambda x: t.gather(x, 0, t.tensor([0, 0]))", 2.0, 1),
+    ("lambda x: t.max(x, t.tensor([0.5, 0.5, 9.0], dtype=t.float64))", [1.0, 0.5, 3.0], 1),
+    ("lambda x: t.div(x, 2.0, rounding_mode='floor')", [1.5, -2.5], 1),
 ]
 
 
