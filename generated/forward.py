@@ -237,9 +237,9 @@ def div_Tensor_mode(self_p, self_t, other_p, other_t, rounding_mode, result):
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
 
     derivatives.yaml, entry div.Tensor_mode
-    result: div_mode_jvp(self_t, other_t, other_p, result, rounding_mode)
+    result: (self_t - other_t * result) / other_p if rounding_mode is None else zeros_like(result)
     """
-    return manual.div_mode_jvp(ops, self_t, other_t, other_p, result, rounding_mode)
+    return (self_t - other_t * result) / other_p if rounding_mode is None else manual.zeros_like(ops, result)
 
 
 def neg(self_p, self_t, result):

@@ -379,11 +379,11 @@ class DivBackward2(Node):
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
 
     derivatives.yaml, entry div.Tensor_mode
-    self: div_mode_self_backward(grad, other, rounding_mode)
-    other: div_mode_other_backward(grad, self, other, rounding_mode)
+    self: grad / other if rounding_mode is None else zeros_like(grad)
+    other: -grad * self / (other * other) if rounding_mode is None else zeros_like(grad)
     """
 
-    __slots__ = ("other_", "_saved_rounding_mode", "self_")
+    __slots__ = ("_saved_rounding_mode", "other_", "self_")
 
     @property
     def _saved_other(self):
@@ -400,16 +400,16 @@ class DivBackward2(Node):
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        other = ops.unpack(self.other_, self)
         rounding_mode = self._saved_rounding_mode
+        other = ops.unpack(self.other_, self)
         self_ = ops.unpack(self.self_, self)
         grad_inputs = [None, None]
-        # self: div_mode_self_backward(grad, other, rounding_mode)
+        # self: grad / other if rounding_mode is None else zeros_like(grad)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.div_mode_self_backward(ops, grad, other, rounding_mode)
-        # other: div_mode_other_backward(grad, self, other, rounding_mode)
+            grad_inputs[0] = grad / other if rounding_mode is None else manual.zeros_like(ops, grad)
+        # other: -grad * self / (other * other) if rounding_mode is None else zeros_like(grad)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.div_mode_other_backward(ops, grad, self_, other, rounding_mode)
+            grad_inputs[1] = -grad * self_ / (other * other) if rounding_mode is None else manual.zeros_like(ops, grad)
         return grad_inputs
 
 

@@ -596,8 +596,8 @@ def div_Tensor_mode(self_, other, *, rounding_mode):
     result = recording.wrap(kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
     if recording.compute_requires_grad(self_, other):
         grad_fn = DivBackward2(recording.collect_next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False)
         grad_fn._saved_rounding_mode = rounding_mode
+        grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):

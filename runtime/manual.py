@@ -31,23 +31,6 @@ def maybe_multiply(ops: Any, grad: Any, factor: Any) -> Any:
     return grad if factor == 1 else grad * factor
 
 
-def div_mode_self_backward(ops: Any, grad: Any, other: Any, rounding_mode: Any) -> Any:
-    """div with a rounding mode is a step function: its gradient is zero (else grad / other)."""
-    return grad / other if rounding_mode is None else ops.zeros_like(grad)
-
-
-def div_mode_other_backward(ops: Any, grad: Any, self: Any, other: Any,
-                            rounding_mode: Any) -> Any:
-    return -grad * self / (other * other) if rounding_mode is None else ops.zeros_like(grad)
-
-
-def div_mode_jvp(ops: Any, self_t: Any, other_t: Any, other_p: Any, result: Any,
-                 rounding_mode: Any) -> Any:
-    if rounding_mode is not None:
-        return ops.zeros_like(result)
-    return (self_t - other_t * result) / other_p
-
-
 def pow_backward(ops: Any, grad: Any, self: Any, exponent: Any) -> Any:
     """d/dx x**e = e * x**(e-1); zero when e == 0 (not NaN at x == 0)."""
     if exponent == 0:
