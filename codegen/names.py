@@ -29,5 +29,5 @@ NODE_MODULE_NAMES = MODULE_NAMES | {"any", "len", "range", "property", "RuntimeE
 LOCAL_NAMES = NODE_MODULE_NAMES | {
     "grad_fn", "needs_grad", "forward_ad", "original_self", "tangent", "returned",
     "grad", "grads", "grad_inputs", "any_grad_defined", "results", "grad_input_mask",
-    "args", "kwargs",
+    "args", "kwargs", "total", "term",
 }

@@ -206,6 +206,54 @@ def _auto_linear(info: OpInfo, group: list[OpInfo]) -> str:
     return f"ops.{wrapper_name(info, group)}({', '.join(args)})"
 
 
+def _tangent_terms(code: str, info: OpInfo) -> list[tuple[str, str, str | None]] | None:
+    """A JVP formula that is a sum of terms (`other_t * self_p + self_t * other_p`), as
+    (sign, term, tangent) triples: `tangent` names the input tangent a term is a product of
+    (a factor of its `*` chain, or maybe_multiply's first argument), None for another term.
+    None for a formula with no such product, or that is no sum."""
+    tangents = {f"{i.name}_t" for i in info.inputs}
+    try:
+        tree = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return None
+    terms: list[tuple[str, ast.expr]] = []
+    sign_of_right = {ast.Add: "+", ast.Sub: "-"}
+    while isinstance(tree, ast.BinOp) and type(tree.op) in sign_of_right:
+        terms.insert(0, (sign_of_right[type(tree.op)], tree.right))
+        tree = tree.left
+    terms.insert(0, ("+", tree))
+    result = [(sign, ast.unparse(term), _product_of(term, tangents)) for sign, term in terms]
+    if len(result) < 2 or all(tangent is None for _, _, tangent in result):
+        return None
+    return result
+
+
+def _product_of(term: ast.expr, tangents: set[str]) -> str | None:
+    """The tangent `term` is a multiple of, where PyTorch's zero tangent (an efficient zero
+    tensor, whose products are zero tensors) would make the whole term zero; else None.
+    Through other ops (mm, helpers) torch computes on materialized zeros, as gradgen does."""
+    factors = [term]
+    while factors and isinstance(factors[-1], ast.BinOp) and isinstance(factors[-1].op,
+                                                                        ast.Mult):
+        product = factors.pop()
+        factors += [product.left, product.right]
+    if isinstance(term, ast.Call) and ast.unparse(term.func).endswith("maybe_multiply"):
+        factors = term.args[1:2]
+    names = {f.id for f in factors if isinstance(f, ast.Name)} & tangents
+    return names.pop() if len(names) == 1 else None
+
+
+def _sum_of_defined_terms(terms: list[tuple[str, str, str]], output: str) -> list[str]:
+    """The JVP's body: the sum of the terms whose tangent is defined (PyTorch's undefined
+    tangents are zero tensors whose products stay zero: inf * 0 is not nan there)."""
+    body = ["total = None"]
+    for sign, term, tangent in terms:
+        minus = "-" if sign == "-" else ""
+        add = [f"term = {term}", f"total = {minus}term if total is None else total {sign} term"]
+        body += [f"if forward_grad.defined({tangent}):", *_indent(add)] if tangent else add
+    return [*body, f"return forward_grad.complete(total, {local_name(output)})"]
+
+
 def forward_context(info: OpInfo, group: list[OpInfo]) -> dict:
     """One JVP function: the formulas in its docstring, one line per formula in its body."""
     outputs = info.schema.return_names()
@@ -218,7 +266,10 @@ def forward_context(info: OpInfo, group: list[OpInfo]) -> dict:
             backward = next(d for d in info.derivatives if d.var_names == (info.inputs[0].name,))
             text += f", from {backward.var_names[0]}: {backward.formula}"
         formulas.append((", ".join(fwd.var_names), text))
-    if len(outputs) == 1:
+    terms = _tangent_terms(codes[0], info) if len(outputs) == 1 else None
+    if terms is not None:
+        body = _sum_of_defined_terms(terms, outputs[0])
+    elif len(outputs) == 1:
         body = [f"return {codes[0]}"]
     else:
         body = [f"{', '.join(f'{n}_t' for n in fwd.var_names)} = {code}"

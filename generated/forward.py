@@ -11,7 +11,7 @@ reverse mode like any other op. A formula's calls go through `ops`, the namespac
 ops (runtime/namespaces.py), as a node's backward formulas do.
 """
 
-from runtime import manual
+from runtime import forward_grad, manual
 from runtime.namespaces import tensor_ops as ops
 
 __all__ = [
@@ -158,7 +158,14 @@ def add_Tensor(self_p, self_t, other_p, other_t, alpha, result):
     derivatives.yaml, entry add.Tensor
     result: self_t + maybe_multiply(other_t, alpha)
     """
-    return self_t + manual.maybe_multiply(ops, other_t, alpha)
+    total = None
+    if forward_grad.defined(self_t):
+        term = self_t
+        total = term if total is None else total + term
+    if forward_grad.defined(other_t):
+        term = manual.maybe_multiply(ops, other_t, alpha)
+        total = term if total is None else total + term
+    return forward_grad.complete(total, result)
 
 
 def add_Scalar(self_p, self_t, other, alpha, result):
@@ -176,7 +183,14 @@ def sub_Tensor(self_p, self_t, other_p, other_t, alpha, result):
     derivatives.yaml, entry sub.Tensor
     result: self_t - maybe_multiply(other_t, alpha)
     """
-    return self_t - manual.maybe_multiply(ops, other_t, alpha)
+    total = None
+    if forward_grad.defined(self_t):
+        term = self_t
+        total = term if total is None else total + term
+    if forward_grad.defined(other_t):
+        term = manual.maybe_multiply(ops, other_t, alpha)
+        total = -term if total is None else total - term
+    return forward_grad.complete(total, result)
 
 
 def rsub_Tensor(self_p, self_t, other_p, other_t, alpha, result):
@@ -185,7 +199,14 @@ def rsub_Tensor(self_p, self_t, other_p, other_t, alpha, result):
     derivatives.yaml, entry rsub.Tensor
     result: other_t - maybe_multiply(self_t, alpha)
     """
-    return other_t - manual.maybe_multiply(ops, self_t, alpha)
+    total = None
+    if forward_grad.defined(other_t):
+        term = other_t
+        total = term if total is None else total + term
+    if forward_grad.defined(self_t):
+        term = manual.maybe_multiply(ops, self_t, alpha)
+        total = -term if total is None else total - term
+    return forward_grad.complete(total, result)
 
 
 def rsub_Scalar(self_p, self_t, other, alpha, result):
@@ -203,7 +224,14 @@ def mul_Tensor(self_p, self_t, other_p, other_t, result):
     derivatives.yaml, entry mul.Tensor
     result: other_t * self_p + self_t * other_p
     """
-    return other_t * self_p + self_t * other_p
+    total = None
+    if forward_grad.defined(other_t):
+        term = other_t * self_p
+        total = term if total is None else total + term
+    if forward_grad.defined(self_t):
+        term = self_t * other_p
+        total = term if total is None else total + term
+    return forward_grad.complete(total, result)
 
 
 def mul_Scalar(self_p, self_t, other, result):
@@ -563,7 +591,13 @@ def maximum(self_p, self_t, other_p, other_t, result):
     derivatives.yaml, entry maximum
     result: other_t + where(self_p == other_p, 0.5, (self_p > other_p).to(result.dtype)) * (self_t - other_t)
     """
-    return other_t + ops.where(self_p == other_p, 0.5, ops.to(self_p > other_p, result.dtype)) * (self_t - other_t)
+    total = None
+    if forward_grad.defined(other_t):
+        term = other_t
+        total = term if total is None else total + term
+    term = ops.where(self_p == other_p, 0.5, ops.to(self_p > other_p, result.dtype)) * (self_t - other_t)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
 
 
 def minimum(self_p, self_t, other_p, other_t, result):
@@ -572,7 +606,13 @@ def minimum(self_p, self_t, other_p, other_t, result):
     derivatives.yaml, entry minimum
     result: other_t + where(self_p == other_p, 0.5, (self_p < other_p).to(result.dtype)) * (self_t - other_t)
     """
-    return other_t + ops.where(self_p == other_p, 0.5, ops.to(self_p < other_p, result.dtype)) * (self_t - other_t)
+    total = None
+    if forward_grad.defined(other_t):
+        term = other_t
+        total = term if total is None else total + term
+    term = ops.where(self_p == other_p, 0.5, ops.to(self_p < other_p, result.dtype)) * (self_t - other_t)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
 
 
 def where_self(condition_p, self_p, self_t, other_p, other_t, result):
@@ -1141,7 +1181,15 @@ def addmm(self_p, self_t, mat1_p, mat1_t, mat2_p, mat2_t, beta, alpha, result):
     derivatives.yaml, entry addmm
     result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + maybe_multiply(mat1_p.mm(mat2_t), alpha)
     """
-    return manual.maybe_multiply(ops, self_t, beta) + manual.maybe_multiply(ops, ops.mm(mat1_t, mat2_p), alpha) + manual.maybe_multiply(ops, ops.mm(mat1_p, mat2_t), alpha)
+    total = None
+    if forward_grad.defined(self_t):
+        term = manual.maybe_multiply(ops, self_t, beta)
+        total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.mm(mat1_t, mat2_p), alpha)
+    total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.mm(mat1_p, mat2_t), alpha)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
 
 
 def bmm(self_p, self_t, mat2_p, mat2_t, result):
@@ -1186,7 +1234,13 @@ def _log_softmax(self_p, self_t, dim, half_to_float, result):
     derivatives.yaml, entry _log_softmax
     result: self_t - (result.exp() * self_t).sum(dim, True)
     """
-    return self_t - ops.sum(ops.exp(result) * self_t, dim, True)
+    total = None
+    if forward_grad.defined(self_t):
+        term = self_t
+        total = term if total is None else total + term
+    term = ops.sum(ops.exp(result) * self_t, dim, True)
+    total = -term if total is None else total - term
+    return forward_grad.complete(total, result)
 
 
 def _log_softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim, input_dtype, result):
@@ -1204,7 +1258,15 @@ def _softmax_backward_data(grad_output_p, grad_output_t, output_p, output_t, dim
     derivatives.yaml, entry _softmax_backward_data
     result: _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (output_p * grad_output_p).sum(dim, True)) - output_p * (output_t * grad_output_p).sum(dim, True)
     """
-    return ops._softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - ops.sum(output_p * grad_output_p, dim, True)) - output_p * ops.sum(output_t * grad_output_p, dim, True)
+    total = None
+    term = ops._softmax_backward_data(grad_output_t, output_p, dim, input_dtype)
+    total = term if total is None else total + term
+    if forward_grad.defined(output_t):
+        term = output_t * (grad_output_p - ops.sum(output_p * grad_output_p, dim, True))
+        total = term if total is None else total + term
+    term = output_p * ops.sum(output_t * grad_output_p, dim, True)
+    total = -term if total is None else total - term
+    return forward_grad.complete(total, result)
 
 
 def mse_loss(self_p, self_t, target_p, target_t, reduction, result):

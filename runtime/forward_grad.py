@@ -94,6 +94,30 @@ def any_tangent(*values: Any) -> bool:
     return False
 
 
+# The zeros `tangent` fills in for an input without a tangent. PyTorch passes an "efficient
+# zero tensor" there, whose products are zero even with inf or nan; a JVP that is a sum of
+# terms (generated/forward.py) leaves out the terms of these instead, so `inf * 0` never
+# makes a nan (see `defined`).
+# By id (a Tensor's == is elementwise), each entry dropped when its zeros are.
+_filled: dict[int, weakref.ref] = {}
+
+
+def defined(tangent: Any) -> bool:
+    """Whether a JVP's tangent argument is an input's own tangent (not filled-in zeros)."""
+    if type(tangent) is int:  # a Python number's
+        return False
+    filled = _filled.get(id(tangent))
+    return filled is None or filled() is not tangent
+
+
+def complete(total: Any, result: Tensor) -> Any:
+    """A sum of the defined terms of a JVP, broadcast to the result's shape (a term left out
+    may have been the one that broadcast)."""
+    if isinstance(total, Tensor) and total.shape != result.shape:
+        return total + Tensor._make(np.zeros(result._data.shape, total._data.dtype), None)
+    return total
+
+
 def tangent(value: Any) -> Any:
     """The tangent a JVP formula sees for an input: its own, or zeros if it has none.
 
@@ -101,7 +125,12 @@ def tangent(value: Any) -> Any:
     """
     if isinstance(value, Tensor):
         found = value._fw_grad
-        return found if found is not None else Tensor._make(np.zeros_like(value._data), None)
+        if found is not None:
+            return found
+        zeros = Tensor._make(np.zeros_like(value._data), None)
+        key = id(zeros)
+        _filled[key] = weakref.ref(zeros, lambda _, key=key: _filled.pop(key, None))
+        return zeros
     if isinstance(value, list | tuple):
         return [None if v is None else tangent(v) for v in value]
     return None if value is None else 0
