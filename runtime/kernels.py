@@ -356,6 +356,8 @@ def neg(self):
 
 def pow_Tensor_Scalar(self, exponent):
     dtype = result_type(self, exponent)
+    if dtype == np.bool_:  # a bool exponent: PyTorch's shortcuts for 0 and 1, no kernel
+        return np.ones_like(self) if not exponent else self.copy()
     base = _as(self, dtype)
     if dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -366,8 +368,15 @@ def pow_Tensor_Scalar(self, exponent):
     return _array(quietly(np.power, base, exponent), dtype)
 
 
+def _no_bool_pow(dtype: np.dtype) -> None:
+    """PyTorch has no bool pow kernel (a bool tensor to an int power is promoted first)."""
+    if dtype == np.bool_:
+        raise NotImplementedError('"pow" not implemented for \'Bool\'')
+
+
 def pow_Tensor_Tensor(self, exponent):
     a, b = _binary(self, exponent)
+    _no_bool_pow(a.dtype)
     if a.dtype.kind in "iu" and np.any(b < 0):
         return _integer_power(a, b)
     return _array(quietly(np.power, a, b), a.dtype)
