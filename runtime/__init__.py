@@ -31,6 +31,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          Tensor
     nn, optim                            composite, generated.ops, factories, _tensor,
                                          random
+    utils (torch.utils.data),            random_ops, factories, generated.ops, nn,
+    serialization (save, load)           dtypes, _tensor
     cuda, accelerator                    devices: no device but the CPU
     version                              the standard library: torch.__version__
 """
@@ -50,6 +52,8 @@ from runtime import (
     nn,
     optim,
     random,
+    serialization,  # the data area: torch.serialization
+    utils,  # the data area: torch.utils.data
 )
 from runtime import factories as _factories
 from runtime import namespaces as _namespaces
@@ -96,6 +100,7 @@ from runtime.random import (
     set_rng_state,
 )
 from runtime.random_ops import *  # noqa: F403
+from runtime.serialization import load, save  # the data area: torch.save / torch.load
 from runtime.version import __version__
 
 # Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).
@@ -109,6 +114,8 @@ __all__ = [
     "set_rng_state", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
+    # data loading and saving (the data area)
+    "utils", "serialization", "save", "load",
 ]
 
 
