@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections.abc
 import copy
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,7 @@ def default_convert(data: Any) -> Any:
     if _is_numpy_value(data):
         if isinstance(data, np.ndarray) and _STRING_OR_OBJECT.search(data.dtype.str):
             return data
-        return factories.as_tensor(data)
+        return factories.as_tensor(np.asarray(data))  # a numpy scalar keeps its dtype
     if isinstance(data, collections.abc.Mapping):
         return _rebuild_mapping(data, {key: default_convert(data[key]) for key in data})
     if isinstance(data, tuple) and hasattr(data, "_fields"):  # a named tuple
@@ -79,7 +80,7 @@ def _rebuild_sequence(like: Any, values: list) -> Any:
         return values
 
 
-def _collate_leaf(batch: list[Any]) -> tuple[bool, Any]:
+def _collate_leaf(batch: Sequence[Any]) -> tuple[bool, Any]:
     """(True, batch collated) for tensors, numpy values, numbers and strings; (False,
     None) for containers, which default_collate recurses into."""
     elem = batch[0]
@@ -90,7 +91,8 @@ def _collate_leaf(batch: list[Any]) -> tuple[bool, Any]:
             raise TypeError(_ERROR.format(elem.dtype))
         return True, default_collate([factories.as_tensor(item) for item in batch])
     if isinstance(elem, np.bool_ | np.number | np.object_):
-        return True, factories.as_tensor(batch)
+        # numpy's promotion of the scalars' types gives the batch's dtype, as in torch
+        return True, factories.as_tensor(np.asarray(batch))
     if isinstance(elem, float):
         return True, factories.tensor(batch, dtype=dtypes.float64)
     if isinstance(elem, int):
@@ -100,7 +102,7 @@ def _collate_leaf(batch: list[Any]) -> tuple[bool, Any]:
     return False, None
 
 
-def default_collate(batch: list[Any]) -> Any:
+def default_collate(batch: Sequence[Any]) -> Any:
     """One batch from a list of samples of one structure (see the module docstring)."""
     done, collated = _collate_leaf(batch)
     if done:
@@ -110,11 +112,12 @@ def default_collate(batch: list[Any]) -> Any:
         return _rebuild_mapping(elem, {key: default_collate([sample[key] for sample in batch])
                                        for key in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # a named tuple
-        return type(elem)(*(default_collate(list(field)) for field in zip(*batch, strict=False)))
+        return type(elem)(*(default_collate(field) for field in zip(*batch, strict=False)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if any(len(sample) != size for sample in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        fields = [default_collate(list(field)) for field in zip(*batch, strict=False)]
+        # each field is a tuple (as zip gives it), which is what a field of strings stays
+        fields = [default_collate(field) for field in zip(*batch, strict=False)]
         return fields if isinstance(elem, tuple) else _rebuild_sequence(elem, fields)
     raise TypeError(_ERROR.format(type(elem)))
