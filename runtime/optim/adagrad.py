@@ -19,7 +19,8 @@ class Adagrad(Optimizer):
         s ← s + g²                     (s starts at initial_accumulator_value)
         p ← p - clr·g / (√s + eps)
     Unlike the other optimizers, the state is made for every parameter up front, in the
-    constructor, as PyTorch does (so state_dict() lists it before the first step).
+    constructor, as PyTorch does (so state_dict() lists it before the first step); a
+    group added later gets its state on its first step.
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0,
@@ -42,9 +43,16 @@ class Adagrad(Optimizer):
         super().__init__(params, defaults)
         for group in self.param_groups:
             for param in group["params"]:
-                state = self.state[param]
-                state["step"] = factories.tensor(0.0, dtype=dtypes.float32)
-                state["sum"] = factories.full_like(param, initial_accumulator_value)
+                self._state_for(param, group)
+
+    def _state_for(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
+        """The parameter's state, made if new: a float32 step count and the sum of squared
+        gradients, starting at the group's initial_accumulator_value."""
+        state = self.state[param]
+        if not state:
+            state["step"] = factories.tensor(0.0, dtype=dtypes.float32)
+            state["sum"] = factories.full_like(param, group["initial_accumulator_value"])
+        return state
 
     @step_without_grad
     def step(self) -> None:
@@ -53,7 +61,7 @@ class Adagrad(Optimizer):
             for param in group["params"]:
                 if param.grad is None:
                     continue
-                state = self.state[param]
+                state = self._state_for(param, group)
                 state["step"] += 1
                 step = state["step"].item()
                 grad = -param.grad if group["maximize"] else param.grad
