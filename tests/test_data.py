@@ -375,3 +375,23 @@ def test_a_program_runs_unchanged_with_python_m_runtime(tmp_path):
                for prefix in ([], ["-m", "runtime"])]
     assert outputs[0] == outputs[1]
     assert outputs[0].count("\n") == 4
+
+
+def test_pin_memory_without_an_accelerator_warns_like_torch():
+    messages = []
+    for _, data in LIBS:
+        with pytest.warns(UserWarning) as caught:
+            list(data.DataLoader(range(4), batch_size=2, pin_memory=True))
+        messages.append([str(w.message) for w in caught])
+    assert messages[0] == messages[1]
+    assert "pin_memory" in messages[0][0]
+
+
+def test_torch_names_resolve_to_gradgen_s_modules():
+    import runtime.utils.data.dataloader as dataloader
+    assert rt.utils.data is rdata
+    assert dataloader.default_collate is rdata.default_collate
+    assert rt.utils.data.dataset.random_split is rdata.random_split
+    with pytest.raises(AttributeError, match="torch.utils.data.DistributedSampler is not in "
+                                             "gradgen"):
+        rdata.DistributedSampler  # noqa: B018

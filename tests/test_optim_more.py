@@ -207,3 +207,54 @@ def test_step_skips_parameters_without_grad_and_records_no_graph(name):
     assert a.grad_fn is None and a.requires_grad
     assert not np.array_equal(a.detach().numpy(), np.ones(2))
     np.testing.assert_array_equal(b.detach().numpy(), np.ones(2))
+
+
+# -- nn.utils: gradients clipped by value, parameters as one vector --------------------------
+
+def _model_with_grads(lib):
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 2))
+    x = lib.tensor(np.linspace(-2, 2, 6).reshape(2, 3), dtype=lib.float32)
+    (model(x) * 10).pow(2).sum().backward()
+    return model
+
+
+@pytest.mark.parametrize("clip_value", [0.5, 3, 1e-3])
+def test_clip_grad_value_like_torch(clip_value):
+    ours, theirs = _model_with_grads(rt), _model_with_grads(torch)
+    rt.nn.utils.clip_grad_value_(ours.parameters(), clip_value)
+    torch.nn.utils.clip_grad_value_(theirs.parameters(), clip_value)
+    for p, q in zip(ours.parameters(), theirs.parameters(), strict=True):
+        # (the float32 gradients themselves agree to rounding, before any clipping)
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5)
+        assert np.abs(p.grad.numpy()).max() <= clip_value
+
+
+def test_parameters_to_vector_like_torch_and_differentiable():
+    ours, theirs = _model_with_grads(rt), _model_with_grads(torch)
+    mine = rt.nn.utils.parameters_to_vector(ours.parameters())
+    expected = torch.nn.utils.parameters_to_vector(theirs.parameters())
+    np.testing.assert_array_equal(mine.detach().numpy(), expected.detach().numpy())
+    assert type(mine.grad_fn).__name__ == type(expected.grad_fn).__name__ == "CatBackward0"
+    weights = rt.arange(float(mine.numel()))
+    (mine * weights).sum().backward()
+    first = next(iter(ours.parameters()))
+    flat = weights[:first.numel()].view_as(first)
+    np.testing.assert_allclose(first.grad.numpy(),
+                               _model_with_grads(rt)[0].weight.grad.numpy() + flat.numpy())
+
+
+def test_vector_to_parameters_like_torch():
+    ours, theirs = _model_with_grads(rt), _model_with_grads(torch)
+    count = sum(p.numel() for p in theirs.parameters())
+    rt.nn.utils.vector_to_parameters(rt.arange(float(count)) / 7, ours.parameters())
+    torch.nn.utils.vector_to_parameters(torch.arange(float(count)) / 7, theirs.parameters())
+    for p, q in zip(ours.parameters(), theirs.parameters(), strict=True):
+        assert tuple(p.shape) == tuple(q.shape) and p.requires_grad and p.is_leaf
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+    messages = []
+    for lib in (rt, torch):
+        with pytest.raises(TypeError) as error:
+            lib.nn.utils.vector_to_parameters([1.0], [lib.zeros(1)])
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
