@@ -84,11 +84,24 @@ def _gradgen_dtype(array: np.ndarray) -> dtypes.dtype:
             f"gradgen has no dtype for the {array.dtype} tensors in this file") from None
 
 
+def _check_layout(storage: Any, storage_offset: Any, size: Any, stride: Any) -> None:
+    """The arguments of a tensor in a file are what torch writes (a file may say anything)."""
+    def is_int(value: Any) -> bool:
+        return type(value) is int
+
+    if not (isinstance(storage, np.ndarray) and is_int(storage_offset)
+            and isinstance(size, tuple) and isinstance(stride, tuple)
+            and len(size) == len(stride) and all(map(is_int, size + stride))
+            and all(n >= 0 for n in size)):
+        raise pickle.UnpicklingError("a tensor in this file is not laid out as torch writes one")
+
+
 def _rebuild_tensor_v2(storage: np.ndarray, storage_offset: int, size: tuple, stride: tuple,
                        requires_grad: bool, backward_hooks: Any, metadata: Any = None) -> Tensor:
     """A tensor over `storage` (a flat array) as torch lays it out, copied to its own memory."""
-    dtype = _gradgen_dtype(storage)
     size, stride = tuple(size), tuple(stride)
+    _check_layout(storage, storage_offset, size, stride)
+    dtype = _gradgen_dtype(storage)
     needed = 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True)) if all(size) else 0
     if storage_offset < 0 or any(s < 0 for s in stride) or \
             storage_offset + needed > storage.size:
@@ -144,6 +157,9 @@ class _SafeUnpickler(pickle.Unpickler):
         try:
             return self._allowed[module, name]
         except KeyError:
+            if module == "torch" and name.endswith("Storage"):
+                raise pickle.UnpicklingError(
+                    f"gradgen has no dtype for the tensors of torch.{name} in this file") from None
             raise pickle.UnpicklingError(
                 f"gradgen's torch.load refuses the global {module}.{name}: it loads only "
                 "tensors, Parameters, numbers, strings, None and dicts, lists and tuples of "
@@ -301,7 +317,10 @@ class _Writer:
             self.write(b"J" + struct.pack("<i", value))
         else:
             data = value.to_bytes((value.bit_length() + 8) // 8, "little", signed=True)
-            self.write(b"\x8a" + bytes([len(data)]) + data)
+            if len(data) < 256:
+                self.write(b"\x8a" + bytes([len(data)]) + data)  # LONG1
+            else:
+                self.write(b"\x8b" + struct.pack("<I", len(data)) + data)  # LONG4
 
     def save_object(self, obj: Any) -> None:
         if isinstance(obj, Tensor):

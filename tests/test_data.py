@@ -275,6 +275,7 @@ def test_datasets_match_torch():
     (lambda lib, data: data.DataLoader(range(3), timeout=-1), ValueError),
     (lambda lib, data: data.DataLoader(range(3), prefetch_factor=2), ValueError),
     (lambda lib, data: data.DataLoader(range(3), persistent_workers=True), ValueError),
+    (lambda lib, data: data.DataLoader(range(3), multiprocessing_context="spawn"), ValueError),
     (lambda lib, data: data.DataLoader(range(3), sampler=[0], shuffle=True), ValueError),
     (lambda lib, data: data.DataLoader(range(3), batch_sampler=[[0]], batch_size=2),
      ValueError),

@@ -38,7 +38,7 @@ def _tensors(lib):
 
 def _object(lib):
     return {"tensors": _tensors(lib), "epoch": 7, "loss": 0.25, "name": "run-1",
-            "flags": [True, False, None], "shape": (3, -4, 2**40, -(2**70)),
+            "flags": [True, False, None], "shape": (3, -4, 2**40, -(2**70), 3**700),
             "ordered": OrderedDict(b=1, a=[1.5, "x"]), "size": lib.Size([2, 3]),
             "dtype": lib.float64, "text": "ünïcode"}
 
@@ -276,3 +276,55 @@ def test_map_location_other_than_the_cpu_is_refused():
 def test_torch_names():
     assert rt.save is rt.serialization.save and rt.load is rt.serialization.load
     assert Path(rt.serialization.__file__).name == "serialization.py"
+
+
+def test_a_dtype_gradgen_lacks_is_named():
+    with pytest.raises(pickle.UnpicklingError, match="no dtype for the tensors of "
+                                                     "torch.BFloat16Storage"):
+        rt.load(_buffer(torch.save, torch.ones(2, dtype=torch.bfloat16)))
+
+
+class _Rebuild:
+    """Pickles as a call of torch's (allowed) rebuild function with the given arguments."""
+
+    def __init__(self, *arguments):
+        self.arguments = arguments
+
+    def __reduce__(self):
+        return (torch._utils._rebuild_tensor_v2, self.arguments)
+
+
+class _StoragePickler(pickle.Pickler):
+    """The string "STORAGE" pickles as the persistent id of a 4-float storage, data/0."""
+
+    def persistent_id(self, obj):
+        if isinstance(obj, str) and obj == "STORAGE":
+            return ("storage", torch.FloatStorage, "0", "cpu", 4)
+        return None
+
+
+@pytest.mark.parametrize("arguments", [
+    ("not a storage", 0, (2,), (1,)), ("STORAGE", 0, (2,), (1, 1)),
+    ("STORAGE", 0, (-2,), (1,)), ("STORAGE", 1.5, (2,), (1,)), ("STORAGE", 3, (2,), (1,)),
+    ("STORAGE", 0, (3,), (2,)),
+])
+def test_a_tensor_laid_out_as_torch_never_does_is_refused(arguments):
+    """A made-up file calling the (allowed) rebuild function with bad arguments."""
+    data = io.BytesIO()
+    _StoragePickler(data, protocol=2).dump(_Rebuild(*arguments, False, OrderedDict()))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("archive/data.pkl", data.getvalue())
+        archive.writestr("archive/data/0", np.arange(4, dtype=np.float32).tobytes())
+    buffer.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="outside its storage|not laid out"):
+        rt.load(buffer)
+    good = io.BytesIO()
+    _StoragePickler(good, protocol=2).dump(_Rebuild("STORAGE", 1, (3,), (1,), False,
+                                                    OrderedDict()))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("archive/data.pkl", good.getvalue())
+        archive.writestr("archive/data/0", np.arange(4, dtype=np.float32).tobytes())
+    buffer.seek(0)
+    np.testing.assert_array_equal(rt.load(buffer).numpy(), [1.0, 2.0, 3.0])

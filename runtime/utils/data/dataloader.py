@@ -59,11 +59,13 @@ class DataLoader:
                  multiprocessing_context: Any = None, generator: Generator | None = None, *,
                  prefetch_factor: int | None = None, persistent_workers: bool = False,
                  pin_memory_device: str = "", in_order: bool = True) -> None:
-        _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers)
+        _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers,
+                              multiprocessing_context)
         self.dataset = dataset
         self.num_workers = num_workers
-        self.prefetch_factor = 2 if num_workers > 0 and prefetch_factor is None \
-            else prefetch_factor
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        self.prefetch_factor = prefetch_factor
         self.pin_memory = pin_memory
         self.pin_memory_device = pin_memory_device
         self.timeout = timeout
@@ -126,7 +128,7 @@ class DataLoader:
 
 
 def _check_worker_options(num_workers: int, timeout: float, prefetch_factor: int | None,
-                          persistent_workers: bool) -> None:
+                          persistent_workers: bool, multiprocessing_context: Any) -> None:
     if num_workers < 0:
         raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
                          "disable multiprocessing.")
@@ -140,6 +142,9 @@ def _check_worker_options(num_workers: int, timeout: float, prefetch_factor: int
         raise ValueError("prefetch_factor option should be non-negative")
     if persistent_workers and num_workers == 0:
         raise ValueError("persistent_workers option needs num_workers > 0")
+    if multiprocessing_context is not None and num_workers == 0:
+        raise ValueError("multiprocessing_context can only be used with multi-process loading "
+                         f"(num_workers > 0), but got num_workers={num_workers}")
 
 
 def _check_sampling_options(dataset: Dataset, iterable: bool, batch_size: int | None,
