@@ -388,6 +388,29 @@ def test_pin_memory_without_an_accelerator_warns_like_torch():
     assert "pin_memory" in messages[0][0]
 
 
+def test_annotated_subclasses_run_as_in_torch():
+    def program(lib, data):
+        class Pairs(data.Dataset[tuple]):
+            def __len__(self):
+                return 5
+
+            def __getitem__(self, index):
+                return lib.tensor([index, -index]), index % 2
+
+        class Backwards(data.Sampler[int]):
+            def __init__(self, n):
+                self.n = n
+
+            def __iter__(self):
+                return iter(range(self.n - 1, -1, -1))
+
+            def __len__(self):
+                return self.n
+        return list(data.DataLoader(Pairs(), batch_size=2, sampler=Backwards(5)))
+    ours, theirs = _both(program)
+    assert ours == theirs
+
+
 def test_torch_names_resolve_to_gradgen_s_modules():
     import runtime.utils.data.dataloader as dataloader
     assert rt.utils.data is rdata

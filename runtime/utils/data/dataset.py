@@ -13,19 +13,22 @@ import itertools
 import math
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from runtime._tensor import Tensor
 from runtime.random import Generator, default_generator
 from runtime.random_ops import randperm
 
+_T_co = TypeVar("_T_co", covariant=True)
+
 __all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "StackDataset",
            "Subset", "TensorDataset", "random_split"]
 
 
-class Dataset:
+class Dataset(Generic[_T_co]):
     """A map from keys (usually 0 .. len-1) to samples: subclasses define __getitem__,
-    and __len__ for the default samplers. `a + b` concatenates two datasets."""
+    and __len__ for the default samplers. `a + b` concatenates two datasets. Generic, as
+    torch's, so that annotated code (`class Digits(Dataset[Tensor])`) runs."""
 
     def __getitem__(self, index: Any) -> Any:
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
@@ -34,7 +37,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[_T_co]):
     """A stream of samples: subclasses define __iter__. A DataLoader reads it in order
     (no sampler, no shuffle). `a + b` chains two streams."""
 

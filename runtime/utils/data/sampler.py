@@ -11,21 +11,21 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Sequence, Sized
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from runtime import dtypes, factories
 from runtime.random import Generator
 from runtime.random_ops import multinomial, randint, randperm
 
+_T_co = TypeVar("_T_co", covariant=True)
+
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler",
            "SubsetRandomSampler", "WeightedRandomSampler"]
 
 
-class Sampler:
-    """Base class: an iterable of indices (or of lists of indices, for batch samplers)."""
-
-    def __init__(self, data_source: Sized | None = None) -> None:
-        pass
+class Sampler(Generic[_T_co]):
+    """Base class: an iterable of indices (or of lists of indices, for batch samplers);
+    generic, as torch's (`Sampler[int]`)."""
 
     def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError
