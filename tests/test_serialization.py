@@ -328,3 +328,31 @@ def test_a_tensor_laid_out_as_torch_never_does_is_refused(arguments):
         archive.writestr("archive/data/0", np.arange(4, dtype=np.float32).tobytes())
     buffer.seek(0)
     np.testing.assert_array_equal(rt.load(buffer).numpy(), [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize(("name", "kwargs"), [("RMSprop", {"momentum": 0.9, "centered": True}),
+                                              ("Adagrad", {}), ("Adadelta", {}),
+                                              ("SGD", {"lr": 0.1, "momentum": 0.9})])
+def test_torch_resumes_a_gradgen_checkpoint(name, kwargs):
+    """Model and optimizer saved by gradgen after one step; torch loads both and takes the
+    second step: the same parameters as gradgen's second step."""
+    rt.manual_seed(0)
+    model = rt.nn.Linear(3, 2)
+    optimizer = getattr(rt.optim, name)(model.parameters(), **kwargs)
+    model(rt.ones(1, 3)).sum().backward()
+    optimizer.step()
+    checkpoint = torch.load(_buffer(rt.save, {"model": model.state_dict(),
+                                              "optimizer": optimizer.state_dict()}),
+                            weights_only=True)
+    theirs = torch.nn.Linear(3, 2)
+    their_optimizer = getattr(torch.optim, name)(theirs.parameters(), **kwargs)
+    theirs.load_state_dict(checkpoint["model"])
+    their_optimizer.load_state_dict(checkpoint["optimizer"])
+    for lib, net, opt in ((torch, theirs, their_optimizer), (rt, model, optimizer)):
+        opt.zero_grad()
+        net(lib.ones(1, 3)).sum().backward()
+        opt.step()
+    np.testing.assert_allclose(model.weight.detach().numpy(), theirs.weight.detach().numpy(),
+                               rtol=1e-6)
+    assert not np.array_equal(model.weight.detach().numpy(),
+                              checkpoint["model"]["weight"].numpy())
