@@ -30,7 +30,7 @@ def _lrs(lib, make, epochs=EPOCHS, metrics=None, optimizer_name="SGD"):
 
     def snapshot():
         groups = [(g["lr"], g.get("momentum"), g.get("betas")) for g in optimizer.param_groups]
-        return scheduler.last_epoch, list(scheduler.get_last_lr()), groups
+        return getattr(scheduler, "last_epoch", None), list(scheduler.get_last_lr()), groups
 
     history = [snapshot()]
     for epoch in range(epochs):
@@ -63,6 +63,16 @@ SCHEDULES = {
                                                   div_factor=10.0),
     "OneCycleLR-3": lambda s, o: s.OneCycleLR(o, max_lr=0.8, total_steps=EPOCHS,
                                              three_phase=True, pct_start=0.25),
+    "CosineAnnealingWarmRestarts": lambda s, o: s.CosineAnnealingWarmRestarts(o, T_0=6),
+    "CosineAnnealingWarmRestarts-2": lambda s, o: s.CosineAnnealingWarmRestarts(
+        o, T_0=3, T_mult=2, eta_min=0.001),
+    "SequentialLR": lambda s, o: s.SequentialLR(
+        o, [s.LinearLR(o, 0.1, total_iters=5), s.ExponentialLR(o, 0.9)], milestones=[5]),
+    "SequentialLR-3": lambda s, o: s.SequentialLR(
+        o, [s.ConstantLR(o, 0.5, total_iters=3), s.CosineAnnealingLR(o, T_max=8),
+            s.StepLR(o, 2)], milestones=[4, 14]),
+    "ChainedScheduler": lambda s, o: s.ChainedScheduler(
+        [s.ConstantLR(o, 0.3, total_iters=4), s.ExponentialLR(o, 0.95)]),
 }
 
 
@@ -137,7 +147,9 @@ def test_step_with_an_epoch_uses_the_closed_form_and_warns_like_torch(name):
             assert math.isclose(a, b, rel_tol=1e-15)
 
 
-@pytest.mark.parametrize("name", ["StepLR", "CosineAnnealingLR", "LambdaLR", "OneCycleLR"])
+@pytest.mark.parametrize("name", ["StepLR", "CosineAnnealingLR", "LambdaLR", "OneCycleLR",
+                                  "SequentialLR", "ChainedScheduler",
+                                  "CosineAnnealingWarmRestarts-2"])
 def test_state_dict_and_initial_lr_like_torch(name):
     def run(lib):
         optimizer = _optimizer(lib)
@@ -254,3 +266,37 @@ def test_import_path_and_missing_names():
     assert issubclass(StepLR, LRScheduler)
     with pytest.raises(AttributeError, match="not in gradgen"):
         rt.optim.lr_scheduler.CyclicLR  # noqa: B018
+
+
+@pytest.mark.parametrize("T_mult", [1, 2])
+def test_warm_restarts_at_fractional_epochs_like_torch(T_mult):  # noqa: N803
+    def run(lib):
+        optimizer = _optimizer(lib)
+        scheduler = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(optimizer, T_0=4,
+                                                                      T_mult=T_mult)
+        lrs = []
+        for epoch in [0.5, 1.25, 3.9, 4.0, 7.3, 12.0, 2.0, 29.5]:
+            optimizer.step()
+            scheduler.step(epoch)
+            lrs.append((scheduler.last_epoch, scheduler.get_last_lr()))
+        return lrs
+    assert run(rt) == run(torch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda s, o: s.SequentialLR(o, [], milestones=[]),
+    lambda s, o: s.SequentialLR(o, [s.StepLR(o, 2)], milestones=[3]),
+    lambda s, o: s.SequentialLR(o, [s.StepLR(o, 2), s.ReduceLROnPlateau(o)], milestones=[3]),
+    lambda s, o: s.ChainedScheduler([]),
+    lambda s, o: s.ChainedScheduler([object()], optimizer=o),
+    lambda s, o: s.CosineAnnealingWarmRestarts(o, T_0=0),
+    lambda s, o: s.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=0),
+    lambda s, o: s.CosineAnnealingWarmRestarts(o, T_0=2, eta_min="0"),
+])
+def test_combined_and_restart_errors_like_torch(make):
+    messages = []
+    for lib in (rt, torch):
+        with pytest.raises((ValueError, TypeError)) as error:
+            make(lib.optim.lr_scheduler, _optimizer(lib))
+        messages.append((type(error.value), str(error.value)))
+    assert messages[0] == messages[1]

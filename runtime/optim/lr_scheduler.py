@@ -30,9 +30,10 @@ from runtime._tensor import Tensor
 from runtime.aliases import missing_attribute
 from runtime.optim.optimizer import Optimizer
 
-__all__ = ["ConstantLR", "CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR",
-           "LinearLR", "MultiStepLR", "MultiplicativeLR", "OneCycleLR", "PolynomialLR",
-           "ReduceLROnPlateau", "StepLR"]
+__all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
+           "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
+           "MultiplicativeLR", "OneCycleLR", "PolynomialLR", "ReduceLROnPlateau",
+           "SequentialLR", "StepLR"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being "
@@ -528,6 +529,169 @@ class ReduceLROnPlateau(LRScheduler):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR (Loshchilov & Hutter): half a cosine from initial_lr to `eta_min` over T_i
+    epochs, then a restart at initial_lr, the period growing by `T_mult` each time
+    (T_0, T_0·T_mult, ...). `step(epoch)` may be given a fractional epoch (per batch)."""
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1,  # noqa: N803
+                 eta_min: float = 0.0, last_epoch: int = -1) -> None:
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, float | int):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
+                             f"{type(eta_min)}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_if_called_outside_step()
+        return [self.eta_min + (base_lr - self.eta_min)
+                * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch: float | None = None) -> None:
+        """The next epoch, or `epoch` (any real number of epochs since the start)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:  # a restart
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            self._place(epoch)
+        self.last_epoch = math.floor(epoch)
+        with self._flag("_get_lr_called_within_step"):
+            values = self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
+            _set_value(group, "lr", lr)
+        self._last_lr = _values(self.optimizer, "lr")
+
+    def _place(self, epoch: float) -> None:
+        """T_cur and T_i at `epoch`: which period it falls in, and how far into it."""
+        if epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        if epoch < self.T_0:
+            self.T_i = self.T_0
+            self.T_cur = epoch
+        elif self.T_mult == 1:
+            self.T_cur = epoch % self.T_0
+        else:  # periods T_0·T_mult^k: n whole ones fit before `epoch`
+            n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+            self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+            self.T_i = self.T_0 * self.T_mult ** (n)
+
+
+def _check_schedulers(owner: str, schedulers: Any, optimizer: Optimizer,
+                      what: str = "") -> None:
+    """The schedulers SequentialLR and ChainedScheduler combine: at least one, each with an
+    `optimizer`, all of the same one, none a ReduceLROnPlateau (its step needs a metric)."""
+    if len(schedulers) < 1:
+        raise ValueError(f"{owner} expects at least one scheduler{what}, but got no scheduler.")
+    for index, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{owner} at index {index} should have `optimizer` as its attribute.")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(
+                f"{owner} does not support `ReduceLROnPlateau` scheduler as it requires "
+                "additional kwargs to be specified when calling `step`, but got one at index "
+                f"{index} in the given schedulers sequence.")
+        if optimizer != scheduler.optimizer:
+            raise ValueError(
+                f"{owner} expects all schedulers to belong to the same optimizer, but got "
+                f"scheduler {type(scheduler).__name__} at index {index} has "
+                f"{scheduler.optimizer}, which is different from {type(optimizer).__name__}.")
+
+
+class _Combined(LRScheduler):
+    """What SequentialLR and ChainedScheduler share: their state_dict holds each inner
+    scheduler's state_dict, in order."""
+
+    _schedulers: list[LRScheduler]
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {key: value for key, value in self.__dict__.items()
+                 if key not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update({k: v for k, v in state_dict.items() if k != "_schedulers"})
+        for scheduler, saved in zip(self._schedulers, state_dict["_schedulers"], strict=False):
+            scheduler.load_state_dict(saved)
+
+
+class SequentialLR(_Combined):
+    """One scheduler after another: schedulers[i] runs from milestones[i-1] on (each one
+    starting from its own epoch 0 at its milestone)."""
+
+    def __init__(self, optimizer: Optimizer, schedulers: list[LRScheduler],
+                 milestones: list[int], last_epoch: int = -1) -> None:
+        _check_schedulers(type(self).__name__, schedulers, optimizer)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more "
+                f"than the number of milestone points, but got number of schedulers "
+                f"{len(schedulers)} and the number of milestones to be equal to "
+                f"{len(milestones)}")
+        self._schedulers = schedulers
+        self._milestones = milestones
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        # Making the schedulers stepped each of them once: undo that, then start the first.
+        for group in optimizer.param_groups:
+            _set_value(group, "lr", group["initial_lr"])
+        self.recursive_undo()
+        first = self._schedulers[bisect_right(self._milestones, 0)]
+        first._initial_step()
+        self._last_lr = first.get_last_lr()
+
+    def recursive_undo(self, sched: Any = None) -> None:
+        """Take back one epoch from every scheduler inside (nested ones included)."""
+        scheds = self if sched is None else sched
+        if hasattr(scheds, "_schedulers"):
+            for inner in scheds._schedulers:
+                self.recursive_undo(inner)
+        elif hasattr(scheds, "last_epoch"):
+            scheds.last_epoch -= 1
+
+    def step(self) -> None:  # type: ignore[override]
+        self.last_epoch += 1
+        index = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[index]
+        if index > 0 and self._milestones[index - 1] == self.last_epoch:
+            scheduler._update_lr(0)  # a milestone: the next scheduler starts at its epoch 0
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+
+class ChainedScheduler(_Combined):
+    """Several schedulers stepped together, each applying its change to the lr in turn."""
+
+    def __init__(self, schedulers: list[LRScheduler],
+                 optimizer: Optimizer | None = None) -> None:
+        _check_schedulers(type(self).__name__, schedulers,
+                          optimizer or (schedulers[0].optimizer if schedulers else None),
+                          " to be chained")
+        self._schedulers = schedulers
+        self.optimizer = optimizer or schedulers[0].optimizer
+        self._last_lr = _values(self._schedulers[-1].optimizer, "lr")
+
+    def step(self) -> None:  # type: ignore[override]
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = _values(self._schedulers[-1].optimizer, "lr")
 
 
 def _anneal_cos(start: float, end: float, pct: float) -> float:
