@@ -71,6 +71,13 @@ SCHEDULES = {
     "SequentialLR-3": lambda s, o: s.SequentialLR(
         o, [s.ConstantLR(o, 0.5, total_iters=3), s.CosineAnnealingLR(o, T_max=8),
             s.StepLR(o, 2)], milestones=[4, 14]),
+    "CyclicLR": lambda s, o: s.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=4),
+    "CyclicLR-2": lambda s, o: s.CyclicLR(o, [0.01, 0.02], 0.5, step_size_up=3,
+                                          step_size_down=5, mode="triangular2"),
+    "CyclicLR-exp": lambda s, o: s.CyclicLR(o, 0.01, 0.1, step_size_up=5, mode="exp_range",
+                                            gamma=0.9, cycle_momentum=False),
+    "CyclicLR-fn": lambda s, o: s.CyclicLR(o, 0.01, 0.1, step_size_up=2,
+                                           scale_fn=lambda x: 0.8 ** x, scale_mode="iterations"),
     "ChainedScheduler": lambda s, o: s.ChainedScheduler(
         [s.ConstantLR(o, 0.3, total_iters=4), s.ExponentialLR(o, 0.95)]),
 }
@@ -84,8 +91,9 @@ def test_lr_sequence_matches_torch(name):
     assert len({tuple(h[1]) for h in ours}) > 1  # the schedule does change the lr
 
 
-def test_one_cycle_cycles_adam_s_beta1_like_torch():
-    make = SCHEDULES["OneCycleLR"]
+@pytest.mark.parametrize("name", ["OneCycleLR", "CyclicLR"])
+def test_cycles_adam_s_beta1_like_torch(name):
+    make = SCHEDULES[name]
     assert _lrs(rt, make, optimizer_name="Adam") == _lrs(torch, make, optimizer_name="Adam")
 
 
@@ -149,7 +157,7 @@ def test_step_with_an_epoch_uses_the_closed_form_and_warns_like_torch(name):
 
 @pytest.mark.parametrize("name", ["StepLR", "CosineAnnealingLR", "LambdaLR", "OneCycleLR",
                                   "SequentialLR", "ChainedScheduler",
-                                  "CosineAnnealingWarmRestarts-2"])
+                                  "CosineAnnealingWarmRestarts-2", "CyclicLR-2"])
 def test_state_dict_and_initial_lr_like_torch(name):
     def run(lib):
         optimizer = _optimizer(lib)
@@ -265,7 +273,7 @@ def test_import_path_and_missing_names():
     from runtime.optim.lr_scheduler import LRScheduler, StepLR
     assert issubclass(StepLR, LRScheduler)
     with pytest.raises(AttributeError, match="not in gradgen"):
-        rt.optim.lr_scheduler.CyclicLR  # noqa: B018
+        rt.optim.lr_scheduler.SWALR  # noqa: B018
 
 
 @pytest.mark.parametrize("T_mult", [1, 2])
@@ -292,6 +300,8 @@ def test_warm_restarts_at_fractional_epochs_like_torch(T_mult):  # noqa: N803
     lambda s, o: s.CosineAnnealingWarmRestarts(o, T_0=0),
     lambda s, o: s.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=0),
     lambda s, o: s.CosineAnnealingWarmRestarts(o, T_0=2, eta_min="0"),
+    lambda s, o: s.CyclicLR(o, 0.1, 1.0, mode="sawtooth"),
+    lambda s, o: s.CyclicLR(o, [0.1], 1.0),
 ])
 def test_combined_and_restart_errors_like_torch(make):
     messages = []

@@ -31,7 +31,7 @@ from runtime.aliases import missing_attribute
 from runtime.optim.optimizer import Optimizer
 
 __all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
-           "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
+           "CyclicLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
            "MultiplicativeLR", "OneCycleLR", "PolynomialLR", "ReduceLROnPlateau",
            "SequentialLR", "StepLR"]
 
@@ -692,6 +692,134 @@ class ChainedScheduler(_Combined):
         for scheduler in self._schedulers:
             scheduler.step()
         self._last_lr = _values(self._schedulers[-1].optimizer, "lr")
+
+
+def _triangular_scale(x: float) -> float:
+    return 1.0
+
+
+def _triangular2_scale(x: float) -> float:
+    return 1 / (2.0 ** (x - 1))
+
+
+def _exp_range_scale(gamma: float, x: float) -> float:
+    return gamma**x
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates (Smith), stepped once per batch: lr goes linearly from
+    base_lr up to max_lr over `step_size_up` steps and back down over `step_size_down`,
+    the swing scaled per cycle (`triangular`: 1, `triangular2`: halved each cycle) or per
+    step (`exp_range`: gamma^step), or by a `scale_fn` of one's own. Momentum moves the
+    opposite way between max_momentum and base_momentum."""
+
+    def __init__(self, optimizer: Optimizer, base_lr: float | list[float],
+                 max_lr: float | list[float], step_size_up: int = 2000,
+                 step_size_down: int | None = None, mode: str = "triangular",
+                 gamma: float = 1.0, scale_fn: Callable[[float], float] | None = None,
+                 scale_mode: str = "cycle", cycle_momentum: bool = True,
+                 base_momentum: float = 0.8, max_momentum: float = 0.9,
+                 last_epoch: int = -1) -> None:
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
+                _set_value(group, "lr", lr)
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self._set_up_momentum(optimizer, base_momentum, max_momentum, last_epoch)
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _set_up_momentum(self, optimizer: Optimizer, base_momentum: Any, max_momentum: Any,
+                         last_epoch: int) -> None:
+        if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+            raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
+                             "option enabled")
+        self.use_beta1 = "betas" in optimizer.defaults
+        self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+        self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+        if last_epoch != -1:
+            return
+        for high, low, group in zip(self.max_momentums, self.base_momentums,
+                                    optimizer.param_groups, strict=True):
+            if self.use_beta1:
+                group["betas"] = (high, *group["betas"][1:])
+            else:
+                group["momentum"] = high
+            group["max_momentum"] = high
+            group["base_momentum"] = low
+
+    def _init_scale_fn(self) -> None:
+        """The built-in modes' scale functions (each also fixes what it scales by)."""
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "triangular":
+            self._scale_fn_ref = _triangular_scale
+            self.scale_mode = "cycle"
+        elif self.mode == "triangular2":
+            self._scale_fn_ref = _triangular2_scale
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self._scale_fn_ref = functools.partial(_exp_range_scale, self.gamma)
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x: float) -> float:
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref(x)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_if_called_outside_step()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle  # how far into this cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [base_lr + ((max_lr - base_lr) * scale_factor) * scale
+               for base_lr, max_lr in zip(self.base_lrs, self.max_lrs, strict=True)]
+        if self.cycle_momentum:
+            for group, low, high in zip(self.optimizer.param_groups, self.base_momentums,
+                                        self.max_momentums, strict=True):
+                momentum = high - ((high - low) * scale_factor) * scale
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """As the base's, without the scale function (a callable object's attributes are
+        kept, as for LambdaLR)."""
+        state = super().state_dict()
+        state.pop("_scale_fn_ref", None)
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = (fn.__dict__.copy() if fn is not None
+                                     and not isinstance(fn, types.FunctionType) else None)
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        saved_fn = state_dict["_scale_fn_custom"]
+        super().load_state_dict({k: v for k, v in state_dict.items()
+                                 if k != "_scale_fn_custom"})
+        if saved_fn is not None:
+            self._scale_fn_custom.__dict__.update(saved_fn)
+        self._init_scale_fn()
 
 
 def _anneal_cos(start: float, end: float, pct: float) -> float:
