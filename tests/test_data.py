@@ -419,3 +419,41 @@ def test_torch_names_resolve_to_gradgen_s_modules():
     with pytest.raises(AttributeError, match="torch.utils.data.DistributedSampler is not in "
                                              "gradgen"):
         rdata.DistributedSampler  # noqa: B018
+
+
+def _mnist_example(lib, data):
+    """pytorch/examples' MNIST training shape (Adadelta, StepLR, dropout, log_softmax and
+    nll_loss, a test pass with reduction='sum') on synthetic data, with a Linear network
+    in place of the convolutions: dropout masks and shuffles come from one seeded stream."""
+    nn, F = lib.nn, lib.nn.functional
+    lib.manual_seed(1)
+    train = data.TensorDataset(lib.randn(200, 1, 6, 6), lib.randint(0, 10, (200,)))
+    test = data.TensorDataset(lib.randn(50, 1, 6, 6), lib.randint(0, 10, (50,)))
+    train_loader = data.DataLoader(train, batch_size=32, shuffle=True)
+    test_loader = data.DataLoader(test, batch_size=100)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(36, 32), nn.ReLU(), nn.Dropout(0.25),
+                          nn.Linear(32, 10), nn.LogSoftmax(dim=1))
+    optimizer = lib.optim.Adadelta(model.parameters(), lr=1.0)
+    scheduler = lib.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
+    printed = []
+    for _ in range(3):
+        model.train()
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss = F.nll_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+            printed.append(loss.item())
+        model.eval()
+        with lib.no_grad():
+            printed.append(sum(F.nll_loss(model(x), y, reduction="sum").item()
+                               for x, y in test_loader))
+        scheduler.step()
+        printed.append(scheduler.get_last_lr()[0])
+    return printed
+
+
+def test_mnist_example_shape_matches_torch():
+    ours, theirs = _mnist_example(rt, rdata), _mnist_example(torch, tdata)
+    assert len(ours) == len(theirs) == 3 * 9
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5)
