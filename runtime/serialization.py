@@ -109,16 +109,22 @@ def _rebuild_tensor_v2(storage: np.ndarray, storage_offset: int, size: tuple, st
     view = np.lib.stride_tricks.as_strided(
         storage[storage_offset:], shape=size,
         strides=tuple(s * storage.itemsize for s in stride), writeable=False)
+    if requires_grad and not dtype.is_floating_point:
+        raise pickle.UnpicklingError(f"a {dtype.name} tensor in this file requires grad: only "
+                                     "floating-point tensors can")
     return Tensor._make(np.array(view, dtype=dtype.numpy), None, bool(requires_grad))
 
 
 def _rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any) -> Parameter:
-    return Parameter(data, requires_grad)
+    if not isinstance(data, Tensor):
+        raise pickle.UnpicklingError("a Parameter in this file does not hold a tensor")
+    return Parameter(data, bool(requires_grad))
 
 
 def _rebuild_parameter_with_state(data: Tensor, requires_grad: bool, backward_hooks: Any,
                                   state: Any) -> Parameter:
-    return Parameter(data, requires_grad)
+    """A Parameter saved with extra attributes: the attributes are not restored."""
+    return _rebuild_parameter(data, requires_grad, backward_hooks)
 
 
 def _allowed_globals() -> dict[tuple[str, str], Any]:
@@ -141,8 +147,17 @@ def _allowed_globals() -> dict[tuple[str, str], Any]:
     return allowed
 
 
-class _SafeUnpickler(pickle.Unpickler):
-    """An unpickler that resolves only _allowed_globals() and storages of the archive."""
+class _SafeUnpickler(pickle._Unpickler):
+    """An unpickler that resolves only _allowed_globals() and storages of the archive.
+
+    It is Python's own unpickler (pickle._Unpickler, whose opcodes can be overridden) with
+    two changes: find_class answers from the allow-list, and BUILD (which sets attributes on
+    the object below it) applies only to dicts, such as a state_dict's `_metadata`, so that
+    a file cannot change the attributes of gradgen's classes or dtypes. The pickle is small
+    (tensors' bytes are separate records), so the pure-Python unpickler costs little.
+    """
+
+    dispatch = dict(pickle._Unpickler.dispatch)
 
     def __init__(self, data: bytes, archive: zipfile.ZipFile, prefix: str,
                  byteorder: str) -> None:
@@ -166,9 +181,19 @@ class _SafeUnpickler(pickle.Unpickler):
                 "them (what torch.load loads with weights_only=True), and never runs code "
                 "named by a file") from None
 
+    def load_build(self) -> None:
+        target = self.stack[-2]
+        if type(target) not in (dict, OrderedDict):
+            raise pickle.UnpicklingError("gradgen's torch.load refuses to set the attributes "
+                                         f"of a {type(target).__name__} (a BUILD in the file)")
+        pickle._Unpickler.load_build(self)
+
+    dispatch[pickle.BUILD[0]] = load_build
+
     def persistent_load(self, pid: Any) -> np.ndarray:
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
-                and isinstance(pid[1], _StorageType)):
+                and isinstance(pid[1], _StorageType) and isinstance(pid[2], str)
+                and type(pid[4]) is int and pid[4] >= 0):
             raise pickle.UnpicklingError(f"unknown persistent id in this file: {pid!r}")
         # The location (e.g. 'cuda:0') is ignored: everything loads to the CPU, as torch
         # does with map_location='cpu'.

@@ -356,3 +356,21 @@ def test_torch_resumes_a_gradgen_checkpoint(name, kwargs):
                                rtol=1e-6)
     assert not np.array_equal(model.weight.detach().numpy(),
                               checkpoint["model"]["weight"].numpy())
+
+
+def test_a_file_cannot_change_gradgen_s_objects():
+    """A BUILD opcode would set attributes of the object below it, here gradgen's float32
+    dtype (its name slot): refused, and the dtype is untouched."""
+    data = (b"\x80\x02ctorch\nfloat32\nN}X\x04\x00\x00\x00nameX\x06\x00\x00\x00hacked"
+            b"s\x86b.")
+    with pytest.raises(pickle.UnpicklingError, match="refuses to set the attributes of a dtype"):
+        rt.load(_zip_with_pickle(data))
+    assert rt.float32.name == "float32"
+
+
+def test_a_state_dict_s_metadata_is_kept():
+    """torch's module state_dict carries `_metadata` (set by BUILD): it survives the trip."""
+    loaded = rt.load(_buffer(torch.save, torch.nn.Linear(2, 2).state_dict()))
+    assert loaded._metadata == {"": {"version": 1}}
+    assert torch.load(_buffer(rt.save, loaded), weights_only=True)._metadata == \
+        {"": {"version": 1}}
