@@ -18,7 +18,9 @@ the file names, so loading an untrusted file can run any code. gradgen's loader 
 restricted unpickler, as torch's `weights_only=True`: the only globals it resolves are
 the few above (OrderedDict, the two rebuild functions, the storage types, torch.Size,
 dtypes and devices), each mapped to gradgen's own harmless stand-in, and nothing else is
-ever imported or called. Anything else in a file is an UnpicklingError that names it.
+ever imported or called; the opcode that sets attributes (BUILD) works on dicts only, and
+a tensor's layout is checked against its storage. Anything else in a file is an
+UnpicklingError that names it.
 gradgen always loads this way, whatever `weights_only` says.
 
 The writer emits the pickle opcodes itself instead of using `pickle`, because a pickler

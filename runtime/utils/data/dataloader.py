@@ -18,13 +18,15 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from runtime import dtypes, factories
 from runtime.random import Generator
 from runtime.utils.data.collate import default_collate, default_convert
 from runtime.utils.data.dataset import Dataset, IterableDataset
 from runtime.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+_T_co = TypeVar("_T_co", covariant=True)
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
@@ -47,7 +49,7 @@ _FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
            "persistent_workers")
 
 
-class DataLoader:
+class DataLoader(Generic[_T_co]):
     """Batches from `dataset`: see the module docstring for what one epoch draws."""
 
     def __init__(self, dataset: Dataset, batch_size: int | None = 1,
@@ -73,7 +75,7 @@ class DataLoader:
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
         self._iterable = isinstance(dataset, IterableDataset)
-        shuffle = _check_sampling_options(dataset, self._iterable, batch_size, shuffle, sampler,
+        shuffle = _check_sampling_options(self._iterable, batch_size, shuffle, sampler,
                                           batch_sampler, drop_last)
         if batch_sampler is not None:
             batch_size, drop_last = None, False
@@ -147,7 +149,7 @@ def _check_worker_options(num_workers: int, timeout: float, prefetch_factor: int
                          f"(num_workers > 0), but got num_workers={num_workers}")
 
 
-def _check_sampling_options(dataset: Dataset, iterable: bool, batch_size: int | None,
+def _check_sampling_options(iterable: bool, batch_size: int | None,
                             shuffle: bool | None, sampler: Any, batch_sampler: Any,
                             drop_last: bool) -> bool:
     """torch's checks of how the options combine; returns `shuffle` as a bool."""
