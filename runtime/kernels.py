@@ -1788,8 +1788,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         raise RuntimeError(
             f"Expected 2 or more dimensions (got {input.ndim})")
     channels = input.shape[1]
-    for name, value in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-                        ("running_var", running_var)):
+    for name, value in (("running_mean", running_mean), ("running_var", running_var),
+                        ("weight", weight), ("bias", bias)):
         if value is not None and value.size != channels:
             raise RuntimeError(
                 f"{name} should contain {channels} elements not {value.size}")
@@ -1902,19 +1902,17 @@ def constant_pad_nd(self, pad, value=0):
         raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
     if len(pad) // 2 > self.ndim:
         raise RuntimeError(
+            # (torch's message lacks the two spaces after the numbers)
             "Length of pad should be no more than twice the number of dimensions of the "
-            f"input. Pad length is {len(pad)} while the input has {self.ndim} dimensions.")
+            f"input. Pad length is {len(pad)}while the input has {self.ndim}dimensions.")
     widths = [(0, 0)] * self.ndim
     crops = [slice(None)] * self.ndim
     for i in range(len(pad) // 2):
         dim = self.ndim - 1 - i
         before, after = pad[2 * i], pad[2 * i + 1]
         size = self.shape[dim] + before + after
-        if size < 0:
-            raise RuntimeError(
-                f"The input size {self.shape[dim]}, plus negative padding {before} and "
-                f"{after} resulted in a negative output size, which is invalid. Check "
-                f"dimension {dim} of your input.")
+        if size < 0:  # torch crops with narrow, whose check this is
+            raise RuntimeError("narrow(): length must be non-negative.")
         crops[dim] = slice(builtins.max(-before, 0), self.shape[dim] - builtins.max(-after, 0))
         widths[dim] = (builtins.max(before, 0), builtins.max(after, 0))
     return np.pad(self[tuple(crops)], widths, constant_values=_as(value, self.dtype))
