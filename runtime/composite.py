@@ -1110,6 +1110,8 @@ def kl_div(input: Any, target: Any, size_average: bool | None = None,
                 "KL div math definition.'mean' will be changed to behave the same as "
                 "'batchmean' in the next major release.", stacklevel=2)
         enum = _reduction("sum" if reduction == "batchmean" else reduction)
+    if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = ops.exp(target) * (target - input)
     else:
@@ -1142,9 +1144,12 @@ def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
 
 
 def _float_operands(x1: Any, x2: Any) -> tuple[Any, Any]:
-    """Integer or bool inputs as the default float dtype, as cosine_similarity takes them."""
-    default = dtypes.get_default_dtype()
-    return tuple(x if x.dtype.is_floating_point else x.to(default) for x in (x1, x2))
+    """x1 and x2 in their common dtype, which must be a floating one."""
+    common = dtypes.from_numpy(kernels.result_type(x1._data, x2._data))
+    if not common.is_floating_point:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{kernels._dtype_name(np.empty(0, common.numpy))}")
+    return to(x1, common), to(x2, common)
 
 
 def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,

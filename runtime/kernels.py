@@ -1821,16 +1821,26 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     return _array(output, input.dtype), save_mean, save_invstd
 
 
+def _floats_only(name: str, self: np.ndarray) -> None:
+    """torch's CPU kernels of these activations are compiled for floating types only."""
+    if self.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"{name}_cpu\" not implemented for '{_dtype_name(self)}'")
+
+
 def silu(self):
+    _floats_only("silu", self)
     return _unary_float(lambda x: x * _sigmoid(x), self)
 
 
 def mish(self):
+    _floats_only("mish", self)
     return _unary_float(lambda x: x * np.tanh(np.logaddexp(0, x)), self)
 
 
 def elu(self, alpha=1, scale=1, input_scale=1):
     """scale * x above 0, scale * alpha * (exp(input_scale * x) - 1) at or below it."""
+    _floats_only("elu", self)
     def function(x):
         return np.where(x > 0, x * scale, np.expm1(x * input_scale) * (alpha * scale))
     return _unary_float(function, self)
@@ -1838,20 +1848,23 @@ def elu(self, alpha=1, scale=1, input_scale=1):
 
 def hardtanh(self, min_val=-1, max_val=1):
     if self.dtype == np.bool_:
-        raise RuntimeError('"hardtanh_cpu" not implemented for \'Bool\'')
+        raise RuntimeError("Bool inputs not supported for hardtanh")
     return _array(np.minimum(np.maximum(self, min_val), max_val), self.dtype)
 
 
 def hardsigmoid(self):
+    _floats_only("hardsigmoid", self)
     return _unary_float(lambda x: np.minimum(np.maximum(x + 3, 0), 6) * (1.0 / 6), self)
 
 
 def hardswish(self):
+    _floats_only("hardswish", self)
     return _unary_float(lambda x: x * np.minimum(np.maximum(x + 3, 0), 6) * (1.0 / 6), self)
 
 
 def log_sigmoid_forward(self):
     """(log(sigmoid(x)), exp(-|x|)): -log(1 + e^-x) computed without overflow."""
+    _floats_only("log_sigmoid", self)
     dtype = _float_type(self)
     x = _as(self, dtype)
     buffer = quietly(np.exp, -np.abs(x))
@@ -1863,6 +1876,7 @@ def glu(self, dim=-1):
     """a * sigmoid(b) for the halves a, b of self along dim."""
     if self.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    _floats_only("glu", self)
     dim = _glu_dim(self, dim)
     size = self.shape[dim]
     if size % 2:
@@ -1883,7 +1897,11 @@ def _glu_dim(self: np.ndarray, dim: int) -> int:
 def huber_loss(self, target, reduction=1, delta=1.0):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    # the result takes self's dtype (a float64 target does not widen a float32 input)
     dtype = result_type(self, target)
+    if dtype.kind != "f":
+        raise NotImplementedError(f"\"huber_cpu\" not implemented for '{_dtype_name(self)}'")
+    dtype = self.dtype if self.dtype.kind == "f" else dtype
     difference = np.abs(_as(self, dtype) - _as(target, dtype))
     loss = np.where(difference < delta, 0.5 * difference * difference,
                     delta * (difference - 0.5 * delta))
