@@ -1416,18 +1416,18 @@ def hardsigmoid(self_p, self_t, result):
     """hardsigmoid(Tensor self) -> Tensor
 
     derivatives.yaml, entry hardsigmoid
-    result: auto_element_wise, from self: where(logical_and(self > -3, self < 3), grad * (1.0 / 6), 0)
+    result: auto_element_wise, from self: where(logical_and(self > -3, self < 3), grad * 0.1666666716337204, 0)
     """
-    return ops.where(ops.logical_and(self_p > -3, self_p < 3), self_t * (1.0 / 6), 0)
+    return ops.where(ops.logical_and(self_p > -3, self_p < 3), self_t * 0.1666666716337204, 0)
 
 
 def hardswish(self_p, self_t, result):
     """hardswish(Tensor self) -> Tensor
 
     derivatives.yaml, entry hardswish
-    result: auto_element_wise, from self: where(self < -3, 0, where(self <= 3, grad * (self / 3 + 0.5), grad))
+    result: auto_element_wise, from self: where(self <= -3, 0, where(self < 3, grad * (self / 3 + 0.5), grad))
     """
-    return ops.where(self_p < -3, 0, ops.where(self_p <= 3, self_t * (self_p / 3 + 0.5), self_t))
+    return ops.where(self_p <= -3, 0, ops.where(self_p < 3, self_t * (self_p / 3 + 0.5), self_t))
 
 
 def log_sigmoid_forward(self_p, self_t, output, buffer):

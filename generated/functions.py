@@ -4307,7 +4307,7 @@ class HardsigmoidBackward0(Node):
     """hardsigmoid(Tensor self) -> Tensor
 
     derivatives.yaml, entry hardsigmoid
-    self: where(logical_and(self > -3, self < 3), grad * (1.0 / 6), 0)
+    self: where(logical_and(self > -3, self < 3), grad * 0.1666666716337204, 0)
     """
 
     __slots__ = ("self_",)
@@ -4324,9 +4324,9 @@ class HardsigmoidBackward0(Node):
         any_grad_defined = grads[0] is not None
         self_ = ops.unpack(self.self_, self)
         grad_inputs = [None]
-        # self: where(logical_and(self > -3, self < 3), grad * (1.0 / 6), 0)
+        # self: where(logical_and(self > -3, self < 3), grad * 0.1666666716337204, 0)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.where(ops.logical_and(self_ > -3, self_ < 3), grad * (1.0 / 6), 0)
+            grad_inputs[0] = ops.where(ops.logical_and(self_ > -3, self_ < 3), grad * 0.1666666716337204, 0)
         return grad_inputs
 
 
@@ -4334,7 +4334,7 @@ class HardswishBackward0(Node):
     """hardswish(Tensor self) -> Tensor
 
     derivatives.yaml, entry hardswish
-    self: where(self < -3, 0, where(self <= 3, grad * (self / 3 + 0.5), grad))
+    self: where(self <= -3, 0, where(self < 3, grad * (self / 3 + 0.5), grad))
     """
 
     __slots__ = ("self_",)
@@ -4351,9 +4351,9 @@ class HardswishBackward0(Node):
         any_grad_defined = grads[0] is not None
         self_ = ops.unpack(self.self_, self)
         grad_inputs = [None]
-        # self: where(self < -3, 0, where(self <= 3, grad * (self / 3 + 0.5), grad))
+        # self: where(self <= -3, 0, where(self < 3, grad * (self / 3 + 0.5), grad))
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.where(self_ < -3, 0, ops.where(self_ <= 3, grad * (self_ / 3 + 0.5), grad))
+            grad_inputs[0] = ops.where(self_ <= -3, 0, ops.where(self_ < 3, grad * (self_ / 3 + 0.5), grad))
         return grad_inputs
 
 

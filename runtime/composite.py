@@ -1270,9 +1270,11 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
             scores = ops.masked_fill(scores, attn_mask.logical_not(), -float("inf"))
         else:
             scores = scores + attn_mask
-    weights = ops._softmax(scores, -1, False)
+    # PyTorch's _safe_softmax: a row with every score -inf weighs nothing (not NaN). Its
+    # scores are replaced before the softmax, so no -inf - -inf is ever computed.
     masked_rows = ops.all(scores == -float("inf"), -1, True)
-    weights = ops.where(masked_rows, 0.0, weights)
+    weights = ops.where(masked_rows, 0.0, ops._softmax(ops.where(masked_rows, 0.0, scores),
+                                                       -1, False))
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
     return matmul(weights, value)

@@ -1854,12 +1854,12 @@ def hardtanh(self, min_val=-1, max_val=1):
 
 def hardsigmoid(self):
     _floats_only("hardsigmoid", self)
-    return _unary_float(lambda x: np.minimum(np.maximum(x + 3, 0), 6) * (1.0 / 6), self)
+    return _unary_float(lambda x: np.minimum(np.maximum(x + 3, 0), 6) / 6, self)
 
 
 def hardswish(self):
     _floats_only("hardswish", self)
-    return _unary_float(lambda x: x * np.minimum(np.maximum(x + 3, 0), 6) * (1.0 / 6), self)
+    return _unary_float(lambda x: x * np.minimum(np.maximum(x + 3, 0), 6) / 6, self)
 
 
 def log_sigmoid_forward(self):

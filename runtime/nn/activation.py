@@ -160,17 +160,18 @@ class Hardtanh(_InplaceActivation):
                  min_value: float | None = None, max_value: float | None = None) -> None:
         super().__init__(inplace)
         if min_value is not None:
-            warnings.warn("keyword argument `min_value` is deprecated and rename to `min_val`",
+            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`",
                           FutureWarning, stacklevel=2)
             min_val = min_value
         if max_value is not None:
-            warnings.warn("keyword argument `max_value` is deprecated and rename to `max_val`",
+            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`",
                           FutureWarning, stacklevel=2)
             max_val = max_value
         self.min_val = min_val
         self.max_val = max_val
         if self.max_val <= self.min_val:
-            raise AssertionError
+            raise AssertionError(
+                f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
