@@ -152,6 +152,7 @@ __all__ = [
     "silu",
     "mish",
     "elu",
+    "elu_",
     "hardtanh",
     "hardsigmoid",
     "hardswish",
@@ -159,6 +160,13 @@ __all__ = [
     "glu",
     "huber_loss",
     "constant_pad_nd",
+    "leaky_relu_",
+    "reflection_pad1d",
+    "reflection_pad2d",
+    "reflection_pad3d",
+    "replication_pad1d",
+    "replication_pad2d",
+    "replication_pad3d",
 ]
 
 
@@ -1403,6 +1411,15 @@ def elu(self_p, self_t, alpha, scale, input_scale, result):
     return ops.where(self_p > 0, self_t * scale, self_t * ops.exp(self_p * input_scale) * (alpha * scale * input_scale))
 
 
+def elu_(self_p, self_t, alpha, scale, input_scale, result):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
+
+    derivatives.yaml, entry elu_
+    result: self_t * where(result > 0, scale, (result + alpha * scale) * input_scale)
+    """
+    return self_t * ops.where(result > 0, scale, (result + alpha * scale) * input_scale)
+
+
 def hardtanh(self_p, self_t, min_val, max_val, result):
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
 
@@ -1465,3 +1482,66 @@ def constant_pad_nd(self_p, self_t, pad, value, result):
     result: constant_pad_nd(self_t, pad, 0)
     """
     return ops.constant_pad_nd(self_t, pad, 0)
+
+
+def leaky_relu_(self_p, self_t, negative_slope, result):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
+
+    derivatives.yaml, entry leaky_relu_
+    result: leaky_relu_backward(self_t, result, negative_slope, True)
+    """
+    return ops.leaky_relu_backward(self_t, result, negative_slope, True)
+
+
+def reflection_pad1d(self_p, self_t, padding, result):
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad1d
+    result: auto_linear
+    """
+    return ops.reflection_pad1d(self_t, padding)
+
+
+def reflection_pad2d(self_p, self_t, padding, result):
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad2d
+    result: auto_linear
+    """
+    return ops.reflection_pad2d(self_t, padding)
+
+
+def reflection_pad3d(self_p, self_t, padding, result):
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad3d
+    result: auto_linear
+    """
+    return ops.reflection_pad3d(self_t, padding)
+
+
+def replication_pad1d(self_p, self_t, padding, result):
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad1d
+    result: auto_linear
+    """
+    return ops.replication_pad1d(self_t, padding)
+
+
+def replication_pad2d(self_p, self_t, padding, result):
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad2d
+    result: auto_linear
+    """
+    return ops.replication_pad2d(self_t, padding)
+
+
+def replication_pad3d(self_p, self_t, padding, result):
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad3d
+    result: auto_linear
+    """
+    return ops.replication_pad3d(self_t, padding)

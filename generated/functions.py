@@ -151,6 +151,7 @@ __all__ = [
     "SiluBackward0",
     "MishBackward0",
     "EluBackward0",
+    "EluBackward1",
     "HardtanhBackward0",
     "HardsigmoidBackward0",
     "HardswishBackward0",
@@ -158,6 +159,13 @@ __all__ = [
     "GluBackward0",
     "HuberLossBackward0",
     "ConstantPadNdBackward0",
+    "LeakyReluBackward1",
+    "ReflectionPad1DBackward0",
+    "ReflectionPad2DBackward0",
+    "ReflectionPad3DBackward0",
+    "ReplicationPad1DBackward0",
+    "ReplicationPad2DBackward0",
+    "ReplicationPad3DBackward0",
 ]
 
 
@@ -4274,6 +4282,36 @@ class EluBackward0(Node):
         return grad_inputs
 
 
+class EluBackward1(Node):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
+
+    derivatives.yaml, entry elu_
+    self: where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
+    """
+
+    __slots__ = ("result_", "_saved_scale", "_saved_alpha", "_saved_input_scale")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        scale = self._saved_scale
+        alpha = self._saved_alpha
+        input_scale = self._saved_input_scale
+        grad_inputs = [None]
+        # self: where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
+        return grad_inputs
+
+
 class HardtanhBackward0(Node):
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
 
@@ -4469,4 +4507,158 @@ class ConstantPadNdBackward0(Node):
         # self: constant_pad_nd_backward(grad, pad)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.constant_pad_nd_backward(ops, grad, pad)
+        return grad_inputs
+
+
+class LeakyReluBackward1(Node):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
+
+    derivatives.yaml, entry leaky_relu_
+    self: leaky_relu_backward(grad, result, negative_slope, True)
+    """
+
+    __slots__ = ("result_", "_saved_negative_slope")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        negative_slope = self._saved_negative_slope
+        grad_inputs = [None]
+        # self: leaky_relu_backward(grad, result, negative_slope, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.leaky_relu_backward(grad, result, negative_slope, True)
+        return grad_inputs
+
+
+class ReflectionPad1DBackward0(Node):
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad1d
+    self: padding_backward(grad, self.shape, padding, True)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, True)
+        return grad_inputs
+
+
+class ReflectionPad2DBackward0(Node):
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad2d
+    self: padding_backward(grad, self.shape, padding, True)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, True)
+        return grad_inputs
+
+
+class ReflectionPad3DBackward0(Node):
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad3d
+    self: padding_backward(grad, self.shape, padding, True)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, True)
+        return grad_inputs
+
+
+class ReplicationPad1DBackward0(Node):
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad1d
+    self: padding_backward(grad, self.shape, padding, False)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, False)
+        return grad_inputs
+
+
+class ReplicationPad2DBackward0(Node):
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad2d
+    self: padding_backward(grad, self.shape, padding, False)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, False)
+        return grad_inputs
+
+
+class ReplicationPad3DBackward0(Node):
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad3d
+    self: padding_backward(grad, self.shape, padding, False)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, False)
         return grad_inputs

@@ -40,6 +40,7 @@ from generated.functions import (
     DivBackward1,
     DotBackward0,
     EluBackward0,
+    EluBackward1,
     EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0,
     ErfBackward0,
@@ -65,6 +66,7 @@ from generated.functions import (
     IndexPutImplBackward0,
     IndexSelectBackward0,
     LeakyReluBackward0,
+    LeakyReluBackward1,
     LeakyReluBackwardBackward0,
     LinalgVectorNormBackward0,
     Log1PBackward0,
@@ -109,8 +111,14 @@ from generated.functions import (
     ProdBackward0,
     ProdBackward1,
     ReciprocalBackward0,
+    ReflectionPad1DBackward0,
+    ReflectionPad2DBackward0,
+    ReflectionPad3DBackward0,
     ReluBackward0,
     RepeatBackward0,
+    ReplicationPad1DBackward0,
+    ReplicationPad2DBackward0,
+    ReplicationPad3DBackward0,
     RsqrtBackward0,
     RsubBackward0,
     RsubBackward1,
@@ -205,6 +213,7 @@ __all__ = [
     "div",
     "dot",
     "elu",
+    "elu_",
     "embedding",
     "embedding_dense_backward",
     "eq",
@@ -234,6 +243,7 @@ __all__ = [
     "index_select",
     "le",
     "leaky_relu",
+    "leaky_relu_",
     "leaky_relu_backward",
     "log",
     "log1p",
@@ -274,9 +284,15 @@ __all__ = [
     "prod",
     "reciprocal",
     "reciprocal_",
+    "reflection_pad1d",
+    "reflection_pad2d",
+    "reflection_pad3d",
     "relu",
     "relu_",
     "repeat",
+    "replication_pad1d",
+    "replication_pad2d",
+    "replication_pad3d",
     "rsqrt",
     "rsqrt_",
     "rsub",
@@ -4063,6 +4079,34 @@ def elu(self_, alpha=1, scale=1, input_scale=1):
     return result
 
 
+def elu_(self_, alpha=1, scale=1, input_scale=1):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
+
+    derivatives.yaml, entry elu_
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = EluBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_scale = scale
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_input_scale = input_scale
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.elu_(recording.data(self_), alpha, scale, input_scale))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.elu_(original_self, forward_grad.tangent(self_), alpha, scale, input_scale, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
 def hardtanh(self_, min_val=-1, max_val=1):
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
 
@@ -4258,6 +4302,146 @@ def constant_pad_nd(self_, pad, value=0):
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
             tangent = forward.constant_pad_nd(self_, forward_grad.tangent(self_), pad, value, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def leaky_relu_(self_, negative_slope=0.01):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
+
+    derivatives.yaml, entry leaky_relu_
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LeakyReluBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_negative_slope = negative_slope
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.leaky_relu_(recording.data(self_), negative_slope))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.leaky_relu_(original_self, forward_grad.tangent(self_), negative_slope, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def reflection_pad1d(self_, padding):
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad1d
+    """
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.reflection_pad1d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReflectionPad1DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.reflection_pad1d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def reflection_pad2d(self_, padding):
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad2d
+    """
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.reflection_pad2d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReflectionPad2DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.reflection_pad2d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def reflection_pad3d(self_, padding):
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad3d
+    """
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.reflection_pad3d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReflectionPad3DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.reflection_pad3d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def replication_pad1d(self_, padding):
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad1d
+    """
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.replication_pad1d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReplicationPad1DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.replication_pad1d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def replication_pad2d(self_, padding):
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad2d
+    """
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.replication_pad2d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReplicationPad2DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.replication_pad2d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def replication_pad3d(self_, padding):
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad3d
+    """
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.replication_pad3d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReplicationPad3DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.replication_pad3d(self_, forward_grad.tangent(self_), padding, result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -5038,6 +5222,12 @@ OVERLOADS = {
         Param("scale", "Scalar", has_default=True),
         Param("input_scale", "Scalar", has_default=True),
     )),
+    "elu_": Overload(elu_, kernels.elu_, "elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("alpha", "Scalar", has_default=True),
+        Param("scale", "Scalar", has_default=True),
+        Param("input_scale", "Scalar", has_default=True),
+    )),
     "hardtanh": Overload(hardtanh, kernels.hardtanh, "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", (
         Param("self_", "Tensor"),
         Param("min_val", "Scalar", has_default=True),
@@ -5066,6 +5256,34 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
         Param("value", "Scalar", has_default=True),
+    )),
+    "leaky_relu_": Overload(leaky_relu_, kernels.leaky_relu_, "leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("negative_slope", "Scalar", has_default=True),
+    )),
+    "reflection_pad1d": Overload(reflection_pad1d, kernels.reflection_pad1d, "reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[2]"),
+    )),
+    "reflection_pad2d": Overload(reflection_pad2d, kernels.reflection_pad2d, "reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[4]"),
+    )),
+    "reflection_pad3d": Overload(reflection_pad3d, kernels.reflection_pad3d, "reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[6]"),
+    )),
+    "replication_pad1d": Overload(replication_pad1d, kernels.replication_pad1d, "replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[2]"),
+    )),
+    "replication_pad2d": Overload(replication_pad2d, kernels.replication_pad2d, "replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[4]"),
+    )),
+    "replication_pad3d": Overload(replication_pad3d, kernels.replication_pad3d, "replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[6]"),
     )),
 }
 
@@ -5482,6 +5700,9 @@ BY_NAME = {
     "elu": (
         OVERLOADS["elu"],
     ),
+    "elu_": (
+        OVERLOADS["elu_"],
+    ),
     "hardtanh": (
         OVERLOADS["hardtanh"],
     ),
@@ -5502,6 +5723,27 @@ BY_NAME = {
     ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],
+    ),
+    "leaky_relu_": (
+        OVERLOADS["leaky_relu_"],
+    ),
+    "reflection_pad1d": (
+        OVERLOADS["reflection_pad1d"],
+    ),
+    "reflection_pad2d": (
+        OVERLOADS["reflection_pad2d"],
+    ),
+    "reflection_pad3d": (
+        OVERLOADS["reflection_pad3d"],
+    ),
+    "replication_pad1d": (
+        OVERLOADS["replication_pad1d"],
+    ),
+    "replication_pad2d": (
+        OVERLOADS["replication_pad2d"],
+    ),
+    "replication_pad3d": (
+        OVERLOADS["replication_pad3d"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

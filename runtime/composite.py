@@ -1030,29 +1030,31 @@ def relu6(input: Any, inplace: bool = False) -> Any:
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-def _through_a_copy(input: Any, function: Any, *args: Any) -> Any:
-    """`inplace=True` for an activation gradgen has no in-place op of: the result computed
-    out of place from a copy, then written into input (CopyBackwards where PyTorch records
-    EluBackward1 / LeakyReluBackward1; the values and gradients are the same)."""
-    return input.copy_(function(ops.clone(input), *args))
-
-
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
-    """x above 0, alpha (exp(x) - 1) below (EluBackward0)."""
-    if inplace:
-        return _through_a_copy(input, ops.elu, alpha)
-    return ops.elu(input, alpha)
+    """x above 0, alpha (exp(x) - 1) below (EluBackward0; in place EluBackward1, whose
+    formula reads the result, as the input is overwritten)."""
+    return _inplace_or_not(input, inplace, ops.elu, ops.elu_, alpha)
 
 
 def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:
-    """x above 0, negative_slope x below (LeakyReluBackward0)."""
-    if inplace:
-        return _through_a_copy(input, ops.leaky_relu, negative_slope)
-    return ops.leaky_relu(input, negative_slope)
+    """x above 0, negative_slope x below (LeakyReluBackward0; in place LeakyReluBackward1)."""
+    if input.dtype.is_floating_point:
+        return _inplace_or_not(input, inplace, ops.leaky_relu, ops.leaky_relu_,
+                               negative_slope)
+    raise NotImplementedError(  # (the leaky_relu op itself lets integers through)
+        f'"leaky_relu_cpu" not implemented for \'{_type_name(input)}\'')
+
+
+def _type_name(tensor: Any) -> str:
+    """`Long`, `Int`, `Bool`: how torch's kernel messages name a dtype."""
+    return kernels._dtype_name(tensor._data)
 
 
 def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
     """log(1 + exp(beta x)) / beta, x itself above the threshold (SoftplusBackward0)."""
+    if not input.dtype.is_floating_point:  # (the softplus op itself lets integers through)
+        raise NotImplementedError(
+            f'"softplus_cpu" not implemented for \'{_type_name(input)}\'')
     return ops.softplus(input, beta, threshold)
 
 
@@ -1165,11 +1167,11 @@ _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None) -> Any:
     """Pad the last len(pad) / 2 dimensions: pad = (left, right) for the last one, then
-    (top, bottom) for the one before, ... 'constant' fills with value (ConstantPadNdBackward0;
-    any number of dimensions, negative amounts crop); 'reflect' mirrors without repeating the
-    edge, 'replicate' repeats the edge, 'circular' wraps around, for the last 1, 2 or 3
-    dimensions of a batched input (taken with index_select: IndexSelectBackward0 where
-    PyTorch records its own pad nodes)."""
+    (top, bottom) for the one before, ... 'constant' fills with value (constant_pad_nd:
+    any number of dimensions, negative amounts crop); 'reflect' mirrors without repeating
+    the edge, 'replicate' repeats the edge (reflection_pad{1,2,3}d, replication_pad...d),
+    'circular' wraps around, for the last 1, 2 or 3 dimensions of a batched or unbatched
+    input, as torch's at::pad dispatches."""
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     pad = int_list(pad)
@@ -1191,40 +1193,26 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
             "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode == "circular":
+        return _pad_circular(input, pad)
+    kind = "reflection" if mode == "reflect" else "replication"
+    return getattr(ops, f"{kind}_pad{dims}d")(input, pad)
+
+
+def _pad_circular(input: Any, pad: list[int]) -> Any:
+    """Wrap around: the elements past one end continue from the other. Taken with
+    index_select (IndexSelectBackward0, where PyTorch copies slices: CopySlices)."""
     result = input
-    for i in range(dims):
-        dim = input.ndim - 1 - i
-        index = _pad_index(mode, input.shape[dim], pad[2 * i], pad[2 * i + 1], dim, pad,
-                           input.shape)
+    for i in range(len(pad) // 2):
+        dim, (before, after) = input.ndim - 1 - i, pad[2 * i: 2 * i + 2]
+        size = input.shape[dim]
+        if before > size or after > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if size + before + after < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        index = np.arange(-before, size + after, dtype=np.int64) % size
         result = ops.index_select(result, dim, factories.from_numpy(index))
     return result
-
-
-def _pad_index(mode: str, size: int, before: int, after: int, dim: int, pad: list[int],
-               shape: Any) -> np.ndarray:
-    """Which input position each output position along one dimension copies."""
-    if mode == "reflect" and (before >= size or after >= size):
-        argument = 2 * len(pad) // 2 + 2
-        raise RuntimeError(
-            f"Argument #{argument}: Padding size should be less than the corresponding input "
-            f"dimension, but got: padding ({before}, {after}) at dimension {dim} of input "
-            f"{list(shape)}")
-    if mode == "circular" and (before > size or after > size):
-        raise RuntimeError("Padding value causes wrapping around more than once.")
-    if size + before + after < 0 or size == 0:
-        raise RuntimeError(
-            f"input tensor must have a non-zero size in dimension {dim} to be padded, but "
-            f"got {list(shape)}" if size == 0 else "narrow(): length must be non-negative.")
-    positions = np.arange(-before, size + after, dtype=np.int64)
-    if mode == "reflect":
-        period = 2 * (size - 1)
-        positions = np.abs(positions) % period if period else np.zeros_like(positions)
-        positions = np.where(positions >= size, period - positions, positions)
-    elif mode == "replicate":
-        positions = np.clip(positions, 0, size - 1)
-    else:
-        positions = positions % size
-    return positions
 
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Any:

@@ -1934,3 +1934,83 @@ def constant_pad_nd(self, pad, value=0):
         crops[dim] = slice(builtins.max(-before, 0), self.shape[dim] - builtins.max(-after, 0))
         widths[dim] = (builtins.max(before, 0), builtins.max(after, 0))
     return np.pad(self[tuple(crops)], widths, constant_values=_as(value, self.dtype))
+
+
+def elu_(self, alpha=1, scale=1, input_scale=1):
+    return elu(self, alpha, scale, input_scale)
+
+
+def leaky_relu_(self, negative_slope=0.01):
+    return leaky_relu(self, negative_slope)
+
+
+def _pad_positions(reflect: bool, size: int, before: int, after: int) -> np.ndarray:
+    """The input position each output position copies along one padded dimension: mirrored
+    about the edge elements (reflect, which repeats no edge), or the nearest edge element
+    (replicate). A negative amount crops."""
+    positions = np.arange(-before, size + after, dtype=np.int64)
+    if not reflect:
+        return np.clip(positions, 0, size - 1)
+    period = 2 * (size - 1)
+    if period == 0:
+        return np.zeros_like(positions)
+    positions = np.abs(positions) % period
+    return np.where(positions >= size, period - positions, positions)
+
+
+def _index_pad(self: np.ndarray, padding: Any, reflect: bool) -> np.ndarray:
+    """reflection_pad{1,2,3}d / replication_pad{1,2,3}d: pad the last len(padding) / 2
+    dimensions of a batched or unbatched input by copying its own elements."""
+    padding = list(padding)
+    dims = len(padding) // 2
+    name = f"{'reflection' if reflect else 'replication'}_pad{dims}d"
+    batched = self.ndim == dims + 2
+    if self.ndim not in (dims + 1, dims + 2) or 0 in self.shape[1 if batched else 0:]:
+        raise RuntimeError(
+            f"Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with possibly 0 batch "
+            "size and other non-zero dimensions for input, but got: "
+            f"{list(self.shape)}")
+    for i in range(dims):
+        dim, (before, after) = self.ndim - 1 - i, padding[2 * i: 2 * i + 2]
+        if reflect and (before >= self.shape[dim] or after >= self.shape[dim]):
+            raise RuntimeError(
+                f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding "
+                f"input dimension, but got: padding ({before}, {after}) at dimension {dim} "
+                f"of input {list(self.shape)}")
+    width = self.shape[-1] + padding[0] + padding[1]
+    if dims == 1 and width < 1:
+        raise RuntimeError(f"input (W: {self.shape[-1]}) is too small. Calculated output W: "
+                           f"{width}")
+    if self.dtype == np.bool_:
+        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
+    result = self
+    for i in range(dims):
+        dim = self.ndim - 1 - i
+        positions = _pad_positions(reflect, self.shape[dim], padding[2 * i],
+                                   padding[2 * i + 1])
+        result = np.take(result, positions, axis=dim)
+    return result
+
+
+def reflection_pad1d(self, padding):
+    return _index_pad(self, padding, True)
+
+
+def reflection_pad2d(self, padding):
+    return _index_pad(self, padding, True)
+
+
+def reflection_pad3d(self, padding):
+    return _index_pad(self, padding, True)
+
+
+def replication_pad1d(self, padding):
+    return _index_pad(self, padding, False)
+
+
+def replication_pad2d(self, padding):
+    return _index_pad(self, padding, False)
+
+
+def replication_pad3d(self, padding):
+    return _index_pad(self, padding, False)
