@@ -1200,18 +1200,36 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
 
 
 def _pad_circular(input: Any, pad: list[int]) -> Any:
-    """Wrap around: the elements past one end continue from the other. Taken with
-    index_select (IndexSelectBackward0, where PyTorch copies slices: CopySlices)."""
-    result = input
-    for i in range(len(pad) // 2):
+    """Wrap around: the elements past one end continue from the other. Built as PyTorch
+    builds it (so the graph ends in CopySlices): an empty result, the input copied into its
+    middle, then, dimension by dimension, each padded border copied from the far side of
+    the result itself (corners are written again by later dimensions, from rows that are
+    already complete)."""
+    dims = len(pad) // 2
+    shape = list(input.shape)
+    for i in range(dims):
         dim, (before, after) = input.ndim - 1 - i, pad[2 * i: 2 * i + 2]
-        size = input.shape[dim]
-        if before > size or after > size:
+        if before > shape[dim] or after > shape[dim]:
             raise RuntimeError("Padding value causes wrapping around more than once.")
-        if size + before + after < 0:
+        shape[dim] += before + after
+        if shape[dim] < 0:
             raise RuntimeError("Negative padding value is resulting in an empty dimension")
-        index = np.arange(-before, size + after, dtype=np.int64) % size
-        result = ops.index_select(result, dim, factories.from_numpy(index))
+    result = factories.empty(shape, dtype=input.dtype)
+    middle, source = result, input
+    for i in range(dims):
+        dim, (before, after) = input.ndim - 1 - i, pad[2 * i: 2 * i + 2]
+        middle = ops.slice(middle, dim, max(before, 0), shape[dim] - max(after, 0), 1)
+        source = ops.slice(source, dim, max(-before, 0), input.shape[dim] - max(-after, 0), 1)
+    middle.copy_(source)
+    for i in range(dims):
+        dim, (before, after) = input.ndim - 1 - i, pad[2 * i: 2 * i + 2]
+        size = shape[dim]
+        if before > 0:
+            ops.slice(result, dim, 0, before, 1).copy_(
+                ops.slice(result, dim, size - before - max(after, 0), size - max(after, 0), 1))
+        if after > 0:
+            ops.slice(result, dim, size - after, size, 1).copy_(
+                ops.slice(result, dim, max(before, 0), max(before, 0) + after, 1))
     return result
 
 
