@@ -295,3 +295,38 @@ def test_an_mlp_language_model_with_batch_norm_prints_torch_s_losses() -> None:
     expected, actual = program(torch), program(runtime)
     np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-7)
     assert expected[0] != expected[7]  # it trained
+
+
+def test_the_program_runs_unchanged_with_python_m_runtime(tmp_path: Any) -> None:
+    """The same loop as a script: `python prog.py` (torch) and `python -m runtime prog.py`
+    (gradgen) print the same numbers, the modules' reprs and the grad_fn names."""
+    from tests.test_run_program import run_both, write
+
+    write(tmp_path, "prog.py", '''
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 16, bias=False), nn.BatchNorm1d(16), nn.Tanh(),
+                              nn.Linear(16, 16), nn.LeakyReLU(0.1), nn.Linear(16, 4))
+        print(model)
+        x = torch.randn(32, 6)
+        y = torch.randint(0, 4, (32,))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        for step in range(5):
+            logits = model(x)
+            loss = F.cross_entropy(logits, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            print(step, loss.item(), model[1].num_batches_tracked.item())
+        print(model[1].running_mean[:4], model[1].running_var[:4])
+        model.eval()
+        with torch.no_grad():
+            print(F.cross_entropy(model(x), y).item())
+        h = model[1](model[0](x[:4]))
+        print(h.grad_fn, F.silu(h).grad_fn, F.pad(h, (1, 1)).grad_fn)
+        print(F.one_hot(y[:5], 4))
+    ''')
+    run_both(tmp_path, ["prog.py"])
