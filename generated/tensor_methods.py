@@ -289,18 +289,6 @@ class TensorMethods:
         """reciprocal(Tensor self) -> Tensor"""
         return ops.reciprocal(self)
 
-    def reflection_pad1d(self, *padding):
-        """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
-        return ops.reflection_pad1d(self, _dispatch.int_list(padding))
-
-    def reflection_pad2d(self, *padding):
-        """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
-        return ops.reflection_pad2d(self, _dispatch.int_list(padding))
-
-    def reflection_pad3d(self, *padding):
-        """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
-        return ops.reflection_pad3d(self, _dispatch.int_list(padding))
-
     def relu(self):
         """relu(Tensor self) -> Tensor"""
         return ops.relu(self)
@@ -308,18 +296,6 @@ class TensorMethods:
     def repeat(self, *repeats):
         """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
         return ops.repeat(self, _dispatch.int_list(repeats))
-
-    def replication_pad1d(self, *padding):
-        """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
-        return ops.replication_pad1d(self, _dispatch.int_list(padding))
-
-    def replication_pad2d(self, *padding):
-        """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
-        return ops.replication_pad2d(self, _dispatch.int_list(padding))
-
-    def replication_pad3d(self, *padding):
-        """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
-        return ops.replication_pad3d(self, _dispatch.int_list(padding))
 
     def rsqrt(self):
         """rsqrt(Tensor self) -> Tensor"""
