@@ -148,6 +148,25 @@ __all__ = [
     "embedding_dense_backward",
     "native_layer_norm",
     "native_layer_norm_backward",
+    "native_batch_norm",
+    "silu",
+    "mish",
+    "elu",
+    "elu_",
+    "hardtanh",
+    "hardsigmoid",
+    "hardswish",
+    "log_sigmoid_forward",
+    "glu",
+    "huber_loss",
+    "constant_pad_nd",
+    "leaky_relu_",
+    "reflection_pad1d",
+    "reflection_pad2d",
+    "reflection_pad3d",
+    "replication_pad1d",
+    "replication_pad2d",
+    "replication_pad3d",
 ]
 
 
@@ -1353,3 +1372,176 @@ def native_layer_norm_backward(grad_out_p, grad_out_t, input_p, input_t, normali
     """
     result0_t, result1_t, result2_t = manual.layer_norm_backward_jvp(ops, grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     return result0_t, result1_t, result2_t
+
+
+def native_batch_norm(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean_p, running_var_p, training, momentum, eps, result0, result1, result2):
+    """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_batch_norm
+    result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, training, eps)
+    """
+    result0_t = manual.batch_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, training, eps)
+    return result0_t, None, None
+
+
+def silu(self_p, self_t, result):
+    """silu(Tensor self) -> Tensor
+
+    derivatives.yaml, entry silu
+    result: auto_element_wise, from self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))
+    """
+    return self_t * ops.sigmoid(self_p) * (1 + self_p * (1 - ops.sigmoid(self_p)))
+
+
+def mish(self_p, self_t, result):
+    """mish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry mish
+    result: auto_element_wise, from self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))
+    """
+    return self_t * (ops.tanh(ops.softplus(self_p)) + self_p * ops.sigmoid(self_p) * (1 - ops.tanh(ops.softplus(self_p)) * ops.tanh(ops.softplus(self_p))))
+
+
+def elu(self_p, self_t, alpha, scale, input_scale, result):
+    """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
+
+    derivatives.yaml, entry elu
+    result: auto_element_wise, from self: where(self > 0, grad * scale, grad * exp(self * input_scale) * (alpha * scale * input_scale))
+    """
+    return ops.where(self_p > 0, self_t * scale, self_t * ops.exp(self_p * input_scale) * (alpha * scale * input_scale))
+
+
+def elu_(self_p, self_t, alpha, scale, input_scale, result):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
+
+    derivatives.yaml, entry elu_
+    result: self_t * where(result > 0, scale, (result + alpha * scale) * input_scale)
+    """
+    return self_t * ops.where(result > 0, scale, (result + alpha * scale) * input_scale)
+
+
+def hardtanh(self_p, self_t, min_val, max_val, result):
+    """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+
+    derivatives.yaml, entry hardtanh
+    result: auto_element_wise, from self: where(logical_and(self > min_val, self < max_val), grad, 0)
+    """
+    return ops.where(ops.logical_and(self_p > min_val, self_p < max_val), self_t, 0)
+
+
+def hardsigmoid(self_p, self_t, result):
+    """hardsigmoid(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardsigmoid
+    result: auto_element_wise, from self: where(logical_and(self > -3, self < 3), grad * 0.1666666716337204, 0)
+    """
+    return ops.where(ops.logical_and(self_p > -3, self_p < 3), self_t * 0.1666666716337204, 0)
+
+
+def hardswish(self_p, self_t, result):
+    """hardswish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardswish
+    result: auto_element_wise, from self: where(self <= -3, 0, where(self < 3, grad * (self / 3 + 0.5), grad))
+    """
+    return ops.where(self_p <= -3, 0, ops.where(self_p < 3, self_t * (self_p / 3 + 0.5), self_t))
+
+
+def log_sigmoid_forward(self_p, self_t, output, buffer):
+    """log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)
+
+    derivatives.yaml, entry log_sigmoid_forward
+    output: self_t * sigmoid(-self_p)
+    """
+    output_t = self_t * ops.sigmoid(-self_p)
+    return output_t, None
+
+
+def glu(self_p, self_t, dim, result):
+    """glu(Tensor self, int dim=-1) -> Tensor
+
+    derivatives.yaml, entry glu
+    result: glu_jvp(self_p, self_t, dim)
+    """
+    return manual.glu_jvp(ops, self_p, self_t, dim)
+
+
+def huber_loss(self_p, self_t, target_p, target_t, reduction, delta, result):
+    """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor
+
+    derivatives.yaml, entry huber_loss
+    result: apply_loss_reduction((self_t - target_t) * clamp(self_p - target_p, -delta, delta), reduction)
+    """
+    return manual.apply_loss_reduction(ops, (self_t - target_t) * ops.clamp(self_p - target_p, -delta, delta), reduction)
+
+
+def constant_pad_nd(self_p, self_t, pad, value, result):
+    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
+
+    derivatives.yaml, entry constant_pad_nd
+    result: constant_pad_nd(self_t, pad, 0)
+    """
+    return ops.constant_pad_nd(self_t, pad, 0)
+
+
+def leaky_relu_(self_p, self_t, negative_slope, result):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
+
+    derivatives.yaml, entry leaky_relu_
+    result: leaky_relu_backward(self_t, result, negative_slope, True)
+    """
+    return ops.leaky_relu_backward(self_t, result, negative_slope, True)
+
+
+def reflection_pad1d(self_p, self_t, padding, result):
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad1d
+    result: auto_linear
+    """
+    return ops.reflection_pad1d(self_t, padding)
+
+
+def reflection_pad2d(self_p, self_t, padding, result):
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad2d
+    result: auto_linear
+    """
+    return ops.reflection_pad2d(self_t, padding)
+
+
+def reflection_pad3d(self_p, self_t, padding, result):
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad3d
+    result: auto_linear
+    """
+    return ops.reflection_pad3d(self_t, padding)
+
+
+def replication_pad1d(self_p, self_t, padding, result):
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad1d
+    result: auto_linear
+    """
+    return ops.replication_pad1d(self_t, padding)
+
+
+def replication_pad2d(self_p, self_t, padding, result):
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad2d
+    result: auto_linear
+    """
+    return ops.replication_pad2d(self_t, padding)
+
+
+def replication_pad3d(self_p, self_t, padding, result):
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad3d
+    result: auto_linear
+    """
+    return ops.replication_pad3d(self_t, padding)

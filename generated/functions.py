@@ -147,6 +147,25 @@ __all__ = [
     "EmbeddingDenseBackwardBackward0",
     "NativeLayerNormBackward0",
     "NativeLayerNormBackwardBackward0",
+    "NativeBatchNormBackward0",
+    "SiluBackward0",
+    "MishBackward0",
+    "EluBackward0",
+    "EluBackward1",
+    "HardtanhBackward0",
+    "HardsigmoidBackward0",
+    "HardswishBackward0",
+    "LogSigmoidBackward0",
+    "GluBackward0",
+    "HuberLossBackward0",
+    "ConstantPadNdBackward0",
+    "LeakyReluBackward1",
+    "ReflectionPad1DBackward0",
+    "ReflectionPad2DBackward0",
+    "ReflectionPad3DBackward0",
+    "ReplicationPad1DBackward0",
+    "ReplicationPad2DBackward0",
+    "ReplicationPad3DBackward0",
 ]
 
 
@@ -4122,4 +4141,524 @@ class NativeLayerNormBackwardBackward0(Node):
                 grad_inputs[2] = results[1]
             if grad_input_mask[2]:
                 grad_inputs[0] = results[2]
+        return grad_inputs
+
+
+class NativeBatchNormBackward0(Node):
+    """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_batch_norm
+    input, weight, bias: batch_norm_gradients(grad, input, weight, running_mean, running_var, training, eps, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "weight_", "running_mean_", "running_var_", "_saved_training", "_saved_eps")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_running_mean(self):
+        return self.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(self):
+        return self.running_var_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.running_mean_.reset_data()
+        self.running_var_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        running_mean = ops.unpack(self.running_mean_, self)
+        running_var = ops.unpack(self.running_var_, self)
+        training = self._saved_training
+        eps = self._saved_eps
+        grad_inputs = [None, None, None]
+        # input, weight, bias: batch_norm_gradients(grad, input, weight, running_mean, running_var, training, eps, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.batch_norm_gradients(ops, grad, input, weight, running_mean, running_var, training, eps, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class SiluBackward0(Node):
+    """silu(Tensor self) -> Tensor
+
+    derivatives.yaml, entry silu
+    self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.sigmoid(self_) * (1 + self_ * (1 - ops.sigmoid(self_)))
+        return grad_inputs
+
+
+class MishBackward0(Node):
+    """mish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry mish
+    self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * (ops.tanh(ops.softplus(self_)) + self_ * ops.sigmoid(self_) * (1 - ops.tanh(ops.softplus(self_)) * ops.tanh(ops.softplus(self_))))
+        return grad_inputs
+
+
+class EluBackward0(Node):
+    """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
+
+    derivatives.yaml, entry elu
+    self: where(self > 0, grad * scale, grad * exp(self * input_scale) * (alpha * scale * input_scale))
+    """
+
+    __slots__ = ("self_", "_saved_scale", "_saved_input_scale", "_saved_alpha")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        scale = self._saved_scale
+        input_scale = self._saved_input_scale
+        alpha = self._saved_alpha
+        grad_inputs = [None]
+        # self: where(self > 0, grad * scale, grad * exp(self * input_scale) * (alpha * scale * input_scale))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.where(self_ > 0, grad * scale, grad * ops.exp(self_ * input_scale) * (alpha * scale * input_scale))
+        return grad_inputs
+
+
+class EluBackward1(Node):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
+
+    derivatives.yaml, entry elu_
+    self: where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
+    """
+
+    __slots__ = ("result_", "_saved_scale", "_saved_alpha", "_saved_input_scale")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        scale = self._saved_scale
+        alpha = self._saved_alpha
+        input_scale = self._saved_input_scale
+        grad_inputs = [None]
+        # self: where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
+        return grad_inputs
+
+
+class HardtanhBackward0(Node):
+    """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+
+    derivatives.yaml, entry hardtanh
+    self: where(logical_and(self > min_val, self < max_val), grad, 0)
+    """
+
+    __slots__ = ("self_", "_saved_min_val", "_saved_max_val")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        min_val = self._saved_min_val
+        max_val = self._saved_max_val
+        grad_inputs = [None]
+        # self: where(logical_and(self > min_val, self < max_val), grad, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.where(ops.logical_and(self_ > min_val, self_ < max_val), grad, 0)
+        return grad_inputs
+
+
+class HardsigmoidBackward0(Node):
+    """hardsigmoid(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardsigmoid
+    self: where(logical_and(self > -3, self < 3), grad * 0.1666666716337204, 0)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: where(logical_and(self > -3, self < 3), grad * 0.1666666716337204, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.where(ops.logical_and(self_ > -3, self_ < 3), grad * 0.1666666716337204, 0)
+        return grad_inputs
+
+
+class HardswishBackward0(Node):
+    """hardswish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardswish
+    self: where(self <= -3, 0, where(self < 3, grad * (self / 3 + 0.5), grad))
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: where(self <= -3, 0, where(self < 3, grad * (self / 3 + 0.5), grad))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.where(self_ <= -3, 0, ops.where(self_ < 3, grad * (self_ / 3 + 0.5), grad))
+        return grad_inputs
+
+
+class LogSigmoidBackward0(Node):
+    """log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)
+
+    derivatives.yaml, entry log_sigmoid_forward
+    self: grad * sigmoid(-self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * sigmoid(-self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.sigmoid(-self_)
+        return grad_inputs
+
+
+class GluBackward0(Node):
+    """glu(Tensor self, int dim=-1) -> Tensor
+
+    derivatives.yaml, entry glu
+    self: glu_gradient(grad, self, dim)
+    """
+
+    __slots__ = ("self_", "_saved_dim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: glu_gradient(grad, self, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.glu_gradient(ops, grad, self_, dim)
+        return grad_inputs
+
+
+class HuberLossBackward0(Node):
+    """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor
+
+    derivatives.yaml, entry huber_loss
+    self: grad * clamp(self - target, -delta, delta) * (1.0 / self.numel() if reduction == 1 else 1.0)
+    target: -grad * clamp(self - target, -delta, delta) * (1.0 / self.numel() if reduction == 1 else 1.0)
+    """
+
+    __slots__ = ("self_", "target_", "_saved_delta", "_saved_reduction", "_saved_self_sym_numel")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        delta = self._saved_delta
+        reduction = self._saved_reduction
+        self_sym_numel = self._saved_self_sym_numel
+        grad_inputs = [None, None]
+        # self: grad * clamp(self - target, -delta, delta) * (1.0 / self.numel() if reduction == 1 else 1.0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.clamp(self_ - target, -delta, delta) * (1.0 / self_sym_numel if reduction == 1 else 1.0)
+        # target: -grad * clamp(self - target, -delta, delta) * (1.0 / self.numel() if reduction == 1 else 1.0)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = -grad * ops.clamp(self_ - target, -delta, delta) * (1.0 / self_sym_numel if reduction == 1 else 1.0)
+        return grad_inputs
+
+
+class ConstantPadNdBackward0(Node):
+    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
+
+    derivatives.yaml, entry constant_pad_nd
+    self: constant_pad_nd_backward(grad, pad)
+    """
+
+    __slots__ = ("_saved_pad",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        pad = self._saved_pad
+        grad_inputs = [None]
+        # self: constant_pad_nd_backward(grad, pad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.constant_pad_nd_backward(ops, grad, pad)
+        return grad_inputs
+
+
+class LeakyReluBackward1(Node):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
+
+    derivatives.yaml, entry leaky_relu_
+    self: leaky_relu_backward(grad, result, negative_slope, True)
+    """
+
+    __slots__ = ("result_", "_saved_negative_slope")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        negative_slope = self._saved_negative_slope
+        grad_inputs = [None]
+        # self: leaky_relu_backward(grad, result, negative_slope, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.leaky_relu_backward(grad, result, negative_slope, True)
+        return grad_inputs
+
+
+class ReflectionPad1DBackward0(Node):
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad1d
+    self: padding_backward(grad, self.shape, padding, True)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, True)
+        return grad_inputs
+
+
+class ReflectionPad2DBackward0(Node):
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad2d
+    self: padding_backward(grad, self.shape, padding, True)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, True)
+        return grad_inputs
+
+
+class ReflectionPad3DBackward0(Node):
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad3d
+    self: padding_backward(grad, self.shape, padding, True)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, True)
+        return grad_inputs
+
+
+class ReplicationPad1DBackward0(Node):
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad1d
+    self: padding_backward(grad, self.shape, padding, False)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, False)
+        return grad_inputs
+
+
+class ReplicationPad2DBackward0(Node):
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad2d
+    self: padding_backward(grad, self.shape, padding, False)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, False)
+        return grad_inputs
+
+
+class ReplicationPad3DBackward0(Node):
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad3d
+    self: padding_backward(grad, self.shape, padding, False)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, False)
         return grad_inputs

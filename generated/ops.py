@@ -33,11 +33,14 @@ from generated.functions import (
     ClampMinBackward0,
     ClampMinBackward1,
     CloneBackward0,
+    ConstantPadNdBackward0,
     CopyBackwards,
     CosBackward0,
     DivBackward0,
     DivBackward1,
     DotBackward0,
+    EluBackward0,
+    EluBackward1,
     EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0,
     ErfBackward0,
@@ -52,16 +55,23 @@ from generated.functions import (
     GatherBackward0,
     GeluBackward0,
     GeluBackwardBackward0,
+    GluBackward0,
+    HardsigmoidBackward0,
+    HardswishBackward0,
+    HardtanhBackward0,
+    HuberLossBackward0,
     IndexAddBackward0,
     IndexBackward0,
     IndexPutBackward0,
     IndexPutImplBackward0,
     IndexSelectBackward0,
     LeakyReluBackward0,
+    LeakyReluBackward1,
     LeakyReluBackwardBackward0,
     LinalgVectorNormBackward0,
     Log1PBackward0,
     LogBackward0,
+    LogSigmoidBackward0,
     LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0,
     LogsumexpBackward0,
@@ -75,12 +85,14 @@ from generated.functions import (
     MinBackward0,
     MinBackward1,
     MinimumBackward0,
+    MishBackward0,
     MmBackward0,
     MseLossBackward0,
     MseLossBackwardBackward0,
     MulBackward0,
     MulBackward1,
     MvBackward0,
+    NativeBatchNormBackward0,
     NativeDropoutBackward0,
     NativeDropoutBackwardBackward0,
     NativeLayerNormBackward0,
@@ -99,8 +111,14 @@ from generated.functions import (
     ProdBackward0,
     ProdBackward1,
     ReciprocalBackward0,
+    ReflectionPad1DBackward0,
+    ReflectionPad2DBackward0,
+    ReflectionPad3DBackward0,
     ReluBackward0,
     RepeatBackward0,
+    ReplicationPad1DBackward0,
+    ReplicationPad2DBackward0,
+    ReplicationPad3DBackward0,
     RsqrtBackward0,
     RsubBackward0,
     RsubBackward1,
@@ -110,6 +128,7 @@ from generated.functions import (
     SigmoidBackward0,
     SigmoidBackwardBackward0,
     SignBackward0,
+    SiluBackward0,
     SinBackward0,
     SliceBackward0,
     SliceBackwardBackward0,
@@ -188,10 +207,13 @@ __all__ = [
     "clamp_min",
     "clamp_min_",
     "clone",
+    "constant_pad_nd",
     "cos",
     "cos_",
     "div",
     "dot",
+    "elu",
+    "elu_",
     "embedding",
     "embedding_dense_backward",
     "eq",
@@ -209,18 +231,25 @@ __all__ = [
     "ge",
     "gelu",
     "gelu_backward",
+    "glu",
     "gt",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "huber_loss",
     "index",
     "index_add",
     "index_put",
     "index_select",
     "le",
     "leaky_relu",
+    "leaky_relu_",
     "leaky_relu_backward",
     "log",
     "log1p",
     "log1p_",
     "log_",
+    "log_sigmoid_forward",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -232,11 +261,13 @@ __all__ = [
     "mean",
     "min",
     "minimum",
+    "mish",
     "mm",
     "mse_loss",
     "mse_loss_backward",
     "mul",
     "mv",
+    "native_batch_norm",
     "native_dropout",
     "native_dropout_backward",
     "native_layer_norm",
@@ -253,9 +284,15 @@ __all__ = [
     "prod",
     "reciprocal",
     "reciprocal_",
+    "reflection_pad1d",
+    "reflection_pad2d",
+    "reflection_pad3d",
     "relu",
     "relu_",
     "repeat",
+    "replication_pad1d",
+    "replication_pad2d",
+    "replication_pad3d",
     "rsqrt",
     "rsqrt_",
     "rsub",
@@ -266,6 +303,7 @@ __all__ = [
     "sigmoid_",
     "sigmoid_backward",
     "sign",
+    "silu",
     "sin",
     "sin_",
     "slice",
@@ -305,6 +343,8 @@ _min_dim_return = namedtuple("min", ["values", "indices"])
 _nll_loss_forward_return = namedtuple("nll_loss_forward", ["output", "total_weight"])
 
 _nll_loss2d_forward_return = namedtuple("nll_loss2d_forward", ["output", "total_weight"])
+
+_log_sigmoid_forward_return = namedtuple("log_sigmoid_forward", ["output", "buffer"])
 
 
 def add_Tensor(self_, other, *, alpha=1):
@@ -3914,6 +3954,497 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
         forward_grad.set_tangents((result0, result1, result2), tangent)
     return (result0, result1, result2)
 
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_batch_norm
+    """
+    result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
+    if recording.compute_requires_grad(input, weight, bias):
+        grad_fn = NativeBatchNormBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn._saved_training = training
+        grad_fn._saved_eps = eps
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.native_batch_norm(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), running_mean, running_var, training, momentum, eps, result0, result1, result2)
+        forward_grad.set_tangents((result0, result1, result2), tangent)
+    return (result0, result1, result2)
+
+
+def silu(self_):
+    """silu(Tensor self) -> Tensor
+
+    derivatives.yaml, entry silu
+    """
+    result = recording.wrap(kernels.silu(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SiluBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.silu(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def silu_(self_):
+    """In-place silu(Tensor self) -> Tensor
+
+    derivatives.yaml, entry silu
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SiluBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.silu(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.silu(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def mish(self_):
+    """mish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry mish
+    """
+    result = recording.wrap(kernels.mish(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MishBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.mish(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def mish_(self_):
+    """In-place mish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry mish
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = MishBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.mish(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.mish(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def elu(self_, alpha=1, scale=1, input_scale=1):
+    """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
+
+    derivatives.yaml, entry elu
+    """
+    result = recording.wrap(kernels.elu(recording.data(self_), alpha, scale, input_scale))
+    if recording.compute_requires_grad(self_):
+        grad_fn = EluBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_scale = scale
+        grad_fn._saved_input_scale = input_scale
+        grad_fn._saved_alpha = alpha
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.elu(self_, forward_grad.tangent(self_), alpha, scale, input_scale, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def elu_(self_, alpha=1, scale=1, input_scale=1):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
+
+    derivatives.yaml, entry elu_
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = EluBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_scale = scale
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_input_scale = input_scale
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.elu_(recording.data(self_), alpha, scale, input_scale))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.elu_(original_self, forward_grad.tangent(self_), alpha, scale, input_scale, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def hardtanh(self_, min_val=-1, max_val=1):
+    """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+
+    derivatives.yaml, entry hardtanh
+    """
+    result = recording.wrap(kernels.hardtanh(recording.data(self_), min_val, max_val))
+    if recording.compute_requires_grad(self_):
+        grad_fn = HardtanhBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_min_val = min_val
+        grad_fn._saved_max_val = max_val
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.hardtanh(self_, forward_grad.tangent(self_), min_val, max_val, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def hardtanh_(self_, min_val=-1, max_val=1):
+    """In-place hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+
+    derivatives.yaml, entry hardtanh
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = HardtanhBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_min_val = min_val
+        grad_fn._saved_max_val = max_val
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.hardtanh(recording.data(self_), min_val, max_val))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.hardtanh(original_self, forward_grad.tangent(self_), min_val, max_val, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def hardsigmoid(self_):
+    """hardsigmoid(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardsigmoid
+    """
+    result = recording.wrap(kernels.hardsigmoid(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = HardsigmoidBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.hardsigmoid(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def hardsigmoid_(self_):
+    """In-place hardsigmoid(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardsigmoid
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = HardsigmoidBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.hardsigmoid(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.hardsigmoid(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def hardswish(self_):
+    """hardswish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardswish
+    """
+    result = recording.wrap(kernels.hardswish(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = HardswishBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.hardswish(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def hardswish_(self_):
+    """In-place hardswish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardswish
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = HardswishBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.hardswish(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.hardswish(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def log_sigmoid_forward(self_):
+    """log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)
+
+    derivatives.yaml, entry log_sigmoid_forward
+    """
+    output, buffer = map(recording.wrap, kernels.log_sigmoid_forward(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LogSigmoidBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(output, grad_fn)
+        recording.skip_output(buffer, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.log_sigmoid_forward(self_, forward_grad.tangent(self_), output, buffer)
+        forward_grad.set_tangents((output, buffer), tangent)
+    return _log_sigmoid_forward_return(output, buffer)
+
+
+def glu(self_, dim=-1):
+    """glu(Tensor self, int dim=-1) -> Tensor
+
+    derivatives.yaml, entry glu
+    """
+    result = recording.wrap(kernels.glu(recording.data(self_), dim))
+    if recording.compute_requires_grad(self_):
+        grad_fn = GluBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.glu(self_, forward_grad.tangent(self_), dim, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def huber_loss(self_, target, reduction=1, delta=1.0):
+    """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor
+
+    derivatives.yaml, entry huber_loss
+    """
+    result = recording.wrap(kernels.huber_loss(recording.data(self_), recording.data(target), reduction, delta))
+    if recording.compute_requires_grad(self_, target):
+        grad_fn = HuberLossBackward0(recording.collect_next_edges(self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_delta = delta
+        grad_fn._saved_reduction = reduction
+        grad_fn._saved_self_sym_numel = recording.numel(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, target):
+        with forward_grad.computing_tangents():
+            tangent = forward.huber_loss(self_, forward_grad.tangent(self_), target, forward_grad.tangent(target), reduction, delta, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def constant_pad_nd(self_, pad, value=0):
+    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
+
+    derivatives.yaml, entry constant_pad_nd
+    """
+    pad = recording.int_tuple(pad)
+    result = recording.wrap(kernels.constant_pad_nd(recording.data(self_), pad, value))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ConstantPadNdBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_pad = pad
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.constant_pad_nd(self_, forward_grad.tangent(self_), pad, value, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def leaky_relu_(self_, negative_slope=0.01):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
+
+    derivatives.yaml, entry leaky_relu_
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LeakyReluBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_negative_slope = negative_slope
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.leaky_relu_(recording.data(self_), negative_slope))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.leaky_relu_(original_self, forward_grad.tangent(self_), negative_slope, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def reflection_pad1d(self_, padding):
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad1d
+    """
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.reflection_pad1d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReflectionPad1DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.reflection_pad1d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def reflection_pad2d(self_, padding):
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad2d
+    """
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.reflection_pad2d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReflectionPad2DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.reflection_pad2d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def reflection_pad3d(self_, padding):
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad3d
+    """
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.reflection_pad3d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReflectionPad3DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.reflection_pad3d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def replication_pad1d(self_, padding):
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad1d
+    """
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.replication_pad1d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReplicationPad1DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.replication_pad1d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def replication_pad2d(self_, padding):
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad2d
+    """
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.replication_pad2d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReplicationPad2DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.replication_pad2d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def replication_pad3d(self_, padding):
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad3d
+    """
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.replication_pad3d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReplicationPad3DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.replication_pad3d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -4669,6 +5200,91 @@ OVERLOADS = {
         Param("bias", "Tensor?"),
         Param("output_mask", "bool[3]"),
     )),
+    "native_batch_norm": Overload(native_batch_norm, kernels.native_batch_norm, "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("running_mean", "Tensor?"),
+        Param("running_var", "Tensor?"),
+        Param("training", "bool"),
+        Param("momentum", "float"),
+        Param("eps", "float"),
+    )),
+    "silu": Overload(silu, kernels.silu, "silu(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "mish": Overload(mish, kernels.mish, "mish(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "elu": Overload(elu, kernels.elu, "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("alpha", "Scalar", has_default=True),
+        Param("scale", "Scalar", has_default=True),
+        Param("input_scale", "Scalar", has_default=True),
+    )),
+    "elu_": Overload(elu_, kernels.elu_, "elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("alpha", "Scalar", has_default=True),
+        Param("scale", "Scalar", has_default=True),
+        Param("input_scale", "Scalar", has_default=True),
+    )),
+    "hardtanh": Overload(hardtanh, kernels.hardtanh, "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("min_val", "Scalar", has_default=True),
+        Param("max_val", "Scalar", has_default=True),
+    )),
+    "hardsigmoid": Overload(hardsigmoid, kernels.hardsigmoid, "hardsigmoid(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "hardswish": Overload(hardswish, kernels.hardswish, "hardswish(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "log_sigmoid_forward": Overload(log_sigmoid_forward, kernels.log_sigmoid_forward, "log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)", (
+        Param("self_", "Tensor"),
+    )),
+    "glu": Overload(glu, kernels.glu, "glu(Tensor self, int dim=-1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int", has_default=True),
+    )),
+    "huber_loss": Overload(huber_loss, kernels.huber_loss, "huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("reduction", "int", has_default=True),
+        Param("delta", "float", has_default=True),
+    )),
+    "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("pad", "int[]"),
+        Param("value", "Scalar", has_default=True),
+    )),
+    "leaky_relu_": Overload(leaky_relu_, kernels.leaky_relu_, "leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("negative_slope", "Scalar", has_default=True),
+    )),
+    "reflection_pad1d": Overload(reflection_pad1d, kernels.reflection_pad1d, "reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[2]"),
+    )),
+    "reflection_pad2d": Overload(reflection_pad2d, kernels.reflection_pad2d, "reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[4]"),
+    )),
+    "reflection_pad3d": Overload(reflection_pad3d, kernels.reflection_pad3d, "reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[6]"),
+    )),
+    "replication_pad1d": Overload(replication_pad1d, kernels.replication_pad1d, "replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[2]"),
+    )),
+    "replication_pad2d": Overload(replication_pad2d, kernels.replication_pad2d, "replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[4]"),
+    )),
+    "replication_pad3d": Overload(replication_pad3d, kernels.replication_pad3d, "replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[6]"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -5072,6 +5688,63 @@ BY_NAME = {
     "native_layer_norm_backward": (
         OVERLOADS["native_layer_norm_backward"],
     ),
+    "native_batch_norm": (
+        OVERLOADS["native_batch_norm"],
+    ),
+    "silu": (
+        OVERLOADS["silu"],
+    ),
+    "mish": (
+        OVERLOADS["mish"],
+    ),
+    "elu": (
+        OVERLOADS["elu"],
+    ),
+    "elu_": (
+        OVERLOADS["elu_"],
+    ),
+    "hardtanh": (
+        OVERLOADS["hardtanh"],
+    ),
+    "hardsigmoid": (
+        OVERLOADS["hardsigmoid"],
+    ),
+    "hardswish": (
+        OVERLOADS["hardswish"],
+    ),
+    "log_sigmoid_forward": (
+        OVERLOADS["log_sigmoid_forward"],
+    ),
+    "glu": (
+        OVERLOADS["glu"],
+    ),
+    "huber_loss": (
+        OVERLOADS["huber_loss"],
+    ),
+    "constant_pad_nd": (
+        OVERLOADS["constant_pad_nd"],
+    ),
+    "leaky_relu_": (
+        OVERLOADS["leaky_relu_"],
+    ),
+    "reflection_pad1d": (
+        OVERLOADS["reflection_pad1d"],
+    ),
+    "reflection_pad2d": (
+        OVERLOADS["reflection_pad2d"],
+    ),
+    "reflection_pad3d": (
+        OVERLOADS["reflection_pad3d"],
+    ),
+    "replication_pad1d": (
+        OVERLOADS["replication_pad1d"],
+    ),
+    "replication_pad2d": (
+        OVERLOADS["replication_pad2d"],
+    ),
+    "replication_pad3d": (
+        OVERLOADS["replication_pad3d"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -5157,6 +5830,21 @@ BY_NAME = {
     ),
     "index_put_": (
         OVERLOADS["index_put"]._replace(wrapper=index_put_, kernel=None),
+    ),
+    "silu_": (
+        OVERLOADS["silu"]._replace(wrapper=silu_, kernel=None),
+    ),
+    "mish_": (
+        OVERLOADS["mish"]._replace(wrapper=mish_, kernel=None),
+    ),
+    "hardtanh_": (
+        OVERLOADS["hardtanh"]._replace(wrapper=hardtanh_, kernel=None),
+    ),
+    "hardsigmoid_": (
+        OVERLOADS["hardsigmoid"]._replace(wrapper=hardsigmoid_, kernel=None),
+    ),
+    "hardswish_": (
+        OVERLOADS["hardswish"]._replace(wrapper=hardswish_, kernel=None),
     ),
 }
 

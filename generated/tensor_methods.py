@@ -431,6 +431,18 @@ class TensorMethods:
         """In-place expm1(Tensor self) -> Tensor"""
         return ops.expm1_(self)
 
+    def hardsigmoid_(self):
+        """In-place hardsigmoid(Tensor self) -> Tensor"""
+        return ops.hardsigmoid_(self)
+
+    def hardswish_(self):
+        """In-place hardswish(Tensor self) -> Tensor"""
+        return ops.hardswish_(self)
+
+    def hardtanh_(self, min_val=-1, max_val=1):
+        """In-place hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
+        return ops.hardtanh_(self, min_val, max_val)
+
     def index_put_(self, indices, values, accumulate=False):
         """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         return ops.index_put_(self, indices, values, accumulate)
@@ -448,6 +460,10 @@ class TensorMethods:
         In-place masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
         """
         return ops.masked_fill_(self, *args, **kwargs)
+
+    def mish_(self):
+        """In-place mish(Tensor self) -> Tensor"""
+        return ops.mish_(self)
 
     def mul_(self, other):
         """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor"""
@@ -482,6 +498,10 @@ class TensorMethods:
     def sign_(self):
         """In-place sign(Tensor self) -> Tensor"""
         return ops.sign_(self)
+
+    def silu_(self):
+        """In-place silu(Tensor self) -> Tensor"""
+        return ops.silu_(self)
 
     def sin_(self):
         """In-place sin(Tensor self) -> Tensor"""

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import devices, dispatch, dtypes, factories, kernels, random_ops
+from runtime import devices, dispatch, dtypes, factories, grad_mode, kernels, random_ops
 from runtime._tensor import Tensor
 from runtime.dispatch import int_list
 
@@ -957,3 +957,338 @@ class CompositeMethods:
 
     def log_softmax(self, dim: int, dtype: Any = None) -> Any:
         return log_softmax(self, dim, dtype=dtype)
+
+
+# -- batch norm, activations, losses ----------------------------------------------------------
+# torch.nn.functional's batch norm, activations, losses and helpers, each made of spec ops
+# as PyTorch makes it (or calling the spec op that has its own node, as silu's SiluBackward0).
+
+__all__ += ["cosine_similarity"]  # the rest are torch.nn.functional's only
+
+
+def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None,
+               bias: Any = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Any:
+    """Normalize each channel (dimension 1) by its mean and variance: the batch's in
+    training (blending them into running_mean / running_var in place, when given), the
+    running stats in eval. native_batch_norm (NativeBatchNormBackward0) does the work."""
+    if training:
+        size = list(input.shape)
+        count = size[0] if size else 1
+        for extent in size[2:]:
+            count *= extent
+        if count == 1:
+            raise ValueError("Expected more than 1 value per channel when training, got "
+                             f"input size {_size(input)}")
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.ndim < 2:  # torch reads the channel count as input.size(1)
+        low = -max(input.ndim, 1)
+        raise IndexError("Dimension out of range (expected to be in range of "
+                         f"[{low}, {-low - 1}], but got 1)")
+    return ops.native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                                 momentum, eps)[0]
+
+
+def _inplace_or_not(input: Any, inplace: bool, function: Any, inplace_function: Any,
+                    *args: Any) -> Any:
+    return inplace_function(input, *args) if inplace else function(input, *args)
+
+
+def silu(input: Any, inplace: bool = False) -> Any:
+    """x sigmoid(x) (SiluBackward0)."""
+    return _inplace_or_not(input, inplace, ops.silu, ops.silu_)
+
+
+def mish(input: Any, inplace: bool = False) -> Any:
+    """x tanh(softplus(x)) (MishBackward0)."""
+    return _inplace_or_not(input, inplace, ops.mish, ops.mish_)
+
+
+def hardswish(input: Any, inplace: bool = False) -> Any:
+    """x relu6(x + 3) / 6 (HardswishBackward0)."""
+    return _inplace_or_not(input, inplace, ops.hardswish, ops.hardswish_)
+
+
+def hardsigmoid(input: Any, inplace: bool = False) -> Any:
+    """relu6(x + 3) / 6 (HardsigmoidBackward0)."""
+    return _inplace_or_not(input, inplace, ops.hardsigmoid, ops.hardsigmoid_)
+
+
+def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Any:
+    """x clamped to [min_val, max_val] (HardtanhBackward0)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _inplace_or_not(input, inplace, ops.hardtanh, ops.hardtanh_, min_val, max_val)
+
+
+def relu6(input: Any, inplace: bool = False) -> Any:
+    """min(max(0, x), 6): hardtanh(x, 0, 6), as PyTorch computes it."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
+    """x above 0, alpha (exp(x) - 1) below (EluBackward0; in place EluBackward1, whose
+    formula reads the result, as the input is overwritten)."""
+    return _inplace_or_not(input, inplace, ops.elu, ops.elu_, alpha)
+
+
+def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:
+    """x above 0, negative_slope x below (LeakyReluBackward0; in place LeakyReluBackward1)."""
+    if input.dtype.is_floating_point:
+        return _inplace_or_not(input, inplace, ops.leaky_relu, ops.leaky_relu_,
+                               negative_slope)
+    raise NotImplementedError(  # (the leaky_relu op itself lets integers through)
+        f'"leaky_relu_cpu" not implemented for \'{_type_name(input)}\'')
+
+
+def _type_name(tensor: Any) -> str:
+    """`Long`, `Int`, `Bool`: how torch's kernel messages name a dtype."""
+    return kernels._dtype_name(tensor._data)
+
+
+def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
+    """log(1 + exp(beta x)) / beta, x itself above the threshold (SoftplusBackward0)."""
+    if not input.dtype.is_floating_point:  # (the softplus op itself lets integers through)
+        raise NotImplementedError(
+            f'"softplus_cpu" not implemented for \'{_type_name(input)}\'')
+    return ops.softplus(input, beta, threshold)
+
+
+def logsigmoid(input: Any) -> Any:
+    """log(sigmoid(x)): log_sigmoid_forward's output (LogSigmoidBackward0)."""
+    return ops.log_sigmoid_forward(input)[0]
+
+
+def glu(input: Any, dim: int = -1) -> Any:
+    """a sigmoid(b) for the halves a, b of input along dim (GluBackward0)."""
+    return ops.glu(input, dim)
+
+
+def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Any:
+    """softmax(-x): small values get the large weights."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim)
+    return ops._softmax(to(-input, dtype), dim, False)
+
+
+def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0,
+               weight: Any = None) -> Any:
+    """Squared error below delta, linear above (HuberLossBackward0); with a weight, the
+    unreduced loss times it, then reduced (as PyTorch does)."""
+    _warn_target_size(input, target)
+    input, target = _broadcast_pair(input, target)
+    if weight is None:
+        return ops.huber_loss(input, target, _reduction(reduction), delta)
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    weighted = ops.huber_loss(input, target, 0, delta) * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()
+    if reduction == "mean":
+        return weighted.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', "
+                     "'sum'.")
+
+
+def kl_div(input: Any, target: Any, size_average: bool | None = None,
+           reduce: bool | None = None, reduction: str = "mean", log_target: bool = False) -> Any:
+    """KL(target || exp(input)) per element, reduced: input holds log-probabilities, target
+    probabilities (log-probabilities with log_target). 'batchmean' divides the sum by the
+    batch size, the true KL divergence; 'mean' divides by every element (and warns)."""
+    if size_average is not None or reduce is not None:
+        enum = _reduction(reduction, size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the "
+                "support size.'batchmean' divides only by the batch size, and aligns with the "
+                "KL div math definition.'mean' will be changed to behave the same as "
+                "'batchmean' in the next major release.", stacklevel=2)
+        enum = _reduction("sum" if reduction == "batchmean" else reduction)
+    if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        loss = ops.exp(target) * (target - input)
+    else:
+        # xlogy(target, target): 0 where target is 0 (the limit of t log t)
+        entropy = ops.where(target == 0, 0, target * ops.log(target))
+        loss = entropy - target * input
+    if enum == 1:
+        loss = loss.mean()
+    elif enum == 2:
+        loss = loss.sum()
+    if reduction == "batchmean" and input.ndim != 0:
+        loss = loss / input.shape[0]
+    return loss
+
+
+def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
+    """sum(x1/|x1| * x2/|x2|) along dim, each norm at least eps.
+
+    As PyTorch: both are broadcast, divided by their own norm first (which keeps the result
+    in [-1, 1]), and the norms are raised to eps in place without recording it, so the
+    gradient flows as if they were not clamped."""
+    x1, x2 = _float_operands(x1, x2)
+    x1, x2 = _broadcast_pair(x1, x2)
+    norm1 = ops.linalg_vector_norm(x1, 2, [dim], True).clone()
+    norm2 = ops.linalg_vector_norm(x2, 2, [dim], True).clone()
+    with grad_mode.no_grad():
+        norm1.clamp_min_(eps)
+        norm2.clamp_min_(eps)
+    return ((x1 / norm1) * (x2 / norm2)).sum(dim)
+
+
+def _float_operands(x1: Any, x2: Any) -> tuple[Any, Any]:
+    """x1 and x2 in their common dtype, which must be a floating one."""
+    common = dtypes.from_numpy(kernels.result_type(x1._data, x2._data))
+    if not common.is_floating_point:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{kernels._dtype_name(np.empty(0, common.numpy))}")
+    return to(x1, common), to(x2, common)
+
+
+def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Any = None) -> Any:
+    """input / max(norm(input, p, dim), eps): unit vectors along dim."""
+    denominator = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    result = input / denominator
+    return result if out is None else out.copy_(result)
+
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None) -> Any:
+    """Pad the last len(pad) / 2 dimensions: pad = (left, right) for the last one, then
+    (top, bottom) for the one before, ... 'constant' fills with value (constant_pad_nd:
+    any number of dimensions, negative amounts crop); 'reflect' mirrors without repeating
+    the edge, 'replicate' repeats the edge (reflection_pad{1,2,3}d, replication_pad...d),
+    'circular' wraps around, for the last 1, 2 or 3 dimensions of a batched or unbatched
+    input, as torch's at::pad dispatches."""
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    pad = int_list(pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) > 2 * input.ndim:
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(pad)} and input of dimension {input.ndim}")
+    if mode == "constant":
+        return ops.constant_pad_nd(input, pad, 0.0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    dims = len(pad) // 2
+    if dims not in (1, 2, 3) or input.ndim not in (dims + 1, dims + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode == "circular":
+        return _pad_circular(input, pad)
+    kind = "reflection" if mode == "reflect" else "replication"
+    return getattr(ops, f"{kind}_pad{dims}d")(input, pad)
+
+
+def _pad_circular(input: Any, pad: list[int]) -> Any:
+    """Wrap around: the elements past one end continue from the other. Built as PyTorch
+    builds it (so the graph ends in CopySlices): an empty result, the input copied into its
+    middle, then, dimension by dimension, each padded border copied from the far side of
+    the result itself (corners are written again by later dimensions, from rows that are
+    already complete)."""
+    dims = len(pad) // 2
+    shape = list(input.shape)
+    for i in range(dims):
+        dim, (before, after) = input.ndim - 1 - i, pad[2 * i: 2 * i + 2]
+        if before > shape[dim] or after > shape[dim]:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        shape[dim] += before + after
+        if shape[dim] < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    result = factories.empty(shape, dtype=input.dtype)
+    middle, source = result, input
+    for i in range(dims):
+        dim, (before, after) = input.ndim - 1 - i, pad[2 * i: 2 * i + 2]
+        middle = ops.slice(middle, dim, max(before, 0), shape[dim] - max(after, 0), 1)
+        source = ops.slice(source, dim, max(-before, 0), input.shape[dim] - max(-after, 0), 1)
+    middle.copy_(source)
+    for i in range(dims):
+        dim, (before, after) = input.ndim - 1 - i, pad[2 * i: 2 * i + 2]
+        size = shape[dim]
+        if before > 0:
+            ops.slice(result, dim, 0, before, 1).copy_(
+                ops.slice(result, dim, size - before - max(after, 0), size - max(after, 0), 1))
+        if after > 0:
+            ops.slice(result, dim, size - after, size, 1).copy_(
+                ops.slice(result, dim, max(before, 0), max(before, 0) + after, 1))
+    return result
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Any:
+    """An int64 tensor with one more dimension, of length num_classes (one more than the
+    largest class by default): 1 at each value's position, 0 elsewhere. No gradient."""
+    if tensor.dtype is not dtypes.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    values = tensor.detach().numpy()
+    if num_classes == -1:
+        if values.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(values.max()) + 1
+    if values.size:
+        if values.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if values.max() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    elif num_classes < 0:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = np.arange(num_classes, dtype=np.int64)
+    return factories.from_numpy((values[..., None] == classes).astype(np.int64))
+
+
+def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: float | None = None, enable_gqa: bool = False) -> Any:
+    """softmax(q kᵀ · scale + mask) v over the last two dimensions, made of matmul, softmax
+    and masking as PyTorch's math path makes it: q and k each scaled by √scale
+    (scale = 1/√E unless given); a bool mask keeps the True positions, a float mask is
+    added; is_causal keeps j <= i; a row with every position masked gives zeros, not NaN."""
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
+    if enable_gqa and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        key, value = _repeat_heads(key, query.shape[-3]), _repeat_heads(value, query.shape[-3])
+    factor = (1.0 / query.shape[-1] ** 0.5 if scale is None else scale) ** 0.5
+    scores = matmul(query * factor, ops.transpose(key, -2, -1) * factor)
+    length, source = query.shape[-2], key.shape[-2]
+    if is_causal:
+        attn_mask = factories.from_numpy(np.tril(np.ones((length, source), dtype=bool)))
+    if attn_mask is not None:
+        if attn_mask.dtype is dtypes.bool_:
+            scores = ops.masked_fill(scores, attn_mask.logical_not(), -float("inf"))
+        else:
+            scores = scores + attn_mask
+    # PyTorch's _safe_softmax: a row with every score -inf weighs nothing (not NaN). Its
+    # scores are replaced before the softmax, so no -inf - -inf is ever computed.
+    masked_rows = ops.all(scores == -float("inf"), -1, True)
+    weights = ops.where(masked_rows, 0.0, ops._softmax(ops.where(masked_rows, 0.0, scores),
+                                                       -1, False))
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return matmul(weights, value)
+
+
+def _repeat_heads(tensor: Any, heads: int) -> Any:
+    """Each key/value head repeated for the query heads that share it (grouped-query
+    attention): head h serves query heads h * r ... h * r + r - 1."""
+    repeats = heads // tensor.shape[-3]
+    index = np.repeat(np.arange(tensor.shape[-3], dtype=np.int64), repeats)
+    return ops.index_select(tensor, tensor.ndim - 3, factories.from_numpy(index))

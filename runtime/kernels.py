@@ -1767,3 +1767,250 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     grad_bias = np.sum(grad_out, axis=batch_axes)
     return (_array(grad_input, input.dtype), _array(grad_weight, input.dtype),
             _array(grad_bias, input.dtype))
+
+
+# -- batch norm, activations, losses ----------------------------------------------------------
+
+def _channel_shape(input: np.ndarray) -> tuple[int, ...]:
+    """The shape a per-channel vector broadcasts as against (N, C, *): (1, C, 1, ...)."""
+    return (1, input.shape[1]) + (1,) * (input.ndim - 2)
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """Normalize each channel (dimension 1) over the batch and every other dimension.
+
+    Training uses the batch's mean and biased variance, and blends them into running_mean and
+    running_var in place when given (the variance unbiased, as torch keeps it); it returns the
+    batch mean and 1/sqrt(var + eps) as save_mean and save_invstd. Eval mode normalizes by
+    the running stats and returns those two empty, as torch's CPU kernel does.
+    """
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"Expected 2 or more dimensions (got {input.ndim})")
+    channels = input.shape[1]
+    for name, value in (("running_mean", running_mean), ("running_var", running_var),
+                        ("weight", weight), ("bias", bias)):
+        if value is not None and value.size != channels:
+            raise RuntimeError(
+                f"{name} should contain {channels} elements not {value.size}")
+    shape = _channel_shape(input)
+    axes = (0,) + tuple(range(2, input.ndim))
+    if training:
+        mean = np.mean(input, axis=axes)
+        var = np.mean(np.square(input - mean.reshape(shape)), axis=axes)
+        invstd = 1.0 / np.sqrt(var + eps)
+        count = input.size // channels if channels else 0
+        if running_mean is not None:
+            running_mean *= 1 - momentum
+            running_mean += (momentum * mean).astype(running_mean.dtype)
+        if running_var is not None:
+            unbiased = var * (count / (count - 1)) if count > 1 else var * math.inf
+            running_var *= 1 - momentum
+            running_var += (momentum * unbiased).astype(running_var.dtype)
+        save_mean, save_invstd = _array(mean, input.dtype), _array(invstd, input.dtype)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean must be defined in evaluation mode")
+        mean, invstd = running_mean, 1.0 / np.sqrt(running_var + eps)
+        save_mean = save_invstd = np.empty((0,), input.dtype)
+    output = (input - mean.reshape(shape)) * invstd.reshape(shape)
+    if weight is not None:
+        output = output * weight.reshape(shape)
+    if bias is not None:
+        output = output + bias.reshape(shape)
+    return _array(output, input.dtype), save_mean, save_invstd
+
+
+def _floats_only(name: str, self: np.ndarray) -> None:
+    """torch's CPU kernels of these activations are compiled for floating types only."""
+    if self.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"{name}_cpu\" not implemented for '{_dtype_name(self)}'")
+
+
+def silu(self):
+    _floats_only("silu", self)
+    return _unary_float(lambda x: x * _sigmoid(x), self)
+
+
+def mish(self):
+    _floats_only("mish", self)
+    return _unary_float(lambda x: x * np.tanh(np.logaddexp(0, x)), self)
+
+
+def elu(self, alpha=1, scale=1, input_scale=1):
+    """scale * x above 0, scale * alpha * (exp(input_scale * x) - 1) at or below it."""
+    _floats_only("elu", self)
+    def function(x):
+        return np.where(x > 0, x * scale, np.expm1(x * input_scale) * (alpha * scale))
+    return _unary_float(function, self)
+
+
+def hardtanh(self, min_val=-1, max_val=1):
+    if self.dtype == np.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    return _array(np.minimum(np.maximum(self, min_val), max_val), self.dtype)
+
+
+def hardsigmoid(self):
+    _floats_only("hardsigmoid", self)
+    return _unary_float(lambda x: np.minimum(np.maximum(x + 3, 0), 6) / 6, self)
+
+
+def hardswish(self):
+    _floats_only("hardswish", self)
+    return _unary_float(lambda x: x * np.minimum(np.maximum(x + 3, 0), 6) / 6, self)
+
+
+def log_sigmoid_forward(self):
+    """(log(sigmoid(x)), exp(-|x|)): -log(1 + e^-x) computed without overflow."""
+    _floats_only("log_sigmoid", self)
+    dtype = _float_type(self)
+    x = _as(self, dtype)
+    buffer = quietly(np.exp, -np.abs(x))
+    output = np.minimum(x, 0) - np.log1p(buffer)
+    return _array(output, dtype), _array(buffer, dtype)
+
+
+def glu(self, dim=-1):
+    """a * sigmoid(b) for the halves a, b of self along dim."""
+    if self.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    _floats_only("glu", self)
+    dim = _glu_dim(self, dim)
+    size = self.shape[dim]
+    if size % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim} is size {size}")
+    first, second = np.split(self, 2, axis=dim)
+    return _array(first * _sigmoid(second), self.dtype)
+
+
+def _glu_dim(self: np.ndarray, dim: int) -> int:
+    if not -self.ndim <= dim < self.ndim:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-self.ndim}, "
+            f"{self.ndim - 1}], but got {dim})")
+    return dim % self.ndim
+
+
+def huber_loss(self, target, reduction=1, delta=1.0):
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    # the result takes self's dtype (a float64 target does not widen a float32 input)
+    dtype = result_type(self, target)
+    if dtype.kind != "f":
+        raise NotImplementedError(f"\"huber_cpu\" not implemented for '{_dtype_name(self)}'")
+    dtype = self.dtype if self.dtype.kind == "f" else dtype
+    difference = np.abs(_as(self, dtype) - _as(target, dtype))
+    loss = np.where(difference < delta, 0.5 * difference * difference,
+                    delta * (difference - 0.5 * delta))
+    if reduction == 1:
+        return _array(np.mean(loss), dtype)
+    if reduction == 2:
+        return _array(np.sum(loss), dtype)
+    return _array(loss, dtype)
+
+
+def constant_pad_nd(self, pad, value=0):
+    """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
+    the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""
+    pad = list(pad)
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    if len(pad) // 2 > self.ndim:
+        raise RuntimeError(
+            # (torch's message lacks the two spaces after the numbers)
+            "Length of pad should be no more than twice the number of dimensions of the "
+            f"input. Pad length is {len(pad)}while the input has {self.ndim}dimensions.")
+    widths = [(0, 0)] * self.ndim
+    crops = [slice(None)] * self.ndim
+    for i in range(len(pad) // 2):
+        dim = self.ndim - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        size = self.shape[dim] + before + after
+        if size < 0:  # torch crops with narrow, whose check this is
+            raise RuntimeError("narrow(): length must be non-negative.")
+        crops[dim] = slice(builtins.max(-before, 0), self.shape[dim] - builtins.max(-after, 0))
+        widths[dim] = (builtins.max(before, 0), builtins.max(after, 0))
+    return np.pad(self[tuple(crops)], widths, constant_values=_as(value, self.dtype))
+
+
+def elu_(self, alpha=1, scale=1, input_scale=1):
+    return elu(self, alpha, scale, input_scale)
+
+
+def leaky_relu_(self, negative_slope=0.01):
+    return leaky_relu(self, negative_slope)
+
+
+def _pad_positions(reflect: bool, size: int, before: int, after: int) -> np.ndarray:
+    """The input position each output position copies along one padded dimension: mirrored
+    about the edge elements (reflect, which repeats no edge), or the nearest edge element
+    (replicate). A negative amount crops."""
+    positions = np.arange(-before, size + after, dtype=np.int64)
+    if not reflect:
+        return np.clip(positions, 0, size - 1)
+    period = 2 * (size - 1)
+    if period == 0:
+        return np.zeros_like(positions)
+    positions = np.abs(positions) % period
+    return np.where(positions >= size, period - positions, positions)
+
+
+def _index_pad(self: np.ndarray, padding: Any, reflect: bool) -> np.ndarray:
+    """reflection_pad{1,2,3}d / replication_pad{1,2,3}d: pad the last len(padding) / 2
+    dimensions of a batched or unbatched input by copying its own elements."""
+    padding = list(padding)
+    dims = len(padding) // 2
+    name = f"{'reflection' if reflect else 'replication'}_pad{dims}d"
+    batched = self.ndim == dims + 2
+    if self.ndim not in (dims + 1, dims + 2) or 0 in self.shape[1 if batched else 0:]:
+        raise RuntimeError(
+            f"Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with possibly 0 batch "
+            "size and other non-zero dimensions for input, but got: "
+            f"{list(self.shape)}")
+    for i in range(dims):
+        dim, (before, after) = self.ndim - 1 - i, padding[2 * i: 2 * i + 2]
+        if reflect and (before >= self.shape[dim] or after >= self.shape[dim]):
+            raise RuntimeError(
+                f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding "
+                f"input dimension, but got: padding ({before}, {after}) at dimension {dim} "
+                f"of input {list(self.shape)}")
+    width = self.shape[-1] + padding[0] + padding[1]
+    if dims == 1 and width < 1:
+        raise RuntimeError(f"input (W: {self.shape[-1]}) is too small. Calculated output W: "
+                           f"{width}")
+    if self.dtype == np.bool_:
+        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
+    result = self
+    for i in range(dims):
+        dim = self.ndim - 1 - i
+        positions = _pad_positions(reflect, self.shape[dim], padding[2 * i],
+                                   padding[2 * i + 1])
+        result = np.take(result, positions, axis=dim)
+    return result
+
+
+def reflection_pad1d(self, padding):
+    return _index_pad(self, padding, True)
+
+
+def reflection_pad2d(self, padding):
+    return _index_pad(self, padding, True)
+
+
+def reflection_pad3d(self, padding):
+    return _index_pad(self, padding, True)
+
+
+def replication_pad1d(self, padding):
+    return _index_pad(self, padding, False)
+
+
+def replication_pad2d(self, padding):
+    return _index_pad(self, padding, False)
+
+
+def replication_pad3d(self, padding):
+    return _index_pad(self, padding, False)

@@ -6,7 +6,27 @@ from typing import Any
 
 from runtime.aliases import missing_attribute
 from runtime.nn import functional, init, utils
-from runtime.nn.activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from runtime.nn.activation import (
+    ELU,
+    GELU,
+    GLU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Tanh,
+)
+from runtime.nn.batchnorm import BatchNorm1d, BatchNorm2d
 from runtime.nn.container import ModuleDict, ModuleList, ParameterList, Sequential
 from runtime.nn.dropout import Dropout
 from runtime.nn.flatten import Flatten, Unflatten
@@ -14,7 +34,10 @@ from runtime.nn.linear import Identity, Linear
 from runtime.nn.loss import (
     BCELoss,
     BCEWithLogitsLoss,
+    CosineSimilarity,
     CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
     L1Loss,
     MSELoss,
     NLLLoss,
@@ -31,6 +54,10 @@ __all__ = [
     "Embedding", "LayerNorm", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
     "MSELoss", "L1Loss", "SmoothL1Loss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
     "BCEWithLogitsLoss",
+    # batch norm, activations, losses
+    "BatchNorm1d", "BatchNorm2d", "ELU", "GLU", "Hardsigmoid", "Hardswish", "Hardtanh",
+    "LeakyReLU", "LogSigmoid", "Mish", "ReLU6", "SiLU", "Softmin", "Softplus", "HuberLoss",
+    "KLDivLoss", "CosineSimilarity",
 ]
 
 
