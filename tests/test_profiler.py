@@ -246,3 +246,13 @@ def test_profiling_works_from_an_unchanged_torch_program(tmp_path: Path) -> None
     assert ours[3].split()[0] == theirs[3].split()[0] == "aten::mm"
     assert ours[3].split()[-1] == theirs[3].split()[-1] == "3.072"
     assert "runtime.autograd.profiler.profile" in ours[-1]
+
+
+def test_memory_counts_new_arrays_only() -> None:
+    x = runtime.ones(4, 4)
+    with profile(profile_memory=True) as prof:
+        y = x * 2  # a new 4x4 float32 array
+        y.add_(1)  # written in place
+        y.t()  # a view
+    memory = {row.key: row.self_cpu_memory_usage for row in prof.key_averages()}
+    assert memory == {"aten::mul": 64, "aten::add_": 0, "aten::t": 0}

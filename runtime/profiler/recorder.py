@@ -296,7 +296,7 @@ def _allocated(args: tuple, result: Any) -> int:
     for output in outputs:
         if not isinstance(output, np.ndarray):
             continue
-        if output.base is not None and any(np.may_share_memory(output, a) for a in inputs):
+        if any(np.may_share_memory(output, a) for a in inputs):  # a view, or written in place
             continue
         total += output.nbytes
     return total
@@ -398,7 +398,10 @@ _NAMES: dict[str, str] = {}
 
 def op_names() -> dict[str, str]:
     """The kernels of the spec's ops, by their attribute in `kernels`: `add_Tensor` ->
-    `aten::add`, `add_Tensor_` -> `aten::add_` (the op's name without its overload)."""
+    `aten::add` (the op's name without its overload). The in-place kernels that exist
+    apart (`add_Tensor_`, `zero_`) get the in-place name: `aten::add_`, `aten::zero_`; an
+    in-place op that runs its out-of-place kernel and copies the result in (`div_`) is
+    recorded under that kernel's name."""
     if not _NAMES:
         by_kernel: dict[int, str] = {}
         for key, overload in generated_ops.OVERLOADS.items():
@@ -407,6 +410,11 @@ def op_names() -> dict[str, str]:
         for attribute, value in vars(kernels).items():
             if callable(value) and id(value) in by_kernel:
                 _NAMES[attribute] = by_kernel[id(value)]
+        for attribute, value in vars(kernels).items():
+            if callable(value) and attribute.endswith("_") and not attribute.startswith("_") \
+                    and attribute not in _NAMES:
+                base = _NAMES.get(attribute[:-1])
+                _NAMES[attribute] = base + "_" if base else f"aten::{attribute}"
     return _NAMES
 
 
