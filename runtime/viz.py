@@ -295,7 +295,8 @@ def main(argv: list[str] | None = None, run: Callable[[str, list[str]], dict] = 
     the saved tensors are freed and `--show-saved` shows none (call the drawing with
     `retain_graph=True` in the program, or draw before backward with make_dot)."""
     parser = argparse.ArgumentParser(prog="python -m runtime.viz", usage=USAGE,
-                                     description="Draw the backward graph of a program's tensor.")
+                                     description="Draw the backward graph of a program's tensor.",
+                                     allow_abbrev=False)
     parser.add_argument("program")
     parser.add_argument("--out", default=None, help="graph.svg / .png / .pdf / .dot")
     parser.add_argument("--var", default=None, help="the global tensor to draw")

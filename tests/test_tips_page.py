@@ -9,7 +9,10 @@ import doctest
 import io
 import os
 import re
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "autograd-tips.md"
@@ -105,3 +108,37 @@ def test_pictures_exist_and_readme_links_the_page() -> None:
     for label in ("AddmmBackward0", "TBackward0", "layer1.weight", "mat1"):
         assert label in graph
     assert "docs/autograd-tips.md" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+# -- bench.batch_scaling, whose plot and fit tip 8 shows -------------------------------------
+
+def test_batch_scaling_fits_fixed_plus_per_sample_cost() -> None:
+    from bench import batch_scaling
+
+    fixed, per_sample = batch_scaling.fit([1, 16, 256], [3e-4 + 2e-6 * b for b in (1, 16, 256)])
+    assert fixed == pytest.approx(3e-4) and per_sample == pytest.approx(2e-6)
+    assert batch_scaling.fixed_share(3e-4, 2e-6, 16) == pytest.approx(3e-4 / (3e-4 + 32e-6))
+
+
+def test_batch_scaling_measures_both_systems_and_plots(tmp_path: Path, capsys) -> None:
+    from bench import batch_scaling
+
+    out = tmp_path / "plot.svg"
+    assert batch_scaling.main(["--quick", "--repeat", "3", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    for row in ("gradgen forward", "gradgen backward", "torch forward", "torch backward"):
+        assert row in printed
+    assert [line.split()[0] for line in printed.splitlines()[1:4]] == ["1", "16", "256"]
+    assert "<svg" in out.read_text() and "TinyModel backward" in out.read_text()
+
+
+def test_batch_scaling_without_matplotlib_says_so(tmp_path: Path, capsys,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench import batch_scaling
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
+    results = {"gradgen": {"forward": [1e-4, 2e-4], "backward": [1e-4, 3e-4],
+                           "forward_fit": (1e-4, 1e-6), "backward_fit": (1e-4, 2e-6)}}
+    assert batch_scaling.plot([1, 100], results, tmp_path / "p.svg") is False
+    assert "matplotlib is not installed" in capsys.readouterr().err
+    assert not (tmp_path / "p.svg").exists()
