@@ -8,7 +8,7 @@
 
 For the seed's TinyModel (1000 -> 100 -> ReLU -> 10, squared error summed), it times
 forward and backward apart, for gradgen and for torch when it is installed, at each batch
-size, and fits each by least squares as `fixed + per_sample * batch`. The fixed part is
+size, and fits each as `fixed + per_sample * batch` (see `fit`). The fixed part is
 what a step costs whatever the batch: one Python call per op and per node, the weights'
 gradients (whose size does not depend on the batch). The per-sample part is the
 arithmetic that grows with the batch: the matrix products and elementwise ops on
@@ -87,7 +87,7 @@ def forward_backward(lib: ModuleType, batch: int) -> tuple[Callable, Callable]:
 def time_batch(lib: ModuleType, batch: int, repeat: int) -> tuple[float, float]:
     """Median seconds of forward and of backward at `batch`, garbage collection off."""
     forward, backward = forward_backward(lib, batch)
-    for _ in range(2):  # warm up
+    for _ in range(5):  # warm up: the first calls of a fresh graph are slower
         backward(forward())
     forwards, backwards = [], []
     enabled = gc.isenabled()
@@ -108,8 +108,13 @@ def time_batch(lib: ModuleType, batch: int, repeat: int) -> tuple[float, float]:
 
 
 def fit(batches: list[int], seconds: list[float]) -> tuple[float, float]:
-    """Least squares `seconds = fixed + per_sample * batch`: (fixed, per_sample), in seconds."""
-    per_sample, fixed = np.polyfit(np.array(batches, dtype=float), np.array(seconds), 1)
+    """`seconds = fixed + per_sample * batch` by least squares on the *relative* error:
+    (fixed, per_sample), in seconds. Batches from 1 to 4096 span three orders of magnitude
+    of time; plain least squares would fit the large batches alone (their errors are the
+    largest in absolute terms) and leave the fixed part, which only the small batches
+    show, to chance, even negative."""
+    times = np.array(seconds)
+    per_sample, fixed = np.polyfit(np.array(batches, dtype=float), times, 1, w=1 / times)
     return float(fixed), float(per_sample)
 
 
