@@ -51,6 +51,7 @@ from runtime import (
     methods,  # noqa: F401 - imported to set the op methods on Tensor
     nn,
     optim,
+    profiler,
     random,
     serialization,  # the data area: torch.serialization
     utils,  # the data area: torch.utils.data
@@ -109,7 +110,7 @@ _namespaces.install(_ops, Tensor, _factories)
 __all__ = [
     "Tensor", "Size", "autograd", "dtypes", "nn", "optim", "random", "cuda", "accelerator",
     "device", "bool", "double", "float32", "float64", "float", "int", "int32", "int64", "long",
-    "uint8", "dtype", "get_default_dtype", "set_default_dtype", "Generator",
+    "uint8", "dtype", "profiler", "get_default_dtype", "set_default_dtype", "Generator",
     "default_generator", "get_rng_state", "initial_seed", "manual_seed", "seed",
     "set_rng_state", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",

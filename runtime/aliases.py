@@ -32,6 +32,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.autograd.function": "runtime.autograd.function",
     "torch.autograd.functional": "runtime.autograd.functional",
     "torch.autograd.gradcheck": "runtime.autograd.gradcheck",
+    "torch.autograd.profiler": "runtime.autograd.profiler",
     "torch.cuda": "runtime.cuda",
     "torch.nn": "runtime.nn",
     "torch.nn.functional": "runtime.nn.functional",
@@ -40,6 +41,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.nn.utils": "runtime.nn.utils",
     "torch.nn.utils.clip_grad": "runtime.nn.utils.clip_grad",
     "torch.optim": "runtime.optim",
+    "torch.profiler": "runtime.profiler",
     "torch.random": "runtime.random",
     # data loading, optimizers' schedules, saving (the data area)
     "torch.utils": "runtime.utils",
