@@ -31,6 +31,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          Tensor
     nn, optim                            composite, generated.ops, factories, _tensor,
                                          random
+    func                                 autograd, generated.ops, factories, random:
+                                         torch.func's transforms
     cuda, accelerator                    devices: no device but the CPU
     version                              the standard library: torch.__version__
 """
@@ -46,6 +48,7 @@ from runtime import (
     autograd,
     cuda,
     dtypes,
+    func,  # funcrnn: torch.func
     methods,  # noqa: F401 - imported to set the op methods on Tensor
     nn,
     optim,
@@ -102,7 +105,7 @@ from runtime.version import __version__
 _namespaces.install(_ops, Tensor, _factories)
 
 __all__ = [
-    "Tensor", "Size", "autograd", "dtypes", "nn", "optim", "random", "cuda", "accelerator",
+    "Tensor", "Size", "autograd", "func", "dtypes", "nn", "optim", "random", "cuda", "accelerator",
     "device", "bool", "double", "float32", "float64", "float", "int", "int32", "int64", "long",
     "uint8", "dtype", "get_default_dtype", "set_default_dtype", "Generator",
     "default_generator", "get_rng_state", "initial_seed", "manual_seed", "seed",
