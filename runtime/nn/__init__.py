@@ -23,6 +23,7 @@ from runtime.nn.loss import (
 from runtime.nn.module import Module
 from runtime.nn.normalization import LayerNorm
 from runtime.nn.parameter import Parameter
+from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell  # funcrnn
 from runtime.nn.sparse import Embedding
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
     "Embedding", "LayerNorm", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
     "MSELoss", "L1Loss", "SmoothL1Loss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
     "BCEWithLogitsLoss",
+    # funcrnn: recurrent layers and ParameterDict
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
 ]
 
 
