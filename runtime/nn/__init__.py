@@ -7,7 +7,13 @@ from typing import Any
 from runtime.aliases import missing_attribute
 from runtime.nn import functional, init, utils
 from runtime.nn.activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
-from runtime.nn.container import ModuleDict, ModuleList, ParameterList, Sequential
+from runtime.nn.container import (
+    ModuleDict,
+    ModuleList,
+    ParameterDict,  # funcrnn
+    ParameterList,
+    Sequential,
+)
 from runtime.nn.dropout import Dropout
 from runtime.nn.flatten import Flatten, Unflatten
 from runtime.nn.linear import Identity, Linear
@@ -33,7 +39,7 @@ __all__ = [
     "MSELoss", "L1Loss", "SmoothL1Loss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
     "BCEWithLogitsLoss",
     # funcrnn: recurrent layers and ParameterDict
-    "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "ParameterDict",
 ]
 
 
