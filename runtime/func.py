@@ -345,10 +345,6 @@ def _check_tangents(primals: Any, tangents: Any) -> tuple[list, list, Any]:
         if not isinstance(primal, Tensor) or not isinstance(tangent, Tensor):
             raise RuntimeError(f"{api}: Expected primals and tangents to only contain "
                                "Tensors")
-        if primal.shape != tangent.shape:
-            raise RuntimeError(f"{api}: Expected primals and tangents to have the same "
-                               f"shape. Got primal with shape {primal.shape} and tangent "
-                               f"with shape {tangent.shape}")
     return primal_leaves, tangent_leaves, primal_spec
 
 
