@@ -31,8 +31,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          Tensor
     nn, optim                            composite, generated.ops, factories, _tensor,
                                          random
-    func                                 autograd, generated.ops, factories, random:
-                                         torch.func's transforms
+    func                                 autograd, forward_grad, generated.ops, factories,
+                                         random: torch.func's transforms
     cuda, accelerator                    devices: no device but the CPU
     version                              the standard library: torch.__version__
 """

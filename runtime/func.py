@@ -8,6 +8,7 @@
                           (forward mode)
     hessian(f)            jacfwd(jacrev(f)), as torch defines it
     functional_call       a module's forward with parameters and buffers taken from a dict
+    stack_module_state    the parameters of several models stacked, for vmap over them
     vmap(f)               f mapped over a batch dimension
 
 PyTorch implements the transforms with functorch's "levels": every tensor is wrapped once
@@ -59,7 +60,7 @@ from runtime.grad_mode import enable_grad
 from runtime.node import AccumulateGrad
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "vjp", "vmap"]
+           "stack_module_state", "vjp", "vmap"]
 
 
 # -- pytrees ----------------------------------------------------------------------------------
@@ -541,6 +542,35 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
 
 
 _MISSING = object()
+
+
+def stack_module_state(models: Any) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """(parameters, buffers) of several models of one class, each name's tensors stacked
+    along a new first dimension, for `vmap` over `functional_call` (model ensembling).
+
+    A stacked parameter is a new leaf that requires grad (if the models' did), so an
+    optimizer can train the ensemble through it.
+    """
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    if len({type(m) for m in models}) != 1:
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(per_model: list[dict[str, Tensor]]) -> dict[str, Tensor]:
+        result = {}
+        for name in per_model[0]:
+            tensors = [named[name] for named in per_model]
+            tensor = ops.stack(tensors)
+            if any(t.requires_grad for t in tensors):
+                tensor = tensor.detach().requires_grad_()
+            result[name] = tensor
+        return result
+
+    return (stacked([dict(m.named_parameters()) for m in models]),
+            stacked([dict(m.named_buffers()) for m in models]))
 
 
 def _with_tied_names(module: Any, values: dict) -> dict:

@@ -193,6 +193,31 @@ def test_functional_call_tied_weights_and_strict():
                                      (lib.ones(2),), strict=True)
 
 
+def test_stack_module_state_and_ensemble_vmap():
+    """Model ensembling as torch's tutorial does it: the models' parameters stacked, and
+    vmap over functional_call."""
+    def case(lib):
+        models = [lib.nn.Linear(3, 2) for _ in range(4)]
+        params, buffers = lib.func.stack_module_state(models)
+        assert all(p.is_leaf and p.requires_grad for p in params.values())
+
+        def fmodel(params, buffers, x):
+            return lib.func.functional_call(models[0], (params, buffers), (x,))
+
+        x = lib.randn(5, 3)
+        return params, buffers, lib.func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, x)
+    _both(case)
+
+
+@pytest.mark.parametrize("models", [
+    lambda lib: [],
+    lambda lib: [lib.nn.Linear(2, 3), lib.nn.ReLU()],
+    lambda lib: [lib.nn.Linear(2, 3), lib.nn.Linear(2, 3).eval()],
+])
+def test_stack_module_state_errors(models):
+    _same_error(lambda lib: lib.func.stack_module_state(models(lib)))
+
+
 def _same_error(call):
     outcomes = []
     for lib in (torch, rt):
