@@ -148,6 +148,8 @@ def _differentiable_copy(tensor: Any) -> Tensor:
 
 def _reaches_outside(tensor: Tensor) -> bool:
     """Whether the graph of `tensor` reaches a leaf other than the fresh ones of the levels."""
+    if tensor.grad_fn is None:  # a leaf itself
+        return id(tensor) not in _Levels.fresh
     seen: set[int] = set()
     stack = [tensor.grad_fn]
     while stack:
@@ -386,10 +388,6 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
 
 # -- Jacobians --------------------------------------------------------------------------------
 
-def _jacobian_tree(per_output: list, out_spec: Any) -> Any:
-    return _rebuild(out_spec, per_output)
-
-
 def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
            has_aux: bool = False, chunk_size: int | None = None) -> Callable[..., Any]:
     """A function computing the Jacobian of `func` by reverse mode, one vector-Jacobian
@@ -408,7 +406,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
                                        f"has non-empty output and returns only Tensors, got "
                                        f"{type(out)}")
                 blocks.append(inputs.result(_reverse_blocks(out, inputs.prepared)))
-            result = _jacobian_tree(blocks, out_spec)
+            result = _rebuild(out_spec, blocks)
             return _unwrap((result, aux) if has_aux else result, outermost)
 
     return wrapper
@@ -444,7 +442,7 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                 per_output = _forward_columns(func, inputs, kwargs, (j, x), len(outs), has_aux)
                 for i, out in enumerate(outs):
                     columns[i].append(_stack_columns(per_output[i], out, x))
-            result = _jacobian_tree([inputs.result(blocks) for blocks in columns], out_spec)
+            result = _rebuild(out_spec, [inputs.result(blocks) for blocks in columns])
             return _unwrap((result, aux) if has_aux else result, outermost)
 
     return wrapper

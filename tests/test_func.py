@@ -77,6 +77,10 @@ CASES = {
         lib.randn(3, requires_grad=True)),
     "grad_closure_requires_grad": lambda lib: (lambda w: lib.func.grad(
         lambda x: (x * w).sin().sum())(lib.randn(3)))(lib.randn(3, requires_grad=True)),
+    "aux_is_the_users_leaf": lambda lib: (lambda w: lib.func.grad(
+        lambda x: ((x * w).sum(), w), has_aux=True)(lib.randn(3)))(
+        lib.randn(3, requires_grad=True)),
+    "jacrev_identity": lambda lib: lib.func.jacrev(lambda x: x)(lib.randn(3)),
     "vjp": lambda lib: (lambda out_fn: (out_fn[0], out_fn[1](lib.ones(3))))(
         lib.func.vjp(lambda x: x.sin(), lib.randn(3))),
     "vjp_two_primals_tuple_out": lambda lib: (lambda r: (r[0], r[1]((lib.ones(2), lib.ones(2)))))(

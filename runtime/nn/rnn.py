@@ -298,22 +298,16 @@ class RNN(RNNBase):
             # torch.nn.RNN takes nonlinearity as its fourth positional argument.
             kwargs["nonlinearity"] = args[3]
             args = args[:3] + args[4:]
-        self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
-        if self.nonlinearity == "tanh":
+        nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if nonlinearity == "tanh":
             mode = "RNN_TANH"
-        elif self.nonlinearity == "relu":
+        elif nonlinearity == "relu":
             mode = "RNN_RELU"
         else:
-            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' "
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' "
                              "or 'relu'.")
         super().__init__(mode, *args, **kwargs)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        # nonlinearity is set before Module.__init__ made the registries.
-        if name == "nonlinearity" and "_parameters" not in self.__dict__:
-            object.__setattr__(self, name, value)
-            return
-        super().__setattr__(name, value)
+        self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """(output, h_n): output (L, N, D * H) (batch first if asked), h_n (layers * D, N, H)."""
