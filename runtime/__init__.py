@@ -33,6 +33,11 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          random
     utils (torch.utils.data),            random_ops, factories, generated.ops, nn,
     serialization (save, load)           dtypes, _tensor
+    func                                 autograd, forward_grad, generated.ops, factories,
+                                         random: torch.func's transforms
+    profiler                             engine, kernels, namespaces, generated.ops: times
+                                         ops and backward nodes while it records
+    viz (not imported here)              nn, runtime.__main__: draws a graph
     cuda, accelerator                    devices: no device but the CPU
     version                              the standard library: torch.__version__
 """
@@ -48,6 +53,7 @@ from runtime import (
     autograd,
     cuda,
     dtypes,
+    func,  # funcrnn: torch.func
     methods,  # noqa: F401 - imported to set the op methods on Tensor
     nn,
     optim,
@@ -108,7 +114,7 @@ from runtime.version import __version__
 _namespaces.install(_ops, Tensor, _factories)
 
 __all__ = [
-    "Tensor", "Size", "autograd", "dtypes", "nn", "optim", "random", "cuda", "accelerator",
+    "Tensor", "Size", "autograd", "func", "dtypes", "nn", "optim", "random", "cuda", "accelerator",
     "device", "bool", "double", "float32", "float64", "float", "int", "int32", "int64", "long",
     "uint8", "dtype", "profiler", "get_default_dtype", "set_default_dtype", "Generator",
     "default_generator", "get_rng_state", "initial_seed", "manual_seed", "seed",

@@ -27,7 +27,13 @@ from runtime.nn.activation import (
     Tanh,
 )
 from runtime.nn.batchnorm import BatchNorm1d, BatchNorm2d
-from runtime.nn.container import ModuleDict, ModuleList, ParameterList, Sequential
+from runtime.nn.container import (
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
 from runtime.nn.dropout import Dropout
 from runtime.nn.flatten import Flatten, Unflatten
 from runtime.nn.linear import Identity, Linear
@@ -46,6 +52,7 @@ from runtime.nn.loss import (
 from runtime.nn.module import Module
 from runtime.nn.normalization import LayerNorm
 from runtime.nn.parameter import Parameter
+from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
 from runtime.nn.sparse import Embedding
 
 __all__ = [
@@ -58,6 +65,8 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d", "ELU", "GLU", "Hardsigmoid", "Hardswish", "Hardtanh",
     "LeakyReLU", "LogSigmoid", "Mish", "ReLU6", "SiLU", "Softmin", "Softplus", "HuberLoss",
     "KLDivLoss", "CosineSimilarity",
+    # funcrnn: recurrent layers and ParameterDict
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "ParameterDict",
 ]
 
 
