@@ -69,7 +69,7 @@ from runtime._tensor_str import get_printoptions, printoptions, set_printoptions
 from runtime.aliases import install_as_torch, uninstall_as_torch
 from runtime.aliases import missing_attribute as _missing_attribute
 from runtime.composite import *  # noqa: F403 - the composite ops
-from runtime.devices import device
+from runtime.devices import device, get_default_device, set_default_device
 from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
 )
@@ -114,8 +114,9 @@ from runtime.version import __version__
 _namespaces.install(_ops, Tensor, _factories)
 
 __all__ = [
-    "Tensor", "Size", "autograd", "func", "dtypes", "nn", "optim", "random", "cuda", "accelerator",
-    "device", "bool", "double", "float32", "float64", "float", "int", "int32", "int64", "long",
+    "Tensor", "Size", "autograd", "func", "dtypes", "nn", "optim", "random", "cuda",
+    "accelerator", "device", "get_default_device", "set_default_device", "bool", "double",
+    "float32", "float64", "float", "int", "int32", "int64", "long",
     "uint8", "dtype", "profiler", "get_default_dtype", "set_default_dtype", "Generator",
     "default_generator", "get_rng_state", "initial_seed", "manual_seed", "seed",
     "set_rng_state", "enable_grad", "inference_mode", "is_grad_enabled",
