@@ -1767,3 +1767,422 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     grad_bias = np.sum(grad_out, axis=batch_axes)
     return (_array(grad_input, input.dtype), _array(grad_weight, input.dtype),
             _array(grad_bias, input.dtype))
+
+
+# -- tensor ops: scans, sorting, rounding, linalg ----------------------------------------------
+# The kernels of the ops programs reach for once the basics work: running sums, sorting and
+# top-k, triangles, rounding, rolling, scatter, lerp, integer division and small linear
+# algebra. Each follows torch 2.13 in dtypes (integers stay integers where torch keeps them)
+# and in its messages for bad input.
+
+class LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a singular matrix (a RuntimeError, as PyTorch's is)."""
+
+
+def _dtype_label(array: np.ndarray) -> str:
+    """The scalar type name PyTorch's dispatch messages quote: 'Long', 'Float', 'Half'."""
+    return {"float16": "Half"}.get(array.dtype.name, _TYPE_NAMES.get(array.dtype.name,
+                                                                       array.dtype.name))
+
+
+def _not_for(kernel: str, array: np.ndarray, kinds: str) -> None:
+    """PyTorch's NotImplementedError for a dtype its CPU kernel was not compiled for."""
+    if array.dtype.kind not in kinds:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype_label(array)}\'')
+
+
+def _scan_axis(self: np.ndarray, dim: int) -> int:
+    """The numpy axis of a scan along `dim`; a 0-dim tensor scans as one element."""
+    return _wrap_dim(dim, self.ndim)
+
+
+def cumsum(self, dim, dtype=None):
+    axis = _scan_axis(self, dim)
+    out = _sum_dtype(self, dtype)
+    if self.ndim == 0:
+        return np.array(self, dtype=out, copy=True)
+    return _array(np.cumsum(self, axis=axis, dtype=out), out)
+
+
+def _sort_order(self: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """Stable positions that sort `self` along `axis`; NaN counts as the largest value
+    (last ascending, first descending), as PyTorch sorts it."""
+    values = self.astype(np.int64) if self.dtype.kind == "b" else self
+    if self.dtype.kind == "f":
+        nan = np.isnan(values)
+        key = np.where(nan, 0, values)
+        if descending:
+            # lexsort sorts by its last key first: NaNs ahead, then larger values first.
+            return np.lexsort((-key, ~nan), axis=axis)
+        return np.lexsort((key, nan), axis=axis)
+    if descending:
+        return np.lexsort((np.negative(values.astype(np.int64)),), axis=axis)
+    return np.argsort(values, axis=axis, kind="stable")
+
+
+def _sorted_along(self: np.ndarray, dim: int, descending: bool) -> tuple[np.ndarray, np.ndarray]:
+    axis = _wrap_dim(dim, self.ndim)
+    if self.ndim == 0:
+        return self.copy(), np.zeros((), np.int64)
+    order = _sort_order(self, axis, descending).astype(np.int64)
+    return np.take_along_axis(self, order, axis), order
+
+
+def sort(self, dim=-1, descending=False):
+    return _sorted_along(self, dim, descending)
+
+
+def sort_stable(self, stable, dim=-1, descending=False):
+    return _sorted_along(self, dim, descending)
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's argument name
+    axis = _wrap_dim(dim, self.ndim)
+    size = self.shape[axis] if self.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    values, indices = _sorted_along(self, dim, largest)
+    if self.ndim == 0:
+        return values, indices
+    key = _take(axis, slice(0, k))
+    return np.array(values[key], copy=True), np.array(indices[key], copy=True)
+
+
+def _triangle(self: np.ndarray, diagonal: int, name: str, keep: Any) -> np.ndarray:
+    if self.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    rows, columns = self.shape[-2:]
+    mask = keep(np.arange(columns)[None, :] - np.arange(rows)[:, None], diagonal)
+    return np.where(mask, self, np.zeros((), self.dtype))
+
+
+def tril(self, diagonal=0):
+    return _triangle(self, diagonal, "tril", np.less_equal)
+
+
+def triu(self, diagonal=0):
+    return _triangle(self, diagonal, "triu", np.greater_equal)
+
+
+def log2(self):
+    return _unary_float(np.log2, self)
+
+
+def log10(self):
+    return _unary_float(np.log10, self)
+
+
+def _rounding(function: Any, kernel: str, self: np.ndarray) -> np.ndarray:
+    """floor, ceil, round, trunc: integers come back unchanged (a copy), bool is refused."""
+    _not_for(kernel, self, "iuf")
+    if self.dtype.kind != "f":
+        return self.copy()
+    return _array(function(self), self.dtype)
+
+
+def floor(self):
+    return _rounding(np.floor, "floor_vml_cpu", self)
+
+
+def ceil(self):
+    return _rounding(np.ceil, "ceil_vml_cpu", self)
+
+
+def trunc(self):
+    return _rounding(np.trunc, "trunc_vml_cpu", self)
+
+
+def round(self):  # noqa: A001 - the op's name
+    _not_for("round_cpu", self, "iuf")
+    return _rounding(np.rint, "round_cpu", self)  # halves to even, as PyTorch rounds
+
+
+def round_decimals(self, decimals):
+    _not_for("round_cpu", self, "f")
+    # PyTorch scales by 10**decimals, rounds half to even and scales back, in self's dtype
+    # (dividing for negative decimals, so that 10**-d is never inexact).
+    scale = self.dtype.type(10.0 ** builtins.abs(decimals))
+    with silenced():
+        if decimals >= 0:
+            return _array(np.rint(self * scale) / scale, self.dtype)
+        return _array(np.rint(self / scale) * scale, self.dtype)
+
+
+def frac(self):
+    _not_for("frac_cpu", self, "f")
+    return _array(self - np.trunc(self), self.dtype)
+
+
+def roll(self, shifts, dims=()):
+    shifts, dims = list(shifts), list(dims)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if not dims:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                               f"dims:{len(dims)}")
+        return np.roll(self.reshape(-1), shifts[0]).reshape(self.shape)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    axes = tuple(_wrap_dim(d, self.ndim) for d in dims)
+    if self.ndim == 0:
+        return self.copy()
+    return np.roll(self, tuple(shifts), axis=axes)
+
+
+def masked_select(self, mask):
+    if mask.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = broadcast_shapes(self.shape, mask.shape)
+    return np.array(np.broadcast_to(self, shape)[np.broadcast_to(mask, shape)], copy=True)
+
+
+def scatter_src(self, dim, index, src):
+    _check_index(index, "scatter")
+    _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    result = np.array(self, copy=True)
+    corner = tuple(slice(0, s) for s in index.shape)
+    result[_scatter_key(self, dim, index, "scatter")] = _as(src, self.dtype)[corner]
+    return result
+
+
+def scatter_value(self, dim, index, value):
+    _check_index(index, "scatter")
+    result = np.array(self, copy=True)
+    result[_scatter_key(self, dim, index, "scatter")] = value
+    return result
+
+
+def _check_lerp(self: np.ndarray, end: np.ndarray, weight: Any, kernel: str) -> None:
+    _not_for(kernel, self, "f")
+    if end.dtype != self.dtype:
+        raise RuntimeError(f"expected dtype {_dtype_word(self)} for `end` but got dtype "
+                           f"{_dtype_word(end)}")
+    if isinstance(weight, np.ndarray) and weight.dtype != self.dtype:
+        raise RuntimeError(f"expected dtype {_dtype_word(self)} for `weight` but got dtype "
+                           f"{_dtype_word(weight)}")
+
+
+def _dtype_word(array: np.ndarray) -> str:
+    """How lerp's messages spell a dtype: float, double, half."""
+    return {"float32": "float", "float64": "double", "float16": "half", "int64": "long",
+            "int32": "int"}.get(array.dtype.name, array.dtype.name)
+
+
+def _lerp(self: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
+    """self + weight * (end - self), computed from the nearer end as PyTorch does (exact
+    at weight 0 and 1)."""
+    with silenced():
+        difference = end - self
+        near_start = np.abs(weight) < 0.5
+        result = np.where(near_start, self + weight * difference,
+                          end - difference * (1 - np.asarray(weight, self.dtype)))
+    return _array(result, self.dtype)
+
+
+def lerp_Scalar(self, end, weight):
+    _check_lerp(self, end, weight, "lerp_kernel_scalar")
+    return _lerp(self, end, self.dtype.type(weight))
+
+
+def lerp_Tensor(self, end, weight):
+    _check_lerp(self, end, weight, "lerp_kernel_tensor")
+    return _lerp(self, end, weight)
+
+
+def addcmul(self, tensor1, tensor2, value=1):
+    dtype = result_type(self, tensor1, tensor2)
+    with silenced():
+        product = _as(tensor1, dtype) * _as(tensor2, dtype)
+        return _array(_as(self, dtype) + (product if value == 1 else product * value), dtype)
+
+
+def addcdiv(self, tensor1, tensor2, value=1):
+    if _category(tensor1) < 2 and _category(tensor2) < 2:
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))"
+            ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
+            "for float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes.")
+    dtype = result_type(self, tensor1, tensor2)
+    with silenced():
+        quotient = _as(tensor1, dtype) / _as(tensor2, dtype)
+        return _array(_as(self, dtype) + (quotient if value == 1 else quotient * value), dtype)
+
+
+def var_mean_correction(self, dim=None, correction=None, keepdim=False):
+    variance = var_correction(self, dim, correction, keepdim)
+    return variance, _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim),
+                            self.dtype)
+
+
+def std_mean_correction(self, dim=None, correction=None, keepdim=False):
+    variance, mean = var_mean_correction(self, dim, correction, keepdim)
+    return np.sqrt(variance), mean
+
+
+def _integer_divisor(self: Any, other: Any, dtype: np.dtype) -> None:
+    """Integer division by zero is an error in PyTorch (floats give inf or nan)."""
+    if dtype.kind in "iub" and np.any(np.asarray(other) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def floor_divide(self, other):
+    dtype = result_type(self, other)
+    _integer_divisor(self, other, dtype)
+    a, b = _binary(self, other, dtype)
+    if dtype.kind == "b":
+        raise RuntimeError("ZeroDivisionError" if not np.all(b) else
+                           "\"div_floor_cpu\" not implemented for 'Bool'")
+    if dtype.kind != "f":
+        return _array(np.floor_divide(a, b), dtype)
+    with silenced():
+        # PyTorch's float floor division: the floor of the true quotient, computed from
+        # fmod so that it agrees with `a - b * q` (numpy's floor_divide differs at inf).
+        remainder = np.fmod(a, b)
+        quotient = (a - remainder) / b
+        quotient = np.where((remainder != 0) & ((b < 0) != (remainder < 0)), quotient - 1,
+                            quotient)
+        floored = np.floor(quotient)
+        floored = np.where(quotient - floored > 0.5, floored + 1, floored)
+        result = np.where(quotient != 0, floored, np.copysign(0, a / b))
+        result = np.where(b == 0, a / b, result)
+    return _array(result, dtype)
+
+
+def floor_divide_Scalar(self, other):
+    return floor_divide(self, other)
+
+
+def remainder_Tensor(self, other):
+    dtype = result_type(self, other)
+    _integer_divisor(self, other, dtype)
+    _not_for("remainder_cpu", np.empty(0, dtype), "iuf")
+    a, b = _binary(self, other, dtype)
+    with silenced():
+        result = np.fmod(a, b)
+        result = np.where((result != 0) & ((result < 0) != (b < 0)), result + b, result)
+    return _array(result, dtype)
+
+
+def remainder_Scalar(self, other):
+    return remainder_Tensor(self, other)
+
+
+def remainder_Scalar_Tensor(self, other):
+    return remainder_Tensor(self, other)
+
+
+def fmod_Tensor(self, other):
+    dtype = result_type(self, other)
+    _integer_divisor(self, other, dtype)
+    _not_for("fmod_cpu", np.empty(0, dtype), "iuf")
+    a, b = _binary(self, other, dtype)
+    with silenced():
+        return _array(np.fmod(a, b), dtype)
+
+
+def fmod_Scalar(self, other):
+    return fmod_Tensor(self, other)
+
+
+def _square_matrices(A: np.ndarray, name: str) -> None:
+    """linalg's checks on A: floats, at least 2 dimensions, square."""
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.dtype.kind != "f" or A.dtype == np.float16:
+        label = _dtype_label(A)
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {label}")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+
+
+def _zero_pivots(A: np.ndarray) -> np.ndarray:
+    """Per matrix, the 1-based position of the first exactly zero pivot of LU with partial
+    pivoting, 0 if none: LAPACK's getrf `info`, which PyTorch's messages quote."""
+    work = np.array(A.reshape((-1,) + A.shape[-2:]), copy=True)
+    info = np.zeros(work.shape[0], np.int32)
+    n = A.shape[-1]
+    rows = np.arange(work.shape[0])
+    with silenced():
+        for k in range(n):
+            pivot = k + np.argmax(np.abs(work[:, k:, k]), axis=1)
+            work[rows, [k] * len(rows)], work[rows, pivot] = \
+                work[rows, pivot].copy(), work[rows, [k] * len(rows)].copy()
+            diagonal = work[:, k, k]
+            zero = diagonal == 0
+            info = np.where(zero & (info == 0), k + 1, info)
+            factors = np.where(zero[:, None], 0, work[:, k + 1:, k] / np.where(zero, 1, diagonal)
+                               [:, None])
+            work[:, k + 1:, k + 1:] -= factors[:, :, None] * work[:, k, None, k + 1:]
+    return info.reshape(A.shape[:-2])
+
+
+def _batch_prefix(info: np.ndarray, index: int) -> str:
+    return f"(Batch element {index}): " if info.ndim else ""
+
+
+def linalg_inv_ex(A, check_errors=False):
+    _square_matrices(A, "linalg.inv")
+    info = _zero_pivots(A)
+    failed = np.flatnonzero(info)
+    if failed.size and check_errors:
+        index = int(failed[0])
+        raise LinAlgError(f"linalg.inv: {_batch_prefix(info, index)}The diagonal element "
+                          f"{info.flat[index]} is zero, the inversion could not be completed "
+                          "because the input matrix is singular.")
+    if A.size == 0:
+        return np.array(A, copy=True), info
+    if failed.size:  # what is left of a singular matrix is meaningless; PyTorch's too
+        with silenced():
+            inverse = np.full(A.shape, np.nan, A.dtype)
+            good = info == 0
+            inverse[good] = np.linalg.inv(A[good])
+        return inverse, info
+    return _array(np.linalg.inv(A), A.dtype), info
+
+
+def _solve_vector_case(A: np.ndarray, B: np.ndarray) -> bool:
+    """PyTorch's rule: B is a (batch of) vector(s) when it is 1-D, or has one dimension less
+    than A and A's batch shape before its last dimension."""
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+
+
+def linalg_solve_ex(A, B, left=True, check_errors=False):
+    _square_matrices(A, "linalg.solve")
+    if B.dtype != A.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
+                           f"A of type {_dtype_label(A)} and B of type {_dtype_label(B)} instead")
+    vector = _solve_vector_case(A, B)
+    matrix_B = B[..., None] if vector else B
+    n = A.shape[-1]
+    if matrix_B.shape[-2 if left else -1] != n:
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+            f"{matrix_B.shape[-2]}x{matrix_B.shape[-1]})")
+    if vector and not left:
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not "
+                           "supported for left=False. In this case linalg.solve is equivalent "
+                           "to B / A.squeeze(-1)")
+    if not left:  # XA = B is AᵀXᵀ = Bᵀ
+        A, matrix_B = np.swapaxes(A, -1, -2), np.swapaxes(matrix_B, -1, -2)
+    batch = np.broadcast_shapes(A.shape[:-2], matrix_B.shape[:-2])
+    A = np.broadcast_to(A, batch + A.shape[-2:])
+    matrix_B = np.broadcast_to(matrix_B, batch + matrix_B.shape[-2:])
+    info = _zero_pivots(A)
+    failed = np.flatnonzero(info)
+    if failed.size:
+        raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(info, int(failed[0]))}The "
+                          "solver failed because the input matrix is singular.")
+    X = np.linalg.solve(A, matrix_B) if A.size and matrix_B.size else \
+        np.zeros(matrix_B.shape, A.dtype)
+    if not left:
+        X = np.swapaxes(X, -1, -2)
+    X = X[..., 0] if vector else X
+    return _array(np.ascontiguousarray(X), A.dtype), info
