@@ -29,7 +29,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     methods                              generated.tensor_methods, composite, autograd,
                                          predicates, random_ops: sets the op methods on
                                          Tensor
-    nn, optim                            composite, generated.ops, factories, _tensor,
+    nn, optim, linalg                    composite, generated.ops, factories, _tensor,
                                          random
     cuda, accelerator                    devices: no device but the CPU
     version                              the standard library: torch.__version__
@@ -46,6 +46,7 @@ from runtime import (
     autograd,
     cuda,
     dtypes,
+    linalg,
     methods,  # noqa: F401 - imported to set the op methods on Tensor
     nn,
     optim,
@@ -109,6 +110,7 @@ __all__ = [
     "set_rng_state", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
+    "linalg",
 ]
 
 

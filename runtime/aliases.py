@@ -33,6 +33,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.autograd.functional": "runtime.autograd.functional",
     "torch.autograd.gradcheck": "runtime.autograd.gradcheck",
     "torch.cuda": "runtime.cuda",
+    "torch.linalg": "runtime.linalg",
     "torch.nn": "runtime.nn",
     "torch.nn.functional": "runtime.nn.functional",
     "torch.nn.init": "runtime.nn.init",

@@ -18,7 +18,7 @@ from types import FunctionType
 from generated.tensor_methods import TensorMethods
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
-from runtime.composite import CompositeMethods
+from runtime.composite import CompositeMethods, TensorOpsMethods
 from runtime.predicates import PredicateMethods
 from runtime.random_ops import RandomMethods
 
@@ -46,3 +46,4 @@ install(TensorMethods)
 install(CompositeMethods)
 install(PredicateMethods)
 install(RandomMethods)
+install(TensorOpsMethods)  # tensor ops: argsort, narrow, mT, `//`, `%`, ...
