@@ -28,11 +28,17 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
 
 
 def _two_dims(A: Any, dim: Any, name: str) -> tuple[int, int]:
+    """matrix_norm's two dims, made non-negative, with PyTorch's checks."""
     if A.ndim < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
     if len(dim) != 2:
-        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
-    first, second = (d % A.ndim if -A.ndim <= d < A.ndim else d for d in dim)
+        raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(map(str, dim))}")
+    for d in dim:
+        if not -A.ndim <= d < A.ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-A.ndim}, {A.ndim - 1}], but got {d})")
+    first, second = (d % A.ndim for d in dim)
     if first == second:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, "
                            f"{dim[1]})")
@@ -70,11 +76,8 @@ def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
             raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must "
                                f"be 1D or 2D. Got {A.ndim}D.")
         dim = tuple(range(A.ndim))
-    if dim is not None and len(dim) == 2:
+    if isinstance(ord, str) or (dim is not None and len(dim) == 2):
         return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
-    if isinstance(ord, str):
-        raise RuntimeError(f"linalg.norm: If dim is specified, it mut be of length 1 or 2. "
-                           f"Got {list(dim or ())}")
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
