@@ -64,10 +64,13 @@ from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
 )
 from runtime.dtypes import (
+    bfloat16,
     double,
+    float16,
     float32,
     float64,
     get_default_dtype,
+    half,
     int32,
     int64,
     long,
@@ -110,7 +113,7 @@ __all__ = [
     "set_rng_state", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
-    "linalg",
+    "linalg", "float16", "half", "bfloat16",
 ]
 
 

@@ -1254,6 +1254,9 @@ class TensorOpsMethods:
     def inverse(self) -> Any:
         return inverse(self)
 
+    def half(self) -> Any:
+        return to(self, dtypes.float16)
+
     @property
     def mT(self) -> Any:  # noqa: N802 - torch's name
         """The last two dimensions swapped (TransposeBackward0)."""

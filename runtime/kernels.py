@@ -1775,6 +1775,9 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
 # algebra. Each follows torch 2.13 in dtypes (integers stay integers where torch keeps them)
 # and in its messages for bad input.
 
+_TYPE_NAMES["float16"] = "Half"  # torch.float16's name in messages
+
+
 class LinAlgError(RuntimeError):
     """torch.linalg.LinAlgError: a singular matrix (a RuntimeError, as PyTorch's is)."""
 
