@@ -60,11 +60,11 @@ from runtime.aliases import install_as_torch, uninstall_as_torch
 from runtime.aliases import missing_attribute as _missing_attribute
 from runtime.composite import *  # noqa: F403 - the composite ops
 from runtime.devices import device
+from runtime.dtypes import bfloat16 as bfloat16  # no arithmetic: numpy lacks it
 from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
 )
 from runtime.dtypes import (
-    bfloat16,
     double,
     float16,
     float32,
