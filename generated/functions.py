@@ -4497,10 +4497,10 @@ class MaskedSelectBackward0(Node):
     """masked_select(Tensor self, Tensor mask) -> Tensor
 
     derivatives.yaml, entry masked_select
-    self: index_put(zeros_like(self) + zeros_like(mask), [mask.expand_as(zeros_like(self) + zeros_like(mask))], grad).sum_to_size(self.shape)
+    self: index_put(zeros_like(self) + zeros_like(mask), [mask.expand_as(zeros_like(self) + zeros_like(mask))], grad).sum_to_size(self.shape) if self.ndim or mask.ndim else where(mask, grad.sum(), 0)
     """
 
-    __slots__ = ("self_", "mask_", "_saved_self_sym_sizes")
+    __slots__ = ("_saved_self_dim", "_saved_mask_dim", "self_", "mask_", "_saved_self_sym_sizes")
 
     @property
     def _saved_self(self):
@@ -4517,13 +4517,15 @@ class MaskedSelectBackward0(Node):
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
+        self_dim = self._saved_self_dim
+        mask_dim = self._saved_mask_dim
         self_ = ops.unpack(self.self_, self)
         mask = ops.unpack(self.mask_, self)
         self_sym_sizes = self._saved_self_sym_sizes
         grad_inputs = [None]
-        # self: index_put(zeros_like(self) + zeros_like(mask), [mask.expand_as(zeros_like(self) + zeros_like(mask))], grad).sum_to_size(self.shape)
+        # self: index_put(zeros_like(self) + zeros_like(mask), [mask.expand_as(zeros_like(self) + zeros_like(mask))], grad).sum_to_size(self.shape) if self.ndim or mask.ndim else where(mask, grad.sum(), 0)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.sum_to_size(ops.index_put(manual.zeros_like(ops, self_) + manual.zeros_like(ops, mask), [ops.expand_as(mask, manual.zeros_like(ops, self_) + manual.zeros_like(ops, mask))], grad), self_sym_sizes)
+            grad_inputs[0] = ops.sum_to_size(ops.index_put(manual.zeros_like(ops, self_) + manual.zeros_like(ops, mask), [ops.expand_as(mask, manual.zeros_like(ops, self_) + manual.zeros_like(ops, mask))], grad), self_sym_sizes) if self_dim or mask_dim else ops.where(mask, ops.sum(grad), 0)
         return grad_inputs
 
 

@@ -4515,6 +4515,8 @@ def masked_select(self_, mask):
     result = recording.wrap(kernels.masked_select(recording.data(self_), recording.data(mask)))
     if recording.compute_requires_grad(self_):
         grad_fn = MaskedSelectBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_mask_dim = recording.dim(mask)
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)

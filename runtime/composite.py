@@ -1044,6 +1044,18 @@ def inverse(input: Any) -> Any:
     return ops.linalg_inv_ex(input, check_errors=True).inverse
 
 
+def _matrix_transpose(self: Any, name: str, hint: str) -> Any:
+    """mT / mH: a 0-dim tensor is returned as it is (deprecated, with PyTorch's warning)."""
+    if self.ndim == 0:
+        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. {hint}", UserWarning,
+                      stacklevel=3)
+        return self
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
+                           f"matrices. Got {self.ndim}-D tensor.")
+    return ops.transpose(self, -2, -1)
+
+
 def _wrapped_number(value: Any) -> Any:
     """A Python number on the left of `//` or `%` as a 0-dim tensor of its default dtype,
     so that it promotes as the number it is (`3 // int32_tensor` stays int32)."""
@@ -1187,15 +1199,19 @@ def _einsum_sizes(operands: Any, inputs: list[list]) -> dict:
     """Each label's size; sizes of 1 broadcast, any other disagreement is an error."""
     sizes: dict = {}
     for index, (operand, labels) in enumerate(zip(operands, inputs, strict=True)):
-        for label, size in zip(labels, operand.shape, strict=True):
+        for position, (label, size) in enumerate(zip(labels, operand.shape, strict=True)):
             seen = sizes.get(label, 1)
-            if size != seen and size != 1 and seen != 1:
-                name = "ellipsis dimension" if isinstance(label, tuple) else "subscript"
-                shown = label[1] if isinstance(label, tuple) else label
+            if size == seen or size == 1 or seen == 1:
+                sizes[label] = max(seen, size) if size and seen else 0
+            elif isinstance(label, tuple):  # PyTorch's message, its missing space and all
                 raise RuntimeError(
-                    f"einsum(): {name} {shown} has size {size} for operand {index} which does "
-                    f"not broadcast with previously seen size {seen}")
-            sizes[label] = max(seen, size) if size and seen else 0
+                    f"einsum(): dimension {position} covered by ellipsis in operand {index}has "
+                    f"size {size} which does not broadcast with previously seen ellipsis with "
+                    f"size {seen} for the respective dimension")
+            else:
+                raise RuntimeError(
+                    f"einsum(): subscript {label} has size {size} for operand {index} which "
+                    f"does not broadcast with previously seen size {seen}")
     return sizes
 
 
@@ -1260,18 +1276,12 @@ class TensorOpsMethods:
     @property
     def mT(self) -> Any:  # noqa: N802 - torch's name
         """The last two dimensions swapped (TransposeBackward0)."""
-        if self.ndim < 2:
-            raise RuntimeError("tensor.mT is only supported on matrices or batches of "
-                               f"matrices. Got {self.ndim}-D tensor.")
-        return ops.transpose(self, -2, -1)
+        return _matrix_transpose(self, "mT", "This function is the identity in these cases.")
 
     @property
     def mH(self) -> Any:  # noqa: N802 - torch's name
         """The conjugate transpose; gradgen's tensors are real, so it is mT."""
-        if self.ndim < 2:
-            raise RuntimeError("tensor.mH is only supported on matrices or batches of "
-                               f"matrices. Got {self.ndim}-D tensor.")
-        return ops.transpose(self, -2, -1)
+        return _matrix_transpose(self, "mH", "Consider using x.conj().")
 
     def __floordiv__(self, other: Any) -> Any:
         return _forward(ops.floor_divide, self, other)

@@ -1778,8 +1778,12 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
 _TYPE_NAMES["float16"] = "Half"  # torch.float16's name in messages
 
 
-class LinAlgError(RuntimeError):
-    """torch.linalg.LinAlgError: a singular matrix (a RuntimeError, as PyTorch's is)."""
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a singular matrix (a RuntimeError, as PyTorch's is). Its
+    class name is PyTorch's too (torch._C._LinAlgError), as tracebacks show it."""
+
+
+LinAlgError = _LinAlgError
 
 
 def _dtype_label(array: np.ndarray) -> str:
@@ -1896,8 +1900,7 @@ def trunc(self):
 
 
 def round(self):  # noqa: A001 - the op's name
-    _not_for("round_cpu", self, "iuf")
-    return _rounding(np.rint, "round_cpu", self)  # halves to even, as PyTorch rounds
+    return _rounding(np.rint, "round_vml_cpu", self)  # halves to even, as PyTorch rounds
 
 
 def round_decimals(self, decimals):
@@ -1937,7 +1940,7 @@ def roll(self, shifts, dims=()):
 def masked_select(self, mask):
     if mask.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = broadcast_shapes(self.shape, mask.shape)
+    shape = broadcast_shapes(mask.shape, self.shape)  # PyTorch's order, in its message
     return np.array(np.broadcast_to(self, shape)[np.broadcast_to(mask, shape)], copy=True)
 
 
@@ -1957,7 +1960,15 @@ def scatter_value(self, dim, index, value):
     return result
 
 
+def _broadcast_all(*operands: Any) -> None:
+    """PyTorch's error when the operands of a ternary op do not broadcast together."""
+    shape: tuple[int, ...] = ()
+    for operand in operands:
+        shape = broadcast_shapes(shape, np.shape(operand))
+
+
 def _check_lerp(self: np.ndarray, end: np.ndarray, weight: Any, kernel: str) -> None:
+    _broadcast_all(self, end, weight)
     _not_for(kernel, self, "f")
     if end.dtype != self.dtype:
         raise RuntimeError(f"expected dtype {_dtype_word(self)} for `end` but got dtype "
@@ -1995,6 +2006,7 @@ def lerp_Tensor(self, end, weight):
 
 
 def addcmul(self, tensor1, tensor2, value=1):
+    _broadcast_all(self, tensor1, tensor2)
     dtype = result_type(self, tensor1, tensor2)
     with silenced():
         product = _as(tensor1, dtype) * _as(tensor2, dtype)
@@ -2002,6 +2014,7 @@ def addcmul(self, tensor1, tensor2, value=1):
 
 
 def addcdiv(self, tensor1, tensor2, value=1):
+    _broadcast_all(self, tensor1, tensor2)
     if _category(tensor1) < 2 and _category(tensor2) < 2:
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release "
@@ -2016,19 +2029,28 @@ def addcdiv(self, tensor1, tensor2, value=1):
         return _array(_as(self, dtype) + (quotient if value == 1 else quotient * value), dtype)
 
 
+def _check_variance_input(self: np.ndarray, name: str) -> None:
+    if self.dtype.kind != "f":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+
+
 def var_mean_correction(self, dim=None, correction=None, keepdim=False):
+    _check_variance_input(self, "var_mean")
     variance = var_correction(self, dim, correction, keepdim)
     return variance, _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim),
                             self.dtype)
 
 
 def std_mean_correction(self, dim=None, correction=None, keepdim=False):
+    _check_variance_input(self, "std_mean")
     variance, mean = var_mean_correction(self, dim, correction, keepdim)
     return np.sqrt(variance), mean
 
 
 def _integer_divisor(self: Any, other: Any, dtype: np.dtype) -> None:
-    """Integer division by zero is an error in PyTorch (floats give inf or nan)."""
+    """Integer division by zero is an error in PyTorch (floats give inf or nan); checked
+    after the shapes, as PyTorch checks them first."""
+    broadcast_shapes(np.shape(self), np.shape(other))
     if dtype.kind in "iub" and np.any(np.asarray(other) == 0):
         raise RuntimeError("ZeroDivisionError")
 
@@ -2108,7 +2130,8 @@ def _square_matrices(A: np.ndarray, name: str) -> None:
 def _zero_pivots(A: np.ndarray) -> np.ndarray:
     """Per matrix, the 1-based position of the first exactly zero pivot of LU with partial
     pivoting, 0 if none: LAPACK's getrf `info`, which PyTorch's messages quote."""
-    work = np.array(A.reshape((-1,) + A.shape[-2:]), copy=True)
+    count = int(np.prod(A.shape[:-2]))
+    work = np.array(A.reshape((count,) + A.shape[-2:]), copy=True)
     info = np.zeros(work.shape[0], np.int32)
     n = A.shape[-1]
     rows = np.arange(work.shape[0])
@@ -2175,14 +2198,14 @@ def linalg_solve_ex(A, B, left=True, check_errors=False):
                            "to B / A.squeeze(-1)")
     if not left:  # XA = B is AᵀXᵀ = Bᵀ
         A, matrix_B = np.swapaxes(A, -1, -2), np.swapaxes(matrix_B, -1, -2)
-    batch = np.broadcast_shapes(A.shape[:-2], matrix_B.shape[:-2])
-    A = np.broadcast_to(A, batch + A.shape[-2:])
-    matrix_B = np.broadcast_to(matrix_B, batch + matrix_B.shape[-2:])
-    info = _zero_pivots(A)
+    info = _zero_pivots(A)  # per matrix of A, before A is broadcast against B
     failed = np.flatnonzero(info)
     if failed.size:
         raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(info, int(failed[0]))}The "
                           "solver failed because the input matrix is singular.")
+    batch = np.broadcast_shapes(A.shape[:-2], matrix_B.shape[:-2])
+    A = np.broadcast_to(A, batch + A.shape[-2:])
+    matrix_B = np.broadcast_to(matrix_B, batch + matrix_B.shape[-2:])
     X = np.linalg.solve(A, matrix_B) if A.size and matrix_B.size else \
         np.zeros(matrix_B.shape, A.dtype)
     if not left:
