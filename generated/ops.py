@@ -4612,6 +4612,44 @@ def scatter_value_(self_, dim, index, value):
     return self_
 
 
+def scatter_reduce(self_, dim, index, src, *, reduce):
+    """scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+
+    derivatives.yaml, entry scatter.reduce
+    """
+    result = recording.wrap(kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
+    return result
+
+
+def scatter_reduce_(self_, dim, index, src, *, reduce):
+    """In-place scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+
+    derivatives.yaml, entry scatter.reduce
+    """
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
+    return self_
+
+
+def scatter_value_reduce(self_, dim, index, value, *, reduce):
+    """scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+
+    derivatives.yaml, entry scatter.value_reduce
+    """
+    result = recording.wrap(kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
+    return result
+
+
+def scatter_value_reduce_(self_, dim, index, value, *, reduce):
+    """In-place scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+
+    derivatives.yaml, entry scatter.value_reduce
+    """
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
+    return self_
+
+
 def lerp_Scalar(self_, end, weight):
     """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
 
@@ -5921,6 +5959,20 @@ OVERLOADS = {
         Param("index", "Tensor"),
         Param("value", "Scalar"),
     )),
+    "scatter.reduce": Overload(scatter_reduce, kernels.scatter_reduce, "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("src", "Tensor"),
+        Param("reduce", "str", keyword_only=True),
+    )),
+    "scatter.value_reduce": Overload(scatter_value_reduce, kernels.scatter_value_reduce, "scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("value", "Scalar"),
+        Param("reduce", "str", keyword_only=True),
+    )),
     "lerp.Scalar": Overload(lerp_Scalar, kernels.lerp_Scalar, "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", (
         Param("self_", "Tensor"),
         Param("end", "Tensor"),
@@ -6443,6 +6495,8 @@ BY_NAME = {
     "scatter": (
         OVERLOADS["scatter.src"],
         OVERLOADS["scatter.value"],
+        OVERLOADS["scatter.reduce"],
+        OVERLOADS["scatter.value_reduce"],
     ),
     "lerp": (
         OVERLOADS["lerp.Scalar"],
@@ -6593,6 +6647,8 @@ BY_NAME = {
     "scatter_": (
         OVERLOADS["scatter.src"]._replace(wrapper=scatter_src_, kernel=None),
         OVERLOADS["scatter.value"]._replace(wrapper=scatter_value_, kernel=None),
+        OVERLOADS["scatter.reduce"]._replace(wrapper=scatter_reduce_, kernel=None),
+        OVERLOADS["scatter.value_reduce"]._replace(wrapper=scatter_value_reduce_, kernel=None),
     ),
     "lerp_": (
         OVERLOADS["lerp.Scalar"]._replace(wrapper=lerp_Scalar_, kernel=None),

@@ -374,6 +374,8 @@ class TensorMethods:
     def scatter(self, *args, **kwargs):
         """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
         scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+        scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
         """
         return ops.scatter(self, *args, **kwargs)
 
@@ -638,6 +640,8 @@ class TensorMethods:
     def scatter_(self, *args, **kwargs):
         """In-place scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
         In-place scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        In-place scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+        In-place scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
         """
         return ops.scatter_(self, *args, **kwargs)
 

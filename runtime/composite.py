@@ -1215,9 +1215,40 @@ def _einsum_sizes(operands: Any, inputs: list[list]) -> dict:
     return sizes
 
 
-def einsum(equation: str, *operands: Any) -> Any:
+def _sublist_equation(arguments: tuple) -> tuple[str, tuple]:
+    """einsum's other spelling, `einsum(a, [0, 1], b, [1, 2], [0, 2])`: operands each
+    followed by its subscripts as numbers 0-51 (or Ellipsis), then the output's, if given,
+    written as the equation they stand for."""
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def term(sublist: Any) -> str:
+        text = ""
+        for item in sublist:
+            if item is Ellipsis:
+                text += "..."
+            elif isinstance(item, int) and 0 <= item < len(letters):
+                text += letters[item]
+            else:
+                raise ValueError("einsum(): expected subscript to be within the range [0, 52) "
+                                 f"but got {item}")
+        return text
+
+    operands = arguments[0::2]
+    terms = [term(sublist) for sublist in arguments[1::2]]
+    equation = ",".join(terms[:len(operands)])
+    if len(arguments) % 2:  # an output sublist closes the arguments
+        operands, equation = operands[:-1], ",".join(terms) + "->" + term(arguments[-1])
+    return equation, operands
+
+
+def einsum(*arguments: Any) -> Any:
     """Einstein summation: `einsum("ij,jk->ik", a, b)` is a @ b; operands may also come as
-    one list. Built from sum, permute, expand, reshape and bmm (their nodes record it)."""
+    one list, or in the sublist format. Built from sum, permute, expand, reshape and bmm
+    (their nodes record it)."""
+    if arguments and isinstance(arguments[0], Tensor):
+        equation, operands = _sublist_equation(arguments)
+    else:
+        equation, operands = arguments[0], arguments[1:]
     if len(operands) == 1 and isinstance(operands[0], list | tuple):
         operands = tuple(operands[0])
     equation = equation.replace(" ", "")

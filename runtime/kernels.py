@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -2212,3 +2213,31 @@ def linalg_solve_ex(A, B, left=True, check_errors=False):
         X = np.swapaxes(X, -1, -2)
     X = X[..., 0] if vector else X
     return _array(np.ascontiguousarray(X), A.dtype), info
+
+
+def _scatter_reduce_ufunc(reduce: str) -> np.ufunc:
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    return np.add if reduce == "add" else np.multiply
+
+
+def scatter_reduce(self, dim, index, src, reduce):
+    """scatter with `reduce=`: src's elements are added to (multiplied into) self's."""
+    ufunc = _scatter_reduce_ufunc(reduce)
+    _check_index(index, "scatter")
+    _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will "
+                  "be removed in a future PyTorch release. Use torch.scatter_reduce instead for "
+                  "more reduction options.", UserWarning, stacklevel=2)
+    result = np.array(self, copy=True)
+    corner = tuple(slice(0, s) for s in index.shape)
+    ufunc.at(result, _scatter_key(self, dim, index, "scatter"), _as(src, self.dtype)[corner])
+    return result
+
+
+def scatter_value_reduce(self, dim, index, value, reduce):
+    ufunc = _scatter_reduce_ufunc(reduce)
+    _check_index(index, "scatter")
+    result = np.array(self, copy=True)
+    ufunc.at(result, _scatter_key(self, dim, index, "scatter"), self.dtype.type(value))
+    return result

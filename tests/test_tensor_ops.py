@@ -667,3 +667,21 @@ def test_failed_integer_division_leaves_the_tensor_unchanged() -> None:
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         x //= runtime.tensor([1, 0])
     assert x.tolist() == [[1, 2], [3, 4]]
+
+
+def test_scatter_reduce_argument() -> None:
+    index = np.array([[0, 0], [1, 1], [2, 0]])
+    with pytest.warns(UserWarning, match="The reduce argument of torch.scatter with Tensor src"):
+        check(lambda t, x, i, s: (x.scatter(1, i, s, reduce="add"),
+                                  t.scatter(x, 1, i, s, reduce="multiply")),
+              normal(3, 4).array, index, normal(3, 2).array)
+    check(lambda t, x, i: (x.scatter(1, i, 2.5, reduce="multiply"),
+                           x.clone().scatter_(1, i, 1.5, reduce="add")), normal(3, 4).array, index)
+    check(lambda t, x, i: x.scatter(1, i, 2, reduce="add"), np.zeros((3, 4), np.int64), index)
+    same_error(lambda t, x, i: x.scatter(1, i, 2.0, reduce="mean"), normal(3, 4), index)
+
+
+def test_einsum_sublist_format() -> None:
+    check(lambda t, a, b: (t.einsum(a, [0, 1], b, [1, 2], [0, 2]), t.einsum(a, [0, 1], b, [1, 2]),
+                           t.einsum(a, [Ellipsis, 1], b[:, 0], [1]), t.einsum(a, [1, 0])),
+          normal(2, 3), normal(3, 4), graph=False)
