@@ -149,6 +149,7 @@ __all__ = [
     "native_layer_norm",
     "native_layer_norm_backward",
     "cumsum",
+    "cumprod",
     "sort_default",
     "sort_stable",
     "topk",
@@ -1392,6 +1393,15 @@ def cumsum(self_p, self_t, dim, dtype, result):
     result: auto_linear
     """
     return ops.cumsum(self_t, dim, dtype=dtype)
+
+
+def cumprod(self_p, self_t, dim, dtype, result):
+    """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumprod
+    result: self_t.to(result.dtype) if self_p.ndim == 0 else (self_t.transpose(dim, -1).unsqueeze(-1) * ((ones_like(self_p.transpose(dim, -1)).unsqueeze(-1) * self_p.transpose(dim, -1).unsqueeze(-2)).tril(-1) + (ones_like(self_p.transpose(dim, -1)).unsqueeze(-1) * self_p.transpose(dim, -1).unsqueeze(-2)).triu(1) + (ones_like(self_p.transpose(dim, -1)).unsqueeze(-1) * ones_like(self_p.transpose(dim, -1)).unsqueeze(-2)).tril().triu()).cumprod(-1)).triu().sum(-2).transpose(dim, -1).to(result.dtype)
+    """
+    return ops.to(self_t, result.dtype) if self_p.ndim == 0 else ops.to(ops.transpose(ops.sum(ops.triu(ops.unsqueeze(ops.transpose(self_t, dim, -1), -1) * ops.cumprod(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_p, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_p, dim, -1), -2), -1) + ops.triu(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_p, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_p, dim, -1), -2), 1) + ops.triu(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_p, dim, -1)), -1) * ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_p, dim, -1)), -2))), -1)), -2), dim, -1), result.dtype)
 
 
 def sort_default(self_p, self_t, dim, descending, values, indices):

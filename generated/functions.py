@@ -148,6 +148,7 @@ __all__ = [
     "NativeLayerNormBackward0",
     "NativeLayerNormBackwardBackward0",
     "CumsumBackward0",
+    "CumprodBackward0",
     "SortBackward0",
     "SortBackward1",
     "TopkBackward0",
@@ -4174,6 +4175,36 @@ class CumsumBackward0(Node):
         # self: grad.to(self.dtype) if self.ndim == 0 else grad.to(self.dtype).flip([dim]).cumsum(dim).flip([dim])
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.to(grad, self_scalar_type) if self_dim == 0 else ops.flip(ops.cumsum(ops.flip(ops.to(grad, self_scalar_type), [dim]), dim), [dim])
+        return grad_inputs
+
+
+class CumprodBackward0(Node):
+    """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumprod
+    self: grad.to(self.dtype) if self.ndim == 0 else (grad.to(self.dtype).transpose(dim, -1).unsqueeze(-2) * ((ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).tril(-1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).triu(1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * ones_like(self.transpose(dim, -1)).unsqueeze(-2)).tril().triu()).cumprod(-1)).triu().sum(-1).transpose(dim, -1)
+    """
+
+    __slots__ = ("_saved_self_dim", "_saved_self_scalar_type", "_saved_dim", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_dim = self._saved_self_dim
+        self_scalar_type = self._saved_self_scalar_type
+        dim = self._saved_dim
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad.to(self.dtype) if self.ndim == 0 else (grad.to(self.dtype).transpose(dim, -1).unsqueeze(-2) * ((ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).tril(-1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).triu(1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * ones_like(self.transpose(dim, -1)).unsqueeze(-2)).tril().triu()).cumprod(-1)).triu().sum(-1).transpose(dim, -1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.to(grad, self_scalar_type) if self_dim == 0 else ops.transpose(ops.sum(ops.triu(ops.unsqueeze(ops.transpose(ops.to(grad, self_scalar_type), dim, -1), -2) * ops.cumprod(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_, dim, -1), -2), -1) + ops.triu(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_, dim, -1), -2), 1) + ops.triu(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -2))), -1)), -1), dim, -1)
         return grad_inputs
 
 

@@ -38,6 +38,7 @@ from generated.functions import (
     CloneBackward0,
     CopyBackwards,
     CosBackward0,
+    CumprodBackward0,
     CumsumBackward0,
     DivBackward0,
     DivBackward1,
@@ -224,6 +225,7 @@ __all__ = [
     "clone",
     "cos",
     "cos_",
+    "cumprod",
     "cumsum",
     "div",
     "dot",
@@ -4029,6 +4031,52 @@ def cumsum_(self_, dim, *, dtype=None):
     return self_
 
 
+def cumprod(self_, dim, *, dtype=None):
+    """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumprod
+    """
+    result = recording.wrap(kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_dim = dim
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cumprod(self_, forward_grad.tangent(self_), dim, dtype, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def cumprod_(self_, dim, *, dtype=None):
+    """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumprod
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_dim = dim
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.cumprod(original_self, forward_grad.tangent(self_), dim, dtype, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def sort_default(self_, dim=-1, descending=False):
     """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
 
@@ -5887,6 +5935,11 @@ OVERLOADS = {
         Param("dim", "int"),
         Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
     )),
+    "cumprod": Overload(cumprod, kernels.cumprod, "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
     "sort": Overload(sort_default, kernels.sort, "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (
         Param("self_", "Tensor"),
         Param("dim", "int", has_default=True),
@@ -6451,6 +6504,9 @@ BY_NAME = {
     "cumsum": (
         OVERLOADS["cumsum"],
     ),
+    "cumprod": (
+        OVERLOADS["cumprod"],
+    ),
     "sort": (
         OVERLOADS["sort"],
         OVERLOADS["sort.stable"],
@@ -6615,6 +6671,9 @@ BY_NAME = {
     ),
     "cumsum_": (
         OVERLOADS["cumsum"]._replace(wrapper=cumsum_, kernel=None),
+    ),
+    "cumprod_": (
+        OVERLOADS["cumprod"]._replace(wrapper=cumprod_, kernel=None),
     ),
     "tril_": (
         OVERLOADS["tril"]._replace(wrapper=tril_, kernel=None),

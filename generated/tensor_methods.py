@@ -123,6 +123,10 @@ class TensorMethods:
         """cos(Tensor self) -> Tensor"""
         return ops.cos(self)
 
+    def cumprod(self, dim, *, dtype=None):
+        """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+        return ops.cumprod(self, dim, dtype=dtype)
+
     def cumsum(self, dim, *, dtype=None):
         """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         return ops.cumsum(self, dim, dtype=dtype)
@@ -526,6 +530,10 @@ class TensorMethods:
     def cos_(self):
         """In-place cos(Tensor self) -> Tensor"""
         return ops.cos_(self)
+
+    def cumprod_(self, dim, *, dtype=None):
+        """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+        return ops.cumprod_(self, dim, dtype=dtype)
 
     def cumsum_(self, dim, *, dtype=None):
         """In-place cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""

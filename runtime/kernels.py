@@ -1812,6 +1812,15 @@ def cumsum(self, dim, dtype=None):
     return _array(np.cumsum(self, axis=axis, dtype=out), out)
 
 
+def cumprod(self, dim, dtype=None):
+    axis = _scan_axis(self, dim)
+    out = _sum_dtype(self, dtype)
+    if self.ndim == 0:
+        return np.array(self, dtype=out, copy=True)
+    with silenced():
+        return _array(np.cumprod(self.astype(out, copy=False), axis=axis), out)
+
+
 def _sort_order(self: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     """Stable positions that sort `self` along `axis`; NaN counts as the largest value
     (last ascending, first descending), as PyTorch sorts it."""

@@ -128,6 +128,31 @@ def test_cumsum_in_place_and_errors() -> None:
     same_error(lambda t, x: x.cumsum(2), normal(3, 4))
 
 
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cumprod(dim: int) -> None:
+    check(lambda t, x: (t.cumprod(x, dim), x.cumprod(dim=dim)), normal(3, 4))
+    zeros = Grad(np.array([[1.5, 0.0, 2.0, -1.0], [0.0, 0.0, 3.0, 0.5], [2.0, 0.5, 0.0, 1.5]]))
+    check(lambda t, x: x.cumprod(dim), zeros)
+    check(lambda t, x: x.clone().cumprod_(dim), zeros)
+
+
+def test_cumprod_dtypes_zero_dim_empty_and_double_backward() -> None:
+    check(lambda t, x: x.cumprod(0, dtype=t.float32), normal(5))
+    check(lambda t, x: x.cumprod(0), normal())
+    check(lambda t, x: x.cumprod(1), Grad(np.zeros((2, 0))))
+    check(lambda t, x: (x.cumprod(0), (x > 1).cumprod(0)), np.array([1, 2, 3]))
+    same_error(lambda t, x: x.cumprod(2), normal(3, 4))
+    grads = []
+    for lib in (torch, runtime):
+        x = lib.tensor([[1.5, 0.0, 2.0], [0.5, -1.0, 3.0]], dtype=lib.float64,
+                       requires_grad=True)
+        (first,) = lib.autograd.grad(x.cumprod(1).sum(), x, create_graph=True)
+        (second,) = lib.autograd.grad((first * first).sum(), x)
+        grads.append((first.detach().numpy(), second.numpy()))
+    np.testing.assert_allclose(grads[1][0], grads[0][0])
+    np.testing.assert_allclose(grads[1][1], grads[0][1])
+
+
 @pytest.mark.parametrize("kwargs", [{}, {"dim": 0}, {"descending": True},
                                     {"dim": -2, "descending": True}, {"stable": True}])
 def test_sort(kwargs: dict) -> None:
