@@ -1804,12 +1804,18 @@ def _scan_axis(self: np.ndarray, dim: int) -> int:
     return _wrap_dim(dim, self.ndim)
 
 
+def _accumulator(dtype: np.dtype) -> np.dtype:
+    """The type a scan adds up in: float16 in float32, rounding once at the end (PyTorch's
+    "opmath" type for half), every other dtype in itself."""
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
 def cumsum(self, dim, dtype=None):
     axis = _scan_axis(self, dim)
     out = _sum_dtype(self, dtype)
     if self.ndim == 0:
         return np.array(self, dtype=out, copy=True)
-    return _array(np.cumsum(self, axis=axis, dtype=out), out)
+    return _array(np.cumsum(self, axis=axis, dtype=_accumulator(out)), out)
 
 
 def cumprod(self, dim, dtype=None):
@@ -1818,7 +1824,8 @@ def cumprod(self, dim, dtype=None):
     if self.ndim == 0:
         return np.array(self, dtype=out, copy=True)
     with silenced():
-        return _array(np.cumprod(self.astype(out, copy=False), axis=axis), out)
+        return _array(np.cumprod(self.astype(out, copy=False), axis=axis,
+                                 dtype=_accumulator(out)), out)
 
 
 def _sort_order(self: np.ndarray, axis: int, descending: bool) -> np.ndarray:
@@ -1917,11 +1924,12 @@ def round_decimals(self, decimals):
     _not_for("round_cpu", self, "f")
     # PyTorch scales by 10**decimals, rounds half to even and scales back, in self's dtype
     # (dividing for negative decimals, so that 10**-d is never inexact).
-    scale = self.dtype.type(10.0 ** builtins.abs(decimals))
+    work = self.astype(_accumulator(self.dtype), copy=False)  # halves in float32
+    scale = work.dtype.type(10.0 ** builtins.abs(decimals))
     with silenced():
         if decimals >= 0:
-            return _array(np.rint(self * scale) / scale, self.dtype)
-        return _array(np.rint(self / scale) * scale, self.dtype)
+            return _array(np.rint(work * scale) / scale, self.dtype)
+        return _array(np.rint(work / scale) * scale, self.dtype)
 
 
 def frac(self):
@@ -1997,17 +2005,19 @@ def _dtype_word(array: np.ndarray) -> str:
 def _lerp(self: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
     """self + weight * (end - self), computed from the nearer end as PyTorch does (exact
     at weight 0 and 1)."""
+    work = _accumulator(self.dtype)  # halves in float32, rounded once
+    start, end, weight = (np.asarray(v).astype(work, copy=False) for v in (self, end, weight))
     with silenced():
-        difference = end - self
+        difference = end - start
         near_start = np.abs(weight) < 0.5
-        result = np.where(near_start, self + weight * difference,
-                          end - difference * (1 - np.asarray(weight, self.dtype)))
+        result = np.where(near_start, start + weight * difference,
+                          end - difference * (1 - weight))
     return _array(result, self.dtype)
 
 
 def lerp_Scalar(self, end, weight):
     _check_lerp(self, end, weight, "lerp_kernel_scalar")
-    return _lerp(self, end, self.dtype.type(weight))
+    return _lerp(self, end, float(weight))
 
 
 def lerp_Tensor(self, end, weight):
@@ -2018,9 +2028,10 @@ def lerp_Tensor(self, end, weight):
 def addcmul(self, tensor1, tensor2, value=1):
     _broadcast_all(self, tensor1, tensor2)
     dtype = result_type(self, tensor1, tensor2)
+    work = _accumulator(dtype)  # halves in float32, rounded once
     with silenced():
-        product = _as(tensor1, dtype) * _as(tensor2, dtype)
-        return _array(_as(self, dtype) + (product if value == 1 else product * value), dtype)
+        product = _as(tensor1, work) * _as(tensor2, work)
+        return _array(_as(self, work) + (product if value == 1 else product * value), dtype)
 
 
 def addcdiv(self, tensor1, tensor2, value=1):
@@ -2034,9 +2045,10 @@ def addcdiv(self, tensor1, tensor2, value=1):
             "for float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
     dtype = result_type(self, tensor1, tensor2)
+    work = _accumulator(dtype)  # halves in float32, rounded once
     with silenced():
-        quotient = _as(tensor1, dtype) / _as(tensor2, dtype)
-        return _array(_as(self, dtype) + (quotient if value == 1 else quotient * value), dtype)
+        quotient = _as(tensor1, work) / _as(tensor2, work)
+        return _array(_as(self, work) + (quotient if value == 1 else quotient * value), dtype)
 
 
 def _check_variance_input(self: np.ndarray, name: str) -> None:
