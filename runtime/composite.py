@@ -968,13 +968,47 @@ __all__ += ["argsort", "narrow", "movedim", "moveaxis", "broadcast_to", "var_mea
             "einsum", "inverse"]
 
 
+def _fits(kind: str, value: Any) -> bool:
+    if kind == "Tensor":
+        return isinstance(value, Tensor)
+    if kind == "int":
+        return _is_int(value)
+    return isinstance(value, list | tuple) and all(_is_int(v) for v in value)  # tuple of ints
+
+
+def _check_arguments(name: str, method: bool, args: tuple, overloads: tuple) -> None:
+    """PyTorch's TypeError when no overload takes the arguments' types: each overload is
+    listed with the arguments it refused marked `!type!`. A method's list leaves out self."""
+    if any(all(_fits(p.split()[0] if "tuple" not in p else "tuple", a)
+               for p, a in zip(params, args, strict=True)) for params in overloads):
+        return
+    lead, self_type = ([], []) if method else (["Tensor input"], ["Tensor"])
+    types = [_python_type_name(a) for a in args]
+    got = ", ".join(self_type + types)
+    lines = [f"{name}() received an invalid combination of arguments - got ({got}), but "
+             "expected one of:"]
+    for params in overloads:
+        marked = [t if _fits(p.split()[0] if "tuple" not in p else "tuple", a) else f"!{t}!"
+                  for p, a, t in zip(params, args, types, strict=True)]
+        lines.append(f" * ({', '.join(lead + list(params))})")
+        lines.append("      didn't match because some of the arguments have invalid types: "
+                     f"({', '.join(self_type + marked)})")
+    raise TypeError("\n".join(lines) + "\n")
+
+
+_NARROW = (("int dim", "Tensor start", "int length"), ("int dim", "int start", "int length"))
+_MOVEDIM = (("int source", "int destination"),
+            ("tuple of ints source", "tuple of ints destination"))
+
+
 def argsort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
     """The indices of sort (`torch.argsort(x, dim, descending, stable=...)`); no gradient."""
     return ops.sort(input, stable=stable, dim=dim, descending=descending).indices
 
 
-def narrow(input: Any, dim: int, start: Any, length: int) -> Any:
+def narrow(input: Any, dim: int, start: Any, length: int, *, _method: bool = False) -> Any:
     """`length` elements from `start` along `dim`: a view (SliceBackward0, as in PyTorch)."""
+    _check_arguments("narrow", _method, (dim, start, length), _NARROW)
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     if isinstance(start, Tensor):
@@ -996,9 +1030,11 @@ def _dim_list(dims: Any) -> list[int]:
     return [dims] if isinstance(dims, int) else list(dims)
 
 
-def movedim(input: Any, source: Any, destination: Any) -> Any:
+def movedim(input: Any, source: Any, destination: Any, *, _method: bool = False,
+            _name: str = "movedim") -> Any:
     """Move dims `source` to positions `destination`, the others keeping their order: a
     permute (PermuteBackward0)."""
+    _check_arguments(_name, _method, (source, destination), _MOVEDIM)
     source, destination = _dim_list(source), _dim_list(destination)
     if len(source) != len(destination):
         raise RuntimeError(
@@ -1019,7 +1055,9 @@ def movedim(input: Any, source: Any, destination: Any) -> Any:
     return ops.permute(input, order)
 
 
-moveaxis = movedim
+def moveaxis(input: Any, source: Any, destination: Any) -> Any:
+    """movedim under NumPy's name."""
+    return movedim(input, source, destination, _name="moveaxis")
 
 
 def broadcast_to(input: Any, *size: Any) -> Any:
@@ -1245,7 +1283,10 @@ def einsum(*arguments: Any) -> Any:
     """Einstein summation: `einsum("ij,jk->ik", a, b)` is a @ b; operands may also come as
     one list, or in the sublist format. Built from sum, permute, expand, reshape and bmm
     (their nodes record it)."""
-    if arguments and isinstance(arguments[0], Tensor):
+    if len(arguments) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    if isinstance(arguments[0], Tensor):
         equation, operands = _sublist_equation(arguments)
     else:
         equation, operands = arguments[0], arguments[1:]
@@ -1288,12 +1329,13 @@ class TensorOpsMethods:
         return argsort(self, dim, descending, stable)
 
     def narrow(self, dim: int, start: Any, length: int) -> Any:
-        return narrow(self, dim, start, length)
+        return narrow(self, dim, start, length, _method=True)
 
     def movedim(self, source: Any, destination: Any) -> Any:
-        return movedim(self, source, destination)
+        return movedim(self, source, destination, _method=True)
 
-    moveaxis = movedim
+    def moveaxis(self, source: Any, destination: Any) -> Any:
+        return movedim(self, source, destination, _method=True, _name="moveaxis")
 
     def broadcast_to(self, *size: Any) -> Any:
         return broadcast_to(self, *size)

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from generated import ops
+from runtime._tensor import Tensor
 from runtime.aliases import missing_attribute
 from runtime.kernels import LinAlgError
 
@@ -20,9 +21,18 @@ __all__ = ["LinAlgError", "inv", "inv_ex", "matrix_norm", "norm", "solve", "solv
            "vector_norm"]
 
 
+def _tensors(function: str, **arguments: Any) -> None:
+    """PyTorch's TypeError for a non-Tensor where a function takes a Tensor."""
+    for position, (name, value) in enumerate(arguments.items(), start=1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{function}(): argument '{name}' (position {position}) must be "
+                            f"Tensor, not {type(value).__name__}")
+
+
 def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
                 dtype: Any = None) -> Any:
     """The `ord`-norm of the elements (over `dim`, else all of them)."""
+    _tensors("linalg_vector_norm", input=x)
     dims = [dim] if isinstance(dim, int) else dim
     return ops.linalg_vector_norm(x, ord, dims, keepdim, dtype=dtype)
 
@@ -49,6 +59,7 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
                 dtype: Any = None) -> Any:
     """'fro' (the 2-norm of the entries), or 1 / -1 (largest / smallest column sum of |A|)
     and inf / -inf (the same for rows)."""
+    _tensors("linalg_matrix_norm", input=A)
     rows, columns = _two_dims(A, tuple(dim), "matrix_norm")
     if ord == "fro":
         return ops.linalg_vector_norm(A, 2, [rows, columns], keepdim, dtype=dtype)
@@ -69,6 +80,7 @@ def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
          dtype: Any = None) -> Any:
     """A vector norm over one dim (or all of them when neither ord nor dim is given), a
     matrix norm over two (or of a 2-D tensor when ord is given without dim)."""
+    _tensors("linalg_norm", input=A)
     if isinstance(dim, int):
         dim = (dim,)
     if dim is None and ord is not None:
@@ -84,20 +96,24 @@ def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
 def inv_ex(A: Any, *, check_errors: bool = False) -> Any:
     """(inverse, info): info is 0, or where elimination met a zero pivot (then the inverse
     is meaningless) unless check_errors raises instead."""
+    _tensors("linalg_inv_ex", A=A)
     return ops.linalg_inv_ex(A, check_errors=check_errors)
 
 
 def inv(A: Any) -> Any:
     """A⁻¹, or LinAlgError for a singular matrix."""
+    _tensors("linalg_inv", A=A)
     return ops.linalg_inv_ex(A, check_errors=True).inverse
 
 
 def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -> Any:
+    _tensors("linalg_solve_ex", A=A, B=B)
     return ops.linalg_solve_ex(A, B, left=left, check_errors=check_errors)
 
 
 def solve(A: Any, B: Any, *, left: bool = True) -> Any:
     """X with AX = B (or XA = B when left=False); B may be a vector or a batch of them."""
+    _tensors("linalg_solve", A=A, B=B)
     return ops.linalg_solve_ex(A, B, left=left, check_errors=True).result
 
 

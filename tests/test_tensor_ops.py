@@ -501,6 +501,14 @@ EINSUMS = [
     ("Ab,bC->AC", [(3, 4), (4, 2)]),
     ("ij,j->i", [(3, 0), (0,)]),
     (",i->i", [(), (3,)]),
+    ("ii,ij->j", [(3, 3), (3, 4)]),
+    ("a...b->b...a", [(2, 3, 4, 5)]),
+    ("bij,bjk,bkl->bil", [(2, 3, 4), (2, 4, 5), (2, 5, 2)]),
+    ("iij->ij", [(3, 3, 2)]),
+    ("i...i->...", [(3, 2, 3)]),
+    ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
+    ("...ik,...kj->...ij", [(3, 1, 2, 4), (5, 4, 2)]),
+    ("ii->", [(0, 0)]),
 ]
 
 
@@ -721,3 +729,17 @@ def test_float16_scans_accumulate_in_float32() -> None:
                         x.floor(), x.round(decimals=1), x.lerp(x * 2, 0.25), x.lerp(-x, 0.75),
                         x.addcmul(x, x, value=0.3), x.addcdiv(x, x * 3 + 7, value=0.3)),
           data, rtol=0)
+
+
+@pytest.mark.parametrize("program", [
+    lambda t, x: x.narrow(0, 0.5, 1), lambda t, x: t.narrow(x, 0, 0.5, 1),
+    lambda t, x: x.movedim(0.5, 1), lambda t, x: t.movedim(x, 0.5, 1),
+    lambda t, x: t.moveaxis(x, 0.5, 1), lambda t, x: x.moveaxis((0,), 1),
+    lambda t, x: t.linalg.solve([[1.0]], x), lambda t, x: t.linalg.solve(x, [1.0]),
+    lambda t, x: t.linalg.norm([1.0]), lambda t, x: t.linalg.vector_norm([1.0]),
+    lambda t, x: t.linalg.matrix_norm([1.0]), lambda t, x: t.linalg.inv([1.0]),
+    lambda t, x: t.linalg.inv_ex([1.0]), lambda t, x: t.einsum("ij"), lambda t, x: t.einsum(),
+])
+def test_argument_type_errors(program: Callable) -> None:
+    message = same_error(program, normal(3, 4))
+    assert message
