@@ -4021,7 +4021,8 @@ def cumsum_(self_, dim, *, dtype=None):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.cumsum(recording.data(self_), dim, recording.numpy_dtype(dtype)))
+    kernels.cumsum_(recording.data(self_), dim, recording.numpy_dtype(dtype))
+    recording.increment_version(self_)
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -4067,7 +4068,8 @@ def cumprod_(self_, dim, *, dtype=None):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
+    kernels.cumprod_(recording.data(self_), dim, recording.numpy_dtype(dtype))
+    recording.increment_version(self_)
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:

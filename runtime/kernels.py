@@ -1828,6 +1828,29 @@ def cumprod(self, dim, dtype=None):
                                  dtype=_accumulator(out)), out)
 
 
+# How PyTorch's C++ messages name the element types: `long int`, `float`, `c10::Half`.
+_CPP_TYPE_NAMES = {"int64": "long int", "int32": "int", "float32": "float", "float64": "double",
+                   "float16": "c10::Half", "bool": "bool", "uint8": "unsigned char"}
+
+
+def _scan_in_place(scan: Any, self: np.ndarray, dim: int, dtype: Any) -> None:
+    """cumsum_ / cumprod_: the result is written over self, so a dtype= other than self's
+    is refused (before anything is written)."""
+    if dtype is not None and np.dtype(dtype) != self.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype "
+                           f"{_CPP_TYPE_NAMES[self.dtype.name]} and output tensor dtype "
+                           f"{_CPP_TYPE_NAMES[np.dtype(dtype).name]} should match")
+    np.copyto(self, scan(self, dim, dtype), casting="unsafe")
+
+
+def cumsum_(self, dim, dtype=None):
+    _scan_in_place(cumsum, self, dim, dtype)
+
+
+def cumprod_(self, dim, dtype=None):
+    _scan_in_place(cumprod, self, dim, dtype)
+
+
 def _sort_order(self: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     """Stable positions that sort `self` along `axis`; NaN counts as the largest value
     (last ascending, first descending), as PyTorch sorts it."""
@@ -1998,7 +2021,7 @@ def _check_lerp(self: np.ndarray, end: np.ndarray, weight: Any, kernel: str) -> 
 
 def _dtype_word(array: np.ndarray) -> str:
     """How lerp's messages spell a dtype: float, double, half."""
-    return {"float32": "float", "float64": "double", "float16": "half", "int64": "long",
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long",
             "int32": "int"}.get(array.dtype.name, array.dtype.name)
 
 

@@ -743,3 +743,33 @@ def test_float16_scans_accumulate_in_float32() -> None:
 def test_argument_type_errors(program: Callable) -> None:
     message = same_error(program, normal(3, 4))
     assert message
+
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.tensor([1, 2]).remainder_(1.5),
+    lambda t: t.tensor([1, 2]).floor_divide_(t.tensor([1.5, 2.0])),
+    lambda t: t.tensor([1, 2]).fmod_(2.5),
+    lambda t: t.tensor([1, 2]).addcmul_(t.tensor([1.0, 2.0]), t.tensor([1.0, 2.0])),
+    lambda t: t.tensor([1, 2]).cumsum_(0, dtype=t.float32),
+    lambda t: t.tensor([1.0, 2.0]).cumsum_(0, dtype=t.float64),
+    lambda t: t.tensor([1.0, 2.0]).cumprod_(0, dtype=t.float64),
+    lambda t: t.tensor([1, 2]).log2_(),
+    lambda t: t.tensor([1.0, 2.0]).scatter_(0, t.tensor([0]), t.tensor([5])),
+    lambda t: t.ones(2, 2).half().lerp_(t.ones(2, 2), 0.5),
+])
+def test_in_place_dtype_errors(program: Callable) -> None:
+    outcomes = []
+    for lib in (torch, runtime):
+        with pytest.raises(RuntimeError) as caught:
+            program(lib)
+        outcomes.append(str(caught.value))
+    assert outcomes[1] == outcomes[0]
+
+
+def test_in_place_scans_and_rounding_keep_integer_dtypes() -> None:
+    for program in (lambda t: t.tensor([1, 2, 3], dtype=t.int32).cumsum_(0),
+                    lambda t: t.tensor([1, 2, 3]).cumprod_(0), lambda t: t.tensor([1, 2]).round_(),
+                    lambda t: t.tensor([[1, 2]]).tril_(),
+                    lambda t: t.tensor([7, -7]).remainder_(3)):
+        ours, theirs = program(runtime), program(torch)
+        assert str(ours.dtype) == str(theirs.dtype) and ours.tolist() == theirs.tolist()
