@@ -11,7 +11,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     cpu_math, sampling                   numpy and the standard library: torch's CPU
                                          sampling kernels on arrays
     kernels, grad_mode, anomaly, hooks,  numpy and the standard library (kernels also
-    _tensor_str, manual                  sampling); manual (the helpers formulas call)
+    _tensor_str, manual                  sampling, cpu_math); manual (the helpers formulas call)
                                          is given its ops
     dtypes                               kernels
     _tensor (the Tensor class)           dtypes, devices, grad_mode, hooks, _tensor_str

@@ -1,7 +1,8 @@
 """Forward kernels: one function per op overload, on numpy arrays (gradgen's "ATen").
 
 A kernel knows numpy and nothing else (the random ones also runtime.sampling, PyTorch's
-samplers on numpy arrays): no Tensor, no graph, no grad mode. Arguments that
+samplers on numpy arrays, and lerp and addcmul runtime.cpu_math's fused multiply-add):
+no Tensor, no graph, no grad mode. Arguments that
 the schema types as Tensor arrive as numpy arrays, or as Python numbers where a number
 stands in for a tensor (`x * 2`). Results follow PyTorch's type promotion: a Python
 number or a 0-dim array does not widen a dimensioned array of the same category.
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import sampling
+from runtime import cpu_math, sampling
 
 _DEFAULT_FLOAT = np.float32
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
@@ -1805,9 +1806,29 @@ def _scan_axis(self: np.ndarray, dim: int) -> int:
 
 
 def _accumulator(dtype: np.dtype) -> np.dtype:
-    """The type a scan adds up in: float16 in float32, rounding once at the end (PyTorch's
-    "opmath" type for half), every other dtype in itself."""
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
+    """The type a scan adds up in, as PyTorch's CPU kernels do (its `acc_type`): float16 in
+    float32 and float32 in float64, each result rounded once; other dtypes in themselves."""
+    return {np.dtype(np.float16): np.dtype(np.float32),
+            np.dtype(np.float32): np.dtype(np.float64)}.get(np.dtype(dtype), np.dtype(dtype))
+
+
+def _opmath(dtype: np.dtype) -> np.dtype:
+    """The type PyTorch's elementwise kernels compute in: float32 for float16 (its
+    `opmath_type`), every other dtype itself."""
+    return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
+
+
+def _fused(a: Any, b: Any, c: Any, dtype: np.dtype) -> np.ndarray:
+    """a * b + c rounded once (a fused multiply-add, as PyTorch's vectorised CPU kernels
+    compute it), in dtype's opmath type, then rounded to dtype. Where the plain result is
+    not finite (inf or nan inputs, overflow) it is the plain one: the emulation's exact
+    product would give nan where the hardware gives inf."""
+    work = _opmath(dtype)
+    a, b, c = np.broadcast_arrays(*(np.asarray(x).astype(work, copy=False) for x in (a, b, c)))
+    with silenced():
+        plain = a * b + c
+        fused = (cpu_math.fma64 if work == np.float64 else cpu_math.fma32)(a, b, c)
+        return _array(np.where(np.isfinite(plain), fused, plain), dtype)
 
 
 def cumsum(self, dim, dtype=None):
@@ -1947,7 +1968,7 @@ def round_decimals(self, decimals):
     _not_for("round_cpu", self, "f")
     # PyTorch scales by 10**decimals, rounds half to even and scales back, in self's dtype
     # (dividing for negative decimals, so that 10**-d is never inexact).
-    work = self.astype(_accumulator(self.dtype), copy=False)  # halves in float32
+    work = self.astype(_opmath(self.dtype), copy=False)  # halves in float32
     scale = work.dtype.type(10.0 ** builtins.abs(decimals))
     with silenced():
         if decimals >= 0:
@@ -2027,15 +2048,16 @@ def _dtype_word(array: np.ndarray) -> str:
 
 def _lerp(self: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
     """self + weight * (end - self), computed from the nearer end as PyTorch does (exact
-    at weight 0 and 1)."""
-    work = _accumulator(self.dtype)  # halves in float32, rounded once
+    at weight 0 and 1): weight * (end - self) + self for small weights, else
+    (weight - 1) * (end - self) + end, each one fused multiply-add."""
+    work = _opmath(self.dtype)  # halves in float32, rounded once
     start, end, weight = (np.asarray(v).astype(work, copy=False) for v in (self, end, weight))
     with silenced():
         difference = end - start
         near_start = np.abs(weight) < 0.5
-        result = np.where(near_start, start + weight * difference,
-                          end - difference * (1 - weight))
-    return _array(result, self.dtype)
+        coefficient = np.where(near_start, weight, weight - work.type(1))
+        base = np.where(near_start, start, end)
+    return _fused(coefficient, difference, base, self.dtype)
 
 
 def lerp_Scalar(self, end, weight):
@@ -2051,10 +2073,13 @@ def lerp_Tensor(self, end, weight):
 def addcmul(self, tensor1, tensor2, value=1):
     _broadcast_all(self, tensor1, tensor2)
     dtype = result_type(self, tensor1, tensor2)
-    work = _accumulator(dtype)  # halves in float32, rounded once
-    with silenced():
-        product = _as(tensor1, work) * _as(tensor2, work)
-        return _array(_as(self, work) + (product if value == 1 else product * value), dtype)
+    work = _opmath(dtype)  # halves in float32, rounded once
+    if dtype.kind != "f":  # value is converted to the integer type first, as in PyTorch
+        with silenced():
+            return _array(self + dtype.type(value) * tensor1 * tensor2, dtype)
+    with silenced():  # PyTorch's order: (value * tensor1) * tensor2 + self, fused
+        scaled = _as(tensor1, work) * work.type(value)
+    return _fused(scaled, _as(tensor2, work), _as(self, work), dtype)
 
 
 def addcdiv(self, tensor1, tensor2, value=1):
@@ -2068,10 +2093,10 @@ def addcdiv(self, tensor1, tensor2, value=1):
             "for float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
     dtype = result_type(self, tensor1, tensor2)
-    work = _accumulator(dtype)  # halves in float32, rounded once
-    with silenced():
-        quotient = _as(tensor1, work) / _as(tensor2, work)
-        return _array(_as(self, work) + (quotient if value == 1 else quotient * value), dtype)
+    work = _opmath(dtype)  # halves in float32, rounded once
+    with silenced():  # PyTorch's order: self + (value * tensor1) / tensor2
+        quotient = _as(tensor1, work) * work.type(value) / _as(tensor2, work)
+        return _array(_as(self, work) + quotient, dtype)
 
 
 def _check_variance_input(self: np.ndarray, name: str) -> None:

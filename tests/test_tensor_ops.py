@@ -392,7 +392,8 @@ def test_addcmul_addcdiv(value: float) -> None:
 
 
 def test_addcdiv_integers() -> None:
-    check(lambda t, x: x.addcmul(x, x, value=2), np.array([1, 2, 3]))
+    check(lambda t, x: (x.addcmul(x, x, value=2), x.addcmul(x, x + 1, value=0.5),
+                        x.addcmul(x, x, value=-1.5)), np.array([1, 2, 3]))
     same_error(lambda t, x: x.addcdiv(x, x), np.array([1, 2, 3]))
 
 
@@ -718,6 +719,18 @@ def test_einsum_sublist_format() -> None:
     check(lambda t, a, b: (t.einsum(a, [0, 1], b, [1, 2], [0, 2]), t.einsum(a, [0, 1], b, [1, 2]),
                            t.einsum(a, [Ellipsis, 1], b[:, 0], [1]), t.einsum(a, [1, 0])),
           normal(2, 3), normal(3, 4), graph=False)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bit_equal_with_torch(dtype: type) -> None:
+    """lerp and addcmul are one fused multiply-add in PyTorch's CPU kernels, addcdiv
+    multiplies by value before it divides, and cumsum adds float32 up in float64: gradgen
+    computes them the same way, to the last bit."""
+    a, b = RNG.standard_normal((2, 999)).astype(dtype)
+    w = RNG.uniform(-1.0, 2.0, 999).astype(dtype)
+    check(lambda t, x, y, z: (x.lerp(y, z), x.lerp(y, 0.3), x.addcmul(y, z, value=0.7),
+                              x.addcdiv(y, z, value=0.7), x.cumsum(0), x.cumprod(0),
+                              x.round(decimals=2)), a, b, w, rtol=0)
 
 
 def test_float16_scans_accumulate_in_float32() -> None:
