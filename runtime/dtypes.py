@@ -93,14 +93,14 @@ def type_string(array: np.ndarray) -> str:
 
 
 # Tensor type names of dtypes gradgen lacks: `x.type("torch.HalfTensor")` names one.
-_OTHER_TYPE_STRINGS = ("torch.BFloat16Tensor", "torch.ByteTensor",
+_OTHER_TYPE_STRINGS = ("torch.ByteTensor",
                        "torch.CharTensor", "torch.ShortTensor", "torch.ComplexFloatTensor",
                        "torch.ComplexDoubleTensor")
 
 
 def from_type_string(name: str) -> dtype:
     """The dtype of a tensor type name, `torch.FloatTensor` -> float32 (for Tensor.type)."""
-    for candidate in _BY_NUMPY.values():
+    for candidate in (*_BY_NUMPY.values(), bfloat16):  # bfloat16: its use says why not
         if candidate._type_string == name:
             return candidate
     if name.startswith("torch.cuda."):

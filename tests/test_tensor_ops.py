@@ -649,6 +649,9 @@ def test_float16() -> None:
     h = runtime.from_numpy(np.array([1.5, 2.0], np.float16))
     assert str(h.dtype) == "torch.float16" and h.type() == "torch.HalfTensor"
     assert runtime.float16 is runtime.half and runtime.float16.itemsize == 2
+    check(lambda t, x: (x.type("torch.HalfTensor"), x.type(t.float16), x.half().long(),
+                        x.half() > 0, x.half().float()), data, rtol=1e-3)
+    assert runtime.ones(2).half().type() == "torch.HalfTensor"
     assert repr(h) == repr(torch.from_numpy(np.array([1.5, 2.0], np.float16)))
     x = runtime.tensor([1.0, 2.0], dtype=runtime.float16, requires_grad=True)
     (x * 3).sum().backward()
@@ -660,7 +663,8 @@ def test_bfloat16_is_named_but_has_no_arithmetic() -> None:
     assert runtime.bfloat16.is_floating_point and runtime.bfloat16.itemsize == 2
     for program in (lambda: runtime.zeros(2, dtype=runtime.bfloat16),
                     lambda: runtime.ones(2).to(runtime.bfloat16),
-                    lambda: runtime.tensor([1.0], dtype=runtime.bfloat16)):
+                    lambda: runtime.tensor([1.0], dtype=runtime.bfloat16),
+                    lambda: runtime.ones(2).type("torch.BFloat16Tensor")):
         with pytest.raises(TypeError, match="gradgen has no bfloat16 arithmetic"):
             program()
 
