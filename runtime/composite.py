@@ -968,19 +968,21 @@ __all__ += ["argsort", "narrow", "movedim", "moveaxis", "broadcast_to", "var_mea
             "einsum", "inverse"]
 
 
-def _fits(kind: str, value: Any) -> bool:
-    if kind == "Tensor":
+def _fits(param: str, value: Any) -> bool:
+    """Whether `value` suits a parameter written as PyTorch lists it (`int dim`,
+    `Tensor start`, `tuple of ints source`)."""
+    if param.startswith("Tensor "):
         return isinstance(value, Tensor)
-    if kind == "int":
+    if param.startswith("int "):
         return _is_int(value)
-    return isinstance(value, list | tuple) and all(_is_int(v) for v in value)  # tuple of ints
+    return isinstance(value, list | tuple) and all(_is_int(v) for v in value)
 
 
 def _check_arguments(name: str, method: bool, args: tuple, overloads: tuple) -> None:
     """PyTorch's TypeError when no overload takes the arguments' types: each overload is
     listed with the arguments it refused marked `!type!`. A method's list leaves out self."""
-    if any(all(_fits(p.split()[0] if "tuple" not in p else "tuple", a)
-               for p, a in zip(params, args, strict=True)) for params in overloads):
+    if any(all(_fits(p, a) for p, a in zip(params, args, strict=True))
+           for params in overloads):
         return
     lead, self_type = ([], []) if method else (["Tensor input"], ["Tensor"])
     types = [_python_type_name(a) for a in args]
@@ -988,7 +990,7 @@ def _check_arguments(name: str, method: bool, args: tuple, overloads: tuple) -> 
     lines = [f"{name}() received an invalid combination of arguments - got ({got}), but "
              "expected one of:"]
     for params in overloads:
-        marked = [t if _fits(p.split()[0] if "tuple" not in p else "tuple", a) else f"!{t}!"
+        marked = [t if _fits(p, a) else f"!{t}!"
                   for p, a, t in zip(params, args, types, strict=True)]
         lines.append(f" * ({', '.join(lead + list(params))})")
         lines.append("      didn't match because some of the arguments have invalid types: "
@@ -1019,7 +1021,8 @@ def narrow(input: Any, dim: int, start: Any, length: int, *, _method: bool = Fal
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
                          f"but got {start})")
-    start %= size if size else 1
+    if start < 0:
+        start += size
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({size}).")
@@ -1122,23 +1125,28 @@ def _forward(function: Any, self: Any, other: Any) -> Any:
 # k-th dimension of the ellipsis, counted from the right), then the operands are contracted
 # two at a time with bmm, each summing away the labels no later operand and no output needs.
 
-def _einsum_labels(term: str, offset: int, equation: str) -> list:
-    """The labels of one term: letters, and a single "..." marker for the ellipsis."""
+def _einsum_labels(term: str, offset: int, operand: int | None) -> list:
+    """The labels of one term (of operand number `operand`, or of the output for None):
+    letters, and a single "..." marker for the ellipsis. `offset` is where the term starts
+    in the equation, for the message about a bad character."""
+    owner = "output" if operand is None else f"operand {operand}"
     labels: list = []
     i = 0
     while i < len(term):
+        char = term[i]
+        if char == "." and "..." in labels:
+            raise RuntimeError(
+                "einsum(): found '.' for output but an ellipsis (...) was already found"
+                if operand is None else f"einsum(): found '.' for {owner} for which an "
+                "ellipsis was already found")
         if term.startswith("...", i):
-            if "..." in labels:
-                raise RuntimeError("einsum(): found '.' for operand that is not part of any "
-                                   "ellipsis")
             labels.append("...")
             i += 3
             continue
-        char = term[i]
+        if char == ".":
+            raise RuntimeError(f"einsum(): found '.' for {owner} that is not part of any "
+                               f"ellipsis{' (...)' if operand is None else ''}")
         if not ("a" <= char <= "z" or "A" <= char <= "Z"):
-            if char == ".":
-                raise RuntimeError("einsum(): found '.' for operand that is not part of any "
-                                   "ellipsis")
             raise RuntimeError(f"einsum(): invalid subscript given at index {offset + i} in the "
                                "equation string, subscripts must be in [a-zA-Z]")
         labels.append(char)
@@ -1174,7 +1182,7 @@ def _einsum_output(equation: str, arrow: int, inputs: list[list]) -> list:
         letters = [label for labels in inputs for label in labels if isinstance(label, str)]
         return ellipsis + sorted(c for c in set(letters) if letters.count(c) == 1)
     output: list = []
-    for label in _einsum_labels(equation[arrow + 2:], arrow + 2, equation):
+    for label in _einsum_labels(equation[arrow + 2:], arrow + 2, None):
         if label == "...":
             output.extend(ellipsis)
             continue
@@ -1303,7 +1311,7 @@ def einsum(*arguments: Any) -> Any:
                            "equation")
     inputs, offset = [], 0
     for index, (term, operand) in enumerate(zip(terms, operands, strict=True)):
-        labels = _einsum_labels(term, offset, equation)
+        labels = _einsum_labels(term, offset, index)
         inputs.append(_expand_ellipsis(labels, operand.ndim, index))
         offset += len(term) + 1
     output = _einsum_output(equation, arrow, inputs)

@@ -532,6 +532,15 @@ def test_einsum(equation: str, shapes: list) -> None:
     ("i1->i", [(3, 4)]),
     ("ijk->i", [(3, 4)]),
     ("...ij,...jk", [(2, 3, 4), (3, 4, 5)]),
+    ("...i...->i", [(2, 3)]),
+    ("i.j", [(2, 3)]),
+    ("ij->...i.", [(2, 3)]),
+    ("..i", [(2, 3)]),
+    ("ij->i.", [(2, 3)]),
+    ("...ij->......", [(2, 3)]),
+    ("ij->i-", [(2, 3)]),
+    ("ij,->", [(2, 3)]),
+    ("ij->i->j", [(2, 3)]),
 ])
 def test_einsum_errors(equation: str, shapes: list) -> None:
     same_error(lambda t, *xs: t.einsum(equation, *xs), *[normal(*s) for s in shapes])
