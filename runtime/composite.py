@@ -1030,7 +1030,7 @@ def narrow(input: Any, dim: int, start: Any, length: int, *, _method: bool = Fal
 
 
 def _dim_list(dims: Any) -> list[int]:
-    return [dims] if isinstance(dims, int) else list(dims)
+    return [int(dims)] if _is_int(dims) else [int(d) for d in dims]
 
 
 def movedim(input: Any, source: Any, destination: Any, *, _method: bool = False,

@@ -295,6 +295,12 @@ def test_movedim(source: Any, destination: Any) -> None:
                         x.moveaxis(source, destination)), normal(2, 3, 4))
 
 
+def test_movedim_and_narrow_take_numpy_integers() -> None:
+    check(lambda t, x: (x.movedim(np.int64(0), 1), x.narrow(np.int64(1), 0, np.int64(2)),
+                        t.movedim(x, (np.int64(0), 1), (1, 0))), normal(3, 4))
+    same_error(lambda t, x: x.narrow(True, 0, 1), normal(3, 4))
+
+
 def test_movedim_errors() -> None:
     same_error(lambda t, x: x.movedim((0, 1), (0,)), normal(3, 4))
     same_error(lambda t, x: x.movedim((0, 0), (0, 1)), normal(3, 4))
