@@ -2035,7 +2035,8 @@ def _check_lerp(self: np.ndarray, end: np.ndarray, weight: Any, kernel: str) -> 
     if end.dtype != self.dtype:
         raise RuntimeError(f"expected dtype {_dtype_word(self)} for `end` but got dtype "
                            f"{_dtype_word(end)}")
-    if isinstance(weight, np.ndarray) and weight.dtype != self.dtype:
+    if isinstance(weight, np.ndarray) and weight.ndim and weight.dtype != self.dtype:
+        # (a 0-dim weight of any dtype is taken as the number it holds)
         raise RuntimeError(f"expected dtype {_dtype_word(self)} for `weight` but got dtype "
                            f"{_dtype_word(weight)}")
 

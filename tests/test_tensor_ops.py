@@ -380,6 +380,9 @@ def test_lerp_tensor_and_errors() -> None:
     check(lambda t, x, y, w: x.detach().clone().lerp_(y, w), normal(3, 4), normal(3, 4),
           weight)
     same_error(lambda t, x, y: x.float().lerp(y, 0.5), normal(3, 4), normal(3, 4))
+    same_error(lambda t, x, y: x.float().lerp(y.float(), y), normal(3, 4), normal(3, 4))
+    check(lambda t, x, y, w: (x.float().lerp(y.float(), w), x.lerp(y, t.tensor(1))),
+          normal(3, 4), normal(3, 4), Grad(0.3))
     same_error(lambda t, x, y: x.lerp(y, 0.5), np.array([1, 2]), np.array([3, 4]))
     same_error(lambda t, x, y: x.lerp(y, y), np.array([1, 2]), np.array([3, 4]))
 
