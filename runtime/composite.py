@@ -1323,9 +1323,9 @@ def einsum(*arguments: Any) -> Any:
         keep = set(output).union(*(set(later) for _, later in pending[position + 1:]))
         result, labels = _contract(result, labels, *pending[position], keep, sizes)
     result, labels = _sum_labels(result, labels, set(labels) - set(output))
-    if labels != output:
-        result = ops.permute(result, [labels.index(label) for label in output])
-    return result
+    # Always a permute at the end, as PyTorch's einsum has: even `einsum("ij", x)` is a new
+    # tensor (a view), never x itself.
+    return ops.permute(result, [labels.index(label) for label in output])
 
 
 class TensorOpsMethods:

@@ -737,6 +737,14 @@ def test_scatter_reduce_argument() -> None:
     same_error(lambda t, x, i: x.scatter(1, i, 2.0, reduce="mean"), normal(3, 4), index)
 
 
+def test_einsum_of_one_operand_is_a_new_tensor() -> None:
+    x = runtime.ones(2, 3, requires_grad=True)
+    y = runtime.einsum("ij", x)
+    assert y is not x and type(y.grad_fn).__name__ == "PermuteBackward0"
+    assert type(torch.einsum("ij", torch.ones(2, 3, requires_grad=True)).grad_fn).__name__ \
+        == "PermuteBackward0"
+
+
 def test_einsum_sublist_format() -> None:
     check(lambda t, a, b: (t.einsum(a, [0, 1], b, [1, 2], [0, 2]), t.einsum(a, [0, 1], b, [1, 2]),
                            t.einsum(a, [Ellipsis, 1], b[:, 0], [1]), t.einsum(a, [1, 0])),
