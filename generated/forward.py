@@ -167,6 +167,37 @@ __all__ = [
     "replication_pad1d",
     "replication_pad2d",
     "replication_pad3d",
+    "cumsum",
+    "cumprod",
+    "sort_default",
+    "sort_stable",
+    "topk",
+    "tril",
+    "triu",
+    "log2",
+    "log10",
+    "floor",
+    "ceil",
+    "round_default",
+    "round_decimals",
+    "trunc",
+    "frac",
+    "roll",
+    "masked_select",
+    "scatter_src",
+    "scatter_value",
+    "lerp_Scalar",
+    "lerp_Tensor",
+    "addcmul",
+    "addcdiv",
+    "var_mean_correction",
+    "std_mean_correction",
+    "remainder_Scalar",
+    "remainder_Tensor",
+    "fmod_Scalar",
+    "fmod_Tensor",
+    "linalg_inv_ex",
+    "linalg_solve_ex",
 ]
 
 
@@ -1545,3 +1576,293 @@ def replication_pad3d(self_p, self_t, padding, result):
     result: auto_linear
     """
     return ops.replication_pad3d(self_t, padding)
+
+
+def cumsum(self_p, self_t, dim, dtype, result):
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumsum
+    result: auto_linear
+    """
+    return ops.cumsum(self_t, dim, dtype=dtype)
+
+
+def cumprod(self_p, self_t, dim, dtype, result):
+    """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumprod
+    result: self_t.to(result.dtype) if self_p.ndim == 0 else (self_t.transpose(dim, -1).unsqueeze(-1) * ((ones_like(self_p.transpose(dim, -1)).unsqueeze(-1) * self_p.transpose(dim, -1).unsqueeze(-2)).tril(-1) + (ones_like(self_p.transpose(dim, -1)).unsqueeze(-1) * self_p.transpose(dim, -1).unsqueeze(-2)).triu(1) + (ones_like(self_p.transpose(dim, -1)).unsqueeze(-1) * ones_like(self_p.transpose(dim, -1)).unsqueeze(-2)).tril().triu()).cumprod(-1)).triu().sum(-2).transpose(dim, -1).to(result.dtype)
+    """
+    return ops.to(self_t, result.dtype) if self_p.ndim == 0 else ops.to(ops.transpose(ops.sum(ops.triu(ops.unsqueeze(ops.transpose(self_t, dim, -1), -1) * ops.cumprod(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_p, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_p, dim, -1), -2), -1) + ops.triu(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_p, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_p, dim, -1), -2), 1) + ops.triu(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_p, dim, -1)), -1) * ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_p, dim, -1)), -2))), -1)), -2), dim, -1), result.dtype)
+
+
+def sort_default(self_p, self_t, dim, descending, values, indices):
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry sort
+    values: gather(self_t, dim, indices)
+    """
+    values_t = ops.gather(self_t, dim, indices)
+    return values_t, None
+
+
+def sort_stable(self_p, self_t, stable, dim, descending, values, indices):
+    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry sort.stable
+    values: gather(self_t, dim, indices)
+    """
+    values_t = ops.gather(self_t, dim, indices)
+    return values_t, None
+
+
+def topk(self_p, self_t, k, dim, largest, sorted, values, indices):
+    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry topk
+    values: gather(self_t, dim, indices)
+    """
+    values_t = ops.gather(self_t, dim, indices)
+    return values_t, None
+
+
+def tril(self_p, self_t, diagonal, result):
+    """tril(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry tril
+    result: auto_linear
+    """
+    return ops.tril(self_t, diagonal)
+
+
+def triu(self_p, self_t, diagonal, result):
+    """triu(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry triu
+    result: auto_linear
+    """
+    return ops.triu(self_t, diagonal)
+
+
+def log2(self_p, self_t, result):
+    """log2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log2
+    result: auto_element_wise, from self: grad / (self * 0.6931471805599453)
+    """
+    return self_t / (self_p * 0.6931471805599453)
+
+
+def log10(self_p, self_t, result):
+    """log10(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log10
+    result: auto_element_wise, from self: grad / (self * 2.302585092994046)
+    """
+    return self_t / (self_p * 2.302585092994046)
+
+
+def floor(self_p, self_t, result):
+    """floor(Tensor self) -> Tensor
+
+    derivatives.yaml, entry floor
+    result: auto_element_wise, from self: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def ceil(self_p, self_t, result):
+    """ceil(Tensor self) -> Tensor
+
+    derivatives.yaml, entry ceil
+    result: auto_element_wise, from self: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def round_default(self_p, self_t, result):
+    """round(Tensor self) -> Tensor
+
+    derivatives.yaml, entry round
+    result: auto_element_wise, from self: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def round_decimals(self_p, self_t, decimals, result):
+    """round.decimals(Tensor self, *, int decimals) -> Tensor
+
+    derivatives.yaml, entry round.decimals
+    result: auto_element_wise, from self: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def trunc(self_p, self_t, result):
+    """trunc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry trunc
+    result: auto_element_wise, from self: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def frac(self_p, self_t, result):
+    """frac(Tensor self) -> Tensor
+
+    derivatives.yaml, entry frac
+    result: self_t.clone()
+    """
+    return ops.clone(self_t)
+
+
+def roll(self_p, self_t, shifts, dims, result):
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
+
+    derivatives.yaml, entry roll
+    result: auto_linear
+    """
+    return ops.roll(self_t, shifts, dims)
+
+
+def masked_select(self_p, self_t, mask_p, result):
+    """masked_select(Tensor self, Tensor mask) -> Tensor
+
+    derivatives.yaml, entry masked_select
+    result: auto_linear
+    """
+    return ops.masked_select(self_t, mask_p)
+
+
+def scatter_src(self_p, self_t, dim, index_p, src_p, src_t, result):
+    """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml, entry scatter.src
+    result: self_t.scatter(dim, index_p, src_t)
+    """
+    return ops.scatter(self_t, dim, index_p, src_t)
+
+
+def scatter_value(self_p, self_t, dim, index_p, value, result):
+    """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+
+    derivatives.yaml, entry scatter.value
+    result: self_t.scatter(dim, index_p, 0)
+    """
+    return ops.scatter(self_t, dim, index_p, 0)
+
+
+def lerp_Scalar(self_p, self_t, end_p, end_t, weight, result):
+    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Scalar
+    result: lerp(self_t, end_t, weight)
+    """
+    return ops.lerp(self_t, end_t, weight)
+
+
+def lerp_Tensor(self_p, self_t, end_p, end_t, weight_p, weight_t, result):
+    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Tensor
+    result: lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
+    """
+    return ops.lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
+
+
+def addcmul(self_p, self_t, tensor1_p, tensor1_t, tensor2_p, tensor2_t, value, result):
+    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcmul
+    result: self_t + maybe_multiply(tensor1_t * tensor2_p, value) + maybe_multiply(tensor2_t * tensor1_p, value)
+    """
+    return self_t + manual.maybe_multiply(ops, tensor1_t * tensor2_p, value) + manual.maybe_multiply(ops, tensor2_t * tensor1_p, value)
+
+
+def addcdiv(self_p, self_t, tensor1_p, tensor1_t, tensor2_p, tensor2_t, value, result):
+    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcdiv
+    result: self_t + maybe_multiply(tensor1_t / tensor2_p, value) - maybe_multiply(tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)
+    """
+    return self_t + manual.maybe_multiply(ops, tensor1_t / tensor2_p, value) - manual.maybe_multiply(ops, tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)
+
+
+def var_mean_correction(self_p, self_t, dim, correction, keepdim, result0, result1):
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry var_mean.correction
+    result0: var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim)
+    result1: mean(self_t, dim, keepdim)
+    """
+    result0_t = ops.sum(manual.var_backward(ops, self_t, self_p, dim, correction, True), dim, keepdim)
+    result1_t = ops.mean(self_t, dim, keepdim)
+    return result0_t, result1_t
+
+
+def std_mean_correction(self_p, self_t, dim, correction, keepdim, result0, result1):
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry std_mean.correction
+    result0: where(result0 == 0, 0, var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim) / (2 * result0))
+    result1: mean(self_t, dim, keepdim)
+    """
+    result0_t = ops.where(result0 == 0, 0, ops.sum(manual.var_backward(ops, self_t, self_p, dim, correction, True), dim, keepdim) / (2 * result0))
+    result1_t = ops.mean(self_t, dim, keepdim)
+    return result0_t, result1_t
+
+
+def remainder_Scalar(self_p, self_t, other, result):
+    """remainder.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry remainder.Scalar
+    result: auto_element_wise, from self: grad
+    """
+    return self_t
+
+
+def remainder_Tensor(self_p, self_t, other_p, other_t, result):
+    """remainder.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry remainder.Tensor
+    result: self_t - other_t * (self_p / other_p).floor()
+    """
+    return self_t - other_t * ops.floor(self_p / other_p)
+
+
+def fmod_Scalar(self_p, self_t, other, result):
+    """fmod.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry fmod.Scalar
+    result: auto_element_wise, from self: grad
+    """
+    return self_t
+
+
+def fmod_Tensor(self_p, self_t, other_p, other_t, result):
+    """fmod.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmod.Tensor
+    result: self_t - other_t * trunc(self_p / other_p)
+    """
+    return self_t - other_t * ops.trunc(self_p / other_p)
+
+
+def linalg_inv_ex(A_p, A_t, check_errors, inverse, info):
+    """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
+
+    derivatives.yaml, entry linalg_inv_ex
+    inverse: -(inverse.unsqueeze(-1) * (A_t.unsqueeze(-1) * inverse.unsqueeze(-3)).sum(-2).unsqueeze(-3)).sum(-2)
+    """
+    inverse_t = -ops.sum(ops.unsqueeze(inverse, -1) * ops.unsqueeze(ops.sum(ops.unsqueeze(A_t, -1) * ops.unsqueeze(inverse, -3), -2), -3), -2)
+    return inverse_t, None
+
+
+def linalg_solve_ex(A_p, A_t, B_p, B_t, left, check_errors, result, info):
+    """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+
+    derivatives.yaml, entry linalg_solve_ex
+    result: linalg_solve_ex(A_p, B_t - (A_t * result.unsqueeze(-2)).sum(-1))[0] if B_p.ndim == 1 or B_p.shape == A_p.shape[:-1] else linalg_solve_ex(A_p, B_t - ((A_t.unsqueeze(-1) * result.unsqueeze(-3)).sum(-2) if left else (result.unsqueeze(-1) * A_t.unsqueeze(-3)).sum(-2)), left=left)[0]
+    """
+    result_t = ops.linalg_solve_ex(A_p, B_t - ops.sum(A_t * ops.unsqueeze(result, -2), -1))[0] if B_p.ndim == 1 or B_p.shape == A_p.shape[:-1] else ops.linalg_solve_ex(A_p, B_t - (ops.sum(ops.unsqueeze(A_t, -1) * ops.unsqueeze(result, -3), -2) if left else ops.sum(ops.unsqueeze(result, -1) * ops.unsqueeze(A_t, -3), -2)), left=left)[0]
+    return result_t, None

@@ -166,6 +166,37 @@ __all__ = [
     "ReplicationPad1DBackward0",
     "ReplicationPad2DBackward0",
     "ReplicationPad3DBackward0",
+    "CumsumBackward0",
+    "CumprodBackward0",
+    "SortBackward0",
+    "SortBackward1",
+    "TopkBackward0",
+    "TrilBackward0",
+    "TriuBackward0",
+    "Log2Backward0",
+    "Log10Backward0",
+    "FloorBackward0",
+    "CeilBackward0",
+    "RoundBackward0",
+    "RoundBackward1",
+    "TruncBackward0",
+    "FracBackward0",
+    "RollBackward0",
+    "MaskedSelectBackward0",
+    "ScatterBackward0",
+    "ScatterBackward1",
+    "LerpBackward0",
+    "LerpBackward1",
+    "AddcmulBackward0",
+    "AddcdivBackward0",
+    "VarMeanBackward0",
+    "StdMeanBackward0",
+    "RemainderBackward0",
+    "RemainderBackward1",
+    "FmodBackward0",
+    "FmodBackward1",
+    "LinalgInvExBackward0",
+    "LinalgSolveExBackward0",
 ]
 
 
@@ -4661,4 +4692,869 @@ class ReplicationPad3DBackward0(Node):
         # self: padding_backward(grad, self.shape, padding, False)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, False)
+        return grad_inputs
+
+
+class CumsumBackward0(Node):
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumsum
+    self: grad.to(self.dtype) if self.ndim == 0 else grad.to(self.dtype).flip([dim]).cumsum(dim).flip([dim])
+    """
+
+    __slots__ = ("_saved_self_dim", "_saved_self_scalar_type", "_saved_dim")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_dim = self._saved_self_dim
+        self_scalar_type = self._saved_self_scalar_type
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: grad.to(self.dtype) if self.ndim == 0 else grad.to(self.dtype).flip([dim]).cumsum(dim).flip([dim])
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.to(grad, self_scalar_type) if self_dim == 0 else ops.flip(ops.cumsum(ops.flip(ops.to(grad, self_scalar_type), [dim]), dim), [dim])
+        return grad_inputs
+
+
+class CumprodBackward0(Node):
+    """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumprod
+    self: grad.to(self.dtype) if self.ndim == 0 else (grad.to(self.dtype).transpose(dim, -1).unsqueeze(-2) * ((ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).tril(-1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).triu(1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * ones_like(self.transpose(dim, -1)).unsqueeze(-2)).tril().triu()).cumprod(-1)).triu().sum(-1).transpose(dim, -1)
+    """
+
+    __slots__ = ("_saved_self_dim", "_saved_self_scalar_type", "_saved_dim", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_dim = self._saved_self_dim
+        self_scalar_type = self._saved_self_scalar_type
+        dim = self._saved_dim
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad.to(self.dtype) if self.ndim == 0 else (grad.to(self.dtype).transpose(dim, -1).unsqueeze(-2) * ((ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).tril(-1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).triu(1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * ones_like(self.transpose(dim, -1)).unsqueeze(-2)).tril().triu()).cumprod(-1)).triu().sum(-1).transpose(dim, -1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.to(grad, self_scalar_type) if self_dim == 0 else ops.transpose(ops.sum(ops.triu(ops.unsqueeze(ops.transpose(ops.to(grad, self_scalar_type), dim, -1), -2) * ops.cumprod(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_, dim, -1), -2), -1) + ops.triu(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_, dim, -1), -2), 1) + ops.triu(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -2))), -1)), -1), dim, -1)
+        return grad_inputs
+
+
+class SortBackward0(Node):
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry sort
+    self: gather_backward(grad, self.shape, dim, indices)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "indices_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        indices = ops.unpack(self.indices_, self)
+        grad_inputs = [None]
+        # self: gather_backward(grad, self.shape, dim, indices)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.gather_backward(ops, grad, self_sym_sizes, dim, indices)
+        return grad_inputs
+
+
+class SortBackward1(Node):
+    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry sort.stable
+    self: gather_backward(grad, self.shape, dim, indices)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "indices_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        indices = ops.unpack(self.indices_, self)
+        grad_inputs = [None]
+        # self: gather_backward(grad, self.shape, dim, indices)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.gather_backward(ops, grad, self_sym_sizes, dim, indices)
+        return grad_inputs
+
+
+class TopkBackward0(Node):
+    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry topk
+    self: gather_backward(grad, self.shape, dim, indices)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "indices_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        indices = ops.unpack(self.indices_, self)
+        grad_inputs = [None]
+        # self: gather_backward(grad, self.shape, dim, indices)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.gather_backward(ops, grad, self_sym_sizes, dim, indices)
+        return grad_inputs
+
+
+class TrilBackward0(Node):
+    """tril(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry tril
+    self: grad.tril(diagonal)
+    """
+
+    __slots__ = ("_saved_diagonal",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        diagonal = self._saved_diagonal
+        grad_inputs = [None]
+        # self: grad.tril(diagonal)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.tril(grad, diagonal)
+        return grad_inputs
+
+
+class TriuBackward0(Node):
+    """triu(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry triu
+    self: grad.triu(diagonal)
+    """
+
+    __slots__ = ("_saved_diagonal",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        diagonal = self._saved_diagonal
+        grad_inputs = [None]
+        # self: grad.triu(diagonal)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.triu(grad, diagonal)
+        return grad_inputs
+
+
+class Log2Backward0(Node):
+    """log2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log2
+    self: grad / (self * 0.6931471805599453)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad / (self * 0.6931471805599453)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / (self_ * 0.6931471805599453)
+        return grad_inputs
+
+
+class Log10Backward0(Node):
+    """log10(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log10
+    self: grad / (self * 2.302585092994046)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad / (self * 2.302585092994046)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / (self_ * 2.302585092994046)
+        return grad_inputs
+
+
+class FloorBackward0(Node):
+    """floor(Tensor self) -> Tensor
+
+    derivatives.yaml, entry floor
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class CeilBackward0(Node):
+    """ceil(Tensor self) -> Tensor
+
+    derivatives.yaml, entry ceil
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class RoundBackward0(Node):
+    """round(Tensor self) -> Tensor
+
+    derivatives.yaml, entry round
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class RoundBackward1(Node):
+    """round.decimals(Tensor self, *, int decimals) -> Tensor
+
+    derivatives.yaml, entry round.decimals
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class TruncBackward0(Node):
+    """trunc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry trunc
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class FracBackward0(Node):
+    """frac(Tensor self) -> Tensor
+
+    derivatives.yaml, entry frac
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        grad_inputs = [None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class RollBackward0(Node):
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
+
+    derivatives.yaml, entry roll
+    self: grad.flip(dims).roll(shifts, dims).flip(dims) if dims else grad.reshape([-1]).flip([0]).roll(shifts).flip([0]).reshape(self.shape)
+    """
+
+    __slots__ = ("_saved_dims", "_saved_shifts", "_saved_self_sym_sizes")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dims = self._saved_dims
+        shifts = self._saved_shifts
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None]
+        # self: grad.flip(dims).roll(shifts, dims).flip(dims) if dims else grad.reshape([-1]).flip([0]).roll(shifts).flip([0]).reshape(self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.flip(ops.roll(ops.flip(grad, dims), shifts, dims), dims) if dims else ops.reshape(ops.flip(ops.roll(ops.flip(ops.reshape(grad, [-1]), [0]), shifts), [0]), self_sym_sizes)
+        return grad_inputs
+
+
+class MaskedSelectBackward0(Node):
+    """masked_select(Tensor self, Tensor mask) -> Tensor
+
+    derivatives.yaml, entry masked_select
+    self: index_put(zeros_like(self) + zeros_like(mask), [mask.expand_as(zeros_like(self) + zeros_like(mask))], grad).sum_to_size(self.shape) if self.ndim or mask.ndim else where(mask, grad.sum(), 0)
+    """
+
+    __slots__ = ("_saved_self_dim", "_saved_mask_dim", "self_", "mask_", "_saved_self_sym_sizes")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_mask(self):
+        return self.mask_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.mask_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_dim = self._saved_self_dim
+        mask_dim = self._saved_mask_dim
+        self_ = ops.unpack(self.self_, self)
+        mask = ops.unpack(self.mask_, self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None]
+        # self: index_put(zeros_like(self) + zeros_like(mask), [mask.expand_as(zeros_like(self) + zeros_like(mask))], grad).sum_to_size(self.shape) if self.ndim or mask.ndim else where(mask, grad.sum(), 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.sum_to_size(ops.index_put(manual.zeros_like(ops, self_) + manual.zeros_like(ops, mask), [ops.expand_as(mask, manual.zeros_like(ops, self_) + manual.zeros_like(ops, mask))], grad), self_sym_sizes) if self_dim or mask_dim else ops.where(mask, ops.sum(grad), 0)
+        return grad_inputs
+
+
+class ScatterBackward0(Node):
+    """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml, entry scatter.src
+    self: grad.scatter(dim, index, 0)
+    src: grad.gather(dim, index)
+    """
+
+    __slots__ = ("_saved_dim", "index_")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        index = ops.unpack(self.index_, self)
+        grad_inputs = [None, None]
+        # self: grad.scatter(dim, index, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.scatter(grad, dim, index, 0)
+        # src: grad.gather(dim, index)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.gather(grad, dim, index)
+        return grad_inputs
+
+
+class ScatterBackward1(Node):
+    """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+
+    derivatives.yaml, entry scatter.value
+    self: grad.scatter(dim, index, 0)
+    """
+
+    __slots__ = ("_saved_dim", "index_")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        index = ops.unpack(self.index_, self)
+        grad_inputs = [None]
+        # self: grad.scatter(dim, index, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.scatter(grad, dim, index, 0)
+        return grad_inputs
+
+
+class LerpBackward0(Node):
+    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Scalar
+    self: grad * (1 - weight)
+    end: grad * weight
+    """
+
+    __slots__ = ("_saved_weight",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        weight = self._saved_weight
+        grad_inputs = [None, None]
+        # self: grad * (1 - weight)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * (1 - weight)
+        # end: grad * weight
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * weight
+        return grad_inputs
+
+
+class LerpBackward1(Node):
+    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Tensor
+    self: grad * (1 - weight)
+    end: grad * weight
+    weight: grad * (end - self)
+    """
+
+    __slots__ = ("weight_", "end_", "self_")
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_end(self):
+        return self.end_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.weight_.reset_data()
+        self.end_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        weight = ops.unpack(self.weight_, self)
+        end = ops.unpack(self.end_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None, None]
+        # self: grad * (1 - weight)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * (1 - weight)
+        # end: grad * weight
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * weight
+        # weight: grad * (end - self)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = grad * (end - self_)
+        return grad_inputs
+
+
+class AddcmulBackward0(Node):
+    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcmul
+    self: grad
+    tensor1: maybe_multiply(grad * tensor2, value)
+    tensor2: maybe_multiply(grad * tensor1, value)
+    """
+
+    __slots__ = ("tensor2_", "_saved_value", "tensor1_")
+
+    @property
+    def _saved_tensor2(self):
+        return self.tensor2_.unpack()
+
+    @property
+    def _saved_tensor1(self):
+        return self.tensor1_.unpack()
+
+    def release_variables(self):
+        self.tensor2_.reset_data()
+        self.tensor1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        tensor2 = ops.unpack(self.tensor2_, self)
+        value = self._saved_value
+        tensor1 = ops.unpack(self.tensor1_, self)
+        grad_inputs = [None, None, None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # tensor1: maybe_multiply(grad * tensor2, value)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(ops, grad * tensor2, value)
+        # tensor2: maybe_multiply(grad * tensor1, value)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = manual.maybe_multiply(ops, grad * tensor1, value)
+        return grad_inputs
+
+
+class AddcdivBackward0(Node):
+    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcdiv
+    self: grad
+    tensor1: maybe_multiply(grad / tensor2, value)
+    tensor2: maybe_multiply(-grad * tensor1 / (tensor2 * tensor2), value)
+    """
+
+    __slots__ = ("tensor2_", "_saved_value", "tensor1_")
+
+    @property
+    def _saved_tensor2(self):
+        return self.tensor2_.unpack()
+
+    @property
+    def _saved_tensor1(self):
+        return self.tensor1_.unpack()
+
+    def release_variables(self):
+        self.tensor2_.reset_data()
+        self.tensor1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        tensor2 = ops.unpack(self.tensor2_, self)
+        value = self._saved_value
+        tensor1 = ops.unpack(self.tensor1_, self)
+        grad_inputs = [None, None, None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # tensor1: maybe_multiply(grad / tensor2, value)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(ops, grad / tensor2, value)
+        # tensor2: maybe_multiply(-grad * tensor1 / (tensor2 * tensor2), value)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = manual.maybe_multiply(ops, -grad * tensor1 / (tensor2 * tensor2), value)
+        return grad_inputs
+
+
+class VarMeanBackward0(Node):
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry var_mean.correction
+    self: (var_backward(grads[0], self, dim, correction, keepdim) if grads[1] is None else mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)) if grads[0] is None or grads[1] is None else var_backward(grads[0], self, dim, correction, keepdim) + mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)
+    """
+
+    __slots__ = ("self_", "_saved_dim", "_saved_correction", "_saved_keepdim", "_saved_self_sym_sizes", "_saved_self_sym_numel")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        dim = self._saved_dim
+        correction = self._saved_correction
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_numel = self._saved_self_sym_numel
+        grad_inputs = [None]
+        # self: (var_backward(grads[0], self, dim, correction, keepdim) if grads[1] is None else mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)) if grads[0] is None or grads[1] is None else var_backward(grads[0], self, dim, correction, keepdim) + mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = (manual.var_backward(ops, grads[0], self_, dim, correction, keepdim) if grads[1] is None else manual.mean_backward(ops, grads[1], self_sym_sizes, dim, self_sym_numel, keepdim)) if grads[0] is None or grads[1] is None else manual.var_backward(ops, grads[0], self_, dim, correction, keepdim) + manual.mean_backward(ops, grads[1], self_sym_sizes, dim, self_sym_numel, keepdim)
+        return grad_inputs
+
+
+class StdMeanBackward0(Node):
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry std_mean.correction
+    self: (std_backward(result0, grads[0], self, dim, correction, keepdim) if grads[1] is None else mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)) if grads[0] is None or grads[1] is None else std_backward(result0, grads[0], self, dim, correction, keepdim) + mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)
+    """
+
+    __slots__ = ("result0_", "self_", "_saved_dim", "_saved_correction", "_saved_keepdim", "_saved_self_sym_sizes", "_saved_self_sym_numel")
+
+    @property
+    def _saved_result0(self):
+        return self.result0_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.result0_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        result0 = ops.unpack(self.result0_, self)
+        self_ = ops.unpack(self.self_, self)
+        dim = self._saved_dim
+        correction = self._saved_correction
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_numel = self._saved_self_sym_numel
+        grad_inputs = [None]
+        # self: (std_backward(result0, grads[0], self, dim, correction, keepdim) if grads[1] is None else mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)) if grads[0] is None or grads[1] is None else std_backward(result0, grads[0], self, dim, correction, keepdim) + mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = (manual.std_backward(ops, result0, grads[0], self_, dim, correction, keepdim) if grads[1] is None else manual.mean_backward(ops, grads[1], self_sym_sizes, dim, self_sym_numel, keepdim)) if grads[0] is None or grads[1] is None else manual.std_backward(ops, result0, grads[0], self_, dim, correction, keepdim) + manual.mean_backward(ops, grads[1], self_sym_sizes, dim, self_sym_numel, keepdim)
+        return grad_inputs
+
+
+class RemainderBackward0(Node):
+    """remainder.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry remainder.Scalar
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        grad_inputs = [None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class RemainderBackward1(Node):
+    """remainder.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry remainder.Tensor
+    self: grad
+    other: -grad * (self / other).floor()
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # other: -grad * (self / other).floor()
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = -grad * ops.floor(self_ / other)
+        return grad_inputs
+
+
+class FmodBackward0(Node):
+    """fmod.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry fmod.Scalar
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        grad_inputs = [None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class FmodBackward1(Node):
+    """fmod.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmod.Tensor
+    self: grad
+    other: -grad * trunc(self / other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # other: -grad * trunc(self / other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = -grad * ops.trunc(self_ / other)
+        return grad_inputs
+
+
+class LinalgInvExBackward0(Node):
+    """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
+
+    derivatives.yaml, entry linalg_inv_ex
+    A: -(inverse.transpose(-2, -1).unsqueeze(-1) * (grad.unsqueeze(-1) * inverse.transpose(-2, -1).unsqueeze(-3)).sum(-2).unsqueeze(-3)).sum(-2)
+    """
+
+    __slots__ = ("inverse_",)
+
+    @property
+    def _saved_inverse(self):
+        return self.inverse_.unpack(self)
+
+    def release_variables(self):
+        self.inverse_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        inverse = ops.unpack(self.inverse_, self)
+        grad_inputs = [None]
+        # A: -(inverse.transpose(-2, -1).unsqueeze(-1) * (grad.unsqueeze(-1) * inverse.transpose(-2, -1).unsqueeze(-3)).sum(-2).unsqueeze(-3)).sum(-2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = -ops.sum(ops.unsqueeze(ops.transpose(inverse, -2, -1), -1) * ops.unsqueeze(ops.sum(ops.unsqueeze(grad, -1) * ops.unsqueeze(ops.transpose(inverse, -2, -1), -3), -2), -3), -2)
+        return grad_inputs
+
+
+class LinalgSolveExBackward0(Node):
+    """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+
+    derivatives.yaml, entry linalg_solve_ex
+    B: linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0]
+    A: -(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-1) * result.unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2) * result.unsqueeze(-3)).sum(-1) if left else -(result.unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2)).sum(-3))
+    """
+
+    __slots__ = ("A_", "_saved_left", "_saved_B_dim", "_saved_B_sym_sizes", "_saved_A_sym_sizes", "result_")
+
+    @property
+    def _saved_A(self):
+        return self.A_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.A_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        A = ops.unpack(self.A_, self)
+        left = self._saved_left
+        B_dim = self._saved_B_dim
+        B_sym_sizes = self._saved_B_sym_sizes
+        A_sym_sizes = self._saved_A_sym_sizes
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
+        # B: linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0]
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0]
+        # A: -(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-1) * result.unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2) * result.unsqueeze(-3)).sum(-1) if left else -(result.unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2)).sum(-3))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = -(ops.unsqueeze(ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0], -1) * ops.unsqueeze(result, -2)) if B_dim == 1 or B_sym_sizes == A_sym_sizes[:-1] else -ops.sum(ops.unsqueeze(ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0], -2) * ops.unsqueeze(result, -3), -1) if left else -ops.sum(ops.unsqueeze(result, -1) * ops.unsqueeze(ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0], -2), -3)
         return grad_inputs

@@ -17,6 +17,8 @@ from generated.functions import (
     AbsBackward0,
     AddBackward0,
     AddBackward1,
+    AddcdivBackward0,
+    AddcmulBackward0,
     AddmmBackward0,
     AliasBackward0,
     AmaxBackward0,
@@ -26,6 +28,7 @@ from generated.functions import (
     BinaryCrossEntropyWithLogitsBackward0,
     BmmBackward0,
     CatBackward0,
+    CeilBackward0,
     ClampBackward0,
     ClampBackward1,
     ClampMaxBackward0,
@@ -36,6 +39,8 @@ from generated.functions import (
     ConstantPadNdBackward0,
     CopyBackwards,
     CosBackward0,
+    CumprodBackward0,
+    CumsumBackward0,
     DivBackward0,
     DivBackward1,
     DotBackward0,
@@ -52,6 +57,10 @@ from generated.functions import (
     FillBackward2,
     FillBackward3,
     FlipBackward0,
+    FloorBackward0,
+    FmodBackward0,
+    FmodBackward1,
+    FracBackward0,
     GatherBackward0,
     GeluBackward0,
     GeluBackwardBackward0,
@@ -68,8 +77,14 @@ from generated.functions import (
     LeakyReluBackward0,
     LeakyReluBackward1,
     LeakyReluBackwardBackward0,
+    LerpBackward0,
+    LerpBackward1,
+    LinalgInvExBackward0,
+    LinalgSolveExBackward0,
     LinalgVectorNormBackward0,
     Log1PBackward0,
+    Log2Backward0,
+    Log10Backward0,
     LogBackward0,
     LogSigmoidBackward0,
     LogSoftmaxBackward0,
@@ -77,6 +92,7 @@ from generated.functions import (
     LogsumexpBackward0,
     MaskedFillBackward0,
     MaskedFillBackward1,
+    MaskedSelectBackward0,
     MaxBackward0,
     MaxBackward1,
     MaximumBackward0,
@@ -115,14 +131,21 @@ from generated.functions import (
     ReflectionPad2DBackward0,
     ReflectionPad3DBackward0,
     ReluBackward0,
+    RemainderBackward0,
+    RemainderBackward1,
     RepeatBackward0,
     ReplicationPad1DBackward0,
     ReplicationPad2DBackward0,
     ReplicationPad3DBackward0,
+    RollBackward0,
+    RoundBackward0,
+    RoundBackward1,
     RsqrtBackward0,
     RsubBackward0,
     RsubBackward1,
     ScatterAddBackward0,
+    ScatterBackward0,
+    ScatterBackward1,
     SelectBackward0,
     SelectBackwardBackward0,
     SigmoidBackward0,
@@ -138,6 +161,8 @@ from generated.functions import (
     SoftmaxBackwardDataBackward0,
     SoftplusBackward0,
     SoftplusBackwardBackward0,
+    SortBackward0,
+    SortBackward1,
     SplitBackward0,
     SplitWithSizesBackward0,
     SqrtBackward0,
@@ -149,6 +174,7 @@ from generated.functions import (
     SqueezeBackward5,
     StackBackward0,
     StdBackward0,
+    StdMeanBackward0,
     SubBackward0,
     SumBackward0,
     SumBackward1,
@@ -158,11 +184,16 @@ from generated.functions import (
     TBackward0,
     ThresholdBackwardBackward0,
     ToCopyBackward0,
+    TopkBackward0,
     TransposeBackward0,
+    TrilBackward0,
+    TriuBackward0,
+    TruncBackward0,
     UnbindBackward0,
     UnsafeViewBackward0,
     UnsqueezeBackward0,
     VarBackward0,
+    VarMeanBackward0,
     ViewBackward0,
     WhereBackward0,
     ZeroBackward0,
@@ -183,6 +214,8 @@ __all__ = [
     "abs",
     "abs_",
     "add",
+    "addcdiv",
+    "addcmul",
     "addmm",
     "alias",
     "all",
@@ -200,6 +233,8 @@ __all__ = [
     "bitwise_xor",
     "bmm",
     "cat",
+    "ceil",
+    "ceil_",
     "clamp",
     "clamp_",
     "clamp_max",
@@ -210,6 +245,8 @@ __all__ = [
     "constant_pad_nd",
     "cos",
     "cos_",
+    "cumprod",
+    "cumsum",
     "div",
     "dot",
     "elu",
@@ -227,6 +264,12 @@ __all__ = [
     "fill",
     "fill_",
     "flip",
+    "floor",
+    "floor_",
+    "floor_divide",
+    "fmod",
+    "frac",
+    "frac_",
     "gather",
     "ge",
     "gelu",
@@ -245,9 +288,16 @@ __all__ = [
     "leaky_relu",
     "leaky_relu_",
     "leaky_relu_backward",
+    "lerp",
+    "linalg_inv_ex",
+    "linalg_solve_ex",
     "log",
+    "log10",
+    "log10_",
     "log1p",
     "log1p_",
+    "log2",
+    "log2_",
     "log_",
     "log_sigmoid_forward",
     "logical_and",
@@ -256,6 +306,7 @@ __all__ = [
     "logsumexp",
     "lt",
     "masked_fill",
+    "masked_select",
     "max",
     "maximum",
     "mean",
@@ -289,13 +340,18 @@ __all__ = [
     "reflection_pad3d",
     "relu",
     "relu_",
+    "remainder",
     "repeat",
     "replication_pad1d",
     "replication_pad2d",
     "replication_pad3d",
+    "roll",
+    "round",
+    "round_",
     "rsqrt",
     "rsqrt_",
     "rsub",
+    "scatter",
     "scatter_add",
     "select",
     "select_backward",
@@ -312,6 +368,7 @@ __all__ = [
     "smooth_l1_loss_backward",
     "softplus",
     "softplus_backward",
+    "sort",
     "split",
     "split_with_sizes",
     "sqrt",
@@ -328,7 +385,12 @@ __all__ = [
     "tanh_",
     "tanh_backward",
     "threshold_backward",
+    "topk",
     "transpose",
+    "tril",
+    "triu",
+    "trunc",
+    "trunc_",
     "unbind",
     "unsqueeze",
     "view",
@@ -345,6 +407,16 @@ _nll_loss_forward_return = namedtuple("nll_loss_forward", ["output", "total_weig
 _nll_loss2d_forward_return = namedtuple("nll_loss2d_forward", ["output", "total_weight"])
 
 _log_sigmoid_forward_return = namedtuple("log_sigmoid_forward", ["output", "buffer"])
+
+_sort_return = namedtuple("sort", ["values", "indices"])
+
+_sort_stable_return = namedtuple("sort", ["values", "indices"])
+
+_topk_return = namedtuple("topk", ["values", "indices"])
+
+_linalg_inv_ex_return = namedtuple("linalg_inv_ex", ["inverse", "info"])
+
+_linalg_solve_ex_return = namedtuple("linalg_solve_ex", ["result", "info"])
 
 
 def add_Tensor(self_, other, *, alpha=1):
@@ -4445,6 +4517,1197 @@ def replication_pad3d(self_, padding):
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def cumsum(self_, dim, *, dtype=None):
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumsum
+    """
+    result = recording.wrap(kernels.cumsum(recording.data(self_), dim, recording.numpy_dtype(dtype)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = CumsumBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_dim = dim
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cumsum(self_, forward_grad.tangent(self_), dim, dtype, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def cumsum_(self_, dim, *, dtype=None):
+    """In-place cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumsum
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CumsumBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_dim = dim
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    kernels.cumsum_(recording.data(self_), dim, recording.numpy_dtype(dtype))
+    recording.increment_version(self_)
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.cumsum(original_self, forward_grad.tangent(self_), dim, dtype, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def cumprod(self_, dim, *, dtype=None):
+    """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumprod
+    """
+    result = recording.wrap(kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_dim = dim
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cumprod(self_, forward_grad.tangent(self_), dim, dtype, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def cumprod_(self_, dim, *, dtype=None):
+    """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumprod
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_dim = dim
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    kernels.cumprod_(recording.data(self_), dim, recording.numpy_dtype(dtype))
+    recording.increment_version(self_)
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.cumprod(original_self, forward_grad.tangent(self_), dim, dtype, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def sort_default(self_, dim=-1, descending=False):
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry sort
+    """
+    values, indices = map(recording.wrap, kernels.sort(recording.data(self_), dim, descending))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SortBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_dim = dim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sort_default(self_, forward_grad.tangent(self_), dim, descending, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _sort_return(values, indices)
+
+
+def sort_stable(self_, *, stable, dim=-1, descending=False):
+    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry sort.stable
+    """
+    values, indices = map(recording.wrap, kernels.sort_stable(recording.data(self_), stable, dim, descending))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SortBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_dim = dim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sort_stable(self_, forward_grad.tangent(self_), stable, dim, descending, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _sort_stable_return(values, indices)
+
+
+def topk(self_, k, dim=-1, largest=True, sorted=True):
+    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry topk
+    """
+    values, indices = map(recording.wrap, kernels.topk(recording.data(self_), k, dim, largest, sorted))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = TopkBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_dim = dim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.topk(self_, forward_grad.tangent(self_), k, dim, largest, sorted, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _topk_return(values, indices)
+
+
+def tril(self_, diagonal=0):
+    """tril(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry tril
+    """
+    result = recording.wrap(kernels.tril(recording.data(self_), diagonal))
+    if recording.compute_requires_grad(self_):
+        grad_fn = TrilBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_diagonal = diagonal
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.tril(self_, forward_grad.tangent(self_), diagonal, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def tril_(self_, diagonal=0):
+    """In-place tril(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry tril
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = TrilBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_diagonal = diagonal
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.tril(recording.data(self_), diagonal))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.tril(original_self, forward_grad.tangent(self_), diagonal, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def triu(self_, diagonal=0):
+    """triu(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry triu
+    """
+    result = recording.wrap(kernels.triu(recording.data(self_), diagonal))
+    if recording.compute_requires_grad(self_):
+        grad_fn = TriuBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_diagonal = diagonal
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.triu(self_, forward_grad.tangent(self_), diagonal, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def triu_(self_, diagonal=0):
+    """In-place triu(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry triu
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = TriuBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_diagonal = diagonal
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.triu(recording.data(self_), diagonal))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.triu(original_self, forward_grad.tangent(self_), diagonal, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def log2(self_):
+    """log2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log2
+    """
+    result = recording.wrap(kernels.log2(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Log2Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.log2(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def log2_(self_):
+    """In-place log2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log2
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = Log2Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.log2(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.log2(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def log10(self_):
+    """log10(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log10
+    """
+    result = recording.wrap(kernels.log10(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Log10Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.log10(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def log10_(self_):
+    """In-place log10(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log10
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = Log10Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.log10(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.log10(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def floor(self_):
+    """floor(Tensor self) -> Tensor
+
+    derivatives.yaml, entry floor
+    """
+    result = recording.wrap(kernels.floor(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = FloorBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.floor(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def floor_(self_):
+    """In-place floor(Tensor self) -> Tensor
+
+    derivatives.yaml, entry floor
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = FloorBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.floor(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.floor(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ceil(self_):
+    """ceil(Tensor self) -> Tensor
+
+    derivatives.yaml, entry ceil
+    """
+    result = recording.wrap(kernels.ceil(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = CeilBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.ceil(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def ceil_(self_):
+    """In-place ceil(Tensor self) -> Tensor
+
+    derivatives.yaml, entry ceil
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CeilBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ceil(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ceil(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def round_default(self_):
+    """round(Tensor self) -> Tensor
+
+    derivatives.yaml, entry round
+    """
+    result = recording.wrap(kernels.round(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = RoundBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.round_default(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def round_default_(self_):
+    """In-place round(Tensor self) -> Tensor
+
+    derivatives.yaml, entry round
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = RoundBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.round(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.round_default(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def round_decimals(self_, *, decimals):
+    """round.decimals(Tensor self, *, int decimals) -> Tensor
+
+    derivatives.yaml, entry round.decimals
+    """
+    result = recording.wrap(kernels.round_decimals(recording.data(self_), decimals))
+    if recording.compute_requires_grad(self_):
+        grad_fn = RoundBackward1(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.round_decimals(self_, forward_grad.tangent(self_), decimals, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def round_decimals_(self_, *, decimals):
+    """In-place round.decimals(Tensor self, *, int decimals) -> Tensor
+
+    derivatives.yaml, entry round.decimals
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = RoundBackward1(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.round_decimals(recording.data(self_), decimals))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.round_decimals(original_self, forward_grad.tangent(self_), decimals, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def trunc(self_):
+    """trunc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry trunc
+    """
+    result = recording.wrap(kernels.trunc(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = TruncBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.trunc(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def trunc_(self_):
+    """In-place trunc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry trunc
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = TruncBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.trunc(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.trunc(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def frac(self_):
+    """frac(Tensor self) -> Tensor
+
+    derivatives.yaml, entry frac
+    """
+    result = recording.wrap(kernels.frac(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = FracBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.frac(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def frac_(self_):
+    """In-place frac(Tensor self) -> Tensor
+
+    derivatives.yaml, entry frac
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = FracBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.frac(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.frac(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def roll(self_, shifts, dims=()):
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
+
+    derivatives.yaml, entry roll
+    """
+    shifts = recording.int_tuple(shifts)
+    dims = recording.int_tuple(dims)
+    result = recording.wrap(kernels.roll(recording.data(self_), shifts, dims))
+    if recording.compute_requires_grad(self_):
+        grad_fn = RollBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_dims = dims
+        grad_fn._saved_shifts = shifts
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.roll(self_, forward_grad.tangent(self_), shifts, dims, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def masked_select(self_, mask):
+    """masked_select(Tensor self, Tensor mask) -> Tensor
+
+    derivatives.yaml, entry masked_select
+    """
+    result = recording.wrap(kernels.masked_select(recording.data(self_), recording.data(mask)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MaskedSelectBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_mask_dim = recording.dim(mask)
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.masked_select(self_, forward_grad.tangent(self_), mask, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def scatter_src(self_, dim, index, src):
+    """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml, entry scatter.src
+    """
+    result = recording.wrap(kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
+    if recording.compute_requires_grad(self_, src):
+        grad_fn = ScatterBackward0(recording.collect_next_edges(self_, src))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_src(self_, forward_grad.tangent(self_), dim, index, src, forward_grad.tangent(src), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def scatter_src_(self_, dim, index, src):
+    """In-place scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml, entry scatter.src
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, src)
+    if needs_grad:
+        grad_fn = ScatterBackward0(recording.collect_next_edges(self_, src))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_src(original_self, forward_grad.tangent(self_), dim, index, src, forward_grad.tangent(src), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def scatter_value(self_, dim, index, value):
+    """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+
+    derivatives.yaml, entry scatter.value
+    """
+    result = recording.wrap(kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ScatterBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_value(self_, forward_grad.tangent(self_), dim, index, value, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def scatter_value_(self_, dim, index, value):
+    """In-place scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+
+    derivatives.yaml, entry scatter.value
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ScatterBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_value(original_self, forward_grad.tangent(self_), dim, index, value, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def scatter_reduce(self_, dim, index, src, *, reduce):
+    """scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+
+    derivatives.yaml, entry scatter.reduce
+    """
+    result = recording.wrap(kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
+    return result
+
+
+def scatter_reduce_(self_, dim, index, src, *, reduce):
+    """In-place scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+
+    derivatives.yaml, entry scatter.reduce
+    """
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
+    return self_
+
+
+def scatter_value_reduce(self_, dim, index, value, *, reduce):
+    """scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+
+    derivatives.yaml, entry scatter.value_reduce
+    """
+    result = recording.wrap(kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
+    return result
+
+
+def scatter_value_reduce_(self_, dim, index, value, *, reduce):
+    """In-place scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+
+    derivatives.yaml, entry scatter.value_reduce
+    """
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
+    return self_
+
+
+def lerp_Scalar(self_, end, weight):
+    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Scalar
+    """
+    result = recording.wrap(kernels.lerp_Scalar(recording.data(self_), recording.data(end), weight))
+    if recording.compute_requires_grad(self_, end):
+        grad_fn = LerpBackward0(recording.collect_next_edges(self_, end))
+        grad_fn._saved_weight = weight
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, end):
+        with forward_grad.computing_tangents():
+            tangent = forward.lerp_Scalar(self_, forward_grad.tangent(self_), end, forward_grad.tangent(end), weight, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def lerp_Scalar_(self_, end, weight):
+    """In-place lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Scalar
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, end)
+    if needs_grad:
+        grad_fn = LerpBackward0(recording.collect_next_edges(self_, end))
+        grad_fn._saved_weight = weight
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, end)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.lerp_Scalar(recording.data(self_), recording.data(end), weight))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.lerp_Scalar(original_self, forward_grad.tangent(self_), end, forward_grad.tangent(end), weight, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def lerp_Tensor(self_, end, weight):
+    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Tensor
+    """
+    result = recording.wrap(kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
+    if recording.compute_requires_grad(self_, end, weight):
+        grad_fn = LerpBackward1(recording.collect_next_edges(self_, end, weight))
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.end_ = SavedVariable(end, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, end, weight):
+        with forward_grad.computing_tangents():
+            tangent = forward.lerp_Tensor(self_, forward_grad.tangent(self_), end, forward_grad.tangent(end), weight, forward_grad.tangent(weight), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def lerp_Tensor_(self_, end, weight):
+    """In-place lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Tensor
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, end, weight)
+    if needs_grad:
+        grad_fn = LerpBackward1(recording.collect_next_edges(self_, end, weight))
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.end_ = SavedVariable(end, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(2) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, end, weight)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.lerp_Tensor(original_self, forward_grad.tangent(self_), end, forward_grad.tangent(end), weight, forward_grad.tangent(weight), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def addcmul(self_, tensor1, tensor2, *, value=1):
+    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcmul
+    """
+    result = recording.wrap(kernels.addcmul(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
+    if recording.compute_requires_grad(self_, tensor1, tensor2):
+        grad_fn = AddcmulBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
+        grad_fn.tensor2_ = SavedVariable(tensor2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_value = value
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2):
+        with forward_grad.computing_tangents():
+            tangent = forward.addcmul(self_, forward_grad.tangent(self_), tensor1, forward_grad.tangent(tensor1), tensor2, forward_grad.tangent(tensor2), value, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def addcmul_(self_, tensor1, tensor2, *, value=1):
+    """In-place addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcmul
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
+    if needs_grad:
+        grad_fn = AddcmulBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
+        grad_fn.tensor2_ = SavedVariable(tensor2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_value = value
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.addcmul(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.addcmul(original_self, forward_grad.tangent(self_), tensor1, forward_grad.tangent(tensor1), tensor2, forward_grad.tangent(tensor2), value, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def addcdiv(self_, tensor1, tensor2, *, value=1):
+    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcdiv
+    """
+    result = recording.wrap(kernels.addcdiv(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
+    if recording.compute_requires_grad(self_, tensor1, tensor2):
+        grad_fn = AddcdivBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
+        grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn._saved_value = value
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2):
+        with forward_grad.computing_tangents():
+            tangent = forward.addcdiv(self_, forward_grad.tangent(self_), tensor1, forward_grad.tangent(tensor1), tensor2, forward_grad.tangent(tensor2), value, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def addcdiv_(self_, tensor1, tensor2, *, value=1):
+    """In-place addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcdiv
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
+    if needs_grad:
+        grad_fn = AddcdivBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
+        grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn._saved_value = value
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.addcdiv(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.addcdiv(original_self, forward_grad.tangent(self_), tensor1, forward_grad.tangent(tensor1), tensor2, forward_grad.tangent(tensor2), value, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def var_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry var_mean.correction
+    """
+    dim = recording.int_tuple(dim)
+    result0, result1 = map(recording.wrap, kernels.var_mean_correction(recording.data(self_), dim, correction, keepdim))
+    if recording.compute_requires_grad(self_):
+        grad_fn = VarMeanBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_correction = correction
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_numel = recording.numel(self_)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.var_mean_correction(self_, forward_grad.tangent(self_), dim, correction, keepdim, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    return (result0, result1)
+
+
+def std_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry std_mean.correction
+    """
+    dim = recording.int_tuple(dim)
+    result0, result1 = map(recording.wrap, kernels.std_mean_correction(recording.data(self_), dim, correction, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = StdMeanBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_correction = correction
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_numel = recording.numel(self_)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.std_mean_correction(self_, forward_grad.tangent(self_), dim, correction, keepdim, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result0_ = SavedVariable(result0, True)
+    return (result0, result1)
+
+
+def floor_divide_default(self_, other):
+    """floor_divide(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry floor_divide
+    """
+    result = recording.wrap(kernels.floor_divide(recording.data(self_), recording.data(other)))
+    return result
+
+
+def floor_divide_default_(self_, other):
+    """In-place floor_divide(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry floor_divide
+    """
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.floor_divide(recording.data(self_), recording.data(other)))
+    return self_
+
+
+def floor_divide_Scalar(self_, other):
+    """floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry floor_divide.Scalar
+    """
+    result = recording.wrap(kernels.floor_divide_Scalar(recording.data(self_), other))
+    return result
+
+
+def floor_divide_Scalar_(self_, other):
+    """In-place floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry floor_divide.Scalar
+    """
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.floor_divide_Scalar(recording.data(self_), other))
+    return self_
+
+
+def remainder_Scalar(self_, other):
+    """remainder.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry remainder.Scalar
+    """
+    result = recording.wrap(kernels.remainder_Scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = RemainderBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.remainder_Scalar(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def remainder_Scalar_(self_, other):
+    """In-place remainder.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry remainder.Scalar
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = RemainderBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.remainder_Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.remainder_Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def remainder_Tensor(self_, other):
+    """remainder.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry remainder.Tensor
+    """
+    result = recording.wrap(kernels.remainder_Tensor(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = RemainderBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.remainder_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def remainder_Tensor_(self_, other):
+    """In-place remainder.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry remainder.Tensor
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = RemainderBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.remainder_Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.remainder_Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def remainder_Scalar_Tensor(self_, other):
+    """remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry remainder.Scalar_Tensor
+    """
+    result = recording.wrap(kernels.remainder_Scalar_Tensor(self_, recording.data(other)))
+    return result
+
+
+def fmod_Scalar(self_, other):
+    """fmod.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry fmod.Scalar
+    """
+    result = recording.wrap(kernels.fmod_Scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = FmodBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.fmod_Scalar(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def fmod_Scalar_(self_, other):
+    """In-place fmod.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry fmod.Scalar
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = FmodBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.fmod_Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.fmod_Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def fmod_Tensor(self_, other):
+    """fmod.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmod.Tensor
+    """
+    result = recording.wrap(kernels.fmod_Tensor(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = FmodBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.fmod_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def fmod_Tensor_(self_, other):
+    """In-place fmod.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmod.Tensor
+    """
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = FmodBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.fmod_Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.fmod_Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def linalg_inv_ex(A, *, check_errors=False):
+    """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
+
+    derivatives.yaml, entry linalg_inv_ex
+    """
+    inverse, info = map(recording.wrap, kernels.linalg_inv_ex(recording.data(A), check_errors))
+    needs_grad = recording.compute_requires_grad(A)
+    if needs_grad:
+        grad_fn = LinalgInvExBackward0(recording.collect_next_edges(A))
+        recording.set_history(inverse, grad_fn)
+        recording.skip_output(info, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(A):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_inv_ex(A, forward_grad.tangent(A), check_errors, inverse, info)
+        forward_grad.set_tangents((inverse, info), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.inverse_ = SavedVariable(inverse, True)
+    return _linalg_inv_ex_return(inverse, info)
+
+
+def linalg_solve_ex(A, B, *, left=True, check_errors=False):
+    """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+
+    derivatives.yaml, entry linalg_solve_ex
+    """
+    result, info = map(recording.wrap, kernels.linalg_solve_ex(recording.data(A), recording.data(B), left, check_errors))
+    needs_grad = recording.compute_requires_grad(A, B)
+    if needs_grad:
+        grad_fn = LinalgSolveExBackward0(recording.collect_next_edges(A, B))
+        grad_fn.A_ = SavedVariable(A, False)
+        grad_fn._saved_left = left
+        grad_fn._saved_B_dim = recording.dim(B)
+        grad_fn._saved_B_sym_sizes = recording.sizes(B)
+        grad_fn._saved_A_sym_sizes = recording.sizes(A)
+        recording.set_history(result, grad_fn)
+        recording.skip_output(info, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(A, B):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_solve_ex(A, forward_grad.tangent(A), B, forward_grad.tangent(B), left, check_errors, result, info)
+        forward_grad.set_tangents((result, info), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return _linalg_solve_ex_return(result, info)
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -5285,6 +6548,174 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("padding", "int[6]"),
     )),
+    "cumsum": Overload(cumsum, kernels.cumsum, "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
+    "cumprod": Overload(cumprod, kernels.cumprod, "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
+    "sort": Overload(sort_default, kernels.sort, "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int", has_default=True),
+        Param("descending", "bool", has_default=True),
+    )),
+    "sort.stable": Overload(sort_stable, kernels.sort_stable, "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("stable", "bool?", keyword_only=True),
+        Param("dim", "int", has_default=True, keyword_only=True),
+        Param("descending", "bool", has_default=True, keyword_only=True),
+    )),
+    "topk": Overload(topk, kernels.topk, "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("k", "int"),
+        Param("dim", "int", has_default=True),
+        Param("largest", "bool", has_default=True),
+        Param("sorted", "bool", has_default=True),
+    )),
+    "tril": Overload(tril, kernels.tril, "tril(Tensor self, SymInt diagonal=0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("diagonal", "int", has_default=True),
+    )),
+    "triu": Overload(triu, kernels.triu, "triu(Tensor self, SymInt diagonal=0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("diagonal", "int", has_default=True),
+    )),
+    "log2": Overload(log2, kernels.log2, "log2(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "log10": Overload(log10, kernels.log10, "log10(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "floor": Overload(floor, kernels.floor, "floor(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "ceil": Overload(ceil, kernels.ceil, "ceil(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "round": Overload(round_default, kernels.round, "round(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "round.decimals": Overload(round_decimals, kernels.round_decimals, "round.decimals(Tensor self, *, int decimals) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("decimals", "int", keyword_only=True),
+    )),
+    "trunc": Overload(trunc, kernels.trunc, "trunc(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "frac": Overload(frac, kernels.frac, "frac(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "roll": Overload(roll, kernels.roll, "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("shifts", "int[1]"),
+        Param("dims", "int[1]", has_default=True),
+    )),
+    "masked_select": Overload(masked_select, kernels.masked_select, "masked_select(Tensor self, Tensor mask) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mask", "Tensor"),
+    )),
+    "scatter.src": Overload(scatter_src, kernels.scatter_src, "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("src", "Tensor"),
+    )),
+    "scatter.value": Overload(scatter_value, kernels.scatter_value, "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("value", "Scalar"),
+    )),
+    "scatter.reduce": Overload(scatter_reduce, kernels.scatter_reduce, "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("src", "Tensor"),
+        Param("reduce", "str", keyword_only=True),
+    )),
+    "scatter.value_reduce": Overload(scatter_value_reduce, kernels.scatter_value_reduce, "scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("value", "Scalar"),
+        Param("reduce", "str", keyword_only=True),
+    )),
+    "lerp.Scalar": Overload(lerp_Scalar, kernels.lerp_Scalar, "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("end", "Tensor"),
+        Param("weight", "Scalar"),
+    )),
+    "lerp.Tensor": Overload(lerp_Tensor, kernels.lerp_Tensor, "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("end", "Tensor"),
+        Param("weight", "Tensor"),
+    )),
+    "addcmul": Overload(addcmul, kernels.addcmul, "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("tensor1", "Tensor"),
+        Param("tensor2", "Tensor"),
+        Param("value", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "addcdiv": Overload(addcdiv, kernels.addcdiv, "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("tensor1", "Tensor"),
+        Param("tensor2", "Tensor"),
+        Param("value", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "var_mean.correction": Overload(var_mean_correction, kernels.var_mean_correction, "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]?", has_default=True),
+        Param("correction", "Scalar?", has_default=True, keyword_only=True),
+        Param("keepdim", "bool", has_default=True, keyword_only=True),
+    )),
+    "std_mean.correction": Overload(std_mean_correction, kernels.std_mean_correction, "std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]?", has_default=True),
+        Param("correction", "Scalar?", has_default=True, keyword_only=True),
+        Param("keepdim", "bool", has_default=True, keyword_only=True),
+    )),
+    "floor_divide": Overload(floor_divide_default, kernels.floor_divide, "floor_divide(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "floor_divide.Scalar": Overload(floor_divide_Scalar, kernels.floor_divide_Scalar, "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "remainder.Scalar": Overload(remainder_Scalar, kernels.remainder_Scalar, "remainder.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "remainder.Tensor": Overload(remainder_Tensor, kernels.remainder_Tensor, "remainder.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "remainder.Scalar_Tensor": Overload(remainder_Scalar_Tensor, kernels.remainder_Scalar_Tensor, "remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor"),
+    )),
+    "fmod.Scalar": Overload(fmod_Scalar, kernels.fmod_Scalar, "fmod.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "fmod.Tensor": Overload(fmod_Tensor, kernels.fmod_Tensor, "fmod.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "linalg_inv_ex": Overload(linalg_inv_ex, kernels.linalg_inv_ex, "linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)", (
+        Param("A", "Tensor"),
+        Param("check_errors", "bool", has_default=True, keyword_only=True),
+    )),
+    "linalg_solve_ex": Overload(linalg_solve_ex, kernels.linalg_solve_ex, "linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)", (
+        Param("A", "Tensor"),
+        Param("B", "Tensor"),
+        Param("left", "bool", has_default=True, keyword_only=True),
+        Param("check_errors", "bool", has_default=True, keyword_only=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -5745,6 +7176,88 @@ BY_NAME = {
     "replication_pad3d": (
         OVERLOADS["replication_pad3d"],
     ),
+    "cumsum": (
+        OVERLOADS["cumsum"],
+    ),
+    "cumprod": (
+        OVERLOADS["cumprod"],
+    ),
+    "sort": (
+        OVERLOADS["sort"],
+        OVERLOADS["sort.stable"],
+    ),
+    "topk": (
+        OVERLOADS["topk"],
+    ),
+    "tril": (
+        OVERLOADS["tril"],
+    ),
+    "triu": (
+        OVERLOADS["triu"],
+    ),
+    "log2": (
+        OVERLOADS["log2"],
+    ),
+    "log10": (
+        OVERLOADS["log10"],
+    ),
+    "floor": (
+        OVERLOADS["floor"],
+    ),
+    "ceil": (
+        OVERLOADS["ceil"],
+    ),
+    "round": (
+        OVERLOADS["round"],
+        OVERLOADS["round.decimals"],
+    ),
+    "trunc": (
+        OVERLOADS["trunc"],
+    ),
+    "frac": (
+        OVERLOADS["frac"],
+    ),
+    "roll": (
+        OVERLOADS["roll"],
+    ),
+    "masked_select": (
+        OVERLOADS["masked_select"],
+    ),
+    "scatter": (
+        OVERLOADS["scatter.src"],
+        OVERLOADS["scatter.value"],
+        OVERLOADS["scatter.reduce"],
+        OVERLOADS["scatter.value_reduce"],
+    ),
+    "lerp": (
+        OVERLOADS["lerp.Scalar"],
+        OVERLOADS["lerp.Tensor"],
+    ),
+    "addcmul": (
+        OVERLOADS["addcmul"],
+    ),
+    "addcdiv": (
+        OVERLOADS["addcdiv"],
+    ),
+    "floor_divide": (
+        OVERLOADS["floor_divide"],
+        OVERLOADS["floor_divide.Scalar"],
+    ),
+    "remainder": (
+        OVERLOADS["remainder.Scalar"],
+        OVERLOADS["remainder.Tensor"],
+        OVERLOADS["remainder.Scalar_Tensor"],
+    ),
+    "fmod": (
+        OVERLOADS["fmod.Scalar"],
+        OVERLOADS["fmod.Tensor"],
+    ),
+    "linalg_inv_ex": (
+        OVERLOADS["linalg_inv_ex"],
+    ),
+    "linalg_solve_ex": (
+        OVERLOADS["linalg_solve_ex"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -5845,6 +7358,68 @@ BY_NAME = {
     ),
     "hardswish_": (
         OVERLOADS["hardswish"]._replace(wrapper=hardswish_, kernel=None),
+    ),
+    "cumsum_": (
+        OVERLOADS["cumsum"]._replace(wrapper=cumsum_, kernel=None),
+    ),
+    "cumprod_": (
+        OVERLOADS["cumprod"]._replace(wrapper=cumprod_, kernel=None),
+    ),
+    "tril_": (
+        OVERLOADS["tril"]._replace(wrapper=tril_, kernel=None),
+    ),
+    "triu_": (
+        OVERLOADS["triu"]._replace(wrapper=triu_, kernel=None),
+    ),
+    "log2_": (
+        OVERLOADS["log2"]._replace(wrapper=log2_, kernel=None),
+    ),
+    "log10_": (
+        OVERLOADS["log10"]._replace(wrapper=log10_, kernel=None),
+    ),
+    "floor_": (
+        OVERLOADS["floor"]._replace(wrapper=floor_, kernel=None),
+    ),
+    "ceil_": (
+        OVERLOADS["ceil"]._replace(wrapper=ceil_, kernel=None),
+    ),
+    "round_": (
+        OVERLOADS["round"]._replace(wrapper=round_default_, kernel=None),
+        OVERLOADS["round.decimals"]._replace(wrapper=round_decimals_, kernel=None),
+    ),
+    "trunc_": (
+        OVERLOADS["trunc"]._replace(wrapper=trunc_, kernel=None),
+    ),
+    "frac_": (
+        OVERLOADS["frac"]._replace(wrapper=frac_, kernel=None),
+    ),
+    "scatter_": (
+        OVERLOADS["scatter.src"]._replace(wrapper=scatter_src_, kernel=None),
+        OVERLOADS["scatter.value"]._replace(wrapper=scatter_value_, kernel=None),
+        OVERLOADS["scatter.reduce"]._replace(wrapper=scatter_reduce_, kernel=None),
+        OVERLOADS["scatter.value_reduce"]._replace(wrapper=scatter_value_reduce_, kernel=None),
+    ),
+    "lerp_": (
+        OVERLOADS["lerp.Scalar"]._replace(wrapper=lerp_Scalar_, kernel=None),
+        OVERLOADS["lerp.Tensor"]._replace(wrapper=lerp_Tensor_, kernel=None),
+    ),
+    "addcmul_": (
+        OVERLOADS["addcmul"]._replace(wrapper=addcmul_, kernel=None),
+    ),
+    "addcdiv_": (
+        OVERLOADS["addcdiv"]._replace(wrapper=addcdiv_, kernel=None),
+    ),
+    "floor_divide_": (
+        OVERLOADS["floor_divide"]._replace(wrapper=floor_divide_default_, kernel=None),
+        OVERLOADS["floor_divide.Scalar"]._replace(wrapper=floor_divide_Scalar_, kernel=None),
+    ),
+    "remainder_": (
+        OVERLOADS["remainder.Scalar"]._replace(wrapper=remainder_Scalar_, kernel=None),
+        OVERLOADS["remainder.Tensor"]._replace(wrapper=remainder_Tensor_, kernel=None),
+    ),
+    "fmod_": (
+        OVERLOADS["fmod.Scalar"]._replace(wrapper=fmod_Scalar_, kernel=None),
+        OVERLOADS["fmod.Tensor"]._replace(wrapper=fmod_Tensor_, kernel=None),
     ),
 }
 
@@ -5964,6 +7539,41 @@ def squeeze_(*args, **kwargs):
     return _dispatch.call("squeeze_", BY_NAME["squeeze_"], args, kwargs)
 
 
+def sort(*args, **kwargs):
+    """Picks the overload of sort that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("sort", BY_NAME["sort"], args, kwargs)
+
+
+def round(*args, **kwargs):
+    """Picks the overload of round that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("round", BY_NAME["round"], args, kwargs)
+
+
+def scatter(*args, **kwargs):
+    """Picks the overload of scatter that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("scatter", BY_NAME["scatter"], args, kwargs)
+
+
+def lerp(*args, **kwargs):
+    """Picks the overload of lerp that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("lerp", BY_NAME["lerp"], args, kwargs)
+
+
+def floor_divide(*args, **kwargs):
+    """Picks the overload of floor_divide that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("floor_divide", BY_NAME["floor_divide"], args, kwargs)
+
+
+def remainder(*args, **kwargs):
+    """Picks the overload of remainder that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("remainder", BY_NAME["remainder"], args, kwargs)
+
+
+def fmod(*args, **kwargs):
+    """Picks the overload of fmod that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("fmod", BY_NAME["fmod"], args, kwargs)
+
+
 def pow_(*args, **kwargs):
     """Picks the overload of pow_ that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("pow_", BY_NAME["pow_"], args, kwargs)
@@ -5987,3 +7597,33 @@ def clamp_max_(*args, **kwargs):
 def masked_fill_(*args, **kwargs):
     """Picks the overload of masked_fill_ that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("masked_fill_", BY_NAME["masked_fill_"], args, kwargs)
+
+
+def round_(*args, **kwargs):
+    """Picks the overload of round_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("round_", BY_NAME["round_"], args, kwargs)
+
+
+def scatter_(*args, **kwargs):
+    """Picks the overload of scatter_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("scatter_", BY_NAME["scatter_"], args, kwargs)
+
+
+def lerp_(*args, **kwargs):
+    """Picks the overload of lerp_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("lerp_", BY_NAME["lerp_"], args, kwargs)
+
+
+def floor_divide_(*args, **kwargs):
+    """Picks the overload of floor_divide_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("floor_divide_", BY_NAME["floor_divide_"], args, kwargs)
+
+
+def remainder_(*args, **kwargs):
+    """Picks the overload of remainder_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("remainder_", BY_NAME["remainder_"], args, kwargs)
+
+
+def fmod_(*args, **kwargs):
+    """Picks the overload of fmod_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("fmod_", BY_NAME["fmod_"], args, kwargs)

@@ -11,7 +11,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     cpu_math, sampling                   numpy and the standard library: torch's CPU
                                          sampling kernels on arrays
     kernels, grad_mode, anomaly, hooks,  numpy and the standard library (kernels also
-    _tensor_str, manual                  sampling); manual (the helpers formulas call)
+    _tensor_str, manual                  sampling, cpu_math); manual (the helpers formulas call)
                                          is given its ops
     dtypes                               kernels
     _tensor (the Tensor class)           dtypes, devices, grad_mode, hooks, _tensor_str
@@ -29,7 +29,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     methods                              generated.tensor_methods, composite, autograd,
                                          predicates, random_ops: sets the op methods on
                                          Tensor
-    nn, optim                            composite, generated.ops, factories, _tensor,
+    nn, optim, linalg                    composite, generated.ops, factories, _tensor,
                                          random
     utils (torch.utils.data),            random_ops, factories, generated.ops, nn,
     serialization (save, load)           dtypes, _tensor
@@ -53,7 +53,8 @@ from runtime import (
     autograd,
     cuda,
     dtypes,
-    func,  # funcrnn: torch.func
+    func,
+    linalg,
     methods,  # noqa: F401 - imported to set the op methods on Tensor
     nn,
     optim,
@@ -70,14 +71,17 @@ from runtime.aliases import install_as_torch, uninstall_as_torch
 from runtime.aliases import missing_attribute as _missing_attribute
 from runtime.composite import *  # noqa: F403 - the composite ops
 from runtime.devices import device, get_default_device, set_default_device
+from runtime.dtypes import bfloat16 as bfloat16  # no arithmetic: numpy lacks it
 from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
 )
 from runtime.dtypes import (
     double,
+    float16,
     float32,
     float64,
     get_default_dtype,
+    half,
     int32,
     int64,
     long,
@@ -124,6 +128,7 @@ __all__ = [
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
     # data loading and saving (the data area)
     "utils", "serialization", "save", "load",
+    "linalg", "float16", "half", "bfloat16",
 ]
 
 

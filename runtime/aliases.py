@@ -34,7 +34,8 @@ TORCH_MODULES: dict[str, str] = {
     "torch.autograd.gradcheck": "runtime.autograd.gradcheck",
     "torch.autograd.profiler": "runtime.autograd.profiler",
     "torch.cuda": "runtime.cuda",
-    "torch.func": "runtime.func",  # funcrnn: torch.func transforms
+    "torch.func": "runtime.func",
+    "torch.linalg": "runtime.linalg",
     "torch.nn": "runtime.nn",
     "torch.nn.functional": "runtime.nn.functional",
     "torch.nn.init": "runtime.nn.init",

@@ -1292,3 +1292,425 @@ def _repeat_heads(tensor: Any, heads: int) -> Any:
     repeats = heads // tensor.shape[-3]
     index = np.repeat(np.arange(tensor.shape[-3], dtype=np.int64), repeats)
     return ops.index_select(tensor, tensor.ndim - 3, factories.from_numpy(index))
+# -- tensor ops: scans, sorting, rounding, linalg ----------------------------------------------
+# Python spellings over the spec's ops (argsort, narrow, movedim, broadcast_to, var_mean, the
+# `//` and `%` operators, mT) and einsum, which PyTorch too builds from permute, reshape, sum
+# and bmm: its backward is that of the ops it is made of.
+
+__all__ += ["argsort", "narrow", "movedim", "moveaxis", "broadcast_to", "var_mean", "std_mean",
+            "einsum", "inverse"]
+
+
+def _fits(param: str, value: Any) -> bool:
+    """Whether `value` suits a parameter written as PyTorch lists it (`int dim`,
+    `Tensor start`, `tuple of ints source`)."""
+    if param.startswith("Tensor "):
+        return isinstance(value, Tensor)
+    if param.startswith("int "):
+        return _is_int(value)
+    return isinstance(value, list | tuple) and all(_is_int(v) for v in value)
+
+
+def _check_arguments(name: str, method: bool, args: tuple, overloads: tuple) -> None:
+    """PyTorch's TypeError when no overload takes the arguments' types: each overload is
+    listed with the arguments it refused marked `!type!`. A method's list leaves out self."""
+    if any(all(_fits(p, a) for p, a in zip(params, args, strict=True))
+           for params in overloads):
+        return
+    lead, self_type = ([], []) if method else (["Tensor input"], ["Tensor"])
+    types = [_python_type_name(a) for a in args]
+    got = ", ".join(self_type + types)
+    lines = [f"{name}() received an invalid combination of arguments - got ({got}), but "
+             "expected one of:"]
+    for params in overloads:
+        marked = [t if _fits(p, a) else f"!{t}!"
+                  for p, a, t in zip(params, args, types, strict=True)]
+        lines.append(f" * ({', '.join(lead + list(params))})")
+        lines.append("      didn't match because some of the arguments have invalid types: "
+                     f"({', '.join(self_type + marked)})")
+    raise TypeError("\n".join(lines) + "\n")
+
+
+_NARROW = (("int dim", "Tensor start", "int length"), ("int dim", "int start", "int length"))
+_MOVEDIM = (("int source", "int destination"),
+            ("tuple of ints source", "tuple of ints destination"))
+
+
+def argsort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+    """The indices of sort (`torch.argsort(x, dim, descending, stable=...)`); no gradient."""
+    return ops.sort(input, stable=stable, dim=dim, descending=descending).indices
+
+
+def narrow(input: Any, dim: int, start: Any, length: int, *, _method: bool = False) -> Any:
+    """`length` elements from `start` along `dim`: a view (SliceBackward0, as in PyTorch)."""
+    _check_arguments("narrow", _method, (dim, start, length), _NARROW)
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if isinstance(start, Tensor):
+        start = start.item()
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    size = input.shape[_wrap_dim(dim, input.ndim)]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return ops.slice(input, dim, start, start + length)
+
+
+def _dim_list(dims: Any) -> list[int]:
+    return [int(dims)] if _is_int(dims) else [int(d) for d in dims]
+
+
+def movedim(input: Any, source: Any, destination: Any, *, _method: bool = False,
+            _name: str = "movedim") -> Any:
+    """Move dims `source` to positions `destination`, the others keeping their order: a
+    permute (PermuteBackward0)."""
+    _check_arguments(_name, _method, (source, destination), _MOVEDIM)
+    source, destination = _dim_list(source), _dim_list(destination)
+    if len(source) != len(destination):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({source} dims) should "
+            f"contain the same number of dims as destination ({destination} dims)")
+    ndim = input.ndim
+    wrapped_source = [_wrap_dim(d, ndim) for d in source]
+    wrapped_destination = [_wrap_dim(d, ndim) for d in destination]
+    for name, dims, wrapped in (("source", source, wrapped_source),
+                                ("destination", destination, wrapped_destination)):
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    order: list[int | None] = [None] * ndim
+    for s, d in zip(wrapped_source, wrapped_destination, strict=True):
+        order[d] = s
+    rest = iter(d for d in range(ndim) if d not in wrapped_source)
+    order = [next(rest) if d is None else d for d in order]
+    return ops.permute(input, order)
+
+
+def moveaxis(input: Any, source: Any, destination: Any) -> Any:
+    """movedim under NumPy's name."""
+    return movedim(input, source, destination, _name="moveaxis")
+
+
+def broadcast_to(input: Any, *size: Any) -> Any:
+    """expand under NumPy's name (ExpandBackward0)."""
+    return ops.expand(input, int_list(size))
+
+
+def var_mean(input: Any, *args: Any, **kwargs: Any) -> Any:
+    """(variance, mean) in one op (VarMeanBackward0): `torch.var_mean(x, dim, unbiased)`."""
+    overloads = _variance_overloads("var_mean", ops.var_mean_correction)
+    return dispatch.call("var_mean", overloads, (input, *args), kwargs)
+
+
+def std_mean(input: Any, *args: Any, **kwargs: Any) -> Any:
+    """(standard deviation, mean) in one op (StdMeanBackward0)."""
+    overloads = _variance_overloads("std_mean", ops.std_mean_correction)
+    return dispatch.call("std_mean", overloads, (input, *args), kwargs)
+
+
+def inverse(input: Any) -> Any:
+    """torch.inverse: linalg.inv under its older name (LinalgInvExBackward0)."""
+    return ops.linalg_inv_ex(input, check_errors=True).inverse
+
+
+def _matrix_transpose(self: Any, name: str, hint: str) -> Any:
+    """mT / mH: a 0-dim tensor is returned as it is (deprecated, with PyTorch's warning)."""
+    if self.ndim == 0:
+        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. {hint}", UserWarning,
+                      stacklevel=3)
+        return self
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
+                           f"matrices. Got {self.ndim}-D tensor.")
+    return ops.transpose(self, -2, -1)
+
+
+def _wrapped_number(value: Any) -> Any:
+    """A Python number on the left of `//` or `%` as a 0-dim tensor of its default dtype,
+    so that it promotes as the number it is (`3 // int32_tensor` stays int32)."""
+    if isinstance(value, Tensor):
+        return value
+    if not isinstance(value, numbers.Number) or isinstance(value, complex):
+        raise TypeError
+    return factories.tensor(value)
+
+
+def _reflected(function: Any, self: Any, other: Any) -> Any:
+    try:
+        return function(_wrapped_number(other), self)
+    except TypeError:
+        return NotImplemented
+
+
+def _forward(function: Any, self: Any, other: Any) -> Any:
+    try:
+        return function(self, other)
+    except TypeError:  # an operand the op does not take: Python decides
+        return NotImplemented
+
+
+# einsum: the equation is parsed into labels per operand (a letter, or ("...", k) for the
+# k-th dimension of the ellipsis, counted from the right), then the operands are contracted
+# two at a time with bmm, each summing away the labels no later operand and no output needs.
+
+def _einsum_labels(term: str, offset: int, operand: int | None) -> list:
+    """The labels of one term (of operand number `operand`, or of the output for None):
+    letters, and a single "..." marker for the ellipsis. `offset` is where the term starts
+    in the equation, for the message about a bad character."""
+    owner = "output" if operand is None else f"operand {operand}"
+    labels: list = []
+    i = 0
+    while i < len(term):
+        char = term[i]
+        if char == "." and "..." in labels:
+            raise RuntimeError(
+                "einsum(): found '.' for output but an ellipsis (...) was already found"
+                if operand is None else f"einsum(): found '.' for {owner} for which an "
+                "ellipsis was already found")
+        if term.startswith("...", i):
+            labels.append("...")
+            i += 3
+            continue
+        if char == ".":
+            raise RuntimeError(f"einsum(): found '.' for {owner} that is not part of any "
+                               f"ellipsis{' (...)' if operand is None else ''}")
+        if not ("a" <= char <= "z" or "A" <= char <= "Z"):
+            raise RuntimeError(f"einsum(): invalid subscript given at index {offset + i} in the "
+                               "equation string, subscripts must be in [a-zA-Z]")
+        labels.append(char)
+        i += 1
+    return labels
+
+
+def _expand_ellipsis(labels: list, ndim: int, index: int) -> list:
+    """Replace "..." by one label per dimension it covers, numbered from the right."""
+    named = len(labels) - ("..." in labels)
+    if "..." not in labels:
+        if named != ndim:
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({named}) does not match "
+                f"the number of dimensions ({ndim}) for operand {index} and no ellipsis was "
+                "given")
+        return labels
+    if named > ndim:
+        raise RuntimeError(
+            f"einsum(): the number of subscripts in the equation ({named}) is more than the "
+            f"number of dimensions ({ndim}) for operand {index}")
+    at = labels.index("...")
+    covered = ndim - named
+    return labels[:at] + [("...", covered - k) for k in range(covered)] + labels[at + 1:]
+
+
+def _einsum_output(equation: str, arrow: int, inputs: list[list]) -> list:
+    """The output labels: those after '->', else every letter seen once, in alphabetical
+    order (capitals first), after the ellipsis dimensions."""
+    ellipsis = sorted({label for labels in inputs for label in labels
+                       if isinstance(label, tuple)}, key=lambda label: -label[1])
+    if arrow < 0:
+        letters = [label for labels in inputs for label in labels if isinstance(label, str)]
+        return ellipsis + sorted(c for c in set(letters) if letters.count(c) == 1)
+    output: list = []
+    for label in _einsum_labels(equation[arrow + 2:], arrow + 2, None):
+        if label == "...":
+            output.extend(ellipsis)
+            continue
+        if label in output:
+            raise RuntimeError(f"einsum(): output subscript {label} appears more than once in "
+                               "the output")
+        if not any(label in labels for labels in inputs):
+            raise RuntimeError(f"einsum(): output subscript {label} does not appear in the "
+                               "equation for any input operand")
+        output.append(label)
+    return output
+
+
+def _diagonal(operand: Any, labels: list) -> tuple[Any, list]:
+    """A label repeated within one operand (`ii->i`) takes the diagonal: the entries off it
+    are masked to zero and one of the two dimensions is summed away."""
+    for first, label in enumerate(labels):
+        if label in labels[first + 1:]:
+            second = labels.index(label, first + 1)
+            n = operand.shape[first]
+            shape = [1] * operand.ndim
+            shape[first], shape[second] = n, n
+            mask = reshape(factories.eye(n, dtype=operand.dtype), *shape)
+            operand = ops.sum(operand * mask, [second])
+            return _diagonal(operand, labels[:second] + labels[second + 1:])
+    return operand, labels
+
+
+def _sum_labels(operand: Any, labels: list, drop: set) -> tuple[Any, list]:
+    dims = [i for i, label in enumerate(labels) if label in drop]
+    if not dims:
+        return operand, labels
+    return ops.sum(operand, dims), [label for label in labels if label not in drop]
+
+
+def _contract(a: Any, a_labels: list, b: Any, b_labels: list, keep: set,
+              sizes: dict) -> tuple[Any, list]:
+    """a and b contracted with one bmm: batch labels (in both, kept), a's own, b's own, and
+    the contracted ones (in both, not kept) that the product sums over."""
+    a, a_labels = _sum_labels(a, a_labels, set(a_labels) - set(b_labels) - keep)
+    b, b_labels = _sum_labels(b, b_labels, set(b_labels) - set(a_labels) - keep)
+    batch = [label for label in a_labels if label in b_labels and label in keep]
+    summed = [label for label in a_labels if label in b_labels and label not in keep]
+    a_only = [label for label in a_labels if label not in b_labels]
+    b_only = [label for label in b_labels if label not in a_labels]
+
+    def arrange(operand: Any, labels: list, order: list, groups: list) -> Any:
+        operand = ops.permute(operand, [labels.index(label) for label in order])
+        operand = ops.expand(operand, [sizes[label] for label in order])
+        return reshape(operand, *(_product(sizes[label] for label in g) for g in groups))
+
+    left = arrange(a, a_labels, batch + a_only + summed, [batch, a_only, summed])
+    right = arrange(b, b_labels, batch + summed + b_only, [batch, summed, b_only])
+    product = ops.bmm(left, right)
+    labels = batch + a_only + b_only
+    return reshape(product, *(sizes[label] for label in labels)), labels
+
+
+def _einsum_sizes(operands: Any, inputs: list[list]) -> dict:
+    """Each label's size; sizes of 1 broadcast, any other disagreement is an error."""
+    sizes: dict = {}
+    for index, (operand, labels) in enumerate(zip(operands, inputs, strict=True)):
+        for position, (label, size) in enumerate(zip(labels, operand.shape, strict=True)):
+            seen = sizes.get(label, 1)
+            if size == seen or size == 1 or seen == 1:
+                sizes[label] = max(seen, size) if size and seen else 0
+            elif isinstance(label, tuple):  # PyTorch's message, its missing space and all
+                raise RuntimeError(
+                    f"einsum(): dimension {position} covered by ellipsis in operand {index}has "
+                    f"size {size} which does not broadcast with previously seen ellipsis with "
+                    f"size {seen} for the respective dimension")
+            else:
+                raise RuntimeError(
+                    f"einsum(): subscript {label} has size {size} for operand {index} which "
+                    f"does not broadcast with previously seen size {seen}")
+    return sizes
+
+
+def _sublist_equation(arguments: tuple) -> tuple[str, tuple]:
+    """einsum's other spelling, `einsum(a, [0, 1], b, [1, 2], [0, 2])`: operands each
+    followed by its subscripts as numbers 0-51 (or Ellipsis), then the output's, if given,
+    written as the equation they stand for."""
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def term(sublist: Any) -> str:
+        text = ""
+        for item in sublist:
+            if item is Ellipsis:
+                text += "..."
+            elif isinstance(item, int) and 0 <= item < len(letters):
+                text += letters[item]
+            else:
+                raise ValueError("einsum(): expected subscript to be within the range [0, 52) "
+                                 f"but got {item}")
+        return text
+
+    operands = arguments[0::2]
+    terms = [term(sublist) for sublist in arguments[1::2]]
+    equation = ",".join(terms[:len(operands)])
+    if len(arguments) % 2:  # an output sublist closes the arguments
+        operands, equation = operands[:-1], ",".join(terms) + "->" + term(arguments[-1])
+    return equation, operands
+
+
+def einsum(*arguments: Any) -> Any:
+    """Einstein summation: `einsum("ij,jk->ik", a, b)` is a @ b; operands may also come as
+    one list, or in the sublist format. Built from sum, permute, expand, reshape and bmm
+    (their nodes record it)."""
+    if len(arguments) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    if isinstance(arguments[0], Tensor):
+        equation, operands = _sublist_equation(arguments)
+    else:
+        equation, operands = arguments[0], arguments[1:]
+    if len(operands) == 1 and isinstance(operands[0], list | tuple):
+        operands = tuple(operands[0])
+    equation = equation.replace(" ", "")
+    arrow = equation.find("->")
+    terms = (equation if arrow < 0 else equation[:arrow]).split(",")
+    if len(terms) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    if len(terms) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation")
+    inputs, offset = [], 0
+    for index, (term, operand) in enumerate(zip(terms, operands, strict=True)):
+        labels = _einsum_labels(term, offset, index)
+        inputs.append(_expand_ellipsis(labels, operand.ndim, index))
+        offset += len(term) + 1
+    output = _einsum_output(equation, arrow, inputs)
+    sizes = _einsum_sizes(operands, inputs)
+    pending = [_diagonal(operand, labels) for operand, labels in zip(operands, inputs,
+                                                                      strict=True)]
+    result, labels = pending[0]
+    for position in range(1, len(pending)):
+        keep = set(output).union(*(set(later) for _, later in pending[position + 1:]))
+        result, labels = _contract(result, labels, *pending[position], keep, sizes)
+    result, labels = _sum_labels(result, labels, set(labels) - set(output))
+    # Always a permute at the end, as PyTorch's einsum has: even `einsum("ij", x)` is a new
+    # tensor (a view), never x itself.
+    return ops.permute(result, [labels.index(label) for label in output])
+
+
+class TensorOpsMethods:
+    """Tensor methods of the composites above, and the `//` and `%` operators."""
+
+    __slots__ = ()
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        return argsort(self, dim, descending, stable)
+
+    def narrow(self, dim: int, start: Any, length: int) -> Any:
+        return narrow(self, dim, start, length, _method=True)
+
+    def movedim(self, source: Any, destination: Any) -> Any:
+        return movedim(self, source, destination, _method=True)
+
+    def moveaxis(self, source: Any, destination: Any) -> Any:
+        return movedim(self, source, destination, _method=True, _name="moveaxis")
+
+    def broadcast_to(self, *size: Any) -> Any:
+        return broadcast_to(self, *size)
+
+    def inverse(self) -> Any:
+        return inverse(self)
+
+    def half(self) -> Any:
+        return to(self, dtypes.float16)
+
+    @property
+    def mT(self) -> Any:  # noqa: N802 - torch's name
+        """The last two dimensions swapped (TransposeBackward0)."""
+        return _matrix_transpose(self, "mT", "This function is the identity in these cases.")
+
+    @property
+    def mH(self) -> Any:  # noqa: N802 - torch's name
+        """The conjugate transpose; gradgen's tensors are real, so it is mT."""
+        return _matrix_transpose(self, "mH", "Consider using x.conj().")
+
+    def __floordiv__(self, other: Any) -> Any:
+        return _forward(ops.floor_divide, self, other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return _reflected(ops.floor_divide, self, other)
+
+    def __ifloordiv__(self, other: Any) -> Any:
+        return self.floor_divide_(other)
+
+    def __mod__(self, other: Any) -> Any:
+        return _forward(ops.remainder, self, other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return _reflected(ops.remainder, self, other)
+
+    def __imod__(self, other: Any) -> Any:
+        return self.remainder_(other)

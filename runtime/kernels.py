@@ -1,7 +1,8 @@
 """Forward kernels: one function per op overload, on numpy arrays (gradgen's "ATen").
 
 A kernel knows numpy and nothing else (the random ones also runtime.sampling, PyTorch's
-samplers on numpy arrays): no Tensor, no graph, no grad mode. Arguments that
+samplers on numpy arrays, and lerp and addcmul runtime.cpu_math's fused multiply-add):
+no Tensor, no graph, no grad mode. Arguments that
 the schema types as Tensor arrive as numpy arrays, or as Python numbers where a number
 stands in for a tensor (`x * 2`). Results follow PyTorch's type promotion: a Python
 number or a 0-dim array does not widen a dimensioned array of the same category.
@@ -13,11 +14,12 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 
-from runtime import sampling
+from runtime import cpu_math, sampling
 
 _DEFAULT_FLOAT = np.float32
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
@@ -2014,3 +2016,543 @@ def replication_pad2d(self, padding):
 
 def replication_pad3d(self, padding):
     return _index_pad(self, padding, False)
+# -- tensor ops: scans, sorting, rounding, linalg ----------------------------------------------
+# The kernels of the ops programs reach for once the basics work: running sums, sorting and
+# top-k, triangles, rounding, rolling, scatter, lerp, integer division and small linear
+# algebra. Each follows torch 2.13 in dtypes (integers stay integers where torch keeps them)
+# and in its messages for bad input.
+
+_TYPE_NAMES["float16"] = "Half"  # torch.float16's name in messages
+
+
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a singular matrix (a RuntimeError, as PyTorch's is). Its
+    class name is PyTorch's too (torch._C._LinAlgError), as tracebacks show it."""
+
+
+LinAlgError = _LinAlgError
+
+
+def _dtype_label(array: np.ndarray) -> str:
+    """The scalar type name PyTorch's dispatch messages quote: 'Long', 'Float', 'Half'."""
+    return {"float16": "Half"}.get(array.dtype.name, _TYPE_NAMES.get(array.dtype.name,
+                                                                       array.dtype.name))
+
+
+def _not_for(kernel: str, array: np.ndarray, kinds: str) -> None:
+    """PyTorch's NotImplementedError for a dtype its CPU kernel was not compiled for."""
+    if array.dtype.kind not in kinds:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype_label(array)}\'')
+
+
+def _scan_axis(self: np.ndarray, dim: int) -> int:
+    """The numpy axis of a scan along `dim`; a 0-dim tensor scans as one element."""
+    return _wrap_dim(dim, self.ndim)
+
+
+def _accumulator(dtype: np.dtype) -> np.dtype:
+    """The type a scan adds up in, as PyTorch's CPU kernels do (its `acc_type`): float16 in
+    float32 and float32 in float64, each result rounded once; other dtypes in themselves."""
+    return {np.dtype(np.float16): np.dtype(np.float32),
+            np.dtype(np.float32): np.dtype(np.float64)}.get(np.dtype(dtype), np.dtype(dtype))
+
+
+def _opmath(dtype: np.dtype) -> np.dtype:
+    """The type PyTorch's elementwise kernels compute in: float32 for float16 (its
+    `opmath_type`), every other dtype itself."""
+    return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
+
+
+def _fused(a: Any, b: Any, c: Any, dtype: np.dtype) -> np.ndarray:
+    """a * b + c rounded once (a fused multiply-add, as PyTorch's vectorised CPU kernels
+    compute it), in dtype's opmath type, then rounded to dtype. Where the plain result is
+    not finite (inf or nan inputs, overflow) it is the plain one: the emulation's exact
+    product would give nan where the hardware gives inf."""
+    work = _opmath(dtype)
+    a, b, c = np.broadcast_arrays(*(np.asarray(x).astype(work, copy=False) for x in (a, b, c)))
+    with silenced():
+        plain = a * b + c
+        fused = (cpu_math.fma64 if work == np.float64 else cpu_math.fma32)(a, b, c)
+        return _array(np.where(np.isfinite(plain), fused, plain), dtype)
+
+
+def cumsum(self, dim, dtype=None):
+    axis = _scan_axis(self, dim)
+    out = _sum_dtype(self, dtype)
+    if self.ndim == 0:
+        return np.array(self, dtype=out, copy=True)
+    return _array(np.cumsum(self, axis=axis, dtype=_accumulator(out)), out)
+
+
+def cumprod(self, dim, dtype=None):
+    axis = _scan_axis(self, dim)
+    out = _sum_dtype(self, dtype)
+    if self.ndim == 0:
+        return np.array(self, dtype=out, copy=True)
+    with silenced():
+        return _array(np.cumprod(self.astype(out, copy=False), axis=axis,
+                                 dtype=_accumulator(out)), out)
+
+
+# How PyTorch's C++ messages name the element types: `long int`, `float`, `c10::Half`.
+_CPP_TYPE_NAMES = {"int64": "long int", "int32": "int", "float32": "float", "float64": "double",
+                   "float16": "c10::Half", "bool": "bool", "uint8": "unsigned char"}
+
+
+def _scan_in_place(scan: Any, self: np.ndarray, dim: int, dtype: Any) -> None:
+    """cumsum_ / cumprod_: the result is written over self, so a dtype= other than self's
+    is refused (before anything is written)."""
+    if dtype is not None and np.dtype(dtype) != self.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype "
+                           f"{_CPP_TYPE_NAMES[self.dtype.name]} and output tensor dtype "
+                           f"{_CPP_TYPE_NAMES[np.dtype(dtype).name]} should match")
+    np.copyto(self, scan(self, dim, dtype), casting="unsafe")
+
+
+def cumsum_(self, dim, dtype=None):
+    _scan_in_place(cumsum, self, dim, dtype)
+
+
+def cumprod_(self, dim, dtype=None):
+    _scan_in_place(cumprod, self, dim, dtype)
+
+
+def _sort_order(self: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """Stable positions that sort `self` along `axis`; NaN counts as the largest value
+    (last ascending, first descending), as PyTorch sorts it."""
+    values = self.astype(np.int64) if self.dtype.kind == "b" else self
+    if self.dtype.kind == "f":
+        nan = np.isnan(values)
+        key = np.where(nan, 0, values)
+        if descending:
+            # lexsort sorts by its last key first: NaNs ahead, then larger values first.
+            return np.lexsort((-key, ~nan), axis=axis)
+        return np.lexsort((key, nan), axis=axis)
+    if descending:
+        return np.lexsort((np.negative(values.astype(np.int64)),), axis=axis)
+    return np.argsort(values, axis=axis, kind="stable")
+
+
+def _sorted_along(self: np.ndarray, dim: int, descending: bool) -> tuple[np.ndarray, np.ndarray]:
+    axis = _wrap_dim(dim, self.ndim)
+    if self.ndim == 0:
+        return self.copy(), np.zeros((), np.int64)
+    order = _sort_order(self, axis, descending).astype(np.int64)
+    return np.take_along_axis(self, order, axis), order
+
+
+def sort(self, dim=-1, descending=False):
+    return _sorted_along(self, dim, descending)
+
+
+def sort_stable(self, stable, dim=-1, descending=False):
+    return _sorted_along(self, dim, descending)
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's argument name
+    axis = _wrap_dim(dim, self.ndim)
+    size = self.shape[axis] if self.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    values, indices = _sorted_along(self, dim, largest)
+    if self.ndim == 0:
+        return values, indices
+    key = _take(axis, slice(0, k))
+    return np.array(values[key], copy=True), np.array(indices[key], copy=True)
+
+
+def _triangle(self: np.ndarray, diagonal: int, name: str, keep: Any) -> np.ndarray:
+    if self.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    rows, columns = self.shape[-2:]
+    mask = keep(np.arange(columns)[None, :] - np.arange(rows)[:, None], diagonal)
+    return np.where(mask, self, np.zeros((), self.dtype))
+
+
+def tril(self, diagonal=0):
+    return _triangle(self, diagonal, "tril", np.less_equal)
+
+
+def triu(self, diagonal=0):
+    return _triangle(self, diagonal, "triu", np.greater_equal)
+
+
+def log2(self):
+    return _unary_float(np.log2, self)
+
+
+def log10(self):
+    return _unary_float(np.log10, self)
+
+
+def _rounding(function: Any, kernel: str, self: np.ndarray) -> np.ndarray:
+    """floor, ceil, round, trunc: integers come back unchanged (a copy), bool is refused."""
+    _not_for(kernel, self, "iuf")
+    if self.dtype.kind != "f":
+        return self.copy()
+    return _array(function(self), self.dtype)
+
+
+def floor(self):
+    return _rounding(np.floor, "floor_vml_cpu", self)
+
+
+def ceil(self):
+    return _rounding(np.ceil, "ceil_vml_cpu", self)
+
+
+def trunc(self):
+    return _rounding(np.trunc, "trunc_vml_cpu", self)
+
+
+def round(self):  # noqa: A001 - the op's name
+    return _rounding(np.rint, "round_vml_cpu", self)  # halves to even, as PyTorch rounds
+
+
+def round_decimals(self, decimals):
+    _not_for("round_cpu", self, "f")
+    # PyTorch scales by 10**decimals, rounds half to even and scales back, in self's dtype
+    # (dividing for negative decimals, so that 10**-d is never inexact).
+    work = self.astype(_opmath(self.dtype), copy=False)  # halves in float32
+    scale = work.dtype.type(10.0 ** builtins.abs(decimals))
+    with silenced():
+        if decimals >= 0:
+            return _array(np.rint(work * scale) / scale, self.dtype)
+        return _array(np.rint(work / scale) * scale, self.dtype)
+
+
+def frac(self):
+    _not_for("frac_cpu", self, "f")
+    return _array(self - np.trunc(self), self.dtype)
+
+
+def roll(self, shifts, dims=()):
+    shifts, dims = list(shifts), list(dims)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if not dims:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                               f"dims:{len(dims)}")
+        return np.roll(self.reshape(-1), shifts[0]).reshape(self.shape)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    axes = tuple(_wrap_dim(d, self.ndim) for d in dims)
+    if self.ndim == 0:
+        return self.copy()
+    return np.roll(self, tuple(shifts), axis=axes)
+
+
+def masked_select(self, mask):
+    if mask.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = broadcast_shapes(mask.shape, self.shape)  # PyTorch's order, in its message
+    return np.array(np.broadcast_to(self, shape)[np.broadcast_to(mask, shape)], copy=True)
+
+
+def scatter_src(self, dim, index, src):
+    _check_index(index, "scatter")
+    _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    result = np.array(self, copy=True)
+    corner = tuple(slice(0, s) for s in index.shape)
+    result[_scatter_key(self, dim, index, "scatter")] = _as(src, self.dtype)[corner]
+    return result
+
+
+def scatter_value(self, dim, index, value):
+    _check_index(index, "scatter")
+    result = np.array(self, copy=True)
+    result[_scatter_key(self, dim, index, "scatter")] = value
+    return result
+
+
+def _broadcast_all(*operands: Any) -> None:
+    """PyTorch's error when the operands of a ternary op do not broadcast together."""
+    shape: tuple[int, ...] = ()
+    for operand in operands:
+        shape = broadcast_shapes(shape, np.shape(operand))
+
+
+def _check_lerp(self: np.ndarray, end: np.ndarray, weight: Any, kernel: str) -> None:
+    _broadcast_all(self, end, weight)
+    _not_for(kernel, self, "f")
+    if end.dtype != self.dtype:
+        raise RuntimeError(f"expected dtype {_dtype_word(self)} for `end` but got dtype "
+                           f"{_dtype_word(end)}")
+    if isinstance(weight, np.ndarray) and weight.ndim and weight.dtype != self.dtype:
+        # (a 0-dim weight of any dtype is taken as the number it holds)
+        raise RuntimeError(f"expected dtype {_dtype_word(self)} for `weight` but got dtype "
+                           f"{_dtype_word(weight)}")
+
+
+def _dtype_word(array: np.ndarray) -> str:
+    """How lerp's messages spell a dtype: float, double, half."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long",
+            "int32": "int"}.get(array.dtype.name, array.dtype.name)
+
+
+def _lerp(self: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
+    """self + weight * (end - self), computed from the nearer end as PyTorch does (exact
+    at weight 0 and 1): weight * (end - self) + self for small weights, else
+    (weight - 1) * (end - self) + end, each one fused multiply-add."""
+    work = _opmath(self.dtype)  # halves in float32, rounded once
+    start, end, weight = (np.asarray(v).astype(work, copy=False) for v in (self, end, weight))
+    with silenced():
+        difference = end - start
+        near_start = np.abs(weight) < 0.5
+        coefficient = np.where(near_start, weight, weight - work.type(1))
+        base = np.where(near_start, start, end)
+    return _fused(coefficient, difference, base, self.dtype)
+
+
+def lerp_Scalar(self, end, weight):
+    _check_lerp(self, end, weight, "lerp_kernel_scalar")
+    return _lerp(self, end, float(weight))
+
+
+def lerp_Tensor(self, end, weight):
+    _check_lerp(self, end, weight, "lerp_kernel_tensor")
+    return _lerp(self, end, weight)
+
+
+def addcmul(self, tensor1, tensor2, value=1):
+    _broadcast_all(self, tensor1, tensor2)
+    dtype = result_type(self, tensor1, tensor2)
+    work = _opmath(dtype)  # halves in float32, rounded once
+    if dtype.kind != "f":  # value is converted to the integer type first, as in PyTorch
+        with silenced():
+            return _array(self + dtype.type(value) * tensor1 * tensor2, dtype)
+    with silenced():  # PyTorch's order: (value * tensor1) * tensor2 + self, fused
+        scaled = _as(tensor1, work) * work.type(value)
+    return _fused(scaled, _as(tensor2, work), _as(self, work), dtype)
+
+
+def addcdiv(self, tensor1, tensor2, value=1):
+    _broadcast_all(self, tensor1, tensor2)
+    if _category(tensor1) < 2 and _category(tensor2) < 2:
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))"
+            ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
+            "for float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes.")
+    dtype = result_type(self, tensor1, tensor2)
+    work = _opmath(dtype)  # halves in float32, rounded once
+    with silenced():  # PyTorch's order: self + (value * tensor1) / tensor2
+        quotient = _as(tensor1, work) * work.type(value) / _as(tensor2, work)
+        return _array(_as(self, work) + quotient, dtype)
+
+
+def _check_variance_input(self: np.ndarray, name: str) -> None:
+    if self.dtype.kind != "f":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+
+
+def var_mean_correction(self, dim=None, correction=None, keepdim=False):
+    _check_variance_input(self, "var_mean")
+    variance = var_correction(self, dim, correction, keepdim)
+    return variance, _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim),
+                            self.dtype)
+
+
+def std_mean_correction(self, dim=None, correction=None, keepdim=False):
+    _check_variance_input(self, "std_mean")
+    variance, mean = var_mean_correction(self, dim, correction, keepdim)
+    return np.sqrt(variance), mean
+
+
+def _integer_divisor(self: Any, other: Any, dtype: np.dtype) -> None:
+    """Integer division by zero is an error in PyTorch (floats give inf or nan); checked
+    after the shapes, as PyTorch checks them first."""
+    broadcast_shapes(np.shape(self), np.shape(other))
+    if dtype.kind in "iub" and np.any(np.asarray(other) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def floor_divide(self, other):
+    dtype = result_type(self, other)
+    _integer_divisor(self, other, dtype)
+    a, b = _binary(self, other, dtype)
+    if dtype.kind == "b":
+        raise RuntimeError("ZeroDivisionError" if not np.all(b) else
+                           "\"div_floor_cpu\" not implemented for 'Bool'")
+    if dtype.kind != "f":
+        return _array(np.floor_divide(a, b), dtype)
+    with silenced():
+        # PyTorch's float floor division: the floor of the true quotient, computed from
+        # fmod so that it agrees with `a - b * q` (numpy's floor_divide differs at inf).
+        remainder = np.fmod(a, b)
+        quotient = (a - remainder) / b
+        quotient = np.where((remainder != 0) & ((b < 0) != (remainder < 0)), quotient - 1,
+                            quotient)
+        floored = np.floor(quotient)
+        floored = np.where(quotient - floored > 0.5, floored + 1, floored)
+        result = np.where(quotient != 0, floored, np.copysign(0, a / b))
+        result = np.where(b == 0, a / b, result)
+    return _array(result, dtype)
+
+
+def floor_divide_Scalar(self, other):
+    return floor_divide(self, other)
+
+
+def remainder_Tensor(self, other):
+    dtype = result_type(self, other)
+    _integer_divisor(self, other, dtype)
+    _not_for("remainder_cpu", np.empty(0, dtype), "iuf")
+    a, b = _binary(self, other, dtype)
+    with silenced():
+        result = np.fmod(a, b)
+        result = np.where((result != 0) & ((result < 0) != (b < 0)), result + b, result)
+    return _array(result, dtype)
+
+
+def remainder_Scalar(self, other):
+    return remainder_Tensor(self, other)
+
+
+def remainder_Scalar_Tensor(self, other):
+    return remainder_Tensor(self, other)
+
+
+def fmod_Tensor(self, other):
+    dtype = result_type(self, other)
+    _integer_divisor(self, other, dtype)
+    _not_for("fmod_cpu", np.empty(0, dtype), "iuf")
+    a, b = _binary(self, other, dtype)
+    with silenced():
+        return _array(np.fmod(a, b), dtype)
+
+
+def fmod_Scalar(self, other):
+    return fmod_Tensor(self, other)
+
+
+def _square_matrices(A: np.ndarray, name: str) -> None:
+    """linalg's checks on A: floats, at least 2 dimensions, square."""
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.dtype.kind != "f" or A.dtype == np.float16:
+        label = _dtype_label(A)
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {label}")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+
+
+def _zero_pivots(A: np.ndarray) -> np.ndarray:
+    """Per matrix, the 1-based position of the first exactly zero pivot of LU with partial
+    pivoting, 0 if none: LAPACK's getrf `info`, which PyTorch's messages quote."""
+    count = int(np.prod(A.shape[:-2]))
+    work = np.array(A.reshape((count,) + A.shape[-2:]), copy=True)
+    info = np.zeros(work.shape[0], np.int32)
+    n = A.shape[-1]
+    rows = np.arange(work.shape[0])
+    with silenced():
+        for k in range(n):
+            pivot = k + np.argmax(np.abs(work[:, k:, k]), axis=1)
+            work[rows, [k] * len(rows)], work[rows, pivot] = \
+                work[rows, pivot].copy(), work[rows, [k] * len(rows)].copy()
+            diagonal = work[:, k, k]
+            zero = diagonal == 0
+            info = np.where(zero & (info == 0), k + 1, info)
+            factors = np.where(zero[:, None], 0, work[:, k + 1:, k] / np.where(zero, 1, diagonal)
+                               [:, None])
+            work[:, k + 1:, k + 1:] -= factors[:, :, None] * work[:, k, None, k + 1:]
+    return info.reshape(A.shape[:-2])
+
+
+def _batch_prefix(info: np.ndarray, index: int) -> str:
+    return f"(Batch element {index}): " if info.ndim else ""
+
+
+def linalg_inv_ex(A, check_errors=False):
+    _square_matrices(A, "linalg.inv")
+    info = _zero_pivots(A)
+    failed = np.flatnonzero(info)
+    if failed.size and check_errors:
+        index = int(failed[0])
+        raise LinAlgError(f"linalg.inv: {_batch_prefix(info, index)}The diagonal element "
+                          f"{info.flat[index]} is zero, the inversion could not be completed "
+                          "because the input matrix is singular.")
+    if A.size == 0:
+        return np.array(A, copy=True), info
+    if failed.size:  # what is left of a singular matrix is meaningless; PyTorch's too
+        with silenced():
+            inverse = np.full(A.shape, np.nan, A.dtype)
+            good = info == 0
+            inverse[good] = np.linalg.inv(A[good])
+        return inverse, info
+    return _array(np.linalg.inv(A), A.dtype), info
+
+
+def _solve_vector_case(A: np.ndarray, B: np.ndarray) -> bool:
+    """PyTorch's rule: B is a (batch of) vector(s) when it is 1-D, or has one dimension less
+    than A and A's batch shape before its last dimension."""
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+
+
+def linalg_solve_ex(A, B, left=True, check_errors=False):
+    _square_matrices(A, "linalg.solve")
+    if B.dtype != A.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
+                           f"A of type {_dtype_label(A)} and B of type {_dtype_label(B)} instead")
+    vector = _solve_vector_case(A, B)
+    matrix_B = B[..., None] if vector else B
+    n = A.shape[-1]
+    if matrix_B.shape[-2 if left else -1] != n:
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+            f"{matrix_B.shape[-2]}x{matrix_B.shape[-1]})")
+    if vector and not left:
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not "
+                           "supported for left=False. In this case linalg.solve is equivalent "
+                           "to B / A.squeeze(-1)")
+    if not left:  # XA = B is AᵀXᵀ = Bᵀ
+        A, matrix_B = np.swapaxes(A, -1, -2), np.swapaxes(matrix_B, -1, -2)
+    info = _zero_pivots(A)  # per matrix of A, before A is broadcast against B
+    failed = np.flatnonzero(info)
+    if failed.size:
+        raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(info, int(failed[0]))}The "
+                          "solver failed because the input matrix is singular.")
+    batch = np.broadcast_shapes(A.shape[:-2], matrix_B.shape[:-2])
+    A = np.broadcast_to(A, batch + A.shape[-2:])
+    matrix_B = np.broadcast_to(matrix_B, batch + matrix_B.shape[-2:])
+    X = np.linalg.solve(A, matrix_B) if A.size and matrix_B.size else \
+        np.zeros(matrix_B.shape, A.dtype)
+    if not left:
+        X = np.swapaxes(X, -1, -2)
+    X = X[..., 0] if vector else X
+    return _array(np.ascontiguousarray(X), A.dtype), info
+
+
+def _scatter_reduce_ufunc(reduce: str) -> np.ufunc:
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    return np.add if reduce == "add" else np.multiply
+
+
+def scatter_reduce(self, dim, index, src, reduce):
+    """scatter with `reduce=`: src's elements are added to (multiplied into) self's."""
+    ufunc = _scatter_reduce_ufunc(reduce)
+    _check_index(index, "scatter")
+    _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will "
+                  "be removed in a future PyTorch release. Use torch.scatter_reduce instead for "
+                  "more reduction options.", UserWarning, stacklevel=2)
+    result = np.array(self, copy=True)
+    corner = tuple(slice(0, s) for s in index.shape)
+    ufunc.at(result, _scatter_key(self, dim, index, "scatter"), _as(src, self.dtype)[corner])
+    return result
+
+
+def scatter_value_reduce(self, dim, index, value, reduce):
+    ufunc = _scatter_reduce_ufunc(reduce)
+    _check_index(index, "scatter")
+    result = np.array(self, copy=True)
+    ufunc.at(result, _scatter_key(self, dim, index, "scatter"), self.dtype.type(value))
+    return result

@@ -19,7 +19,7 @@ from generated.ops import alias
 from generated.tensor_methods import TensorMethods
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
-from runtime.composite import CompositeMethods
+from runtime.composite import CompositeMethods, TensorOpsMethods
 from runtime.factories import legacy_new
 from runtime.predicates import PredicateMethods
 from runtime.random_ops import RandomMethods
@@ -59,3 +59,4 @@ install(TensorMethods)
 install(CompositeMethods)
 install(PredicateMethods)
 install(RandomMethods)
+install(TensorOpsMethods)  # tensor ops: argsort, narrow, mT, `//`, `%`, ...
