@@ -1,0 +1,57 @@
+"""Rewrites of the traced lines that keep their meaning, before the source is written.
+
+- A gradient handed to `accumulate` (AccumulateGrad) becomes the parameter's `.grad`: it
+  goes over as it is when no other line reads it and only it holds its storage (as the
+  engine's `_unshared_array` decides by reference counts), else as a copy, so that `.grad`
+  never shares memory with a forward value or a broadcast view.
+"""
+
+from __future__ import annotations
+
+from runtime.compile.emit import Line, Source
+
+
+def optimize(source: Source, returned: str) -> None:
+    """Rewrite `source.lines` in place (the `text` of each line)."""
+    readers = _readers(source.lines, returned)
+    made_by = {}
+    for line in source.lines:
+        for target in _targets(line):
+            made_by[target] = line
+    for line in source.lines:
+        if line.expression.startswith("accumulate(") and line.reads:
+            grad = line.reads[0]
+            if not _handed_over(grad, readers, made_by, source):
+                line.text = line.expression.replace(f", {grad})", f", {grad}.copy())")
+
+
+def _targets(line: Line) -> list[str]:
+    return [t.strip() for t in line.target.split(",") if t.strip()]
+
+
+def _readers(lines: list[Line], returned: str) -> dict[str, int]:
+    count: dict[str, int] = {}
+    for line in lines:
+        for name in line.reads:
+            count[name] = count.get(name, 0) + 1
+    for name in returned.replace("(", " ").replace(")", " ").replace(",", " ").split():
+        count[name] = count.get(name, 0) + 1
+    return count
+
+
+def _handed_over(name: str, readers: dict[str, int], made_by: dict, source: Source) -> bool:
+    """Whether the array of `name` may become a `.grad` without a copy."""
+    line = made_by.get(name)
+    if line is None or line.phase != "backward" or readers.get(name, 0) != 1:
+        return False
+    array = source.traced.get(name)
+    if array is None or not array.flags.writeable:
+        return False
+    base = array.base
+    if base is None:
+        return True
+    if base.base is not None:
+        return False
+    owner = source.traced_ids.get(id(base))
+    return (owner is not None and made_by.get(owner) is not None
+            and made_by[owner].phase == "backward" and readers.get(owner, 0) == 1)
