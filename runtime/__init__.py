@@ -57,6 +57,9 @@ from runtime._tensor import Size, Tensor
 from runtime._tensor_str import get_printoptions, printoptions, set_printoptions
 from runtime.aliases import install_as_torch, uninstall_as_torch
 from runtime.aliases import missing_attribute as _missing_attribute
+
+# compile (issue 14): a training step as one generated function (runtime/compile/).
+from runtime.compile import compile  # noqa: A004, E402 - torch.compile
 from runtime.composite import *  # noqa: F403 - the composite ops
 from runtime.devices import device
 from runtime.dtypes import (
@@ -109,6 +112,7 @@ __all__ = [
     "set_rng_state", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
+    "compile",
 ]
 
 

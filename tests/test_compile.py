@@ -1,0 +1,373 @@
+"""runtime.compile: compiled training steps equal eager gradgen bit for bit, and every guard
+takes effect (tests compare eager with compiled, and both with torch)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import runtime
+from runtime.compile import CompiledStep
+
+ROOT = Path(__file__).resolve().parent.parent
+STEPS = 20
+
+
+def _weights(sizes: list[tuple[int, int]], seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    found = []
+    for fan_in, fan_out in sizes:
+        bound = 1 / np.sqrt(fan_in)
+        found.append(rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32))
+        found.append(rng.uniform(-bound, bound, (fan_out,)).astype(np.float32))
+    return found
+
+
+def _mlp(lib, sizes: list[tuple[int, int]], dropout: float = 0.0):
+    layers = []
+    for index, (fan_in, fan_out) in enumerate(sizes):
+        layers.append(lib.nn.Linear(fan_in, fan_out))
+        if index < len(sizes) - 1:
+            layers.append(lib.nn.ReLU())
+            if dropout:
+                layers.append(lib.nn.Dropout(dropout))
+    model = lib.nn.Sequential(*layers)
+    with lib.no_grad():
+        for parameter, value in zip(model.parameters(), _weights(sizes), strict=True):
+            parameter.copy_(lib.tensor(value))
+    return model
+
+
+def _tiny_step(lib, batch: int = 16, lr: float = 1e-3):
+    """The seed's TinyModel step: MSE by hand, SGD."""
+    model = _mlp(lib, [(30, 20), (20, 5)])
+    optimizer = lib.optim.SGD(model.parameters(), lr=lr)
+    rng = np.random.default_rng(1)
+    x = lib.tensor(rng.standard_normal((batch, 30)).astype(np.float32))
+    y = lib.tensor(rng.standard_normal((batch, 5)).astype(np.float32))
+
+    def step():
+        optimizer.zero_grad()
+        loss = (y - model(x)).pow(2).sum()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return model, optimizer, step
+
+
+def _classifier_step(lib, optimizer_class: str = "Adam", dropout: float = 0.0,
+                     cross_entropy: bool = False, **options):
+    """An MLP with cross-entropy (or a squared error from 0.5, the target unused); the batch is
+    an argument of the step."""
+    model = _mlp(lib, [(12, 16), (16, 16), (16, 4)], dropout)
+    optimizer = getattr(lib.optim, optimizer_class)(model.parameters(), **options)
+
+    def step(x, target):
+        optimizer.zero_grad()
+        if cross_entropy:
+            loss = lib.nn.functional.cross_entropy(model(x), target)
+        else:
+            loss = (model(x) - 0.5).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return model, optimizer, step
+
+
+def _batches(lib, count: int = STEPS, batch: int = 8):
+    rng = np.random.default_rng(2)
+    return [(lib.tensor(rng.standard_normal((batch, 12)).astype(np.float32)),
+             lib.tensor(rng.integers(0, 4, batch))) for _ in range(count)]
+
+
+def _bits(model) -> list[bytes]:
+    return [p.detach().numpy().tobytes() for p in model.parameters()]
+
+
+def _same(a: list[bytes], b: list[bytes]) -> bool:
+    return len(a) == len(b) and all(x == y for x, y in zip(a, b, strict=True))
+
+
+def test_tinymodel_sgd_bitwise_equal_to_eager_over_20_steps():
+    eager_model, _, eager_step = _tiny_step(runtime)
+    model, _, step = _tiny_step(runtime)
+    compiled = runtime.compile(step)
+    torch_model, _, torch_step = _tiny_step(torch)
+    for index in range(STEPS):
+        expected, got, reference = eager_step(), compiled(), torch_step()
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
+        assert _same(_bits(model), _bits(eager_model)), index
+        assert np.allclose(got.detach().numpy(), reference.item(), rtol=1e-4)
+        assert compiled.fallback_reason is None, compiled.fallback_reason
+    assert compiled.traces == 1
+    for p, q in zip(model.parameters(), torch_model.parameters(), strict=True):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_tinymodel_grads_and_versions_as_eager():
+    eager_model, _, eager_step = _tiny_step(runtime)
+    model, _, step = _tiny_step(runtime)
+    compiled = runtime.compile(step)
+    for _ in range(3):
+        eager_step()
+        compiled()
+    for p, q in zip(model.parameters(), eager_model.parameters(), strict=True):
+        assert p.grad.numpy().tobytes() == q.grad.numpy().tobytes()
+        assert p._version == q._version
+        assert not np.shares_memory(p.grad.numpy(), p.detach().numpy())
+
+
+def test_returned_loss_is_this_steps_value():
+    _, _, step = _tiny_step(runtime)
+    compiled = runtime.compile(step)
+    losses = [compiled() for _ in range(4)]
+    values = [loss.item() for loss in losses]
+    assert len(set(values)) == 4  # each step's own loss, not one buffer overwritten
+
+
+@pytest.mark.parametrize("optimizer, options", [
+    ("Adam", {"lr": 1e-2}),
+    ("AdamW", {"lr": 1e-2, "weight_decay": 0.1}),
+    ("Adam", {"lr": 1e-2, "weight_decay": 0.01, "maximize": True}),
+    ("SGD", {"lr": 0.05, "momentum": 0.9, "weight_decay": 1e-3, "nesterov": True}),
+    ("SGD", {"lr": 0.05, "momentum": 0.5, "dampening": 0.1}),
+])
+def test_mlp_cross_entropy_bitwise_equal_to_eager(optimizer, options):
+    eager_model, _, eager_step = _classifier_step(runtime, optimizer, **options)
+    model, _, step = _classifier_step(runtime, optimizer, **options)
+    torch_model, _, torch_step = _classifier_step(torch, optimizer, **options)
+    compiled = runtime.compile(step)
+    for index, ((x, t), (tx, tt)) in enumerate(zip(_batches(runtime), _batches(torch),
+                                                    strict=True)):
+        expected, got, reference = eager_step(x, t), compiled(x, t), torch_step(tx, tt)
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
+        assert _same(_bits(model), _bits(eager_model)), index
+        assert compiled.fallback_reason is None, compiled.fallback_reason
+        np.testing.assert_allclose(got.detach().numpy(), reference.item(), rtol=1e-4)
+    assert compiled.traces == 1
+    for p, q in zip(model.parameters(), torch_model.parameters(), strict=True):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-3, atol=1e-5)
+
+
+def test_cross_entropy_and_dropout_run_eagerly_for_now():
+    """Partial: cross_entropy's log_softmax and dropout's noise tensor are made outside the
+    kernels (an alias, a factory filled in place), which the tracer does not replay yet:
+    such steps fall back to eager, with the reason, and still equal eager bit for bit."""
+    for options in ({"cross_entropy": True}, {"dropout": 0.3}):
+        runtime.manual_seed(5)
+        eager_model, _, eager_step = _classifier_step(runtime, "Adam", lr=0.01, **options)
+        expected = [eager_step(x, t).detach().numpy().tobytes() for x, t in _batches(runtime)]
+        runtime.manual_seed(5)
+        model, _, step = _classifier_step(runtime, "Adam", lr=0.01, **options)
+        compiled = runtime.compile(step)
+        got = [compiled(x, t).detach().numpy().tobytes() for x, t in _batches(runtime)]
+        assert got == expected
+        assert _same(_bits(model), _bits(eager_model))
+        assert compiled.fallback_reason is not None
+
+
+@pytest.mark.xfail(reason="dropout's noise is a factory tensor filled in place: not traced yet",
+                   strict=True)
+def test_dropout_draws_fresh_in_eager_order():
+    runtime.manual_seed(5)
+    eager_model, _, eager_step = _classifier_step(runtime, "SGD", dropout=0.3, lr=0.1)
+    eager_losses = [eager_step(x, t).detach().numpy().tobytes() for x, t in _batches(runtime)]
+    runtime.manual_seed(5)
+    model, _, step = _classifier_step(runtime, "SGD", dropout=0.3, lr=0.1)
+    compiled = runtime.compile(step)
+    losses = [compiled(x, t).detach().numpy().tobytes() for x, t in _batches(runtime)]
+    assert compiled.fallback_reason is None
+    assert losses == eager_losses
+    assert _same(_bits(model), _bits(eager_model))
+    assert len(set(losses)) == STEPS
+    # torch draws dropout masks from the same stream, bit for bit
+    torch.manual_seed(5)
+    torch_model, _, torch_step = _classifier_step(torch, "SGD", dropout=0.3, lr=0.1)
+    reference = [torch_step(x, t).item() for x, t in _batches(torch)]
+    np.testing.assert_allclose([np.frombuffer(v, np.float32)[0] for v in losses], reference,
+                               rtol=1e-4)
+
+
+def _pair(make=_tiny_step):
+    eager = make(runtime)
+    compiled = make(runtime)
+    return eager, compiled, runtime.compile(compiled[2])
+
+
+def test_guard_learning_rate_change_takes_effect():
+    (eager_model, eager_opt, eager_step), (model, opt, _), compiled = _pair()
+    for index in range(6):
+        if index == 3:
+            eager_opt.param_groups[0]["lr"] = 0.05
+            opt.param_groups[0]["lr"] = 0.05
+        eager_step()
+        compiled()
+        assert _same(_bits(model), _bits(eager_model)), index
+    assert compiled.traces == 1  # the update reads lr at every step
+
+
+def test_guard_momentum_change_retraces():
+    (eager_model, eager_opt, eager_step), (model, opt, _), compiled = _pair()
+    for index in range(6):
+        if index == 3:
+            eager_opt.param_groups[0]["weight_decay"] = 0.1
+            opt.param_groups[0]["weight_decay"] = 0.1
+        eager_step()
+        compiled()
+        assert _same(_bits(model), _bits(eager_model)), index
+    assert compiled.traces == 2
+
+
+def test_guard_shape_change_retraces():
+    eager_model, _, eager_step = _classifier_step(runtime, "SGD", lr=0.1)
+    model, _, step = _classifier_step(runtime, "SGD", lr=0.1)
+    compiled = runtime.compile(step)
+    for batch in (8, 8, 5, 5, 8):
+        x, t = _batches(runtime, 1, batch)[0]
+        got, expected = compiled(x, t), eager_step(x, t)
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
+        assert _same(_bits(model), _bits(eager_model))
+    assert compiled.traces == 2
+
+
+def test_guard_eval_mode_retraces():
+    eager_model, _, eager_step = _classifier_step(runtime, "SGD", lr=0.1)
+    model, _, step = _classifier_step(runtime, "SGD", lr=0.1)
+    compiled = runtime.compile(step)
+    for index, (x, t) in enumerate(_batches(runtime, 6)):
+        if index == 3:
+            eager_model.eval()
+            model.eval()
+        got, expected = compiled(x, t), eager_step(x, t)
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
+        assert _same(_bits(model), _bits(eager_model)), index
+    assert compiled.traces == 2
+
+
+def test_guard_hook_falls_back_to_eager():
+    (eager_model, _, eager_step), (model, _, _), compiled = _pair()
+    seen = []
+    for index in range(5):
+        if index == 2:
+            for m in (eager_model, model):
+                m[0].weight.register_hook(lambda g: g * 2)
+            model[2].bias.register_hook(lambda g: seen.append(1))
+        eager_step()
+        compiled()
+        assert _same(_bits(model), _bits(eager_model)), index
+    assert "hook" in compiled.fallback_reason
+    assert len(seen) == 3  # the hook ran at every step after it was added
+
+
+def test_guard_grad_mode():
+    (eager_model, _, eager_step), (model, _, _), compiled = _pair()
+    compiled()
+    eager_step()
+    with runtime.no_grad(), pytest.raises(RuntimeError) as error:
+        compiled()
+    with runtime.no_grad(), pytest.raises(RuntimeError) as eager_error:
+        eager_step()
+    assert str(error.value) == str(eager_error.value)
+    with torch.no_grad(), pytest.raises(RuntimeError) as torch_error:
+        (torch.ones(1) * 2).sum().backward()
+    assert str(error.value) == str(torch_error.value)
+
+
+def test_item_in_step_falls_back_with_reason():
+    model, optimizer, _ = _tiny_step(runtime)
+    eager_model, eager_optimizer, _ = _tiny_step(runtime)
+    x = runtime.ones(16, 30)
+
+    def make(m, o):
+        def step():
+            o.zero_grad()
+            loss = m(x).pow(2).sum()
+            if loss.item() > 0:  # data-dependent Python control flow
+                loss.backward()
+                o.step()
+            return loss.item()
+        return step
+
+    compiled = runtime.compile(make(model, optimizer))
+    eager = make(eager_model, eager_optimizer)
+    for _ in range(3):
+        assert compiled() == eager()
+    assert "item()" in compiled.fallback_reason
+    assert compiled.code is None
+    assert _same(_bits(model), _bits(eager_model))
+
+
+def test_inplace_op_in_forward_falls_back():
+    model, optimizer, _ = _tiny_step(runtime)
+    x = runtime.ones(16, 30)
+
+    def step():
+        optimizer.zero_grad()
+        hidden = model[0](x)
+        hidden.relu_()
+        loss = model[2](hidden).sum()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    compiled = runtime.compile(step)
+    compiled()
+    compiled()
+    assert "in-place" in compiled.fallback_reason
+
+
+def test_fullgraph_makes_a_fallback_an_error():
+    x = runtime.ones(2, requires_grad=True)
+
+    @runtime.compile(fullgraph=True)
+    def step():
+        loss = (x * 2).sum()
+        loss.backward(retain_graph=True)
+        return loss
+
+    with pytest.raises(RuntimeError, match="retain_graph"):
+        step()
+
+
+def test_code_reads_as_numpy_with_provenance():
+    _, _, step = _tiny_step(runtime)
+    compiled = runtime.compile(step)
+    assert isinstance(compiled, CompiledStep)
+    compiled()
+    code = compiled.code
+    assert "# AddmmBackward0: mat1: mm_mat1_backward(grad, mat2, mat1.shape" in code
+    assert "# ReluBackward0: self: threshold_backward(grad, result, 0)" in code
+    assert "accumulate(" in code and "AccumulateGrad: 0.weight.grad" in code
+    assert "kernels.addmm(" in code and "SGD: p.add_(grad, alpha=-lr)" in code
+    compile(code, "<check>", "exec")  # it is Python
+
+
+def test_command_prints_the_code(tmp_path):
+    program = tmp_path / "prog.py"
+    program.write_text(
+        "import torch\n"
+        "model = torch.nn.Linear(3, 2)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.ones(4, 3)\n"
+        "@torch.compile\n"
+        "def train_step():\n"
+        "    optimizer.zero_grad()\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    loss.backward()\n"
+        "    optimizer.step()\n"
+        "    return loss\n"
+        "for _ in range(2):\n"
+        "    train_step()\n"
+    )
+    done = subprocess.run([sys.executable, "-m", "runtime.compile", str(program)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "def train_step():" in done.stdout
+    assert "MeanBackward0" in done.stdout
