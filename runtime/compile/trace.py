@@ -34,6 +34,7 @@ from runtime import anomaly, forward_grad, kernels, recording
 from runtime import autograd as autograd_package
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
+from runtime.compile import optim
 from runtime.compile.emit import Source, TraceBreak, comment_text, describe_array
 from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import _Mode
@@ -566,8 +567,6 @@ def _data_dependent(tracer: Tracer, method: Callable, what: str) -> Callable:
 
 
 def _patch_steps(tracer: Tracer, patch: Callable) -> None:
-    from runtime.compile import optim
-
     backward = gradients.backward
     module_call = Module.__call__
 
