@@ -140,6 +140,7 @@ def test_returned_loss_is_this_steps_value():
     ("SGD", {"lr": 0.05, "momentum": 0.5, "dampening": 0.1}),
 ])
 def test_mlp_cross_entropy_bitwise_equal_to_eager(optimizer, options):
+    options = {"cross_entropy": True, **options}
     eager_model, _, eager_step = _classifier_step(runtime, optimizer, **options)
     model, _, step = _classifier_step(runtime, optimizer, **options)
     torch_model, _, torch_step = _classifier_step(torch, optimizer, **options)
@@ -156,31 +157,13 @@ def test_mlp_cross_entropy_bitwise_equal_to_eager(optimizer, options):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-3, atol=1e-5)
 
 
-def test_cross_entropy_and_dropout_run_eagerly_for_now():
-    """Partial: cross_entropy's log_softmax and dropout's noise tensor are made outside the
-    kernels (an alias, a factory filled in place), which the tracer does not replay yet:
-    such steps fall back to eager, with the reason, and still equal eager bit for bit."""
-    for options in ({"cross_entropy": True}, {"dropout": 0.3}):
-        runtime.manual_seed(5)
-        eager_model, _, eager_step = _classifier_step(runtime, "Adam", lr=0.01, **options)
-        expected = [eager_step(x, t).detach().numpy().tobytes() for x, t in _batches(runtime)]
-        runtime.manual_seed(5)
-        model, _, step = _classifier_step(runtime, "Adam", lr=0.01, **options)
-        compiled = runtime.compile(step)
-        got = [compiled(x, t).detach().numpy().tobytes() for x, t in _batches(runtime)]
-        assert got == expected
-        assert _same(_bits(model), _bits(eager_model))
-        assert compiled.fallback_reason is not None
-
-
-@pytest.mark.xfail(reason="dropout's noise is a factory tensor filled in place: not traced yet",
-                   strict=True)
 def test_dropout_draws_fresh_in_eager_order():
     runtime.manual_seed(5)
-    eager_model, _, eager_step = _classifier_step(runtime, "SGD", dropout=0.3, lr=0.1)
+    eager_model, _, eager_step = _classifier_step(runtime, "Adam", dropout=0.3, lr=0.01,
+                                                  cross_entropy=True)
     eager_losses = [eager_step(x, t).detach().numpy().tobytes() for x, t in _batches(runtime)]
     runtime.manual_seed(5)
-    model, _, step = _classifier_step(runtime, "SGD", dropout=0.3, lr=0.1)
+    model, _, step = _classifier_step(runtime, "Adam", dropout=0.3, lr=0.01, cross_entropy=True)
     compiled = runtime.compile(step)
     losses = [compiled(x, t).detach().numpy().tobytes() for x, t in _batches(runtime)]
     assert compiled.fallback_reason is None
@@ -189,7 +172,8 @@ def test_dropout_draws_fresh_in_eager_order():
     assert len(set(losses)) == STEPS
     # torch draws dropout masks from the same stream, bit for bit
     torch.manual_seed(5)
-    torch_model, _, torch_step = _classifier_step(torch, "SGD", dropout=0.3, lr=0.1)
+    torch_model, _, torch_step = _classifier_step(torch, "Adam", dropout=0.3, lr=0.01,
+                                                  cross_entropy=True)
     reference = [torch_step(x, t).item() for x, t in _batches(torch)]
     np.testing.assert_allclose([np.frombuffer(v, np.float32)[0] for v in losses], reference,
                                rtol=1e-4)
@@ -238,17 +222,27 @@ def test_guard_shape_change_retraces():
 
 
 def test_guard_eval_mode_retraces():
-    eager_model, _, eager_step = _classifier_step(runtime, "SGD", lr=0.1)
-    model, _, step = _classifier_step(runtime, "SGD", lr=0.1)
-    compiled = runtime.compile(step)
-    for index, (x, t) in enumerate(_batches(runtime, 6)):
-        if index == 3:
-            eager_model.eval()
-            model.eval()
-        got, expected = compiled(x, t), eager_step(x, t)
-        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
-        assert _same(_bits(model), _bits(eager_model)), index
+    """Dropout in training mode, then eval mode: each run on its own from the same seed,
+    since both draw from the default generator."""
+    def run(compiled: bool):
+        runtime.manual_seed(3)
+        model, _, step = _classifier_step(runtime, "SGD", dropout=0.5, lr=0.1)
+        if compiled:
+            step = runtime.compile(step)
+        losses = []
+        for index, (x, t) in enumerate(_batches(runtime, 6)):
+            if index == 3:
+                model.eval()
+            losses.append(step(x, t).detach().numpy().tobytes())
+        return model, step, losses
+
+    eager_model, _, expected = run(False)
+    model, compiled, got = run(True)
+    assert got == expected
+    assert _same(_bits(model), _bits(eager_model))
     assert compiled.traces == 2
+    assert compiled.fallback_reason is None
+    assert "bernoulli_" not in compiled.code  # eval mode: no dropout
 
 
 def test_guard_hook_falls_back_to_eager():
@@ -304,23 +298,38 @@ def test_item_in_step_falls_back_with_reason():
     assert _same(_bits(model), _bits(eager_model))
 
 
-def test_inplace_op_in_forward_falls_back():
-    model, optimizer, _ = _tiny_step(runtime)
-    x = runtime.ones(16, 30)
-
+def _inplace_step(model, optimizer, x, on_input: bool):
     def step():
         optimizer.zero_grad()
+        if on_input:
+            x.mul_(0.5)  # changes the step's own input: not compiled
         hidden = model[0](x)
-        hidden.relu_()
+        hidden.relu_()  # an intermediate the step made: replayed in order
         loss = model[2](hidden).sum()
         loss.backward()
         optimizer.step()
         return loss
 
-    compiled = runtime.compile(step)
-    compiled()
-    compiled()
-    assert "in-place" in compiled.fallback_reason
+    return step
+
+
+@pytest.mark.parametrize("on_input", [False, True])
+def test_inplace_ops_in_forward(on_input):
+    model, optimizer, _ = _tiny_step(runtime)
+    eager_model, eager_optimizer, _ = _tiny_step(runtime)
+    x, eager_x = runtime.ones(16, 30), runtime.ones(16, 30)
+    compiled = runtime.compile(_inplace_step(model, optimizer, x, on_input))
+    eager = _inplace_step(eager_model, eager_optimizer, eager_x, on_input)
+    for _ in range(4):
+        got, expected = compiled(), eager()
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
+        assert _same(_bits(model), _bits(eager_model))
+    assert x.numpy().tobytes() == eager_x.numpy().tobytes()
+    if on_input:
+        assert "in-place" in compiled.fallback_reason
+    else:
+        assert compiled.fallback_reason is None
+        assert "in place" in compiled.code
 
 
 def test_fullgraph_makes_a_fallback_an_error():

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import kernels
+from runtime import kernels, random_ops
 from runtime._tensor import Tensor
 from runtime.compile import optim as optim_templates
 from runtime.compile.emit import Source, TraceBreak
@@ -204,7 +204,8 @@ class CompiledStep:
                   'template."""']
         code = "\n".join(header + body + [f"    return {returned}", ""])
         namespace: dict[str, Any] = {"np": np, "kernels": kernels, "ops": array_ops,
-                                     "accumulate": accumulate, "wrap": wrap}
+                                     "accumulate": accumulate, "wrap": wrap,
+                                     "random_ops": random_ops}
         namespace.update(source.namespace)
         compiled = builtins.compile(code, filename, "exec", dont_inherit=True)
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import anomaly, forward_grad, kernels, recording
+from runtime import anomaly, forward_grad, kernels, random_ops, recording
 from runtime import autograd as autograd_package
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
@@ -227,8 +227,7 @@ class Tracer:
         if name in _CHECKS_ONLY:
             return result
         if name.endswith("_"):
-            self.stop(f"an in-place op ({name}) in the step's forward (compiled steps replay "
-                      "out-of-place ops only)")
+            self.inplace_kernel(name, args, kwargs)
             return result
         try:
             self.comment = f"forward: {name}"
@@ -239,6 +238,70 @@ class Tracer:
         except TraceBreak as stop:
             self.stop(stop.reason)
         return result
+
+    def local(self, array: Any) -> str | None:
+        """The variable of an array this step made (not an input's, nor a view of one)."""
+        name = self.names.get(id(array)) if type(array) is np.ndarray else None
+        if name is None or name.startswith("x"):
+            return None
+        for other in self.keep:
+            if type(other) is np.ndarray and self.names.get(id(other), "v").startswith("x") \
+                    and np.may_share_memory(array, other):
+                return None
+        return name
+
+    def inplace_kernel(self, name: str, args: tuple, kwargs: dict) -> None:
+        """An in-place kernel: replayed in order when it writes into an array the step
+        made itself (dropout's noise), else the trace stops (an input changed in place)."""
+        target = self.local(args[0]) if args else None
+        if target is None:
+            self.stop(f"an in-place op ({name}) on a tensor the step did not make (compiled "
+                      "steps do not write into their inputs)")
+            return
+        try:
+            self.comment = f"forward: {name}, in place"
+            rendered = [self.render(a) for a in args] + \
+                [f"{k}={self.render(v)}" for k, v in kwargs.items()]
+            self.source.add("", f"kernels.{name}({', '.join(rendered)})",
+                            self._reads((args, kwargs)), self.comment, self.phase)
+        except TraceBreak as stop:
+            self.stop(stop.reason)
+
+    def write_inplace(self, tensor: Tensor, result: Any) -> None:
+        """recording.write_inplace: a kernel's result copied into a tensor the step made."""
+        target = self.local(tensor._data)
+        name = self.names.get(id(result))
+        if target is None or name is None or np.shape(result) != tensor._data.shape:
+            self.stop("an in-place op on a tensor the step did not make (compiled steps do "
+                      "not write into their inputs)")
+            return
+        self.source.add("", f"np.copyto({target}, {name}, casting='unsafe')", (target, name),
+                        "forward: the result written in place", self.phase)
+
+    def factory(self, source: str, array: np.ndarray, reads: tuple[str, ...],
+                comment: str) -> None:
+        """A tensor made in the step by a factory the tracer knows (`empty_like_layout`)."""
+        name = self.bind(array, "v")
+        self._line(name, source, reads)
+        self.source.lines[-1].comment = comment
+
+    def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> bool:
+        """`tensor.bernoulli_(p)` and the other random fills, on a tensor the step made:
+        replayed by the same method on the same array, so the draws come from the same
+        generator in the same order. False if it cannot be replayed."""
+        target = self.local(tensor._data)
+        if target is None or _contains_tensor((args, kwargs)):
+            self.stop(f"{method} on a tensor the step did not make, or with tensor arguments")
+            return False
+        try:
+            rendered = [f"wrap({target})"] + [self.render(a) for a in args] + \
+                [f"{k}={self.render(v)}" for k, v in kwargs.items()]
+        except TraceBreak as stop:
+            self.stop(stop.reason)
+            return False
+        self.source.add("", f"random_ops.{method}({', '.join(rendered)})", (target,),
+                        f"forward: {method}, fresh draws in eager's order", self.phase)
+        return True
 
     def data_seen(self, value: Any) -> None:
         """recording.data was asked for the arrays of `value`: remember their owners."""
@@ -462,6 +525,16 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
         np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
 
 
+def _contains_tensor(value: Any) -> bool:
+    if isinstance(value, Tensor):
+        return True
+    if isinstance(value, tuple | list):
+        return any(_contains_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return any(_contains_tensor(v) for v in value.values())
+    return False
+
+
 def _contains_array(value: Any) -> bool:
     if isinstance(value, np.ndarray):
         return True
@@ -496,7 +569,7 @@ def listening(tracer: Tracer) -> Iterator[None]:
 def _patch_kernels(tracer: Tracer, patch: Callable) -> None:
     for name, function in list(vars(kernels).items()):
         if callable(function) and getattr(function, "__module__", None) == kernels.__name__ \
-                and not name.startswith("_") and not isinstance(function, type):
+                and not name.startswith("__") and not isinstance(function, type):
             patch(kernels, name, _kernel_listener(tracer, name, function))
 
 
@@ -529,8 +602,7 @@ def _patch_recording(tracer: Tracer, patch: Callable) -> None:
 
     def inplace_listener(tensor: Tensor, result: Any) -> None:
         if tracer.recording:
-            tracer.stop("an in-place op in the step's forward (compiled steps replay "
-                        "out-of-place ops only)")
+            tracer.write_inplace(tensor, result)
         write_inplace(tensor, result)
 
     patch(recording, "data", data_listener)
@@ -550,10 +622,45 @@ def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
         return tensor
 
     patch(Tensor, "_make", classmethod(make_listener))
+    for name in RANDOM_FILLS:
+        patch(Tensor, name, _fill_listener(tracer, name, Tensor.__dict__[name]))
+    empty_like_layout = random_ops.empty_like_layout
+
+    def empty_listener(input: Tensor, dtype: Any = None) -> Tensor:
+        tensor = empty_like_layout(input, dtype)
+        if tracer.recording:
+            try:
+                source = tracer.value_of(input._data, "empty_like's input")
+                kind = "" if dtype is None else f", {tracer.source.constant(dtype.numpy)}"
+                tracer.factory(f"np.empty_like({source.name}{kind})", tensor._data,
+                               (source.name,), "forward: an uninitialised tensor laid out as "
+                               f"{source.name}, to fill")
+            except TraceBreak as stop:
+                tracer.stop(stop.reason)
+        return tensor
+
+    patch(random_ops, "empty_like_layout", empty_listener)
     for name, what in (("item", "item()"), ("tolist", "tolist()"), ("numpy", "numpy()"),
                        ("__bool__", "bool() of a tensor"), ("__float__", "float() of a tensor"),
                        ("__int__", "int() of a tensor"), ("__index__", "a tensor as an index")):
         patch(Tensor, name, _data_dependent(tracer, Tensor.__dict__[name], what))
+
+
+# The random in-place fills of Tensor (runtime/random_ops.py) a step may replay.
+RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "random_")
+
+
+def _fill_listener(tracer: Tracer, name: str, method: Callable) -> Callable:
+    def listener(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if not tracer.recording or not tracer.random_fill(name, self, args, kwargs):
+            return method(self, *args, **kwargs)
+        tracer.paused += 1
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            tracer.paused -= 1
+
+    return listener
 
 
 def _data_dependent(tracer: Tracer, method: Callable, what: str) -> Callable:
