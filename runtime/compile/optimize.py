@@ -1,5 +1,7 @@
 """Rewrites of the traced lines that keep their meaning, before the source is written.
 
+- A line of the backward whose value no line reads is dropped (the formulas' ops are pure:
+  a `t(t(x))` cancelled, or `ones * x` folded, leaves the inner line unread).
 - A gradient handed to `accumulate` (AccumulateGrad) becomes the parameter's `.grad`: it
   goes over as it is when no other line reads it and only it holds its storage (as the
   engine's `_unshared_array` decides by reference counts), else as a copy, so that `.grad`
@@ -13,6 +15,7 @@ from runtime.compile.emit import Line, Source
 
 def optimize(source: Source, returned: str) -> None:
     """Rewrite `source.lines` in place (the `text` of each line)."""
+    _drop_unread(source, returned)
     readers = _readers(source.lines, returned)
     made_by = {}
     for line in source.lines:
@@ -55,3 +58,17 @@ def _handed_over(name: str, readers: dict[str, int], made_by: dict, source: Sour
     owner = source.traced_ids.get(id(base))
     return (owner is not None and made_by.get(owner) is not None
             and made_by[owner].phase == "backward" and readers.get(owner, 0) == 1)
+
+
+def _drop_unread(source: Source, returned: str) -> None:
+    """Drop the backward's lines that bind values nothing reads, last line first."""
+    readers = _readers(source.lines, returned)
+    kept: list[Line] = []
+    for line in reversed(source.lines):
+        targets = _targets(line)
+        if line.phase == "backward" and targets and not any(readers.get(t) for t in targets):
+            for name in line.reads:
+                readers[name] -= 1
+            continue
+        kept.append(line)
+    source.lines[:] = reversed(kept)

@@ -66,6 +66,8 @@ class Tracer:
         self.optimizers: list[Optimizer] = []
         self.parameter_names: dict[int, str] = {}
         self.line_of: dict[str, int] = {}  # variable -> index of the line that made it
+        self.transposed: dict[str, Value] = {}  # `v = t(x)` -> x, to cancel t(t(x))
+        self.ones: set[str] = set()  # variables known to hold ones (the seed, expanded)
         self.phase = "forward"
         self.depth = 0  # > 0 inside a kernel (its own kernel calls are not recorded)
         self.paused = 0  # > 0 inside backward, step, zero_grad: nothing is recorded
@@ -232,6 +234,8 @@ class Tracer:
         try:
             self.comment = f"forward: {name}"
             value = self.call(f"kernels.{name}", args, kwargs, result)
+            if name == "t" and type(value) is Value and id(args[0]) in self.names:
+                self.transposed[value.name] = Value(self.names[id(args[0])], args[0], self)
             if not isinstance(value, Value | tuple | list) or isinstance(value, list):
                 if isinstance(result, np.ndarray | tuple):
                     raise TraceBreak(f"kernel {name} gave an unexpected result")
@@ -349,6 +353,7 @@ class Tracer:
         seed = np.ones_like(tensor._data)
         shape, dtype = self.render(seed.shape), self.source.constant(seed.dtype)
         root = self.expression(f"np.ones({shape}, {dtype})", (), seed)
+        self.ones.add(root.name)
         self.paused += 1  # the kernels the formulas run are written as the formulas' lines
         try:
             _Sweep(self, tensor.grad_fn, tensor._output_nr, root).run()

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from generated import ops as generated_ops
+from runtime import dispatch, kernels
 from runtime.compile.emit import TraceBreak
 from runtime.namespaces import array_ops
 
@@ -96,10 +98,25 @@ def _binary(symbol: str, function: Callable, reflected: bool = False) -> Callabl
     def method(self: Value, other: Any) -> Any:
         left, right = (other, self) if reflected else (self, other)
         result = function(unwrap(left), unwrap(right))
+        if symbol == "*":
+            kept = _times_ones(self.tracer, left, right, result)
+            if kept is not None:
+                return kept
         text = f"{self.tracer.render(left)} {symbol} {self.tracer.render(right)}"
         return self.tracer.expression(text, (left, right), result)
 
     return method
+
+
+def _times_ones(tracer: Tracer, left: Any, right: Any, result: Any) -> Value | None:
+    """`ones * x` (the seed's gradient, expanded, times a formula's factor) is x, when it
+    has x's shape and dtype: 1 * v == v exactly, for every float (NaN, inf, -0.0 too)."""
+    for ones, other in ((left, right), (right, left)):
+        if type(ones) is Value and ones.name in tracer.ones and type(other) is Value and \
+                type(result) is np.ndarray and type(other.array) is np.ndarray and \
+                result.shape == other.array.shape and result.dtype == other.array.dtype:
+            return other
+    return None
 
 
 def _unary(symbol: str, function: Callable) -> Callable:
@@ -168,6 +185,41 @@ class SymbolicOps:
 
         def traced(*args: Any, **kwargs: Any) -> Any:
             result = function(*unwrap(args), **unwrap(kwargs))
-            return tracer.call(f"ops.{name}", args, kwargs, result)
+            if name == "t" and len(args) == 1 and type(args[0]) is Value:
+                original = tracer.transposed.get(args[0].name)
+                if original is not None:  # t(t(x)) is x, laid out as x is
+                    return original
+            callee = kernel_for(name, args, kwargs, result) or f"ops.{name}"
+            value = tracer.call(callee, args, kwargs, result)
+            if name == "expand" and type(value) is Value and type(args[0]) is Value \
+                    and args[0].name in tracer.ones:
+                tracer.ones.add(value.name)
+            if name == "t" and type(value) is Value and type(args[0]) is Value:
+                tracer.transposed[value.name] = args[0]
+            return value
 
         return traced
+
+
+def kernel_for(name: str, args: tuple, kwargs: dict, result: Any) -> str | None:
+    """`kernels.KERNEL`, the kernel `array_ops.NAME` runs for these arguments, when calling
+    it directly is the same call (no numpy scalar or dtype to convert, an array back):
+    overload resolution done once, at trace time, instead of at every step."""
+    if kwargs or type(result) is not np.ndarray:
+        return None
+    values = unwrap(args)
+    if any(isinstance(v, np.generic) for v in values):
+        return None
+    for strict in (True, False):
+        for overload in generated_ops.BY_NAME.get(name, ()):
+            if overload.kernel is None or \
+                    dispatch._bind(overload.params, values, {}, strict, dispatch.ARRAY_TYPES) \
+                    is None:
+                continue
+            if any(p.type.startswith("ScalarType") for p in overload.params[:len(values)]):
+                return None
+            kernel = getattr(kernels, overload.kernel.__name__, None)
+            if getattr(kernel, "__wrapped__", kernel) is not overload.kernel:
+                return None
+            return f"kernels.{overload.kernel.__name__}"
+    return None
