@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from runtime.compile.emit import TraceBreak
 from runtime.optim.adam import Adam
 from runtime.optim.adamw import AdamW
+from runtime.optim.optimizer import Optimizer
 from runtime.optim.sgd import SGD
 
 if TYPE_CHECKING:
@@ -55,10 +56,21 @@ def step_listener(tracer: Tracer, step: Callable) -> Callable:
 def zero_grad_listener(tracer: Tracer, zero_grad: Callable) -> Callable:
     def listener(self: Any, set_to_none: bool = True) -> None:
         if tracer.recording:
-            owner = tracer.source.constant(self, "O")
-            tracer.source.add("", f"{owner}.zero_grad({set_to_none!r})", (),
-                              f"{type(self).__name__}.zero_grad: runs as in eager",
-                              "update" if tracer.backwards else "forward")
+            phase = "update" if tracer.backwards else "forward"
+            if set_to_none is True and isinstance(self, Optimizer) and \
+                    all(p.grad_fn is None for g in self.param_groups for p in g["params"]):
+                # zero_grad_of on a leaf, set_to_none: its .grad slot emptied.
+                for group in self.param_groups:
+                    for param in group["params"]:
+                        name = tracer.tensor_name(param)
+                        label = tracer.parameter_names.get(id(param), name)
+                        tracer.source.add("", f"{name}._grad = None", (),
+                                          f"{type(self).__name__}.zero_grad: {label}.grad = "
+                                          "None", phase)
+            else:
+                owner = tracer.source.constant(self, "O")
+                tracer.source.add("", f"{owner}.zero_grad({set_to_none!r})", (),
+                                  f"{type(self).__name__}.zero_grad: runs as in eager", phase)
         tracer.paused += 1
         try:
             zero_grad(self, set_to_none)
@@ -190,14 +202,38 @@ def _adam(tracer: Tracer, optimizer: Adam) -> None:
 TEMPLATES: dict[type, Callable[[Any, Any], None]] = {SGD: _sgd, Adam: _adam, AdamW: _adam}
 
 
-def guard_key(optimizer: Any) -> tuple:
-    """What of an optimizer a compiled step depends on: its parameters (identity) and
+class Guard:
+    """What of an optimizer a compiled step depends on: its parameters (identity), its
     hyperparameters other than the learning rate, and which parameters have state."""
-    groups = []
-    for group in optimizer.param_groups:
-        settings = tuple(sorted((k, repr(v)) for k, v in group.items()
-                                if k not in RUNTIME_HYPERPARAMETERS and k != "params"))
-        params = tuple(id(p) for p in group["params"])
-        stateful = tuple(bool(optimizer.state.get(p)) for p in group["params"])
-        groups.append((settings, params, stateful))
-    return (type(optimizer), tuple(groups))
+
+    def __init__(self, optimizer: Any) -> None:
+        self.optimizer = optimizer
+        self.groups = [(group, set(group), [(k, v) for k, v in group.items()
+                                            if k not in RUNTIME_HYPERPARAMETERS
+                                            and k != "params"], list(group["params"]))
+                       for group in optimizer.param_groups]
+        self.stateful = self._stateful()
+
+    def _stateful(self) -> list[bool]:
+        state = self.optimizer.state
+        return [bool(state.get(p)) for _, _, _, params in self.groups for p in params]
+
+    def holds(self) -> bool:
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.groups):
+            return False
+        for group, (expected, keys, settings, params) in zip(groups, self.groups, strict=True):
+            if group is not expected or group.keys() != keys:
+                return False
+            for key, value in settings:
+                current = group.get(key, _MISSING)
+                if current is not value and current != value:
+                    return False
+            current = group["params"]
+            if len(current) != len(params) or any(a is not b for a, b in
+                                                   zip(current, params, strict=True)):
+                return False
+        return self._stateful() == self.stateful
+
+
+_MISSING = object()

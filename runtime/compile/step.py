@@ -93,8 +93,8 @@ class _Entry:
         self.tensor_keys = [_tensor_key(t) for t in self.tensors]
         self.modules = list(tracer.modules) if tracer else []
         self.module_keys = [_module_key(m) for m in self.modules]
-        self.optimizers = list(tracer.optimizers) if tracer else []
-        self.optimizer_keys = [optim_templates.guard_key(o) for o in self.optimizers]
+        self.optimizers = [optim_templates.Guard(o) for o in tracer.optimizers] \
+            if tracer else []
 
     def holds(self) -> bool:
         """Whether the world still looks as it did when this entry was traced."""
@@ -104,10 +104,7 @@ class _Entry:
         for module, key in zip(self.modules, self.module_keys, strict=True):
             if _module_key(module) != key:
                 return False
-        for optimizer, key in zip(self.optimizers, self.optimizer_keys, strict=True):
-            if optim_templates.guard_key(optimizer) != key:
-                return False
-        return True
+        return all(guard.holds() for guard in self.optimizers)
 
 
 def _module_key(module: Any) -> tuple:
