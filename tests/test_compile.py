@@ -380,3 +380,77 @@ def test_command_prints_the_code(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "def train_step():" in done.stdout
     assert "MeanBackward0" in done.stdout
+
+
+# A step that reads its batch from module globals, as a training loop's body often does.
+batch_x = batch_t = None
+loop_model = loop_optimizer = None
+
+
+def _loop_step():
+    loop_optimizer.zero_grad()
+    loss = runtime.nn.functional.cross_entropy(loop_model(batch_x), batch_t)
+    loss.backward()
+    loop_optimizer.step()
+    return loss
+
+
+def test_globals_rebound_each_step_are_read_each_step():
+    global batch_x, batch_t, loop_model, loop_optimizer
+    results = []
+    for compiled in (False, True):
+        loop_model, loop_optimizer, _ = _classifier_step(runtime, "Adam", lr=0.01)
+        step = runtime.compile(_loop_step) if compiled else _loop_step
+        losses = []
+        for batch_x, batch_t in _batches(runtime, 8):  # noqa: B007 - globals the step reads
+            losses.append(step().detach().numpy().tobytes())
+        results.append((losses, _bits(loop_model)))
+        if compiled:
+            assert step.traces == 1 and step.fallback_reason is None
+            assert "the step's global batch_x" in step.code
+    assert results[0][0] == results[1][0]
+    assert _same(results[0][1], results[1][1])
+
+
+def test_guard_rebound_model_and_replaced_parameter():
+    global batch_x, batch_t, loop_model, loop_optimizer
+    batch_x, batch_t = _batches(runtime, 1)[0]
+    loop_model, loop_optimizer, _ = _classifier_step(runtime, "SGD", lr=0.1)
+    step = runtime.compile(_loop_step)
+    step()
+    step()
+    loop_model, loop_optimizer, _ = _classifier_step(runtime, "SGD", lr=0.1)
+    eager_model, eager_optimizer, _ = _classifier_step(runtime, "SGD", lr=0.1)
+    got = step()
+    loop_model, loop_optimizer = eager_model, eager_optimizer
+    expected = _loop_step()
+    assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
+    assert step.traces == 2
+    # a parameter replaced inside the model: a new trace, the new parameter used
+    for model in (eager_model,):
+        with runtime.no_grad():
+            new = runtime.nn.Parameter(model[0].weight.detach() * 0.5)
+        model[0].weight = new
+    loop_model, loop_optimizer = eager_model, runtime.optim.SGD(eager_model.parameters(), lr=0.1)
+    before = step.traces
+    step()
+    assert step.traces == before + 1
+    assert new.grad is not None
+
+
+def test_guard_requires_grad_and_anomaly_mode():
+    (eager_model, _, eager_step), (model, _, _), compiled = _pair()
+    for index in range(6):
+        if index == 2:
+            eager_model[0].bias.requires_grad_(False)
+            model[0].bias.requires_grad_(False)
+        if index == 4:
+            with runtime.autograd.set_detect_anomaly(True):
+                got, expected = compiled(), eager_step()
+            assert "anomaly" in compiled.fallback_reason
+        else:
+            got, expected = compiled(), eager_step()
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
+        assert _same(_bits(model), _bits(eager_model)), index
+    assert model[0].bias.grad is None
+    assert compiled.traces == 3

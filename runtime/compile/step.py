@@ -89,8 +89,14 @@ class _Entry:
         self.function = function
         self.code = code
         self.reason = reason
-        self.tensors = list(tracer.closure_tensors) if tracer else []
-        self.tensor_keys = [_tensor_key(t) for t in self.tensors]
+        tensors = list(tracer.closure_tensors) if tracer else []
+        # Each tensor as the next call finds it: where fn names it, or the one held.
+        self.tensors = [tracer.sources.get(id(t), _held(t)) for t in tensors]
+        self.tensor_keys = [_tensor_key(t) for t in tensors]
+        # The modules and optimizers fn names must still be the ones traced.
+        self.named = [(_getter_of(tracer, obj), obj) for obj in
+                      [*tracer.modules, *tracer.optimizers] if id(obj) in tracer.bindings] \
+            if tracer else []
         self.modules = list(tracer.modules) if tracer else []
         self.module_keys = [_module_key(m) for m in self.modules]
         self.optimizers = [optim_templates.Guard(o) for o in tracer.optimizers] \
@@ -98,8 +104,13 @@ class _Entry:
 
     def holds(self) -> bool:
         """Whether the world still looks as it did when this entry was traced."""
-        for tensor, key in zip(self.tensors, self.tensor_keys, strict=True):
-            if _tensor_key(tensor) != key:
+        for find, key in zip(self.tensors, self.tensor_keys, strict=True):
+            tensor = find()
+            if type(tensor) is not Tensor and not isinstance(tensor, Tensor) or \
+                    _tensor_key(tensor) != key:
+                return False
+        for find, expected in self.named:
+            if find() is not expected:
                 return False
         for module, key in zip(self.modules, self.module_keys, strict=True):
             if _module_key(module) != key:
@@ -108,7 +119,21 @@ class _Entry:
 
 
 def _module_key(module: Any) -> tuple:
-    return (module.training, bool(module._forward_hooks), bool(module._forward_pre_hooks))
+    """Training mode, forward hooks, and which parameters the module holds (replacing
+    `layer.weight` makes a new trace)."""
+    return (module.training, bool(module._forward_hooks), bool(module._forward_pre_hooks),
+            tuple(map(id, module._parameters.values())))
+
+
+def _held(tensor: Tensor) -> Callable[[], Tensor]:
+    return lambda: tensor
+
+
+def _getter_of(tracer: Tracer, obj: Any) -> Callable[[], Any]:
+    container, key, _ = tracer.bindings[id(obj)]
+    if isinstance(container, dict):
+        return lambda: container.get(key)
+    return lambda: container.cell_contents
 
 
 class CompiledStep:
@@ -159,7 +184,7 @@ class CompiledStep:
         return self._trace(entries, args)
 
     def _trace(self, entries: list[_Entry], args: tuple) -> Any:
-        tracer = Tracer(args)
+        tracer = Tracer(args, self.fn)
         self.traces += 1
         with listening(tracer):
             result = self.fn(*args)

@@ -53,9 +53,13 @@ _CHECKS_ONLY = frozenset({"check_inplace_result"})
 class Tracer:
     """The state of one traced call: the source being written and what it depends on."""
 
-    def __init__(self, args: tuple) -> None:
+    def __init__(self, args: tuple, fn: Callable | None = None) -> None:
         self.source = Source()
         self.args = args
+        # Where fn finds the objects it names: (container, key) of each global it reads
+        # and each variable it closes over, by the id of the object found there.
+        self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn else {}
+        self.sources: dict[int, Callable[[], Any]] = {}  # id(Tensor) -> where to find it
         self.names: dict[int, str] = {}  # id(array) -> the variable holding it
         self.keep: list[Any] = []  # every array named, alive, so that ids stay unique
         self.owners: dict[int, Tensor] = {}  # id(array) -> the Tensor recording.data saw
@@ -109,10 +113,27 @@ class Tracer:
                 name = f"a{index}"
                 break
         else:
-            name = self.source.constant(tensor, "T")
+            name = self._bound_tensor(tensor) or self.source.constant(tensor, "T")
             self.closure_tensors.append(tensor)
         self.tensors[id(tensor)] = name
         self.keep.append(tensor)
+        return name
+
+    def _bound_tensor(self, tensor: Tensor) -> str | None:
+        """A tensor the step names as a global or a closed-over variable is read from there
+        at every call (a loop that rebinds `x` feeds the step its new batch); None for
+        one it reaches otherwise (a module's parameter), which the step holds."""
+        binding = self.bindings.get(id(tensor))
+        if binding is None:
+            return None
+        container, key, _ = binding
+        name = self.source.fresh("T")
+        holder = self.source.constant(container, "c")
+        where = f"{holder}[{key!r}]" if isinstance(container, dict) else \
+            f"{holder}.cell_contents"
+        kind = "global" if isinstance(container, dict) else "free variable"
+        self.source.add(name, where, (), f"the step's {kind} {key}", "prologue")
+        self.sources[id(tensor)] = _getter(container, key)
         return name
 
     def input_name(self, array: np.ndarray, what: str) -> str:
@@ -528,6 +549,33 @@ def _formulas(node_name: str) -> dict[int, str]:
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype and \
         np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+
+def _bindings(fn: Callable) -> dict[int, tuple[Any, Any, Any]]:
+    """id(object) -> (container, key, object) for the globals `fn` names and the variables
+    it closes over: where a later call finds the objects this trace saw."""
+    found: dict[int, tuple[Any, Any, Any]] = {}
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return found
+    namespace = getattr(fn, "__globals__", {})
+    for name in code.co_names:
+        if name in namespace:
+            value = namespace[name]
+            found.setdefault(id(value), (namespace, name, value))
+    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # not bound yet
+            continue
+        found.setdefault(id(value), (cell, name, value))
+    return found
+
+
+def _getter(container: Any, key: Any) -> Callable[[], Any]:
+    if isinstance(container, dict):
+        return lambda: container.get(key)
+    return lambda: container.cell_contents
 
 
 def _contains_tensor(value: Any) -> bool:
