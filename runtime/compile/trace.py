@@ -60,6 +60,13 @@ class Tracer:
         # and each variable it closes over, by the id of the object found there.
         self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn else {}
         self.sources: dict[int, Callable[[], Any]] = {}  # id(Tensor) -> where to find it
+        self.parameter_names: dict[int, str] = {}  # id(Tensor) -> a name for the comments
+        for container, key, value in self.bindings.values():
+            if isinstance(value, Module):
+                for name, parameter in value.named_parameters():
+                    self.parameter_names.setdefault(id(parameter), f"{key}.{name}")
+            elif isinstance(value, Tensor):
+                self.parameter_names.setdefault(id(value), str(key))
         self.names: dict[int, str] = {}  # id(array) -> the variable holding it
         self.keep: list[Any] = []  # every array named, alive, so that ids stay unique
         self.owners: dict[int, Tensor] = {}  # id(array) -> the Tensor recording.data saw
@@ -68,7 +75,6 @@ class Tracer:
         self.closure_tensors: list[Tensor] = []  # tensors the step reads that are not args
         self.modules: list[Module] = []  # modules called, for the training-mode guard
         self.optimizers: list[Optimizer] = []
-        self.parameter_names: dict[int, str] = {}
         self.line_of: dict[str, int] = {}  # variable -> index of the line that made it
         self.transposed: dict[str, Value] = {}  # `v = t(x)` -> x, to cancel t(t(x))
         self.ones: set[str] = set()  # variables known to hold ones (the seed, expanded)
