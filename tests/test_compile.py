@@ -454,3 +454,18 @@ def test_guard_requires_grad_and_anomaly_mode():
         assert _same(_bits(model), _bits(eager_model)), index
     assert model[0].bias.grad is None
     assert compiled.traces == 3
+
+
+def test_docs_show_the_code_the_command_prints(tmp_path):
+    """docs/compile.md quotes a program and the code `python -m runtime.compile` prints for
+    it: the quote must be what the command prints now."""
+    import re
+
+    blocks = re.findall(r"```\n(.*?)```", (ROOT / "docs" / "compile.md").read_text(), re.S)
+    program, code = blocks[0], blocks[1]
+    path = tmp_path / "prog.py"
+    path.write_text(program)
+    done = subprocess.run([sys.executable, "-m", "runtime.compile", str(path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == code
