@@ -469,3 +469,20 @@ def test_docs_show_the_code_the_command_prints(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout == code
+
+
+def test_printing_in_the_step_keeps_it_eager(capsys):
+    """Python effects are not replayed: a step that prints a tensor runs eagerly, so it
+    prints at every step, as without compile."""
+    _, _, step = _tiny_step(runtime)
+
+    def logged():
+        loss = step()
+        print(loss)
+        return loss
+
+    compiled = runtime.compile(logged)
+    for _ in range(3):
+        compiled()
+    assert capsys.readouterr().out.count("tensor(") == 3
+    assert "printing a tensor" in compiled.fallback_reason

@@ -119,10 +119,11 @@ class _Entry:
 
 
 def _module_key(module: Any) -> tuple:
-    """Training mode, forward hooks, and which parameters the module holds (replacing
-    `layer.weight` makes a new trace)."""
+    """Training mode, forward hooks, and which parameters and buffers the module holds
+    (replacing `layer.weight` makes a new trace)."""
     return (module.training, bool(module._forward_hooks), bool(module._forward_pre_hooks),
-            tuple(map(id, module._parameters.values())))
+            tuple(map(id, module._parameters.values())),
+            tuple(map(id, module._buffers.values())))
 
 
 def _held(tensor: Tensor) -> Callable[[], Tensor]:
@@ -266,7 +267,6 @@ def _render_result(tracer: Tracer, value: Any) -> str:
     if isinstance(value, Tensor):
         name = tracer.names.get(id(value._data))
         if name is not None and id(value) not in tracer.tensors:
-            tracer.source.lines[tracer.line_of[name]].reads  # noqa: B018 - it exists
             return f"wrap({name})"
         if id(value) in tracer.tensors:
             return tracer.tensors[id(value)]

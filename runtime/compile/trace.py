@@ -25,12 +25,13 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from runtime import anomaly, forward_grad, kernels, random_ops, recording
+from runtime import anomaly, forward_grad, kernels, predicates, random_ops, recording
 from runtime import autograd as autograd_package
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
@@ -61,7 +62,7 @@ class Tracer:
         self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn else {}
         self.sources: dict[int, Callable[[], Any]] = {}  # id(Tensor) -> where to find it
         self.parameter_names: dict[int, str] = {}  # id(Tensor) -> a name for the comments
-        for container, key, value in self.bindings.values():
+        for _container, key, value in self.bindings.values():
             if isinstance(value, Module):
                 for name, parameter in value.named_parameters():
                     self.parameter_names.setdefault(id(parameter), f"{key}.{name}")
@@ -699,11 +700,27 @@ def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
         return tensor
 
     patch(random_ops, "empty_like_layout", empty_listener)
-    for name, what in (("item", "item()"), ("tolist", "tolist()"), ("numpy", "numpy()"),
-                       ("__bool__", "bool() of a tensor"), ("__float__", "float() of a tensor"),
-                       ("__int__", "int() of a tensor"), ("__index__", "a tensor as an index")):
-        patch(Tensor, name, _data_dependent(tracer, Tensor.__dict__[name], what))
+    for name, what in DATA_READERS:
+        if name in Tensor.__dict__:
+            patch(Tensor, name, _data_dependent(tracer, Tensor.__dict__[name], what))
+    package = sys.modules["runtime"]
+    for name in ("allclose", "equal"):
+        what = f"torch.{name}"
+        patch(predicates, name, _data_dependent(tracer, getattr(predicates, name), what))
+        if hasattr(package, name):
+            patch(package, name, _data_dependent(tracer, getattr(package, name), what))
 
+
+# Tensor methods that hand a tensor's values to Python: the step's Python may then depend
+# on the data (or print it, which only eager does at every step). Each stops the trace.
+DATA_READERS = (
+    ("item", "item()"), ("tolist", "tolist()"), ("numpy", "numpy()"),
+    ("__bool__", "bool() of a tensor"), ("__float__", "float() of a tensor"),
+    ("__int__", "int() of a tensor"), ("__index__", "a tensor as an index"),
+    ("__array__", "numpy reading a tensor"), ("__repr__", "printing a tensor"),
+    ("__str__", "printing a tensor"), ("__format__", "formatting a tensor"),
+    ("allclose", "Tensor.allclose"), ("equal", "Tensor.equal"),
+)
 
 # The random in-place fills of Tensor (runtime/random_ops.py) a step may replay.
 RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "random_")
