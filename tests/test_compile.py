@@ -486,3 +486,79 @@ def test_printing_in_the_step_keeps_it_eager(capsys):
         compiled()
     assert capsys.readouterr().out.count("tensor(") == 3
     assert "printing a tensor" in compiled.fallback_reason
+
+
+def test_unsupported_steps_fall_back_with_reasons():
+    w = runtime.ones(3, requires_grad=True)
+
+    class Square(runtime.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    def with_grad():
+        return runtime.autograd.grad((w * 3).sum(), w)[0]
+
+    def with_function():
+        w.grad = None
+        loss = Square.apply(w).sum()
+        loss.backward()
+        return w.grad
+
+    for step, reason in ((with_grad, "autograd.grad"), (with_function, "not a node of the spec")):
+        compiled = runtime.compile(step)
+        for _ in range(2):
+            np.testing.assert_array_equal(compiled().numpy(), step().numpy())
+        assert reason in compiled.fallback_reason
+    with_torch = torch.ones(3, requires_grad=True)
+    assert torch.autograd.grad((with_torch * 3).sum(), with_torch)[0].tolist() == \
+        with_grad().tolist()
+
+
+def test_cache_size_then_eager():
+    eager_model, _, eager_step = _classifier_step(runtime, "SGD", lr=0.1)
+    model, _, step = _classifier_step(runtime, "SGD", lr=0.1)
+    compiled = runtime.compile(step)
+    for batch in range(1, 11):
+        x, t = _batches(runtime, 1, batch)[0]
+        got, expected = compiled(x, t), eager_step(x, t)
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
+    assert compiled.traces == 8
+    assert "cache" in compiled.fallback_reason
+    assert _same(_bits(model), _bits(eager_model))
+
+
+def test_forward_ad_level_is_a_guard():
+    (eager_model, _, eager_step), (model, _, _), compiled = _pair()
+    compiled()
+    eager_step()
+    with runtime.autograd.forward_ad.dual_level():
+        compiled()
+        eager_step()
+        assert "forward-AD" in compiled.fallback_reason
+    compiled()
+    eager_step()
+    assert compiled.fallback_reason is None
+    assert _same(_bits(model), _bits(eager_model))
+
+
+def test_numpy_warnings_as_in_eager():
+    """A diverging run (inf, then NaN): the compiled steps warn as the eager ones do."""
+    import warnings
+
+    found = []
+    for compiled in (False, True):
+        _, _, step = _tiny_step(runtime, lr=1e4)
+        step = runtime.compile(step) if compiled else step
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            losses = [step().detach().numpy().tobytes() for _ in range(8)]
+        found.append((losses, sorted({(w.category, str(w.message)) for w in caught})))
+    assert found[0] == found[1]
+    assert np.isnan(np.frombuffer(found[1][0][-1], np.float32)).all()
