@@ -264,9 +264,9 @@ class Tracer:
             value = self.call(f"kernels.{name}", args, kwargs, result)
             if name == "t" and type(value) is Value and id(args[0]) in self.names:
                 self.transposed[value.name] = Value(self.names[id(args[0])], args[0], self)
-            if not isinstance(value, Value | tuple | list) or isinstance(value, list):
-                if isinstance(result, np.ndarray | tuple):
-                    raise TraceBreak(f"kernel {name} gave an unexpected result")
+            if type(result) in (bool, int, float, complex):
+                raise TraceBreak(f"kernel {name} returned a Python number, which the step's "
+                                 "Python may use (not traced)")
         except TraceBreak as stop:
             self.stop(stop.reason)
         return result
