@@ -562,3 +562,16 @@ def test_numpy_warnings_as_in_eager():
         found.append((losses, sorted({(w.category, str(w.message)) for w in caught})))
     assert found[0] == found[1]
     assert np.isnan(np.frombuffer(found[1][0][-1], np.float32)).all()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.compile's own imports
+def test_compiling_a_module_keeps_it_a_module():
+    model = _mlp(runtime, [(4, 3)])
+    compiled = runtime.compile(model)
+    x = runtime.ones(2, 4)
+    assert [p.shape for p in compiled.parameters()] == [p.shape for p in model.parameters()]
+    assert compiled(x).detach().numpy().tobytes() == model(x).detach().numpy().tobytes()
+    assert "no backward" in compiled.fallback_reason  # a forward alone runs eagerly
+    reference = torch.compile(_mlp(torch, [(4, 3)]))
+    assert [tuple(p.shape) for p in reference.parameters()] == \
+        [tuple(p.shape) for p in compiled.parameters()]

@@ -26,6 +26,7 @@ import functools
 import linecache
 import os
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -149,7 +150,14 @@ class CompiledStep:
         self._count = 0
         self.last: _Entry | None = None  # the entry of the latest call
         self.traces = 0  # how many times fn ran under the tracer
-        functools.update_wrapper(self, fn)
+        if isinstance(fn, types.FunctionType | types.MethodType):
+            functools.update_wrapper(self, fn)
+
+    def __getattr__(self, name: str) -> Any:
+        """`compile(model)` still reads as the model: its parameters, its modules."""
+        if name == "fn":
+            raise AttributeError(name)
+        return getattr(self.fn, name)
 
     # -- what the user reads ---------------------------------------------------------------
     @property
