@@ -2,6 +2,7 @@
 
 - A line of the backward whose value no line reads is dropped (the formulas' ops are pure:
   a `t(t(x))` cancelled, or `ones * x` folded, leaves the inner line unread).
+- (At formatting, step.py) each array variable is deleted after its last use.
 - A gradient handed to `accumulate` (AccumulateGrad) becomes the parameter's `.grad`: it
   goes over as it is when no other line reads it and only it holds its storage (as the
   engine's `_unshared_array` decides by reference counts), else as a copy, so that `.grad`
@@ -9,6 +10,8 @@
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from runtime.compile.emit import Line, Source
 
@@ -72,3 +75,28 @@ def _drop_unread(source: Source, returned: str) -> None:
             continue
         kept.append(line)
     source.lines[:] = reversed(kept)
+
+
+# Arrays smaller than this are left to the end of the step: deleting them saves little
+# and would put a `del` after almost every line.
+FREE_BYTES = 1 << 16
+
+
+def last_uses(lines: list[Line], returned: str, source: Source) -> dict[int, list[str]]:
+    """Line index -> the large arrays of the step (`vN`, `gN`, owning at least FREE_BYTES
+    in the trace) that no later line reads, to delete there: the step then holds no more memory
+    than the engine, which frees saved tensors as it goes."""
+    kept = set(_readers([], returned))
+    last: dict[str, int] = {}
+    for index, line in enumerate(lines):
+        for name in (*_targets(line), *line.reads):
+            array = source.traced.get(name)
+            if name[:1] in ("v", "g") and isinstance(array, np.ndarray) and \
+                    array.base is None and array.nbytes >= FREE_BYTES:
+                last[name] = index
+    frees: dict[int, list[str]] = {}
+    for name, index in last.items():
+        if name not in kept:
+            frees.setdefault(index, []).append(name)
+    return {index: sorted(names, key=lambda n: (n[0], int(n[1:])))
+            for index, names in frees.items()}

@@ -36,7 +36,7 @@ from runtime import kernels, random_ops
 from runtime._tensor import Tensor
 from runtime.compile import optim as optim_templates
 from runtime.compile.emit import Source, TraceBreak
-from runtime.compile.optimize import optimize
+from runtime.compile.optimize import last_uses, optimize
 from runtime.compile.trace import Tracer, grad_state, listening
 from runtime.namespaces import array_ops
 
@@ -227,7 +227,7 @@ class CompiledStep:
         name = name if name.isidentifier() else "step"
         filename = f"<gradgen compiled {name} #{self._count}>"
         params = ", ".join(f"a{i}" for i in range(arity))
-        body = _format(source)
+        body = _format(source, returned if self.optimizations else None)
         header = [f"def {name}({params}):",
                   f'    """{name}, compiled by gradgen from one eager run: forward from the '
                   'kernels,',
@@ -244,8 +244,10 @@ class CompiledStep:
         return code, namespace[name]
 
 
-def _format(source: Source) -> list[str]:
-    """The body: each statement with its comment, phase by phase."""
+def _format(source: Source, returned: str | None) -> list[str]:
+    """The body: each statement with its comment, phase by phase; with `returned` (the
+    optimisations on), each array variable deleted after its last use, so that the step
+    holds no more memory than the engine would (which frees saved tensors as it goes)."""
     titles = {"prologue": "# the tensors the step reads", "forward": "# forward",
               "backward": "# backward", "update": "# update", "epilogue": "# after"}
     lines: list[str] = []
@@ -253,7 +255,8 @@ def _format(source: Source) -> list[str]:
     # The reads of the tensors' arrays go first: nothing in the step rebinds them.
     ordered = [line for line in source.lines if line.phase == "prologue"]
     ordered += [line for line in source.lines if line.phase != "prologue"]
-    for line in ordered:
+    frees = last_uses(ordered, returned, source) if returned is not None else {}
+    for index, line in enumerate(ordered):
         text = line.text or (f"{line.target} = {line.expression}" if line.target
                              else line.expression)
         if not text:
@@ -263,6 +266,8 @@ def _format(source: Source) -> list[str]:
             lines.append(f"    {titles.get(phase, '#')}")
         statement = f"    {text}"
         lines.append(f"{statement:<60}  # {line.comment}" if line.comment else statement)
+        if index in frees:
+            lines.append(f"    del {', '.join(frees[index])}")
     return lines
 
 
