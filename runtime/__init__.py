@@ -38,6 +38,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     profiler                             engine, kernels, namespaces, generated.ops: times
                                          ops and backward nodes while it records
     viz (not imported here)              nn, runtime.__main__: draws a graph
+    compile                              generated.ops, kernels, recording, nn, optim,
+                                         autograd: a traced step as straight-line numpy
     cuda, accelerator                    devices: no device but the CPU
     version                              the standard library: torch.__version__
 """
@@ -69,6 +71,9 @@ from runtime._tensor import Size, Tensor
 from runtime._tensor_str import get_printoptions, printoptions, set_printoptions
 from runtime.aliases import install_as_torch, uninstall_as_torch
 from runtime.aliases import missing_attribute as _missing_attribute
+
+# compile (issue 14): a training step as one generated function (runtime/compile/).
+from runtime.compile import compile  # noqa: A004, E402 - torch.compile
 from runtime.composite import *  # noqa: F403 - the composite ops
 from runtime.devices import device, get_default_device, set_default_device
 from runtime.dtypes import bfloat16 as bfloat16  # no arithmetic: numpy lacks it
@@ -126,9 +131,8 @@ __all__ = [
     "set_rng_state", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
-    # data loading and saving (the data area)
-    "utils", "serialization", "save", "load",
-    "linalg", "float16", "half", "bfloat16",
+    "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
+    "compile",
 ]
 
 
