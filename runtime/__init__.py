@@ -62,8 +62,8 @@ from runtime import (
     optim,
     profiler,
     random,
-    serialization,  # the data area: torch.serialization
-    utils,  # the data area: torch.utils.data
+    serialization,  # torch.serialization: save, load
+    utils,  # torch.utils.data
 )
 from runtime import factories as _factories
 from runtime import namespaces as _namespaces
@@ -71,9 +71,7 @@ from runtime._tensor import Size, Tensor
 from runtime._tensor_str import get_printoptions, printoptions, set_printoptions
 from runtime.aliases import install_as_torch, uninstall_as_torch
 from runtime.aliases import missing_attribute as _missing_attribute
-
-# compile (issue 14): a training step as one generated function (runtime/compile/).
-from runtime.compile import compile  # noqa: A004, E402 - torch.compile
+from runtime.compile import compile  # noqa: A004 - torch.compile: a step as one function
 from runtime.composite import *  # noqa: F403 - the composite ops
 from runtime.devices import device, get_default_device, set_default_device
 from runtime.dtypes import bfloat16 as bfloat16  # no arithmetic: numpy lacks it
