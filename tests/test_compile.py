@@ -575,3 +575,60 @@ def test_compiling_a_module_keeps_it_a_module():
     reference = torch.compile(_mlp(torch, [(4, 3)]))
     assert [tuple(p.shape) for p in reference.parameters()] == \
         [tuple(p.shape) for p in compiled.parameters()]
+
+
+def _scaled_steps(lib):
+    """A step whose result depends on a closed-over number and a module's plain attribute,
+    with setters to change both between calls."""
+    model = _mlp(lib, [(30, 20), (20, 5)])
+    optimizer = lib.optim.SGD(model.parameters(), lr=1e-3)
+    rng = np.random.default_rng(2)
+    x = lib.tensor(rng.standard_normal((4, 30)).astype(np.float32))
+    model.scale = 1.0
+    scale = 2.0
+
+    def step():
+        optimizer.zero_grad()
+        loss = (model(x) - scale - model.scale).pow(2).sum()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    def set_scale(value):
+        nonlocal scale
+        scale = value
+
+    return model, step, set_scale
+
+
+def test_a_changed_number_the_step_names_or_a_module_attribute_retraces():
+    eager_model, eager_step, eager_set = _scaled_steps(runtime)
+    model, step, set_scale = _scaled_steps(runtime)
+    compiled = runtime.compile(step)
+    changes = [None, None, ("scale", 3.0), None, ("attribute", 0.5), None, ("scale", 3)]
+    for change in changes:
+        if change and change[0] == "scale":
+            eager_set(change[1])
+            set_scale(change[1])
+        elif change:
+            eager_model.scale = model.scale = change[1]
+        assert compiled().item() == eager_step().item(), change
+        assert _same(_bits(model), _bits(eager_model)), change
+    assert compiled.fallback_reason is None
+    assert compiled.traces == 4  # the first, and one per change (3 is an int, not 3.0)
+
+
+def test_a_tensor_read_through_a_container_keeps_the_step_eager():
+    """`batches[0]` could be rebound between calls without the step seeing it: no trace."""
+    model = _mlp(runtime, [(30, 20), (20, 5)])
+    rng = np.random.default_rng(3)
+    batches = [runtime.tensor(rng.standard_normal((4, 30)).astype(np.float32))]
+
+    def step():
+        return model(batches[0]).pow(2).sum()
+
+    compiled = runtime.compile(step)
+    first = compiled().item()
+    assert "through an attribute or a container" in compiled.fallback_reason
+    batches[0] = batches[0] * 2
+    assert compiled().item() == step().item() != first

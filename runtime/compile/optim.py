@@ -59,7 +59,10 @@ def zero_grad_listener(tracer: Tracer, zero_grad: Callable) -> Callable:
             phase = "update" if tracer.backwards else "forward"
             if set_to_none is True and isinstance(self, Optimizer) and \
                     all(p.grad_fn is None for g in self.param_groups for p in g["params"]):
-                # zero_grad_of on a leaf, set_to_none: its .grad slot emptied.
+                # zero_grad_of on a leaf, set_to_none: its .grad slot emptied. The optimizer's
+                # parameter list is guarded from here on, as if it had stepped.
+                if all(o is not self for o in tracer.optimizers):
+                    tracer.optimizers.append(self)
                 for group in self.param_groups:
                     for param in group["params"]:
                         name = tracer.tensor_name(param)

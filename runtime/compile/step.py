@@ -37,7 +37,7 @@ from runtime._tensor import Tensor
 from runtime.compile import optim as optim_templates
 from runtime.compile.emit import Source, TraceBreak
 from runtime.compile.optimize import last_uses, optimize
-from runtime.compile.trace import Tracer, grad_state, listening
+from runtime.compile.trace import Tracer, _getter, grad_state, listening
 from runtime.namespaces import array_ops
 
 # How many traces one compiled step keeps (torch._dynamo's cache_size_limit is 8).
@@ -98,6 +98,10 @@ class _Entry:
         self.named = [(_getter_of(tracer, obj), obj) for obj in
                       [*tracer.modules, *tracer.optimizers] if id(obj) in tracer.bindings] \
             if tracer else []
+        # The plain values (numbers, strings, None) fn names as globals or free variables:
+        # the trace baked them in as constants, so another value needs another trace.
+        self.scalars = [(_getter(container, key), _scalar_key(value)) for container, key, value
+                        in tracer.bindings.values() if _is_scalar(value)] if tracer else []
         self.modules = list(tracer.modules) if tracer else []
         self.module_keys = [_module_key(m) for m in self.modules]
         self.optimizers = [optim_templates.Guard(o) for o in tracer.optimizers] \
@@ -113,18 +117,33 @@ class _Entry:
         for find, expected in self.named:
             if find() is not expected:
                 return False
+        for find, key in self.scalars:
+            if _scalar_key(find()) != key:
+                return False
         for module, key in zip(self.modules, self.module_keys, strict=True):
             if _module_key(module) != key:
                 return False
         return all(guard.holds() for guard in self.optimizers)
 
 
+def _is_scalar(value: Any) -> bool:
+    return value is None or type(value) in (bool, int, float, str)
+
+
+def _scalar_key(value: Any) -> tuple:
+    """A plain value with its type (1 == 1.0 == True, but each traces differently)."""
+    return (type(value), value) if _is_scalar(value) else (object, id(value))
+
+
 def _module_key(module: Any) -> tuple:
-    """Training mode, forward hooks, and which parameters and buffers the module holds
-    (replacing `layer.weight` makes a new trace)."""
+    """Training mode, forward hooks, which parameters and buffers the module holds
+    (replacing `layer.weight` makes a new trace), and its plain attributes (`dropout.p`,
+    `self.scale`: its forward may have read them, and the trace baked them in)."""
     return (module.training, bool(module._forward_hooks), bool(module._forward_pre_hooks),
             tuple(map(id, module._parameters.values())),
-            tuple(map(id, module._buffers.values())))
+            tuple(map(id, module._buffers.values())),
+            tuple((name, _scalar_key(value)) for name, value in vars(module).items()
+                  if _is_scalar(value)))
 
 
 def _held(tensor: Tensor) -> Callable[[], Tensor]:

@@ -26,6 +26,7 @@ import contextlib
 import heapq
 import itertools
 import sys
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -120,7 +121,10 @@ class Tracer:
                 name = f"a{index}"
                 break
         else:
-            name = self._bound_tensor(tensor) or self.source.constant(tensor, "T")
+            name = self._bound_tensor(tensor)
+            if name is None:
+                self._check_held(tensor)
+                name = self.source.constant(tensor, "T")
             self.closure_tensors.append(tensor)
         self.tensors[id(tensor)] = name
         self.keep.append(tensor)
@@ -142,6 +146,24 @@ class Tracer:
         self.source.add(name, where, (), f"the step's {kind} {key}", "prologue")
         self.sources[id(tensor)] = _getter(container, key)
         return name
+
+    def _check_held(self, tensor: Tensor) -> None:
+        """A tensor the step holds (reads through no argument and no name of its own) must
+        be a parameter or buffer of a module it called, or an optimizer's: those are
+        guarded. One reached through another attribute or a container (`data[i]`,
+        `self.batch`) could be rebound behind the trace's back: the step runs eagerly."""
+        for module in self.modules:
+            if any(t is tensor for t in (*module._parameters.values(),
+                                         *module._buffers.values())):
+                return
+        for optimizer in self.optimizers:
+            if any(p is tensor for group in optimizer.param_groups for p in group["params"]):
+                return
+            if any(v is tensor for state in optimizer.state.values() for v in state.values()):
+                return
+        raise TraceBreak("the step reads a tensor through an attribute or a container, "
+                         "which a later call could rebind unseen; pass it as an argument "
+                         "(or name it as a global)")
 
     def input_name(self, array: np.ndarray, what: str) -> str:
         """The variable of an array no traced line made: the data of a Tensor read here."""
@@ -558,24 +580,35 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
         np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
 
 
-def _bindings(fn: Callable) -> dict[int, tuple[Any, Any, Any]]:
+def _bindings(fn: Callable, found: dict | None = None,
+              seen: set[int] | None = None) -> dict[int, tuple[Any, Any, Any]]:
     """id(object) -> (container, key, object) for the globals `fn` names and the variables
-    it closes over: where a later call finds the objects this trace saw."""
-    found: dict[int, tuple[Any, Any, Any]] = {}
+    it closes over, and so on for the Python functions found there (a step that calls a
+    helper step): where a later call finds the objects this trace saw."""
+    found = {} if found is None else found
+    seen = {id(fn)} if seen is None else seen
     code = getattr(fn, "__code__", None)
     if code is None:
         return found
+    inner = []
     namespace = getattr(fn, "__globals__", {})
     for name in code.co_names:
         if name in namespace:
             value = namespace[name]
+            inner.append(value)
             found.setdefault(id(value), (namespace, name, value))
     for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
         try:
             value = cell.cell_contents
         except ValueError:  # not bound yet
             continue
+        inner.append(value)
         found.setdefault(id(value), (cell, name, value))
+    for value in inner:
+        if isinstance(value, types.FunctionType) and id(value) not in seen and \
+                not value.__module__.startswith("runtime"):
+            seen.add(id(value))
+            _bindings(value, found, seen)
     return found
 
 
