@@ -85,6 +85,8 @@ from runtime.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from runtime.nn.conv import conv1d, conv2d
+from runtime.nn.pooling import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d
 from runtime.predicates import *  # noqa: F403 - isnan, isclose, equal, ...
 from runtime.random import (
     Generator,
@@ -109,6 +111,7 @@ __all__ = [
     "set_rng_state", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
+    "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
 ]
 
 

@@ -8,6 +8,7 @@ from runtime.aliases import missing_attribute
 from runtime.nn import functional, init, utils
 from runtime.nn.activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from runtime.nn.container import ModuleDict, ModuleList, ParameterList, Sequential
+from runtime.nn.conv import Conv1d, Conv2d
 from runtime.nn.dropout import Dropout
 from runtime.nn.flatten import Flatten, Unflatten
 from runtime.nn.linear import Identity, Linear
@@ -23,6 +24,14 @@ from runtime.nn.loss import (
 from runtime.nn.module import Module
 from runtime.nn.normalization import LayerNorm
 from runtime.nn.parameter import Parameter
+from runtime.nn.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from runtime.nn.sparse import Embedding
 
 __all__ = [
@@ -31,6 +40,8 @@ __all__ = [
     "Embedding", "LayerNorm", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
     "MSELoss", "L1Loss", "SmoothL1Loss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
     "BCEWithLogitsLoss",
+    "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
 ]
 
 

@@ -26,11 +26,22 @@ from runtime.composite import (
     smooth_l1_loss,
     softmax,
 )
+from runtime.nn.conv import conv1d, conv2d
+from runtime.nn.pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout",
     "embedding", "gelu", "l1_loss", "layer_norm", "linear", "log_softmax", "mse_loss",
     "nll_loss", "relu", "sigmoid", "smooth_l1_loss", "softmax", "tanh",
+    "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d",
 ]
 
 
