@@ -1860,9 +1860,16 @@ def _conv_check(input, weight, bias, stride, padding, dilation, transposed, grou
             f"(torch.{_dtype_name(weight)}Tensor) should be the same or input should be a "
             "MKLDNN tensor and weight is a dense tensor")
     if bias is not None and bias.dtype != input.dtype:
-        raise RuntimeError(f"Input type ({input.dtype}) and bias type ({bias.dtype}) should "
-                           "be the same")
+        raise RuntimeError(f"Input type ({_c_type_name(input)}) and bias type "
+                           f"({_c_type_name(bias)}) should be the same")
     return stride, padding, dilation
+
+
+def _c_type_name(array: np.ndarray) -> str:
+    """The C++ name PyTorch's convolution messages give a dtype: float, double, long int."""
+    names = {"f4": "float", "f8": "double", "i8": "long int", "i4": "int", "f2": "c10::Half",
+             "b1": "bool", "u1": "unsigned char", "i2": "short int", "i1": "signed char"}
+    return names.get(array.dtype.str[1:], str(array.dtype))
 
 
 def _channel_groups(array: np.ndarray, groups: int, axis: int) -> list[np.ndarray]:
