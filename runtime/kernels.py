@@ -2036,7 +2036,7 @@ def _pool_setup(self, kernel_size, stride, padding, dilation, ceil_mode, op):
 def _pool_padded(self, kernel, stride, padding, dilation, out, value):
     """`self` as (N, C, H, W) padded with `value`: `padding` on both sides, and on the right
     as far as ceil_mode's last window reaches."""
-    batched = self.reshape((-1,) + self.shape[-3:])
+    batched = self.reshape((builtins.int(np.prod(self.shape[:-3])),) + self.shape[-3:])
     after = [builtins.max(padding[i], (out[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1)
                           + 1 - self.shape[-2 + i] - padding[i]) for i in range(2)]
     return _pad_spatial(batched, padding, after, value)
@@ -2052,8 +2052,14 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
         np.iinfo(self.dtype).min if self.dtype.kind in "iu" else False)
     padded = _pool_padded(self, kernel, stride, padding, dilation, out, low)
     windows = _windows(padded, kernel, stride, dilation)[:, :, :out[0], :out[1]]
-    flat = windows.reshape(windows.shape[:4] + (-1,))
+    flat = windows.reshape(windows.shape[:4] + (kernel[0] * kernel[1],))
     where = np.argmax(flat, axis=-1)
+    if self.dtype.kind == "f":
+        # PyTorch takes a NaN over any number, and a later NaN over an earlier one.
+        nan = np.isnan(flat)
+        if nan.any():
+            last_nan = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+            where = np.where(nan.any(axis=-1), last_nan, where)
     values = np.take_along_axis(flat, where[..., None], axis=-1)[..., 0]
     rows = (np.arange(out[0]) * stride[0] - padding[0])[:, None] + where // kernel[1] * dilation[0]
     cols = (np.arange(out[1]) * stride[1] - padding[1]) + where % kernel[1] * dilation[1]
@@ -2068,7 +2074,8 @@ def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, pad
     """Each window's gradient added to the element its maximum came from."""
     plane = self.shape[-2] * self.shape[-1]
     planes = builtins.int(np.prod(self.shape[:-2], dtype=np.int64))
-    flat = indices.reshape(planes, -1) + (np.arange(planes) * plane)[:, None]
+    flat = indices.reshape(planes, indices.size // builtins.max(planes, 1)) \
+        + (np.arange(planes) * plane)[:, None]
     grad = np.bincount(flat.ravel(), weights=grad_output.ravel(), minlength=planes * plane)
     return _array(grad.reshape(self.shape), grad_output.dtype)
 
@@ -2178,5 +2185,11 @@ def _adaptive_avg_pool2d(self, output_size):
 
 def _adaptive_avg_pool2d_backward(grad_output, self):
     """Each output cell's gradient over its window's area, spread over the window."""
+    for dim in range(grad_output.ndim - 2, grad_output.ndim):
+        if grad_output.shape[dim] == 0:
+            raise RuntimeError(
+                f"adaptive_avg_pool2d_backward(): Expected grad_output to have non-zero size "
+                f"for non-batch dimensions, but grad_output has sizes {list(grad_output.shape)}"
+                f" with dimension {dim} being empty")
     rows, cols, area = _adaptive_matrices(self, grad_output.shape[-2:])
     return np.ascontiguousarray(rows.T @ (grad_output / area) @ cols, grad_output.dtype)

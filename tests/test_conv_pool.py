@@ -6,8 +6,11 @@ then the "Neural Networks" tutorial's LeNet trained one SGD step from the same w
 from __future__ import annotations
 
 import math
-import time
+import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +21,7 @@ import runtime
 from tests.oracle import same
 
 RNG = np.random.default_rng(0)
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def normal(*shape: int) -> np.ndarray:
@@ -599,22 +603,82 @@ def test_lenet_one_sgd_step_matches_torch() -> None:
         assert np.abs(mine[key] - reference).max() <= 1e-5 * scale, key
 
 
+_SPEED_PROGRAM = """
+import time
+import runtime
+nn, F = runtime.nn, runtime.nn.functional
+runtime.manual_seed(0)
+conv1, conv2 = nn.Conv2d(1, 6, 5), nn.Conv2d(6, 16, 5)
+fc = nn.Linear(16 * 4 * 4, 10)
+x = runtime.randn(64, 1, 28, 28)
+target = runtime.randint(0, 10, (64,))
+best = float("inf")
+for _ in range(3):
+    start = time.perf_counter()
+    h = F.max_pool2d(F.relu(conv1(x)), 2)
+    h = F.max_pool2d(F.relu(conv2(h)), 2)
+    loss = F.cross_entropy(fc(runtime.flatten(h, 1)), target)
+    loss.backward()
+    best = min(best, time.perf_counter() - start)
+assert tuple(conv1.weight.grad.shape) == (6, 1, 5, 5)
+print(best)
+"""
+
+
 def test_lenet_batch_64_is_fast() -> None:
     """Forward and backward of a LeNet on a batch of 64 28 x 28 images: well under a
-    second (best of three, as the machine is shared)."""
-    nn, F = runtime.nn, runtime.nn.functional
-    runtime.manual_seed(0)
-    conv1, conv2 = nn.Conv2d(1, 6, 5), nn.Conv2d(6, 16, 5)
-    fc = nn.Linear(16 * 4 * 4, 10)
-    x = runtime.randn(64, 1, 28, 28)
-    target = runtime.randint(0, 10, (64,))
-    best = math.inf
-    for _ in range(3):
-        start = time.perf_counter()
-        h = F.max_pool2d(F.relu(conv1(x)), 2)
-        h = F.max_pool2d(F.relu(conv2(h)), 2)
-        loss = F.cross_entropy(fc(runtime.flatten(h, 1)), target)
-        loss.backward()
-        best = min(best, time.perf_counter() - start)
-    assert conv1.weight.grad is not None and conv1.weight.grad.shape == (6, 1, 5, 5)
+    second (best of three). Run in a fresh process with BLAS on one thread, as the project's
+    benchmarks run: on a shared, loaded machine OpenBLAS's threads wait for each other, and
+    one tall matrix product then takes 100 ms instead of 0.3."""
+    environment = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+                   "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    finished = subprocess.run([sys.executable, "-c", _SPEED_PROGRAM], cwd=ROOT,
+                              env=environment, capture_output=True, text=True, check=True)
+    best = float(finished.stdout.split()[-1])
     assert best < 0.5, f"{best:.3f} s"
+
+
+# -- edge cases -------------------------------------------------------------------------------
+
+def test_max_pool_nan_wins_and_the_last_nan_is_taken() -> None:
+    values = [[[[1.0, math.nan, 3.0], [7.0, 2.0, math.nan]]]]
+
+    def program(library: Any) -> tuple:
+        out, where = library.nn.functional.max_pool2d(library.tensor(values), 2, 1,
+                                                      return_indices=True)
+        return [math.isnan(v) for v in out.flatten().tolist()], where.tolist()
+
+    assert same(program)[0][1] == ([True, True], [[[[1, 5]]]])
+    square = [[[[1.0, math.nan], [math.nan, 2.0]]]]
+    same(lambda t: t.nn.functional.max_pool2d(t.tensor(square), 2,
+                                              return_indices=True)[1].tolist())
+
+
+EDGES: dict[str, Callable[[Any], Any]] = {
+    "max_pool2d of an empty batch": lambda t: _backward_shapes(
+        t, lambda x: t.nn.functional.max_pool2d(x, 2), (0, 2, 4, 4)),
+    "avg_pool2d of an empty batch": lambda t: _backward_shapes(
+        t, lambda x: t.nn.functional.avg_pool2d(x, 2), (0, 2, 4, 4)),
+    "conv2d of an empty batch": lambda t: _backward_shapes(
+        t, lambda x: t.nn.functional.conv2d(x, t.ones(3, 2, 2, 2)), (0, 2, 4, 4)),
+    "adaptive 1x1 of a 2-d input is a mean": lambda t: t.nn.functional.adaptive_avg_pool2d(
+        t.arange(9.0).reshape(3, 3), 1).tolist(),
+    "adaptive 1x1 of integers": lambda t: t.nn.functional.adaptive_avg_pool2d(
+        t.ones(1, 2, 3, 3).long(), 1),
+    "adaptive to an empty size, backward": lambda t: _backward_shapes(
+        t, lambda x: t.nn.functional.adaptive_avg_pool2d(x, (0, 2)), (1, 1, 3, 3)),
+    "conv2d of integers": lambda t: t.nn.functional.conv2d(
+        t.arange(50).reshape(1, 2, 5, 5), t.ones(3, 2, 2, 2).long()).tolist(),
+}
+
+
+def _backward_shapes(library: Any, function: Callable, shape: tuple) -> tuple:
+    x = library.ones(*shape, requires_grad=True)
+    out = function(x)
+    out.sum().backward()
+    return list(out.shape), list(x.grad.shape), x.grad.sum().item()
+
+
+@pytest.mark.parametrize("name", list(EDGES))
+def test_edge_cases_as_torch(name: str) -> None:
+    same(EDGES[name])
