@@ -156,6 +156,8 @@ __all__ = [
     "avg_pool2d_backward",
     "_adaptive_avg_pool2d",
     "_adaptive_avg_pool2d_backward",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_backward",
 ]
 
 
@@ -1439,3 +1441,22 @@ def _adaptive_avg_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, 
     result: _adaptive_avg_pool2d_backward(grad_output_t, self_p)
     """
     return ops._adaptive_avg_pool2d_backward(grad_output_t, self_p)
+
+
+def adaptive_max_pool2d(self_p, self_t, output_size, result0, result1):
+    """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool2d
+    result0: max_pool_double_backward(self_t, result1, 2)
+    """
+    result0_t = manual.max_pool_double_backward(ops, self_t, result1, 2)
+    return result0_t, None
+
+
+def adaptive_max_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, indices_p, result):
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool2d_backward
+    result: auto_linear
+    """
+    return ops.adaptive_max_pool2d_backward(grad_output_t, self_t, indices_p)

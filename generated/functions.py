@@ -155,6 +155,8 @@ __all__ = [
     "AvgPool2DBackwardBackward0",
     "AdaptiveAvgPool2DBackward0",
     "AdaptiveAvgPool2DBackwardBackward0",
+    "AdaptiveMaxPool2DBackward0",
+    "AdaptiveMaxPool2DBackwardBackward0",
 ]
 
 
@@ -4428,6 +4430,76 @@ class AdaptiveAvgPool2DBackwardBackward0(Node):
         # grad_output: _adaptive_avg_pool2d(grad, [grad_output.shape[-2], grad_output.shape[-1]])
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops._adaptive_avg_pool2d(grad, [grad_output_sym_sizes[-2], grad_output_sym_sizes[-1]])
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AdaptiveMaxPool2DBackward0(Node):
+    """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool2d
+    self: adaptive_max_pool2d_backward(grad, self, result1)
+    """
+
+    __slots__ = ("self_", "result1_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None]
+        # self: adaptive_max_pool2d_backward(grad, self, result1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.adaptive_max_pool2d_backward(grad, self_, result1)
+        return grad_inputs
+
+
+class AdaptiveMaxPool2DBackwardBackward0(Node):
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool2d_backward
+    grad_output: max_pool_double_backward(grad, indices, 2)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("indices_", "self_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, indices, 2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 2)
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(ops, self_)

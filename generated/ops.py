@@ -17,6 +17,8 @@ from generated.functions import (
     AbsBackward0,
     AdaptiveAvgPool2DBackward0,
     AdaptiveAvgPool2DBackwardBackward0,
+    AdaptiveMaxPool2DBackward0,
+    AdaptiveMaxPool2DBackwardBackward0,
     AddBackward0,
     AddBackward1,
     AddmmBackward0,
@@ -173,6 +175,8 @@ __all__ = [
     "_unsafe_view",
     "abs",
     "abs_",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_backward",
     "add",
     "addmm",
     "alias",
@@ -4131,6 +4135,47 @@ def _adaptive_avg_pool2d_backward(grad_output, self_):
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def adaptive_max_pool2d(self_, output_size):
+    """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool2d
+    """
+    output_size = recording.int_tuple(output_size)
+    result0, result1 = map(recording.wrap, kernels.adaptive_max_pool2d(recording.data(self_), output_size))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AdaptiveMaxPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.adaptive_max_pool2d(self_, forward_grad.tangent(self_), output_size, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def adaptive_max_pool2d_backward(grad_output, self_, indices):
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool2d_backward
+    """
+    result = recording.wrap(kernels.adaptive_max_pool2d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = AdaptiveMaxPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.adaptive_max_pool2d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), indices, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -4955,6 +5000,15 @@ OVERLOADS = {
         Param("grad_output", "Tensor"),
         Param("self_", "Tensor"),
     )),
+    "adaptive_max_pool2d": Overload(adaptive_max_pool2d, kernels.adaptive_max_pool2d, "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+    )),
+    "adaptive_max_pool2d_backward": Overload(adaptive_max_pool2d_backward, kernels.adaptive_max_pool2d_backward, "adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -5381,6 +5435,12 @@ BY_NAME = {
     ),
     "_adaptive_avg_pool2d_backward": (
         OVERLOADS["_adaptive_avg_pool2d_backward"],
+    ),
+    "adaptive_max_pool2d": (
+        OVERLOADS["adaptive_max_pool2d"],
+    ),
+    "adaptive_max_pool2d_backward": (
+        OVERLOADS["adaptive_max_pool2d_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -2042,6 +2042,18 @@ def _pool_padded(self, kernel, stride, padding, dilation, out, value):
     return _pad_spatial(batched, padding, after, value)
 
 
+def _window_argmax(flat: np.ndarray) -> np.ndarray:
+    """Where the maximum of each row of the last dim is, PyTorch's way: the first of equal
+    maxima, but a NaN over any number and a later NaN over an earlier one."""
+    where = np.argmax(flat, axis=-1)
+    if flat.dtype.kind == "f":
+        nan = np.isnan(flat)
+        if nan.any():
+            last_nan = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+            where = np.where(nan.any(axis=-1), last_nan, where)
+    return where
+
+
 def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
                             ceil_mode=False):
     """The largest value of each window, and where it is as an index into H*W (the first
@@ -2053,13 +2065,7 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
     padded = _pool_padded(self, kernel, stride, padding, dilation, out, low)
     windows = _windows(padded, kernel, stride, dilation)[:, :, :out[0], :out[1]]
     flat = windows.reshape(windows.shape[:4] + (kernel[0] * kernel[1],))
-    where = np.argmax(flat, axis=-1)
-    if self.dtype.kind == "f":
-        # PyTorch takes a NaN over any number, and a later NaN over an earlier one.
-        nan = np.isnan(flat)
-        if nan.any():
-            last_nan = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
-            where = np.where(nan.any(axis=-1), last_nan, where)
+    where = _window_argmax(flat)
     values = np.take_along_axis(flat, where[..., None], axis=-1)[..., 0]
     rows = (np.arange(out[0]) * stride[0] - padding[0])[:, None] + where // kernel[1] * dilation[0]
     cols = (np.arange(out[1]) * stride[1] - padding[1]) + where % kernel[1] * dilation[1]
@@ -2183,13 +2189,80 @@ def _adaptive_avg_pool2d(self, output_size):
     return np.ascontiguousarray((rows @ self @ cols.T) / area, self.dtype)
 
 
-def _adaptive_avg_pool2d_backward(grad_output, self):
-    """Each output cell's gradient over its window's area, spread over the window."""
+def _nonempty_grad(grad_output, op: str) -> None:
+    """PyTorch's adaptive pooling backwards refuse a grad_output with an empty H or W."""
     for dim in range(grad_output.ndim - 2, grad_output.ndim):
         if grad_output.shape[dim] == 0:
             raise RuntimeError(
-                f"adaptive_avg_pool2d_backward(): Expected grad_output to have non-zero size "
-                f"for non-batch dimensions, but grad_output has sizes {list(grad_output.shape)}"
-                f" with dimension {dim} being empty")
+                f"{op}(): Expected grad_output to have non-zero size for non-batch dimensions, "
+                f"but grad_output has sizes {list(grad_output.shape)} with dimension {dim} "
+                "being empty")
+
+
+def _adaptive_avg_pool2d_backward(grad_output, self):
+    """Each output cell's gradient over its window's area, spread over the window."""
+    _nonempty_grad(grad_output, "adaptive_avg_pool2d_backward")
     rows, cols, area = _adaptive_matrices(self, grad_output.shape[-2:])
     return np.ascontiguousarray(rows.T @ (grad_output / area) @ cols, grad_output.dtype)
+
+
+def _adaptive_bounds(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
+    """Adaptive pooling's windows along one dim: output i reads [floor(i size / out),
+    ceil((i + 1) size / out))."""
+    o = np.arange(out)
+    return (o * size) // out, -((-(o + 1) * size) // out)
+
+
+def adaptive_max_pool2d(self, output_size):
+    """The largest value of each adaptive window (see _adaptive_bounds) and its index into
+    H * W. The windows differ in size by at most one, so they are gathered padded to the
+    largest with -inf, and searched as max_pool2d's are."""
+    if self.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{list(self.shape)}")
+    output_size = tuple(builtins.int(v) for v in output_size)
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must "
+                           "be 2")
+    for dim in range(self.ndim - 2, self.ndim):
+        if self.shape[dim] == 0:
+            raise RuntimeError(
+                f"adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
+                f"dimensions, but input has sizes {list(self.shape)} with dimension {dim} "
+                "being empty")
+    shape = self.shape[:-2] + output_size
+    if builtins.min(output_size) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{builtins.min(output_size)}: {list(shape)}")
+    if self.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"adaptive_max_pool2d\" not implemented for '{_dtype_name(self)}'")
+    if 0 in shape:
+        return np.zeros(shape, self.dtype), np.zeros(shape, np.int64)
+    positions, valid = [], []
+    for size, out in zip(self.shape[-2:], output_size, strict=True):
+        start, end = _adaptive_bounds(size, out)
+        at = start[:, None] + np.arange(builtins.int((end - start).max()))
+        valid.append(at < end[:, None])
+        positions.append(np.minimum(at, size - 1))
+    rows, cols = positions
+    planes = self.reshape((builtins.int(np.prod(self.shape[:-2])),) + self.shape[-2:])
+    windows = planes[:, rows[:, :, None, None], cols[None, None, :, :]]  # (P, oh, kh, ow, kw)
+    inside = valid[0][:, :, None, None] & valid[1][None, None, :, :]
+    windows = np.where(inside, windows, -np.inf).astype(self.dtype)
+    flat = windows.transpose(0, 1, 3, 2, 4).reshape(
+        windows.shape[:2] + windows.shape[3:4] + (-1,))
+    where = _window_argmax(flat)
+    values = np.take_along_axis(flat, where[..., None], axis=-1)[..., 0]
+    width = cols.shape[1]
+    o_h, o_w = np.arange(output_size[0])[:, None], np.arange(output_size[1])[None, :]
+    indices = rows[o_h, where // width] * self.shape[-1] + cols[o_w, where % width]
+    return (np.ascontiguousarray(values.reshape(shape), self.dtype),
+            indices.reshape(shape).astype(np.int64))
+
+
+def adaptive_max_pool2d_backward(grad_output, self, indices):
+    """Each output's gradient added to the element its maximum came from."""
+    _nonempty_grad(grad_output, "adaptive_max_pool2d_backward")
+    return max_pool2d_with_indices_backward(grad_output, self, None, None, None, None, None,
+                                            indices)

@@ -273,6 +273,19 @@ def test_adaptive_avg_pool2d(case: tuple) -> None:
     check(lambda F, x: F.adaptive_avg_pool2d(x, size), normal(*shape))
 
 
+@pytest.mark.parametrize("case", ADAPTIVE + [((2, 3, 4, 3), (6, 5))], ids=str)
+@pytest.mark.parametrize("return_indices", [False, True])
+def test_adaptive_max_pool2d(case: tuple, return_indices: bool) -> None:
+    shape, size = case
+    check(lambda F, x: F.adaptive_max_pool2d(x, size, return_indices), normal(*shape))
+
+
+@pytest.mark.parametrize("size", [1, 3, (4,), 9])
+def test_adaptive_max_pool1d(size: Any) -> None:
+    check(lambda F, x: F.adaptive_max_pool1d(x, size, return_indices=True), normal(2, 3, 9))
+    check(lambda F, x: F.adaptive_max_pool1d(x, size), normal(3, 9))
+
+
 @pytest.mark.parametrize("size", [1, 3, (4,), 9])
 def test_adaptive_avg_pool1d(size: Any) -> None:
     check(lambda F, x: F.adaptive_avg_pool1d(x, size), normal(2, 3, 9))
@@ -294,7 +307,8 @@ def test_pool_second_order_matches_torch() -> None:
         leaf = library.tensor(x, requires_grad=True)
         F = library.nn.functional
         out = (F.max_pool2d(leaf * leaf, 2) + F.avg_pool2d(leaf * leaf, 2)).sum() \
-            + F.adaptive_avg_pool2d(leaf * leaf, 4).sum()
+            + F.adaptive_avg_pool2d(leaf * leaf, 4).sum() \
+            + F.adaptive_max_pool2d(leaf * leaf, 4).sum()
         (grad,) = library.autograd.grad(out, [leaf], create_graph=True)
         (again,) = library.autograd.grad((grad * grad).sum(), [leaf])
         return [grad.detach().numpy(), again.numpy()]
@@ -391,6 +405,18 @@ ERRORS: dict[str, Callable[[Any], Any]] = {
     "adaptive_avg_pool1d 1-d input": lambda t: t.nn.functional.adaptive_avg_pool1d(_x(t, 5), 2),
     "adaptive_avg_pool1d two sizes": lambda t: t.nn.functional.adaptive_avg_pool1d(
         _x(t, 2, 3, 5), (2, 2)),
+    "adaptive max 2-d input": lambda t: t.nn.functional.adaptive_max_pool2d(_x(t, 5, 5), 2),
+    "adaptive max three sizes": lambda t: t.nn.functional.adaptive_max_pool2d(
+        _x(t, 2, 3, 5, 5), (2, 2, 2)),
+    "adaptive max negative size": lambda t: t.nn.functional.adaptive_max_pool2d(
+        _x(t, 2, 3, 5, 5), -1),
+    "adaptive max empty input": lambda t: t.nn.functional.adaptive_max_pool2d(
+        _x(t, 2, 3, 0, 5), 2),
+    "adaptive max integer input": lambda t: t.nn.functional.adaptive_max_pool2d(
+        _x(t, 2, 3, 5, 5).long(), 2),
+    "adaptive_max_pool1d 1-d input": lambda t: t.nn.functional.adaptive_max_pool1d(_x(t, 5), 2),
+    "adaptive_max_pool1d two sizes": lambda t: t.nn.functional.adaptive_max_pool1d(
+        _x(t, 2, 3, 5), (2, 2)),
     "Conv2d in_channels not divisible": lambda t: t.nn.Conv2d(3, 6, 3, groups=2),
     "Conv2d out_channels not divisible": lambda t: t.nn.Conv2d(4, 6, 3, groups=4),
     "Conv2d zero groups": lambda t: t.nn.Conv2d(4, 6, 3, groups=0),
@@ -462,6 +488,9 @@ LAYERS = [
     "AdaptiveAvgPool2d(1)",
     "AdaptiveAvgPool2d((None, 3))",
     "AdaptiveAvgPool1d(4)",
+    "AdaptiveMaxPool2d((3, None))",
+    "AdaptiveMaxPool2d(2, return_indices=True)",
+    "AdaptiveMaxPool1d(3)",
 ]
 
 
@@ -663,6 +692,8 @@ EDGES: dict[str, Callable[[Any], Any]] = {
         t, lambda x: t.nn.functional.conv2d(x, t.ones(3, 2, 2, 2)), (0, 2, 4, 4)),
     "adaptive 1x1 of a 2-d input is a mean": lambda t: t.nn.functional.adaptive_avg_pool2d(
         t.arange(9.0).reshape(3, 3), 1).tolist(),
+    "adaptive max to an empty size": lambda t: _backward_shapes(
+        t, lambda x: t.nn.functional.adaptive_max_pool2d(x, (0, 2)), (1, 1, 3, 3)),
     "adaptive 1x1 of integers": lambda t: t.nn.functional.adaptive_avg_pool2d(
         t.ones(1, 2, 3, 3).long(), 1),
     "adaptive to an empty size, backward": lambda t: _backward_shapes(

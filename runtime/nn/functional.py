@@ -30,6 +30,8 @@ from runtime.nn.conv import conv1d, conv2d
 from runtime.nn.pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
     avg_pool1d,
     avg_pool2d,
     max_pool1d,
@@ -41,7 +43,7 @@ __all__ = [
     "embedding", "gelu", "l1_loss", "layer_norm", "linear", "log_softmax", "mse_loss",
     "nll_loss", "relu", "sigmoid", "smooth_l1_loss", "softmax", "tanh",
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
 ]
 
 

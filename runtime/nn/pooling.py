@@ -1,9 +1,11 @@
-"""Pooling layers (MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d) and their functional
-forms (max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool1d/2d).
+"""Pooling layers (MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, AdaptiveMaxPool1d/2d)
+and their functional forms (max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool1d/2d,
+adaptive_max_pool1d/2d).
 
-The 2-d functions call the spec ops max_pool2d_with_indices, avg_pool2d and
-_adaptive_avg_pool2d; the 1-d ones are those over a height of one (unsqueeze, the 2-d op,
-squeeze: PyTorch's graph shows SqueezeBackward1 on top for them too). As in PyTorch,
+The 2-d functions call the spec ops max_pool2d_with_indices, avg_pool2d,
+_adaptive_avg_pool2d and adaptive_max_pool2d; the 1-d ones are those over a height of one
+(unsqueeze, the 2-d op, squeeze: PyTorch's graph shows SqueezeBackward1 on top for them
+too). As in PyTorch,
 adaptive average pooling to 1 x 1 is a mean over the last two dims.
 
 The functions live here rather than in runtime/nn/functional.py, which only re-exports
@@ -20,9 +22,10 @@ from runtime._tensor import Tensor
 from runtime.nn.module import Module
 
 __all__ = [
-    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "MaxPool1d",
-    "MaxPool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d",
-    "max_pool1d", "max_pool2d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d", "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "avg_pool1d",
+    "avg_pool2d", "max_pool1d", "max_pool2d",
 ]
 
 
@@ -122,16 +125,21 @@ def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return ops.squeeze(output, -2)
 
 
+def _adaptive_sizes(input: Tensor, output_size: Any) -> list:
+    """An adaptive pooling's output_size as a list: an int twice, a pair's None entries the
+    input's size."""
+    if not isinstance(output_size, Sequence):
+        return [output_size, output_size]
+    sizes = list(output_size)
+    if len(sizes) == 2:
+        sizes = [input.shape[-2 + i] if size is None else size for i, size in enumerate(sizes)]
+    return sizes
+
+
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to `output_size` (an int, or a pair whose None entries keep the
     input's size): output cell i reads rows floor(i H / out) to ceil((i + 1) H / out)."""
-    if isinstance(output_size, Sequence):
-        sizes = list(output_size)
-        if len(sizes) == 2:
-            sizes = [input.shape[-2 + i] if size is None else size
-                     for i, size in enumerate(sizes)]
-    else:
-        sizes = [output_size, output_size]
+    sizes = _adaptive_sizes(input, output_size)
     if sizes == [1, 1]:  # PyTorch's shortcut, taken before any check of the input
         return ops.mean(input, [-1, -2], True)
     return ops._adaptive_avg_pool2d(input, sizes)
@@ -145,6 +153,27 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
                            "adaptive_avg_pool1d)")
     size = _one_int(output_size, "output_size", "adaptive_avg_pool1d")
     return ops.squeeze(adaptive_avg_pool2d(ops.unsqueeze(input, -2), (1, size)), -2)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any,
+                        return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """Max pooling to `output_size` over the windows adaptive_avg_pool2d averages; with
+    return_indices also where each maximum is (into H * W)."""
+    output, indices = ops.adaptive_max_pool2d(input, _adaptive_sizes(input, output_size))
+    return (output, indices) if return_indices else output
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any,
+                        return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """adaptive_max_pool2d over a height of one."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "adaptive_max_pool1d)")
+    size = _one_int(output_size, "output_size", "adaptive_max_pool1d")
+    output, indices = ops.adaptive_max_pool2d(ops.unsqueeze(input, -2), (1, size))
+    output = ops.squeeze(output, -2)
+    return (output, ops.squeeze(indices, -2)) if return_indices else output
 
 
 # -- layers -----------------------------------------------------------------------------------
@@ -257,3 +286,29 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class _AdaptiveMaxPoolNd(Module):
+    """What AdaptiveMaxPool1d and AdaptiveMaxPool2d share."""
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Max pooling of (N, C, L) or (C, L) input to a given length."""
+
+    def forward(self, input: Tensor) -> Any:
+        return adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Max pooling of (N, C, H, W) or (C, H, W) input to a given size."""
+
+    def forward(self, input: Tensor) -> Any:
+        return adaptive_max_pool2d(input, self.output_size, self.return_indices)
