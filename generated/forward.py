@@ -198,6 +198,16 @@ __all__ = [
     "fmod_Tensor",
     "linalg_inv_ex",
     "linalg_solve_ex",
+    "convolution",
+    "convolution_backward",
+    "max_pool2d_with_indices",
+    "max_pool2d_with_indices_backward",
+    "avg_pool2d",
+    "avg_pool2d_backward",
+    "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool2d_backward",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_backward",
 ]
 
 
@@ -1866,3 +1876,100 @@ def linalg_solve_ex(A_p, A_t, B_p, B_t, left, check_errors, result, info):
     """
     result_t = ops.linalg_solve_ex(A_p, B_t - ops.sum(A_t * ops.unsqueeze(result, -2), -1))[0] if B_p.ndim == 1 or B_p.shape == A_p.shape[:-1] else ops.linalg_solve_ex(A_p, B_t - (ops.sum(ops.unsqueeze(A_t, -1) * ops.unsqueeze(result, -3), -2) if left else ops.sum(ops.unsqueeze(result, -1) * ops.unsqueeze(A_t, -3), -2)), left=left)[0]
     return result_t, None
+
+
+def convolution(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride, padding, dilation, transposed, output_padding, groups, result):
+    """convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
+
+    derivatives.yaml, entry convolution
+    result: convolution(input_t, weight_p, bias_t, stride, padding, dilation, transposed, output_padding, groups) + convolution(input_p, weight_t, None, stride, padding, dilation, transposed, output_padding, groups)
+    """
+    return ops.convolution(input_t, weight_p, bias_t, stride, padding, dilation, transposed, output_padding, groups) + ops.convolution(input_p, weight_t, None, stride, padding, dilation, transposed, output_padding, groups)
+
+
+def convolution_backward(grad_output_p, grad_output_t, input_p, input_t, weight_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask, result0, result1, result2):
+    """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry convolution_backward
+    result0: convolution_backward(grad_output_p, input_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[0] + convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[0]
+    result1: convolution_backward(grad_output_p, input_t, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[1] + convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[1]
+    result2: convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[2]
+    """
+    result0_t = ops.convolution_backward(grad_output_p, input_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[0] + ops.convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[0]
+    result1_t = ops.convolution_backward(grad_output_p, input_t, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[1] + ops.convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[1]
+    result2_t = ops.convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[2]
+    return result0_t, result1_t, result2_t
+
+
+def max_pool2d_with_indices(self_p, self_t, kernel_size, stride, padding, dilation, ceil_mode, result0, result1):
+    """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry max_pool2d_with_indices
+    result0: max_pool_double_backward(self_t, result1, 2)
+    """
+    result0_t = manual.max_pool_double_backward(ops, self_t, result1, 2)
+    return result0_t, None
+
+
+def max_pool2d_with_indices_backward(grad_output_p, grad_output_t, self_p, self_t, kernel_size, stride, padding, dilation, ceil_mode, indices_p, result):
+    """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry max_pool2d_with_indices_backward
+    result: auto_linear
+    """
+    return ops.max_pool2d_with_indices_backward(grad_output_t, self_t, kernel_size, stride, padding, dilation, ceil_mode, indices_p)
+
+
+def avg_pool2d(self_p, self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result):
+    """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+
+    derivatives.yaml, entry avg_pool2d
+    result: auto_linear
+    """
+    return ops.avg_pool2d(self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result):
+    """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+
+    derivatives.yaml, entry avg_pool2d_backward
+    result: avg_pool2d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+    return ops.avg_pool2d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _adaptive_avg_pool2d(self_p, self_t, output_size, result):
+    """_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool2d
+    result: auto_linear
+    """
+    return ops._adaptive_avg_pool2d(self_t, output_size)
+
+
+def _adaptive_avg_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, result):
+    """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool2d_backward
+    result: _adaptive_avg_pool2d_backward(grad_output_t, self_p)
+    """
+    return ops._adaptive_avg_pool2d_backward(grad_output_t, self_p)
+
+
+def adaptive_max_pool2d(self_p, self_t, output_size, result0, result1):
+    """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool2d
+    result0: max_pool_double_backward(self_t, result1, 2)
+    """
+    result0_t = manual.max_pool_double_backward(ops, self_t, result1, 2)
+    return result0_t, None
+
+
+def adaptive_max_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, indices_p, result):
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool2d_backward
+    result: auto_linear
+    """
+    return ops.adaptive_max_pool2d_backward(grad_output_t, self_t, indices_p)

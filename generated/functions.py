@@ -197,6 +197,16 @@ __all__ = [
     "FmodBackward1",
     "LinalgInvExBackward0",
     "LinalgSolveExBackward0",
+    "ConvolutionBackward0",
+    "ConvolutionBackwardBackward0",
+    "MaxPool2DWithIndicesBackward0",
+    "MaxPool2DWithIndicesBackwardBackward0",
+    "AvgPool2DBackward0",
+    "AvgPool2DBackwardBackward0",
+    "AdaptiveAvgPool2DBackward0",
+    "AdaptiveAvgPool2DBackwardBackward0",
+    "AdaptiveMaxPool2DBackward0",
+    "AdaptiveMaxPool2DBackwardBackward0",
 ]
 
 
@@ -5557,4 +5567,375 @@ class LinalgSolveExBackward0(Node):
         # A: -(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-1) * result.unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2) * result.unsqueeze(-3)).sum(-1) if left else -(result.unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2)).sum(-3))
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = -(ops.unsqueeze(ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0], -1) * ops.unsqueeze(result, -2)) if B_dim == 1 or B_sym_sizes == A_sym_sizes[:-1] else -ops.sum(ops.unsqueeze(ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0], -2) * ops.unsqueeze(result, -3), -1) if left else -ops.sum(ops.unsqueeze(result, -1) * ops.unsqueeze(ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0], -2), -3)
+        return grad_inputs
+
+
+class ConvolutionBackward0(Node):
+    """convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
+
+    derivatives.yaml, entry convolution
+    input, weight, bias: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "weight_", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_transposed", "_saved_output_padding", "_saved_groups")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        transposed = self._saved_transposed
+        output_padding = self._saved_output_padding
+        groups = self._saved_groups
+        grad_inputs = [None, None, None]
+        # input, weight, bias: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class ConvolutionBackwardBackward0(Node):
+    """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry convolution_backward
+    grad_output, input, weight: convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+    """
+
+    __slots__ = ("grad_output_", "weight_", "input_", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_transposed", "_saved_output_padding", "_saved_groups")
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    def release_variables(self):
+        self.grad_output_.reset_data()
+        self.weight_.reset_data()
+        self.input_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        grad_output = ops.unpack(self.grad_output_, self)
+        weight = ops.unpack(self.weight_, self)
+        input = ops.unpack(self.input_, self)
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        transposed = self._saved_transposed
+        output_padding = self._saved_output_padding
+        groups = self._saved_groups
+        grad_inputs = [None, None, None]
+        # grad_output, input, weight: convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.convolution_double_backward(ops, grads[0], grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class MaxPool2DWithIndicesBackward0(Node):
+    """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry max_pool2d_with_indices
+    self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_ceil_mode", "result1_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        ceil_mode = self._saved_ceil_mode
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None]
+        # self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.max_pool2d_with_indices_backward(grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1)
+        return grad_inputs
+
+
+class MaxPool2DWithIndicesBackwardBackward0(Node):
+    """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry max_pool2d_with_indices_backward
+    grad_output: max_pool_double_backward(grad, indices, 2)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("indices_", "self_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, indices, 2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 2)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AvgPool2DBackward0(Node):
+    """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+
+    derivatives.yaml, entry avg_pool2d
+    self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_ceil_mode", "_saved_count_include_pad", "_saved_divisor_override")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        ceil_mode = self._saved_ceil_mode
+        count_include_pad = self._saved_count_include_pad
+        divisor_override = self._saved_divisor_override
+        grad_inputs = [None]
+        # self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.avg_pool2d_backward(grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        return grad_inputs
+
+
+class AvgPool2DBackwardBackward0(Node):
+    """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+
+    derivatives.yaml, entry avg_pool2d_backward
+    grad_output: avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_ceil_mode", "_saved_count_include_pad", "_saved_divisor_override", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        ceil_mode = self._saved_ceil_mode
+        count_include_pad = self._saved_count_include_pad
+        divisor_override = self._saved_divisor_override
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AdaptiveAvgPool2DBackward0(Node):
+    """_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool2d
+    self: _adaptive_avg_pool2d_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: _adaptive_avg_pool2d_backward(grad, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._adaptive_avg_pool2d_backward(grad, self_)
+        return grad_inputs
+
+
+class AdaptiveAvgPool2DBackwardBackward0(Node):
+    """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool2d_backward
+    grad_output: _adaptive_avg_pool2d(grad, [grad_output.shape[-2], grad_output.shape[-1]])
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_saved_grad_output_sym_sizes", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_output_sym_sizes = self._saved_grad_output_sym_sizes
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: _adaptive_avg_pool2d(grad, [grad_output.shape[-2], grad_output.shape[-1]])
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._adaptive_avg_pool2d(grad, [grad_output_sym_sizes[-2], grad_output_sym_sizes[-1]])
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AdaptiveMaxPool2DBackward0(Node):
+    """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool2d
+    self: adaptive_max_pool2d_backward(grad, self, result1)
+    """
+
+    __slots__ = ("self_", "result1_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None]
+        # self: adaptive_max_pool2d_backward(grad, self, result1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.adaptive_max_pool2d_backward(grad, self_, result1)
+        return grad_inputs
+
+
+class AdaptiveMaxPool2DBackwardBackward0(Node):
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool2d_backward
+    grad_output: max_pool_double_backward(grad, indices, 2)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("indices_", "self_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, indices, 2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 2)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
         return grad_inputs

@@ -15,6 +15,10 @@ from collections import namedtuple
 from generated import forward
 from generated.functions import (
     AbsBackward0,
+    AdaptiveAvgPool2DBackward0,
+    AdaptiveAvgPool2DBackwardBackward0,
+    AdaptiveMaxPool2DBackward0,
+    AdaptiveMaxPool2DBackwardBackward0,
     AddBackward0,
     AddBackward1,
     AddcdivBackward0,
@@ -23,6 +27,8 @@ from generated.functions import (
     AliasBackward0,
     AmaxBackward0,
     AminBackward0,
+    AvgPool2DBackward0,
+    AvgPool2DBackwardBackward0,
     BinaryCrossEntropyBackward0,
     BinaryCrossEntropyBackwardBackward0,
     BinaryCrossEntropyWithLogitsBackward0,
@@ -37,6 +43,8 @@ from generated.functions import (
     ClampMinBackward1,
     CloneBackward0,
     ConstantPadNdBackward0,
+    ConvolutionBackward0,
+    ConvolutionBackwardBackward0,
     CopyBackwards,
     CosBackward0,
     CumprodBackward0,
@@ -96,6 +104,8 @@ from generated.functions import (
     MaxBackward0,
     MaxBackward1,
     MaximumBackward0,
+    MaxPool2DWithIndicesBackward0,
+    MaxPool2DWithIndicesBackwardBackward0,
     MeanBackward0,
     MeanBackward1,
     MinBackward0,
@@ -204,6 +214,8 @@ from runtime.dispatch import Overload, Param
 from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 
 __all__ = [
+    "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool2d_backward",
     "_index_put_impl_",
     "_log_softmax",
     "_log_softmax_backward_data",
@@ -213,6 +225,8 @@ __all__ = [
     "_unsafe_view",
     "abs",
     "abs_",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_backward",
     "add",
     "addcdiv",
     "addcmul",
@@ -224,6 +238,8 @@ __all__ = [
     "any",
     "argmax",
     "argmin",
+    "avg_pool2d",
+    "avg_pool2d_backward",
     "binary_cross_entropy",
     "binary_cross_entropy_backward",
     "binary_cross_entropy_with_logits",
@@ -243,6 +259,8 @@ __all__ = [
     "clamp_min_",
     "clone",
     "constant_pad_nd",
+    "convolution",
+    "convolution_backward",
     "cos",
     "cos_",
     "cumprod",
@@ -308,6 +326,8 @@ __all__ = [
     "masked_fill",
     "masked_select",
     "max",
+    "max_pool2d_with_indices",
+    "max_pool2d_with_indices_backward",
     "maximum",
     "mean",
     "min",
@@ -5708,6 +5728,248 @@ def linalg_solve_ex(A, B, *, left=True, check_errors=False):
         grad_fn.result_ = SavedVariable(result, True)
     return _linalg_solve_ex_return(result, info)
 
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
+
+    derivatives.yaml, entry convolution
+    """
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    output_padding = recording.int_tuple(output_padding)
+    result = recording.wrap(kernels.convolution(recording.data(input), recording.data(weight), recording.data(bias), stride, padding, dilation, transposed, output_padding, groups))
+    if recording.compute_requires_grad(input, weight, bias):
+        grad_fn = ConvolutionBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_transposed = transposed
+        grad_fn._saved_output_padding = output_padding
+        grad_fn._saved_groups = groups
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.convolution(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), stride, padding, dilation, transposed, output_padding, groups, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+    """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry convolution_backward
+    """
+    bias_sizes = recording.int_tuple(bias_sizes)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    output_padding = recording.int_tuple(output_padding)
+    result0, result1, result2 = map(recording.wrap, kernels.convolution_backward(recording.data(grad_output), recording.data(input), recording.data(weight), bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask))
+    if recording.compute_requires_grad(grad_output, input, weight):
+        grad_fn = ConvolutionBackwardBackward0(recording.collect_next_edges(grad_output, input, weight))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_transposed = transposed
+        grad_fn._saved_output_padding = output_padding
+        grad_fn._saved_groups = groups
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+        recording.set_history(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, input, weight):
+        with forward_grad.computing_tangents():
+            tangent = forward.convolution_backward(grad_output, forward_grad.tangent(grad_output), input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask, result0, result1, result2)
+        forward_grad.set_tangents((result0, result1, result2), tangent)
+    return (result0, result1, result2)
+
+
+def max_pool2d_with_indices(self_, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+    """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry max_pool2d_with_indices
+    """
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result0, result1 = map(recording.wrap, kernels.max_pool2d_with_indices(recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = MaxPool2DWithIndicesBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_ceil_mode = ceil_mode
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_pool2d_with_indices(self_, forward_grad.tangent(self_), kernel_size, stride, padding, dilation, ceil_mode, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def max_pool2d_with_indices_backward(grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry max_pool2d_with_indices_backward
+    """
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.max_pool2d_with_indices_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode, recording.data(indices)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = MaxPool2DWithIndicesBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_pool2d_with_indices_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), kernel_size, stride, padding, dilation, ceil_mode, indices, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def avg_pool2d(self_, kernel_size, stride=(), padding=(0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None):
+    """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+
+    derivatives.yaml, entry avg_pool2d
+    """
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.avg_pool2d(recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AvgPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_ceil_mode = ceil_mode
+        grad_fn._saved_count_include_pad = count_include_pad
+        grad_fn._saved_divisor_override = divisor_override
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.avg_pool2d(self_, forward_grad.tangent(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def avg_pool2d_backward(grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+
+    derivatives.yaml, entry avg_pool2d_backward
+    """
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.avg_pool2d_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = AvgPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_ceil_mode = ceil_mode
+        grad_fn._saved_count_include_pad = count_include_pad
+        grad_fn._saved_divisor_override = divisor_override
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.avg_pool2d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _adaptive_avg_pool2d(self_, output_size):
+    """_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool2d
+    """
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._adaptive_avg_pool2d(recording.data(self_), output_size))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AdaptiveAvgPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._adaptive_avg_pool2d(self_, forward_grad.tangent(self_), output_size, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _adaptive_avg_pool2d_backward(grad_output, self_):
+    """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool2d_backward
+    """
+    result = recording.wrap(kernels._adaptive_avg_pool2d_backward(recording.data(grad_output), recording.data(self_)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = AdaptiveAvgPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn._saved_grad_output_sym_sizes = recording.sizes(grad_output)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._adaptive_avg_pool2d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def adaptive_max_pool2d(self_, output_size):
+    """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool2d
+    """
+    output_size = recording.int_tuple(output_size)
+    result0, result1 = map(recording.wrap, kernels.adaptive_max_pool2d(recording.data(self_), output_size))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AdaptiveMaxPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.adaptive_max_pool2d(self_, forward_grad.tangent(self_), output_size, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def adaptive_max_pool2d_backward(grad_output, self_, indices):
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool2d_backward
+    """
+    result = recording.wrap(kernels.adaptive_max_pool2d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = AdaptiveMaxPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.adaptive_max_pool2d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), indices, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -6716,6 +6978,84 @@ OVERLOADS = {
         Param("left", "bool", has_default=True, keyword_only=True),
         Param("check_errors", "bool", has_default=True, keyword_only=True),
     )),
+    "convolution": Overload(convolution, kernels.convolution, "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("bias", "Tensor?"),
+        Param("stride", "int[]"),
+        Param("padding", "int[]"),
+        Param("dilation", "int[]"),
+        Param("transposed", "bool"),
+        Param("output_padding", "int[]"),
+        Param("groups", "int"),
+    )),
+    "convolution_backward": Overload(convolution_backward, kernels.convolution_backward, "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", (
+        Param("grad_output", "Tensor"),
+        Param("input", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("bias_sizes", "int[]?"),
+        Param("stride", "int[]"),
+        Param("padding", "int[]"),
+        Param("dilation", "int[]"),
+        Param("transposed", "bool"),
+        Param("output_padding", "int[]"),
+        Param("groups", "int"),
+        Param("output_mask", "bool[3]"),
+    )),
+    "max_pool2d_with_indices": Overload(max_pool2d_with_indices, kernels.max_pool2d_with_indices, "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("stride", "int[2]", has_default=True),
+        Param("padding", "int[2]", has_default=True),
+        Param("dilation", "int[2]", has_default=True),
+        Param("ceil_mode", "bool", has_default=True),
+    )),
+    "max_pool2d_with_indices_backward": Overload(max_pool2d_with_indices_backward, kernels.max_pool2d_with_indices_backward, "max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("stride", "int[2]"),
+        Param("padding", "int[2]"),
+        Param("dilation", "int[2]"),
+        Param("ceil_mode", "bool"),
+        Param("indices", "Tensor"),
+    )),
+    "avg_pool2d": Overload(avg_pool2d, kernels.avg_pool2d, "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("stride", "int[2]", has_default=True),
+        Param("padding", "int[2]", has_default=True),
+        Param("ceil_mode", "bool", has_default=True),
+        Param("count_include_pad", "bool", has_default=True),
+        Param("divisor_override", "int?", has_default=True),
+    )),
+    "avg_pool2d_backward": Overload(avg_pool2d_backward, kernels.avg_pool2d_backward, "avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("stride", "int[2]"),
+        Param("padding", "int[2]"),
+        Param("ceil_mode", "bool"),
+        Param("count_include_pad", "bool"),
+        Param("divisor_override", "int?"),
+    )),
+    "_adaptive_avg_pool2d": Overload(_adaptive_avg_pool2d, kernels._adaptive_avg_pool2d, "_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+    )),
+    "_adaptive_avg_pool2d_backward": Overload(_adaptive_avg_pool2d_backward, kernels._adaptive_avg_pool2d_backward, "_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+    )),
+    "adaptive_max_pool2d": Overload(adaptive_max_pool2d, kernels.adaptive_max_pool2d, "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+    )),
+    "adaptive_max_pool2d_backward": Overload(adaptive_max_pool2d_backward, kernels.adaptive_max_pool2d_backward, "adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -7257,6 +7597,36 @@ BY_NAME = {
     ),
     "linalg_solve_ex": (
         OVERLOADS["linalg_solve_ex"],
+    ),
+    "convolution": (
+        OVERLOADS["convolution"],
+    ),
+    "convolution_backward": (
+        OVERLOADS["convolution_backward"],
+    ),
+    "max_pool2d_with_indices": (
+        OVERLOADS["max_pool2d_with_indices"],
+    ),
+    "max_pool2d_with_indices_backward": (
+        OVERLOADS["max_pool2d_with_indices_backward"],
+    ),
+    "avg_pool2d": (
+        OVERLOADS["avg_pool2d"],
+    ),
+    "avg_pool2d_backward": (
+        OVERLOADS["avg_pool2d_backward"],
+    ),
+    "_adaptive_avg_pool2d": (
+        OVERLOADS["_adaptive_avg_pool2d"],
+    ),
+    "_adaptive_avg_pool2d_backward": (
+        OVERLOADS["_adaptive_avg_pool2d_backward"],
+    ),
+    "adaptive_max_pool2d": (
+        OVERLOADS["adaptive_max_pool2d"],
+    ),
+    "adaptive_max_pool2d_backward": (
+        OVERLOADS["adaptive_max_pool2d_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

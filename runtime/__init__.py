@@ -103,6 +103,8 @@ from runtime.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from runtime.nn.conv import conv1d, conv2d
+from runtime.nn.pooling import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d
 from runtime.predicates import *  # noqa: F403 - isnan, isclose, equal, ...
 from runtime.random import (
     Generator,
@@ -131,6 +133,7 @@ __all__ = [
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
     "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
     "compile",
+    "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
 ]
 
 

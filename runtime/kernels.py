@@ -2556,3 +2556,500 @@ def scatter_value_reduce(self, dim, index, value, reduce):
     result = np.array(self, copy=True)
     ufunc.at(result, _scatter_key(self, dim, index, "scatter"), self.dtype.type(value))
     return result
+# -- convolution and pooling (conv/pool area) ------------------------------------------------
+# Every kernel here works on whole arrays: a convolution is one tensordot over a strided
+# "window" view of the padded input (np.lib.stride_tricks.sliding_window_view: im2col
+# without the copy), its input gradient one tensordot followed by a scatter-add per kernel
+# offset (col2im). The Python loops run over groups and kernel offsets, never over pixels.
+
+def _conv_param(value, count: int, name: str) -> tuple[int, ...]:
+    """An int or list argument as `count` ints, PyTorch's way: one value repeats."""
+    values = [value] if isinstance(value, int | np.integer) else list(value)
+    if len(values) == 1:
+        values = values * count
+    if len(values) != count:
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of {count} values to "
+            f"match the convolution dimensions, but got {name}={values}")
+    return tuple(builtins.int(v) for v in values)
+
+
+def _windows(padded: np.ndarray, kernel, stride, dilation) -> np.ndarray:
+    """A read-only view (N, C, *out, *kernel) of every window of a padded (N, C, *spatial)
+    array: window `o` along a dim covers positions o*stride + j*dilation, j < kernel."""
+    spatial = tuple(range(2, padded.ndim))
+    extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilation, strict=True)]
+    view = np.lib.stride_tricks.sliding_window_view(padded, extent, axis=spatial)
+    step = (slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)
+    return view[step + tuple(slice(None, None, d) for d in dilation)]
+
+
+def _pad_spatial(array: np.ndarray, before, after=None, value=0) -> np.ndarray:
+    """`array` with `before[i]` (and `after[i]`, default the same) entries of `value` added
+    on each side of spatial dim i (the dims after N and C)."""
+    after = before if after is None else after
+    if not any(before) and not any(after):
+        return array
+    widths = [(0, 0), (0, 0)] + list(zip(before, after, strict=True))
+    return np.pad(array, widths, constant_values=value)
+
+
+def _conv_check(input, weight, bias, stride, padding, dilation, transposed, groups):
+    """PyTorch's argument checks for convolution, in its order and words; the stride,
+    padding and dilation as tuples of one int per spatial dim."""
+    k = weight.ndim - 2
+    if transposed:
+        raise NotImplementedError(
+            "gradgen's convolution supports transposed=False only: conv_transpose1d/2d "
+            "(transposed convolution) is not implemented")
+    if k < 1 or k > 3:
+        raise RuntimeError(f"weight should have at least three dimensions, but got "
+                           f"{weight.ndim}-dimensional weight")
+    stride = _conv_param(stride, k, "stride")
+    padding = _conv_param(padding, k, "padding")
+    dilation = _conv_param(dilation, k, "dilation")
+    if input.ndim != weight.ndim:
+        raise RuntimeError(
+            f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
+            f"{list(weight.shape)}, but got {input.ndim}-dimensional input of size "
+            f"{list(input.shape)} instead")
+    if builtins.any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if builtins.any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if builtins.any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size [{list(weight.shape)}] instead")
+    if input.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{list(input.shape)} to have {weight.shape[1] * groups} channels, but got "
+            f"{input.shape[1]} channels instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(
+            f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional "
+            f"with {weight.shape[0]} elements, but got bias of size {list(bias.shape)} instead")
+    padded = [size + 2 * p for size, p in zip(input.shape[2:], padding, strict=True)]
+    extent = [d * (size - 1) + 1 for size, d in zip(weight.shape[2:], dilation, strict=True)]
+    if builtins.any(p < e for p, e in zip(padded, extent, strict=True)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+            f"Kernel size: ({' x '.join(map(str, extent))}). Kernel size can't be greater "
+            "than actual input size")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"Input type (torch.{_dtype_name(input)}Tensor) and weight type "
+            f"(torch.{_dtype_name(weight)}Tensor) should be the same or input should be a "
+            "MKLDNN tensor and weight is a dense tensor")
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({_c_type_name(input)}) and bias type "
+                           f"({_c_type_name(bias)}) should be the same")
+    return stride, padding, dilation
+
+
+def _c_type_name(array: np.ndarray) -> str:
+    """The C++ name PyTorch's convolution messages give a dtype: float, double, long int."""
+    names = {"f4": "float", "f8": "double", "i8": "long int", "i4": "int", "f2": "c10::Half",
+             "b1": "bool", "u1": "unsigned char", "i2": "short int", "i1": "signed char"}
+    return names.get(array.dtype.str[1:], str(array.dtype))
+
+
+def _channel_groups(array: np.ndarray, groups: int, axis: int) -> list[np.ndarray]:
+    """`array` cut into `groups` equal blocks along `axis` (views)."""
+    size = array.shape[axis] // groups
+    index = [slice(None)] * array.ndim
+    blocks = []
+    for g in range(groups):
+        index[axis] = slice(g * size, (g + 1) * size)
+        blocks.append(array[tuple(index)])
+    return blocks
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    """out[n, o, *y] = bias[o] + sum over c, *j of in_padded[n, c, y*stride + j*dilation] *
+    weight[o, c, *j], each output channel reading only the input channels of its group."""
+    stride, padding, dilation = _conv_check(input, weight, bias, stride, padding, dilation,
+                                            transposed, groups)
+    k = weight.ndim - 2
+    windows = _windows(_pad_spatial(input, padding), weight.shape[2:], stride, dilation)
+    sums = [1] + list(range(2 + k, 2 + 2 * k))  # c and the kernel dims of the windows
+    parts = [np.tensordot(w, g, axes=(list(range(1, 2 + k)), sums))
+             for w, g in zip(_channel_groups(weight, groups, 0),
+                             _channel_groups(windows, groups, 1), strict=True)]
+    out = parts[0] if groups == 1 else np.concatenate(parts, axis=0)  # (O, N, *out)
+    out = np.moveaxis(out, 0, 1)
+    if bias is not None:
+        out = out + bias.reshape((-1,) + (1,) * k)
+    return np.ascontiguousarray(out, dtype=input.dtype)
+
+
+def _conv_input_grad(grad_output, input, weight, stride, padding, dilation, groups):
+    """col2im: each output position's grad times the weight, added back onto the input
+    positions its window read (one strided add per kernel offset)."""
+    spatial = input.shape[2:]
+    grad = np.zeros(input.shape[:2] + tuple(s + 2 * p for s, p in zip(spatial, padding,
+                                                                      strict=True)),
+                    dtype=np.result_type(grad_output, weight))
+    out = grad_output.shape[2:]
+    for c_block, w, g in zip(_channel_groups(grad, groups, 1),
+                             _channel_groups(weight, groups, 0),
+                             _channel_groups(grad_output, groups, 1), strict=True):
+        cols = np.tensordot(w, g, axes=([0], [1]))  # (Cg, *kernel, N, *out)
+        for offset in np.ndindex(*weight.shape[2:]):
+            target = tuple(slice(j * d, j * d + s * (o - 1) + 1, s)
+                           for j, d, s, o in zip(offset, dilation, stride, out, strict=True))
+            c_block[(slice(None), slice(None)) + target] += np.swapaxes(
+                cols[(slice(None),) + offset], 0, 1)
+    crop = tuple(slice(p, p + s) for p, s in zip(padding, spatial, strict=True))
+    return grad[(slice(None), slice(None)) + crop]
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                         transposed, output_padding, groups, output_mask):
+    """The gradients of convolution's input, weight and bias, for those output_mask asks
+    for; the others are zeros (PyTorch leaves them undefined; gradgen's nodes drop them)."""
+    stride, padding, dilation = _conv_check(input, weight, None, stride, padding, dilation,
+                                            transposed, groups)
+    k = weight.ndim - 2
+    dtype = input.dtype
+    expected = input.shape[:1] + weight.shape[:1] + tuple(
+        (size + 2 * p - d * (kernel - 1) - 1) // s + 1 for size, kernel, s, p, d in
+        zip(input.shape[2:], weight.shape[2:], stride, padding, dilation, strict=True))
+    for dim, size in enumerate(expected):
+        if grad_output.ndim != len(expected) or grad_output.shape[dim] != size:
+            got = grad_output.shape[dim] if dim < grad_output.ndim else None
+            raise RuntimeError(
+                f"Expected a tensor of dimension {len(expected)} and tensor.size[{dim}] == "
+                f"{size} but got: dimension {grad_output.ndim} and tensor.size[{dim}] = {got}")
+    if output_mask[0]:
+        grad_input = _conv_input_grad(grad_output, input, weight, stride, padding, dilation,
+                                      groups)
+    else:
+        grad_input = np.zeros(input.shape, dtype)
+    if output_mask[1]:
+        windows = _windows(_pad_spatial(input, padding), weight.shape[2:], stride, dilation)
+        over = [0] + list(range(2, 2 + k))  # n and the output positions
+        parts = [np.tensordot(g, x, axes=(over, over))
+                 for g, x in zip(_channel_groups(grad_output, groups, 1),
+                                 _channel_groups(windows, groups, 1), strict=True)]
+        grad_weight = parts[0] if groups == 1 else np.concatenate(parts, axis=0)
+    else:
+        grad_weight = np.zeros(weight.shape, dtype)
+    if output_mask[2]:
+        grad_bias = grad_output.sum(axis=(0,) + tuple(range(2, 2 + k)))
+    else:
+        grad_bias = np.zeros(weight.shape[:1], dtype)
+    return (np.ascontiguousarray(grad_input, dtype), np.ascontiguousarray(grad_weight, dtype),
+            _array(grad_bias, dtype))
+
+
+def _pool_param(value, name: str, op: str, allow_empty: bool = False) -> tuple[int, int]:
+    """A pooling op's kernel_size / stride / padding / dilation as (h, w), with PyTorch's
+    message when it is neither one int nor two."""
+    values = [value] if isinstance(value, int | np.integer) else list(value)
+    if len(values) == 1:
+        values = values * 2
+    if len(values) != 2 and not (allow_empty and not values):
+        detail = {"kernel_size": "must either be a single int, or a tuple of two ints",
+                  "stride": "must either be omitted, a single int, or a tuple of two ints",
+                  "padding": "must either be a single int, or a tuple of two ints",
+                  "dilation": "must be either a single int, or a tuple of two ints"}[name]
+        raise RuntimeError(f"{op}: {name} {detail}")
+    return tuple(builtins.int(v) for v in values)
+
+
+def _pool_output_size(size: int, kernel: int, pad: int, stride: int, dilation: int,
+                      ceil_mode: bool) -> int:
+    """How many windows fit, PyTorch's way: with ceil_mode a last partial window counts,
+    unless it would start in the right padding."""
+    if stride == 0:
+        raise RuntimeError("stride should not be zero")
+    if pad < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {pad}")
+    if pad > ((kernel - 1) * dilation + 1) // 2:
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={pad}, kernel_size={kernel} and dilation={dilation}")
+    span = size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    out = span // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _pool_setup(self, kernel_size, stride, padding, dilation, ceil_mode, op):
+    """Checks and output size for a 2-d pooling of a (C, H, W) or (N, C, H, W) input, in
+    PyTorch's order: (kernel, stride, padding, dilation, (out_h, out_w))."""
+    kernel = _pool_param(kernel_size, "kernel_size", op)
+    stride = _pool_param(stride, "stride", op, allow_empty=True) or kernel
+    padding = _pool_param(padding, "padding", op)
+    if op == "max_pool2d":
+        dilation = _pool_param(dilation, "dilation", op)
+        if self.ndim not in (3, 4):
+            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    else:
+        dilation = (1, 1)
+    if self.ndim < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-builtins.max(self.ndim, 1)}, {builtins.max(self.ndim, 1) - 1}], "
+                         f"but got -3)")
+    out = tuple(_pool_output_size(self.shape[-2 + i], kernel[i], padding[i], stride[i],
+                                  dilation[i], ceil_mode) for i in range(2))
+    if builtins.min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} "
+                           f"kW: {kernel[1]}")
+    if builtins.min(stride) <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {stride[0]} "
+                           f"dW: {stride[1]}")
+    if builtins.min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: "
+                           f"{dilation[0]} dilationW: {dilation[1]}")
+    if self.ndim not in (3, 4) or 0 in self.shape[-3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:{list(self.shape)}")
+    if builtins.min(out) < 1:
+        raise RuntimeError(
+            f"Given input size: ({self.shape[-3]}x{self.shape[-2]}x{self.shape[-1]}). "
+            f"Calculated output size: ({self.shape[-3]}x{out[0]}x{out[1]}). "
+            "Output size is too small")
+    return kernel, stride, padding, dilation, out
+
+
+def _pool_padded(self, kernel, stride, padding, dilation, out, value):
+    """`self` as (N, C, H, W) padded with `value`: `padding` on both sides, and on the right
+    as far as ceil_mode's last window reaches."""
+    batched = self.reshape((builtins.int(np.prod(self.shape[:-3])),) + self.shape[-3:])
+    after = [builtins.max(padding[i], (out[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1)
+                          + 1 - self.shape[-2 + i] - padding[i]) for i in range(2)]
+    return _pad_spatial(batched, padding, after, value)
+
+
+def _window_argmax(flat: np.ndarray) -> np.ndarray:
+    """Where the maximum of each row of the last dim is, PyTorch's way: the first of equal
+    maxima, but a NaN over any number and a later NaN over an earlier one."""
+    where = np.argmax(flat, axis=-1)
+    if flat.dtype.kind == "f":
+        nan = np.isnan(flat)
+        if nan.any():
+            last_nan = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+            where = np.where(nan.any(axis=-1), last_nan, where)
+    return where
+
+
+def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
+                            ceil_mode=False):
+    """The largest value of each window, and where it is as an index into H*W (the first
+    of equal maxima; NaN counts as largest)."""
+    kernel, stride, padding, dilation, out = _pool_setup(
+        self, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
+    low = -np.inf if self.dtype.kind == "f" else (
+        np.iinfo(self.dtype).min if self.dtype.kind in "iu" else False)
+    padded = _pool_padded(self, kernel, stride, padding, dilation, out, low)
+    windows = _windows(padded, kernel, stride, dilation)[:, :, :out[0], :out[1]]
+    flat = windows.reshape(windows.shape[:4] + (kernel[0] * kernel[1],))
+    where = _window_argmax(flat)
+    values = np.take_along_axis(flat, where[..., None], axis=-1)[..., 0]
+    rows = (np.arange(out[0]) * stride[0] - padding[0])[:, None] + where // kernel[1] * dilation[0]
+    cols = (np.arange(out[1]) * stride[1] - padding[1]) + where % kernel[1] * dilation[1]
+    indices = rows * self.shape[-1] + cols
+    shape = self.shape[:-2] + out
+    return (np.ascontiguousarray(values.reshape(shape), self.dtype),
+            indices.reshape(shape).astype(np.int64))
+
+
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
+                                     ceil_mode, indices):
+    """Each window's gradient added to the element its maximum came from."""
+    plane = self.shape[-2] * self.shape[-1]
+    planes = builtins.int(np.prod(self.shape[:-2], dtype=np.int64))
+    flat = indices.reshape(planes, indices.size // builtins.max(planes, 1)) \
+        + (np.arange(planes) * plane)[:, None]
+    grad = np.bincount(flat.ravel(), weights=grad_output.ravel(), minlength=planes * plane)
+    return _array(grad.reshape(self.shape), grad_output.dtype)
+
+
+def _avg_pool_divisors(self, kernel, stride, padding, out, count_include_pad,
+                       divisor_override):
+    """What each window's sum is divided by, as an (out_h, out_w) array: the override, the
+    window's size clipped to the padded input, or its count of real elements."""
+    if divisor_override is not None:
+        return np.full(out, divisor_override, dtype=np.int64)
+    sizes = []
+    for i in range(2):
+        size = self.shape[-2 + i]
+        start = np.arange(out[i]) * stride[i] - padding[i]
+        end = np.minimum(start + kernel[i], size + padding[i])
+        if count_include_pad:
+            sizes.append(end - start)
+        else:
+            sizes.append(np.minimum(end, size) - np.maximum(start, 0))
+    return sizes[0][:, None] * sizes[1][None, :]
+
+
+def _avg_pool_setup(self, kernel_size, stride, padding, ceil_mode, divisor_override):
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    return _pool_setup(self, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
+
+
+def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """The sum of each window over its divisor (see _avg_pool_divisors); integer inputs
+    divide with truncation, as PyTorch's integer kernels do."""
+    kernel, stride, padding, dilation, out = _avg_pool_setup(
+        self, kernel_size, stride, padding, ceil_mode, divisor_override)
+    padded = _pool_padded(self, kernel, stride, padding, dilation, out, 0)
+    windows = _windows(padded, kernel, stride, dilation)[:, :, :out[0], :out[1]]
+    divisors = _avg_pool_divisors(self, kernel, stride, padding, out, count_include_pad,
+                                  divisor_override)
+    if self.dtype.kind == "f":
+        result = windows.sum(axis=(-2, -1)) / divisors.astype(self.dtype)
+    else:
+        result = np.trunc(windows.sum(axis=(-2, -1), dtype=np.int64) / divisors)
+    return np.ascontiguousarray(result.reshape(self.shape[:-2] + out), self.dtype)
+
+
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    """Each window's gradient over its divisor, spread over the elements the window read
+    (one strided add per kernel offset)."""
+    kernel, stride, padding, dilation, out = _avg_pool_setup(
+        self, kernel_size, stride, padding, ceil_mode, divisor_override)
+    divisors = _avg_pool_divisors(self, kernel, stride, padding, out, count_include_pad,
+                                  divisor_override)
+    share = grad_output.reshape((-1,) + grad_output.shape[-3:]) / divisors.astype(
+        grad_output.dtype)
+    reach = [builtins.max(padding[i] + self.shape[-2 + i], (out[i] - 1) * stride[i] + kernel[i])
+             for i in range(2)]
+    padded = np.zeros(share.shape[:2] + tuple(reach), grad_output.dtype)
+    for i, j in np.ndindex(*kernel):
+        padded[:, :, i:i + stride[0] * (out[0] - 1) + 1:stride[0],
+               j:j + stride[1] * (out[1] - 1) + 1:stride[1]] += share
+    grad = padded[:, :, padding[0]:padding[0] + self.shape[-2],
+                  padding[1]:padding[1] + self.shape[-1]]
+    return np.ascontiguousarray(grad.reshape(self.shape), grad_output.dtype)
+
+
+def _adaptive_matrices(self, output_size):
+    """Adaptive pooling as two 0/1 matrices: row o of the H one marks the input rows
+    floor(o H / out_h) .. ceil((o+1) H / out_h) - 1 of output row o (and likewise for W);
+    with the window areas."""
+    if self.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+                           f"{list(self.shape)}")
+    output_size = list(output_size)
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    if builtins.min(output_size) < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater "
+                           f"than or equal to 0 but received {{{output_size[0]}, "
+                           f"{output_size[1]}}}")
+    for dim in range(self.ndim - 2, self.ndim):
+        if self.shape[dim] == 0:
+            raise RuntimeError(
+                f"adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
+                f"dimensions, but input has sizes {list(self.shape)} with dimension {dim} "
+                "being empty")
+    if self.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"adaptive_avg_pool2d\" not implemented for '{_dtype_name(self)}'")
+    matrices, lengths = [], []
+    for size, out in zip(self.shape[-2:], output_size, strict=True):
+        o = np.arange(out)
+        start, end = (o * size) // out, -((-(o + 1) * size) // out)
+        position = np.arange(size)
+        matrices.append(((position >= start[:, None]) & (position < end[:, None]))
+                        .astype(self.dtype))
+        lengths.append(end - start)
+    area = (lengths[0][:, None] * lengths[1][None, :]).astype(self.dtype)
+    return matrices[0], matrices[1], area
+
+
+def _adaptive_avg_pool2d(self, output_size):
+    """Each output cell the mean of its window (see _adaptive_matrices): rows @ x @ colsᵀ."""
+    rows, cols, area = _adaptive_matrices(self, output_size)
+    return np.ascontiguousarray((rows @ self @ cols.T) / area, self.dtype)
+
+
+def _nonempty_grad(grad_output, op: str) -> None:
+    """PyTorch's adaptive pooling backwards refuse a grad_output with an empty H or W."""
+    for dim in range(grad_output.ndim - 2, grad_output.ndim):
+        if grad_output.shape[dim] == 0:
+            raise RuntimeError(
+                f"{op}(): Expected grad_output to have non-zero size for non-batch dimensions, "
+                f"but grad_output has sizes {list(grad_output.shape)} with dimension {dim} "
+                "being empty")
+
+
+def _adaptive_avg_pool2d_backward(grad_output, self):
+    """Each output cell's gradient over its window's area, spread over the window."""
+    _nonempty_grad(grad_output, "adaptive_avg_pool2d_backward")
+    rows, cols, area = _adaptive_matrices(self, grad_output.shape[-2:])
+    return np.ascontiguousarray(rows.T @ (grad_output / area) @ cols, grad_output.dtype)
+
+
+def _adaptive_bounds(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
+    """Adaptive pooling's windows along one dim: output i reads [floor(i size / out),
+    ceil((i + 1) size / out))."""
+    o = np.arange(out)
+    return (o * size) // out, -((-(o + 1) * size) // out)
+
+
+def adaptive_max_pool2d(self, output_size):
+    """The largest value of each adaptive window (see _adaptive_bounds) and its index into
+    H * W. The windows differ in size by at most one, so they are gathered padded to the
+    largest with -inf, and searched as max_pool2d's are."""
+    if self.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{list(self.shape)}")
+    output_size = tuple(builtins.int(v) for v in output_size)
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must "
+                           "be 2")
+    for dim in range(self.ndim - 2, self.ndim):
+        if self.shape[dim] == 0:
+            raise RuntimeError(
+                f"adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
+                f"dimensions, but input has sizes {list(self.shape)} with dimension {dim} "
+                "being empty")
+    shape = self.shape[:-2] + output_size
+    if builtins.min(output_size) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{builtins.min(output_size)}: {list(shape)}")
+    if self.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"adaptive_max_pool2d\" not implemented for '{_dtype_name(self)}'")
+    if 0 in shape:
+        return np.zeros(shape, self.dtype), np.zeros(shape, np.int64)
+    positions, valid = [], []
+    for size, out in zip(self.shape[-2:], output_size, strict=True):
+        start, end = _adaptive_bounds(size, out)
+        at = start[:, None] + np.arange(builtins.int((end - start).max()))
+        valid.append(at < end[:, None])
+        positions.append(np.minimum(at, size - 1))
+    rows, cols = positions
+    planes = self.reshape((builtins.int(np.prod(self.shape[:-2])),) + self.shape[-2:])
+    windows = planes[:, rows[:, :, None, None], cols[None, None, :, :]]  # (P, oh, kh, ow, kw)
+    inside = valid[0][:, :, None, None] & valid[1][None, None, :, :]
+    windows = np.where(inside, windows, -np.inf).astype(self.dtype)
+    flat = windows.transpose(0, 1, 3, 2, 4).reshape(
+        windows.shape[:2] + windows.shape[3:4] + (-1,))
+    where = _window_argmax(flat)
+    values = np.take_along_axis(flat, where[..., None], axis=-1)[..., 0]
+    width = cols.shape[1]
+    o_h, o_w = np.arange(output_size[0])[:, None], np.arange(output_size[1])[None, :]
+    indices = rows[o_h, where // width] * self.shape[-1] + cols[o_w, where % width]
+    return (np.ascontiguousarray(values.reshape(shape), self.dtype),
+            indices.reshape(shape).astype(np.int64))
+
+
+def adaptive_max_pool2d_backward(grad_output, self, indices):
+    """Each output's gradient added to the element its maximum came from."""
+    _nonempty_grad(grad_output, "adaptive_max_pool2d_backward")
+    return max_pool2d_with_indices_backward(grad_output, self, None, None, None, None, None,
+                                            indices)

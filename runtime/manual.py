@@ -839,3 +839,57 @@ def padding_backward(ops: Any, grad: Any, input_shape: Sequence[int],
 
 # The ops the helpers above call, added to the list at the top of this file.
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"constant_pad_nd"}))
+# -- convolution and pooling (conv/pool area) ------------------------------------------------
+
+def convolution_double_backward(ops: Any, grad_grad_input: Any, grad_grad_weight: Any,
+                                grad_grad_bias: Any, grad_output: Any, weight: Any, input: Any,
+                                stride: Sequence[int], padding: Sequence[int],
+                                dilation: Sequence[int], transposed: bool,
+                                output_padding: Sequence[int], groups: int,
+                                grad_input_mask: Sequence[bool]) -> tuple[Any, Any, Any]:
+    """Gradients of convolution_backward's (grad_input, grad_weight, grad_bias) with respect
+    to grad_output, input and weight, in that order.
+
+    With y = conv(x, w) + b, grad_input is linear in (grad_output, w), grad_weight in
+    (x, grad_output) and grad_bias in grad_output, so each term is a convolution or a
+    convolution_backward again: <gg_x, grad_input(g, w)> = <conv(gg_x, w), g>
+    = <grad_weight(gg_x, g), w>, and <gg_w, grad_weight(x, g)> = <conv(x, gg_w), g>
+    = <grad_input(g, gg_w), x>. Gradients that were not given (None) add nothing.
+    """
+    conv = (stride, padding, dilation, transposed, output_padding, groups)
+    grad_for_output = grad_for_input = grad_for_weight = None
+    if grad_input_mask[0]:
+        grad_for_output = zeros_like(ops, grad_output)
+        if grad_grad_input is not None:
+            grad_for_output = grad_for_output + ops.convolution(grad_grad_input, weight, None,
+                                                                *conv)
+        if grad_grad_weight is not None:
+            grad_for_output = grad_for_output + ops.convolution(input, grad_grad_weight, None,
+                                                                *conv)
+        if grad_grad_bias is not None:
+            shape = [1, -1] + [1] * (grad_output.ndim - 2)
+            grad_for_output = grad_for_output + ops.reshape(grad_grad_bias, shape)
+    if grad_input_mask[1]:
+        grad_for_input = zeros_like(ops, input)
+        if grad_grad_weight is not None:
+            grad_for_input = ops.convolution_backward(grad_output, input, grad_grad_weight, None,
+                                                      *conv, (True, False, False))[0]
+    if grad_input_mask[2]:
+        grad_for_weight = zeros_like(ops, weight)
+        if grad_grad_input is not None:
+            grad_for_weight = ops.convolution_backward(grad_output, grad_grad_input, weight, None,
+                                                       *conv, (False, True, False))[1]
+    return grad_for_output, grad_for_input, grad_for_weight
+
+
+def max_pool_double_backward(ops: Any, grad: Any, indices: Any, dim: int) -> Any:
+    """d/d(grad_output) of max pooling's backward, and max pooling's forward-mode derivative:
+    each output reads `grad` at the position its maximum came from (indices into the last
+    `dim` dims, flattened)."""
+    lead = list(indices.shape[:indices.ndim - dim])
+    picked = ops.gather(ops.reshape(grad, lead + [-1]), -1, ops.reshape(indices, lead + [-1]))
+    return ops.reshape(picked, list(indices.shape))
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"convolution", "convolution_backward",
+                                                        "gather"}))

@@ -46,6 +46,17 @@ from runtime.composite import (
     softmin,
     softplus,
 )
+from runtime.nn.conv import conv1d, conv2d
+from runtime.nn.pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout",
@@ -55,6 +66,8 @@ __all__ = [
     "batch_norm", "cosine_similarity", "elu", "glu", "hardsigmoid", "hardswish", "hardtanh",
     "huber_loss", "kl_div", "leaky_relu", "logsigmoid", "mish", "normalize", "one_hot", "pad",
     "relu6", "scaled_dot_product_attention", "silu", "softmin", "softplus",
+    "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
 ]
 
 
