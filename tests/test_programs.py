@@ -38,16 +38,6 @@ NAMES = sorted(path.name for path in PROGRAMS.glob("*.py"))
 # (strict xfail, so the integrator sees it flip once the pieces are merged, then removes
 # this set).
 NEEDS_OTHER_WORK = {
-    "lpwe_autograd.py",  # torch.set_default_device
-    "lpwe_optim.py",  # optim.RMSprop
-    "quickstart.py",  # torch.utils.data (TensorDataset, DataLoader), torch.save / torch.load
-    "lenet.py",  # nn.Conv2d, F.max_pool2d
-    "cifar_classifier.py",  # nn.Conv2d, nn.MaxPool2d, DataLoader(shuffle=True), save / load
-    "char_rnn.py",  # Tensor.topk (the rest of the program matches torch)
-    "mnist.py",  # nn.Conv2d, F.max_pool2d, optim.Adadelta, lr_scheduler.StepLR, DataLoader
-    "vae.py",  # torch.utils.data (TensorDataset, DataLoader(shuffle=True))
-    "gpt.py",  # torch.tril (the rest, multinomial sampling included, matches torch)
-    "micrograd_test.py",  # the legacy constructor torch.Tensor([-4.0])
     # Not another worker's feature but a bug in main: the backward of relu on a 0-dim
     # tensor raises TypeError in kernels.threshold_backward (np.negative of a 0-d array is
     # a numpy scalar, and `out=` rejects it); vmap(grad(f)) of the torch.func docstring
