@@ -51,6 +51,18 @@ def tinymodel_steps(batches: list[int], repeat: int) -> dict:
     return results
 
 
+def mlp_steps(batches: list[int], repeat: int) -> dict:
+    """Seconds per training step of an MLP with cross-entropy and Adam (issue 14)."""
+    results: dict[str, dict[int, float]] = {}
+    for batch in batches:
+        weights, x, target = systems.mlp_inputs(batch)
+        steps = {name: make(weights, x, target, LR)
+                 for name, make in systems.MLP_STEPS.items()}
+        for name, seconds in median_times(steps, repeats(batch, repeat)).items():
+            results.setdefault(name, {})[batch] = seconds
+    return results
+
+
 def backward_vs_batch(batches: list[int], repeat: int) -> dict:
     """gradgen's backward alone, per batch size, with a least-squares fit a + b * batch."""
     times = {}
@@ -123,7 +135,7 @@ def step_memory(batch: int) -> dict:
     """Peak transient memory of one training step (tracemalloc: numpy-based systems)."""
     results = {}
     weights, x, y = systems.tinymodel_inputs(batch)
-    for name in ("numpy", "gradgen", "autograd"):
+    for name in ("numpy", "gradgen", "compiled", "autograd"):
         make = systems.STEPS.get(name)
         step = make(weights, x, y, LR) if make else None
         if step is None:
@@ -192,7 +204,19 @@ def goals(results: dict) -> list[str]:
         shown = {k: f"{v:.2f}{unit}" if unit else f"{v:.0f}" for k, v in values.items()}
         met = "yes" if values["gradgen"] <= goal else "no"
         lines.append(f"| {name} | {goal_text} | {shown['gradgen']} | {met} | {shown['torch']} |")
+    if "compiled" in steps:
+        lines += ["", "Issue 14's goals, for `runtime.compile`'s step (same run, same table "
+                  "below):", "", "| measure | goal | compiled | met |", "|---|---:|---:|---|"]
+        for batch, goal in COMPILED_GOALS.items():
+            if batch in floor:
+                ratio = steps["compiled"][batch] / floor[batch]
+                lines.append(f"| compiled TinyModel step, batch {batch} | ≤ {goal}× | "
+                             f"{ratio:.2f}× | {'yes' if ratio <= goal else 'no'} |")
     return lines + [""]
+
+
+# Issue 14's goals: the compiled step as a ratio to the numpy floor, per batch.
+COMPILED_GOALS = {16: 1.10, 256: 1.03, 4096: 1.03}
 
 
 def report(results: dict, quick: bool) -> str:
@@ -217,14 +241,15 @@ def report(results: dict, quick: bool) -> str:
     ]
     steps = results["steps"]
     batches = sorted(steps["numpy"])
-    names = [n for n in ("gradgen", "torch", "autograd", "numpy") if n in steps]
-    lines.append("| batch | " + " | ".join(names) + " |")
-    lines.append("|---:|" + "---:|" * len(names))
-    for batch in batches:
-        floor = steps["numpy"][batch]
-        cells = [f"{steps[n][batch] * 1e3:.3f} ms ({_ratio(steps[n][batch], floor)})"
-                 for n in names]
-        lines.append(f"| {batch} | " + " | ".join(cells) + " |")
+    lines += _step_table(steps, batches)
+    mlp = results.get("mlp_steps")
+    if mlp:
+        lines += ["", "## MLP training step (Linear 1000→100, ReLU, Linear 100→100, ReLU, "
+                  "Linear 100→10, cross-entropy on class indices, backward, Adam lr 1e-3, "
+                  "float32)", "",
+                  "`compiled` is `runtime.compile` of gradgen's step (docs/compile.md); numpy "
+                  "and HIPS autograd compute the softmax cross-entropy and Adam by hand.", ""]
+        lines += _step_table(mlp, sorted(mlp["numpy"]))
     lines += ["", f"## Per op and per node (a chain of {results['chain_length']:,} tiny "
               "elementwise ops, `y = y * 1.0001` on 4 floats)", "",
               "Python's garbage collector on, as in a program, and off: gradgen's graph is "
@@ -278,6 +303,18 @@ def report(results: dict, quick: bool) -> str:
     return "\n".join(lines)
 
 
+def _step_table(steps: dict, batches: list[int]) -> list[str]:
+    """Milliseconds per step and the ratio to numpy, a column per system."""
+    names = [n for n in ("gradgen", "compiled", "torch", "autograd", "numpy") if n in steps]
+    lines = ["| batch | " + " | ".join(names) + " |", "|---:|" + "---:|" * len(names)]
+    for batch in batches:
+        floor = steps["numpy"][batch]
+        cells = [f"{steps[n][batch] * 1e3:.3f} ms ({_ratio(steps[n][batch], floor)})"
+                 for n in names]
+        lines.append(f"| {batch} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _fixed_share(fit: dict, batch: int) -> float:
     """The fitted fixed cost as a share of the fitted backward time at `batch`."""
     return fit["fixed"] / (fit["fixed"] + fit["per_sample"] * batch)
@@ -311,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     results = {
         "machine": machine(),
         "steps": tinymodel_steps(batches, repeat),
+        "mlp_steps": mlp_steps(batches, repeat // 2 if not quick else repeat),
         "chain_length": 100 if quick else 1_000,
         "chain": chain_costs(100 if quick else 1_000, 3 if quick else 50),
         "long_chain_length": length,

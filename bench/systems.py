@@ -1,7 +1,9 @@
-"""The same work written for each system: gradgen, torch, HIPS autograd and plain numpy.
+"""The same work written for each system: gradgen (eager, and compiled with runtime.compile),
+torch, HIPS autograd and plain numpy.
 
 Each `STEPS[name](weights, x, y, lr)` returns a function that runs one training step of
-the seed's TinyModel; `CHAINS[name](n)` a builder for a chain of n tiny ops;
+the seed's TinyModel; `MLP_STEPS[name](weights, x, target, lr)` one of an MLP with
+cross-entropy and Adam; `CHAINS[name](n)` a builder for a chain of n tiny ops;
 `LONG_CHAINS[name](n)` measures a long chain's time and memory.
 """
 
@@ -124,8 +126,136 @@ def numpy_step(weights: Weights, x: np.ndarray, y: np.ndarray, lr: float) -> Cal
     return step
 
 
+def compiled_step(weights: Weights, x: np.ndarray, y: np.ndarray, lr: float) -> Callable:
+    """gradgen's step through runtime.compile: traced on its first call (a warm-up call),
+    then the generated function."""
+    import runtime
+
+    return runtime.compile(_module_step(runtime, weights, x, y, lr))
+
+
 STEPS: dict[str, Callable] = {
-    "gradgen": gradgen_step, "torch": torch_step, "autograd": autograd_step, "numpy": numpy_step,
+    "gradgen": gradgen_step, "compiled": compiled_step, "torch": torch_step,
+    "autograd": autograd_step, "numpy": numpy_step,
+}
+
+
+# -- an MLP with cross-entropy and Adam ------------------------------------------------------
+
+MlpWeights = tuple[np.ndarray, ...]
+
+
+def mlp_inputs(batch: int) -> tuple[MlpWeights, np.ndarray, np.ndarray]:
+    """Linear 1000→100, ReLU, Linear 100→100, ReLU, Linear 100→10; class-index targets."""
+    from bench.common import DIM_IN, DIM_OUT, HIDDEN
+
+    rng = np.random.default_rng(batch + 1)
+    weights = init_weights(rng, DIM_IN, HIDDEN, HIDDEN) + \
+        init_weights(rng, HIDDEN, HIDDEN, DIM_OUT)[2:]
+    x = rng.standard_normal((batch, DIM_IN)).astype(np.float32)
+    target = rng.integers(0, DIM_OUT, batch)
+    return weights, x, target
+
+
+def _module_mlp_step(lib, weights: MlpWeights, x: np.ndarray, target: np.ndarray,
+                     lr: float) -> Callable:
+    linears = [lib.nn.Linear(w.shape[1], w.shape[0]) for w in weights[::2]]
+    model = lib.nn.Sequential(linears[0], lib.nn.ReLU(), linears[1], lib.nn.ReLU(), linears[2])
+    with lib.no_grad():
+        for parameter, value in zip(model.parameters(), weights, strict=True):
+            parameter.copy_(lib.tensor(value))
+    optimizer = lib.optim.Adam(model.parameters(), lr=lr)
+    inputs, labels = lib.tensor(x), lib.tensor(target)
+
+    def step() -> None:
+        optimizer.zero_grad()
+        loss = lib.nn.functional.cross_entropy(model(inputs), labels)
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+class _Adam:
+    """Adam by hand on arrays, in PyTorch's order of operations."""
+
+    def __init__(self, params: list[np.ndarray], lr: float, betas=(0.9, 0.999),
+                 eps: float = 1e-8) -> None:
+        self.params, self.lr, self.betas, self.eps = params, lr, betas, eps
+        self.m = [np.zeros_like(p) for p in params]
+        self.v = [np.zeros_like(p) for p in params]
+        self.t = 0
+
+    def step(self, grads: list[np.ndarray]) -> None:
+        self.t += 1
+        beta1, beta2 = self.betas
+        correction1 = 1 - beta1 ** self.t
+        correction2 = (1 - beta2 ** self.t) ** 0.5
+        for p, g, m, v in zip(self.params, grads, self.m, self.v, strict=True):
+            m += (1 - beta1) * (g - m)
+            v *= beta2
+            v += (1 - beta2) * (g * g)
+            p -= (self.lr / correction1) * (m / (np.sqrt(v) / correction2 + self.eps))
+
+
+def numpy_mlp_step(weights: MlpWeights, x: np.ndarray, target: np.ndarray,
+                   lr: float) -> Callable:
+    """The floor: forward, softmax cross-entropy, backward and Adam, by hand."""
+    params = [w.copy() for w in weights]
+    adam = _Adam(params, lr)
+    rows = np.arange(len(target))
+
+    def step() -> None:
+        w1, b1, w2, b2, w3, b3 = params
+        h1_pre = x @ w1.T + b1
+        h1 = np.maximum(h1_pre, 0)
+        h2_pre = h1 @ w2.T + b2
+        h2 = np.maximum(h2_pre, 0)
+        logits = h2 @ w3.T + b3
+        shifted = logits - logits.max(1, keepdims=True)
+        log_p = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+        _loss = -log_p[rows, target].mean()
+        d_logits = np.exp(log_p)
+        d_logits[rows, target] -= 1
+        d_logits /= len(target)
+        d_h2 = d_logits @ w3
+        d_h2 *= h2_pre > 0
+        d_h1 = d_h2 @ w2
+        d_h1 *= h1_pre > 0
+        adam.step([d_h1.T @ x, d_h1.sum(0), d_h2.T @ h1, d_h2.sum(0), d_logits.T @ h2,
+                   d_logits.sum(0)])
+
+    return step
+
+
+def autograd_mlp_step(weights: MlpWeights, x: np.ndarray, target: np.ndarray,
+                      lr: float) -> Callable:
+    import autograd.numpy as anp
+    from autograd import grad
+
+    rows = np.arange(len(target))
+
+    def loss(params):
+        w1, b1, w2, b2, w3, b3 = params
+        h1 = anp.maximum(anp.dot(x, w1.T) + b1, 0.0)
+        h2 = anp.maximum(anp.dot(h1, w2.T) + b2, 0.0)
+        logits = anp.dot(h2, w3.T) + b3
+        shifted = logits - anp.max(logits, axis=1, keepdims=True)
+        log_p = shifted - anp.log(anp.sum(anp.exp(shifted), axis=1, keepdims=True))
+        return -anp.mean(log_p[rows, target])
+
+    gradient = grad(loss)
+    params = [w.copy() for w in weights]
+    adam = _Adam(params, lr)
+    return lambda: adam.step(gradient(params))
+
+
+MLP_STEPS: dict[str, Callable] = {
+    "gradgen": lambda *a: _module_mlp_step(_lib("gradgen"), *a),
+    "compiled": lambda *a: _lib("gradgen").compile(_module_mlp_step(_lib("gradgen"), *a)),
+    "torch": lambda *a: _module_mlp_step(_lib("torch"), *a),
+    "autograd": autograd_mlp_step,
+    "numpy": numpy_mlp_step,
 }
 
 

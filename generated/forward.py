@@ -149,6 +149,66 @@ __all__ = [
     "embedding_dense_backward",
     "native_layer_norm",
     "native_layer_norm_backward",
+    "native_batch_norm",
+    "silu",
+    "mish",
+    "elu",
+    "elu_",
+    "hardtanh",
+    "hardsigmoid",
+    "hardswish",
+    "log_sigmoid_forward",
+    "glu",
+    "huber_loss",
+    "constant_pad_nd",
+    "leaky_relu_",
+    "reflection_pad1d",
+    "reflection_pad2d",
+    "reflection_pad3d",
+    "replication_pad1d",
+    "replication_pad2d",
+    "replication_pad3d",
+    "cumsum",
+    "cumprod",
+    "sort_default",
+    "sort_stable",
+    "topk",
+    "tril",
+    "triu",
+    "log2",
+    "log10",
+    "floor",
+    "ceil",
+    "round_default",
+    "round_decimals",
+    "trunc",
+    "frac",
+    "roll",
+    "masked_select",
+    "scatter_src",
+    "scatter_value",
+    "lerp_Scalar",
+    "lerp_Tensor",
+    "addcmul",
+    "addcdiv",
+    "var_mean_correction",
+    "std_mean_correction",
+    "remainder_Scalar",
+    "remainder_Tensor",
+    "fmod_Scalar",
+    "fmod_Tensor",
+    "linalg_inv_ex",
+    "linalg_solve_ex",
+    "convolution",
+    "convolution_backward",
+    "max_pool2d_with_indices",
+    "max_pool2d_with_indices_backward",
+    "avg_pool2d",
+    "avg_pool2d_backward",
+    "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool2d_backward",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_backward",
 ]
 
 
@@ -1425,3 +1485,599 @@ def native_layer_norm_backward(grad_out_p, grad_out_t, input_p, input_t, normali
     """
     result0_t, result1_t, result2_t = manual.layer_norm_backward_jvp(ops, grad_out_p, grad_out_t, input_p, input_t, weight_p, weight_t, mean_p, rstd_p, normalized_shape)
     return result0_t, result1_t, result2_t
+
+
+def native_batch_norm(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean_p, running_var_p, training, momentum, eps, result0, result1, result2):
+    """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_batch_norm
+    result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, training, eps)
+    """
+    result0_t = manual.batch_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, training, eps)
+    return result0_t, None, None
+
+
+def silu(self_p, self_t, result):
+    """silu(Tensor self) -> Tensor
+
+    derivatives.yaml, entry silu
+    result: auto_element_wise, from self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))
+    """
+    return self_t * ops.sigmoid(self_p) * (1 + self_p * (1 - ops.sigmoid(self_p)))
+
+
+def mish(self_p, self_t, result):
+    """mish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry mish
+    result: auto_element_wise, from self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))
+    """
+    return self_t * (ops.tanh(ops.softplus(self_p)) + self_p * ops.sigmoid(self_p) * (1 - ops.tanh(ops.softplus(self_p)) * ops.tanh(ops.softplus(self_p))))
+
+
+def elu(self_p, self_t, alpha, scale, input_scale, result):
+    """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
+
+    derivatives.yaml, entry elu
+    result: auto_element_wise, from self: where(self > 0, grad * scale, grad * exp(self * input_scale) * (alpha * scale * input_scale))
+    """
+    return ops.where(self_p > 0, self_t * scale, self_t * ops.exp(self_p * input_scale) * (alpha * scale * input_scale))
+
+
+def elu_(self_p, self_t, alpha, scale, input_scale, result):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
+
+    derivatives.yaml, entry elu_
+    result: self_t * where(result > 0, scale, (result + alpha * scale) * input_scale)
+    """
+    return self_t * ops.where(result > 0, scale, (result + alpha * scale) * input_scale)
+
+
+def hardtanh(self_p, self_t, min_val, max_val, result):
+    """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+
+    derivatives.yaml, entry hardtanh
+    result: auto_element_wise, from self: where(logical_and(self > min_val, self < max_val), grad, 0)
+    """
+    return ops.where(ops.logical_and(self_p > min_val, self_p < max_val), self_t, 0)
+
+
+def hardsigmoid(self_p, self_t, result):
+    """hardsigmoid(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardsigmoid
+    result: auto_element_wise, from self: where(logical_and(self > -3, self < 3), grad * 0.1666666716337204, 0)
+    """
+    return ops.where(ops.logical_and(self_p > -3, self_p < 3), self_t * 0.1666666716337204, 0)
+
+
+def hardswish(self_p, self_t, result):
+    """hardswish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardswish
+    result: auto_element_wise, from self: where(self <= -3, 0, where(self < 3, grad * (self / 3 + 0.5), grad))
+    """
+    return ops.where(self_p <= -3, 0, ops.where(self_p < 3, self_t * (self_p / 3 + 0.5), self_t))
+
+
+def log_sigmoid_forward(self_p, self_t, output, buffer):
+    """log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)
+
+    derivatives.yaml, entry log_sigmoid_forward
+    output: self_t * sigmoid(-self_p)
+    """
+    output_t = self_t * ops.sigmoid(-self_p)
+    return output_t, None
+
+
+def glu(self_p, self_t, dim, result):
+    """glu(Tensor self, int dim=-1) -> Tensor
+
+    derivatives.yaml, entry glu
+    result: glu_jvp(self_p, self_t, dim)
+    """
+    return manual.glu_jvp(ops, self_p, self_t, dim)
+
+
+def huber_loss(self_p, self_t, target_p, target_t, reduction, delta, result):
+    """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor
+
+    derivatives.yaml, entry huber_loss
+    result: apply_loss_reduction((self_t - target_t) * clamp(self_p - target_p, -delta, delta), reduction)
+    """
+    return manual.apply_loss_reduction(ops, (self_t - target_t) * ops.clamp(self_p - target_p, -delta, delta), reduction)
+
+
+def constant_pad_nd(self_p, self_t, pad, value, result):
+    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
+
+    derivatives.yaml, entry constant_pad_nd
+    result: constant_pad_nd(self_t, pad, 0)
+    """
+    return ops.constant_pad_nd(self_t, pad, 0)
+
+
+def leaky_relu_(self_p, self_t, negative_slope, result):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
+
+    derivatives.yaml, entry leaky_relu_
+    result: leaky_relu_backward(self_t, result, negative_slope, True)
+    """
+    return ops.leaky_relu_backward(self_t, result, negative_slope, True)
+
+
+def reflection_pad1d(self_p, self_t, padding, result):
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad1d
+    result: auto_linear
+    """
+    return ops.reflection_pad1d(self_t, padding)
+
+
+def reflection_pad2d(self_p, self_t, padding, result):
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad2d
+    result: auto_linear
+    """
+    return ops.reflection_pad2d(self_t, padding)
+
+
+def reflection_pad3d(self_p, self_t, padding, result):
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad3d
+    result: auto_linear
+    """
+    return ops.reflection_pad3d(self_t, padding)
+
+
+def replication_pad1d(self_p, self_t, padding, result):
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad1d
+    result: auto_linear
+    """
+    return ops.replication_pad1d(self_t, padding)
+
+
+def replication_pad2d(self_p, self_t, padding, result):
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad2d
+    result: auto_linear
+    """
+    return ops.replication_pad2d(self_t, padding)
+
+
+def replication_pad3d(self_p, self_t, padding, result):
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad3d
+    result: auto_linear
+    """
+    return ops.replication_pad3d(self_t, padding)
+
+
+def cumsum(self_p, self_t, dim, dtype, result):
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumsum
+    result: auto_linear
+    """
+    return ops.cumsum(self_t, dim, dtype=dtype)
+
+
+def cumprod(self_p, self_t, dim, dtype, result):
+    """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumprod
+    result: self_t.to(result.dtype) if self_p.ndim == 0 else (self_t.transpose(dim, -1).unsqueeze(-1) * ((ones_like(self_p.transpose(dim, -1)).unsqueeze(-1) * self_p.transpose(dim, -1).unsqueeze(-2)).tril(-1) + (ones_like(self_p.transpose(dim, -1)).unsqueeze(-1) * self_p.transpose(dim, -1).unsqueeze(-2)).triu(1) + (ones_like(self_p.transpose(dim, -1)).unsqueeze(-1) * ones_like(self_p.transpose(dim, -1)).unsqueeze(-2)).tril().triu()).cumprod(-1)).triu().sum(-2).transpose(dim, -1).to(result.dtype)
+    """
+    return ops.to(self_t, result.dtype) if self_p.ndim == 0 else ops.to(ops.transpose(ops.sum(ops.triu(ops.unsqueeze(ops.transpose(self_t, dim, -1), -1) * ops.cumprod(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_p, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_p, dim, -1), -2), -1) + ops.triu(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_p, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_p, dim, -1), -2), 1) + ops.triu(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_p, dim, -1)), -1) * ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_p, dim, -1)), -2))), -1)), -2), dim, -1), result.dtype)
+
+
+def sort_default(self_p, self_t, dim, descending, values, indices):
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry sort
+    values: gather(self_t, dim, indices)
+    """
+    values_t = ops.gather(self_t, dim, indices)
+    return values_t, None
+
+
+def sort_stable(self_p, self_t, stable, dim, descending, values, indices):
+    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry sort.stable
+    values: gather(self_t, dim, indices)
+    """
+    values_t = ops.gather(self_t, dim, indices)
+    return values_t, None
+
+
+def topk(self_p, self_t, k, dim, largest, sorted, values, indices):
+    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry topk
+    values: gather(self_t, dim, indices)
+    """
+    values_t = ops.gather(self_t, dim, indices)
+    return values_t, None
+
+
+def tril(self_p, self_t, diagonal, result):
+    """tril(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry tril
+    result: auto_linear
+    """
+    return ops.tril(self_t, diagonal)
+
+
+def triu(self_p, self_t, diagonal, result):
+    """triu(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry triu
+    result: auto_linear
+    """
+    return ops.triu(self_t, diagonal)
+
+
+def log2(self_p, self_t, result):
+    """log2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log2
+    result: auto_element_wise, from self: grad / (self * 0.6931471805599453)
+    """
+    return self_t / (self_p * 0.6931471805599453)
+
+
+def log10(self_p, self_t, result):
+    """log10(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log10
+    result: auto_element_wise, from self: grad / (self * 2.302585092994046)
+    """
+    return self_t / (self_p * 2.302585092994046)
+
+
+def floor(self_p, self_t, result):
+    """floor(Tensor self) -> Tensor
+
+    derivatives.yaml, entry floor
+    result: auto_element_wise, from self: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def ceil(self_p, self_t, result):
+    """ceil(Tensor self) -> Tensor
+
+    derivatives.yaml, entry ceil
+    result: auto_element_wise, from self: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def round_default(self_p, self_t, result):
+    """round(Tensor self) -> Tensor
+
+    derivatives.yaml, entry round
+    result: auto_element_wise, from self: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def round_decimals(self_p, self_t, decimals, result):
+    """round.decimals(Tensor self, *, int decimals) -> Tensor
+
+    derivatives.yaml, entry round.decimals
+    result: auto_element_wise, from self: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def trunc(self_p, self_t, result):
+    """trunc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry trunc
+    result: auto_element_wise, from self: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def frac(self_p, self_t, result):
+    """frac(Tensor self) -> Tensor
+
+    derivatives.yaml, entry frac
+    result: self_t.clone()
+    """
+    return ops.clone(self_t)
+
+
+def roll(self_p, self_t, shifts, dims, result):
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
+
+    derivatives.yaml, entry roll
+    result: auto_linear
+    """
+    return ops.roll(self_t, shifts, dims)
+
+
+def masked_select(self_p, self_t, mask_p, result):
+    """masked_select(Tensor self, Tensor mask) -> Tensor
+
+    derivatives.yaml, entry masked_select
+    result: auto_linear
+    """
+    return ops.masked_select(self_t, mask_p)
+
+
+def scatter_src(self_p, self_t, dim, index_p, src_p, src_t, result):
+    """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml, entry scatter.src
+    result: self_t.scatter(dim, index_p, src_t)
+    """
+    return ops.scatter(self_t, dim, index_p, src_t)
+
+
+def scatter_value(self_p, self_t, dim, index_p, value, result):
+    """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+
+    derivatives.yaml, entry scatter.value
+    result: self_t.scatter(dim, index_p, 0)
+    """
+    return ops.scatter(self_t, dim, index_p, 0)
+
+
+def lerp_Scalar(self_p, self_t, end_p, end_t, weight, result):
+    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Scalar
+    result: lerp(self_t, end_t, weight)
+    """
+    return ops.lerp(self_t, end_t, weight)
+
+
+def lerp_Tensor(self_p, self_t, end_p, end_t, weight_p, weight_t, result):
+    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Tensor
+    result: lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
+    """
+    total = None
+    term = ops.lerp(self_t, end_t, weight_p)
+    total = term if total is None else total + term
+    if forward_grad.defined(weight_t):
+        term = weight_t * (end_p - self_p)
+        total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def addcmul(self_p, self_t, tensor1_p, tensor1_t, tensor2_p, tensor2_t, value, result):
+    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcmul
+    result: self_t + maybe_multiply(tensor1_t * tensor2_p, value) + maybe_multiply(tensor2_t * tensor1_p, value)
+    """
+    total = None
+    if forward_grad.defined(self_t):
+        term = self_t
+        total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, tensor1_t * tensor2_p, value)
+    total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, tensor2_t * tensor1_p, value)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def addcdiv(self_p, self_t, tensor1_p, tensor1_t, tensor2_p, tensor2_t, value, result):
+    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcdiv
+    result: self_t + maybe_multiply(tensor1_t / tensor2_p, value) - maybe_multiply(tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)
+    """
+    total = None
+    if forward_grad.defined(self_t):
+        term = self_t
+        total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, tensor1_t / tensor2_p, value)
+    total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)
+    total = -term if total is None else total - term
+    return forward_grad.complete(total, result)
+
+
+def var_mean_correction(self_p, self_t, dim, correction, keepdim, result0, result1):
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry var_mean.correction
+    result0: var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim)
+    result1: mean(self_t, dim, keepdim)
+    """
+    result0_t = ops.sum(manual.var_backward(ops, self_t, self_p, dim, correction, True), dim, keepdim)
+    result1_t = ops.mean(self_t, dim, keepdim)
+    return result0_t, result1_t
+
+
+def std_mean_correction(self_p, self_t, dim, correction, keepdim, result0, result1):
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry std_mean.correction
+    result0: where(result0 == 0, 0, var_backward(self_t, self_p, dim, correction, True).sum(dim, keepdim) / (2 * result0))
+    result1: mean(self_t, dim, keepdim)
+    """
+    result0_t = ops.where(result0 == 0, 0, ops.sum(manual.var_backward(ops, self_t, self_p, dim, correction, True), dim, keepdim) / (2 * result0))
+    result1_t = ops.mean(self_t, dim, keepdim)
+    return result0_t, result1_t
+
+
+def remainder_Scalar(self_p, self_t, other, result):
+    """remainder.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry remainder.Scalar
+    result: auto_element_wise, from self: grad
+    """
+    return self_t
+
+
+def remainder_Tensor(self_p, self_t, other_p, other_t, result):
+    """remainder.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry remainder.Tensor
+    result: self_t - other_t * (self_p / other_p).floor()
+    """
+    total = None
+    if forward_grad.defined(self_t):
+        term = self_t
+        total = term if total is None else total + term
+    if forward_grad.defined(other_t):
+        term = other_t * ops.floor(self_p / other_p)
+        total = -term if total is None else total - term
+    return forward_grad.complete(total, result)
+
+
+def fmod_Scalar(self_p, self_t, other, result):
+    """fmod.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry fmod.Scalar
+    result: auto_element_wise, from self: grad
+    """
+    return self_t
+
+
+def fmod_Tensor(self_p, self_t, other_p, other_t, result):
+    """fmod.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmod.Tensor
+    result: self_t - other_t * trunc(self_p / other_p)
+    """
+    total = None
+    if forward_grad.defined(self_t):
+        term = self_t
+        total = term if total is None else total + term
+    if forward_grad.defined(other_t):
+        term = other_t * ops.trunc(self_p / other_p)
+        total = -term if total is None else total - term
+    return forward_grad.complete(total, result)
+
+
+def linalg_inv_ex(A_p, A_t, check_errors, inverse, info):
+    """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
+
+    derivatives.yaml, entry linalg_inv_ex
+    inverse: -(inverse.unsqueeze(-1) * (A_t.unsqueeze(-1) * inverse.unsqueeze(-3)).sum(-2).unsqueeze(-3)).sum(-2)
+    """
+    inverse_t = -ops.sum(ops.unsqueeze(inverse, -1) * ops.unsqueeze(ops.sum(ops.unsqueeze(A_t, -1) * ops.unsqueeze(inverse, -3), -2), -3), -2)
+    return inverse_t, None
+
+
+def linalg_solve_ex(A_p, A_t, B_p, B_t, left, check_errors, result, info):
+    """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+
+    derivatives.yaml, entry linalg_solve_ex
+    result: linalg_solve_ex(A_p, B_t - (A_t * result.unsqueeze(-2)).sum(-1))[0] if B_p.ndim == 1 or B_p.shape == A_p.shape[:-1] else linalg_solve_ex(A_p, B_t - ((A_t.unsqueeze(-1) * result.unsqueeze(-3)).sum(-2) if left else (result.unsqueeze(-1) * A_t.unsqueeze(-3)).sum(-2)), left=left)[0]
+    """
+    result_t = ops.linalg_solve_ex(A_p, B_t - ops.sum(A_t * ops.unsqueeze(result, -2), -1))[0] if B_p.ndim == 1 or B_p.shape == A_p.shape[:-1] else ops.linalg_solve_ex(A_p, B_t - (ops.sum(ops.unsqueeze(A_t, -1) * ops.unsqueeze(result, -3), -2) if left else ops.sum(ops.unsqueeze(result, -1) * ops.unsqueeze(A_t, -3), -2)), left=left)[0]
+    return result_t, None
+
+
+def convolution(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride, padding, dilation, transposed, output_padding, groups, result):
+    """convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
+
+    derivatives.yaml, entry convolution
+    result: convolution(input_t, weight_p, bias_t, stride, padding, dilation, transposed, output_padding, groups) + convolution(input_p, weight_t, None, stride, padding, dilation, transposed, output_padding, groups)
+    """
+    return ops.convolution(input_t, weight_p, bias_t, stride, padding, dilation, transposed, output_padding, groups) + ops.convolution(input_p, weight_t, None, stride, padding, dilation, transposed, output_padding, groups)
+
+
+def convolution_backward(grad_output_p, grad_output_t, input_p, input_t, weight_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask, result0, result1, result2):
+    """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry convolution_backward
+    result0: convolution_backward(grad_output_p, input_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[0] + convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[0]
+    result1: convolution_backward(grad_output_p, input_t, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[1] + convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[1]
+    result2: convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[2]
+    """
+    result0_t = ops.convolution_backward(grad_output_p, input_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[0] + ops.convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[0]
+    result1_t = ops.convolution_backward(grad_output_p, input_t, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[1] + ops.convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[1]
+    result2_t = ops.convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)[2]
+    return result0_t, result1_t, result2_t
+
+
+def max_pool2d_with_indices(self_p, self_t, kernel_size, stride, padding, dilation, ceil_mode, result0, result1):
+    """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry max_pool2d_with_indices
+    result0: max_pool_double_backward(self_t, result1, 2)
+    """
+    result0_t = manual.max_pool_double_backward(ops, self_t, result1, 2)
+    return result0_t, None
+
+
+def max_pool2d_with_indices_backward(grad_output_p, grad_output_t, self_p, self_t, kernel_size, stride, padding, dilation, ceil_mode, indices_p, result):
+    """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry max_pool2d_with_indices_backward
+    result: auto_linear
+    """
+    return ops.max_pool2d_with_indices_backward(grad_output_t, self_t, kernel_size, stride, padding, dilation, ceil_mode, indices_p)
+
+
+def avg_pool2d(self_p, self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result):
+    """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+
+    derivatives.yaml, entry avg_pool2d
+    result: auto_linear
+    """
+    return ops.avg_pool2d(self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result):
+    """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+
+    derivatives.yaml, entry avg_pool2d_backward
+    result: avg_pool2d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+    return ops.avg_pool2d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _adaptive_avg_pool2d(self_p, self_t, output_size, result):
+    """_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool2d
+    result: auto_linear
+    """
+    return ops._adaptive_avg_pool2d(self_t, output_size)
+
+
+def _adaptive_avg_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, result):
+    """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool2d_backward
+    result: _adaptive_avg_pool2d_backward(grad_output_t, self_p)
+    """
+    return ops._adaptive_avg_pool2d_backward(grad_output_t, self_p)
+
+
+def adaptive_max_pool2d(self_p, self_t, output_size, result0, result1):
+    """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool2d
+    result0: max_pool_double_backward(self_t, result1, 2)
+    """
+    result0_t = manual.max_pool_double_backward(ops, self_t, result1, 2)
+    return result0_t, None
+
+
+def adaptive_max_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, indices_p, result):
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool2d_backward
+    result: auto_linear
+    """
+    return ops.adaptive_max_pool2d_backward(grad_output_t, self_t, indices_p)

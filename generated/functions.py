@@ -148,6 +148,66 @@ __all__ = [
     "EmbeddingDenseBackwardBackward0",
     "NativeLayerNormBackward0",
     "NativeLayerNormBackwardBackward0",
+    "NativeBatchNormBackward0",
+    "SiluBackward0",
+    "MishBackward0",
+    "EluBackward0",
+    "EluBackward1",
+    "HardtanhBackward0",
+    "HardsigmoidBackward0",
+    "HardswishBackward0",
+    "LogSigmoidBackward0",
+    "GluBackward0",
+    "HuberLossBackward0",
+    "ConstantPadNdBackward0",
+    "LeakyReluBackward1",
+    "ReflectionPad1DBackward0",
+    "ReflectionPad2DBackward0",
+    "ReflectionPad3DBackward0",
+    "ReplicationPad1DBackward0",
+    "ReplicationPad2DBackward0",
+    "ReplicationPad3DBackward0",
+    "CumsumBackward0",
+    "CumprodBackward0",
+    "SortBackward0",
+    "SortBackward1",
+    "TopkBackward0",
+    "TrilBackward0",
+    "TriuBackward0",
+    "Log2Backward0",
+    "Log10Backward0",
+    "FloorBackward0",
+    "CeilBackward0",
+    "RoundBackward0",
+    "RoundBackward1",
+    "TruncBackward0",
+    "FracBackward0",
+    "RollBackward0",
+    "MaskedSelectBackward0",
+    "ScatterBackward0",
+    "ScatterBackward1",
+    "LerpBackward0",
+    "LerpBackward1",
+    "AddcmulBackward0",
+    "AddcdivBackward0",
+    "VarMeanBackward0",
+    "StdMeanBackward0",
+    "RemainderBackward0",
+    "RemainderBackward1",
+    "FmodBackward0",
+    "FmodBackward1",
+    "LinalgInvExBackward0",
+    "LinalgSolveExBackward0",
+    "ConvolutionBackward0",
+    "ConvolutionBackwardBackward0",
+    "MaxPool2DWithIndicesBackward0",
+    "MaxPool2DWithIndicesBackwardBackward0",
+    "AvgPool2DBackward0",
+    "AvgPool2DBackwardBackward0",
+    "AdaptiveAvgPool2DBackward0",
+    "AdaptiveAvgPool2DBackwardBackward0",
+    "AdaptiveMaxPool2DBackward0",
+    "AdaptiveMaxPool2DBackwardBackward0",
 ]
 
 
@@ -4161,4 +4221,1760 @@ class NativeLayerNormBackwardBackward0(Node):
                 grad_inputs[2] = results[1]
             if grad_input_mask[2]:
                 grad_inputs[0] = results[2]
+        return grad_inputs
+
+
+class NativeBatchNormBackward0(Node):
+    """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_batch_norm
+    input, weight, bias: batch_norm_gradients(grad, input, weight, running_mean, running_var, training, eps, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "weight_", "running_mean_", "running_var_", "_saved_training", "_saved_eps")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_running_mean(self):
+        return self.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(self):
+        return self.running_var_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.running_mean_.reset_data()
+        self.running_var_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        running_mean = ops.unpack(self.running_mean_, self)
+        running_var = ops.unpack(self.running_var_, self)
+        training = self._saved_training
+        eps = self._saved_eps
+        grad_inputs = [None, None, None]
+        # input, weight, bias: batch_norm_gradients(grad, input, weight, running_mean, running_var, training, eps, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.batch_norm_gradients(ops, grad, input, weight, running_mean, running_var, training, eps, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class SiluBackward0(Node):
+    """silu(Tensor self) -> Tensor
+
+    derivatives.yaml, entry silu
+    self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.sigmoid(self_) * (1 + self_ * (1 - ops.sigmoid(self_)))
+        return grad_inputs
+
+
+class MishBackward0(Node):
+    """mish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry mish
+    self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * (ops.tanh(ops.softplus(self_)) + self_ * ops.sigmoid(self_) * (1 - ops.tanh(ops.softplus(self_)) * ops.tanh(ops.softplus(self_))))
+        return grad_inputs
+
+
+class EluBackward0(Node):
+    """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
+
+    derivatives.yaml, entry elu
+    self: where(self > 0, grad * scale, grad * exp(self * input_scale) * (alpha * scale * input_scale))
+    """
+
+    __slots__ = ("self_", "_saved_scale", "_saved_input_scale", "_saved_alpha")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        scale = self._saved_scale
+        input_scale = self._saved_input_scale
+        alpha = self._saved_alpha
+        grad_inputs = [None]
+        # self: where(self > 0, grad * scale, grad * exp(self * input_scale) * (alpha * scale * input_scale))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.where(self_ > 0, grad * scale, grad * ops.exp(self_ * input_scale) * (alpha * scale * input_scale))
+        return grad_inputs
+
+
+class EluBackward1(Node):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
+
+    derivatives.yaml, entry elu_
+    self: where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
+    """
+
+    __slots__ = ("result_", "_saved_scale", "_saved_alpha", "_saved_input_scale")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        scale = self._saved_scale
+        alpha = self._saved_alpha
+        input_scale = self._saved_input_scale
+        grad_inputs = [None]
+        # self: where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
+        return grad_inputs
+
+
+class HardtanhBackward0(Node):
+    """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+
+    derivatives.yaml, entry hardtanh
+    self: where(logical_and(self > min_val, self < max_val), grad, 0)
+    """
+
+    __slots__ = ("self_", "_saved_min_val", "_saved_max_val")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        min_val = self._saved_min_val
+        max_val = self._saved_max_val
+        grad_inputs = [None]
+        # self: where(logical_and(self > min_val, self < max_val), grad, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.where(ops.logical_and(self_ > min_val, self_ < max_val), grad, 0)
+        return grad_inputs
+
+
+class HardsigmoidBackward0(Node):
+    """hardsigmoid(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardsigmoid
+    self: where(logical_and(self > -3, self < 3), grad * 0.1666666716337204, 0)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: where(logical_and(self > -3, self < 3), grad * 0.1666666716337204, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.where(ops.logical_and(self_ > -3, self_ < 3), grad * 0.1666666716337204, 0)
+        return grad_inputs
+
+
+class HardswishBackward0(Node):
+    """hardswish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardswish
+    self: where(self <= -3, 0, where(self < 3, grad * (self / 3 + 0.5), grad))
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: where(self <= -3, 0, where(self < 3, grad * (self / 3 + 0.5), grad))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.where(self_ <= -3, 0, ops.where(self_ < 3, grad * (self_ / 3 + 0.5), grad))
+        return grad_inputs
+
+
+class LogSigmoidBackward0(Node):
+    """log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)
+
+    derivatives.yaml, entry log_sigmoid_forward
+    self: grad * sigmoid(-self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * sigmoid(-self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.sigmoid(-self_)
+        return grad_inputs
+
+
+class GluBackward0(Node):
+    """glu(Tensor self, int dim=-1) -> Tensor
+
+    derivatives.yaml, entry glu
+    self: glu_gradient(grad, self, dim)
+    """
+
+    __slots__ = ("self_", "_saved_dim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: glu_gradient(grad, self, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.glu_gradient(ops, grad, self_, dim)
+        return grad_inputs
+
+
+class HuberLossBackward0(Node):
+    """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor
+
+    derivatives.yaml, entry huber_loss
+    self: grad * clamp(self - target, -delta, delta) * (1.0 / self.numel() if reduction == 1 else 1.0)
+    target: -grad * clamp(self - target, -delta, delta) * (1.0 / self.numel() if reduction == 1 else 1.0)
+    """
+
+    __slots__ = ("self_", "target_", "_saved_delta", "_saved_reduction", "_saved_self_sym_numel")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        delta = self._saved_delta
+        reduction = self._saved_reduction
+        self_sym_numel = self._saved_self_sym_numel
+        grad_inputs = [None, None]
+        # self: grad * clamp(self - target, -delta, delta) * (1.0 / self.numel() if reduction == 1 else 1.0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.clamp(self_ - target, -delta, delta) * (1.0 / self_sym_numel if reduction == 1 else 1.0)
+        # target: -grad * clamp(self - target, -delta, delta) * (1.0 / self.numel() if reduction == 1 else 1.0)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = -grad * ops.clamp(self_ - target, -delta, delta) * (1.0 / self_sym_numel if reduction == 1 else 1.0)
+        return grad_inputs
+
+
+class ConstantPadNdBackward0(Node):
+    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
+
+    derivatives.yaml, entry constant_pad_nd
+    self: constant_pad_nd_backward(grad, pad)
+    """
+
+    __slots__ = ("_saved_pad",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        pad = self._saved_pad
+        grad_inputs = [None]
+        # self: constant_pad_nd_backward(grad, pad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.constant_pad_nd_backward(ops, grad, pad)
+        return grad_inputs
+
+
+class LeakyReluBackward1(Node):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
+
+    derivatives.yaml, entry leaky_relu_
+    self: leaky_relu_backward(grad, result, negative_slope, True)
+    """
+
+    __slots__ = ("result_", "_saved_negative_slope")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        negative_slope = self._saved_negative_slope
+        grad_inputs = [None]
+        # self: leaky_relu_backward(grad, result, negative_slope, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.leaky_relu_backward(grad, result, negative_slope, True)
+        return grad_inputs
+
+
+class ReflectionPad1DBackward0(Node):
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad1d
+    self: padding_backward(grad, self.shape, padding, True)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, True)
+        return grad_inputs
+
+
+class ReflectionPad2DBackward0(Node):
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad2d
+    self: padding_backward(grad, self.shape, padding, True)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, True)
+        return grad_inputs
+
+
+class ReflectionPad3DBackward0(Node):
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad3d
+    self: padding_backward(grad, self.shape, padding, True)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, True)
+        return grad_inputs
+
+
+class ReplicationPad1DBackward0(Node):
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad1d
+    self: padding_backward(grad, self.shape, padding, False)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, False)
+        return grad_inputs
+
+
+class ReplicationPad2DBackward0(Node):
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad2d
+    self: padding_backward(grad, self.shape, padding, False)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, False)
+        return grad_inputs
+
+
+class ReplicationPad3DBackward0(Node):
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad3d
+    self: padding_backward(grad, self.shape, padding, False)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        padding = self._saved_padding
+        grad_inputs = [None]
+        # self: padding_backward(grad, self.shape, padding, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, False)
+        return grad_inputs
+
+
+class CumsumBackward0(Node):
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumsum
+    self: grad.to(self.dtype) if self.ndim == 0 else grad.to(self.dtype).flip([dim]).cumsum(dim).flip([dim])
+    """
+
+    __slots__ = ("_saved_self_dim", "_saved_self_scalar_type", "_saved_dim")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_dim = self._saved_self_dim
+        self_scalar_type = self._saved_self_scalar_type
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: grad.to(self.dtype) if self.ndim == 0 else grad.to(self.dtype).flip([dim]).cumsum(dim).flip([dim])
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.to(grad, self_scalar_type) if self_dim == 0 else ops.flip(ops.cumsum(ops.flip(ops.to(grad, self_scalar_type), [dim]), dim), [dim])
+        return grad_inputs
+
+
+class CumprodBackward0(Node):
+    """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumprod
+    self: grad.to(self.dtype) if self.ndim == 0 else (grad.to(self.dtype).transpose(dim, -1).unsqueeze(-2) * ((ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).tril(-1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).triu(1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * ones_like(self.transpose(dim, -1)).unsqueeze(-2)).tril().triu()).cumprod(-1)).triu().sum(-1).transpose(dim, -1)
+    """
+
+    __slots__ = ("_saved_self_dim", "_saved_self_scalar_type", "_saved_dim", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_dim = self._saved_self_dim
+        self_scalar_type = self._saved_self_scalar_type
+        dim = self._saved_dim
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad.to(self.dtype) if self.ndim == 0 else (grad.to(self.dtype).transpose(dim, -1).unsqueeze(-2) * ((ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).tril(-1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).triu(1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * ones_like(self.transpose(dim, -1)).unsqueeze(-2)).tril().triu()).cumprod(-1)).triu().sum(-1).transpose(dim, -1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.to(grad, self_scalar_type) if self_dim == 0 else ops.transpose(ops.sum(ops.triu(ops.unsqueeze(ops.transpose(ops.to(grad, self_scalar_type), dim, -1), -2) * ops.cumprod(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_, dim, -1), -2), -1) + ops.triu(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_, dim, -1), -2), 1) + ops.triu(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -2))), -1)), -1), dim, -1)
+        return grad_inputs
+
+
+class SortBackward0(Node):
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry sort
+    self: gather_backward(grad, self.shape, dim, indices)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "indices_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        indices = ops.unpack(self.indices_, self)
+        grad_inputs = [None]
+        # self: gather_backward(grad, self.shape, dim, indices)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.gather_backward(ops, grad, self_sym_sizes, dim, indices)
+        return grad_inputs
+
+
+class SortBackward1(Node):
+    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry sort.stable
+    self: gather_backward(grad, self.shape, dim, indices)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "indices_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        indices = ops.unpack(self.indices_, self)
+        grad_inputs = [None]
+        # self: gather_backward(grad, self.shape, dim, indices)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.gather_backward(ops, grad, self_sym_sizes, dim, indices)
+        return grad_inputs
+
+
+class TopkBackward0(Node):
+    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry topk
+    self: gather_backward(grad, self.shape, dim, indices)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "indices_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        indices = ops.unpack(self.indices_, self)
+        grad_inputs = [None]
+        # self: gather_backward(grad, self.shape, dim, indices)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.gather_backward(ops, grad, self_sym_sizes, dim, indices)
+        return grad_inputs
+
+
+class TrilBackward0(Node):
+    """tril(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry tril
+    self: grad.tril(diagonal)
+    """
+
+    __slots__ = ("_saved_diagonal",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        diagonal = self._saved_diagonal
+        grad_inputs = [None]
+        # self: grad.tril(diagonal)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.tril(grad, diagonal)
+        return grad_inputs
+
+
+class TriuBackward0(Node):
+    """triu(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry triu
+    self: grad.triu(diagonal)
+    """
+
+    __slots__ = ("_saved_diagonal",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        diagonal = self._saved_diagonal
+        grad_inputs = [None]
+        # self: grad.triu(diagonal)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.triu(grad, diagonal)
+        return grad_inputs
+
+
+class Log2Backward0(Node):
+    """log2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log2
+    self: grad / (self * 0.6931471805599453)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad / (self * 0.6931471805599453)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / (self_ * 0.6931471805599453)
+        return grad_inputs
+
+
+class Log10Backward0(Node):
+    """log10(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log10
+    self: grad / (self * 2.302585092994046)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad / (self * 2.302585092994046)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / (self_ * 2.302585092994046)
+        return grad_inputs
+
+
+class FloorBackward0(Node):
+    """floor(Tensor self) -> Tensor
+
+    derivatives.yaml, entry floor
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class CeilBackward0(Node):
+    """ceil(Tensor self) -> Tensor
+
+    derivatives.yaml, entry ceil
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class RoundBackward0(Node):
+    """round(Tensor self) -> Tensor
+
+    derivatives.yaml, entry round
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class RoundBackward1(Node):
+    """round.decimals(Tensor self, *, int decimals) -> Tensor
+
+    derivatives.yaml, entry round.decimals
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class TruncBackward0(Node):
+    """trunc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry trunc
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class FracBackward0(Node):
+    """frac(Tensor self) -> Tensor
+
+    derivatives.yaml, entry frac
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        grad_inputs = [None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class RollBackward0(Node):
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
+
+    derivatives.yaml, entry roll
+    self: grad.flip(dims).roll(shifts, dims).flip(dims) if dims else grad.reshape([-1]).flip([0]).roll(shifts).flip([0]).reshape(self.shape)
+    """
+
+    __slots__ = ("_saved_dims", "_saved_shifts", "_saved_self_sym_sizes")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dims = self._saved_dims
+        shifts = self._saved_shifts
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None]
+        # self: grad.flip(dims).roll(shifts, dims).flip(dims) if dims else grad.reshape([-1]).flip([0]).roll(shifts).flip([0]).reshape(self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.flip(ops.roll(ops.flip(grad, dims), shifts, dims), dims) if dims else ops.reshape(ops.flip(ops.roll(ops.flip(ops.reshape(grad, [-1]), [0]), shifts), [0]), self_sym_sizes)
+        return grad_inputs
+
+
+class MaskedSelectBackward0(Node):
+    """masked_select(Tensor self, Tensor mask) -> Tensor
+
+    derivatives.yaml, entry masked_select
+    self: index_put(zeros_like(self) + zeros_like(mask), [mask.expand_as(zeros_like(self) + zeros_like(mask))], grad).sum_to_size(self.shape) if self.ndim or mask.ndim else where(mask, grad.sum(), 0)
+    """
+
+    __slots__ = ("_saved_self_dim", "_saved_mask_dim", "self_", "mask_", "_saved_self_sym_sizes")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_mask(self):
+        return self.mask_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.mask_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_dim = self._saved_self_dim
+        mask_dim = self._saved_mask_dim
+        self_ = ops.unpack(self.self_, self)
+        mask = ops.unpack(self.mask_, self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None]
+        # self: index_put(zeros_like(self) + zeros_like(mask), [mask.expand_as(zeros_like(self) + zeros_like(mask))], grad).sum_to_size(self.shape) if self.ndim or mask.ndim else where(mask, grad.sum(), 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.sum_to_size(ops.index_put(manual.zeros_like(ops, self_) + manual.zeros_like(ops, mask), [ops.expand_as(mask, manual.zeros_like(ops, self_) + manual.zeros_like(ops, mask))], grad), self_sym_sizes) if self_dim or mask_dim else ops.where(mask, ops.sum(grad), 0)
+        return grad_inputs
+
+
+class ScatterBackward0(Node):
+    """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml, entry scatter.src
+    self: grad.scatter(dim, index, 0)
+    src: grad.gather(dim, index)
+    """
+
+    __slots__ = ("_saved_dim", "index_")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        index = ops.unpack(self.index_, self)
+        grad_inputs = [None, None]
+        # self: grad.scatter(dim, index, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.scatter(grad, dim, index, 0)
+        # src: grad.gather(dim, index)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.gather(grad, dim, index)
+        return grad_inputs
+
+
+class ScatterBackward1(Node):
+    """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+
+    derivatives.yaml, entry scatter.value
+    self: grad.scatter(dim, index, 0)
+    """
+
+    __slots__ = ("_saved_dim", "index_")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        index = ops.unpack(self.index_, self)
+        grad_inputs = [None]
+        # self: grad.scatter(dim, index, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.scatter(grad, dim, index, 0)
+        return grad_inputs
+
+
+class LerpBackward0(Node):
+    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Scalar
+    self: grad * (1 - weight)
+    end: grad * weight
+    """
+
+    __slots__ = ("_saved_weight",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        weight = self._saved_weight
+        grad_inputs = [None, None]
+        # self: grad * (1 - weight)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * (1 - weight)
+        # end: grad * weight
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * weight
+        return grad_inputs
+
+
+class LerpBackward1(Node):
+    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Tensor
+    self: grad * (1 - weight)
+    end: grad * weight
+    weight: grad * (end - self)
+    """
+
+    __slots__ = ("weight_", "end_", "self_")
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_end(self):
+        return self.end_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.weight_.reset_data()
+        self.end_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        weight = ops.unpack(self.weight_, self)
+        end = ops.unpack(self.end_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None, None]
+        # self: grad * (1 - weight)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * (1 - weight)
+        # end: grad * weight
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * weight
+        # weight: grad * (end - self)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = grad * (end - self_)
+        return grad_inputs
+
+
+class AddcmulBackward0(Node):
+    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcmul
+    self: grad
+    tensor1: maybe_multiply(grad * tensor2, value)
+    tensor2: maybe_multiply(grad * tensor1, value)
+    """
+
+    __slots__ = ("tensor2_", "_saved_value", "tensor1_")
+
+    @property
+    def _saved_tensor2(self):
+        return self.tensor2_.unpack()
+
+    @property
+    def _saved_tensor1(self):
+        return self.tensor1_.unpack()
+
+    def release_variables(self):
+        self.tensor2_.reset_data()
+        self.tensor1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        tensor2 = ops.unpack(self.tensor2_, self)
+        value = self._saved_value
+        tensor1 = ops.unpack(self.tensor1_, self)
+        grad_inputs = [None, None, None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # tensor1: maybe_multiply(grad * tensor2, value)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(ops, grad * tensor2, value)
+        # tensor2: maybe_multiply(grad * tensor1, value)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = manual.maybe_multiply(ops, grad * tensor1, value)
+        return grad_inputs
+
+
+class AddcdivBackward0(Node):
+    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcdiv
+    self: grad
+    tensor1: maybe_multiply(grad / tensor2, value)
+    tensor2: maybe_multiply(-grad * tensor1 / (tensor2 * tensor2), value)
+    """
+
+    __slots__ = ("tensor2_", "_saved_value", "tensor1_")
+
+    @property
+    def _saved_tensor2(self):
+        return self.tensor2_.unpack()
+
+    @property
+    def _saved_tensor1(self):
+        return self.tensor1_.unpack()
+
+    def release_variables(self):
+        self.tensor2_.reset_data()
+        self.tensor1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        tensor2 = ops.unpack(self.tensor2_, self)
+        value = self._saved_value
+        tensor1 = ops.unpack(self.tensor1_, self)
+        grad_inputs = [None, None, None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # tensor1: maybe_multiply(grad / tensor2, value)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(ops, grad / tensor2, value)
+        # tensor2: maybe_multiply(-grad * tensor1 / (tensor2 * tensor2), value)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = manual.maybe_multiply(ops, -grad * tensor1 / (tensor2 * tensor2), value)
+        return grad_inputs
+
+
+class VarMeanBackward0(Node):
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry var_mean.correction
+    self: (var_backward(grads[0], self, dim, correction, keepdim) if grads[1] is None else mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)) if grads[0] is None or grads[1] is None else var_backward(grads[0], self, dim, correction, keepdim) + mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)
+    """
+
+    __slots__ = ("self_", "_saved_dim", "_saved_correction", "_saved_keepdim", "_saved_self_sym_sizes", "_saved_self_sym_numel")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        dim = self._saved_dim
+        correction = self._saved_correction
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_numel = self._saved_self_sym_numel
+        grad_inputs = [None]
+        # self: (var_backward(grads[0], self, dim, correction, keepdim) if grads[1] is None else mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)) if grads[0] is None or grads[1] is None else var_backward(grads[0], self, dim, correction, keepdim) + mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = (manual.var_backward(ops, grads[0], self_, dim, correction, keepdim) if grads[1] is None else manual.mean_backward(ops, grads[1], self_sym_sizes, dim, self_sym_numel, keepdim)) if grads[0] is None or grads[1] is None else manual.var_backward(ops, grads[0], self_, dim, correction, keepdim) + manual.mean_backward(ops, grads[1], self_sym_sizes, dim, self_sym_numel, keepdim)
+        return grad_inputs
+
+
+class StdMeanBackward0(Node):
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry std_mean.correction
+    self: (std_backward(result0, grads[0], self, dim, correction, keepdim) if grads[1] is None else mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)) if grads[0] is None or grads[1] is None else std_backward(result0, grads[0], self, dim, correction, keepdim) + mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)
+    """
+
+    __slots__ = ("result0_", "self_", "_saved_dim", "_saved_correction", "_saved_keepdim", "_saved_self_sym_sizes", "_saved_self_sym_numel")
+
+    @property
+    def _saved_result0(self):
+        return self.result0_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.result0_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        result0 = ops.unpack(self.result0_, self)
+        self_ = ops.unpack(self.self_, self)
+        dim = self._saved_dim
+        correction = self._saved_correction
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_numel = self._saved_self_sym_numel
+        grad_inputs = [None]
+        # self: (std_backward(result0, grads[0], self, dim, correction, keepdim) if grads[1] is None else mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)) if grads[0] is None or grads[1] is None else std_backward(result0, grads[0], self, dim, correction, keepdim) + mean_backward(grads[1], self.shape, dim, self.numel(), keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = (manual.std_backward(ops, result0, grads[0], self_, dim, correction, keepdim) if grads[1] is None else manual.mean_backward(ops, grads[1], self_sym_sizes, dim, self_sym_numel, keepdim)) if grads[0] is None or grads[1] is None else manual.std_backward(ops, result0, grads[0], self_, dim, correction, keepdim) + manual.mean_backward(ops, grads[1], self_sym_sizes, dim, self_sym_numel, keepdim)
+        return grad_inputs
+
+
+class RemainderBackward0(Node):
+    """remainder.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry remainder.Scalar
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        grad_inputs = [None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class RemainderBackward1(Node):
+    """remainder.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry remainder.Tensor
+    self: grad
+    other: -grad * (self / other).floor()
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # other: -grad * (self / other).floor()
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = -grad * ops.floor(self_ / other)
+        return grad_inputs
+
+
+class FmodBackward0(Node):
+    """fmod.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry fmod.Scalar
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        grad_inputs = [None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class FmodBackward1(Node):
+    """fmod.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmod.Tensor
+    self: grad
+    other: -grad * trunc(self / other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # other: -grad * trunc(self / other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = -grad * ops.trunc(self_ / other)
+        return grad_inputs
+
+
+class LinalgInvExBackward0(Node):
+    """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
+
+    derivatives.yaml, entry linalg_inv_ex
+    A: -(inverse.transpose(-2, -1).unsqueeze(-1) * (grad.unsqueeze(-1) * inverse.transpose(-2, -1).unsqueeze(-3)).sum(-2).unsqueeze(-3)).sum(-2)
+    """
+
+    __slots__ = ("inverse_",)
+
+    @property
+    def _saved_inverse(self):
+        return self.inverse_.unpack(self)
+
+    def release_variables(self):
+        self.inverse_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        inverse = ops.unpack(self.inverse_, self)
+        grad_inputs = [None]
+        # A: -(inverse.transpose(-2, -1).unsqueeze(-1) * (grad.unsqueeze(-1) * inverse.transpose(-2, -1).unsqueeze(-3)).sum(-2).unsqueeze(-3)).sum(-2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = -ops.sum(ops.unsqueeze(ops.transpose(inverse, -2, -1), -1) * ops.unsqueeze(ops.sum(ops.unsqueeze(grad, -1) * ops.unsqueeze(ops.transpose(inverse, -2, -1), -3), -2), -3), -2)
+        return grad_inputs
+
+
+class LinalgSolveExBackward0(Node):
+    """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+
+    derivatives.yaml, entry linalg_solve_ex
+    B: linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0]
+    A: -(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-1) * result.unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2) * result.unsqueeze(-3)).sum(-1) if left else -(result.unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2)).sum(-3))
+    """
+
+    __slots__ = ("A_", "_saved_left", "_saved_B_dim", "_saved_B_sym_sizes", "_saved_A_sym_sizes", "result_")
+
+    @property
+    def _saved_A(self):
+        return self.A_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.A_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        A = ops.unpack(self.A_, self)
+        left = self._saved_left
+        B_dim = self._saved_B_dim
+        B_sym_sizes = self._saved_B_sym_sizes
+        A_sym_sizes = self._saved_A_sym_sizes
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
+        # B: linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0]
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0]
+        # A: -(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-1) * result.unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2) * result.unsqueeze(-3)).sum(-1) if left else -(result.unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2)).sum(-3))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = -(ops.unsqueeze(ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0], -1) * ops.unsqueeze(result, -2)) if B_dim == 1 or B_sym_sizes == A_sym_sizes[:-1] else -ops.sum(ops.unsqueeze(ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0], -2) * ops.unsqueeze(result, -3), -1) if left else -ops.sum(ops.unsqueeze(result, -1) * ops.unsqueeze(ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0], -2), -3)
+        return grad_inputs
+
+
+class ConvolutionBackward0(Node):
+    """convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
+
+    derivatives.yaml, entry convolution
+    input, weight, bias: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "weight_", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_transposed", "_saved_output_padding", "_saved_groups")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        transposed = self._saved_transposed
+        output_padding = self._saved_output_padding
+        groups = self._saved_groups
+        grad_inputs = [None, None, None]
+        # input, weight, bias: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class ConvolutionBackwardBackward0(Node):
+    """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry convolution_backward
+    grad_output, input, weight: convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+    """
+
+    __slots__ = ("grad_output_", "weight_", "input_", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_transposed", "_saved_output_padding", "_saved_groups")
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    def release_variables(self):
+        self.grad_output_.reset_data()
+        self.weight_.reset_data()
+        self.input_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        grad_output = ops.unpack(self.grad_output_, self)
+        weight = ops.unpack(self.weight_, self)
+        input = ops.unpack(self.input_, self)
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        transposed = self._saved_transposed
+        output_padding = self._saved_output_padding
+        groups = self._saved_groups
+        grad_inputs = [None, None, None]
+        # grad_output, input, weight: convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.convolution_double_backward(ops, grads[0], grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class MaxPool2DWithIndicesBackward0(Node):
+    """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry max_pool2d_with_indices
+    self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_ceil_mode", "result1_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        ceil_mode = self._saved_ceil_mode
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None]
+        # self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.max_pool2d_with_indices_backward(grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1)
+        return grad_inputs
+
+
+class MaxPool2DWithIndicesBackwardBackward0(Node):
+    """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry max_pool2d_with_indices_backward
+    grad_output: max_pool_double_backward(grad, indices, 2)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("indices_", "self_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, indices, 2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 2)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AvgPool2DBackward0(Node):
+    """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+
+    derivatives.yaml, entry avg_pool2d
+    self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_ceil_mode", "_saved_count_include_pad", "_saved_divisor_override")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        ceil_mode = self._saved_ceil_mode
+        count_include_pad = self._saved_count_include_pad
+        divisor_override = self._saved_divisor_override
+        grad_inputs = [None]
+        # self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.avg_pool2d_backward(grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        return grad_inputs
+
+
+class AvgPool2DBackwardBackward0(Node):
+    """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+
+    derivatives.yaml, entry avg_pool2d_backward
+    grad_output: avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_ceil_mode", "_saved_count_include_pad", "_saved_divisor_override", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        ceil_mode = self._saved_ceil_mode
+        count_include_pad = self._saved_count_include_pad
+        divisor_override = self._saved_divisor_override
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AdaptiveAvgPool2DBackward0(Node):
+    """_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool2d
+    self: _adaptive_avg_pool2d_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: _adaptive_avg_pool2d_backward(grad, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._adaptive_avg_pool2d_backward(grad, self_)
+        return grad_inputs
+
+
+class AdaptiveAvgPool2DBackwardBackward0(Node):
+    """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool2d_backward
+    grad_output: _adaptive_avg_pool2d(grad, [grad_output.shape[-2], grad_output.shape[-1]])
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_saved_grad_output_sym_sizes", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_output_sym_sizes = self._saved_grad_output_sym_sizes
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: _adaptive_avg_pool2d(grad, [grad_output.shape[-2], grad_output.shape[-1]])
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._adaptive_avg_pool2d(grad, [grad_output_sym_sizes[-2], grad_output_sym_sizes[-1]])
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AdaptiveMaxPool2DBackward0(Node):
+    """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool2d
+    self: adaptive_max_pool2d_backward(grad, self, result1)
+    """
+
+    __slots__ = ("self_", "result1_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None]
+        # self: adaptive_max_pool2d_backward(grad, self, result1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.adaptive_max_pool2d_backward(grad, self_, result1)
+        return grad_inputs
+
+
+class AdaptiveMaxPool2DBackwardBackward0(Node):
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool2d_backward
+    grad_output: max_pool_double_backward(grad, indices, 2)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("indices_", "self_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, indices, 2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 2)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
         return grad_inputs

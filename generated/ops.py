@@ -15,17 +15,26 @@ from collections import namedtuple
 from generated import forward
 from generated.functions import (
     AbsBackward0,
+    AdaptiveAvgPool2DBackward0,
+    AdaptiveAvgPool2DBackwardBackward0,
+    AdaptiveMaxPool2DBackward0,
+    AdaptiveMaxPool2DBackwardBackward0,
     AddBackward0,
     AddBackward1,
+    AddcdivBackward0,
+    AddcmulBackward0,
     AddmmBackward0,
     AliasBackward0,
     AmaxBackward0,
     AminBackward0,
+    AvgPool2DBackward0,
+    AvgPool2DBackwardBackward0,
     BinaryCrossEntropyBackward0,
     BinaryCrossEntropyBackwardBackward0,
     BinaryCrossEntropyWithLogitsBackward0,
     BmmBackward0,
     CatBackward0,
+    CeilBackward0,
     ClampBackward0,
     ClampBackward1,
     ClampMaxBackward0,
@@ -33,12 +42,19 @@ from generated.functions import (
     ClampMinBackward0,
     ClampMinBackward1,
     CloneBackward0,
+    ConstantPadNdBackward0,
+    ConvolutionBackward0,
+    ConvolutionBackwardBackward0,
     CopyBackwards,
     CosBackward0,
+    CumprodBackward0,
+    CumsumBackward0,
     DivBackward0,
     DivBackward1,
     DivBackward2,
     DotBackward0,
+    EluBackward0,
+    EluBackward1,
     EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0,
     ErfBackward0,
@@ -50,38 +66,60 @@ from generated.functions import (
     FillBackward2,
     FillBackward3,
     FlipBackward0,
+    FloorBackward0,
+    FmodBackward0,
+    FmodBackward1,
+    FracBackward0,
     GatherBackward0,
     GeluBackward0,
     GeluBackwardBackward0,
+    GluBackward0,
+    HardsigmoidBackward0,
+    HardswishBackward0,
+    HardtanhBackward0,
+    HuberLossBackward0,
     IndexAddBackward0,
     IndexBackward0,
     IndexPutBackward0,
     IndexPutImplBackward0,
     IndexSelectBackward0,
     LeakyReluBackward0,
+    LeakyReluBackward1,
     LeakyReluBackwardBackward0,
+    LerpBackward0,
+    LerpBackward1,
+    LinalgInvExBackward0,
+    LinalgSolveExBackward0,
     LinalgVectorNormBackward0,
     Log1PBackward0,
+    Log2Backward0,
+    Log10Backward0,
     LogBackward0,
+    LogSigmoidBackward0,
     LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0,
     LogsumexpBackward0,
     MaskedFillBackward0,
     MaskedFillBackward1,
+    MaskedSelectBackward0,
     MaxBackward0,
     MaxBackward1,
     MaximumBackward0,
+    MaxPool2DWithIndicesBackward0,
+    MaxPool2DWithIndicesBackwardBackward0,
     MeanBackward0,
     MeanBackward1,
     MinBackward0,
     MinBackward1,
     MinimumBackward0,
+    MishBackward0,
     MmBackward0,
     MseLossBackward0,
     MseLossBackwardBackward0,
     MulBackward0,
     MulBackward1,
     MvBackward0,
+    NativeBatchNormBackward0,
     NativeDropoutBackward0,
     NativeDropoutBackwardBackward0,
     NativeLayerNormBackward0,
@@ -100,17 +138,31 @@ from generated.functions import (
     ProdBackward0,
     ProdBackward1,
     ReciprocalBackward0,
+    ReflectionPad1DBackward0,
+    ReflectionPad2DBackward0,
+    ReflectionPad3DBackward0,
     ReluBackward0,
+    RemainderBackward0,
+    RemainderBackward1,
     RepeatBackward0,
+    ReplicationPad1DBackward0,
+    ReplicationPad2DBackward0,
+    ReplicationPad3DBackward0,
+    RollBackward0,
+    RoundBackward0,
+    RoundBackward1,
     RsqrtBackward0,
     RsubBackward0,
     RsubBackward1,
     ScatterAddBackward0,
+    ScatterBackward0,
+    ScatterBackward1,
     SelectBackward0,
     SelectBackwardBackward0,
     SigmoidBackward0,
     SigmoidBackwardBackward0,
     SignBackward0,
+    SiluBackward0,
     SinBackward0,
     SliceBackward0,
     SliceBackwardBackward0,
@@ -120,6 +172,8 @@ from generated.functions import (
     SoftmaxBackwardDataBackward0,
     SoftplusBackward0,
     SoftplusBackwardBackward0,
+    SortBackward0,
+    SortBackward1,
     SplitBackward0,
     SplitWithSizesBackward0,
     SqrtBackward0,
@@ -131,6 +185,7 @@ from generated.functions import (
     SqueezeBackward5,
     StackBackward0,
     StdBackward0,
+    StdMeanBackward0,
     SubBackward0,
     SumBackward0,
     SumBackward1,
@@ -140,11 +195,16 @@ from generated.functions import (
     TBackward0,
     ThresholdBackwardBackward0,
     ToCopyBackward0,
+    TopkBackward0,
     TransposeBackward0,
+    TrilBackward0,
+    TriuBackward0,
+    TruncBackward0,
     UnbindBackward0,
     UnsafeViewBackward0,
     UnsqueezeBackward0,
     VarBackward0,
+    VarMeanBackward0,
     ViewBackward0,
     WhereBackward0,
     ZeroBackward0,
@@ -156,6 +216,8 @@ from runtime.dispatch import Overload, Param
 from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 
 __all__ = [
+    "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool2d_backward",
     "_index_put_impl_",
     "_log_softmax",
     "_log_softmax_backward_data",
@@ -165,7 +227,11 @@ __all__ = [
     "_unsafe_view",
     "abs",
     "abs_",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_backward",
     "add",
+    "addcdiv",
+    "addcmul",
     "addmm",
     "alias",
     "all",
@@ -174,6 +240,8 @@ __all__ = [
     "any",
     "argmax",
     "argmin",
+    "avg_pool2d",
+    "avg_pool2d_backward",
     "binary_cross_entropy",
     "binary_cross_entropy_backward",
     "binary_cross_entropy_with_logits",
@@ -183,6 +251,8 @@ __all__ = [
     "bitwise_xor",
     "bmm",
     "cat",
+    "ceil",
+    "ceil_",
     "clamp",
     "clamp_",
     "clamp_max",
@@ -190,10 +260,17 @@ __all__ = [
     "clamp_min",
     "clamp_min_",
     "clone",
+    "constant_pad_nd",
+    "convolution",
+    "convolution_backward",
     "cos",
     "cos_",
+    "cumprod",
+    "cumsum",
     "div",
     "dot",
+    "elu",
+    "elu_",
     "embedding",
     "embedding_dense_backward",
     "eq",
@@ -207,38 +284,63 @@ __all__ = [
     "fill",
     "fill_",
     "flip",
+    "floor",
+    "floor_",
+    "floor_divide",
+    "fmod",
+    "frac",
+    "frac_",
     "gather",
     "ge",
     "gelu",
     "gelu_backward",
+    "glu",
     "gt",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "huber_loss",
     "index",
     "index_add",
     "index_put",
     "index_select",
     "le",
     "leaky_relu",
+    "leaky_relu_",
     "leaky_relu_backward",
+    "lerp",
+    "linalg_inv_ex",
+    "linalg_solve_ex",
     "log",
+    "log10",
+    "log10_",
     "log1p",
     "log1p_",
+    "log2",
+    "log2_",
     "log_",
+    "log_sigmoid_forward",
     "logical_and",
     "logical_not",
     "logical_or",
     "logsumexp",
     "lt",
     "masked_fill",
+    "masked_select",
     "max",
+    "max_pool2d_with_indices",
+    "max_pool2d_with_indices_backward",
     "maximum",
     "mean",
     "min",
     "minimum",
+    "mish",
     "mm",
     "mse_loss",
     "mse_loss_backward",
     "mul",
     "mv",
+    "native_batch_norm",
     "native_dropout",
     "native_dropout_backward",
     "native_layer_norm",
@@ -255,12 +357,23 @@ __all__ = [
     "prod",
     "reciprocal",
     "reciprocal_",
+    "reflection_pad1d",
+    "reflection_pad2d",
+    "reflection_pad3d",
     "relu",
     "relu_",
+    "remainder",
     "repeat",
+    "replication_pad1d",
+    "replication_pad2d",
+    "replication_pad3d",
+    "roll",
+    "round",
+    "round_",
     "rsqrt",
     "rsqrt_",
     "rsub",
+    "scatter",
     "scatter_add",
     "select",
     "select_backward",
@@ -268,6 +381,7 @@ __all__ = [
     "sigmoid_",
     "sigmoid_backward",
     "sign",
+    "silu",
     "sin",
     "sin_",
     "slice",
@@ -276,6 +390,7 @@ __all__ = [
     "smooth_l1_loss_backward",
     "softplus",
     "softplus_backward",
+    "sort",
     "split",
     "split_with_sizes",
     "sqrt",
@@ -292,7 +407,12 @@ __all__ = [
     "tanh_",
     "tanh_backward",
     "threshold_backward",
+    "topk",
     "transpose",
+    "tril",
+    "triu",
+    "trunc",
+    "trunc_",
     "unbind",
     "unsqueeze",
     "view",
@@ -307,6 +427,18 @@ _min_dim_return = namedtuple("min", ["values", "indices"])
 _nll_loss_forward_return = namedtuple("nll_loss_forward", ["output", "total_weight"])
 
 _nll_loss2d_forward_return = namedtuple("nll_loss2d_forward", ["output", "total_weight"])
+
+_log_sigmoid_forward_return = namedtuple("log_sigmoid_forward", ["output", "buffer"])
+
+_sort_return = namedtuple("sort", ["values", "indices"])
+
+_sort_stable_return = namedtuple("sort", ["values", "indices"])
+
+_topk_return = namedtuple("topk", ["values", "indices"])
+
+_linalg_inv_ex_return = namedtuple("linalg_inv_ex", ["inverse", "info"])
+
+_linalg_solve_ex_return = namedtuple("linalg_solve_ex", ["result", "info"])
 
 
 def add_Tensor(self_, other, *, alpha=1):
@@ -4341,6 +4473,2122 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
         forward_grad.set_tangents((result0, result1, result2), tangent)
     return (result0, result1, result2)
 
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_batch_norm
+    """
+    if not isinstance(input, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["native_batch_norm"], (input,))
+    result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
+    if recording.compute_requires_grad(input, weight, bias):
+        grad_fn = NativeBatchNormBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn._saved_training = training
+        grad_fn._saved_eps = eps
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.native_batch_norm(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), running_mean, running_var, training, momentum, eps, result0, result1, result2)
+        forward_grad.set_tangents((result0, result1, result2), tangent)
+    return (result0, result1, result2)
+
+
+def silu(self_):
+    """silu(Tensor self) -> Tensor
+
+    derivatives.yaml, entry silu
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["silu"], (self_,))
+    result = recording.wrap(kernels.silu(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SiluBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.silu(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def silu_(self_):
+    """In-place silu(Tensor self) -> Tensor
+
+    derivatives.yaml, entry silu
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["silu"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SiluBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.silu(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.silu(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def mish(self_):
+    """mish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry mish
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["mish"], (self_,))
+    result = recording.wrap(kernels.mish(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MishBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.mish(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def mish_(self_):
+    """In-place mish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry mish
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["mish"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = MishBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.mish(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.mish(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def elu(self_, alpha=1, scale=1, input_scale=1):
+    """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
+
+    derivatives.yaml, entry elu
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["elu"], (self_,))
+    result = recording.wrap(kernels.elu(recording.data(self_), alpha, scale, input_scale))
+    if recording.compute_requires_grad(self_):
+        grad_fn = EluBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_scale = scale
+        grad_fn._saved_input_scale = input_scale
+        grad_fn._saved_alpha = alpha
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.elu(self_, forward_grad.tangent(self_), alpha, scale, input_scale, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def elu_(self_, alpha=1, scale=1, input_scale=1):
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
+
+    derivatives.yaml, entry elu_
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["elu_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = EluBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_scale = scale
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_input_scale = input_scale
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.elu_(recording.data(self_), alpha, scale, input_scale))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.elu_(original_self, forward_grad.tangent(self_), alpha, scale, input_scale, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def hardtanh(self_, min_val=-1, max_val=1):
+    """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+
+    derivatives.yaml, entry hardtanh
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["hardtanh"], (self_,))
+    result = recording.wrap(kernels.hardtanh(recording.data(self_), min_val, max_val))
+    if recording.compute_requires_grad(self_):
+        grad_fn = HardtanhBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_min_val = min_val
+        grad_fn._saved_max_val = max_val
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.hardtanh(self_, forward_grad.tangent(self_), min_val, max_val, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def hardtanh_(self_, min_val=-1, max_val=1):
+    """In-place hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+
+    derivatives.yaml, entry hardtanh
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["hardtanh"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = HardtanhBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_min_val = min_val
+        grad_fn._saved_max_val = max_val
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.hardtanh(recording.data(self_), min_val, max_val))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.hardtanh(original_self, forward_grad.tangent(self_), min_val, max_val, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def hardsigmoid(self_):
+    """hardsigmoid(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardsigmoid
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["hardsigmoid"], (self_,))
+    result = recording.wrap(kernels.hardsigmoid(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = HardsigmoidBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.hardsigmoid(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def hardsigmoid_(self_):
+    """In-place hardsigmoid(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardsigmoid
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["hardsigmoid"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = HardsigmoidBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.hardsigmoid(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.hardsigmoid(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def hardswish(self_):
+    """hardswish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardswish
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["hardswish"], (self_,))
+    result = recording.wrap(kernels.hardswish(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = HardswishBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.hardswish(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def hardswish_(self_):
+    """In-place hardswish(Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardswish
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["hardswish"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = HardswishBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.hardswish(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.hardswish(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def log_sigmoid_forward(self_):
+    """log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)
+
+    derivatives.yaml, entry log_sigmoid_forward
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["log_sigmoid_forward"], (self_,))
+    output, buffer = map(recording.wrap, kernels.log_sigmoid_forward(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LogSigmoidBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(output, grad_fn)
+        recording.skip_output(buffer, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.log_sigmoid_forward(self_, forward_grad.tangent(self_), output, buffer)
+        forward_grad.set_tangents((output, buffer), tangent)
+    return _log_sigmoid_forward_return(output, buffer)
+
+
+def glu(self_, dim=-1):
+    """glu(Tensor self, int dim=-1) -> Tensor
+
+    derivatives.yaml, entry glu
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["glu"], (self_,))
+    result = recording.wrap(kernels.glu(recording.data(self_), dim))
+    if recording.compute_requires_grad(self_):
+        grad_fn = GluBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.glu(self_, forward_grad.tangent(self_), dim, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def huber_loss(self_, target, reduction=1, delta=1.0):
+    """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor
+
+    derivatives.yaml, entry huber_loss
+    """
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["huber_loss"], (self_, target,))
+    result = recording.wrap(kernels.huber_loss(recording.data(self_), recording.data(target), reduction, delta))
+    if recording.compute_requires_grad(self_, target):
+        grad_fn = HuberLossBackward0(recording.collect_next_edges(self_, target))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_delta = delta
+        grad_fn._saved_reduction = reduction
+        grad_fn._saved_self_sym_numel = recording.numel(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, target):
+        with forward_grad.computing_tangents():
+            tangent = forward.huber_loss(self_, forward_grad.tangent(self_), target, forward_grad.tangent(target), reduction, delta, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def constant_pad_nd(self_, pad, value=0):
+    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
+
+    derivatives.yaml, entry constant_pad_nd
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["constant_pad_nd"], (self_,))
+    pad = recording.int_tuple(pad)
+    result = recording.wrap(kernels.constant_pad_nd(recording.data(self_), pad, value))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ConstantPadNdBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_pad = pad
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.constant_pad_nd(self_, forward_grad.tangent(self_), pad, value, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def leaky_relu_(self_, negative_slope=0.01):
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
+
+    derivatives.yaml, entry leaky_relu_
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["leaky_relu_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LeakyReluBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_negative_slope = negative_slope
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.leaky_relu_(recording.data(self_), negative_slope))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.leaky_relu_(original_self, forward_grad.tangent(self_), negative_slope, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def reflection_pad1d(self_, padding):
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad1d
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad1d"], (self_,))
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.reflection_pad1d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReflectionPad1DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.reflection_pad1d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def reflection_pad2d(self_, padding):
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad2d
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad2d"], (self_,))
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.reflection_pad2d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReflectionPad2DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.reflection_pad2d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def reflection_pad3d(self_, padding):
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad3d
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad3d"], (self_,))
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.reflection_pad3d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReflectionPad3DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.reflection_pad3d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def replication_pad1d(self_, padding):
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad1d
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad1d"], (self_,))
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.replication_pad1d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReplicationPad1DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.replication_pad1d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def replication_pad2d(self_, padding):
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad2d
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad2d"], (self_,))
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.replication_pad2d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReplicationPad2DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.replication_pad2d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def replication_pad3d(self_, padding):
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad3d
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad3d"], (self_,))
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.replication_pad3d(recording.data(self_), padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReplicationPad3DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.replication_pad3d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def cumsum(self_, dim, *, dtype=None):
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumsum
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["cumsum"], (self_,))
+    result = recording.wrap(kernels.cumsum(recording.data(self_), dim, recording.numpy_dtype(dtype)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = CumsumBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_dim = dim
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cumsum(self_, forward_grad.tangent(self_), dim, dtype, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def cumsum_(self_, dim, *, dtype=None):
+    """In-place cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumsum
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["cumsum"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CumsumBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_dim = dim
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    kernels.cumsum_(recording.data(self_), dim, recording.numpy_dtype(dtype))
+    recording.increment_version(self_)
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.cumsum(original_self, forward_grad.tangent(self_), dim, dtype, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def cumprod(self_, dim, *, dtype=None):
+    """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumprod
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["cumprod"], (self_,))
+    result = recording.wrap(kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_dim = dim
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cumprod(self_, forward_grad.tangent(self_), dim, dtype, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def cumprod_(self_, dim, *, dtype=None):
+    """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry cumprod
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["cumprod"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_dim = dim
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    kernels.cumprod_(recording.data(self_), dim, recording.numpy_dtype(dtype))
+    recording.increment_version(self_)
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.cumprod(original_self, forward_grad.tangent(self_), dim, dtype, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def sort_default(self_, dim=-1, descending=False):
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry sort
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sort"], (self_,))
+    values, indices = map(recording.wrap, kernels.sort(recording.data(self_), dim, descending))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SortBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_dim = dim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sort_default(self_, forward_grad.tangent(self_), dim, descending, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _sort_return(values, indices)
+
+
+def sort_stable(self_, *, stable, dim=-1, descending=False):
+    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry sort.stable
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["sort.stable"], (self_,))
+    values, indices = map(recording.wrap, kernels.sort_stable(recording.data(self_), stable, dim, descending))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SortBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_dim = dim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sort_stable(self_, forward_grad.tangent(self_), stable, dim, descending, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _sort_stable_return(values, indices)
+
+
+def topk(self_, k, dim=-1, largest=True, sorted=True):
+    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry topk
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["topk"], (self_,))
+    values, indices = map(recording.wrap, kernels.topk(recording.data(self_), k, dim, largest, sorted))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = TopkBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_dim = dim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.topk(self_, forward_grad.tangent(self_), k, dim, largest, sorted, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _topk_return(values, indices)
+
+
+def tril(self_, diagonal=0):
+    """tril(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry tril
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["tril"], (self_,))
+    result = recording.wrap(kernels.tril(recording.data(self_), diagonal))
+    if recording.compute_requires_grad(self_):
+        grad_fn = TrilBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_diagonal = diagonal
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.tril(self_, forward_grad.tangent(self_), diagonal, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def tril_(self_, diagonal=0):
+    """In-place tril(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry tril
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["tril"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = TrilBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_diagonal = diagonal
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.tril(recording.data(self_), diagonal))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.tril(original_self, forward_grad.tangent(self_), diagonal, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def triu(self_, diagonal=0):
+    """triu(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry triu
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["triu"], (self_,))
+    result = recording.wrap(kernels.triu(recording.data(self_), diagonal))
+    if recording.compute_requires_grad(self_):
+        grad_fn = TriuBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_diagonal = diagonal
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.triu(self_, forward_grad.tangent(self_), diagonal, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def triu_(self_, diagonal=0):
+    """In-place triu(Tensor self, SymInt diagonal=0) -> Tensor
+
+    derivatives.yaml, entry triu
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["triu"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = TriuBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_diagonal = diagonal
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.triu(recording.data(self_), diagonal))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.triu(original_self, forward_grad.tangent(self_), diagonal, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def log2(self_):
+    """log2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log2
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["log2"], (self_,))
+    result = recording.wrap(kernels.log2(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Log2Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.log2(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def log2_(self_):
+    """In-place log2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log2
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["log2"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = Log2Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.log2(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.log2(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def log10(self_):
+    """log10(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log10
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["log10"], (self_,))
+    result = recording.wrap(kernels.log10(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Log10Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.log10(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def log10_(self_):
+    """In-place log10(Tensor self) -> Tensor
+
+    derivatives.yaml, entry log10
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["log10"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = Log10Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.log10(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.log10(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def floor(self_):
+    """floor(Tensor self) -> Tensor
+
+    derivatives.yaml, entry floor
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["floor"], (self_,))
+    result = recording.wrap(kernels.floor(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = FloorBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.floor(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def floor_(self_):
+    """In-place floor(Tensor self) -> Tensor
+
+    derivatives.yaml, entry floor
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["floor"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = FloorBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.floor(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.floor(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ceil(self_):
+    """ceil(Tensor self) -> Tensor
+
+    derivatives.yaml, entry ceil
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["ceil"], (self_,))
+    result = recording.wrap(kernels.ceil(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = CeilBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.ceil(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def ceil_(self_):
+    """In-place ceil(Tensor self) -> Tensor
+
+    derivatives.yaml, entry ceil
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["ceil"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CeilBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ceil(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ceil(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def round_default(self_):
+    """round(Tensor self) -> Tensor
+
+    derivatives.yaml, entry round
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["round"], (self_,))
+    result = recording.wrap(kernels.round(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = RoundBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.round_default(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def round_default_(self_):
+    """In-place round(Tensor self) -> Tensor
+
+    derivatives.yaml, entry round
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["round"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = RoundBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.round(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.round_default(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def round_decimals(self_, *, decimals):
+    """round.decimals(Tensor self, *, int decimals) -> Tensor
+
+    derivatives.yaml, entry round.decimals
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["round.decimals"], (self_,))
+    result = recording.wrap(kernels.round_decimals(recording.data(self_), decimals))
+    if recording.compute_requires_grad(self_):
+        grad_fn = RoundBackward1(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.round_decimals(self_, forward_grad.tangent(self_), decimals, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def round_decimals_(self_, *, decimals):
+    """In-place round.decimals(Tensor self, *, int decimals) -> Tensor
+
+    derivatives.yaml, entry round.decimals
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["round.decimals"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = RoundBackward1(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.round_decimals(recording.data(self_), decimals))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.round_decimals(original_self, forward_grad.tangent(self_), decimals, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def trunc(self_):
+    """trunc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry trunc
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["trunc"], (self_,))
+    result = recording.wrap(kernels.trunc(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = TruncBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.trunc(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def trunc_(self_):
+    """In-place trunc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry trunc
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["trunc"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = TruncBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.trunc(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.trunc(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def frac(self_):
+    """frac(Tensor self) -> Tensor
+
+    derivatives.yaml, entry frac
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["frac"], (self_,))
+    result = recording.wrap(kernels.frac(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = FracBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.frac(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def frac_(self_):
+    """In-place frac(Tensor self) -> Tensor
+
+    derivatives.yaml, entry frac
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["frac"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = FracBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.frac(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.frac(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def roll(self_, shifts, dims=()):
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
+
+    derivatives.yaml, entry roll
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["roll"], (self_,))
+    shifts = recording.int_tuple(shifts)
+    dims = recording.int_tuple(dims)
+    result = recording.wrap(kernels.roll(recording.data(self_), shifts, dims))
+    if recording.compute_requires_grad(self_):
+        grad_fn = RollBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_dims = dims
+        grad_fn._saved_shifts = shifts
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.roll(self_, forward_grad.tangent(self_), shifts, dims, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def masked_select(self_, mask):
+    """masked_select(Tensor self, Tensor mask) -> Tensor
+
+    derivatives.yaml, entry masked_select
+    """
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["masked_select"], (self_, mask,))
+    result = recording.wrap(kernels.masked_select(recording.data(self_), recording.data(mask)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MaskedSelectBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_mask_dim = recording.dim(mask)
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.masked_select(self_, forward_grad.tangent(self_), mask, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def scatter_src(self_, dim, index, src):
+    """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml, entry scatter.src
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["scatter.src"], (self_, index, src,))
+    result = recording.wrap(kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
+    if recording.compute_requires_grad(self_, src):
+        grad_fn = ScatterBackward0(recording.collect_next_edges(self_, src))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_src(self_, forward_grad.tangent(self_), dim, index, src, forward_grad.tangent(src), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def scatter_src_(self_, dim, index, src):
+    """In-place scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml, entry scatter.src
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["scatter.src"], (self_, index, src,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, src)
+    if needs_grad:
+        grad_fn = ScatterBackward0(recording.collect_next_edges(self_, src))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_src(original_self, forward_grad.tangent(self_), dim, index, src, forward_grad.tangent(src), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def scatter_value(self_, dim, index, value):
+    """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+
+    derivatives.yaml, entry scatter.value
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["scatter.value"], (self_, index,))
+    result = recording.wrap(kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ScatterBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_value(self_, forward_grad.tangent(self_), dim, index, value, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def scatter_value_(self_, dim, index, value):
+    """In-place scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+
+    derivatives.yaml, entry scatter.value
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["scatter.value"], (self_, index,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ScatterBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_value(original_self, forward_grad.tangent(self_), dim, index, value, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def scatter_reduce(self_, dim, index, src, *, reduce):
+    """scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+
+    derivatives.yaml, entry scatter.reduce
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,))
+    result = recording.wrap(kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
+    return result
+
+
+def scatter_reduce_(self_, dim, index, src, *, reduce):
+    """In-place scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+
+    derivatives.yaml, entry scatter.reduce
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,))
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
+    return self_
+
+
+def scatter_value_reduce(self_, dim, index, value, *, reduce):
+    """scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+
+    derivatives.yaml, entry scatter.value_reduce
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["scatter.value_reduce"], (self_, index,))
+    result = recording.wrap(kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
+    return result
+
+
+def scatter_value_reduce_(self_, dim, index, value, *, reduce):
+    """In-place scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+
+    derivatives.yaml, entry scatter.value_reduce
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["scatter.value_reduce"], (self_, index,))
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
+    return self_
+
+
+def lerp_Scalar(self_, end, weight):
+    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Scalar
+    """
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["lerp.Scalar"], (self_, end,))
+    result = recording.wrap(kernels.lerp_Scalar(recording.data(self_), recording.data(end), weight))
+    if recording.compute_requires_grad(self_, end):
+        grad_fn = LerpBackward0(recording.collect_next_edges(self_, end))
+        grad_fn._saved_weight = weight
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, end):
+        with forward_grad.computing_tangents():
+            tangent = forward.lerp_Scalar(self_, forward_grad.tangent(self_), end, forward_grad.tangent(end), weight, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def lerp_Scalar_(self_, end, weight):
+    """In-place lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Scalar
+    """
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["lerp.Scalar"], (self_, end,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, end)
+    if needs_grad:
+        grad_fn = LerpBackward0(recording.collect_next_edges(self_, end))
+        grad_fn._saved_weight = weight
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, end)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.lerp_Scalar(recording.data(self_), recording.data(end), weight))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.lerp_Scalar(original_self, forward_grad.tangent(self_), end, forward_grad.tangent(end), weight, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def lerp_Tensor(self_, end, weight):
+    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,))
+    result = recording.wrap(kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
+    if recording.compute_requires_grad(self_, end, weight):
+        grad_fn = LerpBackward1(recording.collect_next_edges(self_, end, weight))
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.end_ = SavedVariable(end, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, end, weight):
+        with forward_grad.computing_tangents():
+            tangent = forward.lerp_Tensor(self_, forward_grad.tangent(self_), end, forward_grad.tangent(end), weight, forward_grad.tangent(weight), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def lerp_Tensor_(self_, end, weight):
+    """In-place lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+
+    derivatives.yaml, entry lerp.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, end, weight)
+    if needs_grad:
+        grad_fn = LerpBackward1(recording.collect_next_edges(self_, end, weight))
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.end_ = SavedVariable(end, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(2) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, end, weight)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.lerp_Tensor(original_self, forward_grad.tangent(self_), end, forward_grad.tangent(end), weight, forward_grad.tangent(weight), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def addcmul(self_, tensor1, tensor2, *, value=1):
+    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcmul
+    """
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2,))
+    result = recording.wrap(kernels.addcmul(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
+    if recording.compute_requires_grad(self_, tensor1, tensor2):
+        grad_fn = AddcmulBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
+        grad_fn.tensor2_ = SavedVariable(tensor2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_value = value
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2):
+        with forward_grad.computing_tangents():
+            tangent = forward.addcmul(self_, forward_grad.tangent(self_), tensor1, forward_grad.tangent(tensor1), tensor2, forward_grad.tangent(tensor2), value, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def addcmul_(self_, tensor1, tensor2, *, value=1):
+    """In-place addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcmul
+    """
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
+    if needs_grad:
+        grad_fn = AddcmulBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
+        grad_fn.tensor2_ = SavedVariable(tensor2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_value = value
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.addcmul(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.addcmul(original_self, forward_grad.tangent(self_), tensor1, forward_grad.tangent(tensor1), tensor2, forward_grad.tangent(tensor2), value, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def addcdiv(self_, tensor1, tensor2, *, value=1):
+    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcdiv
+    """
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2,))
+    result = recording.wrap(kernels.addcdiv(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
+    if recording.compute_requires_grad(self_, tensor1, tensor2):
+        grad_fn = AddcdivBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
+        grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn._saved_value = value
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2):
+        with forward_grad.computing_tangents():
+            tangent = forward.addcdiv(self_, forward_grad.tangent(self_), tensor1, forward_grad.tangent(tensor1), tensor2, forward_grad.tangent(tensor2), value, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def addcdiv_(self_, tensor1, tensor2, *, value=1):
+    """In-place addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+
+    derivatives.yaml, entry addcdiv
+    """
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
+    if needs_grad:
+        grad_fn = AddcdivBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
+        grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn._saved_value = value
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.addcdiv(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.addcdiv(original_self, forward_grad.tangent(self_), tensor1, forward_grad.tangent(tensor1), tensor2, forward_grad.tangent(tensor2), value, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def var_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry var_mean.correction
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["var_mean.correction"], (self_,))
+    dim = recording.int_tuple(dim)
+    result0, result1 = map(recording.wrap, kernels.var_mean_correction(recording.data(self_), dim, correction, keepdim))
+    if recording.compute_requires_grad(self_):
+        grad_fn = VarMeanBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_correction = correction
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_numel = recording.numel(self_)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.var_mean_correction(self_, forward_grad.tangent(self_), dim, correction, keepdim, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    return (result0, result1)
+
+
+def std_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry std_mean.correction
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["std_mean.correction"], (self_,))
+    dim = recording.int_tuple(dim)
+    result0, result1 = map(recording.wrap, kernels.std_mean_correction(recording.data(self_), dim, correction, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = StdMeanBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_correction = correction
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_numel = recording.numel(self_)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.std_mean_correction(self_, forward_grad.tangent(self_), dim, correction, keepdim, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result0_ = SavedVariable(result0, True)
+    return (result0, result1)
+
+
+def floor_divide_default(self_, other):
+    """floor_divide(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry floor_divide
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["floor_divide"], (self_, other,))
+    result = recording.wrap(kernels.floor_divide(recording.data(self_), recording.data(other)))
+    return result
+
+
+def floor_divide_default_(self_, other):
+    """In-place floor_divide(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry floor_divide
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["floor_divide"], (self_, other,))
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.floor_divide(recording.data(self_), recording.data(other)))
+    return self_
+
+
+def floor_divide_Scalar(self_, other):
+    """floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry floor_divide.Scalar
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["floor_divide.Scalar"], (self_,))
+    result = recording.wrap(kernels.floor_divide_Scalar(recording.data(self_), other))
+    return result
+
+
+def floor_divide_Scalar_(self_, other):
+    """In-place floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry floor_divide.Scalar
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["floor_divide.Scalar"], (self_,))
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.floor_divide_Scalar(recording.data(self_), other))
+    return self_
+
+
+def remainder_Scalar(self_, other):
+    """remainder.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry remainder.Scalar
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Scalar"], (self_,))
+    result = recording.wrap(kernels.remainder_Scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = RemainderBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.remainder_Scalar(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def remainder_Scalar_(self_, other):
+    """In-place remainder.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry remainder.Scalar
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Scalar"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = RemainderBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.remainder_Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.remainder_Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def remainder_Tensor(self_, other):
+    """remainder.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry remainder.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Tensor"], (self_, other,))
+    result = recording.wrap(kernels.remainder_Tensor(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = RemainderBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.remainder_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def remainder_Tensor_(self_, other):
+    """In-place remainder.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry remainder.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = RemainderBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.remainder_Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.remainder_Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def remainder_Scalar_Tensor(self_, other):
+    """remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry remainder.Scalar_Tensor
+    """
+    if not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Scalar_Tensor"], (other,))
+    result = recording.wrap(kernels.remainder_Scalar_Tensor(self_, recording.data(other)))
+    return result
+
+
+def fmod_Scalar(self_, other):
+    """fmod.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry fmod.Scalar
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["fmod.Scalar"], (self_,))
+    result = recording.wrap(kernels.fmod_Scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = FmodBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.fmod_Scalar(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def fmod_Scalar_(self_, other):
+    """In-place fmod.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry fmod.Scalar
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["fmod.Scalar"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = FmodBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.fmod_Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.fmod_Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def fmod_Tensor(self_, other):
+    """fmod.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmod.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["fmod.Tensor"], (self_, other,))
+    result = recording.wrap(kernels.fmod_Tensor(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = FmodBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.fmod_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def fmod_Tensor_(self_, other):
+    """In-place fmod.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmod.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["fmod.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = FmodBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.fmod_Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.fmod_Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def linalg_inv_ex(A, *, check_errors=False):
+    """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
+
+    derivatives.yaml, entry linalg_inv_ex
+    """
+    if not isinstance(A, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["linalg_inv_ex"], (A,))
+    inverse, info = map(recording.wrap, kernels.linalg_inv_ex(recording.data(A), check_errors))
+    needs_grad = recording.compute_requires_grad(A)
+    if needs_grad:
+        grad_fn = LinalgInvExBackward0(recording.collect_next_edges(A))
+        recording.set_history(inverse, grad_fn)
+        recording.skip_output(info, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(A):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_inv_ex(A, forward_grad.tangent(A), check_errors, inverse, info)
+        forward_grad.set_tangents((inverse, info), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.inverse_ = SavedVariable(inverse, True)
+    return _linalg_inv_ex_return(inverse, info)
+
+
+def linalg_solve_ex(A, B, *, left=True, check_errors=False):
+    """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+
+    derivatives.yaml, entry linalg_solve_ex
+    """
+    if not isinstance(A, Tensor) or not isinstance(B, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["linalg_solve_ex"], (A, B,))
+    result, info = map(recording.wrap, kernels.linalg_solve_ex(recording.data(A), recording.data(B), left, check_errors))
+    needs_grad = recording.compute_requires_grad(A, B)
+    if needs_grad:
+        grad_fn = LinalgSolveExBackward0(recording.collect_next_edges(A, B))
+        grad_fn.A_ = SavedVariable(A, False)
+        grad_fn._saved_left = left
+        grad_fn._saved_B_dim = recording.dim(B)
+        grad_fn._saved_B_sym_sizes = recording.sizes(B)
+        grad_fn._saved_A_sym_sizes = recording.sizes(A)
+        recording.set_history(result, grad_fn)
+        recording.skip_output(info, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(A, B):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_solve_ex(A, forward_grad.tangent(A), B, forward_grad.tangent(B), left, check_errors, result, info)
+        forward_grad.set_tangents((result, info), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return _linalg_solve_ex_return(result, info)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
+
+    derivatives.yaml, entry convolution
+    """
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["convolution"], (input, weight,))
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    output_padding = recording.int_tuple(output_padding)
+    result = recording.wrap(kernels.convolution(recording.data(input), recording.data(weight), recording.data(bias), stride, padding, dilation, transposed, output_padding, groups))
+    if recording.compute_requires_grad(input, weight, bias):
+        grad_fn = ConvolutionBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_transposed = transposed
+        grad_fn._saved_output_padding = output_padding
+        grad_fn._saved_groups = groups
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.convolution(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), stride, padding, dilation, transposed, output_padding, groups, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+    """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry convolution_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["convolution_backward"], (grad_output, input, weight,))
+    bias_sizes = recording.int_tuple(bias_sizes)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    output_padding = recording.int_tuple(output_padding)
+    result0, result1, result2 = map(recording.wrap, kernels.convolution_backward(recording.data(grad_output), recording.data(input), recording.data(weight), bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask))
+    if recording.compute_requires_grad(grad_output, input, weight):
+        grad_fn = ConvolutionBackwardBackward0(recording.collect_next_edges(grad_output, input, weight))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_transposed = transposed
+        grad_fn._saved_output_padding = output_padding
+        grad_fn._saved_groups = groups
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+        recording.set_history(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, input, weight):
+        with forward_grad.computing_tangents():
+            tangent = forward.convolution_backward(grad_output, forward_grad.tangent(grad_output), input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask, result0, result1, result2)
+        forward_grad.set_tangents((result0, result1, result2), tangent)
+    return (result0, result1, result2)
+
+
+def max_pool2d_with_indices(self_, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+    """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry max_pool2d_with_indices
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["max_pool2d_with_indices"], (self_,))
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result0, result1 = map(recording.wrap, kernels.max_pool2d_with_indices(recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = MaxPool2DWithIndicesBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_ceil_mode = ceil_mode
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_pool2d_with_indices(self_, forward_grad.tangent(self_), kernel_size, stride, padding, dilation, ceil_mode, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def max_pool2d_with_indices_backward(grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry max_pool2d_with_indices_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["max_pool2d_with_indices_backward"], (grad_output, self_, indices,))
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.max_pool2d_with_indices_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode, recording.data(indices)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = MaxPool2DWithIndicesBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_pool2d_with_indices_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), kernel_size, stride, padding, dilation, ceil_mode, indices, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def avg_pool2d(self_, kernel_size, stride=(), padding=(0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None):
+    """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+
+    derivatives.yaml, entry avg_pool2d
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["avg_pool2d"], (self_,))
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.avg_pool2d(recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AvgPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_ceil_mode = ceil_mode
+        grad_fn._saved_count_include_pad = count_include_pad
+        grad_fn._saved_divisor_override = divisor_override
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.avg_pool2d(self_, forward_grad.tangent(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def avg_pool2d_backward(grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+
+    derivatives.yaml, entry avg_pool2d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["avg_pool2d_backward"], (grad_output, self_,))
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.avg_pool2d_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = AvgPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_ceil_mode = ceil_mode
+        grad_fn._saved_count_include_pad = count_include_pad
+        grad_fn._saved_divisor_override = divisor_override
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.avg_pool2d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _adaptive_avg_pool2d(self_, output_size):
+    """_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool2d
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["_adaptive_avg_pool2d"], (self_,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._adaptive_avg_pool2d(recording.data(self_), output_size))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AdaptiveAvgPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._adaptive_avg_pool2d(self_, forward_grad.tangent(self_), output_size, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _adaptive_avg_pool2d_backward(grad_output, self_):
+    """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool2d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,))
+    result = recording.wrap(kernels._adaptive_avg_pool2d_backward(recording.data(grad_output), recording.data(self_)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = AdaptiveAvgPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn._saved_grad_output_sym_sizes = recording.sizes(grad_output)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._adaptive_avg_pool2d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def adaptive_max_pool2d(self_, output_size):
+    """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool2d
+    """
+    if not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["adaptive_max_pool2d"], (self_,))
+    output_size = recording.int_tuple(output_size)
+    result0, result1 = map(recording.wrap, kernels.adaptive_max_pool2d(recording.data(self_), output_size))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AdaptiveMaxPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.adaptive_max_pool2d(self_, forward_grad.tangent(self_), output_size, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def adaptive_max_pool2d_backward(grad_output, self_, indices):
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool2d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,))
+    result = recording.wrap(kernels.adaptive_max_pool2d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = AdaptiveMaxPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.adaptive_max_pool2d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), indices, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -5110,6 +7358,337 @@ OVERLOADS = {
         Param("bias", "Tensor?"),
         Param("output_mask", "bool[3]"),
     )),
+    "native_batch_norm": Overload(native_batch_norm, kernels.native_batch_norm, "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("running_mean", "Tensor?"),
+        Param("running_var", "Tensor?"),
+        Param("training", "bool"),
+        Param("momentum", "float"),
+        Param("eps", "float"),
+    )),
+    "silu": Overload(silu, kernels.silu, "silu(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "mish": Overload(mish, kernels.mish, "mish(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "elu": Overload(elu, kernels.elu, "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("alpha", "Scalar", has_default=True),
+        Param("scale", "Scalar", has_default=True),
+        Param("input_scale", "Scalar", has_default=True),
+    )),
+    "elu_": Overload(elu_, kernels.elu_, "elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("alpha", "Scalar", has_default=True),
+        Param("scale", "Scalar", has_default=True),
+        Param("input_scale", "Scalar", has_default=True),
+    )),
+    "hardtanh": Overload(hardtanh, kernels.hardtanh, "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("min_val", "Scalar", has_default=True),
+        Param("max_val", "Scalar", has_default=True),
+    )),
+    "hardsigmoid": Overload(hardsigmoid, kernels.hardsigmoid, "hardsigmoid(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "hardswish": Overload(hardswish, kernels.hardswish, "hardswish(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "log_sigmoid_forward": Overload(log_sigmoid_forward, kernels.log_sigmoid_forward, "log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)", (
+        Param("self_", "Tensor"),
+    )),
+    "glu": Overload(glu, kernels.glu, "glu(Tensor self, int dim=-1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int", has_default=True),
+    )),
+    "huber_loss": Overload(huber_loss, kernels.huber_loss, "huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("reduction", "int", has_default=True),
+        Param("delta", "float", has_default=True),
+    )),
+    "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("pad", "int[]"),
+        Param("value", "Scalar", has_default=True),
+    )),
+    "leaky_relu_": Overload(leaky_relu_, kernels.leaky_relu_, "leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("negative_slope", "Scalar", has_default=True),
+    )),
+    "reflection_pad1d": Overload(reflection_pad1d, kernels.reflection_pad1d, "reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[2]"),
+    )),
+    "reflection_pad2d": Overload(reflection_pad2d, kernels.reflection_pad2d, "reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[4]"),
+    )),
+    "reflection_pad3d": Overload(reflection_pad3d, kernels.reflection_pad3d, "reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[6]"),
+    )),
+    "replication_pad1d": Overload(replication_pad1d, kernels.replication_pad1d, "replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[2]"),
+    )),
+    "replication_pad2d": Overload(replication_pad2d, kernels.replication_pad2d, "replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[4]"),
+    )),
+    "replication_pad3d": Overload(replication_pad3d, kernels.replication_pad3d, "replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[6]"),
+    )),
+    "cumsum": Overload(cumsum, kernels.cumsum, "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
+    "cumprod": Overload(cumprod, kernels.cumprod, "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
+    "sort": Overload(sort_default, kernels.sort, "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int", has_default=True),
+        Param("descending", "bool", has_default=True),
+    )),
+    "sort.stable": Overload(sort_stable, kernels.sort_stable, "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("stable", "bool?", keyword_only=True),
+        Param("dim", "int", has_default=True, keyword_only=True),
+        Param("descending", "bool", has_default=True, keyword_only=True),
+    )),
+    "topk": Overload(topk, kernels.topk, "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("k", "int"),
+        Param("dim", "int", has_default=True),
+        Param("largest", "bool", has_default=True),
+        Param("sorted", "bool", has_default=True),
+    )),
+    "tril": Overload(tril, kernels.tril, "tril(Tensor self, SymInt diagonal=0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("diagonal", "int", has_default=True),
+    )),
+    "triu": Overload(triu, kernels.triu, "triu(Tensor self, SymInt diagonal=0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("diagonal", "int", has_default=True),
+    )),
+    "log2": Overload(log2, kernels.log2, "log2(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "log10": Overload(log10, kernels.log10, "log10(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "floor": Overload(floor, kernels.floor, "floor(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "ceil": Overload(ceil, kernels.ceil, "ceil(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "round": Overload(round_default, kernels.round, "round(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "round.decimals": Overload(round_decimals, kernels.round_decimals, "round.decimals(Tensor self, *, int decimals) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("decimals", "int", keyword_only=True),
+    )),
+    "trunc": Overload(trunc, kernels.trunc, "trunc(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "frac": Overload(frac, kernels.frac, "frac(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "roll": Overload(roll, kernels.roll, "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("shifts", "int[1]"),
+        Param("dims", "int[1]", has_default=True),
+    )),
+    "masked_select": Overload(masked_select, kernels.masked_select, "masked_select(Tensor self, Tensor mask) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mask", "Tensor"),
+    )),
+    "scatter.src": Overload(scatter_src, kernels.scatter_src, "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("src", "Tensor"),
+    )),
+    "scatter.value": Overload(scatter_value, kernels.scatter_value, "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("value", "Scalar"),
+    )),
+    "scatter.reduce": Overload(scatter_reduce, kernels.scatter_reduce, "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("src", "Tensor"),
+        Param("reduce", "str", keyword_only=True),
+    )),
+    "scatter.value_reduce": Overload(scatter_value_reduce, kernels.scatter_value_reduce, "scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("value", "Scalar"),
+        Param("reduce", "str", keyword_only=True),
+    )),
+    "lerp.Scalar": Overload(lerp_Scalar, kernels.lerp_Scalar, "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("end", "Tensor"),
+        Param("weight", "Scalar"),
+    )),
+    "lerp.Tensor": Overload(lerp_Tensor, kernels.lerp_Tensor, "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("end", "Tensor"),
+        Param("weight", "Tensor"),
+    )),
+    "addcmul": Overload(addcmul, kernels.addcmul, "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("tensor1", "Tensor"),
+        Param("tensor2", "Tensor"),
+        Param("value", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "addcdiv": Overload(addcdiv, kernels.addcdiv, "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("tensor1", "Tensor"),
+        Param("tensor2", "Tensor"),
+        Param("value", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "var_mean.correction": Overload(var_mean_correction, kernels.var_mean_correction, "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]?", has_default=True),
+        Param("correction", "Scalar?", has_default=True, keyword_only=True),
+        Param("keepdim", "bool", has_default=True, keyword_only=True),
+    )),
+    "std_mean.correction": Overload(std_mean_correction, kernels.std_mean_correction, "std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]?", has_default=True),
+        Param("correction", "Scalar?", has_default=True, keyword_only=True),
+        Param("keepdim", "bool", has_default=True, keyword_only=True),
+    )),
+    "floor_divide": Overload(floor_divide_default, kernels.floor_divide, "floor_divide(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "floor_divide.Scalar": Overload(floor_divide_Scalar, kernels.floor_divide_Scalar, "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "remainder.Scalar": Overload(remainder_Scalar, kernels.remainder_Scalar, "remainder.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "remainder.Tensor": Overload(remainder_Tensor, kernels.remainder_Tensor, "remainder.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "remainder.Scalar_Tensor": Overload(remainder_Scalar_Tensor, kernels.remainder_Scalar_Tensor, "remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor"),
+    )),
+    "fmod.Scalar": Overload(fmod_Scalar, kernels.fmod_Scalar, "fmod.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "fmod.Tensor": Overload(fmod_Tensor, kernels.fmod_Tensor, "fmod.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "linalg_inv_ex": Overload(linalg_inv_ex, kernels.linalg_inv_ex, "linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)", (
+        Param("A", "Tensor"),
+        Param("check_errors", "bool", has_default=True, keyword_only=True),
+    )),
+    "linalg_solve_ex": Overload(linalg_solve_ex, kernels.linalg_solve_ex, "linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)", (
+        Param("A", "Tensor"),
+        Param("B", "Tensor"),
+        Param("left", "bool", has_default=True, keyword_only=True),
+        Param("check_errors", "bool", has_default=True, keyword_only=True),
+    )),
+    "convolution": Overload(convolution, kernels.convolution, "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("bias", "Tensor?"),
+        Param("stride", "int[]"),
+        Param("padding", "int[]"),
+        Param("dilation", "int[]"),
+        Param("transposed", "bool"),
+        Param("output_padding", "int[]"),
+        Param("groups", "int"),
+    )),
+    "convolution_backward": Overload(convolution_backward, kernels.convolution_backward, "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", (
+        Param("grad_output", "Tensor"),
+        Param("input", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("bias_sizes", "int[]?"),
+        Param("stride", "int[]"),
+        Param("padding", "int[]"),
+        Param("dilation", "int[]"),
+        Param("transposed", "bool"),
+        Param("output_padding", "int[]"),
+        Param("groups", "int"),
+        Param("output_mask", "bool[3]"),
+    )),
+    "max_pool2d_with_indices": Overload(max_pool2d_with_indices, kernels.max_pool2d_with_indices, "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("stride", "int[2]", has_default=True),
+        Param("padding", "int[2]", has_default=True),
+        Param("dilation", "int[2]", has_default=True),
+        Param("ceil_mode", "bool", has_default=True),
+    )),
+    "max_pool2d_with_indices_backward": Overload(max_pool2d_with_indices_backward, kernels.max_pool2d_with_indices_backward, "max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("stride", "int[2]"),
+        Param("padding", "int[2]"),
+        Param("dilation", "int[2]"),
+        Param("ceil_mode", "bool"),
+        Param("indices", "Tensor"),
+    )),
+    "avg_pool2d": Overload(avg_pool2d, kernels.avg_pool2d, "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("stride", "int[2]", has_default=True),
+        Param("padding", "int[2]", has_default=True),
+        Param("ceil_mode", "bool", has_default=True),
+        Param("count_include_pad", "bool", has_default=True),
+        Param("divisor_override", "int?", has_default=True),
+    )),
+    "avg_pool2d_backward": Overload(avg_pool2d_backward, kernels.avg_pool2d_backward, "avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("stride", "int[2]"),
+        Param("padding", "int[2]"),
+        Param("ceil_mode", "bool"),
+        Param("count_include_pad", "bool"),
+        Param("divisor_override", "int?"),
+    )),
+    "_adaptive_avg_pool2d": Overload(_adaptive_avg_pool2d, kernels._adaptive_avg_pool2d, "_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+    )),
+    "_adaptive_avg_pool2d_backward": Overload(_adaptive_avg_pool2d_backward, kernels._adaptive_avg_pool2d_backward, "_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+    )),
+    "adaptive_max_pool2d": Overload(adaptive_max_pool2d, kernels.adaptive_max_pool2d, "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+    )),
+    "adaptive_max_pool2d_backward": Overload(adaptive_max_pool2d_backward, kernels.adaptive_max_pool2d_backward, "adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -5516,6 +8095,175 @@ BY_NAME = {
     "native_layer_norm_backward": (
         OVERLOADS["native_layer_norm_backward"],
     ),
+    "native_batch_norm": (
+        OVERLOADS["native_batch_norm"],
+    ),
+    "silu": (
+        OVERLOADS["silu"],
+    ),
+    "mish": (
+        OVERLOADS["mish"],
+    ),
+    "elu": (
+        OVERLOADS["elu"],
+    ),
+    "elu_": (
+        OVERLOADS["elu_"],
+    ),
+    "hardtanh": (
+        OVERLOADS["hardtanh"],
+    ),
+    "hardsigmoid": (
+        OVERLOADS["hardsigmoid"],
+    ),
+    "hardswish": (
+        OVERLOADS["hardswish"],
+    ),
+    "log_sigmoid_forward": (
+        OVERLOADS["log_sigmoid_forward"],
+    ),
+    "glu": (
+        OVERLOADS["glu"],
+    ),
+    "huber_loss": (
+        OVERLOADS["huber_loss"],
+    ),
+    "constant_pad_nd": (
+        OVERLOADS["constant_pad_nd"],
+    ),
+    "leaky_relu_": (
+        OVERLOADS["leaky_relu_"],
+    ),
+    "reflection_pad1d": (
+        OVERLOADS["reflection_pad1d"],
+    ),
+    "reflection_pad2d": (
+        OVERLOADS["reflection_pad2d"],
+    ),
+    "reflection_pad3d": (
+        OVERLOADS["reflection_pad3d"],
+    ),
+    "replication_pad1d": (
+        OVERLOADS["replication_pad1d"],
+    ),
+    "replication_pad2d": (
+        OVERLOADS["replication_pad2d"],
+    ),
+    "replication_pad3d": (
+        OVERLOADS["replication_pad3d"],
+    ),
+    "cumsum": (
+        OVERLOADS["cumsum"],
+    ),
+    "cumprod": (
+        OVERLOADS["cumprod"],
+    ),
+    "sort": (
+        OVERLOADS["sort"],
+        OVERLOADS["sort.stable"],
+    ),
+    "topk": (
+        OVERLOADS["topk"],
+    ),
+    "tril": (
+        OVERLOADS["tril"],
+    ),
+    "triu": (
+        OVERLOADS["triu"],
+    ),
+    "log2": (
+        OVERLOADS["log2"],
+    ),
+    "log10": (
+        OVERLOADS["log10"],
+    ),
+    "floor": (
+        OVERLOADS["floor"],
+    ),
+    "ceil": (
+        OVERLOADS["ceil"],
+    ),
+    "round": (
+        OVERLOADS["round"],
+        OVERLOADS["round.decimals"],
+    ),
+    "trunc": (
+        OVERLOADS["trunc"],
+    ),
+    "frac": (
+        OVERLOADS["frac"],
+    ),
+    "roll": (
+        OVERLOADS["roll"],
+    ),
+    "masked_select": (
+        OVERLOADS["masked_select"],
+    ),
+    "scatter": (
+        OVERLOADS["scatter.src"],
+        OVERLOADS["scatter.value"],
+        OVERLOADS["scatter.reduce"],
+        OVERLOADS["scatter.value_reduce"],
+    ),
+    "lerp": (
+        OVERLOADS["lerp.Scalar"],
+        OVERLOADS["lerp.Tensor"],
+    ),
+    "addcmul": (
+        OVERLOADS["addcmul"],
+    ),
+    "addcdiv": (
+        OVERLOADS["addcdiv"],
+    ),
+    "floor_divide": (
+        OVERLOADS["floor_divide"],
+        OVERLOADS["floor_divide.Scalar"],
+    ),
+    "remainder": (
+        OVERLOADS["remainder.Scalar"],
+        OVERLOADS["remainder.Tensor"],
+        OVERLOADS["remainder.Scalar_Tensor"],
+    ),
+    "fmod": (
+        OVERLOADS["fmod.Scalar"],
+        OVERLOADS["fmod.Tensor"],
+    ),
+    "linalg_inv_ex": (
+        OVERLOADS["linalg_inv_ex"],
+    ),
+    "linalg_solve_ex": (
+        OVERLOADS["linalg_solve_ex"],
+    ),
+    "convolution": (
+        OVERLOADS["convolution"],
+    ),
+    "convolution_backward": (
+        OVERLOADS["convolution_backward"],
+    ),
+    "max_pool2d_with_indices": (
+        OVERLOADS["max_pool2d_with_indices"],
+    ),
+    "max_pool2d_with_indices_backward": (
+        OVERLOADS["max_pool2d_with_indices_backward"],
+    ),
+    "avg_pool2d": (
+        OVERLOADS["avg_pool2d"],
+    ),
+    "avg_pool2d_backward": (
+        OVERLOADS["avg_pool2d_backward"],
+    ),
+    "_adaptive_avg_pool2d": (
+        OVERLOADS["_adaptive_avg_pool2d"],
+    ),
+    "_adaptive_avg_pool2d_backward": (
+        OVERLOADS["_adaptive_avg_pool2d_backward"],
+    ),
+    "adaptive_max_pool2d": (
+        OVERLOADS["adaptive_max_pool2d"],
+    ),
+    "adaptive_max_pool2d_backward": (
+        OVERLOADS["adaptive_max_pool2d_backward"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -5601,6 +8349,83 @@ BY_NAME = {
     ),
     "index_put_": (
         OVERLOADS["index_put"]._replace(wrapper=index_put_, kernel=None),
+    ),
+    "silu_": (
+        OVERLOADS["silu"]._replace(wrapper=silu_, kernel=None),
+    ),
+    "mish_": (
+        OVERLOADS["mish"]._replace(wrapper=mish_, kernel=None),
+    ),
+    "hardtanh_": (
+        OVERLOADS["hardtanh"]._replace(wrapper=hardtanh_, kernel=None),
+    ),
+    "hardsigmoid_": (
+        OVERLOADS["hardsigmoid"]._replace(wrapper=hardsigmoid_, kernel=None),
+    ),
+    "hardswish_": (
+        OVERLOADS["hardswish"]._replace(wrapper=hardswish_, kernel=None),
+    ),
+    "cumsum_": (
+        OVERLOADS["cumsum"]._replace(wrapper=cumsum_, kernel=None),
+    ),
+    "cumprod_": (
+        OVERLOADS["cumprod"]._replace(wrapper=cumprod_, kernel=None),
+    ),
+    "tril_": (
+        OVERLOADS["tril"]._replace(wrapper=tril_, kernel=None),
+    ),
+    "triu_": (
+        OVERLOADS["triu"]._replace(wrapper=triu_, kernel=None),
+    ),
+    "log2_": (
+        OVERLOADS["log2"]._replace(wrapper=log2_, kernel=None),
+    ),
+    "log10_": (
+        OVERLOADS["log10"]._replace(wrapper=log10_, kernel=None),
+    ),
+    "floor_": (
+        OVERLOADS["floor"]._replace(wrapper=floor_, kernel=None),
+    ),
+    "ceil_": (
+        OVERLOADS["ceil"]._replace(wrapper=ceil_, kernel=None),
+    ),
+    "round_": (
+        OVERLOADS["round"]._replace(wrapper=round_default_, kernel=None),
+        OVERLOADS["round.decimals"]._replace(wrapper=round_decimals_, kernel=None),
+    ),
+    "trunc_": (
+        OVERLOADS["trunc"]._replace(wrapper=trunc_, kernel=None),
+    ),
+    "frac_": (
+        OVERLOADS["frac"]._replace(wrapper=frac_, kernel=None),
+    ),
+    "scatter_": (
+        OVERLOADS["scatter.src"]._replace(wrapper=scatter_src_, kernel=None),
+        OVERLOADS["scatter.value"]._replace(wrapper=scatter_value_, kernel=None),
+        OVERLOADS["scatter.reduce"]._replace(wrapper=scatter_reduce_, kernel=None),
+        OVERLOADS["scatter.value_reduce"]._replace(wrapper=scatter_value_reduce_, kernel=None),
+    ),
+    "lerp_": (
+        OVERLOADS["lerp.Scalar"]._replace(wrapper=lerp_Scalar_, kernel=None),
+        OVERLOADS["lerp.Tensor"]._replace(wrapper=lerp_Tensor_, kernel=None),
+    ),
+    "addcmul_": (
+        OVERLOADS["addcmul"]._replace(wrapper=addcmul_, kernel=None),
+    ),
+    "addcdiv_": (
+        OVERLOADS["addcdiv"]._replace(wrapper=addcdiv_, kernel=None),
+    ),
+    "floor_divide_": (
+        OVERLOADS["floor_divide"]._replace(wrapper=floor_divide_default_, kernel=None),
+        OVERLOADS["floor_divide.Scalar"]._replace(wrapper=floor_divide_Scalar_, kernel=None),
+    ),
+    "remainder_": (
+        OVERLOADS["remainder.Scalar"]._replace(wrapper=remainder_Scalar_, kernel=None),
+        OVERLOADS["remainder.Tensor"]._replace(wrapper=remainder_Tensor_, kernel=None),
+    ),
+    "fmod_": (
+        OVERLOADS["fmod.Scalar"]._replace(wrapper=fmod_Scalar_, kernel=None),
+        OVERLOADS["fmod.Tensor"]._replace(wrapper=fmod_Tensor_, kernel=None),
     ),
 }
 
@@ -5725,6 +8550,41 @@ def squeeze_(*args, **kwargs):
     return _dispatch.call("squeeze_", BY_NAME["squeeze_"], args, kwargs)
 
 
+def sort(*args, **kwargs):
+    """Picks the overload of sort that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("sort", BY_NAME["sort"], args, kwargs)
+
+
+def round(*args, **kwargs):
+    """Picks the overload of round that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("round", BY_NAME["round"], args, kwargs)
+
+
+def scatter(*args, **kwargs):
+    """Picks the overload of scatter that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("scatter", BY_NAME["scatter"], args, kwargs)
+
+
+def lerp(*args, **kwargs):
+    """Picks the overload of lerp that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("lerp", BY_NAME["lerp"], args, kwargs)
+
+
+def floor_divide(*args, **kwargs):
+    """Picks the overload of floor_divide that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("floor_divide", BY_NAME["floor_divide"], args, kwargs)
+
+
+def remainder(*args, **kwargs):
+    """Picks the overload of remainder that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("remainder", BY_NAME["remainder"], args, kwargs)
+
+
+def fmod(*args, **kwargs):
+    """Picks the overload of fmod that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("fmod", BY_NAME["fmod"], args, kwargs)
+
+
 def pow_(*args, **kwargs):
     """Picks the overload of pow_ that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("pow_", BY_NAME["pow_"], args, kwargs)
@@ -5748,3 +8608,33 @@ def clamp_max_(*args, **kwargs):
 def masked_fill_(*args, **kwargs):
     """Picks the overload of masked_fill_ that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("masked_fill_", BY_NAME["masked_fill_"], args, kwargs)
+
+
+def round_(*args, **kwargs):
+    """Picks the overload of round_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("round_", BY_NAME["round_"], args, kwargs)
+
+
+def scatter_(*args, **kwargs):
+    """Picks the overload of scatter_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("scatter_", BY_NAME["scatter_"], args, kwargs)
+
+
+def lerp_(*args, **kwargs):
+    """Picks the overload of lerp_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("lerp_", BY_NAME["lerp_"], args, kwargs)
+
+
+def floor_divide_(*args, **kwargs):
+    """Picks the overload of floor_divide_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("floor_divide_", BY_NAME["floor_divide_"], args, kwargs)
+
+
+def remainder_(*args, **kwargs):
+    """Picks the overload of remainder_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("remainder_", BY_NAME["remainder_"], args, kwargs)
+
+
+def fmod_(*args, **kwargs):
+    """Picks the overload of fmod_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("fmod_", BY_NAME["fmod_"], args, kwargs)

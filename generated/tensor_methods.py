@@ -29,6 +29,14 @@ class TensorMethods:
         """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         return ops.add_Tensor(self, other, alpha=alpha)
 
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        return ops.addcdiv(self, tensor1, tensor2, value=value)
+
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        return ops.addcmul(self, tensor1, tensor2, value=value)
+
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
@@ -83,6 +91,10 @@ class TensorMethods:
         """bmm(Tensor self, Tensor mat2) -> Tensor"""
         return ops.bmm(self, mat2)
 
+    def ceil(self):
+        """ceil(Tensor self) -> Tensor"""
+        return ops.ceil(self)
+
     def clamp(self, *args, **kwargs):
         """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
         clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
@@ -112,6 +124,14 @@ class TensorMethods:
     def cos(self):
         """cos(Tensor self) -> Tensor"""
         return ops.cos(self)
+
+    def cumprod(self, dim, *, dtype=None):
+        """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+        return ops.cumprod(self, dim, dtype=dtype)
+
+    def cumsum(self, dim, *, dtype=None):
+        """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+        return ops.cumsum(self, dim, dtype=dtype)
 
     def div(self, *args, **kwargs):
         """div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -155,6 +175,26 @@ class TensorMethods:
         """flip(Tensor self, int[] dims) -> Tensor"""
         return ops.flip(self, _dispatch.varargs_list(args, dims))
 
+    def floor(self):
+        """floor(Tensor self) -> Tensor"""
+        return ops.floor(self)
+
+    def floor_divide(self, *args, **kwargs):
+        """floor_divide(Tensor self, Tensor other) -> Tensor
+        floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+        """
+        return ops.floor_divide(self, *args, **kwargs)
+
+    def fmod(self, *args, **kwargs):
+        """fmod.Scalar(Tensor self, Scalar other) -> Tensor
+        fmod.Tensor(Tensor self, Tensor other) -> Tensor
+        """
+        return ops.fmod(self, *args, **kwargs)
+
+    def frac(self):
+        """frac(Tensor self) -> Tensor"""
+        return ops.frac(self)
+
     def gather(self, dim, index, *, sparse_grad=False):
         """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
         return ops.gather(self, dim, index, sparse_grad=sparse_grad)
@@ -189,13 +229,27 @@ class TensorMethods:
         """
         return ops.le(self, *args, **kwargs)
 
+    def lerp(self, *args, **kwargs):
+        """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+        lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+        """
+        return ops.lerp(self, *args, **kwargs)
+
     def log(self):
         """log(Tensor self) -> Tensor"""
         return ops.log(self)
 
+    def log10(self):
+        """log10(Tensor self) -> Tensor"""
+        return ops.log10(self)
+
     def log1p(self):
         """log1p(Tensor self) -> Tensor"""
         return ops.log1p(self)
+
+    def log2(self):
+        """log2(Tensor self) -> Tensor"""
+        return ops.log2(self)
 
     def logical_and(self, other):
         """logical_and(Tensor self, Tensor other) -> Tensor"""
@@ -224,6 +278,10 @@ class TensorMethods:
         masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
         """
         return ops.masked_fill(self, *args, **kwargs)
+
+    def masked_select(self, mask):
+        """masked_select(Tensor self, Tensor mask) -> Tensor"""
+        return ops.masked_select(self, mask)
 
     def max(self, *args, **kwargs):
         """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -297,13 +355,37 @@ class TensorMethods:
         """relu(Tensor self) -> Tensor"""
         return ops.relu(self)
 
+    def remainder(self, *args, **kwargs):
+        """remainder.Scalar(Tensor self, Scalar other) -> Tensor
+        remainder.Tensor(Tensor self, Tensor other) -> Tensor
+        """
+        return ops.remainder(self, *args, **kwargs)
+
     def repeat(self, *args, repeats=None):
         """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
         return ops.repeat(self, _dispatch.varargs_list(args, repeats))
 
+    def roll(self, shifts, dims=()):
+        """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
+        return ops.roll(self, shifts, dims)
+
+    def round(self, *args, **kwargs):
+        """round(Tensor self) -> Tensor
+        round.decimals(Tensor self, *, int decimals) -> Tensor
+        """
+        return ops.round(self, *args, **kwargs)
+
     def rsqrt(self):
         """rsqrt(Tensor self) -> Tensor"""
         return ops.rsqrt(self)
+
+    def scatter(self, *args, **kwargs):
+        """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+        scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+        scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+        """
+        return ops.scatter(self, *args, **kwargs)
 
     def scatter_add(self, dim, index, src):
         """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
@@ -324,6 +406,12 @@ class TensorMethods:
     def sin(self):
         """sin(Tensor self) -> Tensor"""
         return ops.sin(self)
+
+    def sort(self, *args, **kwargs):
+        """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+        sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+        """
+        return ops.sort(self, *args, **kwargs)
 
     def split_with_sizes(self, split_sizes, dim=0):
         """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
@@ -369,9 +457,25 @@ class TensorMethods:
         """tanh(Tensor self) -> Tensor"""
         return ops.tanh(self)
 
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+        return ops.topk(self, k, dim, largest, sorted)
+
     def transpose(self, dim0, dim1):
         """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
         return ops.transpose_int(self, dim0, dim1)
+
+    def tril(self, diagonal=0):
+        """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
+        return ops.tril(self, diagonal)
+
+    def triu(self, diagonal=0):
+        """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
+        return ops.triu(self, diagonal)
+
+    def trunc(self):
+        """trunc(Tensor self) -> Tensor"""
+        return ops.trunc(self)
 
     def unbind(self, dim=0):
         """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]"""
@@ -397,6 +501,18 @@ class TensorMethods:
         """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         return ops.add_Tensor_(self, other, alpha=alpha)
 
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        """In-place addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        return ops.addcdiv_(self, tensor1, tensor2, value=value)
+
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        """In-place addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        return ops.addcmul_(self, tensor1, tensor2, value=value)
+
+    def ceil_(self):
+        """In-place ceil(Tensor self) -> Tensor"""
+        return ops.ceil_(self)
+
     def clamp_(self, *args, **kwargs):
         """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
         In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
@@ -419,6 +535,14 @@ class TensorMethods:
         """In-place cos(Tensor self) -> Tensor"""
         return ops.cos_(self)
 
+    def cumprod_(self, dim, *, dtype=None):
+        """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+        return ops.cumprod_(self, dim, dtype=dtype)
+
+    def cumsum_(self, dim, *, dtype=None):
+        """In-place cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+        return ops.cumsum_(self, dim, dtype=dtype)
+
     def div_(self, other):
         """In-place div.Tensor(Tensor self, Tensor other) -> Tensor"""
         return ops.div_Tensor_(self, other)
@@ -435,23 +559,73 @@ class TensorMethods:
         """In-place expm1(Tensor self) -> Tensor"""
         return ops.expm1_(self)
 
+    def floor_(self):
+        """In-place floor(Tensor self) -> Tensor"""
+        return ops.floor_(self)
+
+    def floor_divide_(self, *args, **kwargs):
+        """In-place floor_divide(Tensor self, Tensor other) -> Tensor
+        In-place floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+        """
+        return ops.floor_divide_(self, *args, **kwargs)
+
+    def fmod_(self, *args, **kwargs):
+        """In-place fmod.Scalar(Tensor self, Scalar other) -> Tensor
+        In-place fmod.Tensor(Tensor self, Tensor other) -> Tensor
+        """
+        return ops.fmod_(self, *args, **kwargs)
+
+    def frac_(self):
+        """In-place frac(Tensor self) -> Tensor"""
+        return ops.frac_(self)
+
+    def hardsigmoid_(self):
+        """In-place hardsigmoid(Tensor self) -> Tensor"""
+        return ops.hardsigmoid_(self)
+
+    def hardswish_(self):
+        """In-place hardswish(Tensor self) -> Tensor"""
+        return ops.hardswish_(self)
+
+    def hardtanh_(self, min_val=-1, max_val=1):
+        """In-place hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
+        return ops.hardtanh_(self, min_val, max_val)
+
     def index_put_(self, indices, values, accumulate=False):
         """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         return ops.index_put_(self, indices, values, accumulate)
+
+    def lerp_(self, *args, **kwargs):
+        """In-place lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+        In-place lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+        """
+        return ops.lerp_(self, *args, **kwargs)
 
     def log_(self):
         """In-place log(Tensor self) -> Tensor"""
         return ops.log_(self)
 
+    def log10_(self):
+        """In-place log10(Tensor self) -> Tensor"""
+        return ops.log10_(self)
+
     def log1p_(self):
         """In-place log1p(Tensor self) -> Tensor"""
         return ops.log1p_(self)
+
+    def log2_(self):
+        """In-place log2(Tensor self) -> Tensor"""
+        return ops.log2_(self)
 
     def masked_fill_(self, *args, **kwargs):
         """In-place masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
         In-place masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
         """
         return ops.masked_fill_(self, *args, **kwargs)
+
+    def mish_(self):
+        """In-place mish(Tensor self) -> Tensor"""
+        return ops.mish_(self)
 
     def mul_(self, other):
         """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor"""
@@ -475,9 +649,29 @@ class TensorMethods:
         """In-place relu(Tensor self) -> Tensor"""
         return ops.relu_(self)
 
+    def remainder_(self, *args, **kwargs):
+        """In-place remainder.Scalar(Tensor self, Scalar other) -> Tensor
+        In-place remainder.Tensor(Tensor self, Tensor other) -> Tensor
+        """
+        return ops.remainder_(self, *args, **kwargs)
+
+    def round_(self, *args, **kwargs):
+        """In-place round(Tensor self) -> Tensor
+        In-place round.decimals(Tensor self, *, int decimals) -> Tensor
+        """
+        return ops.round_(self, *args, **kwargs)
+
     def rsqrt_(self):
         """In-place rsqrt(Tensor self) -> Tensor"""
         return ops.rsqrt_(self)
+
+    def scatter_(self, *args, **kwargs):
+        """In-place scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+        In-place scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        In-place scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+        In-place scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+        """
+        return ops.scatter_(self, *args, **kwargs)
 
     def sigmoid_(self):
         """In-place sigmoid(Tensor self) -> Tensor"""
@@ -486,6 +680,10 @@ class TensorMethods:
     def sign_(self):
         """In-place sign(Tensor self) -> Tensor"""
         return ops.sign_(self)
+
+    def silu_(self):
+        """In-place silu(Tensor self) -> Tensor"""
+        return ops.silu_(self)
 
     def sin_(self):
         """In-place sin(Tensor self) -> Tensor"""
@@ -506,6 +704,18 @@ class TensorMethods:
     def tanh_(self):
         """In-place tanh(Tensor self) -> Tensor"""
         return ops.tanh_(self)
+
+    def tril_(self, diagonal=0):
+        """In-place tril(Tensor self, SymInt diagonal=0) -> Tensor"""
+        return ops.tril_(self, diagonal)
+
+    def triu_(self, diagonal=0):
+        """In-place triu(Tensor self, SymInt diagonal=0) -> Tensor"""
+        return ops.triu_(self, diagonal)
+
+    def trunc_(self):
+        """In-place trunc(Tensor self) -> Tensor"""
+        return ops.trunc_(self)
 
     def __add__(self, other):
         try:

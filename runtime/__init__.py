@@ -11,7 +11,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     cpu_math, sampling                   numpy and the standard library: torch's CPU
                                          sampling kernels on arrays
     kernels, grad_mode, anomaly, hooks,  numpy and the standard library (kernels also
-    _tensor_str, manual                  sampling); manual (the helpers formulas call)
+    _tensor_str, manual                  sampling, cpu_math); manual (the helpers formulas call)
                                          is given its ops
     dtypes                               kernels
     _tensor (the Tensor class)           dtypes, devices, grad_mode, hooks, _tensor_str
@@ -29,8 +29,17 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     methods                              generated.tensor_methods, composite, autograd,
                                          predicates, random_ops: sets the op methods on
                                          Tensor
-    nn, optim                            composite, generated.ops, factories, _tensor,
+    nn, optim, linalg                    composite, generated.ops, factories, _tensor,
                                          random
+    utils (torch.utils.data),            random_ops, factories, generated.ops, nn,
+    serialization (save, load)           dtypes, _tensor
+    func                                 autograd, forward_grad, generated.ops, factories,
+                                         random: torch.func's transforms
+    profiler                             engine, kernels, namespaces, generated.ops: times
+                                         ops and backward nodes while it records
+    viz (not imported here)              nn, runtime.__main__: draws a graph
+    compile                              generated.ops, kernels, recording, nn, optim,
+                                         autograd: a traced step as straight-line numpy
     cuda, accelerator                    devices: no device but the CPU
     version                              the standard library: torch.__version__
 """
@@ -46,10 +55,15 @@ from runtime import (
     autograd,
     cuda,
     dtypes,
+    func,
+    linalg,
     methods,  # noqa: F401 - imported to set the op methods on Tensor
     nn,
     optim,
+    profiler,
     random,
+    serialization,  # torch.serialization: save, load
+    utils,  # torch.utils.data
 )
 from runtime import factories as _factories
 from runtime import namespaces as _namespaces
@@ -57,16 +71,20 @@ from runtime._tensor import Size, Tensor
 from runtime._tensor_str import get_printoptions, printoptions, set_printoptions
 from runtime.aliases import install_as_torch, uninstall_as_torch
 from runtime.aliases import missing_attribute as _missing_attribute
+from runtime.compile import compile  # noqa: A004 - torch.compile: a step as one function
 from runtime.composite import *  # noqa: F403 - the composite ops
-from runtime.devices import device
+from runtime.devices import device, get_default_device, set_default_device
+from runtime.dtypes import bfloat16 as bfloat16  # no arithmetic: numpy lacks it
 from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
 )
 from runtime.dtypes import (
     double,
+    float16,
     float32,
     float64,
     get_default_dtype,
+    half,
     int32,
     int64,
     long,
@@ -85,6 +103,8 @@ from runtime.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from runtime.nn.conv import conv1d, conv2d
+from runtime.nn.pooling import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d
 from runtime.predicates import *  # noqa: F403 - isnan, isclose, equal, ...
 from runtime.random import (
     Generator,
@@ -96,19 +116,24 @@ from runtime.random import (
     set_rng_state,
 )
 from runtime.random_ops import *  # noqa: F403
+from runtime.serialization import load, save  # the data area: torch.save / torch.load
 from runtime.version import __version__
 
 # Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).
 _namespaces.install(_ops, Tensor, _factories)
 
 __all__ = [
-    "Tensor", "Size", "autograd", "dtypes", "nn", "optim", "random", "cuda", "accelerator",
-    "device", "bool", "double", "float32", "float64", "float", "int", "int32", "int64", "long",
-    "uint8", "dtype", "get_default_dtype", "set_default_dtype", "Generator",
+    "Tensor", "Size", "autograd", "func", "dtypes", "nn", "optim", "random", "cuda",
+    "accelerator", "device", "get_default_device", "set_default_device", "bool", "double",
+    "float32", "float64", "float", "int", "int32", "int64", "long",
+    "uint8", "dtype", "profiler", "get_default_dtype", "set_default_dtype", "Generator",
     "default_generator", "get_rng_state", "initial_seed", "manual_seed", "seed",
     "set_rng_state", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
+    "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
+    "compile",
+    "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
 ]
 
 

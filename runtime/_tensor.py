@@ -148,7 +148,8 @@ class Tensor:
         return tensor
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("create tensors with torch.tensor(...), torch.zeros(...) and friends")
+        """Nothing to do: `Tensor(...)` is the legacy constructor, all in `__new__`
+        (runtime/factories.py's legacy_new, set by runtime/methods.py)."""
 
     # -- autograd state ---------------------------------------------------------------------
     @property

@@ -32,7 +32,10 @@ TORCH_MODULES: dict[str, str] = {
     "torch.autograd.function": "runtime.autograd.function",
     "torch.autograd.functional": "runtime.autograd.functional",
     "torch.autograd.gradcheck": "runtime.autograd.gradcheck",
+    "torch.autograd.profiler": "runtime.autograd.profiler",
     "torch.cuda": "runtime.cuda",
+    "torch.func": "runtime.func",
+    "torch.linalg": "runtime.linalg",
     "torch.nn": "runtime.nn",
     "torch.nn.functional": "runtime.nn.functional",
     "torch.nn.init": "runtime.nn.init",
@@ -40,7 +43,17 @@ TORCH_MODULES: dict[str, str] = {
     "torch.nn.utils": "runtime.nn.utils",
     "torch.nn.utils.clip_grad": "runtime.nn.utils.clip_grad",
     "torch.optim": "runtime.optim",
+    "torch.profiler": "runtime.profiler",
     "torch.random": "runtime.random",
+    # data loading, optimizers' schedules, saving (the data area)
+    "torch.utils": "runtime.utils",
+    "torch.utils.data": "runtime.utils.data",
+    "torch.utils.data.dataloader": "runtime.utils.data.dataloader",
+    "torch.utils.data.dataset": "runtime.utils.data.dataset",
+    "torch.utils.data.sampler": "runtime.utils.data.sampler",
+    "torch.optim.lr_scheduler": "runtime.optim.lr_scheduler",
+    "torch.nn.utils.convert_parameters": "runtime.nn.utils.convert_parameters",
+    "torch.serialization": "runtime.serialization",
 }
 
 _GRADGEN_NAMES = {gradgen: torch for torch, gradgen in TORCH_MODULES.items()}

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import devices, dispatch, dtypes, factories, kernels, random_ops
+from runtime import devices, dispatch, dtypes, factories, grad_mode, kernels, random_ops
 from runtime._tensor import Tensor
 from runtime.dispatch import int_list
 
@@ -976,3 +976,760 @@ class CompositeMethods:
 
     def log_softmax(self, dim: int, dtype: Any = None) -> Any:
         return log_softmax(self, dim, dtype=dtype)
+
+
+# -- batch norm, activations, losses ----------------------------------------------------------
+# torch.nn.functional's batch norm, activations, losses and helpers, each made of spec ops
+# as PyTorch makes it (or calling the spec op that has its own node, as silu's SiluBackward0).
+
+__all__ += ["cosine_similarity"]  # the rest are torch.nn.functional's only
+
+
+def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None,
+               bias: Any = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Any:
+    """Normalize each channel (dimension 1) by its mean and variance: the batch's in
+    training (blending them into running_mean / running_var in place, when given), the
+    running stats in eval. native_batch_norm (NativeBatchNormBackward0) does the work."""
+    if training:
+        size = list(input.shape)
+        count = size[0] if size else 1
+        for extent in size[2:]:
+            count *= extent
+        if count == 1:
+            raise ValueError("Expected more than 1 value per channel when training, got "
+                             f"input size {_size(input)}")
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.ndim < 2:  # torch reads the channel count as input.size(1)
+        low = -max(input.ndim, 1)
+        raise IndexError("Dimension out of range (expected to be in range of "
+                         f"[{low}, {-low - 1}], but got 1)")
+    return ops.native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                                 momentum, eps)[0]
+
+
+def _inplace_or_not(input: Any, inplace: bool, function: Any, inplace_function: Any,
+                    *args: Any) -> Any:
+    return inplace_function(input, *args) if inplace else function(input, *args)
+
+
+def silu(input: Any, inplace: bool = False) -> Any:
+    """x sigmoid(x) (SiluBackward0)."""
+    return _inplace_or_not(input, inplace, ops.silu, ops.silu_)
+
+
+def mish(input: Any, inplace: bool = False) -> Any:
+    """x tanh(softplus(x)) (MishBackward0)."""
+    return _inplace_or_not(input, inplace, ops.mish, ops.mish_)
+
+
+def hardswish(input: Any, inplace: bool = False) -> Any:
+    """x relu6(x + 3) / 6 (HardswishBackward0)."""
+    return _inplace_or_not(input, inplace, ops.hardswish, ops.hardswish_)
+
+
+def hardsigmoid(input: Any, inplace: bool = False) -> Any:
+    """relu6(x + 3) / 6 (HardsigmoidBackward0)."""
+    return _inplace_or_not(input, inplace, ops.hardsigmoid, ops.hardsigmoid_)
+
+
+def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Any:
+    """x clamped to [min_val, max_val] (HardtanhBackward0)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _inplace_or_not(input, inplace, ops.hardtanh, ops.hardtanh_, min_val, max_val)
+
+
+def relu6(input: Any, inplace: bool = False) -> Any:
+    """min(max(0, x), 6): hardtanh(x, 0, 6), as PyTorch computes it."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
+    """x above 0, alpha (exp(x) - 1) below (EluBackward0; in place EluBackward1, whose
+    formula reads the result, as the input is overwritten)."""
+    return _inplace_or_not(input, inplace, ops.elu, ops.elu_, alpha)
+
+
+def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:
+    """x above 0, negative_slope x below (LeakyReluBackward0; in place LeakyReluBackward1)."""
+    if input.dtype.is_floating_point:
+        return _inplace_or_not(input, inplace, ops.leaky_relu, ops.leaky_relu_,
+                               negative_slope)
+    raise NotImplementedError(  # (the leaky_relu op itself lets integers through)
+        f'"leaky_relu_cpu" not implemented for \'{_type_name(input)}\'')
+
+
+def _type_name(tensor: Any) -> str:
+    """`Long`, `Int`, `Bool`: how torch's kernel messages name a dtype."""
+    return kernels._dtype_name(tensor._data)
+
+
+def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
+    """log(1 + exp(beta x)) / beta, x itself above the threshold (SoftplusBackward0)."""
+    if not input.dtype.is_floating_point:  # (the softplus op itself lets integers through)
+        raise NotImplementedError(
+            f'"softplus_cpu" not implemented for \'{_type_name(input)}\'')
+    return ops.softplus(input, beta, threshold)
+
+
+def logsigmoid(input: Any) -> Any:
+    """log(sigmoid(x)): log_sigmoid_forward's output (LogSigmoidBackward0)."""
+    return ops.log_sigmoid_forward(input)[0]
+
+
+def glu(input: Any, dim: int = -1) -> Any:
+    """a sigmoid(b) for the halves a, b of input along dim (GluBackward0)."""
+    return ops.glu(input, dim)
+
+
+def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Any:
+    """softmax(-x): small values get the large weights."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim)
+    return ops._softmax(to(-input, dtype), dim, False)
+
+
+def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0,
+               weight: Any = None) -> Any:
+    """Squared error below delta, linear above (HuberLossBackward0); with a weight, the
+    unreduced loss times it, then reduced (as PyTorch does)."""
+    _warn_target_size(input, target)
+    input, target = _broadcast_pair(input, target)
+    if weight is None:
+        return ops.huber_loss(input, target, _reduction(reduction), delta)
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    weighted = ops.huber_loss(input, target, 0, delta) * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()
+    if reduction == "mean":
+        return weighted.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', "
+                     "'sum'.")
+
+
+def kl_div(input: Any, target: Any, size_average: bool | None = None,
+           reduce: bool | None = None, reduction: str = "mean", log_target: bool = False) -> Any:
+    """KL(target || exp(input)) per element, reduced: input holds log-probabilities, target
+    probabilities (log-probabilities with log_target). 'batchmean' divides the sum by the
+    batch size, the true KL divergence; 'mean' divides by every element (and warns)."""
+    if size_average is not None or reduce is not None:
+        enum = _reduction(reduction, size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the "
+                "support size.'batchmean' divides only by the batch size, and aligns with the "
+                "KL div math definition.'mean' will be changed to behave the same as "
+                "'batchmean' in the next major release.", stacklevel=2)
+        enum = _reduction("sum" if reduction == "batchmean" else reduction)
+    if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        loss = ops.exp(target) * (target - input)
+    else:
+        # xlogy(target, target): 0 where target is 0 (the limit of t log t)
+        entropy = ops.where(target == 0, 0, target * ops.log(target))
+        loss = entropy - target * input
+    if enum == 1:
+        loss = loss.mean()
+    elif enum == 2:
+        loss = loss.sum()
+    if reduction == "batchmean" and input.ndim != 0:
+        loss = loss / input.shape[0]
+    return loss
+
+
+def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
+    """sum(x1/|x1| * x2/|x2|) along dim, each norm at least eps.
+
+    As PyTorch: both are broadcast, divided by their own norm first (which keeps the result
+    in [-1, 1]), and the norms are raised to eps in place without recording it, so the
+    gradient flows as if they were not clamped."""
+    x1, x2 = _float_operands(x1, x2)
+    x1, x2 = _broadcast_pair(x1, x2)
+    norm1 = ops.linalg_vector_norm(x1, 2, [dim], True).clone()
+    norm2 = ops.linalg_vector_norm(x2, 2, [dim], True).clone()
+    with grad_mode.no_grad():
+        norm1.clamp_min_(eps)
+        norm2.clamp_min_(eps)
+    return ((x1 / norm1) * (x2 / norm2)).sum(dim)
+
+
+def _float_operands(x1: Any, x2: Any) -> tuple[Any, Any]:
+    """x1 and x2 in their common dtype, which must be a floating one."""
+    common = dtypes.from_numpy(kernels.result_type(x1._data, x2._data))
+    if not common.is_floating_point:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{kernels._dtype_name(np.empty(0, common.numpy))}")
+    return to(x1, common), to(x2, common)
+
+
+def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Any = None) -> Any:
+    """input / max(norm(input, p, dim), eps): unit vectors along dim."""
+    denominator = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    result = input / denominator
+    return result if out is None else out.copy_(result)
+
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None) -> Any:
+    """Pad the last len(pad) / 2 dimensions: pad = (left, right) for the last one, then
+    (top, bottom) for the one before, ... 'constant' fills with value (constant_pad_nd:
+    any number of dimensions, negative amounts crop); 'reflect' mirrors without repeating
+    the edge, 'replicate' repeats the edge (reflection_pad{1,2,3}d, replication_pad...d),
+    'circular' wraps around, for the last 1, 2 or 3 dimensions of a batched or unbatched
+    input, as torch's at::pad dispatches."""
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    pad = int_list(pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) > 2 * input.ndim:
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(pad)} and input of dimension {input.ndim}")
+    if mode == "constant":
+        return ops.constant_pad_nd(input, pad, 0.0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    dims = len(pad) // 2
+    if dims not in (1, 2, 3) or input.ndim not in (dims + 1, dims + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode == "circular":
+        return _pad_circular(input, pad)
+    kind = "reflection" if mode == "reflect" else "replication"
+    return getattr(ops, f"{kind}_pad{dims}d")(input, pad)
+
+
+def _pad_circular(input: Any, pad: list[int]) -> Any:
+    """Wrap around: the elements past one end continue from the other. Built as PyTorch
+    builds it (so the graph ends in CopySlices): an empty result, the input copied into its
+    middle, then, dimension by dimension, each padded border copied from the far side of
+    the result itself (corners are written again by later dimensions, from rows that are
+    already complete)."""
+    dims = len(pad) // 2
+    shape = list(input.shape)
+    for i in range(dims):
+        dim, (before, after) = input.ndim - 1 - i, pad[2 * i: 2 * i + 2]
+        if before > shape[dim] or after > shape[dim]:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        shape[dim] += before + after
+        if shape[dim] < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    result = factories.empty(shape, dtype=input.dtype)
+    middle, source = result, input
+    for i in range(dims):
+        dim, (before, after) = input.ndim - 1 - i, pad[2 * i: 2 * i + 2]
+        middle = ops.slice(middle, dim, max(before, 0), shape[dim] - max(after, 0), 1)
+        source = ops.slice(source, dim, max(-before, 0), input.shape[dim] - max(-after, 0), 1)
+    middle.copy_(source)
+    for i in range(dims):
+        dim, (before, after) = input.ndim - 1 - i, pad[2 * i: 2 * i + 2]
+        size = shape[dim]
+        if before > 0:
+            ops.slice(result, dim, 0, before, 1).copy_(
+                ops.slice(result, dim, size - before - max(after, 0), size - max(after, 0), 1))
+        if after > 0:
+            ops.slice(result, dim, size - after, size, 1).copy_(
+                ops.slice(result, dim, max(before, 0), max(before, 0) + after, 1))
+    return result
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Any:
+    """An int64 tensor with one more dimension, of length num_classes (one more than the
+    largest class by default): 1 at each value's position, 0 elsewhere. No gradient."""
+    if tensor.dtype is not dtypes.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    values = tensor.detach().numpy()
+    if num_classes == -1:
+        if values.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(values.max()) + 1
+    if values.size:
+        if values.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if values.max() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    elif num_classes < 0:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = np.arange(num_classes, dtype=np.int64)
+    return factories.from_numpy((values[..., None] == classes).astype(np.int64))
+
+
+def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: float | None = None, enable_gqa: bool = False) -> Any:
+    """softmax(q kᵀ · scale + mask) v over the last two dimensions, made of matmul, softmax
+    and masking as PyTorch's math path makes it: q and k each scaled by √scale
+    (scale = 1/√E unless given); a bool mask keeps the True positions, a float mask is
+    added; is_causal keeps j <= i; a row with every position masked gives zeros, not NaN."""
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
+    if enable_gqa and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        key, value = _repeat_heads(key, query.shape[-3]), _repeat_heads(value, query.shape[-3])
+    factor = (1.0 / query.shape[-1] ** 0.5 if scale is None else scale) ** 0.5
+    scores = matmul(query * factor, ops.transpose(key, -2, -1) * factor)
+    length, source = query.shape[-2], key.shape[-2]
+    if is_causal:
+        attn_mask = factories.from_numpy(np.tril(np.ones((length, source), dtype=bool)))
+    if attn_mask is not None:
+        if attn_mask.dtype is dtypes.bool_:
+            scores = ops.masked_fill(scores, attn_mask.logical_not(), -float("inf"))
+        else:
+            scores = scores + attn_mask
+    # PyTorch's _safe_softmax: a row with every score -inf weighs nothing (not NaN). Its
+    # scores are replaced before the softmax, so no -inf - -inf is ever computed.
+    masked_rows = ops.all(scores == -float("inf"), -1, True)
+    weights = ops.where(masked_rows, 0.0, ops._softmax(ops.where(masked_rows, 0.0, scores),
+                                                       -1, False))
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return matmul(weights, value)
+
+
+def _repeat_heads(tensor: Any, heads: int) -> Any:
+    """Each key/value head repeated for the query heads that share it (grouped-query
+    attention): head h serves query heads h * r ... h * r + r - 1."""
+    repeats = heads // tensor.shape[-3]
+    index = np.repeat(np.arange(tensor.shape[-3], dtype=np.int64), repeats)
+    return ops.index_select(tensor, tensor.ndim - 3, factories.from_numpy(index))
+# -- tensor ops: scans, sorting, rounding, linalg ----------------------------------------------
+# Python spellings over the spec's ops (argsort, narrow, movedim, broadcast_to, var_mean, the
+# `//` and `%` operators, mT) and einsum, which PyTorch too builds from permute, reshape, sum
+# and bmm: its backward is that of the ops it is made of.
+
+__all__ += ["argsort", "narrow", "movedim", "moveaxis", "broadcast_to", "var_mean", "std_mean",
+            "einsum", "inverse"]
+
+
+def _fits(param: str, value: Any) -> bool:
+    """Whether `value` suits a parameter written as PyTorch lists it (`int dim`,
+    `Tensor start`, `tuple of ints source`)."""
+    if param.startswith("Tensor "):
+        return isinstance(value, Tensor)
+    if param.startswith("int "):
+        return _is_int(value)
+    return isinstance(value, list | tuple) and all(_is_int(v) for v in value)
+
+
+def _check_arguments(name: str, method: bool, args: tuple, overloads: tuple) -> None:
+    """PyTorch's TypeError when no overload takes the arguments' types: each overload is
+    listed with the arguments it refused marked `!type!`. A method's list leaves out self."""
+    if any(all(_fits(p, a) for p, a in zip(params, args, strict=True))
+           for params in overloads):
+        return
+    lead, self_type = ([], []) if method else (["Tensor input"], ["Tensor"])
+    types = [_python_type_name(a) for a in args]
+    got = ", ".join(self_type + types)
+    lines = [f"{name}() received an invalid combination of arguments - got ({got}), but "
+             "expected one of:"]
+    for params in overloads:
+        marked = [t if _fits(p, a) else f"!{t}!"
+                  for p, a, t in zip(params, args, types, strict=True)]
+        lines.append(f" * ({', '.join(lead + list(params))})")
+        lines.append("      didn't match because some of the arguments have invalid types: "
+                     f"({', '.join(self_type + marked)})")
+    raise TypeError("\n".join(lines) + "\n")
+
+
+_NARROW = (("int dim", "Tensor start", "int length"), ("int dim", "int start", "int length"))
+_MOVEDIM = (("int source", "int destination"),
+            ("tuple of ints source", "tuple of ints destination"))
+
+
+def argsort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+    """The indices of sort (`torch.argsort(x, dim, descending, stable=...)`); no gradient."""
+    return ops.sort(input, stable=stable, dim=dim, descending=descending).indices
+
+
+def narrow(input: Any, dim: int, start: Any, length: int, *, _method: bool = False) -> Any:
+    """`length` elements from `start` along `dim`: a view (SliceBackward0, as in PyTorch)."""
+    _check_arguments("narrow", _method, (dim, start, length), _NARROW)
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if isinstance(start, Tensor):
+        start = start.item()
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    size = input.shape[_wrap_dim(dim, input.ndim)]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return ops.slice(input, dim, start, start + length)
+
+
+def _dim_list(dims: Any) -> list[int]:
+    return [int(dims)] if _is_int(dims) else [int(d) for d in dims]
+
+
+def movedim(input: Any, source: Any, destination: Any, *, _method: bool = False,
+            _name: str = "movedim") -> Any:
+    """Move dims `source` to positions `destination`, the others keeping their order: a
+    permute (PermuteBackward0)."""
+    _check_arguments(_name, _method, (source, destination), _MOVEDIM)
+    source, destination = _dim_list(source), _dim_list(destination)
+    if len(source) != len(destination):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({source} dims) should "
+            f"contain the same number of dims as destination ({destination} dims)")
+    ndim = input.ndim
+    wrapped_source = [_wrap_dim(d, ndim) for d in source]
+    wrapped_destination = [_wrap_dim(d, ndim) for d in destination]
+    for name, dims, wrapped in (("source", source, wrapped_source),
+                                ("destination", destination, wrapped_destination)):
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    order: list[int | None] = [None] * ndim
+    for s, d in zip(wrapped_source, wrapped_destination, strict=True):
+        order[d] = s
+    rest = iter(d for d in range(ndim) if d not in wrapped_source)
+    order = [next(rest) if d is None else d for d in order]
+    return ops.permute(input, order)
+
+
+def moveaxis(input: Any, source: Any, destination: Any) -> Any:
+    """movedim under NumPy's name."""
+    return movedim(input, source, destination, _name="moveaxis")
+
+
+def broadcast_to(input: Any, *size: Any) -> Any:
+    """expand under NumPy's name (ExpandBackward0)."""
+    return ops.expand(input, int_list(size))
+
+
+def var_mean(input: Any, *args: Any, **kwargs: Any) -> Any:
+    """(variance, mean) in one op (VarMeanBackward0): `torch.var_mean(x, dim, unbiased)`."""
+    overloads = _variance_overloads("var_mean", ops.var_mean_correction)
+    return dispatch.call("var_mean", overloads, (input, *args), kwargs)
+
+
+def std_mean(input: Any, *args: Any, **kwargs: Any) -> Any:
+    """(standard deviation, mean) in one op (StdMeanBackward0)."""
+    overloads = _variance_overloads("std_mean", ops.std_mean_correction)
+    return dispatch.call("std_mean", overloads, (input, *args), kwargs)
+
+
+def inverse(input: Any) -> Any:
+    """torch.inverse: linalg.inv under its older name (LinalgInvExBackward0)."""
+    return ops.linalg_inv_ex(input, check_errors=True).inverse
+
+
+def _matrix_transpose(self: Any, name: str, hint: str) -> Any:
+    """mT / mH: a 0-dim tensor is returned as it is (deprecated, with PyTorch's warning)."""
+    if self.ndim == 0:
+        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. {hint}", UserWarning,
+                      stacklevel=3)
+        return self
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
+                           f"matrices. Got {self.ndim}-D tensor.")
+    return ops.transpose(self, -2, -1)
+
+
+def _wrapped_number(value: Any) -> Any:
+    """A Python number on the left of `//` or `%` as a 0-dim tensor of its default dtype,
+    so that it promotes as the number it is (`3 // int32_tensor` stays int32)."""
+    if isinstance(value, Tensor):
+        return value
+    if not isinstance(value, numbers.Number) or isinstance(value, complex):
+        raise TypeError
+    return factories.tensor(value)
+
+
+def _reflected(function: Any, self: Any, other: Any) -> Any:
+    try:
+        return function(_wrapped_number(other), self)
+    except TypeError:
+        return NotImplemented
+
+
+def _forward(function: Any, self: Any, other: Any) -> Any:
+    try:
+        return function(self, other)
+    except TypeError:  # an operand the op does not take: Python decides
+        return NotImplemented
+
+
+# einsum: the equation is parsed into labels per operand (a letter, or ("...", k) for the
+# k-th dimension of the ellipsis, counted from the right), then the operands are contracted
+# two at a time with bmm, each summing away the labels no later operand and no output needs.
+
+def _einsum_labels(term: str, offset: int, operand: int | None) -> list:
+    """The labels of one term (of operand number `operand`, or of the output for None):
+    letters, and a single "..." marker for the ellipsis. `offset` is where the term starts
+    in the equation, for the message about a bad character."""
+    owner = "output" if operand is None else f"operand {operand}"
+    labels: list = []
+    i = 0
+    while i < len(term):
+        char = term[i]
+        if char == "." and "..." in labels:
+            raise RuntimeError(
+                "einsum(): found '.' for output but an ellipsis (...) was already found"
+                if operand is None else f"einsum(): found '.' for {owner} for which an "
+                "ellipsis was already found")
+        if term.startswith("...", i):
+            labels.append("...")
+            i += 3
+            continue
+        if char == ".":
+            raise RuntimeError(f"einsum(): found '.' for {owner} that is not part of any "
+                               f"ellipsis{' (...)' if operand is None else ''}")
+        if not ("a" <= char <= "z" or "A" <= char <= "Z"):
+            raise RuntimeError(f"einsum(): invalid subscript given at index {offset + i} in the "
+                               "equation string, subscripts must be in [a-zA-Z]")
+        labels.append(char)
+        i += 1
+    return labels
+
+
+def _expand_ellipsis(labels: list, ndim: int, index: int) -> list:
+    """Replace "..." by one label per dimension it covers, numbered from the right."""
+    named = len(labels) - ("..." in labels)
+    if "..." not in labels:
+        if named != ndim:
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({named}) does not match "
+                f"the number of dimensions ({ndim}) for operand {index} and no ellipsis was "
+                "given")
+        return labels
+    if named > ndim:
+        raise RuntimeError(
+            f"einsum(): the number of subscripts in the equation ({named}) is more than the "
+            f"number of dimensions ({ndim}) for operand {index}")
+    at = labels.index("...")
+    covered = ndim - named
+    return labels[:at] + [("...", covered - k) for k in range(covered)] + labels[at + 1:]
+
+
+def _einsum_output(equation: str, arrow: int, inputs: list[list]) -> list:
+    """The output labels: those after '->', else every letter seen once, in alphabetical
+    order (capitals first), after the ellipsis dimensions."""
+    ellipsis = sorted({label for labels in inputs for label in labels
+                       if isinstance(label, tuple)}, key=lambda label: -label[1])
+    if arrow < 0:
+        letters = [label for labels in inputs for label in labels if isinstance(label, str)]
+        return ellipsis + sorted(c for c in set(letters) if letters.count(c) == 1)
+    output: list = []
+    for label in _einsum_labels(equation[arrow + 2:], arrow + 2, None):
+        if label == "...":
+            output.extend(ellipsis)
+            continue
+        if label in output:
+            raise RuntimeError(f"einsum(): output subscript {label} appears more than once in "
+                               "the output")
+        if not any(label in labels for labels in inputs):
+            raise RuntimeError(f"einsum(): output subscript {label} does not appear in the "
+                               "equation for any input operand")
+        output.append(label)
+    return output
+
+
+def _diagonal(operand: Any, labels: list) -> tuple[Any, list]:
+    """A label repeated within one operand (`ii->i`) takes the diagonal: the entries off it
+    are masked to zero and one of the two dimensions is summed away."""
+    for first, label in enumerate(labels):
+        if label in labels[first + 1:]:
+            second = labels.index(label, first + 1)
+            n = operand.shape[first]
+            shape = [1] * operand.ndim
+            shape[first], shape[second] = n, n
+            mask = reshape(factories.eye(n, dtype=operand.dtype), *shape)
+            operand = ops.sum(operand * mask, [second])
+            return _diagonal(operand, labels[:second] + labels[second + 1:])
+    return operand, labels
+
+
+def _sum_labels(operand: Any, labels: list, drop: set) -> tuple[Any, list]:
+    dims = [i for i, label in enumerate(labels) if label in drop]
+    if not dims:
+        return operand, labels
+    return ops.sum(operand, dims), [label for label in labels if label not in drop]
+
+
+def _contract(a: Any, a_labels: list, b: Any, b_labels: list, keep: set,
+              sizes: dict) -> tuple[Any, list]:
+    """a and b contracted with one bmm: batch labels (in both, kept), a's own, b's own, and
+    the contracted ones (in both, not kept) that the product sums over."""
+    a, a_labels = _sum_labels(a, a_labels, set(a_labels) - set(b_labels) - keep)
+    b, b_labels = _sum_labels(b, b_labels, set(b_labels) - set(a_labels) - keep)
+    batch = [label for label in a_labels if label in b_labels and label in keep]
+    summed = [label for label in a_labels if label in b_labels and label not in keep]
+    a_only = [label for label in a_labels if label not in b_labels]
+    b_only = [label for label in b_labels if label not in a_labels]
+
+    def arrange(operand: Any, labels: list, order: list, groups: list) -> Any:
+        operand = ops.permute(operand, [labels.index(label) for label in order])
+        operand = ops.expand(operand, [sizes[label] for label in order])
+        return reshape(operand, *(_product(sizes[label] for label in g) for g in groups))
+
+    left = arrange(a, a_labels, batch + a_only + summed, [batch, a_only, summed])
+    right = arrange(b, b_labels, batch + summed + b_only, [batch, summed, b_only])
+    product = ops.bmm(left, right)
+    labels = batch + a_only + b_only
+    return reshape(product, *(sizes[label] for label in labels)), labels
+
+
+def _einsum_sizes(operands: Any, inputs: list[list]) -> dict:
+    """Each label's size; sizes of 1 broadcast, any other disagreement is an error."""
+    sizes: dict = {}
+    for index, (operand, labels) in enumerate(zip(operands, inputs, strict=True)):
+        for position, (label, size) in enumerate(zip(labels, operand.shape, strict=True)):
+            seen = sizes.get(label, 1)
+            if size == seen or size == 1 or seen == 1:
+                sizes[label] = max(seen, size) if size and seen else 0
+            elif isinstance(label, tuple):  # PyTorch's message, its missing space and all
+                raise RuntimeError(
+                    f"einsum(): dimension {position} covered by ellipsis in operand {index}has "
+                    f"size {size} which does not broadcast with previously seen ellipsis with "
+                    f"size {seen} for the respective dimension")
+            else:
+                raise RuntimeError(
+                    f"einsum(): subscript {label} has size {size} for operand {index} which "
+                    f"does not broadcast with previously seen size {seen}")
+    return sizes
+
+
+def _sublist_equation(arguments: tuple) -> tuple[str, tuple]:
+    """einsum's other spelling, `einsum(a, [0, 1], b, [1, 2], [0, 2])`: operands each
+    followed by its subscripts as numbers 0-51 (or Ellipsis), then the output's, if given,
+    written as the equation they stand for."""
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def term(sublist: Any) -> str:
+        text = ""
+        for item in sublist:
+            if item is Ellipsis:
+                text += "..."
+            elif isinstance(item, int) and 0 <= item < len(letters):
+                text += letters[item]
+            else:
+                raise ValueError("einsum(): expected subscript to be within the range [0, 52) "
+                                 f"but got {item}")
+        return text
+
+    operands = arguments[0::2]
+    terms = [term(sublist) for sublist in arguments[1::2]]
+    equation = ",".join(terms[:len(operands)])
+    if len(arguments) % 2:  # an output sublist closes the arguments
+        operands, equation = operands[:-1], ",".join(terms) + "->" + term(arguments[-1])
+    return equation, operands
+
+
+def einsum(*arguments: Any) -> Any:
+    """Einstein summation: `einsum("ij,jk->ik", a, b)` is a @ b; operands may also come as
+    one list, or in the sublist format. Built from sum, permute, expand, reshape and bmm
+    (their nodes record it)."""
+    if len(arguments) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    if isinstance(arguments[0], Tensor):
+        equation, operands = _sublist_equation(arguments)
+    else:
+        equation, operands = arguments[0], arguments[1:]
+    if len(operands) == 1 and isinstance(operands[0], list | tuple):
+        operands = tuple(operands[0])
+    equation = equation.replace(" ", "")
+    arrow = equation.find("->")
+    terms = (equation if arrow < 0 else equation[:arrow]).split(",")
+    if len(terms) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    if len(terms) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation")
+    inputs, offset = [], 0
+    for index, (term, operand) in enumerate(zip(terms, operands, strict=True)):
+        labels = _einsum_labels(term, offset, index)
+        inputs.append(_expand_ellipsis(labels, operand.ndim, index))
+        offset += len(term) + 1
+    output = _einsum_output(equation, arrow, inputs)
+    sizes = _einsum_sizes(operands, inputs)
+    pending = [_diagonal(operand, labels) for operand, labels in zip(operands, inputs,
+                                                                      strict=True)]
+    result, labels = pending[0]
+    for position in range(1, len(pending)):
+        keep = set(output).union(*(set(later) for _, later in pending[position + 1:]))
+        result, labels = _contract(result, labels, *pending[position], keep, sizes)
+    result, labels = _sum_labels(result, labels, set(labels) - set(output))
+    # Always a permute at the end, as PyTorch's einsum has: even `einsum("ij", x)` is a new
+    # tensor (a view), never x itself.
+    return ops.permute(result, [labels.index(label) for label in output])
+
+
+class TensorOpsMethods:
+    """Tensor methods of the composites above, and the `//` and `%` operators."""
+
+    __slots__ = ()
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        return argsort(self, dim, descending, stable)
+
+    def narrow(self, dim: int, start: Any, length: int) -> Any:
+        return narrow(self, dim, start, length, _method=True)
+
+    def movedim(self, source: Any, destination: Any) -> Any:
+        return movedim(self, source, destination, _method=True)
+
+    def moveaxis(self, source: Any, destination: Any) -> Any:
+        return movedim(self, source, destination, _method=True, _name="moveaxis")
+
+    def broadcast_to(self, *size: Any) -> Any:
+        return broadcast_to(self, *size)
+
+    def inverse(self) -> Any:
+        return inverse(self)
+
+    def half(self) -> Any:
+        return to(self, dtypes.float16)
+
+    @property
+    def mT(self) -> Any:  # noqa: N802 - torch's name
+        """The last two dimensions swapped (TransposeBackward0)."""
+        return _matrix_transpose(self, "mT", "This function is the identity in these cases.")
+
+    @property
+    def mH(self) -> Any:  # noqa: N802 - torch's name
+        """The conjugate transpose; gradgen's tensors are real, so it is mT."""
+        return _matrix_transpose(self, "mH", "Consider using x.conj().")
+
+    def __floordiv__(self, other: Any) -> Any:
+        return _forward(ops.floor_divide, self, other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return _reflected(ops.floor_divide, self, other)
+
+    def __ifloordiv__(self, other: Any) -> Any:
+        return self.floor_divide_(other)
+
+    def __mod__(self, other: Any) -> Any:
+        return _forward(ops.remainder, self, other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return _reflected(ops.remainder, self, other)
+
+    def __imod__(self, other: Any) -> Any:
+        return self.remainder_(other)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["CUDA_MISSING", "device", "to_cpu"]
+__all__ = ["CUDA_MISSING", "device", "get_default_device", "set_default_device", "to_cpu"]
 
 # Every device type PyTorch parses, in the order its message lists them.
 DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
@@ -118,3 +118,21 @@ def to_cpu(where: Any) -> device:
     if target.type == "cuda":
         raise AssertionError(CUDA_MISSING)
     raise RuntimeError(f"gradgen computes on the cpu only: it has no {target.type} device")
+
+
+# -- the default device ------------------------------------------------------------------------
+
+_default_device: device | None = None
+
+
+def set_default_device(where: Any) -> None:
+    """torch.set_default_device: the device factories make tensors on. gradgen computes on
+    the CPU only, so any other device is refused here, at once (PyTorch refuses it at the
+    first factory call that would use it); None goes back to the CPU."""
+    global _default_device
+    _default_device = None if where is None else to_cpu(where)
+
+
+def get_default_device() -> device:
+    """torch.get_default_device: the CPU, with the index given to set_default_device."""
+    return _default_device if _default_device is not None else device("cpu")

@@ -34,8 +34,36 @@ float = float32  # noqa: A001 - torch.float
 double = float64
 long = int64
 int = int32  # noqa: A001 - torch.int
+# Half precision: numpy's float16 is IEEE binary16, as torch's is. Elementwise results round
+# as torch's do (both compute a float16 op in float32 and round once); reductions accumulate
+# differently (numpy in float16, torch in float32), so sums of many halves may differ.
+float16 = dtype("float16", np.float16, True, "torch.HalfTensor")
+half = float16
 
-_BY_NUMPY = {d.numpy: d for d in (float32, float64, int64, int32, bool_, uint8)}
+
+class _NoArithmetic(dtype):
+    """A dtype torch has and numpy lacks: it can be named, printed and compared, but any
+    use that needs its numpy type (a factory, `.to`, a cast) fails with a clear message."""
+
+    __slots__ = ("_why",)
+
+    def __init__(self, name: str, itemsize: int, type_string: str, why: str):
+        self.name = name
+        self.is_floating_point = True
+        self.itemsize = itemsize
+        self._type_string = type_string
+        self._why = why
+
+    @property
+    def numpy(self) -> np.dtype:
+        raise TypeError(self._why)
+
+
+bfloat16 = _NoArithmetic("bfloat16", 2, "torch.BFloat16Tensor",
+                         "gradgen has no bfloat16 arithmetic: numpy has no bfloat16 type. Use "
+                         "torch.float16 or torch.float32 instead.")
+
+_BY_NUMPY = {d.numpy: d for d in (float32, float64, float16, int64, int32, bool_, uint8)}
 
 _default_float = [float32]
 
@@ -65,14 +93,14 @@ def type_string(array: np.ndarray) -> str:
 
 
 # Tensor type names of dtypes gradgen lacks: `x.type("torch.HalfTensor")` names one.
-_OTHER_TYPE_STRINGS = ("torch.HalfTensor", "torch.BFloat16Tensor", "torch.ByteTensor",
+_OTHER_TYPE_STRINGS = ("torch.ByteTensor",
                        "torch.CharTensor", "torch.ShortTensor", "torch.ComplexFloatTensor",
                        "torch.ComplexDoubleTensor")
 
 
 def from_type_string(name: str) -> dtype:
     """The dtype of a tensor type name, `torch.FloatTensor` -> float32 (for Tensor.type)."""
-    for candidate in _BY_NUMPY.values():
+    for candidate in (*_BY_NUMPY.values(), bfloat16):  # bfloat16: its use says why not
         if candidate._type_string == name:
             return candidate
     if name.startswith("torch.cuda."):

@@ -42,6 +42,10 @@ InputBuffer = list
 # A ready node in the queue: (-sequence number, tie-breaker, node); the smallest runs first.
 ReadyEntry = tuple[float, int, Node]
 
+# -- profiler hook (runtime/profiler): while a profiler records, a function that wraps each
+# backward's `evaluate` to time every node; None otherwise, checked once per backward call.
+node_hook: Callable[[Callable], Callable] | None = None
+
 
 class GraphTask:
     """PyTorch's GraphTask: the state of one backward call, from the discovery of the graph
@@ -158,6 +162,8 @@ class GraphTask:
         """Run ready nodes until none is left: `evaluate` runs a node on its input buffer and
         returns the gradients to deliver."""
         ready, buffers, deliver = self.ready, self.input_buffers, self.deliver
+        if node_hook is not None:  # a profiler is recording (runtime/profiler)
+            evaluate = node_hook(evaluate)
         node = None
         try:
             while following is not None or ready:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from runtime import devices, dtypes
-from runtime._tensor import Tensor
+from runtime._tensor import Size, Tensor
 from runtime.dispatch import int_list
 
 __all__ = [
@@ -42,7 +42,7 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
     precision), else the default dtype.
     """
     if isinstance(data, np.ndarray):
-        if data.dtype == np.float16 or data.dtype.kind == "f" and data.dtype.itemsize > 8:
+        if data.dtype.kind == "f" and data.dtype.itemsize > 8:
             raise TypeError(f"gradgen has no dtype for numpy {data.dtype}")
         return np.array(data, dtype=np.int64 if data.dtype.kind in "iu" and data.dtype not in (
             np.int32, np.int64) else data.dtype)
@@ -192,3 +192,29 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: dtypes.dtype | None = No
         devices.to_cpu(device)
     shape, numpy_dtype = _like(input, dtype)
     return _finish(np.full(shape, fill_value, numpy_dtype), requires_grad)
+
+
+# -- torch.Tensor(...), the legacy constructor ------------------------------------------------
+
+def legacy_new(cls: type, *args: Any, device: Any = None) -> Tensor:
+    """`torch.Tensor(...)`, as old programs still write it (methods.py makes it Tensor's
+    `__new__`): no arguments give an empty tensor, integers or a Size a tensor of that
+    shape (zeros here; PyTorch leaves the memory uninitialised), a sequence or array a
+    default-dtype copy. (A Tensor gives its alias: methods.py sees to that, with the op.)"""
+    if device is not None and devices.device(device).type != "cpu":
+        raise RuntimeError("legacy constructor expects device type: cpu but device type: "
+                           f"{devices.device(device).type} was passed")
+    if len(args) == 1 and isinstance(args[0], Size):
+        args = tuple(args[0])
+    if len(args) == 1 and isinstance(args[0], str):
+        raise TypeError("new(): invalid data type 'str'")
+    if not args or builtins.all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return Tensor._make(np.zeros(args or (0,), dtype=_numpy_dtype(None)), None)
+    if len(args) == 1 and isinstance(args[0], Sequence | np.ndarray):
+        return tensor(args[0], dtype=dtypes.get_default_dtype())
+    if len(args) == 1:
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+    bad = next(a for a in args if not isinstance(a, int))
+    raise TypeError(f"new(): argument 'size' failed to unpack the object at pos "
+                    f"{args.index(bad) + 1} with error \"type must be tuple of ints,but got "
+                    f"{type(bad).__name__}\"")

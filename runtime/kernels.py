@@ -1,7 +1,8 @@
 """Forward kernels: one function per op overload, on numpy arrays (gradgen's "ATen").
 
 A kernel knows numpy and nothing else (the random ones also runtime.sampling, PyTorch's
-samplers on numpy arrays): no Tensor, no graph, no grad mode. Arguments that
+samplers on numpy arrays, and lerp and addcmul runtime.cpu_math's fused multiply-add):
+no Tensor, no graph, no grad mode. Arguments that
 the schema types as Tensor arrive as numpy arrays, or as Python numbers where a number
 stands in for a tensor (`x * 2`). Results follow PyTorch's type promotion: a Python
 number or a 0-dim array does not widen a dimensioned array of the same category.
@@ -13,11 +14,12 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 
-from runtime import sampling
+from runtime import cpu_math, sampling
 
 _DEFAULT_FLOAT = np.float32
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
@@ -1963,3 +1965,1287 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     grad_bias = np.sum(grad_out, axis=batch_axes)
     return (_array(grad_input, input.dtype), _array(grad_weight, input.dtype),
             _array(grad_bias, input.dtype))
+
+
+# -- batch norm, activations, losses ----------------------------------------------------------
+
+def _channel_shape(input: np.ndarray) -> tuple[int, ...]:
+    """The shape a per-channel vector broadcasts as against (N, C, *): (1, C, 1, ...)."""
+    return (1, input.shape[1]) + (1,) * (input.ndim - 2)
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """Normalize each channel (dimension 1) over the batch and every other dimension.
+
+    Training uses the batch's mean and biased variance, and blends them into running_mean and
+    running_var in place when given (the variance unbiased, as torch keeps it); it returns the
+    batch mean and 1/sqrt(var + eps) as save_mean and save_invstd. Eval mode normalizes by
+    the running stats and returns those two empty, as torch's CPU kernel does.
+    """
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"Expected 2 or more dimensions (got {input.ndim})")
+    channels = input.shape[1]
+    for name, value in (("running_mean", running_mean), ("running_var", running_var),
+                        ("weight", weight), ("bias", bias)):
+        if value is not None and value.size != channels:
+            raise RuntimeError(
+                f"{name} should contain {channels} elements not {value.size}")
+    shape = _channel_shape(input)
+    axes = (0,) + tuple(range(2, input.ndim))
+    if training:
+        mean = np.mean(input, axis=axes)
+        var = np.mean(np.square(input - mean.reshape(shape)), axis=axes)
+        invstd = 1.0 / np.sqrt(var + eps)
+        count = input.size // channels if channels else 0
+        if running_mean is not None:
+            running_mean *= 1 - momentum
+            running_mean += (momentum * mean).astype(running_mean.dtype)
+        if running_var is not None:
+            unbiased = var * (count / (count - 1)) if count > 1 else var * math.inf
+            running_var *= 1 - momentum
+            running_var += (momentum * unbiased).astype(running_var.dtype)
+        save_mean, save_invstd = _array(mean, input.dtype), _array(invstd, input.dtype)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean must be defined in evaluation mode")
+        mean, invstd = running_mean, 1.0 / np.sqrt(running_var + eps)
+        save_mean = save_invstd = np.empty((0,), input.dtype)
+    output = (input - mean.reshape(shape)) * invstd.reshape(shape)
+    if weight is not None:
+        output = output * weight.reshape(shape)
+    if bias is not None:
+        output = output + bias.reshape(shape)
+    return _array(output, input.dtype), save_mean, save_invstd
+
+
+def _floats_only(name: str, self: np.ndarray) -> None:
+    """torch's CPU kernels of these activations are compiled for floating types only."""
+    if self.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"{name}_cpu\" not implemented for '{_dtype_name(self)}'")
+
+
+def silu(self):
+    _floats_only("silu", self)
+    return _unary_float(lambda x: x * _sigmoid(x), self)
+
+
+def mish(self):
+    _floats_only("mish", self)
+    return _unary_float(lambda x: x * np.tanh(np.logaddexp(0, x)), self)
+
+
+def elu(self, alpha=1, scale=1, input_scale=1):
+    """scale * x above 0, scale * alpha * (exp(input_scale * x) - 1) at or below it."""
+    _floats_only("elu", self)
+    def function(x):
+        return np.where(x > 0, x * scale, np.expm1(x * input_scale) * (alpha * scale))
+    return _unary_float(function, self)
+
+
+def hardtanh(self, min_val=-1, max_val=1):
+    if self.dtype == np.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    return _array(np.minimum(np.maximum(self, min_val), max_val), self.dtype)
+
+
+def hardsigmoid(self):
+    _floats_only("hardsigmoid", self)
+    return _unary_float(lambda x: np.minimum(np.maximum(x + 3, 0), 6) / 6, self)
+
+
+def hardswish(self):
+    _floats_only("hardswish", self)
+    return _unary_float(lambda x: x * np.minimum(np.maximum(x + 3, 0), 6) / 6, self)
+
+
+def log_sigmoid_forward(self):
+    """(log(sigmoid(x)), exp(-|x|)): -log(1 + e^-x) computed without overflow."""
+    _floats_only("log_sigmoid", self)
+    dtype = _float_type(self)
+    x = _as(self, dtype)
+    buffer = quietly(np.exp, -np.abs(x))
+    output = np.minimum(x, 0) - np.log1p(buffer)
+    return _array(output, dtype), _array(buffer, dtype)
+
+
+def glu(self, dim=-1):
+    """a * sigmoid(b) for the halves a, b of self along dim."""
+    if self.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    _floats_only("glu", self)
+    dim = _glu_dim(self, dim)
+    size = self.shape[dim]
+    if size % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim} is size {size}")
+    first, second = np.split(self, 2, axis=dim)
+    return _array(first * _sigmoid(second), self.dtype)
+
+
+def _glu_dim(self: np.ndarray, dim: int) -> int:
+    if not -self.ndim <= dim < self.ndim:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-self.ndim}, "
+            f"{self.ndim - 1}], but got {dim})")
+    return dim % self.ndim
+
+
+def huber_loss(self, target, reduction=1, delta=1.0):
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    # the result takes self's dtype (a float64 target does not widen a float32 input)
+    dtype = result_type(self, target)
+    if dtype.kind != "f":
+        raise NotImplementedError(f"\"huber_cpu\" not implemented for '{_dtype_name(self)}'")
+    dtype = self.dtype if self.dtype.kind == "f" else dtype
+    difference = np.abs(_as(self, dtype) - _as(target, dtype))
+    loss = np.where(difference < delta, 0.5 * difference * difference,
+                    delta * (difference - 0.5 * delta))
+    if reduction == 1:
+        return _array(np.mean(loss), dtype)
+    if reduction == 2:
+        return _array(np.sum(loss), dtype)
+    return _array(loss, dtype)
+
+
+def constant_pad_nd(self, pad, value=0):
+    """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
+    the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""
+    pad = list(pad)
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    if len(pad) // 2 > self.ndim:
+        raise RuntimeError(
+            # (torch's message lacks the two spaces after the numbers)
+            "Length of pad should be no more than twice the number of dimensions of the "
+            f"input. Pad length is {len(pad)}while the input has {self.ndim}dimensions.")
+    widths = [(0, 0)] * self.ndim
+    crops = [slice(None)] * self.ndim
+    for i in range(len(pad) // 2):
+        dim = self.ndim - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        size = self.shape[dim] + before + after
+        if size < 0:  # torch crops with narrow, whose check this is
+            raise RuntimeError("narrow(): length must be non-negative.")
+        crops[dim] = slice(builtins.max(-before, 0), self.shape[dim] - builtins.max(-after, 0))
+        widths[dim] = (builtins.max(before, 0), builtins.max(after, 0))
+    return np.pad(self[tuple(crops)], widths, constant_values=_as(value, self.dtype))
+
+
+def elu_(self, alpha=1, scale=1, input_scale=1):
+    return elu(self, alpha, scale, input_scale)
+
+
+def leaky_relu_(self, negative_slope=0.01):
+    return leaky_relu(self, negative_slope)
+
+
+def _pad_positions(reflect: bool, size: int, before: int, after: int) -> np.ndarray:
+    """The input position each output position copies along one padded dimension: mirrored
+    about the edge elements (reflect, which repeats no edge), or the nearest edge element
+    (replicate). A negative amount crops."""
+    positions = np.arange(-before, size + after, dtype=np.int64)
+    if not reflect:
+        return np.clip(positions, 0, size - 1)
+    period = 2 * (size - 1)
+    if period == 0:
+        return np.zeros_like(positions)
+    positions = np.abs(positions) % period
+    return np.where(positions >= size, period - positions, positions)
+
+
+def _index_pad(self: np.ndarray, padding: Any, reflect: bool) -> np.ndarray:
+    """reflection_pad{1,2,3}d / replication_pad{1,2,3}d: pad the last len(padding) / 2
+    dimensions of a batched or unbatched input by copying its own elements."""
+    padding = list(padding)
+    dims = len(padding) // 2
+    name = f"{'reflection' if reflect else 'replication'}_pad{dims}d"
+    batched = self.ndim == dims + 2
+    if self.ndim not in (dims + 1, dims + 2) or 0 in self.shape[1 if batched else 0:]:
+        raise RuntimeError(
+            f"Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with possibly 0 batch "
+            "size and other non-zero dimensions for input, but got: "
+            f"{list(self.shape)}")
+    for i in range(dims):
+        dim, (before, after) = self.ndim - 1 - i, padding[2 * i: 2 * i + 2]
+        if reflect and (before >= self.shape[dim] or after >= self.shape[dim]):
+            raise RuntimeError(
+                f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding "
+                f"input dimension, but got: padding ({before}, {after}) at dimension {dim} "
+                f"of input {list(self.shape)}")
+    width = self.shape[-1] + padding[0] + padding[1]
+    if dims == 1 and width < 1:
+        raise RuntimeError(f"input (W: {self.shape[-1]}) is too small. Calculated output W: "
+                           f"{width}")
+    if self.dtype == np.bool_:
+        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
+    result = self
+    for i in range(dims):
+        dim = self.ndim - 1 - i
+        positions = _pad_positions(reflect, self.shape[dim], padding[2 * i],
+                                   padding[2 * i + 1])
+        result = np.take(result, positions, axis=dim)
+    return result
+
+
+def reflection_pad1d(self, padding):
+    return _index_pad(self, padding, True)
+
+
+def reflection_pad2d(self, padding):
+    return _index_pad(self, padding, True)
+
+
+def reflection_pad3d(self, padding):
+    return _index_pad(self, padding, True)
+
+
+def replication_pad1d(self, padding):
+    return _index_pad(self, padding, False)
+
+
+def replication_pad2d(self, padding):
+    return _index_pad(self, padding, False)
+
+
+def replication_pad3d(self, padding):
+    return _index_pad(self, padding, False)
+# -- tensor ops: scans, sorting, rounding, linalg ----------------------------------------------
+# The kernels of the ops programs reach for once the basics work: running sums, sorting and
+# top-k, triangles, rounding, rolling, scatter, lerp, integer division and small linear
+# algebra. Each follows torch 2.13 in dtypes (integers stay integers where torch keeps them)
+# and in its messages for bad input.
+
+_TYPE_NAMES["float16"] = "Half"  # torch.float16's name in messages
+
+
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a singular matrix (a RuntimeError, as PyTorch's is). Its
+    class name is PyTorch's too (torch._C._LinAlgError), as tracebacks show it."""
+
+
+LinAlgError = _LinAlgError
+
+
+def _dtype_label(array: np.ndarray) -> str:
+    """The scalar type name PyTorch's dispatch messages quote: 'Long', 'Float', 'Half'."""
+    return {"float16": "Half"}.get(array.dtype.name, _TYPE_NAMES.get(array.dtype.name,
+                                                                       array.dtype.name))
+
+
+def _not_for(kernel: str, array: np.ndarray, kinds: str) -> None:
+    """PyTorch's NotImplementedError for a dtype its CPU kernel was not compiled for."""
+    if array.dtype.kind not in kinds:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype_label(array)}\'')
+
+
+def _scan_axis(self: np.ndarray, dim: int) -> int:
+    """The numpy axis of a scan along `dim`; a 0-dim tensor scans as one element."""
+    return _wrap_dim(dim, self.ndim)
+
+
+def _accumulator(dtype: np.dtype) -> np.dtype:
+    """The type a scan adds up in, as PyTorch's CPU kernels do (its `acc_type`): float16 in
+    float32 and float32 in float64, each result rounded once; other dtypes in themselves."""
+    return {np.dtype(np.float16): np.dtype(np.float32),
+            np.dtype(np.float32): np.dtype(np.float64)}.get(np.dtype(dtype), np.dtype(dtype))
+
+
+def _opmath(dtype: np.dtype) -> np.dtype:
+    """The type PyTorch's elementwise kernels compute in: float32 for float16 (its
+    `opmath_type`), every other dtype itself."""
+    return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
+
+
+def _fused(a: Any, b: Any, c: Any, dtype: np.dtype) -> np.ndarray:
+    """a * b + c rounded once (a fused multiply-add, as PyTorch's vectorised CPU kernels
+    compute it), in dtype's opmath type, then rounded to dtype. Where the plain result is
+    not finite (inf or nan inputs, overflow) it is the plain one: the emulation's exact
+    product would give nan where the hardware gives inf."""
+    work = _opmath(dtype)
+    a, b, c = np.broadcast_arrays(*(np.asarray(x).astype(work, copy=False) for x in (a, b, c)))
+    with silenced():
+        plain = a * b + c
+        fused = (cpu_math.fma64 if work == np.float64 else cpu_math.fma32)(a, b, c)
+        return _array(np.where(np.isfinite(plain), fused, plain), dtype)
+
+
+def cumsum(self, dim, dtype=None):
+    axis = _scan_axis(self, dim)
+    out = _sum_dtype(self, dtype)
+    if self.ndim == 0:
+        return np.array(self, dtype=out, copy=True)
+    return _array(np.cumsum(self, axis=axis, dtype=_accumulator(out)), out)
+
+
+def cumprod(self, dim, dtype=None):
+    axis = _scan_axis(self, dim)
+    out = _sum_dtype(self, dtype)
+    if self.ndim == 0:
+        return np.array(self, dtype=out, copy=True)
+    with silenced():
+        return _array(np.cumprod(self.astype(out, copy=False), axis=axis,
+                                 dtype=_accumulator(out)), out)
+
+
+# How PyTorch's C++ messages name the element types: `long int`, `float`, `c10::Half`.
+_CPP_TYPE_NAMES = {"int64": "long int", "int32": "int", "float32": "float", "float64": "double",
+                   "float16": "c10::Half", "bool": "bool", "uint8": "unsigned char"}
+
+
+def _scan_in_place(scan: Any, self: np.ndarray, dim: int, dtype: Any) -> None:
+    """cumsum_ / cumprod_: the result is written over self, so a dtype= other than self's
+    is refused (before anything is written)."""
+    if dtype is not None and np.dtype(dtype) != self.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype "
+                           f"{_CPP_TYPE_NAMES[self.dtype.name]} and output tensor dtype "
+                           f"{_CPP_TYPE_NAMES[np.dtype(dtype).name]} should match")
+    np.copyto(self, scan(self, dim, dtype), casting="unsafe")
+
+
+def cumsum_(self, dim, dtype=None):
+    _scan_in_place(cumsum, self, dim, dtype)
+
+
+def cumprod_(self, dim, dtype=None):
+    _scan_in_place(cumprod, self, dim, dtype)
+
+
+def _sort_order(self: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """Stable positions that sort `self` along `axis`; NaN counts as the largest value
+    (last ascending, first descending), as PyTorch sorts it."""
+    values = self.astype(np.int64) if self.dtype.kind == "b" else self
+    if self.dtype.kind == "f":
+        nan = np.isnan(values)
+        key = np.where(nan, 0, values)
+        if descending:
+            # lexsort sorts by its last key first: NaNs ahead, then larger values first.
+            return np.lexsort((-key, ~nan), axis=axis)
+        return np.lexsort((key, nan), axis=axis)
+    if descending:
+        return np.lexsort((np.negative(values.astype(np.int64)),), axis=axis)
+    return np.argsort(values, axis=axis, kind="stable")
+
+
+def _sorted_along(self: np.ndarray, dim: int, descending: bool) -> tuple[np.ndarray, np.ndarray]:
+    axis = _wrap_dim(dim, self.ndim)
+    if self.ndim == 0:
+        return self.copy(), np.zeros((), np.int64)
+    order = _sort_order(self, axis, descending).astype(np.int64)
+    return np.take_along_axis(self, order, axis), order
+
+
+def sort(self, dim=-1, descending=False):
+    return _sorted_along(self, dim, descending)
+
+
+def sort_stable(self, stable, dim=-1, descending=False):
+    return _sorted_along(self, dim, descending)
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's argument name
+    axis = _wrap_dim(dim, self.ndim)
+    size = self.shape[axis] if self.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    values, indices = _sorted_along(self, dim, largest)
+    if self.ndim == 0:
+        return values, indices
+    key = _take(axis, slice(0, k))
+    return np.array(values[key], copy=True), np.array(indices[key], copy=True)
+
+
+def _triangle(self: np.ndarray, diagonal: int, name: str, keep: Any) -> np.ndarray:
+    if self.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    rows, columns = self.shape[-2:]
+    mask = keep(np.arange(columns)[None, :] - np.arange(rows)[:, None], diagonal)
+    return np.where(mask, self, np.zeros((), self.dtype))
+
+
+def tril(self, diagonal=0):
+    return _triangle(self, diagonal, "tril", np.less_equal)
+
+
+def triu(self, diagonal=0):
+    return _triangle(self, diagonal, "triu", np.greater_equal)
+
+
+def log2(self):
+    return _unary_float(np.log2, self)
+
+
+def log10(self):
+    return _unary_float(np.log10, self)
+
+
+def _rounding(function: Any, kernel: str, self: np.ndarray) -> np.ndarray:
+    """floor, ceil, round, trunc: integers come back unchanged (a copy), bool is refused."""
+    _not_for(kernel, self, "iuf")
+    if self.dtype.kind != "f":
+        return self.copy()
+    return _array(function(self), self.dtype)
+
+
+def floor(self):
+    return _rounding(np.floor, "floor_vml_cpu", self)
+
+
+def ceil(self):
+    return _rounding(np.ceil, "ceil_vml_cpu", self)
+
+
+def trunc(self):
+    return _rounding(np.trunc, "trunc_vml_cpu", self)
+
+
+def round(self):  # noqa: A001 - the op's name
+    return _rounding(np.rint, "round_vml_cpu", self)  # halves to even, as PyTorch rounds
+
+
+def round_decimals(self, decimals):
+    _not_for("round_cpu", self, "f")
+    # PyTorch scales by 10**decimals, rounds half to even and scales back, in self's dtype
+    # (dividing for negative decimals, so that 10**-d is never inexact).
+    work = self.astype(_opmath(self.dtype), copy=False)  # halves in float32
+    scale = work.dtype.type(10.0 ** builtins.abs(decimals))
+    with silenced():
+        if decimals >= 0:
+            return _array(np.rint(work * scale) / scale, self.dtype)
+        return _array(np.rint(work / scale) * scale, self.dtype)
+
+
+def frac(self):
+    _not_for("frac_cpu", self, "f")
+    return _array(self - np.trunc(self), self.dtype)
+
+
+def roll(self, shifts, dims=()):
+    shifts, dims = list(shifts), list(dims)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if not dims:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                               f"dims:{len(dims)}")
+        return np.roll(self.reshape(-1), shifts[0]).reshape(self.shape)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    axes = tuple(_wrap_dim(d, self.ndim) for d in dims)
+    if self.ndim == 0:
+        return self.copy()
+    return np.roll(self, tuple(shifts), axis=axes)
+
+
+def masked_select(self, mask):
+    if mask.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = broadcast_shapes(mask.shape, self.shape)  # PyTorch's order, in its message
+    return np.array(np.broadcast_to(self, shape)[np.broadcast_to(mask, shape)], copy=True)
+
+
+def scatter_src(self, dim, index, src):
+    _check_index(index, "scatter")
+    _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    result = np.array(self, copy=True)
+    corner = tuple(slice(0, s) for s in index.shape)
+    result[_scatter_key(self, dim, index, "scatter")] = _as(src, self.dtype)[corner]
+    return result
+
+
+def scatter_value(self, dim, index, value):
+    _check_index(index, "scatter")
+    result = np.array(self, copy=True)
+    result[_scatter_key(self, dim, index, "scatter")] = value
+    return result
+
+
+def _broadcast_all(*operands: Any) -> None:
+    """PyTorch's error when the operands of a ternary op do not broadcast together."""
+    shape: tuple[int, ...] = ()
+    for operand in operands:
+        shape = broadcast_shapes(shape, np.shape(operand))
+
+
+def _check_lerp(self: np.ndarray, end: np.ndarray, weight: Any, kernel: str) -> None:
+    _broadcast_all(self, end, weight)
+    _not_for(kernel, self, "f")
+    if end.dtype != self.dtype:
+        raise RuntimeError(f"expected dtype {_dtype_word(self)} for `end` but got dtype "
+                           f"{_dtype_word(end)}")
+    if isinstance(weight, np.ndarray) and weight.ndim and weight.dtype != self.dtype:
+        # (a 0-dim weight of any dtype is taken as the number it holds)
+        raise RuntimeError(f"expected dtype {_dtype_word(self)} for `weight` but got dtype "
+                           f"{_dtype_word(weight)}")
+
+
+def _dtype_word(array: np.ndarray) -> str:
+    """How lerp's messages spell a dtype: float, double, half."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long",
+            "int32": "int"}.get(array.dtype.name, array.dtype.name)
+
+
+def _lerp(self: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
+    """self + weight * (end - self), computed from the nearer end as PyTorch does (exact
+    at weight 0 and 1): weight * (end - self) + self for small weights, else
+    (weight - 1) * (end - self) + end, each one fused multiply-add."""
+    work = _opmath(self.dtype)  # halves in float32, rounded once
+    start, end, weight = (np.asarray(v).astype(work, copy=False) for v in (self, end, weight))
+    with silenced():
+        difference = end - start
+        near_start = np.abs(weight) < 0.5
+        coefficient = np.where(near_start, weight, weight - work.type(1))
+        base = np.where(near_start, start, end)
+    return _fused(coefficient, difference, base, self.dtype)
+
+
+def lerp_Scalar(self, end, weight):
+    _check_lerp(self, end, weight, "lerp_kernel_scalar")
+    return _lerp(self, end, float(weight))
+
+
+def lerp_Tensor(self, end, weight):
+    _check_lerp(self, end, weight, "lerp_kernel_tensor")
+    return _lerp(self, end, weight)
+
+
+def addcmul(self, tensor1, tensor2, value=1):
+    _broadcast_all(self, tensor1, tensor2)
+    dtype = result_type(self, tensor1, tensor2)
+    work = _opmath(dtype)  # halves in float32, rounded once
+    if dtype.kind != "f":  # value is converted to the integer type first, as in PyTorch
+        with silenced():
+            return _array(self + dtype.type(value) * tensor1 * tensor2, dtype)
+    with silenced():  # PyTorch's order: (value * tensor1) * tensor2 + self, fused
+        scaled = _as(tensor1, work) * work.type(value)
+    return _fused(scaled, _as(tensor2, work), _as(self, work), dtype)
+
+
+def addcdiv(self, tensor1, tensor2, value=1):
+    _broadcast_all(self, tensor1, tensor2)
+    if _category(tensor1) < 2 and _category(tensor2) < 2:
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))"
+            ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
+            "for float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes.")
+    dtype = result_type(self, tensor1, tensor2)
+    work = _opmath(dtype)  # halves in float32, rounded once
+    with silenced():  # PyTorch's order: self + (value * tensor1) / tensor2
+        quotient = _as(tensor1, work) * work.type(value) / _as(tensor2, work)
+        return _array(_as(self, work) + quotient, dtype)
+
+
+def _check_variance_input(self: np.ndarray, name: str) -> None:
+    if self.dtype.kind != "f":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+
+
+def var_mean_correction(self, dim=None, correction=None, keepdim=False):
+    _check_variance_input(self, "var_mean")
+    variance = var_correction(self, dim, correction, keepdim)
+    return variance, _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim),
+                            self.dtype)
+
+
+def std_mean_correction(self, dim=None, correction=None, keepdim=False):
+    _check_variance_input(self, "std_mean")
+    variance, mean = var_mean_correction(self, dim, correction, keepdim)
+    return np.sqrt(variance), mean
+
+
+def _integer_divisor(self: Any, other: Any, dtype: np.dtype) -> None:
+    """Integer division by zero is an error in PyTorch (floats give inf or nan); checked
+    after the shapes, as PyTorch checks them first."""
+    broadcast_shapes(np.shape(self), np.shape(other))
+    if dtype.kind in "iub" and np.any(np.asarray(other) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def floor_divide(self, other):
+    dtype = result_type(self, other)
+    _integer_divisor(self, other, dtype)
+    a, b = _binary(self, other, dtype)
+    if dtype.kind == "b":
+        raise RuntimeError("ZeroDivisionError" if not np.all(b) else
+                           "\"div_floor_cpu\" not implemented for 'Bool'")
+    if dtype.kind != "f":
+        return _array(np.floor_divide(a, b), dtype)
+    with silenced():
+        # PyTorch's float floor division: the floor of the true quotient, computed from
+        # fmod so that it agrees with `a - b * q` (numpy's floor_divide differs at inf).
+        remainder = np.fmod(a, b)
+        quotient = (a - remainder) / b
+        quotient = np.where((remainder != 0) & ((b < 0) != (remainder < 0)), quotient - 1,
+                            quotient)
+        floored = np.floor(quotient)
+        floored = np.where(quotient - floored > 0.5, floored + 1, floored)
+        result = np.where(quotient != 0, floored, np.copysign(0, a / b))
+        result = np.where(b == 0, a / b, result)
+    return _array(result, dtype)
+
+
+def floor_divide_Scalar(self, other):
+    return floor_divide(self, other)
+
+
+def remainder_Tensor(self, other):
+    dtype = result_type(self, other)
+    _integer_divisor(self, other, dtype)
+    _not_for("remainder_cpu", np.empty(0, dtype), "iuf")
+    a, b = _binary(self, other, dtype)
+    with silenced():
+        result = np.fmod(a, b)
+        result = np.where((result != 0) & ((result < 0) != (b < 0)), result + b, result)
+    return _array(result, dtype)
+
+
+def remainder_Scalar(self, other):
+    return remainder_Tensor(self, other)
+
+
+def remainder_Scalar_Tensor(self, other):
+    return remainder_Tensor(self, other)
+
+
+def fmod_Tensor(self, other):
+    dtype = result_type(self, other)
+    _integer_divisor(self, other, dtype)
+    _not_for("fmod_cpu", np.empty(0, dtype), "iuf")
+    a, b = _binary(self, other, dtype)
+    with silenced():
+        return _array(np.fmod(a, b), dtype)
+
+
+def fmod_Scalar(self, other):
+    return fmod_Tensor(self, other)
+
+
+def _square_matrices(A: np.ndarray, name: str) -> None:
+    """linalg's checks on A: floats, at least 2 dimensions, square."""
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.dtype.kind != "f" or A.dtype == np.float16:
+        label = _dtype_label(A)
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {label}")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+
+
+def _zero_pivots(A: np.ndarray) -> np.ndarray:
+    """Per matrix, the 1-based position of the first exactly zero pivot of LU with partial
+    pivoting, 0 if none: LAPACK's getrf `info`, which PyTorch's messages quote."""
+    count = int(np.prod(A.shape[:-2]))
+    work = np.array(A.reshape((count,) + A.shape[-2:]), copy=True)
+    info = np.zeros(work.shape[0], np.int32)
+    n = A.shape[-1]
+    rows = np.arange(work.shape[0])
+    with silenced():
+        for k in range(n):
+            pivot = k + np.argmax(np.abs(work[:, k:, k]), axis=1)
+            work[rows, [k] * len(rows)], work[rows, pivot] = \
+                work[rows, pivot].copy(), work[rows, [k] * len(rows)].copy()
+            diagonal = work[:, k, k]
+            zero = diagonal == 0
+            info = np.where(zero & (info == 0), k + 1, info)
+            factors = np.where(zero[:, None], 0, work[:, k + 1:, k] / np.where(zero, 1, diagonal)
+                               [:, None])
+            work[:, k + 1:, k + 1:] -= factors[:, :, None] * work[:, k, None, k + 1:]
+    return info.reshape(A.shape[:-2])
+
+
+def _batch_prefix(info: np.ndarray, index: int) -> str:
+    return f"(Batch element {index}): " if info.ndim else ""
+
+
+def linalg_inv_ex(A, check_errors=False):
+    _square_matrices(A, "linalg.inv")
+    info = _zero_pivots(A)
+    failed = np.flatnonzero(info)
+    if failed.size and check_errors:
+        index = int(failed[0])
+        raise LinAlgError(f"linalg.inv: {_batch_prefix(info, index)}The diagonal element "
+                          f"{info.flat[index]} is zero, the inversion could not be completed "
+                          "because the input matrix is singular.")
+    if A.size == 0:
+        return np.array(A, copy=True), info
+    if failed.size:  # what is left of a singular matrix is meaningless; PyTorch's too
+        with silenced():
+            inverse = np.full(A.shape, np.nan, A.dtype)
+            good = info == 0
+            inverse[good] = np.linalg.inv(A[good])
+        return inverse, info
+    return _array(np.linalg.inv(A), A.dtype), info
+
+
+def _solve_vector_case(A: np.ndarray, B: np.ndarray) -> bool:
+    """PyTorch's rule: B is a (batch of) vector(s) when it is 1-D, or has one dimension less
+    than A and A's batch shape before its last dimension."""
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+
+
+def linalg_solve_ex(A, B, left=True, check_errors=False):
+    _square_matrices(A, "linalg.solve")
+    if B.dtype != A.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
+                           f"A of type {_dtype_label(A)} and B of type {_dtype_label(B)} instead")
+    vector = _solve_vector_case(A, B)
+    matrix_B = B[..., None] if vector else B
+    n = A.shape[-1]
+    if matrix_B.shape[-2 if left else -1] != n:
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+            f"{matrix_B.shape[-2]}x{matrix_B.shape[-1]})")
+    if vector and not left:
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not "
+                           "supported for left=False. In this case linalg.solve is equivalent "
+                           "to B / A.squeeze(-1)")
+    if not left:  # XA = B is AᵀXᵀ = Bᵀ
+        A, matrix_B = np.swapaxes(A, -1, -2), np.swapaxes(matrix_B, -1, -2)
+    info = _zero_pivots(A)  # per matrix of A, before A is broadcast against B
+    failed = np.flatnonzero(info)
+    if failed.size:
+        raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(info, int(failed[0]))}The "
+                          "solver failed because the input matrix is singular.")
+    batch = np.broadcast_shapes(A.shape[:-2], matrix_B.shape[:-2])
+    A = np.broadcast_to(A, batch + A.shape[-2:])
+    matrix_B = np.broadcast_to(matrix_B, batch + matrix_B.shape[-2:])
+    X = np.linalg.solve(A, matrix_B) if A.size and matrix_B.size else \
+        np.zeros(matrix_B.shape, A.dtype)
+    if not left:
+        X = np.swapaxes(X, -1, -2)
+    X = X[..., 0] if vector else X
+    return _array(np.ascontiguousarray(X), A.dtype), info
+
+
+def _scatter_reduce_ufunc(reduce: str) -> np.ufunc:
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    return np.add if reduce == "add" else np.multiply
+
+
+def scatter_reduce(self, dim, index, src, reduce):
+    """scatter with `reduce=`: src's elements are added to (multiplied into) self's."""
+    ufunc = _scatter_reduce_ufunc(reduce)
+    _check_index(index, "scatter")
+    _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will "
+                  "be removed in a future PyTorch release. Use torch.scatter_reduce instead for "
+                  "more reduction options.", UserWarning, stacklevel=2)
+    result = np.array(self, copy=True)
+    corner = tuple(slice(0, s) for s in index.shape)
+    ufunc.at(result, _scatter_key(self, dim, index, "scatter"), _as(src, self.dtype)[corner])
+    return result
+
+
+def scatter_value_reduce(self, dim, index, value, reduce):
+    ufunc = _scatter_reduce_ufunc(reduce)
+    _check_index(index, "scatter")
+    result = np.array(self, copy=True)
+    ufunc.at(result, _scatter_key(self, dim, index, "scatter"), self.dtype.type(value))
+    return result
+# -- convolution and pooling (conv/pool area) ------------------------------------------------
+# Every kernel here works on whole arrays: a convolution is one tensordot over a strided
+# "window" view of the padded input (np.lib.stride_tricks.sliding_window_view: im2col
+# without the copy), its input gradient one tensordot followed by a scatter-add per kernel
+# offset (col2im). The Python loops run over groups and kernel offsets, never over pixels.
+
+def _conv_param(value, count: int, name: str) -> tuple[int, ...]:
+    """An int or list argument as `count` ints, PyTorch's way: one value repeats."""
+    values = [value] if isinstance(value, int | np.integer) else list(value)
+    if len(values) == 1:
+        values = values * count
+    if len(values) != count:
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of {count} values to "
+            f"match the convolution dimensions, but got {name}={values}")
+    return tuple(builtins.int(v) for v in values)
+
+
+def _windows(padded: np.ndarray, kernel, stride, dilation) -> np.ndarray:
+    """A read-only view (N, C, *out, *kernel) of every window of a padded (N, C, *spatial)
+    array: window `o` along a dim covers positions o*stride + j*dilation, j < kernel."""
+    spatial = tuple(range(2, padded.ndim))
+    extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilation, strict=True)]
+    view = np.lib.stride_tricks.sliding_window_view(padded, extent, axis=spatial)
+    step = (slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)
+    return view[step + tuple(slice(None, None, d) for d in dilation)]
+
+
+def _pad_spatial(array: np.ndarray, before, after=None, value=0) -> np.ndarray:
+    """`array` with `before[i]` (and `after[i]`, default the same) entries of `value` added
+    on each side of spatial dim i (the dims after N and C)."""
+    after = before if after is None else after
+    if not any(before) and not any(after):
+        return array
+    widths = [(0, 0), (0, 0)] + list(zip(before, after, strict=True))
+    return np.pad(array, widths, constant_values=value)
+
+
+def _conv_check(input, weight, bias, stride, padding, dilation, transposed, groups):
+    """PyTorch's argument checks for convolution, in its order and words; the stride,
+    padding and dilation as tuples of one int per spatial dim."""
+    k = weight.ndim - 2
+    if transposed:
+        raise NotImplementedError(
+            "gradgen's convolution supports transposed=False only: conv_transpose1d/2d "
+            "(transposed convolution) is not implemented")
+    if k < 1 or k > 3:
+        raise RuntimeError(f"weight should have at least three dimensions, but got "
+                           f"{weight.ndim}-dimensional weight")
+    stride = _conv_param(stride, k, "stride")
+    padding = _conv_param(padding, k, "padding")
+    dilation = _conv_param(dilation, k, "dilation")
+    if input.ndim != weight.ndim:
+        raise RuntimeError(
+            f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
+            f"{list(weight.shape)}, but got {input.ndim}-dimensional input of size "
+            f"{list(input.shape)} instead")
+    if builtins.any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if builtins.any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if builtins.any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size [{list(weight.shape)}] instead")
+    if input.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{list(input.shape)} to have {weight.shape[1] * groups} channels, but got "
+            f"{input.shape[1]} channels instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(
+            f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional "
+            f"with {weight.shape[0]} elements, but got bias of size {list(bias.shape)} instead")
+    padded = [size + 2 * p for size, p in zip(input.shape[2:], padding, strict=True)]
+    extent = [d * (size - 1) + 1 for size, d in zip(weight.shape[2:], dilation, strict=True)]
+    if builtins.any(p < e for p, e in zip(padded, extent, strict=True)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+            f"Kernel size: ({' x '.join(map(str, extent))}). Kernel size can't be greater "
+            "than actual input size")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"Input type (torch.{_dtype_name(input)}Tensor) and weight type "
+            f"(torch.{_dtype_name(weight)}Tensor) should be the same or input should be a "
+            "MKLDNN tensor and weight is a dense tensor")
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({_c_type_name(input)}) and bias type "
+                           f"({_c_type_name(bias)}) should be the same")
+    return stride, padding, dilation
+
+
+def _c_type_name(array: np.ndarray) -> str:
+    """The C++ name PyTorch's convolution messages give a dtype: float, double, long int."""
+    names = {"f4": "float", "f8": "double", "i8": "long int", "i4": "int", "f2": "c10::Half",
+             "b1": "bool", "u1": "unsigned char", "i2": "short int", "i1": "signed char"}
+    return names.get(array.dtype.str[1:], str(array.dtype))
+
+
+def _channel_groups(array: np.ndarray, groups: int, axis: int) -> list[np.ndarray]:
+    """`array` cut into `groups` equal blocks along `axis` (views)."""
+    size = array.shape[axis] // groups
+    index = [slice(None)] * array.ndim
+    blocks = []
+    for g in range(groups):
+        index[axis] = slice(g * size, (g + 1) * size)
+        blocks.append(array[tuple(index)])
+    return blocks
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    """out[n, o, *y] = bias[o] + sum over c, *j of in_padded[n, c, y*stride + j*dilation] *
+    weight[o, c, *j], each output channel reading only the input channels of its group."""
+    stride, padding, dilation = _conv_check(input, weight, bias, stride, padding, dilation,
+                                            transposed, groups)
+    k = weight.ndim - 2
+    windows = _windows(_pad_spatial(input, padding), weight.shape[2:], stride, dilation)
+    sums = [1] + list(range(2 + k, 2 + 2 * k))  # c and the kernel dims of the windows
+    parts = [np.tensordot(w, g, axes=(list(range(1, 2 + k)), sums))
+             for w, g in zip(_channel_groups(weight, groups, 0),
+                             _channel_groups(windows, groups, 1), strict=True)]
+    out = parts[0] if groups == 1 else np.concatenate(parts, axis=0)  # (O, N, *out)
+    out = np.moveaxis(out, 0, 1)
+    if bias is not None:
+        out = out + bias.reshape((-1,) + (1,) * k)
+    return np.ascontiguousarray(out, dtype=input.dtype)
+
+
+def _conv_input_grad(grad_output, input, weight, stride, padding, dilation, groups):
+    """col2im: each output position's grad times the weight, added back onto the input
+    positions its window read (one strided add per kernel offset)."""
+    spatial = input.shape[2:]
+    grad = np.zeros(input.shape[:2] + tuple(s + 2 * p for s, p in zip(spatial, padding,
+                                                                      strict=True)),
+                    dtype=np.result_type(grad_output, weight))
+    out = grad_output.shape[2:]
+    for c_block, w, g in zip(_channel_groups(grad, groups, 1),
+                             _channel_groups(weight, groups, 0),
+                             _channel_groups(grad_output, groups, 1), strict=True):
+        cols = np.tensordot(w, g, axes=([0], [1]))  # (Cg, *kernel, N, *out)
+        for offset in np.ndindex(*weight.shape[2:]):
+            target = tuple(slice(j * d, j * d + s * (o - 1) + 1, s)
+                           for j, d, s, o in zip(offset, dilation, stride, out, strict=True))
+            c_block[(slice(None), slice(None)) + target] += np.swapaxes(
+                cols[(slice(None),) + offset], 0, 1)
+    crop = tuple(slice(p, p + s) for p, s in zip(padding, spatial, strict=True))
+    return grad[(slice(None), slice(None)) + crop]
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                         transposed, output_padding, groups, output_mask):
+    """The gradients of convolution's input, weight and bias, for those output_mask asks
+    for; the others are zeros (PyTorch leaves them undefined; gradgen's nodes drop them)."""
+    stride, padding, dilation = _conv_check(input, weight, None, stride, padding, dilation,
+                                            transposed, groups)
+    k = weight.ndim - 2
+    dtype = input.dtype
+    expected = input.shape[:1] + weight.shape[:1] + tuple(
+        (size + 2 * p - d * (kernel - 1) - 1) // s + 1 for size, kernel, s, p, d in
+        zip(input.shape[2:], weight.shape[2:], stride, padding, dilation, strict=True))
+    for dim, size in enumerate(expected):
+        if grad_output.ndim != len(expected) or grad_output.shape[dim] != size:
+            got = grad_output.shape[dim] if dim < grad_output.ndim else None
+            raise RuntimeError(
+                f"Expected a tensor of dimension {len(expected)} and tensor.size[{dim}] == "
+                f"{size} but got: dimension {grad_output.ndim} and tensor.size[{dim}] = {got}")
+    if output_mask[0]:
+        grad_input = _conv_input_grad(grad_output, input, weight, stride, padding, dilation,
+                                      groups)
+    else:
+        grad_input = np.zeros(input.shape, dtype)
+    if output_mask[1]:
+        windows = _windows(_pad_spatial(input, padding), weight.shape[2:], stride, dilation)
+        over = [0] + list(range(2, 2 + k))  # n and the output positions
+        parts = [np.tensordot(g, x, axes=(over, over))
+                 for g, x in zip(_channel_groups(grad_output, groups, 1),
+                                 _channel_groups(windows, groups, 1), strict=True)]
+        grad_weight = parts[0] if groups == 1 else np.concatenate(parts, axis=0)
+    else:
+        grad_weight = np.zeros(weight.shape, dtype)
+    if output_mask[2]:
+        grad_bias = grad_output.sum(axis=(0,) + tuple(range(2, 2 + k)))
+    else:
+        grad_bias = np.zeros(weight.shape[:1], dtype)
+    return (np.ascontiguousarray(grad_input, dtype), np.ascontiguousarray(grad_weight, dtype),
+            _array(grad_bias, dtype))
+
+
+def _pool_param(value, name: str, op: str, allow_empty: bool = False) -> tuple[int, int]:
+    """A pooling op's kernel_size / stride / padding / dilation as (h, w), with PyTorch's
+    message when it is neither one int nor two."""
+    values = [value] if isinstance(value, int | np.integer) else list(value)
+    if len(values) == 1:
+        values = values * 2
+    if len(values) != 2 and not (allow_empty and not values):
+        detail = {"kernel_size": "must either be a single int, or a tuple of two ints",
+                  "stride": "must either be omitted, a single int, or a tuple of two ints",
+                  "padding": "must either be a single int, or a tuple of two ints",
+                  "dilation": "must be either a single int, or a tuple of two ints"}[name]
+        raise RuntimeError(f"{op}: {name} {detail}")
+    return tuple(builtins.int(v) for v in values)
+
+
+def _pool_output_size(size: int, kernel: int, pad: int, stride: int, dilation: int,
+                      ceil_mode: bool) -> int:
+    """How many windows fit, PyTorch's way: with ceil_mode a last partial window counts,
+    unless it would start in the right padding."""
+    if stride == 0:
+        raise RuntimeError("stride should not be zero")
+    if pad < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {pad}")
+    if pad > ((kernel - 1) * dilation + 1) // 2:
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={pad}, kernel_size={kernel} and dilation={dilation}")
+    span = size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    out = span // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _pool_setup(self, kernel_size, stride, padding, dilation, ceil_mode, op):
+    """Checks and output size for a 2-d pooling of a (C, H, W) or (N, C, H, W) input, in
+    PyTorch's order: (kernel, stride, padding, dilation, (out_h, out_w))."""
+    kernel = _pool_param(kernel_size, "kernel_size", op)
+    stride = _pool_param(stride, "stride", op, allow_empty=True) or kernel
+    padding = _pool_param(padding, "padding", op)
+    if op == "max_pool2d":
+        dilation = _pool_param(dilation, "dilation", op)
+        if self.ndim not in (3, 4):
+            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    else:
+        dilation = (1, 1)
+    if self.ndim < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-builtins.max(self.ndim, 1)}, {builtins.max(self.ndim, 1) - 1}], "
+                         f"but got -3)")
+    out = tuple(_pool_output_size(self.shape[-2 + i], kernel[i], padding[i], stride[i],
+                                  dilation[i], ceil_mode) for i in range(2))
+    if builtins.min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} "
+                           f"kW: {kernel[1]}")
+    if builtins.min(stride) <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {stride[0]} "
+                           f"dW: {stride[1]}")
+    if builtins.min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: "
+                           f"{dilation[0]} dilationW: {dilation[1]}")
+    if self.ndim not in (3, 4) or 0 in self.shape[-3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:{list(self.shape)}")
+    if builtins.min(out) < 1:
+        raise RuntimeError(
+            f"Given input size: ({self.shape[-3]}x{self.shape[-2]}x{self.shape[-1]}). "
+            f"Calculated output size: ({self.shape[-3]}x{out[0]}x{out[1]}). "
+            "Output size is too small")
+    return kernel, stride, padding, dilation, out
+
+
+def _pool_padded(self, kernel, stride, padding, dilation, out, value):
+    """`self` as (N, C, H, W) padded with `value`: `padding` on both sides, and on the right
+    as far as ceil_mode's last window reaches."""
+    batched = self.reshape((builtins.int(np.prod(self.shape[:-3])),) + self.shape[-3:])
+    after = [builtins.max(padding[i], (out[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1)
+                          + 1 - self.shape[-2 + i] - padding[i]) for i in range(2)]
+    return _pad_spatial(batched, padding, after, value)
+
+
+def _window_argmax(flat: np.ndarray) -> np.ndarray:
+    """Where the maximum of each row of the last dim is, PyTorch's way: the first of equal
+    maxima, but a NaN over any number and a later NaN over an earlier one."""
+    where = np.argmax(flat, axis=-1)
+    if flat.dtype.kind == "f":
+        nan = np.isnan(flat)
+        if nan.any():
+            last_nan = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+            where = np.where(nan.any(axis=-1), last_nan, where)
+    return where
+
+
+def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
+                            ceil_mode=False):
+    """The largest value of each window, and where it is as an index into H*W (the first
+    of equal maxima; NaN counts as largest)."""
+    kernel, stride, padding, dilation, out = _pool_setup(
+        self, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
+    low = -np.inf if self.dtype.kind == "f" else (
+        np.iinfo(self.dtype).min if self.dtype.kind in "iu" else False)
+    padded = _pool_padded(self, kernel, stride, padding, dilation, out, low)
+    windows = _windows(padded, kernel, stride, dilation)[:, :, :out[0], :out[1]]
+    flat = windows.reshape(windows.shape[:4] + (kernel[0] * kernel[1],))
+    where = _window_argmax(flat)
+    values = np.take_along_axis(flat, where[..., None], axis=-1)[..., 0]
+    rows = (np.arange(out[0]) * stride[0] - padding[0])[:, None] + where // kernel[1] * dilation[0]
+    cols = (np.arange(out[1]) * stride[1] - padding[1]) + where % kernel[1] * dilation[1]
+    indices = rows * self.shape[-1] + cols
+    shape = self.shape[:-2] + out
+    return (np.ascontiguousarray(values.reshape(shape), self.dtype),
+            indices.reshape(shape).astype(np.int64))
+
+
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
+                                     ceil_mode, indices):
+    """Each window's gradient added to the element its maximum came from."""
+    plane = self.shape[-2] * self.shape[-1]
+    planes = builtins.int(np.prod(self.shape[:-2], dtype=np.int64))
+    flat = indices.reshape(planes, indices.size // builtins.max(planes, 1)) \
+        + (np.arange(planes) * plane)[:, None]
+    grad = np.bincount(flat.ravel(), weights=grad_output.ravel(), minlength=planes * plane)
+    return _array(grad.reshape(self.shape), grad_output.dtype)
+
+
+def _avg_pool_divisors(self, kernel, stride, padding, out, count_include_pad,
+                       divisor_override):
+    """What each window's sum is divided by, as an (out_h, out_w) array: the override, the
+    window's size clipped to the padded input, or its count of real elements."""
+    if divisor_override is not None:
+        return np.full(out, divisor_override, dtype=np.int64)
+    sizes = []
+    for i in range(2):
+        size = self.shape[-2 + i]
+        start = np.arange(out[i]) * stride[i] - padding[i]
+        end = np.minimum(start + kernel[i], size + padding[i])
+        if count_include_pad:
+            sizes.append(end - start)
+        else:
+            sizes.append(np.minimum(end, size) - np.maximum(start, 0))
+    return sizes[0][:, None] * sizes[1][None, :]
+
+
+def _avg_pool_setup(self, kernel_size, stride, padding, ceil_mode, divisor_override):
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    return _pool_setup(self, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
+
+
+def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """The sum of each window over its divisor (see _avg_pool_divisors); integer inputs
+    divide with truncation, as PyTorch's integer kernels do."""
+    kernel, stride, padding, dilation, out = _avg_pool_setup(
+        self, kernel_size, stride, padding, ceil_mode, divisor_override)
+    padded = _pool_padded(self, kernel, stride, padding, dilation, out, 0)
+    windows = _windows(padded, kernel, stride, dilation)[:, :, :out[0], :out[1]]
+    divisors = _avg_pool_divisors(self, kernel, stride, padding, out, count_include_pad,
+                                  divisor_override)
+    if self.dtype.kind == "f":
+        result = windows.sum(axis=(-2, -1)) / divisors.astype(self.dtype)
+    else:
+        result = np.trunc(windows.sum(axis=(-2, -1), dtype=np.int64) / divisors)
+    return np.ascontiguousarray(result.reshape(self.shape[:-2] + out), self.dtype)
+
+
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    """Each window's gradient over its divisor, spread over the elements the window read
+    (one strided add per kernel offset)."""
+    kernel, stride, padding, dilation, out = _avg_pool_setup(
+        self, kernel_size, stride, padding, ceil_mode, divisor_override)
+    divisors = _avg_pool_divisors(self, kernel, stride, padding, out, count_include_pad,
+                                  divisor_override)
+    share = grad_output.reshape((-1,) + grad_output.shape[-3:]) / divisors.astype(
+        grad_output.dtype)
+    reach = [builtins.max(padding[i] + self.shape[-2 + i], (out[i] - 1) * stride[i] + kernel[i])
+             for i in range(2)]
+    padded = np.zeros(share.shape[:2] + tuple(reach), grad_output.dtype)
+    for i, j in np.ndindex(*kernel):
+        padded[:, :, i:i + stride[0] * (out[0] - 1) + 1:stride[0],
+               j:j + stride[1] * (out[1] - 1) + 1:stride[1]] += share
+    grad = padded[:, :, padding[0]:padding[0] + self.shape[-2],
+                  padding[1]:padding[1] + self.shape[-1]]
+    return np.ascontiguousarray(grad.reshape(self.shape), grad_output.dtype)
+
+
+def _adaptive_matrices(self, output_size):
+    """Adaptive pooling as two 0/1 matrices: row o of the H one marks the input rows
+    floor(o H / out_h) .. ceil((o+1) H / out_h) - 1 of output row o (and likewise for W);
+    with the window areas."""
+    if self.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+                           f"{list(self.shape)}")
+    output_size = list(output_size)
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    if builtins.min(output_size) < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater "
+                           f"than or equal to 0 but received {{{output_size[0]}, "
+                           f"{output_size[1]}}}")
+    for dim in range(self.ndim - 2, self.ndim):
+        if self.shape[dim] == 0:
+            raise RuntimeError(
+                f"adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
+                f"dimensions, but input has sizes {list(self.shape)} with dimension {dim} "
+                "being empty")
+    if self.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"adaptive_avg_pool2d\" not implemented for '{_dtype_name(self)}'")
+    matrices, lengths = [], []
+    for size, out in zip(self.shape[-2:], output_size, strict=True):
+        o = np.arange(out)
+        start, end = (o * size) // out, -((-(o + 1) * size) // out)
+        position = np.arange(size)
+        matrices.append(((position >= start[:, None]) & (position < end[:, None]))
+                        .astype(self.dtype))
+        lengths.append(end - start)
+    area = (lengths[0][:, None] * lengths[1][None, :]).astype(self.dtype)
+    return matrices[0], matrices[1], area
+
+
+def _adaptive_avg_pool2d(self, output_size):
+    """Each output cell the mean of its window (see _adaptive_matrices): rows @ x @ colsᵀ."""
+    rows, cols, area = _adaptive_matrices(self, output_size)
+    return np.ascontiguousarray((rows @ self @ cols.T) / area, self.dtype)
+
+
+def _nonempty_grad(grad_output, op: str) -> None:
+    """PyTorch's adaptive pooling backwards refuse a grad_output with an empty H or W."""
+    for dim in range(grad_output.ndim - 2, grad_output.ndim):
+        if grad_output.shape[dim] == 0:
+            raise RuntimeError(
+                f"{op}(): Expected grad_output to have non-zero size for non-batch dimensions, "
+                f"but grad_output has sizes {list(grad_output.shape)} with dimension {dim} "
+                "being empty")
+
+
+def _adaptive_avg_pool2d_backward(grad_output, self):
+    """Each output cell's gradient over its window's area, spread over the window."""
+    _nonempty_grad(grad_output, "adaptive_avg_pool2d_backward")
+    rows, cols, area = _adaptive_matrices(self, grad_output.shape[-2:])
+    return np.ascontiguousarray(rows.T @ (grad_output / area) @ cols, grad_output.dtype)
+
+
+def _adaptive_bounds(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
+    """Adaptive pooling's windows along one dim: output i reads [floor(i size / out),
+    ceil((i + 1) size / out))."""
+    o = np.arange(out)
+    return (o * size) // out, -((-(o + 1) * size) // out)
+
+
+def adaptive_max_pool2d(self, output_size):
+    """The largest value of each adaptive window (see _adaptive_bounds) and its index into
+    H * W. The windows differ in size by at most one, so they are gathered padded to the
+    largest with -inf, and searched as max_pool2d's are."""
+    if self.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{list(self.shape)}")
+    output_size = tuple(builtins.int(v) for v in output_size)
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must "
+                           "be 2")
+    for dim in range(self.ndim - 2, self.ndim):
+        if self.shape[dim] == 0:
+            raise RuntimeError(
+                f"adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
+                f"dimensions, but input has sizes {list(self.shape)} with dimension {dim} "
+                "being empty")
+    shape = self.shape[:-2] + output_size
+    if builtins.min(output_size) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{builtins.min(output_size)}: {list(shape)}")
+    if self.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"adaptive_max_pool2d\" not implemented for '{_dtype_name(self)}'")
+    if 0 in shape:
+        return np.zeros(shape, self.dtype), np.zeros(shape, np.int64)
+    positions, valid = [], []
+    for size, out in zip(self.shape[-2:], output_size, strict=True):
+        start, end = _adaptive_bounds(size, out)
+        at = start[:, None] + np.arange(builtins.int((end - start).max()))
+        valid.append(at < end[:, None])
+        positions.append(np.minimum(at, size - 1))
+    rows, cols = positions
+    planes = self.reshape((builtins.int(np.prod(self.shape[:-2])),) + self.shape[-2:])
+    windows = planes[:, rows[:, :, None, None], cols[None, None, :, :]]  # (P, oh, kh, ow, kw)
+    inside = valid[0][:, :, None, None] & valid[1][None, None, :, :]
+    windows = np.where(inside, windows, -np.inf).astype(self.dtype)
+    flat = windows.transpose(0, 1, 3, 2, 4).reshape(
+        windows.shape[:2] + windows.shape[3:4] + (-1,))
+    where = _window_argmax(flat)
+    values = np.take_along_axis(flat, where[..., None], axis=-1)[..., 0]
+    width = cols.shape[1]
+    o_h, o_w = np.arange(output_size[0])[:, None], np.arange(output_size[1])[None, :]
+    indices = rows[o_h, where // width] * self.shape[-1] + cols[o_w, where % width]
+    return (np.ascontiguousarray(values.reshape(shape), self.dtype),
+            indices.reshape(shape).astype(np.int64))
+
+
+def adaptive_max_pool2d_backward(grad_output, self, indices):
+    """Each output's gradient added to the element its maximum came from."""
+    _nonempty_grad(grad_output, "adaptive_max_pool2d_backward")
+    return max_pool2d_with_indices_backward(grad_output, self, None, None, None, None, None,
+                                            indices)

@@ -699,3 +699,199 @@ def mm_mat2_backward(ops: Any, grad: Any, mat1: Any, sizes: Sequence[int],
     if _column_major(sizes, strides):
         return maybe_multiply(ops, ops.t(ops.mm(ops.t(grad), mat1)), alpha)
     return maybe_multiply(ops, ops.mm(ops.t(mat1), grad), alpha)
+
+
+# -- batch norm, activations, losses ----------------------------------------------------------
+
+def _batch_norm_layout(input: Any) -> tuple[list[int], list[int], float]:
+    """For an (N, C, *) input: the dimensions each channel is reduced over, the shape a
+    per-channel vector takes to broadcast against input, and 1 / the count per channel."""
+    dims = [0] + list(range(2, input.ndim))
+    shape = [1, input.shape[1]] + [1] * (input.ndim - 2)
+    count = 1
+    for dim in dims:
+        count *= input.shape[dim]
+    return dims, shape, 1.0 / count
+
+
+def _batch_norm_statistics(ops: Any, input: Any, running_mean: Any, running_var: Any,
+                           training: bool, eps: float) -> tuple[Any, Any, Any]:
+    """(mean, invstd, normalized input), per channel and shaped to broadcast. In training the
+    batch's own, computed from input with ops (so a second derivative sees them depend on
+    it); in eval the running stats, constants."""
+    dims, shape, scale = _batch_norm_layout(input)
+    if training:
+        mean = ops.sum(input, dims, True) * scale
+        centered = input - mean
+        invstd = ops.pow(ops.sum(centered * centered, dims, True) * scale + eps, -0.5)
+        return mean, invstd, centered * invstd
+    mean = ops.reshape(running_mean, shape)
+    invstd = ops.pow(ops.reshape(running_var, shape) + eps, -0.5)
+    return mean, invstd, (input - mean) * invstd
+
+
+def batch_norm_gradients(ops: Any, grad: Any, input: Any, weight: Any, running_mean: Any,
+                         running_var: Any, training: bool, eps: float,
+                         grad_input_mask: Sequence[bool]) -> tuple[Any, Any, Any]:
+    """native_batch_norm's gradients for (input, weight, bias).
+
+    With x̂ the normalized input and g = grad * weight: in training every output of a channel
+    depends on every input of it through the batch mean and variance, so the input gets
+    invstd (g - mean(g) - x̂ mean(g x̂)); in eval the stats are constants and it gets
+    g invstd. weight gets sum(grad x̂) and bias sum(grad) over all but the channel dimension.
+    """
+    dims, shape, scale = _batch_norm_layout(input)
+    _, invstd, normalized = _batch_norm_statistics(ops, input, running_mean, running_var,
+                                                   training, eps)
+    scaled = grad if weight is None else grad * ops.reshape(weight, shape)
+    grad_input = grad_weight = grad_bias = None
+    if grad_input_mask[0]:
+        if training:
+            grad_input = invstd * (scaled - ops.sum(scaled, dims, True) * scale
+                                   - normalized * (ops.sum(scaled * normalized, dims, True)
+                                                   * scale))
+        else:
+            grad_input = scaled * invstd
+    if grad_input_mask[1]:
+        grad_weight = ops.sum(grad * normalized, dims)
+    if grad_input_mask[2]:
+        grad_bias = ops.sum(grad, dims)
+    return grad_input, grad_weight, grad_bias
+
+
+def batch_norm_jvp(ops: Any, input_p: Any, input_t: Any, weight_p: Any, weight_t: Any,
+                   bias_t: Any, running_mean: Any, running_var: Any, training: bool,
+                   eps: float) -> Any:
+    """Forward-mode derivative of batch norm: the input's tangent normalized as its
+    gradient is (invstd (t - mean(t) - x̂ mean(x̂ t)) in training, t invstd in eval), times
+    weight, plus x̂ weight' and bias'."""
+    dims, shape, scale = _batch_norm_layout(input_p)
+    _, invstd, normalized = _batch_norm_statistics(ops, input_p, running_mean, running_var,
+                                                   training, eps)
+    if training:
+        result = invstd * (input_t - ops.sum(input_t, dims, True) * scale
+                           - normalized * (ops.sum(normalized * input_t, dims, True) * scale))
+    else:
+        result = input_t * invstd
+    if weight_p is not None:
+        result = result * ops.reshape(weight_p, shape)
+    if weight_t is not None:
+        result = result + normalized * ops.reshape(weight_t, shape)
+    if bias_t is not None:
+        result = result + ops.reshape(bias_t, shape)
+    return result
+
+
+def _glu_halves(ops: Any, self: Any, dim: int) -> tuple[Any, Any]:
+    half = self.shape[dim] // 2
+    return (ops.slice(self, dim, 0, half, 1),
+            ops.slice(self, dim, half, self.shape[dim], 1))
+
+
+def glu_gradient(ops: Any, grad: Any, self: Any, dim: int) -> Any:
+    """glu's gradient: for a sigmoid(b), grad sigmoid(b) for a and grad a s (1 - s) for b,
+    joined back along dim."""
+    first, second = _glu_halves(ops, self, dim)
+    gate = ops.sigmoid(second)
+    grad_first = grad * gate
+    return ops.cat([grad_first, grad_first * first * (1 - gate)], dim)
+
+
+def glu_jvp(ops: Any, self_p: Any, self_t: Any, dim: int) -> Any:
+    """glu's tangent: a' s + a s (1 - s) b' for s = sigmoid(b)."""
+    first, second = _glu_halves(ops, self_p, dim)
+    first_t, second_t = _glu_halves(ops, self_t, dim)
+    gate = ops.sigmoid(second)
+    return first_t * gate + first * gate * (1 - gate) * second_t
+
+
+def constant_pad_nd_backward(ops: Any, grad: Any, pad: Sequence[int]) -> Any:
+    """The gradient of a constant pad: the padding cropped off again (negated amounts)."""
+    return ops.constant_pad_nd(grad, [-amount for amount in pad], 0)
+
+
+def _pad_positions(reflect: bool, size: int, before: int, after: int) -> list[int]:
+    """The input position each output position copied along one dimension (as the
+    reflection / replication pad kernels take them)."""
+    positions = range(-before, size + after)
+    if not reflect:
+        return [min(max(p, 0), size - 1) for p in positions]
+    period = 2 * (size - 1)
+    if period == 0:
+        return [0 for _ in positions]
+    folded = [abs(p) % period for p in positions]
+    return [period - p if p >= size else p for p in folded]
+
+
+def padding_backward(ops: Any, grad: Any, input_shape: Sequence[int],
+                     padding: Sequence[int], reflect: bool) -> Any:
+    """The gradient of a reflect or replicate pad: along each padded dimension, every output
+    position's gradient is added to the input position it copied (index_add), so an edge
+    element that was copied three times gets three gradients."""
+    shape = list(input_shape)
+    for i in range(len(padding) // 2):
+        dim = len(shape) - 1 - i
+        positions = _pad_positions(reflect, shape[dim], padding[2 * i], padding[2 * i + 1])
+        target = list(grad.shape)
+        target[dim] = shape[dim]
+        grad = ops.index_add(ops.zeros(target, dtype=grad.dtype), dim,
+                             ops.tensor(positions), grad)
+    return grad
+
+
+# The ops the helpers above call, added to the list at the top of this file.
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"constant_pad_nd"}))
+# -- convolution and pooling (conv/pool area) ------------------------------------------------
+
+def convolution_double_backward(ops: Any, grad_grad_input: Any, grad_grad_weight: Any,
+                                grad_grad_bias: Any, grad_output: Any, weight: Any, input: Any,
+                                stride: Sequence[int], padding: Sequence[int],
+                                dilation: Sequence[int], transposed: bool,
+                                output_padding: Sequence[int], groups: int,
+                                grad_input_mask: Sequence[bool]) -> tuple[Any, Any, Any]:
+    """Gradients of convolution_backward's (grad_input, grad_weight, grad_bias) with respect
+    to grad_output, input and weight, in that order.
+
+    With y = conv(x, w) + b, grad_input is linear in (grad_output, w), grad_weight in
+    (x, grad_output) and grad_bias in grad_output, so each term is a convolution or a
+    convolution_backward again: <gg_x, grad_input(g, w)> = <conv(gg_x, w), g>
+    = <grad_weight(gg_x, g), w>, and <gg_w, grad_weight(x, g)> = <conv(x, gg_w), g>
+    = <grad_input(g, gg_w), x>. Gradients that were not given (None) add nothing.
+    """
+    conv = (stride, padding, dilation, transposed, output_padding, groups)
+    grad_for_output = grad_for_input = grad_for_weight = None
+    if grad_input_mask[0]:
+        grad_for_output = zeros_like(ops, grad_output)
+        if grad_grad_input is not None:
+            grad_for_output = grad_for_output + ops.convolution(grad_grad_input, weight, None,
+                                                                *conv)
+        if grad_grad_weight is not None:
+            grad_for_output = grad_for_output + ops.convolution(input, grad_grad_weight, None,
+                                                                *conv)
+        if grad_grad_bias is not None:
+            shape = [1, -1] + [1] * (grad_output.ndim - 2)
+            grad_for_output = grad_for_output + ops.reshape(grad_grad_bias, shape)
+    if grad_input_mask[1]:
+        grad_for_input = zeros_like(ops, input)
+        if grad_grad_weight is not None:
+            grad_for_input = ops.convolution_backward(grad_output, input, grad_grad_weight, None,
+                                                      *conv, (True, False, False))[0]
+    if grad_input_mask[2]:
+        grad_for_weight = zeros_like(ops, weight)
+        if grad_grad_input is not None:
+            grad_for_weight = ops.convolution_backward(grad_output, grad_grad_input, weight, None,
+                                                       *conv, (False, True, False))[1]
+    return grad_for_output, grad_for_input, grad_for_weight
+
+
+def max_pool_double_backward(ops: Any, grad: Any, indices: Any, dim: int) -> Any:
+    """d/d(grad_output) of max pooling's backward, and max pooling's forward-mode derivative:
+    each output reads `grad` at the position its maximum came from (indices into the last
+    `dim` dims, flattened)."""
+    lead = list(indices.shape[:indices.ndim - dim])
+    picked = ops.gather(ops.reshape(grad, lead + [-1]), -1, ops.reshape(indices, lead + [-1]))
+    return ops.reshape(picked, list(indices.shape))
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"convolution", "convolution_backward",
+                                                        "gather"}))

@@ -15,10 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from types import FunctionType
 
+from generated.ops import alias
 from generated.tensor_methods import TensorMethods
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
-from runtime.composite import CompositeMethods
+from runtime.composite import CompositeMethods, TensorOpsMethods
+from runtime.factories import legacy_new
 from runtime.predicates import PredicateMethods
 from runtime.random_ops import RandomMethods
 
@@ -42,7 +44,19 @@ def install(methods: type) -> None:
 
 
 Tensor.backward = backward
+
+
+def tensor_new(cls: type, *args: object, **kwargs: object) -> Tensor:
+    """`torch.Tensor(...)`, the legacy constructor: a Tensor argument gives its alias (an
+    AliasBackward0 node, as in PyTorch), anything else factories.legacy_new."""
+    if len(args) == 1 and isinstance(args[0], Tensor) and not kwargs:
+        return alias(args[0])
+    return legacy_new(cls, *args, **kwargs)
+
+
+Tensor.__new__ = staticmethod(tensor_new)
 install(TensorMethods)
 install(CompositeMethods)
 install(PredicateMethods)
 install(RandomMethods)
+install(TensorOpsMethods)  # tensor ops: argsort, narrow, mT, `//`, `%`, ...

@@ -327,17 +327,18 @@ def test_torch_names_gradgen_s_modules_and_never_the_real_torch(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(("source", "error"), [
-    ("import torch.utils.data", "ModuleNotFoundError: torch.utils is not in gradgen (yet)"),
-    ("from torch.utils.data import DataLoader",
-     "ModuleNotFoundError: torch.utils is not in gradgen (yet)"),
+    ("import torch.utils.tensorboard",
+     "ModuleNotFoundError: torch.utils.tensorboard is not in gradgen (yet)"),
+    ("from torch.utils.tensorboard import SummaryWriter",
+     "ModuleNotFoundError: torch.utils.tensorboard is not in gradgen (yet)"),
     ("import torch.distributions", "ModuleNotFoundError: torch.distributions is not in gradgen "
                                    "(yet)"),
     ("import torch\ntorch.fft.fft", "AttributeError: module 'torch' has no attribute 'fft': "
                                     "torch.fft is not in gradgen (yet)"),
-    ("import torch.nn as nn\nnn.Conv2d(1, 1, 3)", "AttributeError: module 'torch.nn' has no "
-     "attribute 'Conv2d': torch.nn.Conv2d is not in gradgen (yet)"),
+    ("import torch.nn as nn\nnn.Transformer()", "AttributeError: module 'torch.nn' has no "
+     "attribute 'Transformer': torch.nn.Transformer is not in gradgen (yet)"),
     # Python's own ImportError, which names gradgen's module; a note names torch's.
-    ("from torch.optim import RMSprop", "torch.optim.RMSprop is not in gradgen (yet)"),
+    ("from torch.optim import SparseAdam", "torch.optim.SparseAdam is not in gradgen (yet)"),
 ])
 def test_what_gradgen_lacks_is_named(tmp_path: Path, source: str, error: str) -> None:
     write(tmp_path, "prog.py", source + "\n")

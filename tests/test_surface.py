@@ -413,3 +413,40 @@ def test_clip_grad_value() -> None:
         lib.nn.utils.clip_grad_value_(params[0], 3)
         return [None if p.grad is None else repr(p.grad) for p in params]
     same(program)
+
+
+# -- the legacy constructor and the default device ----------------------------------------------
+
+@pytest.mark.parametrize("args", [(), ([1, 2],), ([[1.5], [2]],), ((3,),), (2, 3), (0,),
+                                  ("size",), (3.5,), ("a",), (2, "a"), ([True, False],)])
+def test_the_legacy_constructor_is_torch_s(args: tuple) -> None:
+    def program(lib: Any) -> tuple:
+        made = lib.Tensor(*(lib.Size([2, 3]) if a == "size" else a for a in args))
+        return str(made.dtype), tuple(made.shape), made.tolist() if made.numel() and not (
+            len(args) > 1 or args[0] == "size" or isinstance(args[0], int)) else None
+    same(program)
+
+
+def test_the_legacy_constructor_aliases_a_tensor_and_refuses_other_devices() -> None:
+    def aliases(lib: Any) -> list:
+        sources = (lib.ones(2, requires_grad=True), lib.ones(2, dtype=lib.int64))
+        made = [lib.Tensor(t) for t in sources]
+        return [(str(m.dtype), m.requires_grad, type(m.grad_fn).__name__) for m in made]
+    same(aliases)
+    same(lambda lib: lib.Tensor([1.0], device="cuda"))
+
+
+@pytest.mark.parametrize("where", [None, "cpu", ("cpu", 0), "cuda"])
+def test_the_default_device_is_the_cpu(where: Any) -> None:
+    def program(lib: Any) -> tuple:
+        lib.set_default_device(lib.device(*where) if isinstance(where, tuple) else where)
+        try:
+            return repr(lib.get_default_device()), lib.ones(1).device.type
+        finally:
+            lib.set_default_device(None)
+    if where == "cuda":  # torch takes it and fails at the first tensor; gradgen at once
+        with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+            runtime.set_default_device("cuda")
+        assert repr(runtime.get_default_device()) == "device(type='cpu')"
+        return
+    same(program)

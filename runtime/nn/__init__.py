@@ -6,15 +6,45 @@ from typing import Any
 
 from runtime.aliases import missing_attribute
 from runtime.nn import functional, init, utils
-from runtime.nn.activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
-from runtime.nn.container import ModuleDict, ModuleList, ParameterList, Sequential
+from runtime.nn.activation import (
+    ELU,
+    GELU,
+    GLU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Tanh,
+)
+from runtime.nn.batchnorm import BatchNorm1d, BatchNorm2d
+from runtime.nn.container import (
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
+from runtime.nn.conv import Conv1d, Conv2d
 from runtime.nn.dropout import Dropout
 from runtime.nn.flatten import Flatten, Unflatten
 from runtime.nn.linear import Identity, Linear
 from runtime.nn.loss import (
     BCELoss,
     BCEWithLogitsLoss,
+    CosineSimilarity,
     CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
     L1Loss,
     MSELoss,
     NLLLoss,
@@ -23,6 +53,17 @@ from runtime.nn.loss import (
 from runtime.nn.module import Module
 from runtime.nn.normalization import LayerNorm
 from runtime.nn.parameter import Parameter
+from runtime.nn.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
+from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
 from runtime.nn.sparse import Embedding
 
 __all__ = [
@@ -31,6 +72,14 @@ __all__ = [
     "Embedding", "LayerNorm", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
     "MSELoss", "L1Loss", "SmoothL1Loss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
     "BCEWithLogitsLoss",
+    # batch norm, activations, losses
+    "BatchNorm1d", "BatchNorm2d", "ELU", "GLU", "Hardsigmoid", "Hardswish", "Hardtanh",
+    "LeakyReLU", "LogSigmoid", "Mish", "ReLU6", "SiLU", "Softmin", "Softplus", "HuberLoss",
+    "KLDivLoss", "CosineSimilarity",
+    # funcrnn: recurrent layers and ParameterDict
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "ParameterDict",
+    "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
 ]
 
 

@@ -9,10 +9,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from runtime._tensor import Tensor
-from runtime.nn.module import Module, _indent
+from runtime.nn.module import Module, _indent, typename
 from runtime.nn.parameter import Parameter
 
-__all__ = ["ModuleDict", "ModuleList", "ParameterList", "Sequential"]
+__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
 
 
 def _index(index: int, length: int) -> int:
@@ -254,3 +254,140 @@ class ParameterList(Module):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("ParameterList should not be called.")
+
+
+# -- funcrnn: ParameterDict ---------------------------------------------------------------------
+
+class ParameterDict(Module):
+    """An ordered dict of parameters, by string key: a Tensor put in becomes a Parameter,
+    other values are kept as plain attributes. It has no forward.
+
+    A plain dict given to the constructor or to update() is added in sorted key order (a
+    dict's order was not guaranteed when PyTorch chose this); an OrderedDict, another
+    ParameterDict or a sequence of pairs keeps its own order.
+    """
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    @staticmethod
+    def _key_to_attr(key: Any) -> str:
+        if not isinstance(key, str):
+            raise TypeError("Index given to ParameterDict cannot be used as a key as it is not "
+                            f"a string (type is '{type(key).__name__}'). Open an issue on "
+                            "github if you need non-string keys.")
+        return key
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, self._key_to_attr(key))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._keys[key] = None
+        attr = self._key_to_attr(key)
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, attr, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, self._key_to_attr(key))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._keys))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def copy(self) -> ParameterDict:
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        for key in list(self._keys):
+            del self[key]
+
+    def pop(self, key: str) -> Any:
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self) -> tuple[str, Any]:
+        key = list(self._keys)[-1]
+        value = self[key]
+        del self[key]
+        return key, value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys: Iterable[str], default: Any = None) -> ParameterDict:
+        return ParameterDict((key, default) for key in keys)
+
+    def keys(self) -> Any:
+        return self._keys.keys()
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        return ((key, self[key]) for key in self._keys)
+
+    def values(self) -> Iterator[Any]:
+        return (self[key] for key in self._keys)
+
+    def update(self, parameters: Any) -> None:
+        """Add (or replace) entries from a mapping or from (key, value) pairs."""
+        if not isinstance(parameters, Iterable):
+            raise TypeError("ParametersDict.update should be called with an iterable of "
+                            f"key/value pairs, but got {type(parameters).__name__}")
+        if isinstance(parameters, OrderedDict | ParameterDict):
+            for key, parameter in parameters.items():
+                self[key] = parameter
+            return
+        if isinstance(parameters, Mapping):
+            for key, parameter in sorted(parameters.items()):
+                self[key] = parameter
+            return
+        for position, pair in enumerate(parameters):
+            if not isinstance(pair, Iterable):
+                raise TypeError(f"ParameterDict update sequence element #{position} should be "
+                                f"Iterable; is{type(pair).__name__}")
+            if len(pair) != 2:
+                raise ValueError(f"ParameterDict update sequence element #{position} has "
+                                 f"length {len(pair)}; 2 is required")
+            self[pair[0]] = pair[1]
+
+    def __or__(self, other: ParameterDict | Mapping) -> ParameterDict:
+        copy = self.copy()
+        copy.update(other)
+        return copy
+
+    def __ror__(self, other: ParameterDict | Mapping) -> ParameterDict:
+        copy = ParameterDict(other)
+        copy.update(self)
+        return copy
+
+    def __ior__(self, other: ParameterDict | Mapping) -> ParameterDict:
+        self.update(other)
+        return self
+
+    def extra_repr(self) -> str:
+        lines = []
+        for key, value in self.items():
+            if isinstance(value, Tensor):
+                kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+                size = "x".join(str(s) for s in value.shape)
+                lines.append(f"  ({key}): {kind} containing: [{typename(value)} of size {size}]")
+            else:
+                lines.append(f"  ({key}): Object of type: {type(value).__name__}")
+        return "\n".join(lines)

@@ -12,25 +12,62 @@ from typing import Any
 from generated.ops import gelu, relu, sigmoid, tanh
 from runtime.aliases import missing_attribute
 from runtime.composite import (
+    batch_norm,
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
+    cosine_similarity,
     cross_entropy,
     dropout,
+    elu,
     embedding,
+    glu,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    huber_loss,
+    kl_div,
     l1_loss,
     layer_norm,
+    leaky_relu,
     linear,
     log_softmax,
+    logsigmoid,
+    mish,
     mse_loss,
     nll_loss,
+    normalize,
+    one_hot,
+    pad,
+    relu6,
+    scaled_dot_product_attention,
+    silu,
     smooth_l1_loss,
     softmax,
+    softmin,
+    softplus,
+)
+from runtime.nn.conv import conv1d, conv2d
+from runtime.nn.pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
 )
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout",
     "embedding", "gelu", "l1_loss", "layer_norm", "linear", "log_softmax", "mse_loss",
     "nll_loss", "relu", "sigmoid", "smooth_l1_loss", "softmax", "tanh",
+    # batch norm, activations, losses
+    "batch_norm", "cosine_similarity", "elu", "glu", "hardsigmoid", "hardswish", "hardtanh",
+    "huber_loss", "kl_div", "leaky_relu", "logsigmoid", "mish", "normalize", "one_hot", "pad",
+    "relu6", "scaled_dot_product_attention", "silu", "softmin", "softplus",
+    "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
 ]
 
 

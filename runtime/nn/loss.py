@@ -6,6 +6,8 @@ appears in state_dict.
 
 from __future__ import annotations
 
+import warnings
+
 from runtime._tensor import Tensor
 from runtime.nn import functional as F
 from runtime.nn.module import Module
@@ -102,3 +104,57 @@ class BCEWithLogitsLoss(_Loss):
         return F.binary_cross_entropy_with_logits(input, target, self.weight,
                                                   reduction=self.reduction,
                                                   pos_weight=self.pos_weight)
+
+
+# -- batch norm, activations, losses ----------------------------------------------------------
+
+__all__ += ["CosineSimilarity", "HuberLoss", "KLDivLoss"]
+
+
+class HuberLoss(_Loss):
+    """Squared error (halved) below `delta`, delta (|error| - delta / 2) above: MSE near the
+    target, L1 far from it, so outliers pull less."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_Loss):
+    """KL(target || exp(input)): input log-probabilities, target probabilities (or
+    log-probabilities with log_target). Use reduction='batchmean' for the true divergence."""
+
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean", log_target: bool = False) -> None:
+        super().__init__(_legacy_reduction(size_average, reduce, reduction))
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """The reduction the deprecated size_average / reduce flags stand for, when given."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+    warnings.warn("size_average and reduce args will be deprecated, please use "
+                  f"reduction='{reduction}' instead.", stacklevel=3)
+    return reduction
+
+
+class CosineSimilarity(Module):
+    """The cosine of the angle between x1 and x2 along `dim` (each norm at least eps)."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim = dim
+        self.eps = eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)

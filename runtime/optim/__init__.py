@@ -1,16 +1,22 @@
-"""runtime.optim: SGD, Adam and AdamW, as in torch.optim."""
+"""runtime.optim: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta and the lr schedulers
+(`lr_scheduler`), as in torch.optim."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from runtime.aliases import missing_attribute
+from runtime.optim import lr_scheduler
+from runtime.optim.adadelta import Adadelta
+from runtime.optim.adagrad import Adagrad
 from runtime.optim.adam import Adam
 from runtime.optim.adamw import AdamW
 from runtime.optim.optimizer import Optimizer
+from runtime.optim.rmsprop import RMSprop
 from runtime.optim.sgd import SGD
 
-__all__ = ["Adam", "AdamW", "Optimizer", "SGD"]
+__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "SGD",
+           "lr_scheduler"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,20 +1,22 @@
-"""runtime.nn.utils: gradient clipping, as torch.nn.utils."""
+"""runtime.nn.utils: gradient clipping and parameters as one vector, as torch.nn.utils."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from runtime.aliases import missing_attribute
-from runtime.nn.utils import clip_grad
+from runtime.nn.utils import clip_grad, convert_parameters
 from runtime.nn.utils.clip_grad import (
     clip_grad_norm_,
     clip_grad_value_,
     clip_grads_with_norm_,
     get_total_norm,
 )
+from runtime.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = ["clip_grad", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
-           "get_total_norm"]
+           "convert_parameters", "get_total_norm", "parameters_to_vector",
+           "vector_to_parameters"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,18 @@
+"""`runtime.compile`: a whole training step as one generated function of numpy calls.
+
+    step = runtime.compile(step)      # or @runtime.compile
+    step()                            # traced: runs eagerly, and writes the code
+    step()                            # runs the code
+    print(step.code)                  # read it: a comment per line says where it came from
+
+See docs/compile.md. The package: trace.py listens to one eager run, values.py traces
+the backward formulas, optim.py writes the optimizers' updates, optimize.py rewrites the
+lines, step.py guards, caches and runs them; `python -m runtime.compile prog.py` prints
+the code of every step a program compiles.
+"""
+
+from __future__ import annotations
+
+from runtime.compile.step import CompiledStep, compile  # noqa: A004 - torch.compile's name
+
+__all__ = ["compile", "CompiledStep"]

@@ -1,0 +1,110 @@
+"""The generated step as it is being written: lines of Python, the names they bind, and
+the constants and tensors they read.
+
+Every name in the generated source is made here (`v3`, `g7`, `c2`, `T1`) or is one of the
+fixed names of the step's namespace (`np`, `kernels`, `ops`, `accumulate`, ...). A value
+that has no exact literal (a numpy dtype, a numpy scalar, an infinity, an object the step
+calls) goes into the namespace as a constant `cN`; only Python's own literals are written
+out, with `repr`, which reads back exactly. Text from the spec reaches the source only in
+comments, through codegen's escape for comments.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from codegen.escape import Into, escape
+
+
+class TraceBreak(Exception):
+    """The step cannot be compiled: it runs eagerly, and `reason` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Line:
+    """One statement: `target = expression`, the names it reads, and where it came from."""
+
+    target: str  # what it binds ("" for a statement that binds nothing)
+    expression: str
+    reads: tuple[str, ...]
+    comment: str
+    phase: str  # "prologue", "forward", "backward", "update", "epilogue"
+    # Filled by the optimisations: the statement as finally written.
+    text: str = ""
+
+
+@dataclass
+class Source:
+    """The lines, the names bound so far and the namespace they run in."""
+
+    lines: list[Line] = field(default_factory=list)
+    namespace: dict[str, Any] = field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=dict)
+    _constant_ids: dict[int, str] = field(default_factory=dict)
+    # The traced value of each variable, and the variable of each traced array (by id),
+    # for the optimisations that look at layouts (optimize.py).
+    traced: dict[str, Any] = field(default_factory=dict)
+    traced_ids: dict[int, str] = field(default_factory=dict)
+
+    def fresh(self, prefix: str) -> str:
+        number = self.counters.get(prefix, 0)
+        self.counters[prefix] = number + 1
+        return f"{prefix}{number}"
+
+    def constant(self, value: Any, prefix: str = "c") -> str:
+        """A name in the namespace for `value` (the same object, the same name)."""
+        name = self._constant_ids.get(id(value))
+        if name is None or self.namespace.get(name) is not value:
+            name = self.fresh(prefix)
+            self._constant_ids[id(value)] = name
+            self.namespace[name] = value
+        return name
+
+    def literal(self, value: Any) -> str | None:
+        """`value` as Python source that evaluates to an equal value of the same type, or
+        None when it has no such literal."""
+        kind = type(value)
+        if value is None or kind is bool or kind is int or kind is str:
+            return repr(value)
+        if kind is float:
+            return repr(value) if math.isfinite(value) else None
+        if kind is tuple or kind is list:
+            items = [self.literal(v) for v in value]
+            if any(item is None for item in items):
+                return None
+            inner = ", ".join(items)
+            if kind is tuple:
+                return f"({inner},)" if len(items) == 1 else f"({inner})"
+            return f"[{inner}]"
+        if kind is slice:
+            parts = [self.literal(v) for v in (value.start, value.stop, value.step)]
+            if any(part is None for part in parts):
+                return None
+            return f"slice({', '.join(parts)})"
+        if value is Ellipsis:
+            return "..."
+        return None
+
+    def add(self, target: str, expression: str, reads: tuple[str, ...], comment: str,
+            phase: str) -> Line:
+        line = Line(target, expression, reads, comment, phase)
+        self.lines.append(line)
+        return line
+
+
+def comment_text(text: str) -> str:
+    """Text (a spec formula, a node's name) made safe to sit in a `#` comment: one line."""
+    return escape(text, Into.COMMENT)
+
+
+def describe_array(array: np.ndarray) -> str:
+    """`float32[16, 1000]`, for the comments."""
+    return f"{array.dtype}[{', '.join(map(str, array.shape))}]"

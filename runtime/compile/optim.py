@@ -1,0 +1,242 @@
+"""Templates for the optimizers' updates, and the listeners that trace `step` and `zero_grad`.
+
+An update cannot be traced like the forward: Adam's bias corrections are Python numbers
+computed from the step count (`state["step"].item()`), different at every step. So each
+optimizer has a template, written here once, that emits the update as eager gradgen runs
+it: the same kernels (runtime/kernels.py), in the same order, with the same arguments, so
+that the compiled update equals the eager one bit for bit (tests/test_compile.py checks it
+over 20 steps). Hyperparameters other than the learning rate are constants of the trace
+(the guards re-trace if one changes); the learning rate is read from the param group at
+every step, as eager reads it, so a scheduler's change takes effect at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from runtime.compile.emit import TraceBreak
+from runtime.optim.adam import Adam
+from runtime.optim.adamw import AdamW
+from runtime.optim.optimizer import Optimizer
+from runtime.optim.sgd import SGD
+
+if TYPE_CHECKING:
+    from runtime.compile.trace import Tracer
+
+# The hyperparameters read at every step instead of guarded.
+RUNTIME_HYPERPARAMETERS = frozenset({"lr"})
+
+
+def step_listener(tracer: Tracer, step: Callable) -> Callable:
+    def listener(self: Any, closure: Any = None) -> Any:
+        if not tracer.recording:
+            return step(self, closure)
+        if closure is not None:
+            tracer.stop("optimizer.step(closure): the closure runs eagerly")
+        elif type(self) not in TEMPLATES:
+            tracer.stop(f"no update template for {type(self).__name__}")
+        tracer.paused += 1
+        try:
+            result = step(self, closure)
+        finally:
+            tracer.paused -= 1
+        if tracer.broken is None:
+            try:
+                TEMPLATES[type(self)](tracer, self)
+                if all(o is not self for o in tracer.optimizers):
+                    tracer.optimizers.append(self)
+            except TraceBreak as stop:
+                tracer.stop(stop.reason)
+        return result
+
+    return listener
+
+
+def zero_grad_listener(tracer: Tracer, zero_grad: Callable) -> Callable:
+    def listener(self: Any, set_to_none: bool = True) -> None:
+        if tracer.recording:
+            phase = "update" if tracer.backwards else "forward"
+            if set_to_none is True and isinstance(self, Optimizer) and \
+                    all(p.grad_fn is None for g in self.param_groups for p in g["params"]):
+                # zero_grad_of on a leaf, set_to_none: its .grad slot emptied. The optimizer's
+                # parameter list is guarded from here on, as if it had stepped.
+                if all(o is not self for o in tracer.optimizers):
+                    tracer.optimizers.append(self)
+                for group in self.param_groups:
+                    for param in group["params"]:
+                        name = tracer.tensor_name(param)
+                        label = tracer.parameter_names.get(id(param), name)
+                        tracer.source.add("", f"{name}._grad = None", (),
+                                          f"{type(self).__name__}.zero_grad: {label}.grad = "
+                                          "None", phase)
+            else:
+                owner = tracer.source.constant(self, "O")
+                tracer.source.add("", f"{owner}.zero_grad({set_to_none!r})", (),
+                                  f"{type(self).__name__}.zero_grad: runs as in eager", phase)
+        tracer.paused += 1
+        try:
+            zero_grad(self, set_to_none)
+        finally:
+            tracer.paused -= 1
+
+    return listener
+
+
+class _Writer:
+    """Writes one optimizer's update lines."""
+
+    def __init__(self, tracer: Tracer, optimizer: Any) -> None:
+        self.tracer = tracer
+        self.source = tracer.source
+        self.owner = self.source.constant(optimizer, "O")
+        self.label = type(optimizer).__name__
+
+    def line(self, target: str, expression: str, comment: str) -> str:
+        self.source.add(target, expression, (), f"{self.label}: {comment}", "update")
+        return target
+
+    def name(self, prefix: str) -> str:
+        return self.source.fresh(prefix)
+
+    def inplace(self, kernel: str, tensor: str, args: str, comment: str) -> None:
+        """`tensor.kernel_(args)` as the in-place wrapper runs it: the kernel, then the
+        version counter moves."""
+        self.line("", f"kernels.{kernel}({tensor}._data, {args})", comment)
+        self.line("", f"{tensor}._version_counter.version += 1", "the version counter moves")
+
+    def params(self, group_index: int, group: dict) -> list[tuple[Any, str, str]]:
+        """(parameter, its name, its gradient's variable) for each parameter with a .grad."""
+        found = []
+        for param in group["params"]:
+            if param.grad is None:
+                continue
+            tensor = self.tracer.tensor_name(param)
+            label = self.tracer.parameter_names.get(id(param), tensor)
+            grad = self.line(self.name("d"), f"{tensor}._grad._data", f"{label}.grad")
+            found.append((param, tensor, grad))
+        return found
+
+    def learning_rate(self, group_index: int) -> str:
+        return self.line(self.name("lr"), f"{self.owner}.param_groups[{group_index}]['lr']",
+                         "the learning rate, read at every step")
+
+    def state(self, param: Any, key: str, tensor: str) -> str:
+        return self.line(self.name("s"), f"{self.owner}.state[{tensor}][{key!r}]",
+                         f"state {key!r}")
+
+
+def _sgd(tracer: Tracer, optimizer: SGD) -> None:
+    """SGD.step (runtime/optim/sgd.py), as kernels."""
+    write = _Writer(tracer, optimizer)
+    for index, group in enumerate(optimizer.param_groups):
+        lr = write.learning_rate(index)
+        momentum, dampening = group["momentum"], group["dampening"]
+        for param, tensor, grad in write.params(index, group):
+            if group["maximize"]:
+                grad = write.line(write.name("d"), f"kernels.neg({grad})", "maximize: -grad")
+            if group["weight_decay"] != 0:
+                grad = write.line(write.name("d"), f"kernels.add_Tensor({grad}, {tensor}._data, "
+                                  f"{group['weight_decay']!r})", "grad + weight_decay * p")
+            if momentum != 0:
+                buffer = write.state(param, "momentum_buffer", tensor)
+                write.inplace("mul_Tensor_", buffer, repr(momentum), "buffer.mul_(momentum)")
+                write.inplace("add_Tensor_", buffer, f"{grad}, {1 - dampening!r}",
+                              "buffer.add_(grad, alpha=1 - dampening)")
+                if group["nesterov"]:
+                    grad = write.line(write.name("d"), f"kernels.add_Tensor({grad}, "
+                                      f"{buffer}._data, {momentum!r})", "nesterov: grad + "
+                                      "momentum * buffer")
+                else:
+                    grad = write.line(write.name("d"), f"{buffer}._data", "the buffer")
+            write.inplace("add_Tensor_", tensor, f"{grad}, -{lr}", "p.add_(grad, alpha=-lr)")
+
+
+def _adam(tracer: Tracer, optimizer: Adam) -> None:
+    """Adam.step (runtime/optim/adam.py), as kernels; AdamW is Adam with decoupled decay."""
+    write = _Writer(tracer, optimizer)
+    for index, group in enumerate(optimizer.param_groups):
+        if group["amsgrad"]:
+            raise TraceBreak("no update template for amsgrad")
+        lr = write.learning_rate(index)
+        beta1, beta2 = group["betas"]
+        eps, weight_decay = group["eps"], group["weight_decay"]
+        for param, tensor, grad in write.params(index, group):
+            if group["maximize"]:
+                grad = write.line(write.name("d"), f"kernels.neg({grad})", "maximize: -grad")
+            step = write.state(param, "step", tensor)
+            write.inplace("add_Tensor_", step, "1, 1", "state['step'] += 1")
+            if weight_decay != 0:
+                if group["decoupled_weight_decay"]:
+                    write.inplace("mul_Tensor_", tensor, f"1 - {lr} * {weight_decay!r}",
+                                  "p.mul_(1 - lr * weight_decay)")
+                else:
+                    grad = write.line(write.name("d"), f"kernels.add_Tensor({grad}, "
+                                      f"{tensor}._data, {weight_decay!r})",
+                                      "grad + weight_decay * p")
+            exp_avg = write.state(param, "exp_avg", tensor)
+            exp_avg_sq = write.state(param, "exp_avg_sq", tensor)
+            difference = write.line(write.name("d"), f"kernels.sub_Tensor({grad}, "
+                                    f"{exp_avg}._data, 1)", "grad - exp_avg")
+            write.inplace("add_Tensor_", exp_avg, f"{difference}, {1 - beta1!r}",
+                          "exp_avg.add_(grad - exp_avg, alpha=1 - beta1)")
+            write.inplace("mul_Tensor_", exp_avg_sq, repr(beta2), "exp_avg_sq.mul_(beta2)")
+            square = write.line(write.name("d"), f"kernels.mul_Tensor({grad}, {grad})",
+                                "grad * grad")
+            write.inplace("add_Tensor_", exp_avg_sq, f"{square}, {1 - beta2!r}",
+                          "exp_avg_sq.add_(grad * grad, alpha=1 - beta2)")
+            count = write.line(write.name("n"), f"{step}._data.item()", "the step count")
+            correction1 = write.line(write.name("b"), f"1 - {beta1!r} ** {count}",
+                                     "bias_correction1")
+            correction2 = write.line(write.name("b"), f"(1 - {beta2!r} ** {count}) ** 0.5",
+                                     "bias_correction2_sqrt")
+            root = write.line(write.name("d"), f"kernels.sqrt({exp_avg_sq}._data)",
+                              "exp_avg_sq.sqrt()")
+            scaled = write.line(write.name("d"), f"kernels.div_Tensor({root}, {correction2})",
+                                "/ bias_correction2_sqrt")
+            denom = write.line(write.name("d"), f"kernels.add_Tensor({scaled}, {eps!r}, 1)",
+                               "+ eps")
+            ratio = write.line(write.name("d"), f"kernels.div_Tensor({exp_avg}._data, {denom})",
+                               "exp_avg / denom")
+            write.inplace("add_Tensor_", tensor, f"{ratio}, -{lr} / {correction1}",
+                          "p.add_(exp_avg / denom, alpha=-lr / bias_correction1)")
+
+
+TEMPLATES: dict[type, Callable[[Any, Any], None]] = {SGD: _sgd, Adam: _adam, AdamW: _adam}
+
+
+class Guard:
+    """What of an optimizer a compiled step depends on: its parameters (identity), its
+    hyperparameters other than the learning rate, and which parameters have state."""
+
+    def __init__(self, optimizer: Any) -> None:
+        self.optimizer = optimizer
+        self.groups = [(group, set(group), [(k, v) for k, v in group.items()
+                                            if k not in RUNTIME_HYPERPARAMETERS
+                                            and k != "params"], list(group["params"]))
+                       for group in optimizer.param_groups]
+        self.stateful = self._stateful()
+
+    def _stateful(self) -> list[bool]:
+        state = self.optimizer.state
+        return [bool(state.get(p)) for _, _, _, params in self.groups for p in params]
+
+    def holds(self) -> bool:
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.groups):
+            return False
+        for group, (expected, keys, settings, params) in zip(groups, self.groups, strict=True):
+            if group is not expected or group.keys() != keys:
+                return False
+            for key, value in settings:
+                current = group.get(key, _MISSING)
+                if current is not value and current != value:
+                    return False
+            current = group["params"]
+            if len(current) != len(params) or any(a is not b for a, b in
+                                                   zip(current, params, strict=True)):
+                return False
+        return self._stateful() == self.stateful
+
+
+_MISSING = object()

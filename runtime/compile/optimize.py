@@ -1,0 +1,102 @@
+"""Rewrites of the traced lines that keep their meaning, before the source is written.
+
+- A line of the backward whose value no line reads is dropped (the formulas' ops are pure:
+  a `t(t(x))` cancelled, or `ones * x` folded, leaves the inner line unread).
+- (At formatting, step.py) each array variable is deleted after its last use.
+- A gradient handed to `accumulate` (AccumulateGrad) becomes the parameter's `.grad`: it
+  goes over as it is when no other line reads it and only it holds its storage (as the
+  engine's `_unshared_array` decides by reference counts), else as a copy, so that `.grad`
+  never shares memory with a forward value or a broadcast view.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.compile.emit import Line, Source
+
+
+def optimize(source: Source, returned: str) -> None:
+    """Rewrite `source.lines` in place (the `text` of each line)."""
+    _drop_unread(source, returned)
+    readers = _readers(source.lines, returned)
+    made_by = {}
+    for line in source.lines:
+        for target in _targets(line):
+            made_by[target] = line
+    for line in source.lines:
+        if line.expression.startswith("accumulate(") and line.reads:
+            grad = line.reads[0]
+            if not _handed_over(grad, readers, made_by, source):
+                line.text = line.expression.replace(f", {grad})", f", {grad}.copy())")
+
+
+def _targets(line: Line) -> list[str]:
+    return [t.strip() for t in line.target.split(",") if t.strip()]
+
+
+def _readers(lines: list[Line], returned: str) -> dict[str, int]:
+    count: dict[str, int] = {}
+    for line in lines:
+        for name in line.reads:
+            count[name] = count.get(name, 0) + 1
+    for name in returned.replace("(", " ").replace(")", " ").replace(",", " ").split():
+        count[name] = count.get(name, 0) + 1
+    return count
+
+
+def _handed_over(name: str, readers: dict[str, int], made_by: dict, source: Source) -> bool:
+    """Whether the array of `name` may become a `.grad` without a copy."""
+    line = made_by.get(name)
+    if line is None or line.phase != "backward" or readers.get(name, 0) != 1:
+        return False
+    array = source.traced.get(name)
+    if array is None or not array.flags.writeable:
+        return False
+    base = array.base
+    if base is None:
+        return True
+    if base.base is not None:
+        return False
+    owner = source.traced_ids.get(id(base))
+    return (owner is not None and made_by.get(owner) is not None
+            and made_by[owner].phase == "backward" and readers.get(owner, 0) == 1)
+
+
+def _drop_unread(source: Source, returned: str) -> None:
+    """Drop the backward's lines that bind values nothing reads, last line first."""
+    readers = _readers(source.lines, returned)
+    kept: list[Line] = []
+    for line in reversed(source.lines):
+        targets = _targets(line)
+        if line.phase == "backward" and targets and not any(readers.get(t) for t in targets):
+            for name in line.reads:
+                readers[name] -= 1
+            continue
+        kept.append(line)
+    source.lines[:] = reversed(kept)
+
+
+# Arrays smaller than this are left to the end of the step: deleting them saves little
+# and would put a `del` after almost every line.
+FREE_BYTES = 1 << 16
+
+
+def last_uses(lines: list[Line], returned: str, source: Source) -> dict[int, list[str]]:
+    """Line index -> the large arrays of the step (`vN`, `gN`, owning at least FREE_BYTES
+    in the trace) that no later line reads, to delete there: the step then holds no more memory
+    than the engine, which frees saved tensors as it goes."""
+    kept = set(_readers([], returned))
+    last: dict[str, int] = {}
+    for index, line in enumerate(lines):
+        for name in (*_targets(line), *line.reads):
+            array = source.traced.get(name)
+            if name[:1] in ("v", "g") and isinstance(array, np.ndarray) and \
+                    array.base is None and array.nbytes >= FREE_BYTES:
+                last[name] = index
+    frees: dict[int, list[str]] = {}
+    for name, index in last.items():
+        if name not in kept:
+            frees.setdefault(index, []).append(name)
+    return {index: sorted(names, key=lambda n: (n[0], int(n[1:])))
+            for index, names in frees.items()}

@@ -1,0 +1,353 @@
+"""`runtime.compile(fn)`: a training step traced once, then run as one generated function.
+
+The first call with given guards runs `fn` eagerly while the tracer (trace.py) listens;
+if nothing stopped the trace, the lines it wrote become the source of one Python
+function (`compiled.code`), which later calls run instead of `fn`. Each cache entry is
+kept under its guards:
+
+- the arguments: for a Tensor its shape, dtype, strides, requires_grad, whether it is a
+  leaf and has hooks; any other argument by value (it was a constant of the trace);
+- the global modes: grad mode, anomaly mode, the forward-AD level, tensor_backward();
+- the tensors the step reads that are not arguments (parameters, closure tensors): the
+  same checks as an argument's, on the same Tensor objects;
+- every module called: its training mode and whether it has forward hooks;
+- every optimizer stepped: its parameters, their state, its hyperparameters (the
+  learning rate excepted: the update reads it at every step).
+
+A call whose guards match no entry traces again (a small cache, `cache_size` entries),
+and past that runs eagerly. A trace that stopped leaves an entry that runs `fn` eagerly,
+with the reason in `fallback_reason`. Either way the result is eager gradgen's.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import linecache
+import os
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from runtime import kernels, random_ops
+from runtime._tensor import Tensor
+from runtime.compile import optim as optim_templates
+from runtime.compile.emit import Source, TraceBreak
+from runtime.compile.optimize import last_uses, optimize
+from runtime.compile.trace import Tracer, _getter, grad_state, listening
+from runtime.namespaces import array_ops
+
+# How many traces one compiled step keeps (torch._dynamo's cache_size_limit is 8).
+CACHE_SIZE = 8
+# Set (to anything) by `python -m runtime.compile`: every trace prints its code.
+PRINT_CODE = "GRADGEN_COMPILE_PRINT"
+
+
+def accumulate(variable: Tensor, grad: np.ndarray) -> None:
+    """AccumulateGrad on arrays (runtime/node.py): set `.grad`, or add to the one there.
+
+    The generated code hands over a gradient that no other variable of the step holds,
+    and a copy of any other (a broadcast view, a forward value).
+    """
+    if variable._grad is None:
+        variable._grad = Tensor._make(grad, None)
+    else:
+        variable._grad._accumulate_(Tensor._make(grad, None))
+
+
+def wrap(array: np.ndarray) -> Tensor:
+    return Tensor._make(array, None)
+
+
+def _tensor_key(tensor: Tensor) -> tuple:
+    data = tensor._data
+    accumulator = tensor._grad_accumulator() if tensor._grad_accumulator is not None else None
+    hooked = bool(tensor._backward_hooks) or (accumulator is not None
+                                              and accumulator.has_hooks())
+    return (data.shape, data.dtype.str, data.strides, tensor._requires_grad,
+            tensor.grad_fn is None, hooked, tensor._counter is not None and
+            tensor._counter.inference)
+
+
+def _argument_key(value: Any) -> Any:
+    if isinstance(value, Tensor):
+        return ("tensor", _tensor_key(value))
+    if value is None or type(value) in (bool, int, float, str):
+        return (type(value).__name__, value)
+    raise TraceBreak(f"an argument of type {type(value).__name__} (compiled steps take "
+                     "tensors and Python numbers)")
+
+
+class _Entry:
+    """One trace: its guards on the world outside the arguments, and its function (None:
+    the step runs eagerly, for `reason`)."""
+
+    def __init__(self, function: Callable | None, code: str, reason: str | None,
+                 tracer: Tracer | None) -> None:
+        self.function = function
+        self.code = code
+        self.reason = reason
+        tensors = list(tracer.closure_tensors) if tracer else []
+        # Each tensor as the next call finds it: where fn names it, or the one held.
+        self.tensors = [tracer.sources.get(id(t), _held(t)) for t in tensors]
+        self.tensor_keys = [_tensor_key(t) for t in tensors]
+        # The modules and optimizers fn names must still be the ones traced.
+        self.named = [(_getter_of(tracer, obj), obj) for obj in
+                      [*tracer.modules, *tracer.optimizers] if id(obj) in tracer.bindings] \
+            if tracer else []
+        # The plain values (numbers, strings, None) fn names as globals or free variables:
+        # the trace baked them in as constants, so another value needs another trace.
+        self.scalars = [(_getter(container, key), _scalar_key(value)) for container, key, value
+                        in tracer.bindings.values() if _is_scalar(value)] if tracer else []
+        self.modules = list(tracer.modules) if tracer else []
+        self.module_keys = [_module_key(m) for m in self.modules]
+        self.optimizers = [optim_templates.Guard(o) for o in tracer.optimizers] \
+            if tracer else []
+
+    def holds(self) -> bool:
+        """Whether the world still looks as it did when this entry was traced."""
+        for find, key in zip(self.tensors, self.tensor_keys, strict=True):
+            tensor = find()
+            if type(tensor) is not Tensor and not isinstance(tensor, Tensor) or \
+                    _tensor_key(tensor) != key:
+                return False
+        for find, expected in self.named:
+            if find() is not expected:
+                return False
+        for find, key in self.scalars:
+            if _scalar_key(find()) != key:
+                return False
+        for module, key in zip(self.modules, self.module_keys, strict=True):
+            if _module_key(module) != key:
+                return False
+        return all(guard.holds() for guard in self.optimizers)
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or type(value) in (bool, int, float, str)
+
+
+def _scalar_key(value: Any) -> tuple:
+    """A plain value with its type (1 == 1.0 == True, but each traces differently)."""
+    return (type(value), value) if _is_scalar(value) else (object, id(value))
+
+
+def _module_key(module: Any) -> tuple:
+    """Training mode, forward hooks, which parameters and buffers the module holds
+    (replacing `layer.weight` makes a new trace), and its plain attributes (`dropout.p`,
+    `self.scale`: its forward may have read them, and the trace baked them in)."""
+    return (module.training, bool(module._forward_hooks), bool(module._forward_pre_hooks),
+            tuple(map(id, module._parameters.values())),
+            tuple(map(id, module._buffers.values())),
+            tuple((name, _scalar_key(value)) for name, value in vars(module).items()
+                  if _is_scalar(value)))
+
+
+def _held(tensor: Tensor) -> Callable[[], Tensor]:
+    return lambda: tensor
+
+
+def _getter_of(tracer: Tracer, obj: Any) -> Callable[[], Any]:
+    container, key, _ = tracer.bindings[id(obj)]
+    if isinstance(container, dict):
+        return lambda: container.get(key)
+    return lambda: container.cell_contents
+
+
+class CompiledStep:
+    """What `runtime.compile(fn)` returns: call it as `fn`."""
+
+    def __init__(self, fn: Callable, cache_size: int = CACHE_SIZE,
+                 optimizations: bool = True) -> None:
+        self.fn = fn
+        self.cache_size = cache_size
+        self.optimizations = optimizations
+        self._entries: dict[tuple, list[_Entry]] = {}
+        self._count = 0
+        self.last: _Entry | None = None  # the entry of the latest call
+        self.traces = 0  # how many times fn ran under the tracer
+        if isinstance(fn, types.FunctionType | types.MethodType):
+            functools.update_wrapper(self, fn)
+
+    def __getattr__(self, name: str) -> Any:
+        """`compile(model)` still reads as the model: its parameters, its modules."""
+        if name == "fn":
+            raise AttributeError(name)
+        return getattr(self.fn, name)
+
+    # -- what the user reads ---------------------------------------------------------------
+    @property
+    def code(self) -> str | None:
+        """The generated source of the latest call's trace (None if it runs eagerly)."""
+        return None if self.last is None or self.last.function is None else self.last.code
+
+    @property
+    def fallback_reason(self) -> str | None:
+        """Why the latest call ran eagerly (None if it ran the generated code)."""
+        return None if self.last is None else self.last.reason
+
+    # -- calls -----------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            if kwargs:
+                raise TraceBreak("keyword arguments (compiled steps take positional ones)")
+            key = (tuple(_argument_key(a) for a in args), grad_state())
+        except TraceBreak as stop:
+            self.last = _Entry(None, "", stop.reason, None)
+            return self.fn(*args, **kwargs)
+        entries = self._entries.setdefault(key, [])
+        for entry in entries:
+            if entry.holds():
+                self.last = entry
+                if entry.function is None:
+                    return self.fn(*args)
+                return entry.function(*args)
+        if self._count >= self.cache_size:
+            self.last = _Entry(None, "", f"the cache of {self.cache_size} traces is full "
+                               "(guards kept failing)", None)
+            return self.fn(*args)
+        return self._trace(entries, args)
+
+    def _trace(self, entries: list[_Entry], args: tuple) -> Any:
+        tracer = Tracer(args, self.fn)
+        self.traces += 1
+        with listening(tracer):
+            result = self.fn(*args)
+        if tracer.broken is None:
+            try:
+                tracer.phase = "epilogue"
+                returned = _render_result(tracer, result)
+                if tracer.broken is None and not tracer.backwards:
+                    tracer.stop("the step calls no backward()")
+            except TraceBreak as stop:
+                tracer.stop(stop.reason)
+        if tracer.broken is not None:
+            entry = _Entry(None, "", tracer.broken, tracer)
+        else:
+            self._count += 1
+            code, function = self._build(tracer, len(args), returned)
+            entry = _Entry(function, code, None, tracer)
+            if os.environ.get(PRINT_CODE):
+                print(code, file=sys.stdout)
+        entries.append(entry)
+        self.last = entry
+        if entry.function is None and os.environ.get(PRINT_CODE):
+            print(f"# {getattr(self.fn, '__name__', 'step')}: runs eagerly: {entry.reason}")
+        return result
+
+    def _build(self, tracer: Tracer, arity: int, returned: str) -> tuple[str, Callable]:
+        source = tracer.source
+        if self.optimizations:
+            optimize(source, returned)
+        name = getattr(self.fn, "__name__", "step")
+        name = name if name.isidentifier() else "step"
+        filename = f"<gradgen compiled {name} #{self._count}>"
+        params = ", ".join(f"a{i}" for i in range(arity))
+        body = _format(source, returned if self.optimizations else None)
+        header = [f"def {name}({params}):",
+                  f'    """{name}, compiled by gradgen from one eager run: forward from the '
+                  'kernels,',
+                  "    backward from each node's formulas, the update from its optimizer's "
+                  'template."""']
+        code = "\n".join(header + body + [f"    return {returned}", ""])
+        namespace: dict[str, Any] = {"np": np, "kernels": kernels, "ops": array_ops,
+                                     "accumulate": accumulate, "wrap": wrap,
+                                     "random_ops": random_ops}
+        namespace.update(source.namespace)
+        compiled = builtins.compile(code, filename, "exec", dont_inherit=True)
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        exec(compiled, namespace)
+        return code, namespace[name]
+
+
+def _format(source: Source, returned: str | None) -> list[str]:
+    """The body: each statement with its comment, phase by phase; with `returned` (the
+    optimisations on), each array variable deleted after its last use, so that the step
+    holds no more memory than the engine would (which frees saved tensors as it goes)."""
+    titles = {"prologue": "# the tensors the step reads", "forward": "# forward",
+              "backward": "# backward", "update": "# update", "epilogue": "# after"}
+    lines: list[str] = []
+    phase = None
+    # The reads of the tensors' arrays go first: nothing in the step rebinds them.
+    ordered = [line for line in source.lines if line.phase == "prologue"]
+    ordered += [line for line in source.lines if line.phase != "prologue"]
+    frees = last_uses(ordered, returned, source) if returned is not None else {}
+    for index, line in enumerate(ordered):
+        text = line.text or (f"{line.target} = {line.expression}" if line.target
+                             else line.expression)
+        if not text:
+            continue
+        if line.phase != phase:
+            phase = line.phase
+            lines.append(f"    {titles.get(phase, '#')}")
+        statement = f"    {text}"
+        lines.append(f"{statement:<60}  # {line.comment}" if line.comment else statement)
+        if index in frees:
+            lines.append(f"    del {', '.join(frees[index])}")
+    return lines
+
+
+def _render_result(tracer: Tracer, value: Any) -> str:
+    """What the generated step returns: new Tensors around this step's arrays."""
+    if value is None or type(value) in (bool, int, float, str):
+        literal = tracer.source.literal(value)
+        if literal is not None:
+            return literal
+    if isinstance(value, Tensor):
+        name = tracer.names.get(id(value._data))
+        if name is not None and id(value) not in tracer.tensors:
+            return f"wrap({name})"
+        if id(value) in tracer.tensors:
+            return tracer.tensors[id(value)]
+        raise TraceBreak("the step returns a tensor the trace did not compute")
+    if isinstance(value, tuple | list):
+        items = [_render_result(tracer, v) for v in value]
+        if isinstance(value, list):
+            return f"[{', '.join(items)}]"
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    raise TraceBreak(f"the step returns a {type(value).__name__}")
+
+
+def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: Any = None,  # noqa: A001
+            backend: Any = "gradgen", mode: Any = None, options: dict | None = None,
+            disable: bool = False) -> Any:
+    """torch.compile's signature: `compile(fn)` or `@compile` / `@compile(...)`.
+
+    Only gradgen's own backend exists; `fullgraph=True` makes a step that cannot be
+    compiled an error instead of an eager fallback. `dynamic` and `mode` are accepted and
+    change nothing (every new shape is a new trace).
+    """
+    if backend not in ("gradgen", "inductor", "eager"):
+        raise ValueError(f"gradgen compiles with its own backend only, not {backend!r}")
+    options = dict(options or {})
+
+    def make(fn: Callable) -> Callable:
+        if disable:
+            return fn
+        step = CompiledStep(fn, optimizations=options.get("optimizations", True))
+        if fullgraph:
+            return _FullGraph(step)
+        return step
+
+    return make if model is None else make(model)
+
+
+class _FullGraph:
+    """fullgraph=True: an eager fallback is an error (after the eager call ran)."""
+
+    def __init__(self, step: CompiledStep) -> None:
+        self.step = step
+        functools.update_wrapper(self, step.fn)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.step, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        result = self.step(*args, **kwargs)
+        if self.step.fallback_reason is not None:
+            raise RuntimeError(f"gradgen cannot compile the whole step: "
+                               f"{self.step.fallback_reason}")
+        return result

@@ -1,0 +1,841 @@
+"""Tracing one training step: run it eagerly once, and write down what it computed.
+
+While the step runs, the tracer listens at the places every op of the runtime passes:
+
+- the kernels (runtime/kernels.py), which the generated wrappers call by module attribute:
+  each outermost kernel call in the forward becomes `vN = kernels.NAME(args)`;
+- `recording.data` (a wrapper unpacking its Tensor arguments), which says which Tensor an
+  array that no traced kernel made belongs to: a parameter, an input;
+- `autograd.backward` (what `loss.backward()` calls): before the engine runs, the tracer
+  walks the loss's graph in the engine's order and runs each node's own `apply` on
+  traced values (runtime/compile/values.py), then lets the engine run and checks that
+  every `.grad` it wrote equals, bit for bit, what the traced lines compute;
+- `SGD.step`, `Adam.step` (and AdamW's), `zero_grad`: the update becomes the optimizer's
+  template (runtime/compile/optim.py), zero_grad a call of the same method;
+- what makes a step depend on its data (`item()`, `bool(t)`, `tolist()`), in-place ops
+  in the forward, `autograd.grad`, and tensors made outside the kernels: each stops the
+  trace with a reason, and the step keeps running eagerly.
+
+All of it is undone when the traced call returns. The first call's results are eager
+gradgen's own: the trace only watches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import sys
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from runtime import anomaly, forward_grad, kernels, predicates, random_ops, recording
+from runtime import autograd as autograd_package
+from runtime._tensor import Tensor
+from runtime.autograd import gradients
+from runtime.compile import optim
+from runtime.compile.emit import Source, TraceBreak, comment_text, describe_array
+from runtime.compile.values import SymbolicOps, Value, unwrap
+from runtime.engine import _Mode
+from runtime.grad_mode import is_grad_enabled
+from runtime.nn.module import Module
+from runtime.node import AccumulateGrad
+from runtime.optim.adam import Adam
+from runtime.optim.optimizer import Optimizer
+from runtime.optim.sgd import SGD
+
+# Kernels that exist to check, not to compute: calling them again is harmless but says
+# nothing; they are not written into the step.
+_CHECKS_ONLY = frozenset({"check_inplace_result"})
+
+
+class Tracer:
+    """The state of one traced call: the source being written and what it depends on."""
+
+    def __init__(self, args: tuple, fn: Callable | None = None) -> None:
+        self.source = Source()
+        self.args = args
+        # Where fn finds the objects it names: (container, key) of each global it reads
+        # and each variable it closes over, by the id of the object found there.
+        self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn else {}
+        self.sources: dict[int, Callable[[], Any]] = {}  # id(Tensor) -> where to find it
+        self.parameter_names: dict[int, str] = {}  # id(Tensor) -> a name for the comments
+        for _container, key, value in self.bindings.values():
+            if isinstance(value, Module):
+                for name, parameter in value.named_parameters():
+                    self.parameter_names.setdefault(id(parameter), f"{key}.{name}")
+            elif isinstance(value, Tensor):
+                self.parameter_names.setdefault(id(value), str(key))
+        self.names: dict[int, str] = {}  # id(array) -> the variable holding it
+        self.keep: list[Any] = []  # every array named, alive, so that ids stay unique
+        self.owners: dict[int, Tensor] = {}  # id(array) -> the Tensor recording.data saw
+        self.made: set[int] = set()  # ids of the Tensors made while tracing
+        self.tensors: dict[int, str] = {}  # id(Tensor) -> its name in the step (T0, a1)
+        self.closure_tensors: list[Tensor] = []  # tensors the step reads that are not args
+        self.modules: list[Module] = []  # modules called, for the training-mode guard
+        self.optimizers: list[Optimizer] = []
+        self.line_of: dict[str, int] = {}  # variable -> index of the line that made it
+        self.transposed: dict[str, Value] = {}  # `v = t(x)` -> x, to cancel t(t(x))
+        self.ones: set[str] = set()  # variables known to hold ones (the seed, expanded)
+        self.phase = "forward"
+        self.depth = 0  # > 0 inside a kernel (its own kernel calls are not recorded)
+        self.paused = 0  # > 0 inside backward, step, zero_grad: nothing is recorded
+        self.broken: str | None = None
+        self.comment = ""
+        self.backwards = 0
+        self.grads_checked: list[tuple[Tensor, np.ndarray]] = []
+
+    # -- stopping --------------------------------------------------------------------------
+    def stop(self, reason: str) -> None:
+        """Stop the trace (the first reason is kept); the step goes on eagerly."""
+        if self.broken is None:
+            self.broken = reason
+
+    @property
+    def recording(self) -> bool:
+        return self.broken is None and not self.paused and not self.depth
+
+    # -- names ----------------------------------------------------------------------------
+    def bind(self, array: Any, prefix: str) -> str:
+        name = self.source.fresh(prefix)
+        self.names[id(array)] = name
+        self.source.traced[name] = array
+        self.source.traced_ids[id(array)] = name
+        self.keep.append(array)
+        return name
+
+    def tensor_name(self, tensor: Tensor) -> str:
+        """The step's name for a Tensor it reads: `aK` (its K-th argument) or `TK`."""
+        name = self.tensors.get(id(tensor))
+        if name is not None:
+            return name
+        if id(tensor) in self.made:
+            raise TraceBreak("the step makes a tensor outside the spec's kernels (a factory "
+                             "or a tensor built from Python data); make it outside the step "
+                             "and pass it in")
+        for index, arg in enumerate(self.args):
+            if arg is tensor:
+                name = f"a{index}"
+                break
+        else:
+            name = self._bound_tensor(tensor)
+            if name is None:
+                self._check_held(tensor)
+                name = self.source.constant(tensor, "T")
+            self.closure_tensors.append(tensor)
+        self.tensors[id(tensor)] = name
+        self.keep.append(tensor)
+        return name
+
+    def _bound_tensor(self, tensor: Tensor) -> str | None:
+        """A tensor the step names as a global or a closed-over variable is read from there
+        at every call (a loop that rebinds `x` feeds the step its new batch); None for
+        one it reaches otherwise (a module's parameter), which the step holds."""
+        binding = self.bindings.get(id(tensor))
+        if binding is None:
+            return None
+        container, key, _ = binding
+        name = self.source.fresh("T")
+        holder = self.source.constant(container, "c")
+        where = f"{holder}[{key!r}]" if isinstance(container, dict) else \
+            f"{holder}.cell_contents"
+        kind = "global" if isinstance(container, dict) else "free variable"
+        self.source.add(name, where, (), f"the step's {kind} {key}", "prologue")
+        self.sources[id(tensor)] = _getter(container, key)
+        return name
+
+    def _check_held(self, tensor: Tensor) -> None:
+        """A tensor the step holds (reads through no argument and no name of its own) must
+        be a parameter or buffer of a module it called, or an optimizer's: those are
+        guarded. One reached through another attribute or a container (`data[i]`,
+        `self.batch`) could be rebound behind the trace's back: the step runs eagerly."""
+        for module in self.modules:
+            if any(t is tensor for t in (*module._parameters.values(),
+                                         *module._buffers.values())):
+                return
+        for optimizer in self.optimizers:
+            if any(p is tensor for group in optimizer.param_groups for p in group["params"]):
+                return
+            if any(v is tensor for state in optimizer.state.values() for v in state.values()):
+                return
+        raise TraceBreak("the step reads a tensor through an attribute or a container, "
+                         "which a later call could rebind unseen; pass it as an argument "
+                         "(or name it as a global)")
+
+    def input_name(self, array: np.ndarray, what: str) -> str:
+        """The variable of an array no traced line made: the data of a Tensor read here."""
+        owner = self.owners.get(id(array))
+        if owner is None or owner._data is not array:
+            raise TraceBreak(f"{what} is an array that no spec kernel made and no Tensor "
+                             "argument gave")
+        tensor = self.tensor_name(owner)
+        name = self.bind(array, "x")
+        label = self.parameter_names.get(id(owner), "")
+        comment = f"input {label or tensor}: {describe_array(array)}"
+        self.source.add(name, f"{tensor}._data", (), comment, "prologue")
+        return name
+
+    def value_of(self, array: Any, what: str) -> Value:
+        name = self.names.get(id(array))
+        if name is None:
+            if type(array) is not np.ndarray:
+                raise TraceBreak(f"{what} is not an array: {type(array).__name__}")
+            name = self.input_name(array, what)
+        return Value(name, array, self)
+
+    def render(self, value: Any, subscript: bool = False) -> str:
+        """`value` as source: a variable, a literal, or a constant of the namespace."""
+        kind = type(value)
+        if kind is Value:
+            return value.name
+        if kind is np.ndarray:
+            return self.value_of(value, "an argument").name
+        if kind is tuple or kind is list:
+            items = [self.render(v, subscript) for v in value]
+            if kind is list:
+                return f"[{', '.join(items)}]"
+            if subscript and items:
+                return ", ".join(items) + ("," if len(items) == 1 else "")
+            return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+        if kind is slice and subscript:
+            parts = ["" if v is None else self.render(v) for v in
+                     (value.start, value.stop, value.step)]
+            return ":".join(parts).rstrip(":") if parts[2] == "" else ":".join(parts)
+        if isinstance(value, Tensor):
+            raise TraceBreak("a Tensor reached a kernel (not its array)")
+        literal = self.source.literal(value)
+        return literal if literal is not None else self.source.constant(value)
+
+    def _reads(self, operands: Any) -> tuple[str, ...]:
+        found: list[str] = []
+
+        def visit(value: Any) -> None:
+            kind = type(value)
+            if kind is Value:
+                found.append(value.name)
+            elif kind is np.ndarray and id(value) in self.names:
+                found.append(self.names[id(value)])
+            elif kind in (tuple, list):
+                for item in value:
+                    visit(item)
+            elif kind is dict:
+                for item in value.values():
+                    visit(item)
+            elif kind is slice:
+                visit((value.start, value.stop, value.step))
+
+        visit(operands)
+        return tuple(found)
+
+    # -- lines ----------------------------------------------------------------------------
+    def _line(self, target: str, expression: str, reads: tuple[str, ...]) -> None:
+        self.line_of[target] = len(self.source.lines)
+        self.source.add(target, expression, reads, self.comment, self.phase)
+
+    def expression(self, text: str, operands: tuple, result: Any) -> Value:
+        """A line `gN = text` whose value is `result`."""
+        name = self.bind(result, "g" if self.phase == "backward" else "v")
+        self._line(name, text, self._reads(operands))
+        return Value(name, result, self)
+
+    def call(self, callee: str, args: tuple, kwargs: dict, result: Any,
+             extra: tuple = ()) -> Any:
+        """A line `target = callee(args)` whose value is `result`; a result that is not an
+        array (a size, a count) is a constant and writes no line."""
+        rendered = [self.render(a) for a in args]
+        rendered += [f"{k}={self.render(v)}" for k, v in kwargs.items()]
+        text = f"{callee}({', '.join(rendered)})"
+        reads = self._reads((args, kwargs)) + self._reads(extra)
+        prefix = "g" if self.phase == "backward" else "v"
+        if isinstance(result, np.ndarray | np.generic):
+            name = self.bind(result, prefix)
+            self._line(name, text, reads)
+            return Value(name, result, self)
+        if isinstance(result, tuple | list) and result and \
+                all(isinstance(r, np.ndarray) for r in result):
+            names = [self.bind(r, prefix) for r in result]
+            target = ", ".join(names) + ("," if len(names) == 1 else "")
+            self._line(target, text, reads)
+            for name in names:
+                self.line_of[name] = len(self.source.lines) - 1
+            values = [Value(n, r, self) for n, r in zip(names, result, strict=True)]
+            return type(result)(values)
+        if _contains_array(result):
+            raise TraceBreak(f"{callee} returned arrays mixed with other values")
+        return result
+
+    # -- the forward: kernel calls ------------------------------------------------------------
+    def kernel_call(self, name: str, function: Callable, args: tuple, kwargs: dict) -> Any:
+        if not self.recording:
+            return function(*args, **kwargs)
+        self.depth += 1
+        try:
+            result = function(*args, **kwargs)
+        finally:
+            self.depth -= 1
+        if name in _CHECKS_ONLY:
+            return result
+        if name.endswith("_"):
+            self.inplace_kernel(name, args, kwargs)
+            return result
+        try:
+            self.comment = f"forward: {name}"
+            value = self.call(f"kernels.{name}", args, kwargs, result)
+            if name == "t" and type(value) is Value and id(args[0]) in self.names:
+                self.transposed[value.name] = Value(self.names[id(args[0])], args[0], self)
+            if type(result) in (bool, int, float, complex):
+                raise TraceBreak(f"kernel {name} returned a Python number, which the step's "
+                                 "Python may use (not traced)")
+        except TraceBreak as stop:
+            self.stop(stop.reason)
+        return result
+
+    def local(self, array: Any) -> str | None:
+        """The variable of an array this step made (not an input's, nor a view of one)."""
+        name = self.names.get(id(array)) if type(array) is np.ndarray else None
+        if name is None or name.startswith("x"):
+            return None
+        for other in self.keep:
+            if type(other) is np.ndarray and self.names.get(id(other), "v").startswith("x") \
+                    and np.may_share_memory(array, other):
+                return None
+        return name
+
+    def inplace_kernel(self, name: str, args: tuple, kwargs: dict) -> None:
+        """An in-place kernel: replayed in order when it writes into an array the step
+        made itself (dropout's noise), else the trace stops (an input changed in place)."""
+        target = self.local(args[0]) if args else None
+        if target is None:
+            self.stop(f"an in-place op ({name}) on a tensor the step did not make (compiled "
+                      "steps do not write into their inputs)")
+            return
+        try:
+            self.comment = f"forward: {name}, in place"
+            rendered = [self.render(a) for a in args] + \
+                [f"{k}={self.render(v)}" for k, v in kwargs.items()]
+            self.source.add("", f"kernels.{name}({', '.join(rendered)})",
+                            self._reads((args, kwargs)), self.comment, self.phase)
+        except TraceBreak as stop:
+            self.stop(stop.reason)
+
+    def write_inplace(self, tensor: Tensor, result: Any) -> None:
+        """recording.write_inplace: a kernel's result copied into a tensor the step made."""
+        target = self.local(tensor._data)
+        name = self.names.get(id(result))
+        if target is None or name is None or np.shape(result) != tensor._data.shape:
+            self.stop("an in-place op on a tensor the step did not make (compiled steps do "
+                      "not write into their inputs)")
+            return
+        self.source.add("", f"np.copyto({target}, {name}, casting='unsafe')", (target, name),
+                        "forward: the result written in place", self.phase)
+
+    def factory(self, source: str, array: np.ndarray, reads: tuple[str, ...],
+                comment: str) -> None:
+        """A tensor made in the step by a factory the tracer knows (`empty_like_layout`)."""
+        name = self.bind(array, "v")
+        self._line(name, source, reads)
+        self.source.lines[-1].comment = comment
+
+    def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> bool:
+        """`tensor.bernoulli_(p)` and the other random fills, on a tensor the step made:
+        replayed by the same method on the same array, so the draws come from the same
+        generator in the same order. False if it cannot be replayed."""
+        target = self.local(tensor._data)
+        if target is None or _contains_tensor((args, kwargs)):
+            self.stop(f"{method} on a tensor the step did not make, or with tensor arguments")
+            return False
+        try:
+            rendered = [f"wrap({target})"] + [self.render(a) for a in args] + \
+                [f"{k}={self.render(v)}" for k, v in kwargs.items()]
+        except TraceBreak as stop:
+            self.stop(stop.reason)
+            return False
+        self.source.add("", f"random_ops.{method}({', '.join(rendered)})", (target,),
+                        f"forward: {method}, fresh draws in eager's order", self.phase)
+        return True
+
+    def data_seen(self, value: Any) -> None:
+        """recording.data was asked for the arrays of `value`: remember their owners."""
+        if isinstance(value, Tensor):
+            self.owners[id(value._data)] = value
+            self.keep.append(value)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                if isinstance(item, Tensor):
+                    self.owners[id(item._data)] = item
+                    self.keep.append(item)
+
+    def wrapped(self, array: Any, result: np.ndarray) -> None:
+        """recording.wrap turned a kernel's numpy scalar into an array."""
+        if self.recording and array is not result and id(array) in self.names:
+            self.comment = "forward: a scalar result as a 0-d array"
+            self.call("np.asarray", (Value(self.names[id(array)], array, self),), {}, result)
+
+    def node_made(self, tensor: Tensor, node: Any) -> None:
+        """recording.set_history: name the node on the line that made the tensor."""
+        name = self.names.get(id(tensor._data))
+        index = self.line_of.get(name) if name is not None else None
+        if index is not None and self.source.lines[index].phase == "forward":
+            line = self.source.lines[index]
+            if node.name() not in line.comment:
+                line.comment += f" -> {node.name()}"
+
+    # -- the backward ------------------------------------------------------------------------
+    def backward(self, tensor: Tensor, gradient: Any, retain_graph: Any, create_graph: bool,
+                 inputs: Any) -> None:
+        """Trace `tensor.backward()`: the engine's walk over the graph, written out."""
+        if gradient is not None or retain_graph or create_graph or inputs is not None:
+            raise TraceBreak("backward() with a gradient, retain_graph, create_graph or inputs")
+        if not isinstance(tensor, Tensor) or tensor.grad_fn is None:
+            raise TraceBreak("backward() of something other than a tensor with a grad_fn")
+        if anomaly.is_enabled() or forward_grad.current_level() >= 0 or not _Mode.raw_allowed:
+            raise TraceBreak("backward() with anomaly mode, a forward-AD level or "
+                             "tensor_backward() on")
+        if tensor._data.size != 1:
+            raise TraceBreak("backward() of a tensor that is not a scalar")
+        self.backwards += 1
+        self.phase = "backward"
+        loss = self.value_of(tensor._data, "the loss")
+        self.comment = f"backward: the seed, d {loss.name} / d {loss.name} = 1"
+        seed = np.ones_like(tensor._data)
+        shape, dtype = self.render(seed.shape), self.source.constant(seed.dtype)
+        root = self.expression(f"np.ones({shape}, {dtype})", (), seed)
+        self.ones.add(root.name)
+        self.paused += 1  # the kernels the formulas run are written as the formulas' lines
+        try:
+            _Sweep(self, tensor.grad_fn, tensor._output_nr, root).run()
+        finally:
+            self.paused -= 1
+
+    def check_grads(self) -> None:
+        """After the engine ran: every .grad must be, bit for bit, what the lines compute."""
+        for variable, expected in self.grads_checked:
+            got = variable._grad._data if variable._grad is not None else None
+            if got is None or not _same_bits(got, expected):
+                raise TraceBreak("self-check: the traced backward does not reproduce the "
+                                 "engine's gradient bit for bit")
+        self.grads_checked.clear()
+
+
+class _Sweep:
+    """The engine's loop (runtime/engine.py, GraphTask) over one graph, on traced values."""
+
+    def __init__(self, tracer: Tracer, root: Any, input_nr: int, seed: Value) -> None:
+        self.tracer = tracer
+        self.root, self.input_nr, self.seed = root, input_nr, seed
+        self.ops = SymbolicOps(tracer)
+
+    def dependencies(self) -> dict[Any, int]:
+        counts = {self.root: 1}
+        stack, seen = [self.root], {self.root}
+        while stack:
+            node = stack.pop()
+            if node.has_hooks():
+                raise TraceBreak(f"a hook on {node.name()} (hooks run eagerly)")
+            for following, _ in node._next_functions:
+                if following is None:
+                    continue
+                counts[following] = counts.get(following, 0) + 1
+                if following not in seen:
+                    seen.add(following)
+                    stack.append(following)
+        return counts
+
+    def run(self) -> None:
+        counts = self.dependencies()
+        tie = itertools.count()
+        buffers: dict[Any, list] = {}
+        ready: list = []
+        self.deliver(((self.root, self.input_nr),), [self.seed], buffers, counts, ready, tie)
+        while ready:
+            node = heapq.heappop(ready)[2]
+            grads = buffers.pop(node)
+            if type(node) is AccumulateGrad:
+                self.accumulate(node, grads[0])
+                continue
+            outputs = self.apply(node, grads)
+            self.deliver(node._next_functions, outputs, buffers, counts, ready, tie)
+
+    def apply(self, node: Any, grads: list) -> list:
+        if type(node).__module__ != "generated.functions":
+            raise TraceBreak(f"{node.name()} is not a node of the spec (no formulas to trace)")
+        tracer = self.tracer
+        start = len(tracer.source.lines)
+        tracer.comment = node.name()
+        outputs = node.apply(list(grads), self.ops)
+        outputs = [self.conform(node, index, grad) for index, grad in enumerate(outputs)]
+        _label(tracer, node, outputs, start)
+        return outputs
+
+    def conform(self, node: Any, index: int, grad: Any) -> Any:
+        """validate_outputs: a gradient of a broadcast shape summed back, a dtype cast."""
+        following, input_nr = node._next_functions[index]
+        if following is None or grad is None:
+            return None
+        if type(grad) is not Value:
+            raise TraceBreak(f"{node.name()} returned a gradient not computed by its formulas")
+        tracer = self.tracer
+        shape, dtype = following._input_metadata[input_nr]
+        if type(grad.array) is not np.ndarray:
+            grad = tracer.call("np.asarray", (grad,), {}, np.asarray(grad.array))
+        if grad.array.shape != shape:
+            tracer.comment = f"engine: {node.name()}'s gradient summed back to {list(shape)}"
+            grad = tracer.call("kernels.sum_to", (grad, shape), {},
+                               kernels.sum_to(grad.array, shape))
+        if grad.array.dtype != dtype:
+            tracer.comment = f"engine: {node.name()}'s gradient cast to {dtype}"
+            grad = grad.astype(dtype)
+        return grad
+
+    def deliver(self, edges: Any, grads: list, buffers: dict, counts: dict, ready: list,
+                tie: Iterator[int]) -> None:
+        for (node, input_nr), grad in zip(edges, grads, strict=False):
+            if node is None:
+                continue
+            buffer = buffers.get(node)
+            if buffer is None:
+                size = len(node._input_metadata)
+                buffer = buffers[node] = [None] * max(size, input_nr + 1)
+            if grad is not None:
+                previous = buffer[input_nr]
+                if previous is None:
+                    buffer[input_nr] = grad
+                else:
+                    self.tracer.comment = f"engine: two gradients into {node.name()}, added"
+                    buffer[input_nr] = previous + grad
+            counts[node] -= 1
+            if not counts[node]:
+                heapq.heappush(ready, (-node._sequence_nr, next(tie), node))
+
+    def accumulate(self, node: AccumulateGrad, grad: Value | None) -> None:
+        """AccumulateGrad: `.grad` set to the gradient (or added to the one there)."""
+        if grad is None:
+            return
+        tracer = self.tracer
+        variable = node.variable
+        name = tracer.tensor_name(variable)
+        label = tracer.parameter_names.get(id(variable), name)
+        tracer.comment = f"AccumulateGrad: {label}.grad"
+        tracer.source.add("", f"accumulate({name}, {grad.name})", (grad.name,), tracer.comment,
+                          "backward")
+        before = variable._grad._data.copy() if variable._grad is not None else None
+        expected = grad.array.copy() if before is None else before + grad.array
+        tracer.grads_checked.append((variable, expected))
+
+
+def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
+    """Name, on each line a node's apply wrote, the formula it belongs to (as the spec
+    wrote it): the formula of the first gradient that needs the line."""
+    formulas = _formulas(node.name())
+    lines = tracer.source.lines
+    made_here = {line.target: line for line in lines[start:] if line.target}
+    for index, grad in enumerate(outputs):
+        if grad is None:
+            continue
+        formula = formulas.get(index)
+        text = f"{node.name()}: {formula}" if formula else node.name()
+        stack = [grad.name]
+        while stack:
+            line = made_here.pop(stack.pop(), None)
+            if line is None:
+                continue
+            if line.comment == node.name():
+                line.comment = comment_text(text)
+            stack.extend(line.reads)
+
+
+_FORMULAS: dict[str, dict[int, str]] | None = None
+
+
+def _formulas(node_name: str) -> dict[int, str]:
+    """Input index -> `name: formula` as derivatives.yaml writes it, for a node's comments
+    (codegen's checked spec, loaded once)."""
+    global _FORMULAS
+    if _FORMULAS is None:
+        from pathlib import Path
+
+        from codegen.load import load_spec
+
+        spec = Path(__file__).resolve().parent.parent.parent / "derivatives.yaml"
+        table: dict[str, dict[int, str]] = {}
+        for info in load_spec(spec):
+            if info.node_name is None or info.node_name in table:
+                continue
+            by_name = {i.name: i.index for i in info.inputs}
+            entry: dict[int, str] = {}
+            for derivative in info.derivatives:
+                for var in derivative.var_names:
+                    if var in by_name:
+                        entry[by_name[var]] = f"{var}: {derivative.formula}"
+            table[info.node_name] = entry
+        _FORMULAS = table
+    return _FORMULAS.get(node_name, {})
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and \
+        np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+
+def _bindings(fn: Callable, found: dict | None = None,
+              seen: set[int] | None = None) -> dict[int, tuple[Any, Any, Any]]:
+    """id(object) -> (container, key, object) for the globals `fn` names and the variables
+    it closes over, and so on for the Python functions found there (a step that calls a
+    helper step): where a later call finds the objects this trace saw."""
+    found = {} if found is None else found
+    seen = {id(fn)} if seen is None else seen
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return found
+    inner = []
+    namespace = getattr(fn, "__globals__", {})
+    for name in code.co_names:
+        if name in namespace:
+            value = namespace[name]
+            inner.append(value)
+            found.setdefault(id(value), (namespace, name, value))
+    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # not bound yet
+            continue
+        inner.append(value)
+        found.setdefault(id(value), (cell, name, value))
+    for value in inner:
+        if isinstance(value, types.FunctionType) and id(value) not in seen and \
+                not value.__module__.startswith("runtime"):
+            seen.add(id(value))
+            _bindings(value, found, seen)
+    return found
+
+
+def _getter(container: Any, key: Any) -> Callable[[], Any]:
+    if isinstance(container, dict):
+        return lambda: container.get(key)
+    return lambda: container.cell_contents
+
+
+def _contains_tensor(value: Any) -> bool:
+    if isinstance(value, Tensor):
+        return True
+    if isinstance(value, tuple | list):
+        return any(_contains_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return any(_contains_tensor(v) for v in value.values())
+    return False
+
+
+def _contains_array(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return True
+    if isinstance(value, tuple | list):
+        return any(_contains_array(v) for v in value)
+    return False
+
+
+# -- listening: the patches, in place for one traced call -------------------------------------
+
+@contextlib.contextmanager
+def listening(tracer: Tracer) -> Iterator[None]:
+    """Put the tracer's listeners in place for the duration of one eager call."""
+    undo: list[tuple[Any, str, Any]] = []
+
+    def patch(owner: Any, name: str, replacement: Any) -> None:
+        undo.append((owner, name, owner.__dict__[name] if isinstance(owner, type)
+                     else getattr(owner, name)))
+        setattr(owner, name, replacement)
+
+    try:
+        _patch_kernels(tracer, patch)
+        _patch_recording(tracer, patch)
+        _patch_tensor(tracer, patch)
+        _patch_steps(tracer, patch)
+        yield
+    finally:
+        for owner, name, original in reversed(undo):
+            setattr(owner, name, original)
+
+
+def _patch_kernels(tracer: Tracer, patch: Callable) -> None:
+    for name, function in list(vars(kernels).items()):
+        if callable(function) and getattr(function, "__module__", None) == kernels.__name__ \
+                and not name.startswith("__") and not isinstance(function, type):
+            patch(kernels, name, _kernel_listener(tracer, name, function))
+
+
+def _kernel_listener(tracer: Tracer, name: str, function: Callable) -> Callable:
+    def listener(*args: Any, **kwargs: Any) -> Any:
+        return tracer.kernel_call(name, function, args, kwargs)
+
+    listener.__wrapped__ = function
+    return listener
+
+
+def _patch_recording(tracer: Tracer, patch: Callable) -> None:
+    data, wrap, set_history = recording.data, recording.wrap, recording.set_history
+    write_inplace = recording.write_inplace
+
+    def data_listener(value: Any) -> Any:
+        if tracer.recording:
+            tracer.data_seen(value)
+        return data(value)
+
+    def wrap_listener(array: Any) -> Tensor:
+        tensor = wrap(array)
+        tracer.wrapped(array, tensor._data)
+        return tensor
+
+    def history_listener(tensor: Tensor, grad_fn: Any) -> None:
+        set_history(tensor, grad_fn)
+        if tracer.recording:
+            tracer.node_made(tensor, grad_fn)
+
+    def inplace_listener(tensor: Tensor, result: Any) -> None:
+        if tracer.recording:
+            tracer.write_inplace(tensor, result)
+        write_inplace(tensor, result)
+
+    patch(recording, "data", data_listener)
+    patch(recording, "wrap", wrap_listener)
+    patch(recording, "set_history", history_listener)
+    patch(recording, "write_inplace", inplace_listener)
+
+
+def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
+    make = Tensor.__dict__["_make"].__func__
+
+    def make_listener(cls: type, data: Any, grad_fn: Any, requires_grad: bool = False) -> Tensor:
+        tensor = make(cls, data, grad_fn, requires_grad)
+        if tracer.recording:
+            tracer.made.add(id(tensor))
+            tracer.keep.append(tensor)
+        return tensor
+
+    patch(Tensor, "_make", classmethod(make_listener))
+    for name in RANDOM_FILLS:
+        patch(Tensor, name, _fill_listener(tracer, name, Tensor.__dict__[name]))
+    empty_like_layout = random_ops.empty_like_layout
+
+    def empty_listener(input: Tensor, dtype: Any = None) -> Tensor:
+        tensor = empty_like_layout(input, dtype)
+        if tracer.recording:
+            try:
+                source = tracer.value_of(input._data, "empty_like's input")
+                kind = "" if dtype is None else f", {tracer.source.constant(dtype.numpy)}"
+                tracer.factory(f"np.empty_like({source.name}{kind})", tensor._data,
+                               (source.name,), "forward: an uninitialised tensor laid out as "
+                               f"{source.name}, to fill")
+            except TraceBreak as stop:
+                tracer.stop(stop.reason)
+        return tensor
+
+    patch(random_ops, "empty_like_layout", empty_listener)
+    for name, what in DATA_READERS:
+        if name in Tensor.__dict__:
+            patch(Tensor, name, _data_dependent(tracer, Tensor.__dict__[name], what))
+    package = sys.modules["runtime"]
+    for name in ("allclose", "equal"):
+        what = f"torch.{name}"
+        patch(predicates, name, _data_dependent(tracer, getattr(predicates, name), what))
+        if hasattr(package, name):
+            patch(package, name, _data_dependent(tracer, getattr(package, name), what))
+
+
+# Tensor methods that hand a tensor's values to Python: the step's Python may then depend
+# on the data (or print it, which only eager does at every step). Each stops the trace.
+DATA_READERS = (
+    ("item", "item()"), ("tolist", "tolist()"), ("numpy", "numpy()"),
+    ("__bool__", "bool() of a tensor"), ("__float__", "float() of a tensor"),
+    ("__int__", "int() of a tensor"), ("__index__", "a tensor as an index"),
+    ("__array__", "numpy reading a tensor"), ("__repr__", "printing a tensor"),
+    ("__str__", "printing a tensor"), ("__format__", "formatting a tensor"),
+    ("allclose", "Tensor.allclose"), ("equal", "Tensor.equal"),
+)
+
+# The random in-place fills of Tensor (runtime/random_ops.py) a step may replay.
+RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "random_")
+
+
+def _fill_listener(tracer: Tracer, name: str, method: Callable) -> Callable:
+    def listener(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if not tracer.recording or not tracer.random_fill(name, self, args, kwargs):
+            return method(self, *args, **kwargs)
+        tracer.paused += 1
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            tracer.paused -= 1
+
+    return listener
+
+
+def _data_dependent(tracer: Tracer, method: Callable, what: str) -> Callable:
+    def listener(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if tracer.recording:
+            tracer.stop(f"the step reads a tensor's values in Python ({what}): its control "
+                        "flow may depend on the data")
+        return method(self, *args, **kwargs)
+
+    return listener
+
+
+def _patch_steps(tracer: Tracer, patch: Callable) -> None:
+    backward = gradients.backward
+    module_call = Module.__call__
+
+    def backward_listener(tensors: Any, grad_tensors: Any = None, retain_graph: Any = None,
+                          create_graph: bool = False, inputs: Any = None) -> None:
+        if tracer.recording:
+            try:
+                tracer.backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
+            except TraceBreak as stop:
+                tracer.stop(stop.reason)
+            except Exception as error:  # the engine will raise it again, eagerly
+                tracer.stop(f"tracing backward raised {type(error).__name__}: {error}")
+        tracer.paused += 1
+        try:
+            backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
+        finally:
+            tracer.paused -= 1
+            tracer.phase = "forward"
+        if tracer.broken is None:
+            try:
+                tracer.check_grads()
+            except TraceBreak as stop:
+                tracer.stop(stop.reason)
+
+    def grad_listener(*args: Any, **kwargs: Any) -> Any:
+        if tracer.recording:
+            tracer.stop("autograd.grad in the step (only loss.backward() is compiled)")
+        return grad(*args, **kwargs)
+
+    def call_listener(self: Module, *args: Any, **kwargs: Any) -> Any:
+        if tracer.recording and all(m is not self for m in tracer.modules):
+            tracer.modules.append(self)
+            for name, parameter in self.named_parameters():
+                tracer.parameter_names.setdefault(id(parameter), name)
+        return module_call(self, *args, **kwargs)
+
+    grad = gradients.grad
+    patch(gradients, "backward", backward_listener)
+    patch(gradients, "grad", grad_listener)
+    patch(autograd_package, "backward", backward_listener)
+    patch(autograd_package, "grad", grad_listener)
+    patch(Module, "__call__", call_listener)
+    for cls in (SGD, Adam):
+        patch(cls, "step", optim.step_listener(tracer, cls.__dict__["step"]))
+    for cls in (Optimizer, Module):
+        patch(cls, "zero_grad", optim.zero_grad_listener(tracer, cls.__dict__["zero_grad"]))
+
+
+def grad_state() -> tuple:
+    """The global modes a compiled step depends on (see CompiledStep's guards)."""
+    return (is_grad_enabled(), anomaly.is_enabled(), forward_grad.current_level(),
+            _Mode.raw_allowed)
+
+
+def unwrap_values(value: Any) -> Any:
+    return unwrap(value)

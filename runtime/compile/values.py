@@ -1,0 +1,225 @@
+"""Values of the traced backward: an array that also knows its name in the generated step.
+
+The backward is traced by running each node's own `apply` (its formulas as codegen
+rendered them, generated/functions.py) with `SymbolicOps` in place of `array_ops`: every op
+a formula calls, and every operator it applies (`grad * factor`), runs on the real arrays,
+as the engine would, and also writes one line of the step. Branches of a helper on sizes,
+strides or constants (`maybe_multiply`'s `factor == 1`, `mm_mat1_backward`'s layout) are
+taken at trace time and leave no trace in the code; the shape guards keep them valid.
+A branch on the values themselves (`bool(x)`), or numpy called on a value directly, stops
+the trace: the step then runs eagerly.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from generated import ops as generated_ops
+from runtime import dispatch, kernels
+from runtime.compile.emit import TraceBreak
+from runtime.namespaces import array_ops
+
+if TYPE_CHECKING:
+    from runtime.compile.trace import Tracer
+
+# Attributes of an array a formula may read: sizes, fixed by the shape guards.
+_SIZE_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "itemsize", "strides"})
+
+
+class Value:
+    """A traced array: `array` is its value in the tracing step, `name` its variable."""
+
+    __slots__ = ("name", "array", "tracer")
+    # numpy defers to Value's reflected operators (np.float32(2) * v -> v.__rmul__).
+    __array_ufunc__ = None
+
+    def __init__(self, name: str, array: Any, tracer: Tracer) -> None:
+        self.name = name
+        self.array = array
+        self.tracer = tracer
+
+    def __repr__(self) -> str:
+        return f"<traced {self.name}>"
+
+    # -- what would make the code depend on the values -----------------------------------
+    def __bool__(self) -> bool:
+        raise TraceBreak("a formula branches on the values of a tensor")
+
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        raise TraceBreak("a formula calls numpy on a gradient directly, outside the op namespace")
+
+    def __float__(self) -> float:
+        raise TraceBreak("a formula reads a tensor's value as a Python number")
+
+    __int__ = __index__ = __float__
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __iter__(self):
+        raise TraceBreak("a formula iterates over a tensor")
+
+    # -- sizes are constants; methods and .T are traced -----------------------------------
+    def __getattr__(self, name: str) -> Any:
+        if name in _SIZE_ATTRIBUTES:
+            return getattr(self.array, name)
+        if name == "T":
+            return self.tracer.expression(f"{self.name}.T", (self,), self.array.T)
+        attribute = getattr(self.array, name)
+        if not callable(attribute):
+            raise TraceBreak(f"a formula reads the array attribute {name!r}")
+        return _Method(self, name)
+
+    def __getitem__(self, key: Any) -> Value:
+        text = self.tracer.render(key, subscript=True)
+        return self.tracer.expression(f"{self.name}[{text}]", (self, key),
+                                      self.array[unwrap(key)])
+
+
+class _Method:
+    """`value.method` about to be called: the call is traced."""
+
+    __slots__ = ("value", "name")
+
+    def __init__(self, value: Value, name: str) -> None:
+        self.value, self.name = value, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        result = getattr(self.value.array, self.name)(*unwrap(args), **unwrap(kwargs))
+        return self.value.tracer.call(f"{self.value.name}.{self.name}", args, kwargs, result,
+                                      (self.value,))
+
+
+def _binary(symbol: str, function: Callable, reflected: bool = False) -> Callable:
+    def method(self: Value, other: Any) -> Any:
+        left, right = (other, self) if reflected else (self, other)
+        result = function(unwrap(left), unwrap(right))
+        if symbol == "*":
+            kept = _times_ones(self.tracer, left, right, result)
+            if kept is not None:
+                return kept
+        text = f"{self.tracer.render(left)} {symbol} {self.tracer.render(right)}"
+        return self.tracer.expression(text, (left, right), result)
+
+    return method
+
+
+def _times_ones(tracer: Tracer, left: Any, right: Any, result: Any) -> Value | None:
+    """`ones * x` (the seed's gradient, expanded, times a formula's factor) is x, when it
+    has x's shape and dtype: 1 * v == v exactly, for every float (NaN, inf, -0.0 too)."""
+    for ones, other in ((left, right), (right, left)):
+        if type(ones) is Value and ones.name in tracer.ones and type(other) is Value and \
+                type(result) is np.ndarray and type(other.array) is np.ndarray and \
+                result.shape == other.array.shape and result.dtype == other.array.dtype:
+            return other
+    return None
+
+
+def _unary(symbol: str, function: Callable) -> Callable:
+    def method(self: Value) -> Any:
+        return self.tracer.expression(f"{symbol}{self.name}", (self,), function(self.array))
+
+    return method
+
+
+for _name, _symbol, _function in (
+    ("add", "+", operator.add), ("sub", "-", operator.sub), ("mul", "*", operator.mul),
+    ("truediv", "/", operator.truediv), ("floordiv", "//", operator.floordiv),
+    ("pow", "**", operator.pow), ("matmul", "@", operator.matmul), ("mod", "%", operator.mod),
+    ("and", "&", operator.and_), ("or", "|", operator.or_), ("xor", "^", operator.xor),
+):
+    setattr(Value, f"__{_name}__", _binary(_symbol, _function))
+    setattr(Value, f"__r{_name}__", _binary(_symbol, _function, reflected=True))
+for _name, _symbol, _function in (
+    ("lt", "<", operator.lt), ("le", "<=", operator.le), ("gt", ">", operator.gt),
+    ("ge", ">=", operator.ge), ("eq", "==", operator.eq), ("ne", "!=", operator.ne),
+):
+    setattr(Value, f"__{_name}__", _binary(_symbol, _function))
+for _name, _symbol, _function in (("neg", "-", operator.neg), ("pos", "+", operator.pos),
+                                  ("invert", "~", operator.invert)):
+    setattr(Value, f"__{_name}__", _unary(_symbol, _function))
+Value.__abs__ = lambda self: self.tracer.call("abs", (self,), {}, abs(self.array))
+Value.__hash__ = object.__hash__
+
+
+def unwrap(value: Any) -> Any:
+    """The real arrays inside `value` (a Value, or a list, tuple or slice holding some)."""
+    kind = type(value)
+    if kind is Value:
+        return value.array
+    if kind is tuple or kind is list:
+        return kind(unwrap(v) for v in value)
+    if kind is slice:
+        return slice(unwrap(value.start), unwrap(value.stop), unwrap(value.step))
+    if kind is dict:
+        return {k: unwrap(v) for k, v in value.items()}
+    return value
+
+
+class SymbolicOps:
+    """`array_ops` for the traced backward: each op runs for real and is written down."""
+
+    on_arrays = True
+
+    def __init__(self, tracer: Tracer) -> None:
+        self._tracer = tracer
+
+    def unpack(self, saved: Any, node: Any) -> Any:
+        """A saved tensor: the forward variable that holds its array."""
+        data = saved.unpack_data()
+        if data is None:  # not saved: no formula that runs reads it
+            return None
+        if isinstance(data, list):
+            return [self._tracer.value_of(item, "a saved tensor") for item in data]
+        return self._tracer.value_of(data, "a saved tensor")
+
+    def __getattr__(self, name: str) -> Any:
+        function = getattr(array_ops, name)
+        if not callable(function):
+            return function
+        tracer = self._tracer
+
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            result = function(*unwrap(args), **unwrap(kwargs))
+            if name == "t" and len(args) == 1 and type(args[0]) is Value:
+                original = tracer.transposed.get(args[0].name)
+                if original is not None:  # t(t(x)) is x, laid out as x is
+                    return original
+            callee = kernel_for(name, args, kwargs, result) or f"ops.{name}"
+            value = tracer.call(callee, args, kwargs, result)
+            if name == "expand" and type(value) is Value and type(args[0]) is Value \
+                    and args[0].name in tracer.ones:
+                tracer.ones.add(value.name)
+            if name == "t" and type(value) is Value and type(args[0]) is Value:
+                tracer.transposed[value.name] = args[0]
+            return value
+
+        return traced
+
+
+def kernel_for(name: str, args: tuple, kwargs: dict, result: Any) -> str | None:
+    """`kernels.KERNEL`, the kernel `array_ops.NAME` runs for these arguments, when calling
+    it directly is the same call (no numpy scalar or dtype to convert, an array back):
+    overload resolution done once, at trace time, instead of at every step."""
+    if kwargs or type(result) is not np.ndarray:
+        return None
+    values = unwrap(args)
+    if any(isinstance(v, np.generic) for v in values):
+        return None
+    for strict in (True, False):
+        for overload in generated_ops.BY_NAME.get(name, ()):
+            if overload.kernel is None or \
+                    dispatch._bind(overload.params, values, {}, strict, dispatch.ARRAY_TYPES) \
+                    is None:
+                continue
+            if any(p.type.startswith("ScalarType") for p in overload.params[:len(values)]):
+                return None
+            kernel = getattr(kernels, overload.kernel.__name__, None)
+            if getattr(kernel, "__wrapped__", kernel) is not overload.kernel:
+                return None
+            return f"kernels.{overload.kernel.__name__}"
+    return None

@@ -1,0 +1,206 @@
+"""Convolution layers (Conv1d, Conv2d) and their functional forms (conv1d, conv2d).
+
+The functions take torch.nn.functional's signatures and reduce every call to the one spec
+op `convolution` (ConvolutionBackward0 in the graph, as in PyTorch): an unbatched input is
+given a batch dim of one and loses it again (UnsqueezeBackward0 / SqueezeBackward1 around
+the convolution, as PyTorch records them), and padding='same' becomes numbers. The layers
+hold the weight (out_channels, in_channels / groups, *kernel_size) and the bias, drawn as
+PyTorch draws them, and call the functions.
+
+The functions live here rather than in runtime/nn/functional.py, which only re-exports
+names: functional imports this module, so the layers cannot import functional back.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from generated import ops
+from runtime import factories
+from runtime._tensor import Tensor
+from runtime.nn import init
+from runtime.nn.module import Module
+from runtime.nn.parameter import Parameter
+
+__all__ = ["Conv1d", "Conv2d", "conv1d", "conv2d"]
+
+_PADDING_STRINGS = {"same", "valid"}
+_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+
+
+def _ntuple(value: Any, count: int) -> tuple:
+    """An int as `count` copies of itself; a sequence as a tuple (as torch's _pair)."""
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return tuple(value)
+    return (value,) * count
+
+
+def _same_padding(input: Tensor, weight: Tensor, stride: tuple, dilation: tuple,
+                  ) -> tuple[list[int], list[bool]]:
+    """padding='same' as numbers: per dim the total d * (k - 1), split evenly. When the
+    total is odd, PyTorch pads one more on the right; here the padding is the larger half
+    on both sides, and `trim` marks the dims whose first output must then be dropped."""
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    padding, trim = [], []
+    for d, k in zip(dilation, weight.shape[2:], strict=False):
+        total = d * (k - 1)
+        padding.append(total - total // 2)
+        trim.append(total % 2 == 1)
+    if any(trim):
+        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
+                      "require a zero-padded copy of the input be created", stacklevel=4)
+    return padding, trim
+
+
+def _conv(name: str, dims: int, input: Tensor, weight: Tensor, bias: Tensor | None,
+          stride: Any, padding: Any, dilation: Any, groups: int) -> Tensor:
+    """conv1d / conv2d: checks the input's rank, batches an unbatched input, resolves a
+    padding string and calls the convolution op."""
+    if input.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(
+            f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {name}, but "
+            f"got input of size: {list(input.shape)}")
+    stride, dilation = _ntuple(stride, dims), _ntuple(dilation, dims)
+    trim = [False] * dims
+    if isinstance(padding, str):
+        if padding not in _PADDING_STRINGS:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if padding == "valid":
+            padding = (0,) * dims
+        else:
+            padding, trim = _same_padding(input, weight, stride, dilation)
+    padding = _ntuple(padding, dims)
+    unbatched = input.ndim == dims + 1
+    if unbatched:
+        input = ops.unsqueeze(input, 0)
+    result = ops.convolution(input, weight, bias, stride, padding, dilation, False,
+                             (0,) * dims, groups)
+    if any(trim):
+        result = result[(slice(None), slice(None))
+                        + tuple(slice(1, None) if t else slice(None) for t in trim)]
+    return ops.squeeze(result, 0) if unbatched else result
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """1-d convolution over (N, C, L) or (C, L) input, as torch.nn.functional.conv1d."""
+    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """2-d convolution over (N, C, H, W) or (C, H, W) input, as torch.nn.functional.conv2d."""
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+class _ConvNd(Module):
+    """What Conv1d and Conv2d share: torch's attributes, checks, initialisation and repr."""
+
+    _dims = 0
+    _function = staticmethod(conv2d)
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        dims = self._dims
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if isinstance(padding, str):
+            if padding not in _PADDING_STRINGS:
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 f"{_PADDING_STRINGS}")
+            if padding == "same" and any(s != 1 for s in _ntuple(stride, dims)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got "
+                             f"padding_mode='{padding_mode}'")
+        if padding_mode != "zeros":
+            raise NotImplementedError(
+                f"gradgen's {type(self).__name__} supports padding_mode='zeros' only, not "
+                f"padding_mode='{padding_mode}'")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _ntuple(kernel_size, dims)
+        self.stride = _ntuple(stride, dims)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, dims)
+        self.dilation = _ntuple(dilation, dims)
+        self.transposed = False
+        self.output_padding = (0,) * dims
+        self.groups = groups
+        self.padding_mode = padding_mode
+        self._reversed_padding_repeated_twice = self._reversed_padding()
+        self.weight = Parameter(factories.empty(
+            (out_channels, in_channels // groups) + self.kernel_size, dtype=dtype))
+        if bias:
+            self.bias = Parameter(factories.empty(out_channels, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def _reversed_padding(self) -> list[int]:
+        """The padding as F.pad takes it (last dim first, left then right), as torch keeps it
+        for the non-zero padding modes."""
+        if isinstance(self.padding, str):
+            if self.padding == "valid":
+                return [0, 0] * self._dims
+            result = []
+            for d, k in reversed(list(zip(self.dilation, self.kernel_size, strict=True))):
+                total = d * (k - 1)
+                result += [total // 2, total - total // 2]
+            return result
+        return [p for p in reversed(self.padding) for _ in range(2)]
+
+    def reset_parameters(self) -> None:
+        """PyTorch's default: kaiming_uniform_(a=√5) on the weight, i.e.
+        U(-1/√fan_in, 1/√fan_in) with fan_in = in_channels / groups * prod(kernel_size), and
+        the bias from the same range."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._function(input, self.weight, self.bias, self.stride, self.padding,
+                                    self.dilation, self.groups)
+
+    def extra_repr(self) -> str:
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if self.padding != (0,) * len(self.padding):
+            text += f", padding={self.padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            text += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            text += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
+        return text
+
+
+class Conv1d(_ConvNd):
+    """1-d convolution layer: (N, in_channels, L) -> (N, out_channels, L_out)."""
+
+    _dims = 1
+    _function = staticmethod(conv1d)
+
+
+class Conv2d(_ConvNd):
+    """2-d convolution layer: (N, in_channels, H, W) -> (N, out_channels, H_out, W_out)."""
+
+    _dims = 2
+    _function = staticmethod(conv2d)

@@ -1,0 +1,634 @@
+"""runtime.compile: compiled training steps equal eager gradgen bit for bit, and every guard
+takes effect (tests compare eager with compiled, and both with torch)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import runtime
+from runtime.compile import CompiledStep
+
+ROOT = Path(__file__).resolve().parent.parent
+STEPS = 20
+
+
+def _weights(sizes: list[tuple[int, int]], seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    found = []
+    for fan_in, fan_out in sizes:
+        bound = 1 / np.sqrt(fan_in)
+        found.append(rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32))
+        found.append(rng.uniform(-bound, bound, (fan_out,)).astype(np.float32))
+    return found
+
+
+def _mlp(lib, sizes: list[tuple[int, int]], dropout: float = 0.0):
+    layers = []
+    for index, (fan_in, fan_out) in enumerate(sizes):
+        layers.append(lib.nn.Linear(fan_in, fan_out))
+        if index < len(sizes) - 1:
+            layers.append(lib.nn.ReLU())
+            if dropout:
+                layers.append(lib.nn.Dropout(dropout))
+    model = lib.nn.Sequential(*layers)
+    with lib.no_grad():
+        for parameter, value in zip(model.parameters(), _weights(sizes), strict=True):
+            parameter.copy_(lib.tensor(value))
+    return model
+
+
+def _tiny_step(lib, batch: int = 16, lr: float = 1e-3):
+    """The seed's TinyModel step: MSE by hand, SGD."""
+    model = _mlp(lib, [(30, 20), (20, 5)])
+    optimizer = lib.optim.SGD(model.parameters(), lr=lr)
+    rng = np.random.default_rng(1)
+    x = lib.tensor(rng.standard_normal((batch, 30)).astype(np.float32))
+    y = lib.tensor(rng.standard_normal((batch, 5)).astype(np.float32))
+
+    def step():
+        optimizer.zero_grad()
+        loss = (y - model(x)).pow(2).sum()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return model, optimizer, step
+
+
+def _classifier_step(lib, optimizer_class: str = "Adam", dropout: float = 0.0,
+                     cross_entropy: bool = False, **options):
+    """An MLP with cross-entropy (or a squared error from 0.5, the target unused); the batch is
+    an argument of the step."""
+    model = _mlp(lib, [(12, 16), (16, 16), (16, 4)], dropout)
+    optimizer = getattr(lib.optim, optimizer_class)(model.parameters(), **options)
+
+    def step(x, target):
+        optimizer.zero_grad()
+        if cross_entropy:
+            loss = lib.nn.functional.cross_entropy(model(x), target)
+        else:
+            loss = (model(x) - 0.5).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return model, optimizer, step
+
+
+def _batches(lib, count: int = STEPS, batch: int = 8):
+    rng = np.random.default_rng(2)
+    return [(lib.tensor(rng.standard_normal((batch, 12)).astype(np.float32)),
+             lib.tensor(rng.integers(0, 4, batch))) for _ in range(count)]
+
+
+def _bits(model) -> list[bytes]:
+    return [p.detach().numpy().tobytes() for p in model.parameters()]
+
+
+def _same(a: list[bytes], b: list[bytes]) -> bool:
+    return len(a) == len(b) and all(x == y for x, y in zip(a, b, strict=True))
+
+
+def test_tinymodel_sgd_bitwise_equal_to_eager_over_20_steps():
+    eager_model, _, eager_step = _tiny_step(runtime)
+    model, _, step = _tiny_step(runtime)
+    compiled = runtime.compile(step)
+    torch_model, _, torch_step = _tiny_step(torch)
+    for index in range(STEPS):
+        expected, got, reference = eager_step(), compiled(), torch_step()
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
+        assert _same(_bits(model), _bits(eager_model)), index
+        assert np.allclose(got.detach().numpy(), reference.item(), rtol=1e-4)
+        assert compiled.fallback_reason is None, compiled.fallback_reason
+    assert compiled.traces == 1
+    for p, q in zip(model.parameters(), torch_model.parameters(), strict=True):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_tinymodel_grads_and_versions_as_eager():
+    eager_model, _, eager_step = _tiny_step(runtime)
+    model, _, step = _tiny_step(runtime)
+    compiled = runtime.compile(step)
+    for _ in range(3):
+        eager_step()
+        compiled()
+    for p, q in zip(model.parameters(), eager_model.parameters(), strict=True):
+        assert p.grad.numpy().tobytes() == q.grad.numpy().tobytes()
+        assert p._version == q._version
+        assert not np.shares_memory(p.grad.numpy(), p.detach().numpy())
+
+
+def test_returned_loss_is_this_steps_value():
+    _, _, step = _tiny_step(runtime)
+    compiled = runtime.compile(step)
+    losses = [compiled() for _ in range(4)]
+    values = [loss.item() for loss in losses]
+    assert len(set(values)) == 4  # each step's own loss, not one buffer overwritten
+
+
+@pytest.mark.parametrize("optimizer, options", [
+    ("Adam", {"lr": 1e-2}),
+    ("AdamW", {"lr": 1e-2, "weight_decay": 0.1}),
+    ("Adam", {"lr": 1e-2, "weight_decay": 0.01, "maximize": True}),
+    ("SGD", {"lr": 0.05, "momentum": 0.9, "weight_decay": 1e-3, "nesterov": True}),
+    ("SGD", {"lr": 0.05, "momentum": 0.5, "dampening": 0.1}),
+])
+def test_mlp_cross_entropy_bitwise_equal_to_eager(optimizer, options):
+    options = {"cross_entropy": True, **options}
+    eager_model, _, eager_step = _classifier_step(runtime, optimizer, **options)
+    model, _, step = _classifier_step(runtime, optimizer, **options)
+    torch_model, _, torch_step = _classifier_step(torch, optimizer, **options)
+    compiled = runtime.compile(step)
+    for index, ((x, t), (tx, tt)) in enumerate(zip(_batches(runtime), _batches(torch),
+                                                    strict=True)):
+        expected, got, reference = eager_step(x, t), compiled(x, t), torch_step(tx, tt)
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
+        assert _same(_bits(model), _bits(eager_model)), index
+        assert compiled.fallback_reason is None, compiled.fallback_reason
+        np.testing.assert_allclose(got.detach().numpy(), reference.item(), rtol=1e-4)
+    assert compiled.traces == 1
+    for p, q in zip(model.parameters(), torch_model.parameters(), strict=True):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-3, atol=1e-5)
+
+
+def test_dropout_draws_fresh_in_eager_order():
+    runtime.manual_seed(5)
+    eager_model, _, eager_step = _classifier_step(runtime, "Adam", dropout=0.3, lr=0.01,
+                                                  cross_entropy=True)
+    eager_losses = [eager_step(x, t).detach().numpy().tobytes() for x, t in _batches(runtime)]
+    runtime.manual_seed(5)
+    model, _, step = _classifier_step(runtime, "Adam", dropout=0.3, lr=0.01, cross_entropy=True)
+    compiled = runtime.compile(step)
+    losses = [compiled(x, t).detach().numpy().tobytes() for x, t in _batches(runtime)]
+    assert compiled.fallback_reason is None
+    assert losses == eager_losses
+    assert _same(_bits(model), _bits(eager_model))
+    assert len(set(losses)) == STEPS
+    # torch draws dropout masks from the same stream, bit for bit
+    torch.manual_seed(5)
+    torch_model, _, torch_step = _classifier_step(torch, "Adam", dropout=0.3, lr=0.01,
+                                                  cross_entropy=True)
+    reference = [torch_step(x, t).item() for x, t in _batches(torch)]
+    np.testing.assert_allclose([np.frombuffer(v, np.float32)[0] for v in losses], reference,
+                               rtol=1e-4)
+
+
+def _pair(make=_tiny_step):
+    eager = make(runtime)
+    compiled = make(runtime)
+    return eager, compiled, runtime.compile(compiled[2])
+
+
+def test_guard_learning_rate_change_takes_effect():
+    (eager_model, eager_opt, eager_step), (model, opt, _), compiled = _pair()
+    for index in range(6):
+        if index == 3:
+            eager_opt.param_groups[0]["lr"] = 0.05
+            opt.param_groups[0]["lr"] = 0.05
+        eager_step()
+        compiled()
+        assert _same(_bits(model), _bits(eager_model)), index
+    assert compiled.traces == 1  # the update reads lr at every step
+
+
+def test_guard_momentum_change_retraces():
+    (eager_model, eager_opt, eager_step), (model, opt, _), compiled = _pair()
+    for index in range(6):
+        if index == 3:
+            eager_opt.param_groups[0]["weight_decay"] = 0.1
+            opt.param_groups[0]["weight_decay"] = 0.1
+        eager_step()
+        compiled()
+        assert _same(_bits(model), _bits(eager_model)), index
+    assert compiled.traces == 2
+
+
+def test_guard_shape_change_retraces():
+    eager_model, _, eager_step = _classifier_step(runtime, "SGD", lr=0.1)
+    model, _, step = _classifier_step(runtime, "SGD", lr=0.1)
+    compiled = runtime.compile(step)
+    for batch in (8, 8, 5, 5, 8):
+        x, t = _batches(runtime, 1, batch)[0]
+        got, expected = compiled(x, t), eager_step(x, t)
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
+        assert _same(_bits(model), _bits(eager_model))
+    assert compiled.traces == 2
+
+
+def test_guard_eval_mode_retraces():
+    """Dropout in training mode, then eval mode: each run on its own from the same seed,
+    since both draw from the default generator."""
+    def run(compiled: bool):
+        runtime.manual_seed(3)
+        model, _, step = _classifier_step(runtime, "SGD", dropout=0.5, lr=0.1)
+        if compiled:
+            step = runtime.compile(step)
+        losses = []
+        for index, (x, t) in enumerate(_batches(runtime, 6)):
+            if index == 3:
+                model.eval()
+            losses.append(step(x, t).detach().numpy().tobytes())
+        return model, step, losses
+
+    eager_model, _, expected = run(False)
+    model, compiled, got = run(True)
+    assert got == expected
+    assert _same(_bits(model), _bits(eager_model))
+    assert compiled.traces == 2
+    assert compiled.fallback_reason is None
+    assert "bernoulli_" not in compiled.code  # eval mode: no dropout
+
+
+def test_guard_hook_falls_back_to_eager():
+    (eager_model, _, eager_step), (model, _, _), compiled = _pair()
+    seen = []
+    for index in range(5):
+        if index == 2:
+            for m in (eager_model, model):
+                m[0].weight.register_hook(lambda g: g * 2)
+            model[2].bias.register_hook(lambda g: seen.append(1))
+        eager_step()
+        compiled()
+        assert _same(_bits(model), _bits(eager_model)), index
+    assert "hook" in compiled.fallback_reason
+    assert len(seen) == 3  # the hook ran at every step after it was added
+
+
+def test_guard_grad_mode():
+    (eager_model, _, eager_step), (model, _, _), compiled = _pair()
+    compiled()
+    eager_step()
+    with runtime.no_grad(), pytest.raises(RuntimeError) as error:
+        compiled()
+    with runtime.no_grad(), pytest.raises(RuntimeError) as eager_error:
+        eager_step()
+    assert str(error.value) == str(eager_error.value)
+    with torch.no_grad(), pytest.raises(RuntimeError) as torch_error:
+        (torch.ones(1) * 2).sum().backward()
+    assert str(error.value) == str(torch_error.value)
+
+
+def test_item_in_step_falls_back_with_reason():
+    model, optimizer, _ = _tiny_step(runtime)
+    eager_model, eager_optimizer, _ = _tiny_step(runtime)
+    x = runtime.ones(16, 30)
+
+    def make(m, o):
+        def step():
+            o.zero_grad()
+            loss = m(x).pow(2).sum()
+            if loss.item() > 0:  # data-dependent Python control flow
+                loss.backward()
+                o.step()
+            return loss.item()
+        return step
+
+    compiled = runtime.compile(make(model, optimizer))
+    eager = make(eager_model, eager_optimizer)
+    for _ in range(3):
+        assert compiled() == eager()
+    assert "item()" in compiled.fallback_reason
+    assert compiled.code is None
+    assert _same(_bits(model), _bits(eager_model))
+
+
+def _inplace_step(model, optimizer, x, on_input: bool):
+    def step():
+        optimizer.zero_grad()
+        if on_input:
+            x.mul_(0.5)  # changes the step's own input: not compiled
+        hidden = model[0](x)
+        hidden.relu_()  # an intermediate the step made: replayed in order
+        loss = model[2](hidden).sum()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
+@pytest.mark.parametrize("on_input", [False, True])
+def test_inplace_ops_in_forward(on_input):
+    model, optimizer, _ = _tiny_step(runtime)
+    eager_model, eager_optimizer, _ = _tiny_step(runtime)
+    x, eager_x = runtime.ones(16, 30), runtime.ones(16, 30)
+    compiled = runtime.compile(_inplace_step(model, optimizer, x, on_input))
+    eager = _inplace_step(eager_model, eager_optimizer, eager_x, on_input)
+    for _ in range(4):
+        got, expected = compiled(), eager()
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
+        assert _same(_bits(model), _bits(eager_model))
+    assert x.numpy().tobytes() == eager_x.numpy().tobytes()
+    if on_input:
+        assert "in-place" in compiled.fallback_reason
+    else:
+        assert compiled.fallback_reason is None
+        assert "in place" in compiled.code
+
+
+def test_fullgraph_makes_a_fallback_an_error():
+    x = runtime.ones(2, requires_grad=True)
+
+    @runtime.compile(fullgraph=True)
+    def step():
+        loss = (x * 2).sum()
+        loss.backward(retain_graph=True)
+        return loss
+
+    with pytest.raises(RuntimeError, match="retain_graph"):
+        step()
+
+
+def test_code_reads_as_numpy_with_provenance():
+    _, _, step = _tiny_step(runtime)
+    compiled = runtime.compile(step)
+    assert isinstance(compiled, CompiledStep)
+    compiled()
+    code = compiled.code
+    assert "# AddmmBackward0: mat1: mm_mat1_backward(grad, mat2, mat1.shape" in code
+    assert "# ReluBackward0: self: threshold_backward(grad, result, 0)" in code
+    assert "accumulate(" in code and "AccumulateGrad: model.0.weight.grad" in code
+    assert "kernels.addmm(" in code and "SGD: p.add_(grad, alpha=-lr)" in code
+    compile(code, "<check>", "exec")  # it is Python
+
+
+def test_command_prints_the_code(tmp_path):
+    program = tmp_path / "prog.py"
+    program.write_text(
+        "import torch\n"
+        "model = torch.nn.Linear(3, 2)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.ones(4, 3)\n"
+        "@torch.compile\n"
+        "def train_step():\n"
+        "    optimizer.zero_grad()\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    loss.backward()\n"
+        "    optimizer.step()\n"
+        "    return loss\n"
+        "for _ in range(2):\n"
+        "    train_step()\n"
+    )
+    done = subprocess.run([sys.executable, "-m", "runtime.compile", str(program)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "def train_step():" in done.stdout
+    assert "MeanBackward0" in done.stdout
+
+
+# A step that reads its batch from module globals, as a training loop's body often does.
+batch_x = batch_t = None
+loop_model = loop_optimizer = None
+
+
+def _loop_step():
+    loop_optimizer.zero_grad()
+    loss = runtime.nn.functional.cross_entropy(loop_model(batch_x), batch_t)
+    loss.backward()
+    loop_optimizer.step()
+    return loss
+
+
+def test_globals_rebound_each_step_are_read_each_step():
+    global batch_x, batch_t, loop_model, loop_optimizer
+    results = []
+    for compiled in (False, True):
+        loop_model, loop_optimizer, _ = _classifier_step(runtime, "Adam", lr=0.01)
+        step = runtime.compile(_loop_step) if compiled else _loop_step
+        losses = []
+        for batch_x, batch_t in _batches(runtime, 8):  # noqa: B007 - globals the step reads
+            losses.append(step().detach().numpy().tobytes())
+        results.append((losses, _bits(loop_model)))
+        if compiled:
+            assert step.traces == 1 and step.fallback_reason is None
+            assert "the step's global batch_x" in step.code
+    assert results[0][0] == results[1][0]
+    assert _same(results[0][1], results[1][1])
+
+
+def test_guard_rebound_model_and_replaced_parameter():
+    global batch_x, batch_t, loop_model, loop_optimizer
+    batch_x, batch_t = _batches(runtime, 1)[0]
+    loop_model, loop_optimizer, _ = _classifier_step(runtime, "SGD", lr=0.1)
+    step = runtime.compile(_loop_step)
+    step()
+    step()
+    loop_model, loop_optimizer, _ = _classifier_step(runtime, "SGD", lr=0.1)
+    eager_model, eager_optimizer, _ = _classifier_step(runtime, "SGD", lr=0.1)
+    got = step()
+    loop_model, loop_optimizer = eager_model, eager_optimizer
+    expected = _loop_step()
+    assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
+    assert step.traces == 2
+    # a parameter replaced inside the model: a new trace, the new parameter used
+    for model in (eager_model,):
+        with runtime.no_grad():
+            new = runtime.nn.Parameter(model[0].weight.detach() * 0.5)
+        model[0].weight = new
+    loop_model, loop_optimizer = eager_model, runtime.optim.SGD(eager_model.parameters(), lr=0.1)
+    before = step.traces
+    step()
+    assert step.traces == before + 1
+    assert new.grad is not None
+
+
+def test_guard_requires_grad_and_anomaly_mode():
+    (eager_model, _, eager_step), (model, _, _), compiled = _pair()
+    for index in range(6):
+        if index == 2:
+            eager_model[0].bias.requires_grad_(False)
+            model[0].bias.requires_grad_(False)
+        if index == 4:
+            with runtime.autograd.set_detect_anomaly(True):
+                got, expected = compiled(), eager_step()
+            assert "anomaly" in compiled.fallback_reason
+        else:
+            got, expected = compiled(), eager_step()
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
+        assert _same(_bits(model), _bits(eager_model)), index
+    assert model[0].bias.grad is None
+    assert compiled.traces == 3
+
+
+def test_docs_show_the_code_the_command_prints(tmp_path):
+    """docs/compile.md quotes a program and the code `python -m runtime.compile` prints for
+    it: the quote must be what the command prints now."""
+    import re
+
+    blocks = re.findall(r"```\n(.*?)```", (ROOT / "docs" / "compile.md").read_text(), re.S)
+    program, code = blocks[0], blocks[1]
+    path = tmp_path / "prog.py"
+    path.write_text(program)
+    done = subprocess.run([sys.executable, "-m", "runtime.compile", str(path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == code
+
+
+def test_printing_in_the_step_keeps_it_eager(capsys):
+    """Python effects are not replayed: a step that prints a tensor runs eagerly, so it
+    prints at every step, as without compile."""
+    _, _, step = _tiny_step(runtime)
+
+    def logged():
+        loss = step()
+        print(loss)
+        return loss
+
+    compiled = runtime.compile(logged)
+    for _ in range(3):
+        compiled()
+    assert capsys.readouterr().out.count("tensor(") == 3
+    assert "printing a tensor" in compiled.fallback_reason
+
+
+def test_unsupported_steps_fall_back_with_reasons():
+    w = runtime.ones(3, requires_grad=True)
+
+    class Square(runtime.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    def with_grad():
+        return runtime.autograd.grad((w * 3).sum(), w)[0]
+
+    def with_function():
+        w.grad = None
+        loss = Square.apply(w).sum()
+        loss.backward()
+        return w.grad
+
+    for step, reason in ((with_grad, "autograd.grad"), (with_function, "not a node of the spec")):
+        compiled = runtime.compile(step)
+        for _ in range(2):
+            np.testing.assert_array_equal(compiled().numpy(), step().numpy())
+        assert reason in compiled.fallback_reason
+    with_torch = torch.ones(3, requires_grad=True)
+    assert torch.autograd.grad((with_torch * 3).sum(), with_torch)[0].tolist() == \
+        with_grad().tolist()
+
+
+def test_cache_size_then_eager():
+    eager_model, _, eager_step = _classifier_step(runtime, "SGD", lr=0.1)
+    model, _, step = _classifier_step(runtime, "SGD", lr=0.1)
+    compiled = runtime.compile(step)
+    for batch in range(1, 11):
+        x, t = _batches(runtime, 1, batch)[0]
+        got, expected = compiled(x, t), eager_step(x, t)
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
+    assert compiled.traces == 8
+    assert "cache" in compiled.fallback_reason
+    assert _same(_bits(model), _bits(eager_model))
+
+
+def test_forward_ad_level_is_a_guard():
+    (eager_model, _, eager_step), (model, _, _), compiled = _pair()
+    compiled()
+    eager_step()
+    with runtime.autograd.forward_ad.dual_level():
+        compiled()
+        eager_step()
+        assert "forward-AD" in compiled.fallback_reason
+    compiled()
+    eager_step()
+    assert compiled.fallback_reason is None
+    assert _same(_bits(model), _bits(eager_model))
+
+
+def test_numpy_warnings_as_in_eager():
+    """A diverging run (inf, then NaN): the compiled steps warn as the eager ones do."""
+    import warnings
+
+    found = []
+    for compiled in (False, True):
+        _, _, step = _tiny_step(runtime, lr=1e4)
+        step = runtime.compile(step) if compiled else step
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            losses = [step().detach().numpy().tobytes() for _ in range(8)]
+        found.append((losses, sorted({(w.category, str(w.message)) for w in caught})))
+    assert found[0] == found[1]
+    assert np.isnan(np.frombuffer(found[1][0][-1], np.float32)).all()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.compile's own imports
+def test_compiling_a_module_keeps_it_a_module():
+    model = _mlp(runtime, [(4, 3)])
+    compiled = runtime.compile(model)
+    x = runtime.ones(2, 4)
+    assert [p.shape for p in compiled.parameters()] == [p.shape for p in model.parameters()]
+    assert compiled(x).detach().numpy().tobytes() == model(x).detach().numpy().tobytes()
+    assert "no backward" in compiled.fallback_reason  # a forward alone runs eagerly
+    reference = torch.compile(_mlp(torch, [(4, 3)]))
+    assert [tuple(p.shape) for p in reference.parameters()] == \
+        [tuple(p.shape) for p in compiled.parameters()]
+
+
+def _scaled_steps(lib):
+    """A step whose result depends on a closed-over number and a module's plain attribute,
+    with setters to change both between calls."""
+    model = _mlp(lib, [(30, 20), (20, 5)])
+    optimizer = lib.optim.SGD(model.parameters(), lr=1e-3)
+    rng = np.random.default_rng(2)
+    x = lib.tensor(rng.standard_normal((4, 30)).astype(np.float32))
+    model.scale = 1.0
+    scale = 2.0
+
+    def step():
+        optimizer.zero_grad()
+        loss = (model(x) - scale - model.scale).pow(2).sum()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    def set_scale(value):
+        nonlocal scale
+        scale = value
+
+    return model, step, set_scale
+
+
+def test_a_changed_number_the_step_names_or_a_module_attribute_retraces():
+    eager_model, eager_step, eager_set = _scaled_steps(runtime)
+    model, step, set_scale = _scaled_steps(runtime)
+    compiled = runtime.compile(step)
+    changes = [None, None, ("scale", 3.0), None, ("attribute", 0.5), None, ("scale", 3)]
+    for change in changes:
+        if change and change[0] == "scale":
+            eager_set(change[1])
+            set_scale(change[1])
+        elif change:
+            eager_model.scale = model.scale = change[1]
+        assert compiled().item() == eager_step().item(), change
+        assert _same(_bits(model), _bits(eager_model)), change
+    assert compiled.fallback_reason is None
+    assert compiled.traces == 4  # the first, and one per change (3 is an int, not 3.0)
+
+
+def test_a_tensor_read_through_a_container_keeps_the_step_eager():
+    """`batches[0]` could be rebound between calls without the step seeing it: no trace."""
+    model = _mlp(runtime, [(30, 20), (20, 5)])
+    rng = np.random.default_rng(3)
+    batches = [runtime.tensor(rng.standard_normal((4, 30)).astype(np.float32))]
+
+    def step():
+        return model(batches[0]).pow(2).sum()
+
+    compiled = runtime.compile(step)
+    first = compiled().item()
+    assert "through an attribute or a container" in compiled.fallback_reason
+    batches[0] = batches[0] * 2
+    assert compiled().item() == step().item() != first
