@@ -34,17 +34,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "tests" / "programs"
 NAMES = sorted(path.name for path in PROGRAMS.glob("*.py"))
 
-# Programs that need what other workers are building in parallel; each fails on this branch
-# (strict xfail, so the integrator sees it flip once the pieces are merged, then removes
-# this set).
-NEEDS_OTHER_WORK = {
-    # Not another worker's feature but a bug in main: the backward of relu on a 0-dim
-    # tensor raises TypeError in kernels.threshold_backward (np.negative of a 0-d array is
-    # a numpy scalar, and `out=` rejects it); vmap(grad(f)) of the torch.func docstring
-    # hits it. Wrapping the mask in np.asarray fixes it (the program then matches torch).
-    "func_docstrings.py",
-}
-
 NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
 ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 
@@ -122,13 +111,7 @@ def test_program_runs_under_torch(name, torch_outputs):
     assert numbers(outcome["stdout"])
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(
-        strict=True, reason="needs features other workers are building (see the comment "
-                            "at its entry in NEEDS_OTHER_WORK)"))
-    if name in NEEDS_OTHER_WORK else name
-    for name in NAMES
-])
+@pytest.mark.parametrize("name", NAMES)
 def test_program_prints_torchs_numbers(name, torch_outputs, tmp_path):
     """`python -m runtime prog.py` succeeds and prints torch's numbers."""
     ours = subprocess.run([sys.executable, "-m", "runtime", str(PROGRAMS / name)],
@@ -139,6 +122,3 @@ def test_program_prints_torchs_numbers(name, torch_outputs, tmp_path):
     assert theirs["ok"], theirs["error"]
     assert_same_numbers(ours.stdout, theirs["stdout"])
 
-
-def test_needs_other_work_names_real_programs():
-    assert NEEDS_OTHER_WORK <= set(NAMES)
