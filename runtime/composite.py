@@ -738,6 +738,9 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
+    if target.dtype.is_floating_point and ignore_index >= 0:
+        # Probabilities have no class index to ignore (a negative one is never a class).
+        raise RuntimeError("ignore_index is not supported for floating point target")
     class_dim = 0 if input.ndim == 1 else 1
     log_probabilities = log_softmax(input, class_dim, dtype=input.dtype)
     if target.dtype.is_floating_point:

@@ -6,12 +6,13 @@ A `device=` must name the CPU, the only device gradgen has (runtime/devices.py).
 from __future__ import annotations
 
 import builtins
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from runtime import devices, dtypes
+from runtime import cpu_math, devices, dtypes
 from runtime._tensor import Size, Tensor
 from runtime.dispatch import int_list
 
@@ -142,23 +143,88 @@ def eye(n: int, m: int | None = None, *, dtype: dtypes.dtype | None = None,
     return _finish(np.eye(n, m, dtype=_numpy_dtype(dtype)), requires_grad)
 
 
+def _range_scalar(value: Any) -> Any:
+    """A bound or step as torch's Scalar holds it: a 0-dim tensor gives its Python value
+    (a float32 one as the double it is), a bool an int."""
+    if isinstance(value, Tensor):
+        value = value._data.item()
+    return int(value) if isinstance(value, bool) else value
+
+
+def _truncate(value: Any) -> int:
+    """C's conversion of a double to int64: toward zero."""
+    return int(value)
+
+
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: dtypes.dtype | None = None,
            requires_grad: bool = False, device: Any = None) -> Tensor:
+    """torch.arange: the values start + i * step below `end`, as torch's kernel counts them.
+
+    For int64 the bounds and step are first cut to integers (toward zero) and the length is
+    counted in integers; otherwise it is ceil((end - start) / step) in double. Integer
+    values are trunc(start) + i * trunc(step); floating ones start + i * step in double,
+    then rounded to the dtype (torch's vectorised kernel splits the fused multiply-add per
+    SIMD lane, so a float32 value can differ from it in the last place)."""
     if device is not None:
         devices.to_cpu(device)
     if end is None:
         start, end = 0, start
+    start, end, step = (_range_scalar(v) for v in (start, end, step))
     integral = builtins.all(isinstance(v, int) for v in (start, end, step))
     numpy_dtype = dtype.numpy if dtype is not None else (
         np.dtype(np.int64) if integral else dtypes.get_default_dtype().numpy)
-    return _finish(np.arange(start, end, step).astype(numpy_dtype), requires_grad)
+    if numpy_dtype == np.int64:  # int64 counts in int64: bounds and step cut first
+        if step != 0 and np.isfinite(step) and _truncate(step) == 0:
+            raise ValueError("step must be nonzero")  # PyTorch's Python binding says so
+        start, end, step = (_truncate(v) if np.isfinite(v) else v for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (np.isfinite(start) and np.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if step > 0 and end < start or step < 0 and end > start:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if numpy_dtype == np.int64:
+        sign = 1 if step > 0 else -1
+        span = end - start + step - sign
+        size = abs(span) // abs(step) * (1 if (span >= 0) == (step > 0) else -1)
+        values = start + step * np.arange(builtins.max(size, 0), dtype=np.int64)
+    else:
+        size = builtins.max(math.ceil((float(end) - float(start)) / float(step)), 0)
+        if numpy_dtype.kind in "iub":  # the other integer dtypes count in int64
+            values = _truncate(start) + _truncate(step) * np.arange(size, dtype=np.int64)
+        else:  # start + step * i as one fused multiply-add, in double
+            values = cpu_math.fma64(float(step), np.arange(size, dtype=np.float64),
+                                    float(start))
+    return _finish(values.astype(numpy_dtype), requires_grad)
 
 
-def linspace(start: float, end: float, steps: int, *, dtype: dtypes.dtype | None = None,
+def linspace(start: Any, end: Any, steps: int, *, dtype: dtypes.dtype | None = None,
              requires_grad: bool = False, device: Any = None) -> Tensor:
+    """torch.linspace as torch's CPU kernel computes it: the bounds cast to the dtype, the
+    step (end - start) / (steps - 1) in that dtype (double for integers), the first half
+    counted up from start and the second half down from end, each value one fused
+    multiply-add."""
     if device is not None:
         devices.to_cpu(device)
-    return _finish(np.linspace(start, end, steps).astype(_numpy_dtype(dtype)), requires_grad)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    numpy_dtype = _numpy_dtype(dtype)
+    start, end = (_range_scalar(v) for v in (start, end))
+    integral = numpy_dtype.kind in "iub"
+    work = np.dtype(np.float64) if integral else numpy_dtype
+    first = np.array(_truncate(start) if integral else start).astype(work)
+    last = np.array(_truncate(end) if integral else end).astype(work)
+    if steps == 1:
+        return _finish(first.reshape(1).astype(numpy_dtype), requires_grad)
+    step = ((last - first) / work.type(steps - 1)).astype(work) if steps > 1 else work.type(0)
+    index = np.arange(steps).astype(work)
+    halfway = steps // 2
+    fma = cpu_math.fma32 if work == np.float32 else cpu_math.fma64
+    values = np.where(np.arange(steps) < halfway, fma(step, index, first),
+                      fma(-step, work.type(steps - 1) - index, last)).astype(work)
+    if integral:
+        values = np.trunc(values)
+    return _finish(values.astype(numpy_dtype), requires_grad)
 
 
 def _like(input: Tensor, dtype: dtypes.dtype | None) -> tuple[tuple[int, ...], np.dtype]:

@@ -163,17 +163,6 @@ EXCEPTIONS = [
 
 # What gradgen does not do yet, each with what is wrong (strict xfail: a fix is noticed).
 OPEN = {
-    "F.cross_entropy(t.ones(1, 4), t.full((1, 4), .25), ignore_index=2)":
-        "runtime/nn/functional.py (not this worker's file) does not refuse ignore_index "
-        "with probability targets",
-    "t.arange(0, -3, 2)": "runtime/factories.py's arange does not check the step's sign",
-    "t.arange(0.0, -8.000001, -4.0, dtype=t.int64)":
-        "runtime/factories.py's arange counts its length in float, not as torch",
-    "t.linspace(4.3, -3, 50, dtype=t.int64)": "runtime/factories.py's linspace rounds "
-        "differently for integer dtypes",
-    "t.arange(t.tensor(0.1, dtype=t.float32), 1, 0.3, dtype=t.float64)":
-        "runtime/factories.py's arange computes a float32 0-dim start in float32",
-    "t.arange(0, 3, 0)": "runtime/factories.py's arange divides by the zero step",
     "t.add(t.ones(2), t.ones(2), out=t.zeros(2))": "gradgen has no out= arguments",
     "t.ones(2).add(None)": "the check is in the wrapper, which a method and a function "
         "share: the message gives the function's position of `other` (2), torch the "
@@ -274,3 +263,43 @@ def test_undefined_tangent_is_skipped(function: str) -> None:
     expected = _tangent(torch, math.inf, 0.5, function)
     actual = _tangent(runtime, math.inf, 0.5, function)
     assert actual == pytest.approx(expected, nan_ok=True)
+
+
+# -- arange and linspace over bounds, steps and dtypes ------------------------------------------
+
+RANGES = [(0, -3, 2), (0, 3, 0), (0.0, -8.000001, -4.0), (1, 2.5, 0.5), (5.5, None, 1),
+          (0, 10, 3), (0, 1, 0.1), (-1, 1, 0.3), (10, 0, -3), (0.5, 7.25, 0.75), (3, 3, 1),
+          (0, 1, 0.5), (0, float("nan"), 1), (0, float("inf"), 1)]
+SPACES = [(4.3, -3, 50), (0, 1, 7), (-2.5, 9.1, 13), (0, 1, 0), (0, 1, 1), (1, 0, 2),
+          (0.1, 0.9, 1000), (-1e3, 1e3, 101), (0, 1, -1)]
+DTYPES = [None, "int64", "int32", "float32", "float64"]
+
+
+def _made(lib: Any, make: Any) -> Any:
+    try:
+        made = make(lib)
+    except Exception as error:  # noqa: BLE001 - the class and message are compared
+        return type(error).__name__, str(error)
+    return str(made.dtype), made.detach().numpy().tobytes()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("bounds", RANGES, ids=str)
+def test_arange_counts_errs_and_computes_as_torch(bounds: tuple, dtype: str | None) -> None:
+    """Length, values (bit for bit), dtype, and the exception class and message."""
+    start, end, step = bounds
+
+    def make(lib: Any) -> Any:
+        options = {} if dtype is None else {"dtype": getattr(lib, dtype)}
+        return lib.arange(start, **options) if end is None else \
+            lib.arange(start, end, step, **options)
+    assert _made(runtime, make) == _made(torch, make)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("bounds", SPACES, ids=str)
+def test_linspace_computes_as_torch(bounds: tuple, dtype: str | None) -> None:
+    def make(lib: Any) -> Any:
+        options = {} if dtype is None else {"dtype": getattr(lib, dtype)}
+        return lib.linspace(*bounds, **options)
+    assert _made(runtime, make) == _made(torch, make)
