@@ -193,9 +193,10 @@ def write_inplace(tensor: Tensor, result: Any) -> None:
     """
     result = np.asarray(result)
     target = tensor._data
-    if result.shape != target.shape and result.size == target.size and \
-            np.shares_memory(result, target):
-        tensor._data = result
+    if result.shape != target.shape and result.size == target.size and (
+            result.size == 0 or np.shares_memory(result, target)):
+        # (numpy says an empty array shares no memory: an empty result takes the shape.)
+        tensor._data = result if result.size else target.reshape(result.shape)
         tensor._version_counter.version += 1
         return
     kernels.check_inplace_result(target, result.dtype, result.shape)

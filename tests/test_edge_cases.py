@@ -167,11 +167,10 @@ OPEN = {
     "t.ones(2).add(None)": "the check is in the wrapper, which a method and a function "
         "share: the message gives the function's position of `other` (2), torch the "
         "method's (1)",
-    "F.linear(t.zeros(0), t.zeros(0, 0))": "matmul's 1-D x 2-D path squeezes dim 0 in place; "
-        "runtime/recording.py's write_inplace (not this worker's file) does not see that an "
-        "empty result is a view of the storage, so the shape stays [1, 0]",
-    "t.clamp(t.tensor(True), min=2, max=t.tensor(3, dtype=t.int32))": "clamp.Tensor's "
-        "promotion: torch makes the number min a 0-dim int64 tensor, gradgen a wrapped number",
+    "t.clamp(t.tensor(True), min=2, max=t.tensor(3, dtype=t.int32))": "torch's argument "
+        "parser lets a 0-dim tensor stand for a Scalar, so torch calls clamp.Scalar (with max "
+        "3) and promotes bool by the int 2 to int64; gradgen's dispatch takes no 0-dim "
+        "tensor for a Scalar, and calls clamp.Tensor with min as a wrapped number (int32)",
 }
 
 
