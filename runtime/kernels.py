@@ -2637,7 +2637,7 @@ def _conv_check(input, weight, bias, stride, padding, dilation, transposed, grou
             f"Input type (torch.{_dtype_name(input)}Tensor) and weight type "
             f"(torch.{_dtype_name(weight)}Tensor) should be the same or input should be a "
             "MKLDNN tensor and weight is a dense tensor")
-    if bias is not None and bias.dtype != input.dtype:
+    if bias is not None and bias.dtype != input.dtype and not transposed:
         raise RuntimeError(f"Input type ({_c_type_name(input)}) and bias type "
                            f"({_c_type_name(bias)}) should be the same")
     return stride, padding, dilation, output_padding
@@ -2679,22 +2679,29 @@ def _conv_transposed_check(input, weight, bias, stride, padding, dilation, outpu
             f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be "
             f"1-dimensional with {out_channels} elements, but got bias of size "
             f"{list(bias.shape)} instead")
+    # PyTorch runs a 1-d transposed convolution as a 2-d one of height 1, and its messages
+    # show that height: (0 output padding, stride 1, dilation 1, size 1) is put in front.
+    flat = len(stride) == 1
+    lift = (lambda values, first: (first, *values)) if flat else (lambda values, _: values)
     if builtins.any(p >= s and p >= d
                     for p, s, d in zip(output_padding, stride, dilation, strict=True)):
-        names = ["height", "width"] if len(stride) == 2 else (
-            ["depth", "height", "width"] if len(stride) == 3 else ["width"])
-        parts = [f"output_padding_{n}: {p}" for n, p in zip(names, output_padding, strict=True)]
-        parts += [f"stride_{n}: {s}" for n, s in zip(names, stride, strict=True)]
-        parts += [f"dilation_{n}: {d}" for n, d in zip(names, dilation, strict=True)]
+        names = ["depth", "height", "width"][-len(lift(stride, 1)):]
+        parts = [f"output_padding_{n}: {p}"
+                 for n, p in zip(names, lift(output_padding, 0), strict=True)]
+        parts += [f"stride_{n}: {s}" for n, s in zip(names, lift(stride, 1), strict=True)]
+        parts += [f"dilation_{n}: {d}" for n, d in zip(names, lift(dilation, 1), strict=True)]
         raise RuntimeError("output padding must be smaller than either stride or dilation, "
                            f"but got {' '.join(parts)}")
     out = _transposed_size(input.shape[2:], weight.shape[2:], stride, padding, dilation,
                            output_padding)
     if builtins.any(o <= 0 for o in out):
         raise RuntimeError(
-            f"Given input size per channel: ({' x '.join(map(str, input.shape[2:]))}). "
-            f"Calculated output size per channel: ({' x '.join(map(str, out))}). Output size "
-            "is too small")
+            f"Given input size per channel: ({' x '.join(map(str, lift(input.shape[2:], 1)))})"
+            f". Calculated output size per channel: ({' x '.join(map(str, lift(out, 1)))}). "
+            "Output size is too small")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype_name(input)} but found "
+                           f"{_dtype_name(weight)}")
 
 
 def _transposed_size(spatial, kernel, stride, padding, dilation, output_padding):
