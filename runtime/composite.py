@@ -1687,6 +1687,11 @@ class TensorOpsMethods:
     def half(self) -> Any:
         return to(self, dtypes.float16)
 
+    def bfloat16(self) -> Any:
+        """x.to(torch.bfloat16), which gradgen refuses with its reason (numpy has no
+        bfloat16), rather than an AttributeError that would read as a missing method."""
+        return to(self, dtypes.bfloat16)
+
     @property
     def mT(self) -> Any:  # noqa: N802 - torch's name
         """The last two dimensions swapped (TransposeBackward0)."""
