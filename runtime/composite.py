@@ -1440,6 +1440,11 @@ def inverse(input: Any) -> Any:
     return ops.linalg_inv_ex(input, check_errors=True).inverse
 
 
+def _new_size(sizes: tuple, size: Any) -> tuple:
+    """new_zeros(2, 3), new_zeros((2, 3)) and new_zeros(size=(2, 3)) alike."""
+    return (size,) if size is not None else sizes
+
+
 def _matrix_transpose(self: Any, name: str, hint: str) -> Any:
     """mT / mH: a 0-dim tensor is returned as it is (deprecated, with PyTorch's warning)."""
     if self.ndim == 0:
@@ -1708,6 +1713,43 @@ class TensorOpsMethods:
 
     def half(self) -> Any:
         return to(self, dtypes.float16)
+
+    # new_zeros / new_ones / new_empty / new_full / new_tensor: a new leaf of this tensor's
+    # dtype (unless given), as RNN code makes its first hidden state from a parameter.
+    def new_zeros(self, *sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Any:
+        return factories.zeros(*_new_size(sizes, size), dtype=dtype or self.dtype,
+                               device=device, requires_grad=requires_grad)
+
+    def new_ones(self, *sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Any:
+        return factories.ones(*_new_size(sizes, size), dtype=dtype or self.dtype,
+                              device=device, requires_grad=requires_grad)
+
+    def new_empty(self, *sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Any:
+        return factories.empty(*_new_size(sizes, size), dtype=dtype or self.dtype,
+                               device=device, requires_grad=requires_grad)
+
+    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Any:
+        return factories.full(size, fill_value, dtype=dtype or self.dtype, device=device,
+                              requires_grad=requires_grad)
+
+    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False) -> Any:
+        if isinstance(data, Tensor):
+            warnings.warn("To copy construct from a tensor, it is recommended to use "
+                          "sourceTensor.detach().clone() or "
+                          "sourceTensor.detach().clone().requires_grad_(True), rather than "
+                          "tensor.new_tensor(sourceTensor).", stacklevel=2)
+        return factories.tensor(data, dtype=dtype or self.dtype, device=device,
+                                requires_grad=requires_grad)
+
+    def bfloat16(self) -> Any:
+        """x.to(torch.bfloat16), which gradgen refuses with its reason (numpy has no
+        bfloat16), rather than an AttributeError that would read as a missing method."""
+        return to(self, dtypes.bfloat16)
 
     @property
     def mT(self) -> Any:  # noqa: N802 - torch's name

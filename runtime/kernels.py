@@ -2378,7 +2378,10 @@ def log2(self):
 
 
 def log10(self):
-    return _unary_float(np.log10, self)
+    """In float64, rounded back: numpy's float32 log10 is a few ulps off (log10(100) is
+    2.0000002), where torch's is exact on powers of ten."""
+    dtype = _float_type(self)
+    return _array(quietly(np.log10, _as(self, np.float64)), dtype)
 
 
 def _rounding(function: Any, kernel: str, self: np.ndarray) -> np.ndarray:
@@ -2790,14 +2793,12 @@ def _pad_spatial(array: np.ndarray, before, after=None, value=0) -> np.ndarray:
     return np.pad(array, widths, constant_values=value)
 
 
-def _conv_check(input, weight, bias, stride, padding, dilation, transposed, groups):
+def _conv_check(input, weight, bias, stride, padding, dilation, transposed, groups,
+                output_padding=0):
     """PyTorch's argument checks for convolution, in its order and words; the stride,
-    padding and dilation as tuples of one int per spatial dim."""
+    padding and dilation as tuples of one int per spatial dim (and the output_padding, which
+    only a transposed convolution reads, checked there)."""
     k = weight.ndim - 2
-    if transposed:
-        raise NotImplementedError(
-            "gradgen's convolution supports transposed=False only: conv_transpose1d/2d "
-            "(transposed convolution) is not implemented")
     if k < 1 or k > 3:
         raise RuntimeError(f"weight should have at least three dimensions, but got "
                            f"{weight.ndim}-dimensional weight")
@@ -2815,12 +2816,34 @@ def _conv_check(input, weight, bias, stride, padding, dilation, transposed, grou
         raise RuntimeError("negative padding is not supported")
     if builtins.any(d <= 0 for d in dilation):
         raise RuntimeError("non-positive dilation is not supported")
+    output_padding = _conv_param(output_padding, k, "output_padding") if transposed else (
+        (0,) * k)
+    if builtins.any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     if weight.shape[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
             f"0, but got weight of size [{list(weight.shape)}] instead")
+    if transposed:
+        _conv_transposed_check(input, weight, bias, stride, padding, dilation,
+                               output_padding, groups)
+    else:
+        _conv_direct_check(input, weight, bias, padding, dilation, groups)
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"Input type (torch.{_dtype_name(input)}Tensor) and weight type "
+            f"(torch.{_dtype_name(weight)}Tensor) should be the same or input should be a "
+            "MKLDNN tensor and weight is a dense tensor")
+    if bias is not None and bias.dtype != input.dtype and not transposed:
+        raise RuntimeError(f"Input type ({_c_type_name(input)}) and bias type "
+                           f"({_c_type_name(bias)}) should be the same")
+    return stride, padding, dilation, output_padding
+
+
+def _conv_direct_check(input, weight, bias, padding, dilation, groups):
+    """The checks of a plain (not transposed) convolution: weight (out, in / groups, *k)."""
     if input.shape[1] != weight.shape[1] * groups:
         raise RuntimeError(
             f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
@@ -2837,15 +2860,54 @@ def _conv_check(input, weight, bias, stride, padding, dilation, transposed, grou
             f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
             f"Kernel size: ({' x '.join(map(str, extent))}). Kernel size can't be greater "
             "than actual input size")
-    if input.dtype != weight.dtype:
+
+
+def _conv_transposed_check(input, weight, bias, stride, padding, dilation, output_padding,
+                           groups):
+    """The checks of a transposed convolution: weight (in, out / groups, *k), and an
+    output_padding that only chooses among the output sizes a strided (or dilated)
+    convolution maps to the same input size."""
+    if input.shape[1] != weight.shape[0]:
         raise RuntimeError(
-            f"Input type (torch.{_dtype_name(input)}Tensor) and weight type "
-            f"(torch.{_dtype_name(weight)}Tensor) should be the same or input should be a "
-            "MKLDNN tensor and weight is a dense tensor")
-    if bias is not None and bias.dtype != input.dtype:
-        raise RuntimeError(f"Input type ({_c_type_name(input)}) and bias type "
-                           f"({_c_type_name(bias)}) should be the same")
-    return stride, padding, dilation
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected "
+            f"input{list(input.shape)} to have {weight.shape[0]} channels, but got "
+            f"{input.shape[1]} channels instead")
+    out_channels = weight.shape[1] * groups
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be "
+            f"1-dimensional with {out_channels} elements, but got bias of size "
+            f"{list(bias.shape)} instead")
+    # PyTorch runs a 1-d transposed convolution as a 2-d one of height 1, and its messages
+    # show that height: (0 output padding, stride 1, dilation 1, size 1) is put in front.
+    flat = len(stride) == 1
+    lift = (lambda values, first: (first, *values)) if flat else (lambda values, _: values)
+    if builtins.any(p >= s and p >= d
+                    for p, s, d in zip(output_padding, stride, dilation, strict=True)):
+        names = ["depth", "height", "width"][-len(lift(stride, 1)):]
+        parts = [f"output_padding_{n}: {p}"
+                 for n, p in zip(names, lift(output_padding, 0), strict=True)]
+        parts += [f"stride_{n}: {s}" for n, s in zip(names, lift(stride, 1), strict=True)]
+        parts += [f"dilation_{n}: {d}" for n, d in zip(names, lift(dilation, 1), strict=True)]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, "
+                           f"but got {' '.join(parts)}")
+    out = _transposed_size(input.shape[2:], weight.shape[2:], stride, padding, dilation,
+                           output_padding)
+    if builtins.any(o <= 0 for o in out):
+        raise RuntimeError(
+            f"Given input size per channel: ({' x '.join(map(str, lift(input.shape[2:], 1)))})"
+            f". Calculated output size per channel: ({' x '.join(map(str, lift(out, 1)))}). "
+            "Output size is too small")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype_name(input)} but found "
+                           f"{_dtype_name(weight)}")
+
+
+def _transposed_size(spatial, kernel, stride, padding, dilation, output_padding):
+    """A transposed convolution's output size per spatial dim: the size of the input a
+    plain convolution with these parameters maps to `spatial`, plus output_padding."""
+    return tuple((size - 1) * s - 2 * p + d * (k - 1) + op + 1 for size, k, s, p, d, op in
+                 zip(spatial, kernel, stride, padding, dilation, output_padding, strict=True))
 
 
 def _c_type_name(array: np.ndarray) -> str:
@@ -2869,28 +2931,47 @@ def _channel_groups(array: np.ndarray, groups: int, axis: int) -> list[np.ndarra
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups):
     """out[n, o, *y] = bias[o] + sum over c, *j of in_padded[n, c, y*stride + j*dilation] *
-    weight[o, c, *j], each output channel reading only the input channels of its group."""
-    stride, padding, dilation = _conv_check(input, weight, bias, stride, padding, dilation,
-                                            transposed, groups)
+    weight[o, c, *j], each output channel reading only the input channels of its group.
+
+    Transposed (weight (in, out / groups, *k)), the convolution runs the other way: each
+    input position spreads its value, times the weight, over the output window a plain
+    convolution would have read it from. That is exactly the input gradient of a plain
+    convolution with the same weight, the input playing the output's gradient."""
+    stride, padding, dilation, output_padding = _conv_check(
+        input, weight, bias, stride, padding, dilation, transposed, groups, output_padding)
     k = weight.ndim - 2
-    windows = _windows(_pad_spatial(input, padding), weight.shape[2:], stride, dilation)
-    sums = [1] + list(range(2 + k, 2 + 2 * k))  # c and the kernel dims of the windows
-    parts = [np.tensordot(w, g, axes=(list(range(1, 2 + k)), sums))
-             for w, g in zip(_channel_groups(weight, groups, 0),
-                             _channel_groups(windows, groups, 1), strict=True)]
-    out = parts[0] if groups == 1 else np.concatenate(parts, axis=0)  # (O, N, *out)
-    out = np.moveaxis(out, 0, 1)
+    if transposed:
+        shape = input.shape[:1] + (weight.shape[1] * groups,) + _transposed_size(
+            input.shape[2:], weight.shape[2:], stride, padding, dilation, output_padding)
+        out = _conv_input_grad(input, shape, weight, stride, padding, dilation, groups)
+    else:
+        out = _conv_forward(input, weight, stride, padding, dilation, groups)
     if bias is not None:
         out = out + bias.reshape((-1,) + (1,) * k)
     return np.ascontiguousarray(out, dtype=input.dtype)
 
 
-def _conv_input_grad(grad_output, input, weight, stride, padding, dilation, groups):
+def _conv_forward(input, weight, stride, padding, dilation, groups, out_size=None):
+    """A plain convolution without bias (N, O, *out); `out_size` keeps only the first
+    outputs along each dim (a transposed convolution's backward needs no more)."""
+    k = weight.ndim - 2
+    windows = _windows(_pad_spatial(input, padding), weight.shape[2:], stride, dilation)
+    if out_size is not None:
+        windows = windows[(slice(None), slice(None)) + tuple(slice(o) for o in out_size)]
+    sums = [1] + list(range(2 + k, 2 + 2 * k))  # c and the kernel dims of the windows
+    parts = [np.tensordot(w, g, axes=(list(range(1, 2 + k)), sums))
+             for w, g in zip(_channel_groups(weight, groups, 0),
+                             _channel_groups(windows, groups, 1), strict=True)]
+    out = parts[0] if groups == 1 else np.concatenate(parts, axis=0)  # (O, N, *out)
+    return np.moveaxis(out, 0, 1)
+
+
+def _conv_input_grad(grad_output, input_shape, weight, stride, padding, dilation, groups):
     """col2im: each output position's grad times the weight, added back onto the input
     positions its window read (one strided add per kernel offset)."""
-    spatial = input.shape[2:]
-    grad = np.zeros(input.shape[:2] + tuple(s + 2 * p for s, p in zip(spatial, padding,
-                                                                      strict=True)),
+    spatial = tuple(input_shape[2:])
+    grad = np.zeros(tuple(input_shape[:2]) + tuple(s + 2 * p for s, p in
+                                                   zip(spatial, padding, strict=True)),
                     dtype=np.result_type(grad_output, weight))
     out = grad_output.shape[2:]
     for c_block, w, g in zip(_channel_groups(grad, groups, 1),
@@ -2906,41 +2987,63 @@ def _conv_input_grad(grad_output, input, weight, stride, padding, dilation, grou
     return grad[(slice(None), slice(None)) + crop]
 
 
+def _conv_weight_grad(grad_output, input, weight_shape, stride, padding, dilation, groups):
+    """sum over n and the output positions of grad_output times the input window each
+    position read: (O, C / groups, *kernel)."""
+    k = len(weight_shape) - 2
+    windows = _windows(_pad_spatial(input, padding), weight_shape[2:], stride, dilation)
+    windows = windows[(slice(None), slice(None))
+                      + tuple(slice(o) for o in grad_output.shape[2:])]
+    over = [0] + list(range(2, 2 + k))  # n and the output positions
+    parts = [np.tensordot(g, x, axes=(over, over))
+             for g, x in zip(_channel_groups(grad_output, groups, 1),
+                             _channel_groups(windows, groups, 1), strict=True)]
+    return parts[0] if groups == 1 else np.concatenate(parts, axis=0)
+
+
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                          transposed, output_padding, groups, output_mask):
     """The gradients of convolution's input, weight and bias, for those output_mask asks
-    for; the others are zeros (PyTorch leaves them undefined; gradgen's nodes drop them)."""
-    stride, padding, dilation = _conv_check(input, weight, None, stride, padding, dilation,
-                                            transposed, groups)
+    for; the others are zeros (PyTorch leaves them undefined; gradgen's nodes drop them).
+
+    A transposed convolution is a plain one's input gradient, so its gradients swap roles:
+    its input gets the plain convolution of grad_output, its weight the plain weight
+    gradient with grad_output as the input and the input as the output's gradient."""
+    stride, padding, dilation, output_padding = _conv_check(
+        input, weight, None, stride, padding, dilation, transposed, groups, output_padding)
     k = weight.ndim - 2
     dtype = input.dtype
-    expected = input.shape[:1] + weight.shape[:1] + tuple(
-        (size + 2 * p - d * (kernel - 1) - 1) // s + 1 for size, kernel, s, p, d in
-        zip(input.shape[2:], weight.shape[2:], stride, padding, dilation, strict=True))
+    if transposed:
+        spatial = _transposed_size(input.shape[2:], weight.shape[2:], stride, padding,
+                                   dilation, output_padding)
+        expected = input.shape[:1] + (weight.shape[1] * groups,) + spatial
+    else:
+        expected = input.shape[:1] + weight.shape[:1] + tuple(
+            (size + 2 * p - d * (kernel - 1) - 1) // s + 1 for size, kernel, s, p, d in
+            zip(input.shape[2:], weight.shape[2:], stride, padding, dilation, strict=True))
     for dim, size in enumerate(expected):
         if grad_output.ndim != len(expected) or grad_output.shape[dim] != size:
             got = grad_output.shape[dim] if dim < grad_output.ndim else None
             raise RuntimeError(
                 f"Expected a tensor of dimension {len(expected)} and tensor.size[{dim}] == "
                 f"{size} but got: dimension {grad_output.ndim} and tensor.size[{dim}] = {got}")
-    if output_mask[0]:
-        grad_input = _conv_input_grad(grad_output, input, weight, stride, padding, dilation,
-                                      groups)
-    else:
+    conv = (stride, padding, dilation, groups)
+    if not output_mask[0]:
         grad_input = np.zeros(input.shape, dtype)
-    if output_mask[1]:
-        windows = _windows(_pad_spatial(input, padding), weight.shape[2:], stride, dilation)
-        over = [0] + list(range(2, 2 + k))  # n and the output positions
-        parts = [np.tensordot(g, x, axes=(over, over))
-                 for g, x in zip(_channel_groups(grad_output, groups, 1),
-                                 _channel_groups(windows, groups, 1), strict=True)]
-        grad_weight = parts[0] if groups == 1 else np.concatenate(parts, axis=0)
+    elif transposed:
+        grad_input = _conv_forward(grad_output, weight, *conv, out_size=input.shape[2:])
     else:
+        grad_input = _conv_input_grad(grad_output, input.shape, weight, *conv)
+    if not output_mask[1]:
         grad_weight = np.zeros(weight.shape, dtype)
+    elif transposed:
+        grad_weight = _conv_weight_grad(input, grad_output, weight.shape, *conv)
+    else:
+        grad_weight = _conv_weight_grad(grad_output, input, weight.shape, *conv)
     if output_mask[2]:
         grad_bias = grad_output.sum(axis=(0,) + tuple(range(2, 2 + k)))
     else:
-        grad_bias = np.zeros(weight.shape[:1], dtype)
+        grad_bias = np.zeros(expected[1:2], dtype)
     return (np.ascontiguousarray(grad_input, dtype), np.ascontiguousarray(grad_weight, dtype),
             _array(grad_bias, dtype))
 

@@ -445,13 +445,16 @@ def test_errors_with_a_set_in_the_message() -> None:
                 program(library)
 
 
-def test_unsupported_is_said() -> None:
-    with pytest.raises(NotImplementedError, match="transposed"):
-        runtime.convolution(runtime.ones(1, 2, 4, 4), runtime.ones(2, 2, 3, 3), None, [1, 1],
-                            [0, 0], [1, 1], True, [0, 0], 1)
-    with pytest.raises(NotImplementedError, match="padding_mode='circular'"):
-        runtime.nn.Conv2d(2, 2, 3, padding_mode="circular")
-    assert isinstance(torch.nn.Conv2d(2, 2, 3, padding_mode="circular"), torch.nn.Module)
+def test_transposed_and_padding_modes_are_supported() -> None:
+    """What once raised NotImplementedError (transposed=True, padding_mode='circular') now
+    runs, as in torch; the transposed and padding-mode tests at the end compare values."""
+    def program(library: Any) -> tuple:
+        out = library.convolution(library.ones(1, 2, 4, 4), library.ones(2, 2, 3, 3), None,
+                                  [1, 1], [0, 0], [1, 1], True, [0, 0], 1)
+        conv = library.nn.Conv2d(2, 2, 3, padding=1, padding_mode="circular")
+        return out.tolist(), repr(conv), list(conv(library.ones(1, 2, 4, 4)).shape)
+
+    same(program)
 
 
 def test_a_bad_call_changes_nothing() -> None:
@@ -794,3 +797,216 @@ def test_the_neural_networks_tutorial_runs_unchanged(tmp_path: Path) -> None:
 
     write(tmp_path, "neural_networks.py", TUTORIAL)
     run_both(tmp_path, ["neural_networks.py"])
+
+
+# -- transposed convolution and padding modes (probe area) ------------------------------------
+
+CONV_TRANSPOSE2D = [
+    # input, weight (in, out / groups, *kernel), bias, keyword arguments
+    ((2, 3, 4, 5), (3, 4, 3, 3), (4,), {}),
+    ((2, 3, 4, 5), (3, 4, 3, 2), None, {"stride": 2}),
+    ((2, 3, 4, 5), (3, 2, 3, 3), (2,), {"stride": (2, 3), "padding": (1, 2),
+                                        "output_padding": (1, 2)}),
+    ((2, 4, 5, 4), (4, 3, 3, 2), (6,), {"groups": 2, "dilation": (2, 1), "padding": 1}),
+    # output_padding below the dilation, not the stride
+    ((1, 2, 4, 4), (2, 3, 3, 3), (3,), {"dilation": 2, "output_padding": 1}),
+    ((1, 4, 5, 5), (4, 1, 3, 3), None, {"groups": 4, "stride": 2, "padding": 1,
+                                        "output_padding": 1}),  # depthwise
+    ((3, 4, 5), (3, 2, 4, 4), (2,), {"stride": 2, "padding": 1}),  # unbatched
+    ((0, 3, 4, 5), (3, 4, 3, 3), (4,), {}),  # an empty batch
+]
+
+CONV_TRANSPOSE1D = [
+    ((2, 3, 6), (3, 4, 3), (4,), {}),
+    ((2, 4, 6), (4, 1, 4), None, {"stride": 3, "padding": 2, "output_padding": 2,
+                                  "groups": 2}),
+    ((3, 6), (3, 2, 2), (2,), {"dilation": 3, "output_padding": 1}),  # unbatched
+]
+
+
+@pytest.mark.parametrize("case", CONV_TRANSPOSE2D, ids=_conv2d_ids)
+def test_conv_transpose2d(case: tuple) -> None:
+    x, w, b, kwargs = case
+    arrays = [normal(*x), normal(*w), None if b is None else normal(*b)]
+    check(lambda F, x, w, b: F.conv_transpose2d(x, w, b, **kwargs), *arrays)
+
+
+@pytest.mark.parametrize("case", CONV_TRANSPOSE2D[:4], ids=_conv2d_ids)
+def test_conv_transpose2d_float32(case: tuple) -> None:
+    """float32 sums in another order than torch's: an output near zero that is the sum of
+    terms near 1 differs by a few float32 ulps of those terms (atol 1e-5)."""
+    x, w, b, kwargs = case
+    arrays = [normal(*x), normal(*w), None if b is None else normal(*b)]
+
+    def program(F: Any, x: Any, w: Any, b: Any) -> Any:
+        return F.conv_transpose2d(x, w, b, **kwargs)
+
+    ours = run(runtime, program, arrays, runtime.float32)
+    theirs = run(torch, program, arrays, torch.float32)
+    assert str(ours[0].dtype) == str(theirs[0].dtype) == "torch.float32"
+    assert graph(ours[0]) == graph(theirs[0])
+    for mine, reference in zip([ours[0].detach(), *ours[2]], [theirs[0].detach(), *theirs[2]],
+                               strict=True):
+        np.testing.assert_allclose(mine.numpy(), reference.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", CONV_TRANSPOSE1D, ids=_conv2d_ids)
+def test_conv_transpose1d(case: tuple) -> None:
+    x, w, b, kwargs = case
+    arrays = [normal(*x), normal(*w), None if b is None else normal(*b)]
+    check(lambda F, x, w, b: F.conv_transpose1d(x, w, b, **kwargs), *arrays)
+
+
+def test_conv_transpose_positional_order() -> None:
+    """torch's order: stride, padding, output_padding, groups, dilation (groups before
+    dilation, unlike conv2d); and the top-level torch.conv_transpose2d."""
+    arrays = [normal(2, 4, 4, 4), normal(4, 2, 3, 3), normal(4)]
+    check(lambda F, x, w, b: F.conv_transpose2d(x, w, b, 2, 1, 1, 2, 1), *arrays)
+    arrays[2] = normal(2)
+    check(lambda F, x, w, b: _library(x).convolution(x, w, b, [2, 1], [1, 0], [1, 2], True,
+                                                    [1, 0], 1), *arrays)
+
+
+def test_conv_transpose_second_order_matches_torch() -> None:
+    x, w, b = normal(2, 3, 4, 5), normal(3, 4, 3, 2), normal(4)
+
+    def second(library: Any) -> list[np.ndarray]:
+        leaves = [library.tensor(a, requires_grad=True) for a in (x, w, b)]
+        out = library.nn.functional.conv_transpose2d(leaves[0], leaves[1], leaves[2],
+                                                     stride=(2, 1), padding=1,
+                                                     output_padding=(1, 0), dilation=(1, 2))
+        grads = library.autograd.grad((out * out).sum(), leaves, create_graph=True)
+        total = sum((g * g).sum() for g in grads)
+        return [g.detach().numpy() for g in library.autograd.grad(total, leaves)]
+
+    for mine, reference in zip(second(runtime), second(torch), strict=True):
+        np.testing.assert_allclose(mine, reference, rtol=1e-10, atol=1e-12)
+
+
+TRANSPOSED_ERRORS = {
+    "wrong input channels": lambda t: t.nn.functional.conv_transpose2d(
+        _x(t, 1, 5, 5, 5), _x(t, 4, 3, 3, 3)),
+    "bias of the input channels": lambda t: t.nn.functional.conv_transpose2d(
+        _x(t, 1, 4, 5, 5), _x(t, 4, 3, 3, 3), _x(t, 4)),
+    "output_padding too big": lambda t: t.nn.functional.conv_transpose2d(
+        _x(t, 1, 4, 5, 5), _x(t, 4, 3, 3, 3), stride=2, output_padding=(2, 0)),
+    "output_padding 1 with stride 1": lambda t: t.nn.functional.conv_transpose1d(
+        _x(t, 1, 4, 5), _x(t, 4, 3, 3), output_padding=1),
+    "negative output_padding": lambda t: t.nn.functional.conv_transpose2d(
+        _x(t, 1, 4, 5, 5), _x(t, 4, 3, 3, 3), output_padding=-1),
+    "output too small": lambda t: t.nn.functional.conv_transpose2d(
+        _x(t, 1, 4, 5, 5), _x(t, 4, 3, 3, 3), padding=5),
+    "groups do not divide": lambda t: t.nn.functional.conv_transpose2d(
+        _x(t, 1, 4, 5, 5), _x(t, 4, 3, 3, 3), groups=3),
+    "2-d input": lambda t: t.nn.functional.conv_transpose2d(_x(t, 5, 5), _x(t, 4, 3, 3, 3)),
+    "float32 input, float64 weight": lambda t: t.nn.functional.conv_transpose2d(
+        _x(t, 1, 4, 5, 5), _x(t, 4, 3, 3, 3).double()),
+    "float64 input, float32 weight": lambda t: t.nn.functional.conv_transpose2d(
+        _x(t, 1, 4, 5, 5).double(), _x(t, 4, 3, 3, 3)),
+    "1-d output padding too big": lambda t: t.nn.functional.conv_transpose1d(
+        _x(t, 1, 4, 5), _x(t, 4, 3, 3), stride=2, output_padding=2),
+    "1-d output too small": lambda t: t.nn.functional.conv_transpose1d(
+        _x(t, 1, 4, 5), _x(t, 4, 3, 3), padding=5),
+    "ConvTranspose2d reflect": lambda t: t.nn.ConvTranspose2d(4, 6, 3, padding_mode="reflect"),
+    "ConvTranspose2d groups": lambda t: t.nn.ConvTranspose2d(4, 6, 3, groups=4),
+    "ConvTranspose2d output_size out of range": lambda t: t.nn.ConvTranspose2d(4, 6, 3, 2)(
+        _x(t, 1, 4, 5, 5), output_size=[13, 13]),
+    "ConvTranspose1d output_size length": lambda t: t.nn.ConvTranspose1d(4, 6, 3, 2)(
+        _x(t, 4, 5), output_size=[1, 2, 3, 4]),
+    "Conv2d reflect padding too big": lambda t: t.nn.Conv2d(4, 6, 3, padding=5,
+                                                            padding_mode="reflect")(
+        _x(t, 1, 4, 5, 5)),
+}
+
+
+@pytest.mark.parametrize("name", list(TRANSPOSED_ERRORS))
+def test_transposed_and_padding_mode_errors_as_torch(name: str) -> None:
+    outcome, _ = same(TRANSPOSED_ERRORS[name])
+    assert outcome[0] == "raises"
+
+
+TRANSPOSED_LAYERS = [
+    "ConvTranspose2d(4, 6, 3)",
+    "ConvTranspose2d(4, 6, (3, 2), stride=2, padding=1, output_padding=1, groups=2, "
+    "bias=False, dilation=(2, 1))",
+    "ConvTranspose2d(4, 2, 4, 2, 1)",
+    "ConvTranspose1d(4, 6, 3)",
+    "ConvTranspose1d(4, 4, 5, stride=3, padding=2, output_padding=2, groups=4)",
+    "Conv2d(4, 6, 3, padding=1, padding_mode='reflect')",
+    "Conv2d(4, 6, (3, 5), padding=(1, 2), padding_mode='replicate', stride=2)",
+    "Conv2d(4, 6, 3, padding=2, padding_mode='circular', dilation=2, groups=2)",
+    "Conv2d(4, 6, 4, padding='same', padding_mode='reflect')",
+    "Conv1d(4, 6, 3, padding=1, padding_mode='circular')",
+    "Conv1d(4, 2, 4, padding='same', padding_mode='replicate', bias=False)",
+    "Conv1d(4, 2, 3, padding='valid', padding_mode='reflect')",
+]
+
+
+@pytest.mark.parametrize("text", TRANSPOSED_LAYERS)
+def test_transposed_and_padded_layers_as_torch(text: str) -> None:
+    """repr, public attributes, parameter shapes, the seeded initialisation (bit for bit),
+    forward values, the recorded graph and every gradient, batched and unbatched."""
+    shape = (2, 4, 6, 7) if "2d" in text else (2, 4, 7)
+    values = normal(*shape)
+
+    def program(library: Any) -> tuple:
+        library.manual_seed(0)
+        module = eval(f"library.nn.{text}")  # noqa: S307 - the constructor calls above
+        state = {k: v for k, v in _public_state(module).items()
+                 if not isinstance(v, library.Tensor)}
+        init = [p.detach().numpy().copy() for p in module.parameters()]
+        x = library.tensor(values, dtype=library.float32, requires_grad=True)
+        out = module(x)
+        out.sum().backward()
+        unbatched = module(x[0].detach())
+        return (repr(module), state, list(module._reversed_padding_repeated_twice), init,
+                graph(out), out.detach().numpy(), x.grad.numpy(),
+                [p.grad.numpy() for p in module.parameters()], unbatched.detach().numpy())
+
+    mine, theirs = program(runtime), program(torch)
+    assert mine[:3] == theirs[:3]
+    for a, b in zip(mine[3], theirs[3], strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert mine[4] == theirs[4]
+    for a, b in zip(mine[5:7] + tuple(mine[7]) + mine[8:], theirs[5:7] + tuple(theirs[7])
+                    + theirs[8:], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("output_size", [[11, 11], [12, 11], [2, 6, 12, 12], (11, 12)])
+def test_conv_transpose_output_size(output_size: list) -> None:
+    """forward(input, output_size) picks the output_padding that gives that size."""
+    values = normal(2, 4, 5, 5)
+
+    def program(library: Any) -> Any:
+        library.manual_seed(0)
+        module = library.nn.ConvTranspose2d(4, 6, 3, stride=2)
+        return module(library.tensor(values, dtype=library.float32), output_size=output_size)
+
+    mine, theirs = program(runtime), program(torch)
+    assert tuple(mine.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_dcgan_generator_block_matches_torch() -> None:
+    """ConvTranspose2d + BatchNorm2d + ReLU, then a strided ConvTranspose2d to an image, as
+    DCGAN's generator stacks them: one Adam step from the same seed."""
+    noise = normal(3, 8, 1, 1)
+
+    def program(library: Any) -> list:
+        nn = library.nn
+        library.manual_seed(0)
+        net = nn.Sequential(nn.ConvTranspose2d(8, 6, 4, 1, 0, bias=False), nn.BatchNorm2d(6),
+                            nn.ReLU(True), nn.ConvTranspose2d(6, 1, 4, 2, 1, bias=False),
+                            nn.Tanh())
+        optimizer = library.optim.Adam(net.parameters(), lr=0.01, betas=(0.5, 0.999))
+        z = library.tensor(noise, dtype=library.float32)
+        loss = net(z).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        return [loss.item(), net(z).detach().numpy()] + [
+            p.detach().numpy() for p in net.parameters()]
+
+    for mine, reference in zip(program(runtime), program(torch), strict=True):
+        np.testing.assert_allclose(mine, reference, rtol=1e-5, atol=1e-6)

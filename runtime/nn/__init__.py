@@ -34,7 +34,7 @@ from runtime.nn.container import (
     ParameterList,
     Sequential,
 )
-from runtime.nn.conv import Conv1d, Conv2d
+from runtime.nn.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from runtime.nn.dropout import Dropout
 from runtime.nn.flatten import Flatten, Unflatten
 from runtime.nn.linear import Identity, Linear
@@ -80,6 +80,7 @@ __all__ = [
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "ParameterDict",
     "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "ConvTranspose1d", "ConvTranspose2d",
 ]
 
 

@@ -46,7 +46,7 @@ from runtime.composite import (
     softmin,
     softplus,
 )
-from runtime.nn.conv import conv1d, conv2d
+from runtime.nn.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from runtime.nn.pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -68,6 +68,7 @@ __all__ = [
     "relu6", "scaled_dot_product_attention", "silu", "softmin", "softplus",
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+    "conv_transpose1d", "conv_transpose2d",
 ]
 
 
