@@ -479,14 +479,30 @@ def test_init_functions(name, args, shape):
 
 
 def test_orthogonal_agrees_to_rounding():
-    """The same normal draws; numpy's LAPACK QR rounds differently from torch's."""
-    for shape in [(4, 6), (6, 4), (5, 2, 3)]:
+    """The same normal draws; numpy's LAPACK QR (OpenBLAS) rounds differently from torch's
+    (MKL), by a few float32 ulps of 1.0 (runtime/nn/init.py's orthogonal_ says why)."""
+    for shape in [(4, 6), (6, 4), (5, 2, 3), (64, 64), (100, 50)]:
         torch.manual_seed(2)
         theirs = torch.nn.init.orthogonal_(torch.empty(*shape), gain=2.0)
         rt.manual_seed(2)
         ours = rt.nn.init.orthogonal_(rt.empty(*shape), gain=2.0)
-        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=0, atol=2.0 * 4e-6)
         assert_same(rt.rand(3), torch.rand(3))  # both drew as many numbers
+
+
+def test_orthogonal_with_generators_and_float64():
+    """A generator's stream, float64 (differences near 1e-15) and the (semi-)orthogonality."""
+    for shape in [(3, 7), (7, 3), (30, 30)]:
+        theirs = torch.nn.init.orthogonal_(torch.empty(*shape, dtype=torch.float64),
+                                           generator=torch.Generator().manual_seed(4))
+        ours = rt.nn.init.orthogonal_(rt.empty(*shape, dtype=rt.float64),
+                                      generator=rt.Generator().manual_seed(4))
+        assert ours.dtype is rt.float64
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=0, atol=1e-13)
+        q = ours.numpy() if shape[0] <= shape[1] else ours.numpy().T
+        np.testing.assert_allclose(q @ q.T, np.eye(min(shape)), atol=1e-13)
+    check_error(lambda L: L.nn.init.orthogonal_(L.empty(3)))
+    assert rt.nn.init.orthogonal_(rt.empty(0, 3)).shape == (0, 3)
 
 
 @needs_avx2
