@@ -545,3 +545,96 @@ def test_seeded_tinymodel_trains_as_torchs():
     assert_same(r_weights, t_weights)
     assert_same([r_x, r_target], [t_x, t_target])
     np.testing.assert_allclose(r_losses, t_losses, rtol=1e-5)
+
+
+# -- the rest of torch.Generator and torch.random -------------------------------------------------
+
+@needs_avx2
+def test_generator_copies_continue_the_stream():
+    """clone_state, copy.deepcopy and pickle give a generator in the same state, drawing
+    the same numbers as torch's copies and independent of the original."""
+    import copy
+    import pickle
+
+    def program(L):
+        g = L.Generator().manual_seed(21)
+        L.randn(3, generator=g, dtype=L.float64)  # leaves a cached normal
+        copies = [g.clone_state(), copy.deepcopy(g), pickle.loads(pickle.dumps(g))]
+        assert all(c is not g and c.initial_seed() == 21 for c in copies)
+        drawn = [L.randn(5, generator=c, dtype=L.float64) for c in copies]
+        return drawn, L.randn(5, generator=g, dtype=L.float64), [c.get_state() for c in copies]
+
+    check(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda L: L.Generator().get_offset(),
+    lambda L: L.Generator().set_offset(3),
+    lambda L: L.Generator().graphsafe_get_state(),
+    lambda L: L.Generator().graphsafe_set_state(L.Generator()),
+])
+def test_generator_methods_torch_refuses_on_cpu(program):
+    check_error(program)
+
+
+def test_thread_safe_generator_outside_a_thread_worker():
+    assert rt.random.thread_safe_generator() is torch.random.thread_safe_generator() is None
+    assert rt.thread_safe_generator() is None
+
+
+def test_fork_rng_as_torchs():
+    """fork_rng restores the default generator's state (a cached normal included) when the
+    block ends, also by an exception; nested; enabled=False leaves the draws in the stream;
+    other generators are not touched."""
+    def program(L):
+        g = L.Generator().manual_seed(5)
+        drawn = [L.randn(3, dtype=L.float64)]
+        with L.random.fork_rng():
+            drawn += [L.rand(4), L.randn(1, dtype=L.float64), L.rand(3, generator=g)]
+            with L.random.fork_rng(devices=[]):
+                drawn.append(L.rand(700))
+            drawn.append(L.rand(2))
+        drawn.append(L.randn(3, dtype=L.float64))
+        try:
+            with L.random.fork_rng():
+                drawn.append(L.rand(2))
+                raise KeyError("inside")
+        except KeyError:
+            pass
+        with L.random.fork_rng(enabled=False):
+            drawn.append(L.rand(2))
+        return drawn, L.rand(3), L.rand(2, generator=g), L.get_rng_state()
+
+    check(program)
+
+
+def test_a_generator_s_state_moves_between_torch_and_gradgen():
+    """A Generator object's state (with a cached float64 normal) loaded into the other
+    library's Generator continues the stream there, both ways."""
+    ours, theirs = rt.Generator().manual_seed(77), torch.Generator().manual_seed(77)
+    rt.randn(5, generator=ours, dtype=rt.float64)
+    rt.rand(1000, generator=ours)
+    moved = torch.Generator().set_state(torch.from_numpy(ours.get_state().numpy().copy()))
+    assert_same(rt.randn(9, generator=ours, dtype=rt.float64),
+                torch.randn(9, generator=moved, dtype=torch.float64))
+    torch.rand(3, generator=theirs)
+    back = rt.Generator().set_state(rt.from_numpy(theirs.get_state().numpy().copy()))
+    assert back.initial_seed() == theirs.initial_seed() == 77
+    assert_same(rt.rand(50, generator=back), torch.rand(50, generator=theirs))
+
+
+@needs_avx2
+def test_every_layer_starts_with_torchs_weights():
+    """The default initialisation of the layers gradgen has beyond Linear, Embedding and
+    LayerNorm, drawn in torch's order (parameters, then buffers)."""
+    def program(L):
+        nn = L.nn
+        modules = (nn.Conv1d(3, 5, 4), nn.Conv2d(2, 6, (3, 2), groups=2, bias=False),
+                   nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm1d(4), nn.BatchNorm2d(3),
+                   nn.RNN(4, 6, num_layers=2), nn.LSTM(3, 5, bidirectional=True),
+                   nn.GRU(4, 3, batch_first=True, bias=False), nn.RNNCell(3, 4),
+                   nn.LSTMCell(2, 5), nn.GRUCell(5, 2), nn.Embedding(7, 4, max_norm=1.0))
+        return [t.detach() for module in modules
+                for t in (*module.parameters(), *module.buffers())], L.rand(2)
+
+    check(program)
