@@ -638,3 +638,94 @@ def test_every_layer_starts_with_torchs_weights():
                 for t in (*module.parameters(), *module.buffers())], L.rand(2)
 
     check(program)
+
+
+# -- DataLoader workers' streams ------------------------------------------------------------------
+# torch runs real worker processes here; gradgen plays them in its own process.
+
+def _worker_draws(lib):
+    """What a worker's dataset code sees: its torch, Python and numpy draws and its info."""
+    import random
+
+    info = lib.utils.data.get_worker_info()
+    return [lib.rand(2).tolist(), random.random(), float(np.random.rand()),
+            lib.initial_seed(), None if info is None else [info.id, info.num_workers, info.seed]]
+
+
+class _NoisyDataset:
+    """A map-style dataset that draws an 'augmentation' for each sample."""
+
+    def __init__(self, lib):
+        self.lib = lib
+
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, index):
+        return [index, *_worker_draws(self.lib)]
+
+
+def _plain_batches(loader):
+    return [batch.tolist() if hasattr(batch, "tolist") else batch for batch in loader]
+
+
+def _seed_numpy_from_torch(worker_id):
+    """The usual worker_init_fn: numpy seeded from the worker's torch seed."""
+    lib = rt if rt.utils.data.get_worker_info() is not None else torch
+    np.random.seed((lib.initial_seed() + worker_id) % 2**32)
+
+
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")  # torch: more than 2 CPUs
+@pytest.mark.parametrize(("workers", "persistent", "init"), [
+    (2, False, False), (3, False, True), (2, True, False), (3, True, True)])
+def test_dataloader_workers_draw_torch_s_streams(workers, persistent, init):
+    """A dataset drawing random numbers in 2 or 3 workers, shuffled, over two epochs: each
+    worker's draws (torch, Python's random, numpy), seed and info are torch's, and the main
+    stream moves as torch's (with persistent workers: one base seed, streams continued)."""
+    import random
+
+    def program(lib):
+        lib.manual_seed(6)
+        random.seed(1)
+        np.random.seed(2)
+        loader = lib.utils.data.DataLoader(
+            _NoisyDataset(lib), batch_size=3, shuffle=True, num_workers=workers,
+            persistent_workers=persistent, collate_fn=lambda samples: samples,
+            worker_init_fn=_seed_numpy_from_torch if init else None)
+        epochs = [_plain_batches(loader) for _ in range(2)]
+        return epochs, _worker_draws(lib)
+
+    ours, theirs = program(rt), program(torch)
+    assert theirs[0][0][0][0][-1][0] == 0 and theirs[0][0][1][0][-1][0] == 1 % workers
+    assert ours == theirs
+    assert rt.utils.data.get_worker_info() is None
+
+
+class _CountingStream:
+    """An IterableDataset of `count` noisy samples, split between workers or not."""
+
+    def __init__(self, lib, count, split):
+        self.lib, self.count, self.split = lib, count, split
+
+    def __iter__(self):
+        info = self.lib.utils.data.get_worker_info()
+        start, step = (info.id, info.num_workers) if self.split and info else (0, 1)
+        for index in range(start, self.count, step):
+            yield [index, self.lib.rand(1).item()]
+
+
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")
+@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_iterable_datasets_in_workers_as_torch_s(split, drop_last):
+    """Each worker iterates the dataset (split by get_worker_info() or duplicated), their
+    batches interleaved round-robin until each runs out."""
+    def program(lib):
+        data = lib.utils.data
+        lib.manual_seed(4)
+        dataset = type("Stream", (_CountingStream, data.IterableDataset), {})(lib, 11, split)
+        loader = data.DataLoader(dataset, batch_size=2, num_workers=3, drop_last=drop_last,
+                                 collate_fn=lambda samples: samples)
+        return _plain_batches(loader), _plain_batches(loader), lib.rand(2).tolist()
+
+    assert program(rt) == program(torch)
