@@ -114,6 +114,7 @@ from runtime.random import (
     manual_seed,
     seed,
     set_rng_state,
+    thread_safe_generator,
 )
 from runtime.random_ops import *  # noqa: F403
 from runtime.serialization import load, save  # the data area: torch.save / torch.load
@@ -132,7 +133,7 @@ __all__ = [
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
     "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
-    "compile",
+    "compile", "thread_safe_generator",
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
 ]
 

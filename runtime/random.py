@@ -23,7 +23,7 @@ from runtime._tensor import Tensor
 
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
-    "set_rng_state", "fork_rng",
+    "set_rng_state", "fork_rng", "thread_safe_generator",
 ]
 
 _N = 624  # words of mt19937's state
@@ -147,6 +147,32 @@ class Generator:
                                          if state["is_next_float_normal_sample_valid"] else None)
         return self
 
+    def clone_state(self) -> Generator:
+        """A new generator in this one's state (its stream continues independently)."""
+        return Generator().set_state(self.get_state())
+
+    # A CPU generator's stream is a Mersenne Twister, not a counter with an offset (as
+    # CUDA's Philox is), and CUDA graphs do not capture it: torch refuses these four.
+    def get_offset(self) -> int:
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def set_offset(self, offset: int) -> Generator:
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def graphsafe_get_state(self) -> Generator:
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state: Generator) -> Generator:
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+
+    # copy.deepcopy and pickle carry the state, as torch's Generator does.
+    def __reduce__(self) -> tuple:
+        return (Generator, ("cpu",), (self._initial_seed, None, self.get_state()))
+
+    def __setstate__(self, state: tuple) -> None:
+        _initial_seed, _offset, generator_state = state
+        self.set_state(generator_state)
+
 
 def _read_state(new_state: Any) -> np.ndarray:
     """The fields of a state tensor, checked as torch checks them."""
@@ -190,6 +216,12 @@ def get_rng_state() -> Tensor:
 
 def set_rng_state(new_state: Any) -> None:
     default_generator.set_state(new_state)
+
+
+def thread_safe_generator() -> Generator | None:
+    """The generator of the DataLoader thread worker this runs in, else None (use the
+    default generator): gradgen starts no workers, so always None."""
+    return None
 
 
 @contextlib.contextmanager

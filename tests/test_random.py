@@ -479,14 +479,30 @@ def test_init_functions(name, args, shape):
 
 
 def test_orthogonal_agrees_to_rounding():
-    """The same normal draws; numpy's LAPACK QR rounds differently from torch's."""
-    for shape in [(4, 6), (6, 4), (5, 2, 3)]:
+    """The same normal draws; numpy's LAPACK QR (OpenBLAS) rounds differently from torch's
+    (MKL), by a few float32 ulps of 1.0 (runtime/nn/init.py's orthogonal_ says why)."""
+    for shape in [(4, 6), (6, 4), (5, 2, 3), (64, 64), (100, 50)]:
         torch.manual_seed(2)
         theirs = torch.nn.init.orthogonal_(torch.empty(*shape), gain=2.0)
         rt.manual_seed(2)
         ours = rt.nn.init.orthogonal_(rt.empty(*shape), gain=2.0)
-        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=0, atol=2.0 * 4e-6)
         assert_same(rt.rand(3), torch.rand(3))  # both drew as many numbers
+
+
+def test_orthogonal_with_generators_and_float64():
+    """A generator's stream, float64 (differences near 1e-15) and the (semi-)orthogonality."""
+    for shape in [(3, 7), (7, 3), (30, 30)]:
+        theirs = torch.nn.init.orthogonal_(torch.empty(*shape, dtype=torch.float64),
+                                           generator=torch.Generator().manual_seed(4))
+        ours = rt.nn.init.orthogonal_(rt.empty(*shape, dtype=rt.float64),
+                                      generator=rt.Generator().manual_seed(4))
+        assert ours.dtype is rt.float64
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=0, atol=1e-13)
+        q = ours.numpy() if shape[0] <= shape[1] else ours.numpy().T
+        np.testing.assert_allclose(q @ q.T, np.eye(min(shape)), atol=1e-13)
+    check_error(lambda L: L.nn.init.orthogonal_(L.empty(3)))
+    assert rt.nn.init.orthogonal_(rt.empty(0, 3)).shape == (0, 3)
 
 
 @needs_avx2
@@ -529,3 +545,187 @@ def test_seeded_tinymodel_trains_as_torchs():
     assert_same(r_weights, t_weights)
     assert_same([r_x, r_target], [t_x, t_target])
     np.testing.assert_allclose(r_losses, t_losses, rtol=1e-5)
+
+
+# -- the rest of torch.Generator and torch.random -------------------------------------------------
+
+@needs_avx2
+def test_generator_copies_continue_the_stream():
+    """clone_state, copy.deepcopy and pickle give a generator in the same state, drawing
+    the same numbers as torch's copies and independent of the original."""
+    import copy
+    import pickle
+
+    def program(L):
+        g = L.Generator().manual_seed(21)
+        L.randn(3, generator=g, dtype=L.float64)  # leaves a cached normal
+        copies = [g.clone_state(), copy.deepcopy(g), pickle.loads(pickle.dumps(g))]
+        assert all(c is not g and c.initial_seed() == 21 for c in copies)
+        drawn = [L.randn(5, generator=c, dtype=L.float64) for c in copies]
+        return drawn, L.randn(5, generator=g, dtype=L.float64), [c.get_state() for c in copies]
+
+    check(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda L: L.Generator().get_offset(),
+    lambda L: L.Generator().set_offset(3),
+    lambda L: L.Generator().graphsafe_get_state(),
+    lambda L: L.Generator().graphsafe_set_state(L.Generator()),
+])
+def test_generator_methods_torch_refuses_on_cpu(program):
+    check_error(program)
+
+
+def test_thread_safe_generator_outside_a_thread_worker():
+    assert rt.random.thread_safe_generator() is torch.random.thread_safe_generator() is None
+    assert rt.thread_safe_generator() is None
+
+
+def test_fork_rng_as_torchs():
+    """fork_rng restores the default generator's state (a cached normal included) when the
+    block ends, also by an exception; nested; enabled=False leaves the draws in the stream;
+    other generators are not touched."""
+    def program(L):
+        g = L.Generator().manual_seed(5)
+        drawn = [L.randn(3, dtype=L.float64)]
+        with L.random.fork_rng():
+            drawn += [L.rand(4), L.randn(1, dtype=L.float64), L.rand(3, generator=g)]
+            with L.random.fork_rng(devices=[]):
+                drawn.append(L.rand(700))
+            drawn.append(L.rand(2))
+        drawn.append(L.randn(3, dtype=L.float64))
+        try:
+            with L.random.fork_rng():
+                drawn.append(L.rand(2))
+                raise KeyError("inside")
+        except KeyError:
+            pass
+        with L.random.fork_rng(enabled=False):
+            drawn.append(L.rand(2))
+        return drawn, L.rand(3), L.rand(2, generator=g), L.get_rng_state()
+
+    check(program)
+
+
+def test_a_generator_s_state_moves_between_torch_and_gradgen():
+    """A Generator object's state (with a cached float64 normal) loaded into the other
+    library's Generator continues the stream there, both ways."""
+    ours, theirs = rt.Generator().manual_seed(77), torch.Generator().manual_seed(77)
+    rt.randn(5, generator=ours, dtype=rt.float64)
+    rt.rand(1000, generator=ours)
+    moved = torch.Generator().set_state(torch.from_numpy(ours.get_state().numpy().copy()))
+    assert_same(rt.randn(9, generator=ours, dtype=rt.float64),
+                torch.randn(9, generator=moved, dtype=torch.float64))
+    torch.rand(3, generator=theirs)
+    back = rt.Generator().set_state(rt.from_numpy(theirs.get_state().numpy().copy()))
+    assert back.initial_seed() == theirs.initial_seed() == 77
+    assert_same(rt.rand(50, generator=back), torch.rand(50, generator=theirs))
+
+
+@needs_avx2
+def test_every_layer_starts_with_torchs_weights():
+    """The default initialisation of the layers gradgen has beyond Linear, Embedding and
+    LayerNorm, drawn in torch's order (parameters, then buffers)."""
+    def program(L):
+        nn = L.nn
+        modules = (nn.Conv1d(3, 5, 4), nn.Conv2d(2, 6, (3, 2), groups=2, bias=False),
+                   nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm1d(4), nn.BatchNorm2d(3),
+                   nn.RNN(4, 6, num_layers=2), nn.LSTM(3, 5, bidirectional=True),
+                   nn.GRU(4, 3, batch_first=True, bias=False), nn.RNNCell(3, 4),
+                   nn.LSTMCell(2, 5), nn.GRUCell(5, 2), nn.Embedding(7, 4, max_norm=1.0))
+        return [t.detach() for module in modules
+                for t in (*module.parameters(), *module.buffers())], L.rand(2)
+
+    check(program)
+
+
+# -- DataLoader workers' streams ------------------------------------------------------------------
+# torch runs real worker processes here; gradgen plays them in its own process.
+
+def _worker_draws(lib):
+    """What a worker's dataset code sees: its torch, Python and numpy draws and its info."""
+    import random
+
+    info = lib.utils.data.get_worker_info()
+    return [lib.rand(2).tolist(), random.random(), float(np.random.rand()),
+            lib.initial_seed(), None if info is None else [info.id, info.num_workers, info.seed]]
+
+
+class _NoisyDataset:
+    """A map-style dataset that draws an 'augmentation' for each sample."""
+
+    def __init__(self, lib):
+        self.lib = lib
+
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, index):
+        return [index, *_worker_draws(self.lib)]
+
+
+def _plain_batches(loader):
+    return [batch.tolist() if hasattr(batch, "tolist") else batch for batch in loader]
+
+
+def _seed_numpy_from_torch(worker_id):
+    """The usual worker_init_fn: numpy seeded from the worker's torch seed."""
+    lib = rt if rt.utils.data.get_worker_info() is not None else torch
+    np.random.seed((lib.initial_seed() + worker_id) % 2**32)
+
+
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")  # torch: more than 2 CPUs
+@pytest.mark.parametrize(("workers", "persistent", "init"), [
+    (2, False, False), (3, False, True), (2, True, False), (3, True, True)])
+def test_dataloader_workers_draw_torch_s_streams(workers, persistent, init):
+    """A dataset drawing random numbers in 2 or 3 workers, shuffled, over two epochs: each
+    worker's draws (torch, Python's random, numpy), seed and info are torch's, and the main
+    stream moves as torch's (with persistent workers: one base seed, streams continued)."""
+    import random
+
+    def program(lib):
+        lib.manual_seed(6)
+        random.seed(1)
+        np.random.seed(2)
+        loader = lib.utils.data.DataLoader(
+            _NoisyDataset(lib), batch_size=3, shuffle=True, num_workers=workers,
+            persistent_workers=persistent, collate_fn=lambda samples: samples,
+            worker_init_fn=_seed_numpy_from_torch if init else None)
+        epochs = [_plain_batches(loader) for _ in range(2)]
+        return epochs, _worker_draws(lib)
+
+    ours, theirs = program(rt), program(torch)
+    assert theirs[0][0][0][0][-1][0] == 0 and theirs[0][0][1][0][-1][0] == 1 % workers
+    assert ours == theirs
+    assert rt.utils.data.get_worker_info() is None
+
+
+class _CountingStream:
+    """An IterableDataset of `count` noisy samples, split between workers or not."""
+
+    def __init__(self, lib, count, split):
+        self.lib, self.count, self.split = lib, count, split
+
+    def __iter__(self):
+        info = self.lib.utils.data.get_worker_info()
+        start, step = (info.id, info.num_workers) if self.split and info else (0, 1)
+        for index in range(start, self.count, step):
+            yield [index, self.lib.rand(1).item()]
+
+
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")
+@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_iterable_datasets_in_workers_as_torch_s(split, drop_last):
+    """Each worker iterates the dataset (split by get_worker_info() or duplicated), their
+    batches interleaved round-robin until each runs out."""
+    def program(lib):
+        data = lib.utils.data
+        lib.manual_seed(4)
+        dataset = type("Stream", (_CountingStream, data.IterableDataset), {})(lib, 11, split)
+        loader = data.DataLoader(dataset, batch_size=2, num_workers=3, drop_last=drop_last,
+                                 collate_fn=lambda samples: samples)
+        return _plain_batches(loader), _plain_batches(loader), lib.rand(2).tolist()
+
+    assert program(rt) == program(torch)

@@ -155,8 +155,25 @@ def _accept_uniform_proposals(tensor: Tensor, mean: float, std: float, a: float,
 
 def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = None) -> Tensor:
     """Fill with a (semi-)orthogonal matrix: the Q of a QR of N(0, 1) draws, its columns'
-    signs fixed by R's diagonal, trailing dimensions flattened. The draws are torch's; the
-    QR is numpy's LAPACK, so the values agree with torch's to rounding, not bit for bit."""
+    signs fixed by R's diagonal, trailing dimensions flattened.
+
+    The steps and the draws are torch's: normal_ into a (rows, cols) matrix, transposed
+    when it is wide, QR, Q times sign(diag(R)), transposed back, copied, scaled by gain.
+    The QR is not: torch 2.13's CPU build calls Intel MKL 2024.2's LAPACK (sgeqrf/sorgqr,
+    `torch.__config__.show()` says LAPACK_INFO=mkl), numpy calls the reference LAPACK of
+    its bundled OpenBLAS 0.3.31. Both are blocked Householder QRs, but each reflector's
+    norm (snrm2) and its products with the trailing columns (sgemv/sger, and sgemm in the
+    blocked part) are float32 sums taken in each library's own order, and MKL picks its
+    kernels by CPU (AVX2 or AVX512), so no numpy expression reproduces its bits in
+    general. Measured over 5 seeds (torch.manual_seed(s); orthogonal_ on both sides):
+    already a 2x2 differs (1 ulp of 1.0 at most, 7 of 20 values equal); the largest
+    difference is 2.7e-6 absolute (22 ulps of 1.0) at 128x128, 1.1e-6 at 64x64, 2.2e-7 at
+    100x50; elements near zero differ by many ulps of their own (up to 3.7e6 at 256x256),
+    and 8% of all values are bit-equal. An unblocked float32 Householder QR written after
+    reference LAPACK (v = x / (alpha - beta), the scaled snrm2, sequential dot products)
+    does reproduce MKL's Q bit for bit up to 4x4, but not from 8x8 on, where MKL's
+    vectorised sums take over; gradgen keeps numpy's QR rather than match a few tiny
+    shapes."""
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:

@@ -7,21 +7,35 @@ but draws it all the same so that the random stream after each epoch is torch's.
 each batch is: the next list of indices from the batch sampler, the samples at those
 indices, and `collate_fn` of that list.
 
-`num_workers` > 0 is accepted and loads in this process: torch's workers return the
-batches in the sampler's order, so the batches (and every draw from the generators)
-are the same; `worker_init_fn` is not called, as no worker starts, and
-`get_worker_info()` is None throughout.
+`num_workers` > 0 loads in this process too, but as torch's worker processes would: each
+worker has its own random streams, seeded as torch seeds a worker (torch's generator and
+Python's `random` with base seed + worker id, numpy's global generator from a
+SeedSequence of the two), and runs `worker_init_fn(worker_id)` first. Batch k is fetched
+by worker k mod num_workers (torch hands out the batches round-robin and returns them in
+order) with that worker's streams swapped in and `get_worker_info()` describing it, so
+a dataset that draws random numbers (an augmentation) draws torch's numbers, and the main
+streams move only as torch's main process moves them. An IterableDataset is iterated by
+every worker, as torch's workers each iterate their copy (split it with
+`get_worker_info()`, as in torch), their batches interleaved round-robin until each runs
+out. With `persistent_workers` the workers and their streams last across epochs, and the
+base seed is drawn once, at the first epoch, as torch draws it. Unlike torch's, the
+workers share the dataset object with the main process (no copy is made).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import random
 import warnings
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+import numpy as np
+
 from runtime import dtypes, factories
-from runtime.random import Generator
+from runtime.random import Generator, default_generator
 from runtime.utils.data.collate import default_collate, default_convert
 from runtime.utils.data.dataset import Dataset, IterableDataset
 from runtime.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -31,10 +45,63 @@ _T_co = TypeVar("_T_co", covariant=True)
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
 
-def get_worker_info() -> None:
-    """Information about the current worker process: always None, as gradgen loads in
-    the main process."""
-    return None
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    """What get_worker_info() tells a dataset inside a worker (torch's fields)."""
+
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Any
+    rng: Any = None
+    worker_method: str | None = "multiprocessing"
+
+
+_worker_info: WorkerInfo | None = None
+
+
+def get_worker_info() -> WorkerInfo | None:
+    """The worker fetching the current batch, or None in the main process."""
+    return _worker_info
+
+
+class _Worker:
+    """One of torch's worker processes, played in this process: its random streams, kept
+    while the main process runs, and the iterator over its IterableDataset."""
+
+    def __init__(self, worker_id: int, num_workers: int, base_seed: int, dataset: Any) -> None:
+        seed = base_seed + worker_id
+        self.info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
+                               dataset=dataset)
+        # What torch's worker loop seeds at its start.
+        self._torch_state = Generator().manual_seed(seed).get_state()
+        self._python_state = random.Random(seed).getstate()
+        numpy_seed = np.random.SeedSequence(
+            [worker_id, base_seed & 0xFFFFFFFF, base_seed >> 32]).generate_state(4)
+        self._numpy_state = np.random.RandomState(numpy_seed).get_state()
+        self.dataset_iter: Iterator[Any] | None = None
+        self.ended = False
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Run a block as this worker: its streams in place of the main process's."""
+        global _worker_info
+        saved = (default_generator.get_state(), random.getstate(), np.random.get_state(),
+                 _worker_info)
+        default_generator.set_state(self._torch_state)
+        random.setstate(self._python_state)
+        np.random.set_state(self._numpy_state)
+        _worker_info = self.info
+        try:
+            yield
+        finally:
+            self._torch_state = default_generator.get_state()
+            self._python_state = random.getstate()
+            self._numpy_state = np.random.get_state()
+            default_generator.set_state(saved[0])
+            random.setstate(saved[1])
+            np.random.set_state(saved[2])
+            _worker_info = saved[3]
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -98,6 +165,7 @@ class DataLoader(Generic[_T_co]):
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
         self._IterableDataset_len_called: int | None = None
+        self._iterator: _DataLoaderIter | None = None  # kept with persistent workers
         self._initialized = True
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -117,7 +185,13 @@ class DataLoader(Generic[_T_co]):
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def __iter__(self) -> _DataLoaderIter:
-        return _DataLoaderIter(self)
+        if not (self.persistent_workers and self.num_workers > 0):
+            return _DataLoaderIter(self)
+        if self._iterator is None:
+            self._iterator = _DataLoaderIter(self)
+        else:
+            self._iterator._reset()
+        return self._iterator
 
     def __len__(self) -> int:
         if not self._iterable:
@@ -194,9 +268,33 @@ class _DataLoaderIter:
         self._sampler_iter = iter(self._index_sampler)
         self._base_seed = int(factories.empty((), dtype=dtypes.int64)
                               .random_(generator=loader.generator).item())
-        self._dataset_iter = iter(self._dataset) if loader._iterable else None
+        self._workers = [_Worker(i, loader.num_workers, self._base_seed, self._dataset)
+                         for i in range(loader.num_workers)]
+        for worker in self._workers:
+            with worker.running():
+                if loader.worker_init_fn is not None:
+                    loader.worker_init_fn(worker.info.id)
+        self._dataset_iter = None
         self._ended = False
+        self._start_epoch()
+
+    def _start_epoch(self) -> None:
+        """What each epoch starts from: worker 0 next, each worker's dataset iterator new."""
         self._num_yielded = 0
+        self._next_worker = 0
+        if not self._loader._iterable:
+            return
+        if not self._workers:
+            self._dataset_iter = iter(self._dataset)
+        for worker in self._workers:
+            with worker.running():
+                worker.dataset_iter, worker.ended = iter(self._dataset), False
+
+    def _reset(self) -> None:
+        """A new epoch of a loader with persistent workers: no new base seed, the workers
+        (and their streams) kept."""
+        self._sampler_iter = iter(self._index_sampler)
+        self._start_epoch()
 
     def __iter__(self) -> _DataLoaderIter:
         return self
@@ -206,8 +304,16 @@ class _DataLoaderIter:
 
     def __next__(self) -> Any:
         index = next(self._sampler_iter)
-        data = self._fetch_iterable(index) if self._dataset_iter is not None \
-            else self._fetch_map(index)
+        if not self._workers:
+            data = self._fetch_iterable(index) if self._dataset_iter is not None \
+                else self._fetch_map(index)
+        elif not self._loader._iterable:
+            worker = self._workers[self._next_worker]
+            self._next_worker = (self._next_worker + 1) % len(self._workers)
+            with worker.running():
+                data = self._fetch_map(index)
+        else:
+            data = self._fetch_from_workers(index)
         self._num_yielded += 1
         expected = self._loader._IterableDataset_len_called
         if self._dataset_iter is not None and expected is not None \
@@ -223,6 +329,26 @@ class _DataLoaderIter:
         getitems = getattr(self._dataset, "__getitems__", None)
         samples = getitems(index) if callable(getitems) else [self._dataset[i] for i in index]
         return self._collate_fn(samples)
+
+    def _fetch_from_workers(self, index: Any) -> Any:
+        """The next batch of an IterableDataset: from the next worker whose iterator has
+        not run out, round-robin."""
+        live = [worker for worker in self._workers if worker.dataset_iter is not None]
+        while live:
+            worker = self._workers[self._next_worker]
+            self._next_worker = (self._next_worker + 1) % len(self._workers)
+            if worker.dataset_iter is None:
+                continue
+            with worker.running():
+                self._dataset_iter, self._ended = worker.dataset_iter, worker.ended
+                try:
+                    return self._fetch_iterable(index)
+                except StopIteration:
+                    worker.dataset_iter = None
+                    live.remove(worker)
+                finally:
+                    worker.ended = self._ended
+        raise StopIteration
 
     def _fetch_iterable(self, index: Any) -> Any:
         if self._ended:
