@@ -46,7 +46,7 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
         if data.dtype.kind == "f" and data.dtype.itemsize > 8:
             raise TypeError(f"gradgen has no dtype for numpy {data.dtype}")
         return np.array(data, dtype=np.int64 if data.dtype.kind in "iu" and data.dtype not in (
-            np.int32, np.int64) else data.dtype)
+            np.int32, np.int64, np.uint8) else data.dtype)
     array = np.array(data)
     if array.dtype == np.bool_:
         return array

@@ -450,3 +450,10 @@ def test_the_default_device_is_the_cpu(where: Any) -> None:
         assert repr(runtime.get_default_device()) == "device(type='cpu')"
         return
     same(program)
+
+
+@pytest.mark.parametrize("kind", ["uint8", "int32", "int64", "bool", "float32", "float64"])
+def test_a_numpy_array_keeps_its_dtype(kind: str) -> None:
+    """torch.tensor(array) keeps the array's dtype (a uint8 image stays uint8)."""
+    import numpy as np
+    same(lambda lib: str(lib.tensor(np.array([0, 1, 255], dtype=kind)).dtype))
