@@ -353,7 +353,7 @@ def test_code_reads_as_numpy_with_provenance():
     code = compiled.code
     assert "# AddmmBackward0: mat1: mm_mat1_backward(grad, mat2, mat1.shape" in code
     assert "# ReluBackward0: self: threshold_backward(grad, result, 0)" in code
-    assert "accumulate(" in code and "AccumulateGrad: model.0.weight.grad" in code
+    assert "._grad = new(" in code and "AccumulateGrad: model.0.weight.grad" in code
     assert "kernels.addmm(" in code and "SGD: p.add_(grad, alpha=-lr)" in code
     compile(code, "<check>", "exec")  # it is Python
 

@@ -483,8 +483,7 @@ class _Sweep:
             grad = tracer.call("np.asarray", (grad,), {}, np.asarray(grad.array))
         if grad.array.shape != shape:
             tracer.comment = f"engine: {node.name()}'s gradient summed back to {list(shape)}"
-            grad = tracer.call("kernels.sum_to", (grad, shape), {},
-                               kernels.sum_to(grad.array, shape))
+            grad = _sum_to(tracer, grad, shape)
         if grad.array.dtype != dtype:
             tracer.comment = f"engine: {node.name()}'s gradient cast to {dtype}"
             grad = grad.astype(dtype)
@@ -573,6 +572,23 @@ def _formulas(node_name: str) -> dict[int, str]:
             table[info.node_name] = entry
         _FORMULAS = table
     return _FORMULAS.get(node_name, {})
+
+
+def _sum_to(tracer: Tracer, grad: Value, shape: tuple[int, ...]) -> Value:
+    """The engine's `sum_to(grad, shape)`. For a bias's gradient (a matrix summed over its
+    rows) kernels.sum_to multiplies by a vector of ones, made at every call; the step
+    makes that vector once, a constant of its namespace (read-only), and writes `c @ g`,
+    when that gives the kernel's result bit for bit (checked here, on the traced values;
+    the guards keep the shapes and dtypes, which are all the kernel's choice depends on)."""
+    array = grad.array
+    result = kernels.sum_to(array, shape)
+    if type(array) is np.ndarray and array.ndim == 2 and array.shape[1:] == shape:
+        ones = np.ones(array.shape[0], array.dtype)
+        ones.setflags(write=False)
+        if _same_bits(ones @ array, result):
+            return tracer.expression(f"{tracer.source.constant(ones)} @ {grad.name}", (grad,),
+                                     result)
+    return tracer.call("kernels.sum_to", (grad, shape), {}, result)
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
