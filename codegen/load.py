@@ -51,8 +51,11 @@ from codegen.schema import FunctionSchema, SchemaError, parse_schema
 
 # Keys gradgen adds to torchgen's: how an op is exposed, and its sample inputs for tests.
 BINDING_KEYS = ("variants", "inplace", "python_binding", "samples", "node")
+# Keys for runtime.compile (docs/compile.md): what the generator of a compiled step may
+# write instead of calling the kernel.
+COMPILE_KEYS = ("numpy",)
 # Every key an entry may have besides its arguments' and outputs' formulas.
-ENTRY_KEYS = ("name", "output_differentiability", *BINDING_KEYS)
+ENTRY_KEYS = ("name", "output_differentiability", *BINDING_KEYS, *COMPILE_KEYS)
 # Lists and mappings in lists and mappings: a spec needs about six levels.
 MAX_YAML_DEPTH = 32
 _OPENING_TOKENS = (yaml.BlockSequenceStartToken, yaml.BlockMappingStartToken,
@@ -475,6 +478,7 @@ def _load_entry(entry: _Entry, scope: Scope, counter: Counter[str]) -> OpInfo:
         python_binding=bindings.python_binding,
         view_of=view_of,
         samples=samples,
+        numpy_form=_numpy_form(entry),
     )
 
 
@@ -812,6 +816,40 @@ def _view_of(entry: _Entry) -> str | None:
                 raise entry.fail(entry.name_node,
                                  f"return alias ({ret.type.alias}) matches no argument")
     return view_of
+
+
+# -- runtime.compile's keys ------------------------------------------------------------------
+
+# What a `numpy:` form may contain besides the op's arguments and `np`: an expression of
+# calls, attributes, operators, subscripts and literals (no lambda, comprehension, walrus).
+_NUMPY_FORM_NODES = (ast.Expression, ast.Call, ast.Attribute, ast.Name, ast.Load, ast.Constant,
+                     ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Subscript,
+                     ast.Tuple, ast.Slice, ast.keyword)
+
+
+def _numpy_form(entry: _Entry) -> str | None:
+    """`numpy:`, the kernel's result as one numpy expression over the op's arguments (see
+    the spec's header). Checked here: a Python expression of the allowed kinds, reading
+    only the op's argument names and `np`."""
+    node = entry.value("numpy")
+    if node is None:
+        return None
+    text = entry.reader.value(node)
+    arguments = {a.name for a in entry.schema.arguments}
+    try:
+        tree = ast.parse(text, mode="eval") if isinstance(text, str) else None
+    except SyntaxError:
+        tree = None
+    if tree is None:
+        raise entry.fail(node, "numpy must be a Python expression, like np.matmul(self, mat2)")
+    for part in ast.walk(tree):
+        if not isinstance(part, _NUMPY_FORM_NODES):
+            raise entry.fail(node, f"numpy may not contain {type(part).__name__} (calls, "
+                                   "attributes, operators, subscripts and literals only)")
+        if isinstance(part, ast.Name) and part.id not in arguments and part.id != "np":
+            raise entry.fail(node, f"numpy reads {part.id!r}, which is neither an argument "
+                                   f"({', '.join(sorted(arguments))}) nor np")
+    return text
 
 
 # -- samples ----------------------------------------------------------------------------------

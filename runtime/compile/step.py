@@ -223,6 +223,7 @@ class CompiledStep:
 
     def _trace(self, entries: list[_Entry], args: tuple) -> Any:
         tracer = Tracer(args, self.fn)
+        tracer.numpy_forms = self.optimizations
         self.traces += 1
         with listening(tracer):
             result = self.fn(*args)

@@ -36,7 +36,7 @@ from runtime import anomaly, forward_grad, kernels, predicates, random_ops, reco
 from runtime import autograd as autograd_package
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
-from runtime.compile import optim
+from runtime.compile import forms, optim
 from runtime.compile.emit import Source, TraceBreak, comment_text, describe_array
 from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import _Mode
@@ -87,6 +87,8 @@ class Tracer:
         self.comment = ""
         self.backwards = 0
         self.grads_checked: list[tuple[Tensor, np.ndarray]] = []
+        # Write a kernel call as its spec's `numpy:` form where it has one (forms.py).
+        self.numpy_forms = True
 
     # -- stopping --------------------------------------------------------------------------
     def stop(self, reason: str) -> None:
@@ -248,6 +250,9 @@ class Tracer:
         rendered = [self.render(a) for a in args]
         rendered += [f"{k}={self.render(v)}" for k, v in kwargs.items()]
         text = f"{callee}({', '.join(rendered)})"
+        if self.numpy_forms and callee.startswith("kernels."):
+            text = forms.rewrite(callee[len("kernels."):], args, kwargs, unwrap(args), result,
+                                 self.render) or text
         reads = self._reads((args, kwargs)) + self._reads(extra)
         prefix = "g" if self.phase == "backward" else "v"
         if isinstance(result, np.ndarray | np.generic):
