@@ -39,11 +39,14 @@ class _Writer:
         self.lines += [f"    if {condition}:", "        return False"]
 
 
-def build(tensors: list[Callable[[], Any]], tensor_keys: list[tuple],
+def build(tensors: list[Callable[[], Any] | Tensor], tensor_keys: list[tuple],
           named: list[tuple[Callable[[], Any], Any]],
           scalars: list[tuple[Callable[[], Any], tuple]], modules: list[Any],
           optimizers: list[Any]) -> tuple[str, Callable[[], bool]]:
-    """The source of `guard()` and the function: True when the world is as traced."""
+    """The source of `guard()` and the function: True when the world is as traced.
+
+    `tensors` holds, for each tensor the step reads, where the next call finds it (a
+    getter), or the Tensor itself when the step holds it (a module's parameter)."""
     write = _Writer()
     for find, key in zip(tensors, tensor_keys, strict=True):
         _tensor(write, find, key)
@@ -64,8 +67,11 @@ def build(tensors: list[Callable[[], Any]], tensor_keys: list[tuple],
 def _tensor(write: _Writer, find: Callable[[], Any], key: tuple) -> None:
     """step.py's `_tensor_key(t) == key`, field by field, cheapest first."""
     shape, dtype, strides, requires_grad, leaf, hooked, inference = key
-    write.lines.append(f"    t = {write.constant(find)}()")
-    write.fail_if("type(t) is not Tensor and not isinstance(t, Tensor)")
+    if isinstance(find, Tensor):  # held by the step: the same object at every call
+        write.lines.append(f"    t = {write.constant(find)}")
+    else:
+        write.lines.append(f"    t = {write.constant(find)}()")
+        write.fail_if("type(t) is not Tensor and not isinstance(t, Tensor)")
     write.lines.append("    d = t._data")
     write.fail_if(f"d.shape != {shape!r} or d.strides != {strides!r} or "
                   f"d.dtype.str != {dtype!r}")
@@ -95,7 +101,8 @@ def _module(write: _Writer, module: Any) -> None:
         write.fail_if(f"bool(d[{hooks!r}]) is not {bool(attributes[hooks])!r}")
     for holder in ("_parameters", "_buffers"):
         ids = tuple(map(id, attributes[holder].values()))
-        write.fail_if(f"tuple(map(id, d[{holder!r}].values())) != {ids!r}")
+        write.fail_if(f"tuple(map(id, d[{holder!r}].values())) != {ids!r}" if ids else
+                      f"d[{holder!r}]")
 
 
 def _optimizer(write: _Writer, guard: Any) -> None:

@@ -109,8 +109,10 @@ class _Entry:
             if tracer else []
         # The checks above as one generated function (guards.py): the fast form of
         # `holds_slowly`, which says the same in plain Python.
+        held = [t if id(t) not in tracer.sources else find
+                for t, find in zip(tensors, self.tensors, strict=True)]
         self.guard_code, self._guard = guards.build(
-            self.tensors, self.tensor_keys, self.named, self.scalars, self.modules,
+            held, self.tensor_keys, self.named, self.scalars, self.modules,
             self.optimizers)
 
     def holds(self) -> bool:
