@@ -590,7 +590,9 @@ def _sum_to(tracer: Tracer, grad: Value, shape: tuple[int, ...]) -> Value:
     if type(array) is np.ndarray and array.ndim == 2 and array.shape[1:] == shape:
         ones = np.ones(array.shape[0], array.dtype)
         ones.setflags(write=False)
-        if _same_bits(ones @ array, result):
+        with forms.quiet():
+            product = ones @ array
+        if _same_bits(product, result):
             return tracer.expression(f"{tracer.source.constant(ones)} @ {grad.name}", (grad,),
                                      result)
     return tracer.call("kernels.sum_to", (grad, shape), {}, result)
