@@ -10,7 +10,11 @@ step more than a tenth of its time (about 18 µs of a 220 µs TinyModel step at 
 Here they are written out as Python source instead, as torch._dynamo writes its guards:
 one `if` per object, reading each field once and comparing it with the traced value, a
 constant of the function's namespace. The checks are step.py's `_tensor_key` and
-`_module_key`, spelled out; `guard_code` keeps the source for a reader.
+`_module_key`, spelled out (`_Entry.holds_slowly` keeps them as they were, and a test
+checks that both agree); `guard_code` keeps the source for a reader. One check is
+stricter: a module's attributes are compared by name and type in one tuple each, so an
+attribute that changes type (a Tensor attribute set to a list) also makes a new trace,
+where `_module_key` looks only at the plain values. A new trace is never a wrong result.
 """
 
 from __future__ import annotations
