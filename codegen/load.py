@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 from codegen.formula import (
@@ -51,8 +52,11 @@ from codegen.schema import FunctionSchema, SchemaError, parse_schema
 
 # Keys gradgen adds to torchgen's: how an op is exposed, and its sample inputs for tests.
 BINDING_KEYS = ("variants", "inplace", "python_binding", "samples", "node")
+# Keys for runtime.compile (docs/compile.md): what the generator of a compiled step may
+# write instead of calling the kernel.
+COMPILE_KEYS = ("numpy",)
 # Every key an entry may have besides its arguments' and outputs' formulas.
-ENTRY_KEYS = ("name", "output_differentiability", *BINDING_KEYS)
+ENTRY_KEYS = ("name", "output_differentiability", *BINDING_KEYS, *COMPILE_KEYS)
 # Lists and mappings in lists and mappings: a spec needs about six levels.
 MAX_YAML_DEPTH = 32
 _OPENING_TOKENS = (yaml.BlockSequenceStartToken, yaml.BlockMappingStartToken,
@@ -475,6 +479,7 @@ def _load_entry(entry: _Entry, scope: Scope, counter: Counter[str]) -> OpInfo:
         python_binding=bindings.python_binding,
         view_of=view_of,
         samples=samples,
+        numpy_form=_numpy_form(entry),
     )
 
 
@@ -812,6 +817,62 @@ def _view_of(entry: _Entry) -> str | None:
                 raise entry.fail(entry.name_node,
                                  f"return alias ({ret.type.alias}) matches no argument")
     return view_of
+
+
+# -- runtime.compile's keys ------------------------------------------------------------------
+
+# What a `numpy:` form may contain besides the op's arguments and `np`: an expression of
+# calls, attributes, operators, subscripts and literals (no lambda, comprehension, walrus).
+_NUMPY_FORM_NODES = (ast.Expression, ast.Call, ast.Attribute, ast.Name, ast.Load, ast.Constant,
+                     ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Subscript,
+                     ast.Tuple, ast.Slice, ast.keyword)
+# The array attributes a form may read: layout and arithmetic, nothing that reads or writes
+# a file (`tofile`, `dump`) or reaches Python's internals. `np.NAME` must be a ufunc.
+_NUMPY_FORM_ATTRIBUTES = frozenset({"T", "mT", "copy", "reshape", "transpose", "astype", "sum",
+                                    "ravel", "view", "dtype"})
+
+
+def _numpy_form(entry: _Entry) -> str | None:
+    """`numpy:`, the kernel's result as one numpy expression over the op's arguments (see
+    the spec's header). Checked here: a Python expression of the allowed kinds, reading
+    only the op's argument names and `np`'s ufuncs. The form becomes code of a compiled
+    step (runtime/compile/forms.py), so it can say no more than that."""
+    node = entry.value("numpy")
+    if node is None:
+        return None
+    text = entry.reader.value(node)
+    try:
+        tree = ast.parse(text, mode="eval") if isinstance(text, str) else None
+    except SyntaxError:
+        tree = None
+    if tree is None:
+        raise entry.fail(node, "numpy must be a Python expression, like np.matmul(self, mat2)")
+    arguments = {a.name for a in entry.schema.arguments}
+    for part in ast.walk(tree):
+        problem = _numpy_form_problem(part, arguments)
+        if problem:
+            raise entry.fail(node, f"numpy {problem}")
+    return text
+
+
+def _numpy_form_problem(part: ast.AST, arguments: set[str]) -> str | None:
+    """What is wrong with one node of a `numpy:` form (None: nothing)."""
+    if not isinstance(part, _NUMPY_FORM_NODES):
+        return (f"may not contain {type(part).__name__} (calls, attributes, operators, "
+                "subscripts and literals only)")
+    if isinstance(part, ast.Name) and part.id not in arguments and part.id != "np":
+        return (f"reads {part.id!r}, which is neither an argument "
+                f"({', '.join(sorted(arguments))}) nor np")
+    if isinstance(part, ast.Attribute):
+        on_numpy = isinstance(part.value, ast.Name) and part.value.id == "np"
+        if on_numpy and not isinstance(getattr(np, part.attr, None), np.ufunc):
+            return f"may call numpy's ufuncs only, not np.{part.attr}"
+        if not on_numpy and part.attr not in _NUMPY_FORM_ATTRIBUTES:
+            return (f"may not read .{part.attr} (an array's "
+                    f"{', '.join(sorted(_NUMPY_FORM_ATTRIBUTES))} only)")
+    if isinstance(part, ast.Call) and not isinstance(part.func, ast.Attribute):
+        return "may call numpy's ufuncs and an array's methods only"
+    return None
 
 
 # -- samples ----------------------------------------------------------------------------------

@@ -180,6 +180,9 @@ class OpInfo:
     # A hand-written PyTorch node's full name (`torch::autograd::CopyBackwards`), which
     # its name() returns; None for the generated `*Backward<N>` names.
     qualified_name: str | None = None
+    # `numpy:`, the kernel's result as one numpy expression over the arguments, for
+    # runtime.compile to write instead of the kernel call (None: call the kernel).
+    numpy_form: str | None = None
 
     @property
     def name(self) -> str:

@@ -3,6 +3,7 @@ takes effect (tests compare eager with compiled, and both with torch)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -353,7 +354,7 @@ def test_code_reads_as_numpy_with_provenance():
     code = compiled.code
     assert "# AddmmBackward0: mat1: mm_mat1_backward(grad, mat2, mat1.shape" in code
     assert "# ReluBackward0: self: threshold_backward(grad, result, 0)" in code
-    assert "accumulate(" in code and "AccumulateGrad: model.0.weight.grad" in code
+    assert "._grad = new(" in code and "AccumulateGrad: model.0.weight.grad" in code
     assert "kernels.addmm(" in code and "SGD: p.add_(grad, alpha=-lr)" in code
     compile(code, "<check>", "exec")  # it is Python
 
@@ -632,3 +633,195 @@ def test_a_tensor_read_through_a_container_keeps_the_step_eager():
     assert "through an attribute or a container" in compiled.fallback_reason
     batches[0] = batches[0] * 2
     assert compiled().item() == step().item() != first
+
+
+# -- the speed work (issue 14's goals): each rewrite keeps eager's bits ----------------------
+
+def test_generated_guard_agrees_with_the_plain_checks():
+    """The guard is generated code (runtime/compile/guards.py): after every change to what
+    the step depends on it says what the plain checks (`holds_slowly`) say, and each of
+    these changes makes it fail."""
+    model, optimizer, step = _tiny_step(runtime)
+    compiled = runtime.compile(step)
+    compiled()
+    entry = compiled.last
+    assert entry.holds() and entry.holds_slowly()
+    weight = model[0].weight
+
+    def replace_weight():
+        model[0].weight = runtime.nn.Parameter(weight.detach().clone())
+
+    def restore_weight():
+        # (Module.__setattr__ moves a replaced parameter to the end: put it back in place.)
+        parameters = model[0]._parameters
+        bias = parameters["bias"]
+        parameters.clear()
+        parameters.update(weight=weight, bias=bias)
+
+    changes = [
+        (lambda: model.train(False), lambda: model.train(True)),
+        (lambda: setattr(model[1], "inplace", True), lambda: setattr(model[1], "inplace", False)),
+        (lambda: setattr(model[0], "extra", 1), lambda: delattr(model[0], "extra")),
+        (lambda: weight.requires_grad_(False), lambda: weight.requires_grad_(True)),
+        (replace_weight, restore_weight),
+        (lambda: optimizer.param_groups[0].update(momentum=0.5),
+         lambda: optimizer.param_groups[0].update(momentum=0)),
+        (lambda: optimizer.param_groups[0].update(lr=np.float64(1e-3)),
+         lambda: optimizer.param_groups[0].update(lr=1e-3)),
+        (lambda: optimizer.state[weight].update(momentum_buffer=weight.detach().clone()),
+         lambda: optimizer.state.pop(weight)),
+    ]
+    handle = None
+
+    def hook():
+        nonlocal handle
+        handle = model[2].register_forward_hook(lambda *args: None)
+
+    changes.append((hook, lambda: handle.remove()))
+    for index, (change, undo) in enumerate(changes):
+        change()
+        assert entry.holds() is False and entry.holds_slowly() is False, index
+        undo()
+        assert entry.holds() is True and entry.holds_slowly() is True, index
+    assert "def guard():" in entry.guard_code
+
+
+@pytest.mark.parametrize("lr", [np.float64(0.05), -1.0, 1])
+def test_learning_rate_of_another_type_or_value_as_eager(lr):
+    """SGD's update skips the kernel's dispatch for a Python float learning rate
+    (add_scaled_); another type retraces to the kernel, and lr == -1 (alpha == 1) takes
+    the kernel's own path: every step equals eager's bits."""
+    (eager_model, eager_opt, eager_step), (model, opt, _), compiled = _pair()
+    for index in range(5):
+        if index == 2:
+            eager_opt.param_groups[0]["lr"] = opt.param_groups[0]["lr"] = lr
+        got, expected = compiled(), eager_step()
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
+        assert _same(_bits(model), _bits(eager_model)), index
+    assert compiled.traces == (1 if type(lr) is float else 2)
+    assert "add_scaled_(" in compiled.code if type(lr) is float else \
+        "kernels.add_Tensor_(" in compiled.code
+
+
+def test_add_scaled_is_the_kernels_update():
+    """add_scaled_ against kernels.add_Tensor_: the same bits, infinities, NaNs and signed
+    zeros included, and the same numpy warnings (the product's, not the sum's)."""
+    import warnings
+
+    from runtime import kernels
+    from runtime.compile.optim import add_scaled_
+
+    rng = np.random.default_rng(4)
+    for dtype in (np.float32, np.float64):
+        base = rng.standard_normal(50).astype(dtype)
+        base[:4] = [np.inf, -0.0, np.nan, np.finfo(dtype).max]
+        other = rng.standard_normal(50).astype(dtype)
+        other[:5] = [-np.inf, 0.0, 1.0, np.finfo(dtype).max, np.nan]
+        for alpha in (-1e-3, 1.0, -1e30, 2.5):
+            results = []
+            for update in (kernels.add_Tensor_, add_scaled_):
+                target = base.copy()
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    update(target, other, alpha)
+                results.append((target.tobytes(), sorted(str(w.message) for w in caught)))
+            assert results[0] == results[1], (dtype, alpha)
+
+
+def test_numpy_forms_from_the_spec_are_written_and_equal_eager():
+    """The spec's `numpy:` forms (t: self.T, mm: self @ mat2, relu: np.maximum(self, 0))
+    replace the kernel calls in the code, and the step stays bitwise equal to eager and to
+    the same step compiled without the optimisations."""
+    eager_model, _, eager_step = _tiny_step(runtime)
+    model, _, step = _tiny_step(runtime)
+    plain_model, _, plain_step = _tiny_step(runtime)
+    compiled = runtime.compile(step)
+    plain = CompiledStep(plain_step, optimizations=False)
+    for index in range(STEPS):
+        expected, got, other = eager_step(), compiled(), plain()
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
+        assert other.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
+        assert _same(_bits(model), _bits(eager_model)) and \
+            _same(_bits(plain_model), _bits(eager_model)), index
+    code = compiled.code
+    assert "= x0.T" in code and "= np.maximum(v1, 0)" in code and " @ x3" in code
+    assert "kernels.mm(" not in code and "kernels.t(" not in code
+    assert "kernels.mm(" in plain.code and "kernels.relu(" in plain.code
+
+
+def test_a_numpy_form_that_disagrees_keeps_the_kernel(monkeypatch):
+    """A form is written only where the traced call shows it gives the kernel's result:
+    a wrong dtype, or a wrong value, and the line stays a kernel call."""
+    import ast
+
+    from runtime.compile import forms
+
+    table = dict(forms.forms())
+    params = table["mm"][0]
+    table["mm"] = (params, ast.parse("np.matmul(self, mat2).astype(np.float64)", mode="eval"))
+    table["relu"] = (table["relu"][0], ast.parse("np.maximum(self, 1)", mode="eval"))
+    monkeypatch.setattr(forms, "_FORMS", table)
+    eager_model, _, eager_step = _tiny_step(runtime)
+    model, _, step = _tiny_step(runtime)
+    compiled = runtime.compile(step)
+    for index in range(4):
+        assert compiled().item() == eager_step().item()
+        assert _same(_bits(model), _bits(eager_model)), index
+    assert "kernels.mm(" in compiled.code and "kernels.relu(" in compiled.code
+    assert ".T" in compiled.code  # t's form still agrees
+
+
+@pytest.mark.parametrize("form, message", [
+    ("self + os", "reads 'os', which is neither an argument"),
+    ("np.load(self)", "numpy's ufuncs only, not np.load"),
+    ("self.tofile(mat2)", "may not read .tofile"),
+    ("self.__class__", "may not read .__class__"),
+    ("lambda: self", "may not contain Lambda"),
+    ("(x := self)", "may not contain NamedExpr"),
+    ("print(self)", "ufuncs and an array's methods only"),
+    ("self @", "must be a Python expression"),
+])
+def test_the_spec_checks_numpy_forms(form, message):
+    from codegen.load import parse_spec
+    from codegen.model import SpecError
+
+    text = ("- name: mm(Tensor self, Tensor mat2) -> Tensor\n  self: grad\n  mat2: grad\n"
+            f"  result: self_t\n  numpy: {form!r}\n")
+    with pytest.raises(SpecError, match=re.escape(message)):
+        parse_spec(text, "spec.yaml", frozenset())
+    good = text.replace(repr(form), "'self @ mat2'")
+    assert parse_spec(good, "spec.yaml", frozenset())[0].numpy_form == "self @ mat2"
+
+
+def test_bias_gradient_ones_and_grad_slots_written_directly():
+    """A bias's gradient is `c @ g` with the ones vector made once (kernels.sum_to's own
+    product), and `.grad` emptied by zero_grad is set without accumulate(); with
+    set_to_none=False the accumulate stays (the slot holds last step's tensor)."""
+    _, _, step = _tiny_step(runtime)
+    compiled = runtime.compile(step)
+    compiled()
+    code = compiled.code
+    assert "._grad = new(" in code and "accumulate(" not in code
+    assert any(line.split("#")[0].strip().endswith(f"@ {v}") for line in code.splitlines()
+               for v in ("g4",))
+    eager_model, eager_opt, _ = _tiny_step(runtime)
+    model, opt, _ = _tiny_step(runtime)
+    rng = np.random.default_rng(1)
+    x = runtime.tensor(rng.standard_normal((16, 30)).astype(np.float32))
+
+    def keeping(model, opt):
+        def step():
+            opt.zero_grad(set_to_none=False)
+            loss = model(x).pow(2).sum()
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+
+    eager, compiled = keeping(eager_model, eager_opt), runtime.compile(keeping(model, opt))
+    for index in range(4):
+        assert compiled().item() == eager().item()
+        assert _same(_bits(model), _bits(eager_model)), index
+        for p, q in zip(model.parameters(), eager_model.parameters(), strict=True):
+            assert p.grad.numpy().tobytes() == q.grad.numpy().tobytes()
+    assert "accumulate(" in compiled.code

@@ -15,6 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from runtime import kernels
 from runtime.compile.emit import TraceBreak
 from runtime.optim.adam import Adam
 from runtime.optim.adamw import AdamW
@@ -149,7 +152,41 @@ def _sgd(tracer: Tracer, optimizer: SGD) -> None:
                                       "momentum * buffer")
                 else:
                     grad = write.line(write.name("d"), f"{buffer}._data", "the buffer")
-            write.inplace("add_Tensor_", tensor, f"{grad}, -{lr}", "p.add_(grad, alpha=-lr)")
+            if _plain_update(param, group):
+                # The same arithmetic as the kernel, without its dispatch (add_scaled_).
+                write.line("", f"add_scaled_({tensor}._data, {grad}, -{lr})",
+                           "p.add_(grad, alpha=-lr)")
+                write.line("", f"{tensor}._version_counter.version += 1",
+                           "the version counter moves")
+            else:
+                write.inplace("add_Tensor_", tensor, f"{grad}, -{lr}", "p.add_(grad, alpha=-lr)")
+
+
+def _plain_update(param: Any, group: dict) -> bool:
+    """Whether SGD's last `p.add_(grad, alpha=-lr)` adds a gradient of p's own float dtype
+    and shape, scaled by a Python float: what `add_scaled_` does without the kernel's
+    promotion and checks. The shapes and dtypes are the trace's (guarded), and so is the
+    learning rate's type (`Guard`)."""
+    data, grad = param._data, param.grad._data
+    return data.dtype.kind == "f" and grad.dtype == data.dtype and \
+        grad.shape == data.shape and type(group["lr"]) is float and \
+        not group["maximize"] and group["weight_decay"] == 0 and group["momentum"] == 0
+
+
+def add_scaled_(self: np.ndarray, other: np.ndarray, alpha: float) -> None:
+    """`kernels.add_Tensor_(self, other, alpha)` where the trace proved that self and other
+    are float arrays of one dtype and shape and alpha a Python float: `alpha * other`, then
+    added into self with numpy's warnings off, as the kernel does (its multiplication warns,
+    its in-place add does not). The kernel also takes alpha == 1 (lr == -1) its own way."""
+    if alpha == 1:
+        kernels.add_Tensor_(self, other, alpha)
+        return
+    product = alpha * other
+    token = kernels._set_state(kernels._QUIET)
+    try:
+        np.add(self, product, out=self)
+    finally:
+        kernels._reset_state(token)
 
 
 def _adam(tracer: Tracer, optimizer: Adam) -> None:
@@ -216,6 +253,9 @@ class Guard:
                                             and k != "params"], list(group["params"]))
                        for group in optimizer.param_groups]
         self.stateful = self._stateful()
+        # The learning rate is read at every step, but its type chose the template's form
+        # (`_plain_update`): a Python float, or anything else.
+        self.lr_types = [type(group.get("lr")) for group in optimizer.param_groups]
 
     def _stateful(self) -> list[bool]:
         state = self.optimizer.state
@@ -236,7 +276,8 @@ class Guard:
             if len(current) != len(params) or any(a is not b for a, b in
                                                    zip(current, params, strict=True)):
                 return False
-        return self._stateful() == self.stateful
+        return self._stateful() == self.stateful and \
+            [type(group.get("lr")) for group in groups] == self.lr_types
 
 
 _MISSING = object()

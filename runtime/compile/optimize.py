@@ -7,6 +7,9 @@
   goes over as it is when no other line reads it and only it holds its storage (as the
   engine's `_unshared_array` decides by reference counts), else as a copy, so that `.grad`
   never shares memory with a forward value or a broadcast view.
+- An `accumulate` into a `.grad` that this step's `zero_grad()` emptied (`T0._grad = None`
+  earlier in the step, and no accumulate into it since) sets the slot directly:
+  `T0._grad = new(g7, None)`, what `accumulate` does when it finds None, without the call.
 """
 
 from __future__ import annotations
@@ -29,6 +32,23 @@ def optimize(source: Source, returned: str) -> None:
             grad = line.reads[0]
             if not _handed_over(grad, readers, made_by, source):
                 line.text = line.expression.replace(f", {grad})", f", {grad}.copy())")
+    _set_emptied_grads(source)
+
+
+def _set_emptied_grads(source: Source) -> None:
+    """`accumulate(T, g)` as `T._grad = new(g, None)` where `T._grad` is known to be None."""
+    emptied: set[str] = set()
+    for line in source.lines:
+        expression = line.expression
+        if not line.target and expression.endswith("._grad = None"):
+            emptied.add(expression[:-len("._grad = None")])
+        elif expression.startswith("accumulate("):
+            tensor, _, grad = (line.text or expression)[len("accumulate("):-1].partition(", ")
+            if tensor in emptied:
+                line.text = f"{tensor}._grad = new({grad}, None)"
+            emptied.discard(tensor)
+        elif "grad" in expression:  # another zero_grad, a read: no longer known
+            emptied.clear()
 
 
 def _targets(line: Line) -> list[str]:

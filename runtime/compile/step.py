@@ -34,6 +34,7 @@ import numpy as np
 
 from runtime import kernels, random_ops
 from runtime._tensor import Tensor
+from runtime.compile import guards
 from runtime.compile import optim as optim_templates
 from runtime.compile.emit import Source, TraceBreak
 from runtime.compile.optimize import last_uses, optimize
@@ -106,9 +107,20 @@ class _Entry:
         self.module_keys = [_module_key(m) for m in self.modules]
         self.optimizers = [optim_templates.Guard(o) for o in tracer.optimizers] \
             if tracer else []
+        # The checks above as one generated function (guards.py): the fast form of
+        # `holds_slowly`, which says the same in plain Python.
+        held = [t if id(t) not in tracer.sources else find
+                for t, find in zip(tensors, self.tensors, strict=True)]
+        self.guard_code, self._guard = guards.build(
+            held, self.tensor_keys, self.named, self.scalars, self.modules,
+            self.optimizers)
 
     def holds(self) -> bool:
         """Whether the world still looks as it did when this entry was traced."""
+        return self._guard()
+
+    def holds_slowly(self) -> bool:
+        """`holds`, walking the lists: what the generated guard must agree with."""
         for find, key in zip(self.tensors, self.tensor_keys, strict=True):
             tensor = find()
             if type(tensor) is not Tensor and not isinstance(tensor, Tensor) or \
@@ -213,6 +225,7 @@ class CompiledStep:
 
     def _trace(self, entries: list[_Entry], args: tuple) -> Any:
         tracer = Tracer(args, self.fn)
+        tracer.numpy_forms = self.optimizations
         self.traces += 1
         with listening(tracer):
             result = self.fn(*args)
@@ -255,7 +268,9 @@ class CompiledStep:
         code = "\n".join(header + body + [f"    return {returned}", ""])
         namespace: dict[str, Any] = {"np": np, "kernels": kernels, "ops": array_ops,
                                      "accumulate": accumulate, "wrap": wrap,
-                                     "random_ops": random_ops}
+                                     "random_ops": random_ops,
+                                     "add_scaled_": optim_templates.add_scaled_,
+                                     "new": Tensor._make}
         namespace.update(source.namespace)
         compiled = builtins.compile(code, filename, "exec", dont_inherit=True)
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)

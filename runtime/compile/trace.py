@@ -36,7 +36,7 @@ from runtime import anomaly, forward_grad, kernels, predicates, random_ops, reco
 from runtime import autograd as autograd_package
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
-from runtime.compile import optim
+from runtime.compile import forms, optim
 from runtime.compile.emit import Source, TraceBreak, comment_text, describe_array
 from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import _Mode
@@ -87,6 +87,8 @@ class Tracer:
         self.comment = ""
         self.backwards = 0
         self.grads_checked: list[tuple[Tensor, np.ndarray]] = []
+        # Write a kernel call as its spec's `numpy:` form where it has one (forms.py).
+        self.numpy_forms = True
 
     # -- stopping --------------------------------------------------------------------------
     def stop(self, reason: str) -> None:
@@ -248,6 +250,9 @@ class Tracer:
         rendered = [self.render(a) for a in args]
         rendered += [f"{k}={self.render(v)}" for k, v in kwargs.items()]
         text = f"{callee}({', '.join(rendered)})"
+        if self.numpy_forms and callee.startswith("kernels."):
+            text = forms.rewrite(callee[len("kernels."):], args, kwargs, unwrap(args), result,
+                                 self.render) or text
         reads = self._reads((args, kwargs)) + self._reads(extra)
         prefix = "g" if self.phase == "backward" else "v"
         if isinstance(result, np.ndarray | np.generic):
@@ -483,8 +488,7 @@ class _Sweep:
             grad = tracer.call("np.asarray", (grad,), {}, np.asarray(grad.array))
         if grad.array.shape != shape:
             tracer.comment = f"engine: {node.name()}'s gradient summed back to {list(shape)}"
-            grad = tracer.call("kernels.sum_to", (grad, shape), {},
-                               kernels.sum_to(grad.array, shape))
+            grad = _sum_to(tracer, grad, shape)
         if grad.array.dtype != dtype:
             tracer.comment = f"engine: {node.name()}'s gradient cast to {dtype}"
             grad = grad.astype(dtype)
@@ -573,6 +577,25 @@ def _formulas(node_name: str) -> dict[int, str]:
             table[info.node_name] = entry
         _FORMULAS = table
     return _FORMULAS.get(node_name, {})
+
+
+def _sum_to(tracer: Tracer, grad: Value, shape: tuple[int, ...]) -> Value:
+    """The engine's `sum_to(grad, shape)`. For a bias's gradient (a matrix summed over its
+    rows) kernels.sum_to multiplies by a vector of ones, made at every call; the step
+    makes that vector once, a constant of its namespace (read-only), and writes `c @ g`,
+    when that gives the kernel's result bit for bit (checked here, on the traced values;
+    the guards keep the shapes and dtypes, which are all the kernel's choice depends on)."""
+    array = grad.array
+    result = kernels.sum_to(array, shape)
+    if type(array) is np.ndarray and array.ndim == 2 and array.shape[1:] == shape:
+        ones = np.ones(array.shape[0], array.dtype)
+        ones.setflags(write=False)
+        with forms.quiet():
+            product = ones @ array
+        if _same_bits(product, result):
+            return tracer.expression(f"{tracer.source.constant(ones)} @ {grad.name}", (grad,),
+                                     result)
+    return tracer.call("kernels.sum_to", (grad, shape), {}, result)
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
