@@ -852,7 +852,7 @@ def _numpy_form(entry: _Entry) -> str | None:
         problem = _numpy_form_problem(part, arguments)
         if problem:
             raise entry.fail(node, f"numpy {problem}")
-    return text
+    return ast.unparse(tree)  # the checked tree, not the text (which may hold a comment)
 
 
 def _numpy_form_problem(part: ast.AST, arguments: set[str]) -> str | None:
