@@ -117,7 +117,7 @@ from runtime.random import (
     thread_safe_generator,
 )
 from runtime.random_ops import *  # noqa: F403
-from runtime.serialization import load, save  # the data area: torch.save / torch.load
+from runtime.serialization import load, save  # torch.save / torch.load
 from runtime.version import __version__
 
 # Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).

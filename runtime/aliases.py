@@ -45,7 +45,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.optim": "runtime.optim",
     "torch.profiler": "runtime.profiler",
     "torch.random": "runtime.random",
-    # data loading, optimizers' schedules, saving (the data area)
+    # data loading, optimizers' schedules, saving
     "torch.utils": "runtime.utils",
     "torch.utils.data": "runtime.utils.data",
     "torch.utils.data.dataloader": "runtime.utils.data.dataloader",

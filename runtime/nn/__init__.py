@@ -76,7 +76,7 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d", "ELU", "GLU", "Hardsigmoid", "Hardswish", "Hardtanh",
     "LeakyReLU", "LogSigmoid", "Mish", "ReLU6", "SiLU", "Softmin", "Softplus", "HuberLoss",
     "KLDivLoss", "CosineSimilarity",
-    # funcrnn: recurrent layers and ParameterDict
+    # recurrent layers and ParameterDict
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "ParameterDict",
     "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",

@@ -256,7 +256,7 @@ class ParameterList(Module):
         raise RuntimeError("ParameterList should not be called.")
 
 
-# -- funcrnn: ParameterDict ---------------------------------------------------------------------
+# -- ParameterDict -----------------------------------------------------------------------------
 
 class ParameterDict(Module):
     """An ordered dict of parameters, by string key: a Tensor put in becomes a Parameter,
