@@ -155,6 +155,7 @@ __all__ = [
     "elu",
     "elu_",
     "hardtanh",
+    "hardtanh_backward",
     "hardsigmoid",
     "hardswish",
     "log_sigmoid_forward",
@@ -163,11 +164,17 @@ __all__ = [
     "constant_pad_nd",
     "leaky_relu_",
     "reflection_pad1d",
+    "reflection_pad1d_backward",
     "reflection_pad2d",
+    "reflection_pad2d_backward",
     "reflection_pad3d",
+    "reflection_pad3d_backward",
     "replication_pad1d",
+    "replication_pad1d_backward",
     "replication_pad2d",
+    "replication_pad2d_backward",
     "replication_pad3d",
+    "replication_pad3d_backward",
     "cumsum",
     "cumprod",
     "sort_default",
@@ -1537,9 +1544,18 @@ def hardtanh(self_p, self_t, min_val, max_val, result):
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
 
     derivatives.yaml, entry hardtanh
-    result: auto_element_wise, from self: where(logical_and(self > min_val, self < max_val), grad, 0)
+    result: auto_element_wise, from self: hardtanh_backward(grad, self, min_val, max_val)
     """
-    return ops.where(ops.logical_and(self_p > min_val, self_p < max_val), self_t, 0)
+    return ops.hardtanh_backward(self_t, self_p, min_val, max_val)
+
+
+def hardtanh_backward(grad_output_p, grad_output_t, self_p, self_t, min_val, max_val, result):
+    """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
+
+    derivatives.yaml, entry hardtanh_backward
+    result: where(logical_and(self_p > min_val, self_p < max_val), grad_output_t, 0)
+    """
+    return ops.where(ops.logical_and(self_p > min_val, self_p < max_val), grad_output_t, 0)
 
 
 def hardsigmoid(self_p, self_t, result):
@@ -1615,6 +1631,15 @@ def reflection_pad1d(self_p, self_t, padding, result):
     return ops.reflection_pad1d(self_t, padding)
 
 
+def reflection_pad1d_backward(grad_output_p, grad_output_t, self_p, self_t, padding, result):
+    """reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad1d_backward
+    result: auto_linear
+    """
+    return ops.reflection_pad1d_backward(grad_output_t, self_t, padding)
+
+
 def reflection_pad2d(self_p, self_t, padding, result):
     """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
 
@@ -1622,6 +1647,15 @@ def reflection_pad2d(self_p, self_t, padding, result):
     result: auto_linear
     """
     return ops.reflection_pad2d(self_t, padding)
+
+
+def reflection_pad2d_backward(grad_output_p, grad_output_t, self_p, self_t, padding, result):
+    """reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad2d_backward
+    result: auto_linear
+    """
+    return ops.reflection_pad2d_backward(grad_output_t, self_t, padding)
 
 
 def reflection_pad3d(self_p, self_t, padding, result):
@@ -1633,6 +1667,15 @@ def reflection_pad3d(self_p, self_t, padding, result):
     return ops.reflection_pad3d(self_t, padding)
 
 
+def reflection_pad3d_backward(grad_output_p, grad_output_t, self_p, self_t, padding, result):
+    """reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad3d_backward
+    result: auto_linear
+    """
+    return ops.reflection_pad3d_backward(grad_output_t, self_t, padding)
+
+
 def replication_pad1d(self_p, self_t, padding, result):
     """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
 
@@ -1640,6 +1683,15 @@ def replication_pad1d(self_p, self_t, padding, result):
     result: auto_linear
     """
     return ops.replication_pad1d(self_t, padding)
+
+
+def replication_pad1d_backward(grad_output_p, grad_output_t, self_p, self_t, padding, result):
+    """replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad1d_backward
+    result: auto_linear
+    """
+    return ops.replication_pad1d_backward(grad_output_t, self_t, padding)
 
 
 def replication_pad2d(self_p, self_t, padding, result):
@@ -1651,6 +1703,15 @@ def replication_pad2d(self_p, self_t, padding, result):
     return ops.replication_pad2d(self_t, padding)
 
 
+def replication_pad2d_backward(grad_output_p, grad_output_t, self_p, self_t, padding, result):
+    """replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad2d_backward
+    result: auto_linear
+    """
+    return ops.replication_pad2d_backward(grad_output_t, self_t, padding)
+
+
 def replication_pad3d(self_p, self_t, padding, result):
     """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
 
@@ -1658,6 +1719,15 @@ def replication_pad3d(self_p, self_t, padding, result):
     result: auto_linear
     """
     return ops.replication_pad3d(self_t, padding)
+
+
+def replication_pad3d_backward(grad_output_p, grad_output_t, self_p, self_t, padding, result):
+    """replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad3d_backward
+    result: auto_linear
+    """
+    return ops.replication_pad3d_backward(grad_output_t, self_t, padding)
 
 
 def cumsum(self_p, self_t, dim, dtype, result):

@@ -154,6 +154,7 @@ __all__ = [
     "EluBackward0",
     "EluBackward1",
     "HardtanhBackward0",
+    "HardtanhBackwardBackward0",
     "HardsigmoidBackward0",
     "HardswishBackward0",
     "LogSigmoidBackward0",
@@ -162,11 +163,17 @@ __all__ = [
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
+    "ReflectionPad1DBackwardBackward0",
     "ReflectionPad2DBackward0",
+    "ReflectionPad2DBackwardBackward0",
     "ReflectionPad3DBackward0",
+    "ReflectionPad3DBackwardBackward0",
     "ReplicationPad1DBackward0",
+    "ReplicationPad1DBackwardBackward0",
     "ReplicationPad2DBackward0",
+    "ReplicationPad2DBackwardBackward0",
     "ReplicationPad3DBackward0",
+    "ReplicationPad3DBackwardBackward0",
     "CumsumBackward0",
     "CumprodBackward0",
     "SortBackward0",
@@ -4396,7 +4403,7 @@ class HardtanhBackward0(Node):
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
 
     derivatives.yaml, entry hardtanh
-    self: where(logical_and(self > min_val, self < max_val), grad, 0)
+    self: hardtanh_backward(grad, self, min_val, max_val)
     """
 
     __slots__ = ("self_", "_saved_min_val", "_saved_max_val")
@@ -4415,9 +4422,42 @@ class HardtanhBackward0(Node):
         min_val = self._saved_min_val
         max_val = self._saved_max_val
         grad_inputs = [None]
-        # self: where(logical_and(self > min_val, self < max_val), grad, 0)
+        # self: hardtanh_backward(grad, self, min_val, max_val)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.where(ops.logical_and(self_ > min_val, self_ < max_val), grad, 0)
+            grad_inputs[0] = ops.hardtanh_backward(grad, self_, min_val, max_val)
+        return grad_inputs
+
+
+class HardtanhBackwardBackward0(Node):
+    """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
+
+    derivatives.yaml, entry hardtanh_backward
+    grad_output: hardtanh_backward(grad, self, min_val, max_val)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ("self_", "_saved_min_val", "_saved_max_val")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        min_val = self._saved_min_val
+        max_val = self._saved_max_val
+        grad_inputs = [None, None]
+        # grad_output: hardtanh_backward(grad, self, min_val, max_val)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.hardtanh_backward(grad, self_, min_val, max_val)
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, grad)
         return grad_inputs
 
 
@@ -4622,20 +4662,59 @@ class ReflectionPad1DBackward0(Node):
     """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad1d
-    self: padding_backward(grad, self.shape, padding, True)
+    self: reflection_pad1d_backward(grad, self, padding)
     """
 
-    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+    __slots__ = ("self_", "_saved_padding")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
+        self_ = ops.unpack(self.self_, self)
         padding = self._saved_padding
         grad_inputs = [None]
-        # self: padding_backward(grad, self.shape, padding, True)
+        # self: reflection_pad1d_backward(grad, self, padding)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, True)
+            grad_inputs[0] = ops.reflection_pad1d_backward(grad, self_, padding)
+        return grad_inputs
+
+
+class ReflectionPad1DBackwardBackward0(Node):
+    """reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad1d_backward
+    grad_output: reflection_pad1d(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_saved_padding", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        padding = self._saved_padding
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: reflection_pad1d(grad, padding)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.reflection_pad1d(grad, padding)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
         return grad_inputs
 
 
@@ -4643,20 +4722,59 @@ class ReflectionPad2DBackward0(Node):
     """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad2d
-    self: padding_backward(grad, self.shape, padding, True)
+    self: reflection_pad2d_backward(grad, self, padding)
     """
 
-    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+    __slots__ = ("self_", "_saved_padding")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
+        self_ = ops.unpack(self.self_, self)
         padding = self._saved_padding
         grad_inputs = [None]
-        # self: padding_backward(grad, self.shape, padding, True)
+        # self: reflection_pad2d_backward(grad, self, padding)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, True)
+            grad_inputs[0] = ops.reflection_pad2d_backward(grad, self_, padding)
+        return grad_inputs
+
+
+class ReflectionPad2DBackwardBackward0(Node):
+    """reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad2d_backward
+    grad_output: reflection_pad2d(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_saved_padding", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        padding = self._saved_padding
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: reflection_pad2d(grad, padding)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.reflection_pad2d(grad, padding)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
         return grad_inputs
 
 
@@ -4664,20 +4782,59 @@ class ReflectionPad3DBackward0(Node):
     """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad3d
-    self: padding_backward(grad, self.shape, padding, True)
+    self: reflection_pad3d_backward(grad, self, padding)
     """
 
-    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+    __slots__ = ("self_", "_saved_padding")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
+        self_ = ops.unpack(self.self_, self)
         padding = self._saved_padding
         grad_inputs = [None]
-        # self: padding_backward(grad, self.shape, padding, True)
+        # self: reflection_pad3d_backward(grad, self, padding)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, True)
+            grad_inputs[0] = ops.reflection_pad3d_backward(grad, self_, padding)
+        return grad_inputs
+
+
+class ReflectionPad3DBackwardBackward0(Node):
+    """reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad3d_backward
+    grad_output: reflection_pad3d(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_saved_padding", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        padding = self._saved_padding
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: reflection_pad3d(grad, padding)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.reflection_pad3d(grad, padding)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
         return grad_inputs
 
 
@@ -4685,20 +4842,59 @@ class ReplicationPad1DBackward0(Node):
     """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad1d
-    self: padding_backward(grad, self.shape, padding, False)
+    self: replication_pad1d_backward(grad, self, padding)
     """
 
-    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+    __slots__ = ("self_", "_saved_padding")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
+        self_ = ops.unpack(self.self_, self)
         padding = self._saved_padding
         grad_inputs = [None]
-        # self: padding_backward(grad, self.shape, padding, False)
+        # self: replication_pad1d_backward(grad, self, padding)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, False)
+            grad_inputs[0] = ops.replication_pad1d_backward(grad, self_, padding)
+        return grad_inputs
+
+
+class ReplicationPad1DBackwardBackward0(Node):
+    """replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad1d_backward
+    grad_output: replication_pad1d(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_saved_padding", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        padding = self._saved_padding
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: replication_pad1d(grad, padding)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.replication_pad1d(grad, padding)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
         return grad_inputs
 
 
@@ -4706,20 +4902,59 @@ class ReplicationPad2DBackward0(Node):
     """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad2d
-    self: padding_backward(grad, self.shape, padding, False)
+    self: replication_pad2d_backward(grad, self, padding)
     """
 
-    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+    __slots__ = ("self_", "_saved_padding")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
+        self_ = ops.unpack(self.self_, self)
         padding = self._saved_padding
         grad_inputs = [None]
-        # self: padding_backward(grad, self.shape, padding, False)
+        # self: replication_pad2d_backward(grad, self, padding)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, False)
+            grad_inputs[0] = ops.replication_pad2d_backward(grad, self_, padding)
+        return grad_inputs
+
+
+class ReplicationPad2DBackwardBackward0(Node):
+    """replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad2d_backward
+    grad_output: replication_pad2d(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_saved_padding", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        padding = self._saved_padding
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: replication_pad2d(grad, padding)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.replication_pad2d(grad, padding)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
         return grad_inputs
 
 
@@ -4727,20 +4962,59 @@ class ReplicationPad3DBackward0(Node):
     """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad3d
-    self: padding_backward(grad, self.shape, padding, False)
+    self: replication_pad3d_backward(grad, self, padding)
     """
 
-    __slots__ = ("_saved_self_sym_sizes", "_saved_padding")
+    __slots__ = ("self_", "_saved_padding")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_sym_sizes = self._saved_self_sym_sizes
+        self_ = ops.unpack(self.self_, self)
         padding = self._saved_padding
         grad_inputs = [None]
-        # self: padding_backward(grad, self.shape, padding, False)
+        # self: replication_pad3d_backward(grad, self, padding)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.padding_backward(ops, grad, self_sym_sizes, padding, False)
+            grad_inputs[0] = ops.replication_pad3d_backward(grad, self_, padding)
+        return grad_inputs
+
+
+class ReplicationPad3DBackwardBackward0(Node):
+    """replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad3d_backward
+    grad_output: replication_pad3d(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_saved_padding", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        padding = self._saved_padding
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: replication_pad3d(grad, padding)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.replication_pad3d(grad, padding)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
         return grad_inputs
 
 
@@ -4770,10 +5044,10 @@ class CumprodBackward0(Node):
     """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry cumprod
-    self: grad.to(self.dtype) if self.ndim == 0 else (grad.to(self.dtype).transpose(dim, -1).unsqueeze(-2) * ((ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).tril(-1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).triu(1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * ones_like(self.transpose(dim, -1)).unsqueeze(-2)).tril().triu()).cumprod(-1)).triu().sum(-1).transpose(dim, -1)
+    self: grad.to(self.dtype) if self.numel() <= 1 else (grad.to(self.dtype).transpose(dim, -1).unsqueeze(-2) * ((ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).tril(-1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).triu(1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * ones_like(self.transpose(dim, -1)).unsqueeze(-2)).tril().triu()).cumprod(-1)).triu().sum(-1).transpose(dim, -1)
     """
 
-    __slots__ = ("_saved_self_dim", "_saved_self_scalar_type", "_saved_dim", "self_")
+    __slots__ = ("_saved_self_sym_numel", "_saved_self_scalar_type", "_saved_dim", "self_")
 
     @property
     def _saved_self(self):
@@ -4785,14 +5059,14 @@ class CumprodBackward0(Node):
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_dim = self._saved_self_dim
+        self_sym_numel = self._saved_self_sym_numel
         self_scalar_type = self._saved_self_scalar_type
         dim = self._saved_dim
         self_ = ops.unpack(self.self_, self)
         grad_inputs = [None]
-        # self: grad.to(self.dtype) if self.ndim == 0 else (grad.to(self.dtype).transpose(dim, -1).unsqueeze(-2) * ((ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).tril(-1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).triu(1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * ones_like(self.transpose(dim, -1)).unsqueeze(-2)).tril().triu()).cumprod(-1)).triu().sum(-1).transpose(dim, -1)
+        # self: grad.to(self.dtype) if self.numel() <= 1 else (grad.to(self.dtype).transpose(dim, -1).unsqueeze(-2) * ((ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).tril(-1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).triu(1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * ones_like(self.transpose(dim, -1)).unsqueeze(-2)).tril().triu()).cumprod(-1)).triu().sum(-1).transpose(dim, -1)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.to(grad, self_scalar_type) if self_dim == 0 else ops.transpose(ops.sum(ops.triu(ops.unsqueeze(ops.transpose(ops.to(grad, self_scalar_type), dim, -1), -2) * ops.cumprod(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_, dim, -1), -2), -1) + ops.triu(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_, dim, -1), -2), 1) + ops.triu(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -2))), -1)), -1), dim, -1)
+            grad_inputs[0] = ops.to(grad, self_scalar_type) if self_sym_numel <= 1 else ops.transpose(ops.sum(ops.triu(ops.unsqueeze(ops.transpose(ops.to(grad, self_scalar_type), dim, -1), -2) * ops.cumprod(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_, dim, -1), -2), -1) + ops.triu(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(ops.transpose(self_, dim, -1), -2), 1) + ops.triu(ops.tril(ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -1) * ops.unsqueeze(manual.ones_like(ops, ops.transpose(self_, dim, -1)), -2))), -1)), -1), dim, -1)
         return grad_inputs
 
 

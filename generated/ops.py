@@ -77,6 +77,7 @@ from generated.functions import (
     HardsigmoidBackward0,
     HardswishBackward0,
     HardtanhBackward0,
+    HardtanhBackwardBackward0,
     HuberLossBackward0,
     IndexAddBackward0,
     IndexBackward0,
@@ -139,15 +140,21 @@ from generated.functions import (
     ProdBackward1,
     ReciprocalBackward0,
     ReflectionPad1DBackward0,
+    ReflectionPad1DBackwardBackward0,
     ReflectionPad2DBackward0,
+    ReflectionPad2DBackwardBackward0,
     ReflectionPad3DBackward0,
+    ReflectionPad3DBackwardBackward0,
     ReluBackward0,
     RemainderBackward0,
     RemainderBackward1,
     RepeatBackward0,
     ReplicationPad1DBackward0,
+    ReplicationPad1DBackwardBackward0,
     ReplicationPad2DBackward0,
+    ReplicationPad2DBackwardBackward0,
     ReplicationPad3DBackward0,
+    ReplicationPad3DBackwardBackward0,
     RollBackward0,
     RoundBackward0,
     RoundBackward1,
@@ -299,6 +306,7 @@ __all__ = [
     "hardsigmoid",
     "hardswish",
     "hardtanh",
+    "hardtanh_backward",
     "huber_loss",
     "index",
     "index_add",
@@ -358,15 +366,21 @@ __all__ = [
     "reciprocal",
     "reciprocal_",
     "reflection_pad1d",
+    "reflection_pad1d_backward",
     "reflection_pad2d",
+    "reflection_pad2d_backward",
     "reflection_pad3d",
+    "reflection_pad3d_backward",
     "relu",
     "relu_",
     "remainder",
     "repeat",
     "replication_pad1d",
+    "replication_pad1d_backward",
     "replication_pad2d",
+    "replication_pad2d_backward",
     "replication_pad3d",
+    "replication_pad3d_backward",
     "roll",
     "round",
     "round_",
@@ -4688,6 +4702,27 @@ def hardtanh_(self_, min_val=-1, max_val=1):
     return self_
 
 
+def hardtanh_backward(grad_output, self_, min_val, max_val):
+    """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
+
+    derivatives.yaml, entry hardtanh_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["hardtanh_backward"], (grad_output, self_,))
+    result = recording.wrap(kernels.hardtanh_backward(recording.data(grad_output), recording.data(self_), min_val, max_val))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = HardtanhBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_min_val = min_val
+        grad_fn._saved_max_val = max_val
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.hardtanh_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), min_val, max_val, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
 def hardsigmoid(self_):
     """hardsigmoid(Tensor self) -> Tensor
 
@@ -4898,12 +4933,33 @@ def reflection_pad1d(self_, padding):
     result = recording.wrap(kernels.reflection_pad1d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
         grad_fn = ReflectionPad1DBackward0(recording.collect_next_edges(self_))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
             tangent = forward.reflection_pad1d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def reflection_pad1d_backward(grad_output, self_, padding):
+    """reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad1d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_,))
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.reflection_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = ReflectionPad1DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn._saved_padding = padding
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.reflection_pad1d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), padding, result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -4919,12 +4975,33 @@ def reflection_pad2d(self_, padding):
     result = recording.wrap(kernels.reflection_pad2d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
         grad_fn = ReflectionPad2DBackward0(recording.collect_next_edges(self_))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
             tangent = forward.reflection_pad2d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def reflection_pad2d_backward(grad_output, self_, padding):
+    """reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad2d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_,))
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.reflection_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = ReflectionPad2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn._saved_padding = padding
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.reflection_pad2d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), padding, result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -4940,12 +5017,33 @@ def reflection_pad3d(self_, padding):
     result = recording.wrap(kernels.reflection_pad3d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
         grad_fn = ReflectionPad3DBackward0(recording.collect_next_edges(self_))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
             tangent = forward.reflection_pad3d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def reflection_pad3d_backward(grad_output, self_, padding):
+    """reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry reflection_pad3d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_,))
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.reflection_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = ReflectionPad3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn._saved_padding = padding
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.reflection_pad3d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), padding, result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -4961,12 +5059,33 @@ def replication_pad1d(self_, padding):
     result = recording.wrap(kernels.replication_pad1d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
         grad_fn = ReplicationPad1DBackward0(recording.collect_next_edges(self_))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
             tangent = forward.replication_pad1d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def replication_pad1d_backward(grad_output, self_, padding):
+    """replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad1d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad1d_backward"], (grad_output, self_,))
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.replication_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = ReplicationPad1DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn._saved_padding = padding
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.replication_pad1d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), padding, result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -4982,12 +5101,33 @@ def replication_pad2d(self_, padding):
     result = recording.wrap(kernels.replication_pad2d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
         grad_fn = ReplicationPad2DBackward0(recording.collect_next_edges(self_))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
             tangent = forward.replication_pad2d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def replication_pad2d_backward(grad_output, self_, padding):
+    """replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad2d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad2d_backward"], (grad_output, self_,))
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.replication_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = ReplicationPad2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn._saved_padding = padding
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.replication_pad2d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), padding, result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -5003,12 +5143,33 @@ def replication_pad3d(self_, padding):
     result = recording.wrap(kernels.replication_pad3d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
         grad_fn = ReplicationPad3DBackward0(recording.collect_next_edges(self_))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
             tangent = forward.replication_pad3d(self_, forward_grad.tangent(self_), padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def replication_pad3d_backward(grad_output, self_, padding):
+    """replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
+
+    derivatives.yaml, entry replication_pad3d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad3d_backward"], (grad_output, self_,))
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.replication_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = ReplicationPad3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn._saved_padding = padding
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.replication_pad3d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), padding, result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -5072,7 +5233,7 @@ def cumprod(self_, dim, *, dtype=None):
     result = recording.wrap(kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
-        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_self_sym_numel = recording.numel(self_)
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn._saved_dim = dim
         grad_fn.self_ = SavedVariable(self_, False)
@@ -5095,7 +5256,7 @@ def cumprod_(self_, dim, *, dtype=None):
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
         grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
-        grad_fn._saved_self_dim = recording.dim(self_)
+        grad_fn._saved_self_sym_numel = recording.numel(self_)
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn._saved_dim = dim
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
@@ -7391,6 +7552,12 @@ OVERLOADS = {
         Param("min_val", "Scalar", has_default=True),
         Param("max_val", "Scalar", has_default=True),
     )),
+    "hardtanh_backward": Overload(hardtanh_backward, kernels.hardtanh_backward, "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("min_val", "Scalar"),
+        Param("max_val", "Scalar"),
+    )),
     "hardsigmoid": Overload(hardsigmoid, kernels.hardsigmoid, "hardsigmoid(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
@@ -7423,7 +7590,17 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("padding", "int[2]"),
     )),
+    "reflection_pad1d_backward": Overload(reflection_pad1d_backward, kernels.reflection_pad1d_backward, "reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("padding", "int[2]"),
+    )),
     "reflection_pad2d": Overload(reflection_pad2d, kernels.reflection_pad2d, "reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[4]"),
+    )),
+    "reflection_pad2d_backward": Overload(reflection_pad2d_backward, kernels.reflection_pad2d_backward, "reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor", (
+        Param("grad_output", "Tensor"),
         Param("self_", "Tensor"),
         Param("padding", "int[4]"),
     )),
@@ -7431,7 +7608,17 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("padding", "int[6]"),
     )),
+    "reflection_pad3d_backward": Overload(reflection_pad3d_backward, kernels.reflection_pad3d_backward, "reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("padding", "int[6]"),
+    )),
     "replication_pad1d": Overload(replication_pad1d, kernels.replication_pad1d, "replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[2]"),
+    )),
+    "replication_pad1d_backward": Overload(replication_pad1d_backward, kernels.replication_pad1d_backward, "replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor", (
+        Param("grad_output", "Tensor"),
         Param("self_", "Tensor"),
         Param("padding", "int[2]"),
     )),
@@ -7439,7 +7626,17 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("padding", "int[4]"),
     )),
+    "replication_pad2d_backward": Overload(replication_pad2d_backward, kernels.replication_pad2d_backward, "replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("padding", "int[4]"),
+    )),
     "replication_pad3d": Overload(replication_pad3d, kernels.replication_pad3d, "replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("padding", "int[6]"),
+    )),
+    "replication_pad3d_backward": Overload(replication_pad3d_backward, kernels.replication_pad3d_backward, "replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor", (
+        Param("grad_output", "Tensor"),
         Param("self_", "Tensor"),
         Param("padding", "int[6]"),
     )),
@@ -8113,6 +8310,9 @@ BY_NAME = {
     "hardtanh": (
         OVERLOADS["hardtanh"],
     ),
+    "hardtanh_backward": (
+        OVERLOADS["hardtanh_backward"],
+    ),
     "hardsigmoid": (
         OVERLOADS["hardsigmoid"],
     ),
@@ -8137,20 +8337,38 @@ BY_NAME = {
     "reflection_pad1d": (
         OVERLOADS["reflection_pad1d"],
     ),
+    "reflection_pad1d_backward": (
+        OVERLOADS["reflection_pad1d_backward"],
+    ),
     "reflection_pad2d": (
         OVERLOADS["reflection_pad2d"],
+    ),
+    "reflection_pad2d_backward": (
+        OVERLOADS["reflection_pad2d_backward"],
     ),
     "reflection_pad3d": (
         OVERLOADS["reflection_pad3d"],
     ),
+    "reflection_pad3d_backward": (
+        OVERLOADS["reflection_pad3d_backward"],
+    ),
     "replication_pad1d": (
         OVERLOADS["replication_pad1d"],
+    ),
+    "replication_pad1d_backward": (
+        OVERLOADS["replication_pad1d_backward"],
     ),
     "replication_pad2d": (
         OVERLOADS["replication_pad2d"],
     ),
+    "replication_pad2d_backward": (
+        OVERLOADS["replication_pad2d_backward"],
+    ),
     "replication_pad3d": (
         OVERLOADS["replication_pad3d"],
+    ),
+    "replication_pad3d_backward": (
+        OVERLOADS["replication_pad3d_backward"],
     ),
     "cumsum": (
         OVERLOADS["cumsum"],

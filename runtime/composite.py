@@ -1006,6 +1006,16 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.numel() == 0:
+        # torch returns early for an empty input, before it checks any shapes: a copy (not
+        # a view, so the graph still reaches input), scaled and shifted by channel 0's
+        # weight and bias so they stay in the graph too.
+        out = input.clone()
+        if weight is not None:
+            out = out * weight.select(0, 0)
+        if bias is not None:
+            out = out + bias.select(0, 0)
+        return out
     if input.ndim < 2:  # torch reads the channel count as input.size(1)
         low = -max(input.ndim, 1)
         raise IndexError("Dimension out of range (expected to be in range of "

@@ -2050,6 +2050,13 @@ def hardtanh(self, min_val=-1, max_val=1):
     return _array(np.minimum(np.maximum(self, min_val), max_val), self.dtype)
 
 
+def hardtanh_backward(grad_output, self, min_val, max_val):
+    """hardtanh's gradient: grad_output strictly inside (min_val, max_val), 0 elsewhere
+    (at the ends too)."""
+    inside = (self > min_val) & (self < max_val)
+    return _array(np.where(inside, grad_output, 0), grad_output.dtype)
+
+
 def hardsigmoid(self):
     _floats_only("hardsigmoid", self)
     return _unary_float(lambda x: np.minimum(np.maximum(x + 3, 0), 6) / 6, self)
@@ -2212,6 +2219,47 @@ def replication_pad2d(self, padding):
 
 def replication_pad3d(self, padding):
     return _index_pad(self, padding, False)
+
+
+def _index_pad_backward(grad_output, self, padding, reflect):
+    """The gradient of a reflect or replicate pad: along each padded dimension (the last
+    len(padding) // 2), every output position's gradient is added to the input position it
+    copied, so an edge element copied three times gets three gradients."""
+    grad = np.asarray(grad_output)
+    for i in range(len(padding) // 2):
+        dim = self.ndim - 1 - i
+        positions = _pad_positions(reflect, self.shape[dim], padding[2 * i],
+                                   padding[2 * i + 1])
+        shape = list(grad.shape)
+        shape[dim] = self.shape[dim]
+        summed = np.zeros(shape, dtype=grad.dtype)
+        np.add.at(np.moveaxis(summed, dim, 0), positions, np.moveaxis(grad, dim, 0))
+        grad = summed
+    return _array(grad, grad_output.dtype)
+
+
+def reflection_pad1d_backward(grad_output, self, padding):
+    return _index_pad_backward(grad_output, self, padding, True)
+
+
+def reflection_pad2d_backward(grad_output, self, padding):
+    return _index_pad_backward(grad_output, self, padding, True)
+
+
+def reflection_pad3d_backward(grad_output, self, padding):
+    return _index_pad_backward(grad_output, self, padding, True)
+
+
+def replication_pad1d_backward(grad_output, self, padding):
+    return _index_pad_backward(grad_output, self, padding, False)
+
+
+def replication_pad2d_backward(grad_output, self, padding):
+    return _index_pad_backward(grad_output, self, padding, False)
+
+
+def replication_pad3d_backward(grad_output, self, padding):
+    return _index_pad_backward(grad_output, self, padding, False)
 # -- tensor ops: scans, sorting, rounding, linalg ----------------------------------------------
 # The kernels of the ops programs reach for once the basics work: running sums, sorting and
 # top-k, triangles, rounding, rolling, scatter, lerp, integer division and small linear

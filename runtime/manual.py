@@ -810,35 +810,6 @@ def constant_pad_nd_backward(ops: Any, grad: Any, pad: Sequence[int]) -> Any:
     return ops.constant_pad_nd(grad, [-amount for amount in pad], 0)
 
 
-def _pad_positions(reflect: bool, size: int, before: int, after: int) -> list[int]:
-    """The input position each output position copied along one dimension (as the
-    reflection / replication pad kernels take them)."""
-    positions = range(-before, size + after)
-    if not reflect:
-        return [min(max(p, 0), size - 1) for p in positions]
-    period = 2 * (size - 1)
-    if period == 0:
-        return [0 for _ in positions]
-    folded = [abs(p) % period for p in positions]
-    return [period - p if p >= size else p for p in folded]
-
-
-def padding_backward(ops: Any, grad: Any, input_shape: Sequence[int],
-                     padding: Sequence[int], reflect: bool) -> Any:
-    """The gradient of a reflect or replicate pad: along each padded dimension, every output
-    position's gradient is added to the input position it copied (index_add), so an edge
-    element that was copied three times gets three gradients."""
-    shape = list(input_shape)
-    for i in range(len(padding) // 2):
-        dim = len(shape) - 1 - i
-        positions = _pad_positions(reflect, shape[dim], padding[2 * i], padding[2 * i + 1])
-        target = list(grad.shape)
-        target[dim] = shape[dim]
-        grad = ops.index_add(ops.zeros(target, dtype=grad.dtype), dim,
-                             ops.tensor(positions), grad)
-    return grad
-
-
 # The ops the helpers above call, added to the list at the top of this file.
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"constant_pad_nd"}))
 # -- convolution and pooling (conv/pool area) ------------------------------------------------

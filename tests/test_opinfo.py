@@ -76,6 +76,35 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
 }
 
 
+
+
+# -- OpInfo fix-ups (opinfo fixes, batch 1) ------------------------------------------------
+
+
+def _max_pool2d_backward(input: Any, kernel_size: Any = (), stride: Any = (),
+                         padding: Any = (0,), dilation: Any = (1,), ceil_mode: bool = False,
+                         **kwargs: Any) -> Any:
+    """gradgen's counterpart of the OpInfo's `max_pool2d_backward` (a function, not a
+    lambda): pool with indices, then call the backward op itself on a cotangent of ones."""
+    out, indices = runtime.nn.functional.max_pool2d(
+        input, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation,
+        ceil_mode=ceil_mode, return_indices=True)
+    stride = kernel_size if stride is None else stride
+    return runtime.max_pool2d_with_indices_backward(
+        runtime.ones_like(out), input, kernel_size, stride, padding, dilation, ceil_mode,
+        indices)
+
+
+# OpInfo entries whose op is a helper function of torch's test suite, or a lambda written over
+# two lines (which _lambda_source does not read): gradgen's mirror of it.
+OPINFO_HELPERS: dict[str, Callable] = {
+    "max_pool2d_with_indices_backward": _max_pool2d_backward,
+    # wrapper_set_seed(F.scaled_dot_product_attention, ...): the same dropout masks.
+    "nn.functional.scaled_dot_product_attention": lambda *args, **kwargs: _call_in_order(
+        runtime_functional.scaled_dot_product_attention, *args, **kwargs),
+}
+
+
 def _opinfo_name(op: Any) -> str:
     return op.name if not op.variant_test_name else f"{op.name}.{op.variant_test_name}"
 
@@ -97,6 +126,10 @@ def _lambda_source(function: Callable) -> str | None:
 
 
 def _call_in_order(function: Callable, *args: Any, **kwargs: Any) -> Any:
+    """gradgen's `wrapper_set_seed`: torch's seeds its generator with 42 before each call
+    (scaled_dot_product_attention's dropout draws from it), and gradgen's generator draws
+    torch's stream, so seeding it the same makes the same dropout masks."""
+    runtime.manual_seed(42)
     return function(*args, **kwargs)
 
 
@@ -107,6 +140,8 @@ def _gradgen_callable(op: Any) -> Callable | None:
     if gradgen has no function of that name)."""
     if _by_name(op) is None:
         return None
+    if op.name in OPINFO_HELPERS:
+        return OPINFO_HELPERS[op.name]
     source = _lambda_source(op.op)
     if source is not None:
         return eval(source, {"torch": runtime, "wrapper_set_seed": _call_in_order})
