@@ -1379,6 +1379,8 @@ def narrow(input: Any, dim: int, start: Any, length: int, *, _method: bool = Fal
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     if isinstance(start, Tensor):
+        if start.ndim != 0 or start.dtype.is_floating_point or start.dtype == dtypes.bool_:
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = start.item()
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")

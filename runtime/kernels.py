@@ -2485,9 +2485,9 @@ def roll(self, shifts, dims=()):
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
+    if self.ndim == 0:  # roll wraps its dims without the scalar allowance of other ops
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     axes = tuple(_wrap_dim(d, self.ndim) for d in dims)
-    if self.ndim == 0:
-        return self.copy()
     return np.roll(self, tuple(shifts), axis=axes)
 
 
@@ -2498,17 +2498,62 @@ def masked_select(self, mask):
     return np.array(np.broadcast_to(self, shape)[np.broadcast_to(mask, shape)], copy=True)
 
 
+def _scatter_shape_check(self, dim, index, src=None) -> None:
+    """PyTorch's shape checks of scatter, before any numpy indexing (whose broadcast
+    ValueError would otherwise leak out): index has self's (and src's) number of dimensions,
+    and is no larger than self apart from `dim`, nor than src anywhere."""
+    if not index.size:
+        return
+    ndim = builtins.max(self.ndim, 1)
+    if builtins.max(index.ndim, 1) != ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    dim = _wrap_dim(dim, self.ndim)
+
+    def size(array: np.ndarray, d: int) -> int:
+        return array.shape[d] if d < array.ndim else 1
+
+    too_large = builtins.any(size(index, d) > size(self, d) for d in range(ndim) if d != dim)
+    if src is None:
+        if too_large:
+            raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
+                               f"{list(self.shape)} apart from dimension {dim}")
+        return
+    too_large = too_large or builtins.any(size(index, d) > size(src, d) for d in range(ndim))
+    if builtins.max(src.ndim, 1) != builtins.max(index.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    if too_large:
+        raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
+                           f"{list(self.shape)} apart from dimension {dim} and to be no larger "
+                           f"size than src {list(src.shape)}")
+
+
 def scatter_src(self, dim, index, src):
     _check_index(index, "scatter")
     _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    _scatter_shape_check(self, dim, index, src)
+    if not index.size or not self.ndim:  # nothing written, or one element written to
+        return _scatter_one(self, dim, index, _as(src, self.dtype).reshape(-1)[:index.size])
     result = np.array(self, copy=True)
     corner = tuple(slice(0, s) for s in index.shape)
     result[_scatter_key(self, dim, index, "scatter")] = _as(src, self.dtype)[corner]
     return result
 
 
+def _scatter_one(self, dim, index, values):
+    """scatter with an empty index (a copy of self) or into a 0-dim self (its one element
+    takes the last value written, after the index is checked)."""
+    _wrap_dim(dim, self.ndim)
+    if not index.size:
+        return np.array(self, copy=True)
+    _scatter_key(self, dim, index, "scatter")
+    return np.array(np.asarray(values, self.dtype).reshape(-1)[-1], dtype=self.dtype)
+
+
 def scatter_value(self, dim, index, value):
     _check_index(index, "scatter")
+    _scatter_shape_check(self, dim, index)
+    if not index.size or not self.ndim:
+        return _scatter_one(self, dim, index, value)
     result = np.array(self, copy=True)
     result[_scatter_key(self, dim, index, "scatter")] = value
     return result
@@ -2788,6 +2833,7 @@ def scatter_reduce(self, dim, index, src, reduce):
     ufunc = _scatter_reduce_ufunc(reduce)
     _check_index(index, "scatter")
     _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    _scatter_shape_check(self, dim, index, src)
     warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will "
                   "be removed in a future PyTorch release. Use torch.scatter_reduce instead for "
                   "more reduction options.", UserWarning, stacklevel=2)
@@ -2800,6 +2846,7 @@ def scatter_reduce(self, dim, index, src, reduce):
 def scatter_value_reduce(self, dim, index, value, reduce):
     ufunc = _scatter_reduce_ufunc(reduce)
     _check_index(index, "scatter")
+    _scatter_shape_check(self, dim, index)
     result = np.array(self, copy=True)
     ufunc.at(result, _scatter_key(self, dim, index, "scatter"), self.dtype.type(value))
     return result

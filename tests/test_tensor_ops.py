@@ -816,3 +816,42 @@ def test_in_place_scans_and_rounding_keep_integer_dtypes() -> None:
                     lambda t: t.tensor([7, -7]).remainder_(3)):
         ours, theirs = program(runtime), program(torch)
         assert str(ours.dtype) == str(theirs.dtype) and ours.tolist() == theirs.tolist()
+
+
+# -- opinfo fixes 2: argument checks the OpInfo error inputs found ----------------------------
+
+def _outcome(program: Callable, lib: Any) -> tuple:
+    """What a program gives with one library: its values, or its exception class and text."""
+    try:
+        result = program(lib)
+    except Exception as raised:  # noqa: BLE001 - the exception is what is compared
+        return type(raised).__name__, str(raised)
+    return "ok", str(result.dtype), result.tolist()
+
+
+@pytest.mark.parametrize("program", [
+    # scatter's shape checks, with a Tensor src and with a value
+    lambda t: t.zeros(3, 5, 3).scatter(0, t.zeros(2, 2, dtype=t.int64), t.ones(2, 5)),
+    lambda t: t.zeros(3, 5).scatter(0, t.zeros(2, 2, dtype=t.int64), t.ones(2, 5, 2)),
+    lambda t: t.zeros(3, 5).scatter(0, t.zeros(2, 6, dtype=t.int64), t.ones(2, 6)),
+    lambda t: t.zeros(3, 5).scatter(0, t.zeros(2, 6, dtype=t.int64), 1.0),
+    lambda t: t.zeros(3, 5).scatter(1, t.zeros(2, 3, dtype=t.int64), t.ones(2, 2)),
+    lambda t: t.zeros(3, 5).scatter(0, t.zeros(0, dtype=t.int64), t.ones(2)),
+    lambda t: t.zeros(3, 5).scatter(0, t.zeros(0, dtype=t.int64), 2.0),
+    lambda t: t.zeros(()).scatter(0, t.zeros(3, dtype=t.int64), t.arange(1.0, 4.0)),
+    lambda t: t.zeros(()).scatter(0, t.ones(1, dtype=t.int64), 1.0),
+    # roll of a 0-dim tensor with dims; narrow's start tensor
+    lambda t: t.roll(t.tensor(1.0), 1, 0),
+    lambda t: t.roll(t.tensor(1.0), 1, -1),
+    lambda t: t.roll(t.tensor(1.0), 1),
+    lambda t: t.narrow(t.arange(4.0), 0, t.tensor(True), 1),
+    lambda t: t.narrow(t.arange(4.0), 0, t.tensor(1.0), 1),
+    lambda t: t.narrow(t.arange(4.0), 0, t.tensor([1]), 1),
+    lambda t: t.narrow(t.arange(4.0), 0, t.tensor(1, dtype=t.uint8), 2),
+    # adaptive pooling with an output_size longer than the input allows
+    lambda t: t.nn.functional.adaptive_avg_pool2d(t.ones(2, 2), (2, 2)),
+    lambda t: t.nn.functional.adaptive_max_pool2d(t.ones(2, 2), (2, 2)),
+    lambda t: t.nn.functional.adaptive_avg_pool2d(t.ones(1, 2, 2), (1, 1)),
+])
+def test_argument_checks_as_torch(program: Callable) -> None:
+    assert _outcome(program, runtime) == _outcome(program, torch)

@@ -127,10 +127,13 @@ def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 
 def _adaptive_sizes(input: Tensor, output_size: Any) -> list:
     """An adaptive pooling's output_size as a list: an int twice, a pair's None entries the
-    input's size."""
+    input's size. A sequence needs an input with more dimensions than it has entries (a
+    ValueError, from torch's Python layer, before the kernel's RuntimeError about 3D/4D)."""
     if not isinstance(output_size, Sequence):
         return [output_size, output_size]
     sizes = list(output_size)
+    if input.ndim <= len(sizes):  # torch's Python wrapper checks this before its kernel
+        raise ValueError(f"Input dimension should be at least {len(sizes) + 1}")
     if len(sizes) == 2:
         sizes = [input.shape[-2 + i] if size is None else size for i, size in enumerate(sizes)]
     return sizes
