@@ -111,11 +111,43 @@ def _type_name(value: Any) -> str:
     return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
 
 
+# Per overload, for each of its Tensor and Tensor[] arguments: True where a Python number
+# may stand for it, False where it may not, None for a Tensor[] (checked the long way).
+_NUMBER_PLANS: dict[str, tuple[bool | None, ...]] = {}
+
+
+def _number_plan(overload: Overload) -> tuple[bool | None, ...]:
+    plan = _NUMBER_PLANS.get(overload.schema)
+    if plan is None:
+        name = _op_name(overload.schema)
+        plan = _NUMBER_PLANS[overload.schema] = tuple(
+            _number_allowed(name, p.name) if p.type == "Tensor" else None
+            for p in overload.params
+            if p.type in ("Tensor", "Tensor[]") or p.type.startswith("Tensor["))
+    return plan
+
+
+def _numbers_where_allowed(overload: Overload, values: tuple) -> bool:
+    """The common case, quickly: `x * 2`, a number where torch takes one beside a Tensor."""
+    plan = _number_plan(overload)
+    if len(plan) != len(values):
+        return False
+    some_tensor = False
+    for allowed, value in zip(plan, values, strict=True):
+        if isinstance(value, Tensor):
+            some_tensor = True
+        elif not (allowed and _is_number(value)):
+            return False
+    return some_tensor
+
+
 def check_tensor_arguments(overload: Overload, values: tuple) -> None:
     """Raise PyTorch's TypeError if a value in a Tensor argument of `overload` is no Tensor
     (`values`: the overload's Tensor and Tensor[] arguments, optional ones left out, in
     schema order). A generated wrapper calls this only when its quick isinstance test fails.
     """
+    if _numbers_where_allowed(overload, values):
+        return
     name = _op_name(overload.schema)
     params = [p for p in overload.params
               if p.type in ("Tensor", "Tensor[]") or p.type.startswith("Tensor[")]
