@@ -6,6 +6,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch  # the oracle
 
 import runtime
@@ -30,3 +31,31 @@ def same(program: Callable[[Any], Any]) -> tuple:
     expected = observe(program, torch)
     assert observe(program, runtime) == expected
     return expected
+
+
+def values(result: Any) -> Any:
+    """Tensors (and lists / tuples of them) as (dtype name, numpy array); others as they are."""
+    if isinstance(result, torch.Tensor | runtime.Tensor):
+        return str(result.dtype), result.detach().numpy()
+    if isinstance(result, list | tuple):
+        return [values(r) for r in result]
+    return result
+
+
+def _assert_close(actual: Any, expected: Any, rtol: float, atol: float) -> None:
+    if isinstance(expected, list):
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected, strict=True):
+            _assert_close(a, e, rtol, atol)
+    elif isinstance(expected, tuple):
+        assert actual[0] == expected[0]  # dtype
+        assert actual[1].shape == expected[1].shape
+        np.testing.assert_allclose(actual[1], expected[1], rtol=rtol, atol=atol)
+    else:
+        assert actual == expected
+
+
+def close(program: Callable[[Any], Any], rtol: float = 1e-5, atol: float = 1e-6) -> None:
+    """`program(lib)` gives the same dtypes, shapes and other values with torch and runtime,
+    and tensor values equal to within rtol / atol."""
+    _assert_close(values(program(runtime)), values(program(torch)), rtol, atol)

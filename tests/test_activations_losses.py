@@ -6,7 +6,6 @@ scaled_dot_product_attention."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -14,34 +13,7 @@ import pytest
 import torch
 
 import runtime
-from tests.oracle import observe, same
-
-
-def _values(result: Any) -> Any:
-    if isinstance(result, torch.Tensor | runtime.Tensor):
-        return str(result.dtype), result.detach().numpy()
-    if isinstance(result, list | tuple):
-        return [_values(r) for r in result]
-    return result
-
-
-def _assert_close(actual: Any, expected: Any, rtol: float, atol: float) -> None:
-    if isinstance(expected, list):
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected, strict=True):
-            _assert_close(a, e, rtol, atol)
-    elif isinstance(expected, tuple):
-        assert actual[0] == expected[0]  # dtype
-        assert actual[1].shape == expected[1].shape
-        np.testing.assert_allclose(actual[1], expected[1], rtol=rtol, atol=atol)
-    else:
-        assert actual == expected
-
-
-def _close(program: Callable[[Any], Any], rtol: float = 1e-5, atol: float = 1e-6) -> None:
-    """`program(lib)` gives the same values, dtypes, shapes and names with torch and
-    runtime."""
-    _assert_close(_values(program(runtime)), _values(program(torch)), rtol, atol)
+from tests.oracle import close, observe, same
 
 
 def _data(shape: tuple[int, ...], seed: int = 0, dtype: str = "float32",
@@ -93,7 +65,7 @@ def test_activation_values_gradients_and_node(name: str, kwargs: dict, node: str
         return [out, input.grad, type(out.grad_fn).__name__]
 
     tight = dtype == "float64"
-    _close(program, rtol=1e-12 if tight else 1e-6, atol=1e-14 if tight else 1e-7)
+    close(program, rtol=1e-12 if tight else 1e-6, atol=1e-14 if tight else 1e-7)
 
 
 # (torch has no second derivative of hardsigmoid: "derivative for aten::hardsigmoid_backward
@@ -110,7 +82,7 @@ def test_activation_second_derivatives(name: str) -> None:
         grad.sum().backward()
         return [grad, input.grad]
 
-    _close(program, rtol=1e-10, atol=1e-12)
+    close(program, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize(("name", "node"), [
@@ -128,7 +100,7 @@ def test_inplace_activations_overwrite_their_input(name: str, node: str) -> None
         (out * lib.arange(16.0, dtype=lib.float64).reshape(4, 4)).sum().backward()
         return [out is input, input, type(out.grad_fn).__name__, leaf.grad]
 
-    _close(program, rtol=1e-12, atol=1e-14)
+    close(program, rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize(("name", "kwargs", "node"), [
@@ -149,7 +121,7 @@ def test_inplace_elu_and_leaky_relu_read_their_result(name: str, kwargs: dict,
         (out * out).sum().backward()
         return [out is input, input, leaf.grad, type(out.grad_fn).__name__]
 
-    _close(program, rtol=1e-12, atol=1e-14)
+    close(program, rtol=1e-12, atol=1e-14)
 
 
 def test_inplace_leaky_relu_with_a_negative_slope_fails_in_backward_as_torch() -> None:
@@ -235,7 +207,7 @@ def test_activation_modules_compute_what_torch_s_do(make: str) -> None:
         out.sum().backward()
         return [out, input.grad]
 
-    _close(program)
+    close(program)
 
 
 def test_inplace_activation_modules_overwrite_their_input() -> None:
@@ -247,7 +219,7 @@ def test_inplace_activation_modules_overwrite_their_input() -> None:
             out = eval("lib.nn." + make)(input)
             return [out is input, input]
 
-        _close(program)
+        close(program)
 
 
 def test_hardtanh_module_checks_its_bounds() -> None:
@@ -269,7 +241,7 @@ def test_huber_loss(reduction: str, delta: float) -> None:
         module = lib.nn.HuberLoss(reduction, delta)(input, target)
         return [loss, module, input.grad, target.grad, type(loss.grad_fn).__name__]
 
-    _close(program, rtol=1e-12, atol=1e-14)
+    close(program, rtol=1e-12, atol=1e-14)
 
 
 def test_huber_loss_with_a_weight_broadcasting_and_errors() -> None:
@@ -283,8 +255,8 @@ def test_huber_loss_with_a_weight_broadcasting_and_errors() -> None:
         losses[0].backward()
         return [*losses, input.grad]
 
-    _close(weighted)
-    _close(lambda lib: lib.nn.functional.huber_loss(lib.tensor(x), lib.tensor(y)))
+    close(weighted)
+    close(lambda lib: lib.nn.functional.huber_loss(lib.tensor(x), lib.tensor(y)))
     same(lambda lib: lib.nn.functional.huber_loss(lib.tensor(x), lib.tensor(y)).shape)
     same(lambda lib: lib.nn.functional.huber_loss(lib.tensor(x), lib.tensor(x), delta=0.0))
     same(lambda lib: lib.nn.functional.huber_loss(lib.tensor(x), lib.tensor(x),
@@ -314,7 +286,7 @@ def test_kl_div(reduction: str, log_target: bool) -> None:
         module = lib.nn.KLDivLoss(reduction=reduction, log_target=log_target)(input, goal)
         return [loss, module, goal.grad]
 
-    _close(program, rtol=1e-12, atol=1e-14)
+    close(program, rtol=1e-12, atol=1e-14)
     same(lambda lib: lib.nn.functional.kl_div(lib.zeros(2, 2), lib.ones(2, 2) / 2,
                                               reduction=reduction).item())
 
@@ -344,7 +316,7 @@ def test_cosine_similarity(shape1: tuple, shape2: tuple, dim: int) -> None:
         return [out, lib.cosine_similarity(x1, x2, dim), lib.nn.CosineSimilarity(dim)(x1, x2),
                 x1.grad, x2.grad, type(out.grad_fn).__name__]
 
-    _close(program, rtol=1e-10, atol=1e-12)
+    close(program, rtol=1e-10, atol=1e-12)
 
 
 def test_cosine_similarity_dtypes_and_errors() -> None:
@@ -366,7 +338,7 @@ def test_normalize(p: float, dim: int) -> None:
         (out * lib.arange(12.0, dtype=lib.float64).reshape(4, 3)).sum().backward()
         return [out, input.grad, type(out.grad_fn).__name__]
 
-    _close(program, rtol=1e-12, atol=1e-14)
+    close(program, rtol=1e-12, atol=1e-14)
     same(lambda lib: lib.nn.functional.normalize(lib.tensor([[1, 2]])))
     same(lambda lib: lib.nn.functional.normalize(lib.randn(2, 3), dim=5))
 
@@ -387,7 +359,7 @@ def test_constant_pad(shape: tuple, pads: tuple, value: float | None) -> None:
         (out * out).sum().backward()
         return [out, input.grad, type(out.grad_fn).__name__]
 
-    _close(program, rtol=1e-12, atol=1e-14)
+    close(program, rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
@@ -406,7 +378,7 @@ def test_non_constant_pad_values_and_gradients(mode: str, shape: tuple, pads: tu
             .backward()
         return [out, input.grad, type(out.grad_fn).__name__]
 
-    _close(program, rtol=1e-12, atol=1e-14)
+    close(program, rtol=1e-12, atol=1e-14)
 
 
 def test_circular_pad_has_no_second_derivative_in_gradgen() -> None:
@@ -431,7 +403,7 @@ def test_reflect_and_replicate_pads_have_second_derivatives(mode: str) -> None:
         grad.pow(2).sum().backward()
         return [grad, input.grad]
 
-    _close(program, rtol=1e-12, atol=1e-12)
+    close(program, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("call", [
@@ -523,12 +495,12 @@ def test_scaled_dot_product_attention(q_shape: tuple, k_shape: tuple, v_shape: t
         (out * out).sum().backward()
         return [out, query.grad, key.grad, value.grad]
 
-    _close(program, rtol=1e-10, atol=1e-12)
+    close(program, rtol=1e-10, atol=1e-12)
 
 
 def test_scaled_dot_product_attention_in_float32_and_errors() -> None:
     q = _data((2, 3, 4), 24)
-    _close(lambda lib: lib.nn.functional.scaled_dot_product_attention(
+    close(lambda lib: lib.nn.functional.scaled_dot_product_attention(
         lib.tensor(q), lib.tensor(q), lib.tensor(q), is_causal=True))
     same(lambda lib: lib.nn.functional.scaled_dot_product_attention(
         lib.tensor(q), lib.tensor(q), lib.tensor(q), attn_mask=lib.ones(3, 3, dtype=lib.bool),
@@ -546,4 +518,4 @@ def test_scaled_dot_product_attention_dropout_draws_torch_s_mask() -> None:
         out.sum().backward()
         return [out, query.grad]
 
-    _close(program)
+    close(program)

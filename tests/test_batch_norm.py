@@ -4,7 +4,6 @@ state_dict, momentum=None, eval mode), their errors, and a small training loop."
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -12,35 +11,7 @@ import pytest
 import torch
 
 import runtime
-from tests.oracle import same
-
-
-def _values(result: Any) -> Any:
-    """Tensors (and lists / tuples of them) as numpy arrays, with their dtypes by name."""
-    if isinstance(result, torch.Tensor | runtime.Tensor):
-        return str(result.dtype), result.detach().numpy()
-    if isinstance(result, list | tuple):
-        return [_values(r) for r in result]
-    return result
-
-
-def _close(program: Callable[[Any], Any], rtol: float = 1e-5, atol: float = 1e-6) -> None:
-    """`program(lib)` gives the same values, dtypes and shapes with torch and runtime."""
-    expected, actual = _values(program(torch)), _values(program(runtime))
-    _assert_close(actual, expected, rtol, atol)
-
-
-def _assert_close(actual: Any, expected: Any, rtol: float, atol: float) -> None:
-    if isinstance(expected, list):
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected, strict=True):
-            _assert_close(a, e, rtol, atol)
-    elif isinstance(expected, tuple):
-        assert actual[0] == expected[0]  # dtype
-        assert actual[1].shape == expected[1].shape
-        np.testing.assert_allclose(actual[1], expected[1], rtol=rtol, atol=atol)
-    else:
-        assert actual == expected
+from tests.oracle import close, same
 
 
 def _data(shape: tuple[int, ...], seed: int = 0, dtype: str = "float32") -> np.ndarray:
@@ -74,7 +45,7 @@ def test_training_values_gradients_and_running_stats(shape: tuple, affine: bool,
         grads = [input.grad] + ([weight.grad, bias.grad] if affine else [])
         return [out, running_mean, running_var, *grads, type(out.grad_fn).__name__]
 
-    _close(program, rtol=1e-4 if dtype == "float32" else 1e-10,
+    close(program, rtol=1e-4 if dtype == "float32" else 1e-10,
            atol=1e-5 if dtype == "float32" else 1e-12)
 
 
@@ -93,7 +64,7 @@ def test_eval_mode_uses_the_running_stats(shape: tuple) -> None:
         return [out, running_mean, running_var, input.grad, weight.grad, bias.grad,
                 type(out.grad_fn).__name__]
 
-    _close(program)
+    close(program)
 
 
 def test_training_without_running_stats_and_no_affine() -> None:
@@ -106,7 +77,7 @@ def test_training_without_running_stats_and_no_affine() -> None:
         return [out, input.grad]
 
     # the input gradient is a difference of terms near 10: float32 rounding shows at 1e-6
-    _close(program, atol=1e-5)
+    close(program, atol=1e-5)
 
 
 def test_second_derivatives_match_torch() -> None:
@@ -121,7 +92,7 @@ def test_second_derivatives_match_torch() -> None:
         (gx.pow(2).sum() + gw.pow(2).sum()).backward()
         return [gx, gw, input.grad, weight.grad]
 
-    _close(program, rtol=1e-9, atol=1e-11)
+    close(program, rtol=1e-9, atol=1e-11)
 
 
 def test_forward_mode_matches_torch() -> None:
@@ -134,7 +105,7 @@ def test_forward_mode_matches_torch() -> None:
             out = lib.nn.functional.batch_norm(dual, None, None, training=True)
             return list(forward_ad.unpack_dual(out)[:2])
 
-    _close(program, rtol=1e-10, atol=1e-12)
+    close(program, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("call", [
@@ -219,7 +190,7 @@ def test_training_steps_then_eval(momentum: float | None, module_name: str,
         results.append(module(lib.tensor(batches[1][:2])))
         return results
 
-    _close(program)
+    close(program)
 
 
 def test_without_tracked_stats_eval_uses_the_batch() -> None:
@@ -229,7 +200,7 @@ def test_without_tracked_stats_eval_uses_the_batch() -> None:
         module = lib.nn.BatchNorm1d(3, track_running_stats=False).eval()
         return [module(lib.tensor(x)), len(module.state_dict())]
 
-    _close(program)
+    close(program)
 
 
 def test_state_dict_round_trip() -> None:
@@ -247,7 +218,7 @@ def test_state_dict_round_trip() -> None:
         return [target(lib.tensor(batch)), target.num_batches_tracked,
                 *target.state_dict().values()]
 
-    _close(program)
+    close(program)
 
 
 def test_reset_running_stats() -> None:
@@ -257,7 +228,7 @@ def test_reset_running_stats() -> None:
         module.reset_running_stats()
         return list(module.state_dict().values())
 
-    _close(program)
+    close(program)
 
 
 # -- a training loop --------------------------------------------------------------------------
