@@ -59,3 +59,19 @@ def close(program: Callable[[Any], Any], rtol: float = 1e-5, atol: float = 1e-6)
     """`program(lib)` gives the same dtypes, shapes and other values with torch and runtime,
     and tensor values equal to within rtol / atol."""
     _assert_close(values(program(runtime)), values(program(torch)), rtol, atol)
+
+
+def tiny_model(lib: Any) -> Any:
+    """The seed example's TinyModel (examples/seed_tinymodel.py), built with `lib`."""
+
+    class TinyModel(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer1 = lib.nn.Linear(1000, 100)
+            self.relu = lib.nn.ReLU()
+            self.layer2 = lib.nn.Linear(100, 10)
+
+        def forward(self, x):
+            return self.layer2(self.relu(self.layer1(x)))
+
+    return TinyModel()

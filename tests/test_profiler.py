@@ -19,6 +19,7 @@ from generated import ops as generated_ops
 from runtime import engine, kernels
 from runtime.namespaces import array_ops
 from runtime.profiler import ProfilerActivity, profile, record_function
+from tests.oracle import tiny_model as tiny_model_of
 
 ROOT = Path(__file__).resolve().parent.parent
 EVALUATE = "autograd::engine::evaluate_function: "
@@ -28,17 +29,7 @@ def tiny_step(lib, **options):
     """Profile one forward and backward of the seed's TinyModel, built with `lib`."""
     lib.manual_seed(0)
 
-    class TinyModel(lib.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.layer1 = lib.nn.Linear(1000, 100)
-            self.relu = lib.nn.ReLU()
-            self.layer2 = lib.nn.Linear(100, 10)
-
-        def forward(self, x):
-            return self.layer2(self.relu(self.layer1(x)))
-
-    model = TinyModel()
+    model = tiny_model_of(lib)
     some_input, ideal_output = lib.randn(16, 1000), lib.randn(16, 10)
     with lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU], **options) as prof:
         with lib.profiler.record_function("step"):

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import runtime as rt
+from tests.oracle import tiny_model
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "seed_tinymodel.py"
@@ -53,22 +54,6 @@ def test_example_prints_torchs_graph(tmp_path):
                          "            None"]
 
 
-def _tiny_model(lib):
-    """The example's TinyModel, written against either library."""
-
-    class TinyModel(lib.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.layer1 = lib.nn.Linear(1000, 100)
-            self.relu = lib.nn.ReLU()
-            self.layer2 = lib.nn.Linear(100, 10)
-
-        def forward(self, x):
-            return self.layer2(self.relu(self.layer1(x)))
-
-    return TinyModel()
-
-
 def _assert_close(actual: rt.Tensor, expected: torch.Tensor, elementwise: bool) -> None:
     """Agreement to 1e-5 relative. In float32 it is relative to the tensor's scale: numpy
     and PyTorch round sums of 1000 products differently (about 5e-7 of the largest
@@ -82,8 +67,8 @@ def _assert_close(actual: rt.Tensor, expected: torch.Tensor, elementwise: bool) 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_seed_numbers_match_torch(dtype):
     torch.manual_seed(0)
-    theirs = _tiny_model(torch).to(getattr(torch, dtype))
-    ours = _tiny_model(rt).to(getattr(rt, dtype))
+    theirs = tiny_model(torch).to(getattr(torch, dtype))
+    ours = tiny_model(rt).to(getattr(rt, dtype))
     ours.load_state_dict({k: rt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
     some_input = torch.randn(16, 1000, dtype=theirs.layer1.weight.dtype)
     ideal_output = torch.randn(16, 10, dtype=theirs.layer1.weight.dtype)

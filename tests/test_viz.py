@@ -17,6 +17,7 @@ import torchviz
 
 import runtime
 from runtime import viz
+from tests.oracle import tiny_model as tiny_model_of
 
 # torchviz compares torch versions with distutils' LooseVersion, which warns.
 pytestmark = pytest.mark.filterwarnings("ignore:distutils Version classes:DeprecationWarning")
@@ -91,17 +92,7 @@ def tiny_model(lib):
     """The seed's TinyModel and its loss, built with `lib` (torch or runtime)."""
     lib.manual_seed(0)
 
-    class TinyModel(lib.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.layer1 = lib.nn.Linear(1000, 100)
-            self.relu = lib.nn.ReLU()
-            self.layer2 = lib.nn.Linear(100, 10)
-
-        def forward(self, x):
-            return self.layer2(self.relu(self.layer1(x)))
-
-    model = TinyModel()
+    model = tiny_model_of(lib)
     some_input = lib.randn(16, 1000)
     ideal_output = lib.randn(16, 10)
     loss = (ideal_output - model(some_input)).pow(2).sum()
