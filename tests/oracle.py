@@ -75,3 +75,18 @@ def tiny_model(lib: Any) -> Any:
             return self.layer2(self.relu(self.layer1(x)))
 
     return TinyModel()
+
+
+def least_squares(lib: Any, dtype: Any, seed: int) -> tuple:
+    """A least-squares problem (x, w, b, y) whose w and b require grad, the same data in
+    either library: the optimizer tests' problem."""
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal(shape) for shape in [(6, 4), (4, 3), (3,), (6, 3)]]
+    x, w, b, y = (lib.tensor(a, dtype=dtype) for a in arrays)
+    w.requires_grad_(True)
+    b.requires_grad_(True)
+    return x, w, b, y
+
+
+def least_squares_loss(x: Any, w: Any, b: Any, y: Any) -> Any:
+    return (x.mm(w) + b - y).pow(2).sum()

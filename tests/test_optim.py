@@ -8,22 +8,16 @@ import pytest
 import torch
 
 import runtime as rt
+from tests.oracle import least_squares, least_squares_loss
 
 STEPS = 15
 
 
 def _problem(lib, dtype):
-    """A least-squares problem with two parameters, identical data in both libraries."""
-    rng = np.random.default_rng(0)
-    arrays = [rng.standard_normal(shape) for shape in [(6, 4), (4, 3), (3,), (6, 3)]]
-    x, w, b, y = (lib.tensor(a, dtype=dtype) for a in arrays)
-    w.requires_grad_(True)
-    b.requires_grad_(True)
-    return x, w, b, y
+    return least_squares(lib, dtype, seed=0)
 
 
-def _loss(x, w, b, y):
-    return (x.mm(w) + b - y).pow(2).sum()
+_loss = least_squares_loss
 
 
 def _run(lib, optimizer_name, kwargs, dtype, groups=None):

@@ -28,7 +28,6 @@ EVALUATE = "autograd::engine::evaluate_function: "
 def tiny_step(lib, **options):
     """Profile one forward and backward of the seed's TinyModel, built with `lib`."""
     lib.manual_seed(0)
-
     model = tiny_model_of(lib)
     some_input, ideal_output = lib.randn(16, 1000), lib.randn(16, 10)
     with lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU], **options) as prof:

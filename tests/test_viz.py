@@ -91,7 +91,6 @@ def canonical(source: str) -> tuple[Counter, Counter]:
 def tiny_model(lib):
     """The seed's TinyModel and its loss, built with `lib` (torch or runtime)."""
     lib.manual_seed(0)
-
     model = tiny_model_of(lib)
     some_input = lib.randn(16, 1000)
     ideal_output = lib.randn(16, 10)
