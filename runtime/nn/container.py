@@ -127,6 +127,19 @@ class ModuleList(Module):
         return self._get_name() + "(\n  " + "\n  ".join(_indent(line, 2) for line in lines) + "\n)"
 
 
+def _update_from_pairs(target: Any, pairs: Iterable, kind: str) -> None:
+    """`target[key] = value` for each (key, value) pair, in order, with PyTorch's errors for
+    an element that is no pair (ModuleDict's and ParameterDict's update)."""
+    for position, pair in enumerate(pairs):
+        if not isinstance(pair, Iterable):
+            raise TypeError(f"{kind} update sequence element #{position} should be "
+                            f"Iterable; is{type(pair).__name__}")
+        if len(pair) != 2:
+            raise ValueError(f"{kind} update sequence element #{position} has length "
+                             f"{len(pair)}; 2 is required")
+        target[pair[0]] = pair[1]
+
+
 class ModuleDict(Module):
     """An ordered dict of modules, by name; it has no forward."""
 
@@ -179,14 +192,7 @@ class ModuleDict(Module):
             for key, module in modules.items():
                 self[key] = module
             return
-        for position, pair in enumerate(modules):
-            if not isinstance(pair, Iterable):
-                raise TypeError(f"ModuleDict update sequence element #{position} should be "
-                                f"Iterable; is{type(pair).__name__}")
-            if len(pair) != 2:
-                raise ValueError(f"ModuleDict update sequence element #{position} has length "
-                                 f"{len(pair)}; 2 is required")
-            self[pair[0]] = pair[1]
+        _update_from_pairs(self, modules, "ModuleDict")
 
 
 class ParameterList(Module):
@@ -358,14 +364,7 @@ class ParameterDict(Module):
             for key, parameter in sorted(parameters.items()):
                 self[key] = parameter
             return
-        for position, pair in enumerate(parameters):
-            if not isinstance(pair, Iterable):
-                raise TypeError(f"ParameterDict update sequence element #{position} should be "
-                                f"Iterable; is{type(pair).__name__}")
-            if len(pair) != 2:
-                raise ValueError(f"ParameterDict update sequence element #{position} has "
-                                 f"length {len(pair)}; 2 is required")
-            self[pair[0]] = pair[1]
+        _update_from_pairs(self, parameters, "ParameterDict")
 
     def __or__(self, other: ParameterDict | Mapping) -> ParameterDict:
         copy = self.copy()
