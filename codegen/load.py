@@ -43,6 +43,7 @@ from codegen.model import (
     ForwardKind,
     Input,
     Location,
+    NumpyForm,
     OpInfo,
     SavedAttribute,
     SpecError,
@@ -479,7 +480,7 @@ def _load_entry(entry: _Entry, scope: Scope, counter: Counter[str]) -> OpInfo:
         python_binding=bindings.python_binding,
         view_of=view_of,
         samples=samples,
-        numpy_form=_numpy_form(entry),
+        numpy_forms=_numpy_forms(entry),
     )
 
 
@@ -832,19 +833,40 @@ _NUMPY_FORM_ATTRIBUTES = frozenset({"T", "mT", "copy", "reshape", "transpose", "
                                     "ravel", "view", "dtype"})
 
 
-def _numpy_form(entry: _Entry) -> str | None:
-    """`numpy:`, the kernel's result as one numpy expression over the op's arguments (see
-    the spec's header). Checked here: a Python expression of the allowed kinds, reading
-    only the op's argument names and `np`'s ufuncs. The form becomes code of a compiled
-    step (runtime/compile/forms.py), so it can say no more than that."""
+def _numpy_forms(entry: _Entry) -> tuple[NumpyForm, ...]:
+    """`numpy:`, the kernel's result as numpy expressions over the op's arguments (see the
+    spec's header): one expression, or a list of them, each a string or a mapping
+    {form, when, quiet}. Checked here: a form is a Python expression of the allowed kinds,
+    reading only the op's argument names and `np`'s ufuncs; a `when` compares the op's
+    non-Tensor arguments with literals. A form becomes code of a compiled step
+    (runtime/compile/forms.py), so it can say no more than that."""
     node = entry.value("numpy")
     if node is None:
-        return None
-    text = entry.reader.value(node)
-    try:
-        tree = ast.parse(text, mode="eval") if isinstance(text, str) else None
-    except SyntaxError:
-        tree = None
+        return ()
+    items = node.value if isinstance(node, yaml.SequenceNode) else [node]
+    return tuple(_numpy_form(entry, item) for item in items)
+
+
+_NUMPY_FORM_KEYS = ("form", "when", "quiet")
+
+
+def _numpy_form(entry: _Entry, node: yaml.Node) -> NumpyForm:
+    if not isinstance(node, yaml.MappingNode):
+        return NumpyForm(_numpy_expression(entry, node))
+    fields = {entry.reader.value(key): value for key, value in node.value}
+    unknown = [key for key in fields if key not in _NUMPY_FORM_KEYS]
+    if unknown or "form" not in fields:
+        raise entry.fail(node, "a numpy form is an expression or a mapping with `form` and "
+                         f"optionally `when` and `quiet` (got {', '.join(map(str, fields))})")
+    quiet = entry.reader.value(fields["quiet"]) if "quiet" in fields else False
+    if type(quiet) is not bool:
+        raise entry.fail(fields["quiet"], "quiet must be true or false")
+    when = _numpy_condition(entry, fields["when"]) if "when" in fields else None
+    return NumpyForm(_numpy_expression(entry, fields["form"]), when, quiet)
+
+
+def _numpy_expression(entry: _Entry, node: yaml.Node) -> str:
+    tree = _parsed(entry, node)
     if tree is None:
         raise entry.fail(node, "numpy must be a Python expression, like np.matmul(self, mat2)")
     arguments = {a.name for a in entry.schema.arguments}
@@ -853,6 +875,36 @@ def _numpy_form(entry: _Entry) -> str | None:
         if problem:
             raise entry.fail(node, f"numpy {problem}")
     return ast.unparse(tree)  # the checked tree, not the text (which may hold a comment)
+
+
+def _parsed(entry: _Entry, node: yaml.Node) -> ast.Expression | None:
+    text = entry.reader.value(node)
+    try:
+        return ast.parse(text, mode="eval") if isinstance(text, str) else None
+    except SyntaxError:
+        return None
+
+
+# What a form's `when` may contain: comparisons of the op's non-Tensor arguments (numbers,
+# flags, sizes: constants of a traced step) with literals, joined by `and`, `or`, `not`.
+_NUMPY_CONDITION_NODES = (ast.Expression, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Name,
+                          ast.Load, ast.Constant, ast.Tuple, ast.cmpop, ast.boolop, ast.Not,
+                          ast.USub)
+
+
+def _numpy_condition(entry: _Entry, node: yaml.Node) -> str:
+    tree = _parsed(entry, node)
+    if tree is None:
+        raise entry.fail(node, "when must be a Python condition, like alpha == 1")
+    scalars = {a.name for a in entry.schema.arguments if not a.type.is_tensor_like}
+    for part in ast.walk(tree):
+        if not isinstance(part, _NUMPY_CONDITION_NODES):
+            raise entry.fail(node, f"when may not contain {type(part).__name__} (comparisons "
+                             "of non-Tensor arguments with literals only)")
+        if isinstance(part, ast.Name) and part.id not in scalars:
+            raise entry.fail(node, f"when reads {part.id!r}, which is not a non-Tensor "
+                             f"argument ({', '.join(sorted(scalars)) or 'none'})")
+    return ast.unparse(tree)
 
 
 def _numpy_form_problem(part: ast.AST, arguments: set[str]) -> str | None:

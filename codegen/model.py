@@ -160,6 +160,17 @@ SAMPLE_KEYS = tuple(SAMPLE_FLAGS)
 
 
 @dataclass(frozen=True)
+class NumpyForm:
+    """One `numpy:` form of a kernel: what it computes, as a numpy expression over the op's
+    arguments, where `when` holds (a condition on its non-Tensor arguments; None: always),
+    and whether the kernel computes it with numpy's warnings off (`quiet`)."""
+
+    form: str
+    when: str | None = None
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
 class OpInfo:
     schema: FunctionSchema
     location: Location
@@ -180,9 +191,9 @@ class OpInfo:
     # A hand-written PyTorch node's full name (`torch::autograd::CopyBackwards`), which
     # its name() returns; None for the generated `*Backward<N>` names.
     qualified_name: str | None = None
-    # `numpy:`, the kernel's result as one numpy expression over the arguments, for
-    # runtime.compile to write instead of the kernel call (None: call the kernel).
-    numpy_form: str | None = None
+    # `numpy:`, the kernel's result as numpy expressions over the arguments, for
+    # runtime.compile to write instead of the kernel call (empty: call the kernel).
+    numpy_forms: tuple[NumpyForm, ...] = ()
 
     @property
     def name(self) -> str:

@@ -221,15 +221,21 @@ def _inplace(ufunc: np.ufunc, self: np.ndarray, other: Any, dtype: np.dtype) -> 
 
 # -- elementwise ------------------------------------------------------------------------------
 
+# A Python int no larger than this is a float exactly: numpy takes it "weakly" as torch does
+# (`x * 2` stays float32) and converts it without rounding. (Larger ones go the long way.)
+_EXACT = 2 ** 53
+
+
 def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None = None) -> Any:
     """`ufunc(self, other)` in PyTorch's result dtype, silently (inf - inf, 0 * inf, 1 / 0).
 
-    The common cases, two arrays of one dtype or a float array and a Python float, need
+    The common cases, two arrays of one dtype or a float array and a Python number, need
     no promotion; this is the path of most elementwise ops, so it is written out here.
     """
     if dtype is None and type(self) is np.ndarray and (
             (type(other) is np.ndarray and other.dtype == self.dtype)
-            or (type(other) is float and self.dtype.kind == "f")):
+            or (type(other) is float and self.dtype.kind == "f")
+            or (type(other) is int and self.dtype.kind == "f" and -_EXACT <= other <= _EXACT)):
         a, b = self, other
     else:
         a, b = _binary(self, other, dtype)
@@ -861,7 +867,9 @@ def _float_input(array: np.ndarray) -> np.ndarray:
 
 
 def sum(self, dtype=None):  # noqa: A001 - the op's name
-    return _array(np.sum(self, dtype=_sum_dtype(self, dtype)), _sum_dtype(self, dtype))
+    """Silently, as PyTorch sums (a float32 sum past its largest value is inf, no warning)."""
+    out = _sum_dtype(self, dtype)
+    return _array(quietly(np.sum, self, None, out), out)
 
 
 def sum_dim_IntList(self, dim, keepdim=False, dtype=None):

@@ -3,6 +3,7 @@ takes effect (tests compare eager with compiled, and both with torch)."""
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 import sys
@@ -355,7 +356,10 @@ def test_code_reads_as_numpy_with_provenance():
     assert "# AddmmBackward0: mat1: mm_mat1_backward(grad, mat2, mat1.shape" in code
     assert "# ReluBackward0: self: threshold_backward(grad, result, 0)" in code
     assert "._grad = new(" in code and "AccumulateGrad: model.0.weight.grad" in code
-    assert "kernels.addmm(" in code and "SGD: p.add_(grad, alpha=-lr)" in code
+    assert re.search(r"v1 = x\d @ v0 \+ x\d +# forward: addmm -> AddmmBackward0", code)
+    assert "SGD: p.add_(grad, alpha=-lr)" in code
+    # The loss's subtraction, a `quiet` form, runs with numpy's warnings off.
+    assert re.search(r"q = quiet\(\).*\n    try:\n        v\d+ = x\d - v\d+ ", code)
     compile(code, "<check>", "exec")  # it is Python
 
 
@@ -678,12 +682,65 @@ def test_generated_guard_agrees_with_the_plain_checks():
         handle = model[2].register_forward_hook(lambda *args: None)
 
     changes.append((hook, lambda: handle.remove()))
+    # A submodule swapped inside `_modules`, and an attribute the forward may call set to
+    # another object of the same type.
+    last, other = model[2], runtime.nn.Linear(20, 5)
+    changes.append((lambda: model.__setitem__(2, other), lambda: model.__setitem__(2, last)))
+    changes.append((lambda: setattr(model[1], "act", runtime.tanh),
+                    lambda: setattr(model[1], "act", runtime.relu)))
+    model[1].act = runtime.relu
+    compiled()
+    entry = compiled.last
+    assert entry.holds() and entry.holds_slowly()
     for index, (change, undo) in enumerate(changes):
         change()
         assert entry.holds() is False and entry.holds_slowly() is False, index
         undo()
         assert entry.holds() is True and entry.holds_slowly() is True, index
     assert "def guard():" in entry.guard_code
+
+
+class _Block(runtime.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = runtime.nn.Linear(3, 3)
+        self.act = runtime.relu
+
+    def forward(self, x):
+        return self.act(self.linear(x))
+
+
+def _swapping_run(compiled: bool) -> list[bytes]:
+    """Two steps, a layer swapped (`model[1] = ...`), a step, a function attribute swapped
+    (`block.act = torch.tanh`), two steps: the losses."""
+    runtime.manual_seed(0)
+    model = runtime.nn.Sequential(_Block(), runtime.nn.Linear(3, 1))
+    optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
+    x = runtime.randn(4, 3)
+
+    def step():
+        optimizer.zero_grad()
+        loss = model(x).pow(2).sum()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    run = runtime.compile(step) if compiled else step
+    losses = [run(), run()]
+    model[1] = runtime.nn.Linear(3, 1)
+    losses.append(run())
+    model[0].act = runtime.tanh
+    losses += [run(), run()]
+    if compiled:
+        assert run.traces == 3 and run.fallback_reason is None
+    return [loss.detach().numpy().tobytes() for loss in losses]
+
+
+def test_a_swapped_submodule_or_function_attribute_traces_again():
+    """`model[1] = nn.Linear(...)` keeps `model._modules` the same dict with another module
+    in it, and `self.act = torch.tanh` another function of the same type: either way the
+    compiled step must run what eager runs now, not what it traced."""
+    assert _swapping_run(compiled=True) == _swapping_run(compiled=False)
 
 
 @pytest.mark.parametrize("lr", [np.float64(0.05), -1.0, 1])
@@ -757,9 +814,12 @@ def test_a_numpy_form_that_disagrees_keeps_the_kernel(monkeypatch):
     from runtime.compile import forms
 
     table = dict(forms.forms())
-    params = table["mm"][0]
-    table["mm"] = (params, ast.parse("np.matmul(self, mat2).astype(np.float64)", mode="eval"))
-    table["relu"] = (table["relu"][0], ast.parse("np.maximum(self, 1)", mode="eval"))
+    table["mm"] = (table["mm"][0]._replace(
+        tree=ast.parse("np.matmul(self, mat2).astype(np.float64)", mode="eval")),)
+    table["relu"] = (table["relu"][0]._replace(tree=ast.parse("np.maximum(self, 1)",
+                                                              mode="eval")),)
+    table["addmm"] = (table["addmm"][0]._replace(tree=ast.parse("mat1 @ mat2 + self + 0.5",
+                                                                mode="eval")),)
     monkeypatch.setattr(forms, "_FORMS", table)
     eager_model, _, eager_step = _tiny_step(runtime)
     model, _, step = _tiny_step(runtime)
@@ -768,6 +828,7 @@ def test_a_numpy_form_that_disagrees_keeps_the_kernel(monkeypatch):
         assert compiled().item() == eager_step().item()
         assert _same(_bits(model), _bits(eager_model)), index
     assert "kernels.mm(" in compiled.code and "kernels.relu(" in compiled.code
+    assert "kernels.addmm(" in compiled.code
     assert ".T" in compiled.code  # t's form still agrees
 
 
@@ -780,17 +841,29 @@ def test_a_numpy_form_that_disagrees_keeps_the_kernel(monkeypatch):
     ("(x := self)", "may not contain NamedExpr"),
     ("print(self)", "ufuncs and an array's methods only"),
     ("self @", "must be a Python expression"),
+    ("[{form: self @ mat2, when: self == 1}]", "when reads 'self', which is not a non-Tensor"),
+    ("[{form: self @ mat2, when: alpha(1)}]", "when may not contain Call"),
+    ("[{form: self @ mat2, when: alpha == 1, quiet: 1}]", "quiet must be true or false"),
+    ("[{form: self @ mat2, loud: true}]", "a mapping with `form` and optionally"),
+    ("[{when: alpha == 1}]", "a mapping with `form` and optionally"),
+    ("[{form: np.load(self)}]", "numpy's ufuncs only, not np.load"),
 ])
 def test_the_spec_checks_numpy_forms(form, message):
     from codegen.load import parse_spec
-    from codegen.model import SpecError
+    from codegen.model import NumpyForm, SpecError
 
-    text = ("- name: mm(Tensor self, Tensor mat2) -> Tensor\n  self: grad\n  mat2: grad\n"
-            f"  result: self_t\n  numpy: {form!r}\n")
+    text = ("- name: mm(Tensor self, Tensor mat2, *, Scalar alpha=1) -> Tensor\n"
+            "  self: grad\n  mat2: grad\n"
+            f"  result: self_t\n  numpy: {form if form.startswith('[') else repr(form)}\n")
     with pytest.raises(SpecError, match=re.escape(message)):
         parse_spec(text, "spec.yaml", frozenset())
-    good = text.replace(repr(form), "'self @ mat2'")
-    assert parse_spec(good, "spec.yaml", frozenset())[0].numpy_form == "self @ mat2"
+    good = text.replace(text[text.index("numpy: "):], "numpy: 'self @ mat2'\n")
+    assert parse_spec(good, "spec.yaml", frozenset())[0].numpy_forms == \
+        (NumpyForm("self @ mat2"),)
+    listed = text.replace(text[text.index("numpy: "):], "numpy:\n    - {form: self @ mat2, "
+                          "when: alpha == 1, quiet: true}\n    - self @ mat2 * alpha\n")
+    assert parse_spec(listed, "spec.yaml", frozenset())[0].numpy_forms == \
+        (NumpyForm("self @ mat2", "alpha == 1", True), NumpyForm("self @ mat2 * alpha"))
 
 
 def test_bias_gradient_ones_and_grad_slots_written_directly():
@@ -825,3 +898,85 @@ def test_bias_gradient_ones_and_grad_slots_written_directly():
         for p, q in zip(model.parameters(), eager_model.parameters(), strict=True):
             assert p.grad.numpy().tobytes() == q.grad.numpy().tobytes()
     assert "accumulate(" in compiled.code
+
+
+def _special_values(value):
+    """A float array with infinities, NaN, signed zeros and a value whose square overflows
+    float32 written over its first elements (as many as fit)."""
+    if not isinstance(value, np.ndarray) or value.dtype.kind != "f" or not value.size:
+        return value
+    specials = np.array([np.inf, -np.inf, np.nan, -0.0, 0.0, 3e38, -1e20], value.dtype)
+    flat = value.copy().reshape(-1)
+    count = min(flat.size, specials.size)
+    flat[:count] = specials[:count]
+    return flat.reshape(value.shape)
+
+
+def _run_quietly_or_not(function, quiet):
+    import warnings
+
+    from runtime import kernels
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with np.errstate(all="warn"):
+            if quiet:
+                with kernels.silenced():
+                    result = function()
+            else:
+                result = function()
+    return result, sorted(str(w.message) for w in caught)
+
+
+def test_every_numpy_form_is_its_kernel():
+    """Each `numpy:` form of the spec, on each sample of its op where its `when` holds, in
+    float64 and float32, and with infinities, NaN, signed zeros and overflowing values
+    written in: where it gives the kernel's dtype and shape (which depend on nothing the
+    guards do not keep: elsewhere the trace never writes it), the same bits, and the same
+    numpy warnings (a `quiet` form runs with them off, so its kernel must warn of nothing
+    either)."""
+    from codegen.verify import load, samples
+    from runtime import kernels
+    from runtime.compile import forms
+
+    table = forms.forms()
+    by_kernel = {info.name.replace(".", "_"): info for info in load()}
+    checked = 0
+    for name, entries in table.items():
+        info = by_kernel[name]
+        for sample in samples(info):
+            for dtype in (np.float64, np.float32):
+                for special in (False, True):
+                    values = {k: v.astype(dtype) if isinstance(v, np.ndarray) and
+                              v.dtype.kind == "f" else v for k, v in sample.args.items()}
+                    if special:
+                        values = {k: _special_values(v) for k, v in values.items()}
+                    args = tuple(values.get(p, entries[0].defaults.get(p))
+                                 for p in entries[0].params)
+                    expected, warned = _run_quietly_or_not(
+                        functools.partial(getattr(kernels, name), *args), False)
+                    for form in entries:
+                        bound = {**form.defaults, **dict(zip(form.params, args, strict=True))}
+                        if form.when is not None and not eval(  # noqa: S307
+                                compile(form.when, "<when>", "eval"), {}, bound):
+                            continue
+                        got, form_warned = _run_quietly_or_not(
+                            lambda form=form, bound=bound: eval(  # noqa: S307
+                                compile(form.tree, "<form>", "eval"), {"np": np}, bound),
+                            form.quiet)
+                        where = (name, ast_text(form), sample.index, dtype, special)
+                        if type(got) is not np.ndarray or got.dtype != expected.dtype or \
+                                got.shape != expected.shape:
+                            continue  # never written for these shapes and dtypes (forms.py)
+                        assert np.ascontiguousarray(got).tobytes() == \
+                            np.ascontiguousarray(expected).tobytes(), where
+                        assert form_warned == warned, where
+                        checked += 1
+                        break  # the first form that applies is the one written
+    assert checked >= 40 and len(table) >= 10
+
+
+def ast_text(form):
+    import ast
+
+    return ast.unparse(form.tree)

@@ -39,6 +39,9 @@ class Line:
     phase: str  # "prologue", "forward", "backward", "update", "epilogue"
     # Filled by the optimisations: the statement as finally written.
     text: str = ""
+    # A spec's `numpy:` form that its kernel computes with numpy's warnings off: written
+    # where they are off (step.py), and, being pure and silent, dropped if nothing reads it.
+    quiet: bool = False
 
 
 @dataclass

@@ -1,15 +1,21 @@
 """The spec's `numpy:` forms: a kernel call written as the numpy expression it computes.
 
-derivatives.yaml may declare, per op, the kernel's result as one numpy expression over the
+derivatives.yaml may declare, per op, the kernel's result as a numpy expression over the
 op's arguments (`mm`: `self @ mat2`, `t`: `self.T`). Where a traced step calls such a
 kernel, the generated line is that expression with the step's variables in place of the
 arguments (`g5 = g4 @ x3` for `g5 = kernels.mm(g4, x3)`): the same numpy work without a
 Python call around it and the checks the trace already passed (the guards keep the shapes
-and dtypes those checks looked at). The form is used only when, on the traced call, it
-gives what the kernel gave: the same dtype, shape, strides and bits, and a view exactly
-where the kernel made a view. Nothing here knows an op by name: what an op allows is
-declared in the spec, and checked by codegen/load.py.
-"""
+and dtypes those checks looked at). An op may declare several forms, each for the calls
+where its `when` holds (a condition on the op's non-Tensor arguments, which are constants
+of the trace: sub's `self - other` when `alpha == 1`, pow's `np.square(self)` when
+`exponent == 2`); the first that applies is written. A form marked `quiet` is what the
+kernel computes with numpy's warnings off, and the step runs it so (step.py writes such
+lines inside one block that turns the warnings off and back on).
+
+The form is used only when, on the traced call, it gives what the kernel gave: the same
+dtype, shape, strides and bits, and a view exactly where the kernel made a view. Nothing
+here knows an op by name: what an op allows is declared in the spec, and checked by
+codegen/load.py."""
 
 from __future__ import annotations
 
@@ -20,17 +26,29 @@ import inspect
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from runtime import kernels
 
-_FORMS: dict[str, tuple[tuple[str, ...], ast.Expression]] | None = None
+
+class Form(NamedTuple):
+    """One `numpy:` form of a kernel, parsed: where it applies and what it writes."""
+
+    params: tuple[str, ...]  # the kernel's parameters, in order
+    defaults: dict[str, Any]  # their defaults (a `when` reads the value the call had)
+    tree: ast.Expression
+    when: ast.Expression | None  # a condition on the non-Tensor arguments; None: always
+    quiet: bool  # the kernel computes it with numpy's warnings off
 
 
-def forms() -> dict[str, tuple[tuple[str, ...], ast.Expression]]:
-    """Kernel name -> (its parameters, the parsed `numpy:` form), from the checked spec."""
+_FORMS: dict[str, tuple[Form, ...]] | None = None
+
+
+def forms() -> dict[str, tuple[Form, ...]]:
+    """Kernel name -> its parsed `numpy:` forms, in the spec's order, from the checked
+    spec."""
     global _FORMS
     if _FORMS is None:
         from codegen.load import load_spec
@@ -38,44 +56,68 @@ def forms() -> dict[str, tuple[tuple[str, ...], ast.Expression]]:
         spec = Path(__file__).resolve().parent.parent.parent / "derivatives.yaml"
         table = {}
         for info in load_spec(spec):
-            if info.numpy_form is None:
-                continue
             name = info.name.replace(".", "_")  # the kernel's name (generated/ops.py's)
             kernel = getattr(kernels, name, None)
-            if kernel is None:
+            if not info.numpy_forms or kernel is None:
                 continue
             # (While a step is traced, the kernels are listeners that wrap them.)
             kernel = getattr(kernel, "__wrapped__", kernel)
-            params = tuple(inspect.signature(kernel).parameters)
-            table[name] = (params, ast.parse(info.numpy_form, mode="eval"))
+            parameters = inspect.signature(kernel).parameters
+            params = tuple(parameters)
+            defaults = {k: p.default for k, p in parameters.items()
+                        if p.default is not inspect.Parameter.empty}
+            table[name] = tuple(
+                Form(params, defaults, ast.parse(f.form, mode="eval"),
+                     ast.parse(f.when, mode="eval") if f.when else None, f.quiet)
+                for f in info.numpy_forms)
         _FORMS = table
     return _FORMS
 
 
 def rewrite(kernel: str, args: tuple, kwargs: dict, values: tuple, result: Any,
-            render: Any) -> str | None:
-    """The source of `kernel(*args)` as its `numpy:` form, or None (no form, or the form
-    does not give the kernel's result on these values). `values` are the arrays and
-    numbers of `args`; `render` writes one argument as source."""
-    entry = forms().get(kernel)
-    if entry is None or kwargs or type(result) is not np.ndarray:
+            render: Any) -> tuple[str, bool] | None:
+    """The source of `kernel(*args)` as the first of its `numpy:` forms that applies, and
+    whether it runs with numpy's warnings off; or None (no form, or none gives the
+    kernel's result on these values). `values` are the arrays and numbers of `args`;
+    `render` writes one argument as source."""
+    entries = forms().get(kernel)
+    if entries is None or kwargs or type(result) is not np.ndarray:
         return None
-    params, tree = entry
-    if len(args) > len(params):
+    for form in entries:
+        text = _apply(form, args, values, result, render)
+        if text is not None:
+            return text, form.quiet
+    return None
+
+
+def _apply(form: Form, args: tuple, values: tuple, result: np.ndarray,
+           render: Any) -> str | None:
+    if len(args) > len(form.params):
         return None
-    bound = dict(zip(params, values, strict=False))
-    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} - {"np"}
-    if not names <= bound.keys():
+    bound = {**form.defaults, **dict(zip(form.params, values, strict=False))}
+    if form.when is not None:
+        try:
+            holds = eval(compile(form.when, "<numpy form's when>", "eval"),  # noqa: S307
+                         {"__builtins__": {}}, bound)
+        except Exception:  # a comparison the values do not support: the form does not apply
+            return None
+        if holds is not True:
+            return None
+    names = {node.id for node in ast.walk(form.tree) if isinstance(node, ast.Name)} - {"np"}
+    given = set(form.params[:len(args)])
+    if not names <= given:
         return None
     try:
         with quiet():  # a check, not the step's work: it must not warn
-            got = eval(compile(tree, "<numpy form>", "eval"), {"np": np}, bound)  # noqa: S307
+            got = eval(compile(form.tree, "<numpy form>", "eval"), {"np": np},  # noqa: S307
+                       bound)
     except Exception:  # the form does not apply to these arguments: keep the kernel
         return None
-    if not _same_result(got, result):
+    arrays = [v for v in values if isinstance(v, np.ndarray)]
+    if not _same_result(got, result, arrays):
         return None
-    sources = dict(zip(params, map(render, args), strict=False))
-    return ast.unparse(_Substitute(sources).visit(copy.deepcopy(tree))).strip()
+    sources = dict(zip(form.params, map(render, args), strict=False))
+    return ast.unparse(_Substitute(sources).visit(copy.deepcopy(form.tree))).strip()
 
 
 @contextlib.contextmanager
@@ -87,12 +129,18 @@ def quiet() -> Iterator[None]:
         yield
 
 
-def _same_result(got: Any, expected: np.ndarray) -> bool:
+def _same_result(got: Any, expected: np.ndarray, arguments: list[np.ndarray]) -> bool:
+    """Whether `got` is the kernel's `expected`: dtype, shape, strides and bits, and a view
+    of an argument exactly where the kernel's result is (the same one). A view of an
+    array the form made itself (`a.sum(keepdims=True).reshape(())`) owns no argument's
+    memory, so it stands for a fresh array as the kernel's does."""
     if type(got) is not np.ndarray or got.dtype != expected.dtype or \
             got.shape != expected.shape or got.strides != expected.strides:
         return False
-    if (got.base is None) != (expected.base is None) or \
-            (expected.base is not None and got.base is not expected.base):
+    if expected.base is not None:
+        if got.base is not expected.base:
+            return False
+    elif got.base is not None and any(np.may_share_memory(got, a) for a in arguments):
         return False
     return np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(expected).tobytes()
 

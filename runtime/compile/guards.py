@@ -11,10 +11,8 @@ Here they are written out as Python source instead, as torch._dynamo writes its 
 one `if` per object, reading each field once and comparing it with the traced value, a
 constant of the function's namespace. The checks are step.py's `_tensor_key` and
 `_module_key`, spelled out (`_Entry.holds_slowly` keeps them as they were, and a test
-checks that both agree); `guard_code` keeps the source for a reader. One check is
-stricter: a module's attributes are compared by name and type in one tuple each, so an
-attribute that changes type (a Tensor attribute set to a list) also makes a new trace,
-where `_module_key` looks only at the plain values. A new trace is never a wrong result.
+checks that both agree); `guard_code` keeps the source for a reader. A check may
+be stricter than the plain one, never looser: a new trace is never a wrong result.
 """
 
 from __future__ import annotations
@@ -22,11 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from runtime._tensor import Tensor
+import numpy as np
 
-# The types a module attribute may have for the trace to have baked it in as a constant
-# (step.py's `_is_scalar`).
-SCALAR_TYPES = (type(None), bool, int, float, str)
+from runtime._tensor import Tensor
 
 
 class _Writer:
@@ -77,8 +73,10 @@ def _tensor(write: _Writer, find: Callable[[], Any], key: tuple) -> None:
         write.lines.append(f"    t = {write.constant(find)}()")
         write.fail_if("type(t) is not Tensor and not isinstance(t, Tensor)")
     write.lines.append("    d = t._data")
+    # (numpy's built-in dtypes are singletons: `is` is the cheap test, and a dtype equal
+    # but not identical only makes a new trace.)
     write.fail_if(f"d.shape != {shape!r} or d.strides != {strides!r} or "
-                  f"d.dtype.str != {dtype!r}")
+                  f"d.dtype is not {write.constant(np.dtype(dtype))}")
     write.fail_if(f"t._requires_grad is not {requires_grad!r} or "
                   f"(t.grad_fn is None) is not {leaf!r}")
     hooks = "bool(t._backward_hooks) or (t._grad_accumulator is not None and " \
@@ -88,25 +86,25 @@ def _tensor(write: _Writer, find: Callable[[], Any], key: tuple) -> None:
 
 
 def _module(write: _Writer, module: Any) -> None:
-    """step.py's `_module_key`: the attributes (names and types, so the same ones are plain
-    values), the plain values, the hooks, and which parameters and buffers it holds."""
+    """step.py's `_module_key`: the attributes, by name and by identity (a value set again,
+    a function swapped, the training flag flipped: each a new trace), the hooks, and which
+    parameters, buffers and submodules it holds (`model[2] = nn.Linear(...)` swaps an
+    object inside `_modules`, which keeps its identity). The objects compared by identity
+    stay alive in the guard's namespace, so that no other can take their address."""
     attributes = vars(module)
     names = tuple(attributes)
-    types = tuple(map(type, attributes.values()))
-    plain = tuple(name for name, value in attributes.items() if type(value) in SCALAR_TYPES)
+    write.constant(tuple(attributes.values()))  # held, not read
+    ids = tuple(map(id, attributes.values()))
     write.lines.append(f"    d = {write.constant(module)}.__dict__")
     write.fail_if(f"tuple(d) != {write.constant(names)} or "
-                  f"tuple(map(type, d.values())) != {write.constant(types)}")
-    if plain:
-        values = tuple(attributes[name] for name in plain)
-        read = ", ".join(f"d[{name!r}]" for name in plain)
-        write.fail_if(f"({read},) != {write.constant(values)}")
+                  f"tuple(map(id, d.values())) != {write.constant(ids)}")
     for hooks in ("_forward_hooks", "_forward_pre_hooks"):
         write.fail_if(f"bool(d[{hooks!r}]) is not {bool(attributes[hooks])!r}")
-    for holder in ("_parameters", "_buffers"):
-        ids = tuple(map(id, attributes[holder].values()))
-        write.fail_if(f"tuple(map(id, d[{holder!r}].values())) != {ids!r}" if ids else
-                      f"d[{holder!r}]")
+    for holder in ("_parameters", "_buffers", "_modules"):
+        held = tuple(attributes[holder].values())
+        write.constant(held)
+        write.fail_if(f"tuple(map(id, d[{holder!r}].values())) != {tuple(map(id, held))!r}"
+                      if held else f"d[{holder!r}]")
 
 
 def _optimizer(write: _Writer, guard: Any) -> None:

@@ -1,7 +1,9 @@
 """Rewrites of the traced lines that keep their meaning, before the source is written.
 
 - A line of the backward whose value no line reads is dropped (the formulas' ops are pure:
-  a `t(t(x))` cancelled, or `ones * x` folded, leaves the inner line unread).
+  a `t(t(x))` cancelled, or `ones * x` folded, leaves the inner line unread), and so is a
+  line of the forward written as a `quiet` numpy form (pure, and silent as its kernel is):
+  the loss of a step that returns nothing, say.
 - (At formatting, step.py) each array variable is deleted after its last use.
 - A gradient handed to `accumulate` (AccumulateGrad) becomes the parameter's `.grad`: it
   goes over as it is when no other line reads it and only it holds its storage (as the
@@ -84,12 +86,14 @@ def _handed_over(name: str, readers: dict[str, int], made_by: dict, source: Sour
 
 
 def _drop_unread(source: Source, returned: str) -> None:
-    """Drop the backward's lines that bind values nothing reads, last line first."""
+    """Drop the backward's lines, and the forward's quiet forms, that bind values nothing
+    reads, last line first."""
     readers = _readers(source.lines, returned)
     kept: list[Line] = []
     for line in reversed(source.lines):
         targets = _targets(line)
-        if line.phase == "backward" and targets and not any(readers.get(t) for t in targets):
+        if (line.phase == "backward" or line.quiet) and targets and \
+                not any(readers.get(t) for t in targets):
             for name in line.reads:
                 readers[name] -= 1
             continue

@@ -105,6 +105,7 @@ class _Entry:
                         in tracer.bindings.values() if _is_scalar(value)] if tracer else []
         self.modules = list(tracer.modules) if tracer else []
         self.module_keys = [_module_key(m) for m in self.modules]
+        self.module_objects = [_module_objects(m) for m in self.modules]
         self.optimizers = [optim_templates.Guard(o) for o in tracer.optimizers] \
             if tracer else []
         # The checks above as one generated function (guards.py): the fast form of
@@ -148,14 +149,24 @@ def _scalar_key(value: Any) -> tuple:
 
 
 def _module_key(module: Any) -> tuple:
-    """Training mode, forward hooks, which parameters and buffers the module holds
-    (replacing `layer.weight` makes a new trace), and its plain attributes (`dropout.p`,
-    `self.scale`: its forward may have read them, and the trace baked them in)."""
-    return (module.training, bool(module._forward_hooks), bool(module._forward_pre_hooks),
-            tuple(map(id, module._parameters.values())),
-            tuple(map(id, module._buffers.values())),
-            tuple((name, _scalar_key(value)) for name, value in vars(module).items()
-                  if _is_scalar(value)))
+    """A module's attributes by name and by identity (its training flag, `dropout.p`, a
+    function its forward calls: the trace baked in what it found), its forward hooks, and
+    which parameters, buffers and submodules it holds (replacing `layer.weight`, or
+    `model[2]`, makes a new trace). The entry keeps the objects alive (`_module_objects`),
+    so that their addresses stay theirs."""
+    attributes = vars(module)
+    return (tuple(attributes), tuple(map(id, attributes.values())),
+            bool(module._forward_hooks), bool(module._forward_pre_hooks),
+            *(tuple(map(id, attributes[holder].values()))
+              for holder in ("_parameters", "_buffers", "_modules")))
+
+
+def _module_objects(module: Any) -> tuple:
+    """What `_module_key` identifies by address, held by the entry for as long as it is."""
+    attributes = vars(module)
+    return (tuple(attributes.values()),
+            *(tuple(attributes[holder].values())
+              for holder in ("_parameters", "_buffers", "_modules")))
 
 
 def _held(tensor: Tensor) -> Callable[[], Tensor]:
@@ -270,6 +281,9 @@ class CompiledStep:
                                      "accumulate": accumulate, "wrap": wrap,
                                      "random_ops": random_ops,
                                      "add_scaled_": optim_templates.add_scaled_,
+                                     "quiet": functools.partial(kernels._set_state,
+                                                                kernels._QUIET),
+                                     "loud": kernels._reset_state,
                                      "new": Tensor._make}
         namespace.update(source.namespace)
         compiled = builtins.compile(code, filename, "exec", dont_inherit=True)
@@ -290,19 +304,36 @@ def _format(source: Source, returned: str | None) -> list[str]:
     ordered = [line for line in source.lines if line.phase == "prologue"]
     ordered += [line for line in source.lines if line.phase != "prologue"]
     frees = last_uses(ordered, returned, source) if returned is not None else {}
+    quiet = False  # inside a block with numpy's warnings off
     for index, line in enumerate(ordered):
         text = line.text or (f"{line.target} = {line.expression}" if line.target
                              else line.expression)
         if not text:
             continue
+        if quiet and (not line.quiet or line.phase != phase):
+            lines += _QUIET_END
+            quiet = False
         if line.phase != phase:
             phase = line.phase
             lines.append(f"    {titles.get(phase, '#')}")
-        statement = f"    {text}"
+        if line.quiet and not quiet:
+            lines += _QUIET_START
+            quiet = True
+        indent = "        " if quiet else "    "
+        statement = f"{indent}{text}"
         lines.append(f"{statement:<60}  # {line.comment}" if line.comment else statement)
         if index in frees:
-            lines.append(f"    del {', '.join(frees[index])}")
+            lines.append(f"{indent}del {', '.join(frees[index])}")
+    if quiet:
+        lines += _QUIET_END
     return lines
+
+
+# Around lines whose kernels compute them with numpy's warnings off (the spec's `quiet`
+# forms): the warnings off, and back on whatever happens.
+_QUIET_START = ["    q = quiet()                                               "
+                "# numpy's warnings off, as these lines' kernels have them", "    try:"]
+_QUIET_END = ["    finally:", "        loud(q)"]
 
 
 def _render_result(tracer: Tracer, value: Any) -> str:

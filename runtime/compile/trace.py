@@ -233,9 +233,10 @@ class Tracer:
         return tuple(found)
 
     # -- lines ----------------------------------------------------------------------------
-    def _line(self, target: str, expression: str, reads: tuple[str, ...]) -> None:
+    def _line(self, target: str, expression: str, reads: tuple[str, ...],
+              quiet: bool = False) -> None:
         self.line_of[target] = len(self.source.lines)
-        self.source.add(target, expression, reads, self.comment, self.phase)
+        self.source.add(target, expression, reads, self.comment, self.phase).quiet = quiet
 
     def expression(self, text: str, operands: tuple, result: Any) -> Value:
         """A line `gN = text` whose value is `result`."""
@@ -250,14 +251,17 @@ class Tracer:
         rendered = [self.render(a) for a in args]
         rendered += [f"{k}={self.render(v)}" for k, v in kwargs.items()]
         text = f"{callee}({', '.join(rendered)})"
+        quiet = False
         if self.numpy_forms and callee.startswith("kernels."):
-            text = forms.rewrite(callee[len("kernels."):], args, kwargs, unwrap(args), result,
-                                 self.render) or text
+            form = forms.rewrite(callee[len("kernels."):], args, kwargs, unwrap(args), result,
+                                 self.render)
+            if form is not None:
+                text, quiet = form
         reads = self._reads((args, kwargs)) + self._reads(extra)
         prefix = "g" if self.phase == "backward" else "v"
         if isinstance(result, np.ndarray | np.generic):
             name = self.bind(result, prefix)
-            self._line(name, text, reads)
+            self._line(name, text, reads, quiet)
             return Value(name, result, self)
         if isinstance(result, tuple | list) and result and \
                 all(isinstance(r, np.ndarray) for r in result):
