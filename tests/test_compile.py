@@ -745,9 +745,9 @@ def test_a_swapped_submodule_or_function_attribute_traces_again():
 
 @pytest.mark.parametrize("lr", [np.float64(0.05), -1.0, 1])
 def test_learning_rate_of_another_type_or_value_as_eager(lr):
-    """SGD's update skips the kernel's dispatch for a Python float learning rate
-    (add_scaled_); another type retraces to the kernel, and lr == -1 (alpha == 1) takes
-    the kernel's own path: every step equals eager's bits."""
+    """SGD's update skips the kernel's dispatch for a Python float learning rate (plain
+    numpy); another type retraces to the kernel, and lr == -1 (alpha == 1) stays plain:
+    every step equals eager's bits."""
     (eager_model, eager_opt, eager_step), (model, opt, _), compiled = _pair()
     for index in range(5):
         if index == 2:
@@ -756,33 +756,47 @@ def test_learning_rate_of_another_type_or_value_as_eager(lr):
         assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
         assert _same(_bits(model), _bits(eager_model)), index
     assert compiled.traces == (1 if type(lr) is float else 2)
-    assert "add_scaled_(" in compiled.code if type(lr) is float else \
+    assert "np.add(T0._data, u0, out=T0._data)" in compiled.code if type(lr) is float else \
         "kernels.add_Tensor_(" in compiled.code
 
 
-def test_add_scaled_is_the_kernels_update():
-    """add_scaled_ against kernels.add_Tensor_: the same bits, infinities, NaNs and signed
-    zeros included, and the same numpy warnings (the product's, not the sum's)."""
+def _plain_update_run(compiled: bool, dtype, lr: float) -> tuple:
+    """Two SGD steps on one parameter holding infinities, NaN, a signed zero and the
+    largest float, whose gradient (of `(p * c).sum()`) is c, holding the same kinds."""
     import warnings
 
-    from runtime import kernels
-    from runtime.compile.optim import add_scaled_
+    base = np.random.default_rng(4).standard_normal(50).astype(dtype)
+    base[:4] = [np.inf, -0.0, np.nan, np.finfo(dtype).max]
+    scale = np.random.default_rng(5).standard_normal(50).astype(dtype)
+    scale[:5] = [-np.inf, 0.0, 1.0, np.finfo(dtype).max, np.nan]
+    param = runtime.nn.Parameter(runtime.tensor(base))
+    c = runtime.tensor(scale)
+    optimizer = runtime.optim.SGD([param], lr=0.1)
+    optimizer.param_groups[0]["lr"] = lr  # (the constructor refuses a negative one)
 
-    rng = np.random.default_rng(4)
-    for dtype in (np.float32, np.float64):
-        base = rng.standard_normal(50).astype(dtype)
-        base[:4] = [np.inf, -0.0, np.nan, np.finfo(dtype).max]
-        other = rng.standard_normal(50).astype(dtype)
-        other[:5] = [-np.inf, 0.0, 1.0, np.finfo(dtype).max, np.nan]
-        for alpha in (-1e-3, 1.0, -1e30, 2.5):
-            results = []
-            for update in (kernels.add_Tensor_, add_scaled_):
-                target = base.copy()
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    update(target, other, alpha)
-                results.append((target.tobytes(), sorted(str(w.message) for w in caught)))
-            assert results[0] == results[1], (dtype, alpha)
+    def step():
+        optimizer.zero_grad()
+        (param * c).sum().backward()
+        optimizer.step()
+
+    run = runtime.compile(step) if compiled else step
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run()
+        run()
+    if compiled:
+        assert "np.add(T0._data, u0, out=T0._data)" in run.code
+    return param.detach().numpy().tobytes(), sorted(str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("lr", [1e-3, -1.0, 1e30, -2.5])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_plain_sgd_update_is_the_kernels(dtype, lr):
+    """The update the step writes for plain SGD (`u = -lr * grad`, then `np.add(p, u,
+    out=p)` with numpy's warnings off) against eager's kernel: the same bits, infinities,
+    NaNs and signed zeros included, and the same numpy warnings (the product's, not the
+    sum's); lr == -1 is alpha == 1, which the kernel adds unscaled."""
+    assert _plain_update_run(True, dtype, lr) == _plain_update_run(False, dtype, lr)
 
 
 def test_numpy_forms_from_the_spec_are_written_and_equal_eager():
@@ -834,7 +848,7 @@ def test_a_numpy_form_that_disagrees_keeps_the_kernel(monkeypatch):
 
 @pytest.mark.parametrize("form, message", [
     ("self + os", "reads 'os', which is neither an argument"),
-    ("np.load(self)", "numpy's ufuncs only, not np.load"),
+    ("np.load(self)", "numpy's ufuncs (and np.where) only, not np.load"),
     ("self.tofile(mat2)", "may not read .tofile"),
     ("self.__class__", "may not read .__class__"),
     ("lambda: self", "may not contain Lambda"),
@@ -846,7 +860,7 @@ def test_a_numpy_form_that_disagrees_keeps_the_kernel(monkeypatch):
     ("[{form: self @ mat2, when: alpha == 1, quiet: 1}]", "quiet must be true or false"),
     ("[{form: self @ mat2, loud: true}]", "a mapping with `form` and optionally"),
     ("[{when: alpha == 1}]", "a mapping with `form` and optionally"),
-    ("[{form: np.load(self)}]", "numpy's ufuncs only, not np.load"),
+    ("[{form: np.load(self)}]", "numpy's ufuncs (and np.where) only, not np.load"),
 ])
 def test_the_spec_checks_numpy_forms(form, message):
     from codegen.load import parse_spec

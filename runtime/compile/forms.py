@@ -131,18 +131,23 @@ def quiet() -> Iterator[None]:
 
 def _same_result(got: Any, expected: np.ndarray, arguments: list[np.ndarray]) -> bool:
     """Whether `got` is the kernel's `expected`: dtype, shape, strides and bits, and a view
-    of an argument exactly where the kernel's result is (the same one). A view of an
-    array the form made itself (`a.sum(keepdims=True).reshape(())`) owns no argument's
-    memory, so it stands for a fresh array as the kernel's does."""
+    of an argument exactly where the kernel's result is (of the same array). An array that
+    shares no argument's memory is fresh, whether it owns its memory or is a view of an
+    array made inside the kernel or the form (`mask.view(float32)`, `a.sum(keepdims=True)
+    .reshape(())`): any fresh array stands for any other."""
     if type(got) is not np.ndarray or got.dtype != expected.dtype or \
             got.shape != expected.shape or got.strides != expected.strides:
         return False
-    if expected.base is not None:
-        if got.base is not expected.base:
+    if _fresh(expected, arguments):
+        if not _fresh(got, arguments):
             return False
-    elif got.base is not None and any(np.may_share_memory(got, a) for a in arguments):
+    elif got.base is not expected.base:
         return False
     return np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(expected).tobytes()
+
+
+def _fresh(array: np.ndarray, arguments: list[np.ndarray]) -> bool:
+    return array.base is None or not any(np.may_share_memory(array, a) for a in arguments)
 
 
 class _Substitute(ast.NodeTransformer):

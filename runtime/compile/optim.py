@@ -15,9 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from runtime import kernels
 from runtime.compile.emit import TraceBreak
 from runtime.optim.adam import Adam
 from runtime.optim.adamw import AdamW
@@ -95,8 +92,9 @@ class _Writer:
         self.owner = self.source.constant(optimizer, "O")
         self.label = type(optimizer).__name__
 
-    def line(self, target: str, expression: str, comment: str) -> str:
-        self.source.add(target, expression, (), f"{self.label}: {comment}", "update")
+    def line(self, target: str, expression: str, comment: str, quiet: bool = False) -> str:
+        self.source.add(target, expression, (), f"{self.label}: {comment}", "update").quiet = \
+            quiet
         return target
 
     def name(self, prefix: str) -> str:
@@ -135,6 +133,7 @@ def _sgd(tracer: Tracer, optimizer: SGD) -> None:
     for index, group in enumerate(optimizer.param_groups):
         lr = write.learning_rate(index)
         momentum, dampening = group["momentum"], group["dampening"]
+        plain: list[tuple[str, str]] = []  # (parameter, -lr * grad) to add, see below
         for param, tensor, grad in write.params(index, group):
             if group["maximize"]:
                 grad = write.line(write.name("d"), f"kernels.neg({grad})", "maximize: -grad")
@@ -153,40 +152,31 @@ def _sgd(tracer: Tracer, optimizer: SGD) -> None:
                 else:
                     grad = write.line(write.name("d"), f"{buffer}._data", "the buffer")
             if _plain_update(param, group):
-                # The same arithmetic as the kernel, without its dispatch (add_scaled_).
-                write.line("", f"add_scaled_({tensor}._data, {grad}, -{lr})",
-                           "p.add_(grad, alpha=-lr)")
-                write.line("", f"{tensor}._version_counter.version += 1",
-                           "the version counter moves")
+                plain.append((tensor, write.line(write.name("u"), f"-{lr} * {grad}",
+                                                 "p.add_(grad, alpha=-lr): -lr * grad")))
             else:
                 write.inplace("add_Tensor_", tensor, f"{grad}, -{lr}", "p.add_(grad, alpha=-lr)")
+        # The plain updates as the kernel computes them without its dispatch: the scaled
+        # gradients above (whose overflow warns, as the kernel's product does), then the
+        # sums into the parameters, all in one block with numpy's warnings off (the
+        # kernel's in-place add is silent), then the version counters.
+        for tensor, update in plain:
+            write.line("", f"np.add({tensor}._data, {update}, out={tensor}._data)",
+                       "p.add_(grad, alpha=-lr): p + (-lr * grad), in place", quiet=True)
+        for tensor, _ in plain:
+            write.line("", f"{tensor}._version_counter.version += 1", "the version counter moves")
 
 
 def _plain_update(param: Any, group: dict) -> bool:
     """Whether SGD's last `p.add_(grad, alpha=-lr)` adds a gradient of p's own float dtype
-    and shape, scaled by a Python float: what `add_scaled_` does without the kernel's
-    promotion and checks. The shapes and dtypes are the trace's (guarded), and so is the
-    learning rate's type (`Guard`)."""
+    and shape, scaled by a Python float: what `_sgd` writes as plain numpy, without the
+    kernel's promotion and checks (lr == -1, alpha 1, which the kernel adds unscaled, is
+    the same: multiplying by 1.0 is exact and never warns). The shapes and dtypes are the
+    trace's (guarded), and so is the learning rate's type (`Guard`)."""
     data, grad = param._data, param.grad._data
     return data.dtype.kind == "f" and grad.dtype == data.dtype and \
         grad.shape == data.shape and type(group["lr"]) is float and \
         not group["maximize"] and group["weight_decay"] == 0 and group["momentum"] == 0
-
-
-def add_scaled_(self: np.ndarray, other: np.ndarray, alpha: float) -> None:
-    """`kernels.add_Tensor_(self, other, alpha)` where the trace proved that self and other
-    are float arrays of one dtype and shape and alpha a Python float: `alpha * other`, then
-    added into self with numpy's warnings off, as the kernel does (its multiplication warns,
-    its in-place add does not). The kernel also takes alpha == 1 (lr == -1) its own way."""
-    if alpha == 1:
-        kernels.add_Tensor_(self, other, alpha)
-        return
-    product = alpha * other
-    token = kernels._set_state(kernels._QUIET)
-    try:
-        np.add(self, product, out=self)
-    finally:
-        kernels._reset_state(token)
 
 
 def _adam(tracer: Tracer, optimizer: Adam) -> None:

@@ -280,7 +280,6 @@ class CompiledStep:
         namespace: dict[str, Any] = {"np": np, "kernels": kernels, "ops": array_ops,
                                      "accumulate": accumulate, "wrap": wrap,
                                      "random_ops": random_ops,
-                                     "add_scaled_": optim_templates.add_scaled_,
                                      "quiet": functools.partial(kernels._set_state,
                                                                 kernels._QUIET),
                                      "loud": kernels._reset_state,
