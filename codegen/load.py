@@ -829,10 +829,9 @@ _NUMPY_FORM_NODES = (ast.Expression, ast.Call, ast.Attribute, ast.Name, ast.Load
                      ast.Tuple, ast.Slice, ast.keyword)
 # The array attributes a form may read: layout and arithmetic, nothing that reads or writes
 # a file (`tofile`, `dump`) or reaches Python's internals. `np.NAME` must be a ufunc.
-# numpy functions a form may call besides the ufuncs: pure, on arrays, reading no file.
-_NUMPY_FORM_FUNCTIONS = frozenset({"where"})
+# (`__iadd__`, only on a product the form makes: an array no argument owns.)
 _NUMPY_FORM_ATTRIBUTES = frozenset({"T", "mT", "copy", "reshape", "transpose", "astype", "sum",
-                                    "ravel", "view", "dtype"})
+                                    "ravel", "view", "dtype", "__iadd__"})
 
 
 def _numpy_forms(entry: _Entry) -> tuple[NumpyForm, ...]:
@@ -919,9 +918,11 @@ def _numpy_form_problem(part: ast.AST, arguments: set[str]) -> str | None:
                 f"({', '.join(sorted(arguments))}) nor np")
     if isinstance(part, ast.Attribute):
         on_numpy = isinstance(part.value, ast.Name) and part.value.id == "np"
-        if on_numpy and not isinstance(getattr(np, part.attr, None), np.ufunc) and \
-                part.attr not in _NUMPY_FORM_FUNCTIONS:
-            return f"may call numpy's ufuncs (and np.where) only, not np.{part.attr}"
+        if on_numpy and not isinstance(getattr(np, part.attr, None), np.ufunc):
+            return f"may call numpy's ufuncs only, not np.{part.attr}"
+        if part.attr == "__iadd__" and not (isinstance(part.value, ast.BinOp) and
+                                            isinstance(part.value.op, ast.MatMult)):
+            return "may add in place (.__iadd__) only into a product it makes (a @ b)"
         if not on_numpy and part.attr not in _NUMPY_FORM_ATTRIBUTES:
             return (f"may not read .{part.attr} (an array's "
                     f"{', '.join(sorted(_NUMPY_FORM_ATTRIBUTES))} only)")
