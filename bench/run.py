@@ -5,7 +5,10 @@
 
 In-process comparisons pin every BLAS to one thread (set before numpy is imported):
 mixing torch's and numpy's thread pools in one process distorts both. A second table
-runs torch with its default threads, in a separate process.
+runs torch with its default threads, in a separate process. OPENBLAS_CORETYPE and
+OPENBLAS_L2_SIZE, which some machines set for old OpenBLAS builds (they slow a current
+numpy's matrix products about 1.6x), are dropped here before numpy loads OpenBLAS, and
+the report names the BLAS kernel that ran (threadpoolctl); tests and CI leave them set.
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ import os
 
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
+for _variable in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+    os.environ.pop(_variable, None)
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import re  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -224,7 +230,8 @@ def report(results: dict, quick: bool) -> str:
     info = results["machine"]
     lines += [
         f"Machine: {info['machine']}, {info['cpus']} CPUs, Python {info['python']}; "
-        f"numpy {info['numpy']}, torch {info['torch']}, autograd {info['autograd']}.",
+        f"numpy {info['numpy']}, torch {info['torch']}, autograd {info['autograd']}; "
+        f"BLAS: {info['blas']} (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset).",
         "Method: median wall time over repeated runs (the TinyModel steps in five rounds, "
         "each system running its steps in a row in turn); garbage collection off while "
         "timing the steps (the chains are timed with it on and off); "
@@ -327,7 +334,32 @@ def machine() -> dict:
 
     return {"machine": platform.machine(), "cpus": os.cpu_count(),
             "python": platform.python_version(), "numpy": np.__version__,
-            "torch": torch.__version__, "autograd": version("autograd")}
+            "torch": torch.__version__, "autograd": version("autograd"),
+            "blas": blas_kernels()}
+
+
+def blas_kernels() -> str:
+    """The BLAS libraries loaded in this process and the kernel each picked, as threadpoolctl
+    reports them (`openblas 0.3.31 SkylakeX (numpy, 1 thread)`), and torch's MKL."""
+    from threadpoolctl import threadpool_info
+
+    found = []
+    for library in threadpool_info():
+        if library["user_api"] != "blas":
+            continue
+        owner = "torch" if "torch" in library["filepath"] else \
+            "numpy" if "numpy" in library["filepath"] else Path(library["filepath"]).name
+        found.append(" ".join(str(part) for part in (
+            library["internal_api"], library.get("version") or "",
+            library.get("architecture") or "", f"({owner}, {library['num_threads']} thread"
+            f"{'s' if library['num_threads'] != 1 else ''})") if part))
+    import torch  # its MKL is linked into torch itself, out of threadpoolctl's sight
+
+    mkl = re.search(r"Math Kernel Library Version ([\w.]+)", torch.__config__.show())
+    if mkl:
+        found.append(f"mkl {mkl.group(1)} (torch, {torch.get_num_threads()} thread"
+                     f"{'s' if torch.get_num_threads() != 1 else ''})")
+    return ", ".join(found) or "none found"
 
 
 def main(argv: list[str] | None = None) -> int:
