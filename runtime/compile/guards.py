@@ -65,7 +65,7 @@ def build(tensors: list[Callable[[], Any] | Tensor], tensor_keys: list[tuple],
 
 
 def _tensor(write: _Writer, find: Callable[[], Any], key: tuple) -> None:
-    """step.py's `_tensor_key(t) == key`, field by field, cheapest first."""
+    """step.py's `_tensor_key(t) == key`, field by field, cheapest first, in one `if`."""
     shape, dtype, strides, requires_grad, leaf, hooked, inference = key
     if isinstance(find, Tensor):  # held by the step: the same object at every call
         write.lines.append(f"    t = {write.constant(find)}")
@@ -73,16 +73,21 @@ def _tensor(write: _Writer, find: Callable[[], Any], key: tuple) -> None:
         write.lines.append(f"    t = {write.constant(find)}()")
         write.fail_if("type(t) is not Tensor and not isinstance(t, Tensor)")
     write.lines.append("    d = t._data")
+    hooks = "(t._backward_hooks or (a := t._grad_accumulator) is not None and " \
+        "(a := a()) is not None and a.has_hooks())"
     # (numpy's built-in dtypes are singletons: `is` is the cheap test, and a dtype equal
     # but not identical only makes a new trace.)
-    write.fail_if(f"d.shape != {shape!r} or d.strides != {strides!r} or "
-                  f"d.dtype is not {write.constant(np.dtype(dtype))}")
-    write.fail_if(f"t._requires_grad is not {requires_grad!r} or "
-                  f"(t.grad_fn is None) is not {leaf!r}")
-    hooks = "bool(t._backward_hooks) or (t._grad_accumulator is not None and " \
-        "(a := t._grad_accumulator()) is not None and a.has_hooks())"
-    write.fail_if(f"({hooks}) is not {hooked!r}")
-    write.fail_if(f"(t._counter is not None and t._counter.inference) is not {inference!r}")
+    conditions = [f"d.shape != {shape!r}", f"d.strides != {strides!r}",
+                  f"d.dtype is not {write.constant(np.dtype(dtype))}",
+                  f"t._requires_grad is not {requires_grad!r}",
+                  "t.grad_fn is not None" if leaf else "t.grad_fn is None",
+                  hooks if not hooked else f"not {hooks}",
+                  "t._counter is not None and t._counter.inference" if not inference else
+                  "t._counter is None or not t._counter.inference"]
+    write.lines.append(f"    if ({conditions[0]}")
+    write.lines += [f"            or {condition}" for condition in conditions[1:-1]]
+    write.lines.append(f"            or {conditions[-1]}):")
+    write.lines.append("        return False")
 
 
 def _module(write: _Writer, module: Any) -> None:
