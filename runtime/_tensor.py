@@ -375,7 +375,9 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
-        return self._data
+        # A new ndarray on the tensor's memory at every call, as torch's: reshaping it in
+        # place (`a.shape = ...`) or reinterpreting its dtype leaves the tensor as it is.
+        return self._data.view()
 
     def __repr__(self) -> str:
         suffixes = []

@@ -159,6 +159,19 @@ def test_numpy_shares_memory() -> None:
     same(program)
 
 
+def test_numpy_is_a_new_array_on_the_same_memory() -> None:
+    """Each call gives another ndarray (as torch's): reshaping it in place, or viewing its
+    bytes as another dtype in place, leaves the tensor's shape and dtype alone."""
+    def program(lib):
+        x = lib.arange(6.0)
+        first, second = x.numpy(), x.numpy()
+        first.shape = (2, 3)
+        second.dtype = np.int64
+        return (first is second, tuple(x.shape), str(x.dtype), x.tolist(),
+                bool(np.shares_memory(first, x.numpy())))
+    same(program)
+
+
 # -- dtype promotion ------------------------------------------------------------------------------
 
 PROMOTION_CASES = [
