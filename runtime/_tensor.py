@@ -437,7 +437,15 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self._data if dtype is None else self._data.astype(dtype)
+        """`np.asarray(t)`: `t.numpy()` (its checks, a new ndarray on the tensor's memory),
+        as torch's; `np.array(t)` (copy=True) or another dtype: a copy, never an alias."""
+        array = self.numpy()
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            if copy is False:
+                raise ValueError(f"converting a {array.dtype} tensor to {np.dtype(dtype)} "
+                                 "needs a copy, and copy=False was asked")
+            return array.astype(dtype)
+        return array.copy() if copy else array
 
 
 def _scalar_type_name(array: np.ndarray) -> str:

@@ -3,10 +3,12 @@ assignment, conversions to Python and numpy, dtype promotion and repr."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import pytest
+import torch
 
 import runtime
 from generated.tensor_methods import TensorMethods
@@ -157,6 +159,31 @@ def test_numpy_shares_memory() -> None:
         plain.numpy()[1] = -1.0
         return x.tolist(), plain.tolist(), str(array.dtype), type(array).__name__
     same(program)
+
+
+def _array_protocol(lib: Any) -> tuple:
+    x = lib.zeros(3)
+    copied, shared = np.array(x), np.asarray(x)
+    copied[0] = 5.0
+    shared[1] = 7.0
+    shared.shape = (3, 1)
+    converted = np.asarray(x, dtype=np.float64)
+    converted[2] = 9.0
+    try:
+        np.asarray(lib.ones(2, requires_grad=True))
+    except RuntimeError as error:
+        refused = str(error)
+    return x.tolist(), tuple(x.shape), copied.tolist(), str(converted.dtype), refused
+
+
+def test_numpy_array_protocol() -> None:
+    """np.array(t) is a copy (writing to it leaves t alone), np.asarray(t) a new array on
+    t's memory, np.asarray(t, dtype) a converted copy, and a tensor that requires grad is
+    refused as by numpy()."""
+    with warnings.catch_warnings():  # torch's __array__ takes no `copy` (numpy 2 warns)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        expected = _array_protocol(torch)
+    assert _array_protocol(runtime) == expected
 
 
 def test_numpy_is_a_new_array_on_the_same_memory() -> None:
