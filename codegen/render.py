@@ -36,6 +36,33 @@ OPERATORS = {
 INPLACE_OPERATORS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_",
                      "__itruediv__": "div_"}
 
+# -- out= -------------------------------------------------------------------------------------
+# The overloads whose functional form torch's Python binding also takes with out= (it has an
+# `.out` overload of the same arguments in its native_functions.yaml): their wrappers get a
+# keyword-only `out=None` and hand a call that gives one to runtime/out.py. The spec has
+# only functional schemas, so this is where that fact lives; tests/test_out.py checks the
+# list against torch's own signatures, both ways, for every overload gradgen binds.
+OUT_OVERLOADS = frozenset({
+    "add.Tensor", "add.Scalar", "sub.Tensor", "mul.Tensor", "mul.Scalar", "div.Tensor",
+    "div.Scalar", "div.Tensor_mode", "neg", "pow.Tensor_Scalar", "pow.Tensor_Tensor",
+    "pow.Scalar", "reciprocal", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "sin", "cos",
+    "tan", "tanh", "sigmoid", "erf", "abs", "sign", "clamp.Tensor", "clamp", "clamp_min",
+    "clamp_min.Tensor", "clamp_max", "clamp_max.Tensor", "maximum", "minimum", "where.self",
+    "eq.Scalar", "eq.Tensor", "ge.Scalar", "ge.Tensor", "gt.Scalar", "gt.Tensor", "le.Scalar",
+    "le.Tensor", "lt.Scalar", "lt.Tensor", "ne.Scalar", "ne.Tensor", "logical_not",
+    "logical_and", "logical_or", "bitwise_not", "bitwise_and.Tensor", "bitwise_or.Tensor",
+    "bitwise_xor.Tensor", "sum.dim_IntList", "mean", "mean.dim", "logsumexp", "max.dim", "max",
+    "amax", "amin", "min.dim", "min", "any", "any.dim", "any.dims", "all", "all.dim", "all.dims",
+    "argmax", "argmin", "prod.dim_int", "cat", "stack", "index_select", "index_add", "gather",
+    "scatter_add", "mm", "addmm", "bmm", "dot", "mv", "_softmax", "_log_softmax",
+    "_log_softmax_backward_data", "native_batch_norm", "cumsum", "cumprod", "sort",
+    "sort.stable", "topk", "tril", "triu", "log2", "log10", "floor", "ceil", "round",
+    "round.decimals", "trunc", "frac", "masked_select", "scatter.src", "scatter.value",
+    "scatter.reduce", "scatter.value_reduce", "lerp.Scalar", "lerp.Tensor", "addcmul", "addcdiv",
+    "floor_divide", "floor_divide.Scalar", "remainder.Scalar", "remainder.Tensor",
+    "remainder.Scalar_Tensor", "fmod.Scalar", "fmod.Tensor",
+})
+
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -313,7 +340,8 @@ def _python_default(arg: Argument) -> str:
     return text
 
 
-def python_signature(schema: FunctionSchema) -> str:
+def python_signature(schema: FunctionSchema, out: bool = False) -> str:
+    """A wrapper's parameters; with `out`, a last keyword-only `out=None` (torch's out=)."""
     parts = []
     star = False
     for arg in schema.arguments:
@@ -321,7 +349,23 @@ def python_signature(schema: FunctionSchema) -> str:
             parts.append("*")
             star = True
         parts.append(_parameter(arg))
+    if out:
+        parts += ([] if star else ["*"]) + ["out=None"]
     return ", ".join(parts)
+
+
+def _out_form(info: OpInfo, function: str) -> list[str]:
+    """The lines that give a call with out= to runtime/out.py: the wrapper itself runs
+    there without out=, and its results are written into the out tensors."""
+    schema = info.schema
+    positional = [local_name(a.name) for a in schema.arguments if not a.kwarg_only]
+    keywords = [local_name(a.name) for a in schema.arguments if a.kwarg_only]
+    args = "(" + ", ".join(positional) + ("," if len(positional) == 1 else "") + ")"
+    kwargs = "{" + ", ".join(f"{escape(k, Into.LITERAL)}: {k}" for k in keywords) + "}"
+    outputs = f", {len(schema.returns)}" if len(schema.returns) > 1 else ""
+    return ["if out is not None:  # torch's out= form (runtime/out.py)",
+            f"    return _out.call({escape(schema.base, Into.LITERAL)}, {function}, {args}, "
+            f"{kwargs}, out{outputs})"]
 
 
 def save_guard(info: OpInfo, attr: SavedAttribute) -> int | None:
@@ -593,6 +637,9 @@ def op_contexts(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = fro
     # An op that is itself in place (`zero_(Tensor(a!) self)`) writes into self.
     body = wrapper.inplace_body() if _writes_self(schema) else wrapper.body()
     contexts = [{**common, "function": function, "doc": "", "body": [*normalize, *body]}]
+    if info.name in OUT_OVERLOADS and not _writes_self(schema):
+        contexts[0].update(signature=python_signature(schema, out=True),
+                           body=[*normalize, *_out_form(info, function), *body])
     if info.inplace:
         contexts.append({**common, "function": f"{function}_", "doc": "In-place ",
                          "body": [*normalize, *wrapper.inplace_body()]})
