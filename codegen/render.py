@@ -63,6 +63,28 @@ OUT_OVERLOADS = frozenset({
     "remainder.Scalar_Tensor", "fmod.Scalar", "fmod.Tensor",
 })
 
+# The out dtypes torch's kernel of each overload takes (runtime/out.py, DTYPE_RULES), where
+# it is not TensorIterator's "cast" (any dtype the result casts to): most take only the
+# result's own dtype, each with its own message; checked against torch in tests/test_out.py.
+OUT_DTYPE_RULES = {
+    **dict.fromkeys(("max.dim", "min.dim", "argmax", "argmin", "index_add", "gather",
+                     "scatter_add", "mm", "addmm", "bmm", "_softmax", "_log_softmax",
+                     "_log_softmax_backward_data", "sort", "sort.stable", "topk", "tril",
+                     "triu", "scatter.src", "scatter.value", "scatter.reduce",
+                     "scatter.value_reduce"), "same"),
+    **dict.fromkeys(("neg", "abs", "sign", "clamp", "clamp_min", "clamp_max", "bitwise_not",
+                     "floor", "ceil", "round", "round.decimals", "trunc", "frac",
+                     "lerp.Tensor"), "found"),
+    **dict.fromkeys(("index_select", "masked_select"), "index"),
+    **dict.fromkeys(("amax", "amin"), "reduce"),
+    **dict.fromkeys(("any", "any.dim", "any.dims", "all", "all.dim", "all.dims"), "bool"),
+    **dict.fromkeys(("sum.dim_IntList", "prod.dim_int", "cumsum", "cumprod"), "any"),
+    **dict.fromkeys(("cat", "stack"), "cat"),
+    **dict.fromkeys(("max", "min"), "unary"),
+    "where.self": "where", "dot": "dot", "native_batch_norm": "batch_norm",
+    "logsumexp": "floating", "mv": "mv", "mean": "mean",
+}
+
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -362,10 +384,12 @@ def _out_form(info: OpInfo, function: str) -> list[str]:
     keywords = [local_name(a.name) for a in schema.arguments if a.kwarg_only]
     args = "(" + ", ".join(positional) + ("," if len(positional) == 1 else "") + ")"
     kwargs = "{" + ", ".join(f"{escape(k, Into.LITERAL)}: {k}" for k in keywords) + "}"
-    outputs = f", {len(schema.returns)}" if len(schema.returns) > 1 else ""
+    extra = [str(len(schema.returns))] if len(schema.returns) > 1 else []
+    if info.name in OUT_DTYPE_RULES:
+        extra.append(f"dtype_rule={escape(OUT_DTYPE_RULES[info.name], Into.LITERAL)}")
     return ["if out is not None:  # torch's out= form (runtime/out.py)",
             f"    return _out.call({escape(schema.base, Into.LITERAL)}, {function}, {args}, "
-            f"{kwargs}, out{outputs})"]
+            f"{', '.join([kwargs, 'out', *extra])})"]
 
 
 def save_guard(info: OpInfo, attr: SavedAttribute) -> int | None:

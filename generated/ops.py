@@ -778,7 +778,7 @@ def neg(self_, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["neg"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("neg", neg, (self_,), {}, out)
+        return _out.call("neg", neg, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.neg(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = NegBackward0(recording.collect_next_edges(self_))
@@ -1822,7 +1822,7 @@ def abs(self_, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["abs"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("abs", abs, (self_,), {}, out)
+        return _out.call("abs", abs, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.abs(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AbsBackward0(recording.collect_next_edges(self_))
@@ -1868,7 +1868,7 @@ def sign(self_, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["sign"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("sign", sign, (self_,), {}, out)
+        return _out.call("sign", sign, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.sign(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SignBackward0(recording.collect_next_edges(self_))
@@ -1962,7 +1962,7 @@ def clamp_default(self_, min=None, max=None, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["clamp"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("clamp", clamp_default, (self_, min, max), {}, out)
+        return _out.call("clamp", clamp_default, (self_, min, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp(recording.data(self_), min, max))
     if recording.compute_requires_grad(self_):
         grad_fn = ClampBackward1(recording.collect_next_edges(self_))
@@ -2012,7 +2012,7 @@ def clamp_min_default(self_, min, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["clamp_min"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("clamp_min", clamp_min_default, (self_, min), {}, out)
+        return _out.call("clamp_min", clamp_min_default, (self_, min), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_min(recording.data(self_), min))
     if recording.compute_requires_grad(self_):
         grad_fn = ClampMinBackward0(recording.collect_next_edges(self_))
@@ -2108,7 +2108,7 @@ def clamp_max_default(self_, max, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["clamp_max"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("clamp_max", clamp_max_default, (self_, max), {}, out)
+        return _out.call("clamp_max", clamp_max_default, (self_, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_max(recording.data(self_), max))
     if recording.compute_requires_grad(self_):
         grad_fn = ClampMaxBackward0(recording.collect_next_edges(self_))
@@ -2248,7 +2248,7 @@ def where_self(condition, self_, other, *, out=None):
     if not isinstance(condition, Tensor) or not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["where.self"], (condition, self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("where", where_self, (condition, self_, other), {}, out)
+        return _out.call("where", where_self, (condition, self_, other), {}, out, dtype_rule="where")
     result = recording.wrap(kernels.where_self(recording.data(condition), recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = WhereBackward0(recording.collect_next_edges(self_, other))
@@ -2660,7 +2660,7 @@ def bitwise_not(self_, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["bitwise_not"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("bitwise_not", bitwise_not, (self_,), {}, out)
+        return _out.call("bitwise_not", bitwise_not, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.bitwise_not(recording.data(self_)))
     return result
 
@@ -2732,7 +2732,7 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None, out=None):
         _dispatch.check_tensor_arguments(OVERLOADS["sum.dim_IntList"], (self_,))
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("sum", sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype}, out)
+        return _out.call("sum", sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.sum_dim_IntList(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = SumBackward1(recording.collect_next_edges(self_))
@@ -2755,7 +2755,7 @@ def mean_default(self_, *, dtype=None, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["mean"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("mean", mean_default, (self_,), {"dtype": dtype}, out)
+        return _out.call("mean", mean_default, (self_,), {"dtype": dtype}, out, dtype_rule="mean")
     result = recording.wrap(kernels.mean(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = MeanBackward0(recording.collect_next_edges(self_))
@@ -2803,7 +2803,7 @@ def logsumexp(self_, dim, keepdim=False, *, out=None):
         _dispatch.check_tensor_arguments(OVERLOADS["logsumexp"], (self_,))
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("logsumexp", logsumexp, (self_, dim, keepdim), {}, out)
+        return _out.call("logsumexp", logsumexp, (self_, dim, keepdim), {}, out, dtype_rule="floating")
     result = recording.wrap(kernels.logsumexp(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2830,7 +2830,7 @@ def max_dim(self_, dim, keepdim=False, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["max.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("max", max_dim, (self_, dim, keepdim), {}, out, 2)
+        return _out.call("max", max_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.max_dim(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2858,7 +2858,7 @@ def max_default(self_, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["max"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("max", max_default, (self_,), {}, out)
+        return _out.call("max", max_default, (self_,), {}, out, dtype_rule="unary")
     result = recording.wrap(kernels.max(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2884,7 +2884,7 @@ def amax(self_, dim=(), keepdim=False, *, out=None):
         _dispatch.check_tensor_arguments(OVERLOADS["amax"], (self_,))
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("amax", amax, (self_, dim, keepdim), {}, out)
+        return _out.call("amax", amax, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
     result = recording.wrap(kernels.amax(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2912,7 +2912,7 @@ def amin(self_, dim=(), keepdim=False, *, out=None):
         _dispatch.check_tensor_arguments(OVERLOADS["amin"], (self_,))
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("amin", amin, (self_, dim, keepdim), {}, out)
+        return _out.call("amin", amin, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
     result = recording.wrap(kernels.amin(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2939,7 +2939,7 @@ def min_dim(self_, dim, keepdim=False, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["min.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("min", min_dim, (self_, dim, keepdim), {}, out, 2)
+        return _out.call("min", min_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.min_dim(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2967,7 +2967,7 @@ def min_default(self_, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["min"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("min", min_default, (self_,), {}, out)
+        return _out.call("min", min_default, (self_,), {}, out, dtype_rule="unary")
     result = recording.wrap(kernels.min(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2992,7 +2992,7 @@ def any_default(self_, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["any"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("any", any_default, (self_,), {}, out)
+        return _out.call("any", any_default, (self_,), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.any(recording.data(self_)))
     return result
 
@@ -3005,7 +3005,7 @@ def any_dim(self_, dim, keepdim=False, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["any.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("any", any_dim, (self_, dim, keepdim), {}, out)
+        return _out.call("any", any_dim, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.any_dim(recording.data(self_), dim, keepdim))
     return result
 
@@ -3019,7 +3019,7 @@ def any_dims(self_, dim=None, keepdim=False, *, out=None):
         _dispatch.check_tensor_arguments(OVERLOADS["any.dims"], (self_,))
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("any", any_dims, (self_, dim, keepdim), {}, out)
+        return _out.call("any", any_dims, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.any_dims(recording.data(self_), dim, keepdim))
     return result
 
@@ -3032,7 +3032,7 @@ def all_default(self_, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["all"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("all", all_default, (self_,), {}, out)
+        return _out.call("all", all_default, (self_,), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.all(recording.data(self_)))
     return result
 
@@ -3045,7 +3045,7 @@ def all_dim(self_, dim, keepdim=False, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["all.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("all", all_dim, (self_, dim, keepdim), {}, out)
+        return _out.call("all", all_dim, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.all_dim(recording.data(self_), dim, keepdim))
     return result
 
@@ -3059,7 +3059,7 @@ def all_dims(self_, dim=None, keepdim=False, *, out=None):
         _dispatch.check_tensor_arguments(OVERLOADS["all.dims"], (self_,))
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("all", all_dims, (self_, dim, keepdim), {}, out)
+        return _out.call("all", all_dims, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.all_dims(recording.data(self_), dim, keepdim))
     return result
 
@@ -3072,7 +3072,7 @@ def argmax(self_, dim=None, keepdim=False, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["argmax"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("argmax", argmax, (self_, dim, keepdim), {}, out)
+        return _out.call("argmax", argmax, (self_, dim, keepdim), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.argmax(recording.data(self_), dim, keepdim))
     return result
 
@@ -3085,7 +3085,7 @@ def argmin(self_, dim=None, keepdim=False, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["argmin"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("argmin", argmin, (self_, dim, keepdim), {}, out)
+        return _out.call("argmin", argmin, (self_, dim, keepdim), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.argmin(recording.data(self_), dim, keepdim))
     return result
 
@@ -3199,7 +3199,7 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["prod.dim_int"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("prod", prod_dim_int, (self_, dim, keepdim), {"dtype": dtype}, out)
+        return _out.call("prod", prod_dim_int, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.prod_dim_int(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3630,7 +3630,7 @@ def cat(tensors, dim=0, *, out=None):
     if not _dispatch.all_tensors(tensors):
         _dispatch.check_tensor_arguments(OVERLOADS["cat"], (tensors,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("cat", cat, (tensors, dim), {}, out)
+        return _out.call("cat", cat, (tensors, dim), {}, out, dtype_rule="cat")
     result = recording.wrap(kernels.cat(recording.data(tensors), dim))
     if recording.compute_requires_grad(tensors):
         grad_fn = CatBackward0(recording.collect_next_edges(tensors))
@@ -3652,7 +3652,7 @@ def stack(tensors, dim=0, *, out=None):
     if not _dispatch.all_tensors(tensors):
         _dispatch.check_tensor_arguments(OVERLOADS["stack"], (tensors,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("stack", stack, (tensors, dim), {}, out)
+        return _out.call("stack", stack, (tensors, dim), {}, out, dtype_rule="cat")
     result = recording.wrap(kernels.stack(recording.data(tensors), dim))
     if recording.compute_requires_grad(tensors):
         grad_fn = StackBackward0(recording.collect_next_edges(tensors))
@@ -3922,7 +3922,7 @@ def index_select(self_, dim, index, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["index_select"], (self_, index,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("index_select", index_select, (self_, dim, index), {}, out)
+        return _out.call("index_select", index_select, (self_, dim, index), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.index_select(recording.data(self_), dim, recording.data(index)))
     if recording.compute_requires_grad(self_):
         grad_fn = IndexSelectBackward0(recording.collect_next_edges(self_))
@@ -3945,7 +3945,7 @@ def index_add(self_, dim, index, source, *, alpha=1, out=None):
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["index_add"], (self_, index, source,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("index_add", index_add, (self_, dim, index, source), {"alpha": alpha}, out)
+        return _out.call("index_add", index_add, (self_, dim, index, source), {"alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
     if recording.compute_requires_grad(self_, source):
         grad_fn = IndexAddBackward0(recording.collect_next_edges(self_, source))
@@ -3968,7 +3968,7 @@ def gather(self_, dim, index, *, sparse_grad=False, out=None):
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["gather"], (self_, index,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("gather", gather, (self_, dim, index), {"sparse_grad": sparse_grad}, out)
+        return _out.call("gather", gather, (self_, dim, index), {"sparse_grad": sparse_grad}, out, dtype_rule="same")
     result = recording.wrap(kernels.gather(recording.data(self_), dim, recording.data(index), sparse_grad))
     if recording.compute_requires_grad(self_):
         grad_fn = GatherBackward0(recording.collect_next_edges(self_))
@@ -3991,7 +3991,7 @@ def scatter_add(self_, dim, index, src, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["scatter_add"], (self_, index, src,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("scatter_add", scatter_add, (self_, dim, index, src), {}, out)
+        return _out.call("scatter_add", scatter_add, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
     if recording.compute_requires_grad(self_, src):
         grad_fn = ScatterAddBackward0(recording.collect_next_edges(self_, src))
@@ -4054,7 +4054,7 @@ def mm(self_, mat2, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["mm"], (self_, mat2,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("mm", mm, (self_, mat2), {}, out)
+        return _out.call("mm", mm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.mm(recording.data(self_), recording.data(mat2)))
     if recording.compute_requires_grad(self_, mat2):
         grad_fn = MmBackward0(recording.collect_next_edges(self_, mat2))
@@ -4080,7 +4080,7 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1, out=None):
     if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["addmm"], (self_, mat1, mat2,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("addmm", addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, out)
+        return _out.call("addmm", addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
     if recording.compute_requires_grad(self_, mat1, mat2):
         grad_fn = AddmmBackward0(recording.collect_next_edges(self_, mat1, mat2))
@@ -4108,7 +4108,7 @@ def bmm(self_, mat2, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["bmm"], (self_, mat2,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("bmm", bmm, (self_, mat2), {}, out)
+        return _out.call("bmm", bmm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.bmm(recording.data(self_), recording.data(mat2)))
     if recording.compute_requires_grad(self_, mat2):
         grad_fn = BmmBackward0(recording.collect_next_edges(self_, mat2))
@@ -4130,7 +4130,7 @@ def dot(self_, tensor, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(tensor, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["dot"], (self_, tensor,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("dot", dot, (self_, tensor), {}, out)
+        return _out.call("dot", dot, (self_, tensor), {}, out, dtype_rule="dot")
     result = recording.wrap(kernels.dot(recording.data(self_), recording.data(tensor)))
     if recording.compute_requires_grad(self_, tensor):
         grad_fn = DotBackward0(recording.collect_next_edges(self_, tensor))
@@ -4152,7 +4152,7 @@ def mv(self_, vec, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(vec, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["mv"], (self_, vec,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("mv", mv, (self_, vec), {}, out)
+        return _out.call("mv", mv, (self_, vec), {}, out, dtype_rule="mv")
     result = recording.wrap(kernels.mv(recording.data(self_), recording.data(vec)))
     if recording.compute_requires_grad(self_, vec):
         grad_fn = MvBackward0(recording.collect_next_edges(self_, vec))
@@ -4174,7 +4174,7 @@ def _softmax(self_, dim, half_to_float, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["_softmax"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("_softmax", _softmax, (self_, dim, half_to_float), {}, out)
+        return _out.call("_softmax", _softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._softmax(recording.data(self_), dim, half_to_float))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4200,7 +4200,7 @@ def _log_softmax(self_, dim, half_to_float, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["_log_softmax"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("_log_softmax", _log_softmax, (self_, dim, half_to_float), {}, out)
+        return _out.call("_log_softmax", _log_softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax(recording.data(self_), dim, half_to_float))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4226,7 +4226,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=Non
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["_log_softmax_backward_data"], (grad_output, output,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("_log_softmax_backward_data", _log_softmax_backward_data, (grad_output, output, dim, input_dtype), {}, out)
+        return _out.call("_log_softmax_backward_data", _log_softmax_backward_data, (grad_output, output, dim, input_dtype), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = LogSoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
@@ -4673,7 +4673,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     if not isinstance(input, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["native_batch_norm"], (input,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("native_batch_norm", native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {}, out, 3)
+        return _out.call("native_batch_norm", native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {}, out, 3, dtype_rule="batch_norm")
     result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
     if recording.compute_requires_grad(input, weight, bias):
         grad_fn = NativeBatchNormBackward0(recording.collect_next_edges(input, weight, bias))
@@ -5361,7 +5361,7 @@ def cumsum(self_, dim, *, dtype=None, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["cumsum"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("cumsum", cumsum, (self_, dim), {"dtype": dtype}, out)
+        return _out.call("cumsum", cumsum, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumsum(recording.data(self_), dim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = CumsumBackward0(recording.collect_next_edges(self_))
@@ -5412,7 +5412,7 @@ def cumprod(self_, dim, *, dtype=None, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["cumprod"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("cumprod", cumprod, (self_, dim), {"dtype": dtype}, out)
+        return _out.call("cumprod", cumprod, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
@@ -5465,7 +5465,7 @@ def sort_default(self_, dim=-1, descending=False, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["sort"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("sort", sort_default, (self_, dim, descending), {}, out, 2)
+        return _out.call("sort", sort_default, (self_, dim, descending), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.sort(recording.data(self_), dim, descending))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5492,7 +5492,7 @@ def sort_stable(self_, *, stable, dim=-1, descending=False, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["sort.stable"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("sort", sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending}, out, 2)
+        return _out.call("sort", sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.sort_stable(recording.data(self_), stable, dim, descending))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5519,7 +5519,7 @@ def topk(self_, k, dim=-1, largest=True, sorted=True, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["topk"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("topk", topk, (self_, k, dim, largest, sorted), {}, out, 2)
+        return _out.call("topk", topk, (self_, k, dim, largest, sorted), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.topk(recording.data(self_), k, dim, largest, sorted))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5546,7 +5546,7 @@ def tril(self_, diagonal=0, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["tril"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("tril", tril, (self_, diagonal), {}, out)
+        return _out.call("tril", tril, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.tril(recording.data(self_), diagonal))
     if recording.compute_requires_grad(self_):
         grad_fn = TrilBackward0(recording.collect_next_edges(self_))
@@ -5592,7 +5592,7 @@ def triu(self_, diagonal=0, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["triu"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("triu", triu, (self_, diagonal), {}, out)
+        return _out.call("triu", triu, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.triu(recording.data(self_), diagonal))
     if recording.compute_requires_grad(self_):
         grad_fn = TriuBackward0(recording.collect_next_edges(self_))
@@ -5730,7 +5730,7 @@ def floor(self_, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["floor"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("floor", floor, (self_,), {}, out)
+        return _out.call("floor", floor, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.floor(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = FloorBackward0(recording.collect_next_edges(self_))
@@ -5774,7 +5774,7 @@ def ceil(self_, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["ceil"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("ceil", ceil, (self_,), {}, out)
+        return _out.call("ceil", ceil, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.ceil(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = CeilBackward0(recording.collect_next_edges(self_))
@@ -5818,7 +5818,7 @@ def round_default(self_, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["round"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("round", round_default, (self_,), {}, out)
+        return _out.call("round", round_default, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.round(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = RoundBackward0(recording.collect_next_edges(self_))
@@ -5862,7 +5862,7 @@ def round_decimals(self_, *, decimals, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["round.decimals"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("round", round_decimals, (self_,), {"decimals": decimals}, out)
+        return _out.call("round", round_decimals, (self_,), {"decimals": decimals}, out, dtype_rule="found")
     result = recording.wrap(kernels.round_decimals(recording.data(self_), decimals))
     if recording.compute_requires_grad(self_):
         grad_fn = RoundBackward1(recording.collect_next_edges(self_))
@@ -5906,7 +5906,7 @@ def trunc(self_, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["trunc"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("trunc", trunc, (self_,), {}, out)
+        return _out.call("trunc", trunc, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.trunc(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = TruncBackward0(recording.collect_next_edges(self_))
@@ -5950,7 +5950,7 @@ def frac(self_, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["frac"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("frac", frac, (self_,), {}, out)
+        return _out.call("frac", frac, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.frac(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = FracBackward0(recording.collect_next_edges(self_))
@@ -6017,7 +6017,7 @@ def masked_select(self_, mask, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["masked_select"], (self_, mask,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("masked_select", masked_select, (self_, mask), {}, out)
+        return _out.call("masked_select", masked_select, (self_, mask), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.masked_select(recording.data(self_), recording.data(mask)))
     if recording.compute_requires_grad(self_):
         grad_fn = MaskedSelectBackward0(recording.collect_next_edges(self_))
@@ -6042,7 +6042,7 @@ def scatter_src(self_, dim, index, src, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["scatter.src"], (self_, index, src,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("scatter", scatter_src, (self_, dim, index, src), {}, out)
+        return _out.call("scatter", scatter_src, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
     if recording.compute_requires_grad(self_, src):
         grad_fn = ScatterBackward0(recording.collect_next_edges(self_, src))
@@ -6090,7 +6090,7 @@ def scatter_value(self_, dim, index, value, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["scatter.value"], (self_, index,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("scatter", scatter_value, (self_, dim, index, value), {}, out)
+        return _out.call("scatter", scatter_value, (self_, dim, index, value), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
     if recording.compute_requires_grad(self_):
         grad_fn = ScatterBackward1(recording.collect_next_edges(self_))
@@ -6138,7 +6138,7 @@ def scatter_reduce(self_, dim, index, src, *, reduce, out=None):
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("scatter", scatter_reduce, (self_, dim, index, src), {"reduce": reduce}, out)
+        return _out.call("scatter", scatter_reduce, (self_, dim, index, src), {"reduce": reduce}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
     return result
 
@@ -6163,7 +6163,7 @@ def scatter_value_reduce(self_, dim, index, value, *, reduce, out=None):
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["scatter.value_reduce"], (self_, index,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("scatter", scatter_value_reduce, (self_, dim, index, value), {"reduce": reduce}, out)
+        return _out.call("scatter", scatter_value_reduce, (self_, dim, index, value), {"reduce": reduce}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
     return result
 
@@ -6234,7 +6234,7 @@ def lerp_Tensor(self_, end, weight, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("lerp", lerp_Tensor, (self_, end, weight), {}, out)
+        return _out.call("lerp", lerp_Tensor, (self_, end, weight), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
     if recording.compute_requires_grad(self_, end, weight):
         grad_fn = LerpBackward1(recording.collect_next_edges(self_, end, weight))

@@ -44,10 +44,11 @@ _RESIZE_WARNING = (
 
 
 def call(name: str, function: Callable, args: tuple, kwargs: dict, out: Any,
-         outputs: int = 1) -> Any:
+         outputs: int = 1, dtype_rule: str = "cast") -> Any:
     """`function(*args, **kwargs)` (a generated wrapper, called without out=) with its
     result written into `out`; returns `out` (a tuple of them, named as torch names it,
-    for an op with several results). `name` is the op's name for messages."""
+    for an op with several results). `name` is the op's name for messages; `dtype_rule`
+    says which dtypes out may have (DTYPE_RULES)."""
     targets = _targets(name, out, outputs)
     values = (*args, *kwargs.values(), *targets)
     check_no_grad(name, values)
@@ -55,7 +56,7 @@ def call(name: str, function: Callable, args: tuple, kwargs: dict, out: Any,
         result = function(*args, **kwargs)
     results = (result,) if outputs == 1 else tuple(result)
     for value, target in zip(results, targets, strict=True):
-        check_cast(value.dtype, target)
+        check_dtype(dtype_rule, name, value._data.dtype, target)
     for value, target in zip(results, targets, strict=True):
         write(target, value._data)
     if outputs == 1:
@@ -101,12 +102,59 @@ def scalar_type_name(dtype: np.dtype) -> str:
     return dtypes.type_string(np.empty(0, dtype)).removeprefix("torch.").removesuffix("Tensor")
 
 
-def check_cast(dtype: dtypes.dtype | np.dtype, target: Tensor) -> None:
-    """PyTorch's canCast: a result is written into out only within its kind or up."""
-    source = np.dtype(getattr(dtype, "numpy", dtype))
-    if not np.can_cast(source, target._data.dtype, casting="same_kind"):
-        raise RuntimeError(f"result type {scalar_type_name(source)} can't be cast to the "
-                           f"desired output type {scalar_type_name(target._data.dtype)}")
+# C++'s names of the scalar types, which some of PyTorch's checks print.
+_CPP_NAMES = {"float64": "double", "float32": "float", "int64": "long int", "int32": "int",
+              "bool": "bool", "uint8": "unsigned char", "float16": "c10::Half"}
+
+# Which out dtypes each kind of PyTorch kernel takes, and its message when it refuses one:
+# "cast" (TensorIterator's ops: add, exp, eq, ...) takes any dtype the result casts to
+# (canCast); "exact" kinds take only the result's own dtype, each kernel with its own
+# message; "bool" only bool (any, all); "floating" any floating dtype (logsumexp); "any"
+# every dtype (sum with a dim, cumsum). The code generator names the rule of each overload
+# (codegen/render.py, OUT_DTYPE_RULES): the messages are torch's, kernel by kernel.
+_EXACT_MESSAGES = {
+    "same": "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instead",
+    "found": "Found dtype {out} but expected {result}",
+    "where": "Expected out type to be {result} but got {out}",
+    "dot": "result dtype {out} does not match input dtype {result}",
+    "index": "{name}(): self and result must have the same scalar type",
+    "batch_norm": "expected scalar type {result} but found {out}",
+    "reduce": "Expected the dtype for input and out to match, but got {result} for input's "
+              "dtype and {out} for out's dtype.",
+    "mv": "addmv input tensors must have the same dtype, but got {out}, {result}, and {result}",
+}
+_CAST_MESSAGES = {
+    "cast": (RuntimeError, "result type {result} can't be cast to the desired output type {out}"),
+    "cat": (TypeError, "torch.cat(): input types can't be cast to the desired output type {out}"),
+    "mean": (RuntimeError, "mean.dtype_out(): input types can't be cast to the desired output "
+                           "type {out}"),
+    "unary": (RuntimeError, "Expected canCast( typeMetaToScalarType(self.dtype()), "
+                            "typeMetaToScalarType(out.dtype())) to be true, but got false.  "
+                            "(Could this error message be improved?  If so, please report an "
+                            "enhancement request to PyTorch.)"),
+}
+DTYPE_RULES = frozenset({*_EXACT_MESSAGES, *_CAST_MESSAGES, "bool", "floating", "any"})
+
+
+def check_dtype(rule: str, name: str, dtype: np.dtype, target: Tensor) -> None:
+    """Refuse to write a result of `dtype` into `target` where PyTorch's kernel does."""
+    wanted = target._data.dtype
+    names = {"name": name, "result": scalar_type_name(dtype), "out": scalar_type_name(wanted),
+             "result_cpp": _CPP_NAMES.get(dtype.name), "out_cpp": _CPP_NAMES.get(wanted.name)}
+    if rule in _EXACT_MESSAGES:
+        if dtype != wanted:
+            raise RuntimeError(_EXACT_MESSAGES[rule].format(**names))
+    elif rule == "bool":
+        if wanted != np.bool_:
+            raise RuntimeError(f"{name} only supports bool tensor for result, got: "
+                               f"{names['out']}")
+    elif rule == "floating":
+        if wanted.kind != "f":
+            raise RuntimeError(f"{name}(): Expected floating point type for result tensor, "
+                               f"but got: {names['out']}")
+    elif rule != "any" and not np.can_cast(dtype, wanted, casting="same_kind"):
+        error, message = _CAST_MESSAGES[rule]
+        raise error(message.format(**names))
 
 
 def write(target: Tensor, array: np.ndarray, warn: bool = True) -> None:
