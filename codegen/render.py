@@ -60,7 +60,7 @@ OUT_OVERLOADS = frozenset({
     "round.decimals", "trunc", "frac", "masked_select", "scatter.src", "scatter.value",
     "scatter.reduce", "scatter.value_reduce", "lerp.Scalar", "lerp.Tensor", "addcmul", "addcdiv",
     "floor_divide", "floor_divide.Scalar", "remainder.Scalar", "remainder.Tensor",
-    "remainder.Scalar_Tensor", "fmod.Scalar", "fmod.Tensor",
+    "fmod.Scalar", "fmod.Tensor",
 })
 
 # The out dtypes torch's kernel of each overload takes (runtime/out.py, DTYPE_RULES), where
@@ -81,8 +81,12 @@ OUT_DTYPE_RULES = {
     **dict.fromkeys(("sum.dim_IntList", "prod.dim_int", "cumsum", "cumprod"), "any"),
     **dict.fromkeys(("cat", "stack"), "cat"),
     **dict.fromkeys(("max", "min"), "unary"),
+    **dict.fromkeys(("eq.Scalar", "eq.Tensor", "ne.Scalar", "ne.Tensor", "lt.Scalar",
+                     "lt.Tensor", "le.Scalar", "le.Tensor", "gt.Scalar", "gt.Tensor",
+                     "ge.Scalar", "ge.Tensor", "logical_not", "logical_and", "logical_or",
+                     "floor_divide", "floor_divide.Scalar"), "cast_once"),
     "where.self": "where", "dot": "dot", "native_batch_norm": "batch_norm",
-    "logsumexp": "floating", "mv": "mv", "mean": "mean",
+    "logsumexp": "floating", "mv": "mv", "mean": "mean", "mean.dim": "mean_dim",
 }
 
 

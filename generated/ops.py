@@ -2465,7 +2465,7 @@ def eq_Scalar(self_, other, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["eq.Scalar"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("eq", eq_Scalar, (self_, other), {}, out)
+        return _out.call("eq", eq_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.eq_Scalar(recording.data(self_), other))
     return result
 
@@ -2478,7 +2478,7 @@ def eq_Tensor(self_, other, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["eq.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("eq", eq_Tensor, (self_, other), {}, out)
+        return _out.call("eq", eq_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.eq_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2491,7 +2491,7 @@ def ge_Scalar(self_, other, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["ge.Scalar"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("ge", ge_Scalar, (self_, other), {}, out)
+        return _out.call("ge", ge_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ge_Scalar(recording.data(self_), other))
     return result
 
@@ -2504,7 +2504,7 @@ def ge_Tensor(self_, other, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["ge.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("ge", ge_Tensor, (self_, other), {}, out)
+        return _out.call("ge", ge_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ge_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2517,7 +2517,7 @@ def gt_Scalar(self_, other, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["gt.Scalar"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("gt", gt_Scalar, (self_, other), {}, out)
+        return _out.call("gt", gt_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.gt_Scalar(recording.data(self_), other))
     return result
 
@@ -2530,7 +2530,7 @@ def gt_Tensor(self_, other, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["gt.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("gt", gt_Tensor, (self_, other), {}, out)
+        return _out.call("gt", gt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.gt_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2543,7 +2543,7 @@ def le_Scalar(self_, other, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["le.Scalar"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("le", le_Scalar, (self_, other), {}, out)
+        return _out.call("le", le_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.le_Scalar(recording.data(self_), other))
     return result
 
@@ -2556,7 +2556,7 @@ def le_Tensor(self_, other, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["le.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("le", le_Tensor, (self_, other), {}, out)
+        return _out.call("le", le_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.le_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2569,7 +2569,7 @@ def lt_Scalar(self_, other, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["lt.Scalar"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("lt", lt_Scalar, (self_, other), {}, out)
+        return _out.call("lt", lt_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.lt_Scalar(recording.data(self_), other))
     return result
 
@@ -2582,7 +2582,7 @@ def lt_Tensor(self_, other, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["lt.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("lt", lt_Tensor, (self_, other), {}, out)
+        return _out.call("lt", lt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.lt_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2595,7 +2595,7 @@ def ne_Scalar(self_, other, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["ne.Scalar"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("ne", ne_Scalar, (self_, other), {}, out)
+        return _out.call("ne", ne_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ne_Scalar(recording.data(self_), other))
     return result
 
@@ -2608,7 +2608,7 @@ def ne_Tensor(self_, other, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["ne.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("ne", ne_Tensor, (self_, other), {}, out)
+        return _out.call("ne", ne_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ne_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2621,7 +2621,7 @@ def logical_not(self_, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["logical_not"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("logical_not", logical_not, (self_,), {}, out)
+        return _out.call("logical_not", logical_not, (self_,), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_not(recording.data(self_)))
     return result
 
@@ -2634,7 +2634,7 @@ def logical_and(self_, other, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["logical_and"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("logical_and", logical_and, (self_, other), {}, out)
+        return _out.call("logical_and", logical_and, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_and(recording.data(self_), recording.data(other)))
     return result
 
@@ -2647,7 +2647,7 @@ def logical_or(self_, other, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["logical_or"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("logical_or", logical_or, (self_, other), {}, out)
+        return _out.call("logical_or", logical_or, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_or(recording.data(self_), recording.data(other)))
     return result
 
@@ -2778,7 +2778,7 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None, out=None):
         _dispatch.check_tensor_arguments(OVERLOADS["mean.dim"], (self_,))
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("mean", mean_dim, (self_, dim, keepdim), {"dtype": dtype}, out)
+        return _out.call("mean", mean_dim, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="mean_dim")
     result = recording.wrap(kernels.mean_dim(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = MeanBackward1(recording.collect_next_edges(self_))
@@ -6440,7 +6440,7 @@ def floor_divide_default(self_, other, *, out=None):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["floor_divide"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("floor_divide", floor_divide_default, (self_, other), {}, out)
+        return _out.call("floor_divide", floor_divide_default, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.floor_divide(recording.data(self_), recording.data(other)))
     return result
 
@@ -6465,7 +6465,7 @@ def floor_divide_Scalar(self_, other, *, out=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["floor_divide.Scalar"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("floor_divide", floor_divide_Scalar, (self_, other), {}, out)
+        return _out.call("floor_divide", floor_divide_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.floor_divide_Scalar(recording.data(self_), other))
     return result
 
@@ -6574,15 +6574,13 @@ def remainder_Tensor_(self_, other):
     return self_
 
 
-def remainder_Scalar_Tensor(self_, other, *, out=None):
+def remainder_Scalar_Tensor(self_, other):
     """remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
 
     derivatives.yaml, entry remainder.Scalar_Tensor
     """
     if not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["remainder.Scalar_Tensor"], (other,))
-    if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("remainder", remainder_Scalar_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Scalar_Tensor(self_, recording.data(other)))
     return result
 

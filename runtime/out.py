@@ -57,8 +57,12 @@ def call(name: str, function: Callable, args: tuple, kwargs: dict, out: Any,
     results = (result,) if outputs == 1 else tuple(result)
     for value, target in zip(results, targets, strict=True):
         check_dtype(dtype_rule, name, value._data.dtype, target)
+    # A structured kernel that casts computes into a temporary of the result's dtype and
+    # resizes both it and out: torch then warns twice about the same out.
+    twice = dtype_rule == "cast"
     for value, target in zip(results, targets, strict=True):
-        write(target, value._data)
+        cast = value._data.dtype != target._data.dtype
+        write(target, value._data, warn=2 if twice and cast else 1)
     if outputs == 1:
         return out
     fields = getattr(type(result), "_fields", None)
@@ -106,12 +110,13 @@ def scalar_type_name(dtype: np.dtype) -> str:
 _CPP_NAMES = {"float64": "double", "float32": "float", "int64": "long int", "int32": "int",
               "bool": "bool", "uint8": "unsigned char", "float16": "c10::Half"}
 
-# Which out dtypes each kind of PyTorch kernel takes, and its message when it refuses one:
-# "cast" (TensorIterator's ops: add, exp, eq, ...) takes any dtype the result casts to
-# (canCast); "exact" kinds take only the result's own dtype, each kernel with its own
-# message; "bool" only bool (any, all); "floating" any floating dtype (logsumexp); "any"
-# every dtype (sum with a dim, cumsum). The code generator names the rule of each overload
-# (codegen/render.py, OUT_DTYPE_RULES): the messages are torch's, kernel by kernel.
+# Which out dtypes each kind of PyTorch kernel takes, and its message when it refuses one.
+# "cast" (TensorIterator's structured ops: add, exp, ...) takes any dtype the result casts
+# to (canCast); so do "cast_once" (comparisons, which write into out directly: a resize
+# warns once, not twice) and the kinds of _CAST_MESSAGES, each with its own message. The
+# kinds of _EXACT_MESSAGES take only the result's own dtype; "bool" only bool (any, all);
+# "floating" any floating dtype (logsumexp); "any" every dtype (sum with a dim, cumsum).
+# The code generator names the rule of each overload (codegen/render.py, OUT_DTYPE_RULES).
 _EXACT_MESSAGES = {
     "same": "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instead",
     "found": "Found dtype {out} but expected {result}",
@@ -125,6 +130,10 @@ _EXACT_MESSAGES = {
 }
 _CAST_MESSAGES = {
     "cast": (RuntimeError, "result type {result} can't be cast to the desired output type {out}"),
+    "cast_once": (RuntimeError, "result type {result} can't be cast to the desired output type "
+                                "{out}"),
+    # (mean with a dim names the type it checks as Float, whatever the input's)
+    "mean_dim": (RuntimeError, "result type Float can't be cast to the desired output type {out}"),
     "cat": (TypeError, "torch.cat(): input types can't be cast to the desired output type {out}"),
     "mean": (RuntimeError, "mean.dtype_out(): input types can't be cast to the desired output "
                            "type {out}"),
@@ -157,14 +166,16 @@ def check_dtype(rule: str, name: str, dtype: np.dtype, target: Tensor) -> None:
         raise error(message.format(**names))
 
 
-def write(target: Tensor, array: np.ndarray, warn: bool = True) -> None:
+def write(target: Tensor, array: np.ndarray, warn: int = 1) -> None:
     """Copy `array` into `target`'s storage (cast to its dtype), resizing it first if its
-    shape differs (with PyTorch's warning when it had elements), and bump its version."""
+    shape differs (with PyTorch's warning, `warn` times, when it had elements), and
+    bump its version."""
     shape = np.shape(array)
     if target._data.shape != shape:
-        if warn and target._data.size:
-            warnings.warn(_RESIZE_WARNING.format(old=list(target._data.shape), new=list(shape)),
-                          UserWarning, stacklevel=4)
+        if target._data.size:
+            message = _RESIZE_WARNING.format(old=list(target._data.shape), new=list(shape))
+            for _ in range(warn):
+                warnings.warn(message, UserWarning, stacklevel=4)
         resize(target, shape)
     np.copyto(target._data, array, casting="unsafe")
     target._version_counter.version += 1
@@ -208,11 +219,13 @@ def factory(name: str, function: Callable, args: tuple, kwargs: dict, out: Any) 
     if name == "empty" and out.requires_grad:  # empty only resizes out, which torch refuses
         raise RuntimeError("cannot resize variables that require grad")
     check_no_grad(f"aten::{name}", (out,))
-    if name in ("arange", "linspace") and out._data.dtype == np.bool_:
-        raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
     requires_grad = kwargs.get("requires_grad", False)
     array = function(*args, **{**kwargs, "dtype": dtypes.from_numpy(out._data.dtype),
                                "requires_grad": False})._data
+    if name in ("arange", "linspace") and out._data.dtype == np.bool_:
+        if name == "linspace" and out._data.shape != array.shape:
+            resize(out, array.shape)  # linspace resizes out before its kernel refuses bool
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
     if name in ("arange", "linspace") and array.size == out._data.size:
         array = array.reshape(out._data.shape)
     elif name == "arange" and out._data.size:
@@ -222,9 +235,12 @@ def factory(name: str, function: Callable, args: tuple, kwargs: dict, out: Any) 
     if name == "empty":  # torch's empty.out resizes out and leaves its values as they are
         if out._data.shape != array.shape:
             resize(out, array.shape)
-        out._version_counter.version += 1
+            out._version_counter.version += 1
     else:
-        write(out, array, warn=False)
+        write(out, array, warn=0)
+    if requires_grad and out._data.dtype.kind != "f":  # (after the write, as in torch)
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
     if out.requires_grad != requires_grad:
         out.requires_grad_(requires_grad)
     return out
