@@ -20,6 +20,8 @@ What happens, in PyTorch's order, so that a refused call leaves `out` as it was:
    UserWarning (a deprecated behaviour) when it had elements.
 6. The result is copied into out's storage (so views of out see it) and out's version
    counter moves, as an in-place write does.
+7. An argument with a forward-mode tangent is refused then, after the write, as torch's
+   out= functions (which have no forward formula) do: a NotImplementedError.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes, grad_mode
+from runtime import dtypes, forward_grad, grad_mode
 from runtime._tensor import Tensor
 
 _RESIZE_WARNING = (
@@ -63,6 +65,9 @@ def call(name: str, function: Callable, args: tuple, kwargs: dict, out: Any,
     for value, target in zip(results, targets, strict=True):
         cast = value._data.dtype != target._data.dtype
         write(target, value._data, warn=2 if twice and cast else 1)
+    if forward_grad.enabled and forward_grad.any_tangent(*values):  # after the write, as torch
+        raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
+                                  "support it because it is an out= function")
     if outputs == 1:
         return out
     fields = getattr(type(result), "_fields", None)

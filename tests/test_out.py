@@ -210,6 +210,21 @@ def test_no_grad_writes_without_a_graph(code: str) -> None:
     assert results[1] == results[0]
 
 
+def test_forward_ad_is_refused() -> None:
+    """A dual tensor given to an out= call: torch's NotImplementedError, out untouched."""
+    outcomes = []
+    for library in LIBRARIES:
+        forward_ad = library.autograd.forward_ad
+        out = library.zeros(2, dtype=library.float64)
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(library.ones(2, dtype=library.float64),
+                                        library.ones(2, dtype=library.float64))
+            outcome = _run(library, "t.mul(d, 3, out=o)", {"d": dual, "o": out})
+        outcomes.append((outcome[:3], out.tolist(), out._version))
+    assert outcomes[0][0][0] == "raises"
+    assert outcomes[1] == outcomes[0]
+
+
 # -- several outputs --------------------------------------------------------------------------
 
 MULTI = [
