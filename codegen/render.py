@@ -741,8 +741,12 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
     schema of each overload it may call, one a line."""
     doc = [("In-place " if suffix else "") + str(i.schema) for i in infos]
     if len(infos) > 1:
-        return {"name": name + suffix, "signature": "self, *args, **kwargs",
-                "call": f"ops.{name}{suffix}(self, *args, **kwargs)", "doc": doc}
+        call = f"ops.{name}{suffix}(self, *args, **kwargs)"
+        if not suffix and any(i.name in OUT_OVERLOADS for i in infos):
+            # the function takes out= (`torch.max(x, 0, out=...)`), the method does not
+            call += f' if "out" not in kwargs else _dispatch.no_out({escape(name, Into.LITERAL)})'
+        return {"name": name + suffix, "signature": "self, *args, **kwargs", "call": call,
+                "doc": doc}
     params, call = _method_params(infos[0].schema)
     function = wrapper_name(infos[0], [infos[0]]) + suffix
     return {"name": name + suffix, "signature": ", ".join(params),

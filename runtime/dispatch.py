@@ -283,6 +283,12 @@ def _resolve_with_out(name: str, overloads: Sequence[Overload], args: tuple, kwa
     return function, names
 
 
+def no_out(name: str) -> None:
+    """A Tensor method given out=: torch's methods take none (`x.max(0, out=...)`), though
+    the function of the same name does, through the same dispatcher."""
+    raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+
+
 # In the array namespace (runtime/namespaces.py), numpy arrays stand for Tensors: its
 # dispatchers pass these as `call`'s tensor_types.
 ARRAY_TYPES = (np.ndarray, np.generic)

@@ -273,11 +273,16 @@ def test_several_outputs(setup: str, code: str) -> None:
     "t.ones(2).exp(out=t.zeros(2))",
     "t.relu(t.ones(2), out=t.zeros(2))",
     "t.ones(2).matmul(t.ones(2), out=t.zeros(()))",
+    "t.ones(2, 3).max(0, out=(t.zeros(3), t.zeros(3, dtype=t.long)))",
+    "t.ones(2, 3).sum(0, out=t.zeros(3))",
+    "t.ones(2, 3).sort(out=(t.zeros(2, 3), t.zeros(2, 3, dtype=t.long)))",
+    "t.ones(2, 3).pow(2, out=t.zeros(2, 3))",
 ])
 def test_methods_and_in_place_forms_take_no_out(code: str) -> None:
-    """A TypeError, as in torch; gradgen's message names the method's class
-    (`TensorMethods.add()`), torch's only the method, so the class and the keyword are
-    compared."""
+    """A TypeError, as in torch, also where the function of the same name takes out=
+    (`x.max(0, out=...)`). gradgen's message names the method's class where the method has
+    one overload (`TensorMethods.add()`), torch's only the method (or, for some, its list of
+    signatures), so the class and the keyword are compared."""
     want, got, _, _ = _both(code)
     assert want[:2] == ("raises", "TypeError")
     assert got[:2] == ("raises", "TypeError")
