@@ -20,6 +20,7 @@ MODULE_NAMES = frozenset({
     "Overload", "Param", "tensor_ops",
     "TensorMethods", "recording", "forward_grad", "_dispatch",
     "map", "tuple", "TypeError", "NotImplemented", "Tensor", "isinstance",
+    "_out",  # runtime/out.py, which a wrapper hands an out= call to
 })
 # Node classes are module-level names of functions.py (imported into ops.py), which also
 # calls these builtins.
@@ -30,4 +31,5 @@ LOCAL_NAMES = NODE_MODULE_NAMES | {
     "grad_fn", "needs_grad", "forward_ad", "original_self", "tangent", "returned",
     "grad", "grads", "grad_inputs", "any_grad_defined", "results", "grad_input_mask",
     "args", "kwargs", "total", "term",
+    "out",  # the keyword-only out= of the wrappers of torch's out= overloads
 }

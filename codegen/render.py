@@ -36,6 +36,59 @@ OPERATORS = {
 INPLACE_OPERATORS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_",
                      "__itruediv__": "div_"}
 
+# -- out= -------------------------------------------------------------------------------------
+# The overloads whose functional form torch's Python binding also takes with out= (it has an
+# `.out` overload of the same arguments in its native_functions.yaml): their wrappers get a
+# keyword-only `out=None` and hand a call that gives one to runtime/out.py. The spec has
+# only functional schemas, so this is where that fact lives; tests/test_out.py checks the
+# list against torch's own signatures, both ways, for every overload gradgen binds.
+OUT_OVERLOADS = frozenset({
+    "add.Tensor", "add.Scalar", "sub.Tensor", "mul.Tensor", "mul.Scalar", "div.Tensor",
+    "div.Scalar", "div.Tensor_mode", "neg", "pow.Tensor_Scalar", "pow.Tensor_Tensor",
+    "pow.Scalar", "reciprocal", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "sin", "cos",
+    "tan", "tanh", "sigmoid", "erf", "abs", "sign", "clamp.Tensor", "clamp", "clamp_min",
+    "clamp_min.Tensor", "clamp_max", "clamp_max.Tensor", "maximum", "minimum", "where.self",
+    "eq.Scalar", "eq.Tensor", "ge.Scalar", "ge.Tensor", "gt.Scalar", "gt.Tensor", "le.Scalar",
+    "le.Tensor", "lt.Scalar", "lt.Tensor", "ne.Scalar", "ne.Tensor", "logical_not",
+    "logical_and", "logical_or", "bitwise_not", "bitwise_and.Tensor", "bitwise_or.Tensor",
+    "bitwise_xor.Tensor", "sum.dim_IntList", "mean", "mean.dim", "logsumexp", "max.dim", "max",
+    "amax", "amin", "min.dim", "min", "any", "any.dim", "any.dims", "all", "all.dim", "all.dims",
+    "argmax", "argmin", "prod.dim_int", "cat", "stack", "index_select", "index_add", "gather",
+    "scatter_add", "mm", "addmm", "bmm", "dot", "mv", "_softmax", "_log_softmax",
+    "_log_softmax_backward_data", "native_batch_norm", "cumsum", "cumprod", "sort",
+    "sort.stable", "topk", "tril", "triu", "log2", "log10", "floor", "ceil", "round",
+    "round.decimals", "trunc", "frac", "masked_select", "scatter.src", "scatter.value",
+    "scatter.reduce", "scatter.value_reduce", "lerp.Scalar", "lerp.Tensor", "addcmul", "addcdiv",
+    "floor_divide", "floor_divide.Scalar", "remainder.Scalar", "remainder.Tensor",
+    "fmod.Scalar", "fmod.Tensor",
+})
+
+# The out dtypes torch's kernel of each overload takes (runtime/out.py, DTYPE_RULES), where
+# it is not TensorIterator's "cast" (any dtype the result casts to): most take only the
+# result's own dtype, each with its own message; checked against torch in tests/test_out.py.
+OUT_DTYPE_RULES = {
+    **dict.fromkeys(("max.dim", "min.dim", "argmax", "argmin", "index_add", "gather",
+                     "scatter_add", "mm", "addmm", "bmm", "_softmax", "_log_softmax",
+                     "_log_softmax_backward_data", "sort", "sort.stable", "topk", "tril",
+                     "triu", "scatter.src", "scatter.value", "scatter.reduce",
+                     "scatter.value_reduce"), "same"),
+    **dict.fromkeys(("neg", "abs", "sign", "clamp", "clamp_min", "clamp_max", "bitwise_not",
+                     "floor", "ceil", "round", "round.decimals", "trunc", "frac",
+                     "lerp.Tensor"), "found"),
+    **dict.fromkeys(("index_select", "masked_select"), "index"),
+    **dict.fromkeys(("amax", "amin"), "reduce"),
+    **dict.fromkeys(("any", "any.dim", "any.dims", "all", "all.dim", "all.dims"), "bool"),
+    **dict.fromkeys(("sum.dim_IntList", "prod.dim_int", "cumsum", "cumprod"), "any"),
+    **dict.fromkeys(("cat", "stack"), "cat"),
+    **dict.fromkeys(("max", "min"), "unary"),
+    **dict.fromkeys(("eq.Scalar", "eq.Tensor", "ne.Scalar", "ne.Tensor", "lt.Scalar",
+                     "lt.Tensor", "le.Scalar", "le.Tensor", "gt.Scalar", "gt.Tensor",
+                     "ge.Scalar", "ge.Tensor", "logical_not", "logical_and", "logical_or",
+                     "floor_divide", "floor_divide.Scalar"), "cast_once"),
+    "where.self": "where", "dot": "dot", "native_batch_norm": "batch_norm",
+    "logsumexp": "floating", "mv": "mv", "mean": "mean", "mean.dim": "mean_dim",
+}
+
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -313,7 +366,8 @@ def _python_default(arg: Argument) -> str:
     return text
 
 
-def python_signature(schema: FunctionSchema) -> str:
+def python_signature(schema: FunctionSchema, out: bool = False) -> str:
+    """A wrapper's parameters; with `out`, a last keyword-only `out=None` (torch's out=)."""
     parts = []
     star = False
     for arg in schema.arguments:
@@ -321,7 +375,25 @@ def python_signature(schema: FunctionSchema) -> str:
             parts.append("*")
             star = True
         parts.append(_parameter(arg))
+    if out:
+        parts += ([] if star else ["*"]) + ["out=None"]
     return ", ".join(parts)
+
+
+def _out_form(info: OpInfo, function: str) -> list[str]:
+    """The lines that give a call with out= to runtime/out.py: the wrapper itself runs
+    there without out=, and its results are written into the out tensors."""
+    schema = info.schema
+    positional = [local_name(a.name) for a in schema.arguments if not a.kwarg_only]
+    keywords = [local_name(a.name) for a in schema.arguments if a.kwarg_only]
+    args = "(" + ", ".join(positional) + ("," if len(positional) == 1 else "") + ")"
+    kwargs = "{" + ", ".join(f"{escape(k, Into.LITERAL)}: {k}" for k in keywords) + "}"
+    extra = [str(len(schema.returns))] if len(schema.returns) > 1 else []
+    if info.name in OUT_DTYPE_RULES:
+        extra.append(f"dtype_rule={escape(OUT_DTYPE_RULES[info.name], Into.LITERAL)}")
+    return ["if out is not None:  # torch's out= form (runtime/out.py)",
+            f"    return _out.call({escape(schema.base, Into.LITERAL)}, {function}, {args}, "
+            f"{', '.join([kwargs, 'out', *extra])})"]
 
 
 def save_guard(info: OpInfo, attr: SavedAttribute) -> int | None:
@@ -593,6 +665,9 @@ def op_contexts(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = fro
     # An op that is itself in place (`zero_(Tensor(a!) self)`) writes into self.
     body = wrapper.inplace_body() if _writes_self(schema) else wrapper.body()
     contexts = [{**common, "function": function, "doc": "", "body": [*normalize, *body]}]
+    if info.name in OUT_OVERLOADS and not _writes_self(schema):
+        contexts[0].update(signature=python_signature(schema, out=True),
+                           body=[*normalize, *_out_form(info, function), *body])
     if info.inplace:
         contexts.append({**common, "function": f"{function}_", "doc": "In-place ",
                          "body": [*normalize, *wrapper.inplace_body()]})
@@ -666,8 +741,12 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
     schema of each overload it may call, one a line."""
     doc = [("In-place " if suffix else "") + str(i.schema) for i in infos]
     if len(infos) > 1:
-        return {"name": name + suffix, "signature": "self, *args, **kwargs",
-                "call": f"ops.{name}{suffix}(self, *args, **kwargs)", "doc": doc}
+        call = f"ops.{name}{suffix}(self, *args, **kwargs)"
+        if not suffix and any(i.name in OUT_OVERLOADS for i in infos):
+            # the function takes out= (`torch.max(x, 0, out=...)`), the method does not
+            call += f' if "out" not in kwargs else _dispatch.no_out({escape(name, Into.LITERAL)})'
+        return {"name": name + suffix, "signature": "self, *args, **kwargs", "call": call,
+                "doc": doc}
     params, call = _method_params(infos[0].schema)
     function = wrapper_name(infos[0], [infos[0]]) + suffix
     return {"name": name + suffix, "signature": ", ".join(params),

@@ -218,6 +218,7 @@ from generated.functions import (
 )
 from runtime import dispatch as _dispatch
 from runtime import forward_grad, kernels, recording
+from runtime import out as _out
 from runtime._tensor import Tensor
 from runtime.dispatch import Overload, Param
 from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
@@ -455,13 +456,15 @@ _linalg_inv_ex_return = namedtuple("linalg_inv_ex", ["inverse", "info"])
 _linalg_solve_ex_return = namedtuple("linalg_solve_ex", ["result", "info"])
 
 
-def add_Tensor(self_, other, *, alpha=1):
+def add_Tensor(self_, other, *, alpha=1, out=None):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry add.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["add.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("add", add_Tensor, (self_, other), {"alpha": alpha}, out)
     result = recording.wrap(kernels.add_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
         grad_fn = AddBackward0(recording.collect_next_edges(self_, other))
@@ -500,13 +503,15 @@ def add_Tensor_(self_, other, *, alpha=1):
     return self_
 
 
-def add_Scalar(self_, other, alpha=1):
+def add_Scalar(self_, other, alpha=1, *, out=None):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry add.Scalar
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["add.Scalar"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("add", add_Scalar, (self_, other, alpha), {}, out)
     result = recording.wrap(kernels.add_Scalar(recording.data(self_), other, alpha))
     if recording.compute_requires_grad(self_):
         grad_fn = AddBackward1(recording.collect_next_edges(self_))
@@ -518,13 +523,15 @@ def add_Scalar(self_, other, alpha=1):
     return result
 
 
-def sub_Tensor(self_, other, *, alpha=1):
+def sub_Tensor(self_, other, *, alpha=1, out=None):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry sub.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["sub.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("sub", sub_Tensor, (self_, other), {"alpha": alpha}, out)
     result = recording.wrap(kernels.sub_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
         grad_fn = SubBackward0(recording.collect_next_edges(self_, other))
@@ -601,13 +608,15 @@ def rsub_Scalar(self_, other, alpha=1):
     return result
 
 
-def mul_Tensor(self_, other):
+def mul_Tensor(self_, other, *, out=None):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry mul.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["mul.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("mul", mul_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.mul_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = MulBackward0(recording.collect_next_edges(self_, other))
@@ -648,13 +657,15 @@ def mul_Tensor_(self_, other):
     return self_
 
 
-def mul_Scalar(self_, other):
+def mul_Scalar(self_, other, *, out=None):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry mul.Scalar
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["mul.Scalar"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("mul", mul_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.mul_Scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
         grad_fn = MulBackward1(recording.collect_next_edges(self_))
@@ -667,13 +678,15 @@ def mul_Scalar(self_, other):
     return result
 
 
-def div_Tensor(self_, other):
+def div_Tensor(self_, other, *, out=None):
     """div.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry div.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["div.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("div", div_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.div_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = DivBackward0(recording.collect_next_edges(self_, other))
@@ -713,13 +726,15 @@ def div_Tensor_(self_, other):
     return self_
 
 
-def div_Scalar(self_, other):
+def div_Scalar(self_, other, *, out=None):
     """div.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry div.Scalar
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["div.Scalar"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("div", div_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.div_Scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
         grad_fn = DivBackward1(recording.collect_next_edges(self_))
@@ -732,13 +747,15 @@ def div_Scalar(self_, other):
     return result
 
 
-def div_Tensor_mode(self_, other, *, rounding_mode):
+def div_Tensor_mode(self_, other, *, rounding_mode, out=None):
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
 
     derivatives.yaml, entry div.Tensor_mode
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["div.Tensor_mode"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("div", div_Tensor_mode, (self_, other), {"rounding_mode": rounding_mode}, out)
     result = recording.wrap(kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
     if recording.compute_requires_grad(self_, other):
         grad_fn = DivBackward2(recording.collect_next_edges(self_, other))
@@ -753,13 +770,15 @@ def div_Tensor_mode(self_, other, *, rounding_mode):
     return result
 
 
-def neg(self_):
+def neg(self_, *, out=None):
     """neg(Tensor self) -> Tensor
 
     derivatives.yaml, entry neg
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["neg"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("neg", neg, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.neg(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = NegBackward0(recording.collect_next_edges(self_))
@@ -795,13 +814,15 @@ def neg_(self_):
     return self_
 
 
-def pow_Tensor_Scalar(self_, exponent):
+def pow_Tensor_Scalar(self_, exponent, *, out=None):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("pow", pow_Tensor_Scalar, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Tensor_Scalar(recording.data(self_), exponent))
     if recording.compute_requires_grad(self_):
         grad_fn = PowBackward0(recording.collect_next_edges(self_))
@@ -841,13 +862,15 @@ def pow_Tensor_Scalar_(self_, exponent):
     return self_
 
 
-def pow_Tensor_Tensor(self_, exponent):
+def pow_Tensor_Tensor(self_, exponent, *, out=None):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(exponent, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("pow", pow_Tensor_Tensor, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Tensor_Tensor(recording.data(self_), recording.data(exponent)))
     needs_grad = recording.compute_requires_grad(self_, exponent)
     if needs_grad:
@@ -894,13 +917,15 @@ def pow_Tensor_Tensor_(self_, exponent):
     return self_
 
 
-def pow_Scalar(self_, exponent):
+def pow_Scalar(self_, exponent, *, out=None):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
 
     derivatives.yaml, entry pow.Scalar
     """
     if not isinstance(exponent, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["pow.Scalar"], (exponent,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("pow", pow_Scalar, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Scalar(self_, recording.data(exponent)))
     needs_grad = recording.compute_requires_grad(exponent)
     if needs_grad:
@@ -918,13 +943,15 @@ def pow_Scalar(self_, exponent):
     return result
 
 
-def reciprocal(self_):
+def reciprocal(self_, *, out=None):
     """reciprocal(Tensor self) -> Tensor
 
     derivatives.yaml, entry reciprocal
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["reciprocal"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("reciprocal", reciprocal, (self_,), {}, out)
     result = recording.wrap(kernels.reciprocal(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -967,13 +994,15 @@ def reciprocal_(self_):
     return self_
 
 
-def exp(self_):
+def exp(self_, *, out=None):
     """exp(Tensor self) -> Tensor
 
     derivatives.yaml, entry exp
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["exp"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("exp", exp, (self_,), {}, out)
     result = recording.wrap(kernels.exp(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1016,13 +1045,15 @@ def exp_(self_):
     return self_
 
 
-def expm1(self_):
+def expm1(self_, *, out=None):
     """expm1(Tensor self) -> Tensor
 
     derivatives.yaml, entry expm1
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["expm1"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("expm1", expm1, (self_,), {}, out)
     result = recording.wrap(kernels.expm1(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1065,13 +1096,15 @@ def expm1_(self_):
     return self_
 
 
-def log(self_):
+def log(self_, *, out=None):
     """log(Tensor self) -> Tensor
 
     derivatives.yaml, entry log
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["log"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("log", log, (self_,), {}, out)
     result = recording.wrap(kernels.log(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = LogBackward0(recording.collect_next_edges(self_))
@@ -1109,13 +1142,15 @@ def log_(self_):
     return self_
 
 
-def log1p(self_):
+def log1p(self_, *, out=None):
     """log1p(Tensor self) -> Tensor
 
     derivatives.yaml, entry log1p
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["log1p"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("log1p", log1p, (self_,), {}, out)
     result = recording.wrap(kernels.log1p(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = Log1PBackward0(recording.collect_next_edges(self_))
@@ -1153,13 +1188,15 @@ def log1p_(self_):
     return self_
 
 
-def sqrt(self_):
+def sqrt(self_, *, out=None):
     """sqrt(Tensor self) -> Tensor
 
     derivatives.yaml, entry sqrt
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["sqrt"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("sqrt", sqrt, (self_,), {}, out)
     result = recording.wrap(kernels.sqrt(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1202,13 +1239,15 @@ def sqrt_(self_):
     return self_
 
 
-def rsqrt(self_):
+def rsqrt(self_, *, out=None):
     """rsqrt(Tensor self) -> Tensor
 
     derivatives.yaml, entry rsqrt
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["rsqrt"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("rsqrt", rsqrt, (self_,), {}, out)
     result = recording.wrap(kernels.rsqrt(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1251,13 +1290,15 @@ def rsqrt_(self_):
     return self_
 
 
-def sin(self_):
+def sin(self_, *, out=None):
     """sin(Tensor self) -> Tensor
 
     derivatives.yaml, entry sin
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["sin"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("sin", sin, (self_,), {}, out)
     result = recording.wrap(kernels.sin(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SinBackward0(recording.collect_next_edges(self_))
@@ -1295,13 +1336,15 @@ def sin_(self_):
     return self_
 
 
-def cos(self_):
+def cos(self_, *, out=None):
     """cos(Tensor self) -> Tensor
 
     derivatives.yaml, entry cos
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["cos"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("cos", cos, (self_,), {}, out)
     result = recording.wrap(kernels.cos(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = CosBackward0(recording.collect_next_edges(self_))
@@ -1339,13 +1382,15 @@ def cos_(self_):
     return self_
 
 
-def tan(self_):
+def tan(self_, *, out=None):
     """tan(Tensor self) -> Tensor
 
     derivatives.yaml, entry tan
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["tan"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("tan", tan, (self_,), {}, out)
     result = recording.wrap(kernels.tan(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1388,13 +1433,15 @@ def tan_(self_):
     return self_
 
 
-def tanh(self_):
+def tanh(self_, *, out=None):
     """tanh(Tensor self) -> Tensor
 
     derivatives.yaml, entry tanh
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["tanh"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("tanh", tanh, (self_,), {}, out)
     result = recording.wrap(kernels.tanh(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1457,13 +1504,15 @@ def tanh_backward(grad_output, output):
     return result
 
 
-def sigmoid(self_):
+def sigmoid(self_, *, out=None):
     """sigmoid(Tensor self) -> Tensor
 
     derivatives.yaml, entry sigmoid
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["sigmoid"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("sigmoid", sigmoid, (self_,), {}, out)
     result = recording.wrap(kernels.sigmoid(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1526,13 +1575,15 @@ def sigmoid_backward(grad_output, output):
     return result
 
 
-def erf(self_):
+def erf(self_, *, out=None):
     """erf(Tensor self) -> Tensor
 
     derivatives.yaml, entry erf
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["erf"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("erf", erf, (self_,), {}, out)
     result = recording.wrap(kernels.erf(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = ErfBackward0(recording.collect_next_edges(self_))
@@ -1763,13 +1814,15 @@ def threshold_backward(grad_output, self_, threshold):
     return result
 
 
-def abs(self_):
+def abs(self_, *, out=None):
     """abs(Tensor self) -> Tensor
 
     derivatives.yaml, entry abs
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["abs"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("abs", abs, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.abs(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AbsBackward0(recording.collect_next_edges(self_))
@@ -1807,13 +1860,15 @@ def abs_(self_):
     return self_
 
 
-def sign(self_):
+def sign(self_, *, out=None):
     """sign(Tensor self) -> Tensor
 
     derivatives.yaml, entry sign
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["sign"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("sign", sign, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.sign(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SignBackward0(recording.collect_next_edges(self_))
@@ -1849,13 +1904,15 @@ def sign_(self_):
     return self_
 
 
-def clamp_Tensor(self_, min=None, max=None):
+def clamp_Tensor(self_, min=None, max=None, *, out=None):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
     derivatives.yaml, entry clamp.Tensor
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["clamp.Tensor"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("clamp", clamp_Tensor, (self_, min, max), {}, out)
     result = recording.wrap(kernels.clamp_Tensor(recording.data(self_), recording.data(min), recording.data(max)))
     if recording.compute_requires_grad(self_, min, max):
         grad_fn = ClampBackward0(recording.collect_next_edges(self_, min, max))
@@ -1897,13 +1954,15 @@ def clamp_Tensor_(self_, min=None, max=None):
     return self_
 
 
-def clamp_default(self_, min=None, max=None):
+def clamp_default(self_, min=None, max=None, *, out=None):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
     derivatives.yaml, entry clamp
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["clamp"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("clamp", clamp_default, (self_, min, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp(recording.data(self_), min, max))
     if recording.compute_requires_grad(self_):
         grad_fn = ClampBackward1(recording.collect_next_edges(self_))
@@ -1945,13 +2004,15 @@ def clamp_default_(self_, min=None, max=None):
     return self_
 
 
-def clamp_min_default(self_, min):
+def clamp_min_default(self_, min, *, out=None):
     """clamp_min(Tensor self, Scalar min) -> Tensor
 
     derivatives.yaml, entry clamp_min
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["clamp_min"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("clamp_min", clamp_min_default, (self_, min), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_min(recording.data(self_), min))
     if recording.compute_requires_grad(self_):
         grad_fn = ClampMinBackward0(recording.collect_next_edges(self_))
@@ -1991,13 +2052,15 @@ def clamp_min_default_(self_, min):
     return self_
 
 
-def clamp_min_Tensor(self_, min):
+def clamp_min_Tensor(self_, min, *, out=None):
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
     derivatives.yaml, entry clamp_min.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(min, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("clamp_min", clamp_min_Tensor, (self_, min), {}, out)
     result = recording.wrap(kernels.clamp_min_Tensor(recording.data(self_), recording.data(min)))
     if recording.compute_requires_grad(self_, min):
         grad_fn = ClampMinBackward1(recording.collect_next_edges(self_, min))
@@ -2037,13 +2100,15 @@ def clamp_min_Tensor_(self_, min):
     return self_
 
 
-def clamp_max_default(self_, max):
+def clamp_max_default(self_, max, *, out=None):
     """clamp_max(Tensor self, Scalar max) -> Tensor
 
     derivatives.yaml, entry clamp_max
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["clamp_max"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("clamp_max", clamp_max_default, (self_, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_max(recording.data(self_), max))
     if recording.compute_requires_grad(self_):
         grad_fn = ClampMaxBackward0(recording.collect_next_edges(self_))
@@ -2083,13 +2148,15 @@ def clamp_max_default_(self_, max):
     return self_
 
 
-def clamp_max_Tensor(self_, max):
+def clamp_max_Tensor(self_, max, *, out=None):
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
     derivatives.yaml, entry clamp_max.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(max, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("clamp_max", clamp_max_Tensor, (self_, max), {}, out)
     result = recording.wrap(kernels.clamp_max_Tensor(recording.data(self_), recording.data(max)))
     if recording.compute_requires_grad(self_, max):
         grad_fn = ClampMaxBackward1(recording.collect_next_edges(self_, max))
@@ -2129,13 +2196,15 @@ def clamp_max_Tensor_(self_, max):
     return self_
 
 
-def maximum(self_, other):
+def maximum(self_, other, *, out=None):
     """maximum(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry maximum
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["maximum"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("maximum", maximum, (self_, other), {}, out)
     result = recording.wrap(kernels.maximum(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = MaximumBackward0(recording.collect_next_edges(self_, other))
@@ -2149,13 +2218,15 @@ def maximum(self_, other):
     return result
 
 
-def minimum(self_, other):
+def minimum(self_, other, *, out=None):
     """minimum(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry minimum
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["minimum"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("minimum", minimum, (self_, other), {}, out)
     result = recording.wrap(kernels.minimum(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = MinimumBackward0(recording.collect_next_edges(self_, other))
@@ -2169,13 +2240,15 @@ def minimum(self_, other):
     return result
 
 
-def where_self(condition, self_, other):
+def where_self(condition, self_, other, *, out=None):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry where.self
     """
     if not isinstance(condition, Tensor) or not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["where.self"], (condition, self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("where", where_self, (condition, self_, other), {}, out, dtype_rule="where")
     result = recording.wrap(kernels.where_self(recording.data(condition), recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = WhereBackward0(recording.collect_next_edges(self_, other))
@@ -2384,211 +2457,249 @@ def copy_(self_, src, non_blocking=False):
     return self_
 
 
-def eq_Scalar(self_, other):
+def eq_Scalar(self_, other, *, out=None):
     """eq.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry eq.Scalar
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["eq.Scalar"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("eq", eq_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.eq_Scalar(recording.data(self_), other))
     return result
 
 
-def eq_Tensor(self_, other):
+def eq_Tensor(self_, other, *, out=None):
     """eq.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry eq.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["eq.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("eq", eq_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.eq_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def ge_Scalar(self_, other):
+def ge_Scalar(self_, other, *, out=None):
     """ge.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry ge.Scalar
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["ge.Scalar"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("ge", ge_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ge_Scalar(recording.data(self_), other))
     return result
 
 
-def ge_Tensor(self_, other):
+def ge_Tensor(self_, other, *, out=None):
     """ge.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry ge.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["ge.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("ge", ge_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ge_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def gt_Scalar(self_, other):
+def gt_Scalar(self_, other, *, out=None):
     """gt.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry gt.Scalar
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["gt.Scalar"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("gt", gt_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.gt_Scalar(recording.data(self_), other))
     return result
 
 
-def gt_Tensor(self_, other):
+def gt_Tensor(self_, other, *, out=None):
     """gt.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry gt.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["gt.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("gt", gt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.gt_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def le_Scalar(self_, other):
+def le_Scalar(self_, other, *, out=None):
     """le.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry le.Scalar
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["le.Scalar"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("le", le_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.le_Scalar(recording.data(self_), other))
     return result
 
 
-def le_Tensor(self_, other):
+def le_Tensor(self_, other, *, out=None):
     """le.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry le.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["le.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("le", le_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.le_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def lt_Scalar(self_, other):
+def lt_Scalar(self_, other, *, out=None):
     """lt.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry lt.Scalar
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["lt.Scalar"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("lt", lt_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.lt_Scalar(recording.data(self_), other))
     return result
 
 
-def lt_Tensor(self_, other):
+def lt_Tensor(self_, other, *, out=None):
     """lt.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry lt.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["lt.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("lt", lt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.lt_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def ne_Scalar(self_, other):
+def ne_Scalar(self_, other, *, out=None):
     """ne.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry ne.Scalar
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["ne.Scalar"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("ne", ne_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ne_Scalar(recording.data(self_), other))
     return result
 
 
-def ne_Tensor(self_, other):
+def ne_Tensor(self_, other, *, out=None):
     """ne.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry ne.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["ne.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("ne", ne_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ne_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def logical_not(self_):
+def logical_not(self_, *, out=None):
     """logical_not(Tensor self) -> Tensor
 
     derivatives.yaml, entry logical_not
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["logical_not"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("logical_not", logical_not, (self_,), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_not(recording.data(self_)))
     return result
 
 
-def logical_and(self_, other):
+def logical_and(self_, other, *, out=None):
     """logical_and(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logical_and
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["logical_and"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("logical_and", logical_and, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_and(recording.data(self_), recording.data(other)))
     return result
 
 
-def logical_or(self_, other):
+def logical_or(self_, other, *, out=None):
     """logical_or(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logical_or
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["logical_or"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("logical_or", logical_or, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_or(recording.data(self_), recording.data(other)))
     return result
 
 
-def bitwise_not(self_):
+def bitwise_not(self_, *, out=None):
     """bitwise_not(Tensor self) -> Tensor
 
     derivatives.yaml, entry bitwise_not
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["bitwise_not"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("bitwise_not", bitwise_not, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.bitwise_not(recording.data(self_)))
     return result
 
 
-def bitwise_and_Tensor(self_, other):
+def bitwise_and_Tensor(self_, other, *, out=None):
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_and.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["bitwise_and.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("bitwise_and", bitwise_and_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def bitwise_or_Tensor(self_, other):
+def bitwise_or_Tensor(self_, other, *, out=None):
     """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_or.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["bitwise_or.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("bitwise_or", bitwise_or_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def bitwise_xor_Tensor(self_, other):
+def bitwise_xor_Tensor(self_, other, *, out=None):
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_xor.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["bitwise_xor.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("bitwise_xor", bitwise_xor_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2612,7 +2723,7 @@ def sum_default(self_, *, dtype=None):
     return result
 
 
-def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
+def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None, out=None):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry sum.dim_IntList
@@ -2620,6 +2731,8 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["sum.dim_IntList"], (self_,))
     dim = recording.int_tuple(dim)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("sum", sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.sum_dim_IntList(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = SumBackward1(recording.collect_next_edges(self_))
@@ -2634,13 +2747,15 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     return result
 
 
-def mean_default(self_, *, dtype=None):
+def mean_default(self_, *, dtype=None, out=None):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry mean
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["mean"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("mean", mean_default, (self_,), {"dtype": dtype}, out, dtype_rule="mean")
     result = recording.wrap(kernels.mean(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = MeanBackward0(recording.collect_next_edges(self_))
@@ -2654,7 +2769,7 @@ def mean_default(self_, *, dtype=None):
     return result
 
 
-def mean_dim(self_, dim, keepdim=False, *, dtype=None):
+def mean_dim(self_, dim, keepdim=False, *, dtype=None, out=None):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry mean.dim
@@ -2662,6 +2777,8 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["mean.dim"], (self_,))
     dim = recording.int_tuple(dim)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("mean", mean_dim, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="mean_dim")
     result = recording.wrap(kernels.mean_dim(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = MeanBackward1(recording.collect_next_edges(self_))
@@ -2677,7 +2794,7 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None):
     return result
 
 
-def logsumexp(self_, dim, keepdim=False):
+def logsumexp(self_, dim, keepdim=False, *, out=None):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry logsumexp
@@ -2685,6 +2802,8 @@ def logsumexp(self_, dim, keepdim=False):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["logsumexp"], (self_,))
     dim = recording.int_tuple(dim)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("logsumexp", logsumexp, (self_, dim, keepdim), {}, out, dtype_rule="floating")
     result = recording.wrap(kernels.logsumexp(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2703,13 +2822,15 @@ def logsumexp(self_, dim, keepdim=False):
     return result
 
 
-def max_dim(self_, dim, keepdim=False):
+def max_dim(self_, dim, keepdim=False, *, out=None):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry max.dim
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["max.dim"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("max", max_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.max_dim(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2729,13 +2850,15 @@ def max_dim(self_, dim, keepdim=False):
     return _max_dim_return(values, indices)
 
 
-def max_default(self_):
+def max_default(self_, *, out=None):
     """max(Tensor self) -> Tensor
 
     derivatives.yaml, entry max
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["max"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("max", max_default, (self_,), {}, out, dtype_rule="unary")
     result = recording.wrap(kernels.max(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2752,7 +2875,7 @@ def max_default(self_):
     return result
 
 
-def amax(self_, dim=(), keepdim=False):
+def amax(self_, dim=(), keepdim=False, *, out=None):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry amax
@@ -2760,6 +2883,8 @@ def amax(self_, dim=(), keepdim=False):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["amax"], (self_,))
     dim = recording.int_tuple(dim)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("amax", amax, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
     result = recording.wrap(kernels.amax(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2778,7 +2903,7 @@ def amax(self_, dim=(), keepdim=False):
     return result
 
 
-def amin(self_, dim=(), keepdim=False):
+def amin(self_, dim=(), keepdim=False, *, out=None):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry amin
@@ -2786,6 +2911,8 @@ def amin(self_, dim=(), keepdim=False):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["amin"], (self_,))
     dim = recording.int_tuple(dim)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("amin", amin, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
     result = recording.wrap(kernels.amin(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2804,13 +2931,15 @@ def amin(self_, dim=(), keepdim=False):
     return result
 
 
-def min_dim(self_, dim, keepdim=False):
+def min_dim(self_, dim, keepdim=False, *, out=None):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry min.dim
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["min.dim"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("min", min_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.min_dim(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2830,13 +2959,15 @@ def min_dim(self_, dim, keepdim=False):
     return _min_dim_return(values, indices)
 
 
-def min_default(self_):
+def min_default(self_, *, out=None):
     """min(Tensor self) -> Tensor
 
     derivatives.yaml, entry min
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["min"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("min", min_default, (self_,), {}, out, dtype_rule="unary")
     result = recording.wrap(kernels.min(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2853,29 +2984,33 @@ def min_default(self_):
     return result
 
 
-def any_default(self_):
+def any_default(self_, *, out=None):
     """any(Tensor self) -> Tensor
 
     derivatives.yaml, entry any
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["any"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("any", any_default, (self_,), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.any(recording.data(self_)))
     return result
 
 
-def any_dim(self_, dim, keepdim=False):
+def any_dim(self_, dim, keepdim=False, *, out=None):
     """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry any.dim
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["any.dim"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("any", any_dim, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.any_dim(recording.data(self_), dim, keepdim))
     return result
 
 
-def any_dims(self_, dim=None, keepdim=False):
+def any_dims(self_, dim=None, keepdim=False, *, out=None):
     """any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry any.dims
@@ -2883,33 +3018,39 @@ def any_dims(self_, dim=None, keepdim=False):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["any.dims"], (self_,))
     dim = recording.int_tuple(dim)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("any", any_dims, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.any_dims(recording.data(self_), dim, keepdim))
     return result
 
 
-def all_default(self_):
+def all_default(self_, *, out=None):
     """all(Tensor self) -> Tensor
 
     derivatives.yaml, entry all
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["all"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("all", all_default, (self_,), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.all(recording.data(self_)))
     return result
 
 
-def all_dim(self_, dim, keepdim=False):
+def all_dim(self_, dim, keepdim=False, *, out=None):
     """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry all.dim
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["all.dim"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("all", all_dim, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.all_dim(recording.data(self_), dim, keepdim))
     return result
 
 
-def all_dims(self_, dim=None, keepdim=False):
+def all_dims(self_, dim=None, keepdim=False, *, out=None):
     """all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry all.dims
@@ -2917,28 +3058,34 @@ def all_dims(self_, dim=None, keepdim=False):
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["all.dims"], (self_,))
     dim = recording.int_tuple(dim)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("all", all_dims, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.all_dims(recording.data(self_), dim, keepdim))
     return result
 
 
-def argmax(self_, dim=None, keepdim=False):
+def argmax(self_, dim=None, keepdim=False, *, out=None):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry argmax
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["argmax"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("argmax", argmax, (self_, dim, keepdim), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.argmax(recording.data(self_), dim, keepdim))
     return result
 
 
-def argmin(self_, dim=None, keepdim=False):
+def argmin(self_, dim=None, keepdim=False, *, out=None):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry argmin
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["argmin"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("argmin", argmin, (self_, dim, keepdim), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.argmin(recording.data(self_), dim, keepdim))
     return result
 
@@ -3044,13 +3191,15 @@ def prod_default(self_, *, dtype=None):
     return result
 
 
-def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
+def prod_dim_int(self_, dim, keepdim=False, *, dtype=None, out=None):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry prod.dim_int
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["prod.dim_int"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("prod", prod_dim_int, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.prod_dim_int(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3473,13 +3622,15 @@ def permute(self_, dims):
     return result
 
 
-def cat(tensors, dim=0):
+def cat(tensors, dim=0, *, out=None):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
     derivatives.yaml, entry cat
     """
     if not _dispatch.all_tensors(tensors):
         _dispatch.check_tensor_arguments(OVERLOADS["cat"], (tensors,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("cat", cat, (tensors, dim), {}, out, dtype_rule="cat")
     result = recording.wrap(kernels.cat(recording.data(tensors), dim))
     if recording.compute_requires_grad(tensors):
         grad_fn = CatBackward0(recording.collect_next_edges(tensors))
@@ -3493,13 +3644,15 @@ def cat(tensors, dim=0):
     return result
 
 
-def stack(tensors, dim=0):
+def stack(tensors, dim=0, *, out=None):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
     derivatives.yaml, entry stack
     """
     if not _dispatch.all_tensors(tensors):
         _dispatch.check_tensor_arguments(OVERLOADS["stack"], (tensors,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("stack", stack, (tensors, dim), {}, out, dtype_rule="cat")
     result = recording.wrap(kernels.stack(recording.data(tensors), dim))
     if recording.compute_requires_grad(tensors):
         grad_fn = StackBackward0(recording.collect_next_edges(tensors))
@@ -3761,13 +3914,15 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
     return self_
 
 
-def index_select(self_, dim, index):
+def index_select(self_, dim, index, *, out=None):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
     derivatives.yaml, entry index_select
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["index_select"], (self_, index,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("index_select", index_select, (self_, dim, index), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.index_select(recording.data(self_), dim, recording.data(index)))
     if recording.compute_requires_grad(self_):
         grad_fn = IndexSelectBackward0(recording.collect_next_edges(self_))
@@ -3782,13 +3937,15 @@ def index_select(self_, dim, index):
     return result
 
 
-def index_add(self_, dim, index, source, *, alpha=1):
+def index_add(self_, dim, index, source, *, alpha=1, out=None):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry index_add
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["index_add"], (self_, index, source,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("index_add", index_add, (self_, dim, index, source), {"alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
     if recording.compute_requires_grad(self_, source):
         grad_fn = IndexAddBackward0(recording.collect_next_edges(self_, source))
@@ -3803,13 +3960,15 @@ def index_add(self_, dim, index, source, *, alpha=1):
     return result
 
 
-def gather(self_, dim, index, *, sparse_grad=False):
+def gather(self_, dim, index, *, sparse_grad=False, out=None):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
     derivatives.yaml, entry gather
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["gather"], (self_, index,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("gather", gather, (self_, dim, index), {"sparse_grad": sparse_grad}, out, dtype_rule="same")
     result = recording.wrap(kernels.gather(recording.data(self_), dim, recording.data(index), sparse_grad))
     if recording.compute_requires_grad(self_):
         grad_fn = GatherBackward0(recording.collect_next_edges(self_))
@@ -3824,13 +3983,15 @@ def gather(self_, dim, index, *, sparse_grad=False):
     return result
 
 
-def scatter_add(self_, dim, index, src):
+def scatter_add(self_, dim, index, src, *, out=None):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
     derivatives.yaml, entry scatter_add
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["scatter_add"], (self_, index, src,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("scatter_add", scatter_add, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
     if recording.compute_requires_grad(self_, src):
         grad_fn = ScatterAddBackward0(recording.collect_next_edges(self_, src))
@@ -3885,13 +4046,15 @@ def flip(self_, dims):
     return result
 
 
-def mm(self_, mat2):
+def mm(self_, mat2, *, out=None):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
     derivatives.yaml, entry mm
     """
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["mm"], (self_, mat2,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("mm", mm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.mm(recording.data(self_), recording.data(mat2)))
     if recording.compute_requires_grad(self_, mat2):
         grad_fn = MmBackward0(recording.collect_next_edges(self_, mat2))
@@ -3909,13 +4072,15 @@ def mm(self_, mat2):
     return result
 
 
-def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
+def addmm(self_, mat1, mat2, *, beta=1, alpha=1, out=None):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addmm
     """
     if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["addmm"], (self_, mat1, mat2,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("addmm", addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
     if recording.compute_requires_grad(self_, mat1, mat2):
         grad_fn = AddmmBackward0(recording.collect_next_edges(self_, mat1, mat2))
@@ -3935,13 +4100,15 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
     return result
 
 
-def bmm(self_, mat2):
+def bmm(self_, mat2, *, out=None):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
     derivatives.yaml, entry bmm
     """
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["bmm"], (self_, mat2,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("bmm", bmm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.bmm(recording.data(self_), recording.data(mat2)))
     if recording.compute_requires_grad(self_, mat2):
         grad_fn = BmmBackward0(recording.collect_next_edges(self_, mat2))
@@ -3955,13 +4122,15 @@ def bmm(self_, mat2):
     return result
 
 
-def dot(self_, tensor):
+def dot(self_, tensor, *, out=None):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
     derivatives.yaml, entry dot
     """
     if not isinstance(self_, Tensor) or not isinstance(tensor, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["dot"], (self_, tensor,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("dot", dot, (self_, tensor), {}, out, dtype_rule="dot")
     result = recording.wrap(kernels.dot(recording.data(self_), recording.data(tensor)))
     if recording.compute_requires_grad(self_, tensor):
         grad_fn = DotBackward0(recording.collect_next_edges(self_, tensor))
@@ -3975,13 +4144,15 @@ def dot(self_, tensor):
     return result
 
 
-def mv(self_, vec):
+def mv(self_, vec, *, out=None):
     """mv(Tensor self, Tensor vec) -> Tensor
 
     derivatives.yaml, entry mv
     """
     if not isinstance(self_, Tensor) or not isinstance(vec, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["mv"], (self_, vec,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("mv", mv, (self_, vec), {}, out, dtype_rule="mv")
     result = recording.wrap(kernels.mv(recording.data(self_), recording.data(vec)))
     if recording.compute_requires_grad(self_, vec):
         grad_fn = MvBackward0(recording.collect_next_edges(self_, vec))
@@ -3995,13 +4166,15 @@ def mv(self_, vec):
     return result
 
 
-def _softmax(self_, dim, half_to_float):
+def _softmax(self_, dim, half_to_float, *, out=None):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
     derivatives.yaml, entry _softmax
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["_softmax"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("_softmax", _softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._softmax(recording.data(self_), dim, half_to_float))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4019,13 +4192,15 @@ def _softmax(self_, dim, half_to_float):
     return result
 
 
-def _log_softmax(self_, dim, half_to_float):
+def _log_softmax(self_, dim, half_to_float, *, out=None):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
     derivatives.yaml, entry _log_softmax
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["_log_softmax"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("_log_softmax", _log_softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax(recording.data(self_), dim, half_to_float))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4043,13 +4218,15 @@ def _log_softmax(self_, dim, half_to_float):
     return result
 
 
-def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=None):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
     derivatives.yaml, entry _log_softmax_backward_data
     """
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["_log_softmax_backward_data"], (grad_output, output,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("_log_softmax_backward_data", _log_softmax_backward_data, (grad_output, output, dim, input_dtype), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = LogSoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
@@ -4488,13 +4665,15 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     return (result0, result1, result2)
 
 
-def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, *, out=None):
     """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry native_batch_norm
     """
     if not isinstance(input, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["native_batch_norm"], (input,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("native_batch_norm", native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {}, out, 3, dtype_rule="batch_norm")
     result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
     if recording.compute_requires_grad(input, weight, bias):
         grad_fn = NativeBatchNormBackward0(recording.collect_next_edges(input, weight, bias))
@@ -5174,13 +5353,15 @@ def replication_pad3d_backward(grad_output, self_, padding):
     return result
 
 
-def cumsum(self_, dim, *, dtype=None):
+def cumsum(self_, dim, *, dtype=None, out=None):
     """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry cumsum
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["cumsum"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("cumsum", cumsum, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumsum(recording.data(self_), dim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = CumsumBackward0(recording.collect_next_edges(self_))
@@ -5223,13 +5404,15 @@ def cumsum_(self_, dim, *, dtype=None):
     return self_
 
 
-def cumprod(self_, dim, *, dtype=None):
+def cumprod(self_, dim, *, dtype=None, out=None):
     """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry cumprod
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["cumprod"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("cumprod", cumprod, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
@@ -5274,13 +5457,15 @@ def cumprod_(self_, dim, *, dtype=None):
     return self_
 
 
-def sort_default(self_, dim=-1, descending=False):
+def sort_default(self_, dim=-1, descending=False, *, out=None):
     """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry sort
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["sort"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("sort", sort_default, (self_, dim, descending), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.sort(recording.data(self_), dim, descending))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5299,13 +5484,15 @@ def sort_default(self_, dim=-1, descending=False):
     return _sort_return(values, indices)
 
 
-def sort_stable(self_, *, stable, dim=-1, descending=False):
+def sort_stable(self_, *, stable, dim=-1, descending=False, out=None):
     """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry sort.stable
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["sort.stable"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("sort", sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.sort_stable(recording.data(self_), stable, dim, descending))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5324,13 +5511,15 @@ def sort_stable(self_, *, stable, dim=-1, descending=False):
     return _sort_stable_return(values, indices)
 
 
-def topk(self_, k, dim=-1, largest=True, sorted=True):
+def topk(self_, k, dim=-1, largest=True, sorted=True, *, out=None):
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry topk
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["topk"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("topk", topk, (self_, k, dim, largest, sorted), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.topk(recording.data(self_), k, dim, largest, sorted))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5349,13 +5538,15 @@ def topk(self_, k, dim=-1, largest=True, sorted=True):
     return _topk_return(values, indices)
 
 
-def tril(self_, diagonal=0):
+def tril(self_, diagonal=0, *, out=None):
     """tril(Tensor self, SymInt diagonal=0) -> Tensor
 
     derivatives.yaml, entry tril
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["tril"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("tril", tril, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.tril(recording.data(self_), diagonal))
     if recording.compute_requires_grad(self_):
         grad_fn = TrilBackward0(recording.collect_next_edges(self_))
@@ -5393,13 +5584,15 @@ def tril_(self_, diagonal=0):
     return self_
 
 
-def triu(self_, diagonal=0):
+def triu(self_, diagonal=0, *, out=None):
     """triu(Tensor self, SymInt diagonal=0) -> Tensor
 
     derivatives.yaml, entry triu
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["triu"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("triu", triu, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.triu(recording.data(self_), diagonal))
     if recording.compute_requires_grad(self_):
         grad_fn = TriuBackward0(recording.collect_next_edges(self_))
@@ -5437,13 +5630,15 @@ def triu_(self_, diagonal=0):
     return self_
 
 
-def log2(self_):
+def log2(self_, *, out=None):
     """log2(Tensor self) -> Tensor
 
     derivatives.yaml, entry log2
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["log2"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("log2", log2, (self_,), {}, out)
     result = recording.wrap(kernels.log2(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = Log2Backward0(recording.collect_next_edges(self_))
@@ -5481,13 +5676,15 @@ def log2_(self_):
     return self_
 
 
-def log10(self_):
+def log10(self_, *, out=None):
     """log10(Tensor self) -> Tensor
 
     derivatives.yaml, entry log10
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["log10"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("log10", log10, (self_,), {}, out)
     result = recording.wrap(kernels.log10(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = Log10Backward0(recording.collect_next_edges(self_))
@@ -5525,13 +5722,15 @@ def log10_(self_):
     return self_
 
 
-def floor(self_):
+def floor(self_, *, out=None):
     """floor(Tensor self) -> Tensor
 
     derivatives.yaml, entry floor
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["floor"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("floor", floor, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.floor(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = FloorBackward0(recording.collect_next_edges(self_))
@@ -5567,13 +5766,15 @@ def floor_(self_):
     return self_
 
 
-def ceil(self_):
+def ceil(self_, *, out=None):
     """ceil(Tensor self) -> Tensor
 
     derivatives.yaml, entry ceil
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["ceil"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("ceil", ceil, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.ceil(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = CeilBackward0(recording.collect_next_edges(self_))
@@ -5609,13 +5810,15 @@ def ceil_(self_):
     return self_
 
 
-def round_default(self_):
+def round_default(self_, *, out=None):
     """round(Tensor self) -> Tensor
 
     derivatives.yaml, entry round
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["round"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("round", round_default, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.round(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = RoundBackward0(recording.collect_next_edges(self_))
@@ -5651,13 +5854,15 @@ def round_default_(self_):
     return self_
 
 
-def round_decimals(self_, *, decimals):
+def round_decimals(self_, *, decimals, out=None):
     """round.decimals(Tensor self, *, int decimals) -> Tensor
 
     derivatives.yaml, entry round.decimals
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["round.decimals"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("round", round_decimals, (self_,), {"decimals": decimals}, out, dtype_rule="found")
     result = recording.wrap(kernels.round_decimals(recording.data(self_), decimals))
     if recording.compute_requires_grad(self_):
         grad_fn = RoundBackward1(recording.collect_next_edges(self_))
@@ -5693,13 +5898,15 @@ def round_decimals_(self_, *, decimals):
     return self_
 
 
-def trunc(self_):
+def trunc(self_, *, out=None):
     """trunc(Tensor self) -> Tensor
 
     derivatives.yaml, entry trunc
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["trunc"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("trunc", trunc, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.trunc(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = TruncBackward0(recording.collect_next_edges(self_))
@@ -5735,13 +5942,15 @@ def trunc_(self_):
     return self_
 
 
-def frac(self_):
+def frac(self_, *, out=None):
     """frac(Tensor self) -> Tensor
 
     derivatives.yaml, entry frac
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["frac"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("frac", frac, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.frac(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = FracBackward0(recording.collect_next_edges(self_))
@@ -5800,13 +6009,15 @@ def roll(self_, shifts, dims=()):
     return result
 
 
-def masked_select(self_, mask):
+def masked_select(self_, mask, *, out=None):
     """masked_select(Tensor self, Tensor mask) -> Tensor
 
     derivatives.yaml, entry masked_select
     """
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["masked_select"], (self_, mask,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("masked_select", masked_select, (self_, mask), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.masked_select(recording.data(self_), recording.data(mask)))
     if recording.compute_requires_grad(self_):
         grad_fn = MaskedSelectBackward0(recording.collect_next_edges(self_))
@@ -5823,13 +6034,15 @@ def masked_select(self_, mask):
     return result
 
 
-def scatter_src(self_, dim, index, src):
+def scatter_src(self_, dim, index, src, *, out=None):
     """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
     derivatives.yaml, entry scatter.src
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["scatter.src"], (self_, index, src,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("scatter", scatter_src, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
     if recording.compute_requires_grad(self_, src):
         grad_fn = ScatterBackward0(recording.collect_next_edges(self_, src))
@@ -5869,13 +6082,15 @@ def scatter_src_(self_, dim, index, src):
     return self_
 
 
-def scatter_value(self_, dim, index, value):
+def scatter_value(self_, dim, index, value, *, out=None):
     """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
 
     derivatives.yaml, entry scatter.value
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["scatter.value"], (self_, index,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("scatter", scatter_value, (self_, dim, index, value), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
     if recording.compute_requires_grad(self_):
         grad_fn = ScatterBackward1(recording.collect_next_edges(self_))
@@ -5915,13 +6130,15 @@ def scatter_value_(self_, dim, index, value):
     return self_
 
 
-def scatter_reduce(self_, dim, index, src, *, reduce):
+def scatter_reduce(self_, dim, index, src, *, reduce, out=None):
     """scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
 
     derivatives.yaml, entry scatter.reduce
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("scatter", scatter_reduce, (self_, dim, index, src), {"reduce": reduce}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
     return result
 
@@ -5938,13 +6155,15 @@ def scatter_reduce_(self_, dim, index, src, *, reduce):
     return self_
 
 
-def scatter_value_reduce(self_, dim, index, value, *, reduce):
+def scatter_value_reduce(self_, dim, index, value, *, reduce, out=None):
     """scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
 
     derivatives.yaml, entry scatter.value_reduce
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["scatter.value_reduce"], (self_, index,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("scatter", scatter_value_reduce, (self_, dim, index, value), {"reduce": reduce}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
     return result
 
@@ -5961,13 +6180,15 @@ def scatter_value_reduce_(self_, dim, index, value, *, reduce):
     return self_
 
 
-def lerp_Scalar(self_, end, weight):
+def lerp_Scalar(self_, end, weight, *, out=None):
     """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
 
     derivatives.yaml, entry lerp.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["lerp.Scalar"], (self_, end,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("lerp", lerp_Scalar, (self_, end, weight), {}, out)
     result = recording.wrap(kernels.lerp_Scalar(recording.data(self_), recording.data(end), weight))
     if recording.compute_requires_grad(self_, end):
         grad_fn = LerpBackward0(recording.collect_next_edges(self_, end))
@@ -6005,13 +6226,15 @@ def lerp_Scalar_(self_, end, weight):
     return self_
 
 
-def lerp_Tensor(self_, end, weight):
+def lerp_Tensor(self_, end, weight, *, out=None):
     """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
 
     derivatives.yaml, entry lerp.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("lerp", lerp_Tensor, (self_, end, weight), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
     if recording.compute_requires_grad(self_, end, weight):
         grad_fn = LerpBackward1(recording.collect_next_edges(self_, end, weight))
@@ -6053,13 +6276,15 @@ def lerp_Tensor_(self_, end, weight):
     return self_
 
 
-def addcmul(self_, tensor1, tensor2, *, value=1):
+def addcmul(self_, tensor1, tensor2, *, value=1, out=None):
     """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 
     derivatives.yaml, entry addcmul
     """
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("addcmul", addcmul, (self_, tensor1, tensor2), {"value": value}, out)
     result = recording.wrap(kernels.addcmul(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
     if recording.compute_requires_grad(self_, tensor1, tensor2):
         grad_fn = AddcmulBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
@@ -6101,13 +6326,15 @@ def addcmul_(self_, tensor1, tensor2, *, value=1):
     return self_
 
 
-def addcdiv(self_, tensor1, tensor2, *, value=1):
+def addcdiv(self_, tensor1, tensor2, *, value=1, out=None):
     """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 
     derivatives.yaml, entry addcdiv
     """
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("addcdiv", addcdiv, (self_, tensor1, tensor2), {"value": value}, out)
     result = recording.wrap(kernels.addcdiv(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
     if recording.compute_requires_grad(self_, tensor1, tensor2):
         grad_fn = AddcdivBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
@@ -6205,13 +6432,15 @@ def std_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
     return (result0, result1)
 
 
-def floor_divide_default(self_, other):
+def floor_divide_default(self_, other, *, out=None):
     """floor_divide(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry floor_divide
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["floor_divide"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("floor_divide", floor_divide_default, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.floor_divide(recording.data(self_), recording.data(other)))
     return result
 
@@ -6228,13 +6457,15 @@ def floor_divide_default_(self_, other):
     return self_
 
 
-def floor_divide_Scalar(self_, other):
+def floor_divide_Scalar(self_, other, *, out=None):
     """floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry floor_divide.Scalar
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["floor_divide.Scalar"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("floor_divide", floor_divide_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.floor_divide_Scalar(recording.data(self_), other))
     return result
 
@@ -6251,13 +6482,15 @@ def floor_divide_Scalar_(self_, other):
     return self_
 
 
-def remainder_Scalar(self_, other):
+def remainder_Scalar(self_, other, *, out=None):
     """remainder.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry remainder.Scalar
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["remainder.Scalar"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("remainder", remainder_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
         grad_fn = RemainderBackward0(recording.collect_next_edges(self_))
@@ -6293,13 +6526,15 @@ def remainder_Scalar_(self_, other):
     return self_
 
 
-def remainder_Tensor(self_, other):
+def remainder_Tensor(self_, other, *, out=None):
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry remainder.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["remainder.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("remainder", remainder_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = RemainderBackward1(recording.collect_next_edges(self_, other))
@@ -6350,13 +6585,15 @@ def remainder_Scalar_Tensor(self_, other):
     return result
 
 
-def fmod_Scalar(self_, other):
+def fmod_Scalar(self_, other, *, out=None):
     """fmod.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry fmod.Scalar
     """
     if not isinstance(self_, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["fmod.Scalar"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("fmod", fmod_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.fmod_Scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
         grad_fn = FmodBackward0(recording.collect_next_edges(self_))
@@ -6392,13 +6629,15 @@ def fmod_Scalar_(self_, other):
     return self_
 
 
-def fmod_Tensor(self_, other):
+def fmod_Tensor(self_, other, *, out=None):
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry fmod.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         _dispatch.check_tensor_arguments(OVERLOADS["fmod.Tensor"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("fmod", fmod_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.fmod_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = FmodBackward1(recording.collect_next_edges(self_, other))

@@ -46,7 +46,7 @@ class TensorMethods:
         all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
         all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         """
-        return ops.all(self, *args, **kwargs)
+        return ops.all(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("all")
 
     def amax(self, dim=(), keepdim=False):
         """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
@@ -61,7 +61,7 @@ class TensorMethods:
         any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
         any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         """
-        return ops.any(self, *args, **kwargs)
+        return ops.any(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("any")
 
     def argmax(self, dim=None, keepdim=False):
         """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
@@ -99,19 +99,19 @@ class TensorMethods:
         """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
         clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         """
-        return ops.clamp(self, *args, **kwargs)
+        return ops.clamp(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp")
 
     def clamp_max(self, *args, **kwargs):
         """clamp_max(Tensor self, Scalar max) -> Tensor
         clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
         """
-        return ops.clamp_max(self, *args, **kwargs)
+        return ops.clamp_max(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp_max")
 
     def clamp_min(self, *args, **kwargs):
         """clamp_min(Tensor self, Scalar min) -> Tensor
         clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
         """
-        return ops.clamp_min(self, *args, **kwargs)
+        return ops.clamp_min(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp_min")
 
     def clone(self):
         """clone(Tensor self) -> Tensor"""
@@ -137,7 +137,7 @@ class TensorMethods:
         """div.Tensor(Tensor self, Tensor other) -> Tensor
         div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
         """
-        return ops.div(self, *args, **kwargs)
+        return ops.div(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("div")
 
     def dot(self, tensor):
         """dot(Tensor self, Tensor tensor) -> Tensor"""
@@ -147,7 +147,7 @@ class TensorMethods:
         """eq.Scalar(Tensor self, Scalar other) -> Tensor
         eq.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.eq(self, *args, **kwargs)
+        return ops.eq(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("eq")
 
     def erf(self):
         """erf(Tensor self) -> Tensor"""
@@ -183,13 +183,13 @@ class TensorMethods:
         """floor_divide(Tensor self, Tensor other) -> Tensor
         floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
         """
-        return ops.floor_divide(self, *args, **kwargs)
+        return ops.floor_divide(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("floor_divide")
 
     def fmod(self, *args, **kwargs):
         """fmod.Scalar(Tensor self, Scalar other) -> Tensor
         fmod.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.fmod(self, *args, **kwargs)
+        return ops.fmod(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("fmod")
 
     def frac(self):
         """frac(Tensor self) -> Tensor"""
@@ -203,13 +203,13 @@ class TensorMethods:
         """ge.Scalar(Tensor self, Scalar other) -> Tensor
         ge.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.ge(self, *args, **kwargs)
+        return ops.ge(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("ge")
 
     def gt(self, *args, **kwargs):
         """gt.Scalar(Tensor self, Scalar other) -> Tensor
         gt.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.gt(self, *args, **kwargs)
+        return ops.gt(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("gt")
 
     def index_add(self, dim, index, source, *, alpha=1):
         """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
@@ -227,13 +227,13 @@ class TensorMethods:
         """le.Scalar(Tensor self, Scalar other) -> Tensor
         le.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.le(self, *args, **kwargs)
+        return ops.le(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("le")
 
     def lerp(self, *args, **kwargs):
         """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
         lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
         """
-        return ops.lerp(self, *args, **kwargs)
+        return ops.lerp(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lerp")
 
     def log(self):
         """log(Tensor self) -> Tensor"""
@@ -271,7 +271,7 @@ class TensorMethods:
         """lt.Scalar(Tensor self, Scalar other) -> Tensor
         lt.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.lt(self, *args, **kwargs)
+        return ops.lt(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lt")
 
     def masked_fill(self, *args, **kwargs):
         """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
@@ -287,7 +287,7 @@ class TensorMethods:
         """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         max(Tensor self) -> Tensor
         """
-        return ops.max(self, *args, **kwargs)
+        return ops.max(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("max")
 
     def maximum(self, other):
         """maximum(Tensor self, Tensor other) -> Tensor"""
@@ -297,13 +297,13 @@ class TensorMethods:
         """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
         mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
-        return ops.mean(self, *args, **kwargs)
+        return ops.mean(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("mean")
 
     def min(self, *args, **kwargs):
         """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         min(Tensor self) -> Tensor
         """
-        return ops.min(self, *args, **kwargs)
+        return ops.min(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("min")
 
     def minimum(self, other):
         """minimum(Tensor self, Tensor other) -> Tensor"""
@@ -325,7 +325,7 @@ class TensorMethods:
         """ne.Scalar(Tensor self, Scalar other) -> Tensor
         ne.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.ne(self, *args, **kwargs)
+        return ops.ne(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("ne")
 
     def neg(self):
         """neg(Tensor self) -> Tensor"""
@@ -339,13 +339,13 @@ class TensorMethods:
         """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
         pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         """
-        return ops.pow(self, *args, **kwargs)
+        return ops.pow(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("pow")
 
     def prod(self, *args, **kwargs):
         """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
         prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
-        return ops.prod(self, *args, **kwargs)
+        return ops.prod(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("prod")
 
     def reciprocal(self):
         """reciprocal(Tensor self) -> Tensor"""
@@ -359,7 +359,7 @@ class TensorMethods:
         """remainder.Scalar(Tensor self, Scalar other) -> Tensor
         remainder.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.remainder(self, *args, **kwargs)
+        return ops.remainder(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("remainder")
 
     def repeat(self, *args, repeats=None):
         """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
@@ -373,7 +373,7 @@ class TensorMethods:
         """round(Tensor self) -> Tensor
         round.decimals(Tensor self, *, int decimals) -> Tensor
         """
-        return ops.round(self, *args, **kwargs)
+        return ops.round(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("round")
 
     def rsqrt(self):
         """rsqrt(Tensor self) -> Tensor"""
@@ -385,7 +385,7 @@ class TensorMethods:
         scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
         scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
         """
-        return ops.scatter(self, *args, **kwargs)
+        return ops.scatter(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("scatter")
 
     def scatter_add(self, dim, index, src):
         """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
@@ -411,7 +411,7 @@ class TensorMethods:
         """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         """
-        return ops.sort(self, *args, **kwargs)
+        return ops.sort(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("sort")
 
     def split_with_sizes(self, split_sizes, dim=0):
         """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
@@ -443,7 +443,7 @@ class TensorMethods:
         """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
         sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
-        return ops.sum(self, *args, **kwargs)
+        return ops.sum(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("sum")
 
     def t(self):
         """t(Tensor(a) self) -> Tensor(a)"""

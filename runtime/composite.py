@@ -16,6 +16,7 @@ import numpy as np
 
 from generated import ops
 from runtime import devices, dispatch, dtypes, factories, grad_mode, kernels, random_ops
+from runtime import out as _out
 from runtime._tensor import Tensor
 from runtime.dispatch import int_list
 
@@ -493,9 +494,12 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     return output if bias is None else output.add_(bias)
 
 
-def matmul(input: Any, other: Any) -> Any:
+def matmul(input: Any, other: Any, *, out: Tensor | None = None) -> Any:
     """torch.matmul, folded into dot / mv / mm / bmm as PyTorch folds it, so the graph
-    records the same nodes (MmBackward0 under UnsafeViewBackward0 for a batch times a matrix)."""
+    records the same nodes (MmBackward0 under UnsafeViewBackward0 for a batch times a matrix).
+    With out=, the product is written into out (runtime/out.py), of the product's own dtype."""
+    if out is not None:
+        return _out.call("matmul", matmul, (input, other), {}, out, dtype_rule="same")
     dim1, dim2 = input.ndim, other.ndim
     if dim1 == 0 or dim2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
@@ -570,8 +574,11 @@ def _matmul_batched(input: Any, other: Any) -> Any:
     return ops._unsafe_view(output, output_shape)
 
 
-def outer(input: Any, vec2: Any) -> Any:
-    """The outer product, as PyTorch computes it: input as a column times vec2."""
+def outer(input: Any, vec2: Any, *, out: Tensor | None = None) -> Any:
+    """The outer product, as PyTorch computes it: input as a column times vec2. With out=,
+    it is written into out (runtime/out.py) as a product is: any dtype it casts to."""
+    if out is not None:
+        return _out.call("outer", outer, (input, vec2), {}, out)
     if input.ndim != 1:
         raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.ndim}-D")
     if vec2.ndim != 1:
@@ -1447,8 +1454,11 @@ def std_mean(input: Any, *args: Any, **kwargs: Any) -> Any:
     return dispatch.call("std_mean", overloads, (input, *args), kwargs)
 
 
-def inverse(input: Any) -> Any:
-    """torch.inverse: linalg.inv under its older name (LinalgInvExBackward0)."""
+def inverse(input: Any, *, out: Tensor | None = None) -> Any:
+    """torch.inverse: linalg.inv under its older name (LinalgInvExBackward0); with out=,
+    written into out (runtime/out.py), which must have the inverse's dtype."""
+    if out is not None:
+        return _out.call("inverse", inverse, (input,), {}, out, dtype_rule="same")
     return ops.linalg_inv_ex(input, check_errors=True).inverse
 
 

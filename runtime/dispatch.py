@@ -262,12 +262,31 @@ def call(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict,
         if kwargs else (name, tensor_types, types)
     resolved = _resolved.get(key)
     if resolved is None:
-        resolved = _resolved[key] = _resolve(name, overloads, args, kwargs, tensor_types)
+        resolve = _resolve_with_out if "out" in kwargs else _resolve
+        resolved = _resolved[key] = resolve(name, overloads, args, kwargs, tensor_types)
     function, names = resolved
     if names is None:  # the wrapper takes the arguments in the schema's order
         return function(*args, **kwargs)
     # The generated wrappers name their parameters as the schema does.
     return function(**dict(zip(names, args, strict=True)), **kwargs)
+
+
+def _resolve_with_out(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict,
+                      tensor_types: tuple = ()) -> tuple[Callable, tuple[str, ...]]:
+    """Resolution of a call with out= (runtime/out.py): out is no schema argument, so the
+    overload is chosen by the others, and it must be one whose wrapper takes out= (torch's
+    overloads without an out= form refuse it); else torch's invalid-combination TypeError."""
+    rest = {key: value for key, value in kwargs.items() if key != "out"}
+    function, names = _resolve(name, overloads, args, rest, tensor_types)
+    if "out" not in inspect.signature(function).parameters:
+        _resolve(name, overloads, args, kwargs, tensor_types)  # no overload binds out: raises
+    return function, names
+
+
+def no_out(name: str) -> None:
+    """A Tensor method given out=: torch's methods take none (`x.max(0, out=...)`), though
+    the function of the same name does, through the same dispatcher."""
+    raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
 
 
 # In the array namespace (runtime/namespaces.py), numpy arrays stand for Tensors: its

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from runtime import cpu_math, devices, dtypes
+from runtime import out as _out
 from runtime._tensor import Size, Tensor
 from runtime.dispatch import int_list
 
@@ -98,21 +99,30 @@ def _shape(size: Sequence[Any]) -> tuple[int, ...]:
 
 
 def zeros(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
-          device: Any = None) -> Tensor:
+          device: Any = None, out: Tensor | None = None) -> Tensor:
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.factory("zeros", zeros, size, {"dtype": dtype, "device": device,
+                                                   "requires_grad": requires_grad}, out)
     if device is not None:
         devices.to_cpu(device)
     return _finish(np.zeros(_shape(size), _numpy_dtype(dtype)), requires_grad)
 
 
 def ones(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
-         device: Any = None) -> Tensor:
+         device: Any = None, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return _out.factory("ones", ones, size, {"dtype": dtype, "device": device,
+                                                 "requires_grad": requires_grad}, out)
     if device is not None:
         devices.to_cpu(device)
     return _finish(np.ones(_shape(size), _numpy_dtype(dtype)), requires_grad)
 
 
 def empty(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
-          device: Any = None) -> Tensor:
+          device: Any = None, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return _out.factory("empty", empty, size, {"dtype": dtype, "device": device,
+                                                   "requires_grad": requires_grad}, out)
     if device is not None:
         devices.to_cpu(device)
     return _finish(np.empty(_shape(size), _numpy_dtype(dtype)), requires_grad)
@@ -129,7 +139,10 @@ def _fill_dtype(value: Any, dtype: dtypes.dtype | None) -> np.dtype:
 
 
 def full(size: Sequence[int], fill_value: Any, *, dtype: dtypes.dtype | None = None,
-         requires_grad: bool = False, device: Any = None) -> Tensor:
+         requires_grad: bool = False, device: Any = None, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return _out.factory("full", full, (size, fill_value), {
+            "dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
     if device is not None:
         devices.to_cpu(device)
     return _finish(np.full(_shape((size,)), fill_value, _fill_dtype(fill_value, dtype)),
@@ -137,7 +150,10 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: dtypes.dtype | None = N
 
 
 def eye(n: int, m: int | None = None, *, dtype: dtypes.dtype | None = None,
-        requires_grad: bool = False, device: Any = None) -> Tensor:
+        requires_grad: bool = False, device: Any = None, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return _out.factory("eye", eye, (n, m), {"dtype": dtype, "device": device,
+                                                 "requires_grad": requires_grad}, out)
     if device is not None:
         devices.to_cpu(device)
     return _finish(np.eye(n, m, dtype=_numpy_dtype(dtype)), requires_grad)
@@ -157,7 +173,8 @@ def _truncate(value: Any) -> int:
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: dtypes.dtype | None = None,
-           requires_grad: bool = False, device: Any = None) -> Tensor:
+           requires_grad: bool = False, device: Any = None, out: Tensor | None = None
+           ) -> Tensor:
     """torch.arange: the values start + i * step below `end`, as torch's kernel counts them.
 
     For int64 the bounds and step are first cut to integers (toward zero) and the length is
@@ -165,6 +182,9 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: dtypes.dtype | 
     values are trunc(start) + i * trunc(step); floating ones start + i * step in double,
     then rounded to the dtype (torch's vectorised kernel splits the fused multiply-add per
     SIMD lane, so a float32 value can differ from it in the last place)."""
+    if out is not None:
+        return _out.factory("arange", arange, (start, end, step), {
+            "dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
     if device is not None:
         devices.to_cpu(device)
     if end is None:
@@ -199,11 +219,15 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: dtypes.dtype | 
 
 
 def linspace(start: Any, end: Any, steps: int, *, dtype: dtypes.dtype | None = None,
-             requires_grad: bool = False, device: Any = None) -> Tensor:
+             requires_grad: bool = False, device: Any = None, out: Tensor | None = None
+             ) -> Tensor:
     """torch.linspace as torch's CPU kernel computes it: the bounds cast to the dtype, the
     step (end - start) / (steps - 1) in that dtype (double for integers), the first half
     counted up from start and the second half down from end, each value one fused
     multiply-add."""
+    if out is not None:
+        return _out.factory("linspace", linspace, (start, end, steps), {
+            "dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
     if device is not None:
         devices.to_cpu(device)
     if steps < 0:

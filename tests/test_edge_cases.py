@@ -163,7 +163,6 @@ EXCEPTIONS = [
 
 # What gradgen does not do yet, each with what is wrong (strict xfail: a fix is noticed).
 OPEN = {
-    "t.add(t.ones(2), t.ones(2), out=t.zeros(2))": "gradgen has no out= arguments",
     "t.ones(2).add(None)": "the check is in the wrapper, which a method and a function "
         "share: the message gives the function's position of `other` (2), torch the "
         "method's (1)",
