@@ -219,7 +219,7 @@ from generated.functions import (
 from runtime import dispatch as _dispatch
 from runtime import forward_grad, kernels, recording
 from runtime._tensor import Tensor
-from runtime.dispatch import Overload, Param
+from runtime.dispatch import NUMBER, NUMBER_OR_NONE, TENSOR_OR_NUMBER, Overload, Param
 from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 
 __all__ = [
@@ -460,8 +460,8 @@ def add_Tensor(self_, other, *, alpha=1):
 
     derivatives.yaml, entry add.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["add.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
+        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Tensor"], (self_, other, alpha,))
     result = recording.wrap(kernels.add_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
         grad_fn = AddBackward0(recording.collect_next_edges(self_, other))
@@ -479,8 +479,8 @@ def add_Tensor_(self_, other, *, alpha=1):
 
     derivatives.yaml, entry add.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["add.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
+        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Tensor"], (self_, other, alpha,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -505,8 +505,8 @@ def add_Scalar(self_, other, alpha=1):
 
     derivatives.yaml, entry add.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["add.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Scalar"], (self_, other, alpha,))
     result = recording.wrap(kernels.add_Scalar(recording.data(self_), other, alpha))
     if recording.compute_requires_grad(self_):
         grad_fn = AddBackward1(recording.collect_next_edges(self_))
@@ -523,8 +523,8 @@ def sub_Tensor(self_, other, *, alpha=1):
 
     derivatives.yaml, entry sub.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sub.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
+        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["sub.Tensor"], (self_, other, alpha,))
     result = recording.wrap(kernels.sub_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
         grad_fn = SubBackward0(recording.collect_next_edges(self_, other))
@@ -542,8 +542,8 @@ def sub_Tensor_(self_, other, *, alpha=1):
 
     derivatives.yaml, entry sub.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sub.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
+        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["sub.Tensor"], (self_, other, alpha,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -568,8 +568,8 @@ def rsub_Tensor(self_, other, *, alpha=1):
 
     derivatives.yaml, entry rsub.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["rsub.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
+        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["rsub.Tensor"], (self_, other, alpha,))
     result = recording.wrap(kernels.rsub_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
         grad_fn = RsubBackward0(recording.collect_next_edges(self_, other))
@@ -587,8 +587,8 @@ def rsub_Scalar(self_, other, alpha=1):
 
     derivatives.yaml, entry rsub.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["rsub.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["rsub.Scalar"], (self_, other, alpha,))
     result = recording.wrap(kernels.rsub_Scalar(recording.data(self_), other, alpha))
     if recording.compute_requires_grad(self_):
         grad_fn = RsubBackward1(recording.collect_next_edges(self_))
@@ -606,8 +606,8 @@ def mul_Tensor(self_, other):
 
     derivatives.yaml, entry mul.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mul.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["mul.Tensor"], (self_, other,))
     result = recording.wrap(kernels.mul_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = MulBackward0(recording.collect_next_edges(self_, other))
@@ -626,8 +626,8 @@ def mul_Tensor_(self_, other):
 
     derivatives.yaml, entry mul.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mul.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["mul.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -653,8 +653,8 @@ def mul_Scalar(self_, other):
 
     derivatives.yaml, entry mul.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mul.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["mul.Scalar"], (self_, other,))
     result = recording.wrap(kernels.mul_Scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
         grad_fn = MulBackward1(recording.collect_next_edges(self_))
@@ -672,8 +672,8 @@ def div_Tensor(self_, other):
 
     derivatives.yaml, entry div.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["div.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor"], (self_, other,))
     result = recording.wrap(kernels.div_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = DivBackward0(recording.collect_next_edges(self_, other))
@@ -692,8 +692,8 @@ def div_Tensor_(self_, other):
 
     derivatives.yaml, entry div.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["div.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -718,8 +718,8 @@ def div_Scalar(self_, other):
 
     derivatives.yaml, entry div.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["div.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["div.Scalar"], (self_, other,))
     result = recording.wrap(kernels.div_Scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
         grad_fn = DivBackward1(recording.collect_next_edges(self_))
@@ -737,8 +737,8 @@ def div_Tensor_mode(self_, other, *, rounding_mode):
 
     derivatives.yaml, entry div.Tensor_mode
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["div.Tensor_mode"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor_mode"], (self_, other,))
     result = recording.wrap(kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
     if recording.compute_requires_grad(self_, other):
         grad_fn = DivBackward2(recording.collect_next_edges(self_, other))
@@ -759,7 +759,7 @@ def neg(self_):
     derivatives.yaml, entry neg
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["neg"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["neg"], (self_,))
     result = recording.wrap(kernels.neg(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = NegBackward0(recording.collect_next_edges(self_))
@@ -777,7 +777,7 @@ def neg_(self_):
     derivatives.yaml, entry neg
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["neg"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["neg"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -800,8 +800,8 @@ def pow_Tensor_Scalar(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER):
+        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,))
     result = recording.wrap(kernels.pow_Tensor_Scalar(recording.data(self_), exponent))
     if recording.compute_requires_grad(self_):
         grad_fn = PowBackward0(recording.collect_next_edges(self_))
@@ -820,8 +820,8 @@ def pow_Tensor_Scalar_(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER):
+        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -846,8 +846,8 @@ def pow_Tensor_Tensor(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(exponent, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,))
+    if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER):
+        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,))
     result = recording.wrap(kernels.pow_Tensor_Tensor(recording.data(self_), recording.data(exponent)))
     needs_grad = recording.compute_requires_grad(self_, exponent)
     if needs_grad:
@@ -870,8 +870,8 @@ def pow_Tensor_Tensor_(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(exponent, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,))
+    if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER):
+        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, exponent)
     if needs_grad:
@@ -899,8 +899,8 @@ def pow_Scalar(self_, exponent):
 
     derivatives.yaml, entry pow.Scalar
     """
-    if not isinstance(exponent, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["pow.Scalar"], (exponent,))
+    if not isinstance(self_, NUMBER) or not isinstance(exponent, Tensor):
+        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Scalar"], (self_, exponent,))
     result = recording.wrap(kernels.pow_Scalar(self_, recording.data(exponent)))
     needs_grad = recording.compute_requires_grad(exponent)
     if needs_grad:
@@ -924,7 +924,7 @@ def reciprocal(self_):
     derivatives.yaml, entry reciprocal
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reciprocal"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["reciprocal"], (self_,))
     result = recording.wrap(kernels.reciprocal(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -946,7 +946,7 @@ def reciprocal_(self_):
     derivatives.yaml, entry reciprocal
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reciprocal"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["reciprocal"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -973,7 +973,7 @@ def exp(self_):
     derivatives.yaml, entry exp
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["exp"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["exp"], (self_,))
     result = recording.wrap(kernels.exp(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -995,7 +995,7 @@ def exp_(self_):
     derivatives.yaml, entry exp
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["exp"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["exp"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1022,7 +1022,7 @@ def expm1(self_):
     derivatives.yaml, entry expm1
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["expm1"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["expm1"], (self_,))
     result = recording.wrap(kernels.expm1(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1044,7 +1044,7 @@ def expm1_(self_):
     derivatives.yaml, entry expm1
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["expm1"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["expm1"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1071,7 +1071,7 @@ def log(self_):
     derivatives.yaml, entry log
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log"], (self_,))
     result = recording.wrap(kernels.log(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = LogBackward0(recording.collect_next_edges(self_))
@@ -1090,7 +1090,7 @@ def log_(self_):
     derivatives.yaml, entry log
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1115,7 +1115,7 @@ def log1p(self_):
     derivatives.yaml, entry log1p
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log1p"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log1p"], (self_,))
     result = recording.wrap(kernels.log1p(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = Log1PBackward0(recording.collect_next_edges(self_))
@@ -1134,7 +1134,7 @@ def log1p_(self_):
     derivatives.yaml, entry log1p
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log1p"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log1p"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1159,7 +1159,7 @@ def sqrt(self_):
     derivatives.yaml, entry sqrt
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sqrt"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sqrt"], (self_,))
     result = recording.wrap(kernels.sqrt(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1181,7 +1181,7 @@ def sqrt_(self_):
     derivatives.yaml, entry sqrt
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sqrt"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sqrt"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1208,7 +1208,7 @@ def rsqrt(self_):
     derivatives.yaml, entry rsqrt
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["rsqrt"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["rsqrt"], (self_,))
     result = recording.wrap(kernels.rsqrt(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1230,7 +1230,7 @@ def rsqrt_(self_):
     derivatives.yaml, entry rsqrt
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["rsqrt"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["rsqrt"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1257,7 +1257,7 @@ def sin(self_):
     derivatives.yaml, entry sin
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sin"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sin"], (self_,))
     result = recording.wrap(kernels.sin(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SinBackward0(recording.collect_next_edges(self_))
@@ -1276,7 +1276,7 @@ def sin_(self_):
     derivatives.yaml, entry sin
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sin"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sin"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1301,7 +1301,7 @@ def cos(self_):
     derivatives.yaml, entry cos
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["cos"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cos"], (self_,))
     result = recording.wrap(kernels.cos(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = CosBackward0(recording.collect_next_edges(self_))
@@ -1320,7 +1320,7 @@ def cos_(self_):
     derivatives.yaml, entry cos
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["cos"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cos"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1345,7 +1345,7 @@ def tan(self_):
     derivatives.yaml, entry tan
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["tan"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["tan"], (self_,))
     result = recording.wrap(kernels.tan(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1367,7 +1367,7 @@ def tan_(self_):
     derivatives.yaml, entry tan
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["tan"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["tan"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1394,7 +1394,7 @@ def tanh(self_):
     derivatives.yaml, entry tanh
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["tanh"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["tanh"], (self_,))
     result = recording.wrap(kernels.tanh(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1416,7 +1416,7 @@ def tanh_(self_):
     derivatives.yaml, entry tanh
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["tanh"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["tanh"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1443,7 +1443,7 @@ def tanh_backward(grad_output, output):
     derivatives.yaml, entry tanh_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["tanh_backward"], (grad_output, output,))
+        grad_output, output = _dispatch.check_arguments(OVERLOADS["tanh_backward"], (grad_output, output,))
     result = recording.wrap(kernels.tanh_backward(recording.data(grad_output), recording.data(output)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = TanhBackwardBackward0(recording.collect_next_edges(grad_output, output))
@@ -1463,7 +1463,7 @@ def sigmoid(self_):
     derivatives.yaml, entry sigmoid
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sigmoid"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sigmoid"], (self_,))
     result = recording.wrap(kernels.sigmoid(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1485,7 +1485,7 @@ def sigmoid_(self_):
     derivatives.yaml, entry sigmoid
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sigmoid"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sigmoid"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1512,7 +1512,7 @@ def sigmoid_backward(grad_output, output):
     derivatives.yaml, entry sigmoid_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sigmoid_backward"], (grad_output, output,))
+        grad_output, output = _dispatch.check_arguments(OVERLOADS["sigmoid_backward"], (grad_output, output,))
     result = recording.wrap(kernels.sigmoid_backward(recording.data(grad_output), recording.data(output)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = SigmoidBackwardBackward0(recording.collect_next_edges(grad_output, output))
@@ -1532,7 +1532,7 @@ def erf(self_):
     derivatives.yaml, entry erf
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["erf"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["erf"], (self_,))
     result = recording.wrap(kernels.erf(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = ErfBackward0(recording.collect_next_edges(self_))
@@ -1551,7 +1551,7 @@ def erf_(self_):
     derivatives.yaml, entry erf
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["erf"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["erf"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1576,7 +1576,7 @@ def relu(self_):
     derivatives.yaml, entry relu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["relu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["relu"], (self_,))
     result = recording.wrap(kernels.relu(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1598,7 +1598,7 @@ def relu_(self_):
     derivatives.yaml, entry relu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["relu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["relu"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1625,7 +1625,7 @@ def gelu(self_, *, approximate="none"):
     derivatives.yaml, entry gelu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["gelu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["gelu"], (self_,))
     result = recording.wrap(kernels.gelu(recording.data(self_), approximate))
     if recording.compute_requires_grad(self_):
         grad_fn = GeluBackward0(recording.collect_next_edges(self_))
@@ -1645,7 +1645,7 @@ def gelu_backward(grad_output, self_, *, approximate="none"):
     derivatives.yaml, entry gelu_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["gelu_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["gelu_backward"], (grad_output, self_,))
     result = recording.wrap(kernels.gelu_backward(recording.data(grad_output), recording.data(self_), approximate))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = GeluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -1665,8 +1665,8 @@ def leaky_relu(self_, negative_slope=0.01):
 
     derivatives.yaml, entry leaky_relu
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["leaky_relu"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
+        self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu"], (self_, negative_slope,))
     result = recording.wrap(kernels.leaky_relu(recording.data(self_), negative_slope))
     if recording.compute_requires_grad(self_):
         grad_fn = LeakyReluBackward0(recording.collect_next_edges(self_))
@@ -1685,8 +1685,8 @@ def softplus(self_, beta=1, threshold=20):
 
     derivatives.yaml, entry softplus
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["softplus"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER):
+        self_, beta, threshold = _dispatch.check_arguments(OVERLOADS["softplus"], (self_, beta, threshold,))
     result = recording.wrap(kernels.softplus(recording.data(self_), beta, threshold))
     if recording.compute_requires_grad(self_):
         grad_fn = SoftplusBackward0(recording.collect_next_edges(self_))
@@ -1706,8 +1706,8 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
 
     derivatives.yaml, entry leaky_relu_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["leaky_relu_backward"], (grad_output, self_,))
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
+        grad_output, self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu_backward"], (grad_output, self_, negative_slope,))
     result = recording.wrap(kernels.leaky_relu_backward(recording.data(grad_output), recording.data(self_), negative_slope, self_is_result))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = LeakyReluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -1726,8 +1726,8 @@ def softplus_backward(grad_output, self_, beta, threshold):
 
     derivatives.yaml, entry softplus_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["softplus_backward"], (grad_output, self_,))
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER):
+        grad_output, self_, beta, threshold = _dispatch.check_arguments(OVERLOADS["softplus_backward"], (grad_output, self_, beta, threshold,))
     result = recording.wrap(kernels.softplus_backward(recording.data(grad_output), recording.data(self_), beta, threshold))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = SoftplusBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -1748,8 +1748,8 @@ def threshold_backward(grad_output, self_, threshold):
 
     derivatives.yaml, entry threshold_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["threshold_backward"], (grad_output, self_,))
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER):
+        grad_output, self_, threshold = _dispatch.check_arguments(OVERLOADS["threshold_backward"], (grad_output, self_, threshold,))
     result = recording.wrap(kernels.threshold_backward(recording.data(grad_output), recording.data(self_), threshold))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = ThresholdBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -1769,7 +1769,7 @@ def abs(self_):
     derivatives.yaml, entry abs
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["abs"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["abs"], (self_,))
     result = recording.wrap(kernels.abs(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AbsBackward0(recording.collect_next_edges(self_))
@@ -1788,7 +1788,7 @@ def abs_(self_):
     derivatives.yaml, entry abs
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["abs"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["abs"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1813,7 +1813,7 @@ def sign(self_):
     derivatives.yaml, entry sign
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sign"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sign"], (self_,))
     result = recording.wrap(kernels.sign(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SignBackward0(recording.collect_next_edges(self_))
@@ -1831,7 +1831,7 @@ def sign_(self_):
     derivatives.yaml, entry sign
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sign"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sign"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1855,7 +1855,7 @@ def clamp_Tensor(self_, min=None, max=None):
     derivatives.yaml, entry clamp.Tensor
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp.Tensor"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["clamp.Tensor"], (self_,))
     result = recording.wrap(kernels.clamp_Tensor(recording.data(self_), recording.data(min), recording.data(max)))
     if recording.compute_requires_grad(self_, min, max):
         grad_fn = ClampBackward0(recording.collect_next_edges(self_, min, max))
@@ -1876,7 +1876,7 @@ def clamp_Tensor_(self_, min=None, max=None):
     derivatives.yaml, entry clamp.Tensor
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp.Tensor"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["clamp.Tensor"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, min, max)
     if needs_grad:
@@ -1902,8 +1902,8 @@ def clamp_default(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE):
+        self_, min, max = _dispatch.check_arguments(OVERLOADS["clamp"], (self_, min, max,))
     result = recording.wrap(kernels.clamp(recording.data(self_), min, max))
     if recording.compute_requires_grad(self_):
         grad_fn = ClampBackward1(recording.collect_next_edges(self_))
@@ -1923,8 +1923,8 @@ def clamp_default_(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE):
+        self_, min, max = _dispatch.check_arguments(OVERLOADS["clamp"], (self_, min, max,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1950,8 +1950,8 @@ def clamp_min_default(self_, min):
 
     derivatives.yaml, entry clamp_min
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_min"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER):
+        self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min"], (self_, min,))
     result = recording.wrap(kernels.clamp_min(recording.data(self_), min))
     if recording.compute_requires_grad(self_):
         grad_fn = ClampMinBackward0(recording.collect_next_edges(self_))
@@ -1970,8 +1970,8 @@ def clamp_min_default_(self_, min):
 
     derivatives.yaml, entry clamp_min
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_min"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER):
+        self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min"], (self_, min,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1997,7 +1997,7 @@ def clamp_min_Tensor(self_, min):
     derivatives.yaml, entry clamp_min.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(min, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,))
+        self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,))
     result = recording.wrap(kernels.clamp_min_Tensor(recording.data(self_), recording.data(min)))
     if recording.compute_requires_grad(self_, min):
         grad_fn = ClampMinBackward1(recording.collect_next_edges(self_, min))
@@ -2017,7 +2017,7 @@ def clamp_min_Tensor_(self_, min):
     derivatives.yaml, entry clamp_min.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(min, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,))
+        self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, min)
     if needs_grad:
@@ -2042,8 +2042,8 @@ def clamp_max_default(self_, max):
 
     derivatives.yaml, entry clamp_max
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_max"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(max, NUMBER):
+        self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max"], (self_, max,))
     result = recording.wrap(kernels.clamp_max(recording.data(self_), max))
     if recording.compute_requires_grad(self_):
         grad_fn = ClampMaxBackward0(recording.collect_next_edges(self_))
@@ -2062,8 +2062,8 @@ def clamp_max_default_(self_, max):
 
     derivatives.yaml, entry clamp_max
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_max"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(max, NUMBER):
+        self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max"], (self_, max,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2089,7 +2089,7 @@ def clamp_max_Tensor(self_, max):
     derivatives.yaml, entry clamp_max.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(max, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,))
+        self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,))
     result = recording.wrap(kernels.clamp_max_Tensor(recording.data(self_), recording.data(max)))
     if recording.compute_requires_grad(self_, max):
         grad_fn = ClampMaxBackward1(recording.collect_next_edges(self_, max))
@@ -2109,7 +2109,7 @@ def clamp_max_Tensor_(self_, max):
     derivatives.yaml, entry clamp_max.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(max, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,))
+        self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, max)
     if needs_grad:
@@ -2135,7 +2135,7 @@ def maximum(self_, other):
     derivatives.yaml, entry maximum
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["maximum"], (self_, other,))
+        self_, other = _dispatch.check_arguments(OVERLOADS["maximum"], (self_, other,))
     result = recording.wrap(kernels.maximum(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = MaximumBackward0(recording.collect_next_edges(self_, other))
@@ -2155,7 +2155,7 @@ def minimum(self_, other):
     derivatives.yaml, entry minimum
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["minimum"], (self_, other,))
+        self_, other = _dispatch.check_arguments(OVERLOADS["minimum"], (self_, other,))
     result = recording.wrap(kernels.minimum(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = MinimumBackward0(recording.collect_next_edges(self_, other))
@@ -2174,8 +2174,8 @@ def where_self(condition, self_, other):
 
     derivatives.yaml, entry where.self
     """
-    if not isinstance(condition, Tensor) or not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["where.self"], (condition, self_, other,))
+    if not isinstance(condition, Tensor) or not isinstance(self_, TENSOR_OR_NUMBER) or not isinstance(other, TENSOR_OR_NUMBER):
+        condition, self_, other = _dispatch.check_arguments(OVERLOADS["where.self"], (condition, self_, other,))
     result = recording.wrap(kernels.where_self(recording.data(condition), recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = WhereBackward0(recording.collect_next_edges(self_, other))
@@ -2193,8 +2193,8 @@ def masked_fill_Scalar(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask,))
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER):
+        self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,))
     result = recording.wrap(kernels.masked_fill_Scalar(recording.data(self_), recording.data(mask), value))
     if recording.compute_requires_grad(self_):
         grad_fn = MaskedFillBackward0(recording.collect_next_edges(self_))
@@ -2212,8 +2212,8 @@ def masked_fill_Scalar_(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask,))
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER):
+        self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2237,8 +2237,8 @@ def masked_fill_Tensor(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,))
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
+        self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,))
     result = recording.wrap(kernels.masked_fill_Tensor(recording.data(self_), recording.data(mask), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
         grad_fn = MaskedFillBackward1(recording.collect_next_edges(self_, value))
@@ -2256,8 +2256,8 @@ def masked_fill_Tensor_(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,))
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
+        self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
@@ -2281,8 +2281,8 @@ def fill_Scalar(self_, value):
 
     derivatives.yaml, entry fill.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fill.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
+        self_, value = _dispatch.check_arguments(OVERLOADS["fill.Scalar"], (self_, value,))
     result = recording.wrap(kernels.fill_Scalar(recording.data(self_), value))
     if recording.compute_requires_grad(self_):
         grad_fn = FillBackward0(recording.collect_next_edges(self_))
@@ -2299,8 +2299,8 @@ def fill_Tensor(self_, value):
 
     derivatives.yaml, entry fill.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(value, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fill.Tensor"], (self_, value,))
+    if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
+        self_, value = _dispatch.check_arguments(OVERLOADS["fill.Tensor"], (self_, value,))
     result = recording.wrap(kernels.fill_Tensor(recording.data(self_), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
         grad_fn = FillBackward1(recording.collect_next_edges(self_, value))
@@ -2317,8 +2317,8 @@ def fill__Scalar(self_, value):
 
     derivatives.yaml, entry fill_.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fill_.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
+        self_, value = _dispatch.check_arguments(OVERLOADS["fill_.Scalar"], (self_, value,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2341,8 +2341,8 @@ def fill__Tensor(self_, value):
 
     derivatives.yaml, entry fill_.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(value, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fill_.Tensor"], (self_, value,))
+    if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
+        self_, value = _dispatch.check_arguments(OVERLOADS["fill_.Tensor"], (self_, value,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
@@ -2365,8 +2365,8 @@ def copy_(self_, src, non_blocking=False):
 
     derivatives.yaml, entry copy_
     """
-    if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["copy_"], (self_, src,))
+    if not isinstance(self_, Tensor) or not isinstance(src, TENSOR_OR_NUMBER):
+        self_, src = _dispatch.check_arguments(OVERLOADS["copy_"], (self_, src,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, src)
     if needs_grad:
@@ -2389,8 +2389,8 @@ def eq_Scalar(self_, other):
 
     derivatives.yaml, entry eq.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["eq.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["eq.Scalar"], (self_, other,))
     result = recording.wrap(kernels.eq_Scalar(recording.data(self_), other))
     return result
 
@@ -2400,8 +2400,8 @@ def eq_Tensor(self_, other):
 
     derivatives.yaml, entry eq.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["eq.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["eq.Tensor"], (self_, other,))
     result = recording.wrap(kernels.eq_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2411,8 +2411,8 @@ def ge_Scalar(self_, other):
 
     derivatives.yaml, entry ge.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["ge.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ge.Scalar"], (self_, other,))
     result = recording.wrap(kernels.ge_Scalar(recording.data(self_), other))
     return result
 
@@ -2422,8 +2422,8 @@ def ge_Tensor(self_, other):
 
     derivatives.yaml, entry ge.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["ge.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ge.Tensor"], (self_, other,))
     result = recording.wrap(kernels.ge_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2433,8 +2433,8 @@ def gt_Scalar(self_, other):
 
     derivatives.yaml, entry gt.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["gt.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["gt.Scalar"], (self_, other,))
     result = recording.wrap(kernels.gt_Scalar(recording.data(self_), other))
     return result
 
@@ -2444,8 +2444,8 @@ def gt_Tensor(self_, other):
 
     derivatives.yaml, entry gt.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["gt.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["gt.Tensor"], (self_, other,))
     result = recording.wrap(kernels.gt_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2455,8 +2455,8 @@ def le_Scalar(self_, other):
 
     derivatives.yaml, entry le.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["le.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["le.Scalar"], (self_, other,))
     result = recording.wrap(kernels.le_Scalar(recording.data(self_), other))
     return result
 
@@ -2466,8 +2466,8 @@ def le_Tensor(self_, other):
 
     derivatives.yaml, entry le.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["le.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["le.Tensor"], (self_, other,))
     result = recording.wrap(kernels.le_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2477,8 +2477,8 @@ def lt_Scalar(self_, other):
 
     derivatives.yaml, entry lt.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["lt.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["lt.Scalar"], (self_, other,))
     result = recording.wrap(kernels.lt_Scalar(recording.data(self_), other))
     return result
 
@@ -2488,8 +2488,8 @@ def lt_Tensor(self_, other):
 
     derivatives.yaml, entry lt.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["lt.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["lt.Tensor"], (self_, other,))
     result = recording.wrap(kernels.lt_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2499,8 +2499,8 @@ def ne_Scalar(self_, other):
 
     derivatives.yaml, entry ne.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["ne.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ne.Scalar"], (self_, other,))
     result = recording.wrap(kernels.ne_Scalar(recording.data(self_), other))
     return result
 
@@ -2510,8 +2510,8 @@ def ne_Tensor(self_, other):
 
     derivatives.yaml, entry ne.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["ne.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ne.Tensor"], (self_, other,))
     result = recording.wrap(kernels.ne_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2522,7 +2522,7 @@ def logical_not(self_):
     derivatives.yaml, entry logical_not
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["logical_not"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["logical_not"], (self_,))
     result = recording.wrap(kernels.logical_not(recording.data(self_)))
     return result
 
@@ -2533,7 +2533,7 @@ def logical_and(self_, other):
     derivatives.yaml, entry logical_and
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["logical_and"], (self_, other,))
+        self_, other = _dispatch.check_arguments(OVERLOADS["logical_and"], (self_, other,))
     result = recording.wrap(kernels.logical_and(recording.data(self_), recording.data(other)))
     return result
 
@@ -2544,7 +2544,7 @@ def logical_or(self_, other):
     derivatives.yaml, entry logical_or
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["logical_or"], (self_, other,))
+        self_, other = _dispatch.check_arguments(OVERLOADS["logical_or"], (self_, other,))
     result = recording.wrap(kernels.logical_or(recording.data(self_), recording.data(other)))
     return result
 
@@ -2555,7 +2555,7 @@ def bitwise_not(self_):
     derivatives.yaml, entry bitwise_not
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["bitwise_not"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["bitwise_not"], (self_,))
     result = recording.wrap(kernels.bitwise_not(recording.data(self_)))
     return result
 
@@ -2565,8 +2565,8 @@ def bitwise_and_Tensor(self_, other):
 
     derivatives.yaml, entry bitwise_and.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["bitwise_and.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_and.Tensor"], (self_, other,))
     result = recording.wrap(kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2576,8 +2576,8 @@ def bitwise_or_Tensor(self_, other):
 
     derivatives.yaml, entry bitwise_or.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["bitwise_or.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_or.Tensor"], (self_, other,))
     result = recording.wrap(kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2587,8 +2587,8 @@ def bitwise_xor_Tensor(self_, other):
 
     derivatives.yaml, entry bitwise_xor.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["bitwise_xor.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_xor.Tensor"], (self_, other,))
     result = recording.wrap(kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
     return result
 
@@ -2599,7 +2599,7 @@ def sum_default(self_, *, dtype=None):
     derivatives.yaml, entry sum
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sum"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sum"], (self_,))
     result = recording.wrap(kernels.sum(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = SumBackward0(recording.collect_next_edges(self_))
@@ -2618,7 +2618,7 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None):
     derivatives.yaml, entry sum.dim_IntList
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sum.dim_IntList"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sum.dim_IntList"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.sum_dim_IntList(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
@@ -2640,7 +2640,7 @@ def mean_default(self_, *, dtype=None):
     derivatives.yaml, entry mean
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mean"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["mean"], (self_,))
     result = recording.wrap(kernels.mean(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = MeanBackward0(recording.collect_next_edges(self_))
@@ -2660,7 +2660,7 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None):
     derivatives.yaml, entry mean.dim
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mean.dim"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["mean.dim"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.mean_dim(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
@@ -2683,7 +2683,7 @@ def logsumexp(self_, dim, keepdim=False):
     derivatives.yaml, entry logsumexp
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["logsumexp"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["logsumexp"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.logsumexp(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -2709,7 +2709,7 @@ def max_dim(self_, dim, keepdim=False):
     derivatives.yaml, entry max.dim
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["max.dim"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["max.dim"], (self_,))
     values, indices = map(recording.wrap, kernels.max_dim(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2735,7 +2735,7 @@ def max_default(self_):
     derivatives.yaml, entry max
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["max"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["max"], (self_,))
     result = recording.wrap(kernels.max(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2758,7 +2758,7 @@ def amax(self_, dim=(), keepdim=False):
     derivatives.yaml, entry amax
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["amax"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["amax"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.amax(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -2784,7 +2784,7 @@ def amin(self_, dim=(), keepdim=False):
     derivatives.yaml, entry amin
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["amin"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["amin"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.amin(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -2810,7 +2810,7 @@ def min_dim(self_, dim, keepdim=False):
     derivatives.yaml, entry min.dim
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["min.dim"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["min.dim"], (self_,))
     values, indices = map(recording.wrap, kernels.min_dim(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2836,7 +2836,7 @@ def min_default(self_):
     derivatives.yaml, entry min
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["min"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["min"], (self_,))
     result = recording.wrap(kernels.min(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2859,7 +2859,7 @@ def any_default(self_):
     derivatives.yaml, entry any
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["any"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["any"], (self_,))
     result = recording.wrap(kernels.any(recording.data(self_)))
     return result
 
@@ -2870,7 +2870,7 @@ def any_dim(self_, dim, keepdim=False):
     derivatives.yaml, entry any.dim
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["any.dim"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["any.dim"], (self_,))
     result = recording.wrap(kernels.any_dim(recording.data(self_), dim, keepdim))
     return result
 
@@ -2881,7 +2881,7 @@ def any_dims(self_, dim=None, keepdim=False):
     derivatives.yaml, entry any.dims
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["any.dims"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["any.dims"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.any_dims(recording.data(self_), dim, keepdim))
     return result
@@ -2893,7 +2893,7 @@ def all_default(self_):
     derivatives.yaml, entry all
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["all"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["all"], (self_,))
     result = recording.wrap(kernels.all(recording.data(self_)))
     return result
 
@@ -2904,7 +2904,7 @@ def all_dim(self_, dim, keepdim=False):
     derivatives.yaml, entry all.dim
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["all.dim"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["all.dim"], (self_,))
     result = recording.wrap(kernels.all_dim(recording.data(self_), dim, keepdim))
     return result
 
@@ -2915,7 +2915,7 @@ def all_dims(self_, dim=None, keepdim=False):
     derivatives.yaml, entry all.dims
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["all.dims"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["all.dims"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.all_dims(recording.data(self_), dim, keepdim))
     return result
@@ -2927,7 +2927,7 @@ def argmax(self_, dim=None, keepdim=False):
     derivatives.yaml, entry argmax
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["argmax"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["argmax"], (self_,))
     result = recording.wrap(kernels.argmax(recording.data(self_), dim, keepdim))
     return result
 
@@ -2938,7 +2938,7 @@ def argmin(self_, dim=None, keepdim=False):
     derivatives.yaml, entry argmin
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["argmin"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["argmin"], (self_,))
     result = recording.wrap(kernels.argmin(recording.data(self_), dim, keepdim))
     return result
 
@@ -2948,8 +2948,8 @@ def norm_Scalar(self_, p=2):
 
     derivatives.yaml, entry norm.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["norm.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER):
+        self_, p = _dispatch.check_arguments(OVERLOADS["norm.Scalar"], (self_, p,))
     result = recording.wrap(kernels.norm_Scalar(recording.data(self_), p))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2972,8 +2972,8 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 
     derivatives.yaml, entry norm.ScalarOpt_dim
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["norm.ScalarOpt_dim"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER_OR_NONE):
+        self_, p = _dispatch.check_arguments(OVERLOADS["norm.ScalarOpt_dim"], (self_, p,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.norm_ScalarOpt_dim(recording.data(self_), p, dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -2999,8 +2999,8 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 
     derivatives.yaml, entry linalg_vector_norm
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["linalg_vector_norm"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(ord, NUMBER):
+        self_, ord = _dispatch.check_arguments(OVERLOADS["linalg_vector_norm"], (self_, ord,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.linalg_vector_norm(recording.data(self_), ord, dim, keepdim, recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
@@ -3027,7 +3027,7 @@ def prod_default(self_, *, dtype=None):
     derivatives.yaml, entry prod
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["prod"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["prod"], (self_,))
     result = recording.wrap(kernels.prod(recording.data(self_), recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3050,7 +3050,7 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None):
     derivatives.yaml, entry prod.dim_int
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["prod.dim_int"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["prod.dim_int"], (self_,))
     result = recording.wrap(kernels.prod_dim_int(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3074,8 +3074,8 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry std.correction
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["std.correction"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
+        self_, correction = _dispatch.check_arguments(OVERLOADS["std.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.std_correction(recording.data(self_), dim, correction, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -3101,8 +3101,8 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry var.correction
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["var.correction"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
+        self_, correction = _dispatch.check_arguments(OVERLOADS["var.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.var_correction(recording.data(self_), dim, correction, keepdim))
     if recording.compute_requires_grad(self_):
@@ -3125,7 +3125,7 @@ def t(self_):
     derivatives.yaml, entry t
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["t"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["t"], (self_,))
     result = recording.as_view(self_, kernels.t(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = TBackward0(recording.collect_next_edges(self_))
@@ -3143,7 +3143,7 @@ def expand(self_, size, *, implicit=False):
     derivatives.yaml, entry expand
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["expand"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["expand"], (self_,))
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.expand(recording.data(self_), size, implicit))
     if recording.compute_requires_grad(self_):
@@ -3163,7 +3163,7 @@ def unsqueeze(self_, dim):
     derivatives.yaml, entry unsqueeze
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["unsqueeze"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["unsqueeze"], (self_,))
     result = recording.as_view(self_, kernels.unsqueeze(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
         grad_fn = UnsqueezeBackward0(recording.collect_next_edges(self_))
@@ -3182,7 +3182,7 @@ def squeeze_default(self_):
     derivatives.yaml, entry squeeze
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["squeeze"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze"], (self_,))
     result = recording.as_view(self_, kernels.squeeze(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SqueezeBackward0(recording.collect_next_edges(self_))
@@ -3201,7 +3201,7 @@ def squeeze_dim(self_, dim):
     derivatives.yaml, entry squeeze.dim
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["squeeze.dim"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze.dim"], (self_,))
     result = recording.as_view(self_, kernels.squeeze_dim(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
         grad_fn = SqueezeBackward1(recording.collect_next_edges(self_))
@@ -3221,7 +3221,7 @@ def squeeze_dims(self_, dim):
     derivatives.yaml, entry squeeze.dims
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["squeeze.dims"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze.dims"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.as_view(self_, kernels.squeeze_dims(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
@@ -3242,7 +3242,7 @@ def squeeze__default(self_):
     derivatives.yaml, entry squeeze_
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["squeeze_"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3267,7 +3267,7 @@ def squeeze__dim(self_, dim):
     derivatives.yaml, entry squeeze_.dim
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["squeeze_.dim"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_.dim"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3293,7 +3293,7 @@ def squeeze__dims(self_, dim):
     derivatives.yaml, entry squeeze_.dims
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["squeeze_.dims"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_.dims"], (self_,))
     dim = recording.int_tuple(dim)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
@@ -3320,7 +3320,7 @@ def _to_copy(self_, *, dtype=None):
     derivatives.yaml, entry _to_copy
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_to_copy"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_to_copy"], (self_,))
     result = recording.wrap(kernels._to_copy(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = ToCopyBackward0(recording.collect_next_edges(self_))
@@ -3339,7 +3339,7 @@ def clone(self_):
     derivatives.yaml, entry clone
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clone"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["clone"], (self_,))
     result = recording.wrap(kernels.clone(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = CloneBackward0(recording.collect_next_edges(self_))
@@ -3357,7 +3357,7 @@ def transpose_int(self_, dim0, dim1):
     derivatives.yaml, entry transpose.int
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["transpose.int"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["transpose.int"], (self_,))
     result = recording.as_view(self_, kernels.transpose_int(recording.data(self_), dim0, dim1))
     if recording.compute_requires_grad(self_):
         grad_fn = TransposeBackward0(recording.collect_next_edges(self_))
@@ -3377,7 +3377,7 @@ def _unsafe_view(self_, size):
     derivatives.yaml, entry _unsafe_view
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_unsafe_view"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_unsafe_view"], (self_,))
     size = recording.int_tuple(size)
     result = recording.wrap(kernels._unsafe_view(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
@@ -3397,7 +3397,7 @@ def view(self_, size):
     derivatives.yaml, entry view
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["view"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["view"], (self_,))
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.view(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
@@ -3417,7 +3417,7 @@ def zero_(self_):
     derivatives.yaml, entry zero_
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["zero_"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["zero_"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3441,7 +3441,7 @@ def alias(self_):
     derivatives.yaml, entry alias
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["alias"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["alias"], (self_,))
     result = recording.as_view(self_, kernels.alias(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AliasBackward0(recording.collect_next_edges(self_))
@@ -3459,7 +3459,7 @@ def permute(self_, dims):
     derivatives.yaml, entry permute
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["permute"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["permute"], (self_,))
     dims = recording.int_tuple(dims)
     result = recording.as_view(self_, kernels.permute(recording.data(self_), dims))
     if recording.compute_requires_grad(self_):
@@ -3479,7 +3479,7 @@ def cat(tensors, dim=0):
     derivatives.yaml, entry cat
     """
     if not _dispatch.all_tensors(tensors):
-        _dispatch.check_tensor_arguments(OVERLOADS["cat"], (tensors,))
+        (tensors,) = _dispatch.check_arguments(OVERLOADS["cat"], (tensors,))
     result = recording.wrap(kernels.cat(recording.data(tensors), dim))
     if recording.compute_requires_grad(tensors):
         grad_fn = CatBackward0(recording.collect_next_edges(tensors))
@@ -3499,7 +3499,7 @@ def stack(tensors, dim=0):
     derivatives.yaml, entry stack
     """
     if not _dispatch.all_tensors(tensors):
-        _dispatch.check_tensor_arguments(OVERLOADS["stack"], (tensors,))
+        (tensors,) = _dispatch.check_arguments(OVERLOADS["stack"], (tensors,))
     result = recording.wrap(kernels.stack(recording.data(tensors), dim))
     if recording.compute_requires_grad(tensors):
         grad_fn = StackBackward0(recording.collect_next_edges(tensors))
@@ -3519,7 +3519,7 @@ def split_Tensor(self_, split_size, dim=0):
     derivatives.yaml, entry split.Tensor
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["split.Tensor"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["split.Tensor"], (self_,))
     result = [recording.as_view(self_, a) for a in kernels.split_Tensor(recording.data(self_), split_size, dim)]
     if recording.compute_requires_grad(self_):
         grad_fn = SplitBackward0(recording.collect_next_edges(self_))
@@ -3541,7 +3541,7 @@ def split_with_sizes(self_, split_sizes, dim=0):
     derivatives.yaml, entry split_with_sizes
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["split_with_sizes"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["split_with_sizes"], (self_,))
     split_sizes = recording.int_tuple(split_sizes)
     result = [recording.as_view(self_, a) for a in kernels.split_with_sizes(recording.data(self_), split_sizes, dim)]
     if recording.compute_requires_grad(self_):
@@ -3564,7 +3564,7 @@ def unbind_int(self_, dim=0):
     derivatives.yaml, entry unbind.int
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["unbind.int"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["unbind.int"], (self_,))
     result = [recording.as_view(self_, a) for a in kernels.unbind_int(recording.data(self_), dim)]
     if recording.compute_requires_grad(self_):
         grad_fn = UnbindBackward0(recording.collect_next_edges(self_))
@@ -3584,7 +3584,7 @@ def select_int(self_, dim, index):
     derivatives.yaml, entry select.int
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["select.int"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["select.int"], (self_,))
     result = recording.as_view(self_, kernels.select_int(recording.data(self_), dim, index))
     if recording.compute_requires_grad(self_):
         grad_fn = SelectBackward0(recording.collect_next_edges(self_))
@@ -3605,7 +3605,7 @@ def select_backward(grad_output, input_sizes, dim, index):
     derivatives.yaml, entry select_backward
     """
     if not isinstance(grad_output, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["select_backward"], (grad_output,))
+        (grad_output,) = _dispatch.check_arguments(OVERLOADS["select_backward"], (grad_output,))
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.select_backward(recording.data(grad_output), input_sizes, dim, index))
     if recording.compute_requires_grad(grad_output):
@@ -3626,7 +3626,7 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
     derivatives.yaml, entry slice.Tensor
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["slice.Tensor"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["slice.Tensor"], (self_,))
     result = recording.as_view(self_, kernels.slice_Tensor(recording.data(self_), dim, start, end, step))
     if recording.compute_requires_grad(self_):
         grad_fn = SliceBackward0(recording.collect_next_edges(self_))
@@ -3649,7 +3649,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     derivatives.yaml, entry slice_backward
     """
     if not isinstance(grad_output, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["slice_backward"], (grad_output,))
+        (grad_output,) = _dispatch.check_arguments(OVERLOADS["slice_backward"], (grad_output,))
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.slice_backward(recording.data(grad_output), input_sizes, dim, start, end, step))
     if recording.compute_requires_grad(grad_output):
@@ -3672,7 +3672,7 @@ def index_Tensor(self_, indices):
     derivatives.yaml, entry index.Tensor
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["index.Tensor"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["index.Tensor"], (self_,))
     result = recording.wrap(kernels.index_Tensor(recording.data(self_), recording.data(indices)))
     if recording.compute_requires_grad(self_):
         grad_fn = IndexBackward0(recording.collect_next_edges(self_))
@@ -3692,7 +3692,7 @@ def index_put(self_, indices, values, accumulate=False):
     derivatives.yaml, entry index_put
     """
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["index_put"], (self_, values,))
+        self_, values = _dispatch.check_arguments(OVERLOADS["index_put"], (self_, values,))
     result = recording.wrap(kernels.index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
     if recording.compute_requires_grad(self_, values):
         grad_fn = IndexPutBackward0(recording.collect_next_edges(self_, values))
@@ -3713,7 +3713,7 @@ def index_put_(self_, indices, values, accumulate=False):
     derivatives.yaml, entry index_put
     """
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["index_put"], (self_, values,))
+        self_, values = _dispatch.check_arguments(OVERLOADS["index_put"], (self_, values,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, values)
     if needs_grad:
@@ -3740,7 +3740,7 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
     derivatives.yaml, entry _index_put_impl_
     """
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_index_put_impl_"], (self_, values,))
+        self_, values = _dispatch.check_arguments(OVERLOADS["_index_put_impl_"], (self_, values,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, values)
     if needs_grad:
@@ -3767,7 +3767,7 @@ def index_select(self_, dim, index):
     derivatives.yaml, entry index_select
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["index_select"], (self_, index,))
+        self_, index = _dispatch.check_arguments(OVERLOADS["index_select"], (self_, index,))
     result = recording.wrap(kernels.index_select(recording.data(self_), dim, recording.data(index)))
     if recording.compute_requires_grad(self_):
         grad_fn = IndexSelectBackward0(recording.collect_next_edges(self_))
@@ -3787,8 +3787,8 @@ def index_add(self_, dim, index, source, *, alpha=1):
 
     derivatives.yaml, entry index_add
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["index_add"], (self_, index, source,))
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER):
+        self_, index, source, alpha = _dispatch.check_arguments(OVERLOADS["index_add"], (self_, index, source, alpha,))
     result = recording.wrap(kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
     if recording.compute_requires_grad(self_, source):
         grad_fn = IndexAddBackward0(recording.collect_next_edges(self_, source))
@@ -3809,7 +3809,7 @@ def gather(self_, dim, index, *, sparse_grad=False):
     derivatives.yaml, entry gather
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["gather"], (self_, index,))
+        self_, index = _dispatch.check_arguments(OVERLOADS["gather"], (self_, index,))
     result = recording.wrap(kernels.gather(recording.data(self_), dim, recording.data(index), sparse_grad))
     if recording.compute_requires_grad(self_):
         grad_fn = GatherBackward0(recording.collect_next_edges(self_))
@@ -3830,7 +3830,7 @@ def scatter_add(self_, dim, index, src):
     derivatives.yaml, entry scatter_add
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter_add"], (self_, index, src,))
+        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter_add"], (self_, index, src,))
     result = recording.wrap(kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
     if recording.compute_requires_grad(self_, src):
         grad_fn = ScatterAddBackward0(recording.collect_next_edges(self_, src))
@@ -3850,7 +3850,7 @@ def repeat(self_, repeats):
     derivatives.yaml, entry repeat
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["repeat"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["repeat"], (self_,))
     repeats = recording.int_tuple(repeats)
     result = recording.wrap(kernels.repeat(recording.data(self_), repeats))
     if recording.compute_requires_grad(self_):
@@ -3871,7 +3871,7 @@ def flip(self_, dims):
     derivatives.yaml, entry flip
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["flip"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["flip"], (self_,))
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.flip(recording.data(self_), dims))
     if recording.compute_requires_grad(self_):
@@ -3891,7 +3891,7 @@ def mm(self_, mat2):
     derivatives.yaml, entry mm
     """
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mm"], (self_, mat2,))
+        self_, mat2 = _dispatch.check_arguments(OVERLOADS["mm"], (self_, mat2,))
     result = recording.wrap(kernels.mm(recording.data(self_), recording.data(mat2)))
     if recording.compute_requires_grad(self_, mat2):
         grad_fn = MmBackward0(recording.collect_next_edges(self_, mat2))
@@ -3914,8 +3914,8 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addmm
     """
-    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["addmm"], (self_, mat1, mat2,))
+    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, mat1, mat2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,))
     result = recording.wrap(kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
     if recording.compute_requires_grad(self_, mat1, mat2):
         grad_fn = AddmmBackward0(recording.collect_next_edges(self_, mat1, mat2))
@@ -3941,7 +3941,7 @@ def bmm(self_, mat2):
     derivatives.yaml, entry bmm
     """
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["bmm"], (self_, mat2,))
+        self_, mat2 = _dispatch.check_arguments(OVERLOADS["bmm"], (self_, mat2,))
     result = recording.wrap(kernels.bmm(recording.data(self_), recording.data(mat2)))
     if recording.compute_requires_grad(self_, mat2):
         grad_fn = BmmBackward0(recording.collect_next_edges(self_, mat2))
@@ -3961,7 +3961,7 @@ def dot(self_, tensor):
     derivatives.yaml, entry dot
     """
     if not isinstance(self_, Tensor) or not isinstance(tensor, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["dot"], (self_, tensor,))
+        self_, tensor = _dispatch.check_arguments(OVERLOADS["dot"], (self_, tensor,))
     result = recording.wrap(kernels.dot(recording.data(self_), recording.data(tensor)))
     if recording.compute_requires_grad(self_, tensor):
         grad_fn = DotBackward0(recording.collect_next_edges(self_, tensor))
@@ -3981,7 +3981,7 @@ def mv(self_, vec):
     derivatives.yaml, entry mv
     """
     if not isinstance(self_, Tensor) or not isinstance(vec, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mv"], (self_, vec,))
+        self_, vec = _dispatch.check_arguments(OVERLOADS["mv"], (self_, vec,))
     result = recording.wrap(kernels.mv(recording.data(self_), recording.data(vec)))
     if recording.compute_requires_grad(self_, vec):
         grad_fn = MvBackward0(recording.collect_next_edges(self_, vec))
@@ -4001,7 +4001,7 @@ def _softmax(self_, dim, half_to_float):
     derivatives.yaml, entry _softmax
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_softmax"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_softmax"], (self_,))
     result = recording.wrap(kernels._softmax(recording.data(self_), dim, half_to_float))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4025,7 +4025,7 @@ def _log_softmax(self_, dim, half_to_float):
     derivatives.yaml, entry _log_softmax
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_log_softmax"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_log_softmax"], (self_,))
     result = recording.wrap(kernels._log_softmax(recording.data(self_), dim, half_to_float))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4049,7 +4049,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     derivatives.yaml, entry _log_softmax_backward_data
     """
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_log_softmax_backward_data"], (grad_output, output,))
+        grad_output, output = _dispatch.check_arguments(OVERLOADS["_log_softmax_backward_data"], (grad_output, output,))
     result = recording.wrap(kernels._log_softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = LogSoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
@@ -4070,7 +4070,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
     derivatives.yaml, entry _softmax_backward_data
     """
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_softmax_backward_data"], (grad_output, output,))
+        grad_output, output = _dispatch.check_arguments(OVERLOADS["_softmax_backward_data"], (grad_output, output,))
     result = recording.wrap(kernels._softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = SoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
@@ -4092,7 +4092,7 @@ def mse_loss(self_, target, reduction=1):
     derivatives.yaml, entry mse_loss
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mse_loss"], (self_, target,))
+        self_, target = _dispatch.check_arguments(OVERLOADS["mse_loss"], (self_, target,))
     result = recording.wrap(kernels.mse_loss(recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = MseLossBackward0(recording.collect_next_edges(self_, target))
@@ -4113,7 +4113,7 @@ def mse_loss_backward(grad_output, self_, target, reduction):
     derivatives.yaml, entry mse_loss_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mse_loss_backward"], (grad_output, self_, target,))
+        grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["mse_loss_backward"], (grad_output, self_, target,))
     result = recording.wrap(kernels.mse_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = MseLossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -4134,8 +4134,8 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 
     derivatives.yaml, entry smooth_l1_loss
     """
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["smooth_l1_loss"], (self_, target,))
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER):
+        self_, target, beta = _dispatch.check_arguments(OVERLOADS["smooth_l1_loss"], (self_, target, beta,))
     result = recording.wrap(kernels.smooth_l1_loss(recording.data(self_), recording.data(target), reduction, beta))
     if recording.compute_requires_grad(self_, target):
         grad_fn = SmoothL1LossBackward0(recording.collect_next_edges(self_, target))
@@ -4156,8 +4156,8 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 
     derivatives.yaml, entry smooth_l1_loss_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target,))
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER):
+        grad_output, self_, target, beta = _dispatch.check_arguments(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target, beta,))
     result = recording.wrap(kernels.smooth_l1_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, beta))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = SmoothL1LossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -4180,7 +4180,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     derivatives.yaml, entry nll_loss_forward
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["nll_loss_forward"], (self_, target,))
+        self_, target = _dispatch.check_arguments(OVERLOADS["nll_loss_forward"], (self_, target,))
     output, total_weight = map(recording.wrap, kernels.nll_loss_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4208,7 +4208,7 @@ def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
     derivatives.yaml, entry nll_loss2d_forward
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["nll_loss2d_forward"], (self_, target,))
+        self_, target = _dispatch.check_arguments(OVERLOADS["nll_loss2d_forward"], (self_, target,))
     output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4236,7 +4236,7 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
     derivatives.yaml, entry nll_loss_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, total_weight,))
+        grad_output, self_, target, total_weight = _dispatch.check_arguments(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, total_weight,))
     result = recording.wrap(kernels.nll_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = NllLossBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -4258,7 +4258,7 @@ def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_in
     derivatives.yaml, entry nll_loss2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, total_weight,))
+        grad_output, self_, target, total_weight = _dispatch.check_arguments(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, total_weight,))
     result = recording.wrap(kernels.nll_loss2d_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = NllLoss2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -4280,7 +4280,7 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
     derivatives.yaml, entry binary_cross_entropy
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["binary_cross_entropy"], (self_, target,))
+        self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy"], (self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy(recording.data(self_), recording.data(target), recording.data(weight), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = BinaryCrossEntropyBackward0(recording.collect_next_edges(self_, target))
@@ -4302,7 +4302,7 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
     derivatives.yaml, entry binary_cross_entropy_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target,))
+        grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = BinaryCrossEntropyBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -4325,7 +4325,7 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
     derivatives.yaml, entry binary_cross_entropy_with_logits
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target,))
+        self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy_with_logits(recording.data(self_), recording.data(target), recording.data(weight), recording.data(pos_weight), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0(recording.collect_next_edges(self_, target))
@@ -4347,8 +4347,8 @@ def native_dropout(input, p, train):
 
     derivatives.yaml, entry native_dropout
     """
-    if not isinstance(input, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["native_dropout"], (input,))
+    if not isinstance(input, Tensor) or not isinstance(p, NUMBER):
+        input, p = _dispatch.check_arguments(OVERLOADS["native_dropout"], (input, p,))
     result0, result1 = map(recording.wrap, kernels.native_dropout(recording.data(input), p, train))
     needs_grad = recording.compute_requires_grad(input)
     if needs_grad:
@@ -4372,8 +4372,8 @@ def native_dropout_backward(grad_output, mask, scale):
 
     derivatives.yaml, entry native_dropout_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["native_dropout_backward"], (grad_output, mask,))
+    if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or not isinstance(scale, NUMBER):
+        grad_output, mask, scale = _dispatch.check_arguments(OVERLOADS["native_dropout_backward"], (grad_output, mask, scale,))
     result = recording.wrap(kernels.native_dropout_backward(recording.data(grad_output), recording.data(mask), scale))
     if recording.compute_requires_grad(grad_output, mask):
         grad_fn = NativeDropoutBackwardBackward0(recording.collect_next_edges(grad_output, mask))
@@ -4393,7 +4393,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     derivatives.yaml, entry embedding
     """
     if not isinstance(weight, Tensor) or not isinstance(indices, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["embedding"], (weight, indices,))
+        weight, indices = _dispatch.check_arguments(OVERLOADS["embedding"], (weight, indices,))
     result = recording.wrap(kernels.embedding(recording.data(weight), recording.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if recording.compute_requires_grad(weight):
         grad_fn = EmbeddingBackward0(recording.collect_next_edges(weight))
@@ -4415,7 +4415,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
     derivatives.yaml, entry embedding_dense_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["embedding_dense_backward"], (grad_output, indices,))
+        grad_output, indices = _dispatch.check_arguments(OVERLOADS["embedding_dense_backward"], (grad_output, indices,))
     result = recording.wrap(kernels.embedding_dense_backward(recording.data(grad_output), recording.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if recording.compute_requires_grad(grad_output):
         grad_fn = EmbeddingDenseBackwardBackward0(recording.collect_next_edges(grad_output))
@@ -4436,8 +4436,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 
     derivatives.yaml, entry native_layer_norm
     """
-    if not isinstance(input, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["native_layer_norm"], (input,))
+    if not isinstance(input, Tensor) or not isinstance(eps, NUMBER):
+        input, eps = _dispatch.check_arguments(OVERLOADS["native_layer_norm"], (input, eps,))
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm(recording.data(input), normalized_shape, recording.data(weight), recording.data(bias), eps))
     needs_grad = recording.compute_requires_grad(input, weight, bias)
@@ -4467,7 +4467,7 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     derivatives.yaml, entry native_layer_norm_backward
     """
     if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(mean, Tensor) or not isinstance(rstd, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["native_layer_norm_backward"], (grad_out, input, mean, rstd,))
+        grad_out, input, mean, rstd = _dispatch.check_arguments(OVERLOADS["native_layer_norm_backward"], (grad_out, input, mean, rstd,))
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm_backward(recording.data(grad_out), recording.data(input), normalized_shape, recording.data(mean), recording.data(rstd), recording.data(weight), recording.data(bias), output_mask))
     if recording.compute_requires_grad(grad_out, input, weight):
@@ -4493,8 +4493,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
     derivatives.yaml, entry native_batch_norm
     """
-    if not isinstance(input, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["native_batch_norm"], (input,))
+    if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER):
+        input, momentum, eps = _dispatch.check_arguments(OVERLOADS["native_batch_norm"], (input, momentum, eps,))
     result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
     if recording.compute_requires_grad(input, weight, bias):
         grad_fn = NativeBatchNormBackward0(recording.collect_next_edges(input, weight, bias))
@@ -4520,7 +4520,7 @@ def silu(self_):
     derivatives.yaml, entry silu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["silu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["silu"], (self_,))
     result = recording.wrap(kernels.silu(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SiluBackward0(recording.collect_next_edges(self_))
@@ -4539,7 +4539,7 @@ def silu_(self_):
     derivatives.yaml, entry silu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["silu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["silu"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4564,7 +4564,7 @@ def mish(self_):
     derivatives.yaml, entry mish
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mish"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["mish"], (self_,))
     result = recording.wrap(kernels.mish(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = MishBackward0(recording.collect_next_edges(self_))
@@ -4583,7 +4583,7 @@ def mish_(self_):
     derivatives.yaml, entry mish
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mish"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["mish"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4607,8 +4607,8 @@ def elu(self_, alpha=1, scale=1, input_scale=1):
 
     derivatives.yaml, entry elu
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["elu"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER):
+        self_, alpha, scale, input_scale = _dispatch.check_arguments(OVERLOADS["elu"], (self_, alpha, scale, input_scale,))
     result = recording.wrap(kernels.elu(recording.data(self_), alpha, scale, input_scale))
     if recording.compute_requires_grad(self_):
         grad_fn = EluBackward0(recording.collect_next_edges(self_))
@@ -4629,8 +4629,8 @@ def elu_(self_, alpha=1, scale=1, input_scale=1):
 
     derivatives.yaml, entry elu_
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["elu_"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER):
+        self_, alpha, scale, input_scale = _dispatch.check_arguments(OVERLOADS["elu_"], (self_, alpha, scale, input_scale,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4659,8 +4659,8 @@ def hardtanh(self_, min_val=-1, max_val=1):
 
     derivatives.yaml, entry hardtanh
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["hardtanh"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
+        self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh"], (self_, min_val, max_val,))
     result = recording.wrap(kernels.hardtanh(recording.data(self_), min_val, max_val))
     if recording.compute_requires_grad(self_):
         grad_fn = HardtanhBackward0(recording.collect_next_edges(self_))
@@ -4680,8 +4680,8 @@ def hardtanh_(self_, min_val=-1, max_val=1):
 
     derivatives.yaml, entry hardtanh
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["hardtanh"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
+        self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh"], (self_, min_val, max_val,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4707,8 +4707,8 @@ def hardtanh_backward(grad_output, self_, min_val, max_val):
 
     derivatives.yaml, entry hardtanh_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["hardtanh_backward"], (grad_output, self_,))
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
+        grad_output, self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh_backward"], (grad_output, self_, min_val, max_val,))
     result = recording.wrap(kernels.hardtanh_backward(recording.data(grad_output), recording.data(self_), min_val, max_val))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = HardtanhBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -4729,7 +4729,7 @@ def hardsigmoid(self_):
     derivatives.yaml, entry hardsigmoid
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["hardsigmoid"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["hardsigmoid"], (self_,))
     result = recording.wrap(kernels.hardsigmoid(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = HardsigmoidBackward0(recording.collect_next_edges(self_))
@@ -4748,7 +4748,7 @@ def hardsigmoid_(self_):
     derivatives.yaml, entry hardsigmoid
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["hardsigmoid"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["hardsigmoid"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4773,7 +4773,7 @@ def hardswish(self_):
     derivatives.yaml, entry hardswish
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["hardswish"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["hardswish"], (self_,))
     result = recording.wrap(kernels.hardswish(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = HardswishBackward0(recording.collect_next_edges(self_))
@@ -4792,7 +4792,7 @@ def hardswish_(self_):
     derivatives.yaml, entry hardswish
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["hardswish"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["hardswish"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4817,7 +4817,7 @@ def log_sigmoid_forward(self_):
     derivatives.yaml, entry log_sigmoid_forward
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log_sigmoid_forward"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log_sigmoid_forward"], (self_,))
     output, buffer = map(recording.wrap, kernels.log_sigmoid_forward(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = LogSigmoidBackward0(recording.collect_next_edges(self_))
@@ -4837,7 +4837,7 @@ def glu(self_, dim=-1):
     derivatives.yaml, entry glu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["glu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["glu"], (self_,))
     result = recording.wrap(kernels.glu(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
         grad_fn = GluBackward0(recording.collect_next_edges(self_))
@@ -4856,8 +4856,8 @@ def huber_loss(self_, target, reduction=1, delta=1.0):
 
     derivatives.yaml, entry huber_loss
     """
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["huber_loss"], (self_, target,))
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER):
+        self_, target, delta = _dispatch.check_arguments(OVERLOADS["huber_loss"], (self_, target, delta,))
     result = recording.wrap(kernels.huber_loss(recording.data(self_), recording.data(target), reduction, delta))
     if recording.compute_requires_grad(self_, target):
         grad_fn = HuberLossBackward0(recording.collect_next_edges(self_, target))
@@ -4879,8 +4879,8 @@ def constant_pad_nd(self_, pad, value=0):
 
     derivatives.yaml, entry constant_pad_nd
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["constant_pad_nd"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
+        self_, value = _dispatch.check_arguments(OVERLOADS["constant_pad_nd"], (self_, value,))
     pad = recording.int_tuple(pad)
     result = recording.wrap(kernels.constant_pad_nd(recording.data(self_), pad, value))
     if recording.compute_requires_grad(self_):
@@ -4899,8 +4899,8 @@ def leaky_relu_(self_, negative_slope=0.01):
 
     derivatives.yaml, entry leaky_relu_
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["leaky_relu_"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
+        self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu_"], (self_, negative_slope,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4928,7 +4928,7 @@ def reflection_pad1d(self_, padding):
     derivatives.yaml, entry reflection_pad1d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad1d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad1d"], (self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad1d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -4949,7 +4949,7 @@ def reflection_pad1d_backward(grad_output, self_, padding):
     derivatives.yaml, entry reflection_pad1d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -4970,7 +4970,7 @@ def reflection_pad2d(self_, padding):
     derivatives.yaml, entry reflection_pad2d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad2d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad2d"], (self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad2d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -4991,7 +4991,7 @@ def reflection_pad2d_backward(grad_output, self_, padding):
     derivatives.yaml, entry reflection_pad2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5012,7 +5012,7 @@ def reflection_pad3d(self_, padding):
     derivatives.yaml, entry reflection_pad3d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad3d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad3d"], (self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad3d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5033,7 +5033,7 @@ def reflection_pad3d_backward(grad_output, self_, padding):
     derivatives.yaml, entry reflection_pad3d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5054,7 +5054,7 @@ def replication_pad1d(self_, padding):
     derivatives.yaml, entry replication_pad1d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad1d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad1d"], (self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad1d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5075,7 +5075,7 @@ def replication_pad1d_backward(grad_output, self_, padding):
     derivatives.yaml, entry replication_pad1d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad1d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad1d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5096,7 +5096,7 @@ def replication_pad2d(self_, padding):
     derivatives.yaml, entry replication_pad2d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad2d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad2d"], (self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad2d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5117,7 +5117,7 @@ def replication_pad2d_backward(grad_output, self_, padding):
     derivatives.yaml, entry replication_pad2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad2d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad2d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5138,7 +5138,7 @@ def replication_pad3d(self_, padding):
     derivatives.yaml, entry replication_pad3d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad3d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad3d"], (self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad3d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5159,7 +5159,7 @@ def replication_pad3d_backward(grad_output, self_, padding):
     derivatives.yaml, entry replication_pad3d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad3d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad3d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5180,7 +5180,7 @@ def cumsum(self_, dim, *, dtype=None):
     derivatives.yaml, entry cumsum
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["cumsum"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cumsum"], (self_,))
     result = recording.wrap(kernels.cumsum(recording.data(self_), dim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = CumsumBackward0(recording.collect_next_edges(self_))
@@ -5201,7 +5201,7 @@ def cumsum_(self_, dim, *, dtype=None):
     derivatives.yaml, entry cumsum
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["cumsum"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cumsum"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5229,7 +5229,7 @@ def cumprod(self_, dim, *, dtype=None):
     derivatives.yaml, entry cumprod
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["cumprod"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cumprod"], (self_,))
     result = recording.wrap(kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
@@ -5251,7 +5251,7 @@ def cumprod_(self_, dim, *, dtype=None):
     derivatives.yaml, entry cumprod
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["cumprod"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cumprod"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5280,7 +5280,7 @@ def sort_default(self_, dim=-1, descending=False):
     derivatives.yaml, entry sort
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sort"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sort"], (self_,))
     values, indices = map(recording.wrap, kernels.sort(recording.data(self_), dim, descending))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5305,7 +5305,7 @@ def sort_stable(self_, *, stable, dim=-1, descending=False):
     derivatives.yaml, entry sort.stable
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sort.stable"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sort.stable"], (self_,))
     values, indices = map(recording.wrap, kernels.sort_stable(recording.data(self_), stable, dim, descending))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5330,7 +5330,7 @@ def topk(self_, k, dim=-1, largest=True, sorted=True):
     derivatives.yaml, entry topk
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["topk"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["topk"], (self_,))
     values, indices = map(recording.wrap, kernels.topk(recording.data(self_), k, dim, largest, sorted))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5355,7 +5355,7 @@ def tril(self_, diagonal=0):
     derivatives.yaml, entry tril
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["tril"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["tril"], (self_,))
     result = recording.wrap(kernels.tril(recording.data(self_), diagonal))
     if recording.compute_requires_grad(self_):
         grad_fn = TrilBackward0(recording.collect_next_edges(self_))
@@ -5374,7 +5374,7 @@ def tril_(self_, diagonal=0):
     derivatives.yaml, entry tril
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["tril"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["tril"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5399,7 +5399,7 @@ def triu(self_, diagonal=0):
     derivatives.yaml, entry triu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["triu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["triu"], (self_,))
     result = recording.wrap(kernels.triu(recording.data(self_), diagonal))
     if recording.compute_requires_grad(self_):
         grad_fn = TriuBackward0(recording.collect_next_edges(self_))
@@ -5418,7 +5418,7 @@ def triu_(self_, diagonal=0):
     derivatives.yaml, entry triu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["triu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["triu"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5443,7 +5443,7 @@ def log2(self_):
     derivatives.yaml, entry log2
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log2"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log2"], (self_,))
     result = recording.wrap(kernels.log2(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = Log2Backward0(recording.collect_next_edges(self_))
@@ -5462,7 +5462,7 @@ def log2_(self_):
     derivatives.yaml, entry log2
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log2"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log2"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5487,7 +5487,7 @@ def log10(self_):
     derivatives.yaml, entry log10
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log10"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log10"], (self_,))
     result = recording.wrap(kernels.log10(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = Log10Backward0(recording.collect_next_edges(self_))
@@ -5506,7 +5506,7 @@ def log10_(self_):
     derivatives.yaml, entry log10
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log10"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log10"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5531,7 +5531,7 @@ def floor(self_):
     derivatives.yaml, entry floor
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["floor"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["floor"], (self_,))
     result = recording.wrap(kernels.floor(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = FloorBackward0(recording.collect_next_edges(self_))
@@ -5549,7 +5549,7 @@ def floor_(self_):
     derivatives.yaml, entry floor
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["floor"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["floor"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5573,7 +5573,7 @@ def ceil(self_):
     derivatives.yaml, entry ceil
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["ceil"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["ceil"], (self_,))
     result = recording.wrap(kernels.ceil(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = CeilBackward0(recording.collect_next_edges(self_))
@@ -5591,7 +5591,7 @@ def ceil_(self_):
     derivatives.yaml, entry ceil
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["ceil"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["ceil"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5615,7 +5615,7 @@ def round_default(self_):
     derivatives.yaml, entry round
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["round"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["round"], (self_,))
     result = recording.wrap(kernels.round(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = RoundBackward0(recording.collect_next_edges(self_))
@@ -5633,7 +5633,7 @@ def round_default_(self_):
     derivatives.yaml, entry round
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["round"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["round"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5657,7 +5657,7 @@ def round_decimals(self_, *, decimals):
     derivatives.yaml, entry round.decimals
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["round.decimals"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["round.decimals"], (self_,))
     result = recording.wrap(kernels.round_decimals(recording.data(self_), decimals))
     if recording.compute_requires_grad(self_):
         grad_fn = RoundBackward1(recording.collect_next_edges(self_))
@@ -5675,7 +5675,7 @@ def round_decimals_(self_, *, decimals):
     derivatives.yaml, entry round.decimals
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["round.decimals"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["round.decimals"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5699,7 +5699,7 @@ def trunc(self_):
     derivatives.yaml, entry trunc
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["trunc"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["trunc"], (self_,))
     result = recording.wrap(kernels.trunc(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = TruncBackward0(recording.collect_next_edges(self_))
@@ -5717,7 +5717,7 @@ def trunc_(self_):
     derivatives.yaml, entry trunc
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["trunc"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["trunc"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5741,7 +5741,7 @@ def frac(self_):
     derivatives.yaml, entry frac
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["frac"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["frac"], (self_,))
     result = recording.wrap(kernels.frac(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = FracBackward0(recording.collect_next_edges(self_))
@@ -5759,7 +5759,7 @@ def frac_(self_):
     derivatives.yaml, entry frac
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["frac"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["frac"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5783,7 +5783,7 @@ def roll(self_, shifts, dims=()):
     derivatives.yaml, entry roll
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["roll"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["roll"], (self_,))
     shifts = recording.int_tuple(shifts)
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.roll(recording.data(self_), shifts, dims))
@@ -5806,7 +5806,7 @@ def masked_select(self_, mask):
     derivatives.yaml, entry masked_select
     """
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["masked_select"], (self_, mask,))
+        self_, mask = _dispatch.check_arguments(OVERLOADS["masked_select"], (self_, mask,))
     result = recording.wrap(kernels.masked_select(recording.data(self_), recording.data(mask)))
     if recording.compute_requires_grad(self_):
         grad_fn = MaskedSelectBackward0(recording.collect_next_edges(self_))
@@ -5829,7 +5829,7 @@ def scatter_src(self_, dim, index, src):
     derivatives.yaml, entry scatter.src
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.src"], (self_, index, src,))
+        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.src"], (self_, index, src,))
     result = recording.wrap(kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
     if recording.compute_requires_grad(self_, src):
         grad_fn = ScatterBackward0(recording.collect_next_edges(self_, src))
@@ -5849,7 +5849,7 @@ def scatter_src_(self_, dim, index, src):
     derivatives.yaml, entry scatter.src
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.src"], (self_, index, src,))
+        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.src"], (self_, index, src,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, src)
     if needs_grad:
@@ -5874,8 +5874,8 @@ def scatter_value(self_, dim, index, value):
 
     derivatives.yaml, entry scatter.value
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.value"], (self_, index,))
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value"], (self_, index, value,))
     result = recording.wrap(kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
     if recording.compute_requires_grad(self_):
         grad_fn = ScatterBackward1(recording.collect_next_edges(self_))
@@ -5894,8 +5894,8 @@ def scatter_value_(self_, dim, index, value):
 
     derivatives.yaml, entry scatter.value
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.value"], (self_, index,))
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value"], (self_, index, value,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5921,7 +5921,7 @@ def scatter_reduce(self_, dim, index, src, *, reduce):
     derivatives.yaml, entry scatter.reduce
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,))
+        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,))
     result = recording.wrap(kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
     return result
 
@@ -5932,7 +5932,7 @@ def scatter_reduce_(self_, dim, index, src, *, reduce):
     derivatives.yaml, entry scatter.reduce
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,))
+        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,), inplace=True)
     recording.check_inplace(self_)
     recording.write_inplace(self_, kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
     return self_
@@ -5943,8 +5943,8 @@ def scatter_value_reduce(self_, dim, index, value, *, reduce):
 
     derivatives.yaml, entry scatter.value_reduce
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.value_reduce"], (self_, index,))
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value_reduce"], (self_, index, value,))
     result = recording.wrap(kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
     return result
 
@@ -5954,8 +5954,8 @@ def scatter_value_reduce_(self_, dim, index, value, *, reduce):
 
     derivatives.yaml, entry scatter.value_reduce
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.value_reduce"], (self_, index,))
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value_reduce"], (self_, index, value,), inplace=True)
     recording.check_inplace(self_)
     recording.write_inplace(self_, kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
     return self_
@@ -5966,8 +5966,8 @@ def lerp_Scalar(self_, end, weight):
 
     derivatives.yaml, entry lerp.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["lerp.Scalar"], (self_, end,))
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER):
+        self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Scalar"], (self_, end, weight,))
     result = recording.wrap(kernels.lerp_Scalar(recording.data(self_), recording.data(end), weight))
     if recording.compute_requires_grad(self_, end):
         grad_fn = LerpBackward0(recording.collect_next_edges(self_, end))
@@ -5985,8 +5985,8 @@ def lerp_Scalar_(self_, end, weight):
 
     derivatives.yaml, entry lerp.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["lerp.Scalar"], (self_, end,))
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER):
+        self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Scalar"], (self_, end, weight,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, end)
     if needs_grad:
@@ -6010,8 +6010,8 @@ def lerp_Tensor(self_, end, weight):
 
     derivatives.yaml, entry lerp.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,))
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER):
+        self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,))
     result = recording.wrap(kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
     if recording.compute_requires_grad(self_, end, weight):
         grad_fn = LerpBackward1(recording.collect_next_edges(self_, end, weight))
@@ -6031,8 +6031,8 @@ def lerp_Tensor_(self_, end, weight):
 
     derivatives.yaml, entry lerp.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,))
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER):
+        self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, end, weight)
     if needs_grad:
@@ -6058,8 +6058,8 @@ def addcmul(self_, tensor1, tensor2, *, value=1):
 
     derivatives.yaml, entry addcmul
     """
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2,))
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
+        self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,))
     result = recording.wrap(kernels.addcmul(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
     if recording.compute_requires_grad(self_, tensor1, tensor2):
         grad_fn = AddcmulBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
@@ -6079,8 +6079,8 @@ def addcmul_(self_, tensor1, tensor2, *, value=1):
 
     derivatives.yaml, entry addcmul
     """
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2,))
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
+        self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
     if needs_grad:
@@ -6106,8 +6106,8 @@ def addcdiv(self_, tensor1, tensor2, *, value=1):
 
     derivatives.yaml, entry addcdiv
     """
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2,))
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
+        self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,))
     result = recording.wrap(kernels.addcdiv(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
     if recording.compute_requires_grad(self_, tensor1, tensor2):
         grad_fn = AddcdivBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
@@ -6127,8 +6127,8 @@ def addcdiv_(self_, tensor1, tensor2, *, value=1):
 
     derivatives.yaml, entry addcdiv
     """
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2,))
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
+        self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
     if needs_grad:
@@ -6154,8 +6154,8 @@ def var_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry var_mean.correction
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["var_mean.correction"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
+        self_, correction = _dispatch.check_arguments(OVERLOADS["var_mean.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
     result0, result1 = map(recording.wrap, kernels.var_mean_correction(recording.data(self_), dim, correction, keepdim))
     if recording.compute_requires_grad(self_):
@@ -6180,8 +6180,8 @@ def std_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry std_mean.correction
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["std_mean.correction"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
+        self_, correction = _dispatch.check_arguments(OVERLOADS["std_mean.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
     result0, result1 = map(recording.wrap, kernels.std_mean_correction(recording.data(self_), dim, correction, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -6210,8 +6210,8 @@ def floor_divide_default(self_, other):
 
     derivatives.yaml, entry floor_divide
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["floor_divide"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide"], (self_, other,))
     result = recording.wrap(kernels.floor_divide(recording.data(self_), recording.data(other)))
     return result
 
@@ -6221,8 +6221,8 @@ def floor_divide_default_(self_, other):
 
     derivatives.yaml, entry floor_divide
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["floor_divide"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     recording.write_inplace(self_, kernels.floor_divide(recording.data(self_), recording.data(other)))
     return self_
@@ -6233,8 +6233,8 @@ def floor_divide_Scalar(self_, other):
 
     derivatives.yaml, entry floor_divide.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["floor_divide.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide.Scalar"], (self_, other,))
     result = recording.wrap(kernels.floor_divide_Scalar(recording.data(self_), other))
     return result
 
@@ -6244,8 +6244,8 @@ def floor_divide_Scalar_(self_, other):
 
     derivatives.yaml, entry floor_divide.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["floor_divide.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide.Scalar"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     recording.write_inplace(self_, kernels.floor_divide_Scalar(recording.data(self_), other))
     return self_
@@ -6256,8 +6256,8 @@ def remainder_Scalar(self_, other):
 
     derivatives.yaml, entry remainder.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar"], (self_, other,))
     result = recording.wrap(kernels.remainder_Scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
         grad_fn = RemainderBackward0(recording.collect_next_edges(self_))
@@ -6274,8 +6274,8 @@ def remainder_Scalar_(self_, other):
 
     derivatives.yaml, entry remainder.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6298,8 +6298,8 @@ def remainder_Tensor(self_, other):
 
     derivatives.yaml, entry remainder.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Tensor"], (self_, other,))
     result = recording.wrap(kernels.remainder_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = RemainderBackward1(recording.collect_next_edges(self_, other))
@@ -6318,8 +6318,8 @@ def remainder_Tensor_(self_, other):
 
     derivatives.yaml, entry remainder.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -6344,8 +6344,8 @@ def remainder_Scalar_Tensor(self_, other):
 
     derivatives.yaml, entry remainder.Scalar_Tensor
     """
-    if not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Scalar_Tensor"], (other,))
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar_Tensor"], (self_, other,))
     result = recording.wrap(kernels.remainder_Scalar_Tensor(self_, recording.data(other)))
     return result
 
@@ -6355,8 +6355,8 @@ def fmod_Scalar(self_, other):
 
     derivatives.yaml, entry fmod.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fmod.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Scalar"], (self_, other,))
     result = recording.wrap(kernels.fmod_Scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
         grad_fn = FmodBackward0(recording.collect_next_edges(self_))
@@ -6373,8 +6373,8 @@ def fmod_Scalar_(self_, other):
 
     derivatives.yaml, entry fmod.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fmod.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Scalar"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6397,8 +6397,8 @@ def fmod_Tensor(self_, other):
 
     derivatives.yaml, entry fmod.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fmod.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Tensor"], (self_, other,))
     result = recording.wrap(kernels.fmod_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = FmodBackward1(recording.collect_next_edges(self_, other))
@@ -6417,8 +6417,8 @@ def fmod_Tensor_(self_, other):
 
     derivatives.yaml, entry fmod.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fmod.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -6444,7 +6444,7 @@ def linalg_inv_ex(A, *, check_errors=False):
     derivatives.yaml, entry linalg_inv_ex
     """
     if not isinstance(A, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["linalg_inv_ex"], (A,))
+        (A,) = _dispatch.check_arguments(OVERLOADS["linalg_inv_ex"], (A,))
     inverse, info = map(recording.wrap, kernels.linalg_inv_ex(recording.data(A), check_errors))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -6467,7 +6467,7 @@ def linalg_solve_ex(A, B, *, left=True, check_errors=False):
     derivatives.yaml, entry linalg_solve_ex
     """
     if not isinstance(A, Tensor) or not isinstance(B, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["linalg_solve_ex"], (A, B,))
+        A, B = _dispatch.check_arguments(OVERLOADS["linalg_solve_ex"], (A, B,))
     result, info = map(recording.wrap, kernels.linalg_solve_ex(recording.data(A), recording.data(B), left, check_errors))
     needs_grad = recording.compute_requires_grad(A, B)
     if needs_grad:
@@ -6495,7 +6495,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     derivatives.yaml, entry convolution
     """
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["convolution"], (input, weight,))
+        input, weight = _dispatch.check_arguments(OVERLOADS["convolution"], (input, weight,))
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
@@ -6525,7 +6525,7 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     derivatives.yaml, entry convolution_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["convolution_backward"], (grad_output, input, weight,))
+        grad_output, input, weight = _dispatch.check_arguments(OVERLOADS["convolution_backward"], (grad_output, input, weight,))
     bias_sizes = recording.int_tuple(bias_sizes)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -6559,7 +6559,7 @@ def max_pool2d_with_indices(self_, kernel_size, stride=(), padding=(0, 0), dilat
     derivatives.yaml, entry max_pool2d_with_indices
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["max_pool2d_with_indices"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["max_pool2d_with_indices"], (self_,))
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -6592,7 +6592,7 @@ def max_pool2d_with_indices_backward(grad_output, self_, kernel_size, stride, pa
     derivatives.yaml, entry max_pool2d_with_indices_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["max_pool2d_with_indices_backward"], (grad_output, self_, indices,))
+        grad_output, self_, indices = _dispatch.check_arguments(OVERLOADS["max_pool2d_with_indices_backward"], (grad_output, self_, indices,))
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -6616,7 +6616,7 @@ def avg_pool2d(self_, kernel_size, stride=(), padding=(0, 0), ceil_mode=False, c
     derivatives.yaml, entry avg_pool2d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["avg_pool2d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["avg_pool2d"], (self_,))
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -6644,7 +6644,7 @@ def avg_pool2d_backward(grad_output, self_, kernel_size, stride, padding, ceil_m
     derivatives.yaml, entry avg_pool2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["avg_pool2d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["avg_pool2d_backward"], (grad_output, self_,))
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -6672,7 +6672,7 @@ def _adaptive_avg_pool2d(self_, output_size):
     derivatives.yaml, entry _adaptive_avg_pool2d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_adaptive_avg_pool2d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_adaptive_avg_pool2d"], (self_,))
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._adaptive_avg_pool2d(recording.data(self_), output_size))
     if recording.compute_requires_grad(self_):
@@ -6692,7 +6692,7 @@ def _adaptive_avg_pool2d_backward(grad_output, self_):
     derivatives.yaml, entry _adaptive_avg_pool2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,))
     result = recording.wrap(kernels._adaptive_avg_pool2d_backward(recording.data(grad_output), recording.data(self_)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = AdaptiveAvgPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -6712,7 +6712,7 @@ def adaptive_max_pool2d(self_, output_size):
     derivatives.yaml, entry adaptive_max_pool2d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["adaptive_max_pool2d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["adaptive_max_pool2d"], (self_,))
     output_size = recording.int_tuple(output_size)
     result0, result1 = map(recording.wrap, kernels.adaptive_max_pool2d(recording.data(self_), output_size))
     needs_grad = recording.compute_requires_grad(self_)
@@ -6737,7 +6737,7 @@ def adaptive_max_pool2d_backward(grad_output, self_, indices):
     derivatives.yaml, entry adaptive_max_pool2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,))
+        grad_output, self_, indices = _dispatch.check_arguments(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,))
     result = recording.wrap(kernels.adaptive_max_pool2d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = AdaptiveMaxPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -6775,23 +6775,23 @@ where = where_self
 # numpy arrays.
 OVERLOADS = {
     "add.Tensor": Overload(add_Tensor, kernels.add_Tensor, "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
         Param("alpha", "Scalar", has_default=True, keyword_only=True),
     )),
     "add.Scalar": Overload(add_Scalar, kernels.add_Scalar, "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (
-        Param("self_", "Tensor"),
+        Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),
         Param("alpha", "Scalar", has_default=True),
     )),
     "sub.Tensor": Overload(sub_Tensor, kernels.sub_Tensor, "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
         Param("alpha", "Scalar", has_default=True, keyword_only=True),
     )),
     "rsub.Tensor": Overload(rsub_Tensor, kernels.rsub_Tensor, "rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
         Param("alpha", "Scalar", has_default=True, keyword_only=True),
     )),
     "rsub.Scalar": Overload(rsub_Scalar, kernels.rsub_Scalar, "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (
@@ -6800,40 +6800,40 @@ OVERLOADS = {
         Param("alpha", "Scalar", has_default=True),
     )),
     "mul.Tensor": Overload(mul_Tensor, kernels.mul_Tensor, "mul.Tensor(Tensor self, Tensor other) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
     )),
     "mul.Scalar": Overload(mul_Scalar, kernels.mul_Scalar, "mul.Scalar(Tensor self, Scalar other) -> Tensor", (
-        Param("self_", "Tensor"),
+        Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),
     )),
     "div.Tensor": Overload(div_Tensor, kernels.div_Tensor, "div.Tensor(Tensor self, Tensor other) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
     )),
     "div.Scalar": Overload(div_Scalar, kernels.div_Scalar, "div.Scalar(Tensor self, Scalar other) -> Tensor", (
-        Param("self_", "Tensor"),
+        Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),
     )),
     "div.Tensor_mode": Overload(div_Tensor_mode, kernels.div_Tensor_mode, "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
         Param("rounding_mode", "str?", keyword_only=True),
     )),
     "neg": Overload(neg, kernels.neg, "neg(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
     "pow.Tensor_Scalar": Overload(pow_Tensor_Scalar, kernels.pow_Tensor_Scalar, "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (
-        Param("self_", "Tensor"),
+        Param("self_", "Tensor", number=True),
         Param("exponent", "Scalar"),
     )),
     "pow.Tensor_Tensor": Overload(pow_Tensor_Tensor, kernels.pow_Tensor_Tensor, "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("exponent", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("exponent", "Tensor", number=True),
     )),
     "pow.Scalar": Overload(pow_Scalar, kernels.pow_Scalar, "pow.Scalar(Scalar self, Tensor exponent) -> Tensor", (
         Param("self_", "Scalar"),
-        Param("exponent", "Tensor"),
+        Param("exponent", "Tensor", number=True),
     )),
     "reciprocal": Overload(reciprocal, kernels.reciprocal, "reciprocal(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
@@ -6962,9 +6962,9 @@ OVERLOADS = {
     )),
     "where.self": Overload(where_self, kernels.where_self, "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", (
         Param("condition", "Tensor"),
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
-    )),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
+    ), several=True),
     "masked_fill.Scalar": Overload(masked_fill_Scalar, kernels.masked_fill_Scalar, "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", (
         Param("self_", "Tensor"),
         Param("mask", "Tensor"),
@@ -6973,7 +6973,7 @@ OVERLOADS = {
     "masked_fill.Tensor": Overload(masked_fill_Tensor, kernels.masked_fill_Tensor, "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", (
         Param("self_", "Tensor"),
         Param("mask", "Tensor"),
-        Param("value", "Tensor"),
+        Param("value", "Tensor", number=True),
     )),
     "fill.Scalar": Overload(fill_Scalar, kernels.fill_Scalar, "fill.Scalar(Tensor self, Scalar value) -> Tensor", (
         Param("self_", "Tensor"),
@@ -6981,7 +6981,7 @@ OVERLOADS = {
     )),
     "fill.Tensor": Overload(fill_Tensor, kernels.fill_Tensor, "fill.Tensor(Tensor self, Tensor value) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("value", "Tensor"),
+        Param("value", "Tensor", number=True),
     )),
     "fill_.Scalar": Overload(fill__Scalar, kernels.fill__Scalar, "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", (
         Param("self_", "Tensor"),
@@ -6989,11 +6989,11 @@ OVERLOADS = {
     )),
     "fill_.Tensor": Overload(fill__Tensor, kernels.fill__Tensor, "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", (
         Param("self_", "Tensor"),
-        Param("value", "Tensor"),
+        Param("value", "Tensor", number=True),
     )),
     "copy_": Overload(copy_, kernels.copy_, "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", (
-        Param("self_", "Tensor"),
-        Param("src", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("src", "Tensor", number=True),
         Param("non_blocking", "bool", has_default=True),
     )),
     "eq.Scalar": Overload(eq_Scalar, kernels.eq_Scalar, "eq.Scalar(Tensor self, Scalar other) -> Tensor", (
@@ -7002,7 +7002,7 @@ OVERLOADS = {
     )),
     "eq.Tensor": Overload(eq_Tensor, kernels.eq_Tensor, "eq.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "ge.Scalar": Overload(ge_Scalar, kernels.ge_Scalar, "ge.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7010,7 +7010,7 @@ OVERLOADS = {
     )),
     "ge.Tensor": Overload(ge_Tensor, kernels.ge_Tensor, "ge.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "gt.Scalar": Overload(gt_Scalar, kernels.gt_Scalar, "gt.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7018,7 +7018,7 @@ OVERLOADS = {
     )),
     "gt.Tensor": Overload(gt_Tensor, kernels.gt_Tensor, "gt.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "le.Scalar": Overload(le_Scalar, kernels.le_Scalar, "le.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7026,7 +7026,7 @@ OVERLOADS = {
     )),
     "le.Tensor": Overload(le_Tensor, kernels.le_Tensor, "le.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "lt.Scalar": Overload(lt_Scalar, kernels.lt_Scalar, "lt.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7034,7 +7034,7 @@ OVERLOADS = {
     )),
     "lt.Tensor": Overload(lt_Tensor, kernels.lt_Tensor, "lt.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "ne.Scalar": Overload(ne_Scalar, kernels.ne_Scalar, "ne.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7042,7 +7042,7 @@ OVERLOADS = {
     )),
     "ne.Tensor": Overload(ne_Tensor, kernels.ne_Tensor, "ne.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "logical_not": Overload(logical_not, kernels.logical_not, "logical_not(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7059,17 +7059,17 @@ OVERLOADS = {
         Param("self_", "Tensor"),
     )),
     "bitwise_and.Tensor": Overload(bitwise_and_Tensor, kernels.bitwise_and_Tensor, "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
-    )),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
+    ), several=True),
     "bitwise_or.Tensor": Overload(bitwise_or_Tensor, kernels.bitwise_or_Tensor, "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
-    )),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
+    ), several=True),
     "bitwise_xor.Tensor": Overload(bitwise_xor_Tensor, kernels.bitwise_xor_Tensor, "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
-    )),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
+    ), several=True),
     "sum": Overload(sum_default, kernels.sum, "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", (
         Param("self_", "Tensor"),
         Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
@@ -7744,7 +7744,7 @@ OVERLOADS = {
     "lerp.Tensor": Overload(lerp_Tensor, kernels.lerp_Tensor, "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", (
         Param("self_", "Tensor"),
         Param("end", "Tensor"),
-        Param("weight", "Tensor"),
+        Param("weight", "Tensor", number=True),
     )),
     "addcmul": Overload(addcmul, kernels.addcmul, "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7771,24 +7771,24 @@ OVERLOADS = {
         Param("keepdim", "bool", has_default=True, keyword_only=True),
     )),
     "floor_divide": Overload(floor_divide_default, kernels.floor_divide, "floor_divide(Tensor self, Tensor other) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
     )),
     "floor_divide.Scalar": Overload(floor_divide_Scalar, kernels.floor_divide_Scalar, "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", (
-        Param("self_", "Tensor"),
+        Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),
     )),
     "remainder.Scalar": Overload(remainder_Scalar, kernels.remainder_Scalar, "remainder.Scalar(Tensor self, Scalar other) -> Tensor", (
-        Param("self_", "Tensor"),
+        Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),
     )),
     "remainder.Tensor": Overload(remainder_Tensor, kernels.remainder_Tensor, "remainder.Tensor(Tensor self, Tensor other) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
     )),
     "remainder.Scalar_Tensor": Overload(remainder_Scalar_Tensor, kernels.remainder_Scalar_Tensor, "remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", (
         Param("self_", "Scalar"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "fmod.Scalar": Overload(fmod_Scalar, kernels.fmod_Scalar, "fmod.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7796,7 +7796,7 @@ OVERLOADS = {
     )),
     "fmod.Tensor": Overload(fmod_Tensor, kernels.fmod_Tensor, "fmod.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "linalg_inv_ex": Overload(linalg_inv_ex, kernels.linalg_inv_ex, "linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)", (
         Param("A", "Tensor"),
