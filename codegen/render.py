@@ -14,7 +14,7 @@ from codegen.escape import Into, escape
 from codegen.formula import local_name
 from codegen.model import Derivative, OpInfo, SavedAttribute, SavedKind
 from codegen.schema import REDUCTIONS, Argument, FunctionSchema, varargs_list
-from codegen.wrapped_numbers import has_several_signatures, takes_number
+from codegen.wrapped_numbers import has_several_signatures, takes_number, takes_only_numbers
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 GENERATOR = "python -m codegen"
@@ -653,6 +653,7 @@ def overload_context(info: OpInfo, group: list[OpInfo]) -> dict:
         "schema": str(info.schema),
         "params": [_param(a, info.schema.base) for a in info.schema.arguments],
         "several": has_several_signatures(info.schema.base),
+        "only_numbers": takes_only_numbers(info.schema.base),
     }
 
 

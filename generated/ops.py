@@ -6778,17 +6778,17 @@ OVERLOADS = {
         Param("self_", "Tensor", number=True),
         Param("other", "Tensor", number=True),
         Param("alpha", "Scalar", has_default=True, keyword_only=True),
-    )),
+    ), only_numbers=True),
     "add.Scalar": Overload(add_Scalar, kernels.add_Scalar, "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (
         Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),
         Param("alpha", "Scalar", has_default=True),
-    )),
+    ), only_numbers=True),
     "sub.Tensor": Overload(sub_Tensor, kernels.sub_Tensor, "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (
         Param("self_", "Tensor", number=True),
         Param("other", "Tensor", number=True),
         Param("alpha", "Scalar", has_default=True, keyword_only=True),
-    )),
+    ), only_numbers=True),
     "rsub.Tensor": Overload(rsub_Tensor, kernels.rsub_Tensor, "rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (
         Param("self_", "Tensor"),
         Param("other", "Tensor", number=True),
@@ -6802,24 +6802,24 @@ OVERLOADS = {
     "mul.Tensor": Overload(mul_Tensor, kernels.mul_Tensor, "mul.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor", number=True),
         Param("other", "Tensor", number=True),
-    )),
+    ), only_numbers=True),
     "mul.Scalar": Overload(mul_Scalar, kernels.mul_Scalar, "mul.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),
-    )),
+    ), only_numbers=True),
     "div.Tensor": Overload(div_Tensor, kernels.div_Tensor, "div.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor", number=True),
         Param("other", "Tensor", number=True),
-    )),
+    ), only_numbers=True),
     "div.Scalar": Overload(div_Scalar, kernels.div_Scalar, "div.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),
-    )),
+    ), only_numbers=True),
     "div.Tensor_mode": Overload(div_Tensor_mode, kernels.div_Tensor_mode, "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", (
         Param("self_", "Tensor", number=True),
         Param("other", "Tensor", number=True),
         Param("rounding_mode", "str?", keyword_only=True),
-    )),
+    ), only_numbers=True),
     "neg": Overload(neg, kernels.neg, "neg(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
@@ -6995,7 +6995,7 @@ OVERLOADS = {
         Param("self_", "Tensor", number=True),
         Param("src", "Tensor", number=True),
         Param("non_blocking", "bool", has_default=True),
-    )),
+    ), only_numbers=True),
     "eq.Scalar": Overload(eq_Scalar, kernels.eq_Scalar, "eq.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
         Param("other", "Scalar"),
@@ -7773,11 +7773,11 @@ OVERLOADS = {
     "floor_divide": Overload(floor_divide_default, kernels.floor_divide, "floor_divide(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor", number=True),
         Param("other", "Tensor", number=True),
-    )),
+    ), only_numbers=True),
     "floor_divide.Scalar": Overload(floor_divide_Scalar, kernels.floor_divide_Scalar, "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),
-    )),
+    ), only_numbers=True),
     "remainder.Scalar": Overload(remainder_Scalar, kernels.remainder_Scalar, "remainder.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),

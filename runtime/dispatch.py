@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from numbers import Number
+from numbers import Integral, Number
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -48,6 +48,8 @@ class Overload(NamedTuple):
     # torch binds more signatures for this name than the spec has (where.ScalarOther...), so
     # its error for a bad argument is "received an invalid combination of arguments"
     several: bool = False
+    # torch's parser takes numbers for all its Tensor arguments at once (`torch.add(2, 3)`)
+    only_numbers: bool = False
 
 
 # What a generated wrapper's quick isinstance test lets through without a call: a Tensor;
@@ -185,11 +187,11 @@ def _wrong_element(name: str, position: int | None, index: int, item: Any) -> Ty
                             name, message.format(index, max(argument - 1, 0), _type_name(item)))
 
 
-def _argument_problem(param: Param, value: Any, some_tensor: bool) -> str | None:
+def _argument_problem(param: Param, value: Any, numbers_fit: bool) -> str | None:
     """What torch says a value of `param` must be, if it is not that; None if it fits."""
     kind = param.type
     if kind == "Tensor":
-        fits = isinstance(value, Tensor) or (some_tensor and param.number and _is_number(value))
+        fits = isinstance(value, Tensor) or (numbers_fit and param.number and _is_number(value))
         return None if fits else "Tensor"
     if kind in _NUMBER_KINDS:
         fits = _is_number(value) or (value is None and kind.endswith("?")) \
@@ -210,10 +212,14 @@ def check_arguments(overload: Overload, values: tuple, inplace: bool = False) ->
     name = _op_name(overload.schema) + ("_" if inplace else "")
     params = [p for p in overload.params if checked(p)]
     positional = [p.name for p in overload.params if not p.keyword_only]
-    some_tensor = not _only_numbers([v for p, v in zip(params, values, strict=True)
-                                     if p.type == "Tensor"])
+    if overload.only_numbers and all(_is_number(v) for p, v in zip(params, values, strict=True)
+                                     if p.type == "Tensor"):
+        values = _first_as_tensor(params, values)
+    # a number beside a tensor (on the parser's own list, beside anything)
+    numbers_fit = overload.only_numbers or not _only_numbers(
+        [v for p, v in zip(params, values, strict=True) if p.type == "Tensor"])
     for param, value in zip(params, values, strict=True):
-        expected = _argument_problem(param, value, some_tensor)
+        expected = _argument_problem(param, value, numbers_fit)
         position = positional.index(param.name) + 1 if param.name in positional else None
         if expected is not None and overload.several:
             raise _several_signatures_error(name, overload, params, values)
@@ -227,6 +233,21 @@ def check_arguments(overload: Overload, values: tuple, inplace: bool = False) ->
                  for p, v in zip(params, values, strict=True))
 
 
+def _first_as_tensor(params: list[Param], values: tuple) -> tuple:
+    """`torch.mul(2, 3)`: torch wraps both numbers, and the result is a 0-dim tensor of their
+    promoted type. Making the first a 0-dim tensor of its own type (int64, the default float
+    dtype, bool), with the second a wrapped number beside it, promotes the same way."""
+    first = next(i for i, p in enumerate(params) if p.type == "Tensor")
+    value = values[first]
+    if isinstance(value, bool | np.bool_):
+        array = np.array(value)
+    elif isinstance(value, Integral):
+        array = np.array(value, dtype=np.int64)
+    else:
+        array = np.array(value, dtype=dtypes.get_default_dtype().numpy)
+    return (*values[:first], Tensor._make(array, None), *values[first + 1:])
+
+
 def _several_signatures_error(name: str, overload: Overload, params: list[Param],
                               values: tuple) -> TypeError:
     """torch's error for a bad argument of an op it binds with several signatures. The
@@ -238,12 +259,14 @@ def _several_signatures_error(name: str, overload: Overload, params: list[Param]
 def _describe(args: Sequence[Any], kwargs: dict, tensor_types: tuple = ()) -> str:
     """The arguments' types as torch's "received an invalid combination" message lists them:
     each followed by ", ", the last one's cut only when there are positional ones (so torch
-    writes `(min=str, )` for a method given only keywords)."""
+    writes `(min=str, )` for a method given only keywords). torch reads the keywords into a
+    C++ unordered_map, whose order (with libstdc++, for a few keys) is the reverse of the
+    order they were given in: `clamp(x, min=a, max=b)` lists max first."""
     def name(value: Any) -> str:
         return "Tensor" if tensor_types and isinstance(value, tensor_types) else \
             _type_name(value)
     text = "".join(f"{name(a)}, " for a in args) + "".join(
-        f"{k}={name(v)}, " for k, v in kwargs.items())
+        f"{k}={name(v)}, " for k, v in reversed(kwargs.items()))
     return f"({text[:-2] if args else text})"
 
 
@@ -306,8 +329,9 @@ def _matches(param: Param, value: Any, strict: bool, tensor_types: tuple = ()) -
 
 
 def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool,
-          tensor_types: tuple = ()) -> tuple | None:
-    """The arguments in schema order if they match `params`, else None."""
+          tensor_types: tuple = (), only_numbers: bool = False) -> tuple | None:
+    """The arguments in schema order if they match `params`, else None (`only_numbers`: a
+    call with numbers for all the Tensor arguments is one, as for torch's parser's list)."""
     positional = [p for p in params if not p.keyword_only]
     if len(args) > len(positional):
         return None
@@ -325,8 +349,8 @@ def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool,
             continue
         if not _matches(param, bound[param.name], strict, tensor_types):
             return None
-    if not tensor_types and _only_numbers([bound.get(p.name) for p in params
-                                           if p.type in ("Tensor", "Tensor?")]):
+    if not tensor_types and not only_numbers and _only_numbers(
+            [bound.get(p.name) for p in params if p.type in ("Tensor", "Tensor?")]):
         return None  # every Tensor argument a number: no Tensor to work on
     return tuple(bound.get(p.name, _DEFAULT) for p in params)
 
@@ -419,7 +443,8 @@ def _resolve(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict
              tensor_types: tuple = ()) -> tuple[Callable, tuple[str, ...] | None] | _ByValue:
     for strict in (True, False):
         for overload in overloads:
-            bound = _bind(overload.params, args, kwargs, strict, tensor_types)
+            bound = _bind(overload.params, args, kwargs, strict, tensor_types,
+                          overload.only_numbers)
             if bound is None:
                 continue
             function = overload.wrapper
