@@ -54,7 +54,7 @@ class Overload(NamedTuple):
 
 # What a generated wrapper's quick isinstance test lets through without a call: a Tensor;
 # where the binding takes a wrapped number, a Python int or float (bool is an int) too; and
-# for a Scalar or float parameter, a Python number. Anything else (numpy scalars, None, a
+# for a Scalar or float parameter, a Python number. Anything else (np.float32, None, a
 # 0-dim tensor for a Scalar) is decided by `check_arguments`.
 TENSOR_OR_NUMBER = (Tensor, int, float)
 NUMBER = (int, float)
@@ -86,11 +86,6 @@ def _only_numbers(values: list) -> bool:
     """Whether some of these Tensor arguments were given, and all of those as numbers."""
     given = [v for v in values if v is not None and v is not _DEFAULT]
     return bool(given) and not any(isinstance(v, Tensor) for v in given)
-
-
-def _op_name(schema: str) -> str:
-    """`add` for `add.Tensor(Tensor self, ...)` and for its in-place form `add_`."""
-    return schema.split("(", 1)[0].split(".", 1)[0].removesuffix("_")
 
 
 def all_tensors(values: Any) -> bool:
@@ -209,7 +204,9 @@ def check_arguments(overload: Overload, values: tuple, inplace: bool = False) ->
     a Tensor list holding something else, a Scalar that is neither a number nor a 0-dim
     tensor without grad (`add(x, y, alpha=torch.tensor(2., requires_grad=True))`).
     """
-    name = _op_name(overload.schema) + ("_" if inplace else "")
+    # the name torch's message gives: the schema's (`copy_` keeps its underscore), and an
+    # in-place wrapper's (`add_`)
+    name = overload.schema.split("(", 1)[0].split(".", 1)[0] + ("_" if inplace else "")
     params = [p for p in overload.params if checked(p)]
     positional = [p.name for p in overload.params if not p.keyword_only]
     if overload.only_numbers and all(_is_number(v) for p, v in zip(params, values, strict=True)
