@@ -17,7 +17,7 @@ from __future__ import annotations
 MODULE_NAMES = frozenset({
     "runtime", "ops", "manual", "forward", "kernels", "Node",
     "SavedVariable", "SavedVariableList", "NOT_SAVED", "namedtuple", "OVERLOADS", "BY_NAME",
-    "Overload", "Param", "tensor_ops",
+    "Overload", "Param", "tensor_ops", "NUMBER", "NUMBER_OR_NONE", "TENSOR_OR_NUMBER",
     "TensorMethods", "recording", "forward_grad", "_dispatch",
     "map", "tuple", "TypeError", "NotImplemented", "Tensor", "isinstance",
     "_out",  # runtime/out.py, which a wrapper hands an out= call to
@@ -30,6 +30,6 @@ NODE_MODULE_NAMES = MODULE_NAMES | {"any", "len", "range", "property", "RuntimeE
 LOCAL_NAMES = NODE_MODULE_NAMES | {
     "grad_fn", "needs_grad", "forward_ad", "original_self", "tangent", "returned",
     "grad", "grads", "grad_inputs", "any_grad_defined", "results", "grad_input_mask",
-    "args", "kwargs", "total", "term",
+    "args", "kwargs", "total", "term", "error",
     "out",  # the keyword-only out= of the wrappers of torch's out= overloads
 }

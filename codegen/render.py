@@ -14,6 +14,7 @@ from codegen.escape import Into, escape
 from codegen.formula import local_name
 from codegen.model import Derivative, OpInfo, SavedAttribute, SavedKind
 from codegen.schema import REDUCTIONS, Argument, FunctionSchema, varargs_list
+from codegen.wrapped_numbers import has_several_signatures, takes_number, takes_only_numbers
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 GENERATOR = "python -m codegen"
@@ -524,26 +525,53 @@ def _normalize(schema: FunctionSchema) -> list[str]:
             if a.type.is_list and a.type.base in ("int", "SymInt")]
 
 
-def _argument_guard(info: OpInfo) -> list[str]:
-    """Lines that refuse a value that is no Tensor where the schema says Tensor, as
-    PyTorch's argument parser does (`torch.add(x, None)` is a TypeError, not NaNs). The
-    check on the usual path is one isinstance per Tensor argument; what a non-Tensor may
-    be (a Python number, on the ops torch lets take one) runtime/dispatch.py decides."""
-    names = [local_name(a.name) for a in info.schema.arguments
-             if a.type.base == "Tensor" and not a.type.optional and not a.type.optional_items]
-    if not names:
+# What a parameter's quick test in a wrapper lets through, by its type (the names are
+# runtime/dispatch.py's): anything else goes to `_dispatch.check_arguments`.
+_QUICK_TYPES = {"Scalar": "NUMBER", "Scalar?": "NUMBER_OR_NONE", "float": "NUMBER",
+                "float?": "NUMBER_OR_NONE"}
+
+
+def _checked(arg: Argument) -> bool:
+    """The parameters a wrapper checks on every call, as runtime/dispatch.py's `checked`
+    picks them: Tensors, lists of Tensors, and the numbers a 0-dim tensor may stand for."""
+    kind = _argument_kind(arg)
+    return kind == "Tensor" or kind.startswith("Tensor[") and not kind.endswith("?") \
+        or kind in _QUICK_TYPES
+
+
+def _quick_test(info: OpInfo, arg: Argument, first_tensor: bool) -> str:
+    """The condition under which a value is not plainly right for `arg`: one isinstance. A
+    number for the first Tensor argument (`torch.add(2, x)`, or `torch.add(2, 3)`, which
+    has no tensor at all) is rare enough to be left to the slow check."""
+    name = local_name(arg.name)
+    kind = _argument_kind(arg)
+    if kind != "Tensor" and kind.startswith("Tensor"):
+        return f"not _dispatch.all_tensors({name})"
+    if kind == "Tensor":
+        number = not first_tensor and takes_number(info.schema.base, arg.name)
+        return f"not isinstance({name}, {'TENSOR_OR_NUMBER' if number else 'Tensor'})"
+    return f"not isinstance({name}, {_QUICK_TYPES[kind]})"
+
+
+def _argument_guard(info: OpInfo, inplace: bool = False) -> list[str]:
+    """Lines that check the arguments as PyTorch's argument parser does: a value that is no
+    Tensor where the schema says Tensor is a TypeError (`torch.add(x, None)`, not NaNs), a
+    0-dim tensor given for a Scalar becomes its number. The usual path costs one isinstance
+    per checked argument, which lets through what is plainly right: a Tensor, or a Python
+    number where the op's binding takes one (decided here: codegen/wrapped_numbers.py) or
+    the schema says Scalar. Anything else goes to runtime/dispatch.py's check_arguments,
+    which accepts or converts what torch accepts and raises torch's error for the rest."""
+    checked = [a for a in info.schema.arguments if _checked(a)]
+    if not checked:
         return []
-    test = " or ".join(
-        f"not _dispatch.all_tensors({n})" if _is_list_argument(info, n)
-        else f"not isinstance({n}, Tensor)"
-        for n in names)
-    return [f"if {test}:",
-            f"    _dispatch.check_tensor_arguments(OVERLOADS[{escape(info.name, Into.LITERAL)}], "
-            f"({', '.join(names)},))"]
-
-
-def _is_list_argument(info: OpInfo, name: str) -> bool:
-    return any(local_name(a.name) == name and a.type.is_list for a in info.schema.arguments)
+    first = next((a for a in checked if _argument_kind(a) == "Tensor"), None)
+    tests = " or ".join(_quick_test(info, a, a is first) for a in checked)
+    names = ", ".join(local_name(a.name) for a in checked)
+    targets = f"({names},)" if len(checked) == 1 else names
+    flag = ", inplace=True" if inplace else ""
+    return [f"if {tests}:",
+            f"    {targets} = _dispatch.check_arguments("
+            f"OVERLOADS[{escape(info.name, Into.LITERAL)}], ({names},){flag})"]
 
 
 def _inplace_write(info: OpInfo, kernel_args: str, kernel_call: str,
@@ -670,7 +698,8 @@ def op_contexts(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = fro
                            body=[*normalize, *_out_form(info, function), *body])
     if info.inplace:
         contexts.append({**common, "function": f"{function}_", "doc": "In-place ",
-                         "body": [*normalize, *wrapper.inplace_body()]})
+                         "body": [*_argument_guard(info, inplace=True), *_normalize(schema),
+                                  *wrapper.inplace_body()]})
     return contexts
 
 
@@ -679,10 +708,13 @@ def _argument_kind(arg: Argument) -> str:
     return str(replace(arg.type, alias=None)).replace("SymInt", "int")
 
 
-def _param(arg: Argument) -> str:
-    """An argument as overload resolution reads it: `Param("dim", "int[1]?", has_default=True)`."""
+def _param(arg: Argument, base: str) -> str:
+    """An argument as overload resolution reads it: `Param("dim", "int[1]?", has_default=True)`;
+    `number=True` on a Tensor argument a Python number may stand for (in op `base`)."""
     flags = (", has_default=True" if arg.default is not None else "") \
-        + (", keyword_only=True" if arg.kwarg_only else "")
+        + (", keyword_only=True" if arg.kwarg_only else "") \
+        + (", number=True" if arg.type.base == "Tensor" and not arg.type.is_list
+           and takes_number(base, arg.name) else "")
     return f"Param({escape(local_name(arg.name), Into.LITERAL)}, " \
         f"{escape(_argument_kind(arg), Into.LITERAL)}{flags})"
 
@@ -694,7 +726,9 @@ def overload_context(info: OpInfo, group: list[OpInfo]) -> dict:
         "wrapper": wrapper_name(info, group),
         "kernel": f"kernels.{info.schema.kernel_name}",
         "schema": str(info.schema),
-        "params": [_param(a) for a in info.schema.arguments],
+        "params": [_param(a, info.schema.base) for a in info.schema.arguments],
+        "several": has_several_signatures(info.schema.base),
+        "only_numbers": takes_only_numbers(info.schema.base),
     }
 
 
@@ -902,8 +936,7 @@ def render_tensor_methods(env: jinja2.Environment, header: dict, infos: list[OpI
     methods += [method_context(base, group, "_")
                 for base, group in sorted(bindings.inplace.items())]
     return env.get_template("tensor_methods.py.j2").render(
-        **header, methods=methods, operators=operator_contexts(infos),
-        uses_dispatch=any("_dispatch." in m["call"] for m in methods))
+        **header, methods=methods, operators=operator_contexts(infos))
 
 
 def render_all(infos: list[OpInfo], spec_name: str,

@@ -220,7 +220,7 @@ from runtime import dispatch as _dispatch
 from runtime import forward_grad, kernels, recording
 from runtime import out as _out
 from runtime._tensor import Tensor
-from runtime.dispatch import Overload, Param
+from runtime.dispatch import NUMBER, NUMBER_OR_NONE, TENSOR_OR_NUMBER, Overload, Param
 from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 
 __all__ = [
@@ -461,8 +461,8 @@ def add_Tensor(self_, other, *, alpha=1, out=None):
 
     derivatives.yaml, entry add.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["add.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
+        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Tensor"], (self_, other, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("add", add_Tensor, (self_, other), {"alpha": alpha}, out)
     result = recording.wrap(kernels.add_Tensor(recording.data(self_), recording.data(other), alpha))
@@ -482,8 +482,8 @@ def add_Tensor_(self_, other, *, alpha=1):
 
     derivatives.yaml, entry add.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["add.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
+        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Tensor"], (self_, other, alpha,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -508,8 +508,8 @@ def add_Scalar(self_, other, alpha=1, *, out=None):
 
     derivatives.yaml, entry add.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["add.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Scalar"], (self_, other, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("add", add_Scalar, (self_, other, alpha), {}, out)
     result = recording.wrap(kernels.add_Scalar(recording.data(self_), other, alpha))
@@ -528,8 +528,8 @@ def sub_Tensor(self_, other, *, alpha=1, out=None):
 
     derivatives.yaml, entry sub.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sub.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
+        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["sub.Tensor"], (self_, other, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sub", sub_Tensor, (self_, other), {"alpha": alpha}, out)
     result = recording.wrap(kernels.sub_Tensor(recording.data(self_), recording.data(other), alpha))
@@ -549,8 +549,8 @@ def sub_Tensor_(self_, other, *, alpha=1):
 
     derivatives.yaml, entry sub.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sub.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
+        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["sub.Tensor"], (self_, other, alpha,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -575,8 +575,8 @@ def rsub_Tensor(self_, other, *, alpha=1):
 
     derivatives.yaml, entry rsub.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["rsub.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
+        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["rsub.Tensor"], (self_, other, alpha,))
     result = recording.wrap(kernels.rsub_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
         grad_fn = RsubBackward0(recording.collect_next_edges(self_, other))
@@ -594,8 +594,8 @@ def rsub_Scalar(self_, other, alpha=1):
 
     derivatives.yaml, entry rsub.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["rsub.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["rsub.Scalar"], (self_, other, alpha,))
     result = recording.wrap(kernels.rsub_Scalar(recording.data(self_), other, alpha))
     if recording.compute_requires_grad(self_):
         grad_fn = RsubBackward1(recording.collect_next_edges(self_))
@@ -613,8 +613,8 @@ def mul_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry mul.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mul.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["mul.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mul", mul_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.mul_Tensor(recording.data(self_), recording.data(other)))
@@ -635,8 +635,8 @@ def mul_Tensor_(self_, other):
 
     derivatives.yaml, entry mul.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mul.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["mul.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -662,8 +662,8 @@ def mul_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry mul.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mul.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["mul.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mul", mul_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.mul_Scalar(recording.data(self_), other))
@@ -683,8 +683,8 @@ def div_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry div.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["div.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.div_Tensor(recording.data(self_), recording.data(other)))
@@ -705,8 +705,8 @@ def div_Tensor_(self_, other):
 
     derivatives.yaml, entry div.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["div.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -731,8 +731,8 @@ def div_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry div.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["div.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["div.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.div_Scalar(recording.data(self_), other))
@@ -752,8 +752,8 @@ def div_Tensor_mode(self_, other, *, rounding_mode, out=None):
 
     derivatives.yaml, entry div.Tensor_mode
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["div.Tensor_mode"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor_mode"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Tensor_mode, (self_, other), {"rounding_mode": rounding_mode}, out)
     result = recording.wrap(kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
@@ -776,7 +776,7 @@ def neg(self_, *, out=None):
     derivatives.yaml, entry neg
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["neg"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["neg"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("neg", neg, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.neg(recording.data(self_)))
@@ -796,7 +796,7 @@ def neg_(self_):
     derivatives.yaml, entry neg
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["neg"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["neg"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -819,8 +819,8 @@ def pow_Tensor_Scalar(self_, exponent, *, out=None):
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER):
+        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Tensor_Scalar, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Tensor_Scalar(recording.data(self_), exponent))
@@ -841,8 +841,8 @@ def pow_Tensor_Scalar_(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER):
+        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -867,8 +867,8 @@ def pow_Tensor_Tensor(self_, exponent, *, out=None):
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(exponent, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,))
+    if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER):
+        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Tensor_Tensor, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Tensor_Tensor(recording.data(self_), recording.data(exponent)))
@@ -893,8 +893,8 @@ def pow_Tensor_Tensor_(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(exponent, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,))
+    if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER):
+        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, exponent)
     if needs_grad:
@@ -922,8 +922,8 @@ def pow_Scalar(self_, exponent, *, out=None):
 
     derivatives.yaml, entry pow.Scalar
     """
-    if not isinstance(exponent, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["pow.Scalar"], (exponent,))
+    if not isinstance(self_, NUMBER) or not isinstance(exponent, Tensor):
+        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Scalar"], (self_, exponent,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Scalar, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Scalar(self_, recording.data(exponent)))
@@ -949,7 +949,7 @@ def reciprocal(self_, *, out=None):
     derivatives.yaml, entry reciprocal
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reciprocal"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["reciprocal"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("reciprocal", reciprocal, (self_,), {}, out)
     result = recording.wrap(kernels.reciprocal(recording.data(self_)))
@@ -973,7 +973,7 @@ def reciprocal_(self_):
     derivatives.yaml, entry reciprocal
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reciprocal"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["reciprocal"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1000,7 +1000,7 @@ def exp(self_, *, out=None):
     derivatives.yaml, entry exp
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["exp"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["exp"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("exp", exp, (self_,), {}, out)
     result = recording.wrap(kernels.exp(recording.data(self_)))
@@ -1024,7 +1024,7 @@ def exp_(self_):
     derivatives.yaml, entry exp
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["exp"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["exp"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1051,7 +1051,7 @@ def expm1(self_, *, out=None):
     derivatives.yaml, entry expm1
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["expm1"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["expm1"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("expm1", expm1, (self_,), {}, out)
     result = recording.wrap(kernels.expm1(recording.data(self_)))
@@ -1075,7 +1075,7 @@ def expm1_(self_):
     derivatives.yaml, entry expm1
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["expm1"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["expm1"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1102,7 +1102,7 @@ def log(self_, *, out=None):
     derivatives.yaml, entry log
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log", log, (self_,), {}, out)
     result = recording.wrap(kernels.log(recording.data(self_)))
@@ -1123,7 +1123,7 @@ def log_(self_):
     derivatives.yaml, entry log
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1148,7 +1148,7 @@ def log1p(self_, *, out=None):
     derivatives.yaml, entry log1p
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log1p"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log1p"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log1p", log1p, (self_,), {}, out)
     result = recording.wrap(kernels.log1p(recording.data(self_)))
@@ -1169,7 +1169,7 @@ def log1p_(self_):
     derivatives.yaml, entry log1p
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log1p"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log1p"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1194,7 +1194,7 @@ def sqrt(self_, *, out=None):
     derivatives.yaml, entry sqrt
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sqrt"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sqrt"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sqrt", sqrt, (self_,), {}, out)
     result = recording.wrap(kernels.sqrt(recording.data(self_)))
@@ -1218,7 +1218,7 @@ def sqrt_(self_):
     derivatives.yaml, entry sqrt
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sqrt"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sqrt"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1245,7 +1245,7 @@ def rsqrt(self_, *, out=None):
     derivatives.yaml, entry rsqrt
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["rsqrt"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["rsqrt"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("rsqrt", rsqrt, (self_,), {}, out)
     result = recording.wrap(kernels.rsqrt(recording.data(self_)))
@@ -1269,7 +1269,7 @@ def rsqrt_(self_):
     derivatives.yaml, entry rsqrt
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["rsqrt"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["rsqrt"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1296,7 +1296,7 @@ def sin(self_, *, out=None):
     derivatives.yaml, entry sin
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sin"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sin"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sin", sin, (self_,), {}, out)
     result = recording.wrap(kernels.sin(recording.data(self_)))
@@ -1317,7 +1317,7 @@ def sin_(self_):
     derivatives.yaml, entry sin
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sin"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sin"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1342,7 +1342,7 @@ def cos(self_, *, out=None):
     derivatives.yaml, entry cos
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["cos"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cos"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cos", cos, (self_,), {}, out)
     result = recording.wrap(kernels.cos(recording.data(self_)))
@@ -1363,7 +1363,7 @@ def cos_(self_):
     derivatives.yaml, entry cos
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["cos"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cos"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1388,7 +1388,7 @@ def tan(self_, *, out=None):
     derivatives.yaml, entry tan
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["tan"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["tan"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tan", tan, (self_,), {}, out)
     result = recording.wrap(kernels.tan(recording.data(self_)))
@@ -1412,7 +1412,7 @@ def tan_(self_):
     derivatives.yaml, entry tan
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["tan"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["tan"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1439,7 +1439,7 @@ def tanh(self_, *, out=None):
     derivatives.yaml, entry tanh
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["tanh"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["tanh"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tanh", tanh, (self_,), {}, out)
     result = recording.wrap(kernels.tanh(recording.data(self_)))
@@ -1463,7 +1463,7 @@ def tanh_(self_):
     derivatives.yaml, entry tanh
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["tanh"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["tanh"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1490,7 +1490,7 @@ def tanh_backward(grad_output, output):
     derivatives.yaml, entry tanh_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["tanh_backward"], (grad_output, output,))
+        grad_output, output = _dispatch.check_arguments(OVERLOADS["tanh_backward"], (grad_output, output,))
     result = recording.wrap(kernels.tanh_backward(recording.data(grad_output), recording.data(output)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = TanhBackwardBackward0(recording.collect_next_edges(grad_output, output))
@@ -1510,7 +1510,7 @@ def sigmoid(self_, *, out=None):
     derivatives.yaml, entry sigmoid
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sigmoid"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sigmoid"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sigmoid", sigmoid, (self_,), {}, out)
     result = recording.wrap(kernels.sigmoid(recording.data(self_)))
@@ -1534,7 +1534,7 @@ def sigmoid_(self_):
     derivatives.yaml, entry sigmoid
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sigmoid"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sigmoid"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1561,7 +1561,7 @@ def sigmoid_backward(grad_output, output):
     derivatives.yaml, entry sigmoid_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sigmoid_backward"], (grad_output, output,))
+        grad_output, output = _dispatch.check_arguments(OVERLOADS["sigmoid_backward"], (grad_output, output,))
     result = recording.wrap(kernels.sigmoid_backward(recording.data(grad_output), recording.data(output)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = SigmoidBackwardBackward0(recording.collect_next_edges(grad_output, output))
@@ -1581,7 +1581,7 @@ def erf(self_, *, out=None):
     derivatives.yaml, entry erf
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["erf"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["erf"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("erf", erf, (self_,), {}, out)
     result = recording.wrap(kernels.erf(recording.data(self_)))
@@ -1602,7 +1602,7 @@ def erf_(self_):
     derivatives.yaml, entry erf
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["erf"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["erf"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1627,7 +1627,7 @@ def relu(self_):
     derivatives.yaml, entry relu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["relu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["relu"], (self_,))
     result = recording.wrap(kernels.relu(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1649,7 +1649,7 @@ def relu_(self_):
     derivatives.yaml, entry relu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["relu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["relu"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1676,7 +1676,7 @@ def gelu(self_, *, approximate="none"):
     derivatives.yaml, entry gelu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["gelu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["gelu"], (self_,))
     result = recording.wrap(kernels.gelu(recording.data(self_), approximate))
     if recording.compute_requires_grad(self_):
         grad_fn = GeluBackward0(recording.collect_next_edges(self_))
@@ -1696,7 +1696,7 @@ def gelu_backward(grad_output, self_, *, approximate="none"):
     derivatives.yaml, entry gelu_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["gelu_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["gelu_backward"], (grad_output, self_,))
     result = recording.wrap(kernels.gelu_backward(recording.data(grad_output), recording.data(self_), approximate))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = GeluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -1716,8 +1716,8 @@ def leaky_relu(self_, negative_slope=0.01):
 
     derivatives.yaml, entry leaky_relu
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["leaky_relu"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
+        self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu"], (self_, negative_slope,))
     result = recording.wrap(kernels.leaky_relu(recording.data(self_), negative_slope))
     if recording.compute_requires_grad(self_):
         grad_fn = LeakyReluBackward0(recording.collect_next_edges(self_))
@@ -1736,8 +1736,8 @@ def softplus(self_, beta=1, threshold=20):
 
     derivatives.yaml, entry softplus
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["softplus"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER):
+        self_, beta, threshold = _dispatch.check_arguments(OVERLOADS["softplus"], (self_, beta, threshold,))
     result = recording.wrap(kernels.softplus(recording.data(self_), beta, threshold))
     if recording.compute_requires_grad(self_):
         grad_fn = SoftplusBackward0(recording.collect_next_edges(self_))
@@ -1757,8 +1757,8 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
 
     derivatives.yaml, entry leaky_relu_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["leaky_relu_backward"], (grad_output, self_,))
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
+        grad_output, self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu_backward"], (grad_output, self_, negative_slope,))
     result = recording.wrap(kernels.leaky_relu_backward(recording.data(grad_output), recording.data(self_), negative_slope, self_is_result))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = LeakyReluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -1777,8 +1777,8 @@ def softplus_backward(grad_output, self_, beta, threshold):
 
     derivatives.yaml, entry softplus_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["softplus_backward"], (grad_output, self_,))
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER):
+        grad_output, self_, beta, threshold = _dispatch.check_arguments(OVERLOADS["softplus_backward"], (grad_output, self_, beta, threshold,))
     result = recording.wrap(kernels.softplus_backward(recording.data(grad_output), recording.data(self_), beta, threshold))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = SoftplusBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -1799,8 +1799,8 @@ def threshold_backward(grad_output, self_, threshold):
 
     derivatives.yaml, entry threshold_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["threshold_backward"], (grad_output, self_,))
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER):
+        grad_output, self_, threshold = _dispatch.check_arguments(OVERLOADS["threshold_backward"], (grad_output, self_, threshold,))
     result = recording.wrap(kernels.threshold_backward(recording.data(grad_output), recording.data(self_), threshold))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = ThresholdBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -1820,7 +1820,7 @@ def abs(self_, *, out=None):
     derivatives.yaml, entry abs
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["abs"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["abs"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("abs", abs, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.abs(recording.data(self_)))
@@ -1841,7 +1841,7 @@ def abs_(self_):
     derivatives.yaml, entry abs
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["abs"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["abs"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1866,7 +1866,7 @@ def sign(self_, *, out=None):
     derivatives.yaml, entry sign
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sign"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sign"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sign", sign, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.sign(recording.data(self_)))
@@ -1886,7 +1886,7 @@ def sign_(self_):
     derivatives.yaml, entry sign
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sign"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sign"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1910,7 +1910,7 @@ def clamp_Tensor(self_, min=None, max=None, *, out=None):
     derivatives.yaml, entry clamp.Tensor
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp.Tensor"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["clamp.Tensor"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp", clamp_Tensor, (self_, min, max), {}, out)
     result = recording.wrap(kernels.clamp_Tensor(recording.data(self_), recording.data(min), recording.data(max)))
@@ -1933,7 +1933,7 @@ def clamp_Tensor_(self_, min=None, max=None):
     derivatives.yaml, entry clamp.Tensor
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp.Tensor"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["clamp.Tensor"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, min, max)
     if needs_grad:
@@ -1959,8 +1959,8 @@ def clamp_default(self_, min=None, max=None, *, out=None):
 
     derivatives.yaml, entry clamp
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE):
+        self_, min, max = _dispatch.check_arguments(OVERLOADS["clamp"], (self_, min, max,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp", clamp_default, (self_, min, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp(recording.data(self_), min, max))
@@ -1982,8 +1982,8 @@ def clamp_default_(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE):
+        self_, min, max = _dispatch.check_arguments(OVERLOADS["clamp"], (self_, min, max,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2009,8 +2009,8 @@ def clamp_min_default(self_, min, *, out=None):
 
     derivatives.yaml, entry clamp_min
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_min"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER):
+        self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min"], (self_, min,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_min", clamp_min_default, (self_, min), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_min(recording.data(self_), min))
@@ -2031,8 +2031,8 @@ def clamp_min_default_(self_, min):
 
     derivatives.yaml, entry clamp_min
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_min"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER):
+        self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min"], (self_, min,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2058,7 +2058,7 @@ def clamp_min_Tensor(self_, min, *, out=None):
     derivatives.yaml, entry clamp_min.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(min, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,))
+        self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_min", clamp_min_Tensor, (self_, min), {}, out)
     result = recording.wrap(kernels.clamp_min_Tensor(recording.data(self_), recording.data(min)))
@@ -2080,7 +2080,7 @@ def clamp_min_Tensor_(self_, min):
     derivatives.yaml, entry clamp_min.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(min, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,))
+        self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, min)
     if needs_grad:
@@ -2105,8 +2105,8 @@ def clamp_max_default(self_, max, *, out=None):
 
     derivatives.yaml, entry clamp_max
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_max"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(max, NUMBER):
+        self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max"], (self_, max,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_max", clamp_max_default, (self_, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_max(recording.data(self_), max))
@@ -2127,8 +2127,8 @@ def clamp_max_default_(self_, max):
 
     derivatives.yaml, entry clamp_max
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_max"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(max, NUMBER):
+        self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max"], (self_, max,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2154,7 +2154,7 @@ def clamp_max_Tensor(self_, max, *, out=None):
     derivatives.yaml, entry clamp_max.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(max, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,))
+        self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_max", clamp_max_Tensor, (self_, max), {}, out)
     result = recording.wrap(kernels.clamp_max_Tensor(recording.data(self_), recording.data(max)))
@@ -2176,7 +2176,7 @@ def clamp_max_Tensor_(self_, max):
     derivatives.yaml, entry clamp_max.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(max, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,))
+        self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, max)
     if needs_grad:
@@ -2202,7 +2202,7 @@ def maximum(self_, other, *, out=None):
     derivatives.yaml, entry maximum
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["maximum"], (self_, other,))
+        self_, other = _dispatch.check_arguments(OVERLOADS["maximum"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("maximum", maximum, (self_, other), {}, out)
     result = recording.wrap(kernels.maximum(recording.data(self_), recording.data(other)))
@@ -2224,7 +2224,7 @@ def minimum(self_, other, *, out=None):
     derivatives.yaml, entry minimum
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["minimum"], (self_, other,))
+        self_, other = _dispatch.check_arguments(OVERLOADS["minimum"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("minimum", minimum, (self_, other), {}, out)
     result = recording.wrap(kernels.minimum(recording.data(self_), recording.data(other)))
@@ -2245,8 +2245,8 @@ def where_self(condition, self_, other, *, out=None):
 
     derivatives.yaml, entry where.self
     """
-    if not isinstance(condition, Tensor) or not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["where.self"], (condition, self_, other,))
+    if not isinstance(condition, Tensor) or not isinstance(self_, TENSOR_OR_NUMBER) or not isinstance(other, TENSOR_OR_NUMBER):
+        condition, self_, other = _dispatch.check_arguments(OVERLOADS["where.self"], (condition, self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("where", where_self, (condition, self_, other), {}, out, dtype_rule="where")
     result = recording.wrap(kernels.where_self(recording.data(condition), recording.data(self_), recording.data(other)))
@@ -2266,8 +2266,8 @@ def masked_fill_Scalar(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask,))
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER):
+        self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,))
     result = recording.wrap(kernels.masked_fill_Scalar(recording.data(self_), recording.data(mask), value))
     if recording.compute_requires_grad(self_):
         grad_fn = MaskedFillBackward0(recording.collect_next_edges(self_))
@@ -2285,8 +2285,8 @@ def masked_fill_Scalar_(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask,))
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER):
+        self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2310,8 +2310,8 @@ def masked_fill_Tensor(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,))
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
+        self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,))
     result = recording.wrap(kernels.masked_fill_Tensor(recording.data(self_), recording.data(mask), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
         grad_fn = MaskedFillBackward1(recording.collect_next_edges(self_, value))
@@ -2329,8 +2329,8 @@ def masked_fill_Tensor_(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,))
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
+        self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
@@ -2354,8 +2354,8 @@ def fill_Scalar(self_, value):
 
     derivatives.yaml, entry fill.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fill.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
+        self_, value = _dispatch.check_arguments(OVERLOADS["fill.Scalar"], (self_, value,))
     result = recording.wrap(kernels.fill_Scalar(recording.data(self_), value))
     if recording.compute_requires_grad(self_):
         grad_fn = FillBackward0(recording.collect_next_edges(self_))
@@ -2372,8 +2372,8 @@ def fill_Tensor(self_, value):
 
     derivatives.yaml, entry fill.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(value, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fill.Tensor"], (self_, value,))
+    if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
+        self_, value = _dispatch.check_arguments(OVERLOADS["fill.Tensor"], (self_, value,))
     result = recording.wrap(kernels.fill_Tensor(recording.data(self_), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
         grad_fn = FillBackward1(recording.collect_next_edges(self_, value))
@@ -2390,8 +2390,8 @@ def fill__Scalar(self_, value):
 
     derivatives.yaml, entry fill_.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fill_.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
+        self_, value = _dispatch.check_arguments(OVERLOADS["fill_.Scalar"], (self_, value,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2414,8 +2414,8 @@ def fill__Tensor(self_, value):
 
     derivatives.yaml, entry fill_.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(value, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fill_.Tensor"], (self_, value,))
+    if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
+        self_, value = _dispatch.check_arguments(OVERLOADS["fill_.Tensor"], (self_, value,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
@@ -2438,8 +2438,8 @@ def copy_(self_, src, non_blocking=False):
 
     derivatives.yaml, entry copy_
     """
-    if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["copy_"], (self_, src,))
+    if not isinstance(self_, Tensor) or not isinstance(src, TENSOR_OR_NUMBER):
+        self_, src = _dispatch.check_arguments(OVERLOADS["copy_"], (self_, src,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, src)
     if needs_grad:
@@ -2462,8 +2462,8 @@ def eq_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry eq.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["eq.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["eq.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("eq", eq_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.eq_Scalar(recording.data(self_), other))
@@ -2475,8 +2475,8 @@ def eq_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry eq.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["eq.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["eq.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("eq", eq_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.eq_Tensor(recording.data(self_), recording.data(other)))
@@ -2488,8 +2488,8 @@ def ge_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry ge.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["ge.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ge.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ge", ge_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ge_Scalar(recording.data(self_), other))
@@ -2501,8 +2501,8 @@ def ge_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry ge.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["ge.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ge.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ge", ge_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ge_Tensor(recording.data(self_), recording.data(other)))
@@ -2514,8 +2514,8 @@ def gt_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry gt.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["gt.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["gt.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gt", gt_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.gt_Scalar(recording.data(self_), other))
@@ -2527,8 +2527,8 @@ def gt_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry gt.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["gt.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["gt.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gt", gt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.gt_Tensor(recording.data(self_), recording.data(other)))
@@ -2540,8 +2540,8 @@ def le_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry le.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["le.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["le.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("le", le_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.le_Scalar(recording.data(self_), other))
@@ -2553,8 +2553,8 @@ def le_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry le.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["le.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["le.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("le", le_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.le_Tensor(recording.data(self_), recording.data(other)))
@@ -2566,8 +2566,8 @@ def lt_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry lt.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["lt.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["lt.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lt", lt_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.lt_Scalar(recording.data(self_), other))
@@ -2579,8 +2579,8 @@ def lt_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry lt.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["lt.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["lt.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lt", lt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.lt_Tensor(recording.data(self_), recording.data(other)))
@@ -2592,8 +2592,8 @@ def ne_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry ne.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["ne.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ne.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ne", ne_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ne_Scalar(recording.data(self_), other))
@@ -2605,8 +2605,8 @@ def ne_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry ne.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["ne.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ne.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ne", ne_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ne_Tensor(recording.data(self_), recording.data(other)))
@@ -2619,7 +2619,7 @@ def logical_not(self_, *, out=None):
     derivatives.yaml, entry logical_not
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["logical_not"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["logical_not"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_not", logical_not, (self_,), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_not(recording.data(self_)))
@@ -2632,7 +2632,7 @@ def logical_and(self_, other, *, out=None):
     derivatives.yaml, entry logical_and
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["logical_and"], (self_, other,))
+        self_, other = _dispatch.check_arguments(OVERLOADS["logical_and"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_and", logical_and, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_and(recording.data(self_), recording.data(other)))
@@ -2645,7 +2645,7 @@ def logical_or(self_, other, *, out=None):
     derivatives.yaml, entry logical_or
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["logical_or"], (self_, other,))
+        self_, other = _dispatch.check_arguments(OVERLOADS["logical_or"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_or", logical_or, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_or(recording.data(self_), recording.data(other)))
@@ -2658,7 +2658,7 @@ def bitwise_not(self_, *, out=None):
     derivatives.yaml, entry bitwise_not
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["bitwise_not"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["bitwise_not"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_not", bitwise_not, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.bitwise_not(recording.data(self_)))
@@ -2670,8 +2670,8 @@ def bitwise_and_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry bitwise_and.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["bitwise_and.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_and.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_and", bitwise_and_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
@@ -2683,8 +2683,8 @@ def bitwise_or_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry bitwise_or.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["bitwise_or.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_or.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_or", bitwise_or_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
@@ -2696,8 +2696,8 @@ def bitwise_xor_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry bitwise_xor.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["bitwise_xor.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_xor.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_xor", bitwise_xor_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
@@ -2710,7 +2710,7 @@ def sum_default(self_, *, dtype=None):
     derivatives.yaml, entry sum
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sum"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sum"], (self_,))
     result = recording.wrap(kernels.sum(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = SumBackward0(recording.collect_next_edges(self_))
@@ -2729,7 +2729,7 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None, out=None):
     derivatives.yaml, entry sum.dim_IntList
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sum.dim_IntList"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sum.dim_IntList"], (self_,))
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sum", sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
@@ -2753,7 +2753,7 @@ def mean_default(self_, *, dtype=None, out=None):
     derivatives.yaml, entry mean
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mean"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["mean"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mean", mean_default, (self_,), {"dtype": dtype}, out, dtype_rule="mean")
     result = recording.wrap(kernels.mean(recording.data(self_), recording.numpy_dtype(dtype)))
@@ -2775,7 +2775,7 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None, out=None):
     derivatives.yaml, entry mean.dim
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mean.dim"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["mean.dim"], (self_,))
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mean", mean_dim, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="mean_dim")
@@ -2800,7 +2800,7 @@ def logsumexp(self_, dim, keepdim=False, *, out=None):
     derivatives.yaml, entry logsumexp
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["logsumexp"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["logsumexp"], (self_,))
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logsumexp", logsumexp, (self_, dim, keepdim), {}, out, dtype_rule="floating")
@@ -2828,7 +2828,7 @@ def max_dim(self_, dim, keepdim=False, *, out=None):
     derivatives.yaml, entry max.dim
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["max.dim"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["max.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("max", max_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.max_dim(recording.data(self_), dim, keepdim))
@@ -2856,7 +2856,7 @@ def max_default(self_, *, out=None):
     derivatives.yaml, entry max
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["max"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["max"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("max", max_default, (self_,), {}, out, dtype_rule="unary")
     result = recording.wrap(kernels.max(recording.data(self_)))
@@ -2881,7 +2881,7 @@ def amax(self_, dim=(), keepdim=False, *, out=None):
     derivatives.yaml, entry amax
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["amax"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["amax"], (self_,))
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("amax", amax, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
@@ -2909,7 +2909,7 @@ def amin(self_, dim=(), keepdim=False, *, out=None):
     derivatives.yaml, entry amin
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["amin"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["amin"], (self_,))
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("amin", amin, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
@@ -2937,7 +2937,7 @@ def min_dim(self_, dim, keepdim=False, *, out=None):
     derivatives.yaml, entry min.dim
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["min.dim"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["min.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("min", min_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.min_dim(recording.data(self_), dim, keepdim))
@@ -2965,7 +2965,7 @@ def min_default(self_, *, out=None):
     derivatives.yaml, entry min
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["min"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["min"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("min", min_default, (self_,), {}, out, dtype_rule="unary")
     result = recording.wrap(kernels.min(recording.data(self_)))
@@ -2990,7 +2990,7 @@ def any_default(self_, *, out=None):
     derivatives.yaml, entry any
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["any"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["any"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_default, (self_,), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.any(recording.data(self_)))
@@ -3003,7 +3003,7 @@ def any_dim(self_, dim, keepdim=False, *, out=None):
     derivatives.yaml, entry any.dim
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["any.dim"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["any.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_dim, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.any_dim(recording.data(self_), dim, keepdim))
@@ -3016,7 +3016,7 @@ def any_dims(self_, dim=None, keepdim=False, *, out=None):
     derivatives.yaml, entry any.dims
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["any.dims"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["any.dims"], (self_,))
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_dims, (self_, dim, keepdim), {}, out, dtype_rule="bool")
@@ -3030,7 +3030,7 @@ def all_default(self_, *, out=None):
     derivatives.yaml, entry all
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["all"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["all"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_default, (self_,), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.all(recording.data(self_)))
@@ -3043,7 +3043,7 @@ def all_dim(self_, dim, keepdim=False, *, out=None):
     derivatives.yaml, entry all.dim
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["all.dim"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["all.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_dim, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.all_dim(recording.data(self_), dim, keepdim))
@@ -3056,7 +3056,7 @@ def all_dims(self_, dim=None, keepdim=False, *, out=None):
     derivatives.yaml, entry all.dims
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["all.dims"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["all.dims"], (self_,))
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_dims, (self_, dim, keepdim), {}, out, dtype_rule="bool")
@@ -3070,7 +3070,7 @@ def argmax(self_, dim=None, keepdim=False, *, out=None):
     derivatives.yaml, entry argmax
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["argmax"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["argmax"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("argmax", argmax, (self_, dim, keepdim), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.argmax(recording.data(self_), dim, keepdim))
@@ -3083,7 +3083,7 @@ def argmin(self_, dim=None, keepdim=False, *, out=None):
     derivatives.yaml, entry argmin
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["argmin"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["argmin"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("argmin", argmin, (self_, dim, keepdim), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.argmin(recording.data(self_), dim, keepdim))
@@ -3095,8 +3095,8 @@ def norm_Scalar(self_, p=2):
 
     derivatives.yaml, entry norm.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["norm.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER):
+        self_, p = _dispatch.check_arguments(OVERLOADS["norm.Scalar"], (self_, p,))
     result = recording.wrap(kernels.norm_Scalar(recording.data(self_), p))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3119,8 +3119,8 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 
     derivatives.yaml, entry norm.ScalarOpt_dim
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["norm.ScalarOpt_dim"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER_OR_NONE):
+        self_, p = _dispatch.check_arguments(OVERLOADS["norm.ScalarOpt_dim"], (self_, p,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.norm_ScalarOpt_dim(recording.data(self_), p, dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -3146,8 +3146,8 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 
     derivatives.yaml, entry linalg_vector_norm
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["linalg_vector_norm"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(ord, NUMBER):
+        self_, ord = _dispatch.check_arguments(OVERLOADS["linalg_vector_norm"], (self_, ord,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.linalg_vector_norm(recording.data(self_), ord, dim, keepdim, recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
@@ -3174,7 +3174,7 @@ def prod_default(self_, *, dtype=None):
     derivatives.yaml, entry prod
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["prod"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["prod"], (self_,))
     result = recording.wrap(kernels.prod(recording.data(self_), recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3197,7 +3197,7 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None, out=None):
     derivatives.yaml, entry prod.dim_int
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["prod.dim_int"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["prod.dim_int"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("prod", prod_dim_int, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.prod_dim_int(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
@@ -3223,8 +3223,8 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry std.correction
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["std.correction"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
+        self_, correction = _dispatch.check_arguments(OVERLOADS["std.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.std_correction(recording.data(self_), dim, correction, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -3250,8 +3250,8 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry var.correction
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["var.correction"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
+        self_, correction = _dispatch.check_arguments(OVERLOADS["var.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.var_correction(recording.data(self_), dim, correction, keepdim))
     if recording.compute_requires_grad(self_):
@@ -3274,7 +3274,7 @@ def t(self_):
     derivatives.yaml, entry t
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["t"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["t"], (self_,))
     result = recording.as_view(self_, kernels.t(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = TBackward0(recording.collect_next_edges(self_))
@@ -3292,7 +3292,7 @@ def expand(self_, size, *, implicit=False):
     derivatives.yaml, entry expand
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["expand"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["expand"], (self_,))
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.expand(recording.data(self_), size, implicit))
     if recording.compute_requires_grad(self_):
@@ -3312,7 +3312,7 @@ def unsqueeze(self_, dim):
     derivatives.yaml, entry unsqueeze
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["unsqueeze"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["unsqueeze"], (self_,))
     result = recording.as_view(self_, kernels.unsqueeze(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
         grad_fn = UnsqueezeBackward0(recording.collect_next_edges(self_))
@@ -3331,7 +3331,7 @@ def squeeze_default(self_):
     derivatives.yaml, entry squeeze
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["squeeze"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze"], (self_,))
     result = recording.as_view(self_, kernels.squeeze(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SqueezeBackward0(recording.collect_next_edges(self_))
@@ -3350,7 +3350,7 @@ def squeeze_dim(self_, dim):
     derivatives.yaml, entry squeeze.dim
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["squeeze.dim"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze.dim"], (self_,))
     result = recording.as_view(self_, kernels.squeeze_dim(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
         grad_fn = SqueezeBackward1(recording.collect_next_edges(self_))
@@ -3370,7 +3370,7 @@ def squeeze_dims(self_, dim):
     derivatives.yaml, entry squeeze.dims
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["squeeze.dims"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze.dims"], (self_,))
     dim = recording.int_tuple(dim)
     result = recording.as_view(self_, kernels.squeeze_dims(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
@@ -3391,7 +3391,7 @@ def squeeze__default(self_):
     derivatives.yaml, entry squeeze_
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["squeeze_"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3416,7 +3416,7 @@ def squeeze__dim(self_, dim):
     derivatives.yaml, entry squeeze_.dim
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["squeeze_.dim"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_.dim"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3442,7 +3442,7 @@ def squeeze__dims(self_, dim):
     derivatives.yaml, entry squeeze_.dims
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["squeeze_.dims"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_.dims"], (self_,))
     dim = recording.int_tuple(dim)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
@@ -3469,7 +3469,7 @@ def _to_copy(self_, *, dtype=None):
     derivatives.yaml, entry _to_copy
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_to_copy"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_to_copy"], (self_,))
     result = recording.wrap(kernels._to_copy(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = ToCopyBackward0(recording.collect_next_edges(self_))
@@ -3488,7 +3488,7 @@ def clone(self_):
     derivatives.yaml, entry clone
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["clone"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["clone"], (self_,))
     result = recording.wrap(kernels.clone(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = CloneBackward0(recording.collect_next_edges(self_))
@@ -3506,7 +3506,7 @@ def transpose_int(self_, dim0, dim1):
     derivatives.yaml, entry transpose.int
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["transpose.int"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["transpose.int"], (self_,))
     result = recording.as_view(self_, kernels.transpose_int(recording.data(self_), dim0, dim1))
     if recording.compute_requires_grad(self_):
         grad_fn = TransposeBackward0(recording.collect_next_edges(self_))
@@ -3526,7 +3526,7 @@ def _unsafe_view(self_, size):
     derivatives.yaml, entry _unsafe_view
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_unsafe_view"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_unsafe_view"], (self_,))
     size = recording.int_tuple(size)
     result = recording.wrap(kernels._unsafe_view(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
@@ -3546,7 +3546,7 @@ def view(self_, size):
     derivatives.yaml, entry view
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["view"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["view"], (self_,))
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.view(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
@@ -3566,7 +3566,7 @@ def zero_(self_):
     derivatives.yaml, entry zero_
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["zero_"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["zero_"], (self_,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3590,7 +3590,7 @@ def alias(self_):
     derivatives.yaml, entry alias
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["alias"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["alias"], (self_,))
     result = recording.as_view(self_, kernels.alias(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AliasBackward0(recording.collect_next_edges(self_))
@@ -3608,7 +3608,7 @@ def permute(self_, dims):
     derivatives.yaml, entry permute
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["permute"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["permute"], (self_,))
     dims = recording.int_tuple(dims)
     result = recording.as_view(self_, kernels.permute(recording.data(self_), dims))
     if recording.compute_requires_grad(self_):
@@ -3628,7 +3628,7 @@ def cat(tensors, dim=0, *, out=None):
     derivatives.yaml, entry cat
     """
     if not _dispatch.all_tensors(tensors):
-        _dispatch.check_tensor_arguments(OVERLOADS["cat"], (tensors,))
+        (tensors,) = _dispatch.check_arguments(OVERLOADS["cat"], (tensors,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cat", cat, (tensors, dim), {}, out, dtype_rule="cat")
     result = recording.wrap(kernels.cat(recording.data(tensors), dim))
@@ -3650,7 +3650,7 @@ def stack(tensors, dim=0, *, out=None):
     derivatives.yaml, entry stack
     """
     if not _dispatch.all_tensors(tensors):
-        _dispatch.check_tensor_arguments(OVERLOADS["stack"], (tensors,))
+        (tensors,) = _dispatch.check_arguments(OVERLOADS["stack"], (tensors,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("stack", stack, (tensors, dim), {}, out, dtype_rule="cat")
     result = recording.wrap(kernels.stack(recording.data(tensors), dim))
@@ -3672,7 +3672,7 @@ def split_Tensor(self_, split_size, dim=0):
     derivatives.yaml, entry split.Tensor
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["split.Tensor"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["split.Tensor"], (self_,))
     result = [recording.as_view(self_, a) for a in kernels.split_Tensor(recording.data(self_), split_size, dim)]
     if recording.compute_requires_grad(self_):
         grad_fn = SplitBackward0(recording.collect_next_edges(self_))
@@ -3694,7 +3694,7 @@ def split_with_sizes(self_, split_sizes, dim=0):
     derivatives.yaml, entry split_with_sizes
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["split_with_sizes"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["split_with_sizes"], (self_,))
     split_sizes = recording.int_tuple(split_sizes)
     result = [recording.as_view(self_, a) for a in kernels.split_with_sizes(recording.data(self_), split_sizes, dim)]
     if recording.compute_requires_grad(self_):
@@ -3717,7 +3717,7 @@ def unbind_int(self_, dim=0):
     derivatives.yaml, entry unbind.int
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["unbind.int"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["unbind.int"], (self_,))
     result = [recording.as_view(self_, a) for a in kernels.unbind_int(recording.data(self_), dim)]
     if recording.compute_requires_grad(self_):
         grad_fn = UnbindBackward0(recording.collect_next_edges(self_))
@@ -3737,7 +3737,7 @@ def select_int(self_, dim, index):
     derivatives.yaml, entry select.int
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["select.int"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["select.int"], (self_,))
     result = recording.as_view(self_, kernels.select_int(recording.data(self_), dim, index))
     if recording.compute_requires_grad(self_):
         grad_fn = SelectBackward0(recording.collect_next_edges(self_))
@@ -3758,7 +3758,7 @@ def select_backward(grad_output, input_sizes, dim, index):
     derivatives.yaml, entry select_backward
     """
     if not isinstance(grad_output, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["select_backward"], (grad_output,))
+        (grad_output,) = _dispatch.check_arguments(OVERLOADS["select_backward"], (grad_output,))
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.select_backward(recording.data(grad_output), input_sizes, dim, index))
     if recording.compute_requires_grad(grad_output):
@@ -3779,7 +3779,7 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
     derivatives.yaml, entry slice.Tensor
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["slice.Tensor"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["slice.Tensor"], (self_,))
     result = recording.as_view(self_, kernels.slice_Tensor(recording.data(self_), dim, start, end, step))
     if recording.compute_requires_grad(self_):
         grad_fn = SliceBackward0(recording.collect_next_edges(self_))
@@ -3802,7 +3802,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     derivatives.yaml, entry slice_backward
     """
     if not isinstance(grad_output, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["slice_backward"], (grad_output,))
+        (grad_output,) = _dispatch.check_arguments(OVERLOADS["slice_backward"], (grad_output,))
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.slice_backward(recording.data(grad_output), input_sizes, dim, start, end, step))
     if recording.compute_requires_grad(grad_output):
@@ -3825,7 +3825,7 @@ def index_Tensor(self_, indices):
     derivatives.yaml, entry index.Tensor
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["index.Tensor"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["index.Tensor"], (self_,))
     result = recording.wrap(kernels.index_Tensor(recording.data(self_), recording.data(indices)))
     if recording.compute_requires_grad(self_):
         grad_fn = IndexBackward0(recording.collect_next_edges(self_))
@@ -3845,7 +3845,7 @@ def index_put(self_, indices, values, accumulate=False):
     derivatives.yaml, entry index_put
     """
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["index_put"], (self_, values,))
+        self_, values = _dispatch.check_arguments(OVERLOADS["index_put"], (self_, values,))
     result = recording.wrap(kernels.index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
     if recording.compute_requires_grad(self_, values):
         grad_fn = IndexPutBackward0(recording.collect_next_edges(self_, values))
@@ -3866,7 +3866,7 @@ def index_put_(self_, indices, values, accumulate=False):
     derivatives.yaml, entry index_put
     """
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["index_put"], (self_, values,))
+        self_, values = _dispatch.check_arguments(OVERLOADS["index_put"], (self_, values,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, values)
     if needs_grad:
@@ -3893,7 +3893,7 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
     derivatives.yaml, entry _index_put_impl_
     """
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_index_put_impl_"], (self_, values,))
+        self_, values = _dispatch.check_arguments(OVERLOADS["_index_put_impl_"], (self_, values,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, values)
     if needs_grad:
@@ -3920,7 +3920,7 @@ def index_select(self_, dim, index, *, out=None):
     derivatives.yaml, entry index_select
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["index_select"], (self_, index,))
+        self_, index = _dispatch.check_arguments(OVERLOADS["index_select"], (self_, index,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_select", index_select, (self_, dim, index), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.index_select(recording.data(self_), dim, recording.data(index)))
@@ -3942,8 +3942,8 @@ def index_add(self_, dim, index, source, *, alpha=1, out=None):
 
     derivatives.yaml, entry index_add
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["index_add"], (self_, index, source,))
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER):
+        self_, index, source, alpha = _dispatch.check_arguments(OVERLOADS["index_add"], (self_, index, source, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_add", index_add, (self_, dim, index, source), {"alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
@@ -3966,7 +3966,7 @@ def gather(self_, dim, index, *, sparse_grad=False, out=None):
     derivatives.yaml, entry gather
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["gather"], (self_, index,))
+        self_, index = _dispatch.check_arguments(OVERLOADS["gather"], (self_, index,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gather", gather, (self_, dim, index), {"sparse_grad": sparse_grad}, out, dtype_rule="same")
     result = recording.wrap(kernels.gather(recording.data(self_), dim, recording.data(index), sparse_grad))
@@ -3989,7 +3989,7 @@ def scatter_add(self_, dim, index, src, *, out=None):
     derivatives.yaml, entry scatter_add
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter_add"], (self_, index, src,))
+        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter_add"], (self_, index, src,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter_add", scatter_add, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
@@ -4011,7 +4011,7 @@ def repeat(self_, repeats):
     derivatives.yaml, entry repeat
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["repeat"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["repeat"], (self_,))
     repeats = recording.int_tuple(repeats)
     result = recording.wrap(kernels.repeat(recording.data(self_), repeats))
     if recording.compute_requires_grad(self_):
@@ -4032,7 +4032,7 @@ def flip(self_, dims):
     derivatives.yaml, entry flip
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["flip"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["flip"], (self_,))
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.flip(recording.data(self_), dims))
     if recording.compute_requires_grad(self_):
@@ -4052,7 +4052,7 @@ def mm(self_, mat2, *, out=None):
     derivatives.yaml, entry mm
     """
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mm"], (self_, mat2,))
+        self_, mat2 = _dispatch.check_arguments(OVERLOADS["mm"], (self_, mat2,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mm", mm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.mm(recording.data(self_), recording.data(mat2)))
@@ -4077,8 +4077,8 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1, out=None):
 
     derivatives.yaml, entry addmm
     """
-    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["addmm"], (self_, mat1, mat2,))
+    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, mat1, mat2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addmm", addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
@@ -4106,7 +4106,7 @@ def bmm(self_, mat2, *, out=None):
     derivatives.yaml, entry bmm
     """
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["bmm"], (self_, mat2,))
+        self_, mat2 = _dispatch.check_arguments(OVERLOADS["bmm"], (self_, mat2,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bmm", bmm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.bmm(recording.data(self_), recording.data(mat2)))
@@ -4128,7 +4128,7 @@ def dot(self_, tensor, *, out=None):
     derivatives.yaml, entry dot
     """
     if not isinstance(self_, Tensor) or not isinstance(tensor, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["dot"], (self_, tensor,))
+        self_, tensor = _dispatch.check_arguments(OVERLOADS["dot"], (self_, tensor,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("dot", dot, (self_, tensor), {}, out, dtype_rule="dot")
     result = recording.wrap(kernels.dot(recording.data(self_), recording.data(tensor)))
@@ -4150,7 +4150,7 @@ def mv(self_, vec, *, out=None):
     derivatives.yaml, entry mv
     """
     if not isinstance(self_, Tensor) or not isinstance(vec, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mv"], (self_, vec,))
+        self_, vec = _dispatch.check_arguments(OVERLOADS["mv"], (self_, vec,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mv", mv, (self_, vec), {}, out, dtype_rule="mv")
     result = recording.wrap(kernels.mv(recording.data(self_), recording.data(vec)))
@@ -4172,7 +4172,7 @@ def _softmax(self_, dim, half_to_float, *, out=None):
     derivatives.yaml, entry _softmax
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_softmax"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_softmax"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_softmax", _softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._softmax(recording.data(self_), dim, half_to_float))
@@ -4198,7 +4198,7 @@ def _log_softmax(self_, dim, half_to_float, *, out=None):
     derivatives.yaml, entry _log_softmax
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_log_softmax"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_log_softmax"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_log_softmax", _log_softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax(recording.data(self_), dim, half_to_float))
@@ -4224,7 +4224,7 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=Non
     derivatives.yaml, entry _log_softmax_backward_data
     """
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_log_softmax_backward_data"], (grad_output, output,))
+        grad_output, output = _dispatch.check_arguments(OVERLOADS["_log_softmax_backward_data"], (grad_output, output,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_log_softmax_backward_data", _log_softmax_backward_data, (grad_output, output, dim, input_dtype), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
@@ -4247,7 +4247,7 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
     derivatives.yaml, entry _softmax_backward_data
     """
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_softmax_backward_data"], (grad_output, output,))
+        grad_output, output = _dispatch.check_arguments(OVERLOADS["_softmax_backward_data"], (grad_output, output,))
     result = recording.wrap(kernels._softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = SoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
@@ -4269,7 +4269,7 @@ def mse_loss(self_, target, reduction=1):
     derivatives.yaml, entry mse_loss
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mse_loss"], (self_, target,))
+        self_, target = _dispatch.check_arguments(OVERLOADS["mse_loss"], (self_, target,))
     result = recording.wrap(kernels.mse_loss(recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = MseLossBackward0(recording.collect_next_edges(self_, target))
@@ -4290,7 +4290,7 @@ def mse_loss_backward(grad_output, self_, target, reduction):
     derivatives.yaml, entry mse_loss_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mse_loss_backward"], (grad_output, self_, target,))
+        grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["mse_loss_backward"], (grad_output, self_, target,))
     result = recording.wrap(kernels.mse_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = MseLossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -4311,8 +4311,8 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 
     derivatives.yaml, entry smooth_l1_loss
     """
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["smooth_l1_loss"], (self_, target,))
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER):
+        self_, target, beta = _dispatch.check_arguments(OVERLOADS["smooth_l1_loss"], (self_, target, beta,))
     result = recording.wrap(kernels.smooth_l1_loss(recording.data(self_), recording.data(target), reduction, beta))
     if recording.compute_requires_grad(self_, target):
         grad_fn = SmoothL1LossBackward0(recording.collect_next_edges(self_, target))
@@ -4333,8 +4333,8 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 
     derivatives.yaml, entry smooth_l1_loss_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target,))
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER):
+        grad_output, self_, target, beta = _dispatch.check_arguments(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target, beta,))
     result = recording.wrap(kernels.smooth_l1_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, beta))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = SmoothL1LossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -4357,7 +4357,7 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     derivatives.yaml, entry nll_loss_forward
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["nll_loss_forward"], (self_, target,))
+        self_, target = _dispatch.check_arguments(OVERLOADS["nll_loss_forward"], (self_, target,))
     output, total_weight = map(recording.wrap, kernels.nll_loss_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4385,7 +4385,7 @@ def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
     derivatives.yaml, entry nll_loss2d_forward
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["nll_loss2d_forward"], (self_, target,))
+        self_, target = _dispatch.check_arguments(OVERLOADS["nll_loss2d_forward"], (self_, target,))
     output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4413,7 +4413,7 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
     derivatives.yaml, entry nll_loss_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, total_weight,))
+        grad_output, self_, target, total_weight = _dispatch.check_arguments(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, total_weight,))
     result = recording.wrap(kernels.nll_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = NllLossBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -4435,7 +4435,7 @@ def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_in
     derivatives.yaml, entry nll_loss2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, total_weight,))
+        grad_output, self_, target, total_weight = _dispatch.check_arguments(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, total_weight,))
     result = recording.wrap(kernels.nll_loss2d_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = NllLoss2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -4457,7 +4457,7 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
     derivatives.yaml, entry binary_cross_entropy
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["binary_cross_entropy"], (self_, target,))
+        self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy"], (self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy(recording.data(self_), recording.data(target), recording.data(weight), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = BinaryCrossEntropyBackward0(recording.collect_next_edges(self_, target))
@@ -4479,7 +4479,7 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
     derivatives.yaml, entry binary_cross_entropy_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target,))
+        grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = BinaryCrossEntropyBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -4502,7 +4502,7 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
     derivatives.yaml, entry binary_cross_entropy_with_logits
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target,))
+        self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy_with_logits(recording.data(self_), recording.data(target), recording.data(weight), recording.data(pos_weight), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0(recording.collect_next_edges(self_, target))
@@ -4524,8 +4524,8 @@ def native_dropout(input, p, train):
 
     derivatives.yaml, entry native_dropout
     """
-    if not isinstance(input, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["native_dropout"], (input,))
+    if not isinstance(input, Tensor) or not isinstance(p, NUMBER):
+        input, p = _dispatch.check_arguments(OVERLOADS["native_dropout"], (input, p,))
     result0, result1 = map(recording.wrap, kernels.native_dropout(recording.data(input), p, train))
     needs_grad = recording.compute_requires_grad(input)
     if needs_grad:
@@ -4549,8 +4549,8 @@ def native_dropout_backward(grad_output, mask, scale):
 
     derivatives.yaml, entry native_dropout_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["native_dropout_backward"], (grad_output, mask,))
+    if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or not isinstance(scale, NUMBER):
+        grad_output, mask, scale = _dispatch.check_arguments(OVERLOADS["native_dropout_backward"], (grad_output, mask, scale,))
     result = recording.wrap(kernels.native_dropout_backward(recording.data(grad_output), recording.data(mask), scale))
     if recording.compute_requires_grad(grad_output, mask):
         grad_fn = NativeDropoutBackwardBackward0(recording.collect_next_edges(grad_output, mask))
@@ -4570,7 +4570,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     derivatives.yaml, entry embedding
     """
     if not isinstance(weight, Tensor) or not isinstance(indices, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["embedding"], (weight, indices,))
+        weight, indices = _dispatch.check_arguments(OVERLOADS["embedding"], (weight, indices,))
     result = recording.wrap(kernels.embedding(recording.data(weight), recording.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if recording.compute_requires_grad(weight):
         grad_fn = EmbeddingBackward0(recording.collect_next_edges(weight))
@@ -4592,7 +4592,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
     derivatives.yaml, entry embedding_dense_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["embedding_dense_backward"], (grad_output, indices,))
+        grad_output, indices = _dispatch.check_arguments(OVERLOADS["embedding_dense_backward"], (grad_output, indices,))
     result = recording.wrap(kernels.embedding_dense_backward(recording.data(grad_output), recording.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if recording.compute_requires_grad(grad_output):
         grad_fn = EmbeddingDenseBackwardBackward0(recording.collect_next_edges(grad_output))
@@ -4613,8 +4613,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 
     derivatives.yaml, entry native_layer_norm
     """
-    if not isinstance(input, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["native_layer_norm"], (input,))
+    if not isinstance(input, Tensor) or not isinstance(eps, NUMBER):
+        input, eps = _dispatch.check_arguments(OVERLOADS["native_layer_norm"], (input, eps,))
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm(recording.data(input), normalized_shape, recording.data(weight), recording.data(bias), eps))
     needs_grad = recording.compute_requires_grad(input, weight, bias)
@@ -4644,7 +4644,7 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     derivatives.yaml, entry native_layer_norm_backward
     """
     if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(mean, Tensor) or not isinstance(rstd, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["native_layer_norm_backward"], (grad_out, input, mean, rstd,))
+        grad_out, input, mean, rstd = _dispatch.check_arguments(OVERLOADS["native_layer_norm_backward"], (grad_out, input, mean, rstd,))
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm_backward(recording.data(grad_out), recording.data(input), normalized_shape, recording.data(mean), recording.data(rstd), recording.data(weight), recording.data(bias), output_mask))
     if recording.compute_requires_grad(grad_out, input, weight):
@@ -4670,8 +4670,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
     derivatives.yaml, entry native_batch_norm
     """
-    if not isinstance(input, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["native_batch_norm"], (input,))
+    if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER):
+        input, momentum, eps = _dispatch.check_arguments(OVERLOADS["native_batch_norm"], (input, momentum, eps,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("native_batch_norm", native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {}, out, 3, dtype_rule="batch_norm")
     result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
@@ -4699,7 +4699,7 @@ def silu(self_):
     derivatives.yaml, entry silu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["silu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["silu"], (self_,))
     result = recording.wrap(kernels.silu(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SiluBackward0(recording.collect_next_edges(self_))
@@ -4718,7 +4718,7 @@ def silu_(self_):
     derivatives.yaml, entry silu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["silu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["silu"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4743,7 +4743,7 @@ def mish(self_):
     derivatives.yaml, entry mish
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mish"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["mish"], (self_,))
     result = recording.wrap(kernels.mish(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = MishBackward0(recording.collect_next_edges(self_))
@@ -4762,7 +4762,7 @@ def mish_(self_):
     derivatives.yaml, entry mish
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["mish"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["mish"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4786,8 +4786,8 @@ def elu(self_, alpha=1, scale=1, input_scale=1):
 
     derivatives.yaml, entry elu
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["elu"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER):
+        self_, alpha, scale, input_scale = _dispatch.check_arguments(OVERLOADS["elu"], (self_, alpha, scale, input_scale,))
     result = recording.wrap(kernels.elu(recording.data(self_), alpha, scale, input_scale))
     if recording.compute_requires_grad(self_):
         grad_fn = EluBackward0(recording.collect_next_edges(self_))
@@ -4808,8 +4808,8 @@ def elu_(self_, alpha=1, scale=1, input_scale=1):
 
     derivatives.yaml, entry elu_
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["elu_"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER):
+        self_, alpha, scale, input_scale = _dispatch.check_arguments(OVERLOADS["elu_"], (self_, alpha, scale, input_scale,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4838,8 +4838,8 @@ def hardtanh(self_, min_val=-1, max_val=1):
 
     derivatives.yaml, entry hardtanh
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["hardtanh"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
+        self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh"], (self_, min_val, max_val,))
     result = recording.wrap(kernels.hardtanh(recording.data(self_), min_val, max_val))
     if recording.compute_requires_grad(self_):
         grad_fn = HardtanhBackward0(recording.collect_next_edges(self_))
@@ -4859,8 +4859,8 @@ def hardtanh_(self_, min_val=-1, max_val=1):
 
     derivatives.yaml, entry hardtanh
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["hardtanh"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
+        self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh"], (self_, min_val, max_val,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4886,8 +4886,8 @@ def hardtanh_backward(grad_output, self_, min_val, max_val):
 
     derivatives.yaml, entry hardtanh_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["hardtanh_backward"], (grad_output, self_,))
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
+        grad_output, self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh_backward"], (grad_output, self_, min_val, max_val,))
     result = recording.wrap(kernels.hardtanh_backward(recording.data(grad_output), recording.data(self_), min_val, max_val))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = HardtanhBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -4908,7 +4908,7 @@ def hardsigmoid(self_):
     derivatives.yaml, entry hardsigmoid
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["hardsigmoid"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["hardsigmoid"], (self_,))
     result = recording.wrap(kernels.hardsigmoid(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = HardsigmoidBackward0(recording.collect_next_edges(self_))
@@ -4927,7 +4927,7 @@ def hardsigmoid_(self_):
     derivatives.yaml, entry hardsigmoid
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["hardsigmoid"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["hardsigmoid"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4952,7 +4952,7 @@ def hardswish(self_):
     derivatives.yaml, entry hardswish
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["hardswish"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["hardswish"], (self_,))
     result = recording.wrap(kernels.hardswish(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = HardswishBackward0(recording.collect_next_edges(self_))
@@ -4971,7 +4971,7 @@ def hardswish_(self_):
     derivatives.yaml, entry hardswish
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["hardswish"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["hardswish"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4996,7 +4996,7 @@ def log_sigmoid_forward(self_):
     derivatives.yaml, entry log_sigmoid_forward
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log_sigmoid_forward"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log_sigmoid_forward"], (self_,))
     output, buffer = map(recording.wrap, kernels.log_sigmoid_forward(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = LogSigmoidBackward0(recording.collect_next_edges(self_))
@@ -5016,7 +5016,7 @@ def glu(self_, dim=-1):
     derivatives.yaml, entry glu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["glu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["glu"], (self_,))
     result = recording.wrap(kernels.glu(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
         grad_fn = GluBackward0(recording.collect_next_edges(self_))
@@ -5035,8 +5035,8 @@ def huber_loss(self_, target, reduction=1, delta=1.0):
 
     derivatives.yaml, entry huber_loss
     """
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["huber_loss"], (self_, target,))
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER):
+        self_, target, delta = _dispatch.check_arguments(OVERLOADS["huber_loss"], (self_, target, delta,))
     result = recording.wrap(kernels.huber_loss(recording.data(self_), recording.data(target), reduction, delta))
     if recording.compute_requires_grad(self_, target):
         grad_fn = HuberLossBackward0(recording.collect_next_edges(self_, target))
@@ -5058,8 +5058,8 @@ def constant_pad_nd(self_, pad, value=0):
 
     derivatives.yaml, entry constant_pad_nd
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["constant_pad_nd"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
+        self_, value = _dispatch.check_arguments(OVERLOADS["constant_pad_nd"], (self_, value,))
     pad = recording.int_tuple(pad)
     result = recording.wrap(kernels.constant_pad_nd(recording.data(self_), pad, value))
     if recording.compute_requires_grad(self_):
@@ -5078,8 +5078,8 @@ def leaky_relu_(self_, negative_slope=0.01):
 
     derivatives.yaml, entry leaky_relu_
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["leaky_relu_"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
+        self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu_"], (self_, negative_slope,))
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5107,7 +5107,7 @@ def reflection_pad1d(self_, padding):
     derivatives.yaml, entry reflection_pad1d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad1d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad1d"], (self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad1d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5128,7 +5128,7 @@ def reflection_pad1d_backward(grad_output, self_, padding):
     derivatives.yaml, entry reflection_pad1d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5149,7 +5149,7 @@ def reflection_pad2d(self_, padding):
     derivatives.yaml, entry reflection_pad2d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad2d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad2d"], (self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad2d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5170,7 +5170,7 @@ def reflection_pad2d_backward(grad_output, self_, padding):
     derivatives.yaml, entry reflection_pad2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5191,7 +5191,7 @@ def reflection_pad3d(self_, padding):
     derivatives.yaml, entry reflection_pad3d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad3d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad3d"], (self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad3d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5212,7 +5212,7 @@ def reflection_pad3d_backward(grad_output, self_, padding):
     derivatives.yaml, entry reflection_pad3d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5233,7 +5233,7 @@ def replication_pad1d(self_, padding):
     derivatives.yaml, entry replication_pad1d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad1d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad1d"], (self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad1d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5254,7 +5254,7 @@ def replication_pad1d_backward(grad_output, self_, padding):
     derivatives.yaml, entry replication_pad1d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad1d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad1d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5275,7 +5275,7 @@ def replication_pad2d(self_, padding):
     derivatives.yaml, entry replication_pad2d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad2d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad2d"], (self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad2d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5296,7 +5296,7 @@ def replication_pad2d_backward(grad_output, self_, padding):
     derivatives.yaml, entry replication_pad2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad2d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad2d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5317,7 +5317,7 @@ def replication_pad3d(self_, padding):
     derivatives.yaml, entry replication_pad3d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad3d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad3d"], (self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad3d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5338,7 +5338,7 @@ def replication_pad3d_backward(grad_output, self_, padding):
     derivatives.yaml, entry replication_pad3d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["replication_pad3d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad3d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5359,7 +5359,7 @@ def cumsum(self_, dim, *, dtype=None, out=None):
     derivatives.yaml, entry cumsum
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["cumsum"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cumsum"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cumsum", cumsum, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumsum(recording.data(self_), dim, recording.numpy_dtype(dtype)))
@@ -5382,7 +5382,7 @@ def cumsum_(self_, dim, *, dtype=None):
     derivatives.yaml, entry cumsum
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["cumsum"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cumsum"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5410,7 +5410,7 @@ def cumprod(self_, dim, *, dtype=None, out=None):
     derivatives.yaml, entry cumprod
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["cumprod"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cumprod"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cumprod", cumprod, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
@@ -5434,7 +5434,7 @@ def cumprod_(self_, dim, *, dtype=None):
     derivatives.yaml, entry cumprod
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["cumprod"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cumprod"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5463,7 +5463,7 @@ def sort_default(self_, dim=-1, descending=False, *, out=None):
     derivatives.yaml, entry sort
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sort"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sort"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sort", sort_default, (self_, dim, descending), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.sort(recording.data(self_), dim, descending))
@@ -5490,7 +5490,7 @@ def sort_stable(self_, *, stable, dim=-1, descending=False, out=None):
     derivatives.yaml, entry sort.stable
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["sort.stable"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sort.stable"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sort", sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.sort_stable(recording.data(self_), stable, dim, descending))
@@ -5517,7 +5517,7 @@ def topk(self_, k, dim=-1, largest=True, sorted=True, *, out=None):
     derivatives.yaml, entry topk
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["topk"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["topk"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("topk", topk, (self_, k, dim, largest, sorted), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.topk(recording.data(self_), k, dim, largest, sorted))
@@ -5544,7 +5544,7 @@ def tril(self_, diagonal=0, *, out=None):
     derivatives.yaml, entry tril
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["tril"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["tril"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tril", tril, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.tril(recording.data(self_), diagonal))
@@ -5565,7 +5565,7 @@ def tril_(self_, diagonal=0):
     derivatives.yaml, entry tril
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["tril"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["tril"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5590,7 +5590,7 @@ def triu(self_, diagonal=0, *, out=None):
     derivatives.yaml, entry triu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["triu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["triu"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("triu", triu, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.triu(recording.data(self_), diagonal))
@@ -5611,7 +5611,7 @@ def triu_(self_, diagonal=0):
     derivatives.yaml, entry triu
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["triu"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["triu"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5636,7 +5636,7 @@ def log2(self_, *, out=None):
     derivatives.yaml, entry log2
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log2"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log2"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log2", log2, (self_,), {}, out)
     result = recording.wrap(kernels.log2(recording.data(self_)))
@@ -5657,7 +5657,7 @@ def log2_(self_):
     derivatives.yaml, entry log2
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log2"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log2"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5682,7 +5682,7 @@ def log10(self_, *, out=None):
     derivatives.yaml, entry log10
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log10"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log10"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log10", log10, (self_,), {}, out)
     result = recording.wrap(kernels.log10(recording.data(self_)))
@@ -5703,7 +5703,7 @@ def log10_(self_):
     derivatives.yaml, entry log10
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["log10"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["log10"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5728,7 +5728,7 @@ def floor(self_, *, out=None):
     derivatives.yaml, entry floor
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["floor"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["floor"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor", floor, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.floor(recording.data(self_)))
@@ -5748,7 +5748,7 @@ def floor_(self_):
     derivatives.yaml, entry floor
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["floor"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["floor"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5772,7 +5772,7 @@ def ceil(self_, *, out=None):
     derivatives.yaml, entry ceil
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["ceil"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["ceil"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ceil", ceil, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.ceil(recording.data(self_)))
@@ -5792,7 +5792,7 @@ def ceil_(self_):
     derivatives.yaml, entry ceil
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["ceil"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["ceil"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5816,7 +5816,7 @@ def round_default(self_, *, out=None):
     derivatives.yaml, entry round
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["round"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["round"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("round", round_default, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.round(recording.data(self_)))
@@ -5836,7 +5836,7 @@ def round_default_(self_):
     derivatives.yaml, entry round
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["round"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["round"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5860,7 +5860,7 @@ def round_decimals(self_, *, decimals, out=None):
     derivatives.yaml, entry round.decimals
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["round.decimals"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["round.decimals"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("round", round_decimals, (self_,), {"decimals": decimals}, out, dtype_rule="found")
     result = recording.wrap(kernels.round_decimals(recording.data(self_), decimals))
@@ -5880,7 +5880,7 @@ def round_decimals_(self_, *, decimals):
     derivatives.yaml, entry round.decimals
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["round.decimals"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["round.decimals"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5904,7 +5904,7 @@ def trunc(self_, *, out=None):
     derivatives.yaml, entry trunc
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["trunc"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["trunc"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("trunc", trunc, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.trunc(recording.data(self_)))
@@ -5924,7 +5924,7 @@ def trunc_(self_):
     derivatives.yaml, entry trunc
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["trunc"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["trunc"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5948,7 +5948,7 @@ def frac(self_, *, out=None):
     derivatives.yaml, entry frac
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["frac"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["frac"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("frac", frac, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.frac(recording.data(self_)))
@@ -5968,7 +5968,7 @@ def frac_(self_):
     derivatives.yaml, entry frac
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["frac"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["frac"], (self_,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5992,7 +5992,7 @@ def roll(self_, shifts, dims=()):
     derivatives.yaml, entry roll
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["roll"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["roll"], (self_,))
     shifts = recording.int_tuple(shifts)
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.roll(recording.data(self_), shifts, dims))
@@ -6015,7 +6015,7 @@ def masked_select(self_, mask, *, out=None):
     derivatives.yaml, entry masked_select
     """
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["masked_select"], (self_, mask,))
+        self_, mask = _dispatch.check_arguments(OVERLOADS["masked_select"], (self_, mask,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("masked_select", masked_select, (self_, mask), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.masked_select(recording.data(self_), recording.data(mask)))
@@ -6040,7 +6040,7 @@ def scatter_src(self_, dim, index, src, *, out=None):
     derivatives.yaml, entry scatter.src
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.src"], (self_, index, src,))
+        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.src"], (self_, index, src,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_src, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
@@ -6062,7 +6062,7 @@ def scatter_src_(self_, dim, index, src):
     derivatives.yaml, entry scatter.src
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.src"], (self_, index, src,))
+        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.src"], (self_, index, src,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, src)
     if needs_grad:
@@ -6087,8 +6087,8 @@ def scatter_value(self_, dim, index, value, *, out=None):
 
     derivatives.yaml, entry scatter.value
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.value"], (self_, index,))
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value"], (self_, index, value,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_value, (self_, dim, index, value), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
@@ -6109,8 +6109,8 @@ def scatter_value_(self_, dim, index, value):
 
     derivatives.yaml, entry scatter.value
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.value"], (self_, index,))
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value"], (self_, index, value,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6136,7 +6136,7 @@ def scatter_reduce(self_, dim, index, src, *, reduce, out=None):
     derivatives.yaml, entry scatter.reduce
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,))
+        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_reduce, (self_, dim, index, src), {"reduce": reduce}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
@@ -6149,7 +6149,7 @@ def scatter_reduce_(self_, dim, index, src, *, reduce):
     derivatives.yaml, entry scatter.reduce
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,))
+        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,), inplace=True)
     recording.check_inplace(self_)
     recording.write_inplace(self_, kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
     return self_
@@ -6160,8 +6160,8 @@ def scatter_value_reduce(self_, dim, index, value, *, reduce, out=None):
 
     derivatives.yaml, entry scatter.value_reduce
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.value_reduce"], (self_, index,))
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value_reduce"], (self_, index, value,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_value_reduce, (self_, dim, index, value), {"reduce": reduce}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
@@ -6173,8 +6173,8 @@ def scatter_value_reduce_(self_, dim, index, value, *, reduce):
 
     derivatives.yaml, entry scatter.value_reduce
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["scatter.value_reduce"], (self_, index,))
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value_reduce"], (self_, index, value,), inplace=True)
     recording.check_inplace(self_)
     recording.write_inplace(self_, kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
     return self_
@@ -6185,8 +6185,8 @@ def lerp_Scalar(self_, end, weight, *, out=None):
 
     derivatives.yaml, entry lerp.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["lerp.Scalar"], (self_, end,))
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER):
+        self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Scalar"], (self_, end, weight,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lerp", lerp_Scalar, (self_, end, weight), {}, out)
     result = recording.wrap(kernels.lerp_Scalar(recording.data(self_), recording.data(end), weight))
@@ -6206,8 +6206,8 @@ def lerp_Scalar_(self_, end, weight):
 
     derivatives.yaml, entry lerp.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["lerp.Scalar"], (self_, end,))
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER):
+        self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Scalar"], (self_, end, weight,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, end)
     if needs_grad:
@@ -6231,8 +6231,8 @@ def lerp_Tensor(self_, end, weight, *, out=None):
 
     derivatives.yaml, entry lerp.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,))
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER):
+        self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lerp", lerp_Tensor, (self_, end, weight), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
@@ -6254,8 +6254,8 @@ def lerp_Tensor_(self_, end, weight):
 
     derivatives.yaml, entry lerp.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,))
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER):
+        self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, end, weight)
     if needs_grad:
@@ -6281,8 +6281,8 @@ def addcmul(self_, tensor1, tensor2, *, value=1, out=None):
 
     derivatives.yaml, entry addcmul
     """
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2,))
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
+        self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addcmul", addcmul, (self_, tensor1, tensor2), {"value": value}, out)
     result = recording.wrap(kernels.addcmul(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
@@ -6304,8 +6304,8 @@ def addcmul_(self_, tensor1, tensor2, *, value=1):
 
     derivatives.yaml, entry addcmul
     """
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2,))
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
+        self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
     if needs_grad:
@@ -6331,8 +6331,8 @@ def addcdiv(self_, tensor1, tensor2, *, value=1, out=None):
 
     derivatives.yaml, entry addcdiv
     """
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2,))
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
+        self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addcdiv", addcdiv, (self_, tensor1, tensor2), {"value": value}, out)
     result = recording.wrap(kernels.addcdiv(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
@@ -6354,8 +6354,8 @@ def addcdiv_(self_, tensor1, tensor2, *, value=1):
 
     derivatives.yaml, entry addcdiv
     """
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2,))
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
+        self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
     if needs_grad:
@@ -6381,8 +6381,8 @@ def var_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry var_mean.correction
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["var_mean.correction"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
+        self_, correction = _dispatch.check_arguments(OVERLOADS["var_mean.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
     result0, result1 = map(recording.wrap, kernels.var_mean_correction(recording.data(self_), dim, correction, keepdim))
     if recording.compute_requires_grad(self_):
@@ -6407,8 +6407,8 @@ def std_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry std_mean.correction
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["std_mean.correction"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
+        self_, correction = _dispatch.check_arguments(OVERLOADS["std_mean.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
     result0, result1 = map(recording.wrap, kernels.std_mean_correction(recording.data(self_), dim, correction, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -6437,8 +6437,8 @@ def floor_divide_default(self_, other, *, out=None):
 
     derivatives.yaml, entry floor_divide
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["floor_divide"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor_divide", floor_divide_default, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.floor_divide(recording.data(self_), recording.data(other)))
@@ -6450,8 +6450,8 @@ def floor_divide_default_(self_, other):
 
     derivatives.yaml, entry floor_divide
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["floor_divide"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     recording.write_inplace(self_, kernels.floor_divide(recording.data(self_), recording.data(other)))
     return self_
@@ -6462,8 +6462,8 @@ def floor_divide_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry floor_divide.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["floor_divide.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor_divide", floor_divide_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.floor_divide_Scalar(recording.data(self_), other))
@@ -6475,8 +6475,8 @@ def floor_divide_Scalar_(self_, other):
 
     derivatives.yaml, entry floor_divide.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["floor_divide.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide.Scalar"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     recording.write_inplace(self_, kernels.floor_divide_Scalar(recording.data(self_), other))
     return self_
@@ -6487,8 +6487,8 @@ def remainder_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry remainder.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("remainder", remainder_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Scalar(recording.data(self_), other))
@@ -6507,8 +6507,8 @@ def remainder_Scalar_(self_, other):
 
     derivatives.yaml, entry remainder.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6531,8 +6531,8 @@ def remainder_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry remainder.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("remainder", remainder_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Tensor(recording.data(self_), recording.data(other)))
@@ -6553,8 +6553,8 @@ def remainder_Tensor_(self_, other):
 
     derivatives.yaml, entry remainder.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -6579,8 +6579,8 @@ def remainder_Scalar_Tensor(self_, other):
 
     derivatives.yaml, entry remainder.Scalar_Tensor
     """
-    if not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["remainder.Scalar_Tensor"], (other,))
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar_Tensor"], (self_, other,))
     result = recording.wrap(kernels.remainder_Scalar_Tensor(self_, recording.data(other)))
     return result
 
@@ -6590,8 +6590,8 @@ def fmod_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry fmod.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fmod.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("fmod", fmod_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.fmod_Scalar(recording.data(self_), other))
@@ -6610,8 +6610,8 @@ def fmod_Scalar_(self_, other):
 
     derivatives.yaml, entry fmod.Scalar
     """
-    if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fmod.Scalar"], (self_,))
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Scalar"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6634,8 +6634,8 @@ def fmod_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry fmod.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fmod.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("fmod", fmod_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.fmod_Tensor(recording.data(self_), recording.data(other)))
@@ -6656,8 +6656,8 @@ def fmod_Tensor_(self_, other):
 
     derivatives.yaml, entry fmod.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["fmod.Tensor"], (self_, other,))
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -6683,7 +6683,7 @@ def linalg_inv_ex(A, *, check_errors=False):
     derivatives.yaml, entry linalg_inv_ex
     """
     if not isinstance(A, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["linalg_inv_ex"], (A,))
+        (A,) = _dispatch.check_arguments(OVERLOADS["linalg_inv_ex"], (A,))
     inverse, info = map(recording.wrap, kernels.linalg_inv_ex(recording.data(A), check_errors))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -6706,7 +6706,7 @@ def linalg_solve_ex(A, B, *, left=True, check_errors=False):
     derivatives.yaml, entry linalg_solve_ex
     """
     if not isinstance(A, Tensor) or not isinstance(B, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["linalg_solve_ex"], (A, B,))
+        A, B = _dispatch.check_arguments(OVERLOADS["linalg_solve_ex"], (A, B,))
     result, info = map(recording.wrap, kernels.linalg_solve_ex(recording.data(A), recording.data(B), left, check_errors))
     needs_grad = recording.compute_requires_grad(A, B)
     if needs_grad:
@@ -6734,7 +6734,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     derivatives.yaml, entry convolution
     """
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["convolution"], (input, weight,))
+        input, weight = _dispatch.check_arguments(OVERLOADS["convolution"], (input, weight,))
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
@@ -6764,7 +6764,7 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     derivatives.yaml, entry convolution_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["convolution_backward"], (grad_output, input, weight,))
+        grad_output, input, weight = _dispatch.check_arguments(OVERLOADS["convolution_backward"], (grad_output, input, weight,))
     bias_sizes = recording.int_tuple(bias_sizes)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -6798,7 +6798,7 @@ def max_pool2d_with_indices(self_, kernel_size, stride=(), padding=(0, 0), dilat
     derivatives.yaml, entry max_pool2d_with_indices
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["max_pool2d_with_indices"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["max_pool2d_with_indices"], (self_,))
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -6831,7 +6831,7 @@ def max_pool2d_with_indices_backward(grad_output, self_, kernel_size, stride, pa
     derivatives.yaml, entry max_pool2d_with_indices_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["max_pool2d_with_indices_backward"], (grad_output, self_, indices,))
+        grad_output, self_, indices = _dispatch.check_arguments(OVERLOADS["max_pool2d_with_indices_backward"], (grad_output, self_, indices,))
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -6855,7 +6855,7 @@ def avg_pool2d(self_, kernel_size, stride=(), padding=(0, 0), ceil_mode=False, c
     derivatives.yaml, entry avg_pool2d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["avg_pool2d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["avg_pool2d"], (self_,))
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -6883,7 +6883,7 @@ def avg_pool2d_backward(grad_output, self_, kernel_size, stride, padding, ceil_m
     derivatives.yaml, entry avg_pool2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["avg_pool2d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["avg_pool2d_backward"], (grad_output, self_,))
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -6911,7 +6911,7 @@ def _adaptive_avg_pool2d(self_, output_size):
     derivatives.yaml, entry _adaptive_avg_pool2d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_adaptive_avg_pool2d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_adaptive_avg_pool2d"], (self_,))
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._adaptive_avg_pool2d(recording.data(self_), output_size))
     if recording.compute_requires_grad(self_):
@@ -6931,7 +6931,7 @@ def _adaptive_avg_pool2d_backward(grad_output, self_):
     derivatives.yaml, entry _adaptive_avg_pool2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,))
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,))
     result = recording.wrap(kernels._adaptive_avg_pool2d_backward(recording.data(grad_output), recording.data(self_)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = AdaptiveAvgPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -6951,7 +6951,7 @@ def adaptive_max_pool2d(self_, output_size):
     derivatives.yaml, entry adaptive_max_pool2d
     """
     if not isinstance(self_, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["adaptive_max_pool2d"], (self_,))
+        (self_,) = _dispatch.check_arguments(OVERLOADS["adaptive_max_pool2d"], (self_,))
     output_size = recording.int_tuple(output_size)
     result0, result1 = map(recording.wrap, kernels.adaptive_max_pool2d(recording.data(self_), output_size))
     needs_grad = recording.compute_requires_grad(self_)
@@ -6976,7 +6976,7 @@ def adaptive_max_pool2d_backward(grad_output, self_, indices):
     derivatives.yaml, entry adaptive_max_pool2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor):
-        _dispatch.check_tensor_arguments(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,))
+        grad_output, self_, indices = _dispatch.check_arguments(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,))
     result = recording.wrap(kernels.adaptive_max_pool2d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = AdaptiveMaxPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -7014,23 +7014,23 @@ where = where_self
 # numpy arrays.
 OVERLOADS = {
     "add.Tensor": Overload(add_Tensor, kernels.add_Tensor, "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
         Param("alpha", "Scalar", has_default=True, keyword_only=True),
-    )),
+    ), only_numbers=True),
     "add.Scalar": Overload(add_Scalar, kernels.add_Scalar, "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (
-        Param("self_", "Tensor"),
+        Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),
         Param("alpha", "Scalar", has_default=True),
-    )),
+    ), only_numbers=True),
     "sub.Tensor": Overload(sub_Tensor, kernels.sub_Tensor, "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
         Param("alpha", "Scalar", has_default=True, keyword_only=True),
-    )),
+    ), only_numbers=True),
     "rsub.Tensor": Overload(rsub_Tensor, kernels.rsub_Tensor, "rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
         Param("alpha", "Scalar", has_default=True, keyword_only=True),
     )),
     "rsub.Scalar": Overload(rsub_Scalar, kernels.rsub_Scalar, "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (
@@ -7039,40 +7039,40 @@ OVERLOADS = {
         Param("alpha", "Scalar", has_default=True),
     )),
     "mul.Tensor": Overload(mul_Tensor, kernels.mul_Tensor, "mul.Tensor(Tensor self, Tensor other) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
-    )),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
+    ), only_numbers=True),
     "mul.Scalar": Overload(mul_Scalar, kernels.mul_Scalar, "mul.Scalar(Tensor self, Scalar other) -> Tensor", (
-        Param("self_", "Tensor"),
+        Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),
-    )),
+    ), only_numbers=True),
     "div.Tensor": Overload(div_Tensor, kernels.div_Tensor, "div.Tensor(Tensor self, Tensor other) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
-    )),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
+    ), only_numbers=True),
     "div.Scalar": Overload(div_Scalar, kernels.div_Scalar, "div.Scalar(Tensor self, Scalar other) -> Tensor", (
-        Param("self_", "Tensor"),
+        Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),
-    )),
+    ), only_numbers=True),
     "div.Tensor_mode": Overload(div_Tensor_mode, kernels.div_Tensor_mode, "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
         Param("rounding_mode", "str?", keyword_only=True),
-    )),
+    ), only_numbers=True),
     "neg": Overload(neg, kernels.neg, "neg(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
     "pow.Tensor_Scalar": Overload(pow_Tensor_Scalar, kernels.pow_Tensor_Scalar, "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (
-        Param("self_", "Tensor"),
+        Param("self_", "Tensor", number=True),
         Param("exponent", "Scalar"),
     )),
     "pow.Tensor_Tensor": Overload(pow_Tensor_Tensor, kernels.pow_Tensor_Tensor, "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("exponent", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("exponent", "Tensor", number=True),
     )),
     "pow.Scalar": Overload(pow_Scalar, kernels.pow_Scalar, "pow.Scalar(Scalar self, Tensor exponent) -> Tensor", (
         Param("self_", "Scalar"),
-        Param("exponent", "Tensor"),
+        Param("exponent", "Tensor", number=True),
     )),
     "reciprocal": Overload(reciprocal, kernels.reciprocal, "reciprocal(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7201,9 +7201,9 @@ OVERLOADS = {
     )),
     "where.self": Overload(where_self, kernels.where_self, "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", (
         Param("condition", "Tensor"),
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
-    )),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
+    ), several=True),
     "masked_fill.Scalar": Overload(masked_fill_Scalar, kernels.masked_fill_Scalar, "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", (
         Param("self_", "Tensor"),
         Param("mask", "Tensor"),
@@ -7212,7 +7212,7 @@ OVERLOADS = {
     "masked_fill.Tensor": Overload(masked_fill_Tensor, kernels.masked_fill_Tensor, "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", (
         Param("self_", "Tensor"),
         Param("mask", "Tensor"),
-        Param("value", "Tensor"),
+        Param("value", "Tensor", number=True),
     )),
     "fill.Scalar": Overload(fill_Scalar, kernels.fill_Scalar, "fill.Scalar(Tensor self, Scalar value) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7220,7 +7220,7 @@ OVERLOADS = {
     )),
     "fill.Tensor": Overload(fill_Tensor, kernels.fill_Tensor, "fill.Tensor(Tensor self, Tensor value) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("value", "Tensor"),
+        Param("value", "Tensor", number=True),
     )),
     "fill_.Scalar": Overload(fill__Scalar, kernels.fill__Scalar, "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", (
         Param("self_", "Tensor"),
@@ -7228,20 +7228,20 @@ OVERLOADS = {
     )),
     "fill_.Tensor": Overload(fill__Tensor, kernels.fill__Tensor, "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", (
         Param("self_", "Tensor"),
-        Param("value", "Tensor"),
+        Param("value", "Tensor", number=True),
     )),
     "copy_": Overload(copy_, kernels.copy_, "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", (
-        Param("self_", "Tensor"),
-        Param("src", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("src", "Tensor", number=True),
         Param("non_blocking", "bool", has_default=True),
-    )),
+    ), only_numbers=True),
     "eq.Scalar": Overload(eq_Scalar, kernels.eq_Scalar, "eq.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
         Param("other", "Scalar"),
     )),
     "eq.Tensor": Overload(eq_Tensor, kernels.eq_Tensor, "eq.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "ge.Scalar": Overload(ge_Scalar, kernels.ge_Scalar, "ge.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7249,7 +7249,7 @@ OVERLOADS = {
     )),
     "ge.Tensor": Overload(ge_Tensor, kernels.ge_Tensor, "ge.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "gt.Scalar": Overload(gt_Scalar, kernels.gt_Scalar, "gt.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7257,7 +7257,7 @@ OVERLOADS = {
     )),
     "gt.Tensor": Overload(gt_Tensor, kernels.gt_Tensor, "gt.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "le.Scalar": Overload(le_Scalar, kernels.le_Scalar, "le.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7265,7 +7265,7 @@ OVERLOADS = {
     )),
     "le.Tensor": Overload(le_Tensor, kernels.le_Tensor, "le.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "lt.Scalar": Overload(lt_Scalar, kernels.lt_Scalar, "lt.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7273,7 +7273,7 @@ OVERLOADS = {
     )),
     "lt.Tensor": Overload(lt_Tensor, kernels.lt_Tensor, "lt.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "ne.Scalar": Overload(ne_Scalar, kernels.ne_Scalar, "ne.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7281,7 +7281,7 @@ OVERLOADS = {
     )),
     "ne.Tensor": Overload(ne_Tensor, kernels.ne_Tensor, "ne.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "logical_not": Overload(logical_not, kernels.logical_not, "logical_not(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
@@ -7298,17 +7298,17 @@ OVERLOADS = {
         Param("self_", "Tensor"),
     )),
     "bitwise_and.Tensor": Overload(bitwise_and_Tensor, kernels.bitwise_and_Tensor, "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
-    )),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
+    ), several=True),
     "bitwise_or.Tensor": Overload(bitwise_or_Tensor, kernels.bitwise_or_Tensor, "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
-    )),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
+    ), several=True),
     "bitwise_xor.Tensor": Overload(bitwise_xor_Tensor, kernels.bitwise_xor_Tensor, "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
-    )),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
+    ), several=True),
     "sum": Overload(sum_default, kernels.sum, "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", (
         Param("self_", "Tensor"),
         Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
@@ -7983,7 +7983,7 @@ OVERLOADS = {
     "lerp.Tensor": Overload(lerp_Tensor, kernels.lerp_Tensor, "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", (
         Param("self_", "Tensor"),
         Param("end", "Tensor"),
-        Param("weight", "Tensor"),
+        Param("weight", "Tensor", number=True),
     )),
     "addcmul": Overload(addcmul, kernels.addcmul, "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (
         Param("self_", "Tensor"),
@@ -8010,24 +8010,24 @@ OVERLOADS = {
         Param("keepdim", "bool", has_default=True, keyword_only=True),
     )),
     "floor_divide": Overload(floor_divide_default, kernels.floor_divide, "floor_divide(Tensor self, Tensor other) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
-    )),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
+    ), only_numbers=True),
     "floor_divide.Scalar": Overload(floor_divide_Scalar, kernels.floor_divide_Scalar, "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", (
-        Param("self_", "Tensor"),
+        Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),
-    )),
+    ), only_numbers=True),
     "remainder.Scalar": Overload(remainder_Scalar, kernels.remainder_Scalar, "remainder.Scalar(Tensor self, Scalar other) -> Tensor", (
-        Param("self_", "Tensor"),
+        Param("self_", "Tensor", number=True),
         Param("other", "Scalar"),
     )),
     "remainder.Tensor": Overload(remainder_Tensor, kernels.remainder_Tensor, "remainder.Tensor(Tensor self, Tensor other) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
     )),
     "remainder.Scalar_Tensor": Overload(remainder_Scalar_Tensor, kernels.remainder_Scalar_Tensor, "remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", (
         Param("self_", "Scalar"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "fmod.Scalar": Overload(fmod_Scalar, kernels.fmod_Scalar, "fmod.Scalar(Tensor self, Scalar other) -> Tensor", (
         Param("self_", "Tensor"),
@@ -8035,7 +8035,7 @@ OVERLOADS = {
     )),
     "fmod.Tensor": Overload(fmod_Tensor, kernels.fmod_Tensor, "fmod.Tensor(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
-        Param("other", "Tensor"),
+        Param("other", "Tensor", number=True),
     )),
     "linalg_inv_ex": Overload(linalg_inv_ex, kernels.linalg_inv_ex, "linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)", (
         Param("A", "Tensor"),

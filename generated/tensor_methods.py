@@ -15,369 +15,685 @@ class TensorMethods:
 
     def _to_copy(self, *, dtype=None):
         """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
-        return ops._to_copy(self, dtype=dtype)
+        try:
+            return ops._to_copy(self, dtype=dtype)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "_to_copy")
+            raise
 
     def _unsafe_view(self, *args, size=None):
         """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
-        return ops._unsafe_view(self, _dispatch.varargs_list(args, size))
+        try:
+            return ops._unsafe_view(self, _dispatch.varargs_list(args, size))
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "_unsafe_view")
+            raise
 
     def abs(self):
         """abs(Tensor self) -> Tensor"""
-        return ops.abs(self)
+        try:
+            return ops.abs(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "abs")
+            raise
 
     def add(self, other, *, alpha=1):
         """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-        return ops.add_Tensor(self, other, alpha=alpha)
+        try:
+            return ops.add_Tensor(self, other, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "add")
+            raise
 
     def addcdiv(self, tensor1, tensor2, *, value=1):
         """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
-        return ops.addcdiv(self, tensor1, tensor2, value=value)
+        try:
+            return ops.addcdiv(self, tensor1, tensor2, value=value)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addcdiv")
+            raise
 
     def addcmul(self, tensor1, tensor2, *, value=1):
         """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
-        return ops.addcmul(self, tensor1, tensor2, value=value)
+        try:
+            return ops.addcmul(self, tensor1, tensor2, value=value)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addcmul")
+            raise
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
-        return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+        try:
+            return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addmm")
+            raise
 
     def all(self, *args, **kwargs):
         """all(Tensor self) -> Tensor
         all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
         all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         """
-        return ops.all(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("all")
+        try:
+            return ops.all(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("all")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "all")
+            raise
 
     def amax(self, dim=(), keepdim=False):
         """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
-        return ops.amax(self, dim, keepdim)
+        try:
+            return ops.amax(self, dim, keepdim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "amax")
+            raise
 
     def amin(self, dim=(), keepdim=False):
         """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
-        return ops.amin(self, dim, keepdim)
+        try:
+            return ops.amin(self, dim, keepdim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "amin")
+            raise
 
     def any(self, *args, **kwargs):
         """any(Tensor self) -> Tensor
         any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
         any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         """
-        return ops.any(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("any")
+        try:
+            return ops.any(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("any")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "any")
+            raise
 
     def argmax(self, dim=None, keepdim=False):
         """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
-        return ops.argmax(self, dim, keepdim)
+        try:
+            return ops.argmax(self, dim, keepdim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "argmax")
+            raise
 
     def argmin(self, dim=None, keepdim=False):
         """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
-        return ops.argmin(self, dim, keepdim)
+        try:
+            return ops.argmin(self, dim, keepdim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "argmin")
+            raise
 
     def bitwise_and(self, other):
         """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
-        return ops.bitwise_and_Tensor(self, other)
+        try:
+            return ops.bitwise_and_Tensor(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "bitwise_and")
+            raise
 
     def bitwise_not(self):
         """bitwise_not(Tensor self) -> Tensor"""
-        return ops.bitwise_not(self)
+        try:
+            return ops.bitwise_not(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "bitwise_not")
+            raise
 
     def bitwise_or(self, other):
         """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
-        return ops.bitwise_or_Tensor(self, other)
+        try:
+            return ops.bitwise_or_Tensor(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "bitwise_or")
+            raise
 
     def bitwise_xor(self, other):
         """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
-        return ops.bitwise_xor_Tensor(self, other)
+        try:
+            return ops.bitwise_xor_Tensor(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "bitwise_xor")
+            raise
 
     def bmm(self, mat2):
         """bmm(Tensor self, Tensor mat2) -> Tensor"""
-        return ops.bmm(self, mat2)
+        try:
+            return ops.bmm(self, mat2)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "bmm")
+            raise
 
     def ceil(self):
         """ceil(Tensor self) -> Tensor"""
-        return ops.ceil(self)
+        try:
+            return ops.ceil(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "ceil")
+            raise
 
     def clamp(self, *args, **kwargs):
         """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
         clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         """
-        return ops.clamp(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp")
+        try:
+            return ops.clamp(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "clamp")
+            raise
 
     def clamp_max(self, *args, **kwargs):
         """clamp_max(Tensor self, Scalar max) -> Tensor
         clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
         """
-        return ops.clamp_max(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp_max")
+        try:
+            return ops.clamp_max(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp_max")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "clamp_max")
+            raise
 
     def clamp_min(self, *args, **kwargs):
         """clamp_min(Tensor self, Scalar min) -> Tensor
         clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
         """
-        return ops.clamp_min(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp_min")
+        try:
+            return ops.clamp_min(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp_min")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "clamp_min")
+            raise
 
     def clone(self):
         """clone(Tensor self) -> Tensor"""
-        return ops.clone(self)
+        try:
+            return ops.clone(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "clone")
+            raise
 
     def copy_(self, src, non_blocking=False):
         """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
-        return ops.copy_(self, src, non_blocking)
+        try:
+            return ops.copy_(self, src, non_blocking)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "copy_")
+            raise
 
     def cos(self):
         """cos(Tensor self) -> Tensor"""
-        return ops.cos(self)
+        try:
+            return ops.cos(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cos")
+            raise
 
     def cumprod(self, dim, *, dtype=None):
         """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
-        return ops.cumprod(self, dim, dtype=dtype)
+        try:
+            return ops.cumprod(self, dim, dtype=dtype)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cumprod")
+            raise
 
     def cumsum(self, dim, *, dtype=None):
         """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
-        return ops.cumsum(self, dim, dtype=dtype)
+        try:
+            return ops.cumsum(self, dim, dtype=dtype)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cumsum")
+            raise
 
     def div(self, *args, **kwargs):
         """div.Tensor(Tensor self, Tensor other) -> Tensor
         div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
         """
-        return ops.div(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("div")
+        try:
+            return ops.div(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("div")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "div")
+            raise
 
     def dot(self, tensor):
         """dot(Tensor self, Tensor tensor) -> Tensor"""
-        return ops.dot(self, tensor)
+        try:
+            return ops.dot(self, tensor)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "dot")
+            raise
 
     def eq(self, *args, **kwargs):
         """eq.Scalar(Tensor self, Scalar other) -> Tensor
         eq.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.eq(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("eq")
+        try:
+            return ops.eq(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("eq")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "eq")
+            raise
 
     def erf(self):
         """erf(Tensor self) -> Tensor"""
-        return ops.erf(self)
+        try:
+            return ops.erf(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "erf")
+            raise
 
     def exp(self):
         """exp(Tensor self) -> Tensor"""
-        return ops.exp(self)
+        try:
+            return ops.exp(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "exp")
+            raise
 
     def expand(self, *args, size=None, implicit=False):
         """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
-        return ops.expand(self, _dispatch.varargs_list(args, size), implicit=implicit)
+        try:
+            return ops.expand(self, _dispatch.varargs_list(args, size), implicit=implicit)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "expand")
+            raise
 
     def expm1(self):
         """expm1(Tensor self) -> Tensor"""
-        return ops.expm1(self)
+        try:
+            return ops.expm1(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "expm1")
+            raise
 
     def fill_(self, *args, **kwargs):
         """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
         fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
         """
-        return ops.fill_(self, *args, **kwargs)
+        try:
+            return ops.fill_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "fill_")
+            raise
 
     def flip(self, *args, dims=None):
         """flip(Tensor self, int[] dims) -> Tensor"""
-        return ops.flip(self, _dispatch.varargs_list(args, dims))
+        try:
+            return ops.flip(self, _dispatch.varargs_list(args, dims))
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "flip")
+            raise
 
     def floor(self):
         """floor(Tensor self) -> Tensor"""
-        return ops.floor(self)
+        try:
+            return ops.floor(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "floor")
+            raise
 
     def floor_divide(self, *args, **kwargs):
         """floor_divide(Tensor self, Tensor other) -> Tensor
         floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
         """
-        return ops.floor_divide(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("floor_divide")
+        try:
+            return ops.floor_divide(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("floor_divide")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "floor_divide")
+            raise
 
     def fmod(self, *args, **kwargs):
         """fmod.Scalar(Tensor self, Scalar other) -> Tensor
         fmod.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.fmod(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("fmod")
+        try:
+            return ops.fmod(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("fmod")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "fmod")
+            raise
 
     def frac(self):
         """frac(Tensor self) -> Tensor"""
-        return ops.frac(self)
+        try:
+            return ops.frac(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "frac")
+            raise
 
     def gather(self, dim, index, *, sparse_grad=False):
         """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
-        return ops.gather(self, dim, index, sparse_grad=sparse_grad)
+        try:
+            return ops.gather(self, dim, index, sparse_grad=sparse_grad)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "gather")
+            raise
 
     def ge(self, *args, **kwargs):
         """ge.Scalar(Tensor self, Scalar other) -> Tensor
         ge.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.ge(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("ge")
+        try:
+            return ops.ge(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("ge")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "ge")
+            raise
 
     def gt(self, *args, **kwargs):
         """gt.Scalar(Tensor self, Scalar other) -> Tensor
         gt.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.gt(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("gt")
+        try:
+            return ops.gt(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("gt")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "gt")
+            raise
 
     def index_add(self, dim, index, source, *, alpha=1):
         """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
-        return ops.index_add(self, dim, index, source, alpha=alpha)
+        try:
+            return ops.index_add(self, dim, index, source, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "index_add")
+            raise
 
     def index_put(self, indices, values, accumulate=False):
         """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
-        return ops.index_put(self, indices, values, accumulate)
+        try:
+            return ops.index_put(self, indices, values, accumulate)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "index_put")
+            raise
 
     def index_select(self, dim, index):
         """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
-        return ops.index_select(self, dim, index)
+        try:
+            return ops.index_select(self, dim, index)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "index_select")
+            raise
 
     def le(self, *args, **kwargs):
         """le.Scalar(Tensor self, Scalar other) -> Tensor
         le.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.le(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("le")
+        try:
+            return ops.le(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("le")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "le")
+            raise
 
     def lerp(self, *args, **kwargs):
         """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
         lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
         """
-        return ops.lerp(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lerp")
+        try:
+            return ops.lerp(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lerp")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "lerp")
+            raise
 
     def log(self):
         """log(Tensor self) -> Tensor"""
-        return ops.log(self)
+        try:
+            return ops.log(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "log")
+            raise
 
     def log10(self):
         """log10(Tensor self) -> Tensor"""
-        return ops.log10(self)
+        try:
+            return ops.log10(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "log10")
+            raise
 
     def log1p(self):
         """log1p(Tensor self) -> Tensor"""
-        return ops.log1p(self)
+        try:
+            return ops.log1p(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "log1p")
+            raise
 
     def log2(self):
         """log2(Tensor self) -> Tensor"""
-        return ops.log2(self)
+        try:
+            return ops.log2(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "log2")
+            raise
 
     def logical_and(self, other):
         """logical_and(Tensor self, Tensor other) -> Tensor"""
-        return ops.logical_and(self, other)
+        try:
+            return ops.logical_and(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logical_and")
+            raise
 
     def logical_not(self):
         """logical_not(Tensor self) -> Tensor"""
-        return ops.logical_not(self)
+        try:
+            return ops.logical_not(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logical_not")
+            raise
 
     def logical_or(self, other):
         """logical_or(Tensor self, Tensor other) -> Tensor"""
-        return ops.logical_or(self, other)
+        try:
+            return ops.logical_or(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logical_or")
+            raise
 
     def logsumexp(self, dim, keepdim=False):
         """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
-        return ops.logsumexp(self, dim, keepdim)
+        try:
+            return ops.logsumexp(self, dim, keepdim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logsumexp")
+            raise
 
     def lt(self, *args, **kwargs):
         """lt.Scalar(Tensor self, Scalar other) -> Tensor
         lt.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.lt(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lt")
+        try:
+            return ops.lt(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lt")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "lt")
+            raise
 
     def masked_fill(self, *args, **kwargs):
         """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
         masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
         """
-        return ops.masked_fill(self, *args, **kwargs)
+        try:
+            return ops.masked_fill(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "masked_fill")
+            raise
 
     def masked_select(self, mask):
         """masked_select(Tensor self, Tensor mask) -> Tensor"""
-        return ops.masked_select(self, mask)
+        try:
+            return ops.masked_select(self, mask)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "masked_select")
+            raise
 
     def max(self, *args, **kwargs):
         """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         max(Tensor self) -> Tensor
         """
-        return ops.max(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("max")
+        try:
+            return ops.max(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("max")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "max")
+            raise
 
     def maximum(self, other):
         """maximum(Tensor self, Tensor other) -> Tensor"""
-        return ops.maximum(self, other)
+        try:
+            return ops.maximum(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "maximum")
+            raise
 
     def mean(self, *args, **kwargs):
         """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
         mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
-        return ops.mean(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("mean")
+        try:
+            return ops.mean(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("mean")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "mean")
+            raise
 
     def min(self, *args, **kwargs):
         """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         min(Tensor self) -> Tensor
         """
-        return ops.min(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("min")
+        try:
+            return ops.min(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("min")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "min")
+            raise
 
     def minimum(self, other):
         """minimum(Tensor self, Tensor other) -> Tensor"""
-        return ops.minimum(self, other)
+        try:
+            return ops.minimum(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "minimum")
+            raise
 
     def mm(self, mat2):
         """mm(Tensor self, Tensor mat2) -> Tensor"""
-        return ops.mm(self, mat2)
+        try:
+            return ops.mm(self, mat2)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "mm")
+            raise
 
     def mul(self, other):
         """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
-        return ops.mul_Tensor(self, other)
+        try:
+            return ops.mul_Tensor(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "mul")
+            raise
 
     def mv(self, vec):
         """mv(Tensor self, Tensor vec) -> Tensor"""
-        return ops.mv(self, vec)
+        try:
+            return ops.mv(self, vec)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "mv")
+            raise
 
     def ne(self, *args, **kwargs):
         """ne.Scalar(Tensor self, Scalar other) -> Tensor
         ne.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.ne(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("ne")
+        try:
+            return ops.ne(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("ne")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "ne")
+            raise
 
     def neg(self):
         """neg(Tensor self) -> Tensor"""
-        return ops.neg(self)
+        try:
+            return ops.neg(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "neg")
+            raise
 
     def permute(self, *args, dims=None):
         """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
-        return ops.permute(self, _dispatch.varargs_list(args, dims))
+        try:
+            return ops.permute(self, _dispatch.varargs_list(args, dims))
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "permute")
+            raise
 
     def pow(self, *args, **kwargs):
         """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
         pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         """
-        return ops.pow(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("pow")
+        try:
+            return ops.pow(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("pow")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "pow")
+            raise
 
     def prod(self, *args, **kwargs):
         """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
         prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
-        return ops.prod(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("prod")
+        try:
+            return ops.prod(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("prod")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "prod")
+            raise
 
     def reciprocal(self):
         """reciprocal(Tensor self) -> Tensor"""
-        return ops.reciprocal(self)
+        try:
+            return ops.reciprocal(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "reciprocal")
+            raise
 
     def relu(self):
         """relu(Tensor self) -> Tensor"""
-        return ops.relu(self)
+        try:
+            return ops.relu(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "relu")
+            raise
 
     def remainder(self, *args, **kwargs):
         """remainder.Scalar(Tensor self, Scalar other) -> Tensor
         remainder.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.remainder(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("remainder")
+        try:
+            return ops.remainder(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("remainder")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "remainder")
+            raise
 
     def repeat(self, *args, repeats=None):
         """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
-        return ops.repeat(self, _dispatch.varargs_list(args, repeats))
+        try:
+            return ops.repeat(self, _dispatch.varargs_list(args, repeats))
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "repeat")
+            raise
 
     def roll(self, shifts, dims=()):
         """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
-        return ops.roll(self, shifts, dims)
+        try:
+            return ops.roll(self, shifts, dims)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "roll")
+            raise
 
     def round(self, *args, **kwargs):
         """round(Tensor self) -> Tensor
         round.decimals(Tensor self, *, int decimals) -> Tensor
         """
-        return ops.round(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("round")
+        try:
+            return ops.round(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("round")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "round")
+            raise
 
     def rsqrt(self):
         """rsqrt(Tensor self) -> Tensor"""
-        return ops.rsqrt(self)
+        try:
+            return ops.rsqrt(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "rsqrt")
+            raise
 
     def scatter(self, *args, **kwargs):
         """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
@@ -385,285 +701,537 @@ class TensorMethods:
         scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
         scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
         """
-        return ops.scatter(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("scatter")
+        try:
+            return ops.scatter(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("scatter")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "scatter")
+            raise
 
     def scatter_add(self, dim, index, src):
         """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
-        return ops.scatter_add(self, dim, index, src)
+        try:
+            return ops.scatter_add(self, dim, index, src)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "scatter_add")
+            raise
 
     def select(self, dim, index):
         """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
-        return ops.select_int(self, dim, index)
+        try:
+            return ops.select_int(self, dim, index)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "select")
+            raise
 
     def sigmoid(self):
         """sigmoid(Tensor self) -> Tensor"""
-        return ops.sigmoid(self)
+        try:
+            return ops.sigmoid(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sigmoid")
+            raise
 
     def sign(self):
         """sign(Tensor self) -> Tensor"""
-        return ops.sign(self)
+        try:
+            return ops.sign(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sign")
+            raise
 
     def sin(self):
         """sin(Tensor self) -> Tensor"""
-        return ops.sin(self)
+        try:
+            return ops.sin(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sin")
+            raise
 
     def sort(self, *args, **kwargs):
         """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         """
-        return ops.sort(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("sort")
+        try:
+            return ops.sort(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("sort")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sort")
+            raise
 
     def split_with_sizes(self, split_sizes, dim=0):
         """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
-        return ops.split_with_sizes(self, split_sizes, dim)
+        try:
+            return ops.split_with_sizes(self, split_sizes, dim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "split_with_sizes")
+            raise
 
     def sqrt(self):
         """sqrt(Tensor self) -> Tensor"""
-        return ops.sqrt(self)
+        try:
+            return ops.sqrt(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sqrt")
+            raise
 
     def squeeze(self, *args, **kwargs):
         """squeeze(Tensor(a) self) -> Tensor(a)
         squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
         squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
         """
-        return ops.squeeze(self, *args, **kwargs)
+        try:
+            return ops.squeeze(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "squeeze")
+            raise
 
     def squeeze_(self, *args, **kwargs):
         """squeeze_(Tensor(a!) self) -> Tensor(a!)
         squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
         squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
         """
-        return ops.squeeze_(self, *args, **kwargs)
+        try:
+            return ops.squeeze_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "squeeze_")
+            raise
 
     def sub(self, other, *, alpha=1):
         """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-        return ops.sub_Tensor(self, other, alpha=alpha)
+        try:
+            return ops.sub_Tensor(self, other, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sub")
+            raise
 
     def sum(self, *args, **kwargs):
         """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
         sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
-        return ops.sum(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("sum")
+        try:
+            return ops.sum(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("sum")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sum")
+            raise
 
     def t(self):
         """t(Tensor(a) self) -> Tensor(a)"""
-        return ops.t(self)
+        try:
+            return ops.t(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "t")
+            raise
 
     def tan(self):
         """tan(Tensor self) -> Tensor"""
-        return ops.tan(self)
+        try:
+            return ops.tan(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "tan")
+            raise
 
     def tanh(self):
         """tanh(Tensor self) -> Tensor"""
-        return ops.tanh(self)
+        try:
+            return ops.tanh(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "tanh")
+            raise
 
     def topk(self, k, dim=-1, largest=True, sorted=True):
         """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
-        return ops.topk(self, k, dim, largest, sorted)
+        try:
+            return ops.topk(self, k, dim, largest, sorted)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "topk")
+            raise
 
     def transpose(self, dim0, dim1):
         """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
-        return ops.transpose_int(self, dim0, dim1)
+        try:
+            return ops.transpose_int(self, dim0, dim1)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "transpose")
+            raise
 
     def tril(self, diagonal=0):
         """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
-        return ops.tril(self, diagonal)
+        try:
+            return ops.tril(self, diagonal)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "tril")
+            raise
 
     def triu(self, diagonal=0):
         """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
-        return ops.triu(self, diagonal)
+        try:
+            return ops.triu(self, diagonal)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "triu")
+            raise
 
     def trunc(self):
         """trunc(Tensor self) -> Tensor"""
-        return ops.trunc(self)
+        try:
+            return ops.trunc(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "trunc")
+            raise
 
     def unbind(self, dim=0):
         """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]"""
-        return ops.unbind_int(self, dim)
+        try:
+            return ops.unbind_int(self, dim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "unbind")
+            raise
 
     def unsqueeze(self, dim):
         """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
-        return ops.unsqueeze(self, dim)
+        try:
+            return ops.unsqueeze(self, dim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "unsqueeze")
+            raise
 
     def view(self, *args, size=None):
         """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
-        return ops.view(self, _dispatch.varargs_list(args, size))
+        try:
+            return ops.view(self, _dispatch.varargs_list(args, size))
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "view")
+            raise
 
     def zero_(self):
         """zero_(Tensor(a!) self) -> Tensor(a!)"""
-        return ops.zero_(self)
+        try:
+            return ops.zero_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "zero_")
+            raise
 
     def abs_(self):
         """In-place abs(Tensor self) -> Tensor"""
-        return ops.abs_(self)
+        try:
+            return ops.abs_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "abs_")
+            raise
 
     def add_(self, other, *, alpha=1):
         """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-        return ops.add_Tensor_(self, other, alpha=alpha)
+        try:
+            return ops.add_Tensor_(self, other, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "add_")
+            raise
 
     def addcdiv_(self, tensor1, tensor2, *, value=1):
         """In-place addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
-        return ops.addcdiv_(self, tensor1, tensor2, value=value)
+        try:
+            return ops.addcdiv_(self, tensor1, tensor2, value=value)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addcdiv_")
+            raise
 
     def addcmul_(self, tensor1, tensor2, *, value=1):
         """In-place addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
-        return ops.addcmul_(self, tensor1, tensor2, value=value)
+        try:
+            return ops.addcmul_(self, tensor1, tensor2, value=value)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addcmul_")
+            raise
 
     def ceil_(self):
         """In-place ceil(Tensor self) -> Tensor"""
-        return ops.ceil_(self)
+        try:
+            return ops.ceil_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "ceil_")
+            raise
 
     def clamp_(self, *args, **kwargs):
         """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
         In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         """
-        return ops.clamp_(self, *args, **kwargs)
+        try:
+            return ops.clamp_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "clamp_")
+            raise
 
     def clamp_max_(self, *args, **kwargs):
         """In-place clamp_max(Tensor self, Scalar max) -> Tensor
         In-place clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
         """
-        return ops.clamp_max_(self, *args, **kwargs)
+        try:
+            return ops.clamp_max_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "clamp_max_")
+            raise
 
     def clamp_min_(self, *args, **kwargs):
         """In-place clamp_min(Tensor self, Scalar min) -> Tensor
         In-place clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
         """
-        return ops.clamp_min_(self, *args, **kwargs)
+        try:
+            return ops.clamp_min_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "clamp_min_")
+            raise
 
     def cos_(self):
         """In-place cos(Tensor self) -> Tensor"""
-        return ops.cos_(self)
+        try:
+            return ops.cos_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cos_")
+            raise
 
     def cumprod_(self, dim, *, dtype=None):
         """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
-        return ops.cumprod_(self, dim, dtype=dtype)
+        try:
+            return ops.cumprod_(self, dim, dtype=dtype)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cumprod_")
+            raise
 
     def cumsum_(self, dim, *, dtype=None):
         """In-place cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
-        return ops.cumsum_(self, dim, dtype=dtype)
+        try:
+            return ops.cumsum_(self, dim, dtype=dtype)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cumsum_")
+            raise
 
     def div_(self, other):
         """In-place div.Tensor(Tensor self, Tensor other) -> Tensor"""
-        return ops.div_Tensor_(self, other)
+        try:
+            return ops.div_Tensor_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "div_")
+            raise
 
     def erf_(self):
         """In-place erf(Tensor self) -> Tensor"""
-        return ops.erf_(self)
+        try:
+            return ops.erf_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "erf_")
+            raise
 
     def exp_(self):
         """In-place exp(Tensor self) -> Tensor"""
-        return ops.exp_(self)
+        try:
+            return ops.exp_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "exp_")
+            raise
 
     def expm1_(self):
         """In-place expm1(Tensor self) -> Tensor"""
-        return ops.expm1_(self)
+        try:
+            return ops.expm1_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "expm1_")
+            raise
 
     def floor_(self):
         """In-place floor(Tensor self) -> Tensor"""
-        return ops.floor_(self)
+        try:
+            return ops.floor_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "floor_")
+            raise
 
     def floor_divide_(self, *args, **kwargs):
         """In-place floor_divide(Tensor self, Tensor other) -> Tensor
         In-place floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
         """
-        return ops.floor_divide_(self, *args, **kwargs)
+        try:
+            return ops.floor_divide_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "floor_divide_")
+            raise
 
     def fmod_(self, *args, **kwargs):
         """In-place fmod.Scalar(Tensor self, Scalar other) -> Tensor
         In-place fmod.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.fmod_(self, *args, **kwargs)
+        try:
+            return ops.fmod_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "fmod_")
+            raise
 
     def frac_(self):
         """In-place frac(Tensor self) -> Tensor"""
-        return ops.frac_(self)
+        try:
+            return ops.frac_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "frac_")
+            raise
 
     def hardsigmoid_(self):
         """In-place hardsigmoid(Tensor self) -> Tensor"""
-        return ops.hardsigmoid_(self)
+        try:
+            return ops.hardsigmoid_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "hardsigmoid_")
+            raise
 
     def hardswish_(self):
         """In-place hardswish(Tensor self) -> Tensor"""
-        return ops.hardswish_(self)
+        try:
+            return ops.hardswish_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "hardswish_")
+            raise
 
     def hardtanh_(self, min_val=-1, max_val=1):
         """In-place hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
-        return ops.hardtanh_(self, min_val, max_val)
+        try:
+            return ops.hardtanh_(self, min_val, max_val)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "hardtanh_")
+            raise
 
     def index_put_(self, indices, values, accumulate=False):
         """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
-        return ops.index_put_(self, indices, values, accumulate)
+        try:
+            return ops.index_put_(self, indices, values, accumulate)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "index_put_")
+            raise
 
     def lerp_(self, *args, **kwargs):
         """In-place lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
         In-place lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
         """
-        return ops.lerp_(self, *args, **kwargs)
+        try:
+            return ops.lerp_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "lerp_")
+            raise
 
     def log_(self):
         """In-place log(Tensor self) -> Tensor"""
-        return ops.log_(self)
+        try:
+            return ops.log_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "log_")
+            raise
 
     def log10_(self):
         """In-place log10(Tensor self) -> Tensor"""
-        return ops.log10_(self)
+        try:
+            return ops.log10_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "log10_")
+            raise
 
     def log1p_(self):
         """In-place log1p(Tensor self) -> Tensor"""
-        return ops.log1p_(self)
+        try:
+            return ops.log1p_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "log1p_")
+            raise
 
     def log2_(self):
         """In-place log2(Tensor self) -> Tensor"""
-        return ops.log2_(self)
+        try:
+            return ops.log2_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "log2_")
+            raise
 
     def masked_fill_(self, *args, **kwargs):
         """In-place masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
         In-place masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
         """
-        return ops.masked_fill_(self, *args, **kwargs)
+        try:
+            return ops.masked_fill_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "masked_fill_")
+            raise
 
     def mish_(self):
         """In-place mish(Tensor self) -> Tensor"""
-        return ops.mish_(self)
+        try:
+            return ops.mish_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "mish_")
+            raise
 
     def mul_(self, other):
         """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor"""
-        return ops.mul_Tensor_(self, other)
+        try:
+            return ops.mul_Tensor_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "mul_")
+            raise
 
     def neg_(self):
         """In-place neg(Tensor self) -> Tensor"""
-        return ops.neg_(self)
+        try:
+            return ops.neg_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "neg_")
+            raise
 
     def pow_(self, *args, **kwargs):
         """In-place pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
         In-place pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         """
-        return ops.pow_(self, *args, **kwargs)
+        try:
+            return ops.pow_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "pow_")
+            raise
 
     def reciprocal_(self):
         """In-place reciprocal(Tensor self) -> Tensor"""
-        return ops.reciprocal_(self)
+        try:
+            return ops.reciprocal_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "reciprocal_")
+            raise
 
     def relu_(self):
         """In-place relu(Tensor self) -> Tensor"""
-        return ops.relu_(self)
+        try:
+            return ops.relu_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "relu_")
+            raise
 
     def remainder_(self, *args, **kwargs):
         """In-place remainder.Scalar(Tensor self, Scalar other) -> Tensor
         In-place remainder.Tensor(Tensor self, Tensor other) -> Tensor
         """
-        return ops.remainder_(self, *args, **kwargs)
+        try:
+            return ops.remainder_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "remainder_")
+            raise
 
     def round_(self, *args, **kwargs):
         """In-place round(Tensor self) -> Tensor
         In-place round.decimals(Tensor self, *, int decimals) -> Tensor
         """
-        return ops.round_(self, *args, **kwargs)
+        try:
+            return ops.round_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "round_")
+            raise
 
     def rsqrt_(self):
         """In-place rsqrt(Tensor self) -> Tensor"""
-        return ops.rsqrt_(self)
+        try:
+            return ops.rsqrt_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "rsqrt_")
+            raise
 
     def scatter_(self, *args, **kwargs):
         """In-place scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
@@ -671,51 +1239,99 @@ class TensorMethods:
         In-place scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
         In-place scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
         """
-        return ops.scatter_(self, *args, **kwargs)
+        try:
+            return ops.scatter_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "scatter_")
+            raise
 
     def sigmoid_(self):
         """In-place sigmoid(Tensor self) -> Tensor"""
-        return ops.sigmoid_(self)
+        try:
+            return ops.sigmoid_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sigmoid_")
+            raise
 
     def sign_(self):
         """In-place sign(Tensor self) -> Tensor"""
-        return ops.sign_(self)
+        try:
+            return ops.sign_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sign_")
+            raise
 
     def silu_(self):
         """In-place silu(Tensor self) -> Tensor"""
-        return ops.silu_(self)
+        try:
+            return ops.silu_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "silu_")
+            raise
 
     def sin_(self):
         """In-place sin(Tensor self) -> Tensor"""
-        return ops.sin_(self)
+        try:
+            return ops.sin_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sin_")
+            raise
 
     def sqrt_(self):
         """In-place sqrt(Tensor self) -> Tensor"""
-        return ops.sqrt_(self)
+        try:
+            return ops.sqrt_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sqrt_")
+            raise
 
     def sub_(self, other, *, alpha=1):
         """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-        return ops.sub_Tensor_(self, other, alpha=alpha)
+        try:
+            return ops.sub_Tensor_(self, other, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sub_")
+            raise
 
     def tan_(self):
         """In-place tan(Tensor self) -> Tensor"""
-        return ops.tan_(self)
+        try:
+            return ops.tan_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "tan_")
+            raise
 
     def tanh_(self):
         """In-place tanh(Tensor self) -> Tensor"""
-        return ops.tanh_(self)
+        try:
+            return ops.tanh_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "tanh_")
+            raise
 
     def tril_(self, diagonal=0):
         """In-place tril(Tensor self, SymInt diagonal=0) -> Tensor"""
-        return ops.tril_(self, diagonal)
+        try:
+            return ops.tril_(self, diagonal)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "tril_")
+            raise
 
     def triu_(self, diagonal=0):
         """In-place triu(Tensor self, SymInt diagonal=0) -> Tensor"""
-        return ops.triu_(self, diagonal)
+        try:
+            return ops.triu_(self, diagonal)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "triu_")
+            raise
 
     def trunc_(self):
         """In-place trunc(Tensor self) -> Tensor"""
-        return ops.trunc_(self)
+        try:
+            return ops.trunc_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "trunc_")
+            raise
 
     def __add__(self, other):
         try:

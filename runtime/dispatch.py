@@ -3,14 +3,23 @@
 Like PyTorch's Python argument parser, overloads are tried in order, first strictly
 (a Tensor parameter takes only a Tensor), then letting a Python number stand in for a
 Tensor (a "wrapped number"), so `pow(x, 2)` is pow.Tensor_Scalar and `pow(2, x)` is
-pow.Scalar, while `add(x, 2)` (no Scalar overload bound in Python) is add.Tensor.
+pow.Scalar, while `add(x, 2)` (no Scalar overload bound in Python) is add.Tensor. The
+loose pass also lets a 0-dim tensor that does not require grad stand for a number
+(`clamp(x, min=2, max=torch.tensor(3))` is clamp.Scalar), as PyTorch's parser does.
+
+Where a Python number may stand for a Tensor is a fact about each op's Python binding,
+decided when the code is generated (codegen/wrapped_numbers.py): a generated wrapper lets
+`x * 2` through with one isinstance test against TENSOR_OR_NUMBER, and its OVERLOADS entry
+marks the parameter (`Param(..., number=True)`) for the resolution here. Anything the quick
+test refuses comes to `check_arguments`, which accepts what torch accepts and otherwise
+raises torch's TypeError.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from numbers import Number
+from numbers import Integral, Number
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -26,6 +35,7 @@ class Param(NamedTuple):
     type: str  # the schema type, aliases dropped, SymInt read as int: `Tensor`, `int[1]?`
     has_default: bool = False
     keyword_only: bool = False
+    number: bool = False  # a Tensor argument a Python number may stand for (`other` of mul)
 
 
 class Overload(NamedTuple):
@@ -35,6 +45,20 @@ class Overload(NamedTuple):
     kernel: Callable | None  # its kernel (runtime/kernels.py), on arrays; None: a composite
     schema: str
     params: tuple[Param, ...]
+    # torch binds more signatures for this name than the spec has (where.ScalarOther...), so
+    # its error for a bad argument is "received an invalid combination of arguments"
+    several: bool = False
+    # torch's parser takes numbers for all its Tensor arguments at once (`torch.add(2, 3)`)
+    only_numbers: bool = False
+
+
+# What a generated wrapper's quick isinstance test lets through without a call: a Tensor;
+# where the binding takes a wrapped number, a Python int or float (bool is an int) too; and
+# for a Scalar or float parameter, a Python number. Anything else (np.float32, None, a
+# 0-dim tensor for a Scalar) is decided by `check_arguments`.
+TENSOR_OR_NUMBER = (Tensor, int, float)
+NUMBER = (int, float)
+NUMBER_OR_NONE = (int, float, type(None))
 
 
 def int_list(values: Sequence[Any]) -> tuple[int, ...]:
@@ -58,42 +82,10 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, Number) and not isinstance(value, complex)
 
 
-# Where PyTorch's argument parser lets a Python number stand for a Tensor argument, by op:
-# None for any of its Tensor arguments, else the names of those that may be one. Its own
-# list takes numbers anywhere (`torch.add(2, x)`); other ops take one where torch binds a
-# Scalar overload that gradgen's spec may not have (`torch.where(c, x, 0.)` is
-# where.ScalarOther, `torch.eq(x, 2)` eq.Scalar: `torch.eq(2, x)` is a TypeError). Elsewhere
-# (`torch.maximum(x, 1.5)`, `torch.dot(x, 2)`) a number is a TypeError, and so is a call
-# whose every Tensor argument is a number (`torch.add(2, 3)`).
-WRAPPED_NUMBER_OPS: dict[str, frozenset[str] | None] = {
-    **dict.fromkeys(("add", "sub", "subtract", "mul", "multiply", "div", "divide",
-                     "true_divide", "floor_divide", "to", "copy", "where", "bitwise_and",
-                     "bitwise_or", "bitwise_xor", "remainder", "pow", "xlogy")),
-    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge", "rsub", "fmod"),
-                    frozenset({"other"})),
-    **dict.fromkeys(("masked_fill", "index_fill", "fill"), frozenset({"value"})),
-    **dict.fromkeys(("clamp", "clamp_min", "clamp_max"), frozenset({"min", "max"})),
-    "lerp": frozenset({"weight"}),
-}
-
-
-def _number_allowed(name: str, param: str) -> bool:
-    """Whether torch's `name` takes a Python number for its Tensor argument `param`."""
-    if name not in WRAPPED_NUMBER_OPS:
-        return False
-    allowed = WRAPPED_NUMBER_OPS[name]
-    return allowed is None or param in allowed
-
-
 def _only_numbers(values: list) -> bool:
     """Whether some of these Tensor arguments were given, and all of those as numbers."""
     given = [v for v in values if v is not None and v is not _DEFAULT]
     return bool(given) and not any(isinstance(v, Tensor) for v in given)
-
-
-def _op_name(schema: str) -> str:
-    """`add` for `add.Tensor(Tensor self, ...)` and for its in-place form `add_`."""
-    return schema.split("(", 1)[0].split(".", 1)[0].removesuffix("_")
 
 
 def all_tensors(values: Any) -> bool:
@@ -106,98 +98,223 @@ def _python_name(param: Param) -> str:
     return "input" if param.name == "self_" else param.name
 
 
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class written in Python, not in C
+
+
 def _type_name(value: Any) -> str:
+    """The type name PyTorch's messages quote, CPython's tp_name: `int`, `NoneType`,
+    `numpy.ndarray` (a C type carries its module), `Tensor` (a Python class does not)."""
     kind = type(value)
-    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+    if kind.__module__ == "builtins" or kind.__flags__ & _HEAP_TYPE:
+        return kind.__name__
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
-# Per overload, for each of its Tensor and Tensor[] arguments: True where a Python number
-# may stand for it, False where it may not, None for a Tensor[] (checked the long way).
-_NUMBER_PLANS: dict[str, tuple[bool | None, ...]] = {}
+# The number types a 0-dim tensor may stand for, and the name PyTorch's messages give each.
+_NUMBER_KINDS = {"Scalar": "Number", "Scalar?": "Number", "float": "float", "float?": "float"}
 
 
-def _number_plan(overload: Overload) -> tuple[bool | None, ...]:
-    plan = _NUMBER_PLANS.get(overload.schema)
-    if plan is None:
-        name = _op_name(overload.schema)
-        plan = _NUMBER_PLANS[overload.schema] = tuple(
-            _number_allowed(name, p.name) if p.type == "Tensor" else None
-            for p in overload.params
-            if p.type in ("Tensor", "Tensor[]") or p.type.startswith("Tensor["))
-    return plan
-
-
-def _numbers_where_allowed(overload: Overload, values: tuple) -> bool:
-    """The common case, quickly: `x * 2`, a number where torch takes one beside a Tensor."""
-    plan = _number_plan(overload)
-    if len(plan) != len(values):
-        return False
-    some_tensor = False
-    for allowed, value in zip(plan, values, strict=True):
-        if isinstance(value, Tensor):
-            some_tensor = True
-        elif not (allowed and _is_number(value)):
-            return False
-    return some_tensor
-
-
-def check_tensor_arguments(overload: Overload, values: tuple) -> None:
-    """Raise PyTorch's TypeError if a value in a Tensor argument of `overload` is no Tensor
-    (`values`: the overload's Tensor and Tensor[] arguments, optional ones left out, in
-    schema order). A generated wrapper calls this only when its quick isinstance test fails.
+def checked(param: Param) -> bool:
+    """Whether a generated wrapper checks this parameter on every call (codegen/render.py's
+    `_argument_guard` picks the same ones): a Tensor, a list of Tensors, or a number that a
+    0-dim tensor may stand for. Optional Tensors (`Tensor? weight`) are the kernels' to read.
     """
-    if _numbers_where_allowed(overload, values):
-        return
-    name = _op_name(overload.schema)
-    params = [p for p in overload.params
-              if p.type in ("Tensor", "Tensor[]") or p.type.startswith("Tensor[")]
+    kind = param.type
+    return kind == "Tensor" or kind.startswith("Tensor[") and not kind.endswith("?") \
+        or kind in _NUMBER_KINDS
+
+
+def _stands_for_number(value: Any, integral: bool = False) -> bool:
+    """PyTorch's parser takes a 0-dim tensor that does not require grad for a Scalar or a
+    float (its value is read, so it would get no gradient), and an integral one for an int."""
+    if not isinstance(value, Tensor) or value.dim() != 0 or value.requires_grad:
+        return False
+    return not integral or not value.dtype.is_floating_point and value.dtype != dtypes.bool_
+
+
+def _as_number(kind: str, value: Any) -> Any:
+    """A 0-dim tensor given for a number parameter of type `kind`, as the Python number a
+    wrapper and its kernel take (`.item()`; a float parameter gets a float)."""
+    if not isinstance(value, Tensor):
+        return value
+    number = value.item()
+    return float(number) if kind.startswith("float") else number
+
+
+def _set_method_form(error: TypeError, name: str, message: str) -> TypeError:
+    """Attach to `error` how torch words it for the Tensor method `name`, which does not count
+    self: `x.add(None)` is "argument 'other' (position 1)" where `torch.add(x, None)` says
+    position 2. A generated method catches the error and calls `reword_for_method`."""
+    error.method_form = (name, message)  # type: ignore[attr-defined]
+    return error
+
+
+def reword_for_method(error: TypeError, name: str) -> None:
+    """Reword an argument error raised by the function a Tensor method `name` calls as torch
+    words it for the method. An error from any other op (a nested call) is left alone."""
+    form = getattr(error, "method_form", None)
+    if form is not None and form[0] == name:
+        error.args = (form[1],)
+
+
+def _where(param: Param, position: int | None) -> str:
+    return f"argument '{_python_name(param)}'" + (
+        f" (position {position})" if position is not None else "")
+
+
+def _wrong_argument(name: str, param: Param, position: int | None, expected: str,
+                    value: Any) -> TypeError:
+    """torch's "add(): argument 'other' (position 2) must be Tensor, not NoneType", with its
+    method form."""
+    got = _type_name(value)
+    method_position = position - 1 if position is not None and position > 1 else position
+    return _set_method_form(
+        TypeError(f"{name}(): {_where(param, position)} must be {expected}, not {got}"),
+        name, f"{name}(): {_where(param, method_position)} must be {expected}, not {got}")
+
+
+def _wrong_element(name: str, position: int | None, index: int, item: Any) -> TypeError:
+    """torch's message for a Tensor list with something else in it; it counts the argument
+    from 0, and a method does not count self."""
+    argument = (position or 1) - 1
+    message = "expected Tensor as element {} in argument {}, but got {}"
+    return _set_method_form(TypeError(message.format(index, argument, _type_name(item))),
+                            name, message.format(index, max(argument - 1, 0), _type_name(item)))
+
+
+def _argument_problem(param: Param, value: Any, numbers_fit: bool) -> str | None:
+    """What torch says a value of `param` must be, if it is not that; None if it fits."""
+    kind = param.type
+    if kind == "Tensor":
+        fits = isinstance(value, Tensor) or (numbers_fit and param.number and _is_number(value))
+        return None if fits else "Tensor"
+    if kind in _NUMBER_KINDS:
+        fits = _is_number(value) or (value is None and kind.endswith("?")) \
+            or _stands_for_number(value)
+        return None if fits else _NUMBER_KINDS[kind]
+    return None if isinstance(value, list | tuple) else "tuple of Tensors"
+
+
+def check_arguments(overload: Overload, values: tuple, inplace: bool = False) -> tuple:
+    """Check the values a generated wrapper was given for the parameters it checks (see
+    `checked`; in schema order), as PyTorch's argument parser does, when the wrapper's quick
+    isinstance test refused one. Return them with each 0-dim tensor given for a number
+    replaced by that number, or raise torch's TypeError: a value that is no Tensor where the
+    schema says Tensor (a Python number only where the binding takes one beside a tensor),
+    a Tensor list holding something else, a Scalar that is neither a number nor a 0-dim
+    tensor without grad (`add(x, y, alpha=torch.tensor(2., requires_grad=True))`).
+    """
+    # the name torch's message gives: the schema's (`copy_` keeps its underscore), and an
+    # in-place wrapper's (`add_`)
+    name = overload.schema.split("(", 1)[0].split(".", 1)[0] + ("_" if inplace else "")
+    params = [p for p in overload.params if checked(p)]
     positional = [p.name for p in overload.params if not p.keyword_only]
-    some_tensor = not _only_numbers([v for p, v in zip(params, values, strict=True)
-                                     if p.type == "Tensor"])
+    if overload.only_numbers and all(_is_number(v) for p, v in zip(params, values, strict=True)
+                                     if p.type == "Tensor"):
+        values = _first_as_tensor(params, values)
+    # a number beside a tensor (on the parser's own list, beside anything)
+    numbers_fit = overload.only_numbers or not _only_numbers(
+        [v for p, v in zip(params, values, strict=True) if p.type == "Tensor"])
     for param, value in zip(params, values, strict=True):
+        expected = _argument_problem(param, value, numbers_fit)
         position = positional.index(param.name) + 1 if param.name in positional else None
-        where = f"argument '{_python_name(param)}'" + (
-            f" (position {position})" if position is not None else "")
-        if param.type == "Tensor":
-            if isinstance(value, Tensor) or (
-                    some_tensor and _is_number(value) and _number_allowed(name, param.name)):
-                continue
-            raise TypeError(f"{name}(): {where} must be Tensor, not {_type_name(value)}")
-        if not isinstance(value, list | tuple):
-            raise TypeError(f"{name}(): {where} must be tuple of Tensors, not "
-                            f"{_type_name(value)}")
-        for index, item in enumerate(value):
-            if not isinstance(item, Tensor):
-                raise TypeError(f"expected Tensor as element {index} in argument "
-                                f"{(position or 1) - 1}, but got {_type_name(item)}")
+        if expected is not None and overload.several:
+            raise _several_signatures_error(name, overload, params, values)
+        if expected is not None:
+            raise _wrong_argument(name, param, position, expected, value)
+        if param.type.startswith("Tensor["):
+            for index, item in enumerate(value):
+                if not isinstance(item, Tensor):
+                    raise _wrong_element(name, position, index, item)
+    return tuple(_as_number(p.type, v) if p.type in _NUMBER_KINDS else v
+                 for p, v in zip(params, values, strict=True))
 
 
-def _matches(kind: str, value: Any, strict: bool, tensor_types: tuple = (),
-             name: str = "", param: str = "") -> bool:
+def _first_as_tensor(params: list[Param], values: tuple) -> tuple:
+    """`torch.mul(2, 3)`: torch wraps both numbers, and the result is a 0-dim tensor of their
+    promoted type. Making the first a 0-dim tensor of its own type (int64, the default float
+    dtype, bool), with the second a wrapped number beside it, promotes the same way."""
+    first = next(i for i, p in enumerate(params) if p.type == "Tensor")
+    value = values[first]
+    if isinstance(value, bool | np.bool_):
+        array = np.array(value)
+    elif isinstance(value, Integral):
+        array = np.array(value, dtype=np.int64)
+    else:
+        array = np.array(value, dtype=dtypes.get_default_dtype().numpy)
+    return (*values[:first], Tensor._make(array, None), *values[first + 1:])
+
+
+def _several_signatures_error(name: str, overload: Overload, params: list[Param],
+                              values: tuple) -> TypeError:
+    """torch's error for a bad argument of an op it binds with several signatures. The
+    wrapper does not know which arguments came by keyword: it lists the positional ones."""
+    given = [v for p, v in zip(params, values, strict=True) if not p.keyword_only]
+    return _invalid_combination(name, [overload], tuple(given), {})
+
+
+def _describe(args: Sequence[Any], kwargs: dict, tensor_types: tuple = ()) -> str:
+    """The arguments' types as torch's "received an invalid combination" message lists them:
+    each followed by ", ", the last one's cut only when there are positional ones (so torch
+    writes `(min=str, )` for a method given only keywords). torch reads the keywords into a
+    C++ unordered_map, whose order (with libstdc++, for a few keys) is the reverse of the
+    order they were given in: `clamp(x, min=a, max=b)` lists max first."""
+    def name(value: Any) -> str:
+        return "Tensor" if tensor_types and isinstance(value, tensor_types) else \
+            _type_name(value)
+    text = "".join(f"{name(a)}, " for a in args) + "".join(
+        f"{k}={name(v)}, " for k, v in reversed(kwargs.items()))
+    return f"({text[:-2] if args else text})"
+
+
+def _invalid_combination(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict,
+                         tensor_types: tuple = ()) -> TypeError:
+    """torch's "received an invalid combination of arguments", with its method form (the
+    types listed without self's)."""
+    expected = "\n".join(f" * {overload.schema}" for overload in overloads)
+
+    def message(given: tuple) -> str:
+        return (f"{name}() received an invalid combination of arguments - got "
+                f"{_describe(given, kwargs, tensor_types)}, but expected one of:\n{expected}")
+    return _set_method_form(TypeError(message(args)), name, message(args[1:]))
+
+
+def _matches_number(kind: str, value: Any, strict: bool) -> bool | None:
+    """Whether `value` fits a number parameter (None: `kind` is no number type). In the
+    loose pass, a 0-dim tensor may stand for one, as in PyTorch's parser."""
+    if kind in ("Scalar", "float"):
+        fits = _is_number(value) and not (kind == "float" and isinstance(value, bool))
+        return fits or not strict and _stands_for_number(value)
+    if kind == "int":
+        fits = isinstance(value, int) and not isinstance(value, bool)
+        return fits or not strict and _stands_for_number(value, integral=True)
+    if kind.startswith("int["):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return True  # `int[1] dim` given one int
+        if not strict and _stands_for_number(value, integral=True):
+            return True
+        return isinstance(value, list | tuple) and all(isinstance(v, int) for v in value)
+    return None
+
+
+def _matches(param: Param, value: Any, strict: bool, tensor_types: tuple = ()) -> bool:
     tensor = tensor_types or Tensor  # in the raw layer, numpy arrays stand for Tensors
-    optional = kind.endswith("?")
-    if optional:
+    kind = param.type
+    if kind.endswith("?"):
         if value is None:
             return True
         kind = kind[:-1]
-    if kind == "Tensor":  # on Tensors, a number only where PyTorch takes one (above)
+    if kind == "Tensor":  # on Tensors, a number only where PyTorch's binding takes one
         return isinstance(value, tensor) or (not strict and _is_number(value) and (
-            bool(tensor_types) or _number_allowed(name, param)))
+            bool(tensor_types) or param.number))
     if kind.startswith("Tensor["):
         return isinstance(value, list | tuple) and all(isinstance(v, tensor) for v in value)
     if kind.startswith("Tensor?["):
         return isinstance(value, list | tuple) and all(
             v is None or isinstance(v, tensor) for v in value)
-    if kind == "Scalar":
-        return _is_number(value)
-    if kind == "float":
-        return _is_number(value) and not isinstance(value, bool)
-    if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind.startswith("int["):
-        if isinstance(value, int) and not isinstance(value, bool):
-            return True
-        return isinstance(value, list | tuple) and all(isinstance(v, int) for v in value)
+    number = _matches_number(kind, value, strict or bool(tensor_types))
+    if number is not None:
+        return number
     if kind == "bool":
         return isinstance(value, bool)
     if kind == "str":
@@ -209,8 +326,9 @@ def _matches(kind: str, value: Any, strict: bool, tensor_types: tuple = (),
 
 
 def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool,
-          tensor_types: tuple = (), name: str = "") -> tuple | None:
-    """The arguments in schema order if they match `params`, else None."""
+          tensor_types: tuple = (), only_numbers: bool = False) -> tuple | None:
+    """The arguments in schema order if they match `params`, else None (`only_numbers`: a
+    call with numbers for all the Tensor arguments is one, as for torch's parser's list)."""
     positional = [p for p in params if not p.keyword_only]
     if len(args) > len(positional):
         return None
@@ -226,12 +344,47 @@ def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool,
             if not param.has_default:
                 return None
             continue
-        if not _matches(param.type, bound[param.name], strict, tensor_types, name, param.name):
+        if not _matches(param, bound[param.name], strict, tensor_types):
             return None
-    if not tensor_types and _only_numbers([bound.get(p.name) for p in params
-                                           if p.type in ("Tensor", "Tensor?")]):
+    if not tensor_types and not only_numbers and _only_numbers(
+            [bound.get(p.name) for p in params if p.type in ("Tensor", "Tensor?")]):
         return None  # every Tensor argument a number: no Tensor to work on
     return tuple(bound.get(p.name, _DEFAULT) for p in params)
+
+
+def _number_kind(kind: str) -> bool:
+    """Whether a parameter of this type takes a number that a 0-dim tensor may stand for."""
+    kind = kind.removesuffix("?")
+    return kind in ("Scalar", "float", "int") or kind.startswith("int[")
+
+
+def _tensor_for_number(overloads: Sequence[Overload], args: tuple, kwargs: dict) -> bool:
+    """Whether a Tensor was given where some overload takes a number: the loose pass then
+    read the tensor's dim and requires_grad, not only its type, so what it resolved to holds
+    for these values only (a 2-dim tensor of the same type would resolve otherwise)."""
+    for overload in overloads:
+        positional = [p for p in overload.params if not p.keyword_only]
+        given = [*zip(positional, args, strict=False),
+                 *((p, kwargs[p.name]) for p in overload.params if p.name in kwargs)]
+        if any(isinstance(v, Tensor) and _number_kind(p.type) for p, v in given):
+            return True
+    return False
+
+
+class _ByValue(NamedTuple):
+    """A resolution that a 0-dim tensor standing for a number decided: called with each such
+    tensor replaced by its number (the wrapper takes a number there), and never cached."""
+
+    wrapper: Callable
+    params: tuple[Param, ...]
+    bound: tuple
+    extra: tuple = ()  # (keyword, value) pairs that are no schema argument: out=
+
+    def __call__(self) -> Any:
+        return self.wrapper(**{
+            p.name: _as_number(p.type, v) if _number_kind(p.type) else v
+            for p, v in zip(self.params, self.bound, strict=True) if v is not _DEFAULT},
+            **dict(self.extra))
 
 
 _DEFAULT = object()
@@ -263,7 +416,10 @@ def call(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict,
     resolved = _resolved.get(key)
     if resolved is None:
         resolve = _resolve_with_out if "out" in kwargs else _resolve
-        resolved = _resolved[key] = resolve(name, overloads, args, kwargs, tensor_types)
+        resolved = resolve(name, overloads, args, kwargs, tensor_types)
+        if type(resolved) is _ByValue:  # decided by a tensor's values, not its type
+            return resolved()
+        _resolved[key] = resolved
     function, names = resolved
     if names is None:  # the wrapper takes the arguments in the schema's order
         return function(*args, **kwargs)
@@ -277,10 +433,12 @@ def _resolve_with_out(name: str, overloads: Sequence[Overload], args: tuple, kwa
     overload is chosen by the others, and it must be one whose wrapper takes out= (torch's
     overloads without an out= form refuse it); else torch's invalid-combination TypeError."""
     rest = {key: value for key, value in kwargs.items() if key != "out"}
-    function, names = _resolve(name, overloads, args, rest, tensor_types)
+    resolved = _resolve(name, overloads, args, rest, tensor_types)
+    by_value = type(resolved) is _ByValue
+    function = resolved.wrapper if by_value else resolved[0]
     if "out" not in inspect.signature(function).parameters:
         _resolve(name, overloads, args, kwargs, tensor_types)  # no overload binds out: raises
-    return function, names
+    return resolved._replace(extra=(("out", kwargs["out"]),)) if by_value else resolved
 
 
 def no_out(name: str) -> None:
@@ -302,20 +460,17 @@ def _leading_parameters(function: Callable, count: int) -> tuple[str, ...] | Non
 
 
 def _resolve(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict,
-             tensor_types: tuple = ()) -> tuple[Callable, tuple[str, ...]]:
+             tensor_types: tuple = ()) -> tuple[Callable, tuple[str, ...] | None] | _ByValue:
     for strict in (True, False):
         for overload in overloads:
-            if _bind(overload.params, args, kwargs, strict, tensor_types,
-                     name.removesuffix("_")) is not None:
-                function = overload.wrapper
-                names = tuple(p.name for p in overload.params if not p.keyword_only)[:len(args)]
-                return function, None if _leading_parameters(function, len(args)) == names \
-                    else names
-    got = ", ".join([type(a).__name__ if not hasattr(a, "dtype") else "Tensor" for a in args]
-                    + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
-    expected = "\n".join(f" * {overload.schema}" for overload in overloads)
-    raise TypeError(
-        f"{name}() received an invalid combination of arguments - got ({got}), but expected "
-        f"one of:\n{expected}"
-    )
-
+            bound = _bind(overload.params, args, kwargs, strict, tensor_types,
+                          overload.only_numbers)
+            if bound is None:
+                continue
+            function = overload.wrapper
+            if not strict and not tensor_types and _tensor_for_number(overloads, args, kwargs):
+                return _ByValue(function, overload.params, bound)
+            names = tuple(p.name for p in overload.params if not p.keyword_only)[:len(args)]
+            return function, None if _leading_parameters(function, len(args)) == names \
+                else names
+    raise _invalid_combination(name, overloads, args, kwargs, tensor_types)

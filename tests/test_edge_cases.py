@@ -162,15 +162,7 @@ EXCEPTIONS = [
 ]
 
 # What gradgen does not do yet, each with what is wrong (strict xfail: a fix is noticed).
-OPEN = {
-    "t.ones(2).add(None)": "the check is in the wrapper, which a method and a function "
-        "share: the message gives the function's position of `other` (2), torch the "
-        "method's (1)",
-    "t.clamp(t.tensor(True), min=2, max=t.tensor(3, dtype=t.int32))": "torch's argument "
-        "parser lets a 0-dim tensor stand for a Scalar, so torch calls clamp.Scalar (with max "
-        "3) and promotes bool by the int 2 to int64; gradgen's dispatch takes no 0-dim "
-        "tensor for a Scalar, and calls clamp.Tensor with min as a wrapped number (int32)",
-}
+OPEN: dict[str, str] = {}
 
 
 def _param(code: str) -> Any:
