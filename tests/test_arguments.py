@@ -314,3 +314,14 @@ def test_quick_test_takes_numbers_only_where_the_binding_does() -> None:
     assert "not isinstance(other, TENSOR_OR_NUMBER)" in source.split("def mul_Tensor(")[1] \
         .split("\ndef ")[0]
     assert "TENSOR_OR_NUMBER" not in source.split("def maximum(")[1].split("\ndef ")[0]
+
+
+def test_out_through_a_resolution_by_value() -> None:
+    """`clamp(x, min=2, max=tensor(3), out=o)`: the 0-dim max makes it clamp.Scalar (a
+    resolution by value, not cached), and out= still reaches the wrapper."""
+    results = []
+    for lib in (torch, runtime):
+        out = lib.zeros(2)
+        returned = lib.clamp(lib.tensor([1.0, 5.0]), min=2, max=lib.tensor(3), out=out)
+        results.append((returned is out, out.tolist(), str(out.dtype).split(".")[-1]))
+    assert results[0] == results[1]
