@@ -910,8 +910,13 @@ class CompositeMethods:
         return rtruediv(self, other)
 
     def where(self, condition: Any, other: Any) -> Any:
-        """`x.where(condition, y)` is `where(condition, x, y)`."""
-        return ops.where(condition, self, other)
+        """`x.where(condition, y)` is `where(condition, x, y)`; an argument error worded for
+        the method, as torch words it."""
+        try:
+            return ops.where(condition, self, other)
+        except TypeError as error:
+            dispatch.reword_for_method(error, "where")
+            raise
 
     # -- reductions ---------------------------------------------------------------------------
     def var(self, *args: Any, **kwargs: Any) -> Any:
