@@ -17,6 +17,7 @@ be stricter than the plain one, never looser: a new trace is never a wrong resul
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +29,7 @@ from runtime._tensor import Tensor
 class _Writer:
     def __init__(self) -> None:
         self.lines: list[str] = []
-        self.namespace: dict[str, Any] = {"Tensor": Tensor}
+        self.namespace: dict[str, Any] = {"Tensor": Tensor, "is_not": operator.is_not}
 
     def constant(self, value: Any) -> str:
         name = f"k{len(self.namespace)}"
@@ -94,22 +95,27 @@ def _module(write: _Writer, module: Any) -> None:
     """step.py's `_module_key`: the attributes, by name and by identity (a value set again,
     a function swapped, the training flag flipped: each a new trace), the hooks, and which
     parameters, buffers and submodules it holds (`model[2] = nn.Linear(...)` swaps an
-    object inside `_modules`, which keeps its identity). The objects compared by identity
-    stay alive in the guard's namespace, so that no other can take their address."""
+    object inside `_modules`, which keeps its identity). The objects compared are held in
+    the guard's namespace (so that no other can take their address) and compared with
+    `is`, element by element in C (`any(map(is_not, ...))`): building tuples of their ids
+    cost a microsecond a module."""
     attributes = vars(module)
-    names = tuple(attributes)
-    write.constant(tuple(attributes.values()))  # held, not read
-    ids = tuple(map(id, attributes.values()))
     write.lines.append(f"    d = {write.constant(module)}.__dict__")
-    write.fail_if(f"tuple(d) != {write.constant(names)} or "
-                  f"tuple(map(id, d.values())) != {write.constant(ids)}")
+    write.fail_if(f"tuple(d) != {write.constant(tuple(attributes))} or "
+                  f"{_not_the_same('d.values()', tuple(attributes.values()), write)}")
     for hooks in ("_forward_hooks", "_forward_pre_hooks"):
-        write.fail_if(f"bool(d[{hooks!r}]) is not {bool(attributes[hooks])!r}")
+        write.fail_if(f"not d[{hooks!r}]" if attributes[hooks] else f"d[{hooks!r}]")
     for holder in ("_parameters", "_buffers", "_modules"):
         held = tuple(attributes[holder].values())
-        write.constant(held)
-        write.fail_if(f"tuple(map(id, d[{holder!r}].values())) != {tuple(map(id, held))!r}"
-                      if held else f"d[{holder!r}]")
+        write.fail_if(f"len(h := d[{holder!r}]) != {len(held)} or "
+                      f"{_not_the_same('h.values()', held, write)}" if held else
+                      f"d[{holder!r}]")
+
+
+def _not_the_same(values: str, expected: tuple, write: _Writer) -> str:
+    """The condition that `values` (as many as `expected`, the caller checks the count, or
+    the keys) are not, one by one, the objects of `expected`."""
+    return f"any(map(is_not, {values}, {write.constant(expected)}))"
 
 
 def _optimizer(write: _Writer, guard: Any) -> None:
@@ -125,7 +131,8 @@ def _optimizer(write: _Writer, guard: Any) -> None:
         if settings:
             read = ", ".join(f"p[{key!r}]" for key, _ in settings)
             write.fail_if(f"({read},) != {write.constant(tuple(v for _, v in settings))}")
-        write.fail_if(f"tuple(map(id, p['params'])) != {tuple(map(id, group_params))!r}")
+        write.fail_if(f"len(q := p['params']) != {len(group_params)} or "
+                      f"{_not_the_same('q', tuple(group_params), write)}")
         write.fail_if(f"type(p.get('lr')) is not {write.constant(guard.lr_types[index])}")
         params += group_params
     # Which parameters have state (Adam's moments, SGD's momentum buffers): a parameter
