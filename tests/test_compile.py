@@ -683,6 +683,11 @@ def test_generated_guard_agrees_with_the_plain_checks():
         handle = model[2].register_forward_hook(lambda *args: None)
 
     changes.append((hook, lambda: handle.remove()))
+    # The weight's array replaced by one of another shape, then by the traced one again
+    # (the guard's weak reference to the traced array holds again).
+    traced = weight.detach()
+    changes.append((lambda: setattr(weight, "data", runtime.zeros(20, 29)),
+                    lambda: setattr(weight, "data", traced)))
     # A submodule swapped inside `_modules`, and an attribute the forward may call set to
     # another object of the same type.
     last, other = model[2], runtime.nn.Linear(20, 5)

@@ -18,6 +18,7 @@ be stricter than the plain one, never looser: a new trace is never a wrong resul
 from __future__ import annotations
 
 import operator
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -76,10 +77,17 @@ def _tensor(write: _Writer, find: Callable[[], Any], key: tuple) -> None:
     write.lines.append("    d = t._data")
     hooks = "(t._backward_hooks or (a := t._grad_accumulator) is not None and " \
         "(a := a()) is not None and a.has_hooks())"
-    # (numpy's built-in dtypes are singletons: `is` is the cheap test, and a dtype equal
-    # but not identical only makes a new trace.)
-    conditions = [f"d.shape != {shape!r}", f"d.strides != {strides!r}",
-                  f"d.dtype is not {write.constant(np.dtype(dtype))}",
+    # The array traced, if the tensor still holds it, has its shape, strides and dtype:
+    # gradgen rebinds `_data` to change them and never sets them on the array, which it
+    # hands to no one (`numpy()` and `np.asarray` give views). A weak reference, so that a
+    # replaced array is not kept alive; another array is checked field by field (numpy's
+    # built-in dtypes are singletons: `is` is the cheap test, and a dtype equal but not
+    # identical only makes a new trace).
+    array = find._data if isinstance(find, Tensor) else None
+    layout = f"(d.shape != {shape!r} or d.strides != {strides!r} or " \
+        f"d.dtype is not {write.constant(np.dtype(dtype))})"
+    conditions = [f"d is not {write.constant(weakref.ref(array))}() and {layout}"
+                  if array is not None else layout,
                   f"t._requires_grad is not {requires_grad!r}",
                   "t.grad_fn is not None" if leaf else "t.grad_fn is None",
                   hooks if not hooked else f"not {hooks}",
