@@ -4,6 +4,8 @@
   a `t(t(x))` cancelled, or `ones * x` folded, leaves the inner line unread), and so is a
   line of the forward written as a `quiet` numpy form (pure, and silent as its kernel is):
   the loss of a step that returns nothing, say.
+- A copy read by the next line only, which makes a new array of it, is not made
+  (`g2 = v5.copy()`, `g3 = 2 * g2`: `g3 = 2 * v5`).
 - (At formatting, step.py) each array variable is deleted after its last use.
 - A gradient handed to `accumulate` (AccumulateGrad) becomes the parameter's `.grad`: it
   goes over as it is when no other line reads it and only it holds its storage (as the
@@ -16,6 +18,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from runtime.compile.emit import Line, Source
@@ -24,6 +28,7 @@ from runtime.compile.emit import Line, Source
 def optimize(source: Source, returned: str) -> None:
     """Rewrite `source.lines` in place (the `text` of each line)."""
     _drop_unread(source, returned)
+    _fold_copies(source, returned)
     readers = _readers(source.lines, returned)
     made_by = {}
     for line in source.lines:
@@ -35,6 +40,43 @@ def optimize(source: Source, returned: str) -> None:
             if not _handed_over(grad, readers, made_by, source):
                 line.text = line.expression.replace(f", {grad})", f", {grad}.copy())")
     _set_emptied_grads(source)
+
+
+_COPY = re.compile(r"(\w+)\.copy\(\)")
+
+
+def _fold_copies(source: Source, returned: str) -> None:
+    """`g2 = v5.copy()` then `g3 = 2 * g2`, g2 read nowhere else: `g3 = 2 * v5`. The copy
+    (pow's `pow(x, 1)`, say) only guards its values against a later write to v5, and the
+    next line reads them before any; its result is a new array, not a view of g2 (the
+    traced arrays show it), so nothing can come to share v5's memory through it."""
+    readers = _readers(source.lines, returned)
+    lines = source.lines
+    kept: list[Line] = []
+    index = 0
+    while index < len(lines):
+        line, after = lines[index], lines[index + 1] if index + 1 < len(lines) else None
+        copied = _COPY.fullmatch(line.text or line.expression)
+        if copied and after is not None and line.target and readers.get(line.target) == 1 \
+                and line.target in after.reads and after.target and not after.text \
+                and after.phase == line.phase and not line.quiet \
+                and _fresh(source, after.target, line.target):
+            name = re.compile(rf"\b{line.target}\b")
+            after.expression = name.sub(copied.group(1), after.expression)
+            after.reads = tuple(copied.group(1) if r == line.target else r
+                                for r in after.reads)
+            index += 1
+            continue
+        kept.append(line)
+        index += 1
+    lines[:] = kept
+
+
+def _fresh(source: Source, result: str, operand: str) -> bool:
+    """Whether the traced array of `result` shares no memory with that of `operand`."""
+    made, read = source.traced.get(result), source.traced.get(operand)
+    return isinstance(made, np.ndarray) and isinstance(read, np.ndarray) and \
+        not np.may_share_memory(made, read)
 
 
 def _set_emptied_grads(source: Source) -> None:
