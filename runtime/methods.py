@@ -20,7 +20,7 @@ from generated.tensor_methods import TensorMethods
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.composite import CompositeMethods, TensorOpsMethods
-from runtime.factories import legacy_new
+from runtime.factories import FactoryMethods, legacy_new
 from runtime.predicates import PredicateMethods
 from runtime.random_ops import RandomMethods
 
@@ -56,6 +56,7 @@ def tensor_new(cls: type, *args: object, **kwargs: object) -> Tensor:
 
 Tensor.__new__ = staticmethod(tensor_new)
 install(TensorMethods)
+install(FactoryMethods)  # new_zeros, ...: before composite's, so these are the ones
 install(CompositeMethods)
 install(PredicateMethods)
 install(RandomMethods)
