@@ -40,6 +40,7 @@ def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
 
 # -- torch.tensor, torch.as_tensor ----------------------------------------------------------------
 
+_NO_OPTIONS = (None, False)  # (dtype, requires_grad) of a call with no keywords
 _TENSOR = Parser("tensor(object data, *, ScalarType? dtype=None, Device? device=None, "
                  "bool? pin_memory=False, bool? requires_grad=False)")
 _AS_TENSOR = Parser("as_tensor(object data, *, ScalarType? dtype=None, Device? device=None)")
@@ -61,6 +62,7 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
     except ValueError:  # ragged: numpy refuses it
         array = None
     if array is None or array.dtype.kind not in "biuf":
+        _check_items(data)
         _check_data(data, _data_shape(data), 0)
     if array.dtype == np.bool_:
         return array
@@ -86,23 +88,28 @@ def _data_shape(data: Any) -> list[int]:
     return sizes
 
 
+def _check_items(data: Any) -> None:
+    """torch's first pass over nested data, inferring its dtype: a string, or an item that
+    is neither a number nor a sequence, stops it."""
+    if isinstance(data, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if _is_sequence(data):
+        for item in data:
+            _check_items(item)
+    elif not isinstance(data, int | float | np.generic):
+        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+
+
 def _check_data(data: Any, sizes: list[int], dim: int) -> None:
-    """Walk nested data as torch fills a tensor from it, raising its error for the first
-    item that does not fit: a sequence of another length, or an item with no dtype."""
+    """torch's second pass, filling the tensor from nested data of a known dtype: it
+    stops at a sequence of another length than the first one there, or where the
+    nesting differs."""
     if dim == len(sizes):
-        if isinstance(data, str):
-            raise TypeError("new(): invalid data type 'str'")
         if _is_sequence(data):
             raise TypeError(f"'{type(data).__name__}' object cannot be interpreted as an "
                             "integer")
-        if not isinstance(data, int | float | np.generic):
-            raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
         return
-    if isinstance(data, str):
-        raise TypeError("new(): invalid data type 'str'")
     if not _is_sequence(data):
-        if dim == 0:
-            raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
         raise TypeError("not a sequence")
     if len(data) != sizes[dim]:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
@@ -114,7 +121,8 @@ def _check_data(data: Any, sizes: list[int], dim: int) -> None:
 def tensor(*args: Any, **options: Any) -> Tensor:
     """torch.tensor(data, *, dtype=None, device=None, requires_grad=False): a new leaf
     holding a copy of `data` (nested lists, numbers, arrays or a Tensor)."""
-    quick = quick_options(options) if len(args) == 1 else None
+    quick = (_NO_OPTIONS if not options else quick_options(options)) if len(args) == 1 \
+        else None
     if quick is None:
         _, bound = _TENSOR.parse(args, options)
         data, (dtype, requires_grad) = bound["data"], args_.options_of(bound)
@@ -263,8 +271,8 @@ _EYE = Parser(f"eye(SymInt n, *, {_OPTIONS})", f"eye(SymInt n, SymInt m, *, {_OP
 def eye(*args: Any, **options: Any) -> Tensor:
     """torch.eye(n, m=n, *, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False): ones on the diagonal of an n x m matrix."""
-    quick = quick_options(options) if 1 <= len(args) <= 2 and builtins.all(
-        type(a) is int for a in args) else None
+    quick = quick_options(options) if 1 <= len(args) <= 2 and type(args[0]) is int and \
+        type(args[-1]) is int else None
     if quick is not None:
         (dtype, requires_grad), out = quick, None
         n, m = args[0], args[-1]
@@ -273,9 +281,9 @@ def eye(*args: Any, **options: Any) -> Tensor:
         dtype, requires_grad = args_.options_of(bound)
         n, out = args_.symint(bound["n"]), bound["out"]
         m = n if bound.get("m") is None else args_.symint(bound["m"])
-    for name, value in (("n", n), ("m", m)):
-        if value < 0:
-            raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
+    if n < 0 or m < 0:
+        name, value = ("n", n) if n < 0 else ("m", m)
+        raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
     if out is not None:
         return _out.factory("eye", eye, (n, m), {"dtype": dtype,
                                                  "requires_grad": requires_grad}, out)
@@ -293,6 +301,14 @@ _ARANGE = Parser(f"arange(Scalar end, *, {_OPTIONS})",
                  f"arange(Scalar start, Scalar end, Scalar step=1, *, {_OPTIONS})")
 
 
+def _all_plain(args: tuple) -> bool:
+    """Whether every argument is a plain Python number (arange's and linspace's usual call)."""
+    for value in args:
+        if type(value) not in _PLAIN_NUMBERS:
+            return False
+    return True
+
+
 def _not_for_bool(kernel: str, dtype: dtypes.dtype | None) -> None:
     if dtype is dtypes.bool_:
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
@@ -302,11 +318,12 @@ def arange(*args: Any, **options: Any) -> Tensor:
     """torch.arange(end), arange(start, end, step=1), each with *, out=None, dtype=None,
     layout=None, device=None, pin_memory=False, requires_grad=False: the values
     start + i * step below `end` (see _arange_values)."""
-    quick = quick_options(options) if 1 <= len(args) <= 3 and builtins.all(
-        type(a) in _PLAIN_NUMBERS for a in args) else None
+    count = len(args)
+    quick = quick_options(options) if count == 1 and type(args[0]) in _PLAIN_NUMBERS or \
+        1 < count <= 3 and _all_plain(args) else None
     if quick is not None:
         (dtype, requires_grad), out = quick, None
-        start, end, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
+        start, end, step = (0, args[0], 1) if count == 1 else (*args, 1)[:3]
     else:
         _, bound = _ARANGE.parse(args, options)
         dtype, requires_grad = args_.options_of(bound)
@@ -320,6 +337,13 @@ def arange(*args: Any, **options: Any) -> Tensor:
     return _arange_values(start, end, step, dtype=dtype, requires_grad=requires_grad)
 
 
+def _real(value: Any) -> Any:
+    """A range bound as torch reads it: a bool is an int; a complex one has no double."""
+    if isinstance(value, complex):
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    return int(value) if isinstance(value, bool) else value
+
+
 def _arange_values(start: Any, end: Any, step: Any, *, dtype: dtypes.dtype | None,
                    requires_grad: bool) -> Tensor:
     """arange's values, as torch's kernel counts them.
@@ -329,10 +353,11 @@ def _arange_values(start: Any, end: Any, step: Any, *, dtype: dtypes.dtype | Non
     values are trunc(start) + i * trunc(step); floating ones start + i * step in double,
     then rounded to the dtype (torch's vectorised kernel splits the fused multiply-add per
     SIMD lane, so a float32 value can differ from it in the last place)."""
-    start, end, step = (int(v) if isinstance(v, bool) else v for v in (start, end, step))
-    if builtins.any(isinstance(v, complex) for v in (start, end, step)):
-        raise RuntimeError("value cannot be converted to type double without overflow")
-    integral = builtins.all(isinstance(v, int) for v in (start, end, step))
+    if type(start) is not int or type(end) is not int or type(step) is not int:
+        start, end, step = (_real(v) for v in (start, end, step))
+        integral = isinstance(start, int) and isinstance(end, int) and isinstance(step, int)
+    else:
+        integral = True
     numpy_dtype = dtype.numpy if dtype is not None else (
         np.dtype(np.int64) if integral else dtypes.get_default_dtype().numpy)
     if numpy_dtype == np.int64:  # int64 counts in int64: bounds and step cut first
@@ -371,11 +396,12 @@ _LINSPACE = _spaced_parser("linspace")
 _LOGSPACE = _spaced_parser("logspace", ", float base=10.0")
 
 
-def _spaced_arguments(parser: Parser, args: tuple, options: dict) -> tuple:
-    """(start, end, steps, base, dtype, requires_grad, out) of linspace or logspace, the
-    steps checked and 0-dim Tensor bounds read as numbers."""
-    quick = quick_options(options) if 3 <= len(args) <= 4 and type(args[2]) is int and \
-        builtins.all(type(a) in _PLAIN_NUMBERS for a in args) else None
+def _spaced_arguments(parser: Parser, args: tuple, options: dict, most: int) -> tuple:
+    """(start, end, steps, base, dtype, requires_grad, out) of linspace or logspace (which
+    take at most `most` positional arguments), the steps checked and 0-dim Tensor bounds
+    read as numbers."""
+    quick = quick_options(options) if 3 <= len(args) <= most and type(args[2]) is int and \
+        _all_plain(args) else None
     if quick is not None:
         (dtype, requires_grad), out = quick, None
         start, end, steps, base = (*args, 10.0)[:4]
@@ -388,7 +414,7 @@ def _spaced_arguments(parser: Parser, args: tuple, options: dict) -> tuple:
         base, out = args_.scalar(bound.get("base", 10.0)), bound["out"]
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    if builtins.any(isinstance(v, complex) for v in (start, end)):
+    if isinstance(start, complex) or isinstance(end, complex):
         raise TypeError("gradgen has no complex dtypes: complex bounds need one")
     return start, end, steps, base, dtype, requires_grad, out
 
@@ -408,7 +434,7 @@ def linspace(*args: Any, **options: Any) -> Tensor:
     """torch.linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False) (see _linspace_values)."""
     start, end, steps, _, dtype, requires_grad, out = _spaced_arguments(
-        _LINSPACE, args, options)
+        _LINSPACE, args, options, 3)
     if out is not None:
         return _out.factory("linspace", _linspace_values, (start, end, steps), {
             "dtype": dtype, "requires_grad": requires_grad}, out)
@@ -423,7 +449,7 @@ def _linspace_values(start: Any, end: Any, steps: int, *, dtype: dtypes.dtype | 
     counted up from start and the second half down from end, each value one fused
     multiply-add."""
     numpy_dtype = _numpy_dtype(dtype)
-    start, end = (int(v) if isinstance(v, bool) else v for v in (start, end))
+    start, end = _real(start), _real(end)
     integral = numpy_dtype.kind in "iub"
     work = np.dtype(np.float64) if integral else numpy_dtype
     first = np.array(_truncate(start) if integral else start).astype(work)
@@ -446,7 +472,7 @@ def logspace(*args: Any, **options: Any) -> Tensor:
     device=None, pin_memory=False, requires_grad=False): base ** linspace(start, end, steps),
     as torch's kernel computes it (see _logspace_values)."""
     start, end, steps, base, dtype, requires_grad, out = _spaced_arguments(
-        _LOGSPACE, args, options)
+        _LOGSPACE, args, options, 4)
     if out is not None:
         return _out.factory("logspace", _logspace_values, (start, end, steps, base), {
             "dtype": dtype, "requires_grad": requires_grad}, out)
@@ -460,7 +486,7 @@ def _logspace_values(start: Any, end: Any, steps: int, base: float, *,
     (steps - 1) in double, the exponents of the first half counted up from start and of
     the second half down from end, each power taken in double, then cast to the dtype."""
     numpy_dtype = _numpy_dtype(dtype)
-    start, end = (int(v) if isinstance(v, bool) else v for v in (start, end))
+    start, end = _real(start), _real(end)
     integral = numpy_dtype.kind in "iub"
     first = float(np.array(_truncate(start) if integral else start).astype(numpy_dtype))
     last = float(np.array(_truncate(end) if integral else end).astype(numpy_dtype))
@@ -486,15 +512,20 @@ _EMPTY_LIKE = Parser(f"empty_like(Tensor input, *, {_LIKE_OPTIONS})")
 _FULL_LIKE = Parser(f"full_like(Tensor input, Scalar fill_value, *, {_LIKE_OPTIONS})")
 
 
+_NOTHING: dict = {}  # no other arguments (never written to)
+
+
 def like_arguments(parser: Parser, args: tuple, options: dict
                    ) -> tuple[Tensor, dtypes.dtype | None, bool, dict]:
     """(input, dtype, requires_grad, the other arguments by name) of a `*_like` factory:
     `f(input)` with the usual keywords checked quickly, any other call through the
     parser (random_ops uses it too)."""
     if len(args) == 1 and isinstance(args[0], Tensor):
+        if not options:
+            return args[0], None, False, _NOTHING
         quick = quick_options(options)
         if quick is not None:
-            return args[0], quick[0], quick[1], {}
+            return args[0], quick[0], quick[1], _NOTHING
     _, bound = parser.parse(args, options)
     dtype, requires_grad = args_.options_of(bound)
     return bound["input"], dtype, requires_grad, bound

@@ -297,8 +297,11 @@ class Parser:
         plausible = [s for s in self.signatures if s.min_args <= count <= s.max_args]
         if len(plausible) == 1:  # the one signature that could take this many arguments
             plausible[0].parse(args, kwargs, True)
-        got = ", ".join([type_name(a) for a in args]
-                        + [f"{k}={type_name(v)}" for k, v in kwargs.items()])
+        # The keywords come last, in reverse order, each followed by ", " when no
+        # positional argument came first (torch's format_invalid_args does so).
+        keywords = [f"{k}={type_name(v)}" for k, v in reversed(kwargs.items())]
+        got = ", ".join([type_name(a) for a in args] + keywords) if args else \
+            "".join(f"{k}, " for k in keywords)
         options = "".join(f" * {s}\n" for s in self.signatures)
         raise TypeError(f"{self.name}() received an invalid combination of arguments - got "
                         f"({got}), but expected one of:\n{options}")
