@@ -187,8 +187,10 @@ def _sized(parser: Parser, size: tuple, options: dict, message: str = "negative"
             return shape, quick[0], quick[1], None
     _, bound = parser.parse(size, options)
     dtype, requires_grad = args_.options_of(bound)
-    return (args_.shape(parser.name, bound["size"], message), dtype, requires_grad,
-            bound["out"])
+    if bound["out"] is not None and parser.name != "empty":
+        message = "numel"
+    return (args_.shape(parser.name, bound["size"], message, bound["out"]), dtype,
+            requires_grad, bound["out"])
 
 
 def zeros(*size: Any, **options: Any) -> Tensor:
@@ -249,8 +251,8 @@ def _full_arguments(parser: Parser, args: tuple, options: dict
             return shape, args[1], quick[0], quick[1], None
     _, bound = parser.parse(args, options)
     dtype, requires_grad = args_.options_of(bound)
-    return (args_.shape(parser.name, bound["size"]), args_.scalar(bound["fill_value"]), dtype,
-            requires_grad, bound["out"])
+    return (args_.shape(parser.name, bound["size"], "numel", bound["out"]),
+            args_.scalar(bound["fill_value"]), dtype, requires_grad, bound["out"])
 
 
 def full(*args: Any, **options: Any) -> Tensor:

@@ -355,12 +355,17 @@ def int_list(function: str, param: str, values: Any) -> tuple[int, ...]:
     return tuple(_unpack_int(function, param, v, i + 1) for i, v in enumerate(values))
 
 
-def shape(function: str, values: Any, message: str = "negative") -> tuple[int, ...]:
+def shape(function: str, values: Any, message: str = "negative", out: Any = None
+          ) -> tuple[int, ...]:
     """A bound `size` as a shape, each length checked non-negative with the message of
-    the factory's kernel: "negative" (empty's, which most factories share) or "zeros"."""
+    the factory's kernel: "negative" (empty's, which most factories share) or "zeros".
+    With out=, most factories resize out first, whose element count overflows then
+    (torch's message; "numel")."""
     sizes = int_list(function, "size", values)
     for length in sizes:
         if length < 0:
+            if message == "numel" and out is not None:
+                raise RuntimeError("numel: integer multiplication overflow")
             if message == "zeros":
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(

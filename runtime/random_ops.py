@@ -318,8 +318,8 @@ def _sized(parser: factory_args.Parser, size: tuple, options: dict) -> tuple:
         return shape, quick[0], quick[1], None, None
     _, bound = parser.parse(size, options)
     dtype, requires_grad = factory_args.options_of(bound)
-    return (factory_args.shape(parser.name, bound["size"]), dtype, requires_grad,
-            bound.get("generator"), bound["out"])
+    return (factory_args.shape(parser.name, bound["size"], "numel", bound["out"]), dtype,
+            requires_grad, bound.get("generator"), bound["out"])
 
 
 def rand(*size: Any, **options: Any) -> Tensor:
@@ -354,7 +354,7 @@ def randint(*args: Any, **options: Any) -> Tensor:
     dtype, requires_grad = factory_args.options_of(bound)
     low = factory_args.symint(bound["low"]) if "low" in bound else 0
     high = factory_args.symint(bound["high"])
-    shape = factory_args.shape("randint", bound["size"])
+    shape = factory_args.shape("randint", bound["size"], "numel", bound["out"])
     if bound["out"] is not None:
         return _out.factory("randint", randint, (low, high, shape), {
             "dtype": dtype, "requires_grad": requires_grad,
@@ -372,13 +372,16 @@ def randperm(*args: Any, **options: Any) -> Tensor:
     0 .. n-1."""
     _, bound = _RANDPERM.parse(args, options)
     dtype, requires_grad = factory_args.options_of(bound)
-    n, dtype = factory_args.symint(bound["n"]), dtype or dtypes.int64
+    n = factory_args.symint(bound["n"])
+    if n < 0 and bound["out"] is not None:
+        raise RuntimeError(f"n must be non-negative, got{n}")  # (sic: torch's message)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    if bound["out"] is not None:
+    if bound["out"] is not None:  # out's dtype unless one is given
         return _out.factory("randperm", randperm, (n,), {
             "dtype": dtype, "requires_grad": requires_grad,
             "generator": bound.get("generator")}, bound["out"])
+    dtype = dtype or dtypes.int64
     if dtype is dtypes.bool_:
         raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
     limit = {dtypes.float32: (2**24 + 1, "2^24+1"), dtypes.float64: (2**53 + 1, "2^53+1")}
