@@ -262,7 +262,9 @@ def full(*args: Any, **options: Any) -> Tensor:
     if out is not None:
         return _out.factory("full", full, (shape, value), {
             "dtype": dtype, "requires_grad": requires_grad}, out)
-    return _finish(np.full(shape, value, _fill_dtype(value, dtype)), requires_grad)
+    numpy_dtype = _fill_dtype(value, dtype)
+    return _finish(np.full(shape, args_.fill_value(value, numpy_dtype), numpy_dtype),
+                   requires_grad)
 
 
 # -- eye, arange, linspace, logspace ----------------------------------------------------------
@@ -569,7 +571,8 @@ def full_like(*args: Any, **options: Any) -> Tensor:
         dtype, requires_grad = args_.options_of(bound)
         input, value = bound["input"], args_.scalar(bound["fill_value"])
     shape, numpy_dtype = _like(input, dtype)
-    return _finish(np.full(shape, value, numpy_dtype), requires_grad)
+    return _finish(np.full(shape, args_.fill_value(value, numpy_dtype), numpy_dtype),
+                   requires_grad)
 
 
 # -- Tensor.new_zeros, new_ones, new_empty, new_full --------------------------------------------
@@ -602,7 +605,9 @@ class FactoryMethods:
 
     def new_full(self, *args: Any, **options: Any) -> Tensor:
         shape, value, dtype, requires_grad, _ = _full_arguments(_NEW_FULL, args, options)
-        return _finish(np.full(shape, value, (dtype or self.dtype).numpy), requires_grad)
+        numpy_dtype = (dtype or self.dtype).numpy
+        return _finish(np.full(shape, args_.fill_value(value, numpy_dtype), numpy_dtype),
+                       requires_grad)
 
 
 # -- torch.Tensor(...), the legacy constructor ------------------------------------------------

@@ -29,6 +29,7 @@ types itself (a few `type(x) is int` tests), so the common path stays cheap.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -63,9 +64,11 @@ def type_name(value: Any) -> str:
     """The type of `value` as torch's messages name it (CPython's tp_name): `float`,
     `NoneType`, `numpy.float64`, `torch.Size`, `Tensor`."""
     kind = type(value)
-    for cls, name in _GRADGEN_NAMES.items():
-        if isinstance(value, cls):
-            return name
+    name = _GRADGEN_NAMES.get(kind)
+    if name is not None:
+        return name
+    if isinstance(value, dtypes.dtype):  # bfloat16 is a dtype of a class of its own
+        return "torch.dtype"
     if kind.__module__ == "numpy":
         return f"numpy.{kind.__name__}"
     return kind.__name__
@@ -216,23 +219,23 @@ class Signature:
                 value, is_kwd = args[arg_pos], False
             else:
                 value, is_kwd = kwargs.get(param.name, _MISSING), True
-            failed = -1
             if value is _MISSING and param.optional or value is None and param.allow_none:
                 bound[param.name] = param.default
             elif value is _MISSING:
                 return self._missing(param) if raise_error else None
-            elif (fits := _is_int_list(value) if param.kind == "int[]" else
-                  (_check(param.kind, value), -1))[0]:
-                bound[param.name] = value
-            elif varargs and arg_pos == 0 and not is_kwd:
-                bound[param.name] = args
-                arg_pos = nargs
-                continue
-            elif raise_error:
-                failed = fits[1]
-                self._wrong_type(param, value, is_kwd, arg_pos, failed)
             else:
-                return None
+                fits, failed = _is_int_list(value) if param.kind == "int[]" else \
+                    (_check(param.kind, value), -1)
+                if fits:
+                    bound[param.name] = value
+                elif varargs and arg_pos == 0 and not is_kwd:  # every positional argument
+                    bound[param.name] = args
+                    arg_pos = nargs
+                    continue
+                elif raise_error:
+                    self._wrong_type(param, value, is_kwd, arg_pos, failed)
+                else:
+                    return None
             if not is_kwd:
                 arg_pos += 1
             elif value is not _MISSING:
@@ -436,3 +439,33 @@ def options_of(bound: dict) -> tuple[dtypes.dtype | None, bool]:
     """(dtype, requires_grad) of a parsed call, its device checked to be the CPU."""
     device_of(bound.get("device"))
     return dtype_of(bound.get("dtype")), bool(bound.get("requires_grad"))
+
+
+# The C++ type names torch's overflow message uses for each dtype.
+_CHECKED_NAMES = {"uint8": "uint8_t", "int32": "int", "int64": "int64_t", "float16": "c10::Half",
+                  "float32": "float", "float64": "double"}
+
+
+def fill_value(value: Any, numpy_dtype: np.dtype) -> Any:
+    """A fill value (full's, full_like's, new_full's) converted to the dtype as torch's
+    checked conversion does: a value the dtype cannot hold is an error, except that a
+    negative integer wraps around into an unsigned dtype (-1 is 255 in uint8), and an
+    infinity or NaN stays one in a floating dtype."""
+    if isinstance(value, int) and not -(2**63) <= value < 2**64:
+        raise OverflowError("int too big to convert")  # beyond any C integer Scalar
+    if isinstance(value, bool) or numpy_dtype.kind == "b":
+        return value
+    if numpy_dtype.kind in "iu":
+        info = np.iinfo(numpy_dtype)
+        if isinstance(value, int):
+            wraps = numpy_dtype.kind == "u" and value < 0
+            overflow = -value > info.max if wraps else not info.min <= value <= info.max
+            value = value % (info.max + 1) if wraps and not overflow else value
+        else:
+            overflow = not float(info.min) <= value <= float(info.max)  # NaN fails too
+    else:
+        overflow = math.isfinite(value) and abs(value) > float(np.finfo(numpy_dtype).max)
+    if overflow:
+        raise RuntimeError(f"value cannot be converted to type {_CHECKED_NAMES[numpy_dtype.name]}"
+                           " without overflow")
+    return value

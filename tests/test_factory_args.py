@@ -178,6 +178,24 @@ GOOD = [
     't.ones(2, dtype=t.float64).new_full((1,), t.tensor(2))',
 ]
 
+# A fill value the dtype cannot hold (torch's checked conversion; a negative int wraps
+# around into uint8) and the values that fit.
+FILL_VALUES = [
+    "t.full((2,), 300, dtype=t.uint8)", "t.full((2,), -256, dtype=t.uint8)",
+    "t.full((2,), -255, dtype=t.uint8)", "t.full((2,), -1, dtype=t.uint8)",
+    "t.full((2,), -1.0, dtype=t.uint8)", "t.full((2,), 255.9, dtype=t.uint8)",
+    "t.full((2,), -0.5, dtype=t.uint8)", "t.full((2,), 1e10, dtype=t.int32)",
+    "t.full((2,), 2**31, dtype=t.int32)", "t.full((2,), float('nan'), dtype=t.int64)",
+    "t.full((2,), float('inf'), dtype=t.int64)", "t.full((2,), 1e39, dtype=t.float32)",
+    "t.full((2,), 3.5e38, dtype=t.float32)", "t.full((2,), 1e300, dtype=t.float16)",
+    "t.full((2,), 70000, dtype=t.float16)", "t.full((2,), float('nan'), dtype=t.float16)",
+    "t.full((2,), float('inf'))", "t.full((2,), 2**63)", "t.full((2,), 2**64)",
+    "t.full((2,), -2**63)", "t.full((2,), 2**63 + 5, dtype=t.float32)",
+    "t.full((2,), True, dtype=t.uint8)", "t.full((2,), 1.5, dtype=t.bool)",
+    "t.full_like(t.ones(2, dtype=t.uint8), 300)", "t.full_like(t.ones(2, dtype=t.uint8), -3)",
+    "t.ones(2, dtype=t.uint8).new_full((2,), 300)", "t.ones(2, dtype=t.int32).new_full((1,), 7.9)",
+]
+
 # Where torch's message lists its signatures ("received an invalid combination of
 # arguments"), the whole message must be torch's, list included.
 INVALID_COMBINATIONS = [
@@ -217,6 +235,11 @@ def test_bad_call(code: str) -> None:
 
 @pytest.mark.parametrize("code", GOOD)
 def test_good_call(code: str) -> None:
+    _check_same(code)
+
+
+@pytest.mark.parametrize("code", FILL_VALUES)
+def test_fill_value_conversion(code: str) -> None:
     _check_same(code)
 
 
