@@ -61,14 +61,18 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
         array = np.array(data)
     except ValueError:  # ragged: numpy refuses it
         array = None
-    if array is None or array.dtype.kind not in "biuf":
+    if array is None or array.dtype.kind not in "biuf" or array.dtype == np.uint64:
         _check_items(data)
         _check_data(data, _data_shape(data), 0)
+        raise ValueError("Overflow when unpacking long long")  # ints beyond int64: numpy
+        # made them uint64 or Python objects
     if array.dtype == np.bool_:
         return array
     if array.dtype.kind in "iu":
         return array.astype(np.int64)
     if array.dtype.kind == "f":
+        if dtype is not None and dtype.numpy.kind != "f":
+            return array  # as doubles: tensor() casts them to the dtype, checked
         return array.astype((dtype if dtype is not None else dtypes.get_default_dtype()).numpy)
     raise TypeError(f"tensor(): unsupported data of numpy dtype {array.dtype}")
 
@@ -91,8 +95,8 @@ def _data_shape(data: Any) -> list[int]:
 def _check_items(data: Any) -> None:
     """torch's first pass over nested data, inferring its dtype: a string, or an item that
     is neither a number nor a sequence, stops it."""
-    if isinstance(data, str):
-        raise TypeError("new(): invalid data type 'str'")
+    if isinstance(data, str | bytes):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if _is_sequence(data):
         for item in data:
             _check_items(item)
@@ -137,10 +141,25 @@ def tensor(*args: Any, **options: Any) -> Tensor:
     else:
         array = _infer(data, dtype)
     if dtype is not None:
-        array = array.astype(dtype.numpy)
+        array = _checked_cast(array, dtype.numpy)
     if not array.flags.c_contiguous:
         array = array.copy(order="C")
     return _finish(array, requires_grad)
+
+
+def _checked_cast(array: np.ndarray, numpy_dtype: np.dtype) -> np.ndarray:
+    """tensor()'s data cast to an integer dtype as torch casts each item: a value the dtype
+    cannot hold is an error (a negative integer wraps around into uint8); a floating
+    dtype takes anything (an overflow becomes an infinity)."""
+    if numpy_dtype.kind in "iu" and array.size and array.dtype.kind in "iuf":
+        info = np.iinfo(numpy_dtype)
+        lowest = -int(info.max) if numpy_dtype.kind == "u" and array.dtype.kind != "f" \
+            else int(info.min)
+        if not (np.all(array >= lowest) and np.all(array <= info.max)):  # NaN fails too
+            raise RuntimeError(f"value cannot be converted to type {numpy_dtype.name} "
+                               "without overflow")
+    with np.errstate(over="ignore"):
+        return array.astype(numpy_dtype)
 
 
 def as_tensor(*args: Any, **options: Any) -> Tensor:

@@ -194,6 +194,14 @@ FILL_VALUES = [
     "t.full((2,), True, dtype=t.uint8)", "t.full((2,), 1.5, dtype=t.bool)",
     "t.full_like(t.ones(2, dtype=t.uint8), 300)", "t.full_like(t.ones(2, dtype=t.uint8), -3)",
     "t.ones(2, dtype=t.uint8).new_full((2,), 300)", "t.ones(2, dtype=t.int32).new_full((1,), 7.9)",
+    # tensor()'s data cast to the dtype, item by item, checked the same way
+    "t.tensor([300], dtype=t.uint8)", "t.tensor([-1, 2], dtype=t.uint8)",
+    "t.tensor([-256], dtype=t.uint8)", "t.tensor([-1.0], dtype=t.uint8)",
+    "t.tensor([[1, 2**40]], dtype=t.int32)", "t.tensor([1.5, 1e10], dtype=t.int32)",
+    "t.tensor([float('nan')], dtype=t.int64)", "t.tensor([1.7, -2.5], dtype=t.int64)",
+    "t.tensor([1.7, 0.0], dtype=t.bool)", "t.tensor(2.9, dtype=t.uint8)",
+    "t.tensor(1e300, dtype=t.float16)", "t.tensor(1e40, dtype=t.float32)", "t.tensor(2**63)",
+    "t.tensor([2**64, 1])", "t.tensor(b'ab')", "t.tensor([True, False], dtype=t.uint8)",
 ]
 
 # Where torch's message lists its signatures ("received an invalid combination of
