@@ -422,6 +422,8 @@ def quick_options(options: dict) -> tuple[dtypes.dtype | None, bool] | None:
     here without the parser (the device checked too: it must be the CPU); else None."""
     if not options:
         return None, False
+    if len(options) == 1 and type(options.get("dtype")) is dtypes.dtype:  # the usual one
+        return options["dtype"], False
     if not options.keys() <= _QUICK_OPTIONS:
         return None
     dtype = options.get("dtype")
@@ -444,6 +446,11 @@ def options_of(bound: dict) -> tuple[dtypes.dtype | None, bool]:
 # The C++ type names torch's overflow message uses for each dtype.
 _CHECKED_NAMES = {"uint8": "uint8_t", "int32": "int", "int64": "int64_t", "float16": "c10::Half",
                   "float32": "float", "float64": "double"}
+# The range of each dtype (looked up once: np.iinfo and np.finfo are slow to ask).
+_RANGES = {np.dtype(kind): (int(np.iinfo(kind).min), int(np.iinfo(kind).max))
+           for kind in (np.uint8, np.int32, np.int64)} | {
+    np.dtype(kind): (-float(np.finfo(kind).max), float(np.finfo(kind).max))
+    for kind in (np.float16, np.float32, np.float64)}
 
 
 def fill_value(value: Any, numpy_dtype: np.dtype) -> Any:
@@ -455,16 +462,16 @@ def fill_value(value: Any, numpy_dtype: np.dtype) -> Any:
         raise OverflowError("int too big to convert")  # beyond any C integer Scalar
     if isinstance(value, bool) or numpy_dtype.kind == "b":
         return value
+    lowest, highest = _RANGES[numpy_dtype]
     if numpy_dtype.kind in "iu":
-        info = np.iinfo(numpy_dtype)
         if isinstance(value, int):
             wraps = numpy_dtype.kind == "u" and value < 0
-            overflow = -value > info.max if wraps else not info.min <= value <= info.max
-            value = value % (info.max + 1) if wraps and not overflow else value
+            overflow = -value > highest if wraps else not lowest <= value <= highest
+            value = value % (highest + 1) if wraps and not overflow else value
         else:
-            overflow = not float(info.min) <= value <= float(info.max)  # NaN fails too
+            overflow = not float(lowest) <= value <= float(highest)  # NaN fails too
     else:
-        overflow = math.isfinite(value) and abs(value) > float(np.finfo(numpy_dtype).max)
+        overflow = math.isfinite(value) and abs(value) > highest
     if overflow:
         raise RuntimeError(f"value cannot be converted to type {_CHECKED_NAMES[numpy_dtype.name]}"
                            " without overflow")
