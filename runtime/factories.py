@@ -158,8 +158,7 @@ def _checked_cast(array: np.ndarray, numpy_dtype: np.dtype) -> np.ndarray:
         if not (np.all(array >= lowest) and np.all(array <= info.max)):  # NaN fails too
             raise RuntimeError(f"value cannot be converted to type {numpy_dtype.name} "
                                "without overflow")
-    with np.errstate(over="ignore"):
-        return array.astype(numpy_dtype)
+    return array.astype(numpy_dtype)
 
 
 def as_tensor(*args: Any, **options: Any) -> Tensor:

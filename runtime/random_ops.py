@@ -350,11 +350,16 @@ def randint(*args: Any, **options: Any) -> Tensor:
     """torch.randint(high, size) or randint(low, high, size), each with *, generator=None,
     out=None, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False:
     integers in [low, high) (low 0 by default), int64 unless `dtype` says otherwise."""
-    _, bound = _RANDINT.parse(args, options)
-    dtype, requires_grad = factory_args.options_of(bound)
-    low = factory_args.symint(bound["low"]) if "low" in bound else 0
-    high = factory_args.symint(bound["high"])
-    shape = factory_args.shape("randint", bound["size"], "numel", bound["out"])
+    quick = _quick_randint(args, options)
+    if quick is not None:
+        low, high, shape, (dtype, requires_grad) = quick
+        bound = {"out": None}
+    else:
+        _, bound = _RANDINT.parse(args, options)
+        dtype, requires_grad = factory_args.options_of(bound)
+        low = factory_args.symint(bound["low"]) if "low" in bound else 0
+        high = factory_args.symint(bound["high"])
+        shape = factory_args.shape("randint", bound["size"], "numel", bound["out"])
     if bound["out"] is not None:
         return _out.factory("randint", randint, (low, high, shape), {
             "dtype": dtype, "requires_grad": requires_grad,
@@ -366,13 +371,31 @@ def randint(*args: Any, **options: Any) -> Tensor:
     return factories._finish(values.reshape(shape), requires_grad)
 
 
+def _quick_randint(args: tuple, options: dict) -> tuple | None:
+    """(low, high, shape, (dtype, requires_grad)) of randint(high, size) or
+    randint(low, high, size) with plain ints and the usual keywords, else None."""
+    if not 2 <= len(args) <= 3 or type(args[-2]) is not int or type(args[0]) is not int \
+            or type(args[-1]) not in (tuple, list):
+        return None
+    shape = factory_args.quick_shape(args[-1:])
+    quick = factory_args.quick_options(options) if shape is not None else None
+    if quick is None:
+        return None
+    return (args[0] if len(args) == 3 else 0), args[-2], shape, quick
+
+
 def randperm(*args: Any, **options: Any) -> Tensor:
     """torch.randperm(n, *, generator=None, out=None, dtype=torch.int64, layout=None,
     device=None, pin_memory=False, requires_grad=False): a random permutation of
     0 .. n-1."""
-    _, bound = _RANDPERM.parse(args, options)
-    dtype, requires_grad = factory_args.options_of(bound)
-    n = factory_args.symint(bound["n"])
+    quick = factory_args.quick_options(options) if len(args) == 1 and type(args[0]) is int \
+        else None
+    if quick is not None:
+        (dtype, requires_grad), n, bound = quick, args[0], {"out": None}
+    else:
+        _, bound = _RANDPERM.parse(args, options)
+        dtype, requires_grad = factory_args.options_of(bound)
+        n = factory_args.symint(bound["n"])
     if n < 0 and bound["out"] is not None:
         raise RuntimeError(f"n must be non-negative, got{n}")  # (sic: torch's message)
     if n < 0:
