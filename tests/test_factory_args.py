@@ -177,7 +177,8 @@ GOOD = [
     't.ones(2).new_zeros(2, requires_grad=True)', "t.ones(2).new_ones(2, 2, device='cpu')",
     't.ones(2, dtype=t.float64).new_full((1,), t.tensor(2))',
     '(t.manual_seed(0), t.randint(5, [4]))[1]', '(t.manual_seed(0), t.randint(-3, 5, (2, 2)))[1]',
-    '(t.manual_seed(0), t.randperm(7))[1]', '(t.manual_seed(0), t.randint(5, (4,), dtype=t.int32))[1]',
+    '(t.manual_seed(0), t.randperm(7))[1]',
+    '(t.manual_seed(0), t.randint(5, (4,), dtype=t.int32))[1]',
 ]
 
 # A fill value the dtype cannot hold (torch's checked conversion; a negative int wraps
