@@ -39,8 +39,8 @@ from runtime import devices, dtypes
 from runtime._tensor import Size, Tensor
 from runtime.random import Generator
 
-__all__ = ["Parser", "int_list", "shape", "scalar", "symint", "int64", "dtype_of", "type_name",
-           "quick_shape", "quick_options", "options_of"]
+__all__ = ["Parser", "int_list", "shape", "scalar", "symint", "int64", "dtype_of", "device_of",
+           "type_name", "quick_shape", "quick_options", "options_of", "fill_value"]
 
 _MISSING: Any = object()  # an argument not given
 
@@ -308,12 +308,6 @@ class Parser:
         options = "".join(f" * {s}\n" for s in self.signatures)
         raise TypeError(f"{self.name}() received an invalid combination of arguments - got "
                         f"({got}), but expected one of:\n{options}")
-
-
-def given(**options: Any) -> dict:
-    """The keyword arguments a factory was given, for the parser: its keyword-only options
-    whose value is not the default (None, or False for the bools)."""
-    return {k: v for k, v in options.items() if v is not None and v is not False}
 
 
 # -- unpacking a bound argument ------------------------------------------------------------------
