@@ -61,7 +61,7 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
         array = np.array(data)
     except ValueError:  # ragged: numpy refuses it
         array = None
-    if array is None or array.dtype.kind not in "biuf" or array.dtype == np.uint64:
+    if array is None or array.dtype.kind not in "biuf" or array.dtype == _UINT64:
         _check_items(data)
         _check_data(data, _data_shape(data), 0)
         raise ValueError("Overflow when unpacking long long")  # ints beyond int64: numpy
@@ -75,6 +75,9 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
             return array  # as doubles: tensor() casts them to the dtype, checked
         return array.astype((dtype if dtype is not None else dtypes.get_default_dtype()).numpy)
     raise TypeError(f"tensor(): unsupported data of numpy dtype {array.dtype}")
+
+
+_UINT64 = np.dtype(np.uint64)
 
 
 def _is_sequence(data: Any) -> bool:
@@ -471,7 +474,8 @@ def _linspace_values(start: Any, end: Any, steps: int, *, dtype: dtypes.dtype | 
     counted up from start and the second half down from end, each value one fused
     multiply-add."""
     numpy_dtype = _numpy_dtype(dtype)
-    start, end = _real(start), _real(end)
+    if isinstance(start, bool | complex) or isinstance(end, bool | complex):
+        start, end = _real(start), _real(end)
     integral = numpy_dtype.kind in "iub"
     work = np.dtype(np.float64) if integral else numpy_dtype
     first = np.array(_truncate(start) if integral else start).astype(work)
@@ -508,7 +512,8 @@ def _logspace_values(start: Any, end: Any, steps: int, base: float, *,
     (steps - 1) in double, the exponents of the first half counted up from start and of
     the second half down from end, each power taken in double, then cast to the dtype."""
     numpy_dtype = _numpy_dtype(dtype)
-    start, end = _real(start), _real(end)
+    if isinstance(start, bool | complex) or isinstance(end, bool | complex):
+        start, end = _real(start), _real(end)
     integral = numpy_dtype.kind in "iub"
     first = float(np.array(_truncate(start) if integral else start).astype(numpy_dtype))
     last = float(np.array(_truncate(end) if integral else end).astype(numpy_dtype))
