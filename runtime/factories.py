@@ -267,8 +267,10 @@ def _full_arguments(parser: Parser, args: tuple, options: dict
     """(shape, fill value, dtype, requires_grad, out) of full(size, fill_value, ...) or
     new_full: the usual call checked quickly, any other through the parser."""
     if len(args) == 2 and type(args[0]) in _PLAIN_SIZES and type(args[1]) in _PLAIN_NUMBERS:
-        shape, quick = quick_shape(args[:1]), quick_options(options)
-        if shape is not None and quick is not None:
+        shape = quick_shape(args[:1])
+        quick = (_NO_OPTIONS if not options else quick_options(options)) if shape is not None \
+            else None
+        if quick is not None:
             return shape, args[1], quick[0], quick[1], None
     _, bound = parser.parse(args, options)
     dtype, requires_grad = args_.options_of(bound)
@@ -296,8 +298,8 @@ _EYE = Parser(f"eye(SymInt n, *, {_OPTIONS})", f"eye(SymInt n, SymInt m, *, {_OP
 def eye(*args: Any, **options: Any) -> Tensor:
     """torch.eye(n, m=n, *, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False): ones on the diagonal of an n x m matrix."""
-    quick = quick_options(options) if 1 <= len(args) <= 2 and type(args[0]) is int and \
-        type(args[-1]) is int else None
+    quick = (_NO_OPTIONS if not options else quick_options(options)) if 1 <= len(args) <= 2 \
+        and type(args[0]) is int and type(args[-1]) is int else None
     if quick is not None:
         (dtype, requires_grad), out = quick, None
         n, m = args[0], args[-1]
@@ -565,21 +567,30 @@ def _like(input: Tensor, dtype: dtypes.dtype | None) -> tuple[tuple[int, ...], n
 def zeros_like(*args: Any, **options: Any) -> Tensor:
     """torch.zeros_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
-    input, dtype, requires_grad, _ = like_arguments(_ZEROS_LIKE, args, options)
+    if len(args) == 1 and not options and isinstance(args[0], Tensor):  # the usual call
+        input, dtype, requires_grad = args[0], None, False
+    else:
+        input, dtype, requires_grad, _ = like_arguments(_ZEROS_LIKE, args, options)
     return _finish(np.zeros(*_like(input, dtype)), requires_grad)
 
 
 def ones_like(*args: Any, **options: Any) -> Tensor:
     """torch.ones_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
-    input, dtype, requires_grad, _ = like_arguments(_ONES_LIKE, args, options)
+    if len(args) == 1 and not options and isinstance(args[0], Tensor):  # the usual call
+        input, dtype, requires_grad = args[0], None, False
+    else:
+        input, dtype, requires_grad, _ = like_arguments(_ONES_LIKE, args, options)
     return _finish(np.ones(*_like(input, dtype)), requires_grad)
 
 
 def empty_like(*args: Any, **options: Any) -> Tensor:
     """torch.empty_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
-    input, dtype, requires_grad, _ = like_arguments(_EMPTY_LIKE, args, options)
+    if len(args) == 1 and not options and isinstance(args[0], Tensor):  # the usual call
+        input, dtype, requires_grad = args[0], None, False
+    else:
+        input, dtype, requires_grad, _ = like_arguments(_EMPTY_LIKE, args, options)
     return _finish(np.empty(*_like(input, dtype)), requires_grad)
 
 

@@ -440,6 +440,7 @@ def options_of(bound: dict) -> tuple[dtypes.dtype | None, bool]:
 # The C++ type names torch's overflow message uses for each dtype.
 _CHECKED_NAMES = {"uint8": "uint8_t", "int32": "int", "int64": "int64_t", "float16": "c10::Half",
                   "float32": "float", "float64": "double"}
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 # The range of each dtype (looked up once: np.iinfo and np.finfo are slow to ask).
 _RANGES = {np.dtype(kind): (int(np.iinfo(kind).min), int(np.iinfo(kind).max))
            for kind in (np.uint8, np.int32, np.int64)} | {
@@ -452,6 +453,9 @@ def fill_value(value: Any, numpy_dtype: np.dtype) -> Any:
     checked conversion does: a value the dtype cannot hold is an error, except that a
     negative integer wraps around into an unsigned dtype (-1 is 255 in uint8), and an
     infinity or NaN stays one in a floating dtype."""
+    if type(value) is float and numpy_dtype.itemsize >= 4 and numpy_dtype.kind == "f" and \
+            abs(value) <= _FLOAT32_MAX:  # the usual call: fits float32 and float64
+        return value
     if isinstance(value, int) and not -(2**63) <= value < 2**64:
         raise OverflowError("int too big to convert")  # beyond any C integer Scalar
     if isinstance(value, bool) or numpy_dtype.kind == "b":
