@@ -17,11 +17,14 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     _tensor (the Tensor class)           dtypes, devices, grad_mode, hooks, _tensor_str
     forward_grad, dispatch, predicates,  _tensor (random also kernels: the Generator
     random                               installs itself there for dropout)
+    factory_args                         _tensor, dtypes, devices, random: torch's
+                                         argument parser, for the factories' arguments
     out (the out= keyword)               _tensor, dtypes, grad_mode, forward_grad: factories,
                                          generated/ and composite hand an out= call to it
     namespaces                           dispatch, dtypes, kernels: the ops formulas
                                          call, filled in last, below
     node, factories                      _tensor, forward_grad, dispatch, namespaces
+                                         (factories also factory_args, out)
     random_ops                           factories, random, sampling
     recording, engine                    node, namespaces: what wrappers call; the
                                          backward pass

@@ -13,13 +13,14 @@ from typing import Any
 import numpy as np
 
 from runtime import cpu_math, devices, dtypes
+from runtime import factory_args as args_
 from runtime import out as _out
 from runtime._tensor import Size, Tensor
-from runtime.dispatch import int_list
+from runtime.factory_args import Parser, quick_options, quick_shape
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
-    "linspace", "zeros_like", "ones_like", "full_like", "empty_like",
+    "linspace", "logspace", "zeros_like", "ones_like", "full_like", "empty_like",
 ]
 
 
@@ -37,34 +38,103 @@ def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
     return result
 
 
+# -- torch.tensor, torch.as_tensor ----------------------------------------------------------------
+
+_NO_OPTIONS = (None, False)  # (dtype, requires_grad) of a call with no keywords
+_TENSOR = Parser("tensor(object data, *, ScalarType? dtype=None, Device? device=None, "
+                 "bool? pin_memory=False, bool? requires_grad=False)")
+_AS_TENSOR = Parser("as_tensor(object data, *, ScalarType? dtype=None, Device? device=None)")
+
+
 def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
     """The numpy array of `data`, with torch's dtype inference.
 
     Python floats become `dtype` when one is asked for (so float64 data keeps its
-    precision), else the default dtype.
-    """
+    precision), else the default dtype. Data numpy cannot make a number array of (ragged
+    lists, None, strings) gets torch's own message (`_check_data`)."""
     if isinstance(data, np.ndarray):
         if data.dtype.kind == "f" and data.dtype.itemsize > 8:
             raise TypeError(f"gradgen has no dtype for numpy {data.dtype}")
         return np.array(data, dtype=np.int64 if data.dtype.kind in "iu" and data.dtype not in (
             np.int32, np.int64, np.uint8) else data.dtype)
-    array = np.array(data)
+    try:
+        array = np.array(data)
+    except ValueError:  # ragged: numpy refuses it
+        array = None
+    if array is None or array.dtype.kind not in "biuf" or array.dtype == _UINT64:
+        _check_items(data)
+        _check_data(data, _data_shape(data), 0)
+        raise ValueError("Overflow when unpacking long long")  # ints beyond int64: numpy
+        # made them uint64 or Python objects
     if array.dtype == np.bool_:
         return array
     if array.dtype.kind in "iu":
         return array.astype(np.int64)
     if array.dtype.kind == "f":
+        if dtype is not None and dtype.numpy.kind != "f":
+            return array  # as doubles: tensor() casts them to the dtype, checked
         return array.astype((dtype if dtype is not None else dtypes.get_default_dtype()).numpy)
-    if array.dtype == object:
-        raise TypeError("tensor(): could not infer a dtype from the data (ragged or mixed)")
     raise TypeError(f"tensor(): unsupported data of numpy dtype {array.dtype}")
 
 
-def tensor(data: Any, dtype: dtypes.dtype | None = None, device: Any = None,
-           requires_grad: bool = False) -> Tensor:
-    """A new leaf holding a copy of `data` (nested lists, numbers, arrays or a Tensor)."""
-    if device is not None:
-        devices.to_cpu(device)
+_UINT64 = np.dtype(np.uint64)
+
+
+def _is_sequence(data: Any) -> bool:
+    return isinstance(data, Sequence | np.ndarray | Tensor) and not isinstance(data, str)
+
+
+def _data_shape(data: Any) -> list[int]:
+    """The shape torch infers for nested data: the lengths along the first items."""
+    sizes = []
+    while _is_sequence(data):
+        sizes.append(len(data))
+        if not len(data):
+            break
+        data = data[0]
+    return sizes
+
+
+def _check_items(data: Any) -> None:
+    """torch's first pass over nested data, inferring its dtype: a string, or an item that
+    is neither a number nor a sequence, stops it."""
+    if isinstance(data, str | bytes):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if _is_sequence(data):
+        for item in data:
+            _check_items(item)
+    elif not isinstance(data, int | float | np.generic):
+        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _check_data(data: Any, sizes: list[int], dim: int) -> None:
+    """torch's second pass, filling the tensor from nested data of a known dtype: it
+    stops at a sequence of another length than the first one there, or where the
+    nesting differs."""
+    if dim == len(sizes):
+        if _is_sequence(data):
+            raise TypeError(f"'{type(data).__name__}' object cannot be interpreted as an "
+                            "integer")
+        return
+    if not _is_sequence(data):
+        raise TypeError("not a sequence")
+    if len(data) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
+                         f"(got {len(data)})")
+    for item in data:
+        _check_data(item, sizes, dim + 1)
+
+
+def tensor(*args: Any, **options: Any) -> Tensor:
+    """torch.tensor(data, *, dtype=None, device=None, requires_grad=False): a new leaf
+    holding a copy of `data` (nested lists, numbers, arrays or a Tensor)."""
+    quick = (_NO_OPTIONS if not options else quick_options(options)) if len(args) == 1 \
+        else None
+    if quick is None:
+        _, bound = _TENSOR.parse(args, options)
+        data, (dtype, requires_grad) = bound["data"], args_.options_of(bound)
+    else:
+        data, (dtype, requires_grad) = args[0], quick
     if isinstance(data, Tensor):
         array = data._data.copy()
     elif isinstance(data, list | tuple) and data and builtins.any(
@@ -74,18 +144,39 @@ def tensor(data: Any, dtype: dtypes.dtype | None = None, device: Any = None,
     else:
         array = _infer(data, dtype)
     if dtype is not None:
-        array = array.astype(dtype.numpy)
+        array = _checked_cast(array, dtype.numpy)
     if not array.flags.c_contiguous:
         array = array.copy(order="C")
     return _finish(array, requires_grad)
 
 
-def as_tensor(data: Any, dtype: dtypes.dtype | None = None, device: Any = None) -> Tensor:
-    if device is not None:
-        devices.to_cpu(device)
+def _checked_cast(array: np.ndarray, numpy_dtype: np.dtype) -> np.ndarray:
+    """tensor()'s data cast to an integer dtype as torch casts each item: a value the dtype
+    cannot hold is an error (a negative integer wraps around into uint8); a floating
+    dtype takes anything (an overflow becomes an infinity)."""
+    if numpy_dtype.kind in "iu" and array.size and array.dtype.kind in "iuf":
+        info = np.iinfo(numpy_dtype)
+        lowest = -int(info.max) if numpy_dtype.kind == "u" and array.dtype.kind != "f" \
+            else int(info.min)
+        if not (np.all(array >= lowest) and np.all(array <= info.max)):  # NaN fails too
+            raise RuntimeError(f"value cannot be converted to type {numpy_dtype.name} "
+                               "without overflow")
+    return array.astype(numpy_dtype)
+
+
+def as_tensor(*args: Any, **options: Any) -> Tensor:
+    """torch.as_tensor(data, *, dtype=None, device=None): `data` itself when it is a
+    Tensor of that dtype, else a new tensor of it."""
+    quick = quick_options(options) if len(args) == 1 and "requires_grad" not in options \
+        else None
+    if quick is None:
+        _, bound = _AS_TENSOR.parse(args, options)
+        data, (dtype, _) = bound["data"], args_.options_of(bound)
+    else:
+        data, (dtype, _) = args[0], quick
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
         return data
-    return tensor(data, dtype)
+    return tensor(data, dtype=dtype)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -94,77 +185,136 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array, None)
 
 
-def _shape(size: Sequence[Any]) -> tuple[int, ...]:
-    return int_list(size)
+# -- zeros, ones, empty, full -----------------------------------------------------------------
+
+# The keyword-only arguments every factory takes, in torch's order.
+_OPTIONS = ("Tensor? out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+            "bool? pin_memory=False, bool? requires_grad=False")
+_ZEROS = Parser(f"zeros(int[] size, *, {_OPTIONS})")
+_ONES = Parser(f"ones(int[] size, *, {_OPTIONS})")
+_EMPTY = Parser(f"empty(int[] size, *, MemoryFormat? memory_format=None, {_OPTIONS})")
+_FULL = Parser(f"full(int[] size, Scalar fill_value, *, {_OPTIONS})")
 
 
-def zeros(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
-          device: Any = None, out: Tensor | None = None) -> Tensor:
+def _sized(parser: Parser, size: tuple, options: dict, message: str = "negative"
+           ) -> tuple[tuple[int, ...], dtypes.dtype | None, bool, Any]:
+    """(shape, dtype, requires_grad, out) of a factory called with a size: the usual
+    call checked quickly, any other through the parser, then the lengths checked with the
+    message of the factory's kernel (see factory_args.shape)."""
+    shape = quick_shape(size) if size else None
+    if shape is not None:
+        quick = quick_options(options)
+        if quick is not None:
+            return shape, quick[0], quick[1], None
+    _, bound = parser.parse(size, options)
+    dtype, requires_grad = args_.options_of(bound)
+    if bound["out"] is not None and parser.name != "empty":
+        message = "numel"
+    return (args_.shape(parser.name, bound["size"], message, bound["out"]), dtype,
+            requires_grad, bound["out"])
+
+
+def zeros(*size: Any, **options: Any) -> Tensor:
+    """torch.zeros(*size, *, out=None, dtype=None, layout=None, device=None,
+    pin_memory=False, requires_grad=False)."""
+    shape, dtype, requires_grad, out = _sized(_ZEROS, size, options, "zeros")
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.factory("zeros", zeros, size, {"dtype": dtype, "device": device,
-                                                   "requires_grad": requires_grad}, out)
-    if device is not None:
-        devices.to_cpu(device)
-    return _finish(np.zeros(_shape(size), _numpy_dtype(dtype)), requires_grad)
+        return _out.factory("zeros", zeros, (shape,), {
+            "dtype": dtype, "requires_grad": requires_grad}, out)
+    return _finish(np.zeros(shape, _numpy_dtype(dtype)), requires_grad)
 
 
-def ones(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
-         device: Any = None, out: Tensor | None = None) -> Tensor:
+def ones(*size: Any, **options: Any) -> Tensor:
+    """torch.ones(*size, *, out=None, dtype=None, layout=None, device=None,
+    pin_memory=False, requires_grad=False)."""
+    shape, dtype, requires_grad, out = _sized(_ONES, size, options)
     if out is not None:
-        return _out.factory("ones", ones, size, {"dtype": dtype, "device": device,
-                                                 "requires_grad": requires_grad}, out)
-    if device is not None:
-        devices.to_cpu(device)
-    return _finish(np.ones(_shape(size), _numpy_dtype(dtype)), requires_grad)
+        return _out.factory("ones", ones, (shape,), {
+            "dtype": dtype, "requires_grad": requires_grad}, out)
+    return _finish(np.ones(shape, _numpy_dtype(dtype)), requires_grad)
 
 
-def empty(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
-          device: Any = None, out: Tensor | None = None) -> Tensor:
+def empty(*size: Any, **options: Any) -> Tensor:
+    """torch.empty(*size, *, memory_format=None, out=None, dtype=None, layout=None,
+    device=None, pin_memory=False, requires_grad=False)."""
+    shape, dtype, requires_grad, out = _sized(_EMPTY, size, options)
     if out is not None:
-        return _out.factory("empty", empty, size, {"dtype": dtype, "device": device,
-                                                   "requires_grad": requires_grad}, out)
-    if device is not None:
-        devices.to_cpu(device)
-    return _finish(np.empty(_shape(size), _numpy_dtype(dtype)), requires_grad)
+        return _out.factory("empty", empty, (shape,), {
+            "dtype": dtype, "requires_grad": requires_grad}, out)
+    return _finish(np.empty(shape, _numpy_dtype(dtype)), requires_grad)
 
 
 def _fill_dtype(value: Any, dtype: dtypes.dtype | None) -> np.dtype:
+    """full's dtype: the one asked for, else the fill value's kind (bool, int64, or the
+    default floating dtype)."""
     if dtype is not None:
         return dtype.numpy
     if isinstance(value, bool):
         return np.dtype(np.bool_)
     if isinstance(value, int):
         return np.dtype(np.int64)
+    if isinstance(value, complex):
+        raise TypeError("gradgen has no complex dtypes: a complex fill value needs one")
     return dtypes.get_default_dtype().numpy
 
 
-def full(size: Sequence[int], fill_value: Any, *, dtype: dtypes.dtype | None = None,
-         requires_grad: bool = False, device: Any = None, out: Tensor | None = None) -> Tensor:
+_PLAIN_SIZES = (tuple, list, Size)
+_PLAIN_NUMBERS = (float, int, bool)
+
+
+def _full_arguments(parser: Parser, args: tuple, options: dict
+                    ) -> tuple[tuple[int, ...], Any, dtypes.dtype | None, bool, Any]:
+    """(shape, fill value, dtype, requires_grad, out) of full(size, fill_value, ...) or
+    new_full: the usual call checked quickly, any other through the parser."""
+    if len(args) == 2 and type(args[0]) in _PLAIN_SIZES and type(args[1]) in _PLAIN_NUMBERS:
+        shape = quick_shape(args[:1])
+        quick = (_NO_OPTIONS if not options else quick_options(options)) if shape is not None \
+            else None
+        if quick is not None:
+            return shape, args[1], quick[0], quick[1], None
+    _, bound = parser.parse(args, options)
+    dtype, requires_grad = args_.options_of(bound)
+    return (args_.shape(parser.name, bound["size"], "numel", bound["out"]),
+            args_.scalar(bound["fill_value"]), dtype, requires_grad, bound["out"])
+
+
+def full(*args: Any, **options: Any) -> Tensor:
+    """torch.full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+    pin_memory=False, requires_grad=False)."""
+    shape, value, dtype, requires_grad, out = _full_arguments(_FULL, args, options)
     if out is not None:
-        return _out.factory("full", full, (size, fill_value), {
-            "dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
-    if device is not None:
-        devices.to_cpu(device)
-    return _finish(np.full(_shape((size,)), fill_value, _fill_dtype(fill_value, dtype)),
+        return _out.factory("full", full, (shape, value), {
+            "dtype": dtype, "requires_grad": requires_grad}, out)
+    numpy_dtype = _fill_dtype(value, dtype)
+    return _finish(np.full(shape, args_.fill_value(value, numpy_dtype), numpy_dtype),
                    requires_grad)
 
 
-def eye(n: int, m: int | None = None, *, dtype: dtypes.dtype | None = None,
-        requires_grad: bool = False, device: Any = None, out: Tensor | None = None) -> Tensor:
+# -- eye, arange, linspace, logspace ----------------------------------------------------------
+
+_EYE = Parser(f"eye(SymInt n, *, {_OPTIONS})", f"eye(SymInt n, SymInt m, *, {_OPTIONS})")
+
+
+def eye(*args: Any, **options: Any) -> Tensor:
+    """torch.eye(n, m=n, *, out=None, dtype=None, layout=None, device=None,
+    pin_memory=False, requires_grad=False): ones on the diagonal of an n x m matrix."""
+    quick = (_NO_OPTIONS if not options else quick_options(options)) if 1 <= len(args) <= 2 \
+        and type(args[0]) is int and type(args[-1]) is int else None
+    if quick is not None:
+        (dtype, requires_grad), out = quick, None
+        n, m = args[0], args[-1]
+    else:
+        _, bound = _EYE.parse(args, options)
+        dtype, requires_grad = args_.options_of(bound)
+        n, out = args_.symint(bound["n"]), bound["out"]
+        m = n if bound.get("m") is None else args_.symint(bound["m"])
+    if n < 0 or m < 0:
+        name, value = ("n", n) if n < 0 else ("m", m)
+        raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
     if out is not None:
-        return _out.factory("eye", eye, (n, m), {"dtype": dtype, "device": device,
+        return _out.factory("eye", eye, (n, m), {"dtype": dtype,
                                                  "requires_grad": requires_grad}, out)
-    if device is not None:
-        devices.to_cpu(device)
     return _finish(np.eye(n, m, dtype=_numpy_dtype(dtype)), requires_grad)
-
-
-def _range_scalar(value: Any) -> Any:
-    """A bound or step as torch's Scalar holds it: a 0-dim tensor gives its Python value
-    (a float32 one as the double it is), a bool an int."""
-    if isinstance(value, Tensor):
-        value = value._data.item()
-    return int(value) if isinstance(value, bool) else value
 
 
 def _truncate(value: Any) -> int:
@@ -172,25 +322,69 @@ def _truncate(value: Any) -> int:
     return int(value)
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: dtypes.dtype | None = None,
-           requires_grad: bool = False, device: Any = None, out: Tensor | None = None
-           ) -> Tensor:
-    """torch.arange: the values start + i * step below `end`, as torch's kernel counts them.
+_RANGE_OPTIONS = _OPTIONS.replace("Tensor? out=None, ", "")
+_ARANGE = Parser(f"arange(Scalar end, *, {_OPTIONS})",
+                 f"arange(Scalar start, Scalar end, *, {_RANGE_OPTIONS})",
+                 f"arange(Scalar start, Scalar end, Scalar step=1, *, {_OPTIONS})")
+
+
+def _all_plain(args: tuple) -> bool:
+    """Whether every argument is a plain Python number (arange's and linspace's usual call)."""
+    for value in args:
+        if type(value) not in _PLAIN_NUMBERS:
+            return False
+    return True
+
+
+def _not_for_bool(kernel: str, dtype: dtypes.dtype | None) -> None:
+    if dtype is dtypes.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def arange(*args: Any, **options: Any) -> Tensor:
+    """torch.arange(end), arange(start, end, step=1), each with *, out=None, dtype=None,
+    layout=None, device=None, pin_memory=False, requires_grad=False: the values
+    start + i * step below `end` (see _arange_values)."""
+    count = len(args)
+    quick = quick_options(options) if count == 1 and type(args[0]) in _PLAIN_NUMBERS or \
+        1 < count <= 3 and _all_plain(args) else None
+    if quick is not None:
+        (dtype, requires_grad), out = quick, None
+        start, end, step = (0, args[0], 1) if count == 1 else (*args, 1)[:3]
+    else:
+        _, bound = _ARANGE.parse(args, options)
+        dtype, requires_grad = args_.options_of(bound)
+        start, end, step = (args_.scalar(bound.get(name, default)) for name, default in
+                            (("start", 0), ("end", None), ("step", 1)))
+        out = bound.get("out")
+    if out is not None:
+        return _out.factory("arange", _arange_values, (start, end, step), {
+            "dtype": dtype, "requires_grad": requires_grad}, out)
+    _not_for_bool("arange_cpu", dtype)
+    return _arange_values(start, end, step, dtype=dtype, requires_grad=requires_grad)
+
+
+def _real(value: Any) -> Any:
+    """A range bound as torch reads it: a bool is an int; a complex one has no double."""
+    if isinstance(value, complex):
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    return int(value) if isinstance(value, bool) else value
+
+
+def _arange_values(start: Any, end: Any, step: Any, *, dtype: dtypes.dtype | None,
+                   requires_grad: bool) -> Tensor:
+    """arange's values, as torch's kernel counts them.
 
     For int64 the bounds and step are first cut to integers (toward zero) and the length is
     counted in integers; otherwise it is ceil((end - start) / step) in double. Integer
     values are trunc(start) + i * trunc(step); floating ones start + i * step in double,
     then rounded to the dtype (torch's vectorised kernel splits the fused multiply-add per
     SIMD lane, so a float32 value can differ from it in the last place)."""
-    if out is not None:
-        return _out.factory("arange", arange, (start, end, step), {
-            "dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
-    if device is not None:
-        devices.to_cpu(device)
-    if end is None:
-        start, end = 0, start
-    start, end, step = (_range_scalar(v) for v in (start, end, step))
-    integral = builtins.all(isinstance(v, int) for v in (start, end, step))
+    if type(start) is not int or type(end) is not int or type(step) is not int:
+        start, end, step = (_real(v) for v in (start, end, step))
+        integral = isinstance(start, int) and isinstance(end, int) and isinstance(step, int)
+    else:
+        integral = True
     numpy_dtype = dtype.numpy if dtype is not None else (
         np.dtype(np.int64) if integral else dtypes.get_default_dtype().numpy)
     if numpy_dtype == np.int64:  # int64 counts in int64: bounds and step cut first
@@ -218,22 +412,72 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: dtypes.dtype | 
     return _finish(values.astype(numpy_dtype), requires_grad)
 
 
-def linspace(start: Any, end: Any, steps: int, *, dtype: dtypes.dtype | None = None,
-             requires_grad: bool = False, device: Any = None, out: Tensor | None = None
-             ) -> Tensor:
-    """torch.linspace as torch's CPU kernel computes it: the bounds cast to the dtype, the
+def _spaced_parser(name: str, base: str = "") -> Parser:
+    """linspace's or logspace's four signatures: start and end each a Tensor or a Number."""
+    return Parser(*(f"{name}({first} start, {second} end, int steps{base}, *, {_OPTIONS})"
+                    for first, second in (("Tensor", "Tensor"), ("Scalar", "Tensor"),
+                                          ("Tensor", "Scalar"), ("Scalar", "Scalar"))))
+
+
+_LINSPACE = _spaced_parser("linspace")
+_LOGSPACE = _spaced_parser("logspace", ", float base=10.0")
+
+
+def _spaced_arguments(parser: Parser, args: tuple, options: dict, most: int) -> tuple:
+    """(start, end, steps, base, dtype, requires_grad, out) of linspace or logspace (which
+    take at most `most` positional arguments), the steps checked and 0-dim Tensor bounds
+    read as numbers."""
+    quick = quick_options(options) if 3 <= len(args) <= most and type(args[2]) is int and \
+        _all_plain(args) else None
+    if quick is not None:
+        (dtype, requires_grad), out = quick, None
+        start, end, steps, base = (*args, 10.0)[:4]
+    else:
+        index, bound = parser.parse(args, options)
+        start, end = bound["start"], bound["end"]
+        _check_0_dim(parser.name, index, start, end)
+        dtype, requires_grad = args_.options_of(bound)
+        start, end, steps = args_.scalar(start), args_.scalar(end), args_.int64(bound["steps"])
+        base, out = args_.scalar(bound.get("base", 10.0)), bound["out"]
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    if isinstance(start, complex) or isinstance(end, complex):
+        raise TypeError("gradgen has no complex dtypes: complex bounds need one")
+    return start, end, steps, base, dtype, requires_grad, out
+
+
+def _check_0_dim(name: str, overload: int, start: Any, end: Any) -> None:
+    """The Tensor bounds of linspace / logspace must be 0-dim; the message names those the
+    overload takes as Tensors (0: both, 1: end, 2: start)."""
+    bounds = [("start", start), ("end", end)][{0: 0, 1: 1, 2: 0, 3: 2}[overload]:
+                                             {0: 2, 1: 2, 2: 1, 3: 2}[overload]]
+    if builtins.any(value.ndim != 0 for _, value in bounds):
+        got = " and ".join(f"{which} with {value.ndim} dimension(s)" for which, value in bounds)
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but "
+                           f"got {got}.")
+
+
+def linspace(*args: Any, **options: Any) -> Tensor:
+    """torch.linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+    pin_memory=False, requires_grad=False) (see _linspace_values)."""
+    start, end, steps, _, dtype, requires_grad, out = _spaced_arguments(
+        _LINSPACE, args, options, 3)
+    if out is not None:
+        return _out.factory("linspace", _linspace_values, (start, end, steps), {
+            "dtype": dtype, "requires_grad": requires_grad}, out)
+    _not_for_bool("linspace_cpu", dtype)
+    return _linspace_values(start, end, steps, dtype=dtype, requires_grad=requires_grad)
+
+
+def _linspace_values(start: Any, end: Any, steps: int, *, dtype: dtypes.dtype | None,
+                     requires_grad: bool) -> Tensor:
+    """linspace as torch's CPU kernel computes it: the bounds cast to the dtype, the
     step (end - start) / (steps - 1) in that dtype (double for integers), the first half
     counted up from start and the second half down from end, each value one fused
     multiply-add."""
-    if out is not None:
-        return _out.factory("linspace", linspace, (start, end, steps), {
-            "dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
-    if device is not None:
-        devices.to_cpu(device)
-    if steps < 0:
-        raise RuntimeError("number of steps must be non-negative")
     numpy_dtype = _numpy_dtype(dtype)
-    start, end = (_range_scalar(v) for v in (start, end))
+    if isinstance(start, bool | complex) or isinstance(end, bool | complex):
+        start, end = _real(start), _real(end)
     integral = numpy_dtype.kind in "iub"
     work = np.dtype(np.float64) if integral else numpy_dtype
     first = np.array(_truncate(start) if integral else start).astype(work)
@@ -251,37 +495,153 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: dtypes.dtype | None = N
     return _finish(values.astype(numpy_dtype), requires_grad)
 
 
+def logspace(*args: Any, **options: Any) -> Tensor:
+    """torch.logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
+    device=None, pin_memory=False, requires_grad=False): base ** linspace(start, end, steps),
+    as torch's kernel computes it (see _logspace_values)."""
+    start, end, steps, base, dtype, requires_grad, out = _spaced_arguments(
+        _LOGSPACE, args, options, 4)
+    if out is not None:
+        return _out.factory("logspace", _logspace_values, (start, end, steps, base), {
+            "dtype": dtype, "requires_grad": requires_grad}, out)
+    _not_for_bool("logspace_cpu", dtype)
+    return _logspace_values(start, end, steps, base, dtype=dtype, requires_grad=requires_grad)
+
+
+def _logspace_values(start: Any, end: Any, steps: int, base: float, *,
+                     dtype: dtypes.dtype | None, requires_grad: bool) -> Tensor:
+    """torch's CPU logspace: the bounds cast to the dtype, the step (end - start) /
+    (steps - 1) in double, the exponents of the first half counted up from start and of
+    the second half down from end, each power taken in double, then cast to the dtype."""
+    numpy_dtype = _numpy_dtype(dtype)
+    if isinstance(start, bool | complex) or isinstance(end, bool | complex):
+        start, end = _real(start), _real(end)
+    integral = numpy_dtype.kind in "iub"
+    first = float(np.array(_truncate(start) if integral else start).astype(numpy_dtype))
+    last = float(np.array(_truncate(end) if integral else end).astype(numpy_dtype))
+    index = np.arange(steps, dtype=np.float64)
+    if steps == 1:
+        exponents = np.array([first])
+    else:
+        step = float(np.array(last - first).astype(numpy_dtype)) / (steps - 1)
+        exponents = np.where(index < steps // 2, cpu_math.fma64(step, index, first),
+                             cpu_math.fma64(-step, steps - 1 - index, last))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        values = np.power(float(base), exponents)
+        return _finish(values.astype(numpy_dtype), requires_grad)
+
+
+# -- *_like --------------------------------------------------------------------------------------
+
+_LIKE_OPTIONS = ("MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, "
+                 "Device? device=None, bool? pin_memory=False, bool? requires_grad=False")
+_ZEROS_LIKE = Parser(f"zeros_like(Tensor input, *, {_LIKE_OPTIONS})")
+_ONES_LIKE = Parser(f"ones_like(Tensor input, *, {_LIKE_OPTIONS})")
+_EMPTY_LIKE = Parser(f"empty_like(Tensor input, *, {_LIKE_OPTIONS})")
+_FULL_LIKE = Parser(f"full_like(Tensor input, Scalar fill_value, *, {_LIKE_OPTIONS})")
+
+
+_NOTHING: dict = {}  # no other arguments (never written to)
+
+
+def like_arguments(parser: Parser, args: tuple, options: dict
+                   ) -> tuple[Tensor, dtypes.dtype | None, bool, dict]:
+    """(input, dtype, requires_grad, the other arguments by name) of a `*_like` factory:
+    `f(input)` with the usual keywords checked quickly, any other call through the
+    parser (random_ops uses it too)."""
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if not options:
+            return args[0], None, False, _NOTHING
+        quick = quick_options(options)
+        if quick is not None:
+            return args[0], quick[0], quick[1], _NOTHING
+    _, bound = parser.parse(args, options)
+    dtype, requires_grad = args_.options_of(bound)
+    return bound["input"], dtype, requires_grad, bound
+
+
 def _like(input: Tensor, dtype: dtypes.dtype | None) -> tuple[tuple[int, ...], np.dtype]:
     return input.shape, (dtype.numpy if dtype is not None else input._data.dtype)
 
 
-def zeros_like(input: Tensor, *, dtype: dtypes.dtype | None = None,
-               requires_grad: bool = False, device: Any = None) -> Tensor:
-    if device is not None:
-        devices.to_cpu(device)
+def zeros_like(*args: Any, **options: Any) -> Tensor:
+    """torch.zeros_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
+    pin_memory=False, requires_grad=False)."""
+    if len(args) == 1 and not options and isinstance(args[0], Tensor):  # the usual call
+        input, dtype, requires_grad = args[0], None, False
+    else:
+        input, dtype, requires_grad, _ = like_arguments(_ZEROS_LIKE, args, options)
     return _finish(np.zeros(*_like(input, dtype)), requires_grad)
 
 
-def ones_like(input: Tensor, *, dtype: dtypes.dtype | None = None,
-              requires_grad: bool = False, device: Any = None) -> Tensor:
-    if device is not None:
-        devices.to_cpu(device)
+def ones_like(*args: Any, **options: Any) -> Tensor:
+    """torch.ones_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
+    pin_memory=False, requires_grad=False)."""
+    if len(args) == 1 and not options and isinstance(args[0], Tensor):  # the usual call
+        input, dtype, requires_grad = args[0], None, False
+    else:
+        input, dtype, requires_grad, _ = like_arguments(_ONES_LIKE, args, options)
     return _finish(np.ones(*_like(input, dtype)), requires_grad)
 
 
-def empty_like(input: Tensor, *, dtype: dtypes.dtype | None = None,
-               requires_grad: bool = False, device: Any = None) -> Tensor:
-    if device is not None:
-        devices.to_cpu(device)
+def empty_like(*args: Any, **options: Any) -> Tensor:
+    """torch.empty_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
+    pin_memory=False, requires_grad=False)."""
+    if len(args) == 1 and not options and isinstance(args[0], Tensor):  # the usual call
+        input, dtype, requires_grad = args[0], None, False
+    else:
+        input, dtype, requires_grad, _ = like_arguments(_EMPTY_LIKE, args, options)
     return _finish(np.empty(*_like(input, dtype)), requires_grad)
 
 
-def full_like(input: Tensor, fill_value: Any, *, dtype: dtypes.dtype | None = None,
-              requires_grad: bool = False, device: Any = None) -> Tensor:
-    if device is not None:
-        devices.to_cpu(device)
+def full_like(*args: Any, **options: Any) -> Tensor:
+    """torch.full_like(input, fill_value, *, memory_format=None, dtype=None, layout=None,
+    device=None, pin_memory=False, requires_grad=False)."""
+    if len(args) == 2 and isinstance(args[0], Tensor) and type(args[1]) in _PLAIN_NUMBERS \
+            and (quick := quick_options(options)) is not None:
+        input, value, (dtype, requires_grad) = args[0], args[1], quick
+    else:
+        _, bound = _FULL_LIKE.parse(args, options)
+        dtype, requires_grad = args_.options_of(bound)
+        input, value = bound["input"], args_.scalar(bound["fill_value"])
     shape, numpy_dtype = _like(input, dtype)
-    return _finish(np.full(shape, fill_value, numpy_dtype), requires_grad)
+    return _finish(np.full(shape, args_.fill_value(value, numpy_dtype), numpy_dtype),
+                   requires_grad)
+
+
+# -- Tensor.new_zeros, new_ones, new_empty, new_full --------------------------------------------
+
+_NEW_ZEROS = Parser(f"new_zeros(int[] size, *, {_OPTIONS})")
+_NEW_ONES = Parser(f"new_ones(int[] size, *, {_OPTIONS})")
+_NEW_EMPTY = Parser(f"new_empty(int[] size, *, {_OPTIONS})")
+_NEW_FULL = Parser(f"new_full(int[] size, Scalar fill_value, *, {_OPTIONS})")
+
+
+class FactoryMethods:
+    """The `new_*` Tensor methods (runtime/methods.py sets them on Tensor): a new leaf of
+    this tensor's dtype unless told otherwise, as RNN code makes its first hidden state
+    from a parameter. Their arguments are parsed as the factories' are, under their own
+    names (torch's messages say `new_zeros()`)."""
+
+    __slots__ = ()
+
+    def new_zeros(self, *size: Any, **options: Any) -> Tensor:
+        shape, dtype, requires_grad, _ = _sized(_NEW_ZEROS, size, options)
+        return _finish(np.zeros(shape, (dtype or self.dtype).numpy), requires_grad)
+
+    def new_ones(self, *size: Any, **options: Any) -> Tensor:
+        shape, dtype, requires_grad, _ = _sized(_NEW_ONES, size, options)
+        return _finish(np.ones(shape, (dtype or self.dtype).numpy), requires_grad)
+
+    def new_empty(self, *size: Any, **options: Any) -> Tensor:
+        shape, dtype, requires_grad, _ = _sized(_NEW_EMPTY, size, options)
+        return _finish(np.empty(shape, (dtype or self.dtype).numpy), requires_grad)
+
+    def new_full(self, *args: Any, **options: Any) -> Tensor:
+        shape, value, dtype, requires_grad, _ = _full_arguments(_NEW_FULL, args, options)
+        numpy_dtype = (dtype or self.dtype).numpy
+        return _finish(np.full(shape, args_.fill_value(value, numpy_dtype), numpy_dtype),
+                       requires_grad)
 
 
 # -- torch.Tensor(...), the legacy constructor ------------------------------------------------

@@ -4,10 +4,11 @@ The Tensor class (runtime/_tensor.py) sits below the nodes, the generated wrappe
 composite ops, so it cannot inherit its methods from them. Instead, as HIPS autograd's
 numpy_boxes.py does for its ArrayBox, this module (imported by runtime/__init__.py) sets
 them on the class: `backward`, then the spec's methods and operators
-(generated/tensor_methods.py), then the composite ones (runtime/composite.py), then the
-predicates (runtime/predicates.py) and the random ones (runtime/random_ops.py). A name
-already on the class keeps its first definition, so Tensor's own methods come first, then
-the spec's, then the others, as a class inheriting from all of them would resolve them.
+(generated/tensor_methods.py), then the `new_*` factories (runtime/factories.py), then the
+composite ones (runtime/composite.py), then the predicates (runtime/predicates.py) and the
+random ones (runtime/random_ops.py). A name already on the class keeps its first
+definition, so Tensor's own methods come first, then the spec's, then the others, as a
+class inheriting from all of them would resolve them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from generated.tensor_methods import TensorMethods
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.composite import CompositeMethods, TensorOpsMethods
-from runtime.factories import legacy_new
+from runtime.factories import FactoryMethods, legacy_new
 from runtime.predicates import PredicateMethods
 from runtime.random_ops import RandomMethods
 
@@ -56,6 +57,7 @@ def tensor_new(cls: type, *args: object, **kwargs: object) -> Tensor:
 
 Tensor.__new__ = staticmethod(tensor_new)
 install(TensorMethods)
+install(FactoryMethods)  # new_zeros, ...: before composite's, so these are the ones
 install(CompositeMethods)
 install(PredicateMethods)
 install(RandomMethods)

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes, factories, sampling
+from runtime import dtypes, factories, factory_args, sampling
+from runtime import out as _out
 from runtime._tensor import _C_TYPE_NAMES, Tensor, _scalar_type_name
 from runtime.dispatch import int_list
 from runtime.random import Generator, default_generator
@@ -290,66 +291,127 @@ def _random_span(dtype: np.dtype, low: int, high: int | None) -> tuple[int | Non
 
 # -- factories ----------------------------------------------------------------------------------
 
-def rand(*size: Any, generator: Generator | None = None, dtype: dtypes.dtype | None = None,
-         requires_grad: bool = False, device: Any = None) -> Tensor:
-    """U(0, 1) samples of the given size."""
-    shape = _shape(size)
+# torch's signatures of the random factories (runtime/factory_args.py parses them): each
+# comes twice, with a `generator` and without.
+_OPTIONS = ("Tensor? out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+            "bool? pin_memory=False, bool? requires_grad=False")
+
+
+def _with_generator(*signatures: str) -> factory_args.Parser:
+    return factory_args.Parser(*(text.replace("*, ", f"*, {extra}", 1) for text in signatures
+                                 for extra in ("Generator? generator, ", "")))
+
+
+_RAND = _with_generator(f"rand(int[] size, *, {_OPTIONS})")
+_RANDN = _with_generator(f"randn(int[] size, *, {_OPTIONS})")
+_RANDINT = _with_generator(f"randint(SymInt high, int[] size, *, {_OPTIONS})",
+                           f"randint(SymInt low, SymInt high, int[] size, *, {_OPTIONS})")
+_RANDPERM = _with_generator(f"randperm(SymInt n, *, {_OPTIONS})")
+
+
+def _sized(parser: factory_args.Parser, size: tuple, options: dict) -> tuple:
+    """(shape, dtype, requires_grad, generator, out) of rand(*size, ...) or randn: the
+    usual call checked quickly, any other through the parser."""
+    shape = factory_args.quick_shape(size) if size else None
+    quick = factory_args.quick_options(options) if shape is not None else None
+    if quick is not None:
+        return shape, quick[0], quick[1], None, None
+    _, bound = parser.parse(size, options)
+    dtype, requires_grad = factory_args.options_of(bound)
+    return (factory_args.shape(parser.name, bound["size"], "numel", bound["out"]), dtype,
+            requires_grad, bound.get("generator"), bound["out"])
+
+
+def rand(*size: Any, **options: Any) -> Tensor:
+    """torch.rand(*size, *, generator=None, out=None, dtype=None, layout=None, device=None,
+    pin_memory=False, requires_grad=False): U(0, 1) samples of the given size."""
+    shape, dtype, requires_grad, generator, out = _sized(_RAND, size, options)
+    if out is not None:
+        return _out.factory("rand", rand, (shape,), {
+            "dtype": dtype, "requires_grad": requires_grad, "generator": generator}, out)
     numpy_dtype = _float_dtype(dtype, "check_uniform_bounds")
     values = sampling.uniform(_generator(generator), math.prod(shape), numpy_dtype)
     return factories._finish(values.reshape(shape), requires_grad)
 
 
-def randn(*size: Any, generator: Generator | None = None, dtype: dtypes.dtype | None = None,
-          requires_grad: bool = False, device: Any = None) -> Tensor:
-    """N(0, 1) samples of the given size."""
-    shape = _shape(size)
+def randn(*size: Any, **options: Any) -> Tensor:
+    """torch.randn(*size, *, generator=None, out=None, dtype=None, layout=None, device=None,
+    pin_memory=False, requires_grad=False): N(0, 1) samples of the given size."""
+    shape, dtype, requires_grad, generator, out = _sized(_RANDN, size, options)
+    if out is not None:
+        return _out.factory("randn", randn, (shape,), {
+            "dtype": dtype, "requires_grad": requires_grad, "generator": generator}, out)
     numpy_dtype = _float_dtype(dtype, "normal_kernel_cpu")
     values = sampling.normal(_generator(generator), math.prod(shape), numpy_dtype)
     return factories._finish(values.reshape(shape), requires_grad)
 
 
-def randint(*args: Any, size: Sequence[int] | None = None, low: int | None = None,
-            high: int | None = None, generator: Generator | None = None,
-            dtype: dtypes.dtype | None = None, requires_grad: bool = False,
-            device: Any = None) -> Tensor:
-    """Integers in [low, high) (low 0 by default): randint(high, size) or
-    randint(low, high, size), int64 unless `dtype` says otherwise."""
-    low, high, size = _randint_arguments(args, low, high, size)
-    shape = _shape((size,))
+def randint(*args: Any, **options: Any) -> Tensor:
+    """torch.randint(high, size) or randint(low, high, size), each with *, generator=None,
+    out=None, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False:
+    integers in [low, high) (low 0 by default), int64 unless `dtype` says otherwise."""
+    quick = _quick_randint(args, options)
+    if quick is not None:
+        low, high, shape, (dtype, requires_grad) = quick
+        bound = {"out": None}
+    else:
+        _, bound = _RANDINT.parse(args, options)
+        dtype, requires_grad = factory_args.options_of(bound)
+        low = factory_args.symint(bound["low"]) if "low" in bound else 0
+        high = factory_args.symint(bound["high"])
+        shape = factory_args.shape("randint", bound["size"], "numel", bound["out"])
+    if bound["out"] is not None:
+        return _out.factory("randint", randint, (low, high, shape), {
+            "dtype": dtype, "requires_grad": requires_grad,
+            "generator": bound.get("generator")}, bound["out"])
     numpy_dtype = (dtype or dtypes.int64).numpy
-    values = _random_values(numpy_dtype, math.prod(shape), (low, high), _generator(generator))
+    values = _random_values(numpy_dtype, math.prod(shape), (low, high),
+                            _generator(bound.get("generator")))
     values = np.empty(0, numpy_dtype) if values is None else values.astype(numpy_dtype)
     return factories._finish(values.reshape(shape), requires_grad)
 
 
-def _randint_arguments(args: tuple, low: int | None, high: int | None,
-                       size: Sequence[int] | None) -> tuple[int, int, Sequence[int]]:
-    positional = list(args)
-    if size is None and positional:
-        size = positional.pop()
-    if high is None and positional:
-        high = positional.pop()
-    if low is None and positional:
-        low = positional.pop()
-    if positional or high is None or size is None:
-        raise TypeError("randint() received an invalid combination of arguments: expected "
-                        "(high, size) or (low, high, size)")
-    return (0 if low is None else low), high, size
+def _quick_randint(args: tuple, options: dict) -> tuple | None:
+    """(low, high, shape, (dtype, requires_grad)) of randint(high, size) or
+    randint(low, high, size) with plain ints and the usual keywords, else None."""
+    if not 2 <= len(args) <= 3 or type(args[-2]) is not int or type(args[0]) is not int \
+            or type(args[-1]) not in (tuple, list):
+        return None
+    shape = factory_args.quick_shape(args[-1:])
+    quick = factory_args.quick_options(options) if shape is not None else None
+    if quick is None:
+        return None
+    return (args[0] if len(args) == 3 else 0), args[-2], shape, quick
 
 
-def randperm(n: int, *, generator: Generator | None = None, dtype: dtypes.dtype | None = None,
-             requires_grad: bool = False, device: Any = None) -> Tensor:
-    """A random permutation of 0 .. n-1 (int64 unless `dtype` says otherwise)."""
-    dtype = dtype or dtypes.int64
+def randperm(*args: Any, **options: Any) -> Tensor:
+    """torch.randperm(n, *, generator=None, out=None, dtype=torch.int64, layout=None,
+    device=None, pin_memory=False, requires_grad=False): a random permutation of
+    0 .. n-1."""
+    quick = factory_args.quick_options(options) if len(args) == 1 and type(args[0]) is int \
+        else None
+    if quick is not None:
+        (dtype, requires_grad), n, bound = quick, args[0], {"out": None}
+    else:
+        _, bound = _RANDPERM.parse(args, options)
+        dtype, requires_grad = factory_args.options_of(bound)
+        n = factory_args.symint(bound["n"])
+    if n < 0 and bound["out"] is not None:
+        raise RuntimeError(f"n must be non-negative, got{n}")  # (sic: torch's message)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if bound["out"] is not None:  # out's dtype unless one is given
+        return _out.factory("randperm", randperm, (n,), {
+            "dtype": dtype, "requires_grad": requires_grad,
+            "generator": bound.get("generator")}, bound["out"])
+    dtype = dtype or dtypes.int64
     if dtype is dtypes.bool_:
         raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
     limit = {dtypes.float32: (2**24 + 1, "2^24+1"), dtypes.float64: (2**53 + 1, "2^53+1")}
     if dtype in limit and n > limit[dtype][0]:
         name = _scalar_type_name(np.empty(0, dtype.numpy))
         raise RuntimeError(f"n cannot be greater than {limit[dtype][1]} for {name} type.")
-    values = sampling.randperm(_generator(generator), n).astype(dtype.numpy)
+    values = sampling.randperm(_generator(bound.get("generator")), n).astype(dtype.numpy)
     return factories._finish(values, requires_grad)
 
 
@@ -459,26 +521,42 @@ def empty_like_layout(input: Tensor, dtype: dtypes.dtype | None = None) -> Tenso
     return Tensor._make(np.empty_like(input._data, dtype=dtype.numpy if dtype else None), None)
 
 
-def rand_like(input: Tensor, *, generator: Generator | None = None,
-              dtype: dtypes.dtype | None = None, requires_grad: bool = False,
-              device: Any = None) -> Tensor:
-    result = uniform_(empty_like_layout(input, dtype), generator=generator)
+_LIKE_OPTIONS = ("MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, "
+                 "Device? device=None, bool? pin_memory=False, bool? requires_grad=False")
+_RAND_LIKE = _with_generator(f"rand_like(Tensor input, *, {_LIKE_OPTIONS})")
+_RANDN_LIKE = _with_generator(f"randn_like(Tensor input, *, {_LIKE_OPTIONS})")
+_RANDINT_LIKE = _with_generator(f"randint_like(Tensor input, SymInt low, SymInt high, *, "
+                                f"{_LIKE_OPTIONS})",
+                                f"randint_like(Tensor input, Tensor high, *, {_LIKE_OPTIONS})",
+                                f"randint_like(Tensor input, SymInt high, *, {_LIKE_OPTIONS})")
+
+
+def rand_like(*args: Any, **options: Any) -> Tensor:
+    """torch.rand_like(input, *, generator=None, memory_format=None, dtype=None, layout=None,
+    device=None, pin_memory=False, requires_grad=False)."""
+    input, dtype, requires_grad, bound = factories.like_arguments(_RAND_LIKE, args, options)
+    result = uniform_(empty_like_layout(input, dtype), generator=bound.get("generator"))
     return factories._finish(result._data, requires_grad)
 
 
-def randn_like(input: Tensor, *, generator: Generator | None = None,
-               dtype: dtypes.dtype | None = None, requires_grad: bool = False,
-               device: Any = None) -> Tensor:
-    result = normal_(empty_like_layout(input, dtype), generator=generator)
+def randn_like(*args: Any, **options: Any) -> Tensor:
+    """torch.randn_like(input, *, generator=None, memory_format=None, dtype=None,
+    layout=None, device=None, pin_memory=False, requires_grad=False)."""
+    input, dtype, requires_grad, bound = factories.like_arguments(_RANDN_LIKE, args, options)
+    result = normal_(empty_like_layout(input, dtype), generator=bound.get("generator"))
     return factories._finish(result._data, requires_grad)
 
 
-def randint_like(input: Tensor, *args: Any, low: int | None = None, high: int | None = None,
-                 generator: Generator | None = None, dtype: dtypes.dtype | None = None,
-                 requires_grad: bool = False, device: Any = None) -> Tensor:
-    """randint_like(input, high) or randint_like(input, low, high)."""
-    low, high, _ = _randint_arguments((*args, input.shape), low, high, None)
-    result = random_(empty_like_layout(input, dtype), low, high, generator=generator)
+def randint_like(*args: Any, **options: Any) -> Tensor:
+    """torch.randint_like(input, high) or randint_like(input, low, high), each with *,
+    generator=None, memory_format=None, dtype=None, layout=None, device=None,
+    pin_memory=False, requires_grad=False."""
+    _, bound = _RANDINT_LIKE.parse(args, options)
+    dtype, requires_grad = factory_args.options_of(bound)
+    low = factory_args.symint(bound["low"]) if "low" in bound else 0
+    high = factory_args.symint(bound["high"])
+    result = random_(empty_like_layout(bound["input"], dtype), low, high,
+                     generator=bound.get("generator"))
     return factories._finish(result._data, requires_grad)
 
 

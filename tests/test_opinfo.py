@@ -88,12 +88,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
                          lambda sample: sample.kwargs.get("memory_format") is
                          torch.channels_last)
        for name in ("bool", "double", "float", "int", "long")},
-    **{(name, variant, "errors"): (
-        "open: runtime/factories.py (outside this change's files) lets numpy's or Python's "
-        "exception through (ZeroDivisionError for a zero step, ValueError for a negative "
-        "count) where torch raises RuntimeError", None)
-       for name, variant in (("linspace", ""), ("linspace", "tensor_overload"),
-                             ("eye", ""))},
     ("norm", "nuc", "*"): ("gradgen has only vector norms; the nuclear norm needs an SVD", None),
 }
 
