@@ -1467,11 +1467,6 @@ def inverse(input: Any, *, out: Tensor | None = None) -> Any:
     return ops.linalg_inv_ex(input, check_errors=True).inverse
 
 
-def _new_size(sizes: tuple, size: Any) -> tuple:
-    """new_zeros(2, 3), new_zeros((2, 3)) and new_zeros(size=(2, 3)) alike."""
-    return (size,) if size is not None else sizes
-
-
 def _matrix_transpose(self: Any, name: str, hint: str) -> Any:
     """mT / mH: a 0-dim tensor is returned as it is (deprecated, with PyTorch's warning)."""
     if self.ndim == 0:
@@ -1741,28 +1736,8 @@ class TensorOpsMethods:
     def half(self) -> Any:
         return to(self, dtypes.float16)
 
-    # new_zeros / new_ones / new_empty / new_full / new_tensor: a new leaf of this tensor's
-    # dtype (unless given), as RNN code makes its first hidden state from a parameter.
-    def new_zeros(self, *sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> Any:
-        return factories.zeros(*_new_size(sizes, size), dtype=dtype or self.dtype,
-                               device=device, requires_grad=requires_grad)
-
-    def new_ones(self, *sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False) -> Any:
-        return factories.ones(*_new_size(sizes, size), dtype=dtype or self.dtype,
-                              device=device, requires_grad=requires_grad)
-
-    def new_empty(self, *sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> Any:
-        return factories.empty(*_new_size(sizes, size), dtype=dtype or self.dtype,
-                               device=device, requires_grad=requires_grad)
-
-    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False) -> Any:
-        return factories.full(size, fill_value, dtype=dtype or self.dtype, device=device,
-                              requires_grad=requires_grad)
-
+    # new_tensor: a new leaf of this tensor's dtype (unless given). new_zeros / new_ones /
+    # new_empty / new_full are runtime/factories.py's FactoryMethods, with torch's parser.
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
                    requires_grad: bool = False) -> Any:
         if isinstance(data, Tensor):

@@ -188,13 +188,11 @@ ZERO_DIM = [
 
 # The hand-written method (runtime/composite.py) rewords the function's error too.
 METHOD_POSITIONS.append("t.ones(2).where(t.ones(2, dtype=t.bool), None)")
+# runtime/factory_args.py reads full's fill value as torch's parser reads a Scalar.
+SCALARS += ["t.full((2,), t.tensor(3))", "t.full((2,), t.tensor([3.]))"]
 
 # What gradgen does not do yet, each with what is wrong (strict xfail: a fix is noticed).
 OPEN = {
-    "t.full((2,), t.tensor(3))": "runtime/factories.py's full reads a 0-dim int64 tensor's "
-        "value as a float: torch's full infers int64 from an integral Scalar",
-    "t.full((2,), t.tensor([3.]))": "runtime/factories.py's full takes a 1-element tensor "
-        "for its Scalar fill_value, where torch raises",
     "t.add(t.ones(2), other=None)": "a generated wrapper cannot tell an argument given by "
         "keyword from one given by position, and names the position: torch does not",
 }

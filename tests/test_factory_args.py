@@ -229,8 +229,8 @@ OUT_CALLS = [
     "t.rand(2, out=out.long())",
 ]
 
-# A method's message leaves self out ("got (NoneType)"); gradgen's dispatcher, which
-# builds fill_'s message, counts it (runtime/dispatch.py, outside this change).
+# A method's message leaves self out ("got (NoneType)"), as runtime/dispatch.py words it
+# for a method.
 METHOD_CALLS = ["t.empty((2,), dtype=t.float32).fill_(None)"]
 
 
@@ -282,9 +282,6 @@ def test_bad_out_call_leaves_out_unchanged(code: str) -> None:
 
 
 @pytest.mark.parametrize("code", METHOD_CALLS)
-@pytest.mark.xfail(strict=True, reason="gradgen's dispatcher counts self in a method's "
-                   "invalid-combination message: got (Tensor, NoneType), torch's got "
-                   "(NoneType) (runtime/dispatch.py)")
 def test_method_message_leaves_self_out(code: str) -> None:
     _check_same(code)
 
