@@ -75,8 +75,9 @@ def _tensor(write: _Writer, find: Callable[[], Any], key: tuple) -> None:
         write.lines.append(f"    t = {write.constant(find)}()")
         write.fail_if("type(t) is not Tensor and not isinstance(t, Tensor)")
     write.lines.append("    d = t._data")
+    # (AccumulateGrad.has_hooks, spelled out: its variable's hooks are t's own, tested first.)
     hooks = "(t._backward_hooks or (a := t._grad_accumulator) is not None and " \
-        "(a := a()) is not None and a.has_hooks())"
+        "(a := a()) is not None and a._hooks is not None)"
     # The array traced, if the tensor still holds it, has its shape, strides and dtype:
     # gradgen rebinds `_data` to change them and never sets them on the array, which it
     # hands to no one (`numpy()` and `np.asarray` give views). A weak reference, so that a

@@ -133,7 +133,7 @@ def _sgd(tracer: Tracer, optimizer: SGD) -> None:
     for index, group in enumerate(optimizer.param_groups):
         lr = write.learning_rate(index)
         momentum, dampening = group["momentum"], group["dampening"]
-        plain: list[tuple[str, str]] = []  # (parameter, -lr * grad) to add, see below
+        plain: list[tuple[Any, str, str]] = []  # (parameter, -lr * grad) to add, see below
         for param, tensor, grad in write.params(index, group):
             if group["maximize"]:
                 grad = write.line(write.name("d"), f"kernels.neg({grad})", "maximize: -grad")
@@ -152,19 +152,22 @@ def _sgd(tracer: Tracer, optimizer: SGD) -> None:
                 else:
                     grad = write.line(write.name("d"), f"{buffer}._data", "the buffer")
             if _plain_update(param, group):
-                plain.append((tensor, write.line(write.name("u"), f"-{lr} * {grad}",
-                                                 "p.add_(grad, alpha=-lr): -lr * grad")))
+                plain.append((param, tensor, write.line(
+                    write.name("u"), f"-{lr} * {grad}", "p.add_(grad, alpha=-lr): -lr * grad")))
             else:
                 write.inplace("add_Tensor_", tensor, f"{grad}, -{lr}", "p.add_(grad, alpha=-lr)")
         # The plain updates as the kernel computes them without its dispatch: the scaled
         # gradients above (whose overflow warns, as the kernel's product does), then the
         # sums into the parameters, all in one block with numpy's warnings off (the
         # kernel's in-place add is silent), then the version counters.
-        for tensor, update in plain:
+        for _, tensor, update in plain:
             write.line("", f"np.add({tensor}._data, {update}, out={tensor}._data)",
                        "p.add_(grad, alpha=-lr): p + (-lr * grad), in place", quiet=True)
-        for tensor, _ in plain:
-            write.line("", f"{tensor}._version_counter.version += 1", "the version counter moves")
+        for param, tensor, _ in plain:
+            # (A tensor's counter, once made, is never unset: read it without the property
+            # that makes it.)
+            counter = "_counter" if param._counter is not None else "_version_counter"
+            write.line("", f"{tensor}.{counter}.version += 1", "the version counter moves")
 
 
 def _plain_update(param: Any, group: dict) -> bool:
