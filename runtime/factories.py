@@ -560,6 +560,14 @@ def like_arguments(parser: Parser, args: tuple, options: dict
     return bound["input"], dtype, requires_grad, bound
 
 
+def _like_call(parser: Any, args: tuple, options: dict) -> tuple[Tensor, Any, bool]:
+    """(input, dtype, requires_grad) of a `*_like` call: the usual one (`zeros_like(x)`)
+    without the parser, any other through it."""
+    if len(args) == 1 and not options and isinstance(args[0], Tensor):
+        return args[0], None, False
+    return like_arguments(parser, args, options)[:3]
+
+
 def _like(input: Tensor, dtype: dtypes.dtype | None) -> tuple[tuple[int, ...], np.dtype]:
     return input.shape, (dtype.numpy if dtype is not None else input._data.dtype)
 
@@ -567,30 +575,21 @@ def _like(input: Tensor, dtype: dtypes.dtype | None) -> tuple[tuple[int, ...], n
 def zeros_like(*args: Any, **options: Any) -> Tensor:
     """torch.zeros_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
-    if len(args) == 1 and not options and isinstance(args[0], Tensor):  # the usual call
-        input, dtype, requires_grad = args[0], None, False
-    else:
-        input, dtype, requires_grad, _ = like_arguments(_ZEROS_LIKE, args, options)
+    input, dtype, requires_grad = _like_call(_ZEROS_LIKE, args, options)
     return _finish(np.zeros(*_like(input, dtype)), requires_grad)
 
 
 def ones_like(*args: Any, **options: Any) -> Tensor:
     """torch.ones_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
-    if len(args) == 1 and not options and isinstance(args[0], Tensor):  # the usual call
-        input, dtype, requires_grad = args[0], None, False
-    else:
-        input, dtype, requires_grad, _ = like_arguments(_ONES_LIKE, args, options)
+    input, dtype, requires_grad = _like_call(_ONES_LIKE, args, options)
     return _finish(np.ones(*_like(input, dtype)), requires_grad)
 
 
 def empty_like(*args: Any, **options: Any) -> Tensor:
     """torch.empty_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
-    if len(args) == 1 and not options and isinstance(args[0], Tensor):  # the usual call
-        input, dtype, requires_grad = args[0], None, False
-    else:
-        input, dtype, requires_grad, _ = like_arguments(_EMPTY_LIKE, args, options)
+    input, dtype, requires_grad = _like_call(_EMPTY_LIKE, args, options)
     return _finish(np.empty(*_like(input, dtype)), requires_grad)
 
 
