@@ -21,10 +21,12 @@ def repeats(batch: int, repeat: int) -> int:
 
 
 def median_times(functions: dict[str, Callable[[], object]], repeat: int, rounds: int = 5,
-                 warmup: int = 2) -> dict[str, float]:
+                 warmup: int = 2,
+                 by_round: dict[str, list[float]] | None = None) -> dict[str, float]:
     """median_time of each function over `repeat` calls, made in `rounds` blocks that the
     functions take turns at: each block is calls in a row (a training loop's steady state),
-    and a slow spell of this shared machine falls on every function alike."""
+    and a slow spell of this shared machine falls on every function alike. With `by_round`,
+    each function's median within each round goes there too (name -> one per round)."""
     times: dict[str, list[float]] = {name: [] for name in functions}
     block = max(1, repeat // rounds)
     enabled = gc.isenabled()
@@ -38,6 +40,8 @@ def median_times(functions: dict[str, Callable[[], object]], repeat: int, rounds
                     start = time.perf_counter()
                     fn()
                     times[name].append(time.perf_counter() - start)
+                if by_round is not None:
+                    by_round.setdefault(name, []).append(statistics.median(times[name][-block:]))
                 if enabled:
                     gc.enable()
     finally:
