@@ -709,6 +709,52 @@ def test_generated_guard_agrees_with_the_plain_checks():
     assert "def guard():" in entry.guard_code
 
 
+def test_a_repeated_call_checks_its_arguments_and_modes_in_the_guard():
+    """A call like the previous one runs that entry after its guard alone, which checks
+    the arguments (a tensor's layout, dtype and requires_grad; a number's type and value:
+    2, 2.0 and True each trace anew) and the global modes; both forms of the guard agree
+    on each, and every call gives eager's bits."""
+    def make():
+        model = _mlp(runtime, [(12, 4)])
+        optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, k):
+            optimizer.zero_grad()
+            loss = (model(x) * k).pow(2).sum() / 3  # numbers that stand for tensors
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        return model, step
+
+    (eager_model, eager_step), (model, step) = make(), make()
+    compiled = runtime.compile(step)
+    x = _batches(runtime, 1)[0][0]
+    calls = [(x, 2), (x, 2), (x, 2.0), (x, True), (x, 3), (x.t().contiguous().t(), 3),
+             (x.detach().requires_grad_(), 3), (x[:5], 3), (x, 3)]
+    entries = []
+    for index, args in enumerate(calls):
+        if index:
+            # The previous call's entry (its guard, and its plain checks) on these arguments:
+            # only the second call is like the one before it.
+            previous = compiled.last
+            assert previous.holds(args) is previous.holds_slowly(args) is (index == 1), index
+        got, expected = compiled(*args), eager_step(*args)
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
+        assert _same(_bits(model), _bits(eager_model)), index
+        assert compiled.fallback_reason is None, index
+        entries.append(compiled.last)
+    # A trace each for 2, 2.0, True, 3, other strides, requires_grad, 5 rows; the last call
+    # finds the entry of (x, 3) again.
+    assert compiled.traces == len(set(map(id, entries))) == 7
+    assert entries[-1] is entries[4]
+    with runtime.no_grad():
+        assert compiled.last.holds((x, 3)) is compiled.last.holds_slowly((x, 3)) is False
+    with runtime.autograd.set_detect_anomaly(True):
+        assert compiled.last.holds((x, 3)) is compiled.last.holds_slowly((x, 3)) is False
+    assert compiled.last.holds((x, 3)) is compiled.last.holds_slowly((x, 3)) is True
+
+
 class _Block(runtime.nn.Module):
     def __init__(self):
         super().__init__()

@@ -40,16 +40,35 @@ class _Writer:
     def fail_if(self, condition: str) -> None:
         self.lines += [f"    if {condition}:", "        return False"]
 
+    def fail_if_any(self, conditions: list[str]) -> None:
+        """One `if`, a condition a line, tested in order."""
+        first, *rest = conditions
+        self.lines.append(f"    if ({first}" if rest else f"    if {first}:")
+        self.lines += [f"            or {condition}" for condition in rest[:-1]]
+        if rest:
+            self.lines.append(f"            or {rest[-1]}):")
+        self.lines.append("        return False")
 
-def build(tensors: list[Callable[[], Any] | Tensor], tensor_keys: list[tuple],
+
+def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
+          tensors: list[Callable[[], Any] | Tensor], tensor_keys: list[tuple],
           named: list[tuple[Callable[[], Any], Any]],
           scalars: list[tuple[Callable[[], Any], tuple]], modules: list[Any],
-          optimizers: list[Any]) -> tuple[str, Callable[[], bool]]:
-    """The source of `guard()` and the function: True when the world is as traced.
+          optimizers: list[Any]) -> tuple[str, Callable[..., bool]]:
+    """The source of `guard(a0, a1, ...)` and the function: True when it is called with
+    arguments like the traced ones and the world is as traced.
 
-    `tensors` holds, for each tensor the step reads, where the next call finds it (a
-    getter), or the Tensor itself when the step holds it (a module's parameter)."""
+    `arguments` holds step.py's key of each argument; `modes` each global mode as
+    (holder, attribute, traced value). `tensors` holds, for each tensor the step reads,
+    where the next call finds it (a getter), or the Tensor itself when the step holds it
+    (a module's parameter)."""
     write = _Writer()
+    if modes:
+        write.fail_if(" or ".join(
+            f"{write.constant(holder)}.{name} {'is not' if _singleton(value) else '!='} "
+            f"{value!r}" for holder, name, value in modes))
+    for index, key in enumerate(arguments):
+        _argument(write, f"a{index}", key)
     for find, key in zip(tensors, tensor_keys, strict=True):
         _tensor(write, find, key)
     for find, expected in named:
@@ -61,18 +80,38 @@ def build(tensors: list[Callable[[], Any] | Tensor], tensor_keys: list[tuple],
         _module(write, module)
     for guard in optimizers:
         _optimizer(write, guard)
-    code = "\n".join(["def guard():", *write.lines, "    return True", ""])
+    params = ", ".join(f"a{index}" for index in range(len(arguments)))
+    code = "\n".join([f"def guard({params}):", *write.lines, "    return True", ""])
     exec(compile(code, "<gradgen compiled guard>", "exec", dont_inherit=True), write.namespace)
     return code, write.namespace["guard"]
 
 
-def _tensor(write: _Writer, find: Callable[[], Any], key: tuple) -> None:
-    """step.py's `_tensor_key(t) == key`, field by field, cheapest first, in one `if`."""
+def _singleton(value: Any) -> bool:
+    return value is None or type(value) is bool
+
+
+def _argument(write: _Writer, name: str, key: tuple) -> None:
+    """step.py's `_argument_key(argument) == key`: a tensor's checks, or a plain value's
+    type and value (1, 1.0 and True are each their own trace)."""
+    kind, value = key
+    if kind == "tensor":
+        _tensor(write, name, value)
+    elif _singleton(value):
+        write.fail_if(f"{name} is not {value!r}")
+    else:
+        kind = write.constant({"int": int, "float": float, "str": str}[kind])
+        write.fail_if(f"type({name}) is not {kind} or {name} != {write.constant(value)}")
+
+
+def _tensor(write: _Writer, find: Callable[[], Any] | Tensor | str, key: tuple) -> None:
+    """step.py's `_tensor_key(t) == key`, field by field, cheapest first, in one `if`.
+    `find` is the Tensor the step holds, a getter of the tensor, or an argument's name."""
     shape, dtype, strides, requires_grad, leaf, hooked, inference = key
     if isinstance(find, Tensor):  # held by the step: the same object at every call
         write.lines.append(f"    t = {write.constant(find)}")
     else:
-        write.lines.append(f"    t = {write.constant(find)}()")
+        write.lines.append(f"    t = {find}" if isinstance(find, str) else
+                           f"    t = {write.constant(find)}()")
         write.fail_if("type(t) is not Tensor and not isinstance(t, Tensor)")
     write.lines.append("    d = t._data")
     # (AccumulateGrad.has_hooks, spelled out: its variable's hooks are t's own, tested first.)
@@ -94,10 +133,7 @@ def _tensor(write: _Writer, find: Callable[[], Any], key: tuple) -> None:
                   hooks if not hooked else f"not {hooks}",
                   "t._counter is not None and t._counter.inference" if not inference else
                   "t._counter is None or not t._counter.inference"]
-    write.lines.append(f"    if ({conditions[0]}")
-    write.lines += [f"            or {condition}" for condition in conditions[1:-1]]
-    write.lines.append(f"            or {conditions[-1]}):")
-    write.lines.append("        return False")
+    write.fail_if_any(conditions)
 
 
 def _module(write: _Writer, module: Any) -> None:

@@ -38,7 +38,7 @@ from runtime.compile import guards
 from runtime.compile import optim as optim_templates
 from runtime.compile.emit import Source, TraceBreak
 from runtime.compile.optimize import last_uses, optimize
-from runtime.compile.trace import Tracer, _getter, grad_state, listening
+from runtime.compile.trace import MODES, Tracer, _getter, grad_state, listening
 from runtime.namespaces import array_ops
 
 # How many traces one compiled step keeps (torch._dynamo's cache_size_limit is 8).
@@ -87,10 +87,13 @@ class _Entry:
     the step runs eagerly, for `reason`)."""
 
     def __init__(self, function: Callable | None, code: str, reason: str | None,
-                 tracer: Tracer | None) -> None:
+                 tracer: Tracer | None, key: tuple = ((), ())) -> None:
         self.function = function
         self.code = code
         self.reason = reason
+        # What the call that traced it was given: its arguments' keys, the global modes.
+        self.arguments, self.modes = key
+        self.arity = len(self.arguments)
         tensors = list(tracer.closure_tensors) if tracer else []
         # Each tensor as the next call finds it: where fn names it, or the one held.
         self.tensors = [tracer.sources.get(id(t), _held(t)) for t in tensors]
@@ -112,16 +115,26 @@ class _Entry:
         # `holds_slowly`, which says the same in plain Python.
         held = [t if id(t) not in tracer.sources else find
                 for t, find in zip(tensors, self.tensors, strict=True)]
+        # (No modes for an entry made without a call: it is never looked up.)
+        modes = [(holder, name, value)
+                 for (holder, name), value in zip(MODES, self.modes, strict=False)]
         self.guard_code, self._guard = guards.build(
-            held, self.tensor_keys, self.named, self.scalars, self.modules,
-            self.optimizers)
+            self.arguments, modes, held, self.tensor_keys, self.named, self.scalars,
+            self.modules, self.optimizers)
 
-    def holds(self) -> bool:
-        """Whether the world still looks as it did when this entry was traced."""
-        return self._guard()
+    def holds(self, args: tuple = ()) -> bool:
+        """Whether a call with `args` (as many as traced) finds the world as it was traced."""
+        return self._guard(*args)
 
-    def holds_slowly(self) -> bool:
+    def holds_slowly(self, args: tuple = ()) -> bool:
         """`holds`, walking the lists: what the generated guard must agree with."""
+        try:
+            if tuple(map(_argument_key, args)) != self.arguments:
+                return False
+        except TraceBreak:
+            return False
+        if grad_state() != self.modes:
+            return False
         for find, key in zip(self.tensors, self.tensor_keys, strict=True):
             tensor = find()
             if type(tensor) is not Tensor and not isinstance(tensor, Tensor) or \
@@ -192,6 +205,7 @@ class CompiledStep:
         self._count = 0
         self.last: _Entry | None = None  # the entry of the latest call
         self.traces = 0  # how many times fn ran under the tracer
+        self._hot: _Entry | None = None  # the entry the latest call ran, if generated code
         if isinstance(fn, types.FunctionType | types.MethodType):
             functools.update_wrapper(self, fn)
 
@@ -214,6 +228,18 @@ class CompiledStep:
 
     # -- calls -----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # The usual call: the entry the previous one ran, whose guard (arguments and modes
+        # included) holds again.
+        hot = self._hot
+        if hot is not None and not kwargs and len(args) == hot.arity and hot._guard(*args):
+            self.last = hot
+            return hot.function(*args)
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
+        """Find the entry by the arguments' keys and the modes, and the first of those
+        whose guard holds; or trace."""
+        self._hot = None
         try:
             if kwargs:
                 raise TraceBreak("keyword arguments (compiled steps take positional ones)")
@@ -223,18 +249,19 @@ class CompiledStep:
             return self.fn(*args, **kwargs)
         entries = self._entries.setdefault(key, [])
         for entry in entries:
-            if entry.holds():
+            if entry.holds(args):
                 self.last = entry
                 if entry.function is None:
                     return self.fn(*args)
+                self._hot = entry
                 return entry.function(*args)
         if self._count >= self.cache_size:
             self.last = _Entry(None, "", f"the cache of {self.cache_size} traces is full "
                                "(guards kept failing)", None)
             return self.fn(*args)
-        return self._trace(entries, args)
+        return self._trace(entries, args, key)
 
-    def _trace(self, entries: list[_Entry], args: tuple) -> Any:
+    def _trace(self, entries: list[_Entry], args: tuple, key: tuple) -> Any:
         tracer = Tracer(args, self.fn)
         tracer.numpy_forms = self.optimizations
         self.traces += 1
@@ -249,11 +276,11 @@ class CompiledStep:
             except TraceBreak as stop:
                 tracer.stop(stop.reason)
         if tracer.broken is not None:
-            entry = _Entry(None, "", tracer.broken, tracer)
+            entry = _Entry(None, "", tracer.broken, tracer, key)
         else:
             self._count += 1
             code, function = self._build(tracer, len(args), returned)
-            entry = _Entry(function, code, None, tracer)
+            entry = _Entry(function, code, None, tracer, key)
             if os.environ.get(PRINT_CODE):
                 print(code, file=sys.stdout)
         entries.append(entry)

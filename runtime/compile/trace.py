@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import anomaly, forward_grad, kernels, predicates, random_ops, recording
+from runtime import anomaly, forward_grad, grad_mode, kernels, predicates, random_ops, recording
 from runtime import autograd as autograd_package
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
@@ -40,7 +40,6 @@ from runtime.compile import forms, optim
 from runtime.compile.emit import Source, TraceBreak, comment_text, describe_array
 from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import _Mode
-from runtime.grad_mode import is_grad_enabled
 from runtime.nn.module import Module
 from runtime.node import AccumulateGrad
 from runtime.optim.adam import Adam
@@ -858,10 +857,18 @@ def _patch_steps(tracer: Tracer, patch: Callable) -> None:
         patch(cls, "zero_grad", optim.zero_grad_listener(tracer, cls.__dict__["zero_grad"]))
 
 
+# The global modes a compiled step depends on (see CompiledStep's guards), as where each
+# is held: grad mode (per thread), anomaly mode, the open forward-AD level, and whether
+# backward may run on arrays (engine.tensor_backward). The generated guard reads the same.
+MODES: tuple[tuple[Any, str], ...] = (
+    (grad_mode._state, "enabled"), (anomaly._state, "enabled"), (forward_grad._Level, "current"),
+    (_Mode, "raw_allowed"),
+)
+
+
 def grad_state() -> tuple:
-    """The global modes a compiled step depends on (see CompiledStep's guards)."""
-    return (is_grad_enabled(), anomaly.is_enabled(), forward_grad.current_level(),
-            _Mode.raw_allowed)
+    """The values of MODES now."""
+    return tuple(getattr(holder, name) for holder, name in MODES)
 
 
 def unwrap_values(value: Any) -> Any:

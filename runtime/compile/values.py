@@ -173,6 +173,10 @@ class SymbolicOps:
         data = saved.unpack_data()
         if data is None:  # not saved: no formula that runs reads it
             return None
+        if type(data) in (int, float, bool):
+            # A Python number that stood for a Tensor (`x * 2` is mul.Tensor, as in
+            # PyTorch): a constant of the trace, as the number itself was.
+            return data
         if isinstance(data, list):
             return [self._tracer.value_of(item, "a saved tensor") for item in data]
         return self._tracer.value_of(data, "a saved tensor")
