@@ -414,7 +414,9 @@ def _decompose_index(self: Any, index: Any, lone_slice_is_view: bool
         return _select(self, 0, operator.index(index)), None
     if isinstance(index, slice):
         return _slice(self, 0, index, skip_whole=not lone_slice_is_view), None
-    items = tuple(_index_tensor(i) if isinstance(i, list | np.ndarray) else i
+    # Sequences inside the index (a list, an array, a range, a tuple) gather, as in PyTorch.
+    items = tuple(_index_tensor(list(i) if isinstance(i, range | tuple) else i)
+                  if isinstance(i, list | np.ndarray | range | tuple) else i
                   for i in _index_items(index))
     specified = _specified_dims(items)
     if specified > self.ndim:

@@ -26,6 +26,8 @@ SPELLINGS = [
     "x[0].flatten()", "x.t().flatten()", "y.permute(2, 0, 1)", "x.select(1, -1)",
     "x.index_put([lib.tensor([0, 0])], lib.tensor(1.0, dtype=x.dtype), accumulate=True)",
     "x.index_add(0, lib.tensor([0, 0]), a)", "lib.cat([x, x[0:0]])",
+    "x[range(4), [0, 1, 2, 0]]", "x[range(1, 3)]", "x[:, range(2)]", "x[range(0)]",
+    "x[(0, 1), 2]", "y[0, (1, 0)]", "x[range(5)]",
     # errors
     "x[1.5]", "x[5]", "x[:, 7]", "x[0, 0, 0]", "x[::-1]", "x[[0, 9]]", "x[mask[:, :2]]",
     "x.permute(0, 0)", "x.chunk(0)", "x.split([1, 1])", "lib.cat([x, lib.zeros(2, 5)])",
