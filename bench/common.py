@@ -25,14 +25,18 @@ def median_times(functions: dict[str, Callable[[], object]], repeat: int, rounds
                  by_round: dict[str, list[float]] | None = None) -> dict[str, float]:
     """median_time of each function over `repeat` calls, made in `rounds` blocks that the
     functions take turns at: each block is calls in a row (a training loop's steady state),
-    and a slow spell of this shared machine falls on every function alike. With `by_round`,
-    each function's median within each round goes there too (name -> one per round)."""
+    and a slow spell of this shared machine falls on every function alike. The order of
+    turns rotates from round to round, so that no function always follows the same other
+    one. With `by_round`, each function's median within each round goes there too (name ->
+    one per round)."""
     times: dict[str, list[float]] = {name: [] for name in functions}
     block = max(1, repeat // rounds)
+    names = list(functions)
     enabled = gc.isenabled()
     try:
-        for _ in range(rounds):
-            for name, fn in functions.items():
+        for turn in range(rounds):
+            for name in names[turn % len(names):] + names[:turn % len(names)]:
+                fn = functions[name]
                 for _ in range(warmup):
                     fn()
                 gc.disable()

@@ -63,12 +63,14 @@ def _tiny_step(lib, batch: int = 16, lr: float = 1e-3):
     return model, optimizer, step
 
 
-def _classifier_step(lib, optimizer_class: str = "Adam", dropout: float = 0.0,
+def _classifier_step(lib, optimizer_class: str | type = "Adam", dropout: float = 0.0,
                      cross_entropy: bool = False, **options):
     """An MLP with cross-entropy (or a squared error from 0.5, the target unused); the batch is
     an argument of the step."""
     model = _mlp(lib, [(12, 16), (16, 16), (16, 4)], dropout)
-    optimizer = getattr(lib.optim, optimizer_class)(model.parameters(), **options)
+    cls = optimizer_class if isinstance(optimizer_class, type) else \
+        getattr(lib.optim, optimizer_class)
+    optimizer = cls(model.parameters(), **options)
 
     def step(x, target):
         optimizer.zero_grad()
@@ -528,6 +530,118 @@ def test_unsupported_steps_fall_back_with_reasons():
     with_torch = torch.ones(3, requires_grad=True)
     assert torch.autograd.grad((with_torch * 3).sum(), with_torch)[0].tolist() == \
         with_grad().tolist()
+
+
+class _MySGD(runtime.optim.SGD):
+    """A user's optimizer: a subclass with its own step."""
+
+    def step(self, closure=None):
+        return super().step(closure)
+
+
+@pytest.mark.parametrize("name", ["RMSprop", "Adagrad", "Adadelta", "_MySGD"])
+def test_an_optimizer_without_a_template_runs_eagerly_and_says_so(name):
+    cls = _MySGD if name == "_MySGD" else getattr(runtime.optim, name)
+    eager_model, _, eager_step = _classifier_step(runtime, cls, lr=0.01)
+    model, _, step = _classifier_step(runtime, cls, lr=0.01)
+    compiled = runtime.compile(step)
+    for x, target in _batches(runtime, 3):
+        assert compiled(x, target).item() == eager_step(x, target).item()
+    assert _same(_bits(model), _bits(eager_model))
+    assert compiled.fallback_reason == f"no update template for {cls.__name__}"
+
+
+class _Recurrent(runtime.nn.Module):
+    """An RNN classifier: its first hidden state is made in its forward (zeros)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.rnn = getattr(runtime.nn, kind)(6, 8, batch_first=True)
+        self.head = runtime.nn.Linear(8, 3)
+
+    def forward(self, x):
+        out, _ = self.rnn(x)
+        return self.head(out[:, -1])
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_a_recurrent_step_compiles_and_equals_eager(kind):
+    """The RNN modules make their first hidden state with a factory inside the step: a
+    line of the step (`np.zeros(...)`), not a fallback; 20 steps give eager's bits."""
+    models = []
+    for _ in range(2):
+        runtime.manual_seed(5)
+        models.append(_Recurrent(kind))
+    eager_model, model = models
+    steps = []
+    for m in models:
+        optimizer = runtime.optim.Adam(m.parameters(), lr=1e-2)
+
+        def step(x, target, m=m, optimizer=optimizer):
+            optimizer.zero_grad()
+            loss = runtime.nn.functional.cross_entropy(m(x), target)
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        steps.append(step)
+    compiled = runtime.compile(steps[1])
+    rng = np.random.default_rng(4)
+    for index in range(STEPS):
+        x = runtime.tensor(rng.standard_normal((4, 5, 6)).astype(np.float32))
+        target = runtime.tensor(rng.integers(0, 3, 4))
+        got, expected = compiled(x, target), steps[0](x, target)
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
+        assert compiled.fallback_reason is None, index
+    assert _same(_bits(model), _bits(eager_model))
+    assert compiled.traces == 1
+    assert "np.zeros((1, 4, 8), " in compiled.code
+
+
+def test_factories_in_the_step_are_lines_of_it():
+    """zeros, full, arange, new_ones, ones_like and a number written into a tensor, made in
+    the step: fresh arrays at each step (the step writes into one), equal to eager's; with
+    requires_grad=True, eager."""
+    def make():
+        w = runtime.ones(4, requires_grad=True)
+        optimizer = runtime.optim.SGD([w], lr=0.1)
+
+        def step(x):
+            optimizer.zero_grad()
+            offset = runtime.zeros(4)
+            offset[1] = 2.0  # written in place: a new array at each step
+            scale = runtime.full((4,), 0.5) + runtime.arange(4) + x.new_ones(4) + \
+                runtime.ones_like(x)
+            loss = ((w * x + offset) * scale).pow(2).sum()
+            loss.backward()
+            optimizer.step()
+            return loss, offset
+
+        return w, step
+
+    (eager_w, eager_step), (w, step) = make(), make()
+    compiled = runtime.compile(step)
+    x = runtime.tensor([1.0, -2.0, 3.0, 0.5])
+    offsets = []
+    for _ in range(4):
+        (loss, offset), (expected, _) = compiled(x), eager_step(x)
+        offsets.append(offset)
+        assert loss.item() == expected.item()
+        assert w.detach().numpy().tobytes() == eager_w.detach().numpy().tobytes()
+        assert compiled.fallback_reason is None
+    assert offsets[0] is not offsets[1] and offsets[0]._data is not offsets[1]._data
+    assert offsets[-1].tolist() == [0.0, 2.0, 0.0, 0.0]
+    assert "np.zeros((4,), " in compiled.code and ".copy()" in compiled.code
+
+    def grad_leaf_in_step():
+        v = runtime.zeros(3, requires_grad=True)
+        (v * 2).sum().backward()
+        return v.grad
+
+    eager = runtime.compile(grad_leaf_in_step)
+    for _ in range(2):
+        assert eager().tolist() == [2.0, 2.0, 2.0]
+    assert "requires_grad=True" in eager.fallback_reason
 
 
 def test_cache_size_then_eager():

@@ -32,7 +32,16 @@ from typing import Any
 
 import numpy as np
 
-from runtime import anomaly, forward_grad, grad_mode, kernels, predicates, random_ops, recording
+from runtime import (
+    anomaly,
+    factories,
+    forward_grad,
+    grad_mode,
+    kernels,
+    predicates,
+    random_ops,
+    recording,
+)
 from runtime import autograd as autograd_package
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
@@ -42,9 +51,7 @@ from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import _Mode
 from runtime.nn.module import Module
 from runtime.node import AccumulateGrad
-from runtime.optim.adam import Adam
 from runtime.optim.optimizer import Optimizer
-from runtime.optim.sgd import SGD
 
 # Kernels that exist to check, not to compute: calling them again is harmless but says
 # nothing; they are not written into the step.
@@ -287,7 +294,7 @@ class Tracer:
         if name in _CHECKS_ONLY:
             return result
         if name.endswith("_"):
-            self.inplace_kernel(name, args, kwargs)
+            self.inplace_kernel(name, args, kwargs, result)
             return result
         try:
             self.comment = f"forward: {name}"
@@ -312,15 +319,21 @@ class Tracer:
                 return None
         return name
 
-    def inplace_kernel(self, name: str, args: tuple, kwargs: dict) -> None:
-        """An in-place kernel: replayed in order when it writes into an array the step
-        made itself (dropout's noise), else the trace stops (an input changed in place)."""
-        target = self.local(args[0]) if args else None
-        if target is None:
+    def inplace_kernel(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
+        """The kernel of an in-place op, on an array the step made (else the trace stops:
+        an input changed in place). One that writes into its first argument
+        (`add_Tensor_`) is replayed in order; one that computes a new array (`copy_`,
+        `zero_`), which recording.write_inplace then copies in, is a line like any
+        kernel's."""
+        if (self.local(args[0]) if args else None) is None:
             self.stop(f"an in-place op ({name}) on a tensor the step did not make (compiled "
                       "steps do not write into their inputs)")
             return
         try:
+            if type(result) is np.ndarray and id(result) not in self.names:
+                self.comment = f"forward: {name}, computed (written in place below)"
+                self.call(f"kernels.{name}", args, kwargs, result)
+                return
             self.comment = f"forward: {name}, in place"
             rendered = [self.render(a) for a in args] + \
                 [f"{k}={self.render(v)}" for k, v in kwargs.items()]
@@ -346,6 +359,22 @@ class Tracer:
         name = self.bind(array, "v")
         self._line(name, source, reads)
         self.source.lines[-1].comment = comment
+
+    def constant_factory(self, name: str, tensor: Tensor, kwargs: dict) -> None:
+        """A tensor made in the step by a factory of CONSTANT_FACTORIES: written as a line
+        that makes the same array again at each step (a new one: the step may write into
+        it, and may return it)."""
+        if kwargs.get("out") is not None or tensor._requires_grad:
+            self.stop(f"{name} with out= or requires_grad=True in the step (make the tensor "
+                      "outside the step and pass it in)")
+            return
+        array = tensor._data
+        fresh = name.removeprefix("new_").removesuffix("_like")
+        if fresh in ("zeros", "ones", "empty"):
+            source = f"np.{fresh}({array.shape!r}, {self.source.constant(array.dtype)})"
+        else:  # made once, at trace time: a copy at each step
+            source = f"{self.source.constant(array.copy())}.copy()"
+        self.factory(source, array, (), f"forward: {name}, {describe_array(array)}")
 
     def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> bool:
         """`tensor.bernoulli_(p)` and the other random fills, on a tensor the step made:
@@ -759,10 +788,18 @@ def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
         return tensor
 
     patch(random_ops, "empty_like_layout", empty_listener)
+    package = sys.modules["runtime"]
+    for name in CONSTANT_FACTORIES + NUMBER_FACTORIES:
+        function = getattr(factories, name)
+        listener = _factory_listener(tracer, name, function)
+        patch(factories, name, listener)
+        if getattr(package, name, None) is function:
+            patch(package, name, listener)
+    for name in CONSTANT_FACTORY_METHODS:
+        patch(Tensor, name, _factory_listener(tracer, name, Tensor.__dict__[name]))
     for name, what in DATA_READERS:
         if name in Tensor.__dict__:
             patch(Tensor, name, _data_dependent(tracer, Tensor.__dict__[name], what))
-    package = sys.modules["runtime"]
     for name in ("allclose", "equal"):
         what = f"torch.{name}"
         patch(predicates, name, _data_dependent(tracer, getattr(predicates, name), what))
@@ -780,6 +817,31 @@ DATA_READERS = (
     ("__str__", "printing a tensor"), ("__format__", "formatting a tensor"),
     ("allclose", "Tensor.allclose"), ("equal", "Tensor.equal"),
 )
+
+# Factories whose tensor Python values alone decide (sizes, a fill value, a dtype; a
+# `*_like` or `new_*` input's shape and dtype, which the guards fix): made in the step
+# (an RNN's first hidden state), each is a line of the step. torch.tensor and from_numpy
+# are not among them: the data they read could change behind the trace's back.
+CONSTANT_FACTORIES = ("zeros", "ones", "empty", "full", "eye", "arange", "linspace",
+                      "logspace", "zeros_like", "ones_like", "empty_like", "full_like")
+CONSTANT_FACTORY_METHODS = ("new_zeros", "new_ones", "new_empty", "new_full")
+
+
+# torch.tensor of a Python number (`x[0] = 2.0` makes one) is a constant factory too.
+NUMBER_FACTORIES = ("tensor", "as_tensor")
+
+
+def _factory_listener(tracer: Tracer, name: str, function: Callable) -> Callable:
+    def listener(*args: Any, **kwargs: Any) -> Any:
+        recording = tracer.recording and (
+            name not in NUMBER_FACTORIES or args and type(args[0]) in (bool, int, float))
+        result = function(*args, **kwargs)
+        if recording and tracer.recording and isinstance(result, Tensor):
+            tracer.constant_factory(name, result, kwargs)
+        return result
+
+    return listener
+
 
 # The random in-place fills of Tensor (runtime/random_ops.py) a step may replay.
 RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "random_")
@@ -851,8 +913,11 @@ def _patch_steps(tracer: Tracer, patch: Callable) -> None:
     patch(autograd_package, "backward", backward_listener)
     patch(autograd_package, "grad", grad_listener)
     patch(Module, "__call__", call_listener)
-    for cls in (SGD, Adam):
-        patch(cls, "step", optim.step_listener(tracer, cls.__dict__["step"]))
+    # Every optimizer's step: SGD's and Adam's (AdamW's) have templates; any other says so
+    # (`no update template for RMSprop`) and runs eagerly.
+    for cls in _subclasses(Optimizer):
+        if "step" in cls.__dict__:
+            patch(cls, "step", optim.step_listener(tracer, cls.__dict__["step"]))
     for cls in (Optimizer, Module):
         patch(cls, "zero_grad", optim.zero_grad_listener(tracer, cls.__dict__["zero_grad"]))
 
@@ -864,6 +929,13 @@ MODES: tuple[tuple[Any, str], ...] = (
     (grad_mode._state, "enabled"), (anomaly._state, "enabled"), (forward_grad._Level, "current"),
     (_Mode, "raw_allowed"),
 )
+
+
+def _subclasses(cls: type) -> list[type]:
+    found = []
+    for subclass in cls.__subclasses__():
+        found += [subclass, *_subclasses(subclass)]
+    return found
 
 
 def grad_state() -> tuple:
