@@ -336,6 +336,56 @@ def test_inplace_ops_in_forward(on_input):
         assert "in place" in compiled.code
 
 
+def _state_bits(model) -> list[bytes]:
+    return [t.detach().numpy().tobytes() for t in (*model.parameters(), *model.buffers())]
+
+
+def _versions(model) -> list[int]:
+    grads = [p.grad._version for p in model.parameters() if p.grad is not None]
+    return [t._version for t in (*model.parameters(), *model.buffers())] + grads
+
+
+@pytest.mark.parametrize("clip", ["norm", "value", None])
+def test_batch_norm_running_stats_and_gradient_clipping(clip):
+    """BatchNorm in training mode writes its running stats and counter in place, and
+    clip_grad_norm_ / clip_grad_value_ scale or clamp `.grad` in place: each write is a
+    line of the step, with the version counter's move; 20 steps give eager's parameters,
+    buffers, gradients and versions, bit for bit."""
+    def make():
+        runtime.manual_seed(2)
+        model = runtime.nn.Sequential(runtime.nn.Linear(12, 8), runtime.nn.BatchNorm1d(8),
+                                      runtime.nn.ReLU(), runtime.nn.Linear(8, 4))
+        optimizer = runtime.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+
+        def step(x, target):
+            optimizer.zero_grad()
+            loss = runtime.nn.functional.cross_entropy(model(x), target)
+            loss.backward()
+            if clip == "norm":
+                runtime.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+            elif clip == "value":
+                runtime.nn.utils.clip_grad_value_(model.parameters(), 0.01)
+            optimizer.step()
+            return loss
+
+        return model, step
+
+    (eager_model, eager_step), (model, step) = make(), make()
+    compiled = runtime.compile(step)
+    for index, (x, target) in enumerate(_batches(runtime)):
+        got, expected = compiled(x, target), eager_step(x, target)
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
+        assert _state_bits(model) == _state_bits(eager_model), index
+        assert [p.grad.numpy().tobytes() for p in model.parameters()] == \
+            [p.grad.numpy().tobytes() for p in eager_model.parameters()], index
+        assert _versions(model) == _versions(eager_model), index
+        assert compiled.fallback_reason is None, index
+    assert compiled.traces == 1
+    assert "model.1.running_mean" in compiled.code
+    if clip:
+        assert "# after backward" in compiled.code and "._grad._data" in compiled.code
+
+
 def test_fullgraph_makes_a_fallback_an_error():
     x = runtime.ones(2, requires_grad=True)
 

@@ -323,7 +323,8 @@ def _format(source: Source, returned: str | None) -> list[str]:
     optimisations on), each array variable deleted after its last use, so that the step
     holds no more memory than the engine would (which frees saved tensors as it goes)."""
     titles = {"prologue": "# the tensors the step reads", "forward": "# forward",
-              "backward": "# backward", "update": "# update", "epilogue": "# after"}
+              "backward": "# backward", "after backward": "# after backward",
+              "update": "# update", "epilogue": "# after"}
     lines: list[str] = []
     phase = None
     # The reads of the tensors' arrays go first: nothing in the step rebinds them.

@@ -53,6 +53,10 @@ from runtime.nn.module import Module
 from runtime.node import AccumulateGrad
 from runtime.optim.optimizer import Optimizer
 
+# The phase of the lines after a backward: work on the gradients (clip_grad_norm_), or
+# the next forward of a step that has several.
+AFTER_BACKWARD = "after backward"
+
 # Kernels that exist to check, not to compute: calling them again is harmless but says
 # nothing; they are not written into the step.
 _CHECKS_ONLY = frozenset({"check_inplace_result"})
@@ -71,14 +75,17 @@ class Tracer:
         self.parameter_names: dict[int, str] = {}  # id(Tensor) -> a name for the comments
         for _container, key, value in self.bindings.values():
             if isinstance(value, Module):
-                for name, parameter in value.named_parameters():
-                    self.parameter_names.setdefault(id(parameter), f"{key}.{name}")
+                for name, tensor in (*value.named_parameters(), *value.named_buffers()):
+                    self.parameter_names.setdefault(id(tensor), f"{key}.{name}")
             elif isinstance(value, Tensor):
                 self.parameter_names.setdefault(id(value), str(key))
         self.names: dict[int, str] = {}  # id(array) -> the variable holding it
         self.keep: list[Any] = []  # every array named, alive, so that ids stay unique
         self.owners: dict[int, Tensor] = {}  # id(array) -> the Tensor recording.data saw
         self.made: set[int] = set()  # ids of the Tensors made while tracing
+        # id(a `.grad` Tensor the engine set in this step) -> its variable: after backward
+        # the step may read and scale it (clip_grad_norm_), as `T0._grad`.
+        self.grads: dict[int, Tensor] = {}
         self.tensors: dict[int, str] = {}  # id(Tensor) -> its name in the step (T0, a1)
         self.closure_tensors: list[Tensor] = []  # tensors the step reads that are not args
         self.modules: list[Module] = []  # modules called, for the training-mode guard
@@ -119,6 +126,11 @@ class Tracer:
         """The step's name for a Tensor it reads: `aK` (its K-th argument) or `TK`."""
         name = self.tensors.get(id(tensor))
         if name is not None:
+            return name
+        variable = self.grads.get(id(tensor))
+        if variable is not None:
+            name = f"{self.tensor_name(variable)}._grad"
+            self.tensors[id(tensor)] = name
             return name
         if id(tensor) in self.made:
             raise TraceBreak("the step makes a tensor outside the spec's kernels (a factory "
@@ -180,11 +192,44 @@ class Tracer:
             raise TraceBreak(f"{what} is an array that no spec kernel made and no Tensor "
                              "argument gave")
         tensor = self.tensor_name(owner)
+        if id(owner) in self.grads:
+            # A gradient, read after the backward that set it (and written into in place,
+            # like a step's own array: `.grad` holds an array nothing else of the step does).
+            name = self.bind(array, "r")
+            variable = self.grads[id(owner)]
+            label = self.parameter_names.get(id(variable), tensor.removesuffix("._grad"))
+            self.source.add(name, f"{tensor}._data", (), f"{label}.grad, as backward left it",
+                            self.phase)
+            return name
         name = self.bind(array, "x")
         label = self.parameter_names.get(id(owner), "")
         comment = f"input {label or tensor}: {describe_array(array)}"
         self.source.add(name, f"{tensor}._data", (), comment, "prologue")
         return name
+
+    def held_variable(self, array: Any) -> str | None:
+        """The variable of `array` when it is the array of a tensor a module or optimizer
+        holds (a BatchNorm's running stats, a parameter), which the step may write into
+        in place: the write is a line of the step, and so is its version counter's move.
+        None for any other (an argument, a global the step names: its inputs)."""
+        owner = self.owners.get(id(array)) if type(array) is np.ndarray else None
+        if owner is None or owner._data is not array or id(owner) in self.made or \
+                id(owner) in self.grads or any(a is owner for a in self.args) or \
+                id(owner) in self.bindings:
+            return None
+        try:
+            self._check_held(owner)
+            return self.value_of(array, "a module's tensor").name
+        except TraceBreak:
+            return None
+
+    def version_moved(self, tensor: Tensor) -> None:
+        """recording.increment_version (or write_inplace's move) on a tensor the generated
+        step holds by name: the step moves its counter too."""
+        name = self.tensors.get(id(tensor))
+        if name is not None and not name.startswith("a"):
+            self.source.add("", f"{name}._version_counter.version += 1", (),
+                            f"{self.comment}: the version counter moves", self.phase)
 
     def value_of(self, array: Any, what: str) -> Value:
         name = self.names.get(id(array))
@@ -297,7 +342,7 @@ class Tracer:
             self.inplace_kernel(name, args, kwargs, result)
             return result
         try:
-            self.comment = f"forward: {name}"
+            self.comment = f"{self.phase}: {name}"
             value = self.call(f"kernels.{name}", args, kwargs, result)
             if name == "t" and type(value) is Value and id(args[0]) in self.names:
                 self.transposed[value.name] = Value(self.names[id(args[0])], args[0], self)
@@ -325,16 +370,17 @@ class Tracer:
         (`add_Tensor_`) is replayed in order; one that computes a new array (`copy_`,
         `zero_`), which recording.write_inplace then copies in, is a line like any
         kernel's."""
-        if (self.local(args[0]) if args else None) is None:
+        if (self.local(args[0]) if args else None) is None and \
+                (self.held_variable(args[0]) if args else None) is None:
             self.stop(f"an in-place op ({name}) on a tensor the step did not make (compiled "
                       "steps do not write into their inputs)")
             return
         try:
             if type(result) is np.ndarray and id(result) not in self.names:
-                self.comment = f"forward: {name}, computed (written in place below)"
+                self.comment = f"{self.phase}: {name}, computed (written in place below)"
                 self.call(f"kernels.{name}", args, kwargs, result)
                 return
-            self.comment = f"forward: {name}, in place"
+            self.comment = f"{self.phase}: {name}, in place"
             rendered = [self.render(a) for a in args] + \
                 [f"{k}={self.render(v)}" for k, v in kwargs.items()]
             self.source.add("", f"kernels.{name}({', '.join(rendered)})",
@@ -344,14 +390,16 @@ class Tracer:
 
     def write_inplace(self, tensor: Tensor, result: Any) -> None:
         """recording.write_inplace: a kernel's result copied into a tensor the step made."""
-        target = self.local(tensor._data)
+        target = self.local(tensor._data) or self.held_variable(tensor._data)
         name = self.names.get(id(result))
         if target is None or name is None or np.shape(result) != tensor._data.shape:
             self.stop("an in-place op on a tensor the step did not make (compiled steps do "
                       "not write into their inputs)")
             return
+        self.comment = "the result written in place"
         self.source.add("", f"np.copyto({target}, {name}, casting='unsafe')", (target, name),
-                        "forward: the result written in place", self.phase)
+                        f"{self.phase}: {self.comment}", self.phase)
+        self.version_moved(tensor)
 
     def factory(self, source: str, array: np.ndarray, reads: tuple[str, ...],
                 comment: str) -> None:
@@ -374,7 +422,7 @@ class Tracer:
             source = f"np.{fresh}({array.shape!r}, {self.source.constant(array.dtype)})"
         else:  # made once, at trace time: a copy at each step
             source = f"{self.source.constant(array.copy())}.copy()"
-        self.factory(source, array, (), f"forward: {name}, {describe_array(array)}")
+        self.factory(source, array, (), f"{self.phase}: {name}, {describe_array(array)}")
 
     def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> bool:
         """`tensor.bernoulli_(p)` and the other random fills, on a tensor the step made:
@@ -391,7 +439,7 @@ class Tracer:
             self.stop(stop.reason)
             return False
         self.source.add("", f"random_ops.{method}({', '.join(rendered)})", (target,),
-                        f"forward: {method}, fresh draws in eager's order", self.phase)
+                        f"{self.phase}: {method}, fresh draws in eager's order", self.phase)
         return True
 
     def data_seen(self, value: Any) -> None:
@@ -415,7 +463,7 @@ class Tracer:
         """recording.set_history: name the node on the line that made the tensor."""
         name = self.names.get(id(tensor._data))
         index = self.line_of.get(name) if name is not None else None
-        if index is not None and self.source.lines[index].phase == "forward":
+        if index is not None and self.source.lines[index].phase in ("forward", AFTER_BACKWARD):
             line = self.source.lines[index]
             if node.name() not in line.comment:
                 line.comment += f" -> {node.name()}"
@@ -454,6 +502,8 @@ class Tracer:
             if got is None or not _same_bits(got, expected):
                 raise TraceBreak("self-check: the traced backward does not reproduce the "
                                  "engine's gradient bit for bit")
+            self.grads[id(variable._grad)] = variable
+            self.keep.append(variable._grad)
         self.grads_checked.clear()
 
 
@@ -753,10 +803,25 @@ def _patch_recording(tracer: Tracer, patch: Callable) -> None:
             tracer.write_inplace(tensor, result)
         write_inplace(tensor, result)
 
+    increment_version, rebase_history = recording.increment_version, recording.rebase_history
+
+    def version_listener(tensor: Tensor) -> None:
+        increment_version(tensor)
+        if tracer.recording:
+            tracer.version_moved(tensor)
+
+    def rebase_listener(tensor: Tensor, grad_fn: Any) -> None:
+        if tracer.recording and id(tensor) in tracer.tensors:
+            tracer.stop("an in-place op recorded in the graph on a tensor the step did not "
+                        "make")
+        rebase_history(tensor, grad_fn)
+
     patch(recording, "data", data_listener)
     patch(recording, "wrap", wrap_listener)
     patch(recording, "set_history", history_listener)
     patch(recording, "write_inplace", inplace_listener)
+    patch(recording, "increment_version", version_listener)
+    patch(recording, "rebase_history", rebase_listener)
 
 
 def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
@@ -888,7 +953,7 @@ def _patch_steps(tracer: Tracer, patch: Callable) -> None:
             backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
         finally:
             tracer.paused -= 1
-            tracer.phase = "forward"
+            tracer.phase = AFTER_BACKWARD
         if tracer.broken is None:
             try:
                 tracer.check_grads()
@@ -903,8 +968,8 @@ def _patch_steps(tracer: Tracer, patch: Callable) -> None:
     def call_listener(self: Module, *args: Any, **kwargs: Any) -> Any:
         if tracer.recording and all(m is not self for m in tracer.modules):
             tracer.modules.append(self)
-            for name, parameter in self.named_parameters():
-                tracer.parameter_names.setdefault(id(parameter), name)
+            for name, tensor in (*self.named_parameters(), *self.named_buffers()):
+                tracer.parameter_names.setdefault(id(tensor), name)
         return module_call(self, *args, **kwargs)
 
     grad = gradients.grad
