@@ -415,8 +415,9 @@ def _decompose_index(self: Any, index: Any, lone_slice_is_view: bool
     if isinstance(index, slice):
         return _slice(self, 0, index, skip_whole=not lone_slice_is_view), None
     # Sequences inside the index (a list, an array, a range, a tuple) gather, as in PyTorch.
-    items = tuple(_index_tensor(list(i) if isinstance(i, range | tuple) else i)
-                  if isinstance(i, list | np.ndarray | range | tuple) else i
+    items = tuple(factories.arange(i.start, i.stop, i.step) if isinstance(i, range) else
+                  _index_tensor(list(i) if isinstance(i, tuple) else i)
+                  if isinstance(i, list | np.ndarray | tuple) else i
                   for i in _index_items(index))
     specified = _specified_dims(items)
     if specified > self.ndim:
