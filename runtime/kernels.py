@@ -533,8 +533,13 @@ def threshold_backward(grad_output, self, threshold):
         # A bitwise AND of grad's bits with an all-ones or all-zeros mask: no branch per
         # element, so several times faster than np.where on a mask without pattern.
         bits = _SAME_SIZE_INTEGER[grad_output.itemsize]
-        # `not (self <= threshold)`, as PyTorch tests it: at NaN the gradient passes.
-        mask = np.asarray(np.negative(np.logical_not(self <= threshold), dtype=bits))
+        # The mask: `self <= threshold` as PyTorch tests it (at NaN the gradient passes),
+        # its bytes minus one (0 where it holds, -1: all ones, where not), widened to
+        # grad's width by a plain cast, which is faster than casting inside the AND.
+        low = np.less_equal(self, threshold).view(np.int8)
+        np.subtract(low, 1, out=low)
+        mask = np.empty(grad_output.shape, bits)
+        np.copyto(mask, low, casting="unsafe")
         return np.bitwise_and(grad_output.view(bits), mask, out=mask).view(grad_output.dtype)
     return np.where(self <= threshold, 0, grad_output).astype(grad_output.dtype, copy=False)
 
