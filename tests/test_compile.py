@@ -873,6 +873,40 @@ def test_generated_guard_agrees_with_the_plain_checks():
     assert "def guard():" in entry.guard_code
 
 
+def test_a_forward_patched_on_the_class_traces_again():
+    """`Model.forward = ...` after the trace: the guard holds the class's forward."""
+    class Model(runtime.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = runtime.nn.Linear(3, 1)
+
+        def forward(self, x):
+            return self.layer(x)
+
+    model, x = Model(), runtime.ones(2, 3)
+    optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
+
+    def step():
+        optimizer.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    compiled = runtime.compile(step)
+    compiled(), compiled()
+    assert compiled.last.holds() and compiled.last.holds_slowly()
+    original = Model.forward
+    try:
+        Model.forward = lambda self, x: self.layer(x) * 100
+        assert compiled.last.holds() is compiled.last.holds_slowly() is False
+        expected = (model(x) * 1).sum().item()
+        assert compiled().item() == expected
+        assert compiled.traces == 2
+    finally:
+        Model.forward = original
+
+
 def test_a_repeated_call_checks_its_arguments_and_modes_in_the_guard():
     """A call like the previous one runs that entry after its guard alone, which checks
     the arguments (a tensor's layout, dtype and requires_grad; a number's type and value:

@@ -137,14 +137,18 @@ def _tensor(write: _Writer, find: Callable[[], Any] | Tensor | str, key: tuple) 
 
 
 def _module(write: _Writer, module: Any) -> None:
-    """step.py's `_module_key`: the attributes, by name and by identity (a value set again,
-    a function swapped, the training flag flipped: each a new trace), the hooks, and which
-    parameters, buffers and submodules it holds (`model[2] = nn.Linear(...)` swaps an
-    object inside `_modules`, which keeps its identity). The objects compared are held in
+    """step.py's `_module_key`: the class and its forward (`Model.forward = ...`), the
+    attributes, by name and by identity (a value set again, a function swapped, the
+    training flag flipped: each a new trace), the hooks, and which parameters, buffers and
+    submodules it holds (`model[2] = nn.Linear(...)` swaps an object inside `_modules`,
+    which keeps its identity). The objects compared are held in
     the guard's namespace (so that no other can take their address) and compared with
     `is`, element by element in C (`any(map(is_not, ...))`): building tuples of their ids
     cost a microsecond a module."""
     attributes = vars(module)
+    cls = write.constant(type(module))
+    write.fail_if(f"type({write.constant(module)}) is not {cls} or "
+                  f"{cls}.forward is not {write.constant(type(module).forward)}")
     write.lines.append(f"    d = {write.constant(module)}.__dict__")
     write.fail_if(f"tuple(d) != {write.constant(tuple(attributes))} or "
                   f"{_not_the_same('d.values()', tuple(attributes.values()), write)}")

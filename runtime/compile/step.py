@@ -165,10 +165,12 @@ def _module_key(module: Any) -> tuple:
     """A module's attributes by name and by identity (its training flag, `dropout.p`, a
     function its forward calls: the trace baked in what it found), its forward hooks, and
     which parameters, buffers and submodules it holds (replacing `layer.weight`, or
-    `model[2]`, makes a new trace). The entry keeps the objects alive (`_module_objects`),
-    so that their addresses stay theirs."""
+    `model[2]`, makes a new trace), and its class and the class's forward (a forward
+    patched on the class, `Model.forward = ...`, too). The entry keeps the objects alive
+    (`_module_objects`), so that their addresses stay theirs."""
     attributes = vars(module)
-    return (tuple(attributes), tuple(map(id, attributes.values())),
+    return (id(type(module)), id(type(module).forward), tuple(attributes),
+            tuple(map(id, attributes.values())),
             bool(module._forward_hooks), bool(module._forward_pre_hooks),
             *(tuple(map(id, attributes[holder].values()))
               for holder in ("_parameters", "_buffers", "_modules")))
@@ -177,7 +179,7 @@ def _module_key(module: Any) -> tuple:
 def _module_objects(module: Any) -> tuple:
     """What `_module_key` identifies by address, held by the entry for as long as it is."""
     attributes = vars(module)
-    return (tuple(attributes.values()),
+    return (type(module), type(module).forward, tuple(attributes.values()),
             *(tuple(attributes[holder].values())
               for holder in ("_parameters", "_buffers", "_modules")))
 
