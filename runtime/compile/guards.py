@@ -72,10 +72,10 @@ def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
     for find, key in zip(tensors, tensor_keys, strict=True):
         _tensor(write, find, key)
     for find, expected in named:
-        write.fail_if(f"{write.constant(find)}() is not {write.constant(expected)}")
+        write.fail_if(f"{_read(write, find)} is not {write.constant(expected)}")
     for find, key in scalars:
         # (type, value), compared as step.py's `_scalar_key` compares them.
-        write.fail_if(f"(type(v := {write.constant(find)}()), v) != {write.constant(key)}")
+        write.fail_if(f"(type(v := {_read(write, find)}), v) != {write.constant(key)}")
     for module in modules:
         _module(write, module)
     for guard in optimizers:
@@ -84,6 +84,15 @@ def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
     code = "\n".join([f"def guard({params}):", *write.lines, "    return True", ""])
     exec(compile(code, "<gradgen compiled guard>", "exec", dont_inherit=True), write.namespace)
     return code, write.namespace["guard"]
+
+
+def _read(write: _Writer, find: Callable[[], Any]) -> str:
+    """`find()` as source: written out where the getter can say how (trace.py's _Getter:
+    a global's or a free variable's read, without a call), else a call."""
+    expression = getattr(find, "expression", None)
+    if expression is not None:
+        return expression(write.constant(find.container))
+    return f"{write.constant(find)}()"
 
 
 def _singleton(value: Any) -> bool:
@@ -111,7 +120,7 @@ def _tensor(write: _Writer, find: Callable[[], Any] | Tensor | str, key: tuple) 
         write.lines.append(f"    t = {write.constant(find)}")
     else:
         write.lines.append(f"    t = {find}" if isinstance(find, str) else
-                           f"    t = {write.constant(find)}()")
+                           f"    t = {_read(write, find)}")
         write.fail_if("type(t) is not Tensor and not isinstance(t, Tensor)")
     write.lines.append("    d = t._data")
     # (AccumulateGrad.has_hooks, spelled out: its variable's hooks are t's own, tested first.)

@@ -190,9 +190,7 @@ def _held(tensor: Tensor) -> Callable[[], Tensor]:
 
 def _getter_of(tracer: Tracer, obj: Any) -> Callable[[], Any]:
     container, key, _ = tracer.bindings[id(obj)]
-    if isinstance(container, dict):
-        return lambda: container.get(key)
-    return lambda: container.cell_contents
+    return _getter(container, key)
 
 
 class CompiledStep:

@@ -717,10 +717,30 @@ def _bindings(fn: Callable, found: dict | None = None,
     return found
 
 
-def _getter(container: Any, key: Any) -> Callable[[], Any]:
-    if isinstance(container, dict):
-        return lambda: container.get(key)
-    return lambda: container.cell_contents
+class _Getter:
+    """Where the step finds a name it reads: `container.get(key)` (a global) or
+    `container.cell_contents` (a free variable). Called, it reads it; the generated guard
+    writes the read out inline instead (`expression`), which saves a call."""
+
+    __slots__ = ("container", "key")
+
+    def __init__(self, container: Any, key: Any) -> None:
+        self.container, self.key = container, key
+
+    def __call__(self) -> Any:
+        if isinstance(self.container, dict):
+            return self.container.get(self.key)
+        return self.container.cell_contents
+
+    def expression(self, container: str) -> str:
+        """The read as source, with `container` the guard's name for the container."""
+        if isinstance(self.container, dict):
+            return f"{container}.get({self.key!r})"
+        return f"{container}.cell_contents"
+
+
+def _getter(container: Any, key: Any) -> _Getter:
+    return _Getter(container, key)
 
 
 def _contains_tensor(value: Any) -> bool:
