@@ -18,6 +18,7 @@ from runtime.compile import CompiledStep
 
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = 20
+LEARNING_RATE = 0.1  # a global a step reads (test_a_hand_written_update_...)
 
 
 def _weights(sizes: list[tuple[int, int]], seed: int = 0) -> list[np.ndarray]:
@@ -384,6 +385,82 @@ def test_batch_norm_running_stats_and_gradient_clipping(clip):
     assert "model.1.running_mean" in compiled.code
     if clip:
         assert "# after backward" in compiled.code and "._grad._data" in compiled.code
+
+
+def test_a_hand_written_update_and_zero_grad_are_lines_of_the_step():
+    """The tutorials' loop: `p.grad = None` by hand, then `p -= lr * p.grad` under
+    no_grad. Both are lines of the step (a `.grad = None` the trace did not see left the
+    last step's gradient to be added to, a wrong result); 10 steps give eager's bits,
+    gradients and versions; a new learning rate (a global the step names) traces again."""
+    def make():
+        model = _mlp(runtime, [(12, 6), (6, 4)])
+        x = _batches(runtime, 1)[0][0]
+
+        def step():
+            for p in model.parameters():
+                p.grad = None
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            with runtime.no_grad():
+                for p in model.parameters():
+                    p -= LEARNING_RATE * p.grad
+            return loss
+
+        return model, step
+
+    global LEARNING_RATE
+    (eager_model, eager_step), (model, step) = make(), make()
+    compiled = runtime.compile(step)
+    try:
+        for index in range(10):
+            if index == 6:
+                LEARNING_RATE = 0.5
+            got, expected = compiled(), eager_step()
+            assert got.item() == expected.item(), index
+            assert _same(_bits(model), _bits(eager_model)), index
+            assert [p.grad.numpy().tobytes() for p in model.parameters()] == \
+                [p.grad.numpy().tobytes() for p in eager_model.parameters()], index
+            assert _versions(model) == _versions(eager_model), index
+            assert compiled.fallback_reason is None, index
+    finally:
+        LEARNING_RATE = 0.1
+    assert compiled.traces == 2
+    assert "._grad = None" in compiled.code and "sub_Tensor_" in compiled.code
+
+
+def test_a_scheduled_optimizer_is_still_seen():
+    """An lr scheduler wraps `optimizer.step` on the instance (as torch's does): the
+    update still goes through its template, and each new learning rate takes effect."""
+    def make():
+        model, optimizer, step = _classifier_step(runtime, "Adam", lr=0.05)
+        scheduler = runtime.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.1)
+        return model, step, scheduler
+
+    (eager_model, eager_step, eager_scheduler), (model, step, scheduler) = make(), make()
+    compiled = runtime.compile(step)
+    for index, (x, target) in enumerate(_batches(runtime, 8)):
+        assert compiled(x, target).item() == eager_step(x, target).item(), index
+        scheduler.step()
+        eager_scheduler.step()
+        assert _same(_bits(model), _bits(eager_model)), index
+        assert compiled.fallback_reason is None, index
+    assert compiled.traces == 1
+
+
+def test_data_assignment_in_the_step_runs_eagerly():
+    model, optimizer, _ = _tiny_step(runtime)
+
+    def step():
+        optimizer.zero_grad()
+        model[0].weight.data = runtime.full((20, 30), 0.01)
+        loss = model(runtime.ones(2, 30)).sum()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    compiled = runtime.compile(step)
+    compiled(), compiled()
+    assert compiled.fallback_reason == "`.data =` in the step"
 
 
 def test_fullgraph_makes_a_fallback_an_error():

@@ -28,17 +28,20 @@ if TYPE_CHECKING:
 RUNTIME_HYPERPARAMETERS = frozenset({"lr"})
 
 
-def step_listener(tracer: Tracer, step: Callable) -> Callable:
-    def listener(self: Any, closure: Any = None) -> Any:
+def step_listener(tracer: Tracer, run_step: Callable) -> Callable:
+    """Listens at runtime/optim/optimizer.py's `run_step`, where every optimizer's step
+    runs: the step runs eagerly, unrecorded, and its template writes the update's lines
+    (no template: the trace stops)."""
+    def listener(self: Any, step: Callable, args: tuple, kwargs: dict) -> Any:
         if not tracer.recording:
-            return step(self, closure)
-        if closure is not None:
+            return run_step(self, step, args, kwargs)
+        if args or kwargs:
             tracer.stop("optimizer.step(closure): the closure runs eagerly")
         elif type(self) not in TEMPLATES:
             tracer.stop(f"no update template for {type(self).__name__}")
         tracer.paused += 1
         try:
-            result = step(self, closure)
+            result = run_step(self, step, args, kwargs)
         finally:
             tracer.paused -= 1
         if tracer.broken is None:

@@ -51,6 +51,7 @@ from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import _Mode
 from runtime.nn.module import Module
 from runtime.node import AccumulateGrad
+from runtime.optim import optimizer as optimizer_module
 from runtime.optim.optimizer import Optimizer
 
 # The phase of the lines after a backward: work on the gradients (clip_grad_norm_), or
@@ -180,6 +181,16 @@ class Tracer:
             if any(p is tensor for group in optimizer.param_groups for p in group["params"]):
                 return
             if any(v is tensor for state in optimizer.state.values() for v in state.values()):
+                return
+        # A module the step names but has not called yet (`p.grad = None` over its
+        # parameters before the forward): it and its submodules are guarded from here on.
+        for _container, _key, value in self.bindings.values():
+            if isinstance(value, Module) and any(
+                    t is tensor for m in value.modules()
+                    for t in (*m._parameters.values(), *m._buffers.values())):
+                for module in value.modules():
+                    if all(module is not known for known in self.modules):
+                        self.modules.append(module)
                 return
         raise TraceBreak("the step reads a tensor through an attribute or a container, "
                          "which a later call could rebind unseen; pass it as an argument "
@@ -407,6 +418,25 @@ class Tracer:
         name = self.bind(array, "v")
         self._line(name, source, reads)
         self.source.lines[-1].comment = comment
+
+    def grad_set(self, tensor: Tensor, value: Any) -> None:
+        """`tensor.grad = None` in the step (a hand-written zero_grad): a line of the step.
+        A tensor set as a `.grad` stops the trace."""
+        if value is not None:
+            self.stop("a tensor assigned to a .grad in the step")
+            return
+        try:
+            name = self.tensor_name(tensor)
+        except TraceBreak as stop:
+            self.stop(stop.reason)
+            return
+        old = tensor._grad
+        if old is not None and id(old) in self.grads:  # no longer this tensor's .grad
+            del self.grads[id(old)]
+            self.tensors.pop(id(old), None)
+        label = self.parameter_names.get(id(tensor), name)
+        self.source.add("", f"{name}._grad = None", (), f"{self.phase}: {label}.grad = None",
+                        self.phase)
 
     def constant_factory(self, name: str, tensor: Tensor, kwargs: dict) -> None:
         """A tensor made in the step by a factory of CONSTANT_FACTORIES: written as a line
@@ -873,6 +903,22 @@ def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
         return tensor
 
     patch(random_ops, "empty_like_layout", empty_listener)
+    # Python-level writes to a tensor the generated step would not replay: `.grad = None`
+    # becomes a line, `.data = ...` stops the trace.
+    grad, data = Tensor.__dict__["grad"], Tensor.__dict__["data"]
+
+    def set_grad(self: Tensor, value: Any) -> None:
+        if tracer.recording:
+            tracer.grad_set(self, value)
+        grad.fset(self, value)
+
+    def set_data(self: Tensor, value: Any) -> None:
+        if tracer.recording:
+            tracer.stop("`.data =` in the step")
+        data.fset(self, value)
+
+    patch(Tensor, "grad", property(grad.fget, set_grad, grad.fdel, grad.__doc__))
+    patch(Tensor, "data", property(data.fget, set_data, data.fdel, data.__doc__))
     package = sys.modules["runtime"]
     for name in CONSTANT_FACTORIES + NUMBER_FACTORIES:
         function = getattr(factories, name)
@@ -998,11 +1044,10 @@ def _patch_steps(tracer: Tracer, patch: Callable) -> None:
     patch(autograd_package, "backward", backward_listener)
     patch(autograd_package, "grad", grad_listener)
     patch(Module, "__call__", call_listener)
-    # Every optimizer's step: SGD's and Adam's (AdamW's) have templates; any other says so
-    # (`no update template for RMSprop`) and runs eagerly.
-    for cls in _subclasses(Optimizer):
-        if "step" in cls.__dict__:
-            patch(cls, "step", optim.step_listener(tracer, cls.__dict__["step"]))
+    # Every optimizer's step, at the one place it runs (even through an lr scheduler's
+    # wrapper): SGD's and Adam's (AdamW's) have templates; any other says so (`no update
+    # template for RMSprop`) and runs eagerly.
+    patch(optimizer_module, "run_step", optim.step_listener(tracer, optimizer_module.run_step))
     for cls in (Optimizer, Module):
         patch(cls, "zero_grad", optim.zero_grad_listener(tracer, cls.__dict__["zero_grad"]))
 
@@ -1014,13 +1059,6 @@ MODES: tuple[tuple[Any, str], ...] = (
     (grad_mode._state, "enabled"), (anomaly._state, "enabled"), (forward_grad._Level, "current"),
     (_Mode, "raw_allowed"),
 )
-
-
-def _subclasses(cls: type) -> list[type]:
-    found = []
-    for subclass in cls.__subclasses__():
-        found += [subclass, *_subclasses(subclass)]
-    return found
 
 
 def grad_state() -> tuple:

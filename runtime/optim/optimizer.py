@@ -33,6 +33,13 @@ required = _RequiredParameter()
 class Optimizer:
     """Base class: subclasses pass their hyper-parameter defaults and implement `step`."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Each subclass's own `step` runs through `run_step` (see there)."""
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if callable(step) and not getattr(step, "_runs_through_run_step", False):
+            cls.step = _through_run_step(step)
+
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
@@ -152,6 +159,22 @@ class Optimizer:
             group["params"] = kept["params"]
             if "param_names" in kept:
                 group.setdefault("param_names", kept["param_names"])
+
+def run_step(optimizer: Optimizer, step: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """Where every optimizer's `step` runs, however it is reached: through the class, or
+    through a wrapper that holds the function (an lr scheduler's, which counts the calls).
+    runtime.compile's tracer listens here (runtime/compile/optim.py)."""
+    return step(optimizer, *args, **kwargs)
+
+
+def _through_run_step(step: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(step)
+    def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        return run_step(self, step, args, kwargs)
+
+    wrapper._runs_through_run_step = True
+    return wrapper
+
 
 def step_without_grad(step: Callable[[Any], None]) -> Callable[..., Any]:
     """Decorator for `step(self)`: the closure, if any, runs with grad (it computes the loss
