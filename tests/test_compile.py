@@ -463,6 +463,31 @@ def test_data_assignment_in_the_step_runs_eagerly():
     assert compiled.fallback_reason == "`.data =` in the step"
 
 
+def test_an_out_argument_in_the_step_runs_eagerly():
+    """out= writes with numpy directly, where the trace does not see it: eager, equal."""
+    def make():
+        w = runtime.ones(3, requires_grad=True)
+        optimizer = runtime.optim.SGD([w], lr=0.1)
+
+        def step(x):
+            optimizer.zero_grad()
+            buffer = x * 0
+            runtime.mul(x, 2, out=buffer)
+            loss = (w * buffer).sum()
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        return step
+
+    eager_step, step = make(), make()
+    compiled = runtime.compile(step)
+    x = runtime.tensor([1.0, 2.0, 3.0])
+    for _ in range(3):
+        assert compiled(x).item() == eager_step(x).item()
+    assert compiled.fallback_reason == "an out= argument in the step"
+
+
 def test_fullgraph_makes_a_fallback_an_error():
     x = runtime.ones(2, requires_grad=True)
 

@@ -43,6 +43,7 @@ from runtime import (
     recording,
 )
 from runtime import autograd as autograd_package
+from runtime import out as out_module
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.compile import forms, optim
@@ -917,6 +918,16 @@ def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
             tracer.stop("`.data =` in the step")
         data.fset(self, value)
 
+    # out= writes its result into a tensor with numpy directly (runtime/out.py): not
+    # replayed, so the trace stops.
+    write_out = out_module.write
+
+    def write_out_listener(target: Tensor, array: Any, warn: int = 1) -> None:
+        if tracer.recording:
+            tracer.stop("an out= argument in the step")
+        write_out(target, array, warn)
+
+    patch(out_module, "write", write_out_listener)
     patch(Tensor, "grad", property(grad.fget, set_grad, grad.fdel, grad.__doc__))
     patch(Tensor, "data", property(data.fget, set_data, data.fdel, data.__doc__))
     package = sys.modules["runtime"]
