@@ -536,7 +536,7 @@ def threshold_backward(grad_output, self, threshold):
         # The mask: `self <= threshold` as PyTorch tests it (at NaN the gradient passes),
         # its bytes minus one (0 where it holds, -1: all ones, where not), widened to
         # grad's width by a plain cast, which is faster than casting inside the AND.
-        low = np.less_equal(self, threshold).view(np.int8)
+        low = np.asarray(np.less_equal(self, threshold)).view(np.int8)  # (0-d: a scalar)
         np.subtract(low, 1, out=low)
         mask = np.empty(grad_output.shape, bits)
         np.copyto(mask, low, casting="unsafe")

@@ -81,6 +81,16 @@ def test_threshold_backward_matches_torch(dtype: type, layout: str) -> None:
     assert not np.signbit(ours[x <= 0]).any()  # +0, as torch gives
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("grad, x", [(1.0, 0.7), (np.inf, -1.0), (2.0, np.nan), (-3.0, 0.0)])
+def test_threshold_backward_of_0_dim_tensors_as_torch(dtype: type, grad: float, x: float) -> None:
+    ours = kernels.threshold_backward(np.array(grad, dtype), np.array(x, dtype), 0)
+    theirs = torch.ops.aten.threshold_backward(torch.tensor(np.array(grad, dtype)),
+                                               torch.tensor(np.array(x, dtype)), 0)
+    assert type(ours) is np.ndarray and ours.shape == () and ours.dtype == dtype
+    assert ours.tobytes() == theirs.numpy().tobytes()
+
+
 @pytest.mark.parametrize("other", [np.full((3, 4), 2.0, np.float32), np.float32(2.0), 2.0,
                                    np.full((4,), 2.0, np.float32)])
 def test_inplace_fast_path_agrees_with_the_general_one(other) -> None:
