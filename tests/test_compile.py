@@ -1154,6 +1154,54 @@ def test_plain_sgd_update_is_the_kernels(dtype, lr):
     assert _plain_update_run(True, dtype, lr) == _plain_update_run(False, dtype, lr)
 
 
+def _adam_run(compiled: bool, dtype, options: dict) -> tuple:
+    """Three Adam steps on one parameter holding infinities, NaN, a signed zero and the
+    largest float, with a gradient holding the same kinds: the bits of the parameter and
+    the moments, their versions, and numpy's warnings."""
+    import warnings
+
+    base = np.random.default_rng(6).standard_normal(40).astype(dtype)
+    base[:4] = [np.inf, -0.0, np.nan, np.finfo(dtype).max]
+    scale = np.random.default_rng(7).standard_normal(40).astype(dtype)
+    scale[:6] = [-np.inf, 0.0, 1.0, np.finfo(dtype).max, np.nan, np.finfo(dtype).tiny]
+    param = runtime.nn.Parameter(runtime.tensor(base))
+    c = runtime.tensor(scale)
+    cls = getattr(runtime.optim, options.pop("cls", "Adam"))
+    optimizer = cls([param], **options)
+
+    def step():
+        optimizer.zero_grad()
+        (param * c).sum().backward()
+        optimizer.step()
+
+    run = runtime.compile(step) if compiled else step
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            run()
+    if compiled:
+        assert run.fallback_reason is None and "np.sqrt(" in run.code
+    state = optimizer.state[param]
+    tensors = [param, state["exp_avg"], state["exp_avg_sq"], state["step"]]
+    return ([t.detach().numpy().tobytes() for t in tensors], [t._version for t in tensors],
+            sorted(str(w.message) for w in caught))
+
+
+@pytest.mark.parametrize("options", [
+    {"lr": 1e-3}, {"lr": 10.0, "betas": (0.5, 0.25), "eps": 1e-30},
+    {"lr": 1e300},  # the update's product overflows: numpy warns, as the kernel's does
+    {"lr": 1e-2, "weight_decay": 0.5, "maximize": True},
+    {"cls": "AdamW", "lr": 1e-2, "weight_decay": 0.1},
+    {"cls": "AdamW", "lr": 1e-2, "weight_decay": 0},
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adam_update_in_numpy_is_the_kernels(dtype, options):
+    """Adam's and AdamW's update as numpy lines (`_adam_in_numpy`) against eager's
+    kernels: the same bits of the parameter and moments, infinities, NaNs and signed zeros
+    included, the same version counters and the same numpy warnings."""
+    assert _adam_run(True, dtype, dict(options)) == _adam_run(False, dtype, dict(options))
+
+
 def test_numpy_forms_from_the_spec_are_written_and_equal_eager():
     """The spec's `numpy:` forms (t: self.T, mm: self @ mat2, relu: np.maximum(self, 0))
     replace the kernel calls in the code, and the step stays bitwise equal to eager and to

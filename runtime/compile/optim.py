@@ -12,6 +12,7 @@ every step, as eager reads it, so a scheduler's change takes effect at once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,8 @@ from runtime.optim.sgd import SGD
 
 if TYPE_CHECKING:
     from runtime.compile.trace import Tracer
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
 
 # The hyperparameters read at every step instead of guarded.
 RUNTIME_HYPERPARAMETERS = frozenset({"lr"})
@@ -94,10 +97,16 @@ class _Writer:
         self.source = tracer.source
         self.owner = self.source.constant(optimizer, "O")
         self.label = type(optimizer).__name__
+        self.bound = {line.target for line in self.source.lines if line.target}
 
     def line(self, target: str, expression: str, comment: str, quiet: bool = False) -> str:
-        self.source.add(target, expression, (), f"{self.label}: {comment}", "update").quiet = \
-            quiet
+        # The variables it reads (the optimisations drop a quiet line nothing reads).
+        reads = tuple(name for name in dict.fromkeys(_NAME.findall(expression))
+                      if name in self.bound)
+        self.source.add(target, expression, reads, f"{self.label}: {comment}",
+                        "update").quiet = quiet
+        if target:
+            self.bound.add(target)
         return target
 
     def name(self, prefix: str) -> str:
@@ -195,6 +204,9 @@ def _adam(tracer: Tracer, optimizer: Adam) -> None:
         beta1, beta2 = group["betas"]
         eps, weight_decay = group["eps"], group["weight_decay"]
         for param, tensor, grad in write.params(index, group):
+            if _plain_adam(optimizer, param, group):
+                _adam_in_numpy(write, optimizer, param, tensor, grad, group, lr)
+                continue
             if group["maximize"]:
                 grad = write.line(write.name("d"), f"kernels.neg({grad})", "maximize: -grad")
             step = write.state(param, "step", tensor)
@@ -233,6 +245,82 @@ def _adam(tracer: Tracer, optimizer: Adam) -> None:
                                "exp_avg / denom")
             write.inplace("add_Tensor_", tensor, f"{ratio}, -{lr} / {correction1}",
                           "p.add_(exp_avg / denom, alpha=-lr / bias_correction1)")
+
+
+def _plain_adam(optimizer: Adam, param: Any, group: dict) -> bool:
+    """Whether Adam's update of `param` is the common case `_adam_in_numpy` writes: a
+    float parameter with a gradient and moments of its own dtype and shape, and Python
+    floats for the learning rate, betas, eps and weight decay (the types are guarded)."""
+    state = optimizer.state.get(param, {})
+    data, grad = param._data, param.grad._data
+    arrays = [state.get(key) for key in ("exp_avg", "exp_avg_sq")]
+    return data.dtype.kind == "f" and grad.dtype == data.dtype and \
+        grad.shape == data.shape and type(group["lr"]) is float and \
+        all(type(v) is float for v in (*group["betas"], group["eps"])) and \
+        type(group["weight_decay"]) in (int, float) and \
+        all(a is not None and a._data.dtype == data.dtype and a._data.shape == data.shape
+            for a in arrays) and state.get("step") is not None and \
+        state["step"]._data.dtype.kind == "f"
+
+
+def _adam_in_numpy(write: _Writer, optimizer: Adam, param: Any, tensor: str, grad: str,
+                   group: dict, lr: str) -> None:
+    """Adam.step for one parameter as numpy lines: each op as its kernel computes it in
+    the plain case (`_plain_adam`), without the kernel's promotion and checks. The
+    kernels' ops run with numpy's warnings off, except the products by `alpha` of the
+    in-place adds (`exp_avg.add_(d, alpha=1 - beta1)` is `u = 0.1 * d`, which warns as the
+    kernel's does, then the sum, silent); each in-place op moves its tensor's version
+    counter. tests/test_compile.py checks the bits and the warnings against eager."""
+    beta1, beta2 = group["betas"]
+    eps, weight_decay = group["eps"], group["weight_decay"]
+    step, exp_avg, exp_avg_sq = (write.state(param, key, tensor)
+                                 for key in ("step", "exp_avg", "exp_avg_sq"))
+
+    def quiet(expression: str, comment: str, target: str = "d") -> str:
+        return write.line(write.name(target) if target else "", expression, comment,
+                          quiet=True)
+
+    def in_place(target: str, expression: str, comment: str) -> None:
+        quiet(expression, comment, "")
+        write.line("", f"{target}._version_counter.version += 1", "the version counter moves")
+
+    if group["maximize"]:
+        grad = quiet(f"-{grad}", "maximize: -grad")
+    in_place(step, f"np.add({step}._data, 1, out={step}._data)", "state['step'] += 1")
+    if weight_decay != 0:
+        if group["decoupled_weight_decay"]:
+            factor = write.line(write.name("w"), f"1 - {lr} * {weight_decay!r}",
+                                "1 - lr * weight_decay")
+            in_place(tensor, f"np.multiply({tensor}._data, {factor}, out={tensor}._data)",
+                     "p.mul_(1 - lr * weight_decay)")
+        else:
+            grad = quiet(f"{grad} + {tensor}._data * {weight_decay!r}",
+                         "grad + weight_decay * p")
+    difference = quiet(f"{grad} - {exp_avg}._data", "grad - exp_avg")
+    scaled = write.line(write.name("u"), f"{1 - beta1!r} * {difference}",
+                        "exp_avg.add_(grad - exp_avg, alpha=1 - beta1): alpha * (...)")
+    in_place(exp_avg, f"np.add({exp_avg}._data, {scaled}, out={exp_avg}._data)",
+             "exp_avg.add_(...): the sum, in place")
+    in_place(exp_avg_sq, f"np.multiply({exp_avg_sq}._data, {beta2!r}, out={exp_avg_sq}._data)",
+             "exp_avg_sq.mul_(beta2)")
+    square = quiet(f"{grad} * {grad}", "grad * grad")
+    scaled = write.line(write.name("u"), f"{1 - beta2!r} * {square}",
+                        "exp_avg_sq.add_(grad * grad, alpha=1 - beta2): alpha * (...)")
+    in_place(exp_avg_sq, f"np.add({exp_avg_sq}._data, {scaled}, out={exp_avg_sq}._data)",
+             "exp_avg_sq.add_(...): the sum, in place")
+    count = write.line(write.name("n"), f"{step}._data.item()", "the step count")
+    correction1 = write.line(write.name("b"), f"1 - {beta1!r} ** {count}", "bias_correction1")
+    correction2 = write.line(write.name("b"), f"(1 - {beta2!r} ** {count}) ** 0.5",
+                             "bias_correction2_sqrt")
+    root = quiet(f"np.sqrt({exp_avg_sq}._data)", "exp_avg_sq.sqrt()")
+    denom = quiet(f"{root} / {correction2}", "/ bias_correction2_sqrt")
+    denom = quiet(f"{denom} + {eps!r}", "+ eps")
+    ratio = quiet(f"{exp_avg}._data / {denom}", "exp_avg / denom")
+    alpha = write.line(write.name("a"), f"-{lr} / {correction1}", "-lr / bias_correction1")
+    update = write.line(write.name("u"), f"{alpha} * {ratio}",
+                        "p.add_(exp_avg / denom, alpha=-lr / bias_correction1): alpha * (...)")
+    in_place(tensor, f"np.add({tensor}._data, {update}, out={tensor}._data)",
+             "p.add_(...): the sum, in place")
 
 
 TEMPLATES: dict[type, Callable[[Any, Any], None]] = {SGD: _sgd, Adam: _adam, AdamW: _adam}
