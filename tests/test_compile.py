@@ -463,6 +463,30 @@ def test_data_assignment_in_the_step_runs_eagerly():
     assert compiled.fallback_reason == "`.data =` in the step"
 
 
+def test_a_module_attribute_set_in_the_step_runs_eagerly():
+    """Setting a module's attribute in the step (here a parameter made anew at each step)
+    is Python the generated step would not replay: eager, with its result."""
+    def make():
+        runtime.manual_seed(1)
+        model = runtime.nn.Linear(3, 1)
+
+        def step(x):
+            model.weight = runtime.nn.Parameter(runtime.ones(1, 3) * 0.5)
+            loss = model(x).sum()
+            loss.backward()
+            return loss
+
+        return model, step
+
+    (eager_model, eager_step), (model, step) = make(), make()
+    compiled = runtime.compile(step)
+    x = runtime.ones(2, 3)
+    for _ in range(3):
+        assert compiled(x).item() == eager_step(x).item()
+    assert _same(_bits(model), _bits(eager_model))
+    assert compiled.fallback_reason == "a module's attribute set or deleted in the step (weight)"
+
+
 def test_an_out_argument_in_the_step_runs_eagerly():
     """out= writes with numpy directly, where the trace does not see it: eager, equal."""
     def make():

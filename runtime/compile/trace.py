@@ -985,6 +985,15 @@ def _factory_listener(tracer: Tracer, name: str, function: Callable) -> Callable
     return listener
 
 
+def _module_write_listener(tracer: Tracer, method: Callable) -> Callable:
+    def listener(self: Module, name: str, *value: Any) -> None:
+        if tracer.recording:
+            tracer.stop(f"a module's attribute set or deleted in the step ({name})")
+        method(self, name, *value)
+
+    return listener
+
+
 # The random in-place fills of Tensor (runtime/random_ops.py) a step may replay.
 RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "random_")
 
@@ -1055,6 +1064,10 @@ def _patch_steps(tracer: Tracer, patch: Callable) -> None:
     patch(autograd_package, "backward", backward_listener)
     patch(autograd_package, "grad", grad_listener)
     patch(Module, "__call__", call_listener)
+    # A module's attribute set or deleted in the step (a parameter made anew, a flag
+    # flipped) is Python the generated step would not replay: the trace stops.
+    for name in ("__setattr__", "__delattr__"):
+        patch(Module, name, _module_write_listener(tracer, Module.__dict__[name]))
     # Every optimizer's step, at the one place it runs (even through an lr scheduler's
     # wrapper): SGD's and Adam's (AdamW's) have templates; any other says so (`no update
     # template for RMSprop`) and runs eagerly.
