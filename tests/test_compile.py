@@ -487,6 +487,26 @@ def test_a_module_attribute_set_in_the_step_runs_eagerly():
     assert compiled.fallback_reason == "a module's attribute set or deleted in the step (weight)"
 
 
+def test_seeding_in_the_step_runs_eagerly():
+    """A step that seeds the generator draws the same dropout mask at every step in eager
+    mode; the generated step would draw on: eager, with its result."""
+    def make():
+        model, _, step = _classifier_step(runtime, "SGD", dropout=0.5, lr=0.1)
+
+        def seeded(x, target):
+            runtime.manual_seed(7)
+            return step(x, target)
+
+        return model, seeded
+
+    (eager_model, eager_step), (model, step) = make(), make()
+    compiled = runtime.compile(step)
+    for x, target in _batches(runtime, 4):
+        assert compiled(x, target).item() == eager_step(x, target).item()
+    assert _same(_bits(model), _bits(eager_model))
+    assert compiled.fallback_reason == "the step seeds or sets the state of a random generator"
+
+
 def test_an_out_argument_in_the_step_runs_eagerly():
     """out= writes with numpy directly, where the trace does not see it: eager, equal."""
     def make():

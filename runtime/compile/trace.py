@@ -44,6 +44,7 @@ from runtime import (
 )
 from runtime import autograd as autograd_package
 from runtime import out as out_module
+from runtime import random as random_module
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.compile import forms, optim
@@ -994,6 +995,15 @@ def _module_write_listener(tracer: Tracer, method: Callable) -> Callable:
     return listener
 
 
+def _generator_listener(tracer: Tracer, method: Callable) -> Callable:
+    def listener(self: Any, *args: Any) -> Any:
+        if tracer.recording:
+            tracer.stop("the step seeds or sets the state of a random generator")
+        return method(self, *args)
+
+    return listener
+
+
 # The random in-place fills of Tensor (runtime/random_ops.py) a step may replay.
 RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "random_")
 
@@ -1068,6 +1078,11 @@ def _patch_steps(tracer: Tracer, patch: Callable) -> None:
     # flipped) is Python the generated step would not replay: the trace stops.
     for name in ("__setattr__", "__delattr__"):
         patch(Module, name, _module_write_listener(tracer, Module.__dict__[name]))
+    # Seeding a generator in the step: the generated step would draw on from where the
+    # last call left it, where eager starts again from the seed.
+    for name in ("manual_seed", "seed", "set_state"):
+        patch(random_module.Generator, name,
+              _generator_listener(tracer, random_module.Generator.__dict__[name]))
     # Every optimizer's step, at the one place it runs (even through an lr scheduler's
     # wrapper): SGD's and Adam's (AdamW's) have templates; any other says so (`no update
     # template for RMSprop`) and runs eagerly.
