@@ -486,6 +486,25 @@ def test_a_module_attribute_set_in_the_step_runs_eagerly():
     assert _same(_bits(model), _bits(eager_model))
     assert compiled.fallback_reason == "a module's attribute set or deleted in the step (weight)"
 
+    # A step that begins with `model.train()` sets the flag it holds already: compiled.
+    model, _, step = _classifier_step(runtime, "SGD", dropout=0.5, lr=0.1)
+
+    def train_step(x, target):
+        model.train()
+        return step(x, target)
+
+    compiled = runtime.compile(train_step)
+    for x, target in _batches(runtime, 3):
+        compiled(x, target)
+    assert compiled.fallback_reason is None
+    # After `model.eval()` (a validation pass between epochs), the step's `model.train()`
+    # flips the flag: that call runs eagerly, and the next one runs the trace again.
+    model.eval()
+    compiled(x, target)
+    assert "training" in compiled.fallback_reason
+    compiled(x, target)
+    assert compiled.fallback_reason is None
+
 
 def test_seeding_in_the_step_runs_eagerly():
     """A step that seeds the generator draws the same dropout mask at every step in eager

@@ -206,6 +206,7 @@ class CompiledStep:
         self.last: _Entry | None = None  # the entry of the latest call
         self.traces = 0  # how many times fn ran under the tracer
         self._hot: _Entry | None = None  # the entry the latest call ran, if generated code
+        self._passing = 0  # traces stopped for a reason the next call may not have
         if isinstance(fn, types.FunctionType | types.MethodType):
             functools.update_wrapper(self, fn)
 
@@ -277,6 +278,12 @@ class CompiledStep:
                 tracer.stop(stop.reason)
         if tracer.broken is not None:
             entry = _Entry(None, "", tracer.broken, tracer, key)
+            if tracer.passing and self._passing < self.cache_size:
+                # (`model.train()` in a step called after `model.eval()`: the next call
+                # finds the flag set and may trace; a few times, then the entry stays.)
+                self._passing += 1
+                self.last = entry
+                return result
         else:
             self._count += 1
             code, function = self._build(tracer, len(args), returned)

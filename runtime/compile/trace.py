@@ -100,6 +100,7 @@ class Tracer:
         self.depth = 0  # > 0 inside a kernel (its own kernel calls are not recorded)
         self.paused = 0  # > 0 inside backward, step, zero_grad: nothing is recorded
         self.broken: str | None = None
+        self.passing = False  # see stop()
         self.comment = ""
         self.backwards = 0
         self.grads_checked: list[tuple[Tensor, np.ndarray]] = []
@@ -107,10 +108,13 @@ class Tracer:
         self.numpy_forms = True
 
     # -- stopping --------------------------------------------------------------------------
-    def stop(self, reason: str) -> None:
-        """Stop the trace (the first reason is kept); the step goes on eagerly."""
+    def stop(self, reason: str, passing: bool = False) -> None:
+        """Stop the trace (the first reason is kept); the step goes on eagerly. `passing`:
+        the reason may not hold at the next call (the step set a module's flag that the
+        next call finds set already), so the next call traces again."""
         if self.broken is None:
             self.broken = reason
+            self.passing = passing
 
     @property
     def recording(self) -> bool:
@@ -988,11 +992,29 @@ def _factory_listener(tracer: Tracer, name: str, function: Callable) -> Callable
 
 def _module_write_listener(tracer: Tracer, method: Callable) -> Callable:
     def listener(self: Module, name: str, *value: Any) -> None:
-        if tracer.recording:
-            tracer.stop(f"a module's attribute set or deleted in the step ({name})")
+        # Setting an attribute to the object it holds already changes nothing (a step that
+        # begins with `model.train()`).
+        if tracer.recording and not (value and _module_attribute(self, name) is value[0]):
+            tracer.stop(f"a module's attribute set or deleted in the step ({name})",
+                        passing=True)
         method(self, name, *value)
 
     return listener
+
+
+_MISSING = object()
+
+
+def _module_attribute(module: Module, name: str) -> Any:
+    """What `module.name` finds: the instance's attribute, or a parameter, buffer or
+    submodule of that name."""
+    attributes = vars(module)
+    if name in attributes:
+        return attributes[name]
+    for holder in ("_parameters", "_buffers", "_modules"):
+        if name in attributes.get(holder, {}):
+            return attributes[holder][name]
+    return _MISSING
 
 
 def _generator_listener(tracer: Tracer, method: Callable) -> Callable:
