@@ -526,6 +526,44 @@ def test_seeding_in_the_step_runs_eagerly():
     assert compiled.fallback_reason == "the step seeds or sets the state of a random generator"
 
 
+def test_requires_grad_changed_in_the_step():
+    """A step that freezes a layer (`requires_grad_(False)` on its parameters): the first
+    call flips the flags and runs eagerly, the next finds them set and is traced; the
+    results are eager's. An argument made to require grad: eager each time."""
+    def make():
+        model, _, step = _classifier_step(runtime, "SGD", lr=0.1)
+
+        def frozen(x, target):
+            for p in model[0].parameters():
+                p.requires_grad_(False)
+            return step(x, target)
+
+        return model, frozen
+
+    (eager_model, eager_step), (model, step) = make(), make()
+    compiled = runtime.compile(step)
+    reasons = []
+    for x, target in _batches(runtime, 4):
+        assert compiled(x, target).item() == eager_step(x, target).item()
+        reasons.append(compiled.fallback_reason)
+    assert _same(_bits(model), _bits(eager_model))
+    assert reasons == ["requires_grad changed in the step on a tensor it did not make",
+                       None, None, None]
+
+    w = runtime.ones(3)
+
+    def grad_of_input(x):
+        x.requires_grad_()
+        (x * w).sum().backward()
+        return x.grad
+
+    compiled = runtime.compile(grad_of_input)
+    for _ in range(3):
+        x = runtime.tensor([1.0, 2.0, 3.0])
+        assert compiled(x).tolist() == [1.0, 1.0, 1.0] and x.requires_grad
+    assert compiled.fallback_reason.startswith("requires_grad changed")
+
+
 def test_an_out_argument_in_the_step_runs_eagerly():
     """out= writes with numpy directly, where the trace does not see it: eager, equal."""
     def make():

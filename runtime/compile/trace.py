@@ -935,6 +935,27 @@ def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
     patch(out_module, "write", write_out_listener)
     patch(Tensor, "grad", property(grad.fget, set_grad, grad.fdel, grad.__doc__))
     patch(Tensor, "data", property(data.fget, set_data, data.fdel, data.__doc__))
+    # A tensor the step did not make, set to require grad or not (or detached in place):
+    # the guards would check its flag as the step left it, and the generated step would
+    # not set it.
+    requires_grad, detach_ = Tensor.__dict__["requires_grad"], Tensor.__dict__["detach_"]
+
+    def set_requires_grad(self: Tensor, value: Any) -> None:
+        if tracer.recording and id(self) not in tracer.made and \
+                bool(value) is not self._requires_grad:
+            tracer.stop("requires_grad changed in the step on a tensor it did not make",
+                        passing=True)
+        requires_grad.fset(self, value)
+
+    def detach_listener(self: Tensor) -> Tensor:
+        if tracer.recording and id(self) not in tracer.made and \
+                (self.grad_fn is not None or self._requires_grad):
+            tracer.stop("detach_() in the step on a tensor it did not make", passing=True)
+        return detach_(self)
+
+    patch(Tensor, "requires_grad", property(requires_grad.fget, set_requires_grad,
+                                            requires_grad.fdel, requires_grad.__doc__))
+    patch(Tensor, "detach_", detach_listener)
     package = sys.modules["runtime"]
     for name in CONSTANT_FACTORIES + NUMBER_FACTORIES:
         function = getattr(factories, name)
