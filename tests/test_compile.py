@@ -564,6 +564,22 @@ def test_requires_grad_changed_in_the_step():
     assert compiled.fallback_reason.startswith("requires_grad changed")
 
 
+def test_a_hyperparameter_of_another_type_traces_again():
+    """betas set to numpy float64s equal to the Python floats traced: equal, but the
+    kernels compute with them otherwise (a strong scalar), and the update's lines wrote
+    the traced floats in: the guard compares hyperparameters by identity."""
+    eager_model, eager_optimizer, eager_step = _classifier_step(runtime, "Adam", lr=1e-2)
+    model, optimizer, step = _classifier_step(runtime, "Adam", lr=1e-2)
+    compiled = runtime.compile(step)
+    for index, (x, target) in enumerate(_batches(runtime, 8)):
+        if index == 3:
+            for o in (eager_optimizer, optimizer):
+                o.param_groups[0]["betas"] = (np.float64(0.9), np.float64(0.999))
+        assert compiled(x, target).item() == eager_step(x, target).item(), index
+        assert _same(_bits(model), _bits(eager_model)), index
+    assert compiled.traces == 2
+
+
 def test_an_out_argument_in_the_step_runs_eagerly():
     """out= writes with numpy directly, where the trace does not see it: eager, equal."""
     def make():

@@ -187,8 +187,11 @@ def _optimizer(write: _Writer, guard: Any) -> None:
         write.lines.append(f"    p = g[{index}]")
         write.fail_if(f"p is not {write.constant(group)} or p.keys() != {write.constant(keys)}")
         if settings:
+            # By identity: an equal value of another type (np.float64(0.9) for 0.9) would
+            # pass `==`, and the update's lines wrote the traced value in.
             read = ", ".join(f"p[{key!r}]" for key, _ in settings)
-            write.fail_if(f"({read},) != {write.constant(tuple(v for _, v in settings))}")
+            write.fail_if(f"any(map(is_not, ({read},), "
+                          f"{write.constant(tuple(v for _, v in settings))}))")
         write.fail_if(f"len(q := p['params']) != {len(group_params)} or "
                       f"{_not_the_same('q', tuple(group_params), write)}")
         write.fail_if(f"type(p.get('lr')) is not {write.constant(guard.lr_types[index])}")

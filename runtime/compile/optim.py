@@ -353,8 +353,9 @@ class Guard:
             if group is not expected or group.keys() != keys:
                 return False
             for key, value in settings:
-                current = group.get(key, _MISSING)
-                if current is not value and current != value:
+                # By identity: an equal value of another type (np.float64(0.9) for 0.9)
+                # would pass `==`, and the update's lines wrote the traced value in.
+                if group.get(key, _MISSING) is not value:
                     return False
             current = group["params"]
             if len(current) != len(params) or any(a is not b for a, b in
