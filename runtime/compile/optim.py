@@ -17,9 +17,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from runtime.compile.emit import TraceBreak
+from runtime.optim.adagrad import Adagrad
 from runtime.optim.adam import Adam
 from runtime.optim.adamw import AdamW
 from runtime.optim.optimizer import Optimizer
+from runtime.optim.rmsprop import RMSprop
 from runtime.optim.sgd import SGD
 
 if TYPE_CHECKING:
@@ -138,6 +140,39 @@ class _Writer:
         return self.line(self.name("s"), f"{self.owner}.state[{tensor}][{key!r}]",
                          f"state {key!r}")
 
+    # -- the plain case as numpy lines (see `_plain`) ------------------------------------
+    def quiet(self, expression: str, comment: str, prefix: str = "d") -> str:
+        """A line whose kernel computes it with numpy's warnings off."""
+        return self.line(self.name(prefix) if prefix else "", expression, comment,
+                         quiet=True)
+
+    def numpy_inplace(self, tensor: str, expression: str, comment: str) -> None:
+        """A numpy line writing into a tensor's array (silent, as the in-place kernels'
+        ufunc is), then its version counter."""
+        self.quiet(expression, comment, "")
+        self.line("", f"{tensor}._version_counter.version += 1", "the version counter moves")
+
+    def scaled_add(self, tensor: str, value: str, alpha: str, comment: str) -> None:
+        """`tensor.add_(value, alpha=alpha)` as kernels.add_Tensor_ computes it: the
+        product by alpha (which warns as the kernel's does; by 1.0 it is exact, as the
+        kernel's unscaled add), then the sum in place, silent."""
+        product = self.line(self.name("u"), f"{alpha} * {value}", f"{comment}: alpha * (...)")
+        self.numpy_inplace(tensor, f"np.add({tensor}._data, {product}, out={tensor}._data)",
+                           f"{comment}: the sum, in place")
+
+    def step_count(self, step: str) -> None:
+        self.numpy_inplace(step, f"np.add({step}._data, 1, out={step}._data)",
+                           "state['step'] += 1")
+
+    def gradient(self, grad: str, tensor: str, group: dict) -> str:
+        """The gradient the update uses: negated (maximize), plus weight decay."""
+        if group["maximize"]:
+            grad = self.quiet(f"-{grad}", "maximize: -grad")
+        if group["weight_decay"] != 0 and not group.get("decoupled_weight_decay"):
+            grad = self.quiet(f"{grad} + {tensor}._data * {group['weight_decay']!r}",
+                              "grad + weight_decay * p")
+        return grad
+
 
 def _sgd(tracer: Tracer, optimizer: SGD) -> None:
     """SGD.step (runtime/optim/sgd.py), as kernels."""
@@ -204,8 +239,10 @@ def _adam(tracer: Tracer, optimizer: Adam) -> None:
         beta1, beta2 = group["betas"]
         eps, weight_decay = group["eps"], group["weight_decay"]
         for param, tensor, grad in write.params(index, group):
-            if _plain_adam(optimizer, param, group):
-                _adam_in_numpy(write, optimizer, param, tensor, grad, group, lr)
+            if _plain(optimizer, param, group, ("exp_avg", "exp_avg_sq"),
+                      (*group["betas"], group["eps"])) and \
+                    all(type(v) is float for v in (*group["betas"], group["eps"])):
+                _adam_in_numpy(write, param, tensor, grad, group, lr)
                 continue
             if group["maximize"]:
                 grad = write.line(write.name("d"), f"kernels.neg({grad})", "maximize: -grad")
@@ -247,83 +284,138 @@ def _adam(tracer: Tracer, optimizer: Adam) -> None:
                           "p.add_(exp_avg / denom, alpha=-lr / bias_correction1)")
 
 
-def _plain_adam(optimizer: Adam, param: Any, group: dict) -> bool:
-    """Whether Adam's update of `param` is the common case `_adam_in_numpy` writes: a
-    float parameter with a gradient and moments of its own dtype and shape, and Python
-    floats for the learning rate, betas, eps and weight decay (the types are guarded)."""
+def _plain(optimizer: Any, param: Any, group: dict, moments: tuple[str, ...],
+           floats: tuple[Any, ...]) -> bool:
+    """Whether an update of `param` is the plain case the numpy-line templates write: a
+    float parameter whose gradient and `moments` (its state tensors) share its dtype and
+    shape, a float step count, a Python float learning rate and Python numbers for
+    `floats` (the other hyperparameters the lines write in; the guard holds them, the
+    learning rate's type too)."""
     state = optimizer.state.get(param, {})
     data, grad = param._data, param.grad._data
-    arrays = [state.get(key) for key in ("exp_avg", "exp_avg_sq")]
+    tensors = [state.get(key) for key in moments]
     return data.dtype.kind == "f" and grad.dtype == data.dtype and \
         grad.shape == data.shape and type(group["lr"]) is float and \
-        all(type(v) is float for v in (*group["betas"], group["eps"])) and \
-        type(group["weight_decay"]) in (int, float) and \
-        all(a is not None and a._data.dtype == data.dtype and a._data.shape == data.shape
-            for a in arrays) and state.get("step") is not None and \
+        all(type(v) in (int, float) for v in (*floats, group["weight_decay"])) and \
+        all(t is not None and t._data.dtype == data.dtype and t._data.shape == data.shape
+            for t in tensors) and state.get("step") is not None and \
         state["step"]._data.dtype.kind == "f"
 
 
-def _adam_in_numpy(write: _Writer, optimizer: Adam, param: Any, tensor: str, grad: str,
-                   group: dict, lr: str) -> None:
+def _adam_in_numpy(write: _Writer, param: Any, tensor: str, grad: str, group: dict,
+                   lr: str) -> None:
     """Adam.step for one parameter as numpy lines: each op as its kernel computes it in
-    the plain case (`_plain_adam`), without the kernel's promotion and checks. The
-    kernels' ops run with numpy's warnings off, except the products by `alpha` of the
-    in-place adds (`exp_avg.add_(d, alpha=1 - beta1)` is `u = 0.1 * d`, which warns as the
-    kernel's does, then the sum, silent); each in-place op moves its tensor's version
-    counter. tests/test_compile.py checks the bits and the warnings against eager."""
+    the plain case (`_plain`), without the kernel's promotion and checks: the products by
+    `alpha` of the in-place adds warn as the kernels' do, the rest is silent as theirs
+    is; each in-place op moves its tensor's version counter. tests/test_compile.py checks
+    the bits, versions and warnings against eager."""
     beta1, beta2 = group["betas"]
-    eps, weight_decay = group["eps"], group["weight_decay"]
     step, exp_avg, exp_avg_sq = (write.state(param, key, tensor)
                                  for key in ("step", "exp_avg", "exp_avg_sq"))
-
-    def quiet(expression: str, comment: str, target: str = "d") -> str:
-        return write.line(write.name(target) if target else "", expression, comment,
-                          quiet=True)
-
-    def in_place(target: str, expression: str, comment: str) -> None:
-        quiet(expression, comment, "")
-        write.line("", f"{target}._version_counter.version += 1", "the version counter moves")
-
-    if group["maximize"]:
-        grad = quiet(f"-{grad}", "maximize: -grad")
-    in_place(step, f"np.add({step}._data, 1, out={step}._data)", "state['step'] += 1")
-    if weight_decay != 0:
-        if group["decoupled_weight_decay"]:
-            factor = write.line(write.name("w"), f"1 - {lr} * {weight_decay!r}",
-                                "1 - lr * weight_decay")
-            in_place(tensor, f"np.multiply({tensor}._data, {factor}, out={tensor}._data)",
-                     "p.mul_(1 - lr * weight_decay)")
-        else:
-            grad = quiet(f"{grad} + {tensor}._data * {weight_decay!r}",
-                         "grad + weight_decay * p")
-    difference = quiet(f"{grad} - {exp_avg}._data", "grad - exp_avg")
-    scaled = write.line(write.name("u"), f"{1 - beta1!r} * {difference}",
-                        "exp_avg.add_(grad - exp_avg, alpha=1 - beta1): alpha * (...)")
-    in_place(exp_avg, f"np.add({exp_avg}._data, {scaled}, out={exp_avg}._data)",
-             "exp_avg.add_(...): the sum, in place")
-    in_place(exp_avg_sq, f"np.multiply({exp_avg_sq}._data, {beta2!r}, out={exp_avg_sq}._data)",
-             "exp_avg_sq.mul_(beta2)")
-    square = quiet(f"{grad} * {grad}", "grad * grad")
-    scaled = write.line(write.name("u"), f"{1 - beta2!r} * {square}",
-                        "exp_avg_sq.add_(grad * grad, alpha=1 - beta2): alpha * (...)")
-    in_place(exp_avg_sq, f"np.add({exp_avg_sq}._data, {scaled}, out={exp_avg_sq}._data)",
-             "exp_avg_sq.add_(...): the sum, in place")
+    grad = write.gradient(grad, tensor, group)
+    write.step_count(step)
+    if group["weight_decay"] != 0 and group["decoupled_weight_decay"]:
+        factor = write.line(write.name("w"), f"1 - {lr} * {group['weight_decay']!r}",
+                            "1 - lr * weight_decay")
+        write.numpy_inplace(tensor, f"np.multiply({tensor}._data, {factor}, "
+                            f"out={tensor}._data)", "p.mul_(1 - lr * weight_decay)")
+    difference = write.quiet(f"{grad} - {exp_avg}._data", "grad - exp_avg")
+    write.scaled_add(exp_avg, difference, repr(1 - beta1),
+                     "exp_avg.add_(grad - exp_avg, alpha=1 - beta1)")
+    write.numpy_inplace(exp_avg_sq, f"np.multiply({exp_avg_sq}._data, {beta2!r}, "
+                        f"out={exp_avg_sq}._data)", "exp_avg_sq.mul_(beta2)")
+    square = write.quiet(f"{grad} * {grad}", "grad * grad")
+    write.scaled_add(exp_avg_sq, square, repr(1 - beta2),
+                     "exp_avg_sq.add_(grad * grad, alpha=1 - beta2)")
     count = write.line(write.name("n"), f"{step}._data.item()", "the step count")
     correction1 = write.line(write.name("b"), f"1 - {beta1!r} ** {count}", "bias_correction1")
     correction2 = write.line(write.name("b"), f"(1 - {beta2!r} ** {count}) ** 0.5",
                              "bias_correction2_sqrt")
-    root = quiet(f"np.sqrt({exp_avg_sq}._data)", "exp_avg_sq.sqrt()")
-    denom = quiet(f"{root} / {correction2}", "/ bias_correction2_sqrt")
-    denom = quiet(f"{denom} + {eps!r}", "+ eps")
-    ratio = quiet(f"{exp_avg}._data / {denom}", "exp_avg / denom")
+    root = write.quiet(f"np.sqrt({exp_avg_sq}._data)", "exp_avg_sq.sqrt()")
+    denom = write.quiet(f"{root} / {correction2}", "/ bias_correction2_sqrt")
+    denom = write.quiet(f"{denom} + {group['eps']!r}", "+ eps")
+    ratio = write.quiet(f"{exp_avg}._data / {denom}", "exp_avg / denom")
     alpha = write.line(write.name("a"), f"-{lr} / {correction1}", "-lr / bias_correction1")
-    update = write.line(write.name("u"), f"{alpha} * {ratio}",
-                        "p.add_(exp_avg / denom, alpha=-lr / bias_correction1): alpha * (...)")
-    in_place(tensor, f"np.add({tensor}._data, {update}, out={tensor}._data)",
-             "p.add_(...): the sum, in place")
+    write.scaled_add(tensor, ratio, alpha, "p.add_(exp_avg / denom, alpha=-lr / "
+                     "bias_correction1)")
 
 
-TEMPLATES: dict[type, Callable[[Any, Any], None]] = {SGD: _sgd, Adam: _adam, AdamW: _adam}
+def _rmsprop(tracer: Tracer, optimizer: RMSprop) -> None:
+    """RMSprop.step (runtime/optim/rmsprop.py) as numpy lines, in the plain case."""
+    write = _Writer(tracer, optimizer)
+    for index, group in enumerate(optimizer.param_groups):
+        lr = write.learning_rate(index)
+        alpha, eps, momentum = group["alpha"], group["eps"], group["momentum"]
+        moments = ("square_avg", *(("momentum_buffer",) if momentum > 0 else ()),
+                   *(("grad_avg",) if group["centered"] else ()))
+        for param, tensor, grad in write.params(index, group):
+            if not _plain(optimizer, param, group, moments, (alpha, eps, momentum)):
+                raise TraceBreak("no update template for RMSprop with these dtypes or "
+                                 "hyperparameter types")
+            step = write.state(param, "step", tensor)
+            square_avg = write.state(param, "square_avg", tensor)
+            grad = write.gradient(grad, tensor, group)
+            write.step_count(step)
+            write.numpy_inplace(square_avg, f"np.multiply({square_avg}._data, {alpha!r}, "
+                                f"out={square_avg}._data)", "square_avg.mul_(alpha)")
+            square = write.quiet(f"{grad} * {grad}", "grad * grad")
+            write.scaled_add(square_avg, square, repr(1 - alpha),
+                             "square_avg.add_(grad * grad, alpha=1 - alpha)")
+            if group["centered"]:
+                grad_avg = write.state(param, "grad_avg", tensor)
+                difference = write.quiet(f"{grad} - {grad_avg}._data", "grad - grad_avg")
+                write.scaled_add(grad_avg, difference, repr(1 - alpha),
+                                 "grad_avg.add_(grad - grad_avg, alpha=1 - alpha)")
+                mean_square = write.quiet(f"{grad_avg}._data * {grad_avg}._data",
+                                          "grad_avg * grad_avg")
+                variance = write.quiet(f"{square_avg}._data - {mean_square}",
+                                       "square_avg - grad_avg * grad_avg")
+                avg = write.quiet(f"np.sqrt({variance})", "(...).sqrt()")
+            else:
+                avg = write.quiet(f"np.sqrt({square_avg}._data)", "square_avg.sqrt()")
+            avg = write.quiet(f"{avg} + {eps!r}", "avg.add(eps)")
+            ratio = write.quiet(f"{grad} / {avg}", "grad / avg")
+            if momentum > 0:
+                buffer = write.state(param, "momentum_buffer", tensor)
+                write.numpy_inplace(buffer, f"np.multiply({buffer}._data, {momentum!r}, "
+                                    f"out={buffer}._data)", "buffer.mul_(momentum)")
+                write.numpy_inplace(buffer, f"np.add({buffer}._data, {ratio}, "
+                                    f"out={buffer}._data)", "buffer.add_(grad / avg)")
+                write.scaled_add(tensor, f"{buffer}._data", f"-{lr}",
+                                 "p.add_(buffer, alpha=-lr)")
+            else:
+                write.scaled_add(tensor, ratio, f"-{lr}", "p.add_(grad / avg, alpha=-lr)")
+
+
+def _adagrad(tracer: Tracer, optimizer: Adagrad) -> None:
+    """Adagrad.step (runtime/optim/adagrad.py) as numpy lines, in the plain case."""
+    write = _Writer(tracer, optimizer)
+    for index, group in enumerate(optimizer.param_groups):
+        lr = write.learning_rate(index)
+        lr_decay, eps = group["lr_decay"], group["eps"]
+        for param, tensor, grad in write.params(index, group):
+            if not _plain(optimizer, param, group, ("sum",), (lr_decay, eps)):
+                raise TraceBreak("no update template for Adagrad with these dtypes or "
+                                 "hyperparameter types")
+            step = write.state(param, "step", tensor)
+            total = write.state(param, "sum", tensor)
+            write.step_count(step)
+            count = write.line(write.name("n"), f"{step}._data.item()", "the step count")
+            grad = write.gradient(grad, tensor, group)
+            rate = write.line(write.name("lr"), f"{lr} / (1 + ({count} - 1) * {lr_decay!r})",
+                              "clr = lr / (1 + (step - 1) * lr_decay)")
+            square = write.quiet(f"{grad} * {grad}", "grad * grad")
+            write.numpy_inplace(total, f"np.add({total}._data, {square}, out={total}._data)",
+                                "sum.add_(grad * grad)")
+            root = write.quiet(f"np.sqrt({total}._data)", "sum.sqrt()")
+            std = write.quiet(f"{root} + {eps!r}", ".add(eps)")
+            ratio = write.quiet(f"{grad} / {std}", "grad / std")
+            write.scaled_add(tensor, ratio, f"-{rate}", "p.add_(grad / std, alpha=-clr)")
+
+
+TEMPLATES: dict[type, Callable[[Any, Any], None]] = {
+    SGD: _sgd, Adam: _adam, AdamW: _adam, RMSprop: _rmsprop, Adagrad: _adagrad,
+}
 
 
 class Guard:
