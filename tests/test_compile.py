@@ -466,16 +466,29 @@ def test_data_assignment_in_the_step_runs_eagerly():
 
 
 def test_a_module_attribute_set_in_the_step_runs_eagerly():
-    """Setting a module's attribute in the step (here a parameter made anew at each step)
-    is Python the generated step would not replay: eager, with its result."""
+    """A module attribute the step sets anew (a scale decayed at every step, which the
+    forward reads): the generated step would neither read the new value nor set the
+    next; the guard, made after the step, would find the value the step left. Eager."""
+    class Scaled(runtime.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = runtime.nn.Linear(3, 1)
+            self.scale = 1.0
+
+        def forward(self, x):
+            return self.layer(x) * self.scale
+
     def make():
         runtime.manual_seed(1)
-        model = runtime.nn.Linear(3, 1)
+        model = Scaled()
+        optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
 
         def step(x):
-            model.weight = runtime.nn.Parameter(runtime.ones(1, 3) * 0.5)
+            optimizer.zero_grad()
             loss = model(x).sum()
             loss.backward()
+            optimizer.step()
+            model.scale = model.scale * 0.5
             return loss
 
         return model, step
@@ -483,10 +496,11 @@ def test_a_module_attribute_set_in_the_step_runs_eagerly():
     (eager_model, eager_step), (model, step) = make(), make()
     compiled = runtime.compile(step)
     x = runtime.ones(2, 3)
-    for _ in range(3):
-        assert compiled(x).item() == eager_step(x).item()
+    for index in range(12):
+        assert compiled(x).item() == eager_step(x).item(), index
+        assert model.scale == eager_model.scale, index
     assert _same(_bits(model), _bits(eager_model))
-    assert compiled.fallback_reason == "a module's attribute set or deleted in the step (weight)"
+    assert compiled.fallback_reason == "a module's attribute set or deleted in the step (scale)"
 
     # A step that begins with `model.train()` sets the flag it holds already: compiled.
     model, _, step = _classifier_step(runtime, "SGD", dropout=0.5, lr=0.1)
