@@ -1248,19 +1248,20 @@ def test_learning_rate_of_another_type_or_value_as_eager(lr):
         "kernels.add_Tensor_(" in compiled.code
 
 
-def _plain_update_run(compiled: bool, dtype, lr: float) -> tuple:
-    """Two SGD steps on one parameter holding infinities, NaN, a signed zero and the
-    largest float, whose gradient (of `(p * c).sum()`) is c, holding the same kinds."""
+def _special_steps(compiled: bool, dtype, make_optimizer, calls: int, seed: int) -> tuple:
+    """`calls` optimizer steps (compiled or eager) on one parameter holding infinities,
+    NaN, a signed zero and the largest float, whose gradient (of `(p * c).sum()`) is c,
+    holding the same kinds and the smallest normal float: (the parameter, the
+    optimizer, the step as run, numpy's warnings)."""
     import warnings
 
-    base = np.random.default_rng(4).standard_normal(50).astype(dtype)
+    base = np.random.default_rng(seed).standard_normal(50).astype(dtype)
     base[:4] = [np.inf, -0.0, np.nan, np.finfo(dtype).max]
-    scale = np.random.default_rng(5).standard_normal(50).astype(dtype)
-    scale[:5] = [-np.inf, 0.0, 1.0, np.finfo(dtype).max, np.nan]
+    scale = np.random.default_rng(seed + 1).standard_normal(50).astype(dtype)
+    scale[:6] = [-np.inf, 0.0, 1.0, np.finfo(dtype).max, np.nan, np.finfo(dtype).tiny]
     param = runtime.nn.Parameter(runtime.tensor(base))
     c = runtime.tensor(scale)
-    optimizer = runtime.optim.SGD([param], lr=0.1)
-    optimizer.param_groups[0]["lr"] = lr  # (the constructor refuses a negative one)
+    optimizer = make_optimizer(param)
 
     def step():
         optimizer.zero_grad()
@@ -1270,11 +1271,22 @@ def _plain_update_run(compiled: bool, dtype, lr: float) -> tuple:
     run = runtime.compile(step) if compiled else step
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        run()
-        run()
+        for _ in range(calls):
+            run()
+    return param, optimizer, run, sorted(str(w.message) for w in caught)
+
+
+def _plain_update_run(compiled: bool, dtype, lr: float) -> tuple:
+    """Two plain SGD steps (see _special_steps): the parameter's bits and the warnings."""
+    def make(param):
+        optimizer = runtime.optim.SGD([param], lr=0.1)
+        optimizer.param_groups[0]["lr"] = lr  # (the constructor refuses a negative one)
+        return optimizer
+
+    param, _, run, warned = _special_steps(compiled, dtype, make, 2, 4)
     if compiled:
         assert "np.add(T0._data, u0, out=T0._data)" in run.code
-    return param.detach().numpy().tobytes(), sorted(str(w.message) for w in caught)
+    return param.detach().numpy().tobytes(), warned
 
 
 @pytest.mark.parametrize("lr", [1e-3, -1.0, 1e30, -2.5])
@@ -1288,38 +1300,18 @@ def test_plain_sgd_update_is_the_kernels(dtype, lr):
 
 
 def _update_run(compiled: bool, dtype, options: dict) -> tuple:
-    """Three steps of an optimizer (Adam unless `cls` says) on one parameter holding
-    infinities, NaN, a signed zero and the largest float, with a gradient holding the same
-    kinds: the bits of the parameter and its state, their versions, and numpy's
-    warnings."""
-    import warnings
-
-    base = np.random.default_rng(6).standard_normal(40).astype(dtype)
-    base[:4] = [np.inf, -0.0, np.nan, np.finfo(dtype).max]
-    scale = np.random.default_rng(7).standard_normal(40).astype(dtype)
-    scale[:6] = [-np.inf, 0.0, 1.0, np.finfo(dtype).max, np.nan, np.finfo(dtype).tiny]
-    param = runtime.nn.Parameter(runtime.tensor(base))
-    c = runtime.tensor(scale)
+    """Three steps of an optimizer (Adam unless `cls` says; see _special_steps): the bits
+    of the parameter and its state, their versions, and numpy's warnings."""
     cls = getattr(runtime.optim, options.pop("cls", "Adam"))
-    optimizer = cls([param], **options)
-
-    def step():
-        optimizer.zero_grad()
-        (param * c).sum().backward()
-        optimizer.step()
-
-    run = runtime.compile(step) if compiled else step
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for _ in range(3):
-            run()
+    param, optimizer, run, warned = _special_steps(
+        compiled, dtype, lambda p: cls([p], **options), 3, 6)
     if compiled:
         assert run.fallback_reason is None and "np.sqrt(" in run.code
         assert "kernels." not in run.code.split("# update")[1]
     state = optimizer.state[param]
     tensors = [param, *(state[key] for key in sorted(state))]
-    return ([t.detach().numpy().tobytes() for t in tensors], [t._version for t in tensors],
-            sorted(str(w.message) for w in caught))
+    return [t.detach().numpy().tobytes() for t in tensors], [t._version for t in tensors], \
+        warned
 
 
 @pytest.mark.parametrize("options", [
