@@ -883,6 +883,78 @@ def test_a_recurrent_step_compiles_and_equals_eager(kind):
     assert "np.zeros((1, 4, 8), " in compiled.code
 
 
+def _gan(compiled: bool) -> tuple:
+    """pytorch/examples' DCGAN step, small: two optimizers, three backwards, the noise
+    drawn in the step (torch.randn), a label made by `full` and refilled in place, and
+    the fake batch detached for the discriminator."""
+    runtime.manual_seed(0)
+    nn = runtime.nn
+    generator = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 8), nn.Tanh())
+    critic = nn.Sequential(nn.Linear(8, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1),
+                           nn.Sigmoid())
+    criterion = nn.BCELoss()
+    optimizer_c = runtime.optim.Adam(critic.parameters(), lr=2e-3, betas=(0.5, 0.999))
+    optimizer_g = runtime.optim.Adam(generator.parameters(), lr=2e-3, betas=(0.5, 0.999))
+
+    def step(real):
+        critic.zero_grad()
+        label = runtime.full((real.size(0),), 1.0, dtype=real.dtype)
+        error_real = criterion(critic(real).view(-1), label)
+        error_real.backward()
+        fake = generator(runtime.randn(real.size(0), 4))
+        label.fill_(0.0)
+        error_fake = criterion(critic(fake.detach()).view(-1), label)
+        error_fake.backward()
+        optimizer_c.step()
+        generator.zero_grad()
+        label.fill_(1.0)
+        error_g = criterion(critic(fake).view(-1), label)
+        error_g.backward()
+        optimizer_g.step()
+        return error_real + error_fake, error_g
+
+    run = runtime.compile(step) if compiled else step
+    data = runtime.randn(STEPS, 6, 8)
+    losses = [tuple(v.item() for v in run(data[index])) for index in range(STEPS)]
+    return losses, _bits(generator) + _bits(critic), getattr(run, "fallback_reason", None)
+
+
+def _vae(compiled: bool) -> tuple:
+    """pytorch/examples' VAE step, small: the reparameterisation draws with randn_like."""
+    runtime.manual_seed(0)
+    nn, functional = runtime.nn, runtime.nn.functional
+    encoder, mean, log_variance = nn.Linear(12, 8), nn.Linear(8, 2), nn.Linear(8, 2)
+    decoder = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 12), nn.Sigmoid())
+    model = nn.ModuleList([encoder, mean, log_variance, decoder])
+    optimizer = runtime.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step(data):
+        optimizer.zero_grad()
+        hidden = functional.relu(encoder(data))
+        mu, logvar = mean(hidden), log_variance(hidden)
+        z = mu + runtime.randn_like(logvar) * runtime.exp(0.5 * logvar)
+        loss = functional.binary_cross_entropy(decoder(z), data, reduction="sum") - \
+            0.5 * runtime.sum(1 + logvar - mu.pow(2) - logvar.exp())
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    run = runtime.compile(step) if compiled else step
+    data = runtime.rand(STEPS, 5, 12)
+    losses = [run(data[index]).item() for index in range(STEPS)]
+    return losses, _bits(model), getattr(run, "fallback_reason", None)
+
+
+@pytest.mark.parametrize("program", [_gan, _vae])
+def test_steps_that_draw_in_the_step_compile_and_equal_eager(program):
+    """torch.randn and randn_like in the step are lines that draw again at every call,
+    from the same generator in eager's order: 20 steps give eager's losses and bits."""
+    expected, expected_bits, _ = program(False)
+    got, bits, reason = program(True)
+    assert reason is None
+    assert got == expected and bits == expected_bits
+
+
 def test_factories_in_the_step_are_lines_of_it():
     """zeros, full, arange, new_ones, ones_like and a number written into a tensor, made in
     the step: fresh arrays at each step (the step writes into one), equal to eager's; with

@@ -460,6 +460,22 @@ class Tracer:
             source = f"{self.source.constant(array.copy())}.copy()"
         self.factory(source, array, (), f"{self.phase}: {name}, {describe_array(array)}")
 
+    def random_factory(self, name: str, args: tuple, kwargs: dict, tensor: Tensor) -> None:
+        """`torch.randn(16, 4)` in the step: a line that calls the factory again, so the
+        draws come from the same generator in the same order as eager's."""
+        if _contains_tensor((args, kwargs)) or kwargs.get("out") is not None or \
+                tensor._requires_grad:
+            self.stop(f"{name} with tensor arguments, out= or requires_grad=True in the step")
+            return
+        try:
+            rendered = [self.render(a) for a in args] + \
+                [f"{k}={self.render(v)}" for k, v in kwargs.items()]
+        except TraceBreak as stop:
+            self.stop(stop.reason)
+            return
+        self.factory(f"random_ops.{name}({', '.join(rendered)})._data", tensor._data, (),
+                     f"{self.phase}: {name}, fresh draws in eager's order")
+
     def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> bool:
         """`tensor.bernoulli_(p)` and the other random fills, on a tensor the step made:
         replayed by the same method on the same array, so the draws come from the same
@@ -893,12 +909,22 @@ def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
     patch(Tensor, "_make", classmethod(make_listener))
     for name in RANDOM_FILLS:
         patch(Tensor, name, _fill_listener(tracer, name, Tensor.__dict__[name]))
+        # (randn_like and the other *_like draws call the module's functions.)
+        patch(random_ops, name, _fill_listener(tracer, name, getattr(random_ops, name)))
+    package = sys.modules["runtime"]
+    for name in RANDOM_FACTORIES:
+        function = getattr(random_ops, name)
+        listener = _random_factory_listener(tracer, name, function)
+        patch(random_ops, name, listener)
+        if getattr(package, name, None) is function:
+            patch(package, name, listener)
     empty_like_layout = random_ops.empty_like_layout
 
     def empty_listener(input: Tensor, dtype: Any = None) -> Tensor:
         tensor = empty_like_layout(input, dtype)
         if tracer.recording:
             try:
+                tracer.data_seen(input)
                 source = tracer.value_of(input._data, "empty_like's input")
                 kind = "" if dtype is None else f", {tracer.source.constant(dtype.numpy)}"
                 tracer.factory(f"np.empty_like({source.name}{kind})", tensor._data,
@@ -956,7 +982,6 @@ def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
     patch(Tensor, "requires_grad", property(requires_grad.fget, set_requires_grad,
                                             requires_grad.fdel, requires_grad.__doc__))
     patch(Tensor, "detach_", detach_listener)
-    package = sys.modules["runtime"]
     for name in CONSTANT_FACTORIES + NUMBER_FACTORIES:
         function = getattr(factories, name)
         listener = _factory_listener(tracer, name, function)
@@ -1043,6 +1068,26 @@ def _generator_listener(tracer: Tracer, method: Callable) -> Callable:
         if tracer.recording:
             tracer.stop("the step seeds or sets the state of a random generator")
         return method(self, *args)
+
+    return listener
+
+
+# The random factories of a size (torch.randn(b, nz) in a GAN's step): each a line of
+# the step that calls the factory again, drawing from the same generator in eager's order.
+RANDOM_FACTORIES = ("rand", "randn", "randint", "randperm")
+
+
+def _random_factory_listener(tracer: Tracer, name: str, function: Callable) -> Callable:
+    def listener(*args: Any, **kwargs: Any) -> Any:
+        if not tracer.recording:
+            return function(*args, **kwargs)
+        tracer.paused += 1
+        try:
+            result = function(*args, **kwargs)
+        finally:
+            tracer.paused -= 1
+        tracer.random_factory(name, args, kwargs, result)
+        return result
 
     return listener
 
