@@ -276,21 +276,22 @@ class CompiledStep:
                     tracer.stop("the step calls no backward()")
             except TraceBreak as stop:
                 tracer.stop(stop.reason)
+        keep = True
         if tracer.broken is not None:
             entry = _Entry(None, "", tracer.broken, tracer, key)
             if tracer.passing and self._passing < self.cache_size:
                 # (`model.train()` in a step called after `model.eval()`: the next call
                 # finds the flag set and may trace; a few times, then the entry stays.)
                 self._passing += 1
-                self.last = entry
-                return result
+                keep = False
         else:
             self._count += 1
             code, function = self._build(tracer, len(args), returned)
             entry = _Entry(function, code, None, tracer, key)
             if os.environ.get(PRINT_CODE):
                 print(code, file=sys.stdout)
-        entries.append(entry)
+        if keep:
+            entries.append(entry)
         self.last = entry
         if entry.function is None and os.environ.get(PRINT_CODE):
             print(f"# {getattr(self.fn, '__name__', 'step')}: runs eagerly: {entry.reason}")
