@@ -240,8 +240,7 @@ def _adam(tracer: Tracer, optimizer: Adam) -> None:
         eps, weight_decay = group["eps"], group["weight_decay"]
         for param, tensor, grad in write.params(index, group):
             if _plain(optimizer, param, group, ("exp_avg", "exp_avg_sq"),
-                      (*group["betas"], group["eps"])) and \
-                    all(type(v) is float for v in (*group["betas"], group["eps"])):
+                      (*group["betas"], group["eps"])):
                 _adam_in_numpy(write, param, tensor, grad, group, lr)
                 continue
             if group["maximize"]:

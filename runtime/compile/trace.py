@@ -944,21 +944,11 @@ def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
             tracer.grad_set(self, value)
         grad.fset(self, value)
 
-    def set_data(self: Tensor, value: Any) -> None:
-        if tracer.recording:
-            tracer.stop("`.data =` in the step")
-        data.fset(self, value)
-
+    set_data = _stopping(tracer, data.fset, "`.data =` in the step")
     # out= writes its result into a tensor with numpy directly (runtime/out.py): not
     # replayed, so the trace stops.
-    write_out = out_module.write
-
-    def write_out_listener(target: Tensor, array: Any, warn: int = 1) -> None:
-        if tracer.recording:
-            tracer.stop("an out= argument in the step")
-        write_out(target, array, warn)
-
-    patch(out_module, "write", write_out_listener)
+    patch(out_module, "write", _stopping(tracer, out_module.write,
+                                         "an out= argument in the step"))
     patch(Tensor, "grad", property(grad.fget, set_grad, grad.fdel, grad.__doc__))
     patch(Tensor, "data", property(data.fget, set_data, data.fdel, data.__doc__))
     # A tensor the step did not make, set to require grad or not (or detached in place):
@@ -1063,15 +1053,6 @@ def _module_attribute(module: Module, name: str) -> Any:
     return _MISSING
 
 
-def _generator_listener(tracer: Tracer, method: Callable) -> Callable:
-    def listener(self: Any, *args: Any) -> Any:
-        if tracer.recording:
-            tracer.stop("the step seeds or sets the state of a random generator")
-        return method(self, *args)
-
-    return listener
-
-
 # The random factories of a size (torch.randn(b, nz) in a GAN's step): each a line of
 # the step that calls the factory again, drawing from the same generator in eager's order.
 RANDOM_FACTORIES = ("rand", "randn", "randint", "randperm")
@@ -1110,11 +1091,16 @@ def _fill_listener(tracer: Tracer, name: str, method: Callable) -> Callable:
 
 
 def _data_dependent(tracer: Tracer, method: Callable, what: str) -> Callable:
-    def listener(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    return _stopping(tracer, method, f"the step reads a tensor's values in Python ({what}): "
+                     "its control flow may depend on the data")
+
+
+def _stopping(tracer: Tracer, method: Callable, reason: str) -> Callable:
+    """`method`, which stops the trace for `reason` when the step calls it."""
+    def listener(*args: Any, **kwargs: Any) -> Any:
         if tracer.recording:
-            tracer.stop(f"the step reads a tensor's values in Python ({what}): its control "
-                        "flow may depend on the data")
-        return method(self, *args, **kwargs)
+            tracer.stop(reason)
+        return method(*args, **kwargs)
 
     return listener
 
@@ -1170,7 +1156,8 @@ def _patch_steps(tracer: Tracer, patch: Callable) -> None:
     # last call left it, where eager starts again from the seed.
     for name in ("manual_seed", "seed", "set_state"):
         patch(random_module.Generator, name,
-              _generator_listener(tracer, random_module.Generator.__dict__[name]))
+              _stopping(tracer, random_module.Generator.__dict__[name],
+                        "the step seeds or sets the state of a random generator"))
     # Every optimizer's step, at the one place it runs (even through an lr scheduler's
     # wrapper): SGD's and Adam's (AdamW's) have templates; any other says so (`no update
     # template for RMSprop`) and runs eagerly.
