@@ -325,24 +325,24 @@ def _sized(parser: factory_args.Parser, size: tuple, options: dict) -> tuple:
 def rand(*size: Any, **options: Any) -> Tensor:
     """torch.rand(*size, *, generator=None, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False): U(0, 1) samples of the given size."""
-    shape, dtype, requires_grad, generator, out = _sized(_RAND, size, options)
-    if out is not None:
-        return _out.factory("rand", rand, (shape,), {
-            "dtype": dtype, "requires_grad": requires_grad, "generator": generator}, out)
-    numpy_dtype = _float_dtype(dtype, "check_uniform_bounds")
-    values = sampling.uniform(_generator(generator), math.prod(shape), numpy_dtype)
-    return factories._finish(values.reshape(shape), requires_grad)
+    return _samples(rand, _RAND, "check_uniform_bounds", sampling.uniform, size, options)
 
 
 def randn(*size: Any, **options: Any) -> Tensor:
     """torch.randn(*size, *, generator=None, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False): N(0, 1) samples of the given size."""
-    shape, dtype, requires_grad, generator, out = _sized(_RANDN, size, options)
+    return _samples(randn, _RANDN, "normal_kernel_cpu", sampling.normal, size, options)
+
+
+def _samples(function: Any, parser: Any, kernel: str, draw: Any, size: tuple,
+             options: dict) -> Tensor:
+    """rand's and randn's work: `draw(generator, count, dtype)` samples of the size asked
+    (a floating dtype, or `kernel`'s error), or `function`'s out= form."""
+    shape, dtype, requires_grad, generator, out = _sized(parser, size, options)
     if out is not None:
-        return _out.factory("randn", randn, (shape,), {
+        return _out.factory(parser.name, function, (shape,), {
             "dtype": dtype, "requires_grad": requires_grad, "generator": generator}, out)
-    numpy_dtype = _float_dtype(dtype, "normal_kernel_cpu")
-    values = sampling.normal(_generator(generator), math.prod(shape), numpy_dtype)
+    values = draw(_generator(generator), math.prod(shape), _float_dtype(dtype, kernel))
     return factories._finish(values.reshape(shape), requires_grad)
 
 
