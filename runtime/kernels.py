@@ -535,11 +535,13 @@ def threshold_backward(grad_output, self, threshold):
         bits = _SAME_SIZE_INTEGER[grad_output.itemsize]
         # The mask: `self <= threshold` as PyTorch tests it (at NaN the gradient passes),
         # its bytes minus one (0 where it holds, -1: all ones, where not), widened to
-        # grad's width by a plain cast, which is faster than casting inside the AND.
-        low = np.asarray(np.less_equal(self, threshold)).view(np.int8)  # (0-d: a scalar)
+        # grad's width by a plain cast (astype), which is faster than casting inside the AND.
+        low = np.less_equal(self, threshold)
+        if type(low) is not np.ndarray:  # 0-d operands give a numpy scalar
+            low = np.asarray(low)
+        low = low.view(np.int8)
         np.subtract(low, 1, out=low)
-        mask = np.empty(grad_output.shape, bits)
-        np.copyto(mask, low, casting="unsafe")
+        mask = low.astype(bits)
         return np.bitwise_and(grad_output.view(bits), mask, out=mask).view(grad_output.dtype)
     return np.where(self <= threshold, 0, grad_output).astype(grad_output.dtype, copy=False)
 

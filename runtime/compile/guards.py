@@ -161,13 +161,18 @@ def _module(write: _Writer, module: Any) -> None:
     write.lines.append(f"    d = {write.constant(module)}.__dict__")
     write.fail_if(f"tuple(d) != {write.constant(tuple(attributes))} or "
                   f"{_not_the_same('d.values()', tuple(attributes.values()), write)}")
+    # The values are the traced objects now: the hooks and holders are read through
+    # constants (no lookups in `d`), all in one `if`.
+    conditions = []
     for hooks in ("_forward_hooks", "_forward_pre_hooks"):
-        write.fail_if(f"not d[{hooks!r}]" if attributes[hooks] else f"d[{hooks!r}]")
+        held = write.constant(attributes[hooks])
+        conditions.append(f"not {held}" if attributes[hooks] else held)
     for holder in ("_parameters", "_buffers", "_modules"):
         held = tuple(attributes[holder].values())
-        write.fail_if(f"len(h := d[{holder!r}]) != {len(held)} or "
-                      f"{_not_the_same('h.values()', held, write)}" if held else
-                      f"d[{holder!r}]")
+        name = write.constant(attributes[holder])
+        conditions.append(f"len({name}) != {len(held)} or "
+                          f"{_not_the_same(f'{name}.values()', held, write)}" if held else name)
+    write.fail_if_any(conditions)
 
 
 def _not_the_same(values: str, expected: tuple, write: _Writer) -> str:
@@ -185,16 +190,18 @@ def _optimizer(write: _Writer, guard: Any) -> None:
     params: list[Any] = []
     for index, (group, keys, settings, group_params) in enumerate(guard.groups):
         write.lines.append(f"    p = g[{index}]")
-        write.fail_if(f"p is not {write.constant(group)} or p.keys() != {write.constant(keys)}")
+        write.fail_if(f"p is not {write.constant(group)} or tuple(p) != {write.constant(keys)}")
         if settings:
             # By identity: an equal value of another type (np.float64(0.9) for 0.9) would
             # pass `==`, and the update's lines wrote the traced value in.
-            read = ", ".join(f"p[{key!r}]" for key, _ in settings)
-            write.fail_if(f"any(map(is_not, ({read},), "
-                          f"{write.constant(tuple(v for _, v in settings))}))")
+            read = write.constant(operator.itemgetter(*(key for key, _ in settings)))
+            values = tuple(v for _, v in settings)
+            read = f"({read}(p),)" if len(values) == 1 else f"{read}(p)"  # (one: no tuple)
+            write.fail_if(f"any(map(is_not, {read}, {write.constant(values)}))")
         write.fail_if(f"len(q := p['params']) != {len(group_params)} or "
                       f"{_not_the_same('q', tuple(group_params), write)}")
-        write.fail_if(f"type(p.get('lr')) is not {write.constant(guard.lr_types[index])}")
+        lr = "p['lr']" if "lr" in group else "p.get('lr')"
+        write.fail_if(f"type({lr}) is not {write.constant(guard.lr_types[index])}")
         params += group_params
     # Which parameters have state (Adam's moments, SGD's momentum buffers): a parameter
     # gaining state changes the update's template.

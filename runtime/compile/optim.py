@@ -423,7 +423,7 @@ class Guard:
 
     def __init__(self, optimizer: Any) -> None:
         self.optimizer = optimizer
-        self.groups = [(group, set(group), [(k, v) for k, v in group.items()
+        self.groups = [(group, tuple(group), [(k, v) for k, v in group.items()
                                             if k not in RUNTIME_HYPERPARAMETERS
                                             and k != "params"], list(group["params"]))
                        for group in optimizer.param_groups]
@@ -441,7 +441,7 @@ class Guard:
         if len(groups) != len(self.groups):
             return False
         for group, (expected, keys, settings, params) in zip(groups, self.groups, strict=True):
-            if group is not expected or group.keys() != keys:
+            if group is not expected or tuple(group) != keys:  # keys in their order
                 return False
             for key, value in settings:
                 # By identity: an equal value of another type (np.float64(0.9) for 0.9)
