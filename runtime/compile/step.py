@@ -38,6 +38,7 @@ from runtime.compile import guards
 from runtime.compile import optim as optim_templates
 from runtime.compile.emit import Source, TraceBreak
 from runtime.compile.optimize import last_uses, optimize
+from runtime.compile.reads import is_plain_value
 from runtime.compile.trace import MODES, Tracer, _getter, grad_state, listening
 from runtime.namespaces import array_ops
 
@@ -99,13 +100,17 @@ class _Entry:
         self.tensors = [tracer.sources.get(id(t), _held(t)) for t in tensors]
         self.tensor_keys = [_tensor_key(t) for t in tensors]
         # The modules and optimizers fn names must still be the ones traced.
-        self.named = [(_getter_of(tracer, obj), obj) for obj in
-                      [*tracer.modules, *tracer.optimizers] if id(obj) in tracer.bindings] \
-            if tracer else []
+        # (And the objects the step reads plain values through: reads.py.)
+        self.reads = tracer.reads if tracer else []
+        named = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
+                                          *(read.holder for read in self.reads)]} \
+            if tracer else {}
+        self.named = [(_getter_of(tracer, obj), obj) for obj in named.values()
+                      if id(obj) in tracer.bindings]
         # The plain values (numbers, strings, None) fn names as globals or free variables:
         # the trace baked them in as constants, so another value needs another trace.
         self.scalars = [(_getter(container, key), _scalar_key(value)) for container, key, value
-                        in tracer.bindings.values() if _is_scalar(value)] if tracer else []
+                        in tracer.bindings.values() if is_plain_value(value)] if tracer else []
         self.modules = list(tracer.modules) if tracer else []
         self.module_keys = [_module_key(m) for m in self.modules]
         self.module_objects = [_module_objects(m) for m in self.modules]
@@ -120,7 +125,7 @@ class _Entry:
                  for (holder, name), value in zip(MODES, self.modes, strict=False)]
         self.guard_code, self._guard = guards.build(
             self.arguments, modes, held, self.tensor_keys, self.named, self.scalars,
-            self.modules, self.optimizers)
+            self.reads, self.modules, self.optimizers)
 
     def holds(self, args: tuple = ()) -> bool:
         """Whether a call with `args` (as many as traced) finds the world as it was traced."""
@@ -146,19 +151,17 @@ class _Entry:
         for find, key in self.scalars:
             if _scalar_key(find()) != key:
                 return False
+        if not all(read.holds() for read in self.reads):
+            return False
         for module, key in zip(self.modules, self.module_keys, strict=True):
             if _module_key(module) != key:
                 return False
         return all(guard.holds() for guard in self.optimizers)
 
 
-def _is_scalar(value: Any) -> bool:
-    return value is None or type(value) in (bool, int, float, str)
-
-
 def _scalar_key(value: Any) -> tuple:
     """A plain value with its type (1 == 1.0 == True, but each traces differently)."""
-    return (type(value), value) if _is_scalar(value) else (object, id(value))
+    return (type(value), value) if is_plain_value(value) else (object, id(value))
 
 
 def _module_key(module: Any) -> tuple:

@@ -47,7 +47,7 @@ from runtime import out as out_module
 from runtime import random as random_module
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
-from runtime.compile import forms, optim
+from runtime.compile import forms, optim, reads
 from runtime.compile.emit import Source, TraceBreak, comment_text, describe_array
 from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import _Mode
@@ -74,6 +74,9 @@ class Tracer:
         # Where fn finds the objects it names: (container, key) of each global it reads
         # and each variable it closes over, by the id of the object found there.
         self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn else {}
+        # What the step reaches through those objects (`cfg.alpha`, `self.scale`), as it
+        # is before the call: reads.py.
+        self.reads = _plain_reads(fn, self.bindings) if fn else []
         self.sources: dict[int, Callable[[], Any]] = {}  # id(Tensor) -> where to find it
         self.parameter_names: dict[int, str] = {}  # id(Tensor) -> a name for the comments
         for _container, key, value in self.bindings.values():
@@ -767,6 +770,15 @@ def _bindings(fn: Callable, found: dict | None = None,
             seen.add(id(value))
             _bindings(value, found, seen)
     return found
+
+
+def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]]) -> list:
+    """reads.py's Reads under the objects fn names and, for a bound method, its self."""
+    roots = [value for _container, _key, value in bindings.values()]
+    functions = [fn, *(value for value in roots if isinstance(value, types.FunctionType)
+                       and not value.__module__.startswith("runtime"))]
+    owner = getattr(fn, "__self__", None)
+    return reads.plain_reads([*roots, *([owner] if owner is not None else [])], functions)
 
 
 class _Getter:

@@ -1,0 +1,190 @@
+"""The plain values a step reads through the objects it names: `cfg.alpha`, `self.scale`,
+`config["gamma"]`, `schedule[epoch]`, `optimizer.param_groups[0]["lr"]`.
+
+A number that reaches a kernel is a constant of the trace: the tracer sees the number, not
+where the step found it. The globals and free variables the step names are guarded by
+value (step.py's `scalars`), a module's attributes by identity (`_module_key`); this file
+guards what the step reaches one to four steps further, through plain objects (an
+argparse Namespace, a config class, the `self` of a bound method, an optimizer), dicts,
+lists and tuples, so that `cfg.alpha = 0.25` between two calls makes a new trace instead of a step
+that still multiplies by 0.5.
+
+Which attributes: those whose names the step's code reads (its `co_names`, with those of
+the code nested in it, of the Python functions it names, and of the methods of the plain
+objects it reaches), so that a counter the step never reads (`self.global_step`) can
+change freely. Which items: all of them (a subscript's key is not a name), for containers
+of at most MAX_ITEMS. A plain value (None, bool, int, float, str) is compared by type and
+value; anything else by identity, and walked into if plain (a module or a tensor is not:
+each is guarded as itself). So an optimizer's learning rates are compared by value when
+the step's own code reads `param_groups` (its update reads them afresh at every call, but
+the step's own arithmetic would keep the traced one).
+
+The values are taken before the traced call runs: a step that changes one of them itself
+traces again at the next call, and runs eagerly once the cache is full: slower, never
+wrong.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+from runtime._tensor import Tensor
+from runtime.nn.module import Module
+
+DEPTH = 4  # reads from a name the step binds: `self.opt.param_groups[0]["lr"]` at most
+MAX_ITEMS = 64  # a larger dict, list or tuple is not walked (see docs/compile.md)
+
+MISSING = object()  # what a read finds where the traced object had no such attribute/key
+
+
+class Read(NamedTuple):
+    """One value a later call must find where the traced one found it. `holder` is checked
+    before it (a name's object, guarded by identity, or a value an earlier Read checked by
+    identity): the read goes through the object itself."""
+
+    holder: Any
+    kind: str  # "attribute" (vars(holder).get), "item" (holder.get / holder[i]), "length"
+    key: Any
+    expected: tuple  # ("value", (type, value)) or ("object", obj) or ("length", n)
+
+    def holds(self) -> bool:
+        if self.kind == "length":
+            return len(self.holder) == self.expected[1]
+        found = self.find()
+        if self.expected[0] == "value":
+            return (type(found), found) == self.expected[1]
+        return found is self.expected[1]
+
+    def find(self) -> Any:
+        if self.kind == "attribute":
+            return vars(self.holder).get(self.key, MISSING)
+        if isinstance(self.holder, dict):
+            return self.holder.get(self.key, MISSING)
+        return self.holder[self.key]  # a list or tuple whose length a Read checked first
+
+
+def is_plain_value(value: Any) -> bool:
+    return value is None or type(value) in (bool, int, float, str)
+
+
+def _walked(value: Any) -> bool:
+    """Whether the values inside `value` are the step's plain data: a container, a class
+    of the program's own, or an object with a `__dict__` that is none of the kinds guarded
+    elsewhere or not at all (a module, a tensor, a function, a Python module)."""
+    if isinstance(value, dict | list | tuple):
+        return len(value) <= MAX_ITEMS
+    if isinstance(value, type):
+        return _own_class(value)
+    if isinstance(value, Module | Tensor | types.ModuleType | types.FunctionType |
+                  types.BuiltinFunctionType | types.MethodType):
+        return False
+    try:
+        vars(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _own_class(cls: type) -> bool:
+    """A class the program wrote (not Python's, numpy's or gradgen's)."""
+    module = getattr(cls, "__module__", None) or "builtins"
+    return not module.startswith(("builtins", "runtime", "numpy", "typing", "collections"))
+
+
+def code_names(functions: list[Callable]) -> set[str]:
+    """The names the functions' code reads (globals and attributes alike), with the code
+    nested in them (comprehensions, inner functions, lambdas)."""
+    names: set[str] = set()
+    stack = [f.__code__ for f in functions if isinstance(getattr(f, "__code__", None),
+                                                           types.CodeType)]
+    while stack:
+        code = stack.pop()
+        names.update(code.co_names)
+        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return names
+
+
+def plain_reads(roots: list[Any], functions: list[Callable]) -> list[Read]:
+    """The Reads under `roots` (the objects the step names, and a bound method's self),
+    for the attribute names of `functions` and of the methods found on the way."""
+    names = code_names(functions)
+    while True:  # a method the step calls on a plain object reads names of its own
+        methods = [m for root in roots if _walked(root) and not isinstance(root, dict |
+                                                                          list | tuple)
+                   for m in _methods(type(root), names)]
+        more = code_names(methods) - names
+        if not more:
+            break
+        names |= more
+    found: list[Read] = []
+    seen: set[int] = set()
+    for root in roots:
+        _walk(root, names, DEPTH, found, seen)
+    return found
+
+
+def _methods(cls: type, names: set[str]) -> Iterator[Callable]:
+    """The user-written functions of `cls` named in `names`, found in the classes' own
+    dicts (no descriptor or metaclass code runs)."""
+    for name in names:
+        for klass in cls.__mro__:
+            method = vars(klass).get(name)
+            if method is not None:
+                if isinstance(method, types.FunctionType) and \
+                        not method.__module__.startswith("runtime"):
+                    yield method
+                break
+
+
+def _walk(holder: Any, names: set[str], depth: int, found: list[Read],
+          seen: set[int]) -> None:
+    if depth == 0 or id(holder) in seen:
+        return
+    seen.add(id(holder))
+    if not _walked(holder):
+        return
+    if isinstance(holder, dict):
+        for key, value in list(holder.items()):
+            _read(Read(holder, "item", key, _expected(value)), value, names, depth, found, seen)
+        return
+    if isinstance(holder, list | tuple):
+        found.append(Read(holder, "length", None, ("length", len(holder))))
+        for key, value in enumerate(holder):
+            _read(Read(holder, "item", key, _expected(value)), value, names, depth, found, seen)
+        return
+    attributes = vars(holder)
+    for name in sorted(names):
+        if name in attributes:
+            value = attributes[name]
+            _read(Read(holder, "attribute", name, _expected(value)), value, names, depth,
+                  found, seen)
+            continue
+        if isinstance(holder, type):
+            continue
+        # Not the object's own: its class's (`cfg.alpha` where `class Config: alpha = 0.5`).
+        # The object must go on without one of its own, and the class's value is guarded.
+        for klass in type(holder).__mro__:
+            if name in vars(klass):
+                if _own_class(klass):
+                    found.append(Read(holder, "attribute", name, ("object", MISSING)))
+                    value = vars(klass)[name]
+                    _read(Read(klass, "attribute", name, _expected(value)), value, names,
+                          depth, found, seen)
+                break
+
+
+def _expected(value: Any) -> tuple:
+    return ("value", (type(value), value)) if is_plain_value(value) else ("object", value)
+
+
+def _read(read: Read, value: Any, names: set[str], depth: int, found: list[Read],
+          seen: set[int]) -> None:
+    """Keep `read`, and walk into what it found; a tensor is left out (read through an
+    attribute or a container, it stops the trace: trace.py's _check_held)."""
+    if isinstance(value, Tensor):
+        return
+    found.append(read)
+    if read.expected[0] == "object":
+        _walk(value, names, depth - 1, found, seen)
