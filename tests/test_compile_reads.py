@@ -269,3 +269,49 @@ def test_numbers_held_by_a_class_are_guarded():
     # The first call, the class's alpha, the instance's own beta; the class's beta changed
     # once the instance shadowed it is read by no line, but was guarded: one more.
     assert compiled.traces == 4
+
+
+class Encoder(runtime.nn.Module):
+    """A module whose forward calls a method of its own class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer = runtime.nn.Linear(4, 3)
+
+    def squash(self, x):
+        return x.tanh()
+
+    def forward(self, x):
+        return self.squash(self.layer(x))
+
+
+def _patched_method_program(compiled: bool):
+    runtime.manual_seed(0)
+    model = Encoder()
+    optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
+    original = Encoder.squash
+
+    def step():
+        optimizer.zero_grad()
+        loss = model(INPUT).pow(2).sum()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    run = runtime.compile(step) if compiled else step
+    losses = []
+    try:
+        for index in range(6):
+            if index == 3:
+                Encoder.squash = lambda self, x: x.sigmoid()
+            losses.append(run().detach().numpy().tobytes())
+    finally:
+        Encoder.squash = original
+    return losses, _bits(model), run
+
+
+def test_a_method_patched_on_a_module_class_makes_a_new_trace():
+    eager_losses, eager_bits, _ = _patched_method_program(False)
+    losses, bits, compiled = _patched_method_program(True)
+    assert (losses, bits) == (eager_losses, eager_bits)
+    assert compiled.traces == 2

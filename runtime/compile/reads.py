@@ -125,6 +125,35 @@ def plain_reads(roots: list[Any], functions: list[Callable]) -> list[Read]:
     return found
 
 
+def method_reads(modules: list[Any]) -> list[Read]:
+    """The methods a module's `forward` calls on its own class (`self.encode(x)`), found by
+    the names its code reads, and theirs in turn: patched on the class after the trace
+    (`Model.encode = ...`), each makes a new trace. (`forward` itself is guarded by
+    guards.py's module check; an attribute of the instance that hides a method changes
+    the instance's attributes, guarded there too.)"""
+    found: list[Read] = []
+    seen: set[tuple[int, str]] = set()
+    for cls in {id(type(m)): type(m) for m in modules}.values():
+        if not _own_class(cls):
+            continue
+        names: set[str] = set()
+        more = code_names([cls.forward])
+        while more - names:
+            names |= more
+            more = code_names(list(_methods(cls, names)))
+        for name in sorted(names - {"forward"}):
+            for klass in cls.__mro__:
+                value = vars(klass).get(name)
+                if value is None:
+                    continue
+                if isinstance(value, types.FunctionType) and _own_class(klass) and \
+                        (id(klass), name) not in seen:
+                    seen.add((id(klass), name))
+                    found.append(Read(klass, "attribute", name, ("object", value)))
+                break
+    return found
+
+
 def _methods(cls: type, names: set[str]) -> Iterator[Callable]:
     """The user-written functions of `cls` named in `names`, found in the classes' own
     dicts (no descriptor or metaclass code runs)."""

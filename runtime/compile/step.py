@@ -38,7 +38,7 @@ from runtime.compile import guards
 from runtime.compile import optim as optim_templates
 from runtime.compile.emit import Source, TraceBreak
 from runtime.compile.optimize import last_uses, optimize
-from runtime.compile.reads import is_plain_value
+from runtime.compile.reads import is_plain_value, method_reads
 from runtime.compile.trace import MODES, Tracer, _getter, grad_state, listening
 from runtime.namespaces import array_ops
 
@@ -101,7 +101,7 @@ class _Entry:
         self.tensor_keys = [_tensor_key(t) for t in tensors]
         # The modules and optimizers fn names must still be the ones traced.
         # (And the objects the step reads plain values through: reads.py.)
-        self.reads = tracer.reads if tracer else []
+        self.reads = [*tracer.reads, *method_reads(tracer.modules)] if tracer else []
         named = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
                                           *(read.holder for read in self.reads)]} \
             if tracer else {}
