@@ -1392,6 +1392,8 @@ def _update_run(compiled: bool, dtype, options: dict) -> tuple:
     {"lr": 1e-2, "weight_decay": 0.5, "maximize": True},
     {"cls": "AdamW", "lr": 1e-2, "weight_decay": 0.1},
     {"cls": "AdamW", "lr": 1e-2, "weight_decay": 0},
+    {"cls": "AdamW", "lr": 1e300},  # the decay factor's cast overflows: it warns
+    {"lr": 1e-2, "amsgrad": True}, {"cls": "AdamW", "lr": 1e300, "amsgrad": True},
     {"cls": "RMSprop", "lr": 1e-2}, {"cls": "RMSprop", "lr": 1e300, "momentum": 0.9},
     {"cls": "RMSprop", "lr": 1e-2, "centered": True, "weight_decay": 0.1, "maximize": True},
     {"cls": "RMSprop", "lr": 1e-2, "centered": True, "momentum": 0.5, "alpha": 0.5},

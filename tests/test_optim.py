@@ -213,3 +213,24 @@ def test_bad_params_raise_like_torch():
         with pytest.raises(exception) as expected:
             torch.optim.SGD(torch_params, lr=0.1)
         assert str(error.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+def test_amsgrad_keeps_its_maximum_in_place_like_torch(name):
+    """The running maximum of the second moment is updated in place, as PyTorch's
+    `torch.maximum(..., out=...)` does: the same tensor from step to step, its version
+    counter moving once a step."""
+    found = []
+    for lib in (rt, torch):
+        w = lib.nn.Parameter(lib.ones(3, dtype=lib.float64))
+        optimizer = getattr(lib.optim, name)([w], lr=0.05, amsgrad=True)
+        seen = []
+        for _ in range(3):
+            optimizer.zero_grad()
+            (w * lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64)).pow(2).sum().backward()
+            optimizer.step()
+            maximum = optimizer.state[w]["max_exp_avg_sq"]
+            seen.append((id(maximum), maximum._version))
+        found.append(([identity == seen[0][0] for identity, _ in seen],
+                      [version for _, version in seen]))
+    assert found[0] == found[1] == ([True, True, True], [1, 2, 3])

@@ -233,16 +233,16 @@ def _adam(tracer: Tracer, optimizer: Adam) -> None:
     """Adam.step (runtime/optim/adam.py), as kernels; AdamW is Adam with decoupled decay."""
     write = _Writer(tracer, optimizer)
     for index, group in enumerate(optimizer.param_groups):
-        if group["amsgrad"]:
-            raise TraceBreak("no update template for amsgrad")
         lr = write.learning_rate(index)
         beta1, beta2 = group["betas"]
         eps, weight_decay = group["eps"], group["weight_decay"]
+        moments = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")[:3 if group["amsgrad"] else 2]
         for param, tensor, grad in write.params(index, group):
-            if _plain(optimizer, param, group, ("exp_avg", "exp_avg_sq"),
-                      (*group["betas"], group["eps"])):
+            if _plain(optimizer, param, group, moments, (*group["betas"], group["eps"])):
                 _adam_in_numpy(write, param, tensor, grad, group, lr)
                 continue
+            if group["amsgrad"]:
+                raise TraceBreak("no update template for amsgrad with these dtypes or shapes")
             if group["maximize"]:
                 grad = write.line(write.name("d"), f"kernels.neg({grad})", "maximize: -grad")
             step = write.state(param, "step", tensor)
@@ -314,8 +314,11 @@ def _adam_in_numpy(write: _Writer, param: Any, tensor: str, grad: str, group: di
     grad = write.gradient(grad, tensor, group)
     write.step_count(step)
     if group["weight_decay"] != 0 and group["decoupled_weight_decay"]:
-        factor = write.line(write.name("w"), f"1 - {lr} * {group['weight_decay']!r}",
-                            "1 - lr * weight_decay")
+        # (Made the parameter's type first, as the kernel makes it: that cast warns on
+        # overflow, the product after it is silent.)
+        scalar = write.source.constant(param._data.dtype.type, "c")
+        factor = write.line(write.name("w"), f"{scalar}(1 - {lr} * {group['weight_decay']!r})",
+                            "1 - lr * weight_decay, as p's type")
         write.numpy_inplace(tensor, f"np.multiply({tensor}._data, {factor}, "
                             f"out={tensor}._data)", "p.mul_(1 - lr * weight_decay)")
     difference = write.quiet(f"{grad} - {exp_avg}._data", "grad - exp_avg")
@@ -330,7 +333,13 @@ def _adam_in_numpy(write: _Writer, param: Any, tensor: str, grad: str, group: di
     correction1 = write.line(write.name("b"), f"1 - {beta1!r} ** {count}", "bias_correction1")
     correction2 = write.line(write.name("b"), f"(1 - {beta2!r} ** {count}) ** 0.5",
                              "bias_correction2_sqrt")
-    root = write.quiet(f"np.sqrt({exp_avg_sq}._data)", "exp_avg_sq.sqrt()")
+    second_moment = exp_avg_sq
+    if group["amsgrad"]:
+        second_moment = write.state(param, "max_exp_avg_sq", tensor)
+        write.numpy_inplace(second_moment, f"np.maximum({second_moment}._data, "
+                            f"{exp_avg_sq}._data, out={second_moment}._data)",
+                            "torch.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)")
+    root = write.quiet(f"np.sqrt({second_moment}._data)", "second moment .sqrt()")
     denom = write.quiet(f"{root} / {correction2}", "/ bias_correction2_sqrt")
     denom = write.quiet(f"{denom} + {group['eps']!r}", "+ eps")
     ratio = write.quiet(f"{exp_avg}._data / {denom}", "exp_avg / denom")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from generated import ops
 from runtime import dtypes, factories
 from runtime.optim.optimizer import Optimizer, step_without_grad
 
@@ -75,9 +76,9 @@ class Adam(Optimizer):
                 step = state["step"].item()
                 bias_correction1 = 1 - beta1**step
                 bias_correction2_sqrt = (1 - beta2**step) ** 0.5
-                if amsgrad:
-                    state["max_exp_avg_sq"] = state["max_exp_avg_sq"].maximum(exp_avg_sq)
+                if amsgrad:  # in place, as PyTorch keeps it (the same tensor, its version moved)
                     second_moment = state["max_exp_avg_sq"]
+                    ops.maximum(second_moment, exp_avg_sq, out=second_moment)
                 else:
                     second_moment = exp_avg_sq
                 denom = second_moment.sqrt() / bias_correction2_sqrt + eps
