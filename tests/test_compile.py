@@ -305,6 +305,56 @@ def test_item_in_step_falls_back_with_reason():
     assert _same(_bits(model), _bits(eager_model))
 
 
+def _item_steps(lib_model, optimizer, x):
+    """Steps that return `.item()` values in the ways a trace may keep (returned at once)
+    and may not (used, or kept in a variable first)."""
+    def train():
+        optimizer.zero_grad()
+        loss = lib_model(x).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    def returned():
+        return train().item()
+
+    def both():
+        loss = train()
+        size = loss.detach().abs()
+        return loss.item(), size.item(), 3
+
+    def kept():
+        value = train().item()
+        return value
+
+    def used():
+        return train().item() * 2
+
+    return {"returned": returned, "both": both, "kept": kept, "used": used}
+
+
+@pytest.mark.parametrize("kind", ["returned", "both", "kept", "used"])
+def test_a_returned_item_is_a_line_of_the_step(kind):
+    """`return loss.item()` (alone, or in a tuple of such values) compiles: the generated
+    step returns `vN.item()`, eager's floats. A float the step keeps in a variable or
+    computes with stops the trace (Python could do anything with it), and the step runs
+    eagerly, with eager's results."""
+    model, optimizer, _ = _tiny_step(runtime)
+    eager_model, eager_optimizer, _ = _tiny_step(runtime)
+    x = runtime.ones(16, 30)
+    compiled = runtime.compile(_item_steps(model, optimizer, x)[kind])
+    eager = _item_steps(eager_model, eager_optimizer, x)[kind]
+    for _ in range(4):
+        got, expected = compiled(), eager()
+        assert got == expected and type(got) is type(expected)
+    assert _same(_bits(model), _bits(eager_model))
+    if kind in ("returned", "both"):
+        assert compiled.fallback_reason is None and compiled.traces == 1
+        assert re.search(r"return \(?v\d+\.item\(\)", compiled.code)
+    else:
+        assert "item()" in compiled.fallback_reason
+
+
 def _inplace_step(model, optimizer, x, on_input: bool):
     def step():
         optimizer.zero_grad()

@@ -375,7 +375,11 @@ _QUIET_END = ["    finally:", "        loud(q)"]
 
 
 def _render_result(tracer: Tracer, value: Any) -> str:
-    """What the generated step returns: new Tensors around this step's arrays."""
+    """What the generated step returns: new Tensors around this step's arrays, and the
+    floats of `return loss.item()` (trace.py's `_item_listener`)."""
+    found = tracer.items.get(id(value))
+    if found is not None and found[0] is value:
+        return found[1]
     if value is None or type(value) in (bool, int, float, str):
         literal = tracer.source.literal(value)
         if literal is not None:

@@ -23,6 +23,7 @@ gradgen's own: the trace only watches.
 from __future__ import annotations
 
 import contextlib
+import dis
 import heapq
 import itertools
 import sys
@@ -109,6 +110,9 @@ class Tracer:
         self.grads_checked: list[tuple[Tensor, np.ndarray]] = []
         # Write a kernel call as its spec's `numpy:` form where it has one (forms.py).
         self.numpy_forms = True
+        # `return loss.item()`: id(the float) -> (the float, the line that computes it).
+        self.code = getattr(fn, "__code__", None)
+        self.items: dict[int, tuple[float, str]] = {}
 
     # -- stopping --------------------------------------------------------------------------
     def stop(self, reason: str, passing: bool = False) -> None:
@@ -994,7 +998,8 @@ def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
         patch(Tensor, name, _factory_listener(tracer, name, Tensor.__dict__[name]))
     for name, what in DATA_READERS:
         if name in Tensor.__dict__:
-            patch(Tensor, name, _data_dependent(tracer, Tensor.__dict__[name], what))
+            reader = _item_listener if name == "item" else _data_dependent
+            patch(Tensor, name, reader(tracer, Tensor.__dict__[name], what))
     for name in ("allclose", "equal"):
         what = f"torch.{name}"
         patch(predicates, name, _data_dependent(tracer, getattr(predicates, name), what))
@@ -1105,6 +1110,62 @@ def _fill_listener(tracer: Tracer, name: str, method: Callable) -> Callable:
 def _data_dependent(tracer: Tracer, method: Callable, what: str) -> Callable:
     return _stopping(tracer, method, f"the step reads a tensor's values in Python ({what}): "
                      "its control flow may depend on the data")
+
+
+def _item_listener(tracer: Tracer, item: Callable, what: str) -> Callable:
+    """`Tensor.item`: a float the step returns at once (`return loss.item()`, or among
+    other such values, `return loss.item(), accuracy.item()`) is a line of the step, which
+    the generated code returns; Python does nothing else with it. Any other use stops the
+    trace, as every read of a tensor's values does."""
+    stopping = _data_dependent(tracer, item, what)
+
+    def listener(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not tracer.recording or args or kwargs or not isinstance(self, Tensor):
+            return stopping(self, *args, **kwargs)
+        name = tracer.names.get(id(self._data))
+        value = item(self)
+        if type(value) is float and name is not None and \
+                _returned_at_once(sys._getframe(1), tracer.code):
+            tracer.items[id(value)] = (value, f"{name}.item()")
+        else:
+            tracer.stop(f"the step reads a tensor's values in Python ({what}): its control "
+                        "flow may depend on the data")
+        return value
+
+    return listener
+
+
+def _returned_at_once(frame: Any, code: Any) -> bool:
+    """Whether `frame` runs the step's own code and, right after the call it is in,
+    returns its result: alone, or in a tuple or list of values that are only loaded or
+    other `.item()` results (CPython 3.11's bytecode; on another, False: the trace stops)."""
+    if code is None or frame.f_code is not code:
+        return False
+    instructions = list(dis.get_instructions(code))
+    # (f_lasti may point into the CALL's inline cache: the last instruction at or before.)
+    here = max((k for k, i in enumerate(instructions) if i.offset <= frame.f_lasti),
+               default=None)
+    if here is None or instructions[here].opname != "CALL":
+        return False
+    rest, pushed, index = instructions[here + 1:], 0, 0
+    while index < len(rest):
+        name = rest[index].opname
+        if name == "RETURN_VALUE":
+            return pushed == 0
+        if name in ("BUILD_TUPLE", "BUILD_LIST"):  # of it, what came after, maybe before
+            return rest[index].arg > pushed and index + 1 < len(rest) and \
+                rest[index + 1].opname == "RETURN_VALUE"
+        if name in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF") or \
+                name == "LOAD_GLOBAL" and not rest[index].arg & 1:
+            pushed += 1
+            index += 1
+        elif name == "LOAD_METHOD" and rest[index].argval == "item" and \
+                [(i.opname, i.arg) for i in rest[index + 1:index + 3]] == \
+                [("PRECALL", 0), ("CALL", 0)]:
+            index += 3  # `x.item()` on a value loaded before: one value still
+        else:
+            return False
+    return False
 
 
 def _stopping(tracer: Tracer, method: Callable, reason: str) -> Callable:
