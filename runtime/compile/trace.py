@@ -237,15 +237,30 @@ class Tracer:
         in place: the write is a line of the step, and so is its version counter's move.
         None for any other (an argument, a global the step names: its inputs)."""
         owner = self.owners.get(id(array)) if type(array) is np.ndarray else None
-        if owner is None or owner._data is not array or id(owner) in self.made or \
+        if owner is None or owner._data is not array or \
                 id(owner) in self.grads or any(a is owner for a in self.args) or \
                 id(owner) in self.bindings:
             return None
-        try:
-            self._check_held(owner)
-            return self.value_of(array, "a module's tensor").name
-        except TraceBreak:
-            return None
+        # The tensor, or a module's that holds the same array (`p.data`, or `p.detach()`,
+        # made in the step, writes into p's).
+        for holder in ((owner,) if id(owner) not in self.made else ()) + \
+                tuple(self._holders_of(array)):
+            try:
+                self._check_held(holder)
+                return self.value_of(array, "a module's tensor").name
+            except TraceBreak:
+                continue
+        return None
+
+    def _holders_of(self, array: np.ndarray) -> Iterator[Tensor]:
+        """The parameters and buffers of the modules called (or named) whose array is
+        `array`."""
+        modules = [*self.modules, *(value for _c, _k, value in self.bindings.values()
+                                    if isinstance(value, Module))]
+        for module in modules:
+            for tensor in (*module.parameters(), *module.buffers()):
+                if tensor._data is array:
+                    yield tensor
 
     def version_moved(self, tensor: Tensor) -> None:
         """recording.increment_version (or write_inplace's move) on a tensor the generated
@@ -1137,8 +1152,10 @@ def _item_listener(tracer: Tracer, item: Callable, what: str) -> Callable:
 
 def _returned_at_once(frame: Any, code: Any) -> bool:
     """Whether `frame` runs the step's own code and, right after the call it is in,
-    returns its result: alone, or in a tuple or list of values that are only loaded or
-    other `.item()` results (CPython 3.11's bytecode; on another, False: the trace stops)."""
+    returns its result: alone, or in a tuple or list with values loaded after it (names,
+    constants, their attributes, their methods' results without arguments: `loss.item(),
+    h.detach()`), none of which can reach it (CPython 3.11's bytecode; on another, False:
+    the trace stops)."""
     if code is None or frame.f_code is not code:
         return False
     instructions = list(dis.get_instructions(code))
@@ -1159,10 +1176,12 @@ def _returned_at_once(frame: Any, code: Any) -> bool:
                 name == "LOAD_GLOBAL" and not rest[index].arg & 1:
             pushed += 1
             index += 1
-        elif name == "LOAD_METHOD" and rest[index].argval == "item" and \
+        elif name == "LOAD_METHOD" and pushed and \
                 [(i.opname, i.arg) for i in rest[index + 1:index + 3]] == \
                 [("PRECALL", 0), ("CALL", 0)]:
-            index += 3  # `x.item()` on a value loaded before: one value still
+            index += 3  # `x.item()`, `h.detach()` on a value loaded after: one value still
+        elif name == "LOAD_ATTR" and pushed:
+            index += 1  # `x.data`: one value for one
         else:
             return False
     return False
