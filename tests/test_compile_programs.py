@@ -1,0 +1,124 @@
+"""runtime.compile on the training steps of programs users bring: the model of
+tests/programs/gpt.py (the "Let's build GPT" lecture) and the step of pytorch/examples'
+word language model (tests/programs/word_language_model.py), written as functions. Each
+compiles in one trace and gives eager's losses and parameters, bit for bit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import runtime
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+
+def _gpt_namespace() -> dict:
+    """gpt.py's definitions (up to its training loop), run on gradgen."""
+    source = (PROGRAMS / "gpt.py").read_text()
+    head = source[:source.index("model = GPTLanguageModel()")]
+    imports = ("import torch\n", "import torch.nn as nn\n",
+               "from torch.nn import functional as F\n")
+    for line in imports:
+        assert line in head
+        head = head.replace(line, "")
+    namespace = {"__name__": "gpt", "torch": runtime, "nn": runtime.nn,
+                 "F": runtime.nn.functional}
+    exec(compile(head, str(PROGRAMS / "gpt.py"), "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+def _gpt_run(compiled: bool, steps: int = 6):
+    namespace = _gpt_namespace()
+    runtime.manual_seed(1337)
+    model = namespace["GPTLanguageModel"]()
+    optimizer = runtime.optim.AdamW(model.parameters(), lr=1e-3)
+
+    def step(xb, yb):
+        logits, loss = model(xb, yb)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    run = runtime.compile(step) if compiled else step
+    runtime.manual_seed(7)
+    batches = [namespace["get_batch"]("train") for _ in range(steps)]
+    runtime.manual_seed(11)  # dropout's draws, the same in both
+    losses = [run(x, y).detach().numpy().tobytes() for x, y in batches]
+    return losses, [p.detach().numpy().tobytes() for p in model.parameters()], run
+
+
+def test_gpt_step_compiles_and_equals_eager():
+    """Embeddings, masked multi-head attention (a tril buffer, masked_fill, softmax),
+    LayerNorm, dropout in training mode, cross-entropy and AdamW."""
+    eager_losses, eager_bits, _ = _gpt_run(False)
+    losses, bits, compiled = _gpt_run(True)
+    assert compiled.fallback_reason is None and compiled.traces == 1
+    assert losses == eager_losses
+    assert bits == eager_bits
+
+
+class _RNNModel(runtime.nn.Module):
+    """word_language_model.py's RNNModel (LSTM), tied weights."""
+
+    def __init__(self, ntoken=30, ninp=16, nhid=16, nlayers=2, dropout=0.2):
+        super().__init__()
+        nn = runtime.nn
+        self.drop = nn.Dropout(dropout)
+        self.encoder = nn.Embedding(ntoken, ninp)
+        self.rnn = nn.LSTM(ninp, nhid, nlayers, dropout=dropout)
+        self.decoder = nn.Linear(nhid, ntoken)
+        self.decoder.weight = self.encoder.weight
+        self.ntoken, self.nhid, self.nlayers = ntoken, nhid, nlayers
+
+    def forward(self, input, hidden):
+        emb = self.drop(self.encoder(input))
+        output, hidden = self.rnn(emb, hidden)
+        output = self.drop(output)
+        decoded = self.decoder(output).view(-1, self.ntoken)
+        return runtime.nn.functional.log_softmax(decoded, dim=1), hidden
+
+    def init_hidden(self, bsz):
+        weight = next(self.parameters())
+        return (weight.new_zeros(self.nlayers, bsz, self.nhid),
+                weight.new_zeros(self.nlayers, bsz, self.nhid))
+
+
+def _language_model_run(compiled: bool, steps: int = 5):
+    runtime.manual_seed(1111)
+    model = _RNNModel()
+    criterion = runtime.nn.NLLLoss()
+    lr = 20.0
+
+    def step(data, targets, h, c):
+        # The example's loop body: zero_grad on the model, clipping, a hand-written SGD
+        # update through p.data; the hidden state goes back detached.
+        model.zero_grad()
+        output, (h, c) = model(data, (h, c))
+        loss = criterion(output, targets)
+        loss.backward()
+        runtime.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-lr)
+        return loss.item(), h.detach(), c.detach()
+
+    run = runtime.compile(step) if compiled else step
+    h, c = model.init_hidden(4)
+    runtime.manual_seed(5)
+    data = [runtime.randint(0, 30, (8, 4)) for _ in range(steps + 1)]
+    losses = []
+    for index in range(steps):
+        loss, h, c = run(data[index], data[index + 1].view(-1), h, c)
+        losses.append(loss)
+    return losses, [p.detach().numpy().tobytes() for p in model.parameters()], run
+
+
+def test_word_language_model_step_compiles_and_equals_eager():
+    eager_losses, eager_bits, _ = _language_model_run(False)
+    losses, bits, compiled = _language_model_run(True)
+    assert compiled.fallback_reason is None and compiled.traces == 1
+    # The update through p.data: one in-place add into each parameter's array.
+    assert compiled.code.count("# after backward: add_Tensor_, in place") == 10
+    assert "return (v" in compiled.code and ".item()" in compiled.code
+    assert losses == eager_losses and all(type(loss) is float for loss in losses)
+    assert bits == eager_bits
