@@ -1264,6 +1264,51 @@ def test_a_forward_patched_on_the_class_traces_again():
         Model.forward = original
 
 
+def test_tuple_and_list_arguments_are_guarded_item_by_item():
+    """A tuple or list argument (an RNN's hidden state, a batch) is read item by item: its
+    type, length and each item are guarded as arguments are, and both forms of the guard
+    agree; every call gives eager's bits."""
+    def make():
+        model = _mlp(runtime, [(12, 4)])
+        optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(batch, scale):
+            x, target = batch
+            optimizer.zero_grad()
+            loss = (model(x) * scale[0] - target).pow(2).sum()
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        return model, step
+
+    (eager_model, eager_step), (model, step) = make(), make()
+    compiled = runtime.compile(step)
+    x, target = _batches(runtime, 1)[0][0], runtime.ones(8, 4)
+    entries = []
+    calls = [((x, target), (2.0,)), ((x, target), (2.0,)), ([x, target], (2.0,)),
+             ((x, target), (3.0,)), ((x[:4], target[:4]), (3.0,)), ((x, target, x), (3.0,)),
+             ((x, target), (2.0,))]
+    for index, args in enumerate(calls):
+        if index:
+            previous = compiled.last
+            holds = previous.holds(args)
+            assert holds is previous.holds_slowly(args), index
+            assert holds is (index == 1), index
+        if index == 5:  # three items where the step unpacks two: eager's error
+            with pytest.raises(ValueError):
+                compiled(*args)
+            continue
+        got, expected = compiled(*args), eager_step(*args)
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
+        assert _same(_bits(model), _bits(eager_model)), index
+        assert compiled.fallback_reason is None, index
+        entries.append(compiled.last)
+    # The tuple, the list, 3.0, 4 rows, the three items (whose trace raised, as eager
+    # does); the last call finds the first entry again.
+    assert compiled.traces == 5 and entries[-1] is entries[0]
+
+
 def test_a_repeated_call_checks_its_arguments_and_modes_in_the_guard():
     """A call like the previous one runs that entry after its guard alone, which checks
     the arguments (a tensor's layout, dtype and requires_grad; a number's type and value:

@@ -5,6 +5,7 @@ compiles in one trace and gives eager's losses and parameters, bit for bit."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import runtime
@@ -90,25 +91,25 @@ def _language_model_run(compiled: bool, steps: int = 5):
     criterion = runtime.nn.NLLLoss()
     lr = 20.0
 
-    def step(data, targets, h, c):
+    def step(data, targets, hidden):
         # The example's loop body: zero_grad on the model, clipping, a hand-written SGD
-        # update through p.data; the hidden state goes back detached.
+        # update through p.data; the hidden state (a tuple) comes in and goes back detached.
         model.zero_grad()
-        output, (h, c) = model(data, (h, c))
+        output, hidden = model(data, hidden)
         loss = criterion(output, targets)
         loss.backward()
         runtime.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
         for p in model.parameters():
             p.data.add_(p.grad, alpha=-lr)
-        return loss.item(), h.detach(), c.detach()
+        return loss.item(), (hidden[0].detach(), hidden[1].detach())
 
     run = runtime.compile(step) if compiled else step
-    h, c = model.init_hidden(4)
+    hidden = model.init_hidden(4)
     runtime.manual_seed(5)
     data = [runtime.randint(0, 30, (8, 4)) for _ in range(steps + 1)]
     losses = []
     for index in range(steps):
-        loss, h, c = run(data[index], data[index + 1].view(-1), h, c)
+        loss, hidden = run(data[index], data[index + 1].view(-1), hidden)
         losses.append(loss)
     return losses, [p.detach().numpy().tobytes() for p in model.parameters()], run
 
@@ -119,6 +120,8 @@ def test_word_language_model_step_compiles_and_equals_eager():
     assert compiled.fallback_reason is None and compiled.traces == 1
     # The update through p.data: one in-place add into each parameter's array.
     assert compiled.code.count("# after backward: add_Tensor_, in place") == 10
-    assert "return (v" in compiled.code and ".item()" in compiled.code
+    assert re.search(r"return \(v\d+\.item\(\), \(wrap\(v\d+\), wrap\(v\d+\)\)\)",
+                     compiled.code)
+    assert "t = a2[0]" in compiled.last.guard_code  # the tuple argument's tensors
     assert losses == eager_losses and all(type(loss) is float for loss in losses)
     assert bits == eager_bits

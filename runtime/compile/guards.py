@@ -104,11 +104,16 @@ def _singleton(value: Any) -> bool:
 
 
 def _argument(write: _Writer, name: str, key: tuple) -> None:
-    """step.py's `_argument_key(argument) == key`: a tensor's checks, or a plain value's
-    type and value (1, 1.0 and True are each their own trace)."""
+    """step.py's `_argument_key(argument) == key`: a tensor's checks, a plain value's type
+    and value (1, 1.0 and True are each their own trace), a tuple's or list's length and
+    items."""
     kind, value = key
     if kind == "tensor":
         _tensor(write, name, value)
+    elif kind in ("tuple", "list"):
+        write.fail_if(f"type({name}) is not {kind} or len({name}) != {len(value)}")
+        for index, item in enumerate(value):
+            _argument(write, f"{name}[{index}]", item)
     elif _singleton(value):
         write.fail_if(f"{name} is not {value!r}")
     else:

@@ -79,8 +79,10 @@ def _argument_key(value: Any) -> Any:
         return ("tensor", _tensor_key(value))
     if value is None or type(value) in (bool, int, float, str):
         return (type(value).__name__, value)
+    if type(value) in (tuple, list):  # an RNN's hidden state (h, c), a batch (x, y)
+        return (type(value).__name__, tuple(map(_argument_key, value)))
     raise TraceBreak(f"an argument of type {type(value).__name__} (compiled steps take "
-                     "tensors and Python numbers)")
+                     "tensors, Python numbers, and tuples and lists of them)")
 
 
 class _Entry:

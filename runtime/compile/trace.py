@@ -72,6 +72,9 @@ class Tracer:
     def __init__(self, args: tuple, fn: Callable | None = None) -> None:
         self.source = Source()
         self.args = args
+        # The tensors among the arguments, with where the step finds each: `a1`, or
+        # `a2[0]` inside a tuple or list argument (an RNN's hidden state `(h, c)`).
+        self.argument_tensors: list[tuple[Tensor, str]] = list(_argument_paths(args))
         # Where fn finds the objects it names: (container, key) of each global it reads
         # and each variable it closes over, by the id of the object found there.
         self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn else {}
@@ -150,9 +153,9 @@ class Tracer:
             raise TraceBreak("the step makes a tensor outside the spec's kernels (a factory "
                              "or a tensor built from Python data); make it outside the step "
                              "and pass it in")
-        for index, arg in enumerate(self.args):
+        for arg, path in self.argument_tensors:
             if arg is tensor:
-                name = f"a{index}"
+                name = path
                 break
         else:
             name = self._bound_tensor(tensor)
@@ -238,7 +241,7 @@ class Tracer:
         None for any other (an argument, a global the step names: its inputs)."""
         owner = self.owners.get(id(array)) if type(array) is np.ndarray else None
         if owner is None or owner._data is not array or \
-                id(owner) in self.grads or any(a is owner for a in self.args) or \
+                id(owner) in self.grads or any(a is owner for a, _ in self.argument_tensors) or \
                 id(owner) in self.bindings:
             return None
         # The tensor, or a module's that holds the same array (`p.data`, or `p.detach()`,
@@ -791,6 +794,16 @@ def _bindings(fn: Callable, found: dict | None = None,
     return found
 
 
+def _argument_paths(args: Any, prefix: str = "a") -> Iterator[tuple[Tensor, str]]:
+    """(tensor, its path) for the tensors of the arguments, in tuples and lists too."""
+    for index, arg in enumerate(args):
+        path = f"{prefix}{index}" if prefix == "a" else f"{prefix}[{index}]"
+        if isinstance(arg, Tensor):
+            yield arg, path
+        elif isinstance(arg, tuple | list):
+            yield from _argument_paths(arg, path)
+
+
 def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]]) -> list:
     """reads.py's Reads under the objects fn names and, for a bound method, its self."""
     roots = [value for _container, _key, value in bindings.values()]
@@ -1152,10 +1165,10 @@ def _item_listener(tracer: Tracer, item: Callable, what: str) -> Callable:
 
 def _returned_at_once(frame: Any, code: Any) -> bool:
     """Whether `frame` runs the step's own code and, right after the call it is in,
-    returns its result: alone, or in a tuple or list with values loaded after it (names,
-    constants, their attributes, their methods' results without arguments: `loss.item(),
-    h.detach()`), none of which can reach it (CPython 3.11's bytecode; on another, False:
-    the trace stops)."""
+    returns its result: alone, or in tuples or lists with values loaded after it (names,
+    constants, their attributes, items and sums, their methods' results without arguments:
+    `loss.item(), (h[0].detach(), h[1].detach())`), none of which can reach it (CPython
+    3.11's bytecode; on another, False: the trace stops)."""
     if code is None or frame.f_code is not code:
         return False
     instructions = list(dis.get_instructions(code))
@@ -1169,9 +1182,12 @@ def _returned_at_once(frame: Any, code: Any) -> bool:
         name = rest[index].opname
         if name == "RETURN_VALUE":
             return pushed == 0
-        if name in ("BUILD_TUPLE", "BUILD_LIST"):  # of it, what came after, maybe before
-            return rest[index].arg > pushed and index + 1 < len(rest) and \
-                rest[index + 1].opname == "RETURN_VALUE"
+        if name in ("BUILD_TUPLE", "BUILD_LIST"):
+            # Of values loaded after it only: one value for those; or of it too (and maybe
+            # of values before it): the container holds it now, and is followed instead.
+            pushed = pushed - rest[index].arg + 1 if rest[index].arg <= pushed else 0
+            index += 1
+            continue
         if name in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF") or \
                 name == "LOAD_GLOBAL" and not rest[index].arg & 1:
             pushed += 1
@@ -1182,6 +1198,9 @@ def _returned_at_once(frame: Any, code: Any) -> bool:
             index += 3  # `x.item()`, `h.detach()` on a value loaded after: one value still
         elif name == "LOAD_ATTR" and pushed:
             index += 1  # `x.data`: one value for one
+        elif name in ("BINARY_SUBSCR", "BINARY_OP") and pushed >= 2:
+            pushed -= 1  # `hidden[0]`, `a + b`: one value for two loaded after it
+            index += 1
         else:
             return False
     return False
