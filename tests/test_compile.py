@@ -874,9 +874,22 @@ class _MySGD(runtime.optim.SGD):
         return super().step(closure)
 
 
-@pytest.mark.parametrize("name", ["Adadelta", "_MySGD"])
-def test_an_optimizer_without_a_template_runs_eagerly_and_says_so(name):
-    cls = _MySGD if name == "_MySGD" else getattr(runtime.optim, name)
+class _SignSGD(runtime.optim.Optimizer):
+    """A user's optimizer written from the base class: p -= lr * sign(grad)."""
+
+    def __init__(self, params, lr=0.01):
+        super().__init__(params, {"lr": lr})
+
+    @runtime.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.add_(p.grad.sign(), alpha=-group["lr"])
+
+
+@pytest.mark.parametrize("cls", [_SignSGD, _MySGD], ids=["_SignSGD", "_MySGD"])
+def test_an_optimizer_without_a_template_runs_eagerly_and_says_so(cls):
     eager_model, _, eager_step = _classifier_step(runtime, cls, lr=0.01)
     model, _, step = _classifier_step(runtime, cls, lr=0.01)
     compiled = runtime.compile(step)
@@ -1495,6 +1508,8 @@ def _update_run(compiled: bool, dtype, options: dict) -> tuple:
     {"cls": "Adagrad", "lr": 1e-2}, {"cls": "Adagrad", "lr": 1e300, "lr_decay": 0.1},
     {"cls": "Adagrad", "lr": 1e-2, "weight_decay": 0.1, "maximize": True,
      "initial_accumulator_value": 0.5},
+    {"cls": "Adadelta"}, {"cls": "Adadelta", "lr": 1e300, "rho": 0.5},
+    {"cls": "Adadelta", "lr": 0.5, "eps": 1e-30, "weight_decay": 0.1, "maximize": True},
 ])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_update_in_numpy_is_the_kernels(dtype, options):

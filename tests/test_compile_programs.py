@@ -1,7 +1,8 @@
-"""runtime.compile on the training steps of programs users bring: the model of
-tests/programs/gpt.py (the "Let's build GPT" lecture) and the step of pytorch/examples'
-word language model (tests/programs/word_language_model.py), written as functions. Each
-compiles in one trace and gives eager's losses and parameters, bit for bit."""
+"""runtime.compile on the training steps of programs users bring: the models of
+tests/programs/gpt.py (the "Let's build GPT" lecture) and mnist.py (pytorch/examples'
+MNIST, with Adadelta and StepLR), and the step of pytorch/examples' word language model
+(tests/programs/word_language_model.py), written as functions. Each compiles in one trace
+and gives eager's losses and parameters, bit for bit."""
 
 from __future__ import annotations
 
@@ -124,4 +125,41 @@ def test_word_language_model_step_compiles_and_equals_eager():
                      compiled.code)
     assert "t = a2[0]" in compiled.last.guard_code  # the tuple argument's tensors
     assert losses == eager_losses and all(type(loss) is float for loss in losses)
+    assert bits == eager_bits
+
+
+def _mnist_run(compiled: bool):
+    source = (PROGRAMS / "mnist.py").read_text()
+    namespace = {"torch": runtime, "nn": runtime.nn, "F": runtime.nn.functional}
+    exec(compile(source[source.index("class Net"):source.index("def train(")],  # noqa: S102
+                 str(PROGRAMS / "mnist.py"), "exec"), namespace)
+    runtime.manual_seed(1)
+    model = namespace["Net"]()
+    optimizer = runtime.optim.Adadelta(model.parameters(), lr=1.0)
+    scheduler = runtime.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
+
+    def step(data, target):  # the example's loop body
+        optimizer.zero_grad()
+        output = model(data)
+        loss = runtime.nn.functional.nll_loss(output, target)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    run = runtime.compile(step) if compiled else step
+    runtime.manual_seed(2)
+    batches = [(runtime.randn(4, 1, 28, 28), runtime.randint(0, 10, (4,))) for _ in range(3)]
+    losses = []
+    for _epoch in range(2):
+        losses += [run(data, target) for data, target in batches]
+        scheduler.step()  # a new learning rate, which the update reads at every call
+    return losses, [p.detach().numpy().tobytes() for p in model.parameters()], run
+
+
+def test_mnist_step_with_adadelta_and_step_lr_compiles_and_equals_eager():
+    eager_losses, eager_bits, _ = _mnist_run(False)
+    losses, bits, compiled = _mnist_run(True)
+    assert compiled.fallback_reason is None and compiled.traces == 1
+    assert "Adadelta: p.add_(delta, alpha=-lr)" in compiled.code
+    assert losses == eager_losses
     assert bits == eager_bits

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from runtime.compile.emit import TraceBreak
+from runtime.optim.adadelta import Adadelta
 from runtime.optim.adagrad import Adagrad
 from runtime.optim.adam import Adam
 from runtime.optim.adamw import AdamW
@@ -421,8 +422,43 @@ def _adagrad(tracer: Tracer, optimizer: Adagrad) -> None:
             write.scaled_add(tensor, ratio, f"-{rate}", "p.add_(grad / std, alpha=-clr)")
 
 
+def _adadelta(tracer: Tracer, optimizer: Adadelta) -> None:
+    """Adadelta.step (runtime/optim/adadelta.py) as numpy lines, in the plain case."""
+    write = _Writer(tracer, optimizer)
+    for index, group in enumerate(optimizer.param_groups):
+        lr = write.learning_rate(index)
+        rho, eps = group["rho"], group["eps"]
+        for param, tensor, grad in write.params(index, group):
+            if not _plain(optimizer, param, group, ("square_avg", "acc_delta"), (rho, eps)):
+                raise TraceBreak("no update template for Adadelta with these dtypes or "
+                                 "hyperparameter types")
+            step = write.state(param, "step", tensor)
+            square_avg = write.state(param, "square_avg", tensor)
+            acc_delta = write.state(param, "acc_delta", tensor)
+            write.step_count(step)
+            grad = write.gradient(grad, tensor, group)
+            write.numpy_inplace(square_avg, f"np.multiply({square_avg}._data, {rho!r}, "
+                                f"out={square_avg}._data)", "square_avg.mul_(rho)")
+            square = write.quiet(f"{grad} * {grad}", "grad * grad")
+            write.scaled_add(square_avg, square, repr(1 - rho),
+                             "square_avg.add_(grad * grad, alpha=1 - rho)")
+            std = write.quiet(f"{square_avg}._data + {eps!r}", "square_avg.add(eps)")
+            std = write.quiet(f"np.sqrt({std})", ".sqrt(): std")
+            delta = write.quiet(f"{acc_delta}._data + {eps!r}", "acc_delta.add(eps)")
+            delta = write.quiet(f"np.sqrt({delta})", ".sqrt()")
+            delta = write.quiet(f"{delta} / {std}", ".div(std)")
+            delta = write.quiet(f"{delta} * {grad}", ".mul(grad): delta")
+            write.numpy_inplace(acc_delta, f"np.multiply({acc_delta}._data, {rho!r}, "
+                                f"out={acc_delta}._data)", "acc_delta.mul_(rho)")
+            square = write.quiet(f"{delta} * {delta}", "delta * delta")
+            write.scaled_add(acc_delta, square, repr(1 - rho),
+                             "acc_delta.add_(delta * delta, alpha=1 - rho)")
+            write.scaled_add(tensor, delta, f"-{lr}", "p.add_(delta, alpha=-lr)")
+
+
 TEMPLATES: dict[type, Callable[[Any, Any], None]] = {
     SGD: _sgd, Adam: _adam, AdamW: _adam, RMSprop: _rmsprop, Adagrad: _adagrad,
+    Adadelta: _adadelta,
 }
 
 
