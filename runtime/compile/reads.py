@@ -81,10 +81,10 @@ def _walked(value: Any) -> bool:
                   types.BuiltinFunctionType | types.MethodType):
         return False
     try:
-        vars(value)
+        attributes = vars(value)
     except TypeError:
         return False
-    return True
+    return type(attributes) is dict  # (a `__dict__` of another kind is not read)
 
 
 def _own_class(cls: type) -> bool:
