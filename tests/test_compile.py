@@ -355,6 +355,36 @@ def test_a_returned_item_is_a_line_of_the_step(kind):
         assert "item()" in compiled.fallback_reason
 
 
+def _alias_update_run(compiled: bool, how: str):
+    runtime.manual_seed(0)
+    model = runtime.nn.Linear(3, 2)
+    x = runtime.randn(4, 3)
+
+    def step():
+        model.zero_grad()
+        loss = model(x).pow(2).sum()
+        loss.backward()
+        for p in model.parameters():  # a hand-written update through an alias of p
+            alias = p.data if how == "data" else p.detach()
+            alias.add_(p.grad, alpha=-0.1)
+        return loss
+
+    run = runtime.compile(step) if compiled else step
+    losses = [run().detach().numpy().tobytes() for _ in range(4)]
+    return losses, _bits(model), [p._version for p in model.parameters()], run
+
+
+@pytest.mark.parametrize("how", ["data", "detach"])
+def test_an_update_through_an_alias_of_a_parameter(how):
+    """`p.data.add_(...)` and `p.detach().add_(...)` write into p's array; `detach()`
+    shares p's version counter (as in torch), `.data` does not: the compiled step moves
+    the counters eager moves."""
+    eager = _alias_update_run(False, how)
+    compiled = _alias_update_run(True, how)
+    assert compiled[3].fallback_reason is None and compiled[3].traces == 1
+    assert compiled[:3] == eager[:3]
+
+
 def _inplace_step(model, optimizer, x, on_input: bool):
     def step():
         optimizer.zero_grad()

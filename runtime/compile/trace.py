@@ -269,6 +269,13 @@ class Tracer:
         """recording.increment_version (or write_inplace's move) on a tensor the generated
         step holds by name: the step moves its counter too."""
         name = self.tensors.get(id(tensor))
+        if name is None and id(tensor) in self.made and tensor._counter is not None:
+            # A tensor the step made on a module's array that shares its counter
+            # (`p.detach()`, unlike `p.data`): the module's tensor's counter moves.
+            for holder in self._holders_of(tensor._data):
+                if holder._counter is tensor._counter:
+                    name = self.tensor_name(holder)
+                    break
         if name is not None and not name.startswith("a"):
             self.source.add("", f"{name}._version_counter.version += 1", (),
                             f"{self.comment}: the version counter moves", self.phase)
