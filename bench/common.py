@@ -21,20 +21,23 @@ def repeats(batch: int, repeat: int) -> int:
 
 
 def median_times(functions: dict[str, Callable[[], object]], repeat: int, rounds: int = 5,
-                 warmup: int = 2,
-                 by_round: dict[str, list[float]] | None = None) -> dict[str, float]:
+                 warmup: int = 2, by_round: dict[str, list[float]] | None = None,
+                 probe: Callable[[], float] | None = None,
+                 probes: list[float] | None = None) -> dict[str, float]:
     """median_time of each function over `repeat` calls, made in `rounds` blocks that the
     functions take turns at: each block is calls in a row (a training loop's steady state),
     and a slow spell of this shared machine falls on every function alike. The order of
     turns rotates from round to round, so that no function always follows the same other
     one. With `by_round`, each function's median within each round goes there too (name ->
-    one per round)."""
+    one per round); with `probe`, its value at the start of each round goes to `probes`."""
     times: dict[str, list[float]] = {name: [] for name in functions}
     block = max(1, repeat // rounds)
     names = list(functions)
     enabled = gc.isenabled()
     try:
         for turn in range(rounds):
+            if probe is not None and probes is not None:
+                probes.append(probe())
             for name in names[turn % len(names):] + names[:turn % len(names)]:
                 fn = functions[name]
                 for _ in range(warmup):

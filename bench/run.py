@@ -42,6 +42,26 @@ from bench import random_draws, systems  # noqa: E402
 from bench.common import LR, median_time, median_times, repeats  # noqa: E402
 
 
+def python_speed(samples: int = 200) -> float:
+    """Microseconds for a fixed pure-Python loop (1,000 integer additions), the median of
+    `samples`: how fast the machine runs Python just then. Machines that share their cores
+    have slow spells, in which Python-heavy work (eager gradgen, torch's dispatch, a
+    compiled step's guards) slows more than BLAS does; the report prints this beside the
+    ratios, taken at the start of each round of the TinyModel steps."""
+    def loop() -> int:
+        total = 0
+        for number in range(1_000):
+            total += number
+        return total
+
+    times = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        loop()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e6
+
+
 def tinymodel_steps(batches: list[int], repeat: int) -> dict:
     """Seconds per training step of the seed's TinyModel, per system and batch size.
 
@@ -55,11 +75,30 @@ def tinymodel_steps(batches: list[int], repeat: int) -> dict:
         steps = {name: make(weights, x, y, LR) for name, make in systems.STEPS.items()}
         steps = {name: step for name, step in steps.items() if step is not None}
         by_round: dict[str, list[float]] = {}
+        probes: list[float] = []
         for name, seconds in median_times(steps, repeats(batch, repeat), rounds=STEP_ROUNDS,
-                                          by_round=by_round).items():
+                                          by_round=by_round, probe=lambda: python_speed(10),
+                                          probes=probes).items():
             results.setdefault(name, {})[batch] = seconds
             results.setdefault("rounds", {}).setdefault(name, {})[batch] = by_round[name]
+        results.setdefault("probes", {})[batch] = probes
     return results
+
+
+# A round whose Python probe reads at most this much above the run's fastest is "calm".
+CALM = 1.25
+
+
+def machine_state(probes: list[float]) -> str:
+    """The Python probes of the rounds, as the report's Machine state sentence."""
+    fastest = min(probes)
+    calm = sum(p <= CALM * fastest for p in probes)
+    return (f"Machine state: a pure-Python loop of 1,000 additions, timed at the start of "
+            f"each TinyModel round, took {fastest:.1f}–{max(probes):.1f} µs (median "
+            f"{statistics.median(probes):.1f} µs); {calm} of {len(probes)} rounds began "
+            f"within {CALM - 1:.0%} of the fastest. Where Python runs slower (a machine that "
+            "shares its cores has such spells), numpy's BLAS slows less, and the ratios of "
+            "Python-heavy systems rise.")
 
 
 STEP_ROUNDS = 20
@@ -257,6 +296,7 @@ def report(results: dict, quick: bool) -> str:
         "are to hand-written numpy doing the same forward, backward and SGD update. At batch "
         "4096 the sum loss with lr 1e-3 diverges within a few steps in every system alike (the "
         "same arithmetic on infinities and NaNs); numpy's warnings about it are silenced.",
+        machine_state([p for probes in results["steps"]["probes"].values() for p in probes]),
         f"Command: `python bench/run.py{' --quick' if quick else ''}`.",
         "",
         *goals(results),
