@@ -13,7 +13,7 @@ every step, as eager reads it, so a scheduler's change takes effect at once.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from runtime.compile.emit import TraceBreak
@@ -98,6 +98,7 @@ class _Writer:
     def __init__(self, tracer: Tracer, optimizer: Any) -> None:
         self.tracer = tracer
         self.source = tracer.source
+        self.optimizer = optimizer
         self.owner = self.source.constant(optimizer, "O")
         self.label = type(optimizer).__name__
         self.bound = {line.target for line in self.source.lines if line.target}
@@ -132,6 +133,17 @@ class _Writer:
             grad = self.line(self.name("d"), f"{tensor}._grad._data", f"{label}.grad")
             found.append((param, tensor, grad))
         return found
+
+    def plain_params(self, group_index: int, group: dict, moments: tuple[str, ...],
+                     floats: tuple[Any, ...]) -> Iterator[tuple[Any, str, str]]:
+        """`params`, each the plain case the numpy-line templates write (`_plain`, with
+        the state tensors `moments` and the Python numbers `floats`); else the trace
+        stops."""
+        for param, tensor, grad in self.params(group_index, group):
+            if not _plain(self.optimizer, param, group, moments, floats):
+                raise TraceBreak(f"no update template for {self.label} with these dtypes or "
+                                 "hyperparameter types")
+            yield param, tensor, grad
 
     def learning_rate(self, group_index: int) -> str:
         return self.line(self.name("lr"), f"{self.owner}.param_groups[{group_index}]['lr']",
@@ -357,10 +369,8 @@ def _rmsprop(tracer: Tracer, optimizer: RMSprop) -> None:
         alpha, eps, momentum = group["alpha"], group["eps"], group["momentum"]
         moments = ("square_avg", *(("momentum_buffer",) if momentum > 0 else ()),
                    *(("grad_avg",) if group["centered"] else ()))
-        for param, tensor, grad in write.params(index, group):
-            if not _plain(optimizer, param, group, moments, (alpha, eps, momentum)):
-                raise TraceBreak("no update template for RMSprop with these dtypes or "
-                                 "hyperparameter types")
+        for param, tensor, grad in write.plain_params(index, group, moments,
+                                                      (alpha, eps, momentum)):
             step = write.state(param, "step", tensor)
             square_avg = write.state(param, "square_avg", tensor)
             grad = write.gradient(grad, tensor, group)
@@ -402,10 +412,7 @@ def _adagrad(tracer: Tracer, optimizer: Adagrad) -> None:
     for index, group in enumerate(optimizer.param_groups):
         lr = write.learning_rate(index)
         lr_decay, eps = group["lr_decay"], group["eps"]
-        for param, tensor, grad in write.params(index, group):
-            if not _plain(optimizer, param, group, ("sum",), (lr_decay, eps)):
-                raise TraceBreak("no update template for Adagrad with these dtypes or "
-                                 "hyperparameter types")
+        for param, tensor, grad in write.plain_params(index, group, ("sum",), (lr_decay, eps)):
             step = write.state(param, "step", tensor)
             total = write.state(param, "sum", tensor)
             write.step_count(step)
@@ -428,10 +435,8 @@ def _adadelta(tracer: Tracer, optimizer: Adadelta) -> None:
     for index, group in enumerate(optimizer.param_groups):
         lr = write.learning_rate(index)
         rho, eps = group["rho"], group["eps"]
-        for param, tensor, grad in write.params(index, group):
-            if not _plain(optimizer, param, group, ("square_avg", "acc_delta"), (rho, eps)):
-                raise TraceBreak("no update template for Adadelta with these dtypes or "
-                                 "hyperparameter types")
+        for param, tensor, grad in write.plain_params(index, group, ("square_avg", "acc_delta"),
+                                                      (rho, eps)):
             step = write.state(param, "step", tensor)
             square_avg = write.state(param, "square_avg", tensor)
             acc_delta = write.state(param, "acc_delta", tensor)
