@@ -29,6 +29,16 @@ def _bits(model) -> list[bytes]:
     return [p.detach().numpy().tobytes() for p in model.parameters()]
 
 
+def _compiled_like_eager(program, *args):
+    """Run `program(compiled, *args)` eagerly and compiled (each returns its losses, its
+    parameters' bits and the step it ran): the same losses and bits; the compiled step."""
+    eager_losses, eager_bits, _ = program(False, *args)
+    losses, bits, compiled = program(True, *args)
+    assert losses == eager_losses
+    assert bits == eager_bits
+    return compiled
+
+
 INPUT = runtime.tensor(np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32))
 
 # The globals the steps below read (each test sets them afresh).
@@ -96,10 +106,7 @@ def test_numbers_read_through_a_global_object_dict_list_and_optimizer_are_guarde
     changes = {2: _set("cfg", "alpha", 0.25), 3: _set("inner", "beta", 3.0),
                4: _set("config", "gamma", -1.0), 5: _set("optimizer", "lr", 0.01),
                6: _next_epoch, 7: _append_to_schedule, 8: _set("cfg", "alpha", 1)}
-    eager_losses, eager_bits, _ = _global_program(False, changes)
-    losses, bits, compiled = _global_program(True, changes)
-    assert losses == eager_losses
-    assert bits == eager_bits
+    compiled = _compiled_like_eager(_global_program, changes)
     # One trace, and one for each change (the int 1 for the float 0.25 is one too; the
     # appended item is read by no line, but the list's length is guarded).
     assert compiled.traces == 1 + len(changes)
@@ -107,9 +114,7 @@ def test_numbers_read_through_a_global_object_dict_list_and_optimizer_are_guarde
 
 
 def test_without_changes_one_trace_serves_every_call():
-    losses, bits, compiled = _global_program(True, {})
-    eager_losses, eager_bits, _ = _global_program(False, {})
-    assert (losses, bits) == (eager_losses, eager_bits)
+    compiled = _compiled_like_eager(_global_program, {})
     assert compiled.traces == 1
 
 
@@ -149,10 +154,7 @@ def _trainer_program(compiled: bool):
 
 
 def test_a_bound_method_step_guards_what_it_reads_through_self():
-    eager_losses, eager_bits, _ = _trainer_program(False)
-    losses, bits, compiled = _trainer_program(True)
-    assert losses == eager_losses
-    assert bits == eager_bits
+    compiled = _compiled_like_eager(_trainer_program)
     assert compiled.traces == 3  # the first call, the new scale, the new model
 
 
@@ -263,9 +265,7 @@ def _class_program(compiled: bool):
 
 
 def test_numbers_held_by_a_class_are_guarded():
-    eager_losses, eager_bits, _ = _class_program(False)
-    losses, bits, compiled = _class_program(True)
-    assert (losses, bits) == (eager_losses, eager_bits)
+    compiled = _compiled_like_eager(_class_program)
     # The first call, the class's alpha, the instance's own beta; the class's beta changed
     # once the instance shadowed it is read by no line, but was guarded: one more.
     assert compiled.traces == 4
@@ -311,7 +311,5 @@ def _patched_method_program(compiled: bool):
 
 
 def test_a_method_patched_on_a_module_class_makes_a_new_trace():
-    eager_losses, eager_bits, _ = _patched_method_program(False)
-    losses, bits, compiled = _patched_method_program(True)
-    assert (losses, bits) == (eager_losses, eager_bits)
+    compiled = _compiled_like_eager(_patched_method_program)
     assert compiled.traces == 2
