@@ -1137,6 +1137,45 @@ def test_numpy_warnings_as_in_eager():
     assert np.isnan(np.frombuffer(found[1][0][-1], np.float32)).all()
 
 
+@pytest.mark.parametrize("mode", ["eval", "train"])
+def test_an_inference_function_compiles_when_nothing_it_returns_requires_grad(mode):
+    """A forward alone (no backward) under no_grad: its lines are the whole function, and
+    it returns eager's tensors, bit for bit (in train mode dropout draws again at every
+    call, in eager's order); under inference_mode, whose tensors the generated code does
+    not make, it runs eagerly."""
+    def make():
+        runtime.manual_seed(0)
+        model = _mlp(runtime, [(12, 16), (16, 4)], dropout=0.5)
+        getattr(model, mode)()
+
+        def predict(x):
+            with runtime.no_grad():
+                scores = model(x)
+                return scores.argmax(1), runtime.softmax(scores, 1)
+
+        def infer(x):
+            with runtime.inference_mode():
+                return model(x)
+
+        return predict, infer
+
+    (eager, eager_infer), (predict, infer) = make(), make()
+    compiled, compiled_infer = runtime.compile(predict), runtime.compile(infer)
+    for x, _ in _batches(runtime, 4):
+        runtime.manual_seed(3)
+        got = compiled(x)
+        runtime.manual_seed(3)
+        expected = eager(x)
+        assert [t.numpy().tobytes() for t in got] == [t.numpy().tobytes() for t in expected]
+        assert [t.dtype for t in got] == [t.dtype for t in expected]
+        assert not any(t.requires_grad for t in got)
+        assert compiled_infer(x).is_inference() and eager_infer(x).is_inference()
+    assert compiled.fallback_reason is None and compiled.traces == 1
+    assert "backward" not in compiled.code and "kernels.argmax(" in compiled.code
+    assert compiled_infer.fallback_reason == ("the step returns an inference tensor (made "
+                                              "under torch.inference_mode())")
+
+
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.compile's own imports
 def test_compiling_a_module_keeps_it_a_module():
     model = _mlp(runtime, [(4, 3)])
@@ -1144,7 +1183,8 @@ def test_compiling_a_module_keeps_it_a_module():
     x = runtime.ones(2, 4)
     assert [p.shape for p in compiled.parameters()] == [p.shape for p in model.parameters()]
     assert compiled(x).detach().numpy().tobytes() == model(x).detach().numpy().tobytes()
-    assert "no backward" in compiled.fallback_reason  # a forward alone runs eagerly
+    # A forward whose result requires grad runs eagerly: the generated code builds no graph.
+    assert "requires grad and calls no backward()" in compiled.fallback_reason
     reference = torch.compile(_mlp(torch, [(4, 3)]))
     assert [tuple(p.shape) for p in reference.parameters()] == \
         [tuple(p.shape) for p in compiled.parameters()]

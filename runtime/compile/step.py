@@ -277,8 +277,10 @@ class CompiledStep:
             try:
                 tracer.phase = "epilogue"
                 returned = _render_result(tracer, result)
-                if tracer.broken is None and not tracer.backwards:
-                    tracer.stop("the step calls no backward()")
+                if tracer.broken is None and not tracer.backwards and \
+                        _returns_a_graph(result):
+                    tracer.stop("the step returns a tensor that requires grad and calls no "
+                                "backward() (the generated code builds no graph)")
             except TraceBreak as stop:
                 tracer.stop(stop.reason)
         keep = True
@@ -311,11 +313,16 @@ class CompiledStep:
         filename = f"<gradgen compiled {name} #{self._count}>"
         params = ", ".join(f"a{i}" for i in range(arity))
         body = _format(source, returned if self.optimizations else None)
-        header = [f"def {name}({params}):",
-                  f'    """{name}, compiled by gradgen from one eager run: forward from the '
-                  'kernels,',
-                  "    backward from each node's formulas, the update from its optimizer's "
-                  'template."""']
+        if tracer.backwards:
+            header = [f"def {name}({params}):",
+                      f'    """{name}, compiled by gradgen from one eager run: forward from '
+                      'the kernels,',
+                      "    backward from each node's formulas, the update from its "
+                      'optimizer\'s template."""']
+        else:  # a forward alone (inference: nothing it returns requires grad)
+            header = [f"def {name}({params}):",
+                      f'    """{name}, compiled by gradgen from one eager run: a forward from '
+                      'the kernels."""']
         code = "\n".join(header + body + [f"    return {returned}", ""])
         namespace: dict[str, Any] = {"np": np, "kernels": kernels, "ops": array_ops,
                                      "accumulate": accumulate, "wrap": wrap,
@@ -376,6 +383,15 @@ _QUIET_START = ["    q = quiet()                                               "
 _QUIET_END = ["    finally:", "        loud(q)"]
 
 
+def _returns_a_graph(value: Any) -> bool:
+    """Whether `value` (what the step returned) holds a tensor that requires grad."""
+    if isinstance(value, Tensor):
+        return value.requires_grad
+    if isinstance(value, tuple | list):
+        return any(map(_returns_a_graph, value))
+    return False
+
+
 def _render_result(tracer: Tracer, value: Any) -> str:
     """What the generated step returns: new Tensors around this step's arrays, and the
     floats of `return loss.item()` (trace.py's `_item_listener`)."""
@@ -387,6 +403,9 @@ def _render_result(tracer: Tracer, value: Any) -> str:
         if literal is not None:
             return literal
     if isinstance(value, Tensor):
+        if value._counter is not None and value._counter.inference:
+            raise TraceBreak("the step returns an inference tensor (made under "
+                             "torch.inference_mode())")
         name = tracer.names.get(id(value._data))
         if name is not None and id(value) not in tracer.tensors:
             return f"wrap({name})"
