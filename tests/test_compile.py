@@ -355,6 +355,51 @@ def test_a_returned_item_is_a_line_of_the_step(kind):
         assert "item()" in compiled.fallback_reason
 
 
+SEED_GRADIENT = None  # a global gradient a step gives backward() (set by the test below)
+
+
+def _seeded_backward_run(compiled: bool, how: str):
+    global SEED_GRADIENT
+    runtime.manual_seed(0)
+    model = runtime.nn.Sequential(runtime.nn.Linear(4, 3), runtime.nn.Tanh())
+    optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
+    x, v = runtime.randn(5, 4), runtime.randn(5, 3)
+    SEED_GRADIENT = v * 2
+
+    def step(x, v):
+        optimizer.zero_grad()
+        y = model(x)
+        if how == "ones_like":
+            y.backward(runtime.ones_like(y))
+        elif how == "argument":
+            y.backward(v)
+        elif how == "global":
+            y.backward(SEED_GRADIENT)
+        else:
+            y.backward(v.double())
+        optimizer.step()
+        return y.detach()
+
+    run = runtime.compile(step) if compiled else step
+    outputs = [run(x, v).numpy().tobytes() for _ in range(3)]
+    grads = [p.grad.numpy().tobytes() for p in model.parameters()]
+    return outputs, _bits(model), grads, run
+
+
+@pytest.mark.parametrize("how", ["ones_like", "argument", "global", "float64"])
+def test_backward_with_a_gradient(how):
+    """`y.backward(v)` (a vector-Jacobian product, as the tutorials' `y.backward(v)`): the
+    seed is v, made in the step, an argument or a global; the same bits as eager. A seed
+    of another dtype than y's runs eagerly."""
+    eager = _seeded_backward_run(False, how)
+    compiled = _seeded_backward_run(True, how)
+    assert compiled[:3] == eager[:3]
+    if how == "float64":
+        assert "backward() with a gradient other than" in compiled[3].fallback_reason
+    else:
+        assert compiled[3].fallback_reason is None and compiled[3].traces == 1
+
+
 def _alias_update_run(compiled: bool, how: str):
     runtime.manual_seed(0)
     model = runtime.nn.Linear(3, 2)

@@ -313,3 +313,35 @@ def _patched_method_program(compiled: bool):
 def test_a_method_patched_on_a_module_class_makes_a_new_trace():
     compiled = _compiled_like_eager(_patched_method_program)
     assert compiled.traces == 2
+
+
+SCALE = 2.0  # a global read only inside a generator expression of the step below
+
+
+def _nested_code_program(compiled: bool):
+    global SCALE
+    SCALE = 2.0
+    model, optimizer = _model_and_optimizer()
+    halves = (INPUT[:4], INPUT[4:])
+
+    def step(a, b):
+        optimizer.zero_grad()
+        loss = sum((model(x) * SCALE).sum() for x in (a, b))  # SCALE: the genexpr's read
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    run = runtime.compile(step) if compiled else step
+    losses = []
+    for index in range(4):
+        if index == 2:
+            SCALE = -1.0
+        losses.append(run(*halves).detach().numpy().tobytes())
+    return losses, _bits(model), run
+
+
+def test_a_global_read_in_nested_code_is_guarded():
+    """The globals a comprehension, generator expression or lambda of the step reads are
+    the step's too: a changed one makes a new trace (it was a constant the trace kept)."""
+    compiled = _compiled_like_eager(_nested_code_program)
+    assert compiled.traces == 2

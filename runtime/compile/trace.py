@@ -556,23 +556,34 @@ class Tracer:
     def backward(self, tensor: Tensor, gradient: Any, retain_graph: Any, create_graph: bool,
                  inputs: Any) -> None:
         """Trace `tensor.backward()`: the engine's walk over the graph, written out."""
-        if gradient is not None or retain_graph or create_graph or inputs is not None:
-            raise TraceBreak("backward() with a gradient, retain_graph, create_graph or inputs")
+        if retain_graph or create_graph or inputs is not None:
+            raise TraceBreak("backward() with retain_graph, create_graph or inputs")
         if not isinstance(tensor, Tensor) or tensor.grad_fn is None:
             raise TraceBreak("backward() of something other than a tensor with a grad_fn")
         if anomaly.is_enabled() or forward_grad.current_level() >= 0 or not _Mode.raw_allowed:
             raise TraceBreak("backward() with anomaly mode, a forward-AD level or "
                              "tensor_backward() on")
-        if tensor._data.size != 1:
+        if gradient is not None and (
+                type(gradient) is not Tensor or gradient.requires_grad or
+                gradient._data.shape != tensor._data.shape or
+                gradient._data.dtype != tensor._data.dtype):
+            raise TraceBreak("backward() with a gradient other than a tensor of the output's "
+                             "shape and dtype that requires no grad")
+        if gradient is None and tensor._data.size != 1:
             raise TraceBreak("backward() of a tensor that is not a scalar")
         self.backwards += 1
         self.phase = "backward"
         loss = self.value_of(tensor._data, "the loss")
-        self.comment = f"backward: the seed, d {loss.name} / d {loss.name} = 1"
-        seed = np.ones_like(tensor._data)
-        shape, dtype = self.render(seed.shape), self.source.constant(seed.dtype)
-        root = self.expression(f"np.ones({shape}, {dtype})", (), seed)
-        self.ones.add(root.name)
+        if gradient is not None:  # `y.backward(v)`: v is the seed, a value of the step
+            if id(gradient._data) not in self.names:
+                self.data_seen(gradient)  # (an input: an argument, a global)
+            root = self.value_of(gradient._data, "the gradient given to backward()")
+        else:
+            self.comment = f"backward: the seed, d {loss.name} / d {loss.name} = 1"
+            seed = np.ones_like(tensor._data)
+            shape, dtype = self.render(seed.shape), self.source.constant(seed.dtype)
+            root = self.expression(f"np.ones({shape}, {dtype})", (), seed)
+            self.ones.add(root.name)
         self.paused += 1  # the kernels the formulas run are written as the formulas' lines
         try:
             _Sweep(self, tensor.grad_fn, tensor._output_nr, root).run()
@@ -781,7 +792,7 @@ def _bindings(fn: Callable, found: dict | None = None,
         return found
     inner = []
     namespace = getattr(fn, "__globals__", {})
-    for name in code.co_names:
+    for name in _names_read(code):
         if name in namespace:
             value = namespace[name]
             inner.append(value)
@@ -799,6 +810,16 @@ def _bindings(fn: Callable, found: dict | None = None,
             seen.add(id(value))
             _bindings(value, found, seen)
     return found
+
+
+def _names_read(code: types.CodeType) -> list[str]:
+    """The names `code` reads (`co_names`), then those of the code nested in it (a
+    comprehension, a lambda, an inner function: they read the same globals), in order."""
+    names = list(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names += [name for name in _names_read(constant) if name not in names]
+    return names
 
 
 def _argument_paths(args: Any, prefix: str = "a") -> Iterator[tuple[Tensor, str]]:
