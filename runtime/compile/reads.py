@@ -5,9 +5,9 @@ A number that reaches a kernel is a constant of the trace: the tracer sees the n
 where the step found it. The globals and free variables the step names are guarded by
 value (step.py's `scalars`), a module's attributes by identity (`_module_key`); this file
 guards what the step reaches one to four steps further, through plain objects (an
-argparse Namespace, a config class, the `self` of a bound method, an optimizer), dicts,
-lists and tuples, so that `cfg.alpha = 0.25` between two calls makes a new trace instead of a step
-that still multiplies by 0.5.
+argparse Namespace, a config class, the `self` of a bound method, an optimizer),
+classes, dicts, lists and tuples, so that `cfg.alpha = 0.25` between two calls makes a
+new trace instead of a step that still multiplies by 0.5.
 
 Which attributes: those whose names the step's code reads (its `co_names`, with those of
 the code nested in it, of the Python functions it names, and of the methods of the plain
