@@ -80,16 +80,15 @@ def _global_program(compiled: bool, changes: dict):
     return losses, _bits(model), run
 
 
-def _set(holder, name, value):
+def _set(holder: str, name: str, value):
+    """A change that sets `name` of the object the test calls `holder` to `value`."""
     def change(model, optimizer):
-        if holder == "optimizer":
-            optimizer.param_groups[0][name] = value
-        elif isinstance(holder, str):
-            target = {"cfg": cfg, "inner": cfg.inner, "config": config}[holder]
-            if isinstance(target, dict):
-                target[name] = value
-            else:
-                setattr(target, name, value)
+        target = {"cfg": cfg, "inner": cfg.inner, "config": config,
+                  "optimizer": optimizer.param_groups[0]}[holder]
+        if isinstance(target, dict):
+            target[name] = value
+        else:
+            setattr(target, name, value)
     return change
 
 
