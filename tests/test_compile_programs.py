@@ -1,8 +1,9 @@
 """runtime.compile on the training steps of programs users bring: the models of
-tests/programs/gpt.py (the "Let's build GPT" lecture) and mnist.py (pytorch/examples'
-MNIST, with Adadelta and StepLR), and the step of pytorch/examples' word language model
-(tests/programs/word_language_model.py), written as functions. Each compiles in one trace
-and gives eager's losses and parameters, bit for bit."""
+tests/programs/gpt.py (the "Let's build GPT" lecture), mnist.py (pytorch/examples' MNIST,
+with Adadelta and StepLR) and resnet.py (torchvision's BasicBlock, SGD with Nesterov and
+MultiStepLR, and its evaluation under no_grad), and the step of pytorch/examples' word
+language model (tests/programs/word_language_model.py), written as functions. Each
+compiles in one trace and gives eager's losses and parameters, bit for bit."""
 
 from __future__ import annotations
 
@@ -158,3 +159,50 @@ def test_mnist_step_with_adadelta_and_step_lr_compiles_and_equals_eager():
     compiled = _compiled_like_eager(_mnist_run)
     assert compiled.fallback_reason is None and compiled.traces == 1
     assert "Adadelta: p.add_(delta, alpha=-lr)" in compiled.code
+
+
+def _resnet_run(compiled: bool):
+    source = (PROGRAMS / "resnet.py").read_text()
+    head = source[source.index("def conv3x3"):source.index("torch.manual_seed(0)\nmodel")]
+    namespace = {"torch": runtime, "nn": runtime.nn, "F": runtime.nn.functional}
+    exec(compile(head, str(PROGRAMS / "resnet.py"), "exec"), namespace)  # noqa: S102
+    runtime.manual_seed(0)
+    model = namespace["ResNet"](namespace["BasicBlock"], [1, 1])
+    criterion = runtime.nn.CrossEntropyLoss()
+    optimizer = runtime.optim.SGD(model.parameters(), lr=0.1, momentum=0.9,
+                                  weight_decay=5e-4, nesterov=True)
+    scheduler = runtime.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[1], gamma=0.1)
+
+    def train_step(inputs, targets):  # the program's loop bodies
+        optimizer.zero_grad()
+        loss = criterion(model(inputs), targets)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    def evaluate(inputs, targets):
+        with runtime.no_grad():
+            outputs = model(inputs)
+            return criterion(outputs, targets), outputs.argmax(1)
+
+    train = runtime.compile(train_step) if compiled else train_step
+    test = runtime.compile(evaluate) if compiled else evaluate
+    runtime.manual_seed(1)
+    images, labels = runtime.randn(24, 3, 32, 32), runtime.randint(0, 10, (24,))
+    seen = []
+    for _epoch in range(2):
+        model.train()
+        seen += [train(images[i:i + 8], labels[i:i + 8]) for i in (0, 8)]
+        scheduler.step()
+        model.eval()
+        seen += [t.numpy().tobytes() for t in test(images[16:], labels[16:])]
+    state = [p.detach().numpy().tobytes() for p in model.parameters()]
+    return seen, state + [b.numpy().tobytes() for b in model.buffers()], (train, test)
+
+
+def test_resnet_training_and_evaluation_compile_and_equal_eager():
+    """BatchNorm2d in train mode (its running stats and counter written in the step) and
+    in eval mode, a strided downsample, AdaptiveAvgPool2d; the evaluation a forward alone."""
+    train, test = _compiled_like_eager(_resnet_run)
+    for compiled in (train, test):
+        assert compiled.fallback_reason is None and compiled.traces == 1
