@@ -280,7 +280,8 @@ class CompiledStep:
                 if tracer.broken is None and not tracer.backwards and \
                         _returns_a_graph(result):
                     tracer.stop("the step returns a tensor that requires grad and calls no "
-                                "backward() (the generated code builds no graph)")
+                                "backward() (the generated code builds no graph: compile "
+                                "the whole training step, its backward and update included)")
             except TraceBreak as stop:
                 tracer.stop(stop.reason)
         keep = True
