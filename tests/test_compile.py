@@ -974,6 +974,18 @@ def test_an_optimizer_without_a_template_runs_eagerly_and_says_so(cls):
     assert compiled.fallback_reason == f"no update template for {cls.__name__}"
 
 
+def test_amsgrad_outside_the_plain_case_runs_eagerly_and_says_so():
+    """An int learning rate is not the plain case AMSGrad's numpy lines are written for."""
+    eager_model, _, eager_step = _classifier_step(runtime, "Adam", lr=1, amsgrad=True)
+    model, _, step = _classifier_step(runtime, "Adam", lr=1, amsgrad=True)
+    compiled = runtime.compile(step)
+    for x, target in _batches(runtime, 3):
+        assert compiled(x, target).item() == eager_step(x, target).item()
+    assert _same(_bits(model), _bits(eager_model))
+    assert compiled.fallback_reason == ("no update template for Adam's amsgrad with these "
+                                        "dtypes or hyperparameter types")
+
+
 class _Recurrent(runtime.nn.Module):
     """An RNN classifier: its first hidden state is made in its forward (zeros)."""
 

@@ -255,7 +255,8 @@ def _adam(tracer: Tracer, optimizer: Adam) -> None:
                 _adam_in_numpy(write, param, tensor, grad, group, lr)
                 continue
             if group["amsgrad"]:
-                raise TraceBreak("no update template for amsgrad with these dtypes or shapes")
+                raise TraceBreak(f"no update template for {type(optimizer).__name__}'s amsgrad "
+                                 "with these dtypes or hyperparameter types")
             if group["maximize"]:
                 grad = write.line(write.name("d"), f"kernels.neg({grad})", "maximize: -grad")
             step = write.state(param, "step", tensor)
