@@ -1449,6 +1449,43 @@ def test_tuple_and_list_arguments_are_guarded_item_by_item():
     assert compiled.traces == 5 and entries[-1] is entries[0]
 
 
+def test_a_dict_argument_is_guarded_by_its_keys_and_items():
+    """A batch passed as a dict of str keys: its keys in their order and each item are
+    guarded (a key with quotes and a newline reaches the code as a literal); every call
+    gives eager's bits."""
+    key = "in'put\n"
+
+    def make():
+        model = _mlp(runtime, [(12, 4)])
+        optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(batch):
+            optimizer.zero_grad()
+            loss = (model(batch[key]) - batch["target"]).pow(2).sum() * batch["weight"]
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        return model, step
+
+    (eager_model, eager_step), (model, step) = make(), make()
+    compiled = runtime.compile(step)
+    x, target = _batches(runtime, 1)[0][0], runtime.ones(8, 4)
+    batches = [{key: x, "target": target, "weight": 1.0}] * 2 + [
+        {"target": target, key: x, "weight": 1.0},  # the same items, another key order
+        {key: x, "target": target, "weight": 0.5}, {key: x, "target": target[:1], "weight": 0.5}]
+    for index, batch in enumerate(batches):
+        entry = compiled.last
+        if entry is not None:
+            assert entry.holds((batch,)) is entry.holds_slowly((batch,)) is (index == 1)
+        got, expected = compiled(batch), eager_step(batch)
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
+        assert _same(_bits(model), _bits(eager_model)), index
+        assert compiled.fallback_reason is None, index
+    assert compiled.traces == 4
+    assert repr(key) in compiled.code
+
+
 def test_a_repeated_call_checks_its_arguments_and_modes_in_the_guard():
     """A call like the previous one runs that entry after its guard alone, which checks
     the arguments (a tensor's layout, dtype and requires_grad; a number's type and value:

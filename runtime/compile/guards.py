@@ -106,7 +106,7 @@ def _singleton(value: Any) -> bool:
 def _argument(write: _Writer, name: str, key: tuple) -> None:
     """step.py's `_argument_key(argument) == key`: a tensor's checks, a plain value's type
     and value (1, 1.0 and True are each their own trace), a tuple's or list's length and
-    items."""
+    items, a dict's keys and items."""
     kind, value = key
     if kind == "tensor":
         _tensor(write, name, value)
@@ -114,6 +114,11 @@ def _argument(write: _Writer, name: str, key: tuple) -> None:
         write.fail_if(f"type({name}) is not {kind} or len({name}) != {len(value)}")
         for index, item in enumerate(value):
             _argument(write, f"{name}[{index}]", item)
+    elif kind == "dict":  # its keys in their order, then each item
+        keys = tuple(key for key, _ in value)
+        write.fail_if(f"type({name}) is not dict or tuple({name}) != {write.constant(keys)}")
+        for key, item in value:
+            _argument(write, f"{name}[{write.constant(key)}]", item)
     elif _singleton(value):
         write.fail_if(f"{name} is not {value!r}")
     else:

@@ -81,8 +81,10 @@ def _argument_key(value: Any) -> Any:
         return (type(value).__name__, value)
     if type(value) in (tuple, list):  # an RNN's hidden state (h, c), a batch (x, y)
         return (type(value).__name__, tuple(map(_argument_key, value)))
+    if type(value) is dict and all(type(key) is str for key in value):  # a batch by name
+        return ("dict", tuple((key, _argument_key(item)) for key, item in value.items()))
     raise TraceBreak(f"an argument of type {type(value).__name__} (compiled steps take "
-                     "tensors, Python numbers, and tuples and lists of them)")
+                     "tensors, Python numbers, and tuples, lists and dicts of them)")
 
 
 class _Entry:

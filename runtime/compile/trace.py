@@ -823,12 +823,15 @@ def _names_read(code: types.CodeType) -> list[str]:
 
 
 def _argument_paths(args: Any, prefix: str = "a") -> Iterator[tuple[Tensor, str]]:
-    """(tensor, its path) for the tensors of the arguments, in tuples and lists too."""
-    for index, arg in enumerate(args):
-        path = f"{prefix}{index}" if prefix == "a" else f"{prefix}[{index}]"
+    """(tensor, its path) for the tensors of the arguments, in tuples, lists and dicts
+    (of str keys, written as literals: `a0['x']`) too."""
+    items = args.items() if isinstance(args, dict) else enumerate(args)
+    for key, arg in items:
+        path = f"{prefix}{key}" if prefix == "a" else f"{prefix}[{key!r}]"
         if isinstance(arg, Tensor):
             yield arg, path
-        elif isinstance(arg, tuple | list):
+        elif isinstance(arg, tuple | list) or type(arg) is dict and \
+                all(type(k) is str for k in arg):
             yield from _argument_paths(arg, path)
 
 
