@@ -1404,18 +1404,16 @@ def test_a_forward_patched_on_the_class_traces_again():
         Model.forward = original
 
 
-def test_tuple_and_list_arguments_are_guarded_item_by_item():
-    """A tuple or list argument (an RNN's hidden state, a batch) is read item by item: its
-    type, length and each item are guarded as arguments are, and both forms of the guard
-    agree; every call gives eager's bits."""
+def _twin_steps(loss_of):
+    """An eager step and a compiled one, each on its own one-layer model with SGD: zero_grad,
+    `loss_of(model, *args)`, backward, step. (eager model, eager step), (model, compiled)."""
     def make():
         model = _mlp(runtime, [(12, 4)])
         optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
 
-        def step(batch, scale):
-            x, target = batch
+        def step(*args):
             optimizer.zero_grad()
-            loss = (model(x) * scale[0] - target).pow(2).sum()
+            loss = loss_of(model, *args)
             loss.backward()
             optimizer.step()
             return loss
@@ -1423,7 +1421,18 @@ def test_tuple_and_list_arguments_are_guarded_item_by_item():
         return model, step
 
     (eager_model, eager_step), (model, step) = make(), make()
-    compiled = runtime.compile(step)
+    return (eager_model, eager_step), (model, runtime.compile(step))
+
+
+def test_tuple_and_list_arguments_are_guarded_item_by_item():
+    """A tuple or list argument (an RNN's hidden state, a batch) is read item by item: its
+    type, length and each item are guarded as arguments are, and both forms of the guard
+    agree; every call gives eager's bits."""
+    def loss_of(model, batch, scale):
+        x, target = batch
+        return (model(x) * scale[0] - target).pow(2).sum()
+
+    (eager_model, eager_step), (model, compiled) = _twin_steps(loss_of)
     x, target = _batches(runtime, 1)[0][0], runtime.ones(8, 4)
     entries = []
     calls = [((x, target), (2.0,)), ((x, target), (2.0,)), ([x, target], (2.0,)),
@@ -1455,21 +1464,10 @@ def test_a_dict_argument_is_guarded_by_its_keys_and_items():
     gives eager's bits."""
     key = "in'put\n"
 
-    def make():
-        model = _mlp(runtime, [(12, 4)])
-        optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
+    def loss_of(model, batch):
+        return (model(batch[key]) - batch["target"]).pow(2).sum() * batch["weight"]
 
-        def step(batch):
-            optimizer.zero_grad()
-            loss = (model(batch[key]) - batch["target"]).pow(2).sum() * batch["weight"]
-            loss.backward()
-            optimizer.step()
-            return loss
-
-        return model, step
-
-    (eager_model, eager_step), (model, step) = make(), make()
-    compiled = runtime.compile(step)
+    (eager_model, eager_step), (model, compiled) = _twin_steps(loss_of)
     x, target = _batches(runtime, 1)[0][0], runtime.ones(8, 4)
     batches = [{key: x, "target": target, "weight": 1.0}] * 2 + [
         {"target": target, key: x, "weight": 1.0},  # the same items, another key order
@@ -1491,21 +1489,10 @@ def test_a_repeated_call_checks_its_arguments_and_modes_in_the_guard():
     the arguments (a tensor's layout, dtype and requires_grad; a number's type and value:
     2, 2.0 and True each trace anew) and the global modes; both forms of the guard agree
     on each, and every call gives eager's bits."""
-    def make():
-        model = _mlp(runtime, [(12, 4)])
-        optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
+    def loss_of(model, x, k):
+        return (model(x) * k).pow(2).sum() / 3  # numbers that stand for tensors
 
-        def step(x, k):
-            optimizer.zero_grad()
-            loss = (model(x) * k).pow(2).sum() / 3  # numbers that stand for tensors
-            loss.backward()
-            optimizer.step()
-            return loss
-
-        return model, step
-
-    (eager_model, eager_step), (model, step) = make(), make()
-    compiled = runtime.compile(step)
+    (eager_model, eager_step), (model, compiled) = _twin_steps(loss_of)
     x = _batches(runtime, 1)[0][0]
     calls = [(x, 2), (x, 2), (x, 2.0), (x, True), (x, 3), (x.t().contiguous().t(), 3),
              (x.detach().requires_grad_(), 3), (x[:5], 3), (x, 3)]
