@@ -71,7 +71,6 @@ class Tracer:
 
     def __init__(self, args: tuple, fn: Callable | None = None) -> None:
         self.source = Source()
-        self.args = args
         # The tensors among the arguments, with where the step finds each: `a1`, or
         # `a2[0]` inside a tuple or list argument (an RNN's hidden state `(h, c)`).
         self.argument_tensors: list[tuple[Tensor, str]] = list(_argument_paths(args))
@@ -1167,8 +1166,12 @@ def _fill_listener(tracer: Tracer, name: str, method: Callable) -> Callable:
 
 
 def _data_dependent(tracer: Tracer, method: Callable, what: str) -> Callable:
-    return _stopping(tracer, method, f"the step reads a tensor's values in Python ({what}): "
-                     "its control flow may depend on the data")
+    return _stopping(tracer, method, _data_reason(what))
+
+
+def _data_reason(what: str) -> str:
+    return f"the step reads a tensor's values in Python ({what}): its control flow may " \
+        "depend on the data"
 
 
 def _item_listener(tracer: Tracer, item: Callable, what: str) -> Callable:
@@ -1187,8 +1190,7 @@ def _item_listener(tracer: Tracer, item: Callable, what: str) -> Callable:
                 _returned_at_once(sys._getframe(1), tracer.code):
             tracer.items[id(value)] = (value, f"{name}.item()")
         else:
-            tracer.stop(f"the step reads a tensor's values in Python ({what}): its control "
-                        "flow may depend on the data")
+            tracer.stop(_data_reason(what))
         return value
 
     return listener
