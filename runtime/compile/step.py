@@ -77,7 +77,7 @@ def _tensor_key(tensor: Tensor) -> tuple:
 def _argument_key(value: Any) -> Any:
     if isinstance(value, Tensor):
         return ("tensor", _tensor_key(value))
-    if value is None or type(value) in (bool, int, float, str):
+    if is_plain_value(value):
         return (type(value).__name__, value)
     if type(value) in (tuple, list):  # an RNN's hidden state (h, c), a batch (x, y)
         return (type(value).__name__, tuple(map(_argument_key, value)))
@@ -401,7 +401,7 @@ def _render_result(tracer: Tracer, value: Any) -> str:
     found = tracer.items.get(id(value))
     if found is not None and found[0] is value:
         return found[1]
-    if value is None or type(value) in (bool, int, float, str):
+    if is_plain_value(value):
         literal = tracer.source.literal(value)
         if literal is not None:
             return literal
