@@ -37,6 +37,7 @@ from runtime._tensor import Tensor
 from runtime.compile import guards
 from runtime.compile import optim as optim_templates
 from runtime.compile.emit import Source, TraceBreak
+from runtime.compile.joint import Joint
 from runtime.compile.optimize import last_uses, optimize
 from runtime.compile.reads import is_plain_value, method_reads
 from runtime.compile.trace import MODES, Tracer, _getter, grad_state, listening
@@ -275,15 +276,16 @@ class CompiledStep:
         self.traces += 1
         with listening(tracer):
             result = self.fn(*args)
+        built = None
         if tracer.broken is None:
             try:
-                tracer.phase = "epilogue"
-                returned = _render_result(tracer, result)
-                if tracer.broken is None and not tracer.backwards and \
-                        _returns_a_graph(result):
-                    tracer.stop("the step returns a tensor that requires grad and calls no "
-                                "backward() (the generated code builds no graph: compile "
-                                "the whole training step, its backward and update included)")
+                if not tracer.backwards and _returns_a_graph(result):
+                    # A forward whose backward runs later (a model compiled on its own):
+                    # a generated forward and backward, joined by one node (joint.py).
+                    built = self._build_joint(Joint(tracer, result), len(args))
+                else:
+                    tracer.phase = "epilogue"
+                    returned = _render_result(tracer, result)
             except TraceBreak as stop:
                 tracer.stop(stop.reason)
         keep = True
@@ -296,7 +298,7 @@ class CompiledStep:
                 keep = False
         else:
             self._count += 1
-            code, function = self._build(tracer, len(args), returned)
+            code, function = built or self._build(tracer, len(args), returned)
             entry = _Entry(function, code, None, tracer, key)
             if os.environ.get(PRINT_CODE):
                 print(code, file=sys.stdout)
@@ -307,12 +309,22 @@ class CompiledStep:
             print(f"# {getattr(self.fn, '__name__', 'step')}: runs eagerly: {entry.reason}")
         return result
 
+    def _name(self) -> str:
+        # (A module's: `forward`.)
+        name = getattr(self.fn, "__name__", None) or \
+            ("forward" if hasattr(self.fn, "forward") else "step")
+        return name if name.isidentifier() else "step"
+
+    def _build_joint(self, joint: Joint, arity: int) -> tuple[str, Callable]:
+        name = self._name()
+        return joint.build(name, arity, f"<gradgen compiled {name} #{self._count + 1}>",
+                           self.optimizations, _namespace(joint.tracer.source), _format)
+
     def _build(self, tracer: Tracer, arity: int, returned: str) -> tuple[str, Callable]:
         source = tracer.source
         if self.optimizations:
             optimize(source, returned)
-        name = getattr(self.fn, "__name__", "step")
-        name = name if name.isidentifier() else "step"
+        name = self._name()
         filename = f"<gradgen compiled {name} #{self._count}>"
         params = ", ".join(f"a{i}" for i in range(arity))
         body = _format(source, returned if self.optimizations else None)
@@ -327,18 +339,23 @@ class CompiledStep:
                       f'    """{name}, compiled by gradgen from one eager run: a forward from '
                       'the kernels."""']
         code = "\n".join(header + body + [f"    return {returned}", ""])
-        namespace: dict[str, Any] = {"np": np, "kernels": kernels, "ops": array_ops,
-                                     "accumulate": accumulate, "wrap": wrap,
-                                     "random_ops": random_ops,
-                                     "quiet": functools.partial(kernels._set_state,
-                                                                kernels._QUIET),
-                                     "loud": kernels._reset_state,
-                                     "new": Tensor._make}
-        namespace.update(source.namespace)
+        namespace = _namespace(source)
         compiled = builtins.compile(code, filename, "exec", dont_inherit=True)
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         exec(compiled, namespace)
         return code, namespace[name]
+
+
+def _namespace(source: Source) -> dict[str, Any]:
+    """What the generated code runs in: its fixed names, and the trace's constants."""
+    namespace: dict[str, Any] = {"np": np, "kernels": kernels, "ops": array_ops,
+                                 "accumulate": accumulate, "wrap": wrap,
+                                 "random_ops": random_ops,
+                                 "quiet": functools.partial(kernels._set_state, kernels._QUIET),
+                                 "loud": kernels._reset_state,
+                                 "new": Tensor._make}
+    namespace.update(source.namespace)
+    return namespace
 
 
 def _format(source: Source, returned: str | None) -> list[str]:

@@ -44,6 +44,7 @@ from runtime import (
     recording,
 )
 from runtime import autograd as autograd_package
+from runtime import node as node_module
 from runtime import out as out_module
 from runtime import random as random_module
 from runtime._tensor import Tensor
@@ -115,6 +116,9 @@ class Tracer:
         # `return loss.item()`: id(the float) -> (the float, the line that computes it).
         self.code = getattr(fn, "__code__", None)
         self.items: dict[int, tuple[float, str]] = {}
+        # The first sequence number of the nodes this call makes (backward_of: where the
+        # forward's own graph ends and the history of its inputs begins).
+        self.first_node = next(node_module._sequence_numbers)
 
     # -- stopping --------------------------------------------------------------------------
     def stop(self, reason: str, passing: bool = False) -> None:
@@ -589,6 +593,51 @@ class Tracer:
         finally:
             self.paused -= 1
 
+    def backward_of(self, outputs: list[Tensor]) -> tuple[list[Value], list[tuple[Tensor, Value]]]:
+        """Trace the backward of a forward that calls none (`torch.compile(model)` used in
+        an eager training loop): the engine's walk from `outputs`, each seeded by the
+        gradient the engine will give it later (a variable `sN`, a parameter of the
+        backward function), through the nodes this call made, down to the tensors it read
+        that need a gradient: parameters (their AccumulateGrad) and inputs with a history
+        of their own (their grad_fn). Returns the seeds and, for each tensor reached, the
+        traced gradient the engine must hand on to it."""
+        if anomaly.is_enabled() or forward_grad.current_level() >= 0 or not _Mode.raw_allowed:
+            raise TraceBreak("a forward that returns a graph, with anomaly mode, a forward-AD "
+                             "level or tensor_backward() on")
+        self.phase = "backward"
+        roots = []
+        seeds = []
+        for tensor in outputs:
+            node = tensor.grad_fn
+            if node is None or node._sequence_nr < self.first_node:
+                raise TraceBreak("the forward returns a tensor that requires grad and that it "
+                                 "did not compute (a parameter, an input)")
+            seed = np.ones_like(tensor._data, order="C")
+            name = self.bind(seed, "s")
+            seeds.append(Value(name, seed, self))
+            roots.append(((node, tensor._output_nr), seeds[-1]))
+        self.paused += 1
+        try:
+            sweep = _Boundary(self, roots)
+            sweep.run()
+        finally:
+            self.paused -= 1
+        return seeds, [(self._reached_tensor(node, input_nr), grad)
+                       for (node, input_nr), grad in sweep.reached.items()]
+
+    def _reached_tensor(self, node: Any, input_nr: int) -> Tensor:
+        """The tensor read by the forward whose gradient goes to (node, input_nr)."""
+        if type(node) is AccumulateGrad:
+            tensor = node.variable
+        else:
+            tensor = next((t for t in self.owners.values()
+                           if t.grad_fn is node and t._output_nr == input_nr), None)
+            if tensor is None:
+                raise TraceBreak(f"the forward's graph reaches {node.name()}, made before the "
+                                 "call, through no tensor it read")
+        self.tensor_name(tensor)
+        return tensor
+
     def check_grads(self) -> None:
         """After the engine ran: every .grad must be, bit for bit, what the lines compute."""
         for variable, expected in self.grads_checked:
@@ -704,6 +753,63 @@ class _Sweep:
         before = variable._grad._data.copy() if variable._grad is not None else None
         expected = grad.array.copy() if before is None else before + grad.array
         tracer.grads_checked.append((variable, expected))
+
+
+class _Boundary(_Sweep):
+    """The engine's loop over the nodes one forward made, from its outputs (several
+    roots, each with its seed) to the edges that leave them: an AccumulateGrad, or a node
+    made before the call. What arrives there is kept in `reached`, by edge, in the order
+    the engine would deliver it."""
+
+    def __init__(self, tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]]) -> None:
+        self.tracer = tracer
+        self.roots = roots
+        self.ops = SymbolicOps(tracer)
+        self.reached: dict[tuple[Any, int], Value] = {}
+
+    def inside(self, node: Any) -> bool:
+        return type(node) is not AccumulateGrad and node._sequence_nr >= self.tracer.first_node
+
+    def dependencies(self) -> dict[Any, int]:
+        counts: dict[Any, int] = {}
+        stack: list = []
+        for (node, _), _seed in self.roots:
+            counts[node] = counts.get(node, 0) + 1
+            if counts[node] == 1:
+                stack.append(node)
+        seen = set(stack)
+        while stack:
+            node = stack.pop()
+            if not self.inside(node):
+                continue
+            if node.has_hooks():
+                raise TraceBreak(f"a hook on {node.name()} (hooks run eagerly)")
+            for following, _ in node._next_functions:
+                if following is None:
+                    continue
+                counts[following] = counts.get(following, 0) + 1
+                if following not in seen:
+                    seen.add(following)
+                    stack.append(following)
+        return counts
+
+    def run(self) -> None:
+        counts = self.dependencies()
+        tie = itertools.count()
+        buffers: dict[Any, list] = {}
+        ready: list = []
+        for edge, seed in self.roots:
+            self.deliver((edge,), [seed], buffers, counts, ready, tie)
+        while ready:
+            node = heapq.heappop(ready)[2]
+            grads = buffers.pop(node)
+            if not self.inside(node):
+                for input_nr, grad in enumerate(grads):
+                    if grad is not None:
+                        self.reached[(node, input_nr)] = grad
+                continue
+            outputs = self.apply(node, grads)
+            self.deliver(node._next_functions, outputs, buffers, counts, ready, tie)
 
 
 def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:

@@ -1,0 +1,265 @@
+"""A compiled forward whose backward runs later: `torch.compile(model)` in an eager loop.
+
+A function that returns tensors requiring grad and calls no backward (a model compiled
+on its own, used by a training loop that computes the loss, calls `loss.backward()` and
+steps the optimizer eagerly) cannot become one straight-line function: its backward runs
+when the caller's backward reaches its outputs. As AOTAutograd does for torch.compile,
+gradgen writes two functions from the one traced call:
+
+- the forward: the traced forward's lines; it returns the outputs' arrays, the tensors
+  that need a gradient (parameters, inputs with a history of their own) and what the
+  backward will read;
+- the backward: the formulas of the nodes the traced forward made (trace.py's
+  `backward_of`), from a gradient per output (`s0`, `s1`, ...) to one gradient per
+  tensor that needs one.
+
+At every call the forward runs, and its outputs get one node between them,
+`CompiledFunctionBackward` (an autograd.Function's node, as in PyTorch), whose edges go to
+those tensors. The engine runs the generated backward there and hands its gradients on:
+to AccumulateGrad (`.grad` accumulates, a parameter's hooks run, as in eager) and to the
+inputs' own history. What the backward reads is saved as a Function saves it, so an
+in-place change to an input or output it reads, or a second backward, raises eager's
+errors; `create_graph=True` gives gradients whose own backward raises PyTorch's error for
+double backward through a compiled function.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import linecache
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from runtime import grad_mode
+from runtime._tensor import Tensor
+from runtime.autograd import gradients
+from runtime.autograd.function import Function
+from runtime.compile.emit import Line, Source, TraceBreak
+from runtime.compile.optimize import optimize
+from runtime.compile.reads import is_plain_value
+
+# PyTorch's words, for the gradients of a compiled backward run with create_graph=True.
+DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Output:
+    """Where a returned tensor sits in what the function returns: the index-th output."""
+
+    index: int
+
+
+class Joint:
+    """One traced call of a function that returns a graph: its forward's lines (already in
+    the tracer's source) and its backward, traced from the outputs to the tensors read."""
+
+    def __init__(self, tracer: Any, result: Any) -> None:
+        if tracer.items:
+            raise TraceBreak("the forward returns a Python number read from a tensor")
+        self.tracer = tracer
+        outputs: list[Tensor] = []
+        self.template = _flatten(result, outputs)
+        self.outputs = [_output_name(tracer, tensor) for tensor in outputs]
+        if len(set(self.outputs)) != len(self.outputs):
+            raise TraceBreak("the forward returns the same tensor twice")
+        self.differentiable = tuple(i for i, t in enumerate(outputs) if t.requires_grad)
+        seeds, reached = tracer.backward_of([outputs[i] for i in self.differentiable])
+        self.seeds = [seed.name for seed in seeds]
+        self.tensors = [tracer.tensor_name(tensor) for tensor, _ in reached]
+        self.grads = [grad.name for _, grad in reached]
+        _self_check([outputs[i] for i in self.differentiable], seeds, reached)
+
+    def build(self, name: str, arity: int, filename: str, optimizations: bool, namespace: dict,
+              format_lines: Callable[[Source, str | None], list[str]]) -> tuple[str, Callable]:
+        """The two functions' source, and the callable the compiled step runs."""
+        source = self.tracer.source
+        grads = ", ".join(self.grads)
+        if optimizations:
+            optimize(source, f"{', '.join(self.outputs)}, {grads}")
+        forward_lines = [line for line in source.lines if line.phase != "backward"]
+        backward_lines = [line for line in source.lines if line.phase == "backward"]
+        made = {target: line for line in forward_lines for target in _targets(line)}
+        saved = list(dict.fromkeys(name for line in backward_lines for name in line.reads
+                                   if name in made))
+        self._check_sharing(source, made, saved)
+        # A saved input's array is saved as its Tensor (the version check sees a change
+        # to it); an output's and the forward's own arrays as arrays.
+        kept = [made[name].expression.removesuffix("._data")
+                if made[name].phase == "prologue" and made[name].expression.endswith("._data")
+                else name for name in saved]
+        returned = (f"{_tuple(self.outputs)}, {_tuple(self.tensors)}, {_tuple(kept)}")
+        params = ", ".join(f"a{i}" for i in range(arity))
+        forward_source = dataclasses.replace(source, lines=forward_lines)
+        backward_source = dataclasses.replace(source, lines=backward_lines)
+        backward_name = "backward" if name == "forward" else f"{name}_backward"
+        forward_code = "\n".join([
+            f"def {name}({params}):",
+            f'    """{name}\'s forward, compiled by gradgen from one eager run: the kernels\' '
+            "lines; returns",
+            "    the outputs' arrays, the tensors that need a gradient, and what "
+            f'{backward_name} reads."""',
+            *format_lines(forward_source, returned if optimizations else None),
+            f"    return {returned}", ""])
+        backward_code = "\n".join([
+            f"def {backward_name}({', '.join([*saved, *self.seeds])}):",
+            f'    """The backward of {name}, from the formulas of the nodes its forward made: '
+            "the engine",
+            "    calls it at CompiledFunctionBackward with the gradients of the outputs "
+            f'({", ".join(self.seeds)});',
+            '    it returns the gradient of each tensor the forward returned as needing one."""',
+            *format_lines(backward_source, grads if optimizations else None),
+            f"    return {_tuple(self.grads)}", ""])
+        code = forward_code + "\n\n" + backward_code
+        compiled = compile(code, filename, "exec", dont_inherit=True)
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        exec(compiled, namespace)
+        function = CompiledForward(namespace[name], namespace[backward_name], self.template,
+                                   self.differentiable)
+        return code, function
+
+    def _check_sharing(self, source: Source, made: dict[str, Line], saved: list[str]) -> None:
+        """An output must own its memory: a view of an input, of another output or of a
+        value the backward reads would need the view's shared version counter, which the
+        compiled forward does not make (eager then raises where the compiled backward
+        would read changed values)."""
+        inputs = [name for name, line in made.items() if line.phase == "prologue"]
+        for name in self.outputs:
+            array = source.traced[name]
+            others = {*self.outputs, *inputs, *saved} - {name}
+            if any(isinstance(source.traced.get(other), np.ndarray) and
+                   np.may_share_memory(array, source.traced[other]) for other in others):
+                raise TraceBreak("the forward returns a view of an input, of another output "
+                                 "or of a value its backward reads (compiled forwards return "
+                                 "tensors of their own)")
+
+
+def _tuple(names: list[str]) -> str:
+    return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
+
+
+def _targets(line: Line) -> list[str]:
+    return [t.strip() for t in line.target.split(",") if t.strip()]
+
+
+def _flatten(value: Any, outputs: list[Tensor]) -> Any:
+    """What the function returned, its tensors replaced by _Output(index) (in `outputs`)."""
+    if isinstance(value, Tensor):
+        outputs.append(value)
+        return _Output(len(outputs) - 1)
+    if type(value) in (tuple, list):
+        return type(value)(_flatten(item, outputs) for item in value)
+    if is_plain_value(value):
+        return value
+    raise TraceBreak(f"the forward returns a {type(value).__name__}")
+
+
+def _rebuild(template: Any, outputs: tuple) -> Any:
+    kind = type(template)
+    if kind is _Output:
+        return outputs[template.index]
+    if kind is tuple or kind is list:
+        return kind(_rebuild(item, outputs) for item in template)
+    return template
+
+
+def _output_name(tracer: Any, tensor: Tensor) -> str:
+    name = tracer.names.get(id(tensor._data))
+    if name is None or id(tensor) in tracer.tensors or name[:1] not in ("v", "g"):
+        raise TraceBreak("the forward returns a tensor it did not compute (an input, a "
+                         "parameter)")
+    if tensor._counter is not None and tensor._counter.inference:
+        raise TraceBreak("the forward returns an inference tensor (made under "
+                         "torch.inference_mode())")
+    return name
+
+
+def _hooked(tensor: Tensor) -> bool:
+    accumulator = tensor._grad_accumulator() if tensor._grad_accumulator is not None else None
+    return bool(tensor._backward_hooks) or (accumulator is not None and accumulator.has_hooks()) \
+        or (tensor.grad_fn is not None and tensor.grad_fn.has_hooks())
+
+
+def _self_check(outputs: list[Tensor], seeds: list, reached: list) -> None:
+    """The traced backward against the engine, on the traced call's own graph (kept for
+    the caller's backward: retain_graph): the same gradients, bit for bit. Not run when a
+    tensor reached has hooks, which the engine would call."""
+    tensors = [tensor for tensor, _ in reached]
+    if not tensors or any(map(_hooked, tensors)):
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = gradients.grad(outputs, tensors,
+                             [Tensor._make(seed.array.copy(), None) for seed in seeds],
+                             retain_graph=True, allow_unused=True)
+    for grad, (_, value) in zip(got, reached, strict=True):
+        array = value.array
+        if grad is None or grad._data.shape != array.shape or \
+                grad._data.dtype != array.dtype or \
+                np.ascontiguousarray(grad._data).tobytes() != \
+                np.ascontiguousarray(array).tobytes():
+            raise TraceBreak("self-check: the traced backward does not reproduce the "
+                             "engine's gradient bit for bit")
+
+
+class CompiledForward:
+    """What a compiled step runs for a function that returns a graph: the generated
+    forward, then one CompiledFunctionBackward node for its outputs."""
+
+    def __init__(self, forward: Callable, backward: Callable, template: Any,
+                 differentiable: tuple[int, ...]) -> None:
+        self.forward = forward
+        self.backward = backward
+        self.template = template
+        self.function = _function_class(backward, differentiable)
+
+    def __call__(self, *args: Any) -> Any:
+        arrays, tensors, saved = self.forward(*args)
+        outputs = self.function.apply((arrays, saved), *tensors)
+        return _rebuild(self.template, outputs)
+
+
+def _function_class(backward: Callable, differentiable: tuple[int, ...]) -> type[Function]:
+    """The autograd.Function of one trace (its node: CompiledFunctionBackward)."""
+
+    class CompiledFunction(Function):
+        @staticmethod
+        def forward(ctx: Any, payload: tuple, *tensors: Tensor) -> tuple:
+            arrays, saved = payload
+            outputs = tuple(Tensor._make(array, None) for array in arrays)
+            by_array = {id(array): output for array, output in zip(arrays, outputs,
+                                                                     strict=True)}
+            ctx.save_for_backward(*(
+                item if type(item) is not np.ndarray
+                else by_array[id(item)] if id(item) in by_array
+                else Tensor._make(item, None) for item in saved))
+            if len(differentiable) != len(outputs):
+                ctx.mark_non_differentiable(*(output for index, output in enumerate(outputs)
+                                              if index not in differentiable))
+            return outputs
+
+        @staticmethod
+        def backward(ctx: Any, *grads: Tensor) -> tuple:
+            saved = ctx.saved_tensors
+            seeds = [np.ascontiguousarray(grads[index]._data) for index in differentiable]
+            results = backward(*(tensor._data for tensor in saved), *seeds)
+            if grad_mode.is_grad_enabled():  # create_graph=True
+                return (None, *CompiledFunctionBackward.apply(results, *grads, *saved))
+            return (None, *(Tensor._make(result, None) for result in results))
+
+    return CompiledFunction
+
+
+class CompiledFunctionBackward(Function):
+    """The gradients of a compiled backward run with create_graph=True: their own backward
+    (CompiledFunctionBackwardBackward, as in PyTorch) raises."""
+
+    @staticmethod
+    def forward(ctx: Any, results: tuple, *tensors: Tensor) -> tuple:
+        return tuple(Tensor._make(result, None) for result in results)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> tuple:
+        raise RuntimeError(DOUBLE_BACKWARD)

@@ -1,0 +1,380 @@
+"""runtime.compile of a model (or any function) that returns a graph and calls no
+backward: `model = torch.compile(model)` in an eager training loop. The forward runs as
+generated code and its outputs get one CompiledFunctionBackward node, whose backward is
+generated from the formulas of the nodes the traced forward made (runtime/compile/joint.py).
+Each test runs the same loop on the compiled model and on the model itself and compares
+the bits: losses, parameters, gradients, buffers."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import runtime
+from runtime.compile.joint import DOUBLE_BACKWARD
+from runtime.node import ERR_BACKWARD_TWICE
+from tests.test_compile_programs import _gpt_namespace, _RNNModel
+
+STEPS = 6
+
+
+def _batches(count: int = STEPS, batch: int = 8, features: int = 12):
+    rng = np.random.default_rng(0)
+    return [(runtime.tensor(rng.standard_normal((batch, features)).astype(np.float32)),
+             runtime.tensor(rng.integers(0, 4, batch))) for _ in range(count)]
+
+
+def _bits(tensors) -> list[bytes | None]:
+    return [None if t is None else t.detach().numpy().tobytes() for t in tensors]
+
+
+def _loop(make, loss_of, optimizer_of, batches, compiled: bool):
+    """An eager training loop over `batches` with the model compiled or not; returns what
+    it leaves behind, as bits, and the callable it ran."""
+    runtime.manual_seed(0)
+    model = make()
+    optimizer = optimizer_of(model.parameters())
+    forward = runtime.compile(model) if compiled else model
+    runtime.manual_seed(11)  # dropout's draws, the same in both
+    losses, grads = [], []
+    for batch in batches:
+        optimizer.zero_grad()
+        loss = loss_of(forward, batch)
+        loss.backward()
+        grads.append(_bits(p.grad for p in model.parameters()))
+        optimizer.step()
+        losses.append(loss.detach().numpy().tobytes())
+    return (losses, grads, _bits(model.parameters()), _bits(model.buffers())), forward
+
+
+def _compiled_like_eager(make, loss_of, optimizer_of, batches=None):
+    batches = batches or _batches()
+    expected, _ = _loop(make, loss_of, optimizer_of, batches, compiled=False)
+    got, compiled = _loop(make, loss_of, optimizer_of, batches, compiled=True)
+    assert got == expected
+    assert compiled.fallback_reason is None and compiled.traces == 1
+    return compiled
+
+
+def _mlp(dropout: float = 0.0):
+    nn = runtime.nn
+    return nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Dropout(dropout), nn.Linear(16, 4))
+
+
+def _cross_entropy(forward, batch):
+    return runtime.nn.functional.cross_entropy(forward(batch[0]), batch[1])
+
+
+def _sgd(parameters):
+    return runtime.optim.SGD(parameters, lr=1e-2, momentum=0.9)
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "mse", "sum", "squares"])
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+def test_a_compiled_model_in_an_eager_loop_is_eager_bit_for_bit(loss, optimizer):
+    """The model's gradient arrives as cross-entropy, MSE, `sum()` (a broadcast ones,
+    made contiguous for the generated backward) or the seed's `(y - p).pow(2).sum()` give it."""
+    target = runtime.zeros(8, 4)
+    losses = {
+        "cross_entropy": _cross_entropy,
+        "mse": lambda f, b: runtime.nn.functional.mse_loss(f(b[0]), target),
+        "sum": lambda f, b: f(b[0]).sum(),
+        "squares": lambda f, b: (target - f(b[0])).pow(2).sum(),
+    }
+    optimizers = {"SGD": _sgd, "Adam": lambda p: runtime.optim.Adam(p, lr=1e-2)}
+    compiled = _compiled_like_eager(_mlp, losses[loss], optimizers[optimizer])
+    assert "def forward(a0):" in compiled.code and "def backward(" in compiled.code
+
+
+def test_dropout_batch_norm_and_running_stats():
+    """Dropout draws in the forward, in eager's order; BatchNorm's running statistics are
+    written in place by the forward, and its backward reads the batch's statistics."""
+    nn = runtime.nn
+
+    def make():
+        return nn.Sequential(nn.Linear(12, 16), nn.BatchNorm1d(16), nn.Tanh(),
+                             nn.Dropout(0.3), nn.Linear(16, 4))
+
+    _compiled_like_eager(make, _cross_entropy, _sgd)
+
+
+def test_the_node_and_its_edges():
+    """One node for the outputs, named as PyTorch names it, with an edge per tensor that
+    needs a gradient: the parameters' AccumulateGrad."""
+    model = _mlp()
+    compiled = runtime.compile(model)
+    x = _batches()[0][0]
+    compiled(x)
+    out = compiled(x)
+    assert compiled.fallback_reason is None
+    node = out.grad_fn
+    assert node.name() == "CompiledFunctionBackward"
+    assert {id(n.variable) for n, _ in node.next_functions} == {id(p) for p in model.parameters()}
+    assert out.requires_grad and not out.is_leaf
+
+
+def test_a_compiled_block_between_eager_layers():
+    """The block's input has a history of its own (an eager layer before it) and the
+    input of that layer requires grad: the generated backward hands the block's input
+    gradient on to that history, and x.grad is eager's."""
+    nn = runtime.nn
+
+    class Net(nn.Module):
+        def __init__(self, compiled: bool):
+            super().__init__()
+            self.stem = nn.Linear(12, 16)
+            self.block = nn.Sequential(nn.Tanh(), nn.Linear(16, 16), nn.ReLU())
+            self.head = nn.Linear(16, 4)
+            self.run_block = runtime.compile(self.block) if compiled else self.block
+
+        def forward(self, x):
+            return self.head(self.run_block(self.stem(x)))
+
+    results = []
+    for compiled in (False, True):
+        runtime.manual_seed(0)
+        net = Net(compiled)
+        optimizer = _sgd(net.parameters())
+        bits = []
+        for x, y in _batches():
+            x = x.clone().requires_grad_()
+            optimizer.zero_grad()
+            runtime.nn.functional.cross_entropy(net(x), y).backward()
+            optimizer.step()
+            bits.append(_bits([x.grad, *net.parameters()]))
+        results.append(bits)
+        if compiled:
+            assert net.run_block.fallback_reason is None and net.run_block.traces == 1
+            assert "CompiledFunctionBackward" in _node_names(net(x).grad_fn)
+    assert results[0] == results[1]
+
+
+def _node_names(node) -> set[str]:
+    names, stack = set(), [node]
+    while stack:
+        node = stack.pop()
+        names.add(node.name())
+        stack.extend(n for n, _ in node.next_functions if n is not None)
+    return names
+
+
+class _TwoHeads(runtime.nn.Module):
+    def __init__(self, nn=runtime.nn):
+        super().__init__()
+        self.body = nn.Linear(12, 16)
+        self.left = nn.Linear(16, 4)
+        self.right = nn.Linear(16, 3)
+
+    def forward(self, x):
+        h = self.body(x).relu()
+        return self.left(h), (self.right(h), None)
+
+
+def test_two_outputs_one_of_them_unused():
+    """An output the loss does not use gets zeros from the engine (a Function's missing
+    gradients are materialized), which the generated backward takes: the unused head's
+    parameters get zero gradients where eager leaves None, as torch.compile does
+    (test_unused_output_and_double_backward_as_torch_compile); the rest is eager's."""
+
+    def loss_of(forward, batch):
+        left, (right, nothing) = forward(batch[0])
+        assert nothing is None and right.requires_grad
+        return runtime.nn.functional.cross_entropy(left, batch[1])
+
+    def sgd(parameters):
+        return runtime.optim.SGD(parameters, lr=1e-2)
+
+    batches = _batches()
+    (losses, grads, parameters, _), _ = _loop(_TwoHeads, loss_of, sgd, batches, False)
+    (losses2, grads2, parameters2, _), compiled = _loop(_TwoHeads, loss_of, sgd, batches, True)
+    assert compiled.fallback_reason is None and compiled.traces == 1
+    assert losses2 == losses and parameters2 == parameters
+    zeros = [bytes(4 * 3 * 16), bytes(4 * 3)]
+    assert grads2[0] == grads[0]  # the traced call is eager's
+    for got, expected in zip(grads2[1:], grads[1:], strict=True):
+        assert got[:4] == expected[:4] and expected[4:] == [None, None] and got[4:] == zeros
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.compile's own imports
+def test_unused_output_and_double_backward_as_torch_compile():
+    """torch.compile (backend aot_eager, donated buffers off, so that create_graph is
+    allowed at all): the node's name, zero gradients for the unused head, and the error of
+    a double backward."""
+    import torch
+    import torch._functorch.config
+
+    results = []
+    for lib in (torch, runtime):
+        lib.manual_seed(0)
+        model = _TwoHeads(lib.nn)
+        if lib is torch:
+            with torch._functorch.config.patch(donated_buffer=False):
+                results.append(_two_heads_facts(lib, model, torch.compile(model,
+                                                                          backend="aot_eager")))
+        else:
+            results.append(_two_heads_facts(lib, model, runtime.compile(model)))
+    assert results[0] == results[1]
+
+
+def _two_heads_facts(lib, model, compiled) -> list:
+    x = lib.ones(8, 12)
+    compiled(x)
+    left, (right, _) = compiled(x)
+    left.sum().backward()
+    facts = [left.grad_fn.name(), right.grad_fn is left.grad_fn,
+             float(model.right.weight.grad.abs().sum()), model.left.weight.grad is not None]
+    grad, = lib.autograd.grad(compiled(x)[0].pow(2).sum(), model.body.weight,
+                              create_graph=True)
+    facts.append(grad.grad_fn.name())
+    with pytest.raises(RuntimeError) as error:
+        grad.sum().backward()
+    return [*facts, str(error.value)]
+
+
+def test_a_hook_on_a_parameter_runs_as_in_eager():
+    """AccumulateGrad stays the engine's: a parameter's hook sees eager's gradient."""
+    seen = {False: [], True: []}
+
+    def make(compiled):
+        def build():
+            model = _mlp()
+            model[0].weight.register_hook(lambda g: seen[compiled].append(g.numpy().tobytes()))
+            model[3].bias.register_hook(lambda g: g * 2)
+            return model
+        return build
+
+    for compiled in (False, True):
+        _loop(make(compiled), _cross_entropy, _sgd, _batches(), compiled)
+    assert seen[True] == seen[False] and len(seen[True]) == STEPS
+    expected, _ = _loop(make(False), _cross_entropy, _sgd, _batches(), compiled=False)
+    got, forward = _loop(make(True), _cross_entropy, _sgd, _batches(), compiled=True)
+    assert got == expected and forward.fallback_reason is None
+
+
+def test_retain_graph_and_a_second_backward():
+    model = _mlp()
+    compiled = runtime.compile(model)
+    x = _batches()[0][0]
+    compiled(x)
+    for forward in (model, compiled):
+        model.zero_grad()
+        out = forward(x)
+        out.sum().backward(retain_graph=True)
+        out.sum().backward()
+        if forward is model:
+            expected = _bits(p.grad for p in model.parameters())
+        with pytest.raises(RuntimeError, match=re.escape(ERR_BACKWARD_TWICE)):
+            out.sum().backward()
+    assert _bits(p.grad for p in model.parameters()) == expected
+
+
+def test_double_backward_raises_pytorchs_error():
+    """create_graph=True gives gradients (with a node of their own); differentiating them
+    again raises, in PyTorch's words."""
+    model = _mlp()
+    compiled = runtime.compile(model)
+    x = _batches()[0][0]
+    compiled(x)
+    out = compiled(x)
+    grad, = runtime.autograd.grad(out.pow(2).sum(), model[0].weight, create_graph=True)
+    assert grad.grad_fn.name() == "CompiledFunctionBackwardBackward"
+    eager, = runtime.autograd.grad(model(x).pow(2).sum(), model[0].weight)
+    assert grad.detach().numpy().tobytes() == eager.numpy().tobytes()
+    with pytest.raises(RuntimeError, match=re.escape(DOUBLE_BACKWARD)):
+        grad.sum().backward()
+
+
+def test_an_input_changed_in_place_before_backward():
+    """The backward reads the forward's input: changed in place in between, the backward
+    raises eager's error instead of reading the changed values."""
+    model = _mlp()
+    compiled = runtime.compile(model)
+    compiled(_batches()[0][0])
+    messages = []
+    for forward in (model, compiled):
+        x = _batches()[0][0].clone()
+        out = forward(x)
+        x.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as error:
+            out.sum().backward()
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+
+
+def test_what_cannot_be_compiled_runs_eagerly_with_a_reason():
+    nn = runtime.nn
+    linear = nn.Linear(12, 4)
+    x = _batches()[0][0]
+    cases = {
+        "the forward returns a tensor it did not compute":
+            lambda v: (linear(v), linear.weight),
+        "the forward returns a view of an input": lambda v: (linear(v), v[0]),
+        "the forward returns the same tensor twice": lambda v: (linear(v),) * 2,
+        "the step returns a dict": lambda v: {"out": linear(v)},
+    }
+    for reason, function in cases.items():
+        compiled = runtime.compile(function)
+        for _ in range(2):
+            got = compiled(x)
+        assert compiled.fallback_reason.startswith(reason), compiled.fallback_reason
+        flat = list(got.values()) if isinstance(got, dict) else list(got)
+        assert flat[0].grad_fn.name() == "AddmmBackward0"
+
+
+def test_eval_mode_and_no_grad_trace_again():
+    """model.eval() is a new trace (dropout off); under no_grad, a forward alone."""
+    model = _mlp(dropout=0.5)
+    compiled = runtime.compile(model)
+    x = _batches()[0][0]
+    for mode in ("train", "eval", "no_grad", "train"):
+        getattr(model, "eval" if mode == "eval" else "train")()
+        runtime.manual_seed(3)
+        if mode == "no_grad":
+            with runtime.no_grad():
+                got, expected = compiled(x), (runtime.manual_seed(3), model(x))[1]
+        else:
+            got = compiled(x)
+            runtime.manual_seed(3)
+            expected = model(x)
+        assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
+        assert got.requires_grad == (mode != "no_grad")
+    assert compiled.traces == 3
+
+
+def test_gpt_compiled_as_a_model():
+    """The GPT of tests/programs/gpt.py compiled as `model = torch.compile(model)`: its
+    forward returns (logits, loss); the loss's backward gives logits no gradient."""
+    namespace = _gpt_namespace()
+    runtime.manual_seed(7)
+    batches = [namespace["get_batch"]("train") for _ in range(3)]
+
+    def loss_of(forward, batch):
+        logits, loss = forward(*batch)
+        return loss
+
+    compiled = _compiled_like_eager(namespace["GPTLanguageModel"], loss_of,
+                                    lambda p: runtime.optim.AdamW(p, lr=1e-3), batches)
+    assert "kernels.softmax" in compiled.code or "softmax" in compiled.code
+
+
+def test_word_language_model_compiled_as_a_model():
+    """The LSTM language model (tied weights) compiled on its own: it returns
+    (log-probabilities, (h, c)); the loop detaches the hidden state between batches."""
+    rng = np.random.default_rng(4)
+    batches = [(runtime.tensor(rng.integers(0, 30, (5, 3))),
+                runtime.tensor(rng.integers(0, 30, 15))) for _ in range(4)]
+    hidden = {}
+
+    def loss_of(forward, batch):
+        state = hidden.get(id(forward))
+        if state is None:
+            state = tuple(runtime.zeros(2, 3, 16) for _ in range(2))
+        output, state = forward(batch[0], state)
+        hidden[id(forward)] = tuple(h.detach() for h in state)
+        return runtime.nn.functional.nll_loss(output, batch[1])
+
+    compiled = _compiled_like_eager(_RNNModel, loss_of, lambda p: runtime.optim.SGD(p, lr=0.5),
+                                    batches)
+    assert compiled.fallback_reason is None
