@@ -95,21 +95,23 @@ class Joint:
         forward_source = dataclasses.replace(source, lines=forward_lines)
         backward_source = dataclasses.replace(source, lines=backward_lines)
         backward_name = "backward" if name == "forward" else f"{name}_backward"
+        title = "the model's forward" if name == "forward" else f"the forward of {name}"
+        seeds = ", ".join(self.seeds)
         forward_code = "\n".join([
             f"def {name}({params}):",
-            f'    """{name}\'s forward, compiled by gradgen from one eager run: the kernels\' '
-            "lines; returns",
-            "    the outputs' arrays, the tensors that need a gradient, and what "
-            f'{backward_name} reads."""',
+            f'    """{title[0].upper()}{title[1:]}, compiled by gradgen from one eager run. It '
+            "returns the outputs'",
+            "    arrays, the tensors that need a gradient (the edges of the outputs' node,",
+            f'    CompiledFunctionBackward) and what {backward_name} will read."""',
             *format_lines(forward_source, returned if optimizations else None),
             f"    return {returned}", ""])
         backward_code = "\n".join([
             f"def {backward_name}({', '.join([*saved, *self.seeds])}):",
-            f'    """The backward of {name}, from the formulas of the nodes its forward made: '
-            "the engine",
-            "    calls it at CompiledFunctionBackward with the gradients of the outputs "
-            f'({", ".join(self.seeds)});',
-            '    it returns the gradient of each tensor the forward returned as needing one."""',
+            f'    """The backward of {title}, from the formulas of the nodes the traced '
+            "forward made.",
+            "    The engine calls it at CompiledFunctionBackward with the outputs' gradients "
+            f"({seeds});",
+            '    it returns the gradients of the tensors that need one, in their order."""',
             *format_lines(backward_source, grads if optimizations else None),
             f"    return {_tuple(self.grads)}", ""])
         code = forward_code + "\n\n" + backward_code
@@ -243,7 +245,9 @@ def _function_class(backward: Callable, differentiable: tuple[int, ...]) -> type
         @staticmethod
         def backward(ctx: Any, *grads: Tensor) -> tuple:
             saved = ctx.saved_tensors
-            seeds = [np.ascontiguousarray(grads[index]._data) for index in differentiable]
+            # Each as the engine gives it (a broadcast ones from `sum()` too): the formulas'
+            # calls then see the layouts eager's would, and give the same bits.
+            seeds = [grads[index]._data for index in differentiable]
             results = backward(*(tensor._data for tensor in saved), *seeds)
             if grad_mode.is_grad_enabled():  # create_graph=True
                 return (None, *CompiledFunctionBackward.apply(results, *grads, *saved))
