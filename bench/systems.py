@@ -41,8 +41,10 @@ def tinymodel_inputs(batch: int) -> tuple[Weights, np.ndarray, np.ndarray]:
 
 # -- one TinyModel training step -------------------------------------------------------------
 
-def _module_step(lib, weights: Weights, x: np.ndarray, y: np.ndarray, lr: float) -> Callable:
-    """The seed program's step, written once against the torch API (torch or gradgen)."""
+def _module_step(lib, weights: Weights, x: np.ndarray, y: np.ndarray, lr: float,
+                 compile_model: bool = False) -> Callable:
+    """The seed program's step, written once against the torch API (torch or gradgen);
+    `compile_model`: the model is `lib.compile(model)`, the rest of the step eager."""
     w1, b1, w2, b2 = weights
 
     class TinyModel(lib.nn.Module):
@@ -61,10 +63,11 @@ def _module_step(lib, weights: Weights, x: np.ndarray, y: np.ndarray, lr: float)
             parameter.copy_(lib.tensor(value))
     optimizer = lib.optim.SGD(model.parameters(), lr=lr)
     inputs, target = lib.tensor(x), lib.tensor(y)
+    forward = lib.compile(model) if compile_model else model
 
     def step() -> None:
         optimizer.zero_grad()
-        prediction = model(inputs)
+        prediction = forward(inputs)
         loss = (target - prediction).pow(2).sum()
         loss.backward()
         optimizer.step()
@@ -134,9 +137,19 @@ def compiled_step(weights: Weights, x: np.ndarray, y: np.ndarray, lr: float) -> 
     return runtime.compile(_module_step(runtime, weights, x, y, lr))
 
 
+def compiled_model_step(weights: Weights, x: np.ndarray, y: np.ndarray,
+                        lr: float) -> Callable:
+    """gradgen's step with its model compiled on its own (`model = torch.compile(model)`):
+    a generated forward, and a generated backward at its node; the loss, the engine's walk
+    and SGD eager."""
+    import runtime
+
+    return _module_step(runtime, weights, x, y, lr, compile_model=True)
+
+
 STEPS: dict[str, Callable] = {
-    "gradgen": gradgen_step, "compiled": compiled_step, "torch": torch_step,
-    "autograd": autograd_step, "numpy": numpy_step,
+    "gradgen": gradgen_step, "compiled": compiled_step, "compiled model": compiled_model_step,
+    "torch": torch_step, "autograd": autograd_step, "numpy": numpy_step,
 }
 
 

@@ -2,8 +2,10 @@
 layers (after a convolution or a recurrent layer, or not), in float32 or float64, a loss
 and an optimizer with drawn hyperparameters, gradient clipping or not. Each step must compile (the
 menu holds only what compile supports) and give eager's losses, parameters, gradients and
-optimizer state, bit for bit, over a few calls. A seeded draw, the same in every run: a
-failure names its case, which `_case(seed)` rebuilds."""
+optimizer state, bit for bit, over a few calls. So must the same model compiled on its own
+(`runtime.compile(model)`, its backward generated at its node: runtime/compile/joint.py)
+in the same step run eagerly. A seeded draw, the same in every run: a failure names its
+case, which `_case(seed)` rebuilds."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import runtime
 nn = runtime.nn
 F = runtime.nn.functional
 
-WIDTH, CLASSES, BATCH, STEPS, CASES = 6, 3, 5, 3, 100
+WIDTH, CLASSES, BATCH, STEPS, CASES, MODEL_CASES = 6, 3, 5, 3, 100, 60
 
 ACTIVATIONS = [nn.ReLU, nn.Tanh, nn.Sigmoid, nn.GELU, nn.ELU, nn.Softplus, nn.SiLU,
                lambda: nn.LeakyReLU(0.1), lambda: nn.Dropout(0.3)]
@@ -92,7 +94,9 @@ def _layer(layer: tuple) -> nn.Module:
                          nn.Flatten())
 
 
-def _run(case: dict, compiled: bool) -> tuple:
+def _run(case: dict, compiled: str | None) -> tuple:
+    """The drawn step, eager (`compiled` None), compiled whole ("step") or with its model
+    compiled ("model"); what it leaves, as bits, and what was compiled."""
     runtime.manual_seed(case["seed"])
     model = nn.Sequential(*map(_layer, case["layers"]), nn.Linear(WIDTH, CLASSES))
     dtype = np.float64 if case["float64"] else np.float32
@@ -101,17 +105,18 @@ def _run(case: dict, compiled: bool) -> tuple:
     name, options = case["optimizer"]
     optimizer = getattr(runtime.optim, name)(model.parameters(), **options)
     loss_of = LOSSES[case["loss"]]
+    forward = runtime.compile(model) if compiled == "model" else model
 
     def step(x, y, t):
         optimizer.zero_grad()
-        loss = loss_of(model(x), y, t)
+        loss = loss_of(forward(x), y, t)
         loss.backward()
         if case["clip"]:
             nn.utils.clip_grad_norm_(model.parameters(), 0.5)
         optimizer.step()
         return loss
 
-    run = runtime.compile(step) if compiled else step
+    run = runtime.compile(step) if compiled == "step" else step
     generator = np.random.default_rng(case["seed"] + 1)
     losses = []
     for _ in range(STEPS):
@@ -124,14 +129,22 @@ def _run(case: dict, compiled: bool) -> tuple:
     state += [b.numpy().tobytes() for b in model.buffers()]
     state += [value.detach().numpy().tobytes() for per_param in optimizer.state.values()
               for _, value in sorted(per_param.items()) if isinstance(value, runtime.Tensor)]
-    return losses, state, run
+    return losses, state, forward if compiled == "model" else run
 
 
 @pytest.mark.parametrize("seed", range(CASES))
 def test_a_drawn_step_compiles_and_equals_eager(seed):
-    case = _case(seed)
-    eager_losses, eager_state, _ = _run(case, False)
-    losses, state, compiled = _run(case, True)
+    _compiled_like_eager(_case(seed), "step")
+
+
+@pytest.mark.parametrize("seed", range(CASES, CASES + MODEL_CASES))
+def test_a_drawn_model_compiles_and_equals_eager(seed):
+    _compiled_like_eager(_case(seed), "model")
+
+
+def _compiled_like_eager(case: dict, what: str) -> None:
+    eager_losses, eager_state, _ = _run(case, None)
+    losses, state, compiled = _run(case, what)
     assert compiled.fallback_reason is None, (case, compiled.fallback_reason)
     assert compiled.traces == 1, case
     assert losses == eager_losses, case
