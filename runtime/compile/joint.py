@@ -107,8 +107,8 @@ class Joint:
             f"    return {returned}", ""])
         backward_code = "\n".join([
             f"def {backward_name}({', '.join([*saved, *self.seeds])}):",
-            f'    """The backward of {title}, from the formulas of the nodes the traced '
-            "forward made.",
+            f'    """The backward of {title}: the formulas of the nodes the traced forward '
+            "made.",
             "    The engine calls it at CompiledFunctionBackward with the outputs' gradients "
             f"({seeds});",
             '    it returns the gradients of the tensors that need one, in their order."""',
