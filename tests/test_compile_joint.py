@@ -397,3 +397,46 @@ def test_word_language_model_compiled_as_a_model():
     compiled = _compiled_like_eager(_RNNModel, loss_of, lambda p: runtime.optim.SGD(p, lr=0.5),
                                     batches)
     assert compiled.fallback_reason is None
+
+
+def _optimized_module_facts(lib) -> list:
+    model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.ReLU())
+    compiled = lib.compile(model)
+    facts = [type(compiled).__name__, isinstance(compiled, lib.nn.Module),
+             list(dict(compiled.named_parameters())), list(compiled.state_dict()),
+             repr(compiled), len(compiled), [name for name, _ in compiled.named_modules()],
+             all(p is q for p, q in zip(compiled.parameters(), model.parameters(),
+                                        strict=True))]
+    compiled.eval()
+    facts += [model.training, compiled.training]
+    compiled.scale = 3
+    facts += [model.scale, compiled.scale]
+    del compiled.scale
+    facts.append(hasattr(model, "scale"))
+    for probe in (lambda: compiled[0], lambda: len(lib.compile(lib.nn.Linear(2, 2)))):
+        with pytest.raises(TypeError) as error:
+            probe()
+        facts.append(str(error.value))
+    return facts
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.compile's own imports
+def test_a_compiled_module_is_a_module_as_torch_compiles_it():
+    """compile(module) is an OptimizedModule holding the model as `_orig_mod` (parameters
+    and state_dict keys under that prefix, as a checkpoint of PyTorch's has them), its
+    attributes read and written through, its training flag mirrored; its loading of a
+    prefixed state_dict and its compiled call work on the model's own tensors."""
+    import torch
+
+    assert _optimized_module_facts(runtime) == _optimized_module_facts(torch)
+    model = _mlp()
+    compiled = runtime.compile(model)
+    state = {name: value.clone().add_(1) for name, value in compiled.state_dict().items()}
+    compiled.load_state_dict(state)
+    assert model[0].weight.detach().numpy().tobytes() == \
+        state["_orig_mod.0.weight"].numpy().tobytes()
+    x = _batches()[0][0]
+    for _ in range(2):
+        assert compiled(x).detach().numpy().tobytes() == model(x).detach().numpy().tobytes()
+    assert compiled.fallback_reason is None and compiled.traces == 1
+    assert "def forward(a0):" in compiled.code

@@ -38,10 +38,12 @@ from runtime.compile import guards
 from runtime.compile import optim as optim_templates
 from runtime.compile.emit import Source, TraceBreak
 from runtime.compile.joint import Joint
+from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
 from runtime.compile.reads import is_plain_value, method_reads
 from runtime.compile.trace import MODES, Tracer, _getter, grad_state, listening
 from runtime.namespaces import array_ops
+from runtime.nn.module import Module
 
 # How many traces one compiled step keeps (torch._dynamo's cache_size_limit is 8).
 CACHE_SIZE = 8
@@ -217,12 +219,6 @@ class CompiledStep:
         self._passing = 0  # traces stopped for a reason the next call may not have
         if isinstance(fn, types.FunctionType | types.MethodType):
             functools.update_wrapper(self, fn)
-
-    def __getattr__(self, name: str) -> Any:
-        """`compile(model)` still reads as the model: its parameters, its modules."""
-        if name == "fn":
-            raise AttributeError(name)
-        return getattr(self.fn, name)
 
     # -- what the user reads ---------------------------------------------------------------
     @property
@@ -457,9 +453,10 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: 
         if disable:
             return fn
         step = CompiledStep(fn, optimizations=options.get("optimizations", True))
-        if fullgraph:
-            return _FullGraph(step)
-        return step
+        compiled = _FullGraph(step) if fullgraph else step
+        if isinstance(fn, Module):  # a module, as torch.compile's OptimizedModule
+            return OptimizedModule(fn, compiled)
+        return compiled
 
     return make if model is None else make(model)
 
