@@ -68,6 +68,7 @@ class Joint:
         self.differentiable = tuple(i for i, t in enumerate(outputs) if t.requires_grad)
         seeds, reached = tracer.backward_of([outputs[i] for i in self.differentiable])
         self.seeds = [seed.name for seed in seeds]
+        self.reached = [tensor for tensor, _ in reached]
         self.tensors = [tracer.tensor_name(tensor) for tensor, _ in reached]
         self.grads = [grad.name for _, grad in reached]
         _self_check([outputs[i] for i in self.differentiable], seeds, reached)
@@ -91,6 +92,11 @@ class Joint:
                 if made[name].phase == "prologue" and made[name].expression.endswith("._data")
                 else name for name in saved]
         returned = (f"{_tuple(self.outputs)}, {_tuple(self.tensors)}, {_tuple(kept)}")
+        # The same, as the traced call holds them (first_result).
+        self.traced_outputs = [source.traced[name] for name in self.outputs]
+        self.traced_saved = [self.tracer.owners[id(source.traced[name])] if item != name
+                             else source.traced[name] for name, item in zip(saved, kept,
+                                                                              strict=True)]
         params = ", ".join(f"a{i}" for i in range(arity))
         forward_source = dataclasses.replace(source, lines=forward_lines)
         backward_source = dataclasses.replace(source, lines=backward_lines)
@@ -121,6 +127,14 @@ class Joint:
         function = CompiledForward(namespace[name], namespace[backward_name], self.template,
                                    self.differentiable)
         return code, function
+
+    def first_result(self, function: CompiledForward) -> Any:
+        """What the traced call returns: its outputs' arrays as the compiled call would
+        return them, with their CompiledFunctionBackward node (its backward the generated
+        one, on the traced call's values)."""
+        outputs = function.function.apply((self.traced_outputs, self.traced_saved),
+                                          *self.reached)
+        return _rebuild(self.template, outputs)
 
     def _check_sharing(self, source: Source, made: dict[str, Line], saved: list[str]) -> None:
         """An output must own its memory: a view of an input, of another output or of a

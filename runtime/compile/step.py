@@ -272,13 +272,14 @@ class CompiledStep:
         self.traces += 1
         with listening(tracer):
             result = self.fn(*args)
-        built = None
+        built = joint = None
         if tracer.broken is None:
             try:
                 if not tracer.backwards and _returns_a_graph(result):
                     # A forward whose backward runs later (a model compiled on its own):
                     # a generated forward and backward, joined by one node (joint.py).
-                    built = self._build_joint(Joint(tracer, result), len(args))
+                    joint = Joint(tracer, result)
+                    built = self._build_joint(joint, len(args))
                 else:
                     tracer.phase = "epilogue"
                     returned = _render_result(tracer, result)
@@ -298,6 +299,10 @@ class CompiledStep:
             entry = _Entry(function, code, None, tracer, key)
             if os.environ.get(PRINT_CODE):
                 print(code, file=sys.stdout)
+            if joint is not None:
+                # The traced call's outputs, from its own values, with their compiled node
+                # (as every later call's): the eager graph is dropped.
+                result = joint.first_result(function)
         if keep:
             entries.append(entry)
         self.last = entry
@@ -445,7 +450,7 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: 
     compiled an error instead of an eager fallback. `dynamic` and `mode` are accepted and
     change nothing (every new shape is a new trace).
     """
-    if backend not in ("gradgen", "inductor", "eager"):
+    if backend not in ("gradgen", "inductor", "eager", "aot_eager"):
         raise ValueError(f"gradgen compiles with its own backend only, not {backend!r}")
     options = dict(options or {})
 
