@@ -1875,3 +1875,18 @@ def ast_text(form):
     import ast
 
     return ast.unparse(form.tree)
+
+
+@pytest.mark.parametrize("name", ["np", "kernels", "v0", "c1"])
+def test_a_step_named_as_a_name_of_the_generated_code(name):
+    """The generated function takes the step's name, unless that would shadow a name its
+    code reads (numpy as `np`, a variable `v0`): then it is `step`."""
+    results = []
+    for compiled in (False, True):
+        model, _, step = _tiny_step(runtime)
+        step.__name__ = name
+        run = runtime.compile(step) if compiled else step
+        losses = [run().detach().numpy().tobytes() for _ in range(3)]
+        results.append((losses, _bits(model)))
+    assert results[0] == results[1]
+    assert run.fallback_reason is None and run.code.startswith("def step():")

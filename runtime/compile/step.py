@@ -25,6 +25,7 @@ import builtins
 import functools
 import linecache
 import os
+import re
 import sys
 import types
 from collections.abc import Callable
@@ -311,10 +312,14 @@ class CompiledStep:
         return result
 
     def _name(self) -> str:
-        # (A module's: `forward`.)
+        """The generated function's name: fn's (a module's: `forward`), unless it would
+        shadow a name of the code's namespace (`np`, `kernels`, a variable `v0`, `c1`)."""
         name = getattr(self.fn, "__name__", None) or \
             ("forward" if hasattr(self.fn, "forward") else "step")
-        return name if name.isidentifier() else "step"
+        if not name.isidentifier() or name in _namespace(Source()) or \
+                re.fullmatch(r"[A-Za-z]\d+", name):
+            return "step"
+        return name
 
     def _build_joint(self, joint: Joint, arity: int) -> tuple[str, Callable]:
         name = self._name()

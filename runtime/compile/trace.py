@@ -589,7 +589,7 @@ class Tracer:
             self.ones.add(root.name)
         self.paused += 1  # the kernels the formulas run are written as the formulas' lines
         try:
-            _Sweep(self, tensor.grad_fn, tensor._output_nr, root).run()
+            _Sweep(self, [((tensor.grad_fn, tensor._output_nr), root)]).run()
         finally:
             self.paused -= 1
 
@@ -653,16 +653,25 @@ class Tracer:
 class _Sweep:
     """The engine's loop (runtime/engine.py, GraphTask) over one graph, on traced values."""
 
-    def __init__(self, tracer: Tracer, root: Any, input_nr: int, seed: Value) -> None:
+    def __init__(self, tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]]) -> None:
         self.tracer = tracer
-        self.root, self.input_nr, self.seed = root, input_nr, seed
+        self.roots = roots  # ((node, input_nr), seed): where the backward starts
         self.ops = SymbolicOps(tracer)
 
+    def beyond(self, node: Any) -> bool:
+        """Whether the walk stops before `node` (the whole graph is walked here)."""
+        return False
+
     def dependencies(self) -> dict[Any, int]:
-        counts = {self.root: 1}
-        stack, seen = [self.root], {self.root}
+        counts: dict[Any, int] = {}
+        for (node, _), _seed in self.roots:
+            counts[node] = counts.get(node, 0) + 1
+        stack = list(counts)
+        seen = set(stack)
         while stack:
             node = stack.pop()
+            if self.beyond(node):
+                continue
             if node.has_hooks():
                 raise TraceBreak(f"a hook on {node.name()} (hooks run eagerly)")
             for following, _ in node._next_functions:
@@ -679,15 +688,21 @@ class _Sweep:
         tie = itertools.count()
         buffers: dict[Any, list] = {}
         ready: list = []
-        self.deliver(((self.root, self.input_nr),), [self.seed], buffers, counts, ready, tie)
+        for edge, seed in self.roots:
+            self.deliver((edge,), [seed], buffers, counts, ready, tie)
         while ready:
             node = heapq.heappop(ready)[2]
             grads = buffers.pop(node)
-            if type(node) is AccumulateGrad:
+            if self.beyond(node):
+                self.leave(node, grads)
+            elif type(node) is AccumulateGrad:
                 self.accumulate(node, grads[0])
-                continue
-            outputs = self.apply(node, grads)
-            self.deliver(node._next_functions, outputs, buffers, counts, ready, tie)
+            else:
+                outputs = self.apply(node, grads)
+                self.deliver(node._next_functions, outputs, buffers, counts, ready, tie)
+
+    def leave(self, node: Any, grads: list) -> None:
+        """What reaches a node beyond the walk (none here)."""
 
     def apply(self, node: Any, grads: list) -> list:
         if type(node).__module__ != "generated.functions":
@@ -762,54 +777,16 @@ class _Boundary(_Sweep):
     the engine would deliver it."""
 
     def __init__(self, tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]]) -> None:
-        self.tracer = tracer
-        self.roots = roots
-        self.ops = SymbolicOps(tracer)
+        super().__init__(tracer, roots)
         self.reached: dict[tuple[Any, int], Value] = {}
 
-    def inside(self, node: Any) -> bool:
-        return type(node) is not AccumulateGrad and node._sequence_nr >= self.tracer.first_node
+    def beyond(self, node: Any) -> bool:
+        return type(node) is AccumulateGrad or node._sequence_nr < self.tracer.first_node
 
-    def dependencies(self) -> dict[Any, int]:
-        counts: dict[Any, int] = {}
-        stack: list = []
-        for (node, _), _seed in self.roots:
-            counts[node] = counts.get(node, 0) + 1
-            if counts[node] == 1:
-                stack.append(node)
-        seen = set(stack)
-        while stack:
-            node = stack.pop()
-            if not self.inside(node):
-                continue
-            if node.has_hooks():
-                raise TraceBreak(f"a hook on {node.name()} (hooks run eagerly)")
-            for following, _ in node._next_functions:
-                if following is None:
-                    continue
-                counts[following] = counts.get(following, 0) + 1
-                if following not in seen:
-                    seen.add(following)
-                    stack.append(following)
-        return counts
-
-    def run(self) -> None:
-        counts = self.dependencies()
-        tie = itertools.count()
-        buffers: dict[Any, list] = {}
-        ready: list = []
-        for edge, seed in self.roots:
-            self.deliver((edge,), [seed], buffers, counts, ready, tie)
-        while ready:
-            node = heapq.heappop(ready)[2]
-            grads = buffers.pop(node)
-            if not self.inside(node):
-                for input_nr, grad in enumerate(grads):
-                    if grad is not None:
-                        self.reached[(node, input_nr)] = grad
-                continue
-            outputs = self.apply(node, grads)
-            self.deliver(node._next_functions, outputs, buffers, counts, ready, tie)
+    def leave(self, node: Any, grads: list) -> None:
+        for input_nr, grad in enumerate(grads):
+            if grad is not None:
+                self.reached[(node, input_nr)] = grad
 
 
 def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
