@@ -441,3 +441,50 @@ def test_a_compiled_module_is_a_module_as_torch_compiles_it():
         assert compiled(x).detach().numpy().tobytes() == model(x).detach().numpy().tobytes()
     assert compiled.fallback_reason is None and compiled.traces == 1
     assert "def forward(a0):" in compiled.code
+
+
+class _Discriminator(runtime.nn.Module):
+    """DCGAN's discriminator's ending: a sigmoid (whose backward reads its result), then
+    a view of that result returned."""
+
+    def __init__(self):
+        super().__init__()
+        self.main = runtime.nn.Sequential(runtime.nn.Linear(12, 1), runtime.nn.Sigmoid())
+
+    def forward(self, x):
+        return self.main(x).view(-1, 1).squeeze(1)
+
+
+def test_an_output_that_is_a_view_of_a_saved_value():
+    """The output and the value the backward reads share memory, and so a version counter,
+    as in eager: the loop is eager's bit for bit, and a write into the output before the
+    backward raises, as in eager, instead of giving a gradient from changed values."""
+
+    def loss_of(forward, batch):
+        return runtime.nn.functional.binary_cross_entropy(forward(batch[0]),
+                                                          (batch[1] % 2).float())
+
+    _compiled_like_eager(_Discriminator, loss_of, _sgd)
+    model = _Discriminator()
+    compiled = runtime.compile(model)
+    x = _batches()[0][0]
+    compiled(x)
+    for forward in (model, compiled):
+        out = forward(x)
+        out.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()
+    assert compiled.fallback_reason is None
+
+
+def test_compiling_a_compiled_module():
+    """A compiled module compiled again (its truth value is never asked: an
+    OptimizedModule's len() raises, as torch's does, for a model without one)."""
+    model = runtime.nn.Linear(12, 4)
+    twice = runtime.compile(runtime.compile(model))
+    x = _batches()[0][0]
+    for _ in range(2):
+        assert twice(x).detach().numpy().tobytes() == model(x).detach().numpy().tobytes()
+    assert twice.fallback_reason is None
+    assert list(dict(twice.named_parameters())) == ["_orig_mod._orig_mod.weight",
+                                                    "_orig_mod._orig_mod.bias"]

@@ -85,7 +85,7 @@ class Joint:
         made = {target: line for line in forward_lines for target in _targets(line)}
         saved = list(dict.fromkeys(name for line in backward_lines for name in line.reads
                                    if name in made))
-        self._check_sharing(source, made, saved)
+        shared = self._sharing(source, made, saved)
         # A saved input's array is saved as its Tensor (the version check sees a change
         # to it); an output's and the forward's own arrays as arrays.
         kept = [made[name].expression.removesuffix("._data")
@@ -125,7 +125,7 @@ class Joint:
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         exec(compiled, namespace)
         function = CompiledForward(namespace[name], namespace[backward_name], self.template,
-                                   self.differentiable)
+                                   self.differentiable, shared)
         return code, function
 
     def first_result(self, function: CompiledForward) -> Any:
@@ -136,20 +136,27 @@ class Joint:
                                           *self.reached)
         return _rebuild(self.template, outputs)
 
-    def _check_sharing(self, source: Source, made: dict[str, Line], saved: list[str]) -> None:
-        """An output must own its memory: a view of an input, of another output or of a
-        value the backward reads would need the view's shared version counter, which the
-        compiled forward does not make (eager then raises where the compiled backward
-        would read changed values)."""
+    def _sharing(self, source: Source, made: dict[str, Line], saved: list[str]) -> dict:
+        """Saved value (by index) -> the output that is a view of it, or it of the output
+        (a model that returns `self.main(x).view(-1)`, whose last node saved its result):
+        the two share a version counter, as in eager, so that a write into the output
+        makes the backward raise instead of reading changed values. An output that shares
+        memory with an input or another output would need eager's view tracking: that
+        forward runs eagerly."""
+        traced = source.traced
         inputs = [name for name, line in made.items() if line.phase == "prologue"]
-        for name in self.outputs:
-            array = source.traced[name]
-            others = {*self.outputs, *inputs, *saved} - {name}
-            if any(isinstance(source.traced.get(other), np.ndarray) and
-                   np.may_share_memory(array, source.traced[other]) for other in others):
-                raise TraceBreak("the forward returns a view of an input, of another output "
-                                 "or of a value its backward reads (compiled forwards return "
-                                 "tensors of their own)")
+        shared = {}
+        for index, name in enumerate(self.outputs):
+            array = traced[name]
+            if any(isinstance(traced.get(other), np.ndarray) and
+                   np.may_share_memory(array, traced[other])
+                   for other in {*self.outputs, *inputs} - {name}):
+                raise TraceBreak("the forward returns a view of an input or of another output "
+                                 "(compiled forwards return tensors of their own)")
+            for position, other in enumerate(saved):
+                if other != name and np.may_share_memory(array, traced[other]):
+                    shared[position] = index
+        return shared
 
 
 def _tuple(names: list[str]) -> str:
@@ -225,11 +232,11 @@ class CompiledForward:
     forward, then one CompiledFunctionBackward node for its outputs."""
 
     def __init__(self, forward: Callable, backward: Callable, template: Any,
-                 differentiable: tuple[int, ...]) -> None:
+                 differentiable: tuple[int, ...], shared: dict[int, int]) -> None:
         self.forward = forward
         self.backward = backward
         self.template = template
-        self.function = _function_class(backward, differentiable)
+        self.function = _function_class(backward, differentiable, shared)
 
     def __call__(self, *args: Any) -> Any:
         arrays, tensors, saved = self.forward(*args)
@@ -237,7 +244,8 @@ class CompiledForward:
         return _rebuild(self.template, outputs)
 
 
-def _function_class(backward: Callable, differentiable: tuple[int, ...]) -> type[Function]:
+def _function_class(backward: Callable, differentiable: tuple[int, ...],
+                    shared: dict[int, int]) -> type[Function]:
     """The autograd.Function of one trace (its node: CompiledFunctionBackward)."""
 
     class CompiledFunction(Function):
@@ -247,10 +255,12 @@ def _function_class(backward: Callable, differentiable: tuple[int, ...]) -> type
             outputs = tuple(Tensor._make(array, None) for array in arrays)
             by_array = {id(array): output for array, output in zip(arrays, outputs,
                                                                      strict=True)}
-            ctx.save_for_backward(*(
-                item if type(item) is not np.ndarray
-                else by_array[id(item)] if id(item) in by_array
-                else Tensor._make(item, None) for item in saved))
+            kept = [item if type(item) is not np.ndarray
+                    else by_array[id(item)] if id(item) in by_array
+                    else Tensor._make(item, None) for item in saved]
+            for position, index in shared.items():
+                kept[position]._version_counter = outputs[index]._version_counter
+            ctx.save_for_backward(*kept)
             if len(differentiable) != len(outputs):
                 ctx.mark_non_differentiable(*(output for index, output in enumerate(outputs)
                                               if index not in differentiable))

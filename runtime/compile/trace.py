@@ -77,10 +77,10 @@ class Tracer:
         self.argument_tensors: list[tuple[Tensor, str]] = list(_argument_paths(args))
         # Where fn finds the objects it names: (container, key) of each global it reads
         # and each variable it closes over, by the id of the object found there.
-        self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn else {}
+        self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn is not None else {}
         # What the step reaches through those objects (`cfg.alpha`, `self.scale`), as it
         # is before the call: reads.py.
-        self.reads = _plain_reads(fn, self.bindings) if fn else []
+        self.reads = _plain_reads(fn, self.bindings) if fn is not None else []
         self.sources: dict[int, Callable[[], Any]] = {}  # id(Tensor) -> where to find it
         self.parameter_names: dict[int, str] = {}  # id(Tensor) -> a name for the comments
         for _container, key, value in self.bindings.values():
