@@ -488,3 +488,30 @@ def test_compiling_a_compiled_module():
     assert twice.fallback_reason is None
     assert list(dict(twice.named_parameters())) == ["_orig_mod._orig_mod.weight",
                                                     "_orig_mod._orig_mod.bias"]
+
+
+class _Tied(runtime.nn.Module):
+    """One layer used twice: its parameters get two gradients per call."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = runtime.nn.Linear(12, 12)
+        self.head = runtime.nn.Linear(12, 4)
+
+    def forward(self, x):
+        return self.head(self.layer(self.layer(x).tanh()).relu())
+
+
+def test_several_calls_feeding_one_backward():
+    """The losses of several calls summed, then one backward (char_rnn's minibatch): the
+    node sends each gradient of a parameter used twice on its own, so the engine adds them
+    in eager's order, interleaved with the other calls'; sums made inside the node would
+    round differently."""
+
+    def loss_of(forward, batch):
+        x, t = batch
+        return sum(runtime.nn.functional.cross_entropy(forward(x[i:i + 2]), t[i:i + 2])
+                   for i in range(0, 8, 2))
+
+    compiled = _compiled_like_eager(_Tied, loss_of, _sgd)
+    assert len(compiled(_batches()[0][0][:2]).grad_fn.next_functions) == 6

@@ -207,9 +207,14 @@ def _hooked(tensor: Tensor) -> bool:
 
 def _self_check(outputs: list[Tensor], seeds: list, reached: list) -> None:
     """The traced backward against the engine, on the traced call's own graph (kept for
-    the caller's backward: retain_graph): the same gradients, bit for bit. Not run when a
-    tensor reached has hooks, which the engine would call."""
-    tensors = [tensor for tensor, _ in reached]
+    the caller's backward: retain_graph): the same gradients, bit for bit (those sent to
+    one tensor added in their order, as the engine adds them). Not run when a tensor
+    reached has hooks, which the engine would call."""
+    totals: dict[int, tuple[Tensor, np.ndarray]] = {}
+    for tensor, value in reached:
+        total = totals.get(id(tensor))
+        totals[id(tensor)] = (tensor, value.array if total is None else total[1] + value.array)
+    tensors = [tensor for tensor, _ in totals.values()]
     if not tensors or any(map(_hooked, tensors)):
         return
     with warnings.catch_warnings():
@@ -217,14 +222,13 @@ def _self_check(outputs: list[Tensor], seeds: list, reached: list) -> None:
         got = gradients.grad(outputs, tensors,
                              [Tensor._make(seed.array.copy(), None) for seed in seeds],
                              retain_graph=True, allow_unused=True)
-    for grad, (_, value) in zip(got, reached, strict=True):
-        array = value.array
-        if grad is None or grad._data.shape != array.shape or \
-                grad._data.dtype != array.dtype or \
-                np.ascontiguousarray(grad._data).tobytes() != \
-                np.ascontiguousarray(array).tobytes():
-            raise TraceBreak("self-check: the traced backward does not reproduce the "
-                             "engine's gradient bit for bit")
+        for grad, (_, array) in zip(got, totals.values(), strict=True):
+            if grad is None or grad._data.shape != array.shape or \
+                    grad._data.dtype != array.dtype or \
+                    np.ascontiguousarray(grad._data).tobytes() != \
+                    np.ascontiguousarray(array).tobytes():
+                raise TraceBreak("self-check: the traced backward does not reproduce the "
+                                 "engine's gradient bit for bit")
 
 
 class CompiledForward:

@@ -599,8 +599,9 @@ class Tracer:
         gradient the engine will give it later (a variable `sN`, a parameter of the
         backward function), through the nodes this call made, down to the tensors it read
         that need a gradient: parameters (their AccumulateGrad) and inputs with a history
-        of their own (their grad_fn). Returns the seeds and, for each tensor reached, the
-        traced gradient the engine must hand on to it."""
+        of their own (their grad_fn). Returns the seeds and, for each gradient sent to one
+        of those tensors (in the engine's order; a tensor used twice gets two), the tensor
+        and the traced gradient."""
         if anomaly.is_enabled() or forward_grad.current_level() >= 0 or not _Mode.raw_allowed:
             raise TraceBreak("a forward that returns a graph, with anomaly mode, a forward-AD "
                              "level or tensor_backward() on")
@@ -623,7 +624,7 @@ class Tracer:
         finally:
             self.paused -= 1
         return seeds, [(self._reached_tensor(node, input_nr), grad)
-                       for (node, input_nr), grad in sweep.reached.items()]
+                       for (node, input_nr), grad in sweep.reached]
 
     def _reached_tensor(self, node: Any, input_nr: int) -> Tensor:
         """The tensor read by the forward whose gradient goes to (node, input_nr)."""
@@ -773,20 +774,29 @@ class _Sweep:
 class _Boundary(_Sweep):
     """The engine's loop over the nodes one forward made, from its outputs (several
     roots, each with its seed) to the edges that leave them: an AccumulateGrad, or a node
-    made before the call. What arrives there is kept in `reached`, by edge, in the order
-    the engine would deliver it."""
+    made before the call. Each gradient sent there is kept in `reached`, with its edge,
+    one by one in the order the engine sends them: the compiled node sends them on in that
+    order (a parameter used twice gets two), so the engine adds them where eager adds
+    them, interleaved as eager's are with those of other calls in the same backward."""
 
     def __init__(self, tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]]) -> None:
         super().__init__(tracer, roots)
-        self.reached: dict[tuple[Any, int], Value] = {}
+        self.reached: list[tuple[tuple[Any, int], Value]] = []
 
     def beyond(self, node: Any) -> bool:
         return type(node) is AccumulateGrad or node._sequence_nr < self.tracer.first_node
 
-    def leave(self, node: Any, grads: list) -> None:
-        for input_nr, grad in enumerate(grads):
-            if grad is not None:
-                self.reached[(node, input_nr)] = grad
+    def deliver(self, edges: Any, grads: list, buffers: dict, counts: dict, ready: list,
+                tie: Iterator[int]) -> None:
+        inside = []
+        for edge, grad in zip(edges, grads, strict=False):
+            if edge[0] is not None and self.beyond(edge[0]):
+                if grad is not None:
+                    self.reached.append((edge, grad))
+            else:
+                inside.append((edge, grad))
+        super().deliver([e for e, _ in inside], [g for _, g in inside], buffers, counts, ready,
+                        tie)
 
 
 def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
