@@ -515,3 +515,54 @@ def test_several_calls_feeding_one_backward():
 
     compiled = _compiled_like_eager(_Tied, loss_of, _sgd)
     assert len(compiled(_batches()[0][0][:2]).grad_fn.next_functions) == 6
+
+
+class _DynamicNet(runtime.nn.Module):
+    """"Learning PyTorch with Examples"' dynamic net: Python's random module draws how
+    many terms the forward adds (and numpy's global generator, in the second flavour)."""
+
+    def __init__(self, draw):
+        super().__init__()
+        self.draw = draw
+        self.layer = runtime.nn.Linear(12, 4)
+
+    def forward(self, x):
+        y = self.layer(x)
+        for _ in range(self.draw()):
+            y = y * self.layer.bias.sigmoid()
+        return y
+
+
+@pytest.mark.parametrize("draw", ["random", "numpy"])
+@pytest.mark.parametrize("what", ["model", "step"])
+def test_a_forward_that_draws_from_pythons_random_runs_eagerly(draw, what):
+    """Numbers drawn in Python would be constants of a trace and not drawn again: the
+    forward (or step) runs eagerly, with the reason, and gives eager's results."""
+    import random
+
+    draws = {"random": lambda: random.randint(0, 3),
+             "numpy": lambda: int(np.random.randint(0, 4))}
+
+    def run(compiled):
+        random.seed(0)
+        np.random.seed(0)
+        runtime.manual_seed(0)
+        model = _DynamicNet(draws[draw])
+        optimizer = _sgd(model.parameters())
+        forward = runtime.compile(model) if compiled and what == "model" else model
+
+        def step(x, t):
+            optimizer.zero_grad()
+            loss = runtime.nn.functional.cross_entropy(forward(x), t)
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        call = runtime.compile(step) if compiled and what == "step" else step
+        losses = [call(x, t).detach().numpy().tobytes() for x, t in _batches()]
+        return losses, _bits(model.parameters()), forward if what == "model" else call
+
+    expected, got = run(False), run(True)
+    assert got[:2] == expected[:2]
+    source = {"random": "Python's random module", "numpy": "numpy's global random generator"}
+    assert got[2].fallback_reason.startswith(f"the step draws from {source[draw]}")

@@ -25,6 +25,7 @@ import builtins
 import functools
 import linecache
 import os
+import random
 import re
 import sys
 import types
@@ -271,8 +272,12 @@ class CompiledStep:
         tracer = Tracer(args, self.fn)
         tracer.numpy_forms = self.optimizations
         self.traces += 1
+        drawn = _python_draws()
         with listening(tracer):
             result = self.fn(*args)
+        if drawn():  # (a number drawn in Python is a constant of the trace, as any is)
+            tracer.stop(f"the step draws from {drawn()} (a trace would keep the numbers it "
+                        "drew, and later calls would not draw again)")
         built = joint = None
         if tracer.broken is None:
             try:
@@ -350,6 +355,26 @@ class CompiledStep:
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         exec(compiled, namespace)
         return code, namespace[name]
+
+
+def _python_draws() -> Callable[[], str | None]:
+    """The states of Python's random module and numpy's global generator now; the function
+    returned names the one that has moved since (None if neither has): a step that draws
+    from them (`random.randint`, `random.shuffle`, `np.random.rand`) gets numbers the
+    trace would bake in, and the draws would not happen again at later calls."""
+    python_state = random.getstate()
+    numpy_state = np.random.get_state()
+
+    def moved() -> str | None:
+        if random.getstate() != python_state:
+            return "Python's random module"
+        now = np.random.get_state()
+        if now[0] != numpy_state[0] or now[2:] != numpy_state[2:] or \
+                not np.array_equal(now[1], numpy_state[1]):
+            return "numpy's global random generator"
+        return None
+
+    return moved
 
 
 def _namespace(source: Source) -> dict[str, Any]:
