@@ -122,3 +122,44 @@ def test_program_prints_torchs_numbers(name, torch_outputs, tmp_path):
     assert theirs["ok"], theirs["error"]
     assert_same_numbers(ours.stdout, theirs["stdout"])
 
+
+
+# A line that makes a program's model (`model = Net()`, `netD = Discriminator().to(device)`).
+MODEL_LINE = re.compile(r"^(model|net|netG|netD|rnn) *= *[A-Z]\w*\(.*\)(?:\.to\(device\))?$",
+                        re.M)
+# Where a compiled model runs eagerly, and why (any other compiles).
+EAGER_MODELS = {
+    "char_rnn.py": "the cache of 8 traces is full",  # a name's length is its tensor's shape
+    "lpwe_dynamic.py": "the step draws from Python's random module",
+}
+REPORT = """
+import gc as _gc, sys as _sys
+for _model in _gc.get_objects():
+    if isinstance(_model, _sys.modules["runtime.compile.module"].OptimizedModule):
+        print("COMPILED", type(_model._orig_mod).__name__, _model.fallback_reason)
+"""
+
+
+@pytest.mark.parametrize("name", [name for name in NAMES if name != "compile_tutorial.py" and
+                                  MODEL_LINE.search((PROGRAMS / name).read_text())])
+def test_program_with_its_models_compiled_prints_torchs_numbers(name, torch_outputs,
+                                                                 tmp_path):
+    """The program with `model = torch.compile(model)` after each line that makes a model,
+    as a user adds it, run on gradgen: the compiled models (a generated forward and
+    backward, docs/compile.md) leave every number the program prints as torch's."""
+    source = MODEL_LINE.sub(lambda m: f"{m.group(0)}\n{m.group(1)} = torch.compile({m.group(1)})",
+                            (PROGRAMS / name).read_text())
+    program = tmp_path / name
+    program.write_text(source + REPORT)
+    ours = subprocess.run([sys.executable, "-m", "runtime", str(program)], cwd=tmp_path,
+                          env=_environment(), capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert ours.returncode == 0, ours.stderr
+    lines = ours.stdout.splitlines()
+    reports = [line.split(" ", 2)[2] for line in lines if line.startswith("COMPILED ")]
+    assert reports
+    expected = EAGER_MODELS.get(name)
+    for reason in reports:
+        assert reason.startswith(expected) if expected else reason == "None", reason
+    printed = "\n".join(line for line in lines if not line.startswith("COMPILED "))
+    assert_same_numbers(printed, torch_outputs[name]["stdout"])
