@@ -566,3 +566,36 @@ def test_a_forward_that_draws_from_pythons_random_runs_eagerly(draw, what):
     assert got[:2] == expected[:2]
     source = {"random": "Python's random module", "numpy": "numpy's global random generator"}
     assert got[2].fallback_reason.startswith(f"the step draws from {source[draw]}")
+
+
+@pytest.mark.parametrize("what", ["model", "step"])
+def test_a_forward_hook_runs_at_every_call(what):
+    """A module's forward hook is Python (here it keeps the activation, as feature
+    extraction does): the step or model runs eagerly, and the hook at every call, as
+    eager's does."""
+    seen = {False: [], True: []}
+
+    def run(compiled):
+        runtime.manual_seed(0)
+        model = _mlp()
+        model[1].register_forward_hook(
+            lambda module, args, out: seen[compiled].append(out.detach().numpy().tobytes()))
+        optimizer = _sgd(model.parameters())
+        forward = runtime.compile(model) if compiled and what == "model" else model
+
+        def step(x, t):
+            optimizer.zero_grad()
+            loss = runtime.nn.functional.cross_entropy(forward(x), t)
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        call = runtime.compile(step) if compiled and what == "step" else step
+        for x, t in _batches():
+            call(x, t)
+        return forward if what == "model" else call
+
+    run(False)
+    compiled = run(True)
+    assert seen[True] == seen[False] and len(seen[True]) == STEPS
+    assert compiled.fallback_reason == "a forward hook on a ReLU module (hooks run eagerly)"

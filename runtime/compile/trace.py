@@ -1373,6 +1373,11 @@ def _patch_steps(tracer: Tracer, patch: Callable) -> None:
         return grad(*args, **kwargs)
 
     def call_listener(self: Module, *args: Any, **kwargs: Any) -> Any:
+        if tracer.recording and (self._forward_hooks or self._forward_pre_hooks):
+            # A hook is Python: what it does besides tensor work (keeping an activation,
+            # counting calls) would happen on the traced call only.
+            tracer.stop(f"a forward hook on a {type(self).__name__} module (hooks run "
+                        "eagerly)")
         if tracer.recording and all(m is not self for m in tracer.modules):
             tracer.modules.append(self)
             for name, tensor in (*self.named_parameters(), *self.named_buffers()):
