@@ -599,3 +599,52 @@ def test_a_forward_hook_runs_at_every_call(what):
     compiled = run(True)
     assert seen[True] == seen[False] and len(seen[True]) == STEPS
     assert compiled.fallback_reason == "a forward hook on a ReLU module (hooks run eagerly)"
+
+
+class _Recording(runtime.nn.Module):
+    """A forward that keeps what it computed (in a list) and counts its calls (in a dict),
+    and reads a list it never changes."""
+
+    def __init__(self, change: bool):
+        super().__init__()
+        self.layer = runtime.nn.Linear(12, 4)
+        self.change = change
+        self.history, self.calls, self.scales = [], {}, [0.5, 2.0]
+
+    def forward(self, x):
+        y = self.layer(x) * self.scales[1]
+        if self.change:
+            self.history.append(y.detach())
+            self.calls["forward"] = self.calls.get("forward", 0) + 1
+        return y
+
+
+@pytest.mark.parametrize("what", ["model", "step"])
+def test_a_forward_that_changes_a_list_its_module_holds_runs_eagerly(what):
+    """`self.history.append(y)` is Python that generated code would not repeat: the trace
+    sees a list (or dict, or set) a module holds change, and the step runs eagerly, with
+    the reason; the history then has an entry per call, as in eager. A list only read
+    compiles."""
+    for change in (True, False):
+        model = _Recording(change)
+        optimizer = _sgd(model.parameters())
+        forward = runtime.compile(model) if what == "model" else model
+
+        def step(x, t, forward=forward, optimizer=optimizer):
+            optimizer.zero_grad()
+            loss = runtime.nn.functional.cross_entropy(forward(x), t)
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        call = runtime.compile(step) if what == "step" else step
+        for x, t in _batches():
+            call(x, t)
+        compiled = forward if what == "model" else call
+        if change:
+            assert len(model.history) == model.calls["forward"] == STEPS
+            assert compiled.fallback_reason == (
+                "the step changes what _Recording.history holds (a list, dict or set: Python "
+                "that later calls would not repeat)")
+        else:
+            assert compiled.fallback_reason is None and not model.history

@@ -273,11 +273,17 @@ class CompiledStep:
         tracer.numpy_forms = self.optimizations
         self.traces += 1
         drawn = _python_draws()
+        for module in _named_modules(tracer, self.fn):
+            tracer.watch(module)
         with listening(tracer):
             result = self.fn(*args)
         if drawn():  # (a number drawn in Python is a constant of the trace, as any is)
             tracer.stop(f"the step draws from {drawn()} (a trace would keep the numbers it "
                         "drew, and later calls would not draw again)")
+        changed = tracer.changed_container()
+        if changed:
+            tracer.stop(f"the step changes what {changed} holds (a list, dict or set: Python "
+                        "that later calls would not repeat)")
         built = joint = None
         if tracer.broken is None:
             try:
@@ -355,6 +361,13 @@ class CompiledStep:
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         exec(compiled, namespace)
         return code, namespace[name]
+
+
+def _named_modules(tracer: Tracer, fn: Callable) -> list[Module]:
+    """The modules fn is or names (as a global, a free variable, its `self`), and theirs."""
+    roots = [value for _, _, value in tracer.bindings.values()]
+    roots += [fn, getattr(fn, "__self__", None)]
+    return [module for root in roots if isinstance(root, Module) for module in root.modules()]
 
 
 def _python_draws() -> Callable[[], str | None]:

@@ -26,6 +26,7 @@ import contextlib
 import dis
 import heapq
 import itertools
+import operator
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -119,6 +120,9 @@ class Tracer:
         # The first sequence number of the nodes this call makes (backward_of: where the
         # forward's own graph ends and the history of its inputs begins).
         self.first_node = next(node_module._sequence_numbers)
+        # id(module) -> (module, its lists, dicts and sets as they were before the step
+        # changed anything in them): watch() and changed_container().
+        self.containers: dict[int, tuple[Module, list]] = {}
 
     # -- stopping --------------------------------------------------------------------------
     def stop(self, reason: str, passing: bool = False) -> None:
@@ -132,6 +136,25 @@ class Tracer:
     @property
     def recording(self) -> bool:
         return self.broken is None and not self.paused and not self.depth
+
+    # -- Python the trace cannot replay ---------------------------------------------------
+    def watch(self, module: Module) -> None:
+        """Keep what the lists, dicts and sets `module` holds contain now (before the step,
+        or before its first call in the step), for changed_container."""
+        if id(module) not in self.containers:
+            self.containers[id(module)] = (module, [
+                (name, value, _contents(value)) for name, value in vars(module).items()
+                if type(value) in (list, dict, set)])
+
+    def changed_container(self) -> str | None:
+        """The first list, dict or set a watched module holds whose contents the step
+        changed (`self.history.append(y)` in a forward), as `Model.history`; None if
+        none. Later calls of generated code would not change it: a Python side effect."""
+        for module, held in self.containers.values():
+            for name, value, contents in held:
+                if not _same_contents(_contents(value), contents):
+                    return f"{type(module).__name__}.{name}"
+        return None
 
     # -- names ----------------------------------------------------------------------------
     def bind(self, array: Any, prefix: str) -> str:
@@ -904,6 +927,21 @@ def _bindings(fn: Callable, found: dict | None = None,
     return found
 
 
+def _contents(container: list | dict | set) -> tuple:
+    """What watch() keeps of a container: a list's items, a dict's keys and values, a set's
+    items (the items of a list and the values of a dict are compared by identity)."""
+    if type(container) is list:
+        return (), tuple(container)
+    if type(container) is dict:
+        return tuple(container), tuple(container.values())
+    return frozenset(container), ()
+
+
+def _same_contents(now: tuple, before: tuple) -> bool:
+    return now[0] == before[0] and len(now[1]) == len(before[1]) and \
+        not any(map(operator.is_not, now[1], before[1]))
+
+
 def _names_read(code: types.CodeType) -> list[str]:
     """The names `code` reads (`co_names`), then those of the code nested in it (a
     comprehension, a lambda, an inner function: they read the same globals), in order."""
@@ -1373,6 +1411,8 @@ def _patch_steps(tracer: Tracer, patch: Callable) -> None:
         return grad(*args, **kwargs)
 
     def call_listener(self: Module, *args: Any, **kwargs: Any) -> Any:
+        if tracer.recording:
+            tracer.watch(self)
         if tracer.recording and (self._forward_hooks or self._forward_pre_hooks):
             # A hook is Python: what it does besides tensor work (keeping an activation,
             # counting calls) would happen on the traced call only.
