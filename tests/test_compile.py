@@ -1890,3 +1890,28 @@ def test_a_step_named_as_a_name_of_the_generated_code(name):
         results.append((losses, _bits(model)))
     assert results[0] == results[1]
     assert run.fallback_reason is None and run.code.startswith("def step():")
+
+
+history: list = []
+
+
+def test_a_step_that_appends_to_a_global_list():
+    """A step that keeps its losses in a global list changes what its guards read: each
+    call runs eagerly (the list grows at every call, as in eager), the reason says why,
+    and tracing stops once the cache is full (a trace that stops counts too)."""
+    model, _, step = _tiny_step(runtime)
+
+    def keeping():
+        loss = step()
+        history.append(loss.detach())
+        return loss
+
+    history.clear()
+    compiled = runtime.compile(keeping)
+    for _ in range(12):
+        compiled()
+    assert len(history) == 12 and compiled.traces == 8
+    assert compiled.fallback_reason == (
+        "the cache of 8 traces is full (guards kept failing; the last trace stopped: the step "
+        "changes what history holds (a list, dict or set: Python that later calls would not "
+        "repeat))")

@@ -219,6 +219,7 @@ class CompiledStep:
         self.traces = 0  # how many times fn ran under the tracer
         self._hot: _Entry | None = None  # the entry the latest call ran, if generated code
         self._passing = 0  # traces stopped for a reason the next call may not have
+        self._stopped: str | None = None  # why the latest trace that stopped did
         if isinstance(fn, types.FunctionType | types.MethodType):
             functools.update_wrapper(self, fn)
 
@@ -263,8 +264,9 @@ class CompiledStep:
                 self._hot = entry
                 return entry.function(*args)
         if self._count >= self.cache_size:
+            stopped = self._stopped and f"; the last trace stopped: {self._stopped}"
             self.last = _Entry(None, "", f"the cache of {self.cache_size} traces is full "
-                               "(guards kept failing)", None)
+                               f"(guards kept failing{stopped or ''})", None)
             return self.fn(*args)
         return self._trace(entries, args, key)
 
@@ -275,6 +277,9 @@ class CompiledStep:
         drawn = _python_draws()
         for module in _named_modules(tracer, self.fn):
             tracer.watch(module)
+        for _, name, value in tracer.bindings.values():
+            if type(value) in (list, dict, set):  # a global or free variable's
+                tracer.watch(value, str(name))
         with listening(tracer):
             result = self.fn(*args)
         if drawn():  # (a number drawn in Python is a constant of the trace, as any is)
@@ -300,11 +305,16 @@ class CompiledStep:
         keep = True
         if tracer.broken is not None:
             entry = _Entry(None, "", tracer.broken, tracer, key)
+            self._stopped = tracer.broken
             if tracer.passing and self._passing < self.cache_size:
                 # (`model.train()` in a step called after `model.eval()`: the next call
                 # finds the flag set and may trace; a few times, then the entry stays.)
                 self._passing += 1
                 keep = False
+            else:
+                # (An entry that runs eagerly counts too: a step that changes what its
+                # guards read, `history.append(...)`, would otherwise trace at every call.)
+                self._count += 1
         else:
             self._count += 1
             code, function = built or self._build(tracer, len(args), returned)

@@ -120,9 +120,9 @@ class Tracer:
         # The first sequence number of the nodes this call makes (backward_of: where the
         # forward's own graph ends and the history of its inputs begins).
         self.first_node = next(node_module._sequence_numbers)
-        # id(module) -> (module, its lists, dicts and sets as they were before the step
-        # changed anything in them): watch() and changed_container().
-        self.containers: dict[int, tuple[Module, list]] = {}
+        # id(module or container) -> (what to call it, its lists, dicts and sets as they
+        # were before the step changed anything in them): watch() and changed_container().
+        self.containers: dict[int, tuple[str, list]] = {}
 
     # -- stopping --------------------------------------------------------------------------
     def stop(self, reason: str, passing: bool = False) -> None:
@@ -138,22 +138,27 @@ class Tracer:
         return self.broken is None and not self.paused and not self.depth
 
     # -- Python the trace cannot replay ---------------------------------------------------
-    def watch(self, module: Module) -> None:
-        """Keep what the lists, dicts and sets `module` holds contain now (before the step,
-        or before its first call in the step), for changed_container."""
-        if id(module) not in self.containers:
-            self.containers[id(module)] = (module, [
-                (name, value, _contents(value)) for name, value in vars(module).items()
-                if type(value) in (list, dict, set)])
+    def watch(self, owner: Any, name: str = "") -> None:
+        """Keep what the lists, dicts and sets a module holds contain now (before the step,
+        or before its first call in the step), or what a list, dict or set the step names
+        (`name`) contains, for changed_container."""
+        if id(owner) in self.containers:
+            return
+        if isinstance(owner, Module):
+            held = [(f"{type(owner).__name__}.{key}", value, _contents(value))
+                    for key, value in vars(owner).items() if type(value) in (list, dict, set)]
+        else:
+            held = [(name, owner, _contents(owner))]
+        self.containers[id(owner)] = (name, held)
 
     def changed_container(self) -> str | None:
-        """The first list, dict or set a watched module holds whose contents the step
-        changed (`self.history.append(y)` in a forward), as `Model.history`; None if
-        none. Later calls of generated code would not change it: a Python side effect."""
-        for module, held in self.containers.values():
+        """The first watched list, dict or set whose contents the step changed
+        (`self.history.append(y)` in a forward: `Model.history`); None if none. Later
+        calls of generated code would not change it: a Python side effect."""
+        for _, held in self.containers.values():
             for name, value, contents in held:
                 if not _same_contents(_contents(value), contents):
-                    return f"{type(module).__name__}.{name}"
+                    return name
         return None
 
     # -- names ----------------------------------------------------------------------------
