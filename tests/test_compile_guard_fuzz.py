@@ -2,9 +2,11 @@
 sequence of changes to the world the step reads (the learning rate and momentum, train
 and eval mode, a frozen parameter, a replaced parameter, a forward hook, dropout's p, a
 global and a config attribute the step reads, the batch size, a hook on a parameter) is
-made in an eager twin and in the compiled step's world alike. After every call both must
-hold the same bits: loss, parameters, gradients. A guard that misses a change shows as a
-difference; one that fires too often only makes traces (up to the cache, then eager)."""
+made in an eager twin and in the compiled step's world alike (or, in the second test, in
+a world whose step calls its model compiled on its own: runtime/compile/joint.py). After
+every call both must hold the same bits: loss, parameters, gradients. A guard that misses
+a change shows as a difference; one that fires too often only makes traces (up to the
+cache, then eager)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import runtime
 
 nn = runtime.nn
 
-SEQUENCES, CALLS = 40, 14
+SEQUENCES, MODEL_SEQUENCES, CALLS = 40, 30, 14
 
 
 class Config:
@@ -31,7 +33,7 @@ SCALE = 1.0  # a global the step reads (each world sets its own before its calls
 class World:
     """A model, its optimizer, a config, and what the changes need to undo themselves."""
 
-    def __init__(self) -> None:
+    def __init__(self, compile_model: bool = False) -> None:
         runtime.manual_seed(0)
         self.model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.25),
                                    nn.Linear(8, 3))
@@ -41,10 +43,11 @@ class World:
         self.batch = 6
         self.scale = 1.0
         config, model, optimizer = self.config, self.model, self.optimizer
+        forward = runtime.compile(model) if compile_model else model
 
         def step(x, y):
             optimizer.zero_grad()
-            loss = ((model(x) - y).pow(2) * config.weight * SCALE).mean()
+            loss = ((forward(x) - y).pow(2) * config.weight * SCALE).mean()
             loss.backward()
             optimizer.step()
             return loss
@@ -111,10 +114,12 @@ CHANGES = [_learning_rate, _momentum, _mode, _freeze, _replace, _forward_hook, _
            _config, _global, _batch, _tensor_hook]
 
 
-def _run(sequence: list[tuple[int, int, float]], compiled: bool) -> list[list[bytes]]:
+def _run(sequence: list[tuple[int, int, float]], compiled: str | None) -> list[list[bytes]]:
+    """The calls' bits, the step eager (None), compiled ("step") or calling its model
+    compiled ("model")."""
     global SCALE
-    world = World()
-    run = runtime.compile(world.step) if compiled else world.step
+    world = World(compile_model=compiled == "model")
+    run = runtime.compile(world.step) if compiled == "step" else world.step
     generator = np.random.default_rng(1)
     runtime.manual_seed(2)  # dropout's draws
     seen = []
@@ -140,8 +145,16 @@ def _sequence(seed: int) -> list[tuple[int, int, float]]:
 
 @pytest.mark.parametrize("seed", range(SEQUENCES))
 def test_drawn_changes_between_calls_give_eager_bits(seed):
-    sequence = _sequence(seed)
-    eager = _run(sequence, False)
-    compiled = _run(sequence, True)
+    _compiled_like_eager(_sequence(seed), "step")
+
+
+@pytest.mark.parametrize("seed", range(SEQUENCES, SEQUENCES + MODEL_SEQUENCES))
+def test_drawn_changes_with_the_model_compiled_give_eager_bits(seed):
+    _compiled_like_eager(_sequence(seed), "model")
+
+
+def _compiled_like_eager(sequence: list[tuple[int, int, float]], what: str) -> None:
+    eager = _run(sequence, None)
+    compiled = _run(sequence, what)
     for call, (expected, got) in enumerate(zip(eager, compiled, strict=True)):
         assert got == expected, (call, [(a, CHANGES[c].__name__, v) for a, c, v in sequence])
