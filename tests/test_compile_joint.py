@@ -648,3 +648,27 @@ def test_a_forward_that_changes_a_list_its_module_holds_runs_eagerly(what):
                 "that later calls would not repeat)")
         else:
             assert compiled.fallback_reason is None and not model.history
+
+
+def test_gradcheck_of_compiled_functions():
+    """The generated backward against central differences (gradcheck, float64): a module,
+    and a function of two inputs that require grad with two outputs; gradcheck calls
+    them again and again (the calls after the first run the generated code)."""
+    nn = runtime.nn
+    runtime.manual_seed(0)
+    model = nn.Sequential(nn.Linear(5, 4), nn.Tanh(), nn.Linear(4, 3), nn.LogSoftmax(dim=1))
+    model.double()
+    x = runtime.randn(3, 5, dtype=runtime.float64, requires_grad=True)
+    compiled_model = runtime.compile(model)
+
+    def two(a, b):
+        return (a.sin() * b).sum(1), a @ b.T
+
+    compiled_two = runtime.compile(two)
+    a, b = (runtime.randn(3, 4, dtype=runtime.float64, requires_grad=True) for _ in range(2))
+    assert runtime.autograd.gradcheck(compiled_model, (x,))
+    assert runtime.autograd.gradcheck(compiled_two, (a, b))
+    for compiled in (compiled_model, compiled_two):
+        assert compiled.fallback_reason is None and compiled.traces == 1
+    with pytest.raises(RuntimeError, match=re.escape(DOUBLE_BACKWARD)):
+        runtime.autograd.gradgradcheck(compiled_two, (a, b))
