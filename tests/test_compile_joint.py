@@ -672,3 +672,53 @@ def test_gradcheck_of_compiled_functions():
         assert compiled.fallback_reason is None and compiled.traces == 1
     with pytest.raises(RuntimeError, match=re.escape(DOUBLE_BACKWARD)):
         runtime.autograd.gradgradcheck(compiled_two, (a, b))
+
+
+class _WithTargets(runtime.nn.Module):
+    """GPT's way: `model(x, targets=y)` returns (logits, loss), or (logits, None)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = runtime.nn.Linear(12, 4)
+
+    def forward(self, x, targets=None, scale=1.0):
+        logits = self.layer(x) * scale
+        if targets is None:
+            return logits, None
+        return logits, runtime.nn.functional.cross_entropy(logits, targets)
+
+
+@pytest.mark.parametrize("what", ["model", "step"])
+def test_keyword_arguments(what):
+    """Keyword arguments reach the generated code as one more argument, a dict checked as
+    a dict argument is: other names, another order, another value of a number each make
+    a trace of their own; the results are eager's."""
+    calls = [{"targets": True}, {"targets": True}, {}, {"targets": True, "scale": 2.0},
+             {"scale": 2.0, "targets": True}, {"targets": True}]
+
+    def run(compiled):
+        runtime.manual_seed(0)
+        model = _WithTargets()
+        optimizer = _sgd(model.parameters())
+        forward = runtime.compile(model) if compiled and what == "model" else model
+
+        def step(x, **kwargs):
+            optimizer.zero_grad()
+            logits, loss = forward(x, **kwargs)
+            if loss is None:
+                return logits.sum()
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        call = runtime.compile(step) if compiled and what == "step" else step
+        bits = []
+        for (x, t), kwargs in zip(_batches(), calls, strict=True):
+            if "targets" in kwargs:
+                kwargs = {**kwargs, "targets": t}
+            bits.append(call(x, **kwargs).detach().numpy().tobytes())
+        return bits, _bits(model.parameters()), forward if what == "model" else call
+
+    expected, got = run(False), run(True)
+    assert got[:2] == expected[:2]
+    assert got[2].fallback_reason is None and got[2].traces == 4

@@ -52,6 +52,11 @@ class _Writer:
         self.lines.append("        return False")
 
 
+class Keywords(dict):
+    """A call's keyword arguments, passed on as the compiled step's last argument (the
+    generated code reads `a1['targets']`): `model(x, targets=y)`."""
+
+
 def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
           tensors: list[Callable[[], Any] | Tensor], tensor_keys: list[tuple],
           named: list[tuple[Callable[[], Any], Any]],
@@ -114,9 +119,11 @@ def _argument(write: _Writer, name: str, key: tuple) -> None:
         write.fail_if(f"type({name}) is not {kind} or len({name}) != {len(value)}")
         for index, item in enumerate(value):
             _argument(write, f"{name}[{index}]", item)
-    elif kind == "dict":  # its keys in their order, then each item
+    elif kind in ("dict", "keywords"):  # its keys in their order, then each item
         keys = tuple(key for key, _ in value)
-        write.fail_if(f"type({name}) is not dict or tuple({name}) != {write.constant(keys)}")
+        kind = "dict" if kind == "dict" else write.constant(Keywords)
+        write.fail_if(f"type({name}) is not {kind} or tuple({name}) != "
+                      f"{write.constant(keys)}")
         for key, item in value:
             _argument(write, f"{name}[{write.constant(key)}]", item)
     elif _singleton(value):

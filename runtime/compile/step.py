@@ -39,6 +39,7 @@ from runtime._tensor import Tensor
 from runtime.compile import guards
 from runtime.compile import optim as optim_templates
 from runtime.compile.emit import Source, TraceBreak
+from runtime.compile.guards import Keywords
 from runtime.compile.joint import Joint
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
@@ -86,8 +87,10 @@ def _argument_key(value: Any) -> Any:
         return (type(value).__name__, value)
     if type(value) in (tuple, list):  # an RNN's hidden state (h, c), a batch (x, y)
         return (type(value).__name__, tuple(map(_argument_key, value)))
-    if type(value) is dict and all(type(key) is str for key in value):  # a batch by name
-        return ("dict", tuple((key, _argument_key(item)) for key, item in value.items()))
+    if type(value) in (dict, Keywords) and all(type(key) is str for key in value):
+        # a batch by name; or the call's keyword arguments
+        kind = "dict" if type(value) is dict else "keywords"
+        return (kind, tuple((key, _argument_key(item)) for key, item in value.items()))
     raise TraceBreak(f"an argument of type {type(value).__name__} (compiled steps take "
                      "tensors, Python numbers, and tuples, lists and dicts of them)")
 
@@ -104,6 +107,7 @@ class _Entry:
         # What the call that traced it was given: its arguments' keys, the global modes.
         self.arguments, self.modes = key
         self.arity = len(self.arguments)
+        self.keywords = bool(self.arguments) and self.arguments[-1][0] == "keywords"
         tensors = list(tracer.closure_tensors) if tracer else []
         # Each tensor as the next call finds it: where fn names it, or the one held.
         self.tensors = [tracer.sources.get(id(t), _held(t)) for t in tensors]
@@ -237,37 +241,49 @@ class CompiledStep:
     # -- calls -----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # The usual call: the entry the previous one ran, whose guard (arguments and modes
-        # included) holds again.
+        # included) holds again. Keyword arguments come as one last argument, a dict.
         hot = self._hot
-        if hot is not None and not kwargs and len(args) == hot.arity and hot._guard(*args):
-            self.last = hot
-            return hot.function(*args)
-        return self._call(args, kwargs)
+        if hot is not None:
+            if kwargs:
+                if hot.keywords:
+                    args = (*args, Keywords(kwargs))
+                    if len(args) == hot.arity and hot._guard(*args):
+                        self.last = hot
+                        return hot.function(*args)
+                    return self._call(args)
+            elif len(args) == hot.arity and hot._guard(*args):
+                self.last = hot
+                return hot.function(*args)
+        return self._call((*args, Keywords(kwargs)) if kwargs else args)
 
-    def _call(self, args: tuple, kwargs: dict) -> Any:
+    def _run(self, args: tuple) -> Any:
+        """fn, called eagerly as it was called."""
+        if args and type(args[-1]) is Keywords:
+            return self.fn(*args[:-1], **args[-1])
+        return self.fn(*args)
+
+    def _call(self, args: tuple) -> Any:
         """Find the entry by the arguments' keys and the modes, and the first of those
         whose guard holds; or trace."""
         self._hot = None
         try:
-            if kwargs:
-                raise TraceBreak("keyword arguments (compiled steps take positional ones)")
             key = (tuple(_argument_key(a) for a in args), grad_state())
         except TraceBreak as stop:
             self.last = _Entry(None, "", stop.reason, None)
-            return self.fn(*args, **kwargs)
+            return self._run(args)
         entries = self._entries.setdefault(key, [])
         for entry in entries:
             if entry.holds(args):
                 self.last = entry
                 if entry.function is None:
-                    return self.fn(*args)
+                    return self._run(args)
                 self._hot = entry
                 return entry.function(*args)
         if self._count >= self.cache_size:
             stopped = self._stopped and f"; the last trace stopped: {self._stopped}"
             self.last = _Entry(None, "", f"the cache of {self.cache_size} traces is full "
                                f"(guards kept failing{stopped or ''})", None)
-            return self.fn(*args)
+            return self._run(args)
         return self._trace(entries, args, key)
 
     def _trace(self, entries: list[_Entry], args: tuple, key: tuple) -> Any:
@@ -281,7 +297,7 @@ class CompiledStep:
             if type(value) in (list, dict, set):  # a global or free variable's
                 tracer.watch(value, str(name))
         with listening(tracer):
-            result = self.fn(*args)
+            result = self._run(args)
         if drawn():  # (a number drawn in Python is a constant of the trace, as any is)
             tracer.stop(f"the step draws from {drawn()} (a trace would keep the numbers it "
                         "drew, and later calls would not draw again)")

@@ -965,7 +965,7 @@ def _argument_paths(args: Any, prefix: str = "a") -> Iterator[tuple[Tensor, str]
         path = f"{prefix}{key}" if prefix == "a" else f"{prefix}[{key!r}]"
         if isinstance(arg, Tensor):
             yield arg, path
-        elif isinstance(arg, tuple | list) or type(arg) is dict and \
+        elif isinstance(arg, tuple | list) or isinstance(arg, dict) and \
                 all(type(k) is str for k in arg):
             yield from _argument_paths(arg, path)
 
