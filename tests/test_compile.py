@@ -1915,3 +1915,21 @@ def test_a_step_that_appends_to_a_global_list():
         "the cache of 8 traces is full (guards kept failing; the last trace stopped: the step "
         "changes what history holds (a list, dict or set: Python that later calls would not "
         "repeat))")
+
+
+def test_the_returned_loss_carries_eagers_spent_node():
+    """The loss a compiled step returns prints as eager's does (`grad_fn=<SumBackward0>`),
+    requires grad, and a second backward raises eager's error: its graph was spent by the
+    step's backward."""
+    results = []
+    for compiled in (False, True):
+        _, _, step = _tiny_step(runtime)
+        run = runtime.compile(step) if compiled else step
+        for _ in range(3):
+            loss = run()
+        with pytest.raises(RuntimeError) as error:
+            loss.backward()
+        results.append((repr(loss).split("grad_fn=")[1], loss.grad_fn.name(),
+                        loss.requires_grad, loss.is_leaf, str(error.value)))
+    assert results[0] == results[1]
+    assert run.fallback_reason is None

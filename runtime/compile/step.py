@@ -47,6 +47,7 @@ from runtime.compile.reads import is_plain_value, method_reads
 from runtime.compile.trace import MODES, Tracer, _getter, grad_state, listening
 from runtime.namespaces import array_ops
 from runtime.nn.module import Module
+from runtime.node import ERR_BACKWARD_TWICE, Node
 
 # How many traces one compiled step keeps (torch._dynamo's cache_size_limit is 8).
 CACHE_SIZE = 8
@@ -68,6 +69,29 @@ def accumulate(variable: Tensor, grad: np.ndarray) -> None:
 
 def wrap(array: np.ndarray) -> Tensor:
     return Tensor._make(array, None)
+
+
+class SpentBackward(Node):
+    """The grad_fn of a tensor a compiled step returns that has one in eager (the loss),
+    a subclass named as eager's node is (`SumBackward0`: spent_node_class): its graph was
+    walked by the step's backward and freed, so another backward raises eager's error."""
+
+    __slots__ = ()
+
+    def apply(self, grads: list, ops: Any = None) -> list:
+        raise RuntimeError(ERR_BACKWARD_TWICE)
+
+
+@functools.cache
+def spent_node_class(name: str) -> type[SpentBackward]:
+    return type(name, (SpentBackward,), {"__slots__": ()})
+
+
+def spent(array: np.ndarray, node_class: type[SpentBackward]) -> Tensor:
+    """`array` as a tensor whose grad_fn is a spent node of `node_class`."""
+    node = node_class()
+    node._input_metadata = ((array.shape, array.dtype),)
+    return Tensor._make(array, node)
 
 
 def _tensor_key(tensor: Tensor) -> tuple:
@@ -419,7 +443,7 @@ def _python_draws() -> Callable[[], str | None]:
 def _namespace(source: Source) -> dict[str, Any]:
     """What the generated code runs in: its fixed names, and the trace's constants."""
     namespace: dict[str, Any] = {"np": np, "kernels": kernels, "ops": array_ops,
-                                 "accumulate": accumulate, "wrap": wrap,
+                                 "accumulate": accumulate, "wrap": wrap, "spent": spent,
                                  "random_ops": random_ops,
                                  "quiet": functools.partial(kernels._set_state, kernels._QUIET),
                                  "loud": kernels._reset_state,
@@ -498,6 +522,9 @@ def _render_result(tracer: Tracer, value: Any) -> str:
                              "torch.inference_mode())")
         name = tracer.names.get(id(value._data))
         if name is not None and id(value) not in tracer.tensors:
+            if value.grad_fn is not None:  # (the loss: its graph spent by the backward)
+                node_class = spent_node_class(value.grad_fn.name())
+                return f"spent({name}, {tracer.source.constant(node_class)})"
             return f"wrap({name})"
         if id(value) in tracer.tensors:
             return tracer.tensors[id(value)]
