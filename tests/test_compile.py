@@ -1933,3 +1933,23 @@ def test_the_returned_loss_carries_eagers_spent_node():
                         loss.requires_grad, loss.is_leaf, str(error.value)))
     assert results[0] == results[1]
     assert run.fallback_reason is None
+
+
+def test_a_returned_graph_the_backward_did_not_walk_runs_eagerly():
+    """A step that also returns a tensor whose graph its backward did not walk (another
+    model's output) runs eagerly: a later backward through that graph works, as in eager."""
+    model, _, step = _tiny_step(runtime)
+    other = runtime.nn.Linear(30, 2)
+    x = runtime.ones(4, 30)
+
+    def both():
+        return step(), other(x)
+
+    compiled = runtime.compile(both)
+    for _ in range(3):
+        loss, out = compiled()
+    out.sum().backward()
+    assert other.weight.grad is not None and loss.grad_fn.name() == "SumBackward0"
+    assert compiled.fallback_reason == (
+        "the step returns a tensor whose graph its backward did not walk (the generated code "
+        "makes no graph for a later backward)")

@@ -497,6 +497,21 @@ _QUIET_START = ["    q = quiet()                                               "
 _QUIET_END = ["    finally:", "        loud(q)"]
 
 
+def _reaches_spent(tracer: Tracer, node: Any) -> bool:
+    """Whether the graph from `node` reaches a node the step's backward walked (and freed:
+    another backward through it raises in eager too)."""
+    stack, seen = [node], {node}
+    while stack:
+        node = stack.pop()
+        if node in tracer.swept:
+            return True
+        for following, _ in node.next_functions:
+            if following is not None and following not in seen:
+                seen.add(following)
+                stack.append(following)
+    return False
+
+
 def _returns_a_graph(value: Any) -> bool:
     """Whether `value` (what the step returned) holds a tensor that requires grad."""
     if isinstance(value, Tensor):
@@ -522,7 +537,12 @@ def _render_result(tracer: Tracer, value: Any) -> str:
                              "torch.inference_mode())")
         name = tracer.names.get(id(value._data))
         if name is not None and id(value) not in tracer.tensors:
-            if value.grad_fn is not None:  # (the loss: its graph spent by the backward)
+            if value.grad_fn is not None:
+                if not _reaches_spent(tracer, value.grad_fn):
+                    raise TraceBreak("the step returns a tensor whose graph its backward did "
+                                     "not walk (the generated code makes no graph for a "
+                                     "later backward)")
+                # (The loss, or a sum of losses: a graph its backward spent, as in eager.)
                 node_class = spent_node_class(value.grad_fn.name())
                 return f"spent({name}, {tracer.source.constant(node_class)})"
             return f"wrap({name})"

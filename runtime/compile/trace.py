@@ -123,6 +123,9 @@ class Tracer:
         # id(module or container) -> (what to call it, its lists, dicts and sets as they
         # were before the step changed anything in them): watch() and changed_container().
         self.containers: dict[int, tuple[str, list]] = {}
+        # The nodes a traced backward walked (held: their ids stay theirs): a tensor the
+        # step returns whose grad_fn is among them had its graph spent, as in eager.
+        self.swept: set = set()
 
     # -- stopping --------------------------------------------------------------------------
     def stop(self, reason: str, passing: bool = False) -> None:
@@ -697,6 +700,7 @@ class _Sweep:
             counts[node] = counts.get(node, 0) + 1
         stack = list(counts)
         seen = set(stack)
+        self.tracer.swept |= seen
         while stack:
             node = stack.pop()
             if self.beyond(node):
@@ -709,6 +713,7 @@ class _Sweep:
                 counts[following] = counts.get(following, 0) + 1
                 if following not in seen:
                     seen.add(following)
+                    self.tracer.swept.add(following)
                     stack.append(following)
         return counts
 
