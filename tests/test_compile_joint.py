@@ -722,3 +722,41 @@ def test_keyword_arguments(what):
     expected, got = run(False), run(True)
     assert got[:2] == expected[:2]
     assert got[2].fallback_reason is None and got[2].traces == 4
+
+
+def _decorated(compiled: bool):
+    """A model whose class compiles its own forward (`@torch.compile` on the method)."""
+    nn = runtime.nn
+
+    def forward(self, x):
+        return self.head(self.drop(self.body(x).relu()))
+
+    class Decorated(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body, self.drop, self.head = nn.Linear(12, 16), nn.Dropout(0.3), \
+                nn.Linear(16, 4)
+
+    Decorated.forward = runtime.compile(forward) if compiled else forward
+    return Decorated
+
+
+def test_a_forward_compiled_in_its_class():
+    """`@torch.compile` on `forward`: each instance gets the compiled step of its bound
+    method; the module itself is guarded (eval mode is a new trace); eager's bits."""
+    expected, _ = _loop(_decorated(False), _cross_entropy, _sgd, _batches(), compiled=False)
+    got, _ = _loop(_decorated(True), _cross_entropy, _sgd, _batches(), compiled=False)
+    assert got == expected
+    model, twin = _decorated(True)(), _decorated(False)()
+    twin.load_state_dict(model.state_dict())
+    x = _batches()[0][0]
+    for mode in ("train", "train", "eval", "eval"):
+        for m in (model, twin):
+            getattr(m, mode)()
+        runtime.manual_seed(5)
+        out = model(x)
+        runtime.manual_seed(5)
+        assert out.detach().numpy().tobytes() == twin(x).detach().numpy().tobytes()
+    assert model.forward is model.forward and model.forward.traces == 2
+    assert model.forward.fallback_reason is None
+    assert out.grad_fn.name() == "CompiledFunctionBackward"

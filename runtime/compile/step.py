@@ -29,6 +29,7 @@ import random
 import re
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -248,8 +249,22 @@ class CompiledStep:
         self._hot: _Entry | None = None  # the entry the latest call ran, if generated code
         self._passing = 0  # traces stopped for a reason the next call may not have
         self._stopped: str | None = None  # why the latest trace that stopped did
+        # A function compiled in a class body (`@torch.compile` on `forward`): the compiled
+        # step of each instance's bound method (__get__).
+        self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         if isinstance(fn, types.FunctionType | types.MethodType):
             functools.update_wrapper(self, fn)
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        """`model.forward` where the class compiled its `forward`: the instance's own
+        compiled step of the bound method, kept as long as the instance is."""
+        if instance is None or not isinstance(self.fn, types.FunctionType):
+            return self
+        bound = self._bound.get(instance)
+        if bound is None:
+            bound = self._bound[instance] = CompiledStep(
+                types.MethodType(self.fn, instance), self.cache_size, self.optimizations)
+        return bound
 
     # -- what the user reads ---------------------------------------------------------------
     @property
@@ -588,6 +603,9 @@ class _FullGraph:
     def __init__(self, step: CompiledStep) -> None:
         self.step = step
         functools.update_wrapper(self, step.fn)
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        return self if instance is None else _FullGraph(self.step.__get__(instance, owner))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.step, name)

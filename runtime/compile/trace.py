@@ -100,6 +100,10 @@ class Tracer:
         self.tensors: dict[int, str] = {}  # id(Tensor) -> its name in the step (T0, a1)
         self.closure_tensors: list[Tensor] = []  # tensors the step reads that are not args
         self.modules: list[Module] = []  # modules called, for the training-mode guard
+        if isinstance(getattr(fn, "__self__", None), Module):
+            # A module's own method compiled (`@torch.compile` on `forward`): the module
+            # was called outside the trace, and its attributes are guarded all the same.
+            self.modules.append(fn.__self__)
         self.optimizers: list[Optimizer] = []
         self.line_of: dict[str, int] = {}  # variable -> index of the line that made it
         self.transposed: dict[str, Value] = {}  # `v = t(x)` -> x, to cancel t(t(x))
