@@ -56,8 +56,10 @@ from typing import Any as _Any
 from generated import ops as _ops
 from generated.ops import *  # noqa: F403 - the ops of the spec
 from runtime import (
+    _dynamo,  # noqa: F401 - torch._dynamo (reset, config), for torch.compile's programs
     accelerator,
     autograd,
+    compiler,
     cuda,
     dtypes,
     func,
@@ -138,7 +140,7 @@ __all__ = [
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
     "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
-    "compile", "thread_safe_generator",
+    "compile", "compiler", "thread_safe_generator",
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
 ]
 

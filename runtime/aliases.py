@@ -54,6 +54,10 @@ TORCH_MODULES: dict[str, str] = {
     "torch.optim.lr_scheduler": "runtime.optim.lr_scheduler",
     "torch.nn.utils.convert_parameters": "runtime.nn.utils.convert_parameters",
     "torch.serialization": "runtime.serialization",
+    # around torch.compile
+    "torch.compiler": "runtime.compiler",
+    "torch._dynamo": "runtime._dynamo",
+    "torch._dynamo.config": "runtime.compile.config",
 }
 
 _GRADGEN_NAMES = {gradgen: torch for torch, gradgen in TORCH_MODULES.items()}

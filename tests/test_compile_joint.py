@@ -760,3 +760,50 @@ def test_a_forward_compiled_in_its_class():
     assert model.forward is model.forward and model.forward.traces == 2
     assert model.forward.fallback_reason is None
     assert out.grad_fn.name() == "CompiledFunctionBackward"
+
+
+def test_torch_compiler_and_dynamo_names():
+    """torch.compiler.reset() makes every compiled step trace again;
+    torch._dynamo.config.cache_size_limit (recompile_limit) bounds the traces;
+    torch.compiler.disable keeps a function out (the step runs eagerly, saying so);
+    is_compiling() is True while a step is traced."""
+    model = _mlp()
+    compiled = runtime.compile(model)
+    x = _batches()[0][0]
+    compiled(x)
+    compiled(x)
+    runtime.compiler.reset()
+    compiled(x)
+    assert compiled.traces == 2 and compiled.fallback_reason is None
+
+    limit = runtime._dynamo.config.cache_size_limit
+    try:
+        runtime._dynamo.config.cache_size_limit = 2
+        assert runtime._dynamo.config.recompile_limit == 2
+        shapes = runtime.compile(lambda v: model(v).sum())
+        for rows in (2, 3, 4, 5):
+            shapes(x[:rows])
+        assert shapes.traces == 2 and shapes.fallback_reason.startswith(
+            "the cache of 2 traces is full")
+    finally:
+        runtime._dynamo.config.cache_size_limit = limit
+
+    seen = []
+
+    @runtime.compiler.disable
+    def log(value):
+        seen.append(runtime.compiler.is_compiling())
+        return value
+
+    def step(v):
+        seen.append(runtime.compiler.is_compiling())
+        return log(model(v)).sum()
+
+    kept_out = runtime.compile(step)
+    for _ in range(2):
+        kept_out(x)
+    assert kept_out.fallback_reason == ("the step calls test_torch_compiler_and_dynamo_names."
+                                        "<locals>.log, which torch.compiler.disable keeps out "
+                                        "of compiled code")
+    assert seen[:2] == [True, False] and not runtime.compiler.is_compiling()
+    assert runtime.compiler.list_backends() == ["gradgen"]

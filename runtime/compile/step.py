@@ -37,7 +37,7 @@ import numpy as np
 
 from runtime import kernels, random_ops
 from runtime._tensor import Tensor
-from runtime.compile import guards
+from runtime.compile import config, guards
 from runtime.compile import optim as optim_templates
 from runtime.compile.emit import Source, TraceBreak
 from runtime.compile.guards import Keywords
@@ -50,8 +50,8 @@ from runtime.namespaces import array_ops
 from runtime.nn.module import Module
 from runtime.node import ERR_BACKWARD_TWICE, Node
 
-# How many traces one compiled step keeps (torch._dynamo's cache_size_limit is 8).
-CACHE_SIZE = 8
+# Every compiled step, for torch.compiler.reset().
+ALL_STEPS: weakref.WeakSet = weakref.WeakSet()
 # Set (to anything) by `python -m runtime.compile`: every trace prints its code.
 PRINT_CODE = "GRADGEN_COMPILE_PRINT"
 
@@ -237,23 +237,34 @@ def _getter_of(tracer: Tracer, obj: Any) -> Callable[[], Any]:
 class CompiledStep:
     """What `runtime.compile(fn)` returns: call it as `fn`."""
 
-    def __init__(self, fn: Callable, cache_size: int = CACHE_SIZE,
+    def __init__(self, fn: Callable, cache_size: int | None = None,
                  optimizations: bool = True) -> None:
         self.fn = fn
-        self.cache_size = cache_size
+        self._cache_size = cache_size  # None: torch._dynamo.config's recompile_limit
         self.optimizations = optimizations
-        self._entries: dict[tuple, list[_Entry]] = {}
-        self._count = 0
-        self.last: _Entry | None = None  # the entry of the latest call
         self.traces = 0  # how many times fn ran under the tracer
-        self._hot: _Entry | None = None  # the entry the latest call ran, if generated code
-        self._passing = 0  # traces stopped for a reason the next call may not have
-        self._stopped: str | None = None  # why the latest trace that stopped did
+        self.reset()
         # A function compiled in a class body (`@torch.compile` on `forward`): the compiled
         # step of each instance's bound method (__get__).
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        ALL_STEPS.add(self)
         if isinstance(fn, types.FunctionType | types.MethodType):
             functools.update_wrapper(self, fn)
+
+    @property
+    def cache_size(self) -> int:
+        """How many traces are kept before the step runs eagerly (torch._dynamo.config's
+        recompile_limit, 8, unless given)."""
+        return config.recompile_limit if self._cache_size is None else self._cache_size
+
+    def reset(self) -> None:
+        """Forget every trace (torch.compiler.reset()): the next call traces again."""
+        self._entries: dict[tuple, list[_Entry]] = {}
+        self._count = 0
+        self.last: _Entry | None = None  # the entry of the latest call
+        self._hot: _Entry | None = None  # the entry the latest call ran, if generated code
+        self._passing = 0  # traces stopped for a reason the next call may not have
+        self._stopped: str | None = None  # why the latest trace that stopped did
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         """`model.forward` where the class compiled its `forward`: the instance's own
@@ -263,7 +274,7 @@ class CompiledStep:
         bound = self._bound.get(instance)
         if bound is None:
             bound = self._bound[instance] = CompiledStep(
-                types.MethodType(self.fn, instance), self.cache_size, self.optimizations)
+                types.MethodType(self.fn, instance), self._cache_size, self.optimizations)
         return bound
 
     # -- what the user reads ---------------------------------------------------------------
@@ -603,6 +614,21 @@ class _FullGraph:
     def __init__(self, step: CompiledStep) -> None:
         self.step = step
         functools.update_wrapper(self, step.fn)
+
+    @property
+    def cache_size(self) -> int:
+        """How many traces are kept before the step runs eagerly (torch._dynamo.config's
+        recompile_limit, 8, unless given)."""
+        return config.recompile_limit if self._cache_size is None else self._cache_size
+
+    def reset(self) -> None:
+        """Forget every trace (torch.compiler.reset()): the next call traces again."""
+        self._entries: dict[tuple, list[_Entry]] = {}
+        self._count = 0
+        self.last: _Entry | None = None  # the entry of the latest call
+        self._hot: _Entry | None = None  # the entry the latest call ran, if generated code
+        self._passing = 0  # traces stopped for a reason the next call may not have
+        self._stopped: str | None = None  # why the latest trace that stopped did
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         return self if instance is None else _FullGraph(self.step.__get__(instance, owner))

@@ -1034,6 +1034,14 @@ def _contains_array(value: Any) -> bool:
 
 # -- listening: the patches, in place for one traced call -------------------------------------
 
+_LISTENING: list[Tracer] = []  # the tracer listening now (torch.compiler.is_compiling)
+
+
+def current() -> Tracer | None:
+    """The tracer whose listeners are in place, if a step is being traced."""
+    return _LISTENING[-1] if _LISTENING else None
+
+
 @contextlib.contextmanager
 def listening(tracer: Tracer) -> Iterator[None]:
     """Put the tracer's listeners in place for the duration of one eager call."""
@@ -1049,8 +1057,11 @@ def listening(tracer: Tracer) -> Iterator[None]:
         _patch_recording(tracer, patch)
         _patch_tensor(tracer, patch)
         _patch_steps(tracer, patch)
+        _LISTENING.append(tracer)
         yield
     finally:
+        if _LISTENING and _LISTENING[-1] is tracer:
+            _LISTENING.pop()
         for owner, name, original in reversed(undo):
             setattr(owner, name, original)
 

@@ -46,6 +46,9 @@ class Classifier(torch.nn.Module):
         return self.net(x)
 
 
+torch._dynamo.reset()  # as the tutorial does between its examples
+print(torch.compiler.is_compiling())
+
 data = torch.randn(64, 20)
 labels = (data[:, :4].argmax(dim=1) + (data[:, 4] > 0).long()) % 4
 model = Classifier()
