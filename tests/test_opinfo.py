@@ -500,6 +500,65 @@ def _check_tangents(op: Any, left_out: Callable[[Any], bool]) -> None:
                                        err_msg=where)
 
 
+# -- through runtime.compile -------------------------------------------------------------
+
+_COMPILED = {"compiled": 0, "eager": 0}  # samples whose compiled call ran generated code
+
+
+def _eager_bits(result: Any, inputs: list) -> tuple[list, list]:
+    """An op's outputs and its gradients (for the fixed cotangent), as bytes: compiled
+    must equal eager gradgen bit for bit."""
+    outputs = _leaves(result, runtime.Tensor)
+    values = [o.detach().numpy().tobytes() for o in outputs]
+    differentiable = [o for o in outputs if o.requires_grad]
+    if not inputs or not differentiable:
+        return values, []
+    grads = _reverse(runtime, inputs, differentiable, create_graph=False)
+    return values, [None if g is None else g.numpy().tobytes() for g in grads]
+
+
+def _check_compiled(op: Any, left_out: Callable[[Any], bool]) -> None:
+    function = _gradgen_callable(op)
+    for index, sample in _samples(op, torch.float64, True, left_out):
+        values = (sample.input, sample.args, sample.kwargs)
+        first, rest, kwargs = to_gradgen(values)
+        compiled = runtime.compile(lambda a, *args, **kw: function(a, *args, **kw))
+        try:
+            want = _eager_bits(function(first, *rest, **kwargs),
+                               _differentiable((first, rest, kwargs), runtime.Tensor))
+        except Exception as error:  # noqa: BLE001 - what gradgen lacks: compiled, the same
+            first, rest, kwargs = to_gradgen(values)
+            with pytest.raises(type(error)):
+                compiled(first, *rest, **kwargs)
+            continue
+        first, rest, kwargs = to_gradgen(values)
+        compiled(first, *rest, **kwargs)  # traced
+        first, rest, kwargs = to_gradgen(values)
+        got = _eager_bits(compiled(first, *rest, **kwargs),
+                          _differentiable((first, rest, kwargs), runtime.Tensor))
+        assert got == want, f"sample {index}: {sample.summary()}: {compiled.fallback_reason}"
+        _COMPILED["eager" if compiled.fallback_reason else "compiled"] += 1
+
+
+@pytest.mark.parametrize("op", [op for op in OPS if op.supports_autograd],
+                         ids=[IDS[i] for i, op in enumerate(OPS) if op.supports_autograd])
+def test_compiled_call_equals_eager(op: Any) -> None:
+    """The op called through runtime.compile, twice (the second call runs the generated
+    forward, and the generated backward at its node, where it compiles): its outputs and
+    gradients are eager gradgen's, bit for bit. Where it does not compile (a view of an
+    input returned, a dtype argument) it runs eagerly, with the same result."""
+    if torch.float64 in op.supported_backward_dtypes("cpu"):
+        _check_compiled(op, lambda sample: False)  # (torch's differences do not matter)
+
+
+def test_compiled_calls_mostly_ran_generated_code() -> None:
+    """(After the test above, in the same run:) most samples compiled, so its equality is
+    a test of generated code, not of eager against itself."""
+    total = _COMPILED["compiled"] + _COMPILED["eager"]
+    if total:
+        assert _COMPILED["compiled"] >= 0.7 * total, _COMPILED
+
+
 # -- error inputs -----------------------------------------------------------------------
 
 

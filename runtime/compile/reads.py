@@ -162,7 +162,7 @@ def _methods(cls: type, names: set[str]) -> Iterator[Callable]:
             method = vars(klass).get(name)
             if method is not None:
                 if isinstance(method, types.FunctionType) and \
-                        not method.__module__.startswith("runtime"):
+                        not (method.__module__ or "").startswith("runtime"):
                     yield method
                 break
 

@@ -935,7 +935,7 @@ def _bindings(fn: Callable, found: dict | None = None,
         found.setdefault(id(value), (cell, name, value))
     for value in inner:
         if isinstance(value, types.FunctionType) and id(value) not in seen and \
-                not value.__module__.startswith("runtime"):
+                not (value.__module__ or "").startswith("runtime"):
             seen.add(id(value))
             _bindings(value, found, seen)
     return found
@@ -983,7 +983,7 @@ def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]]) -> lis
     """reads.py's Reads under the objects fn names and, for a bound method, its self."""
     roots = [value for _container, _key, value in bindings.values()]
     functions = [fn, *(value for value in roots if isinstance(value, types.FunctionType)
-                       and not value.__module__.startswith("runtime"))]
+                       and not (value.__module__ or "").startswith("runtime"))]
     owner = getattr(fn, "__self__", None)
     return reads.plain_reads([*roots, *([owner] if owner is not None else [])], functions)
 

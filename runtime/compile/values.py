@@ -209,7 +209,9 @@ def kernel_for(name: str, args: tuple, kwargs: dict, result: Any) -> str | None:
     """`kernels.KERNEL`, the kernel `array_ops.NAME` runs for these arguments, when calling
     it directly is the same call (no numpy scalar or dtype to convert, an array back):
     overload resolution done once, at trace time, instead of at every step."""
-    if kwargs or type(result) is not np.ndarray:
+    if kwargs or type(result) is not np.ndarray or result.ndim == 0:
+        # (A 0-d result: the kernel's own may be a numpy scalar, which array_ops makes an
+        # array; the next kernel would take the scalar for a Python number, of float32.)
         return None
     values = unwrap(args)
     if any(isinstance(v, np.generic) for v in values):
