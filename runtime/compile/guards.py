@@ -126,6 +126,8 @@ def _argument(write: _Writer, name: str, key: tuple) -> None:
                       f"{write.constant(keys)}")
         for key, item in value:
             _argument(write, f"{name}[{write.constant(key)}]", item)
+    elif kind == "dtype":
+        write.fail_if(f"{name} is not {write.constant(value)}")
     elif _singleton(value):
         write.fail_if(f"{name} is not {value!r}")
     else:

@@ -46,6 +46,7 @@ from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
 from runtime.compile.reads import is_plain_value, method_reads
 from runtime.compile.trace import MODES, Tracer, _getter, grad_state, listening
+from runtime.dtypes import dtype
 from runtime.namespaces import array_ops
 from runtime.nn.module import Module
 from runtime.node import ERR_BACKWARD_TWICE, Node
@@ -110,6 +111,8 @@ def _argument_key(value: Any) -> Any:
         return ("tensor", _tensor_key(value))
     if is_plain_value(value):
         return (type(value).__name__, value)
+    if type(value) is dtype:  # `x.to(torch.float64)`: one object per dtype
+        return ("dtype", value)
     if type(value) in (tuple, list):  # an RNN's hidden state (h, c), a batch (x, y)
         return (type(value).__name__, tuple(map(_argument_key, value)))
     if type(value) in (dict, Keywords) and all(type(key) is str for key in value):
@@ -117,7 +120,7 @@ def _argument_key(value: Any) -> Any:
         kind = "dict" if type(value) is dict else "keywords"
         return (kind, tuple((key, _argument_key(item)) for key, item in value.items()))
     raise TraceBreak(f"an argument of type {type(value).__name__} (compiled steps take "
-                     "tensors, Python numbers, and tuples, lists and dicts of them)")
+                     "tensors, Python numbers, dtypes, and tuples, lists and dicts of them)")
 
 
 class _Entry:
