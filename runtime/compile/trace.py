@@ -695,7 +695,8 @@ class _Sweep:
         self.ops = SymbolicOps(tracer)
 
     def beyond(self, node: Any) -> bool:
-        """Whether the walk stops before `node` (the whole graph is walked here)."""
+        """Whether the walk stops before `node` (here it walks the whole graph; _Boundary
+        stops where a forward's own graph ends, and keeps what is sent there)."""
         return False
 
     def dependencies(self) -> dict[Any, int]:
@@ -731,16 +732,11 @@ class _Sweep:
         while ready:
             node = heapq.heappop(ready)[2]
             grads = buffers.pop(node)
-            if self.beyond(node):
-                self.leave(node, grads)
-            elif type(node) is AccumulateGrad:
+            if type(node) is AccumulateGrad:
                 self.accumulate(node, grads[0])
             else:
                 outputs = self.apply(node, grads)
                 self.deliver(node._next_functions, outputs, buffers, counts, ready, tie)
-
-    def leave(self, node: Any, grads: list) -> None:
-        """What reaches a node beyond the walk (none here)."""
 
     def apply(self, node: Any, grads: list) -> list:
         if type(node).__module__ != "generated.functions":
