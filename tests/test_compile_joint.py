@@ -807,3 +807,31 @@ def test_torch_compiler_and_dynamo_names():
                                         "of compiled code")
     assert seen[:2] == [True, False] and not runtime.compiler.is_compiling()
     assert runtime.compiler.list_backends() == ["gradgen"]
+
+
+def test_fullgraph_reads_as_its_compiled_step():
+    """compile(fullgraph=True) reads as the compiled step it wraps (cache size, traces,
+    reset), on a function and on a method compiled in its class."""
+    model = _mlp()
+    x = _batches()[0][0]
+    whole = runtime.compile(lambda v: model(v).sum(), fullgraph=True)
+    whole(x)
+    whole(x)
+    assert whole.cache_size == 8 and whole.traces == 1 and whole.fallback_reason is None
+    runtime.compiler.reset()
+    whole(x)
+    assert whole.traces == 2
+
+    class Fixed(runtime.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = runtime.nn.Linear(12, 4)
+
+        @runtime.compile(fullgraph=True)
+        def forward(self, v):
+            return self.layer(v)
+
+    fixed = Fixed()
+    fixed(x)
+    fixed(x)
+    assert fixed.forward.traces == 1 and fixed.forward.fallback_reason is None

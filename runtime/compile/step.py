@@ -618,21 +618,6 @@ class _FullGraph:
         self.step = step
         functools.update_wrapper(self, step.fn)
 
-    @property
-    def cache_size(self) -> int:
-        """How many traces are kept before the step runs eagerly (torch._dynamo.config's
-        recompile_limit, 8, unless given)."""
-        return config.recompile_limit if self._cache_size is None else self._cache_size
-
-    def reset(self) -> None:
-        """Forget every trace (torch.compiler.reset()): the next call traces again."""
-        self._entries: dict[tuple, list[_Entry]] = {}
-        self._count = 0
-        self.last: _Entry | None = None  # the entry of the latest call
-        self._hot: _Entry | None = None  # the entry the latest call ran, if generated code
-        self._passing = 0  # traces stopped for a reason the next call may not have
-        self._stopped: str | None = None  # why the latest trace that stopped did
-
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         return self if instance is None else _FullGraph(self.step.__get__(instance, owner))
 
