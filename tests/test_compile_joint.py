@@ -517,6 +517,24 @@ def test_several_calls_feeding_one_backward():
     assert len(compiled(_batches()[0][0][:2]).grad_fn.next_functions) == 6
 
 
+def _classifier_step(model, compiled: str | None):
+    """A cross-entropy step with SGD over `model`, run eagerly (None), with the model
+    compiled ("model") or compiled whole ("step"): the step to call, and the compiled one
+    (or the model)."""
+    optimizer = _sgd(model.parameters())
+    forward = runtime.compile(model) if compiled == "model" else model
+
+    def step(x, t):
+        optimizer.zero_grad()
+        loss = runtime.nn.functional.cross_entropy(forward(x), t)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    call = runtime.compile(step) if compiled == "step" else step
+    return call, (call if compiled == "step" else forward)
+
+
 class _DynamicNet(runtime.nn.Module):
     """"Learning PyTorch with Examples"' dynamic net: Python's random module draws how
     many terms the forward adds (and numpy's global generator, in the second flavour)."""
@@ -548,19 +566,9 @@ def test_a_forward_that_draws_from_pythons_random_runs_eagerly(draw, what):
         np.random.seed(0)
         runtime.manual_seed(0)
         model = _DynamicNet(draws[draw])
-        optimizer = _sgd(model.parameters())
-        forward = runtime.compile(model) if compiled and what == "model" else model
-
-        def step(x, t):
-            optimizer.zero_grad()
-            loss = runtime.nn.functional.cross_entropy(forward(x), t)
-            loss.backward()
-            optimizer.step()
-            return loss
-
-        call = runtime.compile(step) if compiled and what == "step" else step
+        call, compiled_one = _classifier_step(model, what if compiled else None)
         losses = [call(x, t).detach().numpy().tobytes() for x, t in _batches()]
-        return losses, _bits(model.parameters()), forward if what == "model" else call
+        return losses, _bits(model.parameters()), compiled_one
 
     expected, got = run(False), run(True)
     assert got[:2] == expected[:2]
@@ -580,20 +588,10 @@ def test_a_forward_hook_runs_at_every_call(what):
         model = _mlp()
         model[1].register_forward_hook(
             lambda module, args, out: seen[compiled].append(out.detach().numpy().tobytes()))
-        optimizer = _sgd(model.parameters())
-        forward = runtime.compile(model) if compiled and what == "model" else model
-
-        def step(x, t):
-            optimizer.zero_grad()
-            loss = runtime.nn.functional.cross_entropy(forward(x), t)
-            loss.backward()
-            optimizer.step()
-            return loss
-
-        call = runtime.compile(step) if compiled and what == "step" else step
+        call, compiled_one = _classifier_step(model, what if compiled else None)
         for x, t in _batches():
             call(x, t)
-        return forward if what == "model" else call
+        return compiled_one
 
     run(False)
     compiled = run(True)
@@ -627,20 +625,9 @@ def test_a_forward_that_changes_a_list_its_module_holds_runs_eagerly(what):
     compiles."""
     for change in (True, False):
         model = _Recording(change)
-        optimizer = _sgd(model.parameters())
-        forward = runtime.compile(model) if what == "model" else model
-
-        def step(x, t, forward=forward, optimizer=optimizer):
-            optimizer.zero_grad()
-            loss = runtime.nn.functional.cross_entropy(forward(x), t)
-            loss.backward()
-            optimizer.step()
-            return loss
-
-        call = runtime.compile(step) if what == "step" else step
+        call, compiled = _classifier_step(model, what)
         for x, t in _batches():
             call(x, t)
-        compiled = forward if what == "model" else call
         if change:
             assert len(model.history) == model.calls["forward"] == STEPS
             assert compiled.fallback_reason == (
