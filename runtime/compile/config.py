@@ -1,8 +1,8 @@
 """torch._dynamo.config (this module, under that name too): the settings programs set
-around torch.compile. gradgen reads
-`recompile_limit` (`cache_size_limit` is its older name, and sets the same number): how
-many traces one compiled step keeps before it runs eagerly. Any other setting is kept and
-changes nothing (`suppress_errors`: gradgen falls back to eager anyway)."""
+around torch.compile. gradgen reads `recompile_limit` (`cache_size_limit` is its older
+name, and sets the same number): how many traces one compiled step keeps before it runs
+eagerly. Any other setting is kept and changes nothing (`suppress_errors`: gradgen falls
+back to eager anyway)."""
 
 from __future__ import annotations
 
