@@ -332,15 +332,14 @@ def test_what_cannot_be_compiled_runs_eagerly_with_a_reason():
             lambda v: (linear(v), linear.weight),
         "the forward returns a view of an input": lambda v: (linear(v), v[0]),
         "the forward returns the same tensor twice": lambda v: (linear(v),) * 2,
-        "the step returns a dict": lambda v: {"out": linear(v)},
+        "the forward returns a set": lambda v: (linear(v), {1}),
     }
     for reason, function in cases.items():
         compiled = runtime.compile(function)
         for _ in range(2):
             got = compiled(x)
         assert compiled.fallback_reason.startswith(reason), compiled.fallback_reason
-        flat = list(got.values()) if isinstance(got, dict) else list(got)
-        assert flat[0].grad_fn.name() == "AddmmBackward0"
+        assert got[0].grad_fn.name() == "AddmmBackward0"
 
 
 def test_eval_mode_and_no_grad_trace_again():
@@ -822,3 +821,30 @@ def test_fullgraph_reads_as_its_compiled_step():
     fixed(x)
     fixed(x)
     assert fixed.forward.traces == 1 and fixed.forward.fallback_reason is None
+
+
+class _ByName(runtime.nn.Module):
+    """A model that returns its outputs by name, as Hugging Face's models do."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = runtime.nn.Linear(12, 4)
+
+    def forward(self, x, labels=None):
+        logits = self.layer(x)
+        loss = None if labels is None else runtime.nn.functional.cross_entropy(logits, labels)
+        return {"loss": loss, "logits": logits, "note": "by name"}
+
+
+def test_outputs_by_name():
+    """A dict of outputs (str keys) comes back as a dict, its tensors from the node."""
+
+    def loss_of(forward, batch):
+        outputs = forward(batch[0], labels=batch[1])
+        assert list(outputs) == ["loss", "logits", "note"] and outputs["note"] == "by name"
+        return outputs["loss"]
+
+    compiled = _compiled_like_eager(_ByName, loss_of, _sgd)
+    outputs = compiled(_batches()[0][0])
+    assert outputs["loss"] is None
+    assert outputs["logits"].grad_fn.name() == "CompiledFunctionBackward"

@@ -174,6 +174,8 @@ def _flatten(value: Any, outputs: list[Tensor]) -> Any:
         return _Output(len(outputs) - 1)
     if type(value) in (tuple, list):
         return type(value)(_flatten(item, outputs) for item in value)
+    if type(value) is dict and all(type(key) is str for key in value):  # outputs by name
+        return {key: _flatten(item, outputs) for key, item in value.items()}
     if is_plain_value(value):
         return value
     raise TraceBreak(f"the forward returns a {type(value).__name__}")
@@ -185,6 +187,8 @@ def _rebuild(template: Any, outputs: tuple) -> Any:
         return outputs[template.index]
     if kind is tuple or kind is list:
         return kind(_rebuild(item, outputs) for item in template)
+    if kind is dict:
+        return {key: _rebuild(item, outputs) for key, item in template.items()}
     return template
 
 

@@ -547,6 +547,8 @@ def _returns_a_graph(value: Any) -> bool:
         return value.requires_grad
     if isinstance(value, tuple | list):
         return any(map(_returns_a_graph, value))
+    if type(value) is dict:  # a model's outputs by name (`{"logits": ..., "loss": ...}`)
+        return any(map(_returns_a_graph, value.values()))
     return False
 
 
