@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from runtime import devices, dtypes
+from runtime import changes, devices, dtypes
 from runtime._tensor_str import format_tensor
 from runtime.dtypes import type_string
 from runtime.grad_mode import _state as _grad_state
@@ -177,6 +177,7 @@ class Tensor:
         if value and self._version_counter.inference and not is_inference_mode_enabled():
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
+        changes.changed()  # (a compiled step's guards read it: runtime/changes.py)
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -247,6 +248,7 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        changes.changed()
         self._data = value._data
 
     def detach(self) -> Tensor:
@@ -255,6 +257,7 @@ class Tensor:
         return tensor
 
     def detach_(self) -> Tensor:
+        changes.changed()
         self.grad_fn = None
         self._requires_grad = False
         return self

@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from generated import ops
-from runtime import forward_grad
+from runtime import changes, forward_grad
 from runtime import random as _random
 from runtime._tensor import Tensor
 from runtime.aliases import missing_attribute
@@ -522,6 +522,7 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
                         owner._buffers if name in owner._buffers else None)
             if registry is None:
                 swaps.append((owner.__dict__, name, owner.__dict__.get(name, _MISSING)))
+                changes.changed()  # (as Module.__setattr__ counts: runtime/changes.py)
                 owner.__dict__[name] = value
                 continue
             swaps.append((registry, name, registry[name]))
@@ -532,6 +533,7 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
             args = (args,)
         return module(*args, **(kwargs or {}))
     finally:
+        changes.changed()
         for registry, name, old in reversed(swaps):
             if old is _MISSING:
                 del registry[name]

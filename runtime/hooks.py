@@ -9,6 +9,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
+from runtime import changes
+
 
 class RemovableHandle:
     """Returned by register_hook: `handle.remove()` takes the hook out again."""
@@ -25,11 +27,13 @@ class RemovableHandle:
         return self._key
 
     def remove(self) -> None:
+        changes.changed()  # (a compiled step's guards read hooks: runtime/changes.py)
         self._hooks.pop(self._key, None)
 
 
 def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
     """Put `fn` in `hooks` under a new handle's id, and return the handle."""
     handle = RemovableHandle(hooks)
+    changes.changed()
     hooks[handle.id] = fn
     return handle

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import anomaly, forward_grad
+from runtime import anomaly, changes, forward_grad
 from runtime._tensor import Tensor
 from runtime.anomaly import _state as _anomaly_state
 from runtime.dtypes import type_string
@@ -133,6 +133,7 @@ class Node:
     # -- hooks ------------------------------------------------------------------------------
     def _hook_table(self) -> _Hooks:
         if self._hooks is None:
+            changes.changed()  # (a compiled step's guards read whether there is one)
             self._hooks = _Hooks()
         return self._hooks
 
@@ -454,6 +455,7 @@ def gradient_edge(value: Any) -> tuple[Node | None, int]:
 def regenerate_view(view: Tensor) -> None:
     """Give a view whose base was changed in place a grad_fn through the base's new one."""
     base = view._base
+    changes.changed()  # its grad_fn changes (runtime/changes.py)
     view._base_grad_fn = base.grad_fn
     if view.grad_fn is None and view._requires_grad:
         return  # made under no_grad: a leaf of its own

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes, forward_grad, grad_mode
+from runtime import changes, dtypes, forward_grad, grad_mode
 from runtime._tensor import Tensor
 
 _RESIZE_WARNING = (
@@ -193,6 +193,7 @@ def resize(target: Tensor, shape: tuple[int, ...]) -> None:
     storage keep the old memory.)"""
     size = int(np.prod(shape))
     data = target._data
+    changes.changed()  # (a compiled step's guards read shapes: runtime/changes.py)
     if size <= data.size and data.flags.c_contiguous:
         target._data = data.reshape(-1)[:size].reshape(shape)
     else:

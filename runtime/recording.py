@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes, forward_grad, kernels
+from runtime import changes, dtypes, forward_grad, kernels
 from runtime._tensor import Tensor
 from runtime.grad_mode import _state as _grad_state
 from runtime.grad_mode import is_grad_enabled, is_inference_mode_enabled
@@ -196,6 +196,7 @@ def write_inplace(tensor: Tensor, result: Any) -> None:
     if result.shape != target.shape and result.size == target.size and (
             result.size == 0 or np.shares_memory(result, target)):
         # (numpy says an empty array shares no memory: an empty result takes the shape.)
+        changes.changed()  # (a compiled step's guards read shapes: runtime/changes.py)
         tensor._data = result if result.size else target.reshape(result.shape)
         tensor._version_counter.version += 1
         return
@@ -212,6 +213,7 @@ def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
     (AsStridedBackward0), as in PyTorch.
     """
     grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
+    changes.changed()  # a grad_fn changes: a leaf may become a non-leaf (runtime/changes.py)
     base = tensor._base
     if base is None:
         tensor.grad_fn = grad_fn

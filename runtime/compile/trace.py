@@ -50,6 +50,7 @@ from runtime import out as out_module
 from runtime import random as random_module
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
+from runtime.changes import Registry
 from runtime.compile import forms, optim, reads
 from runtime.compile.emit import Source, TraceBreak, comment_text, describe_array
 from runtime.compile.values import SymbolicOps, Value, unwrap
@@ -153,7 +154,7 @@ class Tracer:
             return
         if isinstance(owner, Module):
             held = [(f"{type(owner).__name__}.{key}", value, _contents(value))
-                    for key, value in vars(owner).items() if type(value) in (list, dict, set)]
+                    for key, value in vars(owner).items() if type(value) in _CONTAINERS]
         else:
             held = [(name, owner, _contents(owner))]
         self.containers[id(owner)] = (name, held)
@@ -942,9 +943,14 @@ def _contents(container: list | dict | set) -> tuple:
     items (the items of a list and the values of a dict are compared by identity)."""
     if type(container) is list:
         return (), tuple(container)
-    if type(container) is dict:
+    if type(container) is dict or type(container) is Registry:
         return tuple(container), tuple(container.values())
     return frozenset(container), ()
+
+
+# What watch() keeps of a module: its lists, dicts and sets, and its registries (a forward
+# that registers a parameter or a hook changes one).
+_CONTAINERS = (list, dict, set, Registry)
 
 
 def _same_contents(now: tuple, before: tuple) -> bool:

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
-from runtime import devices, dtypes
+from runtime import changes, devices, dtypes
 from runtime._tensor import Tensor
 from runtime.dtypes import type_string
 from runtime.grad_mode import no_grad
@@ -66,14 +66,15 @@ class Module:
     _modules: dict[str, Module | None]
 
     def __init__(self) -> None:
-        # object.__setattr__: our __setattr__ needs these registries to exist.
+        # object.__setattr__: our __setattr__ needs these registries to exist. They count
+        # their changes (runtime/changes.py), as __setattr__ and __delattr__ do.
         object.__setattr__(self, "training", True)
-        object.__setattr__(self, "_parameters", {})
-        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_parameters", changes.Registry())
+        object.__setattr__(self, "_buffers", changes.Registry())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
-        object.__setattr__(self, "_modules", {})
-        object.__setattr__(self, "_forward_pre_hooks", {})
-        object.__setattr__(self, "_forward_hooks", {})
+        object.__setattr__(self, "_modules", changes.Registry())
+        object.__setattr__(self, "_forward_pre_hooks", changes.Registry())
+        object.__setattr__(self, "_forward_hooks", changes.Registry())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
@@ -147,6 +148,7 @@ class Module:
     register_module = add_module
 
     def __setattr__(self, name: str, value: Any) -> None:
+        changes.COUNT.value += 1
         registries = self.__dict__.get("_parameters"), self.__dict__.get("_modules")
         parameters, modules = registries
         if isinstance(value, Parameter):
@@ -198,6 +200,7 @@ class Module:
                       | set(self._modules))
 
     def __delattr__(self, name: str) -> None:
+        changes.COUNT.value += 1
         for registry in (self._parameters, self._buffers, self._modules):
             if name in registry:
                 del registry[name]

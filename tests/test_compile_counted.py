@@ -1,0 +1,180 @@
+"""A compiled step's guard skips its checks of modules and held tensors while
+runtime/changes.py's count stands; every change gradgen makes to them moves the count, so
+the guard checks again and says what the plain checks (`holds_slowly`) say."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import runtime
+from runtime import changes
+from runtime.compile import guards
+from tests.test_compile import _tiny_step
+
+
+class _Scaled(runtime.nn.Module):
+    """A Linear whose output is scaled by a buffer of shape (1, 4)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = runtime.nn.Linear(6, 4)
+        self.register_buffer("scale", runtime.full((1, 4), 2.0))
+
+    def forward(self, x):
+        return self.layer(x) * self.scale
+
+
+def _scaled_step():
+    """A step through _Scaled, SGD; the batch is fixed."""
+    model = _Scaled()
+    optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
+    x = runtime.tensor(np.random.default_rng(3).standard_normal((5, 6)).astype(np.float32))
+
+    def step():
+        optimizer.zero_grad()
+        loss = model(x).pow(2).sum()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return model, step
+
+
+def _traced(step):
+    compiled = runtime.compile(step)
+    compiled(), compiled()
+    entry = compiled.last
+    assert entry.function is not None and entry.holds() and entry.holds_slowly()
+    return compiled, entry
+
+
+def test_the_guard_skips_its_module_checks_until_the_count_moves(monkeypatch):
+    """A write that bypasses gradgen (`vars(module)[name] = value`) is not counted: the guard
+    built without VERIFY still passes, though the plain checks fail (docs/compile.md says so);
+    once anything is counted, it checks again and fails."""
+    monkeypatch.setattr(guards, "VERIFY", False)
+    model, _, step = _tiny_step(runtime)
+    _, entry = _traced(step)
+    vars(model[1])["inplace"] = True
+    assert entry.holds() is True and entry.holds_slowly() is False
+    changes.changed()
+    assert entry.holds() is False
+
+
+def test_verify_catches_a_change_that_was_not_counted():
+    """Under the tests (VERIFY), the same uncounted write makes the guard raise."""
+    assert guards.VERIFY
+    model, _, step = _tiny_step(runtime)
+    _, entry = _traced(step)
+    vars(model[1])["inplace"] = True
+    with pytest.raises(AssertionError, match="without counting the change"):
+        entry.holds()
+
+
+# Each change: `prepare(model)` makes what it needs and returns the change itself, so that
+# the test sees the count move for the change alone (making a Parameter counts too).
+def _direct_layer(model):
+    layer = runtime.nn.Linear(20, 5)
+    return lambda: model._modules.__setitem__("2", layer)
+
+
+def _registry_update(model):
+    bias = runtime.nn.Parameter(model[0].bias.detach().clone())
+    return lambda: model[0]._parameters.update(bias=bias)
+
+
+def _registry_pop(model):
+    return lambda: model[0]._parameters.pop("bias")
+
+
+def _forward_hook_by_hand(model):
+    return lambda: model[2]._forward_hooks.__setitem__(12345, lambda *args: None)
+
+
+def _deleted_attribute(model):
+    return lambda: delattr(model[1], "inplace")
+
+
+def _tensor_hook(model):
+    return lambda: model[0].weight.register_hook(lambda grad: grad)
+
+
+def _accumulator_hook(model):
+    # The classic way to reach a leaf's AccumulateGrad: through a view's grad_fn.
+    weight = model[0].weight
+    accumulator = weight.view_as(weight).grad_fn.next_functions[0][0]
+    model.kept = accumulator  # keep the node, and so its hooks, alive
+    return lambda: accumulator.register_hook(lambda *args: None)
+
+
+def _requires_grad_off(model):
+    return lambda: setattr(model[0].bias, "requires_grad", False)
+
+
+@pytest.mark.parametrize("prepare", [
+    _direct_layer, _registry_update, _registry_pop, _forward_hook_by_hand,
+    _deleted_attribute, _tensor_hook, _accumulator_hook, _requires_grad_off],
+    ids=lambda f: f.__name__.strip("_"))
+def test_a_counted_change_makes_the_guard_check_again(prepare):
+    model, _, step = _tiny_step(runtime)
+    change = prepare(model)
+    compiled = runtime.compile(step)
+    compiled(), compiled()
+    entry = compiled.last
+    assert entry.holds() and entry.holds_slowly()
+    before = changes.COUNT.value
+    change()
+    assert changes.COUNT.value > before
+    assert entry.holds() is False and entry.holds_slowly() is False
+
+
+def test_a_buffer_reshaped_in_place_or_given_a_history_is_checked_again():
+    """Tensor changes a held buffer goes through: `squeeze_` (a new shape, write_inplace),
+    `.data =`, an in-place op with a tensor that requires grad (the buffer becomes a
+    non-leaf, rebase_history) and `detach_()` back to a leaf."""
+    model, step = _scaled_step()
+    _, entry = _traced(step)
+    scale = model.scale
+    traced = scale.detach()
+    scale.squeeze_(0)
+    assert entry.holds() is False and entry.holds_slowly() is False
+    scale.data = traced
+    assert entry.holds() is True and entry.holds_slowly() is True
+    scale.add_(runtime.zeros(1, 4, requires_grad=True))
+    assert scale.grad_fn is not None
+    assert entry.holds() is False and entry.holds_slowly() is False
+    scale.detach_()
+    assert entry.holds() is True and entry.holds_slowly() is True
+
+
+def test_functional_call_through_a_compiled_forward_uses_the_swapped_weights():
+    """functional_call swaps a model's parameters for one call through its registries (which
+    count): a compiled function reading them traces again for the swapped ones, and its
+    result is the eager one."""
+    model = runtime.nn.Linear(3, 2)
+    compiled = runtime.compile(lambda x: model(x))
+    x = runtime.ones(4, 3)
+    with runtime.no_grad():
+        compiled(x), compiled(x)
+        weight = runtime.full((2, 3), 0.5)
+        swapped = runtime.func.functional_call(
+            runtime.nn.Sequential(model), {"0.weight": weight}, (x,))
+        through = runtime.func.functional_call(
+            _Calling(model, compiled), {"inner.weight": weight}, (x,))
+    assert np.array_equal(through.numpy(), swapped.numpy())
+    assert np.array_equal(through.numpy(), (x @ weight.T + model.bias).detach().numpy())
+    with runtime.no_grad():
+        assert np.array_equal(compiled(x).numpy(), model(x).numpy())
+
+
+class _Calling(runtime.nn.Module):
+    """A module whose forward calls a compiled function of its submodule."""
+
+    def __init__(self, inner, compiled):
+        super().__init__()
+        self.inner = inner
+        self.compiled = compiled
+
+    def forward(self, x):
+        return self.compiled(x)
