@@ -141,8 +141,10 @@ def test_a_buffer_reshaped_in_place_or_given_a_history_is_checked_again():
     assert entry.holds() is False and entry.holds_slowly() is False
     scale.data = traced
     assert entry.holds() is True and entry.holds_slowly() is True
-    scale.add_(runtime.zeros(1, 4, requires_grad=True))
-    assert scale.grad_fn is not None
+    zero = runtime.zeros(1, 4, requires_grad=True)  # (made first: making it counts)
+    before = changes.COUNT.value
+    scale.add_(zero)
+    assert scale.grad_fn is not None and changes.COUNT.value > before
     assert entry.holds() is False and entry.holds_slowly() is False
     scale.detach_()
     assert entry.holds() is True and entry.holds_slowly() is True
@@ -169,12 +171,44 @@ def test_functional_call_through_a_compiled_forward_uses_the_swapped_weights():
 
 
 class _Calling(runtime.nn.Module):
-    """A module whose forward calls a compiled function of its submodule."""
+    """A module whose forward calls a compiled function of its submodule (`calls` times:
+    from the second on, its guard has passed once with the swapped tensors)."""
 
-    def __init__(self, inner, compiled):
+    def __init__(self, inner, compiled, calls=1):
         super().__init__()
         self.inner = inner
         self.compiled = compiled
+        self.calls = calls
 
     def forward(self, x):
-        return self.compiled(x)
+        for _ in range(self.calls):
+            y = self.compiled(x)
+        return y
+
+
+def test_an_out_tensor_resized_is_checked_again():
+    """`out=` a held buffer of another shape resizes it (with torch's warning)."""
+    model, step = _scaled_step()
+    _, entry = _traced(step)
+    ones = runtime.ones(4)
+    before = changes.COUNT.value
+    with pytest.warns(UserWarning, match="resized"):
+        runtime.add(ones, ones, out=model.scale)
+    assert model.scale.shape == (4,) and changes.COUNT.value > before
+    assert entry.holds() is False and entry.holds_slowly() is False
+
+
+def test_functional_call_counts_its_swap_of_a_plain_attribute():
+    """functional_call may swap a tensor that is a plain attribute of a module (in its
+    `__dict__`, not a registry): a compiled function that calls the module then finds the
+    module changed (VERIFY raises if that went uncounted) and gives the eager result."""
+    model = runtime.nn.Linear(3, 2)
+    model.extra = runtime.zeros(1)
+    compiled = runtime.compile(lambda x: model(x))
+    x, outer, one = runtime.ones(4, 3), _Calling(model, compiled, 2), runtime.ones(1)
+    with runtime.no_grad():
+        compiled(x), compiled(x)
+        through = runtime.func.functional_call(outer, {"inner.extra": one}, (x,))
+        assert np.array_equal(through.numpy(), model(x).numpy())
+        assert model.extra.item() == 0
+        assert np.array_equal(compiled(x).numpy(), model(x).numpy())
