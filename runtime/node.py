@@ -582,19 +582,26 @@ class SavedVariable:
 class SavedValue:
     """What SavedVariable keeps for a value that is not a tensor: the value itself."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "_freed")
 
     def __init__(self, value: Any) -> None:
         self.value = value
+        self._freed = False
 
     def unpack(self, grad_fn: Node | None = None) -> Any:
+        if self._freed:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
         return self.value
 
     def unpack_data(self) -> Any:
-        return self.value
+        return self.unpack()
 
     def reset_data(self) -> None:
-        """Nothing to free."""
+        """A number saved where the schema has a Tensor is freed: PyTorch saves the tensor it
+        wraps the number in, and a second backward through the node raises (`(w * 2).sum()`).
+        None (NOT_SAVED, shared) has nothing to free: PyTorch gives an undefined tensor."""
+        if self is not NOT_SAVED:
+            self._freed = True
 
 
 NOT_SAVED = SavedValue(None)

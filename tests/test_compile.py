@@ -1935,6 +1935,37 @@ def test_the_returned_loss_carries_eagers_spent_node():
     assert run.fallback_reason is None
 
 
+def test_a_returned_loss_whose_graph_saved_nothing_runs_eagerly():
+    """`(w + 1).sum()` saves no tensor: after the step's backward, another backward through
+    the returned loss works in eager (and in torch), adding to `.grad`. The generated code
+    keeps no graph, so such a step runs eagerly, and the second backward works as in eager."""
+    def plus_one_step(lib):
+        w = lib.ones(3, requires_grad=True)
+        optimizer = lib.optim.SGD([w], lr=0.1)
+
+        def step():
+            optimizer.zero_grad()
+            loss = (w + 1).sum()
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        return w, step
+
+    grads = []
+    for lib, compiled in ((torch, False), (runtime, False), (runtime, True)):
+        w, step = plus_one_step(lib)
+        run = runtime.compile(step) if compiled else step
+        for _ in range(3):
+            loss = run()
+        loss.backward()
+        grads.append(w.grad.tolist())
+    assert grads[0] == grads[1] == grads[2] == [2.0, 2.0, 2.0]
+    assert run.fallback_reason == (
+        "the step returns a tensor whose graph held no saved tensors (in eager another "
+        "backward through it works; the generated code makes no graph)")
+
+
 def test_a_returned_graph_the_backward_did_not_walk_runs_eagerly():
     """A step that also returns a tensor whose graph its backward did not walk (another
     model's output) runs eagerly: a later backward through that graph works, as in eager."""

@@ -215,3 +215,37 @@ def test_every_size_kind_has_a_runtime_function() -> None:
     for name in SIZE_SAVERS.values():
         module, function = name.split(".")
         assert module == "recording" and callable(getattr(recording, function))
+
+
+_SECOND_BACKWARD = {
+    "x * 2": lambda lib, x, y: x * 2,
+    "2 / x": lambda lib, x, y: 2 / x,
+    "x ** 2": lambda lib, x, y: x ** 2,
+    "x + 2": lambda lib, x, y: x + 2,
+    "2 - x": lambda lib, x, y: 2 - x,
+    "where(c, x, 0.)": lambda lib, x, y: lib.where(x > 0, x, 0.0),
+    "masked_fill": lambda lib, x, y: x.masked_fill(x > 0, 0.0),
+    "lerp(x, y, 0.5)": lambda lib, x, y: lib.lerp(x, y, 0.5),
+    "clamp(x, 0, 1)": lambda lib, x, y: lib.clamp(x, 0, 1),
+    "sub(x, y, alpha=2)": lambda lib, x, y: lib.sub(x, y, alpha=2),
+    "layer_norm without weight": lambda lib, x, y: lib.nn.functional.layer_norm(x, (3,)),
+}
+
+
+@pytest.mark.parametrize("name", list(_SECOND_BACKWARD))
+def test_a_second_backward_raises_where_torchs_does(name):
+    """A Python number given where the schema has a Tensor (`x * 2`) is saved as PyTorch
+    saves the tensor it wraps it in: freed by the first backward, so a second one raises;
+    where nothing was saved (`x + 2`) or only Scalars (`lerp`'s weight), it works."""
+    results = []
+    for lib in (torch, runtime):
+        x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        y = lib.tensor([0.5, 1.5, 2.0], requires_grad=True)
+        out = _SECOND_BACKWARD[name](lib, x, y).sum()
+        out.backward()
+        try:
+            out.backward()
+            results.append(("works", x.grad.tolist()))
+        except RuntimeError as error:
+            results.append(("raises", str(error)))
+    assert results[0] == results[1]

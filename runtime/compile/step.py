@@ -49,7 +49,13 @@ from runtime.compile.trace import MODES, Tracer, _getter, grad_state, listening
 from runtime.dtypes import dtype
 from runtime.namespaces import array_ops
 from runtime.nn.module import Module
-from runtime.node import ERR_BACKWARD_TWICE, Node
+from runtime.node import (
+    ERR_BACKWARD_TWICE,
+    Node,
+    SavedValue,
+    SavedVariable,
+    SavedVariableList,
+)
 
 # Every compiled step, for torch.compiler.reset().
 ALL_STEPS: weakref.WeakSet = weakref.WeakSet()
@@ -526,18 +532,44 @@ _QUIET_START = ["    q = quiet()                                               "
 _QUIET_END = ["    finally:", "        loud(q)"]
 
 
-def _reaches_spent(tracer: Tracer, node: Any) -> bool:
-    """Whether the graph from `node` reaches a node the step's backward walked (and freed:
-    another backward through it raises in eager too)."""
-    stack, seen = [node], {node}
+def _not_spent(tracer: Tracer, node: Any) -> str | None:
+    """Why the graph from `node` is not spent, as another backward through it would find it
+    in eager (None: it is): it reaches no node the step's backward walked, or none of those
+    held a saved tensor, which that backward freed (`(w + 1).sum()`: a second backward
+    works in eager, and in torch)."""
+    stack, seen, walked = [node], {node}, False
     while stack:
         node = stack.pop()
         if node in tracer.swept:
-            return True
+            if _freed_saved(node, set()):
+                return None
+            walked = True
         for following, _ in node.next_functions:
             if following is not None and following not in seen:
                 seen.add(following)
                 stack.append(following)
+    if walked:
+        return ("the step returns a tensor whose graph held no saved tensors (in eager "
+                "another backward through it works; the generated code makes no graph)")
+    return ("the step returns a tensor whose graph its backward did not walk (the "
+            "generated code makes no graph for a later backward)")
+
+
+def _freed_saved(node: Any, seen: set[int]) -> bool:
+    """Whether `node` holds a saved tensor (or a number saved in a tensor's place) that was
+    freed: in its slots, a saved list (cat's), or the node it wraps (CopySlices' `fn`)."""
+    seen.add(id(node))
+    for cls in type(node).__mro__:
+        for slot in getattr(cls, "__slots__", ()):
+            value = getattr(node, slot, None)
+            if isinstance(value, SavedVariableList):
+                value = value._items
+            for item in value if isinstance(value, list | tuple) else (value,):
+                if isinstance(item, SavedVariable | SavedValue) and item._freed:
+                    return True
+                if isinstance(item, Node) and id(item) not in seen and \
+                        _freed_saved(item, seen):
+                    return True
     return False
 
 
@@ -569,10 +601,9 @@ def _render_result(tracer: Tracer, value: Any) -> str:
         name = tracer.names.get(id(value._data))
         if name is not None and id(value) not in tracer.tensors:
             if value.grad_fn is not None:
-                if not _reaches_spent(tracer, value.grad_fn):
-                    raise TraceBreak("the step returns a tensor whose graph its backward did "
-                                     "not walk (the generated code makes no graph for a "
-                                     "later backward)")
+                reason = _not_spent(tracer, value.grad_fn)
+                if reason is not None:
+                    raise TraceBreak(reason)
                 # (The loss, or a sum of losses: a graph its backward spent, as in eager.)
                 node_class = spent_node_class(value.grad_fn.name())
                 return f"spent({name}, {tracer.source.constant(node_class)})"
