@@ -213,8 +213,9 @@ def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
     (AsStridedBackward0), as in PyTorch.
     """
     grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
-    changes.changed()  # a grad_fn changes: a leaf may become a non-leaf (runtime/changes.py)
     base = tensor._base
+    if (tensor if base is None else base).grad_fn is None:
+        changes.changed()  # a leaf becomes a non-leaf (runtime/changes.py)
     if base is None:
         tensor.grad_fn = grad_fn
         tensor._output_nr = 0
