@@ -38,8 +38,8 @@ from runtime._tensor import Tensor
 from runtime.compile import reads
 
 # The tests set this (through the environment, so that the programs they run as scripts do
-# too): each guard then also runs its counted block when the count says it may be skipped,
-# and raises if that block fails (a change gradgen made without counting it).
+# too): a guard that passes runs again with its counted block checked, and raises if that
+# fails (a change gradgen made without counting it).
 VERIFY = os.environ.get("GRADGEN_VERIFY_GUARDS") == "1"
 
 
@@ -47,10 +47,27 @@ class _Writer:
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.namespace: dict[str, Any] = {"Tensor": Tensor, "is_not": operator.is_not}
+        # The condition under which a block of checks runs, skipped while nothing it reads
+        # has changed (runtime/changes.py): VERIFY runs the block at every call as well.
+        self.skips: list[str] = []
+        self._names: dict[int, str] = {}  # id of a constant -> its name (held: ids stay)
+
+    def skipping(self, condition: str, start: int, done: str) -> None:
+        """The lines written since `start` as a block that runs only if `condition`, and
+        ends with `done` (which keeps what it saw)."""
+        block = self.lines[start:]
+        del self.lines[start:]
+        self.skips.append(condition)
+        self.lines.append(f"    if {condition}:")
+        self.lines += [f"    {line}" for line in block]
+        self.lines.append(f"        {done}")
 
     def constant(self, value: Any) -> str:
-        name = f"k{len(self.namespace)}"
-        self.namespace[name] = value
+        """The namespace's name for `value` (one name per object)."""
+        name = self._names.get(id(value))
+        if name is None:
+            name = self._names[id(value)] = f"k{len(self.namespace)}"
+            self.namespace[name] = value
         return name
 
     def fail_if(self, condition: str) -> None:
@@ -106,60 +123,63 @@ def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
     if classes:
         write.fail_if(" or ".join(f"{write.constant(cls)}.forward is not "
                                   f"{write.constant(cls.forward)}" for cls in classes))
-    counted = _counted(write, [(find, key) for find, key in zip(tensors, tensor_keys,
-                                                                strict=True)
-                               if isinstance(find, Tensor)], modules)
+    _counted(write, [(find, key) for find, key in zip(tensors, tensor_keys, strict=True)
+                     if isinstance(find, Tensor)], modules)
     for guard in optimizers:
         _optimizer(write, guard)
     params = ", ".join(f"a{index}" for index in range(len(arguments)))
     code = "\n".join([f"def guard({params}):", *write.lines, "    return True", ""])
     exec(compile(code, "<gradgen compiled guard>", "exec", dont_inherit=True), write.namespace)
     guard = write.namespace["guard"]
-    if VERIFY and counted is not None:
-        guard = _verified(guard, code, counted, write.namespace)
+    if VERIFY and write.skips:
+        guard = _verified(guard, code, write.skips, write.namespace)
     return code, guard
 
 
-def _counted(write: _Writer, held: list[tuple[Tensor, tuple]],
-             modules: list[Any]) -> str | None:
+def _counted(write: _Writer, held: list[tuple[Tensor, tuple]], modules: list[Any]) -> None:
     """The checks of the tensors the step holds and of its modules, in a block that runs only
     when runtime/changes.py's count has moved since it last passed (it then keeps the
-    count it saw). Returns the name of that kept count (None: no such checks)."""
+    count it saw)."""
     if not held and not modules:
-        return None
+        return
     start = len(write.lines)
     for tensor, key in held:
         _tensor(write, tensor, key)
     for module in modules:
         _module(write, module)
-    block = write.lines[start:]
-    del write.lines[start:]
-    count, seen = write.constant(changes.COUNT), write.constant(changes._Count())
-    write.namespace[seen].value = -1  # not yet checked
-    write.lines.append(f"    if {count}.value != {seen}.value:  # a module or tensor changed: "
-                       "check them")
-    write.lines += [f"    {line}" for line in block]
-    write.lines.append(f"        {seen}.value = {count}.value")
-    return seen
+    count, seen = write.constant(changes.COUNT), write.constant(_Seen())
+    write.skipping(f"{count}.value != {seen}.count", start, f"{seen}.count = {count}.value")
 
 
-def _verified(guard: Callable[..., bool], code: str, seen: str,
+class _Seen:
+    """The count of changes a skipped block of checks last passed with (none yet: -1)."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = -1
+
+
+def _verified(guard: Callable[..., bool], code: str, skips: list[str],
               namespace: dict[str, Any]) -> Callable[..., bool]:
-    """`guard`, which also checks (VERIFY) that its counted block, when it was skipped,
-    would have passed: else a change was not counted."""
+    """`guard`, which also checks (VERIFY) that whenever it passes, it passes with none of
+    its checks skipped: else something changed what a skipped check reads without counting
+    the change."""
+    full_code = code
+    for condition in skips:
+        full_code = full_code.replace(f"    if {condition}:", "    if True:", 1)
     full: dict[str, Any] = dict(namespace)
-    exec(compile(code.replace(f".value != {seen}.value:", ".value is not None:", 1),
-                 "<gradgen compiled guard, checked in full>", "exec", dont_inherit=True), full)
-    check, kept = full["guard"], namespace[seen]
+    exec(compile(full_code, "<gradgen compiled guard, checked in full>", "exec",
+                 dont_inherit=True), full)
+    check = full["guard"]
 
     def verified(*args: Any) -> bool:
-        skipping = kept.value == changes.COUNT.value
         answer = guard(*args)
-        if skipping and answer and not check(*args):
+        if answer and not check(*args):
             raise AssertionError(
-                "a compiled step's guard skipped its checks of modules and tensors, which "
-                "fail now: something changed them without counting the change "
-                f"(runtime/changes.py). The guard:\n{code}")
+                "a compiled step's guard skipped checks that fail now: something changed "
+                "what they read without counting the change (runtime/changes.py). The "
+                f"guard:\n{code}")
         return answer
 
     return verified
