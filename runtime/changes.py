@@ -31,14 +31,16 @@ from __future__ import annotations
 from typing import Any
 
 
-class _Count:
+class Count:
+    """A number that generated code reads and sets as `.value`."""
+
     __slots__ = ("value",)
 
-    def __init__(self) -> None:
-        self.value = 0
+    def __init__(self, value: int = 0) -> None:
+        self.value = value
 
 
-COUNT = _Count()
+COUNT = Count()
 
 
 def changed() -> None:

@@ -147,17 +147,9 @@ def _counted(write: _Writer, held: list[tuple[Tensor, tuple]], modules: list[Any
         _tensor(write, tensor, key)
     for module in modules:
         _module(write, module)
-    count, seen = write.constant(changes.COUNT), write.constant(_Seen())
-    write.skipping(f"{count}.value != {seen}.count", start, f"{seen}.count = {count}.value")
-
-
-class _Seen:
-    """The count of changes a skipped block of checks last passed with (none yet: -1)."""
-
-    __slots__ = ("count",)
-
-    def __init__(self) -> None:
-        self.count = -1
+    # (The count the block last passed with: none yet, -1.)
+    count, seen = write.constant(changes.COUNT), write.constant(changes.Count(-1))
+    write.skipping(f"{count}.value != {seen}.value", start, f"{seen}.value = {count}.value")
 
 
 def _verified(guard: Callable[..., bool], code: str, skips: list[str],
