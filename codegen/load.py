@@ -826,7 +826,7 @@ def _view_of(entry: _Entry) -> str | None:
 # calls, attributes, operators, subscripts and literals (no lambda, comprehension, walrus).
 _NUMPY_FORM_NODES = (ast.Expression, ast.Call, ast.Attribute, ast.Name, ast.Load, ast.Constant,
                      ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Subscript,
-                     ast.Tuple, ast.Slice, ast.keyword)
+                     ast.Tuple, ast.Slice, ast.keyword, ast.Compare, ast.cmpop)
 # The array attributes a form may read: layout and arithmetic, nothing that reads or writes
 # a file (`tofile`, `dump`) or reaches Python's internals. `np.NAME` must be a ufunc.
 # (`__iadd__`, only on a product the form makes: an array no argument owns.)
@@ -839,8 +839,8 @@ def _numpy_forms(entry: _Entry) -> tuple[NumpyForm, ...]:
     spec's header): one expression, or a list of them, each a string or a mapping
     {form, when, quiet}. Checked here: a form is a Python expression of the allowed kinds,
     reading only the op's argument names and `np`'s ufuncs; a `when` compares the op's
-    non-Tensor arguments with literals. A form becomes code of a compiled step
-    (runtime/compile/forms.py), so it can say no more than that."""
+    non-Tensor arguments, and its Tensor arguments' dtypes, with literals. A form becomes
+    code of a compiled step (runtime/compile/forms.py), so it can say no more than that."""
     node = entry.value("numpy")
     if node is None:
         return ()
@@ -886,11 +886,12 @@ def _parsed(entry: _Entry, node: yaml.Node) -> ast.Expression | None:
         return None
 
 
-# What a form's `when` may contain: comparisons of the op's non-Tensor arguments (numbers,
-# flags, sizes: constants of a traced step) with literals, joined by `and`, `or`, `not`.
+# What a form's `when` may contain: comparisons with literals of the op's non-Tensor
+# arguments (numbers, flags, sizes) and of its Tensor arguments' dtypes (`self.dtype ==
+# 'float32'`), all constants of a traced step, joined by `and`, `or`, `not`.
 _NUMPY_CONDITION_NODES = (ast.Expression, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Name,
                           ast.Load, ast.Constant, ast.Tuple, ast.cmpop, ast.boolop, ast.Not,
-                          ast.USub)
+                          ast.USub, ast.Attribute)
 
 
 def _numpy_condition(entry: _Entry, node: yaml.Node) -> str:
@@ -898,13 +899,22 @@ def _numpy_condition(entry: _Entry, node: yaml.Node) -> str:
     if tree is None:
         raise entry.fail(node, "when must be a Python condition, like alpha == 1")
     scalars = {a.name for a in entry.schema.arguments if not a.type.is_tensor_like}
+    tensors = {a.name for a in entry.schema.arguments if a.type.is_tensor_like}
+    dtypes = {id(part.value) for part in ast.walk(tree) if isinstance(part, ast.Attribute)}
     for part in ast.walk(tree):
         if not isinstance(part, _NUMPY_CONDITION_NODES):
             raise entry.fail(node, f"when may not contain {type(part).__name__} (comparisons "
-                             "of non-Tensor arguments with literals only)")
-        if isinstance(part, ast.Name) and part.id not in scalars:
+                             "of non-Tensor arguments and of Tensor arguments' dtypes with "
+                             "literals only)")
+        if isinstance(part, ast.Attribute) and not (
+                part.attr == "dtype" and isinstance(part.value, ast.Name)
+                and part.value.id in tensors):
+            raise entry.fail(node, "when may read a Tensor argument's .dtype only (like "
+                             f"self.dtype == 'float32'), not {ast.unparse(part)}")
+        if isinstance(part, ast.Name) and part.id not in scalars and id(part) not in dtypes:
             raise entry.fail(node, f"when reads {part.id!r}, which is not a non-Tensor "
-                             f"argument ({', '.join(sorted(scalars)) or 'none'})")
+                             f"argument ({', '.join(sorted(scalars)) or 'none'}); of a "
+                             "Tensor argument, a condition may read the dtype only")
     return ast.unparse(tree)
 
 
@@ -912,7 +922,7 @@ def _numpy_form_problem(part: ast.AST, arguments: set[str]) -> str | None:
     """What is wrong with one node of a `numpy:` form (None: nothing)."""
     if not isinstance(part, _NUMPY_FORM_NODES):
         return (f"may not contain {type(part).__name__} (calls, attributes, operators, "
-                "subscripts and literals only)")
+                "comparisons, subscripts and literals only)")
     if isinstance(part, ast.Name) and part.id not in arguments and part.id != "np":
         return (f"reads {part.id!r}, which is neither an argument "
                 f"({', '.join(sorted(arguments))}) nor np")

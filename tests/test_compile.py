@@ -1679,9 +1679,10 @@ def test_update_in_numpy_is_the_kernels(dtype, options):
 
 
 def test_numpy_forms_from_the_spec_are_written_and_equal_eager():
-    """The spec's `numpy:` forms (t: self.T, mm: self @ mat2, relu: np.maximum(self, 0))
-    replace the kernel calls in the code, and the step stays bitwise equal to eager and to
-    the same step compiled without the optimisations."""
+    """The spec's `numpy:` forms (t: self.T, mm: self @ mat2, relu: np.maximum(self, 0),
+    threshold_backward's bitwise AND for float32) replace the kernel calls in the code, and
+    the step stays bitwise equal to eager and to the same step compiled without the
+    optimisations."""
     eager_model, _, eager_step = _tiny_step(runtime)
     model, _, step = _tiny_step(runtime)
     plain_model, _, plain_step = _tiny_step(runtime)
@@ -1696,7 +1697,9 @@ def test_numpy_forms_from_the_spec_are_written_and_equal_eager():
     code = compiled.code
     assert "= x0.T" in code and "= np.maximum(v1, 0)" in code and " @ x3" in code
     assert "kernels.mm(" not in code and "kernels.t(" not in code
+    assert "kernels.threshold_backward(" not in code and ".view('i4') & (v" in code
     assert "kernels.mm(" in plain.code and "kernels.relu(" in plain.code
+    assert "kernels.threshold_backward(" in plain.code
 
 
 def test_a_numpy_form_that_disagrees_keeps_the_kernel(monkeypatch):
@@ -1738,6 +1741,11 @@ def test_a_numpy_form_that_disagrees_keeps_the_kernel(monkeypatch):
     ("self @", "must be a Python expression"),
     ("[{form: self @ mat2, when: self == 1}]", "when reads 'self', which is not a non-Tensor"),
     ("[{form: self @ mat2, when: alpha(1)}]", "when may not contain Call"),
+    ("[{form: self @ mat2, when: self.shape == 2}]",
+     "when may read a Tensor argument's .dtype only (like self.dtype == 'float32'), "
+     "not self.shape"),
+    ("[{form: self @ mat2, when: alpha.dtype == 1}]", "not alpha.dtype"),
+    ("[{form: self @ mat2, when: self.dtype.__class__ == 1}]", "not self.dtype.__class__"),
     ("[{form: self @ mat2, when: alpha == 1, quiet: 1}]", "quiet must be true or false"),
     ("[{form: self @ mat2, loud: true}]", "a mapping with `form` and optionally"),
     ("[{when: alpha == 1}]", "a mapping with `form` and optionally"),
@@ -1759,6 +1767,10 @@ def test_the_spec_checks_numpy_forms(form, message):
                           "when: alpha == 1, quiet: true}\n    - self @ mat2 * alpha\n")
     assert parse_spec(listed, "spec.yaml", frozenset())[0].numpy_forms == \
         (NumpyForm("self @ mat2", "alpha == 1", True), NumpyForm("self @ mat2 * alpha"))
+    typed = listed.replace("when: alpha == 1", "when: self.dtype == 'float32' and "
+                           "mat2.dtype == 'float32'")
+    assert parse_spec(typed, "spec.yaml", frozenset())[0].numpy_forms[0].when == \
+        "self.dtype == 'float32' and mat2.dtype == 'float32'"
 
 
 def test_bias_gradient_ones_and_grad_slots_written_directly():
@@ -1836,7 +1848,7 @@ def test_every_numpy_form_is_its_kernel():
 
     table = forms.forms()
     by_kernel = {info.name.replace(".", "_"): info for info in load()}
-    checked = 0
+    checked = set()
     for name, entries in table.items():
         info = by_kernel[name]
         for sample in samples(info):
@@ -1866,9 +1878,11 @@ def test_every_numpy_form_is_its_kernel():
                         assert np.ascontiguousarray(got).tobytes() == \
                             np.ascontiguousarray(expected).tobytes(), where
                         assert form_warned == warned, where
-                        checked += 1
+                        checked.add((name, ast_text(form)))
                         break  # the first form that applies is the one written
-    assert checked >= 40 and len(table) >= 10
+    unchecked = {(name, ast_text(form)) for name, entries in table.items()
+                 for form in entries} - checked
+    assert not unchecked and len(table) >= 10
 
 
 def ast_text(form):

@@ -6,11 +6,13 @@ kernel, the generated line is that expression with the step's variables in place
 arguments (`g5 = g4 @ x3` for `g5 = kernels.mm(g4, x3)`): the same numpy work without a
 Python call around it and the checks the trace already passed (the guards keep the shapes
 and dtypes those checks looked at). An op may declare several forms, each for the calls
-where its `when` holds (a condition on the op's non-Tensor arguments, which are constants
-of the trace: sub's `self - other` when `alpha == 1`, pow's `np.square(self)` when
-`exponent == 2`); the first that applies is written. A form marked `quiet` is what the
-kernel computes with numpy's warnings off, and the step runs it so (step.py writes such
-lines inside one block that turns the warnings off and back on).
+where its `when` holds (a condition on the op's non-Tensor arguments and its Tensor
+arguments' dtypes, which are constants of the trace: sub's `self - other` when `alpha ==
+1`, pow's `np.square(self)` when `exponent == 2`, threshold_backward's bitwise AND through
+a 4-byte integer view when `grad_output.dtype == 'float32'`); the first that applies is
+written. A form marked `quiet` is what the kernel computes with numpy's warnings off, and
+the step runs it so (step.py writes such lines inside one block that turns the warnings
+off and back on).
 
 The form is used only when, on the traced call, it gives what the kernel gave: the same
 dtype, shape, strides and bits, and a view exactly where the kernel made a view. Nothing
@@ -39,7 +41,7 @@ class Form(NamedTuple):
     params: tuple[str, ...]  # the kernel's parameters, in order
     defaults: dict[str, Any]  # their defaults (a `when` reads the value the call had)
     tree: ast.Expression
-    when: ast.Expression | None  # a condition on the non-Tensor arguments; None: always
+    when: ast.Expression | None  # on the non-Tensor arguments and dtypes; None: always
     quiet: bool  # the kernel computes it with numpy's warnings off
 
 
