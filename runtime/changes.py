@@ -24,6 +24,13 @@ the same way while the dict's version tag is unchanged, PEP 509). The ways count
 What bypasses gradgen's own code is not counted: `module.__dict__[name] = value` or
 `object.__setattr__(module, ...)`. Tests run every guard both ways and check that skipping
 never changes its answer (guards.VERIFY).
+
+An optimizer's parameter groups have a count of their own, `GROUPS`: a group the optimizer
+made itself (`SGD(model.parameters())`) is a `ParamGroup`, a dict that counts its writes
+there, so that a guard skips its keys and hyperparameters while that count stands. A
+learning-rate scheduler writes `group["lr"]` at every step; counted in `COUNT`, it would
+make every guard check its modules again. A group the user gave as a dict stays that dict,
+as in torch (`optimizer.param_groups[0] is group`), and its guard checks it at every call.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ class Count:
 
 
 COUNT = Count()
+GROUPS = Count()  # the writes to optimizers' ParamGroups
 
 
 def changed() -> None:
@@ -54,36 +62,45 @@ class Registry(dict):
     and forward hooks. Reads cost what a dict's do."""
 
     __slots__ = ()
+    _count = COUNT  # where its writes are counted
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        COUNT.value += 1
+        self._count.value += 1
         dict.__setitem__(self, key, value)
 
     def __delitem__(self, key: Any) -> None:
-        COUNT.value += 1
+        self._count.value += 1
         dict.__delitem__(self, key)
 
     def __ior__(self, other: Any) -> Registry:
-        COUNT.value += 1
+        self._count.value += 1
         dict.update(self, other)
         return self
 
     def pop(self, *args: Any) -> Any:
-        COUNT.value += 1
+        self._count.value += 1
         return dict.pop(self, *args)
 
     def popitem(self) -> tuple:
-        COUNT.value += 1
+        self._count.value += 1
         return dict.popitem(self)
 
     def clear(self) -> None:
-        COUNT.value += 1
+        self._count.value += 1
         dict.clear(self)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
-        COUNT.value += 1
+        self._count.value += 1
         dict.update(self, *args, **kwargs)
 
     def setdefault(self, key: Any, default: Any = None) -> Any:
-        COUNT.value += 1
+        self._count.value += 1
         return dict.setdefault(self, key, default)
+
+
+class ParamGroup(Registry):
+    """A parameter group an optimizer made (`{"params": [...], "lr": ...}`): a dict that
+    counts its writes in GROUPS."""
+
+    __slots__ = ()
+    _count = GROUPS

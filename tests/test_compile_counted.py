@@ -212,3 +212,83 @@ def test_functional_call_counts_its_swap_of_a_plain_attribute():
         assert np.array_equal(through.numpy(), model(x).numpy())
         assert model.extra.item() == 0
         assert np.array_equal(compiled(x).numpy(), model(x).numpy())
+
+
+# -- an optimizer's parameter groups --------------------------------------------------------
+
+@pytest.mark.parametrize("change", [
+    lambda group: group.__setitem__("momentum", 0.5),
+    lambda group: group.update(weight_decay=0.1),
+    lambda group: group.__setitem__("lr", np.float64(1e-3)),  # an lr of another type
+    lambda group: group.setdefault("extra", 1),
+    lambda group: group.__ior__({"nesterov": False, "extra": 1}),
+], ids=["momentum", "update", "lr_type", "setdefault", "ior"])
+def test_a_group_the_optimizer_made_counts_its_writes(change):
+    """`SGD(model.parameters())` makes its group: a dict that counts its writes in
+    changes.GROUPS (not COUNT: a scheduler's lr at every step must not make the guard check
+    the modules again), and the guard checks the group again after any of them. The step
+    retraces and keeps to eager."""
+    eager_model, eager_opt, eager_step = _tiny_step(runtime)
+    model, optimizer, step = _tiny_step(runtime)
+    group = optimizer.param_groups[0]
+    assert isinstance(group, dict) and type(group) is changes.ParamGroup
+    compiled, entry = _traced(step)
+    eager_step(), eager_step()
+    modules, groups = changes.COUNT.value, changes.GROUPS.value
+    change(group)
+    change(eager_opt.param_groups[0])
+    assert changes.GROUPS.value > groups and changes.COUNT.value == modules
+    assert entry.holds() is False and entry.holds_slowly() is False
+    for _ in range(3):
+        assert compiled().item() == eager_step().item()
+    for p, q in zip(model.parameters(), eager_model.parameters(), strict=True):
+        assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes()
+
+
+def test_a_learning_rate_write_keeps_the_module_checks_skipped(monkeypatch):
+    """An lr written at every step (a scheduler) moves GROUPS only: the modules' block stays
+    skipped (an uncounted write to a module goes unseen, as it would without the lr write),
+    while the group's block checks again and passes."""
+    monkeypatch.setattr(guards, "VERIFY", False)
+    model, optimizer, step = _tiny_step(runtime)
+    _, entry = _traced(step)
+    vars(model[1])["inplace"] = True  # uncounted: only a module check would see it
+    optimizer.param_groups[0]["lr"] = 0.5
+    assert entry.holds() is True
+    changes.changed()
+    assert entry.holds() is False
+
+
+def test_a_group_the_user_gave_stays_theirs_and_is_checked_at_every_call(monkeypatch):
+    """A dict passed in the optimizer's groups stays that dict, as in torch, and a plain
+    dict counts nothing: its guard checks it at every call, so even a write that goes past
+    any count (dict.__setitem__) is seen."""
+    import torch
+
+    monkeypatch.setattr(guards, "VERIFY", False)
+    for lib in (torch, runtime):
+        given = {"params": list(lib.nn.Linear(3, 2).parameters()), "lr": 0.1}
+        assert lib.optim.SGD([given]).param_groups[0] is given
+    model, _, _ = _tiny_step(runtime)
+    given = {"params": list(model.parameters())}
+    optimizer = runtime.optim.SGD([given], lr=1e-3)
+    x = runtime.ones(4, 30)
+
+    def step():
+        optimizer.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    _, entry = _traced(step)
+    dict.__setitem__(given, "momentum", 0.9)
+    assert entry.holds() is False and entry.holds_slowly() is False
+
+
+def test_verify_catches_a_group_write_that_was_not_counted():
+    _, optimizer, step = _tiny_step(runtime)
+    _, entry = _traced(step)
+    dict.__setitem__(optimizer.param_groups[0], "momentum", 0.9)
+    with pytest.raises(AssertionError, match="without counting the change"):
+        entry.holds()

@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from runtime import changes
 from runtime._tensor import Tensor
 from runtime.grad_mode import enable_grad, no_grad
 from runtime.nn.module import typename, zero_grad_of
@@ -51,7 +52,9 @@ class Optimizer:
         if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(param_groups[0], dict):
-            param_groups = [{"params": param_groups}]
+            # A group made here counts its writes (a compiled step's guard skips it while
+            # none are made); a dict the caller gave stays theirs, as in torch.
+            param_groups = [changes.ParamGroup(params=param_groups)]
         for param_group in param_groups:
             self.add_param_group(param_group)
 
