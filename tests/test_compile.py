@@ -1583,7 +1583,7 @@ def test_learning_rate_of_another_type_or_value_as_eager(lr):
         assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
         assert _same(_bits(model), _bits(eager_model)), index
     assert compiled.traces == (1 if type(lr) is float else 2)
-    assert "np.add(T0._data, u0, out=T0._data)" in compiled.code if type(lr) is float else \
+    assert "    x0 += u0  " in compiled.code if type(lr) is float else \
         "kernels.add_Tensor_(" in compiled.code
 
 
@@ -1624,15 +1624,15 @@ def _plain_update_run(compiled: bool, dtype, lr: float) -> tuple:
 
     param, _, run, warned = _special_steps(compiled, dtype, make, 2, 4)
     if compiled:
-        assert "np.add(T0._data, u0, out=T0._data)" in run.code
+        assert "    x0 += u0  " in run.code  # the parameter's array, as the forward read it
     return param.detach().numpy().tobytes(), warned
 
 
 @pytest.mark.parametrize("lr", [1e-3, -1.0, 1e30, -2.5])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_plain_sgd_update_is_the_kernels(dtype, lr):
-    """The update the step writes for plain SGD (`u = -lr * grad`, then `np.add(p, u,
-    out=p)` with numpy's warnings off) against eager's kernel: the same bits, infinities,
+    """The update the step writes for plain SGD (`u = -lr * grad`, then `p += u` with
+    numpy's warnings off) against eager's kernel: the same bits, infinities,
     NaNs and signed zeros included, and the same numpy warnings (the product's, not the
     sum's); lr == -1 is alpha == 1, which the kernel adds unscaled."""
     assert _plain_update_run(True, dtype, lr) == _plain_update_run(False, dtype, lr)
@@ -1771,6 +1771,49 @@ def test_the_spec_checks_numpy_forms(form, message):
                            "mat2.dtype == 'float32'")
     assert parse_spec(typed, "spec.yaml", frozenset())[0].numpy_forms[0].when == \
         "self.dtype == 'float32' and mat2.dtype == 'float32'"
+
+
+def _two_backwards(lib, clip: bool = False):
+    """A step with two backward passes into one Linear (the second accumulates into the
+    .grad the first set), or one, then the head's gradients clipped in place."""
+    model = _mlp(lib, [(6, 4)])
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.1)
+    x = lib.tensor(np.random.default_rng(2).standard_normal((3, 6)).astype(np.float32))
+
+    def step():
+        optimizer.zero_grad()
+        if not clip:
+            model(x).pow(2).sum().backward()
+        loss = model(x * 2).sum()
+        loss.backward()
+        if clip:
+            lib.nn.utils.clip_grad_norm_(model.parameters(), 0.01)
+        optimizer.step()
+        return loss
+
+    return model, optimizer, step
+
+
+@pytest.mark.parametrize("clip", [False, True])
+def test_the_update_reads_a_grad_from_its_variable_only_while_it_is_known(clip):
+    """The update's `d0 = T0._grad._data` becomes `d0 = g12` where the step set `.grad`
+    from g12 and nothing since can have replaced it (the TinyModel); after a second
+    backward's accumulate, or gradients clipped in place, it reads the `.grad` as it is.
+    Either way the step equals eager, bit for bit."""
+    _, _, step = _tiny_step(runtime)
+    tiny = runtime.compile(step)
+    tiny()
+    reads = [line.split("#")[0].strip() for line in tiny.code.splitlines() if "SGD: " in line
+             and line.strip().startswith("d")]
+    assert len(reads) == 4 and all(re.fullmatch(r"d\d = g\d+", r) for r in reads), reads
+    (eager_model, _, eager_step), (model, _, _), compiled = _pair(
+        functools.partial(_two_backwards, clip=clip))
+    for index in range(4):
+        assert compiled().item() == eager_step().item(), index
+        assert _same(_bits(model), _bits(eager_model)), index
+    assert compiled.fallback_reason is None
+    assert ("accumulate(T" in compiled.code) is not clip
+    assert compiled.code.count("._grad._data  ") == 2
 
 
 def test_bias_gradient_ones_and_grad_slots_written_directly():

@@ -165,12 +165,30 @@ class _Writer:
         self.quiet(expression, comment, "")
         self.line("", f"{tensor}._version_counter.version += 1", "the version counter moves")
 
-    def scaled_add(self, tensor: str, value: str, alpha: str, comment: str) -> None:
+    def array(self, tensor: str, param: Any) -> str:
+        """The source of a parameter's array: the step's variable for it where the forward
+        read it (`x0` for `T0._data`: no line of the step rebinds a tensor's array, as
+        `.data =` stops the trace), else `T0._data`."""
+        name = self.tracer.names.get(id(param._data))
+        return name if name is not None and name.startswith("x") else f"{tensor}._data"
+
+    def add_into(self, tensor: str, param: Any | None, value: str) -> str:
+        """The statement adding `value` into a tensor's array in place: `x0 += u0` where a
+        variable holds the parameter's array (the in-place operator is `np.add(x0, u0,
+        out=x0)`, without the keyword's cost), else np.add with `out=`."""
+        data = self.array(tensor, param) if param is not None else f"{tensor}._data"
+        if data.startswith("x"):
+            return f"{data} += {value}"
+        return f"np.add({data}, {value}, out={data})"
+
+    def scaled_add(self, tensor: str, value: str, alpha: str, comment: str,
+                   param: Any | None = None) -> None:
         """`tensor.add_(value, alpha=alpha)` as kernels.add_Tensor_ computes it: the
         product by alpha (which warns as the kernel's does; by 1.0 it is exact, as the
-        kernel's unscaled add), then the sum in place, silent."""
+        kernel's unscaled add), then the sum in place, silent. `param`: the tensor is that
+        parameter (`add_into`)."""
         product = self.line(self.name("u"), f"{alpha} * {value}", f"{comment}: alpha * (...)")
-        self.numpy_inplace(tensor, f"np.add({tensor}._data, {product}, out={tensor}._data)",
+        self.numpy_inplace(tensor, self.add_into(tensor, param, product),
                            f"{comment}: the sum, in place")
 
     def step_count(self, step: str) -> None:
@@ -220,8 +238,8 @@ def _sgd(tracer: Tracer, optimizer: SGD) -> None:
         # gradients above (whose overflow warns, as the kernel's product does), then the
         # sums into the parameters, all in one block with numpy's warnings off (the
         # kernel's in-place add is silent), then the version counters.
-        for _, tensor, update in plain:
-            write.line("", f"np.add({tensor}._data, {update}, out={tensor}._data)",
+        for param, tensor, update in plain:
+            write.line("", write.add_into(tensor, param, update),
                        "p.add_(grad, alpha=-lr): p + (-lr * grad), in place", quiet=True)
         for param, tensor, _ in plain:
             # (A tensor's counter, once made, is never unset: read it without the property
@@ -359,7 +377,7 @@ def _adam_in_numpy(write: _Writer, param: Any, tensor: str, grad: str, group: di
     ratio = write.quiet(f"{exp_avg}._data / {denom}", "exp_avg / denom")
     alpha = write.line(write.name("a"), f"-{lr} / {correction1}", "-lr / bias_correction1")
     write.scaled_add(tensor, ratio, alpha, "p.add_(exp_avg / denom, alpha=-lr / "
-                     "bias_correction1)")
+                     "bias_correction1)", param)
 
 
 def _rmsprop(tracer: Tracer, optimizer: RMSprop) -> None:
@@ -402,9 +420,9 @@ def _rmsprop(tracer: Tracer, optimizer: RMSprop) -> None:
                 write.numpy_inplace(buffer, f"np.add({buffer}._data, {ratio}, "
                                     f"out={buffer}._data)", "buffer.add_(grad / avg)")
                 write.scaled_add(tensor, f"{buffer}._data", f"-{lr}",
-                                 "p.add_(buffer, alpha=-lr)")
+                                 "p.add_(buffer, alpha=-lr)", param)
             else:
-                write.scaled_add(tensor, ratio, f"-{lr}", "p.add_(grad / avg, alpha=-lr)")
+                write.scaled_add(tensor, ratio, f"-{lr}", "p.add_(grad / avg, alpha=-lr)", param)
 
 
 def _adagrad(tracer: Tracer, optimizer: Adagrad) -> None:
@@ -427,7 +445,7 @@ def _adagrad(tracer: Tracer, optimizer: Adagrad) -> None:
             root = write.quiet(f"np.sqrt({total}._data)", "sum.sqrt()")
             std = write.quiet(f"{root} + {eps!r}", ".add(eps)")
             ratio = write.quiet(f"{grad} / {std}", "grad / std")
-            write.scaled_add(tensor, ratio, f"-{rate}", "p.add_(grad / std, alpha=-clr)")
+            write.scaled_add(tensor, ratio, f"-{rate}", "p.add_(grad / std, alpha=-clr)", param)
 
 
 def _adadelta(tracer: Tracer, optimizer: Adadelta) -> None:
@@ -459,7 +477,7 @@ def _adadelta(tracer: Tracer, optimizer: Adadelta) -> None:
             square = write.quiet(f"{delta} * {delta}", "delta * delta")
             write.scaled_add(acc_delta, square, repr(1 - rho),
                              "acc_delta.add_(delta * delta, alpha=1 - rho)")
-            write.scaled_add(tensor, delta, f"-{lr}", "p.add_(delta, alpha=-lr)")
+            write.scaled_add(tensor, delta, f"-{lr}", "p.add_(delta, alpha=-lr)", param)
 
 
 TEMPLATES: dict[type, Callable[[Any, Any], None]] = {

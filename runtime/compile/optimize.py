@@ -14,6 +14,8 @@
 - An `accumulate` into a `.grad` that this step's `zero_grad()` emptied (`T0._grad = None`
   earlier in the step, and no accumulate into it since) sets the slot directly:
   `T0._grad = new(g7, None)`, what `accumulate` does when it finds None, without the call.
+- The update's read of a `.grad` the step set so (`d0 = T0._grad._data`, no line since
+  naming a `.grad`) reads the variable it was set from: `d0 = g7`, the same array.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def optimize(source: Source, returned: str) -> None:
             if not _handed_over(grad, readers, made_by, source):
                 line.text = line.expression.replace(f", {grad})", f", {grad}.copy())")
     _set_emptied_grads(source)
+    _read_set_grads(source)
 
 
 _COPY = re.compile(r"(\w+)\.copy\(\)")
@@ -93,6 +96,31 @@ def _set_emptied_grads(source: Source) -> None:
             emptied.discard(tensor)
         elif "grad" in expression:  # another zero_grad, a read: no longer known
             emptied.clear()
+
+
+_SET_GRAD = re.compile(r"(\w+)\._grad = new\((\w+), None\)")
+_GRAD_DATA = re.compile(r"(\w+)\._grad\._data")
+
+
+def _read_set_grads(source: Source) -> None:
+    """`d0 = T0._grad._data` as `d0 = g7` where the step set `T0._grad = new(g7, None)`
+    (the Tensor wraps g7 itself, not a copy) and every line since binds a variable to an
+    expression that names no `.grad` and no `accumulate`. Any other line may have replaced
+    the `.grad` (a second accumulate, a zero_grad, an in-place kernel given the Tensor):
+    from there nothing is known. (A write into g7's memory through another name is seen
+    through g7 too.)"""
+    known: dict[str, str] = {}  # tensor -> the variable its .grad's array is
+    for line in source.lines:
+        if (set_grad := _SET_GRAD.fullmatch(line.text)) is not None:
+            known[set_grad.group(1)] = set_grad.group(2)
+            continue
+        plain = line.target and not line.text
+        read = _GRAD_DATA.fullmatch(line.expression) if plain else None
+        if read is not None and read.group(1) in known:
+            line.expression = known[read.group(1)]
+            line.reads = (line.expression,)
+        elif not plain or "grad" in line.expression or "accumulate" in line.expression:
+            known.clear()
 
 
 def _targets(line: Line) -> list[str]:
