@@ -19,8 +19,8 @@ import numpy as np
 from runtime import changes, devices, dtypes
 from runtime._tensor_str import format_tensor
 from runtime.dtypes import type_string
+from runtime.grad_mode import INFERENCE_BLOCKS, is_inference_mode_enabled
 from runtime.grad_mode import _state as _grad_state
-from runtime.grad_mode import is_inference_mode_enabled
 from runtime.hooks import RemovableHandle, add_hook
 
 if TYPE_CHECKING:
@@ -137,8 +137,10 @@ class Tensor:
         tensor._output_nr = 0
         tensor._grad = None
         # Most results are never written in place, viewed or saved: their counter is made
-        # when first asked for (an inference tensor's at once, to remember where it was made).
-        tensor._counter = VersionCounter(True) if _grad_state.inference else None
+        # when first asked for (an inference tensor's at once, to remember where it was made;
+        # this thread's flag is read only while some thread is in inference mode).
+        tensor._counter = VersionCounter(True) \
+            if INFERENCE_BLOCKS.value and _grad_state.inference else None
         tensor._backward_hooks = None
         tensor._retains_grad = False
         tensor._grad_accumulator = None

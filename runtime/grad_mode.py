@@ -12,6 +12,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from runtime import changes
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -21,6 +23,13 @@ class _State(threading.local):
 
 
 _state = _State()
+
+# How many inference_mode(True) blocks are open now, in every thread. While none is, a new
+# tensor is no inference tensor, and runtime/_tensor.py's constructor knows it without
+# reading this thread's flag: an attribute of a threading.local, which costs several times
+# a plain attribute (more when the caches are cold). A lock keeps the count exact.
+INFERENCE_BLOCKS = changes.Count()
+_blocks_lock = threading.Lock()
 
 
 def is_grad_enabled() -> bool:
@@ -147,6 +156,9 @@ class inference_mode(_GradModeContext):  # noqa: N801
         return not self.mode
 
     def __enter__(self) -> None:
+        if self.mode:
+            with _blocks_lock:
+                INFERENCE_BLOCKS.value += 1
         self._previous_inference = _state.inference
         _state.inference = self.mode
         super().__enter__()
@@ -154,6 +166,9 @@ class inference_mode(_GradModeContext):  # noqa: N801
     def __exit__(self, *exc_info: object) -> None:
         _state.inference = self._previous_inference
         super().__exit__(*exc_info)
+        if self.mode:
+            with _blocks_lock:
+                INFERENCE_BLOCKS.value -= 1
 
     def clone(self) -> inference_mode:
         return inference_mode(self.mode)

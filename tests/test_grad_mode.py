@@ -262,3 +262,50 @@ def test_two_threads_one_under_no_grad() -> None:
         same(program)
     finally:
         sys.setswitchinterval(interval)
+
+
+def test_inference_mode_in_one_thread_only() -> None:
+    """One thread under inference_mode makes inference tensors while the other, at the same
+    time, makes plain ones (a tensor's constructor reads its thread's flag only while some
+    thread is in inference mode: runtime/grad_mode.py's INFERENCE_BLOCKS), nested blocks and
+    a block left by an exception included; after both, no block is counted open."""
+    def program(lib):
+        results: dict = {}
+        barrier = threading.Barrier(2)
+
+        def inside():
+            seen = []
+            with lib.inference_mode():
+                barrier.wait()
+                for i in range(200):
+                    with lib.inference_mode(i % 3 != 0):
+                        y = lib.tensor([float(i)]) * 2
+                    z = lib.ones(1) + i
+                    seen.append((y.is_inference(), z.is_inference()))
+            try:
+                with lib.inference_mode():
+                    raise ValueError
+            except ValueError:
+                pass
+            results["inside"] = seen
+
+        def outside():
+            barrier.wait()
+            results["outside"] = [(lib.ones(2) * i).is_inference() for i in range(200)]
+
+        threads = [threading.Thread(target=inside), threading.Thread(target=outside)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return results, (lib.ones(1) * 2).is_inference()
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        same(program)
+    finally:
+        sys.setswitchinterval(interval)
+    from runtime.grad_mode import INFERENCE_BLOCKS
+
+    assert INFERENCE_BLOCKS.value == 0
