@@ -1806,6 +1806,11 @@ def test_the_update_reads_a_grad_from_its_variable_only_while_it_is_known(clip):
     reads = [line.split("#")[0].strip() for line in tiny.code.splitlines() if "SGD: " in line
              and line.strip().startswith("d")]
     assert len(reads) == 4 and all(re.fullmatch(r"d\d = g\d+", r) for r in reads), reads
+    # ... and the .grad Tensors are made last, after the update's version counters.
+    code = tiny.code.splitlines()
+    sets = [i for i, line in enumerate(code) if "._grad = new(" in line]
+    assert len(sets) == 4 and min(sets) > max(i for i, line in enumerate(code)
+                                              if "version += 1" in line)
     (eager_model, _, eager_step), (model, _, _), compiled = _pair(
         functools.partial(_two_backwards, clip=clip))
     for index in range(4):
@@ -1814,6 +1819,9 @@ def test_the_update_reads_a_grad_from_its_variable_only_while_it_is_known(clip):
     assert compiled.fallback_reason is None
     assert ("accumulate(T" in compiled.code) is not clip
     assert compiled.code.count("._grad._data  ") == 2
+    # (A .grad that a later line reads or adds to is set where the backward set it.)
+    code = compiled.code
+    assert code.index("._grad = new(") < code.index("# update")
 
 
 def test_bias_gradient_ones_and_grad_slots_written_directly():

@@ -16,6 +16,10 @@
   `T0._grad = new(g7, None)`, what `accumulate` does when it finds None, without the call.
 - The update's read of a `.grad` the step set so (`d0 = T0._grad._data`, no line since
   naming a `.grad`) reads the variable it was set from: `d0 = g7`, the same array.
+- Those `T0._grad = new(g7, None)` lines then move to the end of the update, where no line
+  after them names a `.grad`: nothing in the step reads them, and nothing outside it runs
+  before it returns. Made there, next to the version counters' moves on the same tensors,
+  they cost less than amid the backward's matrix products, which leave the caches cold.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ def optimize(source: Source, returned: str) -> None:
                 line.text = line.expression.replace(f", {grad})", f", {grad}.copy())")
     _set_emptied_grads(source)
     _read_set_grads(source)
+    _set_grads_last(source)
 
 
 _COPY = re.compile(r"(\w+)\.copy\(\)")
@@ -121,6 +126,27 @@ def _read_set_grads(source: Source) -> None:
             line.reads = (line.expression,)
         elif not plain or "grad" in line.expression or "accumulate" in line.expression:
             known.clear()
+
+
+def _set_grads_last(source: Source) -> None:
+    """Each `T._grad = new(g, None)` after which no other line names a `.grad` or an
+    accumulate moved, in order, before the epilogue (phase "gradients")."""
+    lines = source.lines
+    moved: list[Line] = []
+    clear = True  # no line after this one names a .grad (the moved ones aside)
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        statement = line.text or line.expression
+        if _SET_GRAD.fullmatch(line.text) is not None and clear:
+            moved.append(lines.pop(index))
+        elif "grad" in statement or "accumulate" in statement:
+            clear = False
+    if not moved:
+        return
+    for line in moved:
+        line.phase = "gradients"
+    end = next((i for i, line in enumerate(lines) if line.phase == "epilogue"), len(lines))
+    lines[end:end] = reversed(moved)
 
 
 def _targets(line: Line) -> list[str]:

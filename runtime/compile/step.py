@@ -493,7 +493,9 @@ def _format(source: Source, returned: str | None) -> list[str]:
     holds no more memory than the engine would (which frees saved tensors as it goes)."""
     titles = {"prologue": "# the tensors the step reads", "forward": "# forward",
               "backward": "# backward", "after backward": "# after backward",
-              "update": "# update", "epilogue": "# after"}
+              "update": "# update",
+              "gradients": "# the gradients as .grad (made last: no line of the step reads them)",
+              "epilogue": "# after"}
     lines: list[str] = []
     phase = None
     # The reads of the tensors' arrays go first: nothing in the step rebinds them.
@@ -518,7 +520,7 @@ def _format(source: Source, returned: str | None) -> list[str]:
         indent = "        " if quiet else "    "
         statement = f"{indent}{text}"
         lines.append(f"{statement:<60}  # {line.comment}" if line.comment else statement)
-        if index in frees:
+        if index in frees and index < len(ordered) - 1:  # (the last line: return frees them)
             lines.append(f"{indent}del {', '.join(frees[index])}")
     if quiet:
         lines += _QUIET_END
