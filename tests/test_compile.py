@@ -773,7 +773,7 @@ def test_code_reads_as_numpy_with_provenance():
     assert "SGD: p.add_(grad, alpha=-lr)" in code
     # pow's backward copies (pow(x, 1)), and the next line makes a new array of the copy:
     # it reads the original instead.
-    assert ".copy()" not in code and re.search(r"= 2 \* v\d+ +# PowBackward0", code)
+    assert ".copy()" not in code and re.search(r"= f32_2 \* v\d+ +# PowBackward0", code)
     # The loss's subtraction, a `quiet` form, runs with numpy's warnings off.
     assert re.search(r"q = quiet\(\).*\n    try:\n        v\d+ = x\d - v\d+ ", code)
     compile(code, "<check>", "exec")  # it is Python
@@ -1695,7 +1695,7 @@ def test_numpy_forms_from_the_spec_are_written_and_equal_eager():
         assert _same(_bits(model), _bits(eager_model)) and \
             _same(_bits(plain_model), _bits(eager_model)), index
     code = compiled.code
-    assert "= x0.T" in code and "= np.maximum(v1, 0)" in code and " @ x3" in code
+    assert "= x0.T" in code and "= np.maximum(v1, f32_0)" in code and " @ x3" in code
     assert "kernels.mm(" not in code and "kernels.t(" not in code
     assert "kernels.threshold_backward(" not in code and ".view('i4') & (v" in code
     assert "kernels.mm(" in plain.code and "kernels.relu(" in plain.code
@@ -2049,3 +2049,65 @@ def test_a_returned_graph_the_backward_did_not_walk_runs_eagerly():
     assert compiled.fallback_reason == (
         "the step returns a tensor whose graph its backward did not walk (the generated code "
         "makes no graph for a later backward)")
+
+
+def test_numbers_beside_arrays_become_named_0d_arrays():
+    """The optimisation's rule (optimize.py): a Python number beside an array becomes a 0-d
+    array of the dtype numpy converts it to, where the traced values give the same bits;
+    a number numpy would refuse or overflow on, a bool, a power's exponent, a line that
+    calls a kernel or writes with `out=` stay as they were."""
+    from runtime.compile.emit import Line, Source
+    from runtime.compile.optimize import _numbers_as_arrays
+
+    traced = {"a": np.arange(-3, 3, dtype=np.int8), "f": np.linspace(-1, 1, 6, dtype=np.float32),
+              "d": np.linspace(-1, 1, 6)}
+    cases = {
+        "f * 2": "f * f32_2", "2 * d": "f64_2 * d", "np.maximum(f, 0)": "np.maximum(f, f32_0)",
+        "f <= -0.5": "f <= f32_m0_5", "a * 2.5": "a * f64_2_5", "(a > 0).view('i1') - 1":
+        "(a > i8_0).view('i1') - i8_1", "a + 300": "a + 300", "f * 1e300": "f * 1e300",
+        "f * True": "f * True", "f ** 2": "f ** 2", "kernels.mul(f, 2)": "kernels.mul(f, 2)",
+        "np.add(f, 2, out=f)": "np.add(f, 2, out=f)", "a[0] + 1": "a[0] + 1",
+    }
+    source = Source(lines=[Line(f"r{i}", text, (), "", "backward")
+                           for i, text in enumerate(cases)], traced=dict(traced))
+    _numbers_as_arrays(source)
+    assert [line.expression for line in source.lines] == list(cases.values())
+    for name in ("f32_2", "f64_2", "f32_0", "f32_m0_5", "f64_2_5", "i8_0", "i8_1"):
+        value = source.namespace[name]
+        assert value.ndim == 0 and not value.flags.writeable
+        assert value.dtype.name == {"f": "float", "i": "int"}[name[0]] + name[1:].split("_")[0]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numbers_as_arrays_keep_eager_bits_and_warnings(dtype):
+    """The TinyModel's step, its input holding infinities, NaN, -0.0 and a value whose square
+    overflows: the compiled step (`f32_2 * v5`, `np.maximum(v1, f32_0)`) gives eager's
+    loss and parameters, bit for bit, and the same numpy warnings: none from the backward,
+    which the engine runs with them off (the traced call's and the step's backward lines
+    too; before, their matrix products warned of the NaN)."""
+    import warnings
+
+    def run(compiled):
+        model = _mlp(runtime, [(6, 5), (5, 3)]).to(getattr(runtime, np.dtype(dtype).name))
+        optimizer = runtime.optim.SGD(model.parameters(), lr=0.01)
+        values = np.random.default_rng(4).standard_normal((4, 6)).astype(dtype)
+        values[0, :4] = [np.inf, np.nan, -0.0, 1e30 if dtype == np.float32 else 1e200]
+        x, y = runtime.tensor(values), runtime.ones(4, 3, dtype=model[0].weight.dtype)
+
+        def step():
+            optimizer.zero_grad()
+            loss = (y - model(x)).pow(2).sum()
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        run = runtime.compile(step) if compiled else step
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            losses = [run().detach().numpy().tobytes() for _ in range(3)]
+        if compiled:
+            prefix = "f32" if dtype == np.float32 else "f64"
+            assert f"{prefix}_2 * v" in run.code and f"np.maximum(v1, {prefix}_0)" in run.code
+        return losses, _bits(model), sorted(str(w.message) for w in caught)
+
+    assert run(True) == run(False)

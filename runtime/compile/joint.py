@@ -80,6 +80,7 @@ class Joint:
         grads = ", ".join(self.grads)
         if optimizations:
             optimize(source, f"{', '.join(self.outputs)}, {grads}")
+            namespace.update(source.namespace)  # (the constants the optimisations made)
         forward_lines = [line for line in source.lines if line.phase != "backward"]
         backward_lines = [line for line in source.lines if line.phase == "backward"]
         made = {target: line for line in forward_lines for target in _targets(line)}

@@ -508,13 +508,16 @@ def _format(source: Source, returned: str | None) -> list[str]:
                              else line.expression)
         if not text:
             continue
-        if quiet and (not line.quiet or line.phase != phase):
+        # A quiet form's kernel silences numpy's warnings, and the engine runs a backward
+        # such as a compiled step's (no hooks, no create_graph) with them off.
+        silent = line.quiet or line.phase == "backward"
+        if quiet and not silent:
             lines += _QUIET_END
             quiet = False
         if line.phase != phase:
             phase = line.phase
-            lines.append(f"    {titles.get(phase, '#')}")
-        if line.quiet and not quiet:
+            lines.append(f"{'        ' if quiet else '    '}{titles.get(phase, '#')}")
+        if silent and not quiet:
             lines += _QUIET_START
             quiet = True
         indent = "        " if quiet else "    "
@@ -528,9 +531,10 @@ def _format(source: Source, returned: str | None) -> list[str]:
 
 
 # Around lines whose kernels compute them with numpy's warnings off (the spec's `quiet`
-# forms): the warnings off, and back on whatever happens.
+# forms), and around the backward, which the engine runs so: the warnings off, and back on
+# whatever happens.
 _QUIET_START = ["    q = quiet()                                               "
-                "# numpy's warnings off, as these lines' kernels have them", "    try:"]
+                "# numpy's warnings off, as eager has them here", "    try:"]
 _QUIET_END = ["    finally:", "        loud(q)"]
 
 

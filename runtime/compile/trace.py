@@ -625,7 +625,10 @@ class Tracer:
             self.ones.add(root.name)
         self.paused += 1  # the kernels the formulas run are written as the formulas' lines
         try:
-            _Sweep(self, [((tensor.grad_fn, tensor._output_nr), root)]).run()
+            # (With numpy's warnings off, as the engine runs such a backward; the step's
+            # backward lines run so too, step.py.)
+            with kernels.silenced():
+                _Sweep(self, [((tensor.grad_fn, tensor._output_nr), root)]).run()
         finally:
             self.paused -= 1
 
