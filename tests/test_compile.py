@@ -1628,13 +1628,15 @@ def _plain_update_run(compiled: bool, dtype, lr: float) -> tuple:
     return param.detach().numpy().tobytes(), warned
 
 
-@pytest.mark.parametrize("lr", [1e-3, -1.0, 1e30, -2.5])
+@pytest.mark.parametrize("lr", [1e-3, -1.0, 1e30, -2.5, 1e39, float("nan")])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_plain_sgd_update_is_the_kernels(dtype, lr):
-    """The update the step writes for plain SGD (`u = -lr * grad`, then `p += u` with
-    numpy's warnings off) against eager's kernel: the same bits, infinities,
-    NaNs and signed zeros included, and the same numpy warnings (the product's, not the
-    sum's); lr == -1 is alpha == 1, which the kernel adds unscaled."""
+    """The update the step writes for plain SGD (`n = -lr` as a 0-d array of the parameter's
+    dtype, `u = n * grad`, then `p += u` with numpy's warnings off) against eager's kernel:
+    the same bits, infinities, NaNs and signed zeros included, and the same numpy warnings
+    (the product's, not the sum's; 1e39, which float32 cannot hold, stays a float, whose
+    conversion warns at each product as the kernel's does); lr == -1 is alpha == 1, which
+    the kernel adds unscaled."""
     assert _plain_update_run(True, dtype, lr) == _plain_update_run(False, dtype, lr)
 
 
@@ -2111,3 +2113,36 @@ def test_numbers_as_arrays_keep_eager_bits_and_warnings(dtype):
         return losses, _bits(model), sorted(str(w.message) for w in caught)
 
     assert run(True) == run(False)
+
+
+@pytest.mark.parametrize("lr", [0.5, 1e39])
+def test_a_learning_rate_float32_cannot_hold_warns_at_each_product(lr):
+    """SGD's `-lr` is a 0-d array of the parameters' dtype only where it converts without
+    overflow; 1e39 stays a float, so that numpy warns of its conversion at the product for
+    each of the two parameters, as eager's kernel does (an array made once would warn
+    once)."""
+    import warnings
+
+    def run(compiled):
+        weights = [runtime.ones(3, requires_grad=True), runtime.ones(2, requires_grad=True)]
+        optimizer = runtime.optim.SGD(weights, lr=0.1)
+        optimizer.param_groups[0]["lr"] = lr
+
+        def step():
+            optimizer.zero_grad()
+            (weights[0].sum() + weights[1].sum() * 2).backward()
+            optimizer.step()
+
+        run = runtime.compile(step) if compiled else step
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(3):
+                run()
+        if compiled:
+            assert run.fallback_reason is None and "abs(lr0) <= f32_max" in run.code
+        return [w.detach().numpy().tobytes() for w in weights], \
+            sorted(str(w.message) for w in caught)
+
+    got, expected = run(True), run(False)
+    assert got == expected
+    assert len(expected[1]) == (6 if lr == 1e39 else 0)

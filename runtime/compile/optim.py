@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from runtime.compile.emit import TraceBreak
 from runtime.optim.adadelta import Adadelta
 from runtime.optim.adagrad import Adagrad
@@ -149,6 +151,19 @@ class _Writer:
         return self.line(self.name("lr"), f"{self.owner}.param_groups[{group_index}]['lr']",
                          "the learning rate, read at every step")
 
+    def negated(self, lr: str, dtype: np.dtype) -> str:
+        """`-lr` (a Python float) as a 0-d array of `dtype` where it converts without
+        overflow: numpy multiplies by an array operand faster than by a Python float, which
+        it converts at each call, and runs the same loop on the same value. A value the
+        dtype cannot hold stays the float, whose conversion warns at each product, as the
+        kernel's does."""
+        kind = f"np.{dtype.name}" if getattr(np, dtype.name, None) is dtype.type else \
+            self.source.constant(dtype)
+        limit = f"{dtype.kind}{dtype.itemsize * 8}_max"  # f32_max: float32's largest
+        self.source.namespace[limit] = float(np.finfo(dtype).max)
+        return self.line(self.name("n"), f"np.array(-{lr}, {kind}) if abs({lr}) <= {limit} "
+                         f"else -{lr}", f"-lr as a 0-d {dtype} array (a faster operand)")
+
     def state(self, param: Any, key: str, tensor: str) -> str:
         return self.line(self.name("s"), f"{self.owner}.state[{tensor}][{key!r}]",
                          f"state {key!r}")
@@ -212,6 +227,7 @@ def _sgd(tracer: Tracer, optimizer: SGD) -> None:
         lr = write.learning_rate(index)
         momentum, dampening = group["momentum"], group["dampening"]
         plain: list[tuple[Any, str, str]] = []  # (parameter, -lr * grad) to add, see below
+        negated: dict[np.dtype, str] = {}  # -lr as a 0-d array, per parameter dtype
         for param, tensor, grad in write.params(index, group):
             if group["maximize"]:
                 grad = write.line(write.name("d"), f"kernels.neg({grad})", "maximize: -grad")
@@ -230,8 +246,12 @@ def _sgd(tracer: Tracer, optimizer: SGD) -> None:
                 else:
                     grad = write.line(write.name("d"), f"{buffer}._data", "the buffer")
             if _plain_update(param, group):
+                dtype = param._data.dtype
+                if dtype not in negated:
+                    negated[dtype] = write.negated(lr, dtype)
                 plain.append((param, tensor, write.line(
-                    write.name("u"), f"-{lr} * {grad}", "p.add_(grad, alpha=-lr): -lr * grad")))
+                    write.name("u"), f"{negated[dtype]} * {grad}",
+                    "p.add_(grad, alpha=-lr): -lr * grad")))
             else:
                 write.inplace("add_Tensor_", tensor, f"{grad}, -{lr}", "p.add_(grad, alpha=-lr)")
         # The plain updates as the kernel computes them without its dispatch: the scaled
