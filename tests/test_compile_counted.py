@@ -292,3 +292,77 @@ def test_verify_catches_a_group_write_that_was_not_counted():
     dict.__setitem__(optimizer.param_groups[0], "momentum", 0.9)
     with pytest.raises(AssertionError, match="without counting the change"):
         entry.holds()
+
+
+# -- the tensors a step finds anew at each call ---------------------------------------------
+
+def _input_step():
+    """A step reading its batch through a free variable (`box[0]`-style rebinding is done by
+    the tests through `set_batch`)."""
+    model = runtime.nn.Linear(6, 3)
+    optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
+    batch = runtime.tensor(np.random.default_rng(5).standard_normal((4, 6)).astype(np.float32))
+
+    def step():
+        optimizer.zero_grad()
+        loss = model(batch).pow(2).sum()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    def set_batch(value):
+        nonlocal batch
+        batch = value
+
+    return step, lambda: batch, set_batch
+
+
+@pytest.mark.parametrize("prepare, change", [
+    (None, lambda t: t.requires_grad_()),
+    (None, lambda t: setattr(t, "data", runtime.zeros(4, 7))),
+    (lambda t: t.unsqueeze(0), lambda t: t.squeeze_()),  # (1, 4, 6), then (4, 6)
+    (lambda t: t.requires_grad_(), lambda t: t.register_hook(lambda grad: grad)),
+], ids=["requires_grad", "data", "squeeze_", "hook"])
+def test_an_input_the_guard_passed_is_checked_again_after_a_counted_change(prepare, change):
+    """A tensor found anew at each call (here a free variable) is checked field by field only
+    when it is not the one last passed or the count moved: each change gradgen makes to it
+    moves the count, so the guard checks it again and says what the plain checks say."""
+    step, batch, set_batch = _input_step()
+    if prepare is not None:
+        set_batch(prepare(batch()))
+    _, entry = _traced(step)
+    before = changes.COUNT.value
+    change(batch())
+    assert changes.COUNT.value > before
+    assert entry.holds() is False and entry.holds_slowly() is False
+
+
+def test_another_input_object_is_checked_in_full(monkeypatch):
+    """Another tensor in the variable (a new batch) is checked in full even while the count
+    stands: a batch of another shape fails, one of the same layout passes; and a batch freed
+    and made again (perhaps at the same address) is never taken for the last one passed,
+    which the guard holds only weakly."""
+    monkeypatch.setattr(guards, "VERIFY", False)
+    step, batch, set_batch = _input_step()
+    compiled, entry = _traced(step)
+    set_batch(runtime.ones(5, 6))
+    assert entry.holds() is False and entry.holds_slowly() is False
+    for _ in range(20):
+        set_batch(runtime.ones(4, 6))
+        assert entry.holds() is True and entry.holds_slowly() is True
+        set_batch(runtime.ones(4, 6, dtype=runtime.float64))
+        assert entry.holds() is False and entry.holds_slowly() is False
+
+
+def test_an_uncounted_change_to_an_input_is_skipped_and_verify_catches_it(monkeypatch):
+    """A write past gradgen's code (`t._data = ...`) is not counted: without VERIFY the
+    guard passes the same tensor unchecked (docs/compile.md says so); under VERIFY it
+    raises."""
+    step, batch, _ = _input_step()
+    _, entry = _traced(step)
+    object.__setattr__(batch(), "_data", np.zeros((2, 6), np.float32))
+    with pytest.raises(AssertionError, match="without counting the change"):
+        entry.holds()
+    monkeypatch.setattr(guards, "VERIFY", False)
+    _, entry = _traced(_input_step()[0])
+    assert entry.holds() is True

@@ -21,9 +21,10 @@ the guard last passed it: gradgen counts every change it makes to those, so whil
 stands they are as the guard last found them. That block was three quarters of the guard's
 time (3.8 of 4.5 µs for the TinyModel step); the arguments, the names the step reads, the
 modes, a module class's `forward` and the optimizers' groups and parameters are checked at
-every call. A group's keys and hyperparameters are checked at every call too, unless the
-optimizer made the group (changes.ParamGroup): then in a block of their own, skipped while
-changes.GROUPS stands.
+every call; a tensor found anew at each call (an argument, a global) is checked at every
+call unless it is the one last passed and the count stands. A group's keys and
+hyperparameters are checked at every call too, unless the optimizer made the group
+(changes.ParamGroup): then in a block of their own, skipped while changes.GROUPS stands.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ VERIFY = os.environ.get("GRADGEN_VERIFY_GUARDS") == "1"
 class _Writer:
     def __init__(self) -> None:
         self.lines: list[str] = []
-        self.namespace: dict[str, Any] = {"Tensor": Tensor, "is_not": operator.is_not}
+        self.namespace: dict[str, Any] = {"Tensor": Tensor, "is_not": operator.is_not,
+                                          "ref": weakref.ref}
         # The condition under which a block of checks runs, skipped while nothing it reads
         # has changed (runtime/changes.py): VERIFY runs the block at every call as well.
         self.skips: list[str] = []
@@ -224,11 +226,14 @@ def _tensor(write: _Writer, find: Callable[[], Any] | Tensor | str, key: tuple) 
     """step.py's `_tensor_key(t) == key`, field by field, cheapest first, in one `if`.
     `find` is the Tensor the step holds, a getter of the tensor, or an argument's name."""
     shape, dtype, strides, requires_grad, leaf, hooked, inference = key
-    if isinstance(find, Tensor):  # held by the step: the same object at every call
+    held = isinstance(find, Tensor)
+    if held:  # held by the step: the same object at every call
         write.lines.append(f"    t = {write.constant(find)}")
     else:
         write.lines.append(f"    t = {find}" if isinstance(find, str) else
                            f"    t = {_read(write, find)}")
+    start = len(write.lines)
+    if not held:
         write.fail_if("type(t) is not Tensor and not isinstance(t, Tensor)")
     write.lines.append("    d = t._data")
     # (AccumulateGrad.has_hooks, spelled out: its variable's hooks are t's own, tested first.)
@@ -251,6 +256,29 @@ def _tensor(write: _Writer, find: Callable[[], Any] | Tensor | str, key: tuple) 
                   "t._counter is not None and t._counter.inference" if not inference else
                   "t._counter is None or not t._counter.inference"]
     write.fail_if_any(conditions)
+    if not held:
+        # Found anew at each call (an argument, a global, a free variable): the checks
+        # above are skipped when it is the tensor they last passed (a weak reference) and
+        # the count of changes (runtime/changes.py) has not moved since, for every change
+        # to what they read (its array's layout, requires_grad, history, hooks) is counted.
+        passed, count = write.constant(_Passed()), write.constant(changes.COUNT)
+        write.skipping(f"t is not {passed}.tensor() or {count}.value != {passed}.count",
+                       start, f"{passed}.tensor, {passed}.count = ref(t), {count}.value")
+
+
+class _Passed:
+    """The tensor one input's checks last passed (a weak reference; at first, none) and
+    the count of changes then."""
+
+    __slots__ = ("count", "tensor")
+
+    def __init__(self) -> None:
+        self.tensor: Callable[[], Any] = _nothing
+        self.count = -1
+
+
+def _nothing() -> None:
+    return None
 
 
 def _read_value(write: _Writer, read: Any) -> None:
