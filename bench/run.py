@@ -62,11 +62,11 @@ def python_speed(samples: int = 200) -> float:
     return statistics.median(times) * 1e6
 
 
-def tinymodel_steps(batches: list[int], repeat: int) -> dict:
+def tinymodel_steps(batches: list[int], repeat: int, rounds: int) -> dict:
     """Seconds per training step of the seed's TinyModel, per system and batch size.
 
     The systems take turns, a block of steps each per round (see median_times), in
-    STEP_ROUNDS rounds: short blocks, so that a slow spell of the machine (they last tens
+    `rounds` rounds: short blocks, so that a slow spell of the machine (they last tens
     of milliseconds here) falls on every system alike.
     """
     results: dict[str, dict[int, float]] = {}
@@ -76,7 +76,7 @@ def tinymodel_steps(batches: list[int], repeat: int) -> dict:
         steps = {name: step for name, step in steps.items() if step is not None}
         by_round: dict[str, list[float]] = {}
         probes: list[float] = []
-        for name, seconds in median_times(steps, repeats(batch, repeat), rounds=STEP_ROUNDS,
+        for name, seconds in median_times(steps, repeats(batch, repeat), rounds=rounds,
                                           by_round=by_round, probe=lambda: python_speed(10),
                                           probes=probes).items():
             results.setdefault(name, {})[batch] = seconds
@@ -101,7 +101,11 @@ def machine_state(probes: list[float]) -> str:
             "Python-heavy systems rise.")
 
 
-STEP_ROUNDS = 20
+# The TinyModel steps run in 60 rounds of about ten steps per system (a quarter of that at
+# batch 4096). With 20 rounds, the same code's batch-256 ratio moved between 1.005 and 1.038
+# from one run to the next on this machine, as slow spells fell on one system's blocks more
+# than another's; with 40 to 60, between 0.996 and 1.017.
+STEP_ROUNDS = 60
 
 
 def mlp_steps(batches: list[int], repeat: int) -> dict:
@@ -238,6 +242,7 @@ def goals(results: dict) -> list[str]:
     """Each goal beside this run's number for gradgen (and torch's), and whether it is met."""
     steps, floor = results["steps"], results["steps"]["numpy"]
     chain, long_chain = results["chain"], results["long_chain"]
+    rounds_run = results["step_rounds"]
     rows = [(f"TinyModel step, batch {batch}", f"≤ {goal}×", "×", goal,
              {name: steps[name][batch] / floor[batch] for name in ("gradgen", "torch")})
             for batch, goal in GOALS["step"].items() if batch in floor]
@@ -259,7 +264,7 @@ def goals(results: dict) -> list[str]:
         lines.append(f"| {name} | {goal_text} | {shown['gradgen']} | {met} | {shown['torch']} |")
     if "compiled" in steps:
         lines += ["", "Issue 14's goals, for `runtime.compile`'s step (same run, same table "
-                  f"below; `per round`: the ratio within each of the {STEP_ROUNDS} rounds, "
+                  f"below; `per round`: the ratio within each of the {rounds_run} rounds, "
                   "where the two ran a few milliseconds apart: the middle half of them, and "
                   "in brackets the lowest and highest, to show how far this machine's noise "
                   "moves a ratio):", "", "| measure | goal | compiled | met | per round |",
@@ -288,7 +293,8 @@ def report(results: dict, quick: bool) -> str:
         f"Machine: {info['machine']}, {info['cpus']} CPUs, Python {info['python']}; "
         f"numpy {info['numpy']}, torch {info['torch']}, autograd {info['autograd']}; "
         f"BLAS: {info['blas']} (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset).",
-        f"Method: median wall time over repeated runs (the TinyModel steps in {STEP_ROUNDS} "
+        f"Method: median wall time over repeated runs (the TinyModel steps in "
+        f"{results['step_rounds']} "
         "rounds, each system running a block of steps in a row in turn, the order of turns "
         "rotating from round to round); garbage collection off while "
         "timing the steps (the chains are timed with it on and off); "
@@ -443,7 +449,9 @@ def main(argv: list[str] | None = None) -> int:
     length = 2_000 if quick else 100_000
     results = {
         "machine": machine(),
-        "steps": tinymodel_steps(batches, repeat),
+        "steps": tinymodel_steps(batches, repeat if quick else STEP_ROUNDS * 10,
+                                 3 if quick else STEP_ROUNDS),
+        "step_rounds": 3 if quick else STEP_ROUNDS,
         "mlp_steps": mlp_steps(batches, repeat // 2 if not quick else repeat),
         "chain_length": 100 if quick else 1_000,
         "chain": chain_costs(100 if quick else 1_000, 3 if quick else 50),
