@@ -256,7 +256,10 @@ def _numbers_as_arrays(source: Source) -> None:
     for line in source.lines:
         if not line.target or line.text or line.phase not in ("forward", "backward"):
             continue
-        tree = ast.parse(line.expression, mode="eval")
+        try:
+            tree = ast.parse(line.expression, mode="eval")
+        except SyntaxError:  # (a statement: nothing to rewrite)
+            continue
         if not _pure(tree, source, arrays):
             continue
         scope: dict[str, Any] = {"np": np, **arrays, **{
