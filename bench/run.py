@@ -102,9 +102,10 @@ def machine_state(probes: list[float]) -> str:
 
 
 # The TinyModel steps run in 60 rounds of about ten steps per system (a quarter of that at
-# batch 4096). With 20 rounds, the same code's batch-256 ratio moved between 1.005 and 1.038
-# from one run to the next on this machine, as slow spells fell on one system's blocks more
-# than another's; with 40 to 60, between 0.996 and 1.017.
+# batch 4096). With 20 rounds, four runs of the same code in a row gave batch-256 ratios from
+# 1.005 to 1.038 on this machine, as slow spells fell on one system's blocks more than
+# another's; with 40 or 60 rounds, three runs in a row spanned 2% (0.996-1.017 in one
+# spell, 1.015-1.035 in another). How slow the machine is still moves the ratio itself.
 STEP_ROUNDS = 60
 
 
