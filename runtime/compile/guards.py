@@ -245,7 +245,7 @@ def _tensor(write: _Writer, find: Callable[[], Any] | Tensor | str, key: tuple) 
     # replaced array is not kept alive; another array is checked field by field (numpy's
     # built-in dtypes are singletons: `is` is the cheap test, and a dtype equal but not
     # identical only makes a new trace).
-    array = find._data if isinstance(find, Tensor) else None
+    array = find._data if held else None
     layout = f"(d.shape != {shape!r} or d.strides != {strides!r} or " \
         f"d.dtype is not {write.constant(np.dtype(dtype))})"
     conditions = [f"d is not {write.constant(weakref.ref(array))}() and {layout}"
