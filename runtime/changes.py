@@ -25,16 +25,20 @@ What bypasses gradgen's own code is not counted: `module.__dict__[name] = value`
 `object.__setattr__(module, ...)`. Tests run every guard both ways and check that skipping
 never changes its answer (guards.VERIFY).
 
-An optimizer's parameter groups have a count of their own, `GROUPS`: a group the optimizer
-made itself (`SGD(model.parameters())`) is a `ParamGroup`, a dict that counts its writes
-there, so that a guard skips its keys and hyperparameters while that count stands. A
-learning-rate scheduler writes `group["lr"]` at every step; counted in `COUNT`, it would
-make every guard check its modules again. A group the user gave as a dict stays that dict,
-as in torch (`optimizer.param_groups[0] is group`), and its guard checks it at every call.
+An optimizer's own containers have a count of their own, `OPTIMIZERS`: its list of groups
+and each group's list of parameters (`CountedList`), a group it made itself
+(`SGD(model.parameters())`: a `ParamGroup`), its `state` and each parameter's entry there
+(`State`, `StateEntry`), and its attributes (`optimizer.state = ...`). While that count
+stands, a guard skips the optimizer's checks whole. A learning-rate scheduler writes
+`group["lr"]` at every step; counted in `COUNT`, it would make every guard check its
+modules again. A group the user gave as a dict stays that dict, as in torch
+(`optimizer.param_groups[0] is group`), and its guard checks it at every call; so does a
+state entry the user set as a dict of their own (`optimizer.state[p] = {...}`).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 
@@ -48,7 +52,7 @@ class Count:
 
 
 COUNT = Count()
-GROUPS = Count()  # the writes to optimizers' ParamGroups
+OPTIMIZERS = Count()  # the writes to optimizers' own groups, lists and state
 
 
 def changed() -> None:
@@ -100,7 +104,98 @@ class Registry(dict):
 
 class ParamGroup(Registry):
     """A parameter group an optimizer made (`{"params": [...], "lr": ...}`): a dict that
-    counts its writes in GROUPS."""
+    counts its writes in OPTIMIZERS."""
 
     __slots__ = ()
-    _count = GROUPS
+    _count = OPTIMIZERS
+
+
+class StateEntry(Registry):
+    """One parameter's entry in an optimizer's `state` (`{"step": ..., "exp_avg": ...}`):
+    a dict that counts its writes in OPTIMIZERS."""
+
+    __slots__ = ()
+    _count = OPTIMIZERS
+
+
+class State(defaultdict):
+    """An optimizer's `state`, torch's `defaultdict(dict)`, whose writes count in
+    OPTIMIZERS, and whose entries made on first read (`state[p]`) are StateEntry dicts.
+    (defaultdict makes a missing entry through `__setitem__`: that counts too.)"""
+
+    __slots__ = ()
+
+    def __init__(self, default_factory: Any = StateEntry, *args: Any) -> None:
+        # (`copy.copy` and pickle call the class with the factory, then set the items.)
+        super().__init__(default_factory, *args)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        OPTIMIZERS.value += 1
+        defaultdict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        OPTIMIZERS.value += 1
+        defaultdict.__delitem__(self, key)
+
+    def __ior__(self, other: Any) -> State:
+        OPTIMIZERS.value += 1
+        dict.update(self, other)
+        return self
+
+    def pop(self, *args: Any) -> Any:
+        OPTIMIZERS.value += 1
+        return dict.pop(self, *args)
+
+    def popitem(self) -> tuple:
+        OPTIMIZERS.value += 1
+        return dict.popitem(self)
+
+    def clear(self) -> None:
+        OPTIMIZERS.value += 1
+        dict.clear(self)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        OPTIMIZERS.value += 1
+        dict.update(self, *args, **kwargs)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        OPTIMIZERS.value += 1
+        return dict.setdefault(self, key, default)
+
+
+def _counted(name: str) -> Any:
+    method = getattr(list, name)
+
+    def counted(self: list, *args: Any) -> Any:
+        OPTIMIZERS.value += 1
+        return method(self, *args)
+
+    counted.__name__ = counted.__qualname__ = name
+    counted.__doc__ = method.__doc__
+    return counted
+
+
+class CountedList(list):
+    """A list that counts its writes in OPTIMIZERS: an optimizer's `param_groups`, and
+    each group's `params`. Reads cost what a list's do."""
+
+    __slots__ = ()
+
+
+for _name in ("__setitem__", "__delitem__", "__iadd__", "__imul__", "append", "extend",
+              "insert", "pop", "remove", "clear", "sort", "reverse"):
+    setattr(CountedList, _name, _counted(_name))
+del _name
+
+
+def counts_its_writes(optimizer: Any) -> bool:
+    """Whether every container of `optimizer` that a guard reads counts its writes in
+    OPTIMIZERS: its groups (ParamGroup, not a dict the user gave), the lists of groups and
+    of parameters, its state and every entry there."""
+    attributes = vars(optimizer)
+    groups, state = attributes.get("param_groups"), attributes.get("state")
+    if type(groups) is not CountedList or type(state) is not State:
+        return False
+    return all(type(group) is ParamGroup and type(group.get("params")) is CountedList
+               for group in groups) and \
+        all(type(entry) is StateEntry for entry in dict.values(state))

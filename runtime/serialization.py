@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes
+from runtime import changes, dtypes
 from runtime._tensor import Size, Tensor
 from runtime.devices import device as Device
 from runtime.nn.parameter import Parameter
@@ -360,11 +360,13 @@ class _Writer:
             self.write(b"\x85R")
         elif type(obj) is tuple:
             self.save_tuple(obj)
-        elif type(obj) is list:
+        elif type(obj) in (list, changes.CountedList):
+            # (An optimizer's own lists and dicts count their writes for runtime.compile's
+            # guards; saved, they are the plain list and dict torch saves.)
             self.write(b"]")
             self.put(obj)
             self.save_items(obj)
-        elif type(obj) in (dict, OrderedDict):
+        elif type(obj) in (dict, OrderedDict) or isinstance(obj, changes.Registry):
             self.save_dict(obj)
         else:
             raise TypeError(

@@ -225,7 +225,7 @@ def test_functional_call_counts_its_swap_of_a_plain_attribute():
 ], ids=["momentum", "update", "lr_type", "setdefault", "ior"])
 def test_a_group_the_optimizer_made_counts_its_writes(change):
     """`SGD(model.parameters())` makes its group: a dict that counts its writes in
-    changes.GROUPS (not COUNT: a scheduler's lr at every step must not make the guard check
+    changes.OPTIMIZERS (not COUNT: a scheduler's lr at every step must not make the guard check
     the modules again), and the guard checks the group again after any of them. The step
     retraces and keeps to eager."""
     eager_model, eager_opt, eager_step = _tiny_step(runtime)
@@ -234,10 +234,10 @@ def test_a_group_the_optimizer_made_counts_its_writes(change):
     assert isinstance(group, dict) and type(group) is changes.ParamGroup
     compiled, entry = _traced(step)
     eager_step(), eager_step()
-    modules, groups = changes.COUNT.value, changes.GROUPS.value
+    modules, groups = changes.COUNT.value, changes.OPTIMIZERS.value
     change(group)
     change(eager_opt.param_groups[0])
-    assert changes.GROUPS.value > groups and changes.COUNT.value == modules
+    assert changes.OPTIMIZERS.value > groups and changes.COUNT.value == modules
     assert entry.holds() is False and entry.holds_slowly() is False
     for _ in range(3):
         assert compiled().item() == eager_step().item()
@@ -246,7 +246,7 @@ def test_a_group_the_optimizer_made_counts_its_writes(change):
 
 
 def test_a_learning_rate_write_keeps_the_module_checks_skipped(monkeypatch):
-    """An lr written at every step (a scheduler) moves GROUPS only: the modules' block stays
+    """An lr written at every step (a scheduler) moves OPTIMIZERS only: the modules' block stays
     skipped (an uncounted write to a module goes unseen, as it would without the lr write),
     while the group's block checks again and passes."""
     monkeypatch.setattr(guards, "VERIFY", False)
@@ -290,6 +290,108 @@ def test_verify_catches_a_group_write_that_was_not_counted():
     _, optimizer, step = _tiny_step(runtime)
     _, entry = _traced(step)
     dict.__setitem__(optimizer.param_groups[0], "momentum", 0.9)
+    with pytest.raises(AssertionError, match="without counting the change"):
+        entry.holds()
+
+
+# -- an optimizer's own lists and state ------------------------------------------------------
+
+def _second_group(optimizer, extra):
+    """A group for a parameter outside the model."""
+    optimizer.add_param_group({"params": [extra]})
+
+
+def _state_entry(optimizer, extra):
+    optimizer.state[optimizer.param_groups[0]["params"][0]]["momentum_buffer"] = extra
+
+
+@pytest.mark.parametrize("change", [
+    lambda optimizer, _: optimizer.param_groups[0]["params"].reverse(),
+    lambda optimizer, _: optimizer.param_groups[0]["params"].pop(),
+    lambda optimizer, _: optimizer.param_groups[0]["params"].__setitem__(
+        slice(0, 2), optimizer.param_groups[0]["params"][1::-1]),
+    _second_group,
+    lambda optimizer, _: optimizer.param_groups.pop(),
+    _state_entry,
+    lambda optimizer, _: setattr(optimizer, "param_groups", []),
+], ids=["params_reverse", "params_pop", "params_setitem", "add_param_group", "groups_pop",
+        "state_entry", "groups_replaced"])
+def test_an_optimizers_lists_and_state_count_their_writes(change):
+    """The optimizer's list of groups, each group's list of parameters, its state and each
+    entry there, and its attributes count their writes in changes.OPTIMIZERS, so the guard,
+    which skips the optimizer's checks whole while that count stands, checks them again
+    after any of them and fails. The step then gives what eager gives."""
+    eager_model, eager_opt, eager_step = _tiny_step(runtime)
+    model, optimizer, step = _tiny_step(runtime)
+    assert changes.counts_its_writes(optimizer)
+    compiled, entry = _traced(step)
+    eager_step(), eager_step()
+    extras = [runtime.zeros(3, requires_grad=True) for _ in range(2)]
+    modules, counted = changes.COUNT.value, changes.OPTIMIZERS.value
+    change(optimizer, extras[0])
+    change(eager_opt, extras[1])
+    assert changes.OPTIMIZERS.value > counted and changes.COUNT.value == modules
+    assert entry.holds() is False and entry.holds_slowly() is False
+    for _ in range(3):
+        assert compiled().item() == eager_step().item()
+    for p, q in zip(model.parameters(), eager_model.parameters(), strict=True):
+        assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes()
+
+
+def test_an_optimizers_state_is_torchs_kind_and_stays_counted_through_a_state_dict():
+    """`state` is a defaultdict as in torch, whose entries made on first read are dicts;
+    load_state_dict keeps every container counted (its Adam entries included)."""
+    import collections
+
+    import torch
+
+    for lib in (torch, runtime):
+        optimizer = lib.optim.Adam(lib.nn.Linear(3, 2).parameters())
+        assert isinstance(optimizer.state, collections.defaultdict)
+        assert isinstance(optimizer.param_groups, list)
+        assert isinstance(optimizer.param_groups[0]["params"], list)
+    model = runtime.nn.Linear(3, 2)
+    optimizer = runtime.optim.Adam(model.parameters())
+    model(runtime.ones(1, 3)).sum().backward()
+    optimizer.step()
+    assert type(optimizer.state[model.weight]) is changes.StateEntry
+    other = runtime.optim.Adam(runtime.nn.Linear(3, 2).parameters())
+    other.load_state_dict(optimizer.state_dict())
+    assert changes.counts_its_writes(other) and changes.counts_its_writes(optimizer)
+    other.state[other.param_groups[0]["params"][0]] = {"step": runtime.tensor(1.0)}
+    assert not changes.counts_its_writes(other)  # a dict of the user's own
+
+
+def test_an_optimizer_holding_a_plain_container_is_checked_at_every_call(monkeypatch):
+    """A plain list set as `param_groups` (counted as it is set) counts nothing itself: the
+    guard then checks the optimizer at every call, so a write that goes past any count
+    (list.reverse) is seen."""
+    monkeypatch.setattr(guards, "VERIFY", False)
+    _, optimizer, step = _tiny_step(runtime)
+    _, entry = _traced(step)
+    optimizer.param_groups = list(optimizer.param_groups)
+    assert not changes.counts_its_writes(optimizer)
+    assert entry.holds() is True and entry.holds() is True
+    list.reverse(optimizer.param_groups[0]["params"])
+    assert entry.holds() is False and entry.holds_slowly() is False
+
+
+def test_the_guard_skips_the_optimizer_until_its_count_moves(monkeypatch):
+    """While OPTIMIZERS stands, an uncounted write to the optimizer's lists goes unseen by
+    the guard built without VERIFY (docs/compile.md says so); a counted one makes it look."""
+    monkeypatch.setattr(guards, "VERIFY", False)
+    _, optimizer, step = _tiny_step(runtime)
+    _, entry = _traced(step)
+    list.reverse(optimizer.param_groups[0]["params"])
+    assert entry.holds() is True and entry.holds_slowly() is False
+    optimizer.param_groups[0]["lr"] = 1e-3
+    assert entry.holds() is False
+
+
+def test_verify_catches_a_list_write_that_was_not_counted():
+    _, optimizer, step = _tiny_step(runtime)
+    _, entry = _traced(step)
+    list.reverse(optimizer.param_groups[0]["params"])
     with pytest.raises(AssertionError, match="without counting the change"):
         entry.holds()
 

@@ -20,11 +20,15 @@ buffers) sit in one block, which runs only when runtime/changes.py's count has m
 the guard last passed it: gradgen counts every change it makes to those, so while the count
 stands they are as the guard last found them. That block was three quarters of the guard's
 time (3.8 of 4.5 µs for the TinyModel step); the arguments, the names the step reads, the
-modes, a module class's `forward` and the optimizers' groups and parameters are checked at
-every call; a tensor found anew at each call (an argument, a global) is checked at every
-call unless it is the one last passed and the count stands. A group's keys and
-hyperparameters are checked at every call too, unless the optimizer made the group
-(changes.ParamGroup): then in a block of their own, skipped while changes.GROUPS stands.
+modes and a module class's `forward` are checked at every call; a tensor found anew at each
+call (an argument, a global) is checked at every call unless it is the one last passed and
+the count stands. An optimizer's checks (its groups, their keys, hyperparameters and
+parameters, which parameters have state) sit in a block of their own, skipped while
+changes.OPTIMIZERS stands, where every container they read counts its writes there (the
+optimizer made them: changes.counts_its_writes); else they run at every call, but for the
+keys and hyperparameters of each group the optimizer made (changes.ParamGroup), in a block
+skipped while that count stands. Each block reads its count before its checks, so that a
+change made while they run (by another thread) is not taken as seen.
 """
 
 from __future__ import annotations
@@ -65,7 +69,17 @@ class _Writer:
         self.skips.append(condition)
         self.lines.append(f"    if {condition}:")
         self.lines += [f"    {line}" for line in block]
-        self.lines.append(f"        {done}")
+        self.lines += [f"        {line}" for line in done.split("\n")]
+
+    def skip_while_counted(self, count: changes.Count, start: int, kept_if: str = "") -> None:
+        """The lines written since `start` as a block skipped while `count` stands where the
+        block last passed (and, with `kept_if`, found that condition true). The count is
+        read before the checks, so a change made while they run is not taken as seen."""
+        name, seen = self.constant(count), self.constant(changes.Count(-1))
+        local = f"c{len(self.skips)}"
+        done = f"{seen}.value = {local}"
+        self.skipping(f"({local} := {name}.value) != {seen}.value", start,
+                      f"if {kept_if}:\n    {done}" if kept_if else done)
 
     def constant(self, value: Any) -> str:
         """The namespace's name for `value` (one name per object)."""
@@ -153,8 +167,7 @@ def _counted(write: _Writer, held: list[tuple[Tensor, tuple]], modules: list[Any
     for module in modules:
         _module(write, module)
     # (The count the block last passed with: none yet, -1.)
-    count, seen = write.constant(changes.COUNT), write.constant(changes.Count(-1))
-    write.skipping(f"{count}.value != {seen}.value", start, f"{seen}.value = {count}.value")
+    write.skip_while_counted(changes.COUNT, start)
 
 
 def _verified(guard: Callable[..., bool], code: str, skips: list[str],
@@ -163,8 +176,8 @@ def _verified(guard: Callable[..., bool], code: str, skips: list[str],
     its checks skipped: else something changed what a skipped check reads without counting
     the change."""
     full_code = code
-    for condition in skips:
-        full_code = full_code.replace(f"    if {condition}:", "    if True:", 1)
+    for condition in skips:  # (still evaluated: it may name the count it read)
+        full_code = full_code.replace(f"    if {condition}:", f"    if ({condition}) or True:", 1)
     full: dict[str, Any] = dict(namespace)
     exec(compile(full_code, "<gradgen compiled guard, checked in full>", "exec",
                  dont_inherit=True), full)
@@ -262,8 +275,10 @@ def _tensor(write: _Writer, find: Callable[[], Any] | Tensor | str, key: tuple) 
         # the count of changes (runtime/changes.py) has not moved since, for every change
         # to what they read (its array's layout, requires_grad, history, hooks) is counted.
         passed, count = write.constant(_Passed()), write.constant(changes.COUNT)
-        write.skipping(f"t is not {passed}.tensor() or {count}.value != {passed}.count",
-                       start, f"{passed}.tensor, {passed}.count = ref(t), {count}.value")
+        local = f"c{len(write.skips)}"
+        write.skipping(f"({local} := {count}.value) != {passed}.count or "
+                       f"t is not {passed}.tensor()",
+                       start, f"{passed}.tensor, {passed}.count = ref(t), {local}")
 
 
 class _Passed:
@@ -335,8 +350,12 @@ def _not_the_same(values: str, expected: tuple, write: _Writer) -> str:
 
 def _optimizer(write: _Writer, guard: Any) -> None:
     """optim.py's `Guard.holds`: the same groups, keys, hyperparameters (the learning rate
-    excepted), parameters, and which parameters have state."""
+    excepted), parameters, and which parameters have state. All in a block skipped while
+    changes.OPTIMIZERS stands, when the block last found that every container it read
+    counts its writes there (`changes.counts_its_writes`: not so where the user gave a
+    group as a dict of their own)."""
     optimizer = write.constant(guard.optimizer)
+    whole = len(write.lines)
     write.lines.append(f"    g = {optimizer}.param_groups")
     write.fail_if(f"len(g) != {len(guard.groups)}")
     params: list[Any] = []
@@ -359,9 +378,7 @@ def _optimizer(write: _Writer, guard: Any) -> None:
         lr = "p['lr']" if "lr" in group else "p.get('lr')"
         write.fail_if(f"type({lr}) is not {write.constant(guard.lr_types[index])}")
         if type(group) is changes.ParamGroup:  # a group the optimizer made counts its writes
-            count, seen = write.constant(changes.GROUPS), write.constant(changes.Count(-1))
-            write.skipping(f"{count}.value != {seen}.value", start,
-                           f"{seen}.value = {count}.value")
+            write.skip_while_counted(changes.OPTIMIZERS, start)
         params += group_params
     # Which parameters have state (Adam's moments, SGD's momentum buffers): a parameter
     # gaining state changes the update's template.
@@ -372,3 +389,5 @@ def _optimizer(write: _Writer, guard: Any) -> None:
                       f"{tuple(guard.stateful)!r}")
     else:
         write.fail_if(f"{state} and any(map({state}.get, {held}))")
+    write.skip_while_counted(changes.OPTIMIZERS, whole,
+                             f"{write.constant(changes.counts_its_writes)}({optimizer})")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -43,8 +42,10 @@ class Optimizer:
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = defaults
-        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
-        self.param_groups: list[dict[str, Any]] = []
+        # torch's defaultdict(dict) and lists, which count their writes here: a compiled
+        # step's guard skips the optimizer's checks while none are made (runtime/changes.py).
+        self.state: changes.State = changes.State()
+        self.param_groups: list[dict[str, Any]] = changes.CountedList()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got " + typename(params))
@@ -57,6 +58,14 @@ class Optimizer:
             param_groups = [changes.ParamGroup(params=param_groups)]
         for param_group in param_groups:
             self.add_param_group(param_group)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        changes.OPTIMIZERS.value += 1  # (`optimizer.state = ...`, `param_groups`, ...)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        changes.OPTIMIZERS.value += 1
+        object.__delattr__(self, name)
 
     def __repr__(self) -> str:
         text = type(self).__name__ + " ("
@@ -88,7 +97,7 @@ class Optimizer:
                 raise ValueError("all optimizer params should be with/without names. Some param "
                                  "names are missing")
             param_group["param_names"] = names
-        param_group["params"] = params
+        param_group["params"] = params = changes.CountedList(params)
         for param in params:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
@@ -150,11 +159,11 @@ class Optimizer:
         param_of = {index: param
                     for saved, group in zip(saved_groups, self.param_groups, strict=True)
                     for index, param in zip(saved["params"], group["params"], strict=True)}
-        self.state = defaultdict(dict)
+        self.state = changes.State()
         for index, values in state_dict["state"].items():
             param = param_of[index]
-            self.state[param] = {key: _copy_state(param, key, value)
-                                 for key, value in values.items()}
+            self.state[param] = changes.StateEntry(
+                (key, _copy_state(param, key, value)) for key, value in values.items())
         for saved, group in zip(saved_groups, self.param_groups, strict=True):
             kept = {key: group[key] for key in ("params", "param_names") if key in group}
             group.clear()
