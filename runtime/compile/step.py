@@ -301,17 +301,16 @@ class CompiledStep:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # The usual call: the entry the previous one ran, whose guard (arguments and modes
         # included) holds again. Keyword arguments come as one last argument, a dict.
+        # (`self.last` is that entry already: `_call` sets `_hot` only with it.)
         hot = self._hot
         if hot is not None:
             if kwargs:
                 if hot.keywords:
                     args = (*args, Keywords(kwargs))
                     if len(args) == hot.arity and hot._guard(*args):
-                        self.last = hot
                         return hot.function(*args)
                     return self._call(args)
             elif len(args) == hot.arity and hot._guard(*args):
-                self.last = hot
                 return hot.function(*args)
         return self._call((*args, Keywords(kwargs)) if kwargs else args)
 
@@ -502,22 +501,30 @@ def _format(source: Source, returned: str | None) -> list[str]:
     ordered = [line for line in source.lines if line.phase == "prologue"]
     ordered += [line for line in source.lines if line.phase != "prologue"]
     frees = last_uses(ordered, returned, source) if returned is not None else {}
+    texts = [line.text or (f"{line.target} = {line.expression}" if line.target
+                           else line.expression) for line in ordered]
+    # A quiet form's kernel silences numpy's warnings, and the engine runs a backward
+    # such as a compiled step's (no hooks, no create_graph) with them off. A neutral line
+    # (it cannot warn) stays in a block that the next line that can warn continues.
+    silent = [line.quiet or line.phase == "backward" for line in ordered]
+    following = False
+    for index in reversed(range(len(ordered))):
+        if texts[index] and not ordered[index].neutral:
+            following = silent[index]
+        elif texts[index]:
+            silent[index] = following
     quiet = False  # inside a block with numpy's warnings off
     for index, line in enumerate(ordered):
-        text = line.text or (f"{line.target} = {line.expression}" if line.target
-                             else line.expression)
+        text = texts[index]
         if not text:
             continue
-        # A quiet form's kernel silences numpy's warnings, and the engine runs a backward
-        # such as a compiled step's (no hooks, no create_graph) with them off.
-        silent = line.quiet or line.phase == "backward"
-        if quiet and not silent:
+        if quiet and not silent[index]:
             lines += _QUIET_END
             quiet = False
         if line.phase != phase:
             phase = line.phase
             lines.append(f"{'        ' if quiet else '    '}{titles.get(phase, '#')}")
-        if silent and not quiet:
+        if silent[index] and not quiet and not line.neutral:
             lines += _QUIET_START
             quiet = True
         indent = "        " if quiet else "    "
