@@ -21,7 +21,7 @@ import numpy as np
 from generated import ops as generated_ops
 from runtime import dispatch, kernels
 from runtime.compile.emit import TraceBreak
-from runtime.namespaces import array_ops
+from runtime.namespaces import array_ops, numpy_dtype
 
 if TYPE_CHECKING:
     from runtime.compile.trace import Tracer
@@ -193,7 +193,7 @@ class SymbolicOps:
                 original = tracer.transposed.get(args[0].name)
                 if original is not None:  # t(t(x)) is x, laid out as x is
                     return original
-            callee = kernel_for(name, args, kwargs, result) or f"ops.{name}"
+            callee, args = kernel_for(name, args, kwargs, result) or (f"ops.{name}", args)
             value = tracer.call(callee, args, kwargs, result)
             if name == "expand" and type(value) is Value and type(args[0]) is Value \
                     and args[0].name in tracer.ones:
@@ -205,10 +205,12 @@ class SymbolicOps:
         return traced
 
 
-def kernel_for(name: str, args: tuple, kwargs: dict, result: Any) -> str | None:
-    """`kernels.KERNEL`, the kernel `array_ops.NAME` runs for these arguments, when calling
-    it directly is the same call (no numpy scalar or dtype to convert, an array back):
-    overload resolution done once, at trace time, instead of at every step."""
+def kernel_for(name: str, args: tuple, kwargs: dict, result: Any) -> tuple[str, tuple] | None:
+    """`kernels.KERNEL` and its arguments, the kernel `array_ops.NAME` runs for these
+    arguments, when calling it directly is the same call (no numpy scalar to convert, an
+    array back): overload resolution done once, at trace time, instead of at every step.
+    A dtype (ScalarType: `self.dtype` saved by a formula) is given as numpy's, converted
+    here as array_ops converts it at every call."""
     if kwargs or type(result) is not np.ndarray or result.ndim == 0:
         # (A 0-d result: the kernel's own may be a numpy scalar, which array_ops makes an
         # array; the next kernel would take the scalar for a Python number, of float32.)
@@ -222,10 +224,10 @@ def kernel_for(name: str, args: tuple, kwargs: dict, result: Any) -> str | None:
                     dispatch._bind(overload.params, values, {}, strict, dispatch.ARRAY_TYPES) \
                     is None:
                 continue
-            if any(p.type.startswith("ScalarType") for p in overload.params[:len(values)]):
-                return None
             kernel = getattr(kernels, overload.kernel.__name__, None)
             if getattr(kernel, "__wrapped__", kernel) is not overload.kernel:
                 return None
-            return f"kernels.{overload.kernel.__name__}"
+            args = tuple(numpy_dtype(arg) if param.type.startswith("ScalarType") else arg
+                         for param, arg in zip(overload.params, args, strict=False))
+            return f"kernels.{overload.kernel.__name__}", args
     return None
