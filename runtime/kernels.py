@@ -1761,8 +1761,9 @@ def smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
     return _array(slope * _per_element(grad_output, diff.shape, reduction), diff.dtype)
 
 
-def _nll_weights(self, target, weight, ignore_index) -> np.ndarray:
-    """The weight of each sample's target class, 0 where the target is ignore_index."""
+def _nll_weights(self, target, weight, ignore_index) -> tuple[np.ndarray, np.ndarray]:
+    """The weight of each sample's target class, 0 where the target is ignore_index, and
+    the targets with those as 0 (an index to read with)."""
     if target.dtype.kind not in "iu":
         raise RuntimeError(
             f"expected scalar type Long but found {_dtype_name(target)}")
@@ -1774,17 +1775,17 @@ def _nll_weights(self, target, weight, ignore_index) -> np.ndarray:
             f"({target.shape[0] if target.ndim else 0}).")
     classes = self.shape[-1]
     kept = target != ignore_index
-    for value in target[kept].reshape(-1):
-        if not 0 <= value < classes:
-            raise IndexError(f"Target {value} is out of bounds.")
+    checked = target[kept].reshape(-1)
+    if checked.size and (checked.min() < 0 or checked.max() >= classes):
+        outside = (checked < 0) | (checked >= classes)  # (the first, as torch names it)
+        raise IndexError(f"Target {checked[outside.argmax()]} is out of bounds.")
     safe = np.where(kept, target, 0)
     chosen = np.ones(target.shape, self.dtype) if weight is None else weight[safe]
-    return np.where(kept, chosen, 0).astype(self.dtype)
+    return np.where(kept, chosen, 0).astype(self.dtype), safe
 
 
 def nll_loss_forward(self, target, weight, reduction, ignore_index):
-    weights = _nll_weights(self, target, weight, ignore_index)
-    safe = np.where(target != ignore_index, target, 0)
+    weights, safe = _nll_weights(self, target, weight, ignore_index)
     picked = self[safe] if self.ndim == 1 else self[np.arange(self.shape[0]), safe]
     loss = -weights * picked
     total = np.sum(weights)
@@ -1797,12 +1798,11 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
 
 
 def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
-    weights = _nll_weights(self, target, weight, ignore_index)
+    weights, safe = _nll_weights(self, target, weight, ignore_index)
     scale = grad_output
     if reduction == _MEAN:
         scale = grad_output / total_weight
     grad_input = np.zeros(self.shape, self.dtype)
-    safe = np.where(target != ignore_index, target, 0)
     if self.ndim == 1:
         grad_input[safe] = -weights * scale
     else:
