@@ -1671,6 +1671,10 @@ def _update_run(compiled: bool, dtype, options: dict) -> tuple:
      "initial_accumulator_value": 0.5},
     {"cls": "Adadelta"}, {"cls": "Adadelta", "lr": 1e300, "rho": 0.5},
     {"cls": "Adadelta", "lr": 0.5, "eps": 1e-30, "weight_decay": 0.1, "maximize": True},
+    # hyperparameters float32 cannot hold (they stay Python floats, which warn at each
+    # call as the kernels' do) or holds only as zero
+    {"lr": 1e-2, "eps": 1e39}, {"cls": "RMSprop", "lr": 1e-2, "eps": 1e-46, "alpha": 1e-46},
+    {"cls": "Adadelta", "weight_decay": 1e39, "eps": 1e-46},
 ])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_update_in_numpy_is_the_kernels(dtype, options):

@@ -42,6 +42,9 @@ class Line:
     # A spec's `numpy:` form that its kernel computes with numpy's warnings off: written
     # where they are off (step.py), and, being pure and silent, dropped if nothing reads it.
     quiet: bool = False
+    # No numpy arithmetic (a read, a version counter's move, Python floats): it cannot
+    # raise numpy's warnings, so a block where they are off may run on across it.
+    neutral: bool = False
 
 
 @dataclass

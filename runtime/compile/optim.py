@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from runtime.compile.emit import TraceBreak
+from runtime.compile.optimize import number_as_array
 from runtime.optim.adadelta import Adadelta
 from runtime.optim.adagrad import Adagrad
 from runtime.optim.adam import Adam
@@ -105,15 +106,32 @@ class _Writer:
         self.label = type(optimizer).__name__
         self.bound = {line.target for line in self.source.lines if line.target}
 
-    def line(self, target: str, expression: str, comment: str, quiet: bool = False) -> str:
+    def line(self, target: str, expression: str, comment: str, quiet: bool = False,
+             neutral: bool = False) -> str:
+        """`neutral`: the line does no numpy arithmetic (a read, a version counter, Python
+        floats), so it cannot warn, and may sit inside a block where warnings are off."""
         # The variables it reads (the optimisations drop a quiet line nothing reads).
         reads = tuple(name for name in dict.fromkeys(_NAME.findall(expression))
                       if name in self.bound)
-        self.source.add(target, expression, reads, f"{self.label}: {comment}",
-                        "update").quiet = quiet
+        line = self.source.add(target, expression, reads, f"{self.label}: {comment}",
+                               "update")
+        line.quiet, line.neutral = quiet, neutral
         if target:
             self.bound.add(target)
         return target
+
+    def number(self, value: int | float, dtype: np.dtype) -> str:
+        """A hyperparameter written beside arrays of `dtype` (`0.999`, `1e-08`): as a 0-d
+        array of the dtype numpy converts it to, named for it (`f32_0_999`), where it
+        converts exactly; numpy's ufuncs take a slower path for a Python number, which
+        they convert at each call, and run the same loop on the same value. Else (one that
+        overflows the dtype, and so warns at each call) the number itself."""
+        made = number_as_array(value, dtype)
+        if made is None:
+            return repr(value)
+        name, array = made
+        self.source.namespace.setdefault(name, array)
+        return name
 
     def name(self, prefix: str) -> str:
         return self.source.fresh(prefix)
@@ -122,7 +140,8 @@ class _Writer:
         """`tensor.kernel_(args)` as the in-place wrapper runs it: the kernel, then the
         version counter moves."""
         self.line("", f"kernels.{kernel}({tensor}._data, {args})", comment)
-        self.line("", f"{tensor}._version_counter.version += 1", "the version counter moves")
+        self.line("", f"{tensor}._version_counter.version += 1", "the version counter moves",
+                  neutral=True)
 
     def params(self, group_index: int, group: dict) -> list[tuple[Any, str, str]]:
         """(parameter, its name, its gradient's variable) for each parameter with a .grad."""
@@ -132,7 +151,8 @@ class _Writer:
                 continue
             tensor = self.tracer.tensor_name(param)
             label = self.tracer.parameter_names.get(id(param), tensor)
-            grad = self.line(self.name("d"), f"{tensor}._grad._data", f"{label}.grad")
+            grad = self.line(self.name("d"), f"{tensor}._grad._data", f"{label}.grad",
+                             neutral=True)
             found.append((param, tensor, grad))
         return found
 
@@ -149,7 +169,7 @@ class _Writer:
 
     def learning_rate(self, group_index: int) -> str:
         return self.line(self.name("lr"), f"{self.owner}.param_groups[{group_index}]['lr']",
-                         "the learning rate, read at every step")
+                         "the learning rate, read at every step", neutral=True)
 
     def negated(self, lr: str, dtype: np.dtype) -> str:
         """`-lr` (a Python float) as a 0-d array of `dtype` where it converts without
@@ -166,7 +186,7 @@ class _Writer:
 
     def state(self, param: Any, key: str, tensor: str) -> str:
         return self.line(self.name("s"), f"{self.owner}.state[{tensor}][{key!r}]",
-                         f"state {key!r}")
+                         f"state {key!r}", neutral=True)
 
     # -- the plain case as numpy lines (see `_plain`) ------------------------------------
     def quiet(self, expression: str, comment: str, prefix: str = "d") -> str:
@@ -178,7 +198,8 @@ class _Writer:
         """A numpy line writing into a tensor's array (silent, as the in-place kernels'
         ufunc is), then its version counter."""
         self.quiet(expression, comment, "")
-        self.line("", f"{tensor}._version_counter.version += 1", "the version counter moves")
+        self.line("", f"{tensor}._version_counter.version += 1", "the version counter moves",
+                  neutral=True)
 
     def array(self, tensor: str, param: Any) -> str:
         """The source of a parameter's array: the step's variable for it where the forward
@@ -206,17 +227,23 @@ class _Writer:
         self.numpy_inplace(tensor, self.add_into(tensor, param, product),
                            f"{comment}: the sum, in place")
 
-    def step_count(self, step: str) -> None:
-        self.numpy_inplace(step, f"np.add({step}._data, 1, out={step}._data)",
-                           "state['step'] += 1")
+    def step_count(self, step: str, dtype: np.dtype) -> None:
+        """`state['step'] += 1` on the float step tensor (of `dtype`)."""
+        self.numpy_inplace(step, f"np.add({step}._data, {self.number(1, dtype)}, "
+                           f"out={step}._data)", "state['step'] += 1")
 
-    def gradient(self, grad: str, tensor: str, group: dict) -> str:
+    def count(self, step: str) -> str:
+        """The step count as a Python float (`.item()` of the float step tensor)."""
+        return self.line(self.name("n"), f"{step}._data.item()", "the step count",
+                         neutral=True)
+
+    def gradient(self, grad: str, tensor: str, group: dict, dtype: np.dtype) -> str:
         """The gradient the update uses: negated (maximize), plus weight decay."""
         if group["maximize"]:
             grad = self.quiet(f"-{grad}", "maximize: -grad")
         if group["weight_decay"] != 0 and not group.get("decoupled_weight_decay"):
-            grad = self.quiet(f"{grad} + {tensor}._data * {group['weight_decay']!r}",
-                              "grad + weight_decay * p")
+            decay = self.number(group["weight_decay"], dtype)
+            grad = self.quiet(f"{grad} + {tensor}._data * {decay}", "grad + weight_decay * p")
         return grad
 
 
@@ -318,7 +345,7 @@ def _adam(tracer: Tracer, optimizer: Adam) -> None:
                                 "grad * grad")
             write.inplace("add_Tensor_", exp_avg_sq, f"{square}, {1 - beta2!r}",
                           "exp_avg_sq.add_(grad * grad, alpha=1 - beta2)")
-            count = write.line(write.name("n"), f"{step}._data.item()", "the step count")
+            count = write.count(step)
             correction1 = write.line(write.name("b"), f"1 - {beta1!r} ** {count}",
                                      "bias_correction1")
             correction2 = write.line(write.name("b"), f"(1 - {beta2!r} ** {count}) ** 0.5",
@@ -333,6 +360,11 @@ def _adam(tracer: Tracer, optimizer: Adam) -> None:
                                "exp_avg / denom")
             write.inplace("add_Tensor_", tensor, f"{ratio}, -{lr} / {correction1}",
                           "p.add_(exp_avg / denom, alpha=-lr / bias_correction1)")
+
+
+def _step_dtype(write: _Writer, param: Any) -> np.dtype:
+    """The dtype of a parameter's float step count (`_plain` checked it is one)."""
+    return write.optimizer.state[param]["step"]._data.dtype
 
 
 def _plain(optimizer: Any, param: Any, group: dict, moments: tuple[str, ...],
@@ -361,10 +393,11 @@ def _adam_in_numpy(write: _Writer, param: Any, tensor: str, grad: str, group: di
     is; each in-place op moves its tensor's version counter. tests/test_compile.py checks
     the bits, versions and warnings against eager."""
     beta1, beta2 = group["betas"]
+    dtype = param._data.dtype
     step, exp_avg, exp_avg_sq = (write.state(param, key, tensor)
                                  for key in ("step", "exp_avg", "exp_avg_sq"))
-    grad = write.gradient(grad, tensor, group)
-    write.step_count(step)
+    grad = write.gradient(grad, tensor, group, dtype)
+    write.step_count(step, _step_dtype(write, param))
     if group["weight_decay"] != 0 and group["decoupled_weight_decay"]:
         # (Made the parameter's type first, as the kernel makes it: that cast warns on
         # overflow, the product after it is silent.)
@@ -374,17 +407,20 @@ def _adam_in_numpy(write: _Writer, param: Any, tensor: str, grad: str, group: di
         write.numpy_inplace(tensor, f"np.multiply({tensor}._data, {factor}, "
                             f"out={tensor}._data)", "p.mul_(1 - lr * weight_decay)")
     difference = write.quiet(f"{grad} - {exp_avg}._data", "grad - exp_avg")
-    write.scaled_add(exp_avg, difference, repr(1 - beta1),
+    write.scaled_add(exp_avg, difference, write.number(1 - beta1, dtype),
                      "exp_avg.add_(grad - exp_avg, alpha=1 - beta1)")
-    write.numpy_inplace(exp_avg_sq, f"np.multiply({exp_avg_sq}._data, {beta2!r}, "
-                        f"out={exp_avg_sq}._data)", "exp_avg_sq.mul_(beta2)")
+    write.numpy_inplace(exp_avg_sq, f"np.multiply({exp_avg_sq}._data, "
+                        f"{write.number(beta2, dtype)}, out={exp_avg_sq}._data)",
+                        "exp_avg_sq.mul_(beta2)")
     square = write.quiet(f"{grad} * {grad}", "grad * grad")
-    write.scaled_add(exp_avg_sq, square, repr(1 - beta2),
+    write.scaled_add(exp_avg_sq, square, write.number(1 - beta2, dtype),
                      "exp_avg_sq.add_(grad * grad, alpha=1 - beta2)")
-    count = write.line(write.name("n"), f"{step}._data.item()", "the step count")
-    correction1 = write.line(write.name("b"), f"1 - {beta1!r} ** {count}", "bias_correction1")
+    # Python floats: neutral lines (they cannot raise numpy's warnings)
+    count = write.count(step)
+    correction1 = write.line(write.name("b"), f"1 - {beta1!r} ** {count}", "bias_correction1",
+                             neutral=True)
     correction2 = write.line(write.name("b"), f"(1 - {beta2!r} ** {count}) ** 0.5",
-                             "bias_correction2_sqrt")
+                             "bias_correction2_sqrt", neutral=True)
     second_moment = exp_avg_sq
     if group["amsgrad"]:
         second_moment = write.state(param, "max_exp_avg_sq", tensor)
@@ -393,9 +429,10 @@ def _adam_in_numpy(write: _Writer, param: Any, tensor: str, grad: str, group: di
                             "torch.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)")
     root = write.quiet(f"np.sqrt({second_moment}._data)", "second moment .sqrt()")
     denom = write.quiet(f"{root} / {correction2}", "/ bias_correction2_sqrt")
-    denom = write.quiet(f"{denom} + {group['eps']!r}", "+ eps")
+    denom = write.quiet(f"{denom} + {write.number(group['eps'], dtype)}", "+ eps")
     ratio = write.quiet(f"{exp_avg}._data / {denom}", "exp_avg / denom")
-    alpha = write.line(write.name("a"), f"-{lr} / {correction1}", "-lr / bias_correction1")
+    alpha = write.line(write.name("a"), f"-{lr} / {correction1}", "-lr / bias_correction1",
+                       neutral=True)
     write.scaled_add(tensor, ratio, alpha, "p.add_(exp_avg / denom, alpha=-lr / "
                      "bias_correction1)", param)
 
@@ -410,19 +447,21 @@ def _rmsprop(tracer: Tracer, optimizer: RMSprop) -> None:
                    *(("grad_avg",) if group["centered"] else ()))
         for param, tensor, grad in write.plain_params(index, group, moments,
                                                       (alpha, eps, momentum)):
+            dtype = param._data.dtype
             step = write.state(param, "step", tensor)
             square_avg = write.state(param, "square_avg", tensor)
-            grad = write.gradient(grad, tensor, group)
-            write.step_count(step)
-            write.numpy_inplace(square_avg, f"np.multiply({square_avg}._data, {alpha!r}, "
-                                f"out={square_avg}._data)", "square_avg.mul_(alpha)")
+            grad = write.gradient(grad, tensor, group, dtype)
+            write.step_count(step, _step_dtype(write, param))
+            write.numpy_inplace(square_avg, f"np.multiply({square_avg}._data, "
+                                f"{write.number(alpha, dtype)}, out={square_avg}._data)",
+                                "square_avg.mul_(alpha)")
             square = write.quiet(f"{grad} * {grad}", "grad * grad")
-            write.scaled_add(square_avg, square, repr(1 - alpha),
+            write.scaled_add(square_avg, square, write.number(1 - alpha, dtype),
                              "square_avg.add_(grad * grad, alpha=1 - alpha)")
             if group["centered"]:
                 grad_avg = write.state(param, "grad_avg", tensor)
                 difference = write.quiet(f"{grad} - {grad_avg}._data", "grad - grad_avg")
-                write.scaled_add(grad_avg, difference, repr(1 - alpha),
+                write.scaled_add(grad_avg, difference, write.number(1 - alpha, dtype),
                                  "grad_avg.add_(grad - grad_avg, alpha=1 - alpha)")
                 mean_square = write.quiet(f"{grad_avg}._data * {grad_avg}._data",
                                           "grad_avg * grad_avg")
@@ -431,12 +470,13 @@ def _rmsprop(tracer: Tracer, optimizer: RMSprop) -> None:
                 avg = write.quiet(f"np.sqrt({variance})", "(...).sqrt()")
             else:
                 avg = write.quiet(f"np.sqrt({square_avg}._data)", "square_avg.sqrt()")
-            avg = write.quiet(f"{avg} + {eps!r}", "avg.add(eps)")
+            avg = write.quiet(f"{avg} + {write.number(eps, dtype)}", "avg.add(eps)")
             ratio = write.quiet(f"{grad} / {avg}", "grad / avg")
             if momentum > 0:
                 buffer = write.state(param, "momentum_buffer", tensor)
-                write.numpy_inplace(buffer, f"np.multiply({buffer}._data, {momentum!r}, "
-                                    f"out={buffer}._data)", "buffer.mul_(momentum)")
+                write.numpy_inplace(buffer, f"np.multiply({buffer}._data, "
+                                    f"{write.number(momentum, dtype)}, out={buffer}._data)",
+                                    "buffer.mul_(momentum)")
                 write.numpy_inplace(buffer, f"np.add({buffer}._data, {ratio}, "
                                     f"out={buffer}._data)", "buffer.add_(grad / avg)")
                 write.scaled_add(tensor, f"{buffer}._data", f"-{lr}",
@@ -452,18 +492,19 @@ def _adagrad(tracer: Tracer, optimizer: Adagrad) -> None:
         lr = write.learning_rate(index)
         lr_decay, eps = group["lr_decay"], group["eps"]
         for param, tensor, grad in write.plain_params(index, group, ("sum",), (lr_decay, eps)):
+            dtype = param._data.dtype
             step = write.state(param, "step", tensor)
             total = write.state(param, "sum", tensor)
-            write.step_count(step)
-            count = write.line(write.name("n"), f"{step}._data.item()", "the step count")
-            grad = write.gradient(grad, tensor, group)
+            write.step_count(step, _step_dtype(write, param))
+            count = write.count(step)
+            grad = write.gradient(grad, tensor, group, dtype)
             rate = write.line(write.name("lr"), f"{lr} / (1 + ({count} - 1) * {lr_decay!r})",
-                              "clr = lr / (1 + (step - 1) * lr_decay)")
+                              "clr = lr / (1 + (step - 1) * lr_decay)", neutral=True)
             square = write.quiet(f"{grad} * {grad}", "grad * grad")
             write.numpy_inplace(total, f"np.add({total}._data, {square}, out={total}._data)",
                                 "sum.add_(grad * grad)")
             root = write.quiet(f"np.sqrt({total}._data)", "sum.sqrt()")
-            std = write.quiet(f"{root} + {eps!r}", ".add(eps)")
+            std = write.quiet(f"{root} + {write.number(eps, dtype)}", ".add(eps)")
             ratio = write.quiet(f"{grad} / {std}", "grad / std")
             write.scaled_add(tensor, ratio, f"-{rate}", "p.add_(grad / std, alpha=-clr)", param)
 
@@ -479,23 +520,27 @@ def _adadelta(tracer: Tracer, optimizer: Adadelta) -> None:
             step = write.state(param, "step", tensor)
             square_avg = write.state(param, "square_avg", tensor)
             acc_delta = write.state(param, "acc_delta", tensor)
-            write.step_count(step)
-            grad = write.gradient(grad, tensor, group)
-            write.numpy_inplace(square_avg, f"np.multiply({square_avg}._data, {rho!r}, "
-                                f"out={square_avg}._data)", "square_avg.mul_(rho)")
+            dtype = param._data.dtype
+            write.step_count(step, _step_dtype(write, param))
+            grad = write.gradient(grad, tensor, group, dtype)
+            write.numpy_inplace(square_avg, f"np.multiply({square_avg}._data, "
+                                f"{write.number(rho, dtype)}, out={square_avg}._data)",
+                                "square_avg.mul_(rho)")
             square = write.quiet(f"{grad} * {grad}", "grad * grad")
-            write.scaled_add(square_avg, square, repr(1 - rho),
+            write.scaled_add(square_avg, square, write.number(1 - rho, dtype),
                              "square_avg.add_(grad * grad, alpha=1 - rho)")
-            std = write.quiet(f"{square_avg}._data + {eps!r}", "square_avg.add(eps)")
+            eps_array = write.number(eps, dtype)
+            std = write.quiet(f"{square_avg}._data + {eps_array}", "square_avg.add(eps)")
             std = write.quiet(f"np.sqrt({std})", ".sqrt(): std")
-            delta = write.quiet(f"{acc_delta}._data + {eps!r}", "acc_delta.add(eps)")
+            delta = write.quiet(f"{acc_delta}._data + {eps_array}", "acc_delta.add(eps)")
             delta = write.quiet(f"np.sqrt({delta})", ".sqrt()")
             delta = write.quiet(f"{delta} / {std}", ".div(std)")
             delta = write.quiet(f"{delta} * {grad}", ".mul(grad): delta")
-            write.numpy_inplace(acc_delta, f"np.multiply({acc_delta}._data, {rho!r}, "
-                                f"out={acc_delta}._data)", "acc_delta.mul_(rho)")
+            write.numpy_inplace(acc_delta, f"np.multiply({acc_delta}._data, "
+                                f"{write.number(rho, dtype)}, out={acc_delta}._data)",
+                                "acc_delta.mul_(rho)")
             square = write.quiet(f"{delta} * {delta}", "delta * delta")
-            write.scaled_add(acc_delta, square, repr(1 - rho),
+            write.scaled_add(acc_delta, square, write.number(1 - rho, dtype),
                              "acc_delta.add_(delta * delta, alpha=1 - rho)")
             write.scaled_add(tensor, delta, f"-{lr}", "p.add_(delta, alpha=-lr)", param)
 

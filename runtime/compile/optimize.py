@@ -355,26 +355,34 @@ class _Numbers(ast.NodeTransformer):
         """The name of `number` as a 0-d array of the dtype numpy converts it to beside the
         array `beside` evaluates to; None when it cannot be made exactly so."""
         other = _evaluated(ast.Expression(copy.deepcopy(beside)), self.scope)
-        if other is None:
+        made = None if other is None else number_as_array(number, other.dtype)
+        if made is None:
             return None
-        try:
-            # numpy's promotion of a Python number (which refuses 300 beside int8)
-            dtype = np.result_type(other.dtype, number)
-            if dtype.kind not in "biuf":
-                return None
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")
-                value = np.array(number, dtype)
-        except (Warning, OverflowError, TypeError, ValueError):
-            return None
-        if value.item() != number and dtype.kind != "f" or \
-                dtype.kind == "f" and not np.isfinite(value):
-            return None
-        value.flags.writeable = False
-        name = f"{dtype.kind}{dtype.itemsize * 8}_{_spelled(number)}"
+        name, value = made
         self.made[name] = value
         self.scope[name] = value
         return ast.Name(name, ast.Load())
+
+
+def number_as_array(number: int | float, beside: np.dtype) -> tuple[str, np.ndarray] | None:
+    """`number` as the read-only 0-d array numpy converts it to beside an array of dtype
+    `beside`, and its name (`f32_0_5`); None where it cannot be made exactly so (numpy
+    refuses it or overflows, as 300 beside int8 or 1e300 beside float32)."""
+    try:
+        # numpy's promotion of a Python number
+        dtype = np.result_type(beside, number)
+        if dtype.kind not in "biuf":
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            value = np.array(number, dtype)
+    except (Warning, OverflowError, TypeError, ValueError):
+        return None
+    if value.item() != number and dtype.kind != "f" or \
+            dtype.kind == "f" and not np.isfinite(value):
+        return None
+    value.flags.writeable = False
+    return f"{dtype.kind}{dtype.itemsize * 8}_{_spelled(number)}", value
 
 
 def _number(node: ast.expr) -> int | float | None:
