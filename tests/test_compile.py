@@ -1684,6 +1684,30 @@ def test_update_in_numpy_is_the_kernels(dtype, options):
     assert _update_run(True, dtype, dict(options)) == _update_run(False, dtype, dict(options))
 
 
+def test_lines_that_cannot_warn_stay_inside_a_quiet_block():
+    """Adam's update as numpy lines: a read, a version counter's move or arithmetic on
+    Python floats between two silent lines does not end the block where numpy's warnings
+    are off (the backward's block runs on into the update, then one block after each of
+    the three products by alpha; eight blocks before), while those products, which warn
+    as the kernels' do, stay outside every block; the hyperparameters are 0-d float32
+    arrays."""
+    _, _, run, _ = _special_steps(True, np.float32, lambda p: runtime.optim.Adam([p]), 3, 6)
+    before, update = run.code.split("# update")
+    assert before.rfind("q = quiet()") > before.rfind("loud(q)")  # the backward's, running on
+    assert update.count("q = quiet()") == 3, run.code
+    depth = "inside"
+    for line in update.splitlines():
+        if "q = quiet()" in line:
+            depth = "inside"
+        elif "loud(q)" in line:
+            depth = None
+        elif "._version_counter.version += 1" in line or ".item()" in line:
+            assert depth == "inside" or "x0" in line or "T0" in line, line
+        elif " = f32_" in line and " * d" in line:  # a product by alpha
+            assert depth is None, line
+    assert "f32_0_999" in update and "f32_1em08" in update
+
+
 def test_numpy_forms_from_the_spec_are_written_and_equal_eager():
     """The spec's `numpy:` forms (t: self.T, mm: self @ mat2, relu: np.maximum(self, 0),
     threshold_backward's bitwise AND for float32) replace the kernel calls in the code, and

@@ -194,11 +194,16 @@ class _Writer:
         return self.line(self.name(prefix) if prefix else "", expression, comment,
                          quiet=True)
 
-    def numpy_inplace(self, tensor: str, expression: str, comment: str) -> None:
+    def numpy_inplace(self, tensor: str, expression: str, comment: str,
+                      param: Any | None = None) -> None:
         """A numpy line writing into a tensor's array (silent, as the in-place kernels'
-        ufunc is), then its version counter."""
+        ufunc is), then its version counter. `param`: the tensor is that parameter, whose
+        counter, once made, is never unset: read without the property that makes it (a
+        state tensor is read anew at each step, and may be another)."""
         self.quiet(expression, comment, "")
-        self.line("", f"{tensor}._version_counter.version += 1", "the version counter moves",
+        counter = "_counter" if param is not None and param._counter is not None else \
+            "_version_counter"
+        self.line("", f"{tensor}.{counter}.version += 1", "the version counter moves",
                   neutral=True)
 
     def array(self, tensor: str, param: Any) -> str:
@@ -225,7 +230,7 @@ class _Writer:
         parameter (`add_into`)."""
         product = self.line(self.name("u"), f"{alpha} * {value}", f"{comment}: alpha * (...)")
         self.numpy_inplace(tensor, self.add_into(tensor, param, product),
-                           f"{comment}: the sum, in place")
+                           f"{comment}: the sum, in place", param)
 
     def step_count(self, step: str, dtype: np.dtype) -> None:
         """`state['step'] += 1` on the float step tensor (of `dtype`)."""
@@ -405,7 +410,7 @@ def _adam_in_numpy(write: _Writer, param: Any, tensor: str, grad: str, group: di
         factor = write.line(write.name("w"), f"{scalar}(1 - {lr} * {group['weight_decay']!r})",
                             "1 - lr * weight_decay, as p's type")
         write.numpy_inplace(tensor, f"np.multiply({tensor}._data, {factor}, "
-                            f"out={tensor}._data)", "p.mul_(1 - lr * weight_decay)")
+                            f"out={tensor}._data)", "p.mul_(1 - lr * weight_decay)", param)
     difference = write.quiet(f"{grad} - {exp_avg}._data", "grad - exp_avg")
     write.scaled_add(exp_avg, difference, write.number(1 - beta1, dtype),
                      "exp_avg.add_(grad - exp_avg, alpha=1 - beta1)")
