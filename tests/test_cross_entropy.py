@@ -91,3 +91,17 @@ def test_mismatched_targets_say_so_like_torch(target_shape) -> None:
                                                                      dtype=lib.int64))
         return type(caught.value).__name__, str(caught.value)
     assert message(runtime) == message(torch)
+
+
+@pytest.mark.parametrize("scores, targets, options", [
+    ((3, 4), [1, 7, -2], {}),  # the first target out of bounds is named
+    ((3, 4), [1, -5, 9], dict(ignore_index=-5)),  # an ignored target is not checked
+    ((4,), 4, {}),  # one sample, its classes along the only dimension
+    ((2, 3), [-1, 0], dict(reduction="sum")),
+], ids=["first", "ignored", "one-sample", "negative"])
+def test_a_target_out_of_bounds_is_named_like_torch(scores, targets, options) -> None:
+    def message(lib):
+        with pytest.raises(IndexError) as caught:
+            lib.nn.functional.cross_entropy(lib.zeros(*scores), lib.tensor(targets), **options)
+        return str(caught.value)
+    assert message(runtime) == message(torch)
