@@ -91,7 +91,7 @@ def sum_to(data: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if lead == 1 and data.shape[1:] == shape and data.dtype.kind == "f" and data.ndim == 2:
         # A bias's gradient, summed over the batch: a product with a ones vector runs in
         # BLAS, several times faster than numpy's reduction along the first axis.
-        return np.ones(data.shape[0], data.dtype) @ data
+        return quietly(np.matmul, np.ones(data.shape[0], data.dtype), data)
     dims = tuple(range(lead)) + tuple(
         lead + i for i, size in enumerate(shape) if size == 1 and data.shape[lead + i] != 1)
     summed = data.sum(axis=dims, keepdims=True) if dims else data
@@ -881,17 +881,22 @@ def sum(self, dtype=None):  # noqa: A001 - the op's name
 
 def sum_dim_IntList(self, dim, keepdim=False, dtype=None):
     out = _sum_dtype(self, dtype)
-    return _array(np.sum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+    with silenced():
+        return _array(np.sum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out),
+                      out)
 
 
 def mean(self, dtype=None):
     out = _mean_dtype(self, dtype)
-    return _array(np.mean(self, dtype=out), out)
+    with silenced():
+        return _array(np.mean(self, dtype=out), out)
 
 
 def mean_dim(self, dim, keepdim=False, dtype=None):
     out = _mean_dtype(self, dtype)
-    return _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+    with silenced():
+        return _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out),
+                      out)
 
 
 def _check_nonempty(self: np.ndarray, axes: tuple[int, ...], name: str, hint: str = "") -> None:
@@ -1015,26 +1020,29 @@ def argmin(self, dim=None, keepdim=False):
 
 def prod(self, dtype=None):
     out = _sum_dtype(self, dtype)
-    return _array(np.prod(self, dtype=out), out)
+    with silenced():
+        return _array(np.prod(self, dtype=out), out)
 
 
 def prod_dim_int(self, dim, keepdim=False, dtype=None):
     out = _sum_dtype(self, dtype)
-    return _array(np.prod(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+    with silenced():
+        return _array(np.prod(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out),
+                      out)
 
 
 def var_correction(self, dim=None, correction=None, keepdim=False):
     if self.dtype.kind != "f":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     ddof = 1 if correction is None else correction
-    with np.errstate(divide="ignore", invalid="ignore"):  # N <= correction gives inf or nan
+    with silenced():  # N <= correction gives inf or nan; a large value overflows
         result = np.var(self, axis=_axes(dim, self.ndim), ddof=ddof,
                         keepdims=keepdim)
     return np.asarray(result)
 
 
 def std_correction(self, dim=None, correction=None, keepdim=False):
-    return np.sqrt(var_correction(self, dim, correction, keepdim))
+    return quietly(np.sqrt, var_correction(self, dim, correction, keepdim))
 
 
 def logsumexp(self, dim, keepdim=False):
@@ -1054,8 +1062,14 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
     if self.dtype.kind != "f":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_scalar_type_name(self.dtype)}")
-    x = np.abs(self if dtype is None else self.astype(dtype))
-    axes = _axes(dim, self.ndim)
+    with silenced():
+        return _vector_norm(np.abs(self if dtype is None else self.astype(dtype)), ord, dim,
+                            keepdim)
+
+
+def _vector_norm(x: np.ndarray, ord: Any, dim: Any, keepdim: bool) -> np.ndarray:
+    """linalg_vector_norm of `x`, the magnitudes (run with numpy's warnings off)."""
+    axes = _axes(dim, x.ndim)
     if ord == float("inf"):
         result = np.amax(x, axis=axes, keepdims=keepdim, initial=0)
     elif ord == -float("inf"):
@@ -1067,8 +1081,7 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
     elif ord == 2:
         result = np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdim))
     else:
-        with np.errstate(divide="ignore"):
-            result = np.sum(x ** ord, axis=axes, keepdims=keepdim) ** (1.0 / ord)
+        result = np.sum(x ** ord, axis=axes, keepdims=keepdim) ** (1.0 / ord)
     return np.asarray(result, dtype=x.dtype)
 
 
@@ -1595,21 +1608,22 @@ def mm(self, mat2):
                            f"{_C_TYPE_NAMES[mat2.dtype.str[1:]]}")
     if self.size and mat2.size:  # an empty product returns before a kernel is picked
         _no_bool("addmm_impl_cpu_", self)
-    return self @ mat2
+    return quietly(np.matmul, self, mat2)  # (torch's products never warn: nor do these)
 
 
 def addmm(self, mat1, mat2, beta=1, alpha=1):
     product = mm(mat1, mat2)  # a fresh array: scaled and added to in place
-    if alpha != 1:
-        product *= product.dtype.type(alpha)
-    bias = _as(self, product.dtype)
-    if beta == 0:
-        return product + np.zeros_like(bias)
-    bias = bias if beta == 1 else bias * product.dtype.type(beta)
+    with silenced():
+        if alpha != 1:
+            product *= product.dtype.type(alpha)
+        bias = _as(self, product.dtype)
+        if beta == 0:
+            return product + np.zeros_like(bias)
+        bias = bias if beta == 1 else bias * product.dtype.type(beta)
     shape = np.shape(bias)
     if shape != product.shape and shape != product.shape[1:]:  # not nn.Linear's (out,)
         expand(np.asarray(bias), product.shape)  # PyTorch expands self: its errors
-    product += bias  # nn.Linear's bias, (out,), added in place
+    quietly(np.add, product, bias, product)  # nn.Linear's bias, (out,), added in place
     return product
 
 
@@ -1641,7 +1655,7 @@ def bmm(self, mat2):
     _check_same_dtype(self, mat2, "expected scalar type {0} but found {1}")
     if self.size and mat2.size:
         _no_bool("bmm", self)
-    return np.matmul(self, mat2)
+    return quietly(np.matmul, self, mat2)
 
 
 def dot(self, tensor):
@@ -1657,7 +1671,7 @@ def dot(self, tensor):
     _check_same_dtype(self, tensor, "dot : expected both vectors to have same dtype, but found "
                       "{0} and {1}")
     _no_bool("dot", self)
-    return _array(np.dot(self, tensor), self.dtype)
+    return _array(quietly(np.dot, self, tensor), self.dtype)
 
 
 def mv(self, vec):
@@ -1672,7 +1686,7 @@ def mv(self, vec):
     if self.dtype != vec.dtype:
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
                            f"{_dtype_name(vec)}, {_dtype_name(self)}, and {_dtype_name(vec)}")
-    return self @ vec
+    return quietly(np.matmul, self, vec)
 
 
 def _softmax_input(self, dim, half_to_float, name="softmax"):
@@ -1736,7 +1750,8 @@ def _per_element(grad_output, loss_shape, reduction) -> Any:
 
 def mse_loss(self, target, reduction=_MEAN):
     a, b = _binary(self, target)
-    return _reduce(_array((a - b) ** 2, a.dtype), reduction)
+    with silenced():
+        return _reduce(_array((a - b) ** 2, a.dtype), reduction)
 
 
 def mse_loss_backward(grad_output, self, target, reduction):
@@ -1952,13 +1967,14 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
                                f"got {name} of shape {list(value.shape)} and normalized_shape "
                                f"= {list(normalized_shape)}")
     axes = _layer_norm_axes(input, normalized_shape)
-    mean = np.mean(input, axis=axes, keepdims=True)
-    rstd = 1.0 / np.sqrt(np.var(input, axis=axes, keepdims=True) + eps)
-    output = (input - mean) * rstd
-    if weight is not None:
-        output = output * weight
-    if bias is not None:
-        output = output + bias
+    with silenced():
+        mean = np.mean(input, axis=axes, keepdims=True)
+        rstd = 1.0 / np.sqrt(np.var(input, axis=axes, keepdims=True) + eps)
+        output = (input - mean) * rstd
+        if weight is not None:
+            output = output * weight
+        if bias is not None:
+            output = output + bias
     return _array(output, input.dtype), _array(mean, input.dtype), _array(rstd, input.dtype)
 
 
@@ -2006,6 +2022,15 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         if value is not None and value.size != channels:
             raise RuntimeError(
                 f"{name} should contain {channels} elements not {value.size}")
+    with silenced():
+        return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                           eps)
+
+
+def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """native_batch_norm's arithmetic, its arguments checked (run with numpy's warnings
+    off: torch never warns of an overflow)."""
+    channels = input.shape[1]
     shape = _channel_shape(input)
     axes = (0,) + tuple(range(2, input.ndim))
     if training:
@@ -2340,7 +2365,8 @@ def cumsum(self, dim, dtype=None):
     out = _sum_dtype(self, dtype)
     if self.ndim == 0:
         return np.array(self, dtype=out, copy=True)
-    return _array(np.cumsum(self, axis=axis, dtype=_accumulator(out)), out)
+    with silenced():
+        return _array(np.cumsum(self, axis=axis, dtype=_accumulator(out)), out)
 
 
 def cumprod(self, dim, dtype=None):
@@ -2660,14 +2686,15 @@ def _check_variance_input(self: np.ndarray, name: str) -> None:
 def var_mean_correction(self, dim=None, correction=None, keepdim=False):
     _check_variance_input(self, "var_mean")
     variance = var_correction(self, dim, correction, keepdim)
-    return variance, _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim),
-                            self.dtype)
+    with silenced():
+        return variance, _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim),
+                                self.dtype)
 
 
 def std_mean_correction(self, dim=None, correction=None, keepdim=False):
     _check_variance_input(self, "std_mean")
     variance, mean = var_mean_correction(self, dim, correction, keepdim)
-    return np.sqrt(variance), mean
+    return quietly(np.sqrt, variance), mean
 
 
 def _integer_divisor(self: Any, other: Any, dtype: np.dtype) -> None:
@@ -3069,7 +3096,7 @@ def _conv_forward(input, weight, stride, padding, dilation, groups, out_size=Non
     if out_size is not None:
         windows = windows[(slice(None), slice(None)) + tuple(slice(o) for o in out_size)]
     sums = [1] + list(range(2 + k, 2 + 2 * k))  # c and the kernel dims of the windows
-    parts = [np.tensordot(w, g, axes=(list(range(1, 2 + k)), sums))
+    parts = [quietly(np.tensordot, w, g, (list(range(1, 2 + k)), sums))
              for w, g in zip(_channel_groups(weight, groups, 0),
                              _channel_groups(windows, groups, 1), strict=True)]
     out = parts[0] if groups == 1 else np.concatenate(parts, axis=0)  # (O, N, *out)
@@ -3087,7 +3114,7 @@ def _conv_input_grad(grad_output, input_shape, weight, stride, padding, dilation
     for c_block, w, g in zip(_channel_groups(grad, groups, 1),
                              _channel_groups(weight, groups, 0),
                              _channel_groups(grad_output, groups, 1), strict=True):
-        cols = np.tensordot(w, g, axes=([0], [1]))  # (Cg, *kernel, N, *out)
+        cols = quietly(np.tensordot, w, g, ([0], [1]))  # (Cg, *kernel, N, *out)
         for offset in np.ndindex(*weight.shape[2:]):
             target = tuple(slice(j * d, j * d + s * (o - 1) + 1, s)
                            for j, d, s, o in zip(offset, dilation, stride, out, strict=True))
@@ -3105,7 +3132,7 @@ def _conv_weight_grad(grad_output, input, weight_shape, stride, padding, dilatio
     windows = windows[(slice(None), slice(None))
                       + tuple(slice(o) for o in grad_output.shape[2:])]
     over = [0] + list(range(2, 2 + k))  # n and the output positions
-    parts = [np.tensordot(g, x, axes=(over, over))
+    parts = [quietly(np.tensordot, g, x, (over, over))
              for g, x in zip(_channel_groups(grad_output, groups, 1),
                              _channel_groups(windows, groups, 1), strict=True)]
     return parts[0] if groups == 1 else np.concatenate(parts, axis=0)
@@ -3382,7 +3409,8 @@ def _adaptive_matrices(self, output_size):
 def _adaptive_avg_pool2d(self, output_size):
     """Each output cell the mean of its window (see _adaptive_matrices): rows @ x @ colsᵀ."""
     rows, cols, area = _adaptive_matrices(self, output_size)
-    return np.ascontiguousarray((rows @ self @ cols.T) / area, self.dtype)
+    with silenced():
+        return np.ascontiguousarray((rows @ self @ cols.T) / area, self.dtype)
 
 
 def _nonempty_grad(grad_output, op: str) -> None:
@@ -3399,7 +3427,8 @@ def _adaptive_avg_pool2d_backward(grad_output, self):
     """Each output cell's gradient over its window's area, spread over the window."""
     _nonempty_grad(grad_output, "adaptive_avg_pool2d_backward")
     rows, cols, area = _adaptive_matrices(self, grad_output.shape[-2:])
-    return np.ascontiguousarray(rows.T @ (grad_output / area) @ cols, grad_output.dtype)
+    with silenced():
+        return np.ascontiguousarray(rows.T @ (grad_output / area) @ cols, grad_output.dtype)
 
 
 def _adaptive_bounds(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:

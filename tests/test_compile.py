@@ -774,8 +774,12 @@ def test_code_reads_as_numpy_with_provenance():
     # pow's backward copies (pow(x, 1)), and the next line makes a new array of the copy:
     # it reads the original instead.
     assert ".copy()" not in code and re.search(r"= f32_2 \* v\d+ +# PowBackward0", code)
-    # The loss's subtraction, a `quiet` form, runs with numpy's warnings off.
-    assert re.search(r"q = quiet\(\).*\n    try:\n        v\d+ = x\d - v\d+ ", code)
+    # The forward's forms are `quiet` (their kernels warn of nothing: torch's never do), so
+    # the forward runs with numpy's warnings off from its first line, the loss's
+    # subtraction included, in one block with the backward.
+    assert re.search(r"q = quiet\(\).*\n    try:\n        v0 = x\d\.T ", code)
+    assert re.search(r"\n        v\d+ = x\d - v\d+ ", code)
+    assert code.count("q = quiet()") == 2  # the forward and backward; the update's sums
     compile(code, "<check>", "exec")  # it is Python
 
 
