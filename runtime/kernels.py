@@ -13,6 +13,7 @@ Kernels named after ops shadow builtins (`sum`, `max`, `abs`): other code here s
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import warnings
 from typing import Any
@@ -26,9 +27,11 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 
 # Floating-point warnings (0 * inf, 1 / 0, overflow) are silenced in the kernels, as torch
-# never warns about them. `np.errstate` costs about 1 µs a call, as much as a small op; on
-# numpy 2 the state it sets is one context variable, which `quietly` and `_arithmetic` set
-# directly (numpy 1.x has no such variable: there they go through np.errstate and np.seterr).
+# never warns about them: around one ufunc call (`quietly`, `_arithmetic`), or around a
+# whole kernel (`@silent`); a test runs every op of the spec with infinities, NaN and huge
+# values and checks that none warns. `np.errstate` costs about 1 µs a call, as much as a
+# small op; on numpy 2 the state it sets is one context variable, which these set directly
+# (numpy 1.x has no such variable: there they go through np.errstate and np.seterr).
 try:
     from numpy._core.umath import _extobj_contextvar, _make_extobj
 
@@ -67,6 +70,22 @@ class silenced:  # noqa: N801 - used like np.errstate
 
     def __exit__(self, *exc_info: object) -> None:
         _reset_state(self._token)
+
+
+def silent(kernel: Any) -> Any:
+    """`kernel`, run with numpy's floating-point warnings off (and the caller's state back
+    after): for a kernel whose arithmetic is more than one ufunc call that `quietly` could
+    wrap. tests/test_kernels.py runs every op of the spec with infinities, NaN and
+    overflowing values and checks that none warns, as torch's never do."""
+    @functools.wraps(kernel)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        token = _set_state(_QUIET)
+        try:
+            return kernel(*args, **kwargs)
+        finally:
+            _reset_state(token)
+
+    return run
 
 
 def default_float(dtype: np.dtype) -> None:
@@ -455,6 +474,7 @@ def tanh(self):
     return _unary_float(np.tanh, self)
 
 
+@silent
 def tanh_backward(grad_output, output):
     a, b = _binary(grad_output, output)
     return _array(a * (1 - b * b), a.dtype)
@@ -470,6 +490,7 @@ def sigmoid(self):
     return _unary_float(_sigmoid, self)
 
 
+@silent
 def sigmoid_backward(grad_output, output):
     a, b = _binary(grad_output, output)
     return _array(a * b * (1 - b), a.dtype)
@@ -503,6 +524,7 @@ def gelu(self, approximate="none"):
     return _unary_float(function, self)
 
 
+@silent
 def gelu_backward(grad_output, self, approximate="none"):
     _check_approximate(approximate)
     g, x = _binary(grad_output, self)
@@ -561,12 +583,14 @@ def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
                   grad_output.dtype)
 
 
+@silent
 def softplus(self, beta=1, threshold=20):
     """log(1 + e^(beta x)) / beta, and x itself once beta * x > threshold."""
     z = self * beta
     return _array(np.where(z > threshold, self, np.logaddexp(0, z) / beta), self.dtype)
 
 
+@silent
 def softplus_backward(grad_output, self, beta, threshold):
     z = self * beta
     return _array(np.where(z > threshold, grad_output, grad_output * _sigmoid(z)),
@@ -879,24 +903,22 @@ def sum(self, dtype=None):  # noqa: A001 - the op's name
     return _array(quietly(np.sum, self, None, out), out)
 
 
+@silent
 def sum_dim_IntList(self, dim, keepdim=False, dtype=None):
     out = _sum_dtype(self, dtype)
-    with silenced():
-        return _array(np.sum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out),
-                      out)
+    return _array(np.sum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
 
 
+@silent
 def mean(self, dtype=None):
     out = _mean_dtype(self, dtype)
-    with silenced():
-        return _array(np.mean(self, dtype=out), out)
+    return _array(np.mean(self, dtype=out), out)
 
 
+@silent
 def mean_dim(self, dim, keepdim=False, dtype=None):
     out = _mean_dtype(self, dtype)
-    with silenced():
-        return _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out),
-                      out)
+    return _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
 
 
 def _check_nonempty(self: np.ndarray, axes: tuple[int, ...], name: str, hint: str = "") -> None:
@@ -1018,17 +1040,16 @@ def argmin(self, dim=None, keepdim=False):
     return _select(self, dim, keepdim, np.argmin, "argmin")[1]
 
 
+@silent
 def prod(self, dtype=None):
     out = _sum_dtype(self, dtype)
-    with silenced():
-        return _array(np.prod(self, dtype=out), out)
+    return _array(np.prod(self, dtype=out), out)
 
 
+@silent
 def prod_dim_int(self, dim, keepdim=False, dtype=None):
     out = _sum_dtype(self, dtype)
-    with silenced():
-        return _array(np.prod(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out),
-                      out)
+    return _array(np.prod(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
 
 
 def var_correction(self, dim=None, correction=None, keepdim=False):
@@ -1058,18 +1079,13 @@ def logsumexp(self, dim, keepdim=False):
     return result if keepdim else np.squeeze(result, axes)
 
 
+@silent
 def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
     if self.dtype.kind != "f":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_scalar_type_name(self.dtype)}")
-    with silenced():
-        return _vector_norm(np.abs(self if dtype is None else self.astype(dtype)), ord, dim,
-                            keepdim)
-
-
-def _vector_norm(x: np.ndarray, ord: Any, dim: Any, keepdim: bool) -> np.ndarray:
-    """linalg_vector_norm of `x`, the magnitudes (run with numpy's warnings off)."""
-    axes = _axes(dim, x.ndim)
+    x = np.abs(self if dtype is None else self.astype(dtype))
+    axes = _axes(dim, self.ndim)
     if ord == float("inf"):
         result = np.amax(x, axis=axes, keepdims=keepdim, initial=0)
     elif ord == -float("inf"):
@@ -1460,6 +1476,7 @@ def _same_dtype(self: np.ndarray, source: Any, message: str) -> None:
         raise RuntimeError(message.format(**names))
 
 
+@silent
 def index_put(self, indices, values, accumulate=False):
     _same_dtype(self, values, "Index put requires the source and destination dtypes match, got "
                 "{self} for the destination and {source} for the source.")
@@ -1473,6 +1490,7 @@ def index_put(self, indices, values, accumulate=False):
     return result
 
 
+@silent
 def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
     return index_put(self, indices, values, accumulate)
 
@@ -1496,6 +1514,7 @@ def index_select(self, dim, index):
     return np.take(self, index.reshape(-1), axis=dim) if self.ndim else self.copy()
 
 
+@silent
 def index_add(self, dim, index, source, alpha=1):
     _check_index(index, "index_add")
     _same_dtype(self, source, "index_add_(): self ({self}) and source ({source}) must have the "
@@ -1552,6 +1571,7 @@ def gather(self, dim, index, sparse_grad=False):
     return np.array(self[key], copy=True)
 
 
+@silent
 def scatter_add(self, dim, index, src):
     _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
     if not index.size:  # nothing to add
@@ -1611,19 +1631,19 @@ def mm(self, mat2):
     return quietly(np.matmul, self, mat2)  # (torch's products never warn: nor do these)
 
 
+@silent
 def addmm(self, mat1, mat2, beta=1, alpha=1):
     product = mm(mat1, mat2)  # a fresh array: scaled and added to in place
-    with silenced():
-        if alpha != 1:
-            product *= product.dtype.type(alpha)
-        bias = _as(self, product.dtype)
-        if beta == 0:
-            return product + np.zeros_like(bias)
-        bias = bias if beta == 1 else bias * product.dtype.type(beta)
+    if alpha != 1:
+        product *= product.dtype.type(alpha)
+    bias = _as(self, product.dtype)
+    if beta == 0:
+        return product + np.zeros_like(bias)
+    bias = bias if beta == 1 else bias * product.dtype.type(beta)
     shape = np.shape(bias)
     if shape != product.shape and shape != product.shape[1:]:  # not nn.Linear's (out,)
         expand(np.asarray(bias), product.shape)  # PyTorch expands self: its errors
-    quietly(np.add, product, bias, product)  # nn.Linear's bias, (out,), added in place
+    product += bias  # nn.Linear's bias, (out,), added in place
     return product
 
 
@@ -1700,6 +1720,7 @@ def _softmax_input(self, dim, half_to_float, name="softmax"):
     return axis
 
 
+@silent
 def _softmax(self, dim, half_to_float):
     axis = _softmax_input(self, dim, half_to_float)
     if not self.size:  # (of any dtype: PyTorch returns before it picks a kernel)
@@ -1708,6 +1729,7 @@ def _softmax(self, dim, half_to_float):
     return _array(shifted / np.sum(shifted, axis=axis, keepdims=True), self.dtype)
 
 
+@silent
 def _log_softmax(self, dim, half_to_float):
     axis = _softmax_input(self, dim, half_to_float, "log_softmax")
     if not self.size:
@@ -1717,12 +1739,14 @@ def _log_softmax(self, dim, half_to_float):
                   self.dtype)
 
 
+@silent
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
     axis = _wrap_dim(dim, output.ndim)
     inner = np.sum(grad_output * output, axis=axis, keepdims=True)
     return _array(output * (grad_output - inner), input_dtype)
 
 
+@silent
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     axis = _wrap_dim(dim, output.ndim)
     total = np.sum(grad_output, axis=axis, keepdims=True)
@@ -1748,12 +1772,13 @@ def _per_element(grad_output, loss_shape, reduction) -> Any:
     return grad_output
 
 
+@silent
 def mse_loss(self, target, reduction=_MEAN):
     a, b = _binary(self, target)
-    with silenced():
-        return _reduce(_array((a - b) ** 2, a.dtype), reduction)
+    return _reduce(_array((a - b) ** 2, a.dtype), reduction)
 
 
+@silent
 def mse_loss_backward(grad_output, self, target, reduction):
     a, b = _binary(self, target)
     diff = a - b
@@ -1762,6 +1787,7 @@ def mse_loss_backward(grad_output, self, target, reduction):
     return _array(norm * diff * grad_output, diff.dtype)
 
 
+@silent
 def smooth_l1_loss(self, target, reduction=_MEAN, beta=1.0):
     a, b = _binary(self, target)
     distance = np.abs(a - b)
@@ -1769,6 +1795,7 @@ def smooth_l1_loss(self, target, reduction=_MEAN, beta=1.0):
     return _reduce(_array(loss, a.dtype), reduction)
 
 
+@silent
 def smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
     a, b = _binary(self, target)
     diff = a - b
@@ -1799,6 +1826,7 @@ def _nll_weights(self, target, weight, ignore_index) -> tuple[np.ndarray, np.nda
     return np.where(kept, chosen, 0).astype(self.dtype), safe
 
 
+@silent
 def nll_loss_forward(self, target, weight, reduction, ignore_index):
     weights, safe = _nll_weights(self, target, weight, ignore_index)
     picked = self[safe] if self.ndim == 1 else self[np.arange(self.shape[0]), safe]
@@ -1808,10 +1836,10 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
         return loss, _array(total if self.ndim == 1 else 0, self.dtype)
     if reduction == _SUM:
         return _array(np.sum(loss), self.dtype), _array(total, self.dtype)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return _array(np.sum(loss) / total, self.dtype), _array(total, self.dtype)
+    return _array(np.sum(loss) / total, self.dtype), _array(total, self.dtype)
 
 
+@silent
 def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
     weights, safe = _nll_weights(self, target, weight, ignore_index)
     scale = grad_output
@@ -1839,12 +1867,14 @@ def _spatial_rows(self, target):
     return np.moveaxis(self, 1, -1).reshape(-1, self.shape[1]), target.reshape(-1)
 
 
+@silent
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
     rows, targets = _spatial_rows(self, target)
     output, total = nll_loss_forward(rows, targets, weight, reduction, ignore_index)
     return (output.reshape(target.shape) if reduction == _NONE else output), total
 
 
+@silent
 def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_index,
                         total_weight):
     rows, targets = _spatial_rows(self, target)
@@ -1874,6 +1904,7 @@ def binary_cross_entropy(self, target, weight=None, reduction=_MEAN):
     return _reduce(_array(loss, self.dtype), reduction)
 
 
+@silent
 def binary_cross_entropy_backward(grad_output, self, target, weight=None, reduction=_MEAN):
     slope = (self - target) / np.maximum((1 - self) * self, _BCE_EPSILON)
     if weight is not None:
@@ -1881,6 +1912,7 @@ def binary_cross_entropy_backward(grad_output, self, target, weight=None, reduct
     return _array(slope * _per_element(grad_output, self.shape, reduction), self.dtype)
 
 
+@silent
 def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None,
                                      reduction=_MEAN):
     softplus_neg = np.log1p(np.exp(-np.abs(self))) + np.maximum(-self, 0)  # -log(sigmoid(x))
@@ -1904,6 +1936,7 @@ def set_generator(generator: Any) -> None:
     _generator[0] = generator
 
 
+@silent
 def native_dropout(input, p, train):
     """PyTorch's CPU kernel: keep each element with probability 1 - p (a bernoulli_ mask),
     then input * mask * (1 / (1 - p))."""
@@ -1916,6 +1949,7 @@ def native_dropout(input, p, train):
     return _array(input * mask * scale, input.dtype), mask
 
 
+@silent
 def native_dropout_backward(grad_output, mask, scale):
     # An integer or bool grad_output gives the default float dtype, as in PyTorch.
     return _array(grad_output * mask * scale, _float_type(grad_output))
@@ -1933,6 +1967,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     return weight[indices]
 
 
+@silent
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     flat = indices.reshape(-1)
     rows = grad_output.reshape(flat.size, -1)
@@ -1957,6 +1992,7 @@ def _layer_norm_axes(input, normalized_shape) -> tuple[int, ...]:
     return tuple(range(start, input.ndim))
 
 
+@silent
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     if not len(normalized_shape):
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
@@ -1967,17 +2003,17 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
                                f"got {name} of shape {list(value.shape)} and normalized_shape "
                                f"= {list(normalized_shape)}")
     axes = _layer_norm_axes(input, normalized_shape)
-    with silenced():
-        mean = np.mean(input, axis=axes, keepdims=True)
-        rstd = 1.0 / np.sqrt(np.var(input, axis=axes, keepdims=True) + eps)
-        output = (input - mean) * rstd
-        if weight is not None:
-            output = output * weight
-        if bias is not None:
-            output = output + bias
+    mean = np.mean(input, axis=axes, keepdims=True)
+    rstd = 1.0 / np.sqrt(np.var(input, axis=axes, keepdims=True) + eps)
+    output = (input - mean) * rstd
+    if weight is not None:
+        output = output * weight
+    if bias is not None:
+        output = output + bias
     return _array(output, input.dtype), _array(mean, input.dtype), _array(rstd, input.dtype)
 
 
+@silent
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
                                output_mask):
     """All three gradients; PyTorch skips those output_mask turns off, gradgen's nodes ignore
@@ -2005,6 +2041,7 @@ def _channel_shape(input: np.ndarray) -> tuple[int, ...]:
     return (1, input.shape[1]) + (1,) * (input.ndim - 2)
 
 
+@silent
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """Normalize each channel (dimension 1) over the batch and every other dimension.
 
@@ -2022,15 +2059,6 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         if value is not None and value.size != channels:
             raise RuntimeError(
                 f"{name} should contain {channels} elements not {value.size}")
-    with silenced():
-        return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
-                           eps)
-
-
-def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
-    """native_batch_norm's arithmetic, its arguments checked (run with numpy's warnings
-    off: torch never warns of an overflow)."""
-    channels = input.shape[1]
     shape = _channel_shape(input)
     axes = (0,) + tuple(range(2, input.ndim))
     if training:
@@ -2139,6 +2167,7 @@ def _glu_dim(self: np.ndarray, dim: int) -> int:
     return dim % self.ndim
 
 
+@silent
 def huber_loss(self, target, reduction=1, delta=1.0):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -2278,26 +2307,32 @@ def _index_pad_backward(grad_output, self, padding, reflect):
     return _array(grad, grad_output.dtype)
 
 
+@silent
 def reflection_pad1d_backward(grad_output, self, padding):
     return _index_pad_backward(grad_output, self, padding, True)
 
 
+@silent
 def reflection_pad2d_backward(grad_output, self, padding):
     return _index_pad_backward(grad_output, self, padding, True)
 
 
+@silent
 def reflection_pad3d_backward(grad_output, self, padding):
     return _index_pad_backward(grad_output, self, padding, True)
 
 
+@silent
 def replication_pad1d_backward(grad_output, self, padding):
     return _index_pad_backward(grad_output, self, padding, False)
 
 
+@silent
 def replication_pad2d_backward(grad_output, self, padding):
     return _index_pad_backward(grad_output, self, padding, False)
 
 
+@silent
 def replication_pad3d_backward(grad_output, self, padding):
     return _index_pad_backward(grad_output, self, padding, False)
 # -- tensor ops: scans, sorting, rounding, linalg ----------------------------------------------
@@ -2360,13 +2395,13 @@ def _fused(a: Any, b: Any, c: Any, dtype: np.dtype) -> np.ndarray:
         return _array(np.where(np.isfinite(plain), fused, plain), dtype)
 
 
+@silent
 def cumsum(self, dim, dtype=None):
     axis = _scan_axis(self, dim)
     out = _sum_dtype(self, dtype)
     if self.ndim == 0:
         return np.array(self, dtype=out, copy=True)
-    with silenced():
-        return _array(np.cumsum(self, axis=axis, dtype=_accumulator(out)), out)
+    return _array(np.cumsum(self, axis=axis, dtype=_accumulator(out)), out)
 
 
 def cumprod(self, dim, dtype=None):
@@ -2509,6 +2544,7 @@ def round_decimals(self, decimals):
         return _array(np.rint(work / scale) * scale, self.dtype)
 
 
+@silent
 def frac(self):
     _not_for("frac_cpu", self, "f")
     return _array(self - np.trunc(self), self.dtype)
@@ -2683,18 +2719,19 @@ def _check_variance_input(self: np.ndarray, name: str) -> None:
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
 
 
+@silent
 def var_mean_correction(self, dim=None, correction=None, keepdim=False):
     _check_variance_input(self, "var_mean")
     variance = var_correction(self, dim, correction, keepdim)
-    with silenced():
-        return variance, _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim),
-                                self.dtype)
+    return variance, _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim),
+                            self.dtype)
 
 
+@silent
 def std_mean_correction(self, dim=None, correction=None, keepdim=False):
     _check_variance_input(self, "std_mean")
     variance, mean = var_mean_correction(self, dim, correction, keepdim)
-    return quietly(np.sqrt, variance), mean
+    return np.sqrt(variance), mean
 
 
 def _integer_divisor(self: Any, other: Any, dtype: np.dtype) -> None:
@@ -2870,6 +2907,7 @@ def _scatter_reduce_ufunc(reduce: str) -> np.ufunc:
     return np.add if reduce == "add" else np.multiply
 
 
+@silent
 def scatter_reduce(self, dim, index, src, reduce):
     """scatter with `reduce=`: src's elements are added to (multiplied into) self's."""
     ufunc = _scatter_reduce_ufunc(reduce)
@@ -2885,6 +2923,7 @@ def scatter_reduce(self, dim, index, src, reduce):
     return result
 
 
+@silent
 def scatter_value_reduce(self, dim, index, value, reduce):
     ufunc = _scatter_reduce_ufunc(reduce)
     _check_index(index, "scatter")
@@ -3065,6 +3104,7 @@ def _channel_groups(array: np.ndarray, groups: int, axis: int) -> list[np.ndarra
     return blocks
 
 
+@silent
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups):
     """out[n, o, *y] = bias[o] + sum over c, *j of in_padded[n, c, y*stride + j*dilation] *
@@ -3138,6 +3178,7 @@ def _conv_weight_grad(grad_output, input, weight_shape, stride, padding, dilatio
     return parts[0] if groups == 1 else np.concatenate(parts, axis=0)
 
 
+@silent
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                          transposed, output_padding, groups, output_mask):
     """The gradients of convolution's input, weight and bias, for those output_mask asks
@@ -3298,6 +3339,7 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
             indices.reshape(shape).astype(np.int64))
 
 
+@silent
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
                                      ceil_mode, indices):
     """Each window's gradient added to the element its maximum came from."""
@@ -3333,6 +3375,7 @@ def _avg_pool_setup(self, kernel_size, stride, padding, ceil_mode, divisor_overr
     return _pool_setup(self, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
 
 
+@silent
 def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """The sum of each window over its divisor (see _avg_pool_divisors); integer inputs
@@ -3350,6 +3393,7 @@ def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_i
     return np.ascontiguousarray(result.reshape(self.shape[:-2] + out), self.dtype)
 
 
+@silent
 def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
                         count_include_pad, divisor_override):
     """Each window's gradient over its divisor, spread over the elements the window read
@@ -3406,11 +3450,11 @@ def _adaptive_matrices(self, output_size):
     return matrices[0], matrices[1], area
 
 
+@silent
 def _adaptive_avg_pool2d(self, output_size):
     """Each output cell the mean of its window (see _adaptive_matrices): rows @ x @ colsᵀ."""
     rows, cols, area = _adaptive_matrices(self, output_size)
-    with silenced():
-        return np.ascontiguousarray((rows @ self @ cols.T) / area, self.dtype)
+    return np.ascontiguousarray((rows @ self @ cols.T) / area, self.dtype)
 
 
 def _nonempty_grad(grad_output, op: str) -> None:
@@ -3423,12 +3467,12 @@ def _nonempty_grad(grad_output, op: str) -> None:
                 "being empty")
 
 
+@silent
 def _adaptive_avg_pool2d_backward(grad_output, self):
     """Each output cell's gradient over its window's area, spread over the window."""
     _nonempty_grad(grad_output, "adaptive_avg_pool2d_backward")
     rows, cols, area = _adaptive_matrices(self, grad_output.shape[-2:])
-    with silenced():
-        return np.ascontiguousarray(rows.T @ (grad_output / area) @ cols, grad_output.dtype)
+    return np.ascontiguousarray(rows.T @ (grad_output / area) @ cols, grad_output.dtype)
 
 
 def _adaptive_bounds(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
@@ -3486,6 +3530,7 @@ def adaptive_max_pool2d(self, output_size):
             indices.reshape(shape).astype(np.int64))
 
 
+@silent
 def adaptive_max_pool2d_backward(grad_output, self, indices):
     """Each output's gradient added to the element its maximum came from."""
     _nonempty_grad(grad_output, "adaptive_max_pool2d_backward")

@@ -247,3 +247,55 @@ def test_silenced_restores_numpy_state_after_an_error() -> None:
             assert np.isnan(np.array([0.0]) * np.inf).all()
             raise ValueError
     assert np.geterr() == before
+
+
+def test_no_op_of_the_spec_warns_of_infinities_nan_or_overflow() -> None:
+    """Every op of derivatives.yaml, on each of its samples in float32 and float64, once
+    with infinities, NaN, signed zeros and a huge value written over its inputs' first
+    elements and once with every element huge (3e38: a sum or product overflows float32):
+    numpy raises no floating-point warning from any kernel, as torch's never do. (An op
+    that refuses such values, as binary_cross_entropy refuses inputs outside [0, 1],
+    raises as torch does; the calls that ran are counted, so this cannot pass empty.)"""
+    import dataclasses
+
+    from codegen.verify import load, run_runtime, samples
+
+    def special(value):
+        if not isinstance(value, np.ndarray) or value.dtype.kind != "f" or not value.size:
+            return value
+        specials = np.array([np.inf, -np.inf, np.nan, -0.0, 0.0, 3e38, -1e20], value.dtype)
+        flat = value.copy().reshape(-1)
+        flat[:min(flat.size, specials.size)] = specials[:min(flat.size, specials.size)]
+        return flat.reshape(value.shape)
+
+    def huge(value):
+        is_float = isinstance(value, np.ndarray) and value.dtype.kind == "f"
+        return np.full_like(value, 3e38) if is_float else value
+
+    def written(value, dtype, fill):
+        if isinstance(value, list):
+            return [written(v, dtype, fill) for v in value]
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            return fill(value.astype(dtype))
+        return value
+
+    warned, ran = {}, set()
+    for info in load():
+        for sample in samples(info):
+            for dtype in (np.float32, np.float64):
+                for fill in (special, huge):
+                    args = {k: written(v, dtype, fill) for k, v in sample.args.items()}
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        try:
+                            run_runtime(info, dataclasses.replace(sample, args=args))
+                            ran.add(info.name)
+                        except Exception:  # noqa: BLE001, S112 - refused, as torch refuses
+                            continue
+                    numpy_warnings = [str(w.message) for w in caught
+                                      if issubclass(w.category, RuntimeWarning)
+                                      and "encountered in" in str(w.message)]
+                    if numpy_warnings:
+                        warned[info.name] = numpy_warnings
+    assert not warned, warned
+    assert len(ran) >= 200, len(ran)
