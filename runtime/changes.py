@@ -61,37 +61,37 @@ def changed() -> None:
     COUNT.value += 1
 
 
-class Registry(dict):
-    """A dict that counts every change to it: a module's parameters, buffers, submodules
-    and forward hooks. Reads cost what a dict's do."""
+class _CountsWrites:
+    """The writes of a dict (or a dict subclass: defaultdict), each counted in `_count`
+    before it is made. Reads cost what the dict's do."""
 
     __slots__ = ()
     _count = COUNT  # where its writes are counted
 
     def __setitem__(self, key: Any, value: Any) -> None:
         self._count.value += 1
-        dict.__setitem__(self, key, value)
+        super().__setitem__(key, value)
 
     def __delitem__(self, key: Any) -> None:
         self._count.value += 1
-        dict.__delitem__(self, key)
+        super().__delitem__(key)
 
-    def __ior__(self, other: Any) -> Registry:
+    def __ior__(self, other: Any) -> Any:
         self._count.value += 1
         dict.update(self, other)
         return self
 
     def pop(self, *args: Any) -> Any:
         self._count.value += 1
-        return dict.pop(self, *args)
+        return super().pop(*args)
 
     def popitem(self) -> tuple:
         self._count.value += 1
-        return dict.popitem(self)
+        return super().popitem()
 
     def clear(self) -> None:
         self._count.value += 1
-        dict.clear(self)
+        super().clear()
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         self._count.value += 1
@@ -99,7 +99,14 @@ class Registry(dict):
 
     def setdefault(self, key: Any, default: Any = None) -> Any:
         self._count.value += 1
-        return dict.setdefault(self, key, default)
+        return super().setdefault(key, default)
+
+
+class Registry(_CountsWrites, dict):
+    """A dict that counts every change to it: a module's parameters, buffers, submodules
+    and forward hooks."""
+
+    __slots__ = ()
 
 
 class ParamGroup(Registry):
@@ -118,49 +125,17 @@ class StateEntry(Registry):
     _count = OPTIMIZERS
 
 
-class State(defaultdict):
+class State(_CountsWrites, defaultdict):
     """An optimizer's `state`, torch's `defaultdict(dict)`, whose writes count in
     OPTIMIZERS, and whose entries made on first read (`state[p]`) are StateEntry dicts.
     (defaultdict makes a missing entry through `__setitem__`: that counts too.)"""
 
     __slots__ = ()
+    _count = OPTIMIZERS
 
     def __init__(self, default_factory: Any = StateEntry, *args: Any) -> None:
         # (`copy.copy` and pickle call the class with the factory, then set the items.)
         super().__init__(default_factory, *args)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        OPTIMIZERS.value += 1
-        defaultdict.__setitem__(self, key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        OPTIMIZERS.value += 1
-        defaultdict.__delitem__(self, key)
-
-    def __ior__(self, other: Any) -> State:
-        OPTIMIZERS.value += 1
-        dict.update(self, other)
-        return self
-
-    def pop(self, *args: Any) -> Any:
-        OPTIMIZERS.value += 1
-        return dict.pop(self, *args)
-
-    def popitem(self) -> tuple:
-        OPTIMIZERS.value += 1
-        return dict.popitem(self)
-
-    def clear(self) -> None:
-        OPTIMIZERS.value += 1
-        dict.clear(self)
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        OPTIMIZERS.value += 1
-        dict.update(self, *args, **kwargs)
-
-    def setdefault(self, key: Any, default: Any = None) -> Any:
-        OPTIMIZERS.value += 1
-        return dict.setdefault(self, key, default)
 
 
 def _counted(name: str) -> Any:

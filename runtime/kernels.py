@@ -1052,14 +1052,12 @@ def prod_dim_int(self, dim, keepdim=False, dtype=None):
     return _array(np.prod(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
 
 
+@silent  # (N <= correction gives inf or nan; a large value overflows)
 def var_correction(self, dim=None, correction=None, keepdim=False):
     if self.dtype.kind != "f":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     ddof = 1 if correction is None else correction
-    with silenced():  # N <= correction gives inf or nan; a large value overflows
-        result = np.var(self, axis=_axes(dim, self.ndim), ddof=ddof,
-                        keepdims=keepdim)
-    return np.asarray(result)
+    return np.asarray(np.var(self, axis=_axes(dim, self.ndim), ddof=ddof, keepdims=keepdim))
 
 
 def std_correction(self, dim=None, correction=None, keepdim=False):
