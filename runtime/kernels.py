@@ -3534,3 +3534,19 @@ def adaptive_max_pool2d_backward(grad_output, self, indices):
     _nonempty_grad(grad_output, "adaptive_max_pool2d_backward")
     return max_pool2d_with_indices_backward(grad_output, self, None, None, None, None, None,
                                             indices)
+
+
+# -- elementwise math and torch.special (torch's spec, family 1) -------------------------------
+# (kernels of this family follow; keep this line and the blank ones around it)
+
+
+# -- reductions, scans, indexing and shape (torch's spec, family 2) ----------------------------
+# (kernels of this family follow; keep this line and the blank ones around it)
+
+
+# -- linear algebra (torch's spec, family 3) ---------------------------------------------------
+# (kernels of this family follow; keep this line and the blank ones around it)
+
+
+# -- nn kernels (torch's spec, family 4) -------------------------------------------------------
+# (kernels of this family follow; keep this line and the blank ones around it)

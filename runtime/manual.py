@@ -866,3 +866,19 @@ def max_pool_double_backward(ops: Any, grad: Any, indices: Any, dim: int) -> Any
 
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"convolution", "convolution_backward",
                                                         "gather"}))
+
+
+# -- elementwise math and torch.special (torch's spec, family 1) -------------------------------
+# (helpers of this family follow; keep this line and the blank ones around it)
+
+
+# -- reductions, scans, indexing and shape (torch's spec, family 2) ----------------------------
+# (helpers of this family follow; keep this line and the blank ones around it)
+
+
+# -- linear algebra (torch's spec, family 3) ---------------------------------------------------
+# (helpers of this family follow; keep this line and the blank ones around it)
+
+
+# -- nn kernels (torch's spec, family 4) -------------------------------------------------------
+# (helpers of this family follow; keep this line and the blank ones around it)
