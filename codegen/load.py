@@ -1032,3 +1032,45 @@ def _bool_key(entry: _Entry, name: str, default: bool) -> bool:
     if not isinstance(raw, bool):
         raise entry.fail(value, f"{name} must be True or False")
     return raw
+
+
+# -- notes on entries -------------------------------------------------------------------------
+
+# `# differs from torch: why`, a comment indented inside an entry (below its `- name:`), says
+# why a formula of the entry is not torch's (codegen/compare_torch.py reads it). Comment
+# lines right below it, indented too and not a note of their own, continue it.
+DIFFERS_NOTE = re.compile(r"^\s+#\s*differs from torch:\s*(?P<text>.*)$")
+_COMMENT_LINE = re.compile(r"^\s+#\s?(?P<text>.*)$")
+
+
+def entry_notes(text: str) -> dict[str, str]:
+    """The `# differs from torch:` note of each entry that has one, by the entry's op name
+    (`pow.Tensor_Scalar`). Only lines between an entry's `- name:` and the next entry count,
+    and only indented comments: a comment in column 1 belongs to no entry."""
+    lines = text.splitlines()
+    starts: list[tuple[int, str]] = []  # (0-based line of the entry, its op name)
+    root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    for node in getattr(root, "value", []):
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        name = next((v.value for k, v in node.value
+                     if isinstance(k, yaml.ScalarNode) and k.value == "name"
+                     and isinstance(v, yaml.ScalarNode)), None)
+        if isinstance(name, str):
+            starts.append((node.start_mark.line, name.split("(", 1)[0].strip()))
+    notes: dict[str, str] = {}
+    for index, (start, name) in enumerate(starts):
+        end = starts[index + 1][0] if index + 1 < len(starts) else len(lines)
+        found: list[list[str]] = []  # one list of lines per note
+        continuing = False
+        for line in lines[start + 1 : end]:
+            if match := DIFFERS_NOTE.match(line):
+                found.append([match["text"].strip()])
+                continuing = True
+            elif continuing and (comment := _COMMENT_LINE.match(line)):
+                found[-1].append(comment["text"].strip())
+            else:
+                continuing = False
+        if found:
+            notes[name] = "; ".join(" ".join(p for p in note if p) for note in found)
+    return notes
