@@ -45,8 +45,18 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # Keys of an entry that are not formulas, in torch's file and in gradgen's.
 TORCH_ENTRY_KEYS = frozenset({"name", "output_differentiability", "dispatch"})
-GRADGEN_ENTRY_KEYS = frozenset({"name", "output_differentiability", "variants", "inplace",
-                                "python_binding", "samples", "node", "numpy"})
+GRADGEN_ENTRY_KEYS = frozenset(
+    {
+        "name",
+        "output_differentiability",
+        "variants",
+        "inplace",
+        "python_binding",
+        "samples",
+        "node",
+        "numpy",
+    }
+)
 
 
 class NotComparable(ValueError):
@@ -55,13 +65,15 @@ class NotComparable(ValueError):
 
 # -- finding torch's file ---------------------------------------------------------------------
 
+
 def torch_spec_path() -> Path:
     """The derivatives.yaml of the installed torch, found without importing torch:
     torchgen/packaged/autograd/derivatives.yaml beside the torchgen package."""
     spec = importlib.util.find_spec("torchgen")
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("torch is not installed (no torchgen package): "
-                                "pass --torch-spec PATH")
+        raise FileNotFoundError(
+            "torch is not installed (no torchgen package): pass --torch-spec PATH"
+        )
     path = Path(next(iter(spec.submodule_search_locations)))
     path = path / "packaged" / "autograd" / "derivatives.yaml"
     if not path.exists():
@@ -188,10 +200,12 @@ class _Canonical(ast.NodeTransformer):
         node.args = [a for a in node.args if not _is_method_call(a, "layout")]
         self.generic_visit(node)
         # `f(a, b=b)`: torch passes b by position, as the last argument written
-        node.args += [k.value for k in node.keywords if isinstance(k.value, ast.Name)
-                      and k.value.id == k.arg]
-        node.keywords = [k for k in node.keywords if not (
-            isinstance(k.value, ast.Name) and k.value.id == k.arg)]
+        node.args += [
+            k.value for k in node.keywords if isinstance(k.value, ast.Name) and k.value.id == k.arg
+        ]
+        node.keywords = [
+            k for k in node.keywords if not (isinstance(k.value, ast.Name) and k.value.id == k.arg)
+        ]
         func = node.func
         if isinstance(func, ast.Name):
             return _function(node, func.id)
@@ -208,8 +222,7 @@ class _Canonical(ast.NodeTransformer):
             return ast.Attribute(owner, "dtype", ast.Load())
         if name in _REAL_IDENTITIES and not args:
             return owner
-        name = {"sym_strides": "stride", "strides": "stride", "sym_numel": "numel"}.get(
-            name, name)
+        name = {"sym_strides": "stride", "strides": "stride", "sym_numel": "numel"}.get(name, name)
         if name.endswith("_") and not name.endswith("__"):
             name = name[:-1]
         call = ast.Call(ast.Name(_plain(name), ast.Load()), [owner, *args], node.keywords)
@@ -235,8 +248,12 @@ class _Canonical(ast.NodeTransformer):
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
         self.generic_visit(node)
-        if (isinstance(node.value, ast.Name) and node.value.id == "grads"
-                and isinstance(node.slice, ast.Constant) and node.slice.value == 0):
+        if (
+            isinstance(node.value, ast.Name)
+            and node.value.id == "grads"
+            and isinstance(node.slice, ast.Constant)
+            and node.slice.value == 0
+        ):
             return ast.Name("grad", ast.Load())
         return node
 
@@ -270,8 +287,12 @@ def _function(node: ast.Call, name: str) -> ast.AST:
 
 
 def _is_method_call(node: ast.AST, name: str) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr == name and not node.args)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == name
+        and not node.args
+    )
 
 
 def _plain(name: str) -> str:
@@ -308,47 +329,77 @@ def auto_element_wise(backward: str, dialect: str, input_name: str) -> str:
 
 # Left out on purpose (issue 27), each with its reason; the first matching pattern wins.
 LEFT_OUT: tuple[tuple[str, str, str], ...] = (
-    ("fused attention", r"attention|^_flash_|^_efficient_",
-     "fused attention kernels: scaled_dot_product_attention is composed of ops in gradgen"),
-    ("backend", r"cudnn|miopen|mkldnn|_mps|^mps_|^_lstm_mps|lstm_mps|nnpack|fbgemm|"
-                r"overrideable|^_pin_memory$",
-     "a backend-specific kernel (cudnn, miopen, mkldnn, mps, nnpack, fbgemm): gradgen has "
-     "one CPU backend"),
-    ("quantization", r"quantize|^_fused_moving_avg_obs|^q_|^int_repr$",
-     "quantization and fake-quantize: gradgen has no quantized dtypes"),
-    ("sparse and nested", r"sparse|nested|jagged|^_?values$|^_?indices$|^_coalesce$|"
-                          r"^crow_indices$|^col_indices$|^ccol_indices$|^row_indices$|"
-                          r"^_to_dense$|^to_padded_tensor$|^_sparse|^sspaddmm$|"
-                          r"^_spdiags$|^_mkldnn",
-     "a sparse or nested layout: gradgen has dense strided tensors only"),
-    ("_foreach", r"^_foreach_", "_foreach_* ops: a fused loop over lists of tensors, "
-                                "which gradgen runs as one op per tensor"),
+    (
+        "fused attention",
+        r"attention|^_flash_|^_efficient_",
+        "fused attention kernels: scaled_dot_product_attention is composed of ops in gradgen",
+    ),
+    (
+        "backend",
+        r"cudnn|miopen|mkldnn|_mps|^mps_|^_lstm_mps|lstm_mps|nnpack|fbgemm|"
+        r"overrideable|^_pin_memory$",
+        "a backend-specific kernel (cudnn, miopen, mkldnn, mps, nnpack, fbgemm): gradgen has "
+        "one CPU backend",
+    ),
+    (
+        "quantization",
+        r"quantize|^_fused_moving_avg_obs|^q_|^int_repr$",
+        "quantization and fake-quantize: gradgen has no quantized dtypes",
+    ),
+    (
+        "sparse and nested",
+        r"sparse|nested|jagged|^_?values$|^_?indices$|^_coalesce$|"
+        r"^crow_indices$|^col_indices$|^ccol_indices$|^row_indices$|"
+        r"^_to_dense$|^to_padded_tensor$|^_sparse|^sspaddmm$|"
+        r"^_spdiags$|^_mkldnn",
+        "a sparse or nested layout: gradgen has dense strided tensors only",
+    ),
+    (
+        "_foreach",
+        r"^_foreach_",
+        "_foreach_* ops: a fused loop over lists of tensors, "
+        "which gradgen runs as one op per tensor",
+    ),
     ("test", r"^_test_", "torch's own tests of its code generator"),
 )
 
 # In scope; absent entries are grouped by these (informative), the first match wins.
 FAMILIES: tuple[tuple[str, str], ...] = (
     ("fft", r"^_?fft"),
-    ("linalg", r"linalg|cholesky|^lu_|^_?lu$|^det$|slogdet|logdet|^qr$|^svd|^eig|lstsq|"
-               r"pinv|triangular|matrix_exp|^inverse$|^geqrf$|^ormqr$|householder|"
-               r"^cross$|^addmv$|^addbmm$|^baddbmm$|^addr$|^vdot$|^dot$|^matmul$|^linear"),
-    ("random", r"^bernoulli|^normal|^uniform_|^random_|^exponential_|^geometric_|"
-               r"^log_normal_|^cauchy_|^multinomial$|^poisson$|^_standard_gamma|"
-               r"^rrelu_with_noise|^_fused_dropout$"),
-    ("complex", r"^view_as_(real|complex)$|^complex$|^polar$|^angle$|^_?conj|^sgn$|"
-                r"^real$|^imag$|^_neg_view$"),
-    ("nn", r"conv|pool|upsample|grid_sampler|affine_grid|pixel_|channel_shuffle|im2col|"
-           r"col2im|unpool|embedding|ctc_loss|_loss|^_?pdist|^_?cdist|_dist$|^_euclidean|"
-           r"shrink|threshold|norm|^_trilinear$|^celu|^glu|^elu|hardswish|^log_sigmoid|"
-           r"^_?prelu|softmax|^one_hot$|^_weight_norm|^_thnn|^_pack_padded|segment_reduce|"
-           r"^huber"),
-    ("reductions, indexing and shape",
-     r"^median$|^nanmedian$|^mode$|^kthvalue$|^cummax$|^cummin$|^logcumsumexp$|^nansum$|"
-     r"^aminmax$|^count_nonzero$|^dist$|^trace$|^histc$|^_?unique|^nonzero$|^is(nan)?|"
-     r"^_is_|index|scatter|^put$|^take$|^unfold|^diag|^block_diag$|^rot90$|^renorm$|"
-     r"^masked|^as_strided|^narrow|^chunk$|split|^slice|^select|^unsqueeze_$|^t_$|"
-     r"^transpose_$|_copy$|^_reshape|^_lazy_clone$|^lift|^_efficientzerotensor$|"
-     r"^_new_zeros|^hash_tensor$|^_unsafe"),
+    (
+        "linalg",
+        r"linalg|cholesky|^lu_|^_?lu$|^det$|slogdet|logdet|^qr$|^svd|^eig|lstsq|"
+        r"pinv|triangular|matrix_exp|^inverse$|^geqrf$|^ormqr$|householder|"
+        r"^cross$|^addmv$|^addbmm$|^baddbmm$|^addr$|^vdot$|^dot$|^matmul$|^linear",
+    ),
+    (
+        "random",
+        r"^bernoulli|^normal|^uniform_|^random_|^exponential_|^geometric_|"
+        r"^log_normal_|^cauchy_|^multinomial$|^poisson$|^_standard_gamma|"
+        r"^rrelu_with_noise|^_fused_dropout$",
+    ),
+    (
+        "complex",
+        r"^view_as_(real|complex)$|^complex$|^polar$|^angle$|^_?conj|^sgn$|"
+        r"^real$|^imag$|^_neg_view$",
+    ),
+    (
+        "nn",
+        r"conv|pool|upsample|grid_sampler|affine_grid|pixel_|channel_shuffle|im2col|"
+        r"col2im|unpool|embedding|ctc_loss|_loss|^_?pdist|^_?cdist|_dist$|^_euclidean|"
+        r"shrink|threshold|norm|^_trilinear$|^celu|^glu|^elu|hardswish|^log_sigmoid|"
+        r"^_?prelu|softmax|^one_hot$|^_weight_norm|^_thnn|^_pack_padded|segment_reduce|"
+        r"^huber",
+    ),
+    (
+        "reductions, indexing and shape",
+        r"^median$|^nanmedian$|^mode$|^kthvalue$|^cummax$|^cummin$|^logcumsumexp$|^nansum$|"
+        r"^aminmax$|^count_nonzero$|^dist$|^trace$|^histc$|^_?unique|^nonzero$|^is(nan)?|"
+        r"^_is_|index|scatter|^put$|^take$|^unfold|^diag|^block_diag$|^rot90$|^renorm$|"
+        r"^masked|^as_strided|^narrow|^chunk$|split|^slice|^select|^unsqueeze_$|^t_$|"
+        r"^transpose_$|_copy$|^_reshape|^_lazy_clone$|^lift|^_efficientzerotensor$|"
+        r"^_new_zeros|^hash_tensor$|^_unsafe",
+    ),
     ("comparisons in place", r"^(eq|ne|lt|le|gt|ge)_$"),
     ("elementwise", r".*"),
 )
@@ -366,6 +417,7 @@ def family_of(base: str) -> tuple[str, str | None]:
 
 
 # -- comparing --------------------------------------------------------------------------------
+
 
 @dataclass
 class Formula:
@@ -418,44 +470,71 @@ def _return_names(schema: str) -> list[str]:
     return [p[1] if len(p) > 1 else f"result{i}" for i, p in enumerate(parts)]
 
 
-def _expand(formula: str, dialect: str, formulas: dict[tuple[str, ...], str],
-            forward_keys: set[tuple[str, ...]]) -> str:
+def _expand(
+    formula: str,
+    dialect: str,
+    formulas: dict[tuple[str, ...], str],
+    forward_keys: set[tuple[str, ...]],
+) -> str:
     """A forward formula as written, or auto_element_wise expanded from the entry's one
     backward formula (in the canonical form) when it has exactly one, for one input."""
     if formula.strip() != "auto_element_wise":
         return normalise(formula, dialect, forward=True)
-    backward = [(k, v) for k, v in formulas.items() if k not in forward_keys
-                and v.strip() != "non_differentiable"]
+    backward = [
+        (k, v)
+        for k, v in formulas.items()
+        if k not in forward_keys and v.strip() != "non_differentiable"
+    ]
     if len(backward) != 1 or len(backward[0][0]) != 1:
         return "auto_element_wise"
     (name,), text = backward[0]
     return normalise(auto_element_wise(text, dialect, name), "gradgen", forward=True)
 
 
-def compare_formula(key: str, torch: str, gradgen: str | None, forward: bool = False,
-                    context: tuple[dict, dict, set] | None = None) -> Formula:
+def compare_formula(
+    key: str,
+    torch: str,
+    gradgen: str | None,
+    forward: bool = False,
+    context: tuple[dict, dict, set] | None = None,
+) -> Formula:
     """One formula of torch's beside gradgen's for the same key (`forward`: a forward-mode
     formula; `context`, the entries' formulas and forward keys, expands auto_element_wise)."""
     if gradgen is None:
         return Formula(key, "missing", torch)
     if torch.strip() == "non_differentiable" or gradgen.strip() == "non_differentiable":
         same = torch.strip() == gradgen.strip()
-        return Formula(key, "same" if same else "differs", torch, gradgen,
-                       "" if same else "non_differentiable on one side only")
-    if torch.strip().startswith("not_implemented") or \
-            gradgen.strip().startswith("not_implemented"):
+        return Formula(
+            key,
+            "same" if same else "differs",
+            torch,
+            gradgen,
+            "" if same else "non_differentiable on one side only",
+        )
+    if torch.strip().startswith("not_implemented") or gradgen.strip().startswith("not_implemented"):
         same = torch.strip()[:16] == gradgen.strip()[:16]
-        return Formula(key, "same" if same else "differs", torch, gradgen,
-                       "" if same else "not_implemented on one side only")
+        return Formula(
+            key,
+            "same" if same else "differs",
+            torch,
+            gradgen,
+            "" if same else "not_implemented on one side only",
+        )
     theirs_all, ours_all, forward_keys = context or ({}, {}, set())
     try:
-        ours = (_expand(gradgen, "gradgen", ours_all, forward_keys) if forward
-                else normalise(gradgen, "gradgen"))
+        ours = (
+            _expand(gradgen, "gradgen", ours_all, forward_keys)
+            if forward
+            else normalise(gradgen, "gradgen")
+        )
     except NotComparable as error:
         return Formula(key, "not comparable", torch, gradgen, f"gradgen's: {error}")
     try:
-        theirs = (_expand(torch, "torch", theirs_all, forward_keys) if forward
-                  else normalise(torch, "torch"))
+        theirs = (
+            _expand(torch, "torch", theirs_all, forward_keys)
+            if forward
+            else normalise(torch, "torch")
+        )
     except NotComparable as error:
         return Formula(key, "not comparable", torch, gradgen, f"torch's: {error}")
     if ours == theirs:
@@ -477,25 +556,45 @@ def compare_entry(torch_entry: dict, ours: dict | None, note: str | None) -> Ent
     mine = _gradgen_formulas(ours)
     theirs = _torch_formulas(torch_entry)
     outputs = set(_return_names(torch_entry["name"])) | set(_return_names(ours["name"]))
-    forward_keys = {k for k in (*theirs, *mine) if set(k) <= outputs
-                    or all(re.fullmatch(r"result\d*", n) for n in k)}
+    forward_keys = {
+        k
+        for k in (*theirs, *mine)
+        if set(k) <= outputs or all(re.fullmatch(r"result\d*", n) for n in k)
+    }
     formulas = []
     for key, formula in theirs.items():
         gradgen = mine.get(key)
         if gradgen is None and set(key) <= {n for k in mine for n in k}:
-            formulas.append(Formula(", ".join(key), "differs", formula,
-                                    " / ".join(f"{', '.join(k)}: {v}" for k, v in mine.items()
-                                               if set(k) & set(key)),
-                                    "the inputs are grouped in other keys"))
+            formulas.append(
+                Formula(
+                    ", ".join(key),
+                    "differs",
+                    formula,
+                    " / ".join(
+                        f"{', '.join(k)}: {v}" for k, v in mine.items() if set(k) & set(key)
+                    ),
+                    "the inputs are grouped in other keys",
+                )
+            )
             continue
-        formulas.append(compare_formula(", ".join(key), formula, gradgen, key in forward_keys,
-                                        (theirs, mine, forward_keys)))
+        formulas.append(
+            compare_formula(
+                ", ".join(key), formula, gradgen, key in forward_keys, (theirs, mine, forward_keys)
+            )
+        )
     statuses = {f.status for f in formulas}
-    status = next((s for s in ("differs", "not comparable", "missing") if s in statuses),
-                  "same")
-    return Entry(name, base, True, family, left_out, status,
-                 _schema_text(torch_entry["name"]) == _schema_text(ours["name"]), note,
-                 formulas)
+    status = next((s for s in ("differs", "not comparable", "missing") if s in statuses), "same")
+    return Entry(
+        name,
+        base,
+        True,
+        family,
+        left_out,
+        status,
+        _schema_text(torch_entry["name"]) == _schema_text(ours["name"]),
+        note,
+        formulas,
+    )
 
 
 @dataclass
@@ -517,7 +616,8 @@ class Report:
             "formulas_same": formulas["same"],
             "formulas_differ": formulas["differs"],
             "formulas_differ_without_note": sum(
-                f.status == "differs" for e in self.entries if not e.note for f in e.formulas),
+                f.status == "differs" for e in self.entries if not e.note for f in e.formulas
+            ),
             "formulas_not_comparable": formulas["not comparable"],
             "formulas_missing": formulas["missing"],
             "gradgen_only": len(self.gradgen_only),
@@ -525,13 +625,15 @@ class Report:
 
     def summary_line(self) -> str:
         s = self.summary()
-        return (f"{s['base_names_present']} of torch's base op names present "
-                f"/ {s['base_names_in_scope']} in scope / {s['base_names']} in all "
-                f"({s['entries_present']} of {s['torch_entries']} entries); formulas: "
-                f"{s['formulas_same']} same, {s['formulas_differ']} differ "
-                f"({s['formulas_differ_without_note']} without a note), "
-                f"{s['formulas_not_comparable']} not comparable, "
-                f"{s['formulas_missing']} missing in gradgen")
+        return (
+            f"{s['base_names_present']} of torch's base op names present "
+            f"/ {s['base_names_in_scope']} in scope / {s['base_names']} in all "
+            f"({s['entries_present']} of {s['torch_entries']} entries); formulas: "
+            f"{s['formulas_same']} same, {s['formulas_differ']} differ "
+            f"({s['formulas_differ_without_note']} without a note), "
+            f"{s['formulas_not_comparable']} not comparable, "
+            f"{s['formulas_missing']} missing in gradgen"
+        )
 
     def unexplained(self) -> list[Entry]:
         """Present entries with a formula that differs and no `# differs from torch:`."""
@@ -555,10 +657,19 @@ def compare(torch_text: str, gradgen_text: str) -> Report:
 
 # -- output -----------------------------------------------------------------------------------
 
+
 def as_json(report: Report) -> str:
-    return json.dumps({"summary": report.summary(),
-                       "entries": [asdict(e) for e in report.entries],
-                       "gradgen_only": report.gradgen_only}, indent=1) + "\n"
+    return (
+        json.dumps(
+            {
+                "summary": report.summary(),
+                "entries": [asdict(e) for e in report.entries],
+                "gradgen_only": report.gradgen_only,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
 
 
 def as_text(report: Report) -> str:
@@ -576,8 +687,9 @@ def as_text(report: Report) -> str:
         if e.note:
             lines.append(f"    note: {e.note}")
     if report.gradgen_only:
-        lines.append("gradgen only (not in torch's derivatives.yaml): "
-                     + ", ".join(report.gradgen_only))
+        lines.append(
+            "gradgen only (not in torch's derivatives.yaml): " + ", ".join(report.gradgen_only)
+        )
     lines.append(report.summary_line())
     return "\n".join(lines) + "\n"
 
@@ -593,8 +705,9 @@ def as_markdown(report: Report) -> str:
         "# gradgen beside torch's derivatives.yaml",
         "",
         "Generated by `python -m codegen compare-torch --write-docs` from gradgen's",
-        "`derivatives.yaml` and the one torch ships (`torchgen/packaged/autograd/derivatives.yaml`);",
-        "do not edit by hand. `tests/test_compare_torch.py` checks that it is current.",
+        "`derivatives.yaml` and the one torch ships",
+        "(`torchgen/packaged/autograd/derivatives.yaml`); do not edit by hand.",
+        "`tests/test_compare_torch.py` checks that it is current.",
         "",
         f"**{report.summary_line()}.**",
         "",
@@ -630,44 +743,68 @@ def as_markdown(report: Report) -> str:
         if e.present and e.status != "same":
             for f in e.formulas:
                 if f.status != "same":
-                    out.append(f"| {e.name} | {e.status} | {f.key} | {f.status} "
-                               f"| {_cell(f.torch)} | {_cell(f.gradgen)} | {e.note or ''} |")
+                    out.append(
+                        f"| {e.name} | {e.status} | {f.key} | {f.status} "
+                        f"| {_cell(f.torch)} | {_cell(f.gradgen)} | {e.note or ''} |"
+                    )
     same = [e.name for e in report.entries if e.present and e.status == "same"]
-    out += ["", f"## Present entries whose formulas are all the same ({len(same)})", "",
-            ", ".join(same) or "none", ""]
+    out += [
+        "",
+        f"## Present entries whose formulas are all the same ({len(same)})",
+        "",
+        ", ".join(same) or "none",
+        "",
+    ]
     by_family: dict[str, list[Entry]] = {}
     for e in report.entries:
         if not e.present:
             by_family.setdefault(e.family, []).append(e)
     out += ["## Absent entries by family", ""]
-    for family, entries in sorted(by_family.items(), key=lambda item: item[1][0].left_out
-                                  is not None):
+    for family, entries in sorted(
+        by_family.items(), key=lambda item: item[1][0].left_out is not None
+    ):
         reason = entries[0].left_out
         label = f"left out: {reason}" if reason else "in scope"
-        out += [f"### {family} ({len(entries)}; {label})", "",
-                ", ".join(e.name for e in entries), ""]
-    out += ["## gradgen only", "",
-            "gradgen's entries that torch's derivatives.yaml does not have (ops torch",
-            "differentiates in its own way, or writes by hand):", "",
-            ", ".join(report.gradgen_only) or "none", ""]
+        out += [
+            f"### {family} ({len(entries)}; {label})",
+            "",
+            ", ".join(e.name for e in entries),
+            "",
+        ]
+    out += [
+        "## gradgen only",
+        "",
+        "gradgen's entries that torch's derivatives.yaml does not have (ops torch",
+        "differentiates in its own way, or writes by hand):",
+        "",
+        ", ".join(report.gradgen_only) or "none",
+        "",
+    ]
     return "\n".join(out)
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m codegen compare-torch",
-        description="gradgen's spec beside the derivatives.yaml torch ships, entry by entry.")
+        description="gradgen's spec beside the derivatives.yaml torch ships, entry by entry.",
+    )
     parser.add_argument("--spec", type=Path, default=ROOT / "derivatives.yaml")
-    parser.add_argument("--torch-spec", type=Path, default=None,
-                        help="torch's derivatives.yaml (default: the installed torch's)")
+    parser.add_argument(
+        "--torch-spec",
+        type=Path,
+        default=None,
+        help="torch's derivatives.yaml (default: the installed torch's)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    parser.add_argument("--write-docs", action="store_true",
-                        help=f"write {DOCS_PAGE.relative_to(ROOT)}")
+    parser.add_argument(
+        "--write-docs", action="store_true", help=f"write {DOCS_PAGE.relative_to(ROOT)}"
+    )
     args = parser.parse_args(argv)
     try:
         torch_path = args.torch_spec or torch_spec_path()
-        report = compare(torch_path.read_text(encoding="utf-8"),
-                         args.spec.read_text(encoding="utf-8"))
+        report = compare(
+            torch_path.read_text(encoding="utf-8"), args.spec.read_text(encoding="utf-8")
+        )
     except (OSError, yaml.YAMLError) as error:
         print(f"compare-torch: {error}", file=sys.stderr)
         return 2

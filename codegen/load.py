@@ -1037,8 +1037,9 @@ def _bool_key(entry: _Entry, name: str, default: bool) -> bool:
 # -- notes on entries -------------------------------------------------------------------------
 
 # `# differs from torch: why`, a comment indented inside an entry (below its `- name:`), says
-# why a formula of the entry is not torch's (codegen/compare_torch.py reads it). Comment
-# lines right below it, indented too and not a note of their own, continue it.
+# why a formula of the entry is not torch's (codegen/compare_torch.py reads it). It runs on
+# over the indented comment lines right below it up to the first line that ends with a
+# full stop: the comments after that are the entry's own.
 DIFFERS_NOTE = re.compile(r"^\s+#\s*differs from torch:\s*(?P<text>.*)$")
 _COMMENT_LINE = re.compile(r"^\s+#\s?(?P<text>.*)$")
 
@@ -1066,11 +1067,12 @@ def entry_notes(text: str) -> dict[str, str]:
         for line in lines[start + 1 : end]:
             if match := DIFFERS_NOTE.match(line):
                 found.append([match["text"].strip()])
-                continuing = True
             elif continuing and (comment := _COMMENT_LINE.match(line)):
                 found[-1].append(comment["text"].strip())
             else:
                 continuing = False
+                continue
+            continuing = not found[-1][-1].endswith(".")
         if found:
             notes[name] = "; ".join(" ".join(p for p in note if p) for note in found)
     return notes
