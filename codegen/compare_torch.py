@@ -200,33 +200,17 @@ class _Canonical(ast.NodeTransformer):
         node.args = [a for a in node.args if not _is_method_call(a, "layout")]
         self.generic_visit(node)
         # `f(a, b=b)`: torch passes b by position, as the last argument written
-        node.args += [
-            k.value for k in node.keywords if isinstance(k.value, ast.Name) and k.value.id == k.arg
+        by_name = [
+            k for k in node.keywords if isinstance(k.value, ast.Name) and k.value.id == k.arg
         ]
-        node.keywords = [
-            k for k in node.keywords if not (isinstance(k.value, ast.Name) and k.value.id == k.arg)
-        ]
+        node.args += [k.value for k in by_name]
+        node.keywords = [k for k in node.keywords if k not in by_name]
         func = node.func
         if isinstance(func, ast.Name):
             return _function(node, func.id)
         if not isinstance(func, ast.Attribute):
             return node
-        owner, name, args = func.value, func.attr, node.args
-        if name in ("sym_sizes", "sizes") and not args:
-            return ast.Attribute(owner, "shape", ast.Load())
-        if name in ("sym_size", "size") and len(args) == 1:
-            return ast.Subscript(ast.Attribute(owner, "shape", ast.Load()), args[0], ast.Load())
-        if name == "dim" and not args:
-            return ast.Attribute(owner, "ndim", ast.Load())
-        if name in ("scalar_type", "dtype") and not args:
-            return ast.Attribute(owner, "dtype", ast.Load())
-        if name in _REAL_IDENTITIES and not args:
-            return owner
-        name = {"sym_strides": "stride", "strides": "stride", "sym_numel": "numel"}.get(name, name)
-        if name.endswith("_") and not name.endswith("__"):
-            name = name[:-1]
-        call = ast.Call(ast.Name(_plain(name), ast.Load()), [owner, *args], node.keywords)
-        return _function(call, call.func.id)
+        return _method(node, func.value, func.attr, node.args)
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
@@ -258,29 +242,67 @@ class _Canonical(ast.NodeTransformer):
         return node
 
 
+# Size queries as methods, by (name, number of arguments): what they are in the one form.
+_SIZE_METHODS = {
+    ("sym_sizes", 0): lambda owner, args: ast.Attribute(owner, "shape", ast.Load()),
+    ("sizes", 0): lambda owner, args: ast.Attribute(owner, "shape", ast.Load()),
+    ("sym_size", 1): lambda owner, args: ast.Subscript(
+        ast.Attribute(owner, "shape", ast.Load()), args[0], ast.Load()
+    ),
+    ("size", 1): lambda owner, args: ast.Subscript(
+        ast.Attribute(owner, "shape", ast.Load()), args[0], ast.Load()
+    ),
+    ("dim", 0): lambda owner, args: ast.Attribute(owner, "ndim", ast.Load()),
+    ("scalar_type", 0): lambda owner, args: ast.Attribute(owner, "dtype", ast.Load()),
+    ("dtype", 0): lambda owner, args: ast.Attribute(owner, "dtype", ast.Load()),
+}
+_METHOD_RENAMES = {"sym_strides": "stride", "strides": "stride", "sym_numel": "numel"}
+
+
+def _method(node: ast.Call, owner: ast.expr, name: str, args: list[ast.expr]) -> ast.AST:
+    """`owner.name(args)` in the one form: a size query, or the call `name(owner, args)`."""
+    size = _SIZE_METHODS.get((name, len(args)))
+    if size is not None:
+        return size(owner, args)
+    if name in _REAL_IDENTITIES and not args:
+        return owner
+    name = _METHOD_RENAMES.get(name, name)
+    if name.endswith("_") and not name.endswith("__"):
+        name = name[:-1]
+    call = ast.Call(ast.Name(_plain(name), ast.Load()), [owner, *args], node.keywords)
+    return _function(call, call.func.id)
+
+
 # Operators torch writes as functions (`div(grad, self)`), compared as the operators.
 _OPERATORS = {"div": ast.Div, "mul": ast.Mult, "add": ast.Add, "sub": ast.Sub}
+
+
+def _operator(op: type[ast.operator]):
+    return lambda args: ast.BinOp(args[0], op(), args[1])
+
+
+# Functions by (name, number of arguments): what they are in the one form.
+_FUNCTIONS = {
+    **{(name, 1): lambda args: args[0] for name in _REAL_IDENTITIES},
+    ("handle_r_to_c", 2): lambda args: args[1],
+    **{(name, 2): _operator(op) for name, op in _OPERATORS.items()},
+    ("neg", 1): lambda args: ast.UnaryOp(ast.USub(), args[0]),
+    # an optional: `x is not None` in Python, and its value x
+    ("has_value", 1): lambda args: ast.Compare(args[0], [ast.IsNot()], [ast.Constant(None)]),
+    ("value", 1): lambda args: args[0],
+    # a 0-dim tensor of a number: the number
+    ("scalar_tensor", 1): lambda args: args[0],
+    ("scalar_tensor", 2): lambda args: args[0],
+}
 # On real tensors: sgn is sign.
 _RENAMES = {"sgn": "sign"}
 
 
 def _function(node: ast.Call, name: str) -> ast.AST:
-    """A call of a function by name, canonical."""
-    args = node.args
-    if name in _REAL_IDENTITIES and len(args) == 1:
-        return args[0]
-    if name == "handle_r_to_c" and len(args) == 2:
-        return args[1]
-    if name in _OPERATORS and len(args) == 2 and not node.keywords:
-        return ast.BinOp(args[0], _OPERATORS[name](), args[1])
-    if name == "neg" and len(args) == 1:
-        return ast.UnaryOp(ast.USub(), args[0])
-    if name == "has_value" and len(args) == 1:  # an optional: `x is not None` in Python
-        return ast.Compare(args[0], [ast.IsNot()], [ast.Constant(None)])
-    if name == "value" and len(args) == 1:
-        return args[0]
-    if name == "scalar_tensor" and args:  # a 0-dim tensor of a number: the number
-        return args[0]
+    """A call of a function by name, in the one form."""
+    rewrite = _FUNCTIONS.get((name, len(node.args)))
+    if rewrite is not None and not node.keywords:
+        return rewrite(node.args)
     if name in _RENAMES:
         node.func = ast.Name(_RENAMES[name], ast.Load())
     return node
@@ -502,24 +524,9 @@ def compare_formula(
     formula; `context`, the entries' formulas and forward keys, expands auto_element_wise)."""
     if gradgen is None:
         return Formula(key, "missing", torch)
-    if torch.strip() == "non_differentiable" or gradgen.strip() == "non_differentiable":
-        same = torch.strip() == gradgen.strip()
-        return Formula(
-            key,
-            "same" if same else "differs",
-            torch,
-            gradgen,
-            "" if same else "non_differentiable on one side only",
-        )
-    if torch.strip().startswith("not_implemented") or gradgen.strip().startswith("not_implemented"):
-        same = torch.strip()[:16] == gradgen.strip()[:16]
-        return Formula(
-            key,
-            "same" if same else "differs",
-            torch,
-            gradgen,
-            "" if same else "not_implemented on one side only",
-        )
+    keyword = _keyword_formula(key, torch, gradgen)
+    if keyword is not None:
+        return keyword
     theirs_all, ours_all, forward_keys = context or ({}, {}, set())
     try:
         ours = (
@@ -542,37 +549,48 @@ def compare_formula(
     return Formula(key, "differs", torch, gradgen, f"torch: {theirs}  gradgen: {ours}")
 
 
+# Formulas that are a keyword, not an expression: compared as the keyword.
+_KEYWORDS = ("non_differentiable", "not_implemented")
+
+
+def _keyword_formula(key: str, torch: str, gradgen: str) -> Formula | None:
+    """non_differentiable or not_implemented(...) on either side (None: on neither)."""
+    for keyword in _KEYWORDS:
+        sides = (torch.strip().startswith(keyword), gradgen.strip().startswith(keyword))
+        if any(sides):
+            same = all(sides)
+            why = "" if same else f"{keyword} on one side only"
+            return Formula(key, "same" if same else "differs", torch, gradgen, why)
+    return None
+
+
 def _schema_text(name: str) -> str:
     return " ".join(name.split())
 
 
-def compare_entry(torch_entry: dict, ours: dict | None, note: str | None) -> Entry:
-    """One torch entry beside gradgen's entry of the same name.overload (None: absent)."""
-    name = torch_entry["name"].split("(", 1)[0].strip()
-    base = name.split(".", 1)[0]
-    family, left_out = family_of(base)
-    if ours is None:
-        return Entry(name, base, False, family, left_out)
-    mine = _gradgen_formulas(ours)
-    theirs = _torch_formulas(torch_entry)
-    outputs = set(_return_names(torch_entry["name"])) | set(_return_names(ours["name"]))
+def _compare_formulas(
+    theirs: dict[tuple[str, ...], str], mine: dict[tuple[str, ...], str], outputs: set[str]
+) -> list[Formula]:
+    """Each of torch's formula keys beside gradgen's (`outputs`: the op's output names)."""
     forward_keys = {
         k
         for k in (*theirs, *mine)
         if set(k) <= outputs or all(re.fullmatch(r"result\d*", n) for n in k)
     }
+    covered = {n for k in mine for n in k}
     formulas = []
     for key, formula in theirs.items():
         gradgen = mine.get(key)
-        if gradgen is None and set(key) <= {n for k in mine for n in k}:
+        if gradgen is None and set(key) <= covered:
+            grouped = " / ".join(
+                f"{', '.join(k)}: {v}" for k, v in mine.items() if set(k) & set(key)
+            )
             formulas.append(
                 Formula(
                     ", ".join(key),
                     "differs",
                     formula,
-                    " / ".join(
-                        f"{', '.join(k)}: {v}" for k, v in mine.items() if set(k) & set(key)
-                    ),
+                    grouped,
                     "the inputs are grouped in other keys",
                 )
             )
@@ -582,6 +600,21 @@ def compare_entry(torch_entry: dict, ours: dict | None, note: str | None) -> Ent
                 ", ".join(key), formula, gradgen, key in forward_keys, (theirs, mine, forward_keys)
             )
         )
+    return formulas
+
+
+def compare_entry(torch_entry: dict, ours: dict | None, note: str | None) -> Entry:
+    """One torch entry beside gradgen's entry of the same name.overload (None: absent)."""
+    name = torch_entry["name"].split("(", 1)[0].strip()
+    base = name.split(".", 1)[0]
+    family, left_out = family_of(base)
+    if ours is None:
+        return Entry(name, base, False, family, left_out)
+    formulas = _compare_formulas(
+        _torch_formulas(torch_entry),
+        _gradgen_formulas(ours),
+        set(_return_names(torch_entry["name"])) | set(_return_names(ours["name"])),
+    )
     statuses = {f.status for f in formulas}
     status = next((s for s in ("differs", "not comparable", "missing") if s in statuses), "same")
     return Entry(
@@ -698,6 +731,27 @@ def _cell(text: str | None) -> str:
     return "" if text is None else "`" + " ".join(text.split()).replace("|", "\\|") + "`"
 
 
+def _absent_by_family(report: Report) -> list[str]:
+    """The page's section of absent entries, the families in scope first."""
+    by_family: dict[str, list[Entry]] = {}
+    for e in report.entries:
+        if not e.present:
+            by_family.setdefault(e.family, []).append(e)
+    out = ["## Absent entries by family", ""]
+    for family, entries in sorted(
+        by_family.items(), key=lambda item: item[1][0].left_out is not None
+    ):
+        reason = entries[0].left_out
+        label = f"left out: {reason}" if reason else "in scope"
+        out += [
+            f"### {family} ({len(entries)}; {label})",
+            "",
+            ", ".join(e.name for e in entries),
+            "",
+        ]
+    return out
+
+
 def as_markdown(report: Report) -> str:
     """docs/compare-torch.md."""
     s = report.summary()
@@ -739,14 +793,14 @@ def as_markdown(report: Report) -> str:
         "| entry | status | key | formula status | torch | gradgen | note |",
         "|---|---|---|---|---|---|---|",
     ]
-    for e in report.entries:
-        if e.present and e.status != "same":
-            for f in e.formulas:
-                if f.status != "same":
-                    out.append(
-                        f"| {e.name} | {e.status} | {f.key} | {f.status} "
-                        f"| {_cell(f.torch)} | {_cell(f.gradgen)} | {e.note or ''} |"
-                    )
+    out += [
+        f"| {e.name} | {e.status} | {f.key} | {f.status} "
+        f"| {_cell(f.torch)} | {_cell(f.gradgen)} | {e.note or ''} |"
+        for e in report.entries
+        if e.present and e.status != "same"
+        for f in e.formulas
+        if f.status != "same"
+    ]
     same = [e.name for e in report.entries if e.present and e.status == "same"]
     out += [
         "",
@@ -755,22 +809,7 @@ def as_markdown(report: Report) -> str:
         ", ".join(same) or "none",
         "",
     ]
-    by_family: dict[str, list[Entry]] = {}
-    for e in report.entries:
-        if not e.present:
-            by_family.setdefault(e.family, []).append(e)
-    out += ["## Absent entries by family", ""]
-    for family, entries in sorted(
-        by_family.items(), key=lambda item: item[1][0].left_out is not None
-    ):
-        reason = entries[0].left_out
-        label = f"left out: {reason}" if reason else "in scope"
-        out += [
-            f"### {family} ({len(entries)}; {label})",
-            "",
-            ", ".join(e.name for e in entries),
-            "",
-        ]
+    out += _absent_by_family(report)
     out += [
         "## gradgen only",
         "",

@@ -1049,7 +1049,19 @@ def entry_notes(text: str) -> dict[str, str]:
     (`pow.Tensor_Scalar`). Only lines between an entry's `- name:` and the next entry count,
     and only indented comments: a comment in column 1 belongs to no entry."""
     lines = text.splitlines()
-    starts: list[tuple[int, str]] = []  # (0-based line of the entry, its op name)
+    starts = _entry_lines(text)
+    notes: dict[str, str] = {}
+    for index, (start, name) in enumerate(starts):
+        end = starts[index + 1][0] if index + 1 < len(starts) else len(lines)
+        found = _notes_in(lines[start + 1 : end])
+        if found:
+            notes[name] = "; ".join(found)
+    return notes
+
+
+def _entry_lines(text: str) -> list[tuple[int, str]]:
+    """(the 0-based line where each entry starts, its op name), in spec order."""
+    starts: list[tuple[int, str]] = []
     root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     for node in getattr(root, "value", []):
         if not isinstance(node, yaml.MappingNode):
@@ -1059,20 +1071,20 @@ def entry_notes(text: str) -> dict[str, str]:
                      and isinstance(v, yaml.ScalarNode)), None)
         if isinstance(name, str):
             starts.append((node.start_mark.line, name.split("(", 1)[0].strip()))
-    notes: dict[str, str] = {}
-    for index, (start, name) in enumerate(starts):
-        end = starts[index + 1][0] if index + 1 < len(starts) else len(lines)
-        found: list[list[str]] = []  # one list of lines per note
-        continuing = False
-        for line in lines[start + 1 : end]:
-            if match := DIFFERS_NOTE.match(line):
-                found.append([match["text"].strip()])
-            elif continuing and (comment := _COMMENT_LINE.match(line)):
-                found[-1].append(comment["text"].strip())
-            else:
-                continuing = False
-                continue
-            continuing = not found[-1][-1].endswith(".")
-        if found:
-            notes[name] = "; ".join(" ".join(p for p in note if p) for note in found)
-    return notes
+    return starts
+
+
+def _notes_in(lines: list[str]) -> list[str]:
+    """The notes among an entry's lines, each joined with the lines that continue it."""
+    found: list[list[str]] = []  # one list of lines per note
+    continuing = False
+    for line in lines:
+        if match := DIFFERS_NOTE.match(line):
+            found.append([match["text"].strip()])
+        elif continuing and (comment := _COMMENT_LINE.match(line)):
+            found[-1].append(comment["text"].strip())
+        else:
+            continuing = False
+            continue
+        continuing = not found[-1][-1].endswith(".")
+    return [" ".join(p for p in note if p) for note in found]
