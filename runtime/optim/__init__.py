@@ -1,5 +1,5 @@
 """runtime.optim: SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad, Adadelta, ASGD,
-Rprop and the lr schedulers (`lr_scheduler`), as in torch.optim."""
+Rprop, LBFGS and the lr schedulers (`lr_scheduler`), as in torch.optim."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from runtime.optim.adam import Adam
 from runtime.optim.adamax import Adamax
 from runtime.optim.adamw import AdamW
 from runtime.optim.asgd import ASGD
+from runtime.optim.lbfgs import LBFGS
 from runtime.optim.nadam import NAdam
 from runtime.optim.optimizer import Optimizer
 from runtime.optim.radam import RAdam
@@ -20,7 +21,7 @@ from runtime.optim.rmsprop import RMSprop
 from runtime.optim.rprop import Rprop
 from runtime.optim.sgd import SGD
 
-__all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer",
+__all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer",
            "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler"]
 
 
