@@ -226,6 +226,8 @@ class _Canonical(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         name = _plain(node.id)
+        if name == "original_self_t":  # the input's tangent, before an in-place op
+            name = "self_t"
         if self.forward and name.endswith("_p"):  # a primal in a forward formula: the value
             name = name[:-2]
         return ast.Name(name, node.ctx)
@@ -293,7 +295,37 @@ _FUNCTIONS = {
     # a 0-dim tensor of a number: the number
     ("scalar_tensor", 1): lambda args: args[0],
     ("scalar_tensor", 2): lambda args: args[0],
+    # a Scalar as a C++ number: in Python it is the number
+    ("toDouble", 1): lambda args: args[0],
+    ("toFloat", 1): lambda args: args[0],
+    # an in-place op's forward formula writes the result's tangent into self_t
+    ("copy", 2): lambda args: args[1] if _is_name(args[0], "self_t") else None,
+    # zeros in the result's shape and options: zeros_like(result)
+    ("expand_as", 2): lambda args: _zeros_like(args[0], args[1]),
 }
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _zeros_like(zeros: ast.expr, like: ast.expr) -> ast.expr | None:
+    """`expand_as(zeros([], options(x)), x)` is zeros_like(x); None for anything else."""
+    same = ast.dump(like)
+    if (
+        isinstance(zeros, ast.Call)
+        and _is_name(zeros.func, "zeros")
+        and len(zeros.args) == 2
+        and isinstance(zeros.args[0], ast.List)
+        and not zeros.args[0].elts
+        and isinstance(zeros.args[1], ast.Call)
+        and _is_name(zeros.args[1].func, "options")
+        and [ast.dump(a) for a in zeros.args[1].args] == [same]
+    ):
+        return ast.Call(ast.Name("zeros_like", ast.Load()), [like], [])
+    return None
+
+
 # On real tensors: sgn is sign.
 _RENAMES = {"sgn": "sign"}
 
@@ -301,8 +333,9 @@ _RENAMES = {"sgn": "sign"}
 def _function(node: ast.Call, name: str) -> ast.AST:
     """A call of a function by name, in the one form."""
     rewrite = _FUNCTIONS.get((name, len(node.args)))
-    if rewrite is not None and not node.keywords:
-        return rewrite(node.args)
+    rewritten = rewrite(node.args) if rewrite is not None and not node.keywords else None
+    if rewritten is not None:
+        return rewritten
     if name in _RENAMES:
         node.func = ast.Name(_RENAMES[name], ast.Load())
     return node
@@ -667,6 +700,10 @@ class Report:
             f"{s['formulas_not_comparable']} not comparable, "
             f"{s['formulas_missing']} missing in gradgen"
         )
+
+    def stale_notes(self) -> list[Entry]:
+        """Entries with a `# differs from torch:` note whose formulas no longer differ."""
+        return [e for e in self.entries if e.note and e.status != "differs"]
 
     def unexplained(self) -> list[Entry]:
         """Present entries with a formula that differs and no `# differs from torch:`."""
