@@ -7,6 +7,8 @@
     python -m codegen explain OP      one op from its entry to its generated code and proof
     python -m codegen export-torch [OP ...] --out FILE
                                       the formulas as torch.autograd.Function classes
+    python -m codegen compare-torch [--json] [--write-docs] [--torch-spec PATH]
+                                      the spec beside torch's derivatives.yaml, entry by entry
 
 A bad spec (or an output directory that cannot be written) exits with status 2 and leaves
 the output directory as it was: every file is rendered first, then codegen/output.py swaps
@@ -22,7 +24,7 @@ import difflib
 import sys
 from pathlib import Path
 
-from codegen import explain, export_torch, output, verify
+from codegen import compare_torch, explain, export_torch, output, verify
 from codegen.generate import ROOT, generate  # generate: also importable from here, as before
 from codegen.model import SpecError
 
@@ -51,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         return explain.main(argv[1:])
     if argv and argv[0] == "export-torch":
         return export_torch.main(argv[1:])
+    if argv and argv[0] == "compare-torch":
+        return compare_torch.main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m codegen", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Check the spec and regenerate generated/ from it.",
@@ -58,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
                "(see python -m codegen verify --help).\n"
                "Also: python -m codegen explain OP shows one op from its YAML to its code.\n"
                "Also: python -m codegen export-torch [OP ...] --out FILE writes the spec's "
-               "formulas as torch.autograd.Function classes.")
+               "formulas as torch.autograd.Function classes.\n"
+               "Also: python -m codegen compare-torch sets the spec beside torch's "
+               "derivatives.yaml.")
     parser.add_argument("--spec", type=Path, default=ROOT / "derivatives.yaml",
                         help="the spec to read (default: derivatives.yaml)")
     parser.add_argument("--out", type=Path, default=ROOT / "generated",

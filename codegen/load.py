@@ -136,19 +136,28 @@ def load_spec(path: Path | str, helpers_path: Path | str | None = None) -> list[
                       function_signatures(Path(helpers_path)))
 
 
+def one_line(path: str) -> str:
+    """A file name as errors print it: every character that is not printable (a newline, a
+    tab, a line separator) as its Python escape, so `file:LINE:COL: entry: message` stays
+    one line whatever the file is called."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in path)
+
+
 def _read_text(path: Path) -> str:
     """The spec's text; a file that cannot be read, or is not UTF-8, raises SpecError."""
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise SpecError(Location(str(path), 1, 1), "<spec>", f"cannot read: {error}") from None
+        message = one_line(f"cannot read: {error}")
+        raise SpecError(Location(one_line(str(path)), 1, 1), "<spec>", message) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         before = data[: error.start]
         line = before.count(b"\n") + 1
         column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
-        raise SpecError(Location(path.name, line, column), "<spec>",
+        raise SpecError(Location(one_line(path.name), line, column), "<spec>",
                         f"not UTF-8: byte 0x{data[error.start]:02x} cannot start or continue a "
                         "character here") from None
 
@@ -160,7 +169,7 @@ def parse_spec(text: str, path: str, helpers: frozenset[str],
     `helpers` names the functions of runtime/manual.py that formulas may call;
     `helper_signatures`, when given, the calls they take, so that formulas are checked.
     """
-    reader = _Reader(path, text)
+    reader = _Reader(one_line(path), text)
     entries = _entries(reader, _compose(reader))
     scope = _scope(entries, helpers, helper_signatures or {})
     counter: Counter[str] = Counter()
@@ -258,9 +267,8 @@ def _compose(reader: _Reader) -> yaml.SequenceNode:
                 )
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        location = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path, 1, 1)
-        raise SpecError(location, "<yaml>", f"YAML syntax error: {error.problem}") from None
+        location, message = _syntax_error(path, error)
+        raise SpecError(location, "<yaml>", message) from None
     except yaml.YAMLError as error:
         raise SpecError(Location(path, 1, 1), "<yaml>", f"YAML error: {error}") from None
     if root is None:
@@ -276,6 +284,32 @@ def _compose(reader: _Reader) -> yaml.SequenceNode:
     if not root.value:
         raise SpecError(Location(path, 1, 1), "<spec>", "the spec is empty: no entries")
     return root
+
+
+# What PyYAML was reading when it met a syntax error, for the errors whose cause is where
+# that began: a `[`, `{` or quote that is never closed (or holds a mistake).
+_OPENED = {"while parsing a flow sequence": "[", "while parsing a flow mapping": "{",
+           "while scanning a quoted scalar": "quote"}
+
+
+def _syntax_error(path: str, error: yaml.MarkedYAMLError) -> tuple[Location, str]:
+    """Where a YAML syntax error is reported, and its message.
+
+    PyYAML notes the mistake where it could no longer go on (`problem_mark`): for an unclosed
+    `[` that is the next `key:` or the end of the file, which is not where the mistake is.
+    When what it was reading is a bracket or a quote (`context_mark`), the error is put where
+    that opens and says where the parser gave up."""
+    problem, context = error.problem_mark, error.context_mark
+    opened = _OPENED.get((error.context or "").strip())
+    if opened and context is not None and problem is not None:
+        what = "the quoted text that starts here, never closed" if opened == "quote" \
+            else f"the {opened!r} opened here"
+        return (Location(path, context.line + 1, context.column + 1),
+                f"YAML syntax error in {what}: {error.problem} (at line "
+                f"{problem.line + 1}, column {problem.column + 1})")
+    mark = problem or context
+    location = Location(path, mark.line + 1, mark.column + 1) if mark else Location(path, 1, 1)
+    return location, f"YAML syntax error: {error.problem}"
 
 
 # -- entries and schemas ----------------------------------------------------------------------
@@ -1032,3 +1066,59 @@ def _bool_key(entry: _Entry, name: str, default: bool) -> bool:
     if not isinstance(raw, bool):
         raise entry.fail(value, f"{name} must be True or False")
     return raw
+
+
+# -- notes on entries -------------------------------------------------------------------------
+
+# `# differs from torch: why`, a comment indented inside an entry (below its `- name:`), says
+# why a formula of the entry is not torch's (codegen/compare_torch.py reads it). It runs on
+# over the indented comment lines right below it up to the first line that ends with a
+# full stop: the comments after that are the entry's own.
+DIFFERS_NOTE = re.compile(r"^\s+#\s*differs from torch:\s*(?P<text>.*)$")
+_COMMENT_LINE = re.compile(r"^\s+#\s?(?P<text>.*)$")
+
+
+def entry_notes(text: str) -> dict[str, str]:
+    """The `# differs from torch:` note of each entry that has one, by the entry's op name
+    (`pow.Tensor_Scalar`). Only lines between an entry's `- name:` and the next entry count,
+    and only indented comments: a comment in column 1 belongs to no entry."""
+    lines = text.splitlines()
+    starts = _entry_lines(text)
+    notes: dict[str, str] = {}
+    for index, (start, name) in enumerate(starts):
+        end = starts[index + 1][0] if index + 1 < len(starts) else len(lines)
+        found = _notes_in(lines[start + 1 : end])
+        if found:
+            notes[name] = "; ".join(found)
+    return notes
+
+
+def _entry_lines(text: str) -> list[tuple[int, str]]:
+    """(the 0-based line where each entry starts, its op name), in spec order."""
+    starts: list[tuple[int, str]] = []
+    root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    for node in getattr(root, "value", []):
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        name = next((v.value for k, v in node.value
+                     if isinstance(k, yaml.ScalarNode) and k.value == "name"
+                     and isinstance(v, yaml.ScalarNode)), None)
+        if isinstance(name, str):
+            starts.append((node.start_mark.line, name.split("(", 1)[0].strip()))
+    return starts
+
+
+def _notes_in(lines: list[str]) -> list[str]:
+    """The notes among an entry's lines, each joined with the lines that continue it."""
+    found: list[list[str]] = []  # one list of lines per note
+    continuing = False
+    for line in lines:
+        if match := DIFFERS_NOTE.match(line):
+            found.append([match["text"].strip()])
+        elif continuing and (comment := _COMMENT_LINE.match(line)):
+            found[-1].append(comment["text"].strip())
+        else:
+            continuing = False
+            continue
+        continuing = not found[-1][-1].endswith(".")
+    return [" ".join(p for p in note if p) for note in found]

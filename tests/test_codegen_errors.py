@@ -121,8 +121,23 @@ CASES = [
     Case("unknown-method", "- name: relu(Tensor self) -> Tensor\n"
          "  self: grad.frobnicate()\n",
          8, 14, "frobnicate", "relu", "unknown Tensor method 'frobnicate'"),
+    # An unclosed bracket or quote: where it opens, not where the parser gave up.
     Case("yaml-syntax", "- name: relu(Tensor self) -> Tensor\n  self: [grad\n",
-         9, 1, "", "<yaml>", "YAML syntax error"),
+         8, 9, "[grad", "<yaml>", "YAML syntax error in the '[' opened here: expected ',' or "
+         "']', but got '<stream end>' (at line 9, column 1)"),
+    Case("yaml-unclosed-bracket-before-a-key", "- name: relu(Tensor self) -> Tensor\n"
+         "  self: grad\n  output_differentiability: [True\n  samples: []\n",
+         9, 29, "[True", "<yaml>", "YAML syntax error in the '[' opened here: expected ',' or "
+         "']', but got ':' (at line 10, column 10)"),
+    Case("yaml-unclosed-bracket-in-a-sample", "- name: relu(Tensor self) -> Tensor\n"
+         "  self: grad\n  samples:\n    - {self: [3, 4}\n",
+         10, 14, "[3, 4}", "<yaml>", "in the '[' opened here: expected ',' or ']', but got '}'"),
+    Case("yaml-unclosed-brace", "- name: relu(Tensor self) -> Tensor\n"
+         "  self: grad\n  samples:\n    - {self: [3, 4]\n  variants: function\n",
+         10, 7, "{self", "<yaml>", "in the '{' opened here"),
+    Case("yaml-unclosed-quote", "- name: relu(Tensor self) -> Tensor\n  self: \"grad\n\n",
+         8, 9, "\"grad", "<yaml>", "YAML syntax error in the quoted text that starts here, "
+         "never closed: found unexpected end of stream"),
     Case("yaml-colon-in-plain-formula", "- name: relu(Tensor self) -> Tensor\n"
          "  self: (lambda g: g)(grad)\n",
          8, 18, ": g)", "<yaml>", "YAML syntax error: mapping values are not allowed here"),
@@ -317,6 +332,32 @@ def test_the_prelude_alone_is_valid(tmp_path: Path) -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize("name", ["bad\nname.yaml", "bad\rname.yaml", "bad\u2028name.yaml",
+                                  "bad\tname.yaml"])
+def test_a_spec_name_with_a_line_break_keeps_the_error_on_one_line(
+        name: str, generated_copy: Path, tmp_path: Path) -> None:
+    spec = tmp_path / name
+    spec.write_text(PRELUDE + "- name: relu(Tensor self) -> Tensor\n  self: [grad\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "codegen", "--spec", str(spec), "--out", str(generated_copy)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 2
+    shown = name.encode("unicode_escape").decode("ascii")  # bad\nname.yaml, as Python writes it
+    assert run.stderr.split("\n") == [f"{shown}:8:9: <yaml>: YAML syntax error in the '[' "
+                                      "opened here: expected ',' or ']', but got '<stream end>' "
+                                      "(at line 9, column 1)", ""]
+
+
+def test_an_unreadable_spec_path_with_a_newline_is_one_line(tmp_path: Path) -> None:
+    spec = tmp_path / "no\nsuch.yaml"
+    run = subprocess.run([sys.executable, "-m", "codegen", "--spec", str(spec)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    assert len(run.stderr.splitlines()) == 1, run.stderr
+    assert run.stderr.startswith(str(tmp_path) + "/no\\nsuch.yaml:1:1: <spec>: cannot read: ")
 
 
 def test_a_spec_that_is_not_utf8_is_a_located_error(generated_copy: Path, tmp_path: Path) -> None:
