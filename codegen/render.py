@@ -939,6 +939,36 @@ def render_tensor_methods(env: jinja2.Environment, header: dict, infos: list[OpI
         **header, methods=methods, operators=operator_contexts(infos))
 
 
+def _numpy_forms(infos: list[OpInfo]) -> list[tuple[str, list[tuple[str, str, str]]]]:
+    """(kernel name, [(form, when's literal or None, quiet)]) per op with `numpy:` forms."""
+    return [(info.name.replace(".", "_"),
+             [(f.form, "None" if f.when is None else escape(f.when, Into.LITERAL),
+               repr(f.quiet)) for f in info.numpy_forms])
+            for info in infos if info.numpy_forms]
+
+
+def _provenance(infos: list[OpInfo]) -> list[tuple[str, list[tuple[int, str]]]]:
+    """(node name, [(input index, "name: formula" as one comment-safe line)]), for the
+    first entry of each node name."""
+    table: dict[str, dict[int, str]] = {}
+    for info in infos:
+        if info.node_name is None or info.node_name in table:
+            continue
+        index_of = {i.name: i.index for i in info.inputs}
+        entry: dict[int, str] = {}
+        for derivative in info.derivatives:
+            for var in derivative.var_names:
+                if var in index_of:
+                    entry[index_of[var]] = escape(f"{var}: {derivative.formula}", Into.COMMENT)
+        table[info.node_name] = entry
+    return [(name, sorted(entry.items())) for name, entry in table.items()]
+
+
+def render_spec_data(env: jinja2.Environment, header: dict, infos: list[OpInfo]) -> str:
+    return env.get_template("spec_data.py.j2").render(
+        **header, numpy_forms=_numpy_forms(infos), formulas=_provenance(infos))
+
+
 def render_all(infos: list[OpInfo], spec_name: str,
                kernels: frozenset[str] = frozenset()) -> dict[str, str]:
     """File name -> text, for every file under generated/.
@@ -954,5 +984,6 @@ def render_all(infos: list[OpInfo], spec_name: str,
         "ops.py": render_ops(env, header, infos, bindings, kernels),
         "forward.py": render_forward(env, header, infos, bindings),
         "tensor_methods.py": render_tensor_methods(env, header, infos, bindings),
+        "spec_data.py": render_spec_data(env, header, infos),
         "__init__.py": env.get_template("__init__.py.j2").render(**header),
     }

@@ -325,6 +325,31 @@ def _matches(param: Param, value: Any, strict: bool, tensor_types: tuple = ()) -
     return False
 
 
+# The numpy-style names torch's Python argument parser accepts for a parameter besides its
+# own (`x.sum(1, keepdims=True)`, `torch.cat(ts, axis=0)`, `torch.add(x=a, x2=b)`); `self` is
+# `input` to it, as in its messages.
+NUMPY_ALIASES = {"self_": ("input", "x", "a", "x1"), "other": ("x2",), "dim": ("axis",),
+                 "keepdim": ("keepdims",)}
+
+
+def _keyword_target(params: Sequence[Param], key: str) -> str | None:
+    """The parameter a keyword names: by its own name, or by one of its numpy aliases."""
+    for param in params:
+        if param.name == key:
+            return key
+    for param in params:
+        if key in NUMPY_ALIASES.get(param.name, ()):
+            return param.name
+    return None
+
+
+def _renames(params: Sequence[Param], kwargs: dict) -> tuple[tuple[str, str], ...] | None:
+    """(keyword, parameter) for each keyword given by an alias; None if there is none."""
+    pairs = tuple((key, target) for key in kwargs
+                  if (target := _keyword_target(params, key)) is not None and target != key)
+    return pairs or None
+
+
 def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool,
           tensor_types: tuple = (), only_numbers: bool = False) -> tuple | None:
     """The arguments in schema order if they match `params`, else None (`only_numbers`: a
@@ -336,9 +361,10 @@ def _bind(params: Sequence[Param], args: tuple, kwargs: dict, strict: bool,
     for param, value in zip(positional, args, strict=False):
         bound[param.name] = value
     for key, value in kwargs.items():
-        if key not in {p.name for p in params} or key in bound:
+        target = _keyword_target(params, key)
+        if target is None or target in bound:
             return None
-        bound[key] = value
+        bound[target] = value
     for param in params:
         if param.name not in bound:
             if not param.has_default:
@@ -365,7 +391,8 @@ def _tensor_for_number(overloads: Sequence[Overload], args: tuple, kwargs: dict)
     for overload in overloads:
         positional = [p for p in overload.params if not p.keyword_only]
         given = [*zip(positional, args, strict=False),
-                 *((p, kwargs[p.name]) for p in overload.params if p.name in kwargs)]
+                 *((p, v) for k, v in kwargs.items() for p in overload.params
+                   if _keyword_target(overload.params, k) == p.name)]
         if any(isinstance(v, Tensor) and _number_kind(p.type) for p, v in given):
             return True
     return False
@@ -391,8 +418,9 @@ _DEFAULT = object()
 
 
 # Resolution depends only on the types of the arguments, so it is done once per
-# combination of types: (name, argument types) -> (wrapper, names of the positional args).
-_resolved: dict[tuple, tuple[Callable, tuple[str, ...]]] = {}
+# combination of types: (name, argument types) -> (wrapper, names of the positional args,
+# the keywords given by a numpy-style alias with the parameter each names).
+_resolved: dict[tuple, tuple[Callable, tuple[str, ...] | None, tuple | None]] = {}
 
 
 def _type_key(value: Any) -> Any:
@@ -420,7 +448,11 @@ def call(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict,
         if type(resolved) is _ByValue:  # decided by a tensor's values, not its type
             return resolved()
         _resolved[key] = resolved
-    function, names = resolved
+    function, names, renames = resolved
+    if renames is not None:  # numpy-style keywords, given the parameters' own names
+        kwargs = dict(kwargs)
+        for key, target in renames:
+            kwargs[target] = kwargs.pop(key)
     if names is None:  # the wrapper takes the arguments in the schema's order
         return function(*args, **kwargs)
     # The generated wrappers name their parameters as the schema does.
@@ -428,7 +460,7 @@ def call(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict,
 
 
 def _resolve_with_out(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict,
-                      tensor_types: tuple = ()) -> tuple[Callable, tuple[str, ...]]:
+                      tensor_types: tuple = ()) -> tuple:
     """Resolution of a call with out= (runtime/out.py): out is no schema argument, so the
     overload is chosen by the others, and it must be one whose wrapper takes out= (torch's
     overloads without an out= form refuse it); else torch's invalid-combination TypeError."""
@@ -460,7 +492,8 @@ def _leading_parameters(function: Callable, count: int) -> tuple[str, ...] | Non
 
 
 def _resolve(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict,
-             tensor_types: tuple = ()) -> tuple[Callable, tuple[str, ...] | None] | _ByValue:
+             tensor_types: tuple = ()) -> tuple[Callable, tuple[str, ...] | None, tuple | None] \
+        | _ByValue:
     for strict in (True, False):
         for overload in overloads:
             bound = _bind(overload.params, args, kwargs, strict, tensor_types,
@@ -471,6 +504,6 @@ def _resolve(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict
             if not strict and not tensor_types and _tensor_for_number(overloads, args, kwargs):
                 return _ByValue(function, overload.params, bound)
             names = tuple(p.name for p in overload.params if not p.keyword_only)[:len(args)]
-            return function, None if _leading_parameters(function, len(args)) == names \
-                else names
+            return (function, None if _leading_parameters(function, len(args)) == names
+                    else names, _renames(overload.params, kwargs))
     raise _invalid_combination(name, overloads, args, kwargs, tensor_types)

@@ -159,3 +159,80 @@ def test_the_reader_finds_a_cycle_and_ignores_what_does_not_run(tmp_path: Path) 
 
 def test_imports_inside_functions_break_a_cycle() -> None:
     assert function_level_imports(ROOT, PACKAGES) == []
+
+
+# A compiled TinyModel step, run in a fresh interpreter that records every file it opens
+# (an audit hook sees each open, whoever calls it) and then prints what it loaded.
+_TRACE_A_STEP = """
+import json, os, sys
+opened = []
+sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == "open" and
+                 isinstance(args[0], (str, bytes, os.PathLike)) else None)
+import numpy as np
+import runtime as torch
+model = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(3, 6), torch.randn(3, 2)
+def step():
+    optimizer.zero_grad()
+    loss = (y - model(x)).pow(2).sum()
+    loss.backward()
+    optimizer.step()
+    return loss
+compiled = torch.compile(step)
+for _ in range(3):
+    compiled()
+print(json.dumps({"fallback": compiled.fallback_reason, "code": compiled.code,
+                  "modules": sorted(sys.modules), "opened": opened}))
+"""
+
+
+def test_the_runtime_needs_neither_the_generator_nor_the_spec() -> None:
+    """`import runtime` and a compiled step load no module of codegen and open no spec file:
+    what the runtime needs of the spec is in generated/ (spec_data.py)."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _TRACE_A_STEP], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["fallback"] is None
+    # The trace did read the spec's data: a numpy form and a formula's provenance comment.
+    assert "np.square(" in seen["code"]
+    assert "PowBackward0: self: pow_backward(grad, self, exponent)" in seen["code"]
+    assert [m for m in seen["modules"] if m == "codegen" or m.startswith("codegen.")] == []
+    assert "generated.spec_data" in seen["modules"]
+    assert [p for p in seen["opened"] if p.endswith((".yaml", ".yml"))] == []
+
+
+def test_no_runtime_file_imports_the_generator_or_names_the_spec_file() -> None:
+    """Statically too, anywhere in a file (inside functions as well): no import of codegen,
+    and no string that is the spec's file name or a path to it (a message that mentions
+    torch's `tools/autograd/derivatives.yaml` in a sentence is no path)."""
+    found = []
+    for path in sorted((ROOT / "runtime").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            if any(n == "codegen" or n.startswith("codegen.") for n in names):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} imports codegen")
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                    _is_spec_path(node.value):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} names the spec file")
+    assert found == []
+
+
+def _is_spec_path(text: str) -> bool:
+    text = text.strip().strip("'\"")
+    return text.endswith("derivatives.yaml") and not any(c.isspace() for c in text)
+
+
+def test_the_static_rule_tells_a_path_from_a_sentence() -> None:
+    assert _is_spec_path("derivatives.yaml") and _is_spec_path("../derivatives.yaml")
+    assert not _is_spec_path('see "tools/autograd/derivatives.yaml" for the formula')

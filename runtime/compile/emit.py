@@ -6,7 +6,7 @@ fixed names of the step's namespace (`np`, `kernels`, `ops`, `accumulate`, ...).
 that has no exact literal (a numpy dtype, a numpy scalar, an infinity, an object the step
 calls) goes into the namespace as a constant `cN`; only Python's own literals are written
 out, with `repr`, which reads back exactly. Text from the spec reaches the source only in
-comments, through codegen's escape for comments.
+comments, as generated/spec_data.py holds it: escaped for a comment by the generator.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
-from codegen.escape import Into, escape
 
 
 class TraceBreak(Exception):
@@ -104,11 +102,6 @@ class Source:
         line = Line(target, expression, reads, comment, phase)
         self.lines.append(line)
         return line
-
-
-def comment_text(text: str) -> str:
-    """Text (a spec formula, a node's name) made safe to sit in a `#` comment: one line."""
-    return escape(text, Into.COMMENT)
 
 
 def describe_array(array: np.ndarray) -> str:

@@ -16,8 +16,8 @@ off and back on).
 
 The form is used only when, on the traced call, it gives what the kernel gave: the same
 dtype, shape, strides and bits, and a view exactly where the kernel made a view. Nothing
-here knows an op by name: what an op allows is declared in the spec, and checked by
-codegen/load.py."""
+here knows an op by name: what an op allows is declared in the spec, checked by
+codegen/load.py and written into generated/spec_data.py, which is all the runtime reads of it."""
 
 from __future__ import annotations
 
@@ -27,11 +27,11 @@ import copy
 import inspect
 import warnings
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from generated.spec_data import NUMPY_FORMS
 from runtime import kernels
 
 
@@ -49,18 +49,14 @@ _FORMS: dict[str, tuple[Form, ...]] | None = None
 
 
 def forms() -> dict[str, tuple[Form, ...]]:
-    """Kernel name -> its parsed `numpy:` forms, in the spec's order, from the checked
-    spec."""
+    """Kernel name -> its parsed `numpy:` forms, in the spec's order (generated/spec_data.py,
+    which the generator wrote from the checked spec)."""
     global _FORMS
     if _FORMS is None:
-        from codegen.load import load_spec
-
-        spec = Path(__file__).resolve().parent.parent.parent / "derivatives.yaml"
         table = {}
-        for info in load_spec(spec):
-            name = info.name.replace(".", "_")  # the kernel's name (generated/ops.py's)
+        for name, entries in NUMPY_FORMS.items():
             kernel = getattr(kernels, name, None)
-            if not info.numpy_forms or kernel is None:
+            if kernel is None:
                 continue
             # (While a step is traced, the kernels are listeners that wrap them.)
             kernel = getattr(kernel, "__wrapped__", kernel)
@@ -69,9 +65,9 @@ def forms() -> dict[str, tuple[Form, ...]]:
             defaults = {k: p.default for k, p in parameters.items()
                         if p.default is not inspect.Parameter.empty}
             table[name] = tuple(
-                Form(params, defaults, ast.parse(f.form, mode="eval"),
-                     ast.parse(f.when, mode="eval") if f.when else None, f.quiet)
-                for f in info.numpy_forms)
+                Form(params, defaults, ast.parse(form, mode="eval"),
+                     ast.parse(when, mode="eval") if when else None, quiet)
+                for form, when, quiet in entries)
         _FORMS = table
     return _FORMS
 

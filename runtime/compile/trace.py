@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from generated.spec_data import FORMULAS
 from runtime import (
     anomaly,
     factories,
@@ -52,7 +53,7 @@ from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.changes import Registry
 from runtime.compile import forms, optim, reads
-from runtime.compile.emit import Source, TraceBreak, comment_text, describe_array
+from runtime.compile.emit import Source, TraceBreak, describe_array
 from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import _Mode
 from runtime.nn.module import Module
@@ -839,7 +840,7 @@ class _Boundary(_Sweep):
 def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
     """Name, on each line a node's apply wrote, the formula it belongs to (as the spec
     wrote it): the formula of the first gradient that needs the line."""
-    formulas = _formulas(node.name())
+    formulas = FORMULAS.get(node.name(), {})
     lines = tracer.source.lines
     made_here = {line.target: line for line in lines[start:] if line.target}
     for index, grad in enumerate(outputs):
@@ -853,36 +854,8 @@ def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
             if line is None:
                 continue
             if line.comment == node.name():
-                line.comment = comment_text(text)
+                line.comment = text
             stack.extend(line.reads)
-
-
-_FORMULAS: dict[str, dict[int, str]] | None = None
-
-
-def _formulas(node_name: str) -> dict[int, str]:
-    """Input index -> `name: formula` as derivatives.yaml writes it, for a node's comments
-    (codegen's checked spec, loaded once)."""
-    global _FORMULAS
-    if _FORMULAS is None:
-        from pathlib import Path
-
-        from codegen.load import load_spec
-
-        spec = Path(__file__).resolve().parent.parent.parent / "derivatives.yaml"
-        table: dict[str, dict[int, str]] = {}
-        for info in load_spec(spec):
-            if info.node_name is None or info.node_name in table:
-                continue
-            by_name = {i.name: i.index for i in info.inputs}
-            entry: dict[int, str] = {}
-            for derivative in info.derivatives:
-                for var in derivative.var_names:
-                    if var in by_name:
-                        entry[by_name[var]] = f"{var}: {derivative.formula}"
-            table[info.node_name] = entry
-        _FORMULAS = table
-    return _FORMULAS.get(node_name, {})
 
 
 def _sum_to(tracer: Tracer, grad: Value, shape: tuple[int, ...]) -> Value:
