@@ -939,6 +939,24 @@ def render_tensor_methods(env: jinja2.Environment, header: dict, infos: list[OpI
         **header, methods=methods, operators=operator_contexts(infos))
 
 
+def explore_context(info: OpInfo) -> dict:
+    """One Node class's entry, as runtime.explore shows it (generated/explore_data.py)."""
+    return {
+        "name": info.node_name,
+        "entry": info.name,
+        "schema": str(info.schema),
+        "formulas": [(", ".join(d.var_names), d.formula) for d in info.derivatives],
+        "result": [(", ".join(f.var_names), f.formula, f.derived)
+                   for f in info.forward_derivatives],
+        "saved": [(a.name, str(a.kind)) for a in info.saved],
+    }
+
+
+def render_explore_data(env: jinja2.Environment, header: dict, infos: list[OpInfo]) -> str:
+    return env.get_template("explore_data.py.j2").render(
+        **header, nodes=[explore_context(i) for i in infos if i.differentiable])
+
+
 def render_all(infos: list[OpInfo], spec_name: str,
                kernels: frozenset[str] = frozenset()) -> dict[str, str]:
     """File name -> text, for every file under generated/.
@@ -954,5 +972,6 @@ def render_all(infos: list[OpInfo], spec_name: str,
         "ops.py": render_ops(env, header, infos, bindings, kernels),
         "forward.py": render_forward(env, header, infos, bindings),
         "tensor_methods.py": render_tensor_methods(env, header, infos, bindings),
+        "explore_data.py": render_explore_data(env, header, infos),
         "__init__.py": env.get_template("__init__.py.j2").render(**header),
     }
