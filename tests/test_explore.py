@@ -164,3 +164,18 @@ def test_the_command_writes_the_page_of_a_script(tmp_path: Path) -> None:
     assert data["profiled"]
     labels = {b["label"] for b in data["boxes"]}
     assert "layer2.bias\n (10)" in labels
+
+
+def test_each_arrow_runs_from_its_tail_box_to_its_head_box() -> None:
+    model, loss = cnn_loss()
+    page = torch.explore(loss, params=dict(model.named_parameters()), layout="dot")
+    boxes = {b["id"]: b for b in page.data["boxes"]}
+
+    def distance(point, box) -> float:
+        dx = max(abs(point[0] - box["x"]) - box["width"] / 2, 0)
+        dy = max(abs(point[1] - box["y"]) - box["height"] / 2, 0)
+        return (dx * dx + dy * dy) ** 0.5
+
+    for arrow in page.data["arrows"]:
+        assert distance(arrow["points"][0], boxes[arrow["tail"]]) < 12
+        assert distance(arrow["points"][-1], boxes[arrow["head"]]) < 12

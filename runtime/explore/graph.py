@@ -140,7 +140,8 @@ def _dot_layout(sink: Sink) -> None:
     keys = list(sink.boxes)
     height = 0.0
     placed: dict[str, tuple[float, float, float, float]] = {}
-    routes: list[list[tuple[float, float]]] = []
+    # dot lists the edges in an order of its own: each route is matched by its two ends.
+    routes: dict[tuple[str, str], list[list[tuple[float, float]]]] = {}
     for line in done.stdout.splitlines():
         parts = shlex.split(line, posix=False)
         if not parts:
@@ -153,14 +154,17 @@ def _dot_layout(sink: Sink) -> None:
         elif parts[0] == "edge":
             count = int(parts[3])
             coordinates = [float(v) * POINTS for v in parts[4:4 + 2 * count]]
-            routes.append(list(zip(coordinates[::2], coordinates[1::2], strict=True)))
-    if len(placed) != len(keys) or len(routes) != len(sink.arrows):
+            route = list(zip(coordinates[::2], coordinates[1::2], strict=True))
+            routes.setdefault((parts[1], parts[2]), []).append(route)
+    if len(placed) != len(keys) or sum(map(len, routes.values())) != len(sink.arrows):
         raise ValueError("dot -Tplain: unexpected output")
     for i, key in enumerate(keys):
         x, y, w, h = placed[f"n{i}"]
         box = sink.boxes[key]
         box.x, box.y, box.width, box.height = x, height - y, w, h
-    for arrow, route in zip(sink.arrows, routes, strict=True):
+    index = {key: f"n{i}" for i, key in enumerate(keys)}
+    for arrow in sink.arrows:
+        route = routes[index[arrow.tail], index[arrow.head]].pop(0)
         arrow.points = [(x, height - y) for x, y in route]
 
 
