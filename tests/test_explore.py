@@ -135,7 +135,10 @@ def test_the_page_is_self_contained_and_spec_text_stays_text() -> None:
     assert not re.search(r"""(src|href)=["']?https?:""", text)
     assert "<link" not in text and "default-src 'none'" in text
     payload = re.search(r'id="explore-data">(.*?)</script>', text, re.S).group(1)
-    assert "alert(1)" in json.loads(payload)["boxes"][0]["label"] + json.dumps(json.loads(payload))
+    labels = [box["label"] for box in json.loads(payload)["boxes"]]
+    assert "</script><script>alert(1)</script>\n (3)" in labels  # text, read as JSON
+    inline = page._repr_html_()  # a notebook's: the page in an iframe, all of it escaped
+    assert inline.startswith("<iframe srcdoc=") and "<script" not in inline
 
 
 def test_the_tips_linked_are_headings_of_the_tips_page() -> None:
