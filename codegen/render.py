@@ -969,6 +969,24 @@ def render_spec_data(env: jinja2.Environment, header: dict, infos: list[OpInfo])
         **header, numpy_forms=_numpy_forms(infos), formulas=_provenance(infos))
 
 
+def explore_context(info: OpInfo) -> dict:
+    """One Node class's entry, as runtime.explore shows it (generated/explore_data.py)."""
+    return {
+        "name": info.node_name,
+        "entry": info.name,
+        "schema": str(info.schema),
+        "formulas": [(", ".join(d.var_names), d.formula) for d in info.derivatives],
+        "result": [(", ".join(f.var_names), f.formula, f.derived)
+                   for f in info.forward_derivatives],
+        "saved": [(a.name, str(a.kind)) for a in info.saved],
+    }
+
+
+def render_explore_data(env: jinja2.Environment, header: dict, infos: list[OpInfo]) -> str:
+    return env.get_template("explore_data.py.j2").render(
+        **header, nodes=[explore_context(i) for i in infos if i.differentiable])
+
+
 def render_all(infos: list[OpInfo], spec_name: str,
                kernels: frozenset[str] = frozenset()) -> dict[str, str]:
     """File name -> text, for every file under generated/.
@@ -985,5 +1003,6 @@ def render_all(infos: list[OpInfo], spec_name: str,
         "forward.py": render_forward(env, header, infos, bindings),
         "tensor_methods.py": render_tensor_methods(env, header, infos, bindings),
         "spec_data.py": render_spec_data(env, header, infos),
+        "explore_data.py": render_explore_data(env, header, infos),
         "__init__.py": env.get_template("__init__.py.j2").render(**header),
     }

@@ -43,6 +43,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     profiler                             engine, kernels, namespaces, generated.ops: times
                                          ops and backward nodes while it records
     viz (not imported here)              nn, runtime.__main__: draws a graph
+    explore (imported when first read)   viz, engine, profiler, generated.explore_data:
+                                         the explorer page, `runtime.explore(loss)`
     compile                              generated.ops, kernels, recording, nn, optim,
                                          autograd: a traced step as straight-line numpy
     cuda, accelerator                    devices: no device but the CPU
@@ -151,4 +153,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> _Any:
+    if name == "explore":  # gradgen's own, not torch's: imported when first asked for
+        import importlib
+
+        return importlib.import_module("runtime.explore")
     raise _missing_attribute(__name__, name)

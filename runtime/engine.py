@@ -45,6 +45,11 @@ ReadyEntry = tuple[float, int, Node]
 # -- profiler hook (runtime/profiler): while a profiler records, a function that wraps each
 # backward's `evaluate` to time every node; None otherwise, checked once per backward call.
 node_hook: Callable[[Callable], Callable] | None = None
+# -- observer hook (runtime/explore): while an explorer records, an object that wraps each
+# backward's `evaluate` (outside the profiler's hook: `observer.wrap(task, evaluate)`) and
+# hears of each gradient the engine sums back to its input's shape (`observer.reduced`);
+# None otherwise, checked once per backward call and on the rare path of `_conform`.
+observer = None
 
 
 class GraphTask:
@@ -164,6 +169,8 @@ class GraphTask:
         ready, buffers, deliver = self.ready, self.input_buffers, self.deliver
         if node_hook is not None:  # a profiler is recording (runtime/profiler)
             evaluate = node_hook(evaluate)
+        if observer is not None:  # an explorer is recording (runtime/explore)
+            evaluate = observer.wrap(self, evaluate)
         node = None
         try:
             while following is not None or ready:
@@ -282,6 +289,8 @@ def _conform(node: Node, index: int, grad: Tensor | np.ndarray | np.generic, arr
                 f"Function {node.name()} returned an invalid gradient at index {index} - "
                 f"got {list(got)} but expected shape compatible with {list(shape)}"
             )
+        if observer is not None:  # an explorer shows the gradient before the sum
+            observer.reduced(node, index, grad, shape)
         grad = kernels.sum_to(grad, shape) if arrays else _sum_to(grad, shape)
     if arrays:
         return grad if grad.dtype == dtype else grad.astype(dtype)

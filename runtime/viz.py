@@ -37,7 +37,7 @@ from runtime._tensor import Tensor
 from runtime.nn import Module
 from runtime.node import Node
 
-__all__ = ["make_dot", "graph_text", "saved_attributes", "main"]
+__all__ = ["make_dot", "draw", "graph_text", "saved_attributes", "main"]
 
 SAVED_PREFIX = "_saved_"
 
@@ -108,26 +108,12 @@ def _saved_tensors(node: Node) -> Iterator[tuple[str, Tensor]]:
                     yield f"{key}[{index}]", item
 
 
-def make_dot(output: Tensor | tuple[Tensor, ...], params: dict[str, Tensor] | None = None,
-             show_attrs: bool = False, show_saved: bool = False,
-             max_attr_chars: int = 50) -> Any:
-    """A `graphviz.Digraph` of the graph behind `output` (a tensor, or a tuple of them),
-    as torchviz's `make_dot` draws PyTorch's.
-
-    `params` names the leaves (`dict(model.named_parameters())`); `show_saved` adds the
-    tensors each node saved for backward; `show_attrs` lists the other saved values under
-    each node, cut to `max_attr_chars` characters. Render with `.render()` or `.pipe()`,
-    or read the DOT text in `.source`.
-    """
-    try:
-        from graphviz import Digraph
-    except ImportError as error:
-        raise ImportError("make_dot needs the graphviz package: pip install graphviz (the "
-                          "'viz' extra); graph_text draws the graph without it") from error
-    if params is not None and not all(isinstance(p, Tensor) for p in params.values()):
-        raise TypeError("make_dot: params must map names to tensors")
-    names = {} if params is None else {id(tensor): name for name, tensor in params.items()}
-    dot = Digraph(node_attr=dict(NODE_ATTR), graph_attr={"size": "12,12"})
+def draw(dot: Any, output: Tensor | tuple[Tensor, ...], names: dict[int, str],
+         show_attrs: bool = False, show_saved: bool = False, max_attr_chars: int = 50) -> None:
+    """make_dot's walk of the graph: calls `dot.node(name, label, **attributes)` and
+    `dot.edge(tail, head, **attributes)` for each box and arrow of make_dot's picture, as
+    on a `graphviz.Digraph`; any object with those two methods can take them (runtime.explore
+    draws the same graph in a page). `names` maps the id of a leaf to its name."""
     seen: set[int] = set()
 
     def tensor_label(tensor: Tensor, name: str | None = None) -> str:
@@ -177,6 +163,29 @@ def make_dot(output: Tensor | tuple[Tensor, ...], params: dict[str, Tensor] | No
             raise TypeError(f"make_dot: expected a Tensor or a tuple of Tensors, got "
                             f"{type(tensor).__name__}")
         add_output(tensor)
+
+
+def make_dot(output: Tensor | tuple[Tensor, ...], params: dict[str, Tensor] | None = None,
+             show_attrs: bool = False, show_saved: bool = False,
+             max_attr_chars: int = 50) -> Any:
+    """A `graphviz.Digraph` of the graph behind `output` (a tensor, or a tuple of them),
+    as torchviz's `make_dot` draws PyTorch's.
+
+    `params` names the leaves (`dict(model.named_parameters())`); `show_saved` adds the
+    tensors each node saved for backward; `show_attrs` lists the other saved values under
+    each node, cut to `max_attr_chars` characters. Render with `.render()` or `.pipe()`,
+    or read the DOT text in `.source`.
+    """
+    try:
+        from graphviz import Digraph
+    except ImportError as error:
+        raise ImportError("make_dot needs the graphviz package: pip install graphviz (the "
+                          "'viz' extra); graph_text draws the graph without it") from error
+    if params is not None and not all(isinstance(p, Tensor) for p in params.values()):
+        raise TypeError("make_dot: params must map names to tensors")
+    names = {} if params is None else {id(tensor): name for name, tensor in params.items()}
+    dot = Digraph(node_attr=dict(NODE_ATTR), graph_attr={"size": "12,12"})
+    draw(dot, output, names, show_attrs, show_saved, max_attr_chars)
     # As torchviz: a bigger drawing for a bigger graph (0.15 inch per line of DOT, 12 at least).
     size = max(12, len(dot.body) * 0.15)
     dot.graph_attr.update(size=f"{size},{size}")

@@ -138,8 +138,9 @@ def test_a_line_added_at_the_top_of_the_spec_changes_nothing(spec: Path) -> None
 
 def test_a_formula_edit_changes_only_the_lines_that_show_it(spec: Path) -> None:
     """neg's backward formula appears in NegBackward0 (docstring, comment, code: one body,
-    whatever it runs on), in its JVP (docstring, code) and in the provenance table the
-    compiled step reads (spec_data.py): six lines, nothing else."""
+    whatever it runs on), in its JVP (docstring, code), in the provenance table the compiled
+    step reads (spec_data.py) and in the explorer's copy of the entry (explore_data.py: the
+    formula, and the JVP it stands for): eight lines, nothing else."""
     before = cli.generate(spec)
     text = spec.read_text()
     entry = text.index("- name: neg(")
@@ -152,7 +153,7 @@ def test_a_formula_edit_changes_only_the_lines_that_show_it(spec: Path) -> None:
         assert len(old) == len(new), name
         changed[name] = [b for a, b in zip(old, new, strict=True) if a != b]
     assert {name: len(lines) for name, lines in changed.items() if lines} == {
-        "functions.py": 3, "forward.py": 2, "spec_data.py": 1}
+        "functions.py": 3, "forward.py": 2, "spec_data.py": 1, "explore_data.py": 2}
     assert all("neg" in line for lines in changed.values() for line in lines)
 
 

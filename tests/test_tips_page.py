@@ -100,8 +100,11 @@ def test_the_checker_sees_a_wrong_output() -> None:
 def test_pictures_exist_and_readme_links_the_page() -> None:
     text = PAGE.read_text(encoding="utf-8")
     pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
-    assert set(pictures) == {"tinymodel-graph.svg", "batch-scaling.svg"}
+    assert set(pictures) == {"tinymodel-graph.svg", "batch-scaling.svg", "explorer.png"}
     for picture in pictures:
+        if picture.endswith(".png"):  # the explorer's screenshot
+            assert (PAGE.parent / picture).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            continue
         svg = (PAGE.parent / picture).read_text(encoding="utf-8")
         assert "<svg" in svg
     graph = (PAGE.parent / "tinymodel-graph.svg").read_text(encoding="utf-8")
