@@ -255,8 +255,10 @@ CASES = [
     Case("builtin-shadowed", "- name: clamp(Tensor self, Scalar? min=None, Scalar? max=None) "
          "-> Tensor\n  self: grad * max(1, 2)\n",
          8, 16, "max(1", "clamp", "'max' names an argument of this op here"),
-    Case("missing-kernel", "- name: mycube(Tensor self) -> Tensor\n  self: grad * 3 * self\n",
-         7, 9, "mycube", "mycube", "no kernel 'mycube' in runtime/kernels.py"),
+    # (a name no user would give an op: a user's own op must not collide with a fixture)
+    Case("missing-kernel", "- name: zz_fixture_cube(Tensor self) -> Tensor\n"
+         "  self: grad * 3 * self\n", 7, 9, "zz_fixture_cube", "zz_fixture_cube",
+         "no kernel 'zz_fixture_cube' in runtime/kernels.py"),
     Case("invalid-expression", "- name: relu(Tensor self) -> Tensor\n  self: grad * * 2\n",
          8, 16, "* 2", "relu", "invalid Python expression"),
 ]
