@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import runpy
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,3 +27,34 @@ def test_bench_run_names_the_missing_extra(monkeypatch, capsys) -> None:
     err = capsys.readouterr().err
     assert err == ("bench/run.py needs the bench extra (autograd missing): "
                    "pip install -e '.[bench]'\n")
+
+
+def _run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def test_runtime_compile_has_its_own_help() -> None:
+    run = _run("-m", "runtime.compile", "--help")
+    assert run.returncode == 0
+    assert run.stdout.startswith("usage: python -m runtime.compile prog.py")
+    assert "python -m runtime prog.py" not in run.stdout  # not python -m runtime's usage
+    bare = _run("-m", "runtime.compile")
+    assert bare.returncode == 2 and bare.stderr.startswith("usage: python -m runtime.compile")
+
+
+def test_runtime_compile_says_when_nothing_compiled(tmp_path: Path) -> None:
+    program = tmp_path / "plain.py"
+    program.write_text("import torch\nprint(torch.ones(2).sum().item())\n")
+    run = _run("-m", "runtime.compile", str(program))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "2.0\n"
+    assert "compiled no step" in run.stderr
+
+
+def test_batch_scaling_writes_its_picture_in_the_current_directory() -> None:
+    """Not over the tracked docs/batch-scaling.svg: that one is redrawn only on purpose."""
+    from bench import batch_scaling
+
+    assert batch_scaling.DEFAULT_PLOT == Path("batch-scaling.svg")
+    assert not batch_scaling.DEFAULT_PLOT.is_absolute()
