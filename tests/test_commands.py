@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,3 +59,29 @@ def test_batch_scaling_writes_its_picture_in_the_current_directory() -> None:
 
     assert batch_scaling.DEFAULT_PLOT == Path("batch-scaling.svg")
     assert not batch_scaling.DEFAULT_PLOT.is_absolute()
+
+
+def test_var_warns_torchs_words_at_the_users_line() -> None:
+    import warnings
+
+    import runtime
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = runtime.var(runtime.tensor([1.0])); line = sys._getframe().f_lineno  # noqa: E702
+    assert np.isnan(value.item())
+    assert [(str(w.message), w.category, w.filename, w.lineno) for w in caught] == [(
+        "var(): degrees of freedom is <= 0. Correction should be strictly less than the "
+        "reduction factor (input numel divided by output numel).", UserWarning, __file__, line)]
+
+
+def test_a_float32_overflow_in_tensor_is_silent_as_torchs() -> None:
+    import warnings
+
+    import runtime
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert runtime.tensor(1e40, dtype=runtime.float32).item() == float("inf")
+        assert runtime.tensor([1e40, -1e40], dtype=runtime.float32).tolist() == \
+            [float("inf"), float("-inf")]
