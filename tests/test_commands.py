@@ -85,3 +85,18 @@ def test_a_float32_overflow_in_tensor_is_silent_as_torchs() -> None:
         assert runtime.tensor(1e40, dtype=runtime.float32).item() == float("inf")
         assert runtime.tensor([1e40, -1e40], dtype=runtime.float32).tolist() == \
             [float("inf"), float("-inf")]
+
+
+def test_viz_without_graphviz_says_what_to_install_in_one_line(tmp_path: Path) -> None:
+    """PATH without Graphviz's dot: one line naming the install command, before the program
+    runs (its print never shows), exit status 2, no traceback."""
+    program = tmp_path / "prog.py"
+    program.write_text("print('the program ran')\n")
+    run = subprocess.run([sys.executable, "-m", "runtime.viz", str(program), "--out",
+                          str(tmp_path / "g.svg")], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, check=False, env={"PATH": str(tmp_path)})
+    assert run.returncode == 2
+    assert run.stdout == ""
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and "apt-get install graphviz" in lines[0], run.stderr
+    assert not (tmp_path / "g.svg").exists()
