@@ -100,3 +100,19 @@ def test_viz_without_graphviz_says_what_to_install_in_one_line(tmp_path: Path) -
     lines = run.stderr.splitlines()
     assert len(lines) == 1 and "apt-get install graphviz" in lines[0], run.stderr
     assert not (tmp_path / "g.svg").exists()
+
+
+@pytest.mark.parametrize(("module", "usage"), [
+    ("codegen", "usage: python -m codegen"),
+    ("runtime", "usage: python -m runtime prog.py"),
+    ("runtime.viz", "usage: python -m runtime.viz"),
+    ("runtime.compile", "usage: python -m runtime.compile"),
+    ("bench.batch_scaling", "usage: python -m bench.batch_scaling"),
+    ("bench.random_draws", "usage: random_draws.py"),
+    ("bench.long_chain", "usage: python -m bench.long_chain"),
+    ("bench.torch_threads", "usage: python -m bench.torch_threads"),
+])
+def test_every_entry_point_has_its_own_help(module: str, usage: str) -> None:
+    run = _run("-m", module, "--help")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith(usage), run.stdout[:200]
