@@ -116,3 +116,18 @@ def test_every_entry_point_has_its_own_help(module: str, usage: str) -> None:
     run = _run("-m", module, "--help")
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith(usage), run.stdout[:200]
+
+
+def test_the_readme_fits_on_a_screen_or_two() -> None:
+    """At most 120 lines; the two commands and both users' first steps on the first screen
+    (50 lines); every page it links exists."""
+    import re
+
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 120, len(lines)
+    first_screen = "\n".join(lines[:50])
+    for needed in ("pip install -e . && python -m codegen", "python -m pytest",
+                   "python -m runtime prog.py", "docs/prototyping.md"):
+        assert needed in first_screen, needed
+    for link in re.findall(r"\]\(([^)#]+)\)", "\n".join(lines)):
+        assert (ROOT / link).exists(), link
