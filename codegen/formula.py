@@ -403,8 +403,6 @@ class _Rewriter(ast.NodeTransformer):
             raise self.fail(node, f"dunder name {name!r} is not allowed in a formula")
         if self.scope.forward:
             return self._forward_name(node)
-        if self.scope.kernel:
-            self._check_kernel_name(node)
         if name == "grad":
             self.result.grad_names.add(name)
             self.result.grad_at = self.result.grad_at or _position(node)
@@ -442,7 +440,8 @@ class _Rewriter(ast.NodeTransformer):
         raise self.unknown(node, name)
 
     def _check_kernel_name(self, node: ast.Name) -> None:
-        """A `forward:` formula computes the outputs from the arguments: it cannot read them."""
+        """A `forward:` formula computes the outputs from the arguments: it cannot read them
+        (_KernelRewriter calls this on every name)."""
         name = node.id
         if name in ("grad", "grads", "grad_input_mask") or name in self.named_grads:
             raise self.fail(node, f"{name!r} is a backward name; a forward: formula computes "
@@ -476,6 +475,14 @@ class _Rewriter(ast.NodeTransformer):
         if name in ("grad", "grads") or name in self.named_grads:
             raise self.fail(node, f"{name!r} is a backward name; forward formulas use x_p and x_t")
         raise self.unknown(node, name)
+
+
+class _KernelRewriter(_Rewriter):
+    """The rewriter of a `forward:` formula: a name is checked as one first."""
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        self._check_kernel_name(node)
+        return super().visit_Name(node)
 
 
 @dataclass(frozen=True)
@@ -547,7 +554,7 @@ def _reject_statement(text: str) -> None:
 def analyze(text: str, scope: Scope) -> AnalyzedFormula:
     """Check one formula against `scope`, and rewrite it for a generated apply()."""
     tree = parse_expression(text)
-    rewriter = _Rewriter(scope)
+    rewriter = _KernelRewriter(scope) if scope.kernel else _Rewriter(scope)
     tree = ast.fix_missing_locations(rewriter.visit(tree))
     result = rewriter.result
     if result.grad_at is not None and result.grads_at is not None:
