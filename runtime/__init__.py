@@ -46,6 +46,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     compile                              generated.ops, kernels, recording, nn, optim,
                                          autograd: a traced step as straight-line numpy
     cuda, accelerator                    devices: no device but the CPU
+    legacy                               factories, dtypes, _tensor: FloatTensor & co,
+                                         Variable, finfo/iinfo, the thread counts
     version                              the standard library: torch.__version__
 """
 
@@ -73,6 +75,7 @@ from runtime import (
     utils,  # torch.utils.data
 )
 from runtime import factories as _factories
+from runtime import legacy as _legacy
 from runtime import namespaces as _namespaces
 from runtime._tensor import Size, Tensor
 from runtime._tensor_str import get_printoptions, printoptions, set_printoptions
@@ -110,6 +113,7 @@ from runtime.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from runtime.legacy import *  # noqa: F403 - FloatTensor & co, finfo, iinfo, threads
 from runtime.nn.conv import conv1d, conv2d
 from runtime.nn.pooling import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d
 from runtime.predicates import *  # noqa: F403 - isnan, isclose, equal, ...
@@ -142,6 +146,7 @@ __all__ = [
     "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
     "compile", "compiler", "thread_safe_generator",
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
+    *_legacy.__all__,
 ]
 
 

@@ -414,11 +414,12 @@ class Tensor:
         return bool(self._data.item())
 
     def _number(self) -> Any:
-        """The single value, for float() and int(): PyTorch warns (once) if it has history."""
+        """The single value, for float() and int(): PyTorch warns (once) if it requires grad
+        and grad mode is on (under no_grad it is silent, as LBFGS's float(loss) relies on)."""
         global _warned_scalar_of_requires_grad
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if self.requires_grad and not _warned_scalar_of_requires_grad:
+        if self.requires_grad and _grad_state.enabled and not _warned_scalar_of_requires_grad:
             _warned_scalar_of_requires_grad = True
             warnings.warn(
                 "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "

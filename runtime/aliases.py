@@ -33,6 +33,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.autograd.functional": "runtime.autograd.functional",
     "torch.autograd.gradcheck": "runtime.autograd.gradcheck",
     "torch.autograd.profiler": "runtime.autograd.profiler",
+    "torch.autograd.variable": "runtime.autograd.variable",
     "torch.cuda": "runtime.cuda",
     "torch.func": "runtime.func",
     "torch.linalg": "runtime.linalg",

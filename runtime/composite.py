@@ -123,11 +123,13 @@ def to(self: Any, *args: Any, **kwargs: Any) -> Any:
 
 def _tensor_type(self: Any, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
     """`x.type()` is the tensor's type name (`torch.FloatTensor`); `x.type(dtype)` converts,
-    taking a dtype or such a name."""
+    taking a dtype, such a name or the legacy class of that name."""
     if dtype is None:
         return self.dtype._type_string
     if isinstance(dtype, str):
         dtype = dtypes.from_type_string(dtype)
+    elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), dtypes.dtype):
+        dtype = dtype.dtype  # a legacy tensor type, torch.DoubleTensor (runtime/legacy.py)
     elif not isinstance(dtype, dtypes.dtype):
         raise TypeError("dtype must be a type, str, or dtype object")
     return to(self, dtype)

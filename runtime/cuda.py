@@ -1,4 +1,6 @@
-"""`torch.cuda` as a build of PyTorch without CUDA has it: no device, and the same errors."""
+"""`torch.cuda` as a build of PyTorch without CUDA has it: no device, and the same answers:
+the seeding functions and `empty_cache` do nothing, the memory counters are 0, and anything
+that needs a device raises torch's AssertionError."""
 
 from __future__ import annotations
 
@@ -7,7 +9,12 @@ from typing import Any
 from runtime.aliases import missing_attribute
 from runtime.devices import CUDA_MISSING
 
-__all__ = ["current_device", "device_count", "is_available", "is_initialized"]
+__all__ = ["current_device", "device_count", "empty_cache", "get_device_capability",
+           "get_device_name", "get_device_properties", "get_rng_state", "get_rng_state_all",
+           "init", "initial_seed", "ipc_collect", "is_available", "is_bf16_supported",
+           "is_initialized", "manual_seed", "manual_seed_all", "max_memory_allocated",
+           "max_memory_reserved", "mem_get_info", "memory_allocated", "memory_reserved",
+           "seed", "seed_all", "set_rng_state", "set_rng_state_all", "synchronize"]
 
 
 def is_available() -> bool:
@@ -23,8 +30,83 @@ def is_initialized() -> bool:
     return False
 
 
-def current_device() -> int:
-    raise AssertionError(CUDA_MISSING)
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    return False
+
+
+# -- what a CPU-only torch silently accepts ---------------------------------------------------
+
+def manual_seed(seed: int) -> None:
+    """Nothing to seed: torch defers CUDA seeding until a device exists, and none will."""
+
+
+def manual_seed_all(seed: int) -> None:
+    """Nothing to seed, as manual_seed."""
+
+
+def seed() -> None:
+    """Nothing to seed, as manual_seed."""
+
+
+def seed_all() -> None:
+    """Nothing to seed, as manual_seed."""
+
+
+def empty_cache() -> None:
+    """No cache to empty."""
+
+
+def set_rng_state(new_state: Any, device: Any = "cuda") -> None:
+    """Deferred by torch until a device exists: nothing happens."""
+
+
+def set_rng_state_all(new_states: Any) -> None:
+    for state in new_states:
+        set_rng_state(state)
+
+
+def get_rng_state_all() -> list:
+    """One state per device: none."""
+    return []
+
+
+def memory_allocated(device: Any = None) -> int:
+    return 0
+
+
+def max_memory_allocated(device: Any = None) -> int:
+    return 0
+
+
+def memory_reserved(device: Any = None) -> int:
+    return 0
+
+
+def max_memory_reserved(device: Any = None) -> int:
+    return 0
+
+
+# -- what needs a device ----------------------------------------------------------------------
+
+def _needs_device(name: str) -> Any:
+    def function(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(CUDA_MISSING)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"torch.cuda.{name}: raises, as torch does without CUDA."
+    return function
+
+
+current_device = _needs_device("current_device")
+get_device_name = _needs_device("get_device_name")
+get_device_properties = _needs_device("get_device_properties")
+get_device_capability = _needs_device("get_device_capability")
+synchronize = _needs_device("synchronize")
+init = _needs_device("init")
+initial_seed = _needs_device("initial_seed")
+get_rng_state = _needs_device("get_rng_state")
+mem_get_info = _needs_device("mem_get_info")
+ipc_collect = _needs_device("ipc_collect")
 
 
 def __getattr__(name: str) -> Any:

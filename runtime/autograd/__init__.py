@@ -7,10 +7,11 @@ from typing import Any
 
 from runtime.aliases import missing_attribute
 from runtime.anomaly import detect_anomaly, set_detect_anomaly
-from runtime.autograd import forward_ad, function, functional, profiler
+from runtime.autograd import forward_ad, function, functional, profiler, variable
 from runtime.autograd.function import Function
 from runtime.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from runtime.autograd.gradients import backward, grad
+from runtime.autograd.variable import Variable
 from runtime.grad_mode import (
     enable_grad,
     inference_mode,
@@ -24,7 +25,7 @@ __all__ = [
     "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "inference_mode", "detect_anomaly", "set_detect_anomaly", "Node", "forward_ad",
     "functional", "gradcheck", "gradgradcheck", "GradcheckError", "Function", "function",
-    "profiler",
+    "profiler", "Variable", "variable",
 ]
 
 

@@ -1,5 +1,5 @@
-"""runtime.optim: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta and the lr schedulers
-(`lr_scheduler`), as in torch.optim."""
+"""runtime.optim: SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad, Adadelta, ASGD,
+Rprop, LBFGS and the lr schedulers (`lr_scheduler`), as in torch.optim."""
 
 from __future__ import annotations
 
@@ -10,13 +10,19 @@ from runtime.optim import lr_scheduler
 from runtime.optim.adadelta import Adadelta
 from runtime.optim.adagrad import Adagrad
 from runtime.optim.adam import Adam
+from runtime.optim.adamax import Adamax
 from runtime.optim.adamw import AdamW
+from runtime.optim.asgd import ASGD
+from runtime.optim.lbfgs import LBFGS
+from runtime.optim.nadam import NAdam
 from runtime.optim.optimizer import Optimizer
+from runtime.optim.radam import RAdam
 from runtime.optim.rmsprop import RMSprop
+from runtime.optim.rprop import Rprop
 from runtime.optim.sgd import SGD
 
-__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "SGD",
-           "lr_scheduler"]
+__all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer",
+           "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler"]
 
 
 def __getattr__(name: str) -> Any:

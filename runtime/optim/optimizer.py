@@ -12,12 +12,13 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from runtime import changes
+from runtime import changes, dtypes, factories
 from runtime._tensor import Tensor
 from runtime.grad_mode import enable_grad, no_grad
 from runtime.nn.module import typename, zero_grad_of
 
-__all__ = ["Optimizer", "required", "step_without_grad"]
+__all__ = ["Optimizer", "check_adam_options", "required", "scalar_state",
+           "step_without_grad"]
 
 
 class _RequiredParameter:
@@ -171,6 +172,26 @@ class Optimizer:
             group["params"] = kept["params"]
             if "param_names" in kept:
                 group.setdefault("param_names", kept["param_names"])
+
+def check_adam_options(lr: float, betas: tuple[float, float], eps: float,
+                       weight_decay: float) -> None:
+    """The checks of the Adam family's options (Adam, AdamW, Adamax, NAdam, RAdam), in torch's
+    order and words."""
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    for index in (0, 1):
+        if not 0.0 <= betas[index] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {index}: {betas[index]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+def scalar_state(value: float) -> Tensor:
+    """A 0-dim float32 state entry (`step`, `mu_product`, `eta`), as torch keeps them."""
+    return factories.tensor(value, dtype=dtypes.float32)
+
 
 def run_step(optimizer: Optimizer, step: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """Where every optimizer's `step` runs, however it is reached: through the class, or

@@ -1,0 +1,67 @@
+"""ASGD: SGD with a decaying step and a running average of the iterates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from runtime import factories
+from runtime.optim.optimizer import Optimizer, scalar_state, step_without_grad
+
+__all__ = ["ASGD"]
+
+
+class ASGD(Optimizer):
+    """Averaged SGD (Polyak & Juditsky), in PyTorch's update order.
+
+    Per parameter, at step t with gradient g (plus wd·p when `weight_decay`):
+        p ← p(1 - λη) - η·g          ax ← ax + μ(p - ax)  (ax ← p while μ = 1)
+        η ← lr / (1 + λ·lr·t)^α      μ ← 1 / max(1, t - t₀)
+    `ax`, the average, is in the state; the parameters themselves are not averaged.
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4,
+                 alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
+                 maximize: bool = False) -> None:
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0,
+                    "weight_decay": weight_decay, "maximize": maximize}
+        super().__init__(params, defaults)
+
+    def _state_for(self, param: Any, lr: float) -> dict[str, Any]:
+        state = self.state[param]
+        if not state:
+            state["step"] = scalar_state(0.0)
+            state["eta"] = scalar_state(lr)
+            state["mu"] = scalar_state(1.0)
+            state["ax"] = factories.zeros_like(param)
+        return state
+
+    @step_without_grad
+    def step(self) -> None:
+        for group in self.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    self._update(param, group)
+
+    def _update(self, param: Any, group: dict[str, Any]) -> None:
+        lr, lambd, weight_decay = group["lr"], group["lambd"], group["weight_decay"]
+        grad = -param.grad if group["maximize"] else param.grad
+        state = self._state_for(param, lr)
+        state["step"] += 1
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        eta, mu, ax = state["eta"], state["mu"], state["ax"]
+        eta_value = eta.item()
+        param.mul_(1 - lambd * eta_value)
+        param.add_(grad, alpha=-eta_value)
+        if mu.item() != 1:
+            ax.add_(param.sub(ax).mul_(mu))
+        else:
+            ax.copy_(param)
+        step = state["step"].item()
+        eta.copy_(factories.tensor(lr / ((1 + lambd * lr * step) ** group["alpha"])))
+        mu.copy_(factories.tensor(1 / max(1, step - group["t0"])))
