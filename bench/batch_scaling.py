@@ -1,7 +1,9 @@
 """How forward and backward time grow with the batch: the seed's claim 8, measured.
 
     python -m bench.batch_scaling                 batches 1 ... 4096; prints the fit, writes
-                                                  docs/batch-scaling.svg
+                                                  batch-scaling.svg in the current directory
+                                                  (never over a tracked file: the docs'
+                                                  picture is --out docs/batch-scaling.svg)
     python -m bench.batch_scaling --quick         three batches, a few repeats: seconds
     python -m bench.batch_scaling --out p.png     the plot elsewhere (any matplotlib format)
     python -m bench.batch_scaling --no-plot       the table only
@@ -47,7 +49,7 @@ from bench import systems  # noqa: E402
 
 FULL_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
 QUICK_BATCHES = [1, 16, 256]
-DEFAULT_PLOT = ROOT / "docs" / "batch-scaling.svg"
+DEFAULT_PLOT = Path("batch-scaling.svg")  # in the current directory
 SMALL, LARGE = 16, 4096  # the batches the fixed share is reported at
 
 
@@ -197,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="three batches, a few repeats")
     parser.add_argument("--out", type=Path, default=None,
-                        help=f"the plot (default {DEFAULT_PLOT.relative_to(ROOT)}; --quick: none)")
+                        help=f"the plot (default ./{DEFAULT_PLOT}; --quick: none)")
     parser.add_argument("--no-plot", action="store_true")
     parser.add_argument("--repeat", type=int, default=None)
     options = parser.parse_args(argv)

@@ -37,6 +37,22 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+# What the benchmarks compare with: the `bench` extra of pyproject.toml.
+BENCH_EXTRA = ("autograd", "threadpoolctl", "torch")
+
+
+def missing_extra() -> list[str]:
+    """The packages of the bench extra that are not installed."""
+    import importlib.util
+
+    return [name for name in BENCH_EXTRA if importlib.util.find_spec(name) is None]
+
+
+if __name__ == "__main__" and not {"-h", "--help"} & set(sys.argv[1:]) and missing_extra():
+    print(f"bench/run.py needs the bench extra ({', '.join(missing_extra())} missing): "
+          "pip install -e '.[bench]'", file=sys.stderr)
+    sys.exit(2)
+
 import runtime  # noqa: E402
 from bench import random_draws, systems  # noqa: E402
 from bench.common import LR, median_time, median_times, repeats  # noqa: E402

@@ -9,9 +9,12 @@ runs, unchanged, in the engine that scales to GPUs and clusters.
 
 A Function takes its tensors one by one, so an op with a differentiable Tensor[] input
 (`cat`) takes that list's tensors last, as `*tensors`, and gets a `call` with the schema's
-order (`Cat.call(tensors, dim)`); an op that writes into an input marks it dirty. An entry
-is not exported when torch has no op of its schema (an op gradgen adds: to take it to torch,
-write its forward in torch ops) or when nothing is differentiable.
+order (`Cat.call(tensors, dim)`); an op that writes into an input marks it dirty.
+
+An op torch lacks (one gradgen adds) is exported when its entry gives its result as a
+`forward:` formula over other ops of the spec: its forward runs that formula, in torch ops
+(`ops` bound to torch, as the backward's). An entry is not exported when torch has no op
+of its schema and it has no `forward:`, or when nothing is differentiable.
 """
 
 from __future__ import annotations
@@ -63,13 +66,23 @@ def why_not_exported(info: OpInfo, aten: set[str] | None) -> str | None:
     schema = info.schema
     if not info.differentiable:
         return "nothing is differentiable"
-    if aten is not None and schema.name not in aten:
-        return f"torch has no aten::{schema.name}: write its forward in torch ops to export it"
+    if aten is not None and schema.name not in aten and info.forward_formula is None:
+        return (f"torch has no aten::{schema.name}: give its entry a `forward:` formula in ops "
+                "of the spec to export it")
     return None
 
 
-def _forward_call(info: OpInfo) -> str:
-    """torch's op of the same schema, on the forward's parameters."""
+def runs_formula(info: OpInfo, aten: set[str] | None) -> bool:
+    """Whether the exported forward runs the entry's `forward:` formula (torch lacks the op)
+    rather than torch's op of the same schema."""
+    return info.forward_formula is not None and aten is not None and info.name not in aten
+
+
+def _forward_call(info: OpInfo, formula: bool = False) -> str:
+    """torch's op of the same schema, on the forward's parameters; or, for an op torch
+    lacks, its `forward:` formula (its code calls through `ops`, bound to torch)."""
+    if formula:
+        return info.forward_formula.code
     schema = info.schema
     args = [local_name(a.name) if not a.kwarg_only else f"{a.name}={local_name(a.name)}"
             for a in schema.arguments]
@@ -185,9 +198,12 @@ def _auto_linear(info: OpInfo) -> str:
     return f"torch.ops.aten.{schema.base}.{schema.overload or 'default'}({', '.join(args)})"
 
 
-def _jvp(info: OpInfo) -> list[str] | None:
-    """jvp's body: the bindings, then the spec's forward formulas; None when it has none."""
+def _jvp(info: OpInfo, formula: bool = False) -> list[str] | None:
+    """jvp's body: the bindings, then the spec's forward formulas; None when it has none
+    (or when one is auto_linear, torch's op on the tangents, and torch lacks the op)."""
     if not info.forward_derivatives:
+        return None
+    if formula and any(fwd.kind == "auto_linear" for fwd in info.forward_derivatives):
         return None
     codes = [_auto_linear(info) if fwd.kind == "auto_linear" else fwd.code
              for fwd in info.forward_derivatives]
@@ -202,15 +218,16 @@ def _jvp(info: OpInfo) -> list[str] | None:
 
 
 def _forward(info: OpInfo, tensors: list[str], on_ctx: list[str],
-             jvp: list[str] | None) -> list[str]:
-    """forward's body: torch's op, then what backward (and jvp) needs."""
+             jvp: list[str] | None, formula: bool = False) -> list[str]:
+    """forward's body: torch's op (or the `forward:` formula), then what backward (and jvp)
+    needs."""
     schema = info.schema
     outputs = _outputs(info)
     listed = _list_input(info)
     # Sizes are taken before an op that writes (squeeze_ changes self's).
     lines = [*on_ctx] if _writes(info) else []
     lines += [f"{listed} = list({listed})", f"ctx.count = len({listed})"] if listed else []
-    lines.append(f"{', '.join(outputs)} = {_forward_call(info)}")
+    lines.append(f"{', '.join(outputs)} = {_forward_call(info, formula)}")
     if _writes(info):
         lines.append("ctx.mark_dirty(self_)")
     if tensors:
@@ -228,19 +245,21 @@ def _forward(info: OpInfo, tensors: list[str], on_ctx: list[str],
     return [*lines, f"return {returned}"]
 
 
-def function_context(info: OpInfo) -> dict:
+def function_context(info: OpInfo, formula: bool = False) -> dict:
     """One torch.autograd.Function: forward, backward, and jvp where the spec has a forward
-    formula (not for an op that takes or gives a Tensor[], or writes into an input)."""
+    formula (not for an op that takes or gives a Tensor[], or writes into an input).
+    `formula`: forward runs the entry's `forward:` formula (torch lacks the op)."""
     tensors, on_ctx, bind = _saved(info)
     plain = not (_list_input(info) or _writes(info) or info.schema.returns[0].type.is_list)
-    jvp = _jvp(info) if plain else None
+    jvp = _jvp(info, formula) if plain else None
     backward = [_inputs_line(info), *bind, *render.grad_setup(info),
                 *render.formula_lines(info), _returned(info)]
+    formulas = [("forward", info.forward_formula.formula)] if formula else []
+    formulas += [(", ".join(d.var_names), d.formula) for d in info.derivatives]
     return {"name": class_name(info), "schema": str(info.schema), "entry": info.name,
-            "formulas": [(", ".join(d.var_names), d.formula) for d in info.derivatives],
-            "params": ", ".join(["ctx", *_parameters(info)]),
-            "forward": _forward(info, tensors, on_ctx, jvp), "backward": backward, "jvp": jvp,
-            "call": _call(info)}
+            "formulas": formulas, "params": ", ".join(["ctx", *_parameters(info)]),
+            "forward": _forward(info, tensors, on_ctx, jvp, formula), "backward": backward,
+            "jvp": jvp, "call": _call(info)}
 
 
 def _helpers(codes: list[str], manual_source: str) -> tuple[list[str], list[str]]:
@@ -294,11 +313,12 @@ def export(infos: list[OpInfo], spec_name: str, manual_source: str,
     for info in infos:
         why = why_not_exported(info, aten)
         if why is None:
-            exported.append(function_context(info))
+            exported.append(function_context(info, runs_formula(info, aten)))
         elif info.differentiable:
             skipped.append(Skipped(info.name, why))
     codes = ["\n".join(f["backward"]) for f in exported] \
-        + ["\n".join(f["jvp"]) for f in exported if f["jvp"] is not None]
+        + ["\n".join(f["jvp"]) for f in exported if f["jvp"] is not None] \
+        + ["\n".join(f["forward"]) for f in exported]
     preamble, helpers = _helpers(codes, manual_source)
     aten_bases = {name.split(".")[0] for name in aten} if aten is not None else set()
     names = _op_names(codes + helpers)

@@ -164,6 +164,9 @@ class Scope:
     forward: bool = False  # forward-mode formulas see `x_p`, `x_t` instead of `grad`
     fused: bool = False  # `grad_input_mask` is visible
     tangents: frozenset[str] = frozenset()  # forward mode: the inputs that have an `x_t`
+    # A `forward:` formula, the op's result over its arguments: no grad, no outputs, and
+    # `x.shape` read from x itself (nothing is saved).
+    kernel: bool = False
     # The overloads of each op, Tensor method and helper; a name without an entry (a
     # Tensor method the runtime writes by hand) is called unchecked.
     signatures: Mapping[str, tuple[Signature, ...]] = field(default_factory=dict)
@@ -207,7 +210,9 @@ class _Rewriter(ast.NodeTransformer):
 
     def known_names(self) -> list[str]:
         names = set(self.arguments) | set(self.outputs) | self.scope.ops | self.scope.helpers
-        if self.scope.forward:
+        if self.scope.kernel:
+            names = (names - set(self.outputs)) | set(self.arguments)
+        elif self.scope.forward:
             names |= {f"{a}_p" for a, arg in self.arguments.items() if arg.type.is_tensor_like}
             names |= {f"{a}_t" for a in self.scope.tangents}
         else:
@@ -246,7 +251,7 @@ class _Rewriter(ast.NodeTransformer):
     ) -> ast.AST | None:
         """`x.shape` (or `x.numel()`) of a tensor argument or output: save the size, not x."""
         source = self._size_source(receiver)
-        if source is None or self.scope.forward:
+        if source is None or self.scope.forward or self.scope.kernel:
             return None
         kind, suffix = kinds[attr]
         name = f"{local_name(source).rstrip('_')}_{suffix}"
@@ -297,8 +302,11 @@ class _Rewriter(ast.NodeTransformer):
             raise self.fail(node, f"dunder name {name!r} is not allowed in a formula")
         if name == "not_implemented":
             raise self.fail(node, "not_implemented(...) must be the whole formula")
-        if name == "to_args_sizes" and not self.scope.forward:
+        if name == "to_args_sizes" and not (self.scope.forward or self.scope.kernel):
             return self._list_sizes(node)
+        if self.scope.kernel and name == self.scope.schema.base:
+            raise self.fail(node, f"a forward: formula cannot call {name}() itself: write it "
+                            "with other ops of the spec")
         if name in self.scope.ops:
             module = "ops"
         elif name in self.scope.helpers:
@@ -336,6 +344,9 @@ class _Rewriter(ast.NodeTransformer):
             )
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise FormulaError(f"unknown Tensor method {func.attr!r}{hint}", _attr_position(func))
+        elif self.scope.kernel and func.attr == self.scope.schema.base:
+            raise FormulaError(f"a forward: formula cannot call .{func.attr}() itself: write "
+                               "it with other ops of the spec", _attr_position(func))
         else:
             self._check_call(node, f".{func.attr}",
                              self.scope.method_signatures.get(func.attr, ()))
@@ -428,6 +439,17 @@ class _Rewriter(ast.NodeTransformer):
             raise self.fail(node, f"{name!r} is a function; call it")
         raise self.unknown(node, name)
 
+    def _check_kernel_name(self, node: ast.Name) -> None:
+        """A `forward:` formula computes the outputs from the arguments: it cannot read them
+        (_KernelRewriter calls this on every name)."""
+        name = node.id
+        if name in ("grad", "grads", "grad_input_mask") or name in self.named_grads:
+            raise self.fail(node, f"{name!r} is a backward name; a forward: formula computes "
+                            "the op's result from its arguments")
+        if name in self.outputs and name not in self.arguments:
+            raise self.fail(node, f"{name!r} is the op's output: a forward: formula computes "
+                            "it from the arguments")
+
     def _forward_name(self, node: ast.Name) -> ast.AST:
         name = node.id
         base, _, suffix = name.rpartition("_")
@@ -453,6 +475,14 @@ class _Rewriter(ast.NodeTransformer):
         if name in ("grad", "grads") or name in self.named_grads:
             raise self.fail(node, f"{name!r} is a backward name; forward formulas use x_p and x_t")
         raise self.unknown(node, name)
+
+
+class _KernelRewriter(_Rewriter):
+    """The rewriter of a `forward:` formula: a name is checked as one first."""
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        self._check_kernel_name(node)
+        return super().visit_Name(node)
 
 
 @dataclass(frozen=True)
@@ -524,7 +554,7 @@ def _reject_statement(text: str) -> None:
 def analyze(text: str, scope: Scope) -> AnalyzedFormula:
     """Check one formula against `scope`, and rewrite it for a generated apply()."""
     tree = parse_expression(text)
-    rewriter = _Rewriter(scope)
+    rewriter = _KernelRewriter(scope) if scope.kernel else _Rewriter(scope)
     tree = ast.fix_missing_locations(rewriter.visit(tree))
     result = rewriter.result
     if result.grad_at is not None and result.grads_at is not None:

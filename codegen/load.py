@@ -40,6 +40,7 @@ from codegen.model import (
     SAMPLE_KEYS,
     Derivative,
     ForwardDerivative,
+    ForwardFormula,
     ForwardKind,
     Input,
     Location,
@@ -56,8 +57,11 @@ BINDING_KEYS = ("variants", "inplace", "python_binding", "samples", "node")
 # Keys for runtime.compile (docs/compile.md): what the generator of a compiled step may
 # write instead of calling the kernel.
 COMPILE_KEYS = ("numpy",)
+# The op's result written with other ops of the spec (see _forward_formula_key below).
+FORWARD_KEYS = ("forward",)
 # Every key an entry may have besides its arguments' and outputs' formulas.
-ENTRY_KEYS = ("name", "output_differentiability", *BINDING_KEYS, *COMPILE_KEYS)
+ENTRY_KEYS = ("name", "output_differentiability", *BINDING_KEYS, *COMPILE_KEYS,
+              *FORWARD_KEYS)
 # Lists and mappings in lists and mappings: a spec needs about six levels.
 MAX_YAML_DEPTH = 32
 _OPENING_TOKENS = (yaml.BlockSequenceStartToken, yaml.BlockMappingStartToken,
@@ -106,17 +110,21 @@ def function_signatures(path: Path, private: bool = False) -> dict[str, Signatur
 
 def check_kernels(infos: list[OpInfo], kernels: Mapping[str, Signature], source: str) -> None:
     """Every op's wrapper calls `kernels.<base>_<overload>(...)` with all of its arguments,
-    in schema order: the kernel must exist in `source` and take them."""
+    in schema order: the kernel must exist in `source` and take them, unless the entry gives
+    its result as a `forward:` formula (its kernel is then derived from it)."""
     for info in infos:
         name = info.schema.kernel_name
         arguments = [a.name for a in info.schema.arguments]
         kernel = kernels.get(name)
+        if kernel is None and info.forward_formula is not None:
+            continue
         if kernel is None:
             close = difflib.get_close_matches(name, list(kernels), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise SpecError(info.location, info.name,
                             f"no kernel {name!r} in {source}{hint}: the op's forward, on "
-                            f"numpy arrays, is `def {name}({', '.join(arguments)}):` there")
+                            f"numpy arrays, is `def {name}({', '.join(arguments)}):` there "
+                            "(or give the entry a `forward:` formula in ops of the spec)")
         problem = kernel.mismatch(len(arguments), [])
         if problem is not None:
             raise SpecError(info.location, info.name,
@@ -515,6 +523,7 @@ def _load_entry(entry: _Entry, scope: Scope, counter: Counter[str]) -> OpInfo:
         view_of=view_of,
         samples=samples,
         numpy_forms=_numpy_forms(entry),
+        forward_formula=_forward_formula_key(entry, scope),
     )
 
 
@@ -852,6 +861,28 @@ def _view_of(entry: _Entry) -> str | None:
                 raise entry.fail(entry.name_node,
                                  f"return alias ({ret.type.alias}) matches no argument")
     return view_of
+
+
+# -- `forward:`, the op's result in ops of the spec --------------------------------------------
+
+def _forward_formula_key(entry: _Entry, scope: Scope) -> ForwardFormula | None:
+    """`forward: self * self * self`: the op's outputs from its arguments, checked by
+    formula.py as a backward formula is (the same scope of ops, helpers and builtins), but
+    reading no gradient and no output, and not calling the op itself. Its rewritten code is
+    what the derived kernel runs on numpy arrays and export-torch runs on torch tensors."""
+    node = entry.value("forward")
+    if node is None:
+        return None
+    if not isinstance(node, yaml.ScalarNode) or not isinstance(entry.reader.value(node), str):
+        raise entry.fail(node, "forward must be a formula: an expression over the op's "
+                         "arguments, like self * self * self")
+    formula = node.value
+    try:
+        analyzed = analyze(formula, replace(scope, kernel=True))
+    except FormulaError as error:
+        raise entry.fail(node, f"in the forward: formula: {error}",
+                         error.index(formula)) from None
+    return ForwardFormula(formula, analyzed.code, line=node.start_mark.line + 1)
 
 
 # -- runtime.compile's keys ------------------------------------------------------------------

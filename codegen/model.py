@@ -134,6 +134,19 @@ class ForwardDerivative:
 
 
 @dataclass(frozen=True)
+class ForwardFormula:
+    """`forward:`, the op's result as an expression over its arguments and other ops of the
+    spec (`forward: self * self * self`). gradgen derives the op's kernel from it (on numpy
+    arrays, generated/spec_kernels.py) when runtime/kernels.py has none, checks it against
+    the kernel when both exist (verify's `kernel` row), and export-torch runs it in torch
+    ops for an op torch lacks."""
+
+    formula: str  # as written in the spec
+    code: str  # checked and rewritten as a backward formula is (`ops.NAME(...)`)
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class Input:
     """A differentiable tensor input: one next_functions slot (a Tensor[] gives one per tensor)."""
 
@@ -194,6 +207,8 @@ class OpInfo:
     # `numpy:`, the kernel's result as numpy expressions over the arguments, for
     # runtime.compile to write instead of the kernel call (empty: call the kernel).
     numpy_forms: tuple[NumpyForm, ...] = ()
+    # `forward:`, the op's result written with other ops of the spec (None: only a kernel).
+    forward_formula: ForwardFormula | None = None
 
     @property
     def name(self) -> str:

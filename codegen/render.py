@@ -673,12 +673,33 @@ def save_statements(info: OpInfo, inplace: bool = False) -> tuple[list[str], lis
     return before, after
 
 
+def kernel_module(info: OpInfo, kernels: frozenset[str]) -> str:
+    """Where the op's kernel is: runtime/kernels.py (`kernels`), or, for an entry with a
+    `forward:` formula and no kernel written by hand, generated/spec_kernels.py."""
+    derived = info.forward_formula is not None and info.schema.kernel_name not in kernels
+    return "spec_kernels" if derived else "kernels"
+
+
+def spec_kernel_context(info: OpInfo) -> dict:
+    """One kernel derived from a `forward:` formula: the schema's parameter names (as a
+    kernel in runtime/kernels.py has them), bound to the names formulas use, then the
+    formula's code with numpy's warnings off."""
+    schema = info.schema
+    params = [a.name for a in schema.arguments]
+    rebind = [f"{local_name(p)} = {p}" for p in params if local_name(p) != p]
+    defaults = [a.name if a.default is None else f"{a.name}={_python_default(a)}"
+                for a in schema.arguments]
+    return {"name": schema.kernel_name, "params": ", ".join(defaults), "schema": str(schema),
+            "entry": info.name, "formula": info.forward_formula.formula,
+            "body": [*rebind, "with silenced():", f"    return {info.forward_formula.code}"]}
+
+
 def op_contexts(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = frozenset()
                 ) -> list[dict]:
     """The forward wrapper of an overload, and its in-place form if it has one."""
     schema = info.schema
     kernel_args = ", ".join(_kernel_argument(a) for a in schema.arguments)
-    kernel_call = f"kernels.{schema.kernel_name}({kernel_args})"
+    kernel_call = f"{kernel_module(info, kernels)}.{schema.kernel_name}({kernel_args})"
     saves, saves_after = save_statements(info)
     inplace_saves, inplace_saves_after = save_statements(info, inplace=True)
     wrapper = _Wrapper(
@@ -719,12 +740,13 @@ def _param(arg: Argument, base: str) -> str:
         f"{escape(_argument_kind(arg), Into.LITERAL)}{flags})"
 
 
-def overload_context(info: OpInfo, group: list[OpInfo]) -> dict:
+def overload_context(info: OpInfo, group: list[OpInfo],
+                     kernels: frozenset[str] = frozenset()) -> dict:
     """One entry of OVERLOADS: the overload's wrapper, kernel, schema and parameters."""
     return {
         "key": info.name,
         "wrapper": wrapper_name(info, group),
-        "kernel": f"kernels.{info.schema.kernel_name}",
+        "kernel": f"{kernel_module(info, kernels)}.{info.schema.kernel_name}",
         "schema": str(info.schema),
         "params": [_param(a, info.schema.base) for a in info.schema.arguments],
         "several": has_several_signatures(info.schema.base),
@@ -915,7 +937,8 @@ def render_ops(env: jinja2.Environment, header: dict, infos: list[OpInfo], bindi
         wrappers=[w for i in infos for w in op_contexts(i, bindings.group(i), kernels)],
         nodes=sorted({i.node_name for i in infos if i.differentiable}, key=_import_order),
         named_returns=_named_returns(infos),
-        overloads=[overload_context(i, bindings.group(i)) for i in infos],
+        overloads=[overload_context(i, bindings.group(i), kernels) for i in infos],
+        spec_kernels=any(kernel_module(i, kernels) == "spec_kernels" for i in infos),
         by_name=_by_name(bindings.groups, bindings.inplace),
         dispatchers=[base for base, group in bindings.functions.items() if len(group) > 1]
         + [f"{base}_" for base, group in bindings.inplace.items() if len(group) > 1],
@@ -1004,5 +1027,7 @@ def render_all(infos: list[OpInfo], spec_name: str,
         "tensor_methods.py": render_tensor_methods(env, header, infos, bindings),
         "spec_data.py": render_spec_data(env, header, infos),
         "explore_data.py": render_explore_data(env, header, infos),
+        "spec_kernels.py": env.get_template("spec_kernels.py.j2").render(
+            **header, kernels=[spec_kernel_context(i) for i in infos if i.forward_formula]),
         "__init__.py": env.get_template("__init__.py.j2").render(**header),
     }

@@ -365,6 +365,8 @@ def check_sample(info: OpInfo, sample: Sample, use_torch: bool = True) -> list[C
     if use_torch and not flags.get("no_torch"):
         torch_run = run_torch(info, sample)
         checks += _torch_forward_checks(run, torch_run[0])
+    if not flags.get("random"):
+        checks += _forward_formula_checks(run)
     if not run.diff_outputs or not leaves:
         return checks
 
@@ -400,6 +402,44 @@ def _torch_forward_checks(run: _Run, torch_outputs: list) -> list[Check]:
         theirs_name = theirs_fn.name() if theirs_fn is not None else None
         checks.append(run.check("grad_fn", ours_name, None, ours_name == theirs_name,
                                 f"torch: {theirs_name}"))
+    return checks
+
+
+def _kernel_value(value: Any) -> Any:
+    """An argument as a kernel takes it: a Tensor's array, a dtype as numpy's."""
+    from runtime import Tensor, dtypes
+    from runtime.recording import numpy_dtype
+
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, list):
+        return [_kernel_value(v) for v in value]
+    return numpy_dtype(value) if isinstance(value, dtypes.dtype) else value
+
+
+def _forward_formula_checks(run: _Run) -> list[Check]:
+    """formula: where an entry has both a `forward:` formula and a kernel written by hand
+    (which the op runs), the kernel derived from the formula must give the same outputs."""
+    from generated import spec_kernels
+    from runtime import kernels
+
+    info = run.info
+    name = info.schema.kernel_name
+    if info.forward_formula is None or not hasattr(kernels, name):
+        return []
+    kwargs = {("self" if k == "self_" else k): _kernel_value(v) for k, v in run.kwargs.items()}
+    derived = getattr(spec_kernels, name)(**kwargs)
+    derived = list(derived) if isinstance(derived, tuple | list) else [derived]
+    checks = []
+    for i, ours in enumerate(run.outputs):
+        theirs = np.asarray(derived[i]) if i < len(derived) else None
+        error = float("inf") if theirs is None else _error(theirs, ours._data)
+        same_dtype = theirs is not None and theirs.dtype == ours._data.dtype
+        detail = "forward: formula against the kernel" if same_dtype else \
+            f"forward: formula gives {getattr(theirs, 'dtype', None)}, the kernel " \
+            f"{ours._data.dtype}"
+        checks.append(run.check("formula", f"output {i}", error, same_dtype and error < RTOL,
+                                detail))
     return checks
 
 
@@ -682,9 +722,10 @@ def _verify_op(info: OpInfo, use_torch: bool) -> list[Check]:
     from runtime import kernels
 
     kernel = info.schema.kernel_name
-    if not hasattr(kernels, kernel):
+    if not hasattr(kernels, kernel) and info.forward_formula is None:
         checks.append(failure("kernel", kernel, f"runtime/kernels.py has no function "
-                                                f"`{kernel}`: write {info.name}'s kernel there"))
+                                                f"`{kernel}`: write {info.name}'s kernel there "
+                                                "(or give its entry a `forward:` formula)"))
         return checks
     for sample in op_samples:
         try:
@@ -876,6 +917,8 @@ The table has one row per check, per sample, per input:
            difference / {ATOL / RTOL:g} near 0. Each check below ends with its pass mark
   check    forward     outputs against torch's op (torch.ops.aten.NAME.OVERLOAD); < RTOL
            grad_fn     the output's grad_fn name against torch's (NegBackward0); equal
+           formula     where the entry has a `forward:` formula and a kernel written by
+                       hand: the kernel derived from the formula against it; < RTOL
            raw         gradients of the raw backward (numpy arrays) against the Tensor
                        backward's: same dtype, error <= {RAW_TOLERANCE:g}
            fd          the backward (a vector-Jacobian product) against central finite

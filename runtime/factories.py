@@ -17,6 +17,7 @@ from runtime import factory_args as args_
 from runtime import out as _out
 from runtime._tensor import Size, Tensor
 from runtime.factory_args import Parser, quick_options, quick_shape
+from runtime.kernels import quietly
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
@@ -73,7 +74,9 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
     if array.dtype.kind == "f":
         if dtype is not None and dtype.numpy.kind != "f":
             return array  # as doubles: tensor() casts them to the dtype, checked
-        return array.astype((dtype if dtype is not None else dtypes.get_default_dtype()).numpy)
+        # (quietly: 1e40 in float32 is inf, as in torch, without numpy's overflow warning)
+        return quietly(array.astype,
+                       (dtype if dtype is not None else dtypes.get_default_dtype()).numpy)
     raise TypeError(f"tensor(): unsupported data of numpy dtype {array.dtype}")
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import os
+import sys
 import warnings
 from typing import Any
 
@@ -1052,16 +1054,52 @@ def prod_dim_int(self, dim, keepdim=False, dtype=None):
     return _array(np.prod(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
 
 
-@silent  # (N <= correction gives inf or nan; a large value overflows)
-def var_correction(self, dim=None, correction=None, keepdim=False):
+# The directories of gradgen's own code: a warning is reported at the first line outside them.
+_OWN_CODE = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                  + os.sep for d in ("runtime", "generated"))
+
+
+def warn_at_caller(message: str, category: type[Warning] = UserWarning) -> None:
+    """warnings.warn, reported at the user's line (the first frame outside gradgen's own
+    code), as torch's C++ warnings point at the Python line that called the op."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_OWN_CODE):
+        frame = frame.f_back
+    if frame is None:
+        warnings.warn(message, category, stacklevel=2)
+        return
+    module_globals = frame.f_globals
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
+                           module=module_globals.get("__name__"),
+                           registry=module_globals.setdefault("__warningregistry__", {}),
+                           module_globals=module_globals)
+
+
+def _variance(self, dim, correction, keepdim, name):
     if self.dtype.kind != "f":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     ddof = 1 if correction is None else correction
-    return np.asarray(np.var(self, axis=_axes(dim, self.ndim), ddof=ddof, keepdims=keepdim))
+    axes = _axes(dim, self.ndim)
+    count = self.size if self.ndim == 0 else math.prod(self.shape[a] for a in axes)
+    if count - ddof > 0:
+        return np.asarray(np.var(self, axis=axes, ddof=ddof, keepdims=keepdim))
+    # torch warns in its own words (numpy's "Degrees of freedom <= 0 for slice" is not
+    # torch's), and gives inf or NaN as numpy does.
+    warn_at_caller(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                   "less than the reduction factor (input numel divided by output numel).")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(np.var(self, axis=axes, ddof=ddof, keepdims=keepdim))
 
 
+@silent  # (N <= correction gives inf or nan; a large value overflows)
+def var_correction(self, dim=None, correction=None, keepdim=False):
+    return _variance(self, dim, correction, keepdim, "var")
+
+
+@silent
 def std_correction(self, dim=None, correction=None, keepdim=False):
-    return quietly(np.sqrt, var_correction(self, dim, correction, keepdim))
+    return np.sqrt(_variance(self, dim, correction, keepdim, "std"))
 
 
 def logsumexp(self, dim, keepdim=False):
@@ -2720,7 +2758,7 @@ def _check_variance_input(self: np.ndarray, name: str) -> None:
 @silent
 def var_mean_correction(self, dim=None, correction=None, keepdim=False):
     _check_variance_input(self, "var_mean")
-    variance = var_correction(self, dim, correction, keepdim)
+    variance = _variance(self, dim, correction, keepdim, "var_mean")
     return variance, _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim),
                             self.dtype)
 
@@ -2728,8 +2766,9 @@ def var_mean_correction(self, dim=None, correction=None, keepdim=False):
 @silent
 def std_mean_correction(self, dim=None, correction=None, keepdim=False):
     _check_variance_input(self, "std_mean")
-    variance, mean = var_mean_correction(self, dim, correction, keepdim)
-    return np.sqrt(variance), mean
+    variance = _variance(self, dim, correction, keepdim, "std_mean")
+    return np.sqrt(variance), _array(np.mean(self, axis=_axes(dim, self.ndim),
+                                             keepdims=keepdim), self.dtype)
 
 
 def _integer_divisor(self: Any, other: Any, dtype: np.dtype) -> None:

@@ -26,7 +26,9 @@ it prints the same graph as an indented tree, as examples/seed_tinymodel.py does
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -297,6 +299,21 @@ def _write(dot: Any, out: str) -> None:
     dot.render(filename=stem + ".gv", outfile=out, format=kind, cleanup=True)
 
 
+def missing_renderer(out: str) -> str | None:
+    """Why `out` cannot be drawn here (one line, with what to install), or None."""
+    kind = os.path.splitext(out)[1].lstrip(".").lower() or "svg"
+    if kind in ("dot", "gv"):
+        return None
+    if importlib.util.find_spec("graphviz") is None:
+        return (f"runtime.viz: drawing {out} needs the graphviz package: pip install -e "
+                "'.[viz]' (or write --out graph.dot, or print a tree with --text)")
+    if shutil.which("dot") is None:
+        return (f"runtime.viz: drawing {out} needs Graphviz's dot program: apt-get install "
+                "graphviz (brew install graphviz on macOS), or write --out graph.dot, or "
+                "print a tree with --text")
+    return None
+
+
 def main(argv: list[str] | None = None, run: Callable[[str, list[str]], dict] = _run) -> int:
     """`python -m runtime.viz prog.py [args] --out graph.svg`: run the program, then draw
     the graph behind its tensor `--var` (by default `loss`, else the last global tensor
@@ -313,6 +330,10 @@ def main(argv: list[str] | None = None, run: Callable[[str, list[str]], dict] = 
     parser.add_argument("--show-attrs", action="store_true")
     parser.add_argument("--text", action="store_true", help="print the tree instead")
     options, program_args = parser.parse_known_args(argv)
+    missing = missing_renderer(options.out) if options.out is not None else None
+    if missing is not None:  # said before the program runs, not after
+        print(missing, file=sys.stderr)
+        return 2
     namespace = run(options.program, program_args)
     name, tensor = pick_tensor(namespace, options.var)
     params = _parameters(namespace)

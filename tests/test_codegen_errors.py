@@ -270,8 +270,26 @@ CASES = [
     Case("builtin-shadowed", "- name: clamp(Tensor self, Scalar? min=None, Scalar? max=None) "
          "-> Tensor\n  self: grad * max(1, 2)\n",
          8, 16, "max(1", "clamp", "'max' names an argument of this op here"),
-    Case("missing-kernel", "- name: mycube(Tensor self) -> Tensor\n  self: grad * 3 * self\n",
-         7, 9, "mycube", "mycube", "no kernel 'mycube' in runtime/kernels.py"),
+    # (a name no user would give an op: a user's own op must not collide with a fixture)
+    Case("missing-kernel", "- name: zz_fixture_cube(Tensor self) -> Tensor\n"
+         "  self: grad * 3 * self\n", 7, 9, "zz_fixture_cube", "zz_fixture_cube",
+         "no kernel 'zz_fixture_cube' in runtime/kernels.py"),
+    # `forward:`, the op's result over its arguments: checked as a formula is.
+    Case("forward-formula-reads-grad", "- name: relu(Tensor self) -> Tensor\n"
+         "  forward: grad * self\n  self: grad\n",
+         8, 12, "grad", "relu", "'grad' is a backward name; a forward: formula computes"),
+    Case("forward-formula-reads-result", "- name: relu(Tensor self) -> Tensor\n"
+         "  forward: result * 2\n  self: grad\n",
+         8, 12, "result", "relu", "'result' is the op's output"),
+    Case("forward-formula-calls-itself", "- name: relu(Tensor self) -> Tensor\n"
+         "  forward: relu(self)\n  self: grad\n",
+         8, 12, "relu(self)", "relu", "a forward: formula cannot call relu() itself"),
+    Case("forward-formula-unknown-name", "- name: relu(Tensor self) -> Tensor\n"
+         "  forward: slef * 2\n  self: grad\n",
+         8, 12, "slef", "relu", "unknown name 'slef' (did you mean 'self'?)"),
+    Case("forward-formula-import", "- name: relu(Tensor self) -> Tensor\n"
+         "  forward: __import__('os')\n  self: grad\n",
+         8, 12, "__import__", "relu", "dunder name '__import__' is not allowed"),
     Case("invalid-expression", "- name: relu(Tensor self) -> Tensor\n  self: grad * * 2\n",
          8, 16, "* 2", "relu", "invalid Python expression"),
 ]

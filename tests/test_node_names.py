@@ -13,9 +13,15 @@ WITH_NODE = [i for i in INFOS if i.differentiable and i.samples]
 
 @pytest.mark.parametrize("info", WITH_NODE, ids=lambda i: i.name)
 def test_node_name_matches_torch(info) -> None:
-    """torch.ops.aten.<base>.<overload> on the op's first sample records the same class."""
+    """torch.ops.aten.<base>.<overload> on the op's first sample records the same class. An
+    op torch lacks (every sample `no_torch`) has no class of torch's to match: its name
+    follows torchgen's rule, the op's CamelCase name, Backward and a counter."""
     compared = [s for s in verify.samples(info) if not s.flags.get("no_torch")]
-    assert compared, f"{info.name}: no sample is compared with torch"
+    if not compared:
+        prefix = node_name_prefix(info.schema.base)
+        assert info.qualified_name is None and info.node_name.startswith(prefix)
+        assert info.node_name.removeprefix(prefix).isdigit(), info.node_name
+        return
     outputs, _ = verify.run_torch(info, compared[0])
     grad_fn = next(o.grad_fn for o in outputs if o.grad_fn is not None)
     # A node PyTorch writes by hand has a qualified name (torch::autograd::CopyBackwards).

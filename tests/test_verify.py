@@ -20,6 +20,9 @@ from codegen.load import module_functions, parse_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "derivatives.yaml"
+# An op with no kernel and no aten op, by a name no user would give one of theirs.
+FIXTURE_OP = ("- name: zz_fixture_cube(Tensor self) -> Tensor\n  self: grad\n  samples:\n"
+              "    - {self: [3]}\n")
 NEG_BACKWARD = "- name: neg(Tensor self) -> Tensor\n  inplace: function, method\n  self: -grad\n"
 
 
@@ -112,22 +115,23 @@ def test_an_op_without_samples_fails_and_the_others_still_run(tmp_path: Path) ->
 
 def test_a_missing_kernel_is_named_without_a_traceback(tmp_path: Path) -> None:
     spec = spec_copy(tmp_path, append=(
-        "\n- name: mycube(Tensor self) -> Tensor\n  self: 3 * grad * self * self\n"
+        "\n- name: zz_fixture_cube(Tensor self) -> Tensor\n  self: 3 * grad * self * self\n"
         "  samples:\n    - {self: [3], no_torch: true}\n"))
-    process = run_verify("--spec", spec, "--no-torch", "mycube")
+    process = run_verify("--spec", spec, "--no-torch", "zz_fixture_cube")
     output = process.stdout + process.stderr
     assert process.returncode in (1, 2), output  # a spec error, or a failed check
     assert "Traceback" not in output
-    assert "mycube" in output and "kernel" in output and "runtime/kernels.py" in output
+    assert "zz_fixture_cube" in output and "kernel" in output
+    assert "runtime/kernels.py" in output
 
 
 def test_verify_fails_an_op_whose_kernel_is_missing() -> None:
     # Generation refuses such a spec; verify() on its own names the missing kernel too.
-    text = "- name: mycube(Tensor self) -> Tensor\n  self: grad\n  samples:\n    - {self: [3]}\n"
+    text = FIXTURE_OP
     (info,) = parse_spec(text, "mine.yaml", frozenset())
     (check,) = verify.verify([info], use_torch=False)
-    assert (check.op, check.what, check.ok) == ("mycube", "kernel", False)
-    assert "runtime/kernels.py has no function `mycube`" in check.detail
+    assert (check.op, check.what, check.ok) == ("zz_fixture_cube", "kernel", False)
+    assert "runtime/kernels.py has no function `zz_fixture_cube`" in check.detail
 
 
 def test_an_op_torch_lacks_gets_the_no_torch_hint(tmp_path: Path) -> None:
@@ -148,11 +152,12 @@ def test_an_op_torch_lacks_gets_the_no_torch_hint(tmp_path: Path) -> None:
 
 
 def test_torch_overload_names_the_missing_op() -> None:
-    text = "- name: mycube(Tensor self) -> Tensor\n  self: grad\n  samples:\n    - {self: [3]}\n"
+    text = FIXTURE_OP
     (info,) = parse_spec(text, "mine.yaml", frozenset())
     with pytest.raises(verify.TorchLacksOp) as raised:
         verify.torch_overload(info)
-    assert str(raised.value) == "torch has no aten::mycube: mark its samples `no_torch: true`"
+    assert str(raised.value) == \
+        "torch has no aten::zz_fixture_cube: mark its samples `no_torch: true`"
 
 
 def test_unknown_ops_get_a_did_you_mean() -> None:

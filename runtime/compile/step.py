@@ -61,6 +61,9 @@ from runtime.node import (
 ALL_STEPS: weakref.WeakSet = weakref.WeakSet()
 # Set (to anything) by `python -m runtime.compile`: every trace prints its code.
 PRINT_CODE = "GRADGEN_COMPILE_PRINT"
+# How many steps printed their code or their reason (python -m runtime.compile says so
+# when none did).
+PRINTED = [0]
 
 
 def accumulate(variable: Tensor, grad: np.ndarray) -> None:
@@ -394,6 +397,7 @@ class CompiledStep:
             code, function = built or self._build(tracer, len(args), returned)
             entry = _Entry(function, code, None, tracer, key)
             if os.environ.get(PRINT_CODE):
+                PRINTED[0] += 1
                 print(code, file=sys.stdout)
             if joint is not None:
                 # The traced call's outputs, from its own values, with their compiled node
@@ -403,6 +407,7 @@ class CompiledStep:
             entries.append(entry)
         self.last = entry
         if entry.function is None and os.environ.get(PRINT_CODE):
+            PRINTED[0] += 1
             print(f"# {getattr(self.fn, '__name__', 'step')}: runs eagerly: {entry.reason}")
         return result
 
