@@ -216,6 +216,21 @@ __all__ = [
     "_adaptive_avg_pool2d_backward",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
+    "acos",
+    "asin",
+    "atan",
+    "cosh",
+    "sinh",
+    "acosh",
+    "asinh",
+    "atanh",
+    "exp2",
+    "erfc",
+    "erfinv",
+    "lgamma",
+    "digamma",
+    "polygamma",
+    "sinc",
 ]
 
 
@@ -2151,3 +2166,138 @@ def adaptive_max_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, i
     result: auto_linear
     """
     return ops.adaptive_max_pool2d_backward(grad_output_t, self_t, indices_p)
+
+
+def acos(self_p, self_t, result):
+    """acos(Tensor self) -> Tensor
+
+    derivatives.yaml, entry acos
+    result: auto_element_wise, from self: grad * -((-self * self + 1).rsqrt())
+    """
+    return self_t * -ops.rsqrt(-self_p * self_p + 1)
+
+
+def asin(self_p, self_t, result):
+    """asin(Tensor self) -> Tensor
+
+    derivatives.yaml, entry asin
+    result: auto_element_wise, from self: grad * (-self * self + 1).rsqrt()
+    """
+    return self_t * ops.rsqrt(-self_p * self_p + 1)
+
+
+def atan(self_p, self_t, result):
+    """atan(Tensor self) -> Tensor
+
+    derivatives.yaml, entry atan
+    result: auto_element_wise, from self: grad / (self * self + 1)
+    """
+    return self_t / (self_p * self_p + 1)
+
+
+def cosh(self_p, self_t, result):
+    """cosh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry cosh
+    result: auto_element_wise, from self: grad * self.sinh()
+    """
+    return self_t * ops.sinh(self_p)
+
+
+def sinh(self_p, self_t, result):
+    """sinh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinh
+    result: auto_element_wise, from self: grad * self.cosh()
+    """
+    return self_t * ops.cosh(self_p)
+
+
+def acosh(self_p, self_t, result):
+    """acosh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry acosh
+    result: auto_element_wise, from self: grad * (self * self - 1).rsqrt()
+    """
+    return self_t * ops.rsqrt(self_p * self_p - 1)
+
+
+def asinh(self_p, self_t, result):
+    """asinh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry asinh
+    result: auto_element_wise, from self: grad * (self.pow(2) + 1).rsqrt()
+    """
+    return self_t * ops.rsqrt(ops.pow(self_p, 2) + 1)
+
+
+def atanh(self_p, self_t, result):
+    """atanh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry atanh
+    result: auto_element_wise, from self: grad * 1 / (1 - self.pow(2))
+    """
+    return self_t * 1 / (1 - ops.pow(self_p, 2))
+
+
+def exp2(self_p, self_t, result):
+    """exp2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry exp2
+    result: auto_element_wise, from self: grad * result * 0.6931471805599453
+    """
+    return self_t * result * 0.6931471805599453
+
+
+def erfc(self_p, self_t, result):
+    """erfc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfc
+    result: auto_element_wise, from self: -1.1283791670955126 * (-(self.pow(2))).exp() * grad
+    """
+    return -1.1283791670955126 * ops.exp(-ops.pow(self_p, 2)) * self_t
+
+
+def erfinv(self_p, self_t, result):
+    """erfinv(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfinv
+    result: auto_element_wise, from self: 0.886226925452758 * (self.erfinv().pow(2)).exp() * grad
+    """
+    return 0.886226925452758 * ops.exp(ops.pow(ops.erfinv(self_p), 2)) * self_t
+
+
+def lgamma(self_p, self_t, result):
+    """lgamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry lgamma
+    result: auto_element_wise, from self: grad * digamma(self)
+    """
+    return self_t * ops.digamma(self_p)
+
+
+def digamma(self_p, self_t, result):
+    """digamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry digamma
+    result: auto_element_wise, from self: grad * polygamma(1, self)
+    """
+    return self_t * ops.polygamma(1, self_p)
+
+
+def polygamma(n, self_p, self_t, result):
+    """polygamma(int n, Tensor self) -> Tensor
+
+    derivatives.yaml, entry polygamma
+    result: auto_element_wise, from self: grad * polygamma(n + 1, self)
+    """
+    return self_t * ops.polygamma(n + 1, self_p)
+
+
+def sinc(self_p, self_t, result):
+    """sinc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinc
+    result: auto_element_wise, from self: sinc_backward(grad, self)
+    """
+    return manual.sinc_backward(ops, self_t, self_p)

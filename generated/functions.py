@@ -215,6 +215,21 @@ __all__ = [
     "AdaptiveAvgPool2DBackwardBackward0",
     "AdaptiveMaxPool2DBackward0",
     "AdaptiveMaxPool2DBackwardBackward0",
+    "AcosBackward0",
+    "AsinBackward0",
+    "AtanBackward0",
+    "CoshBackward0",
+    "SinhBackward0",
+    "AcoshBackward0",
+    "AsinhBackward0",
+    "AtanhBackward0",
+    "Exp2Backward0",
+    "ErfcBackward0",
+    "ErfinvBackward0",
+    "LgammaBackward0",
+    "DigammaBackward0",
+    "PolygammaBackward0",
+    "SincBackward0",
 ]
 
 
@@ -6251,4 +6266,410 @@ class AdaptiveMaxPool2DBackwardBackward0(Node):
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AcosBackward0(Node):
+    """acos(Tensor self) -> Tensor
+
+    derivatives.yaml, entry acos
+    self: grad * -((-self * self + 1).rsqrt())
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * -((-self * self + 1).rsqrt())
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * -ops.rsqrt(-self_ * self_ + 1)
+        return grad_inputs
+
+
+class AsinBackward0(Node):
+    """asin(Tensor self) -> Tensor
+
+    derivatives.yaml, entry asin
+    self: grad * (-self * self + 1).rsqrt()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * (-self * self + 1).rsqrt()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.rsqrt(-self_ * self_ + 1)
+        return grad_inputs
+
+
+class AtanBackward0(Node):
+    """atan(Tensor self) -> Tensor
+
+    derivatives.yaml, entry atan
+    self: grad / (self * self + 1)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad / (self * self + 1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / (self_ * self_ + 1)
+        return grad_inputs
+
+
+class CoshBackward0(Node):
+    """cosh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry cosh
+    self: grad * self.sinh()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * self.sinh()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.sinh(self_)
+        return grad_inputs
+
+
+class SinhBackward0(Node):
+    """sinh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinh
+    self: grad * self.cosh()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * self.cosh()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.cosh(self_)
+        return grad_inputs
+
+
+class AcoshBackward0(Node):
+    """acosh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry acosh
+    self: grad * (self * self - 1).rsqrt()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * (self * self - 1).rsqrt()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.rsqrt(self_ * self_ - 1)
+        return grad_inputs
+
+
+class AsinhBackward0(Node):
+    """asinh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry asinh
+    self: grad * (self.pow(2) + 1).rsqrt()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * (self.pow(2) + 1).rsqrt()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.rsqrt(ops.pow(self_, 2) + 1)
+        return grad_inputs
+
+
+class AtanhBackward0(Node):
+    """atanh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry atanh
+    self: grad * 1 / (1 - self.pow(2))
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * 1 / (1 - self.pow(2))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * 1 / (1 - ops.pow(self_, 2))
+        return grad_inputs
+
+
+class Exp2Backward0(Node):
+    """exp2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry exp2
+    self: grad * result * 0.6931471805599453
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: grad * result * 0.6931471805599453
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * result * 0.6931471805599453
+        return grad_inputs
+
+
+class ErfcBackward0(Node):
+    """erfc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfc
+    self: -1.1283791670955126 * (-(self.pow(2))).exp() * grad
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: -1.1283791670955126 * (-(self.pow(2))).exp() * grad
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = -1.1283791670955126 * ops.exp(-ops.pow(self_, 2)) * grad
+        return grad_inputs
+
+
+class ErfinvBackward0(Node):
+    """erfinv(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfinv
+    self: 0.886226925452758 * (self.erfinv().pow(2)).exp() * grad
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: 0.886226925452758 * (self.erfinv().pow(2)).exp() * grad
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = 0.886226925452758 * ops.exp(ops.pow(ops.erfinv(self_), 2)) * grad
+        return grad_inputs
+
+
+class LgammaBackward0(Node):
+    """lgamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry lgamma
+    self: grad * digamma(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * digamma(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.digamma(self_)
+        return grad_inputs
+
+
+class DigammaBackward0(Node):
+    """digamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry digamma
+    self: grad * polygamma(1, self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * polygamma(1, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.polygamma(1, self_)
+        return grad_inputs
+
+
+class PolygammaBackward0(Node):
+    """polygamma(int n, Tensor self) -> Tensor
+
+    derivatives.yaml, entry polygamma
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = ("_saved_n", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        n = self._saved_n
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * polygamma(n + 1, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.polygamma(n + 1, self_)
+        return grad_inputs
+
+
+class SincBackward0(Node):
+    """sinc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinc
+    self: sinc_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: sinc_backward(grad, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.sinc_backward(ops, grad, self_)
         return grad_inputs

@@ -15,6 +15,8 @@ from collections import namedtuple
 from generated import forward
 from generated.functions import (
     AbsBackward0,
+    AcosBackward0,
+    AcoshBackward0,
     AdaptiveAvgPool2DBackward0,
     AdaptiveAvgPool2DBackwardBackward0,
     AdaptiveMaxPool2DBackward0,
@@ -27,6 +29,10 @@ from generated.functions import (
     AliasBackward0,
     AmaxBackward0,
     AminBackward0,
+    AsinBackward0,
+    AsinhBackward0,
+    AtanBackward0,
+    AtanhBackward0,
     AvgPool2DBackward0,
     AvgPool2DBackwardBackward0,
     BinaryCrossEntropyBackward0,
@@ -47,8 +53,10 @@ from generated.functions import (
     ConvolutionBackwardBackward0,
     CopyBackwards,
     CosBackward0,
+    CoshBackward0,
     CumprodBackward0,
     CumsumBackward0,
+    DigammaBackward0,
     DivBackward0,
     DivBackward1,
     DivBackward2,
@@ -58,6 +66,9 @@ from generated.functions import (
     EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0,
     ErfBackward0,
+    ErfcBackward0,
+    ErfinvBackward0,
+    Exp2Backward0,
     ExpandBackward0,
     ExpBackward0,
     Expm1Backward0,
@@ -89,6 +100,7 @@ from generated.functions import (
     LeakyReluBackwardBackward0,
     LerpBackward0,
     LerpBackward1,
+    LgammaBackward0,
     LinalgInvExBackward0,
     LinalgSolveExBackward0,
     LinalgVectorNormBackward0,
@@ -133,6 +145,7 @@ from generated.functions import (
     NormBackward0,
     NormBackward1,
     PermuteBackward0,
+    PolygammaBackward0,
     PowBackward0,
     PowBackward1,
     PowBackward2,
@@ -171,6 +184,8 @@ from generated.functions import (
     SignBackward0,
     SiluBackward0,
     SinBackward0,
+    SincBackward0,
+    SinhBackward0,
     SliceBackward0,
     SliceBackwardBackward0,
     SmoothL1LossBackward0,
@@ -235,6 +250,9 @@ __all__ = [
     "_unsafe_view",
     "abs",
     "abs_",
+    "acos",
+    "acos_",
+    "acosh",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
     "add",
@@ -248,6 +266,12 @@ __all__ = [
     "any",
     "argmax",
     "argmin",
+    "asin",
+    "asin_",
+    "asinh",
+    "atan",
+    "atan_",
+    "atanh",
     "avg_pool2d",
     "avg_pool2d_backward",
     "binary_cross_entropy",
@@ -273,8 +297,11 @@ __all__ = [
     "convolution_backward",
     "cos",
     "cos_",
+    "cosh",
+    "cosh_",
     "cumprod",
     "cumsum",
+    "digamma",
     "div",
     "dot",
     "elu",
@@ -284,7 +311,12 @@ __all__ = [
     "eq",
     "erf",
     "erf_",
+    "erfc",
+    "erfc_",
+    "erfinv",
     "exp",
+    "exp2",
+    "exp2_",
     "exp_",
     "expand",
     "expm1",
@@ -318,6 +350,7 @@ __all__ = [
     "leaky_relu_",
     "leaky_relu_backward",
     "lerp",
+    "lgamma",
     "linalg_inv_ex",
     "linalg_solve_ex",
     "log",
@@ -362,6 +395,7 @@ __all__ = [
     "nll_loss_backward",
     "nll_loss_forward",
     "permute",
+    "polygamma",
     "pow",
     "prod",
     "reciprocal",
@@ -399,6 +433,10 @@ __all__ = [
     "silu",
     "sin",
     "sin_",
+    "sinc",
+    "sinc_",
+    "sinh",
+    "sinh_",
     "slice",
     "slice_backward",
     "smooth_l1_loss",
@@ -6989,6 +7027,572 @@ def adaptive_max_pool2d_backward(grad_output, self_, indices):
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def acos(self_):
+    """acos(Tensor self) -> Tensor
+
+    derivatives.yaml, entry acos
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["acos"], (self_,))
+    result = recording.wrap(kernels.acos(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AcosBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.acos(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def acos_(self_):
+    """In-place acos(Tensor self) -> Tensor
+
+    derivatives.yaml, entry acos
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["acos"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AcosBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.acos(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.acos(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def asin(self_):
+    """asin(Tensor self) -> Tensor
+
+    derivatives.yaml, entry asin
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["asin"], (self_,))
+    result = recording.wrap(kernels.asin(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AsinBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.asin(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def asin_(self_):
+    """In-place asin(Tensor self) -> Tensor
+
+    derivatives.yaml, entry asin
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["asin"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AsinBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.asin(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.asin(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def atan(self_):
+    """atan(Tensor self) -> Tensor
+
+    derivatives.yaml, entry atan
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["atan"], (self_,))
+    result = recording.wrap(kernels.atan(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AtanBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.atan(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def atan_(self_):
+    """In-place atan(Tensor self) -> Tensor
+
+    derivatives.yaml, entry atan
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["atan"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AtanBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.atan(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.atan(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def cosh(self_):
+    """cosh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry cosh
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cosh"], (self_,))
+    result = recording.wrap(kernels.cosh(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = CoshBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cosh(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def cosh_(self_):
+    """In-place cosh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry cosh
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cosh"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CoshBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.cosh(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.cosh(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def sinh(self_):
+    """sinh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinh
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sinh"], (self_,))
+    result = recording.wrap(kernels.sinh(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SinhBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sinh(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def sinh_(self_):
+    """In-place sinh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinh
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sinh"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SinhBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.sinh(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.sinh(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def acosh(self_):
+    """acosh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry acosh
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["acosh"], (self_,))
+    result = recording.wrap(kernels.acosh(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AcoshBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.acosh(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def asinh(self_):
+    """asinh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry asinh
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["asinh"], (self_,))
+    result = recording.wrap(kernels.asinh(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AsinhBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.asinh(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def atanh(self_):
+    """atanh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry atanh
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["atanh"], (self_,))
+    result = recording.wrap(kernels.atanh(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AtanhBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.atanh(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def exp2(self_):
+    """exp2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry exp2
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["exp2"], (self_,))
+    result = recording.wrap(kernels.exp2(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = Exp2Backward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.exp2(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def exp2_(self_):
+    """In-place exp2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry exp2
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["exp2"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = Exp2Backward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.exp2(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.exp2(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def erfc(self_):
+    """erfc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfc
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["erfc"], (self_,))
+    result = recording.wrap(kernels.erfc(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ErfcBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.erfc(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def erfc_(self_):
+    """In-place erfc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfc
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["erfc"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ErfcBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.erfc(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.erfc(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def erfinv(self_):
+    """erfinv(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfinv
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["erfinv"], (self_,))
+    result = recording.wrap(kernels.erfinv(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ErfinvBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.erfinv(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def erfinv_(self_):
+    """In-place erfinv(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfinv
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["erfinv"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ErfinvBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.erfinv(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.erfinv(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def lgamma(self_):
+    """lgamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry lgamma
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["lgamma"], (self_,))
+    result = recording.wrap(kernels.lgamma(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LgammaBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.lgamma(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def lgamma_(self_):
+    """In-place lgamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry lgamma
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["lgamma"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LgammaBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.lgamma(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.lgamma(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def digamma(self_):
+    """digamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry digamma
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["digamma"], (self_,))
+    result = recording.wrap(kernels.digamma(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = DigammaBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.digamma(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def digamma_(self_):
+    """In-place digamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry digamma
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["digamma"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = DigammaBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.digamma(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.digamma(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def polygamma(n, self_):
+    """polygamma(int n, Tensor self) -> Tensor
+
+    derivatives.yaml, entry polygamma
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["polygamma"], (self_,))
+    result = recording.wrap(kernels.polygamma(n, recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = PolygammaBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_n = n
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.polygamma(n, self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def sinc(self_):
+    """sinc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinc
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sinc"], (self_,))
+    result = recording.wrap(kernels.sinc(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SincBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sinc(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def sinc_(self_):
+    """In-place sinc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinc
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sinc"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SincBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.sinc(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.sinc(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -8125,6 +8729,52 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("indices", "Tensor"),
     )),
+    "acos": Overload(acos, kernels.acos, "acos(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "asin": Overload(asin, kernels.asin, "asin(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "atan": Overload(atan, kernels.atan, "atan(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "cosh": Overload(cosh, kernels.cosh, "cosh(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "sinh": Overload(sinh, kernels.sinh, "sinh(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "acosh": Overload(acosh, kernels.acosh, "acosh(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "asinh": Overload(asinh, kernels.asinh, "asinh(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "atanh": Overload(atanh, kernels.atanh, "atanh(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "exp2": Overload(exp2, kernels.exp2, "exp2(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "erfc": Overload(erfc, kernels.erfc, "erfc(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "erfinv": Overload(erfinv, kernels.erfinv, "erfinv(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "lgamma": Overload(lgamma, kernels.lgamma, "lgamma(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "digamma": Overload(digamma, kernels.digamma, "digamma(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "polygamma": Overload(polygamma, kernels.polygamma, "polygamma(int n, Tensor self) -> Tensor", (
+        Param("n", "int"),
+        Param("self_", "Tensor"),
+    )),
+    "sinc": Overload(sinc, kernels.sinc, "sinc(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -8721,6 +9371,51 @@ BY_NAME = {
     "adaptive_max_pool2d_backward": (
         OVERLOADS["adaptive_max_pool2d_backward"],
     ),
+    "acos": (
+        OVERLOADS["acos"],
+    ),
+    "asin": (
+        OVERLOADS["asin"],
+    ),
+    "atan": (
+        OVERLOADS["atan"],
+    ),
+    "cosh": (
+        OVERLOADS["cosh"],
+    ),
+    "sinh": (
+        OVERLOADS["sinh"],
+    ),
+    "acosh": (
+        OVERLOADS["acosh"],
+    ),
+    "asinh": (
+        OVERLOADS["asinh"],
+    ),
+    "atanh": (
+        OVERLOADS["atanh"],
+    ),
+    "exp2": (
+        OVERLOADS["exp2"],
+    ),
+    "erfc": (
+        OVERLOADS["erfc"],
+    ),
+    "erfinv": (
+        OVERLOADS["erfinv"],
+    ),
+    "lgamma": (
+        OVERLOADS["lgamma"],
+    ),
+    "digamma": (
+        OVERLOADS["digamma"],
+    ),
+    "polygamma": (
+        OVERLOADS["polygamma"],
+    ),
+    "sinc": (
+        OVERLOADS["sinc"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -8883,6 +9578,39 @@ BY_NAME = {
     "fmod_": (
         OVERLOADS["fmod.Scalar"]._replace(wrapper=fmod_Scalar_, kernel=None),
         OVERLOADS["fmod.Tensor"]._replace(wrapper=fmod_Tensor_, kernel=None),
+    ),
+    "acos_": (
+        OVERLOADS["acos"]._replace(wrapper=acos_, kernel=None),
+    ),
+    "asin_": (
+        OVERLOADS["asin"]._replace(wrapper=asin_, kernel=None),
+    ),
+    "atan_": (
+        OVERLOADS["atan"]._replace(wrapper=atan_, kernel=None),
+    ),
+    "cosh_": (
+        OVERLOADS["cosh"]._replace(wrapper=cosh_, kernel=None),
+    ),
+    "sinh_": (
+        OVERLOADS["sinh"]._replace(wrapper=sinh_, kernel=None),
+    ),
+    "exp2_": (
+        OVERLOADS["exp2"]._replace(wrapper=exp2_, kernel=None),
+    ),
+    "erfc_": (
+        OVERLOADS["erfc"]._replace(wrapper=erfc_, kernel=None),
+    ),
+    "erfinv_": (
+        OVERLOADS["erfinv"]._replace(wrapper=erfinv_, kernel=None),
+    ),
+    "lgamma_": (
+        OVERLOADS["lgamma"]._replace(wrapper=lgamma_, kernel=None),
+    ),
+    "digamma_": (
+        OVERLOADS["digamma"]._replace(wrapper=digamma_, kernel=None),
+    ),
+    "sinc_": (
+        OVERLOADS["sinc"]._replace(wrapper=sinc_, kernel=None),
     ),
 }
 

@@ -37,6 +37,22 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "abs")
             raise
 
+    def acos(self):
+        """acos(Tensor self) -> Tensor"""
+        try:
+            return ops.acos(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "acos")
+            raise
+
+    def acosh(self):
+        """acosh(Tensor self) -> Tensor"""
+        try:
+            return ops.acosh(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "acosh")
+            raise
+
     def add(self, other, *, alpha=1):
         """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         try:
@@ -121,6 +137,38 @@ class TensorMethods:
             return ops.argmin(self, dim, keepdim)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "argmin")
+            raise
+
+    def asin(self):
+        """asin(Tensor self) -> Tensor"""
+        try:
+            return ops.asin(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "asin")
+            raise
+
+    def asinh(self):
+        """asinh(Tensor self) -> Tensor"""
+        try:
+            return ops.asinh(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "asinh")
+            raise
+
+    def atan(self):
+        """atan(Tensor self) -> Tensor"""
+        try:
+            return ops.atan(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "atan")
+            raise
+
+    def atanh(self):
+        """atanh(Tensor self) -> Tensor"""
+        try:
+            return ops.atanh(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "atanh")
             raise
 
     def bitwise_and(self, other):
@@ -225,6 +273,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "cos")
             raise
 
+    def cosh(self):
+        """cosh(Tensor self) -> Tensor"""
+        try:
+            return ops.cosh(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cosh")
+            raise
+
     def cumprod(self, dim, *, dtype=None):
         """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         try:
@@ -239,6 +295,14 @@ class TensorMethods:
             return ops.cumsum(self, dim, dtype=dtype)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "cumsum")
+            raise
+
+    def digamma(self):
+        """digamma(Tensor self) -> Tensor"""
+        try:
+            return ops.digamma(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "digamma")
             raise
 
     def div(self, *args, **kwargs):
@@ -277,12 +341,36 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "erf")
             raise
 
+    def erfc(self):
+        """erfc(Tensor self) -> Tensor"""
+        try:
+            return ops.erfc(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "erfc")
+            raise
+
+    def erfinv(self):
+        """erfinv(Tensor self) -> Tensor"""
+        try:
+            return ops.erfinv(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "erfinv")
+            raise
+
     def exp(self):
         """exp(Tensor self) -> Tensor"""
         try:
             return ops.exp(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "exp")
+            raise
+
+    def exp2(self):
+        """exp2(Tensor self) -> Tensor"""
+        try:
+            return ops.exp2(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "exp2")
             raise
 
     def expand(self, *args, size=None, implicit=False):
@@ -425,6 +513,14 @@ class TensorMethods:
             return ops.lerp(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lerp")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "lerp")
+            raise
+
+    def lgamma(self):
+        """lgamma(Tensor self) -> Tensor"""
+        try:
+            return ops.lgamma(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "lgamma")
             raise
 
     def log(self):
@@ -747,6 +843,22 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "sin")
             raise
 
+    def sinc(self):
+        """sinc(Tensor self) -> Tensor"""
+        try:
+            return ops.sinc(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sinc")
+            raise
+
+    def sinh(self):
+        """sinh(Tensor self) -> Tensor"""
+        try:
+            return ops.sinh(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sinh")
+            raise
+
     def sort(self, *args, **kwargs):
         """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
@@ -917,6 +1029,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "abs_")
             raise
 
+    def acos_(self):
+        """In-place acos(Tensor self) -> Tensor"""
+        try:
+            return ops.acos_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "acos_")
+            raise
+
     def add_(self, other, *, alpha=1):
         """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         try:
@@ -939,6 +1059,22 @@ class TensorMethods:
             return ops.addcmul_(self, tensor1, tensor2, value=value)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addcmul_")
+            raise
+
+    def asin_(self):
+        """In-place asin(Tensor self) -> Tensor"""
+        try:
+            return ops.asin_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "asin_")
+            raise
+
+    def atan_(self):
+        """In-place atan(Tensor self) -> Tensor"""
+        try:
+            return ops.atan_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "atan_")
             raise
 
     def ceil_(self):
@@ -987,6 +1123,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "cos_")
             raise
 
+    def cosh_(self):
+        """In-place cosh(Tensor self) -> Tensor"""
+        try:
+            return ops.cosh_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cosh_")
+            raise
+
     def cumprod_(self, dim, *, dtype=None):
         """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         try:
@@ -1001,6 +1145,14 @@ class TensorMethods:
             return ops.cumsum_(self, dim, dtype=dtype)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "cumsum_")
+            raise
+
+    def digamma_(self):
+        """In-place digamma(Tensor self) -> Tensor"""
+        try:
+            return ops.digamma_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "digamma_")
             raise
 
     def div_(self, other):
@@ -1019,12 +1171,36 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "erf_")
             raise
 
+    def erfc_(self):
+        """In-place erfc(Tensor self) -> Tensor"""
+        try:
+            return ops.erfc_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "erfc_")
+            raise
+
+    def erfinv_(self):
+        """In-place erfinv(Tensor self) -> Tensor"""
+        try:
+            return ops.erfinv_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "erfinv_")
+            raise
+
     def exp_(self):
         """In-place exp(Tensor self) -> Tensor"""
         try:
             return ops.exp_(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "exp_")
+            raise
+
+    def exp2_(self):
+        """In-place exp2(Tensor self) -> Tensor"""
+        try:
+            return ops.exp2_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "exp2_")
             raise
 
     def expm1_(self):
@@ -1111,6 +1287,14 @@ class TensorMethods:
             return ops.lerp_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "lerp_")
+            raise
+
+    def lgamma_(self):
+        """In-place lgamma(Tensor self) -> Tensor"""
+        try:
+            return ops.lgamma_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "lgamma_")
             raise
 
     def log_(self):
@@ -1275,6 +1459,22 @@ class TensorMethods:
             return ops.sin_(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "sin_")
+            raise
+
+    def sinc_(self):
+        """In-place sinc(Tensor self) -> Tensor"""
+        try:
+            return ops.sinc_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sinc_")
+            raise
+
+    def sinh_(self):
+        """In-place sinh(Tensor self) -> Tensor"""
+        try:
+            return ops.sinh_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sinh_")
             raise
 
     def sqrt_(self):

@@ -3540,39 +3540,40 @@ def adaptive_max_pool2d_backward(grad_output, self, indices):
 # -- elementwise math and torch.special (torch's spec, family 1) -------------------------------
 # (kernels of this family follow; keep this line and the blank ones around it)
 
-# Trigonometric and hyperbolic functions: numpy's ufuncs in the input's float dtype (integers
-# and bools give the default float, as in PyTorch).
+# Trigonometric and hyperbolic functions: numpy's ufuncs in float64, rounded to the input's
+# float dtype (integers and bools give the default float, as in PyTorch): numpy's own float32
+# versions are a unit in the last place off where torch's are not.
 
 def acos(self):
-    return _unary_float(np.arccos, self)
+    return _in_float64(np.arccos, self)
 
 
 def asin(self):
-    return _unary_float(np.arcsin, self)
+    return _in_float64(np.arcsin, self)
 
 
 def atan(self):
-    return _unary_float(np.arctan, self)
+    return _in_float64(np.arctan, self)
 
 
 def cosh(self):
-    return _unary_float(np.cosh, self)
+    return _in_float64(np.cosh, self)
 
 
 def sinh(self):
-    return _unary_float(np.sinh, self)
+    return _in_float64(np.sinh, self)
 
 
 def acosh(self):
-    return _unary_float(np.arccosh, self)
+    return _in_float64(np.arccosh, self)
 
 
 def asinh(self):
-    return _unary_float(np.arcsinh, self)
+    return _in_float64(np.arcsinh, self)
 
 
 def atanh(self):
-    return _unary_float(np.arctanh, self)
+    return _in_float64(np.arctanh, self)
 
 
 # In place, torch's acosh_, asinh_ and atanh_ are ops of their own (with no derivative).
@@ -3589,7 +3590,7 @@ def atanh_(self):
 
 
 def exp2(self):
-    return _unary_float(np.exp2, self)
+    return _in_float64(np.exp2, self)
 
 
 def deg2rad(self):
