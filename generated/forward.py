@@ -230,6 +230,14 @@ __all__ = [
     "lgamma",
     "digamma",
     "polygamma",
+    "deg2rad",
+    "rad2deg",
+    "atan2",
+    "hypot",
+    "logaddexp",
+    "logaddexp2",
+    "nextafter",
+    "ldexp_Tensor",
     "sinc",
 ]
 
@@ -2292,6 +2300,84 @@ def polygamma(n, self_p, self_t, result):
     result: auto_element_wise, from self: grad * polygamma(n + 1, self)
     """
     return self_t * ops.polygamma(n + 1, self_p)
+
+
+def deg2rad(self_p, self_t, result):
+    """deg2rad(Tensor self) -> Tensor
+
+    derivatives.yaml, entry deg2rad
+    result: auto_element_wise, from self: grad * 0.017453292519943295
+    """
+    return self_t * 0.017453292519943295
+
+
+def rad2deg(self_p, self_t, result):
+    """rad2deg(Tensor self) -> Tensor
+
+    derivatives.yaml, entry rad2deg
+    result: auto_element_wise, from self: grad * 57.29577951308232
+    """
+    return self_t * 57.29577951308232
+
+
+def atan2(self_p, self_t, other_p, other_t, result):
+    """atan2(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry atan2
+    result: (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))
+    """
+    return (-self_p * other_t + other_p * self_t) / (ops.pow(self_p, 2) + ops.pow(other_p, 2))
+
+
+def hypot(self_p, self_t, other_p, other_t, result):
+    """hypot(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry hypot
+    result: self_t * self_p / result + other_t * other_p / result
+    """
+    return self_t * self_p / result + other_t * other_p / result
+
+
+def logaddexp(self_p, self_t, other_p, other_t, result):
+    """logaddexp(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logaddexp
+    result: self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p - other_p))
+    """
+    return self_t / (1 + ops.exp(other_p - self_p)) + other_t / (1 + ops.exp(self_p - other_p))
+
+
+def logaddexp2(self_p, self_t, other_p, other_t, result):
+    """logaddexp2(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logaddexp2
+    result: self_t / (1 + pow(2, other_p - self_p)) + other_t / (1 + pow(2, self_p - other_p))
+    """
+    return self_t / (1 + ops.pow(2, other_p - self_p)) + other_t / (1 + ops.pow(2, self_p - other_p))
+
+
+def nextafter(self_p, self_t, other_p, other_t, result):
+    """nextafter(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry nextafter
+    result: where(self_p != other_p, self_t, 0)
+    """
+    return ops.where(self_p != other_p, self_t, 0)
+
+
+def ldexp_Tensor(self_p, self_t, other_p, other_t, result):
+    """ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry ldexp.Tensor
+    result: self_t * pow(2, other_p) + other_t * result * 0.6931471805599453
+    """
+    total = None
+    if forward_grad.defined(self_t):
+        term = self_t * ops.pow(2, other_p)
+        total = term if total is None else total + term
+    term = other_t * result * 0.6931471805599453
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
 
 
 def sinc(self_p, self_t, result):

@@ -229,6 +229,14 @@ __all__ = [
     "LgammaBackward0",
     "DigammaBackward0",
     "PolygammaBackward0",
+    "Deg2RadBackward0",
+    "Rad2DegBackward0",
+    "Atan2Backward0",
+    "HypotBackward0",
+    "LogaddexpBackward0",
+    "Logaddexp2Backward0",
+    "NextafterBackward0",
+    "LdexpBackward0",
     "SincBackward0",
 ]
 
@@ -6645,6 +6653,272 @@ class PolygammaBackward0(Node):
         # self: grad * polygamma(n + 1, self)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * ops.polygamma(n + 1, self_)
+        return grad_inputs
+
+
+class Deg2RadBackward0(Node):
+    """deg2rad(Tensor self) -> Tensor
+
+    derivatives.yaml, entry deg2rad
+    self: grad * 0.017453292519943295
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: grad * 0.017453292519943295
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * 0.017453292519943295
+        return grad_inputs
+
+
+class Rad2DegBackward0(Node):
+    """rad2deg(Tensor self) -> Tensor
+
+    derivatives.yaml, entry rad2deg
+    self: grad * 57.29577951308232
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: grad * 57.29577951308232
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * 57.29577951308232
+        return grad_inputs
+
+
+class Atan2Backward0(Node):
+    """atan2(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry atan2
+    self: grad * other / (self.pow(2) + other.pow(2))
+    other: grad * -self / (self.pow(2) + other.pow(2))
+    """
+
+    __slots__ = ("other_", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: grad * other / (self.pow(2) + other.pow(2))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * other / (ops.pow(self_, 2) + ops.pow(other, 2))
+        # other: grad * -self / (self.pow(2) + other.pow(2))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * -self_ / (ops.pow(self_, 2) + ops.pow(other, 2))
+        return grad_inputs
+
+
+class HypotBackward0(Node):
+    """hypot(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry hypot
+    self: grad * self / result
+    other: grad * other / result
+    """
+
+    __slots__ = ("self_", "result_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: grad * self / result
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * self_ / result
+        # other: grad * other / result
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * other / result
+        return grad_inputs
+
+
+class LogaddexpBackward0(Node):
+    """logaddexp(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logaddexp
+    self: grad / (1 + exp(other - self))
+    other: grad / (1 + exp(self - other))
+    """
+
+    __slots__ = ("other_", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: grad / (1 + exp(other - self))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / (1 + ops.exp(other - self_))
+        # other: grad / (1 + exp(self - other))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad / (1 + ops.exp(self_ - other))
+        return grad_inputs
+
+
+class Logaddexp2Backward0(Node):
+    """logaddexp2(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logaddexp2
+    self: grad / (1 + pow(2, other - self))
+    other: grad / (1 + pow(2, self - other))
+    """
+
+    __slots__ = ("other_", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: grad / (1 + pow(2, other - self))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / (1 + ops.pow(2, other - self_))
+        # other: grad / (1 + pow(2, self - other))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad / (1 + ops.pow(2, self_ - other))
+        return grad_inputs
+
+
+class NextafterBackward0(Node):
+    """nextafter(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry nextafter
+    self: where(self != other, grad, 0)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: where(self != other, grad, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.where(self_ != other, grad, 0)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
+        return grad_inputs
+
+
+class LdexpBackward0(Node):
+    """ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry ldexp.Tensor
+    self: grad * pow(2, other)
+    other: grad * result * 0.6931471805599453
+    """
+
+    __slots__ = ("other_", "result_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
+        # self: grad * pow(2, other)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.pow(2, other)
+        # other: grad * result * 0.6931471805599453
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * result * 0.6931471805599453
         return grad_inputs
 
 

@@ -31,6 +31,7 @@ from generated.functions import (
     AminBackward0,
     AsinBackward0,
     AsinhBackward0,
+    Atan2Backward0,
     AtanBackward0,
     AtanhBackward0,
     AvgPool2DBackward0,
@@ -56,6 +57,7 @@ from generated.functions import (
     CoshBackward0,
     CumprodBackward0,
     CumsumBackward0,
+    Deg2RadBackward0,
     DigammaBackward0,
     DivBackward0,
     DivBackward1,
@@ -90,11 +92,13 @@ from generated.functions import (
     HardtanhBackward0,
     HardtanhBackwardBackward0,
     HuberLossBackward0,
+    HypotBackward0,
     IndexAddBackward0,
     IndexBackward0,
     IndexPutBackward0,
     IndexPutImplBackward0,
     IndexSelectBackward0,
+    LdexpBackward0,
     LeakyReluBackward0,
     LeakyReluBackward1,
     LeakyReluBackwardBackward0,
@@ -107,6 +111,8 @@ from generated.functions import (
     Log1PBackward0,
     Log2Backward0,
     Log10Backward0,
+    Logaddexp2Backward0,
+    LogaddexpBackward0,
     LogBackward0,
     LogSigmoidBackward0,
     LogSoftmaxBackward0,
@@ -138,6 +144,7 @@ from generated.functions import (
     NativeLayerNormBackward0,
     NativeLayerNormBackwardBackward0,
     NegBackward0,
+    NextafterBackward0,
     NllLoss2DBackward0,
     NllLoss2DBackwardBackward0,
     NllLossBackward0,
@@ -151,6 +158,7 @@ from generated.functions import (
     PowBackward2,
     ProdBackward0,
     ProdBackward1,
+    Rad2DegBackward0,
     ReciprocalBackward0,
     ReflectionPad1DBackward0,
     ReflectionPad1DBackwardBackward0,
@@ -270,6 +278,7 @@ __all__ = [
     "asin_",
     "asinh",
     "atan",
+    "atan2",
     "atan_",
     "atanh",
     "avg_pool2d",
@@ -301,6 +310,8 @@ __all__ = [
     "cosh_",
     "cumprod",
     "cumsum",
+    "deg2rad",
+    "deg2rad_",
     "digamma",
     "div",
     "dot",
@@ -341,10 +352,12 @@ __all__ = [
     "hardtanh",
     "hardtanh_backward",
     "huber_loss",
+    "hypot",
     "index",
     "index_add",
     "index_put",
     "index_select",
+    "ldexp",
     "le",
     "leaky_relu",
     "leaky_relu_",
@@ -362,6 +375,8 @@ __all__ = [
     "log2_",
     "log_",
     "log_sigmoid_forward",
+    "logaddexp",
+    "logaddexp2",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -390,6 +405,7 @@ __all__ = [
     "ne",
     "neg",
     "neg_",
+    "nextafter",
     "nll_loss2d_backward",
     "nll_loss2d_forward",
     "nll_loss_backward",
@@ -398,6 +414,8 @@ __all__ = [
     "polygamma",
     "pow",
     "prod",
+    "rad2deg",
+    "rad2deg_",
     "reciprocal",
     "reciprocal_",
     "reflection_pad1d",
@@ -7550,6 +7568,298 @@ def polygamma(n, self_):
     return result
 
 
+def deg2rad(self_):
+    """deg2rad(Tensor self) -> Tensor
+
+    derivatives.yaml, entry deg2rad
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["deg2rad"], (self_,))
+    result = recording.wrap(kernels.deg2rad(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Deg2RadBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.deg2rad(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def deg2rad_(self_):
+    """In-place deg2rad(Tensor self) -> Tensor
+
+    derivatives.yaml, entry deg2rad
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["deg2rad"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = Deg2RadBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.deg2rad(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.deg2rad(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def rad2deg(self_):
+    """rad2deg(Tensor self) -> Tensor
+
+    derivatives.yaml, entry rad2deg
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["rad2deg"], (self_,))
+    result = recording.wrap(kernels.rad2deg(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Rad2DegBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.rad2deg(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def rad2deg_(self_):
+    """In-place rad2deg(Tensor self) -> Tensor
+
+    derivatives.yaml, entry rad2deg
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["rad2deg"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = Rad2DegBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.rad2deg(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.rad2deg(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def atan2(self_, other):
+    """atan2(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry atan2
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["atan2"], (self_, other,))
+    result = recording.wrap(kernels.atan2(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = Atan2Backward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.atan2(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def atan2_(self_, other):
+    """In-place atan2(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry atan2
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["atan2"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = Atan2Backward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.atan2(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.atan2(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def hypot(self_, other):
+    """hypot(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry hypot
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["hypot"], (self_, other,))
+    result = recording.wrap(kernels.hypot(recording.data(self_), recording.data(other)))
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = HypotBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.hypot(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def hypot_(self_, other):
+    """In-place hypot(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry hypot
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["hypot"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = HypotBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.hypot(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.hypot(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def logaddexp(self_, other):
+    """logaddexp(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logaddexp
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["logaddexp"], (self_, other,))
+    result = recording.wrap(kernels.logaddexp(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = LogaddexpBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.logaddexp(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def logaddexp2(self_, other):
+    """logaddexp2(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logaddexp2
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["logaddexp2"], (self_, other,))
+    result = recording.wrap(kernels.logaddexp2(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = Logaddexp2Backward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.logaddexp2(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def nextafter(self_, other):
+    """nextafter(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry nextafter
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["nextafter"], (self_, other,))
+    result = recording.wrap(kernels.nextafter(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = NextafterBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.nextafter(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def nextafter_(self_, other):
+    """In-place nextafter(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry nextafter
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["nextafter"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = NextafterBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.nextafter(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.nextafter(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ldexp_Tensor(self_, other):
+    """ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry ldexp.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ldexp.Tensor"], (self_, other,))
+    result = recording.wrap(kernels.ldexp_Tensor(recording.data(self_), recording.data(other)))
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = LdexpBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.ldexp_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
 def sinc(self_):
     """sinc(Tensor self) -> Tensor
 
@@ -7600,6 +7910,7 @@ bitwise_or = bitwise_or_Tensor
 bitwise_xor = bitwise_xor_Tensor
 div_ = div_Tensor_
 index = index_Tensor
+ldexp = ldexp_Tensor
 mul = mul_Tensor
 mul_ = mul_Tensor_
 select = select_int
@@ -8772,6 +9083,36 @@ OVERLOADS = {
         Param("n", "int"),
         Param("self_", "Tensor"),
     )),
+    "deg2rad": Overload(deg2rad, kernels.deg2rad, "deg2rad(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "rad2deg": Overload(rad2deg, kernels.rad2deg, "rad2deg(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "atan2": Overload(atan2, kernels.atan2, "atan2(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "hypot": Overload(hypot, kernels.hypot, "hypot(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "logaddexp": Overload(logaddexp, kernels.logaddexp, "logaddexp(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "logaddexp2": Overload(logaddexp2, kernels.logaddexp2, "logaddexp2(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "nextafter": Overload(nextafter, kernels.nextafter, "nextafter(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "ldexp.Tensor": Overload(ldexp_Tensor, kernels.ldexp_Tensor, "ldexp.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
     "sinc": Overload(sinc, kernels.sinc, "sinc(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
@@ -9413,6 +9754,30 @@ BY_NAME = {
     "polygamma": (
         OVERLOADS["polygamma"],
     ),
+    "deg2rad": (
+        OVERLOADS["deg2rad"],
+    ),
+    "rad2deg": (
+        OVERLOADS["rad2deg"],
+    ),
+    "atan2": (
+        OVERLOADS["atan2"],
+    ),
+    "hypot": (
+        OVERLOADS["hypot"],
+    ),
+    "logaddexp": (
+        OVERLOADS["logaddexp"],
+    ),
+    "logaddexp2": (
+        OVERLOADS["logaddexp2"],
+    ),
+    "nextafter": (
+        OVERLOADS["nextafter"],
+    ),
+    "ldexp": (
+        OVERLOADS["ldexp.Tensor"],
+    ),
     "sinc": (
         OVERLOADS["sinc"],
     ),
@@ -9608,6 +9973,21 @@ BY_NAME = {
     ),
     "digamma_": (
         OVERLOADS["digamma"]._replace(wrapper=digamma_, kernel=None),
+    ),
+    "deg2rad_": (
+        OVERLOADS["deg2rad"]._replace(wrapper=deg2rad_, kernel=None),
+    ),
+    "rad2deg_": (
+        OVERLOADS["rad2deg"]._replace(wrapper=rad2deg_, kernel=None),
+    ),
+    "atan2_": (
+        OVERLOADS["atan2"]._replace(wrapper=atan2_, kernel=None),
+    ),
+    "hypot_": (
+        OVERLOADS["hypot"]._replace(wrapper=hypot_, kernel=None),
+    ),
+    "nextafter_": (
+        OVERLOADS["nextafter"]._replace(wrapper=nextafter_, kernel=None),
     ),
     "sinc_": (
         OVERLOADS["sinc"]._replace(wrapper=sinc_, kernel=None),

@@ -163,6 +163,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "atan")
             raise
 
+    def atan2(self, other):
+        """atan2(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.atan2(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "atan2")
+            raise
+
     def atanh(self):
         """atanh(Tensor self) -> Tensor"""
         try:
@@ -295,6 +303,14 @@ class TensorMethods:
             return ops.cumsum(self, dim, dtype=dtype)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "cumsum")
+            raise
+
+    def deg2rad(self):
+        """deg2rad(Tensor self) -> Tensor"""
+        try:
+            return ops.deg2rad(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "deg2rad")
             raise
 
     def digamma(self):
@@ -471,6 +487,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "gt")
             raise
 
+    def hypot(self, other):
+        """hypot(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.hypot(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "hypot")
+            raise
+
     def index_add(self, dim, index, source, *, alpha=1):
         """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
         try:
@@ -493,6 +517,14 @@ class TensorMethods:
             return ops.index_select(self, dim, index)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "index_select")
+            raise
+
+    def ldexp(self, other):
+        """ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.ldexp_Tensor(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "ldexp")
             raise
 
     def le(self, *args, **kwargs):
@@ -553,6 +585,22 @@ class TensorMethods:
             return ops.log2(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "log2")
+            raise
+
+    def logaddexp(self, other):
+        """logaddexp(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.logaddexp(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logaddexp")
+            raise
+
+    def logaddexp2(self, other):
+        """logaddexp2(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.logaddexp2(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logaddexp2")
             raise
 
     def logical_and(self, other):
@@ -703,6 +751,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "neg")
             raise
 
+    def nextafter(self, other):
+        """nextafter(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.nextafter(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "nextafter")
+            raise
+
     def permute(self, *args, dims=None):
         """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
         try:
@@ -729,6 +785,14 @@ class TensorMethods:
             return ops.prod(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("prod")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "prod")
+            raise
+
+    def rad2deg(self):
+        """rad2deg(Tensor self) -> Tensor"""
+        try:
+            return ops.rad2deg(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "rad2deg")
             raise
 
     def reciprocal(self):
@@ -1077,6 +1141,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "atan_")
             raise
 
+    def atan2_(self, other):
+        """In-place atan2(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.atan2_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "atan2_")
+            raise
+
     def ceil_(self):
         """In-place ceil(Tensor self) -> Tensor"""
         try:
@@ -1145,6 +1217,14 @@ class TensorMethods:
             return ops.cumsum_(self, dim, dtype=dtype)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "cumsum_")
+            raise
+
+    def deg2rad_(self):
+        """In-place deg2rad(Tensor self) -> Tensor"""
+        try:
+            return ops.deg2rad_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "deg2rad_")
             raise
 
     def digamma_(self):
@@ -1271,6 +1351,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "hardtanh_")
             raise
 
+    def hypot_(self, other):
+        """In-place hypot(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.hypot_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "hypot_")
+            raise
+
     def index_put_(self, indices, values, accumulate=False):
         """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         try:
@@ -1363,6 +1451,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "neg_")
             raise
 
+    def nextafter_(self, other):
+        """In-place nextafter(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.nextafter_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "nextafter_")
+            raise
+
     def pow_(self, *args, **kwargs):
         """In-place pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
         In-place pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
@@ -1371,6 +1467,14 @@ class TensorMethods:
             return ops.pow_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "pow_")
+            raise
+
+    def rad2deg_(self):
+        """In-place rad2deg(Tensor self) -> Tensor"""
+        try:
+            return ops.rad2deg_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "rad2deg_")
             raise
 
     def reciprocal_(self):
