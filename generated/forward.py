@@ -238,6 +238,14 @@ __all__ = [
     "logaddexp2",
     "nextafter",
     "ldexp_Tensor",
+    "xlogy_Tensor",
+    "special_xlog1py",
+    "special_entr",
+    "special_erfcx",
+    "special_ndtri",
+    "special_log_ndtr",
+    "fmax",
+    "fmin",
     "sinc",
 ]
 
@@ -2376,6 +2384,90 @@ def ldexp_Tensor(self_p, self_t, other_p, other_t, result):
         term = self_t * ops.pow(2, other_p)
         total = term if total is None else total + term
     term = other_t * result * 0.6931471805599453
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def xlogy_Tensor(self_p, self_t, other_p, other_t, result):
+    """xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Tensor
+    result: xlogy(self_t, other_p).masked_fill(logical_and(self_p == 0., other_p <= 0.), 0.) + other_t * self_p / other_p
+    """
+    return ops.masked_fill(ops.xlogy(self_t, other_p), ops.logical_and(self_p == 0.0, other_p <= 0.0), 0.0) + other_t * self_p / other_p
+
+
+def special_xlog1py(self_p, self_t, other_p, other_t, result):
+    """special_xlog1py(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py
+    result: special_xlog1py(self_t, other_p).masked_fill(logical_and(self_p == 0., other_p <= -1.), 0.) + other_t * self_p / (other_p + 1)
+    """
+    return ops.masked_fill(ops.special_xlog1py(self_t, other_p), ops.logical_and(self_p == 0.0, other_p <= -1.0), 0.0) + other_t * self_p / (other_p + 1)
+
+
+def special_entr(self_p, self_t, result):
+    """special_entr(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_entr
+    result: auto_element_wise, from self: grad * (-(1 + self.log()))
+    """
+    return self_t * -(1 + ops.log(self_p))
+
+
+def special_erfcx(self_p, self_t, result):
+    """special_erfcx(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_erfcx
+    result: auto_element_wise, from self: (2.0 * self * result - 1.1283791670955126) * grad
+    """
+    return (2.0 * self_p * result - 1.1283791670955126) * self_t
+
+
+def special_ndtri(self_p, self_t, result):
+    """special_ndtri(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_ndtri
+    result: auto_element_wise, from self: grad * 2.5066282746310002 * (result.pow(2) / 2).exp()
+    """
+    return self_t * 2.5066282746310002 * ops.exp(ops.pow(result, 2) / 2)
+
+
+def special_log_ndtr(self_p, self_t, result):
+    """special_log_ndtr(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_log_ndtr
+    result: auto_element_wise, from self: grad / 2.5066282746310002 * (result + self.pow(2) / 2).neg().exp()
+    """
+    return self_t / 2.5066282746310002 * ops.exp(ops.neg(result + ops.pow(self_p, 2) / 2))
+
+
+def fmax(self_p, self_t, other_p, other_t, result):
+    """fmax(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmax
+    result: other_t + logical_or(self_p > other_p, other_p != other_p) * (self_t - other_t)
+    """
+    total = None
+    if forward_grad.defined(other_t):
+        term = other_t
+        total = term if total is None else total + term
+    term = ops.logical_or(self_p > other_p, other_p != other_p) * (self_t - other_t)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def fmin(self_p, self_t, other_p, other_t, result):
+    """fmin(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmin
+    result: other_t + logical_or(self_p <= other_p, other_p != other_p) * (self_t - other_t)
+    """
+    total = None
+    if forward_grad.defined(other_t):
+        term = other_t
+        total = term if total is None else total + term
+    term = ops.logical_or(self_p <= other_p, other_p != other_p) * (self_t - other_t)
     total = term if total is None else total + term
     return forward_grad.complete(total, result)
 

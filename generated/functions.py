@@ -237,6 +237,14 @@ __all__ = [
     "Logaddexp2Backward0",
     "NextafterBackward0",
     "LdexpBackward0",
+    "XlogyBackward0",
+    "SpecialXlog1PyBackward0",
+    "SpecialEntrBackward0",
+    "SpecialErfcxBackward0",
+    "SpecialNdtriBackward0",
+    "SpecialLogNdtrBackward0",
+    "FmaxBackward0",
+    "FminBackward0",
     "SincBackward0",
 ]
 
@@ -6919,6 +6927,274 @@ class LdexpBackward0(Node):
         # other: grad * result * 0.6931471805599453
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = grad * result * 0.6931471805599453
+        return grad_inputs
+
+
+class XlogyBackward0(Node):
+    """xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Tensor
+    self: xlogy(grad, other).masked_fill(logical_and(self == 0., other <= 0.), 0.)
+    other: grad * self / other
+    """
+
+    __slots__ = ("other_", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: xlogy(grad, other).masked_fill(logical_and(self == 0., other <= 0.), 0.)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.masked_fill(ops.xlogy(grad, other), ops.logical_and(self_ == 0.0, other <= 0.0), 0.0)
+        # other: grad * self / other
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * self_ / other
+        return grad_inputs
+
+
+class SpecialXlog1PyBackward0(Node):
+    """special_xlog1py(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py
+    self: special_xlog1py(grad, other).masked_fill(logical_and(self == 0., other <= -1.), 0.)
+    other: grad * self / (other + 1)
+    """
+
+    __slots__ = ("other_", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: special_xlog1py(grad, other).masked_fill(logical_and(self == 0., other <= -1.), 0.)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.masked_fill(ops.special_xlog1py(grad, other), ops.logical_and(self_ == 0.0, other <= -1.0), 0.0)
+        # other: grad * self / (other + 1)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * self_ / (other + 1)
+        return grad_inputs
+
+
+class SpecialEntrBackward0(Node):
+    """special_entr(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_entr
+    self: grad * (-(1 + self.log()))
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * (-(1 + self.log()))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * -(1 + ops.log(self_))
+        return grad_inputs
+
+
+class SpecialErfcxBackward0(Node):
+    """special_erfcx(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_erfcx
+    self: (2.0 * self * result - 1.1283791670955126) * grad
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: (2.0 * self * result - 1.1283791670955126) * grad
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = (2.0 * self_ * result - 1.1283791670955126) * grad
+        return grad_inputs
+
+
+class SpecialNdtriBackward0(Node):
+    """special_ndtri(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_ndtri
+    self: grad * 2.5066282746310002 * (result.pow(2) / 2).exp()
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: grad * 2.5066282746310002 * (result.pow(2) / 2).exp()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * 2.5066282746310002 * ops.exp(ops.pow(result, 2) / 2)
+        return grad_inputs
+
+
+class SpecialLogNdtrBackward0(Node):
+    """special_log_ndtr(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_log_ndtr
+    self: grad / 2.5066282746310002 * (result + self.pow(2) / 2).neg().exp()
+    """
+
+    __slots__ = ("result_", "self_")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad / 2.5066282746310002 * (result + self.pow(2) / 2).neg().exp()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / 2.5066282746310002 * ops.exp(ops.neg(result + ops.pow(self_, 2) / 2))
+        return grad_inputs
+
+
+class FmaxBackward0(Node):
+    """fmax(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmax
+    self: grad.masked_fill(logical_not(logical_or(self >= other, other != other)), 0)
+    other: grad.masked_fill(logical_or(self >= other, other != other), 0)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: grad.masked_fill(logical_not(logical_or(self >= other, other != other)), 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.masked_fill(grad, ops.logical_not(ops.logical_or(self_ >= other, other != other)), 0)
+        # other: grad.masked_fill(logical_or(self >= other, other != other), 0)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.masked_fill(grad, ops.logical_or(self_ >= other, other != other), 0)
+        return grad_inputs
+
+
+class FminBackward0(Node):
+    """fmin(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmin
+    self: grad.masked_fill(logical_not(logical_or(self <= other, other != other)), 0)
+    other: grad.masked_fill(logical_or(self <= other, other != other), 0)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: grad.masked_fill(logical_not(logical_or(self <= other, other != other)), 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.masked_fill(grad, ops.logical_not(ops.logical_or(self_ <= other, other != other)), 0)
+        # other: grad.masked_fill(logical_or(self <= other, other != other), 0)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.masked_fill(grad, ops.logical_or(self_ <= other, other != other), 0)
         return grad_inputs
 
 

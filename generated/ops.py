@@ -80,6 +80,8 @@ from generated.functions import (
     FillBackward3,
     FlipBackward0,
     FloorBackward0,
+    FmaxBackward0,
+    FminBackward0,
     FmodBackward0,
     FmodBackward1,
     FracBackward0,
@@ -204,6 +206,11 @@ from generated.functions import (
     SoftplusBackwardBackward0,
     SortBackward0,
     SortBackward1,
+    SpecialEntrBackward0,
+    SpecialErfcxBackward0,
+    SpecialLogNdtrBackward0,
+    SpecialNdtriBackward0,
+    SpecialXlog1PyBackward0,
     SplitBackward0,
     SplitWithSizesBackward0,
     SqrtBackward0,
@@ -237,6 +244,7 @@ from generated.functions import (
     VarMeanBackward0,
     ViewBackward0,
     WhereBackward0,
+    XlogyBackward0,
     ZeroBackward0,
 )
 from runtime import dispatch as _dispatch
@@ -338,6 +346,8 @@ __all__ = [
     "floor",
     "floor_",
     "floor_divide",
+    "fmax",
+    "fmin",
     "fmod",
     "frac",
     "frac_",
@@ -462,6 +472,11 @@ __all__ = [
     "softplus",
     "softplus_backward",
     "sort",
+    "special_entr",
+    "special_erfcx",
+    "special_log_ndtr",
+    "special_ndtri",
+    "special_xlog1py",
     "split",
     "split_with_sizes",
     "sqrt",
@@ -488,6 +503,7 @@ __all__ = [
     "unsqueeze",
     "view",
     "where",
+    "xlogy",
     "zero_",
 ]
 
@@ -7860,6 +7876,199 @@ def ldexp_Tensor(self_, other):
     return result
 
 
+def xlogy_Tensor(self_, other):
+    """xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Tensor"], (self_, other,))
+    result = recording.wrap(kernels.xlogy_Tensor(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = XlogyBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def xlogy_Tensor_(self_, other):
+    """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Tensor"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = XlogyBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.xlogy_Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def special_xlog1py(self_, other):
+    """special_xlog1py(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_xlog1py"], (self_, other,))
+    result = recording.wrap(kernels.special_xlog1py(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = SpecialXlog1PyBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_xlog1py(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def special_entr(self_):
+    """special_entr(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_entr
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_entr"], (self_,))
+    result = recording.wrap(kernels.special_entr(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SpecialEntrBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_entr(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def special_erfcx(self_):
+    """special_erfcx(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_erfcx
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_erfcx"], (self_,))
+    result = recording.wrap(kernels.special_erfcx(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialErfcxBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_erfcx(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def special_ndtri(self_):
+    """special_ndtri(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_ndtri
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_ndtri"], (self_,))
+    result = recording.wrap(kernels.special_ndtri(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialNdtriBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_ndtri(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def special_log_ndtr(self_):
+    """special_log_ndtr(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_log_ndtr
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_log_ndtr"], (self_,))
+    result = recording.wrap(kernels.special_log_ndtr(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialLogNdtrBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_log_ndtr(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fmax(self_, other):
+    """fmax(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmax
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["fmax"], (self_, other,))
+    result = recording.wrap(kernels.fmax(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = FmaxBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.fmax(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def fmin(self_, other):
+    """fmin(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmin
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["fmin"], (self_, other,))
+    result = recording.wrap(kernels.fmin(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = FminBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.fmin(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
 def sinc(self_):
     """sinc(Tensor self) -> Tensor
 
@@ -7921,6 +8130,8 @@ sub_ = sub_Tensor_
 transpose = transpose_int
 unbind = unbind_int
 where = where_self
+xlogy = xlogy_Tensor
+xlogy_ = xlogy_Tensor_
 
 
 # Every overload of the spec, by schema name: its wrapper, the kernel the wrapper runs, and
@@ -9113,6 +9324,34 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("other", "Tensor"),
     )),
+    "xlogy.Tensor": Overload(xlogy_Tensor, kernels.xlogy_Tensor, "xlogy.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
+    )),
+    "special_xlog1py": Overload(special_xlog1py, kernels.special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "special_entr": Overload(special_entr, kernels.special_entr, "special_entr(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_erfcx": Overload(special_erfcx, kernels.special_erfcx, "special_erfcx(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_ndtri": Overload(special_ndtri, kernels.special_ndtri, "special_ndtri(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_log_ndtr": Overload(special_log_ndtr, kernels.special_log_ndtr, "special_log_ndtr(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "fmax": Overload(fmax, kernels.fmax, "fmax(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "fmin": Overload(fmin, kernels.fmin, "fmin(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
     "sinc": Overload(sinc, kernels.sinc, "sinc(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
@@ -9778,6 +10017,30 @@ BY_NAME = {
     "ldexp": (
         OVERLOADS["ldexp.Tensor"],
     ),
+    "xlogy": (
+        OVERLOADS["xlogy.Tensor"],
+    ),
+    "special_xlog1py": (
+        OVERLOADS["special_xlog1py"],
+    ),
+    "special_entr": (
+        OVERLOADS["special_entr"],
+    ),
+    "special_erfcx": (
+        OVERLOADS["special_erfcx"],
+    ),
+    "special_ndtri": (
+        OVERLOADS["special_ndtri"],
+    ),
+    "special_log_ndtr": (
+        OVERLOADS["special_log_ndtr"],
+    ),
+    "fmax": (
+        OVERLOADS["fmax"],
+    ),
+    "fmin": (
+        OVERLOADS["fmin"],
+    ),
     "sinc": (
         OVERLOADS["sinc"],
     ),
@@ -9988,6 +10251,9 @@ BY_NAME = {
     ),
     "nextafter_": (
         OVERLOADS["nextafter"]._replace(wrapper=nextafter_, kernel=None),
+    ),
+    "xlogy_": (
+        OVERLOADS["xlogy.Tensor"]._replace(wrapper=xlogy_Tensor_, kernel=None),
     ),
     "sinc_": (
         OVERLOADS["sinc"]._replace(wrapper=sinc_, kernel=None),

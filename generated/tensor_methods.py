@@ -441,6 +441,22 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "floor_divide")
             raise
 
+    def fmax(self, other):
+        """fmax(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.fmax(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "fmax")
+            raise
+
+    def fmin(self, other):
+        """fmin(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.fmin(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "fmin")
+            raise
+
     def fmod(self, *args, **kwargs):
         """fmod.Scalar(Tensor self, Scalar other) -> Tensor
         fmod.Tensor(Tensor self, Tensor other) -> Tensor
@@ -933,6 +949,46 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "sort")
             raise
 
+    def special_entr(self):
+        """special_entr(Tensor self) -> Tensor"""
+        try:
+            return ops.special_entr(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "special_entr")
+            raise
+
+    def special_erfcx(self):
+        """special_erfcx(Tensor self) -> Tensor"""
+        try:
+            return ops.special_erfcx(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "special_erfcx")
+            raise
+
+    def special_log_ndtr(self):
+        """special_log_ndtr(Tensor self) -> Tensor"""
+        try:
+            return ops.special_log_ndtr(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "special_log_ndtr")
+            raise
+
+    def special_ndtri(self):
+        """special_ndtri(Tensor self) -> Tensor"""
+        try:
+            return ops.special_ndtri(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "special_ndtri")
+            raise
+
+    def special_xlog1py(self, other):
+        """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.special_xlog1py(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "special_xlog1py")
+            raise
+
     def split_with_sizes(self, split_sizes, dim=0):
         """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
         try:
@@ -1075,6 +1131,14 @@ class TensorMethods:
             return ops.view(self, _dispatch.varargs_list(args, size))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "view")
+            raise
+
+    def xlogy(self, other):
+        """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.xlogy_Tensor(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "xlogy")
             raise
 
     def zero_(self):
@@ -1635,6 +1699,14 @@ class TensorMethods:
             return ops.trunc_(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "trunc_")
+            raise
+
+    def xlogy_(self, other):
+        """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.xlogy_Tensor_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "xlogy_")
             raise
 
     def __add__(self, other):
