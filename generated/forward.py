@@ -246,6 +246,7 @@ __all__ = [
     "special_log_ndtr",
     "fmax",
     "fmin",
+    "mvlgamma",
     "sinc",
 ]
 
@@ -2470,6 +2471,15 @@ def fmin(self_p, self_t, other_p, other_t, result):
     term = ops.logical_or(self_p <= other_p, other_p != other_p) * (self_t - other_t)
     total = term if total is None else total + term
     return forward_grad.complete(total, result)
+
+
+def mvlgamma(self_p, self_t, p, result):
+    """mvlgamma(Tensor self, int p) -> Tensor
+
+    derivatives.yaml, entry mvlgamma
+    result: auto_element_wise, from self: mvlgamma_backward(grad, self, p)
+    """
+    return manual.mvlgamma_backward(ops, self_t, self_p, p)
 
 
 def sinc(self_p, self_t, result):

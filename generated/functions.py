@@ -245,6 +245,7 @@ __all__ = [
     "SpecialLogNdtrBackward0",
     "FmaxBackward0",
     "FminBackward0",
+    "MvlgammaBackward0",
     "SincBackward0",
 ]
 
@@ -7195,6 +7196,34 @@ class FminBackward0(Node):
         # other: grad.masked_fill(logical_or(self <= other, other != other), 0)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.masked_fill(grad, ops.logical_or(self_ <= other, other != other), 0)
+        return grad_inputs
+
+
+class MvlgammaBackward0(Node):
+    """mvlgamma(Tensor self, int p) -> Tensor
+
+    derivatives.yaml, entry mvlgamma
+    self: mvlgamma_backward(grad, self, p)
+    """
+
+    __slots__ = ("self_", "_saved_p")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        p = self._saved_p
+        grad_inputs = [None]
+        # self: mvlgamma_backward(grad, self, p)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.mvlgamma_backward(ops, grad, self_, p)
         return grad_inputs
 
 

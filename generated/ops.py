@@ -140,6 +140,7 @@ from generated.functions import (
     MulBackward0,
     MulBackward1,
     MvBackward0,
+    MvlgammaBackward0,
     NativeBatchNormBackward0,
     NativeDropoutBackward0,
     NativeDropoutBackwardBackward0,
@@ -407,6 +408,7 @@ __all__ = [
     "mse_loss_backward",
     "mul",
     "mv",
+    "mvlgamma",
     "native_batch_norm",
     "native_dropout",
     "native_dropout_backward",
@@ -8069,6 +8071,52 @@ def fmin(self_, other):
     return result
 
 
+def mvlgamma(self_, p):
+    """mvlgamma(Tensor self, int p) -> Tensor
+
+    derivatives.yaml, entry mvlgamma
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["mvlgamma"], (self_,))
+    result = recording.wrap(kernels.mvlgamma(recording.data(self_), p))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MvlgammaBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_p = p
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.mvlgamma(self_, forward_grad.tangent(self_), p, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def mvlgamma_(self_, p):
+    """In-place mvlgamma(Tensor self, int p) -> Tensor
+
+    derivatives.yaml, entry mvlgamma
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["mvlgamma"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = MvlgammaBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_p = p
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.mvlgamma(recording.data(self_), p))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.mvlgamma(original_self, forward_grad.tangent(self_), p, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def sinc(self_):
     """sinc(Tensor self) -> Tensor
 
@@ -9352,6 +9400,10 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("other", "Tensor"),
     )),
+    "mvlgamma": Overload(mvlgamma, kernels.mvlgamma, "mvlgamma(Tensor self, int p) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("p", "int"),
+    )),
     "sinc": Overload(sinc, kernels.sinc, "sinc(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
@@ -10041,6 +10093,9 @@ BY_NAME = {
     "fmin": (
         OVERLOADS["fmin"],
     ),
+    "mvlgamma": (
+        OVERLOADS["mvlgamma"],
+    ),
     "sinc": (
         OVERLOADS["sinc"],
     ),
@@ -10254,6 +10309,9 @@ BY_NAME = {
     ),
     "xlogy_": (
         OVERLOADS["xlogy.Tensor"]._replace(wrapper=xlogy_Tensor_, kernel=None),
+    ),
+    "mvlgamma_": (
+        OVERLOADS["mvlgamma"]._replace(wrapper=mvlgamma_, kernel=None),
     ),
     "sinc_": (
         OVERLOADS["sinc"]._replace(wrapper=sinc_, kernel=None),

@@ -749,6 +749,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "mv")
             raise
 
+    def mvlgamma(self, p):
+        """mvlgamma(Tensor self, int p) -> Tensor"""
+        try:
+            return ops.mvlgamma(self, p)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "mvlgamma")
+            raise
+
     def ne(self, *args, **kwargs):
         """ne.Scalar(Tensor self, Scalar other) -> Tensor
         ne.Tensor(Tensor self, Tensor other) -> Tensor
@@ -1505,6 +1513,14 @@ class TensorMethods:
             return ops.mul_Tensor_(self, other)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "mul_")
+            raise
+
+    def mvlgamma_(self, p):
+        """In-place mvlgamma(Tensor self, int p) -> Tensor"""
+        try:
+            return ops.mvlgamma_(self, p)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "mvlgamma_")
             raise
 
     def neg_(self):

@@ -879,7 +879,15 @@ def sinc_backward(ops: Any, grad: Any, self: Any) -> Any:
     return ops.where(self == 0, 0, grad * slope)
 
 
-NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"cos", "sin"}))
+def mvlgamma_backward(ops: Any, grad: Any, self: Any, p: int) -> Any:
+    """d/dx sum_j lgamma(x - j/2) = sum_j digamma(x - j/2), j = 0 .. p - 1."""
+    total = ops.digamma(self)
+    for j in range(1, p):
+        total = total + ops.digamma(self - j / 2)
+    return grad * total
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"cos", "digamma", "sin"}))
 
 
 # -- reductions, scans, indexing and shape (torch's spec, family 2) ----------------------------
