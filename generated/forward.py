@@ -216,6 +216,38 @@ __all__ = [
     "_adaptive_avg_pool2d_backward",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
+    "acos",
+    "asin",
+    "atan",
+    "cosh",
+    "sinh",
+    "acosh",
+    "asinh",
+    "atanh",
+    "exp2",
+    "erfc",
+    "erfinv",
+    "lgamma",
+    "digamma",
+    "polygamma",
+    "deg2rad",
+    "rad2deg",
+    "atan2",
+    "hypot",
+    "logaddexp",
+    "logaddexp2",
+    "nextafter",
+    "ldexp_Tensor",
+    "xlogy_Tensor",
+    "special_xlog1py",
+    "special_entr",
+    "special_erfcx",
+    "special_ndtri",
+    "special_log_ndtr",
+    "fmax",
+    "fmin",
+    "mvlgamma",
+    "sinc",
 ]
 
 
@@ -2151,3 +2183,309 @@ def adaptive_max_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, i
     result: auto_linear
     """
     return ops.adaptive_max_pool2d_backward(grad_output_t, self_t, indices_p)
+
+
+def acos(self_p, self_t, result):
+    """acos(Tensor self) -> Tensor
+
+    derivatives.yaml, entry acos
+    result: auto_element_wise, from self: grad * -((-self * self + 1).rsqrt())
+    """
+    return self_t * -ops.rsqrt(-self_p * self_p + 1)
+
+
+def asin(self_p, self_t, result):
+    """asin(Tensor self) -> Tensor
+
+    derivatives.yaml, entry asin
+    result: auto_element_wise, from self: grad * (-self * self + 1).rsqrt()
+    """
+    return self_t * ops.rsqrt(-self_p * self_p + 1)
+
+
+def atan(self_p, self_t, result):
+    """atan(Tensor self) -> Tensor
+
+    derivatives.yaml, entry atan
+    result: auto_element_wise, from self: grad / (self * self + 1)
+    """
+    return self_t / (self_p * self_p + 1)
+
+
+def cosh(self_p, self_t, result):
+    """cosh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry cosh
+    result: auto_element_wise, from self: grad * self.sinh()
+    """
+    return self_t * ops.sinh(self_p)
+
+
+def sinh(self_p, self_t, result):
+    """sinh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinh
+    result: auto_element_wise, from self: grad * self.cosh()
+    """
+    return self_t * ops.cosh(self_p)
+
+
+def acosh(self_p, self_t, result):
+    """acosh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry acosh
+    result: auto_element_wise, from self: grad * (self * self - 1).rsqrt()
+    """
+    return self_t * ops.rsqrt(self_p * self_p - 1)
+
+
+def asinh(self_p, self_t, result):
+    """asinh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry asinh
+    result: auto_element_wise, from self: grad * (self.pow(2) + 1).rsqrt()
+    """
+    return self_t * ops.rsqrt(ops.pow(self_p, 2) + 1)
+
+
+def atanh(self_p, self_t, result):
+    """atanh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry atanh
+    result: auto_element_wise, from self: grad * 1 / (1 - self.pow(2))
+    """
+    return self_t * 1 / (1 - ops.pow(self_p, 2))
+
+
+def exp2(self_p, self_t, result):
+    """exp2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry exp2
+    result: auto_element_wise, from self: grad * result * 0.6931471805599453
+    """
+    return self_t * result * 0.6931471805599453
+
+
+def erfc(self_p, self_t, result):
+    """erfc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfc
+    result: auto_element_wise, from self: -1.1283791670955126 * (-(self.pow(2))).exp() * grad
+    """
+    return -1.1283791670955126 * ops.exp(-ops.pow(self_p, 2)) * self_t
+
+
+def erfinv(self_p, self_t, result):
+    """erfinv(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfinv
+    result: auto_element_wise, from self: 0.886226925452758 * (self.erfinv().pow(2)).exp() * grad
+    """
+    return 0.886226925452758 * ops.exp(ops.pow(ops.erfinv(self_p), 2)) * self_t
+
+
+def lgamma(self_p, self_t, result):
+    """lgamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry lgamma
+    result: auto_element_wise, from self: grad * digamma(self)
+    """
+    return self_t * ops.digamma(self_p)
+
+
+def digamma(self_p, self_t, result):
+    """digamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry digamma
+    result: auto_element_wise, from self: grad * polygamma(1, self)
+    """
+    return self_t * ops.polygamma(1, self_p)
+
+
+def polygamma(n, self_p, self_t, result):
+    """polygamma(int n, Tensor self) -> Tensor
+
+    derivatives.yaml, entry polygamma
+    result: auto_element_wise, from self: grad * polygamma(n + 1, self)
+    """
+    return self_t * ops.polygamma(n + 1, self_p)
+
+
+def deg2rad(self_p, self_t, result):
+    """deg2rad(Tensor self) -> Tensor
+
+    derivatives.yaml, entry deg2rad
+    result: auto_element_wise, from self: grad * 0.017453292519943295
+    """
+    return self_t * 0.017453292519943295
+
+
+def rad2deg(self_p, self_t, result):
+    """rad2deg(Tensor self) -> Tensor
+
+    derivatives.yaml, entry rad2deg
+    result: auto_element_wise, from self: grad * 57.29577951308232
+    """
+    return self_t * 57.29577951308232
+
+
+def atan2(self_p, self_t, other_p, other_t, result):
+    """atan2(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry atan2
+    result: (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))
+    """
+    return (-self_p * other_t + other_p * self_t) / (ops.pow(self_p, 2) + ops.pow(other_p, 2))
+
+
+def hypot(self_p, self_t, other_p, other_t, result):
+    """hypot(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry hypot
+    result: self_t * self_p / result + other_t * other_p / result
+    """
+    return self_t * self_p / result + other_t * other_p / result
+
+
+def logaddexp(self_p, self_t, other_p, other_t, result):
+    """logaddexp(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logaddexp
+    result: self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p - other_p))
+    """
+    return self_t / (1 + ops.exp(other_p - self_p)) + other_t / (1 + ops.exp(self_p - other_p))
+
+
+def logaddexp2(self_p, self_t, other_p, other_t, result):
+    """logaddexp2(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logaddexp2
+    result: self_t / (1 + pow(2, other_p - self_p)) + other_t / (1 + pow(2, self_p - other_p))
+    """
+    return self_t / (1 + ops.pow(2, other_p - self_p)) + other_t / (1 + ops.pow(2, self_p - other_p))
+
+
+def nextafter(self_p, self_t, other_p, other_t, result):
+    """nextafter(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry nextafter
+    result: where(self_p != other_p, self_t, 0)
+    """
+    return ops.where(self_p != other_p, self_t, 0)
+
+
+def ldexp_Tensor(self_p, self_t, other_p, other_t, result):
+    """ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry ldexp.Tensor
+    result: self_t * pow(2, other_p) + other_t * result * 0.6931471805599453
+    """
+    total = None
+    if forward_grad.defined(self_t):
+        term = self_t * ops.pow(2, other_p)
+        total = term if total is None else total + term
+    term = other_t * result * 0.6931471805599453
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def xlogy_Tensor(self_p, self_t, other_p, other_t, result):
+    """xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Tensor
+    result: xlogy(self_t, other_p).masked_fill(logical_and(self_p == 0., other_p <= 0.), 0.) + other_t * self_p / other_p
+    """
+    return ops.masked_fill(ops.xlogy(self_t, other_p), ops.logical_and(self_p == 0.0, other_p <= 0.0), 0.0) + other_t * self_p / other_p
+
+
+def special_xlog1py(self_p, self_t, other_p, other_t, result):
+    """special_xlog1py(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py
+    result: special_xlog1py(self_t, other_p).masked_fill(logical_and(self_p == 0., other_p <= -1.), 0.) + other_t * self_p / (other_p + 1)
+    """
+    return ops.masked_fill(ops.special_xlog1py(self_t, other_p), ops.logical_and(self_p == 0.0, other_p <= -1.0), 0.0) + other_t * self_p / (other_p + 1)
+
+
+def special_entr(self_p, self_t, result):
+    """special_entr(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_entr
+    result: auto_element_wise, from self: grad * (-(1 + self.log()))
+    """
+    return self_t * -(1 + ops.log(self_p))
+
+
+def special_erfcx(self_p, self_t, result):
+    """special_erfcx(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_erfcx
+    result: auto_element_wise, from self: (2.0 * self * result - 1.1283791670955126) * grad
+    """
+    return (2.0 * self_p * result - 1.1283791670955126) * self_t
+
+
+def special_ndtri(self_p, self_t, result):
+    """special_ndtri(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_ndtri
+    result: auto_element_wise, from self: grad * 2.5066282746310002 * (result.pow(2) / 2).exp()
+    """
+    return self_t * 2.5066282746310002 * ops.exp(ops.pow(result, 2) / 2)
+
+
+def special_log_ndtr(self_p, self_t, result):
+    """special_log_ndtr(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_log_ndtr
+    result: auto_element_wise, from self: grad / 2.5066282746310002 * (result + self.pow(2) / 2).neg().exp()
+    """
+    return self_t / 2.5066282746310002 * ops.exp(ops.neg(result + ops.pow(self_p, 2) / 2))
+
+
+def fmax(self_p, self_t, other_p, other_t, result):
+    """fmax(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmax
+    result: other_t + logical_or(self_p > other_p, other_p != other_p) * (self_t - other_t)
+    """
+    total = None
+    if forward_grad.defined(other_t):
+        term = other_t
+        total = term if total is None else total + term
+    term = ops.logical_or(self_p > other_p, other_p != other_p) * (self_t - other_t)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def fmin(self_p, self_t, other_p, other_t, result):
+    """fmin(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmin
+    result: other_t + logical_or(self_p <= other_p, other_p != other_p) * (self_t - other_t)
+    """
+    total = None
+    if forward_grad.defined(other_t):
+        term = other_t
+        total = term if total is None else total + term
+    term = ops.logical_or(self_p <= other_p, other_p != other_p) * (self_t - other_t)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def mvlgamma(self_p, self_t, p, result):
+    """mvlgamma(Tensor self, int p) -> Tensor
+
+    derivatives.yaml, entry mvlgamma
+    result: auto_element_wise, from self: mvlgamma_backward(grad, self, p)
+    """
+    return manual.mvlgamma_backward(ops, self_t, self_p, p)
+
+
+def sinc(self_p, self_t, result):
+    """sinc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinc
+    result: auto_element_wise, from self: sinc_backward(grad, self)
+    """
+    return manual.sinc_backward(ops, self_t, self_p)

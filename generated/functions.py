@@ -215,6 +215,38 @@ __all__ = [
     "AdaptiveAvgPool2DBackwardBackward0",
     "AdaptiveMaxPool2DBackward0",
     "AdaptiveMaxPool2DBackwardBackward0",
+    "AcosBackward0",
+    "AsinBackward0",
+    "AtanBackward0",
+    "CoshBackward0",
+    "SinhBackward0",
+    "AcoshBackward0",
+    "AsinhBackward0",
+    "AtanhBackward0",
+    "Exp2Backward0",
+    "ErfcBackward0",
+    "ErfinvBackward0",
+    "LgammaBackward0",
+    "DigammaBackward0",
+    "PolygammaBackward0",
+    "Deg2RadBackward0",
+    "Rad2DegBackward0",
+    "Atan2Backward0",
+    "HypotBackward0",
+    "LogaddexpBackward0",
+    "Logaddexp2Backward0",
+    "NextafterBackward0",
+    "LdexpBackward0",
+    "XlogyBackward0",
+    "SpecialXlog1PyBackward0",
+    "SpecialEntrBackward0",
+    "SpecialErfcxBackward0",
+    "SpecialNdtriBackward0",
+    "SpecialLogNdtrBackward0",
+    "FmaxBackward0",
+    "FminBackward0",
+    "MvlgammaBackward0",
+    "SincBackward0",
 ]
 
 
@@ -6251,4 +6283,972 @@ class AdaptiveMaxPool2DBackwardBackward0(Node):
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AcosBackward0(Node):
+    """acos(Tensor self) -> Tensor
+
+    derivatives.yaml, entry acos
+    self: grad * -((-self * self + 1).rsqrt())
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * -((-self * self + 1).rsqrt())
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * -ops.rsqrt(-self_ * self_ + 1)
+        return grad_inputs
+
+
+class AsinBackward0(Node):
+    """asin(Tensor self) -> Tensor
+
+    derivatives.yaml, entry asin
+    self: grad * (-self * self + 1).rsqrt()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * (-self * self + 1).rsqrt()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.rsqrt(-self_ * self_ + 1)
+        return grad_inputs
+
+
+class AtanBackward0(Node):
+    """atan(Tensor self) -> Tensor
+
+    derivatives.yaml, entry atan
+    self: grad / (self * self + 1)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad / (self * self + 1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / (self_ * self_ + 1)
+        return grad_inputs
+
+
+class CoshBackward0(Node):
+    """cosh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry cosh
+    self: grad * self.sinh()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * self.sinh()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.sinh(self_)
+        return grad_inputs
+
+
+class SinhBackward0(Node):
+    """sinh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinh
+    self: grad * self.cosh()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * self.cosh()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.cosh(self_)
+        return grad_inputs
+
+
+class AcoshBackward0(Node):
+    """acosh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry acosh
+    self: grad * (self * self - 1).rsqrt()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * (self * self - 1).rsqrt()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.rsqrt(self_ * self_ - 1)
+        return grad_inputs
+
+
+class AsinhBackward0(Node):
+    """asinh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry asinh
+    self: grad * (self.pow(2) + 1).rsqrt()
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * (self.pow(2) + 1).rsqrt()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.rsqrt(ops.pow(self_, 2) + 1)
+        return grad_inputs
+
+
+class AtanhBackward0(Node):
+    """atanh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry atanh
+    self: grad * 1 / (1 - self.pow(2))
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * 1 / (1 - self.pow(2))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * 1 / (1 - ops.pow(self_, 2))
+        return grad_inputs
+
+
+class Exp2Backward0(Node):
+    """exp2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry exp2
+    self: grad * result * 0.6931471805599453
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: grad * result * 0.6931471805599453
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * result * 0.6931471805599453
+        return grad_inputs
+
+
+class ErfcBackward0(Node):
+    """erfc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfc
+    self: -1.1283791670955126 * (-(self.pow(2))).exp() * grad
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: -1.1283791670955126 * (-(self.pow(2))).exp() * grad
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = -1.1283791670955126 * ops.exp(-ops.pow(self_, 2)) * grad
+        return grad_inputs
+
+
+class ErfinvBackward0(Node):
+    """erfinv(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfinv
+    self: 0.886226925452758 * (self.erfinv().pow(2)).exp() * grad
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: 0.886226925452758 * (self.erfinv().pow(2)).exp() * grad
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = 0.886226925452758 * ops.exp(ops.pow(ops.erfinv(self_), 2)) * grad
+        return grad_inputs
+
+
+class LgammaBackward0(Node):
+    """lgamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry lgamma
+    self: grad * digamma(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * digamma(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.digamma(self_)
+        return grad_inputs
+
+
+class DigammaBackward0(Node):
+    """digamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry digamma
+    self: grad * polygamma(1, self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * polygamma(1, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.polygamma(1, self_)
+        return grad_inputs
+
+
+class PolygammaBackward0(Node):
+    """polygamma(int n, Tensor self) -> Tensor
+
+    derivatives.yaml, entry polygamma
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = ("_saved_n", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        n = self._saved_n
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * polygamma(n + 1, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.polygamma(n + 1, self_)
+        return grad_inputs
+
+
+class Deg2RadBackward0(Node):
+    """deg2rad(Tensor self) -> Tensor
+
+    derivatives.yaml, entry deg2rad
+    self: grad * 0.017453292519943295
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: grad * 0.017453292519943295
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * 0.017453292519943295
+        return grad_inputs
+
+
+class Rad2DegBackward0(Node):
+    """rad2deg(Tensor self) -> Tensor
+
+    derivatives.yaml, entry rad2deg
+    self: grad * 57.29577951308232
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: grad * 57.29577951308232
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * 57.29577951308232
+        return grad_inputs
+
+
+class Atan2Backward0(Node):
+    """atan2(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry atan2
+    self: grad * other / (self.pow(2) + other.pow(2))
+    other: grad * -self / (self.pow(2) + other.pow(2))
+    """
+
+    __slots__ = ("other_", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: grad * other / (self.pow(2) + other.pow(2))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * other / (ops.pow(self_, 2) + ops.pow(other, 2))
+        # other: grad * -self / (self.pow(2) + other.pow(2))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * -self_ / (ops.pow(self_, 2) + ops.pow(other, 2))
+        return grad_inputs
+
+
+class HypotBackward0(Node):
+    """hypot(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry hypot
+    self: grad * self / result
+    other: grad * other / result
+    """
+
+    __slots__ = ("self_", "result_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: grad * self / result
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * self_ / result
+        # other: grad * other / result
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * other / result
+        return grad_inputs
+
+
+class LogaddexpBackward0(Node):
+    """logaddexp(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logaddexp
+    self: grad / (1 + exp(other - self))
+    other: grad / (1 + exp(self - other))
+    """
+
+    __slots__ = ("other_", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: grad / (1 + exp(other - self))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / (1 + ops.exp(other - self_))
+        # other: grad / (1 + exp(self - other))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad / (1 + ops.exp(self_ - other))
+        return grad_inputs
+
+
+class Logaddexp2Backward0(Node):
+    """logaddexp2(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logaddexp2
+    self: grad / (1 + pow(2, other - self))
+    other: grad / (1 + pow(2, self - other))
+    """
+
+    __slots__ = ("other_", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: grad / (1 + pow(2, other - self))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / (1 + ops.pow(2, other - self_))
+        # other: grad / (1 + pow(2, self - other))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad / (1 + ops.pow(2, self_ - other))
+        return grad_inputs
+
+
+class NextafterBackward0(Node):
+    """nextafter(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry nextafter
+    self: where(self != other, grad, 0)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: where(self != other, grad, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.where(self_ != other, grad, 0)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
+        return grad_inputs
+
+
+class LdexpBackward0(Node):
+    """ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry ldexp.Tensor
+    self: grad * pow(2, other)
+    other: grad * result * 0.6931471805599453
+    """
+
+    __slots__ = ("other_", "result_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
+        # self: grad * pow(2, other)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.pow(2, other)
+        # other: grad * result * 0.6931471805599453
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * result * 0.6931471805599453
+        return grad_inputs
+
+
+class XlogyBackward0(Node):
+    """xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Tensor
+    self: xlogy(grad, other).masked_fill(logical_and(self == 0., other <= 0.), 0.)
+    other: grad * self / other
+    """
+
+    __slots__ = ("other_", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: xlogy(grad, other).masked_fill(logical_and(self == 0., other <= 0.), 0.)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.masked_fill(ops.xlogy(grad, other), ops.logical_and(self_ == 0.0, other <= 0.0), 0.0)
+        # other: grad * self / other
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * self_ / other
+        return grad_inputs
+
+
+class SpecialXlog1PyBackward0(Node):
+    """special_xlog1py(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py
+    self: special_xlog1py(grad, other).masked_fill(logical_and(self == 0., other <= -1.), 0.)
+    other: grad * self / (other + 1)
+    """
+
+    __slots__ = ("other_", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: special_xlog1py(grad, other).masked_fill(logical_and(self == 0., other <= -1.), 0.)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.masked_fill(ops.special_xlog1py(grad, other), ops.logical_and(self_ == 0.0, other <= -1.0), 0.0)
+        # other: grad * self / (other + 1)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * self_ / (other + 1)
+        return grad_inputs
+
+
+class SpecialEntrBackward0(Node):
+    """special_entr(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_entr
+    self: grad * (-(1 + self.log()))
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * (-(1 + self.log()))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * -(1 + ops.log(self_))
+        return grad_inputs
+
+
+class SpecialErfcxBackward0(Node):
+    """special_erfcx(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_erfcx
+    self: (2.0 * self * result - 1.1283791670955126) * grad
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: (2.0 * self * result - 1.1283791670955126) * grad
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = (2.0 * self_ * result - 1.1283791670955126) * grad
+        return grad_inputs
+
+
+class SpecialNdtriBackward0(Node):
+    """special_ndtri(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_ndtri
+    self: grad * 2.5066282746310002 * (result.pow(2) / 2).exp()
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: grad * 2.5066282746310002 * (result.pow(2) / 2).exp()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * 2.5066282746310002 * ops.exp(ops.pow(result, 2) / 2)
+        return grad_inputs
+
+
+class SpecialLogNdtrBackward0(Node):
+    """special_log_ndtr(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_log_ndtr
+    self: grad / 2.5066282746310002 * (result + self.pow(2) / 2).neg().exp()
+    """
+
+    __slots__ = ("result_", "self_")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad / 2.5066282746310002 * (result + self.pow(2) / 2).neg().exp()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / 2.5066282746310002 * ops.exp(ops.neg(result + ops.pow(self_, 2) / 2))
+        return grad_inputs
+
+
+class FmaxBackward0(Node):
+    """fmax(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmax
+    self: grad.masked_fill(logical_not(logical_or(self >= other, other != other)), 0)
+    other: grad.masked_fill(logical_or(self >= other, other != other), 0)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: grad.masked_fill(logical_not(logical_or(self >= other, other != other)), 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.masked_fill(grad, ops.logical_not(ops.logical_or(self_ >= other, other != other)), 0)
+        # other: grad.masked_fill(logical_or(self >= other, other != other), 0)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.masked_fill(grad, ops.logical_or(self_ >= other, other != other), 0)
+        return grad_inputs
+
+
+class FminBackward0(Node):
+    """fmin(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmin
+    self: grad.masked_fill(logical_not(logical_or(self <= other, other != other)), 0)
+    other: grad.masked_fill(logical_or(self <= other, other != other), 0)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: grad.masked_fill(logical_not(logical_or(self <= other, other != other)), 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.masked_fill(grad, ops.logical_not(ops.logical_or(self_ <= other, other != other)), 0)
+        # other: grad.masked_fill(logical_or(self <= other, other != other), 0)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.masked_fill(grad, ops.logical_or(self_ <= other, other != other), 0)
+        return grad_inputs
+
+
+class MvlgammaBackward0(Node):
+    """mvlgamma(Tensor self, int p) -> Tensor
+
+    derivatives.yaml, entry mvlgamma
+    self: mvlgamma_backward(grad, self, p)
+    """
+
+    __slots__ = ("self_", "_saved_p")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        p = self._saved_p
+        grad_inputs = [None]
+        # self: mvlgamma_backward(grad, self, p)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.mvlgamma_backward(ops, grad, self_, p)
+        return grad_inputs
+
+
+class SincBackward0(Node):
+    """sinc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinc
+    self: sinc_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: sinc_backward(grad, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.sinc_backward(ops, grad, self_)
         return grad_inputs

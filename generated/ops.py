@@ -15,6 +15,8 @@ from collections import namedtuple
 from generated import forward
 from generated.functions import (
     AbsBackward0,
+    AcosBackward0,
+    AcoshBackward0,
     AdaptiveAvgPool2DBackward0,
     AdaptiveAvgPool2DBackwardBackward0,
     AdaptiveMaxPool2DBackward0,
@@ -27,6 +29,11 @@ from generated.functions import (
     AliasBackward0,
     AmaxBackward0,
     AminBackward0,
+    AsinBackward0,
+    AsinhBackward0,
+    Atan2Backward0,
+    AtanBackward0,
+    AtanhBackward0,
     AvgPool2DBackward0,
     AvgPool2DBackwardBackward0,
     BinaryCrossEntropyBackward0,
@@ -47,8 +54,11 @@ from generated.functions import (
     ConvolutionBackwardBackward0,
     CopyBackwards,
     CosBackward0,
+    CoshBackward0,
     CumprodBackward0,
     CumsumBackward0,
+    Deg2RadBackward0,
+    DigammaBackward0,
     DivBackward0,
     DivBackward1,
     DivBackward2,
@@ -58,6 +68,9 @@ from generated.functions import (
     EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0,
     ErfBackward0,
+    ErfcBackward0,
+    ErfinvBackward0,
+    Exp2Backward0,
     ExpandBackward0,
     ExpBackward0,
     Expm1Backward0,
@@ -67,6 +80,8 @@ from generated.functions import (
     FillBackward3,
     FlipBackward0,
     FloorBackward0,
+    FmaxBackward0,
+    FminBackward0,
     FmodBackward0,
     FmodBackward1,
     FracBackward0,
@@ -79,22 +94,27 @@ from generated.functions import (
     HardtanhBackward0,
     HardtanhBackwardBackward0,
     HuberLossBackward0,
+    HypotBackward0,
     IndexAddBackward0,
     IndexBackward0,
     IndexPutBackward0,
     IndexPutImplBackward0,
     IndexSelectBackward0,
+    LdexpBackward0,
     LeakyReluBackward0,
     LeakyReluBackward1,
     LeakyReluBackwardBackward0,
     LerpBackward0,
     LerpBackward1,
+    LgammaBackward0,
     LinalgInvExBackward0,
     LinalgSolveExBackward0,
     LinalgVectorNormBackward0,
     Log1PBackward0,
     Log2Backward0,
     Log10Backward0,
+    Logaddexp2Backward0,
+    LogaddexpBackward0,
     LogBackward0,
     LogSigmoidBackward0,
     LogSoftmaxBackward0,
@@ -120,12 +140,14 @@ from generated.functions import (
     MulBackward0,
     MulBackward1,
     MvBackward0,
+    MvlgammaBackward0,
     NativeBatchNormBackward0,
     NativeDropoutBackward0,
     NativeDropoutBackwardBackward0,
     NativeLayerNormBackward0,
     NativeLayerNormBackwardBackward0,
     NegBackward0,
+    NextafterBackward0,
     NllLoss2DBackward0,
     NllLoss2DBackwardBackward0,
     NllLossBackward0,
@@ -133,11 +155,13 @@ from generated.functions import (
     NormBackward0,
     NormBackward1,
     PermuteBackward0,
+    PolygammaBackward0,
     PowBackward0,
     PowBackward1,
     PowBackward2,
     ProdBackward0,
     ProdBackward1,
+    Rad2DegBackward0,
     ReciprocalBackward0,
     ReflectionPad1DBackward0,
     ReflectionPad1DBackwardBackward0,
@@ -171,6 +195,8 @@ from generated.functions import (
     SignBackward0,
     SiluBackward0,
     SinBackward0,
+    SincBackward0,
+    SinhBackward0,
     SliceBackward0,
     SliceBackwardBackward0,
     SmoothL1LossBackward0,
@@ -181,6 +207,11 @@ from generated.functions import (
     SoftplusBackwardBackward0,
     SortBackward0,
     SortBackward1,
+    SpecialEntrBackward0,
+    SpecialErfcxBackward0,
+    SpecialLogNdtrBackward0,
+    SpecialNdtriBackward0,
+    SpecialXlog1PyBackward0,
     SplitBackward0,
     SplitWithSizesBackward0,
     SqrtBackward0,
@@ -214,6 +245,7 @@ from generated.functions import (
     VarMeanBackward0,
     ViewBackward0,
     WhereBackward0,
+    XlogyBackward0,
     ZeroBackward0,
 )
 from runtime import dispatch as _dispatch
@@ -235,6 +267,9 @@ __all__ = [
     "_unsafe_view",
     "abs",
     "abs_",
+    "acos",
+    "acos_",
+    "acosh",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
     "add",
@@ -248,6 +283,13 @@ __all__ = [
     "any",
     "argmax",
     "argmin",
+    "asin",
+    "asin_",
+    "asinh",
+    "atan",
+    "atan2",
+    "atan_",
+    "atanh",
     "avg_pool2d",
     "avg_pool2d_backward",
     "binary_cross_entropy",
@@ -273,8 +315,13 @@ __all__ = [
     "convolution_backward",
     "cos",
     "cos_",
+    "cosh",
+    "cosh_",
     "cumprod",
     "cumsum",
+    "deg2rad",
+    "deg2rad_",
+    "digamma",
     "div",
     "dot",
     "elu",
@@ -284,7 +331,12 @@ __all__ = [
     "eq",
     "erf",
     "erf_",
+    "erfc",
+    "erfc_",
+    "erfinv",
     "exp",
+    "exp2",
+    "exp2_",
     "exp_",
     "expand",
     "expm1",
@@ -295,6 +347,8 @@ __all__ = [
     "floor",
     "floor_",
     "floor_divide",
+    "fmax",
+    "fmin",
     "fmod",
     "frac",
     "frac_",
@@ -309,15 +363,18 @@ __all__ = [
     "hardtanh",
     "hardtanh_backward",
     "huber_loss",
+    "hypot",
     "index",
     "index_add",
     "index_put",
     "index_select",
+    "ldexp",
     "le",
     "leaky_relu",
     "leaky_relu_",
     "leaky_relu_backward",
     "lerp",
+    "lgamma",
     "linalg_inv_ex",
     "linalg_solve_ex",
     "log",
@@ -329,6 +386,8 @@ __all__ = [
     "log2_",
     "log_",
     "log_sigmoid_forward",
+    "logaddexp",
+    "logaddexp2",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -349,6 +408,7 @@ __all__ = [
     "mse_loss_backward",
     "mul",
     "mv",
+    "mvlgamma",
     "native_batch_norm",
     "native_dropout",
     "native_dropout_backward",
@@ -357,13 +417,17 @@ __all__ = [
     "ne",
     "neg",
     "neg_",
+    "nextafter",
     "nll_loss2d_backward",
     "nll_loss2d_forward",
     "nll_loss_backward",
     "nll_loss_forward",
     "permute",
+    "polygamma",
     "pow",
     "prod",
+    "rad2deg",
+    "rad2deg_",
     "reciprocal",
     "reciprocal_",
     "reflection_pad1d",
@@ -399,6 +463,10 @@ __all__ = [
     "silu",
     "sin",
     "sin_",
+    "sinc",
+    "sinc_",
+    "sinh",
+    "sinh_",
     "slice",
     "slice_backward",
     "smooth_l1_loss",
@@ -406,6 +474,11 @@ __all__ = [
     "softplus",
     "softplus_backward",
     "sort",
+    "special_entr",
+    "special_erfcx",
+    "special_log_ndtr",
+    "special_ndtri",
+    "special_xlog1py",
     "split",
     "split_with_sizes",
     "sqrt",
@@ -432,6 +505,7 @@ __all__ = [
     "unsqueeze",
     "view",
     "where",
+    "xlogy",
     "zero_",
 ]
 
@@ -6989,6 +7063,1103 @@ def adaptive_max_pool2d_backward(grad_output, self_, indices):
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def acos(self_):
+    """acos(Tensor self) -> Tensor
+
+    derivatives.yaml, entry acos
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["acos"], (self_,))
+    result = recording.wrap(kernels.acos(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AcosBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.acos(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def acos_(self_):
+    """In-place acos(Tensor self) -> Tensor
+
+    derivatives.yaml, entry acos
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["acos"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AcosBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.acos(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.acos(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def asin(self_):
+    """asin(Tensor self) -> Tensor
+
+    derivatives.yaml, entry asin
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["asin"], (self_,))
+    result = recording.wrap(kernels.asin(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AsinBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.asin(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def asin_(self_):
+    """In-place asin(Tensor self) -> Tensor
+
+    derivatives.yaml, entry asin
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["asin"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AsinBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.asin(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.asin(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def atan(self_):
+    """atan(Tensor self) -> Tensor
+
+    derivatives.yaml, entry atan
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["atan"], (self_,))
+    result = recording.wrap(kernels.atan(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AtanBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.atan(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def atan_(self_):
+    """In-place atan(Tensor self) -> Tensor
+
+    derivatives.yaml, entry atan
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["atan"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AtanBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.atan(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.atan(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def cosh(self_):
+    """cosh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry cosh
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cosh"], (self_,))
+    result = recording.wrap(kernels.cosh(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = CoshBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cosh(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def cosh_(self_):
+    """In-place cosh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry cosh
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cosh"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CoshBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.cosh(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.cosh(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def sinh(self_):
+    """sinh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinh
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sinh"], (self_,))
+    result = recording.wrap(kernels.sinh(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SinhBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sinh(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def sinh_(self_):
+    """In-place sinh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinh
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sinh"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SinhBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.sinh(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.sinh(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def acosh(self_):
+    """acosh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry acosh
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["acosh"], (self_,))
+    result = recording.wrap(kernels.acosh(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AcoshBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.acosh(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def asinh(self_):
+    """asinh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry asinh
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["asinh"], (self_,))
+    result = recording.wrap(kernels.asinh(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AsinhBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.asinh(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def atanh(self_):
+    """atanh(Tensor self) -> Tensor
+
+    derivatives.yaml, entry atanh
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["atanh"], (self_,))
+    result = recording.wrap(kernels.atanh(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AtanhBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.atanh(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def exp2(self_):
+    """exp2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry exp2
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["exp2"], (self_,))
+    result = recording.wrap(kernels.exp2(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = Exp2Backward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.exp2(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def exp2_(self_):
+    """In-place exp2(Tensor self) -> Tensor
+
+    derivatives.yaml, entry exp2
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["exp2"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = Exp2Backward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.exp2(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.exp2(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def erfc(self_):
+    """erfc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfc
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["erfc"], (self_,))
+    result = recording.wrap(kernels.erfc(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ErfcBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.erfc(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def erfc_(self_):
+    """In-place erfc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfc
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["erfc"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ErfcBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.erfc(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.erfc(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def erfinv(self_):
+    """erfinv(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfinv
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["erfinv"], (self_,))
+    result = recording.wrap(kernels.erfinv(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ErfinvBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.erfinv(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def erfinv_(self_):
+    """In-place erfinv(Tensor self) -> Tensor
+
+    derivatives.yaml, entry erfinv
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["erfinv"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ErfinvBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.erfinv(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.erfinv(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def lgamma(self_):
+    """lgamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry lgamma
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["lgamma"], (self_,))
+    result = recording.wrap(kernels.lgamma(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LgammaBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.lgamma(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def lgamma_(self_):
+    """In-place lgamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry lgamma
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["lgamma"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LgammaBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.lgamma(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.lgamma(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def digamma(self_):
+    """digamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry digamma
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["digamma"], (self_,))
+    result = recording.wrap(kernels.digamma(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = DigammaBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.digamma(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def digamma_(self_):
+    """In-place digamma(Tensor self) -> Tensor
+
+    derivatives.yaml, entry digamma
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["digamma"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = DigammaBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.digamma(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.digamma(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def polygamma(n, self_):
+    """polygamma(int n, Tensor self) -> Tensor
+
+    derivatives.yaml, entry polygamma
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["polygamma"], (self_,))
+    result = recording.wrap(kernels.polygamma(n, recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = PolygammaBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_n = n
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.polygamma(n, self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def deg2rad(self_):
+    """deg2rad(Tensor self) -> Tensor
+
+    derivatives.yaml, entry deg2rad
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["deg2rad"], (self_,))
+    result = recording.wrap(kernels.deg2rad(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Deg2RadBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.deg2rad(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def deg2rad_(self_):
+    """In-place deg2rad(Tensor self) -> Tensor
+
+    derivatives.yaml, entry deg2rad
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["deg2rad"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = Deg2RadBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.deg2rad(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.deg2rad(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def rad2deg(self_):
+    """rad2deg(Tensor self) -> Tensor
+
+    derivatives.yaml, entry rad2deg
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["rad2deg"], (self_,))
+    result = recording.wrap(kernels.rad2deg(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Rad2DegBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.rad2deg(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def rad2deg_(self_):
+    """In-place rad2deg(Tensor self) -> Tensor
+
+    derivatives.yaml, entry rad2deg
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["rad2deg"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = Rad2DegBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.rad2deg(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.rad2deg(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def atan2(self_, other):
+    """atan2(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry atan2
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["atan2"], (self_, other,))
+    result = recording.wrap(kernels.atan2(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = Atan2Backward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.atan2(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def atan2_(self_, other):
+    """In-place atan2(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry atan2
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["atan2"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = Atan2Backward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.atan2(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.atan2(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def hypot(self_, other):
+    """hypot(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry hypot
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["hypot"], (self_, other,))
+    result = recording.wrap(kernels.hypot(recording.data(self_), recording.data(other)))
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = HypotBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.hypot(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def hypot_(self_, other):
+    """In-place hypot(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry hypot
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["hypot"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = HypotBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.hypot(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.hypot(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def logaddexp(self_, other):
+    """logaddexp(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logaddexp
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["logaddexp"], (self_, other,))
+    result = recording.wrap(kernels.logaddexp(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = LogaddexpBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.logaddexp(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def logaddexp2(self_, other):
+    """logaddexp2(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logaddexp2
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["logaddexp2"], (self_, other,))
+    result = recording.wrap(kernels.logaddexp2(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = Logaddexp2Backward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.logaddexp2(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def nextafter(self_, other):
+    """nextafter(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry nextafter
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["nextafter"], (self_, other,))
+    result = recording.wrap(kernels.nextafter(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = NextafterBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.nextafter(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def nextafter_(self_, other):
+    """In-place nextafter(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry nextafter
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["nextafter"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = NextafterBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.nextafter(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.nextafter(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ldexp_Tensor(self_, other):
+    """ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry ldexp.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ldexp.Tensor"], (self_, other,))
+    result = recording.wrap(kernels.ldexp_Tensor(recording.data(self_), recording.data(other)))
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = LdexpBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.ldexp_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def xlogy_Tensor(self_, other):
+    """xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Tensor"], (self_, other,))
+    result = recording.wrap(kernels.xlogy_Tensor(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = XlogyBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def xlogy_Tensor_(self_, other):
+    """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Tensor"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = XlogyBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.xlogy_Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def special_xlog1py(self_, other):
+    """special_xlog1py(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_xlog1py"], (self_, other,))
+    result = recording.wrap(kernels.special_xlog1py(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = SpecialXlog1PyBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_xlog1py(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def special_entr(self_):
+    """special_entr(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_entr
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_entr"], (self_,))
+    result = recording.wrap(kernels.special_entr(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SpecialEntrBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_entr(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def special_erfcx(self_):
+    """special_erfcx(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_erfcx
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_erfcx"], (self_,))
+    result = recording.wrap(kernels.special_erfcx(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialErfcxBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_erfcx(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def special_ndtri(self_):
+    """special_ndtri(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_ndtri
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_ndtri"], (self_,))
+    result = recording.wrap(kernels.special_ndtri(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialNdtriBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_ndtri(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def special_log_ndtr(self_):
+    """special_log_ndtr(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_log_ndtr
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_log_ndtr"], (self_,))
+    result = recording.wrap(kernels.special_log_ndtr(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialLogNdtrBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_log_ndtr(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fmax(self_, other):
+    """fmax(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmax
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["fmax"], (self_, other,))
+    result = recording.wrap(kernels.fmax(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = FmaxBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.fmax(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def fmin(self_, other):
+    """fmin(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry fmin
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["fmin"], (self_, other,))
+    result = recording.wrap(kernels.fmin(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = FminBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.fmin(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def mvlgamma(self_, p):
+    """mvlgamma(Tensor self, int p) -> Tensor
+
+    derivatives.yaml, entry mvlgamma
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["mvlgamma"], (self_,))
+    result = recording.wrap(kernels.mvlgamma(recording.data(self_), p))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MvlgammaBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_p = p
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.mvlgamma(self_, forward_grad.tangent(self_), p, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def mvlgamma_(self_, p):
+    """In-place mvlgamma(Tensor self, int p) -> Tensor
+
+    derivatives.yaml, entry mvlgamma
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["mvlgamma"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = MvlgammaBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_p = p
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.mvlgamma(recording.data(self_), p))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.mvlgamma(original_self, forward_grad.tangent(self_), p, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def sinc(self_):
+    """sinc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinc
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sinc"], (self_,))
+    result = recording.wrap(kernels.sinc(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SincBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sinc(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def sinc_(self_):
+    """In-place sinc(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sinc
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sinc"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SincBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.sinc(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.sinc(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -6996,6 +8167,7 @@ bitwise_or = bitwise_or_Tensor
 bitwise_xor = bitwise_xor_Tensor
 div_ = div_Tensor_
 index = index_Tensor
+ldexp = ldexp_Tensor
 mul = mul_Tensor
 mul_ = mul_Tensor_
 select = select_int
@@ -7006,6 +8178,8 @@ sub_ = sub_Tensor_
 transpose = transpose_int
 unbind = unbind_int
 where = where_self
+xlogy = xlogy_Tensor
+xlogy_ = xlogy_Tensor_
 
 
 # Every overload of the spec, by schema name: its wrapper, the kernel the wrapper runs, and
@@ -8125,6 +9299,114 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("indices", "Tensor"),
     )),
+    "acos": Overload(acos, kernels.acos, "acos(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "asin": Overload(asin, kernels.asin, "asin(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "atan": Overload(atan, kernels.atan, "atan(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "cosh": Overload(cosh, kernels.cosh, "cosh(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "sinh": Overload(sinh, kernels.sinh, "sinh(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "acosh": Overload(acosh, kernels.acosh, "acosh(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "asinh": Overload(asinh, kernels.asinh, "asinh(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "atanh": Overload(atanh, kernels.atanh, "atanh(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "exp2": Overload(exp2, kernels.exp2, "exp2(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "erfc": Overload(erfc, kernels.erfc, "erfc(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "erfinv": Overload(erfinv, kernels.erfinv, "erfinv(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "lgamma": Overload(lgamma, kernels.lgamma, "lgamma(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "digamma": Overload(digamma, kernels.digamma, "digamma(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "polygamma": Overload(polygamma, kernels.polygamma, "polygamma(int n, Tensor self) -> Tensor", (
+        Param("n", "int"),
+        Param("self_", "Tensor"),
+    )),
+    "deg2rad": Overload(deg2rad, kernels.deg2rad, "deg2rad(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "rad2deg": Overload(rad2deg, kernels.rad2deg, "rad2deg(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "atan2": Overload(atan2, kernels.atan2, "atan2(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "hypot": Overload(hypot, kernels.hypot, "hypot(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "logaddexp": Overload(logaddexp, kernels.logaddexp, "logaddexp(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "logaddexp2": Overload(logaddexp2, kernels.logaddexp2, "logaddexp2(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "nextafter": Overload(nextafter, kernels.nextafter, "nextafter(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "ldexp.Tensor": Overload(ldexp_Tensor, kernels.ldexp_Tensor, "ldexp.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "xlogy.Tensor": Overload(xlogy_Tensor, kernels.xlogy_Tensor, "xlogy.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor", number=True),
+        Param("other", "Tensor", number=True),
+    )),
+    "special_xlog1py": Overload(special_xlog1py, kernels.special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "special_entr": Overload(special_entr, kernels.special_entr, "special_entr(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_erfcx": Overload(special_erfcx, kernels.special_erfcx, "special_erfcx(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_ndtri": Overload(special_ndtri, kernels.special_ndtri, "special_ndtri(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_log_ndtr": Overload(special_log_ndtr, kernels.special_log_ndtr, "special_log_ndtr(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "fmax": Overload(fmax, kernels.fmax, "fmax(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "fmin": Overload(fmin, kernels.fmin, "fmin(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "mvlgamma": Overload(mvlgamma, kernels.mvlgamma, "mvlgamma(Tensor self, int p) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("p", "int"),
+    )),
+    "sinc": Overload(sinc, kernels.sinc, "sinc(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -8721,6 +10003,102 @@ BY_NAME = {
     "adaptive_max_pool2d_backward": (
         OVERLOADS["adaptive_max_pool2d_backward"],
     ),
+    "acos": (
+        OVERLOADS["acos"],
+    ),
+    "asin": (
+        OVERLOADS["asin"],
+    ),
+    "atan": (
+        OVERLOADS["atan"],
+    ),
+    "cosh": (
+        OVERLOADS["cosh"],
+    ),
+    "sinh": (
+        OVERLOADS["sinh"],
+    ),
+    "acosh": (
+        OVERLOADS["acosh"],
+    ),
+    "asinh": (
+        OVERLOADS["asinh"],
+    ),
+    "atanh": (
+        OVERLOADS["atanh"],
+    ),
+    "exp2": (
+        OVERLOADS["exp2"],
+    ),
+    "erfc": (
+        OVERLOADS["erfc"],
+    ),
+    "erfinv": (
+        OVERLOADS["erfinv"],
+    ),
+    "lgamma": (
+        OVERLOADS["lgamma"],
+    ),
+    "digamma": (
+        OVERLOADS["digamma"],
+    ),
+    "polygamma": (
+        OVERLOADS["polygamma"],
+    ),
+    "deg2rad": (
+        OVERLOADS["deg2rad"],
+    ),
+    "rad2deg": (
+        OVERLOADS["rad2deg"],
+    ),
+    "atan2": (
+        OVERLOADS["atan2"],
+    ),
+    "hypot": (
+        OVERLOADS["hypot"],
+    ),
+    "logaddexp": (
+        OVERLOADS["logaddexp"],
+    ),
+    "logaddexp2": (
+        OVERLOADS["logaddexp2"],
+    ),
+    "nextafter": (
+        OVERLOADS["nextafter"],
+    ),
+    "ldexp": (
+        OVERLOADS["ldexp.Tensor"],
+    ),
+    "xlogy": (
+        OVERLOADS["xlogy.Tensor"],
+    ),
+    "special_xlog1py": (
+        OVERLOADS["special_xlog1py"],
+    ),
+    "special_entr": (
+        OVERLOADS["special_entr"],
+    ),
+    "special_erfcx": (
+        OVERLOADS["special_erfcx"],
+    ),
+    "special_ndtri": (
+        OVERLOADS["special_ndtri"],
+    ),
+    "special_log_ndtr": (
+        OVERLOADS["special_log_ndtr"],
+    ),
+    "fmax": (
+        OVERLOADS["fmax"],
+    ),
+    "fmin": (
+        OVERLOADS["fmin"],
+    ),
+    "mvlgamma": (
+        OVERLOADS["mvlgamma"],
+    ),
+    "sinc": (
+        OVERLOADS["sinc"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -8883,6 +10261,60 @@ BY_NAME = {
     "fmod_": (
         OVERLOADS["fmod.Scalar"]._replace(wrapper=fmod_Scalar_, kernel=None),
         OVERLOADS["fmod.Tensor"]._replace(wrapper=fmod_Tensor_, kernel=None),
+    ),
+    "acos_": (
+        OVERLOADS["acos"]._replace(wrapper=acos_, kernel=None),
+    ),
+    "asin_": (
+        OVERLOADS["asin"]._replace(wrapper=asin_, kernel=None),
+    ),
+    "atan_": (
+        OVERLOADS["atan"]._replace(wrapper=atan_, kernel=None),
+    ),
+    "cosh_": (
+        OVERLOADS["cosh"]._replace(wrapper=cosh_, kernel=None),
+    ),
+    "sinh_": (
+        OVERLOADS["sinh"]._replace(wrapper=sinh_, kernel=None),
+    ),
+    "exp2_": (
+        OVERLOADS["exp2"]._replace(wrapper=exp2_, kernel=None),
+    ),
+    "erfc_": (
+        OVERLOADS["erfc"]._replace(wrapper=erfc_, kernel=None),
+    ),
+    "erfinv_": (
+        OVERLOADS["erfinv"]._replace(wrapper=erfinv_, kernel=None),
+    ),
+    "lgamma_": (
+        OVERLOADS["lgamma"]._replace(wrapper=lgamma_, kernel=None),
+    ),
+    "digamma_": (
+        OVERLOADS["digamma"]._replace(wrapper=digamma_, kernel=None),
+    ),
+    "deg2rad_": (
+        OVERLOADS["deg2rad"]._replace(wrapper=deg2rad_, kernel=None),
+    ),
+    "rad2deg_": (
+        OVERLOADS["rad2deg"]._replace(wrapper=rad2deg_, kernel=None),
+    ),
+    "atan2_": (
+        OVERLOADS["atan2"]._replace(wrapper=atan2_, kernel=None),
+    ),
+    "hypot_": (
+        OVERLOADS["hypot"]._replace(wrapper=hypot_, kernel=None),
+    ),
+    "nextafter_": (
+        OVERLOADS["nextafter"]._replace(wrapper=nextafter_, kernel=None),
+    ),
+    "xlogy_": (
+        OVERLOADS["xlogy.Tensor"]._replace(wrapper=xlogy_Tensor_, kernel=None),
+    ),
+    "mvlgamma_": (
+        OVERLOADS["mvlgamma"]._replace(wrapper=mvlgamma_, kernel=None),
+    ),
+    "sinc_": (
+        OVERLOADS["sinc"]._replace(wrapper=sinc_, kernel=None),
     ),
 }
 

@@ -37,6 +37,22 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "abs")
             raise
 
+    def acos(self):
+        """acos(Tensor self) -> Tensor"""
+        try:
+            return ops.acos(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "acos")
+            raise
+
+    def acosh(self):
+        """acosh(Tensor self) -> Tensor"""
+        try:
+            return ops.acosh(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "acosh")
+            raise
+
     def add(self, other, *, alpha=1):
         """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         try:
@@ -121,6 +137,46 @@ class TensorMethods:
             return ops.argmin(self, dim, keepdim)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "argmin")
+            raise
+
+    def asin(self):
+        """asin(Tensor self) -> Tensor"""
+        try:
+            return ops.asin(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "asin")
+            raise
+
+    def asinh(self):
+        """asinh(Tensor self) -> Tensor"""
+        try:
+            return ops.asinh(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "asinh")
+            raise
+
+    def atan(self):
+        """atan(Tensor self) -> Tensor"""
+        try:
+            return ops.atan(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "atan")
+            raise
+
+    def atan2(self, other):
+        """atan2(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.atan2(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "atan2")
+            raise
+
+    def atanh(self):
+        """atanh(Tensor self) -> Tensor"""
+        try:
+            return ops.atanh(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "atanh")
             raise
 
     def bitwise_and(self, other):
@@ -225,6 +281,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "cos")
             raise
 
+    def cosh(self):
+        """cosh(Tensor self) -> Tensor"""
+        try:
+            return ops.cosh(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cosh")
+            raise
+
     def cumprod(self, dim, *, dtype=None):
         """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         try:
@@ -239,6 +303,22 @@ class TensorMethods:
             return ops.cumsum(self, dim, dtype=dtype)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "cumsum")
+            raise
+
+    def deg2rad(self):
+        """deg2rad(Tensor self) -> Tensor"""
+        try:
+            return ops.deg2rad(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "deg2rad")
+            raise
+
+    def digamma(self):
+        """digamma(Tensor self) -> Tensor"""
+        try:
+            return ops.digamma(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "digamma")
             raise
 
     def div(self, *args, **kwargs):
@@ -277,12 +357,36 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "erf")
             raise
 
+    def erfc(self):
+        """erfc(Tensor self) -> Tensor"""
+        try:
+            return ops.erfc(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "erfc")
+            raise
+
+    def erfinv(self):
+        """erfinv(Tensor self) -> Tensor"""
+        try:
+            return ops.erfinv(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "erfinv")
+            raise
+
     def exp(self):
         """exp(Tensor self) -> Tensor"""
         try:
             return ops.exp(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "exp")
+            raise
+
+    def exp2(self):
+        """exp2(Tensor self) -> Tensor"""
+        try:
+            return ops.exp2(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "exp2")
             raise
 
     def expand(self, *args, size=None, implicit=False):
@@ -337,6 +441,22 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "floor_divide")
             raise
 
+    def fmax(self, other):
+        """fmax(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.fmax(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "fmax")
+            raise
+
+    def fmin(self, other):
+        """fmin(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.fmin(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "fmin")
+            raise
+
     def fmod(self, *args, **kwargs):
         """fmod.Scalar(Tensor self, Scalar other) -> Tensor
         fmod.Tensor(Tensor self, Tensor other) -> Tensor
@@ -383,6 +503,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "gt")
             raise
 
+    def hypot(self, other):
+        """hypot(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.hypot(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "hypot")
+            raise
+
     def index_add(self, dim, index, source, *, alpha=1):
         """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
         try:
@@ -407,6 +535,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "index_select")
             raise
 
+    def ldexp(self, other):
+        """ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.ldexp_Tensor(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "ldexp")
+            raise
+
     def le(self, *args, **kwargs):
         """le.Scalar(Tensor self, Scalar other) -> Tensor
         le.Tensor(Tensor self, Tensor other) -> Tensor
@@ -425,6 +561,14 @@ class TensorMethods:
             return ops.lerp(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lerp")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "lerp")
+            raise
+
+    def lgamma(self):
+        """lgamma(Tensor self) -> Tensor"""
+        try:
+            return ops.lgamma(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "lgamma")
             raise
 
     def log(self):
@@ -457,6 +601,22 @@ class TensorMethods:
             return ops.log2(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "log2")
+            raise
+
+    def logaddexp(self, other):
+        """logaddexp(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.logaddexp(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logaddexp")
+            raise
+
+    def logaddexp2(self, other):
+        """logaddexp2(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.logaddexp2(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logaddexp2")
             raise
 
     def logical_and(self, other):
@@ -589,6 +749,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "mv")
             raise
 
+    def mvlgamma(self, p):
+        """mvlgamma(Tensor self, int p) -> Tensor"""
+        try:
+            return ops.mvlgamma(self, p)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "mvlgamma")
+            raise
+
     def ne(self, *args, **kwargs):
         """ne.Scalar(Tensor self, Scalar other) -> Tensor
         ne.Tensor(Tensor self, Tensor other) -> Tensor
@@ -605,6 +773,14 @@ class TensorMethods:
             return ops.neg(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "neg")
+            raise
+
+    def nextafter(self, other):
+        """nextafter(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.nextafter(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "nextafter")
             raise
 
     def permute(self, *args, dims=None):
@@ -633,6 +809,14 @@ class TensorMethods:
             return ops.prod(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("prod")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "prod")
+            raise
+
+    def rad2deg(self):
+        """rad2deg(Tensor self) -> Tensor"""
+        try:
+            return ops.rad2deg(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "rad2deg")
             raise
 
     def reciprocal(self):
@@ -747,6 +931,22 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "sin")
             raise
 
+    def sinc(self):
+        """sinc(Tensor self) -> Tensor"""
+        try:
+            return ops.sinc(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sinc")
+            raise
+
+    def sinh(self):
+        """sinh(Tensor self) -> Tensor"""
+        try:
+            return ops.sinh(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sinh")
+            raise
+
     def sort(self, *args, **kwargs):
         """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
@@ -755,6 +955,46 @@ class TensorMethods:
             return ops.sort(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("sort")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "sort")
+            raise
+
+    def special_entr(self):
+        """special_entr(Tensor self) -> Tensor"""
+        try:
+            return ops.special_entr(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "special_entr")
+            raise
+
+    def special_erfcx(self):
+        """special_erfcx(Tensor self) -> Tensor"""
+        try:
+            return ops.special_erfcx(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "special_erfcx")
+            raise
+
+    def special_log_ndtr(self):
+        """special_log_ndtr(Tensor self) -> Tensor"""
+        try:
+            return ops.special_log_ndtr(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "special_log_ndtr")
+            raise
+
+    def special_ndtri(self):
+        """special_ndtri(Tensor self) -> Tensor"""
+        try:
+            return ops.special_ndtri(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "special_ndtri")
+            raise
+
+    def special_xlog1py(self, other):
+        """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.special_xlog1py(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "special_xlog1py")
             raise
 
     def split_with_sizes(self, split_sizes, dim=0):
@@ -901,6 +1141,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "view")
             raise
 
+    def xlogy(self, other):
+        """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.xlogy_Tensor(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "xlogy")
+            raise
+
     def zero_(self):
         """zero_(Tensor(a!) self) -> Tensor(a!)"""
         try:
@@ -915,6 +1163,14 @@ class TensorMethods:
             return ops.abs_(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "abs_")
+            raise
+
+    def acos_(self):
+        """In-place acos(Tensor self) -> Tensor"""
+        try:
+            return ops.acos_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "acos_")
             raise
 
     def add_(self, other, *, alpha=1):
@@ -939,6 +1195,30 @@ class TensorMethods:
             return ops.addcmul_(self, tensor1, tensor2, value=value)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addcmul_")
+            raise
+
+    def asin_(self):
+        """In-place asin(Tensor self) -> Tensor"""
+        try:
+            return ops.asin_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "asin_")
+            raise
+
+    def atan_(self):
+        """In-place atan(Tensor self) -> Tensor"""
+        try:
+            return ops.atan_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "atan_")
+            raise
+
+    def atan2_(self, other):
+        """In-place atan2(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.atan2_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "atan2_")
             raise
 
     def ceil_(self):
@@ -987,6 +1267,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "cos_")
             raise
 
+    def cosh_(self):
+        """In-place cosh(Tensor self) -> Tensor"""
+        try:
+            return ops.cosh_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cosh_")
+            raise
+
     def cumprod_(self, dim, *, dtype=None):
         """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         try:
@@ -1001,6 +1289,22 @@ class TensorMethods:
             return ops.cumsum_(self, dim, dtype=dtype)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "cumsum_")
+            raise
+
+    def deg2rad_(self):
+        """In-place deg2rad(Tensor self) -> Tensor"""
+        try:
+            return ops.deg2rad_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "deg2rad_")
+            raise
+
+    def digamma_(self):
+        """In-place digamma(Tensor self) -> Tensor"""
+        try:
+            return ops.digamma_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "digamma_")
             raise
 
     def div_(self, other):
@@ -1019,12 +1323,36 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "erf_")
             raise
 
+    def erfc_(self):
+        """In-place erfc(Tensor self) -> Tensor"""
+        try:
+            return ops.erfc_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "erfc_")
+            raise
+
+    def erfinv_(self):
+        """In-place erfinv(Tensor self) -> Tensor"""
+        try:
+            return ops.erfinv_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "erfinv_")
+            raise
+
     def exp_(self):
         """In-place exp(Tensor self) -> Tensor"""
         try:
             return ops.exp_(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "exp_")
+            raise
+
+    def exp2_(self):
+        """In-place exp2(Tensor self) -> Tensor"""
+        try:
+            return ops.exp2_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "exp2_")
             raise
 
     def expm1_(self):
@@ -1095,6 +1423,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "hardtanh_")
             raise
 
+    def hypot_(self, other):
+        """In-place hypot(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.hypot_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "hypot_")
+            raise
+
     def index_put_(self, indices, values, accumulate=False):
         """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         try:
@@ -1111,6 +1447,14 @@ class TensorMethods:
             return ops.lerp_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "lerp_")
+            raise
+
+    def lgamma_(self):
+        """In-place lgamma(Tensor self) -> Tensor"""
+        try:
+            return ops.lgamma_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "lgamma_")
             raise
 
     def log_(self):
@@ -1171,12 +1515,28 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "mul_")
             raise
 
+    def mvlgamma_(self, p):
+        """In-place mvlgamma(Tensor self, int p) -> Tensor"""
+        try:
+            return ops.mvlgamma_(self, p)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "mvlgamma_")
+            raise
+
     def neg_(self):
         """In-place neg(Tensor self) -> Tensor"""
         try:
             return ops.neg_(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "neg_")
+            raise
+
+    def nextafter_(self, other):
+        """In-place nextafter(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.nextafter_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "nextafter_")
             raise
 
     def pow_(self, *args, **kwargs):
@@ -1187,6 +1547,14 @@ class TensorMethods:
             return ops.pow_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "pow_")
+            raise
+
+    def rad2deg_(self):
+        """In-place rad2deg(Tensor self) -> Tensor"""
+        try:
+            return ops.rad2deg_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "rad2deg_")
             raise
 
     def reciprocal_(self):
@@ -1277,6 +1645,22 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "sin_")
             raise
 
+    def sinc_(self):
+        """In-place sinc(Tensor self) -> Tensor"""
+        try:
+            return ops.sinc_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sinc_")
+            raise
+
+    def sinh_(self):
+        """In-place sinh(Tensor self) -> Tensor"""
+        try:
+            return ops.sinh_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sinh_")
+            raise
+
     def sqrt_(self):
         """In-place sqrt(Tensor self) -> Tensor"""
         try:
@@ -1331,6 +1715,14 @@ class TensorMethods:
             return ops.trunc_(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "trunc_")
+            raise
+
+    def xlogy_(self, other):
+        """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.xlogy_Tensor_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "xlogy_")
             raise
 
     def __add__(self, other):

@@ -18,6 +18,7 @@ import math
 import os
 import sys
 import warnings
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -3577,6 +3578,628 @@ def adaptive_max_pool2d_backward(grad_output, self, indices):
 
 # -- elementwise math and torch.special (torch's spec, family 1) -------------------------------
 # (kernels of this family follow; keep this line and the blank ones around it)
+
+# Trigonometric and hyperbolic functions: numpy's ufuncs in float64, rounded to the input's
+# float dtype (integers and bools give the default float, as in PyTorch): numpy's own float32
+# versions are a unit in the last place off where torch's are not.
+
+def acos(self):
+    return _in_float64(np.arccos, self)
+
+
+def asin(self):
+    return _in_float64(np.arcsin, self)
+
+
+def atan(self):
+    return _in_float64(np.arctan, self)
+
+
+def cosh(self):
+    return _in_float64(np.cosh, self)
+
+
+def sinh(self):
+    return _in_float64(np.sinh, self)
+
+
+def acosh(self):
+    return _in_float64(np.arccosh, self)
+
+
+def asinh(self):
+    return _in_float64(np.arcsinh, self)
+
+
+def atanh(self):
+    return _in_float64(np.arctanh, self)
+
+
+# In place, torch's acosh_, asinh_ and atanh_ are ops of their own (with no derivative).
+def acosh_(self):
+    return acosh(self)
+
+
+def asinh_(self):
+    return asinh(self)
+
+
+def atanh_(self):
+    return atanh(self)
+
+
+def exp2(self):
+    return _in_float64(np.exp2, self)
+
+
+def deg2rad(self):
+    return _unary_float(lambda x: x * x.dtype.type(math.pi / 180), self)
+
+
+def rad2deg(self):
+    return _unary_float(lambda x: x * x.dtype.type(180 / math.pi), self)
+
+
+@silent
+def sinc(self):
+    """sin(pi x) / (pi x), 1 at 0; the product pi * x is taken in the input's float dtype,
+    as torch takes it (so sinc(1.) in float32 is -2.78e-08, not 0)."""
+    def function(x):
+        product = x.dtype.type(math.pi) * x
+        return np.where(x == 0, x.dtype.type(1), np.sin(product) / product)
+    return _unary_float(function, self)
+
+
+def sgn(self):
+    """For real tensors torch's sgn is sign (0 at nan and at -0.)."""
+    return sign(self)
+
+
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def _in_float64(function: Any, self: Any) -> np.ndarray:
+    """A float function of one tensor computed in float64 and rounded to the result dtype
+    (the default float for integers and bools), silently."""
+    dtype = _float_type(self)
+    with silenced():
+        return _array(function(np.asarray(self, dtype=np.float64)), dtype)
+
+
+def erfc(self):
+    return _in_float64(_erfc, self)
+
+
+def _lgamma_scalar(x: float) -> float:
+    """lgamma, with torch's values at its poles (inf at 0 and the negative integers)."""
+    if x == math.inf or x == -math.inf:
+        return math.inf
+    if x <= 0 and x == math.floor(x):
+        return math.inf
+    return math.lgamma(x)
+
+
+_lgamma = np.vectorize(_lgamma_scalar, otypes=[np.float64])
+
+
+def lgamma(self):
+    return _in_float64(_lgamma, self)
+
+
+# The Bernoulli numbers B_2, B_4, ..., B_24, from the recurrence sum_k C(m+1, k) B_k = 0:
+# the asymptotic series of digamma, trigamma and the Hurwitz zeta function use them.
+def _bernoulli_even(count: int) -> list[Fraction]:
+    numbers = [Fraction(1)]
+    for m in range(1, 2 * count + 1):
+        numbers.append(-builtins.sum(math.comb(m + 1, k) * numbers[k] for k in range(m)) / (m + 1))
+    return [numbers[2 * k] for k in range(1, count + 1)]
+
+
+_BERNOULLI = _bernoulli_even(12)
+
+
+def _digamma_scalar(x: float) -> float:
+    """psi(x) = d/dx lgamma(x): -inf at +0 (+inf at -0), nan at the negative integers, the
+    reflection psi(x) = psi(1 - x) - pi / tan(pi x) below 0, the recurrence psi(x) =
+    psi(x + 1) - 1/x up to 10, then its asymptotic series in 1/x^2."""
+    if x == 0:
+        return math.copysign(math.inf, -x)
+    if math.isnan(x) or math.isinf(x):
+        return x if x > 0 or math.isnan(x) else math.nan
+    if x < 0:
+        if x == math.floor(x):
+            return math.nan
+        return _digamma_scalar(1 - x) - math.pi / math.tan(math.pi * (x - math.floor(x)))
+    result = 0.0
+    while x < 10:
+        result -= 1 / x
+        x += 1
+    square = 1 / (x * x)
+    series = 0.0
+    for k in range(7, 0, -1):  # - sum_k B_2k / (2k x^2k)
+        series = series * square + float(_BERNOULLI[k - 1] / (2 * k))
+    return result + math.log(x) - 0.5 / x - series * square
+
+
+def _trigamma_scalar(x: float) -> float:
+    """psi'(x) as torch computes it: the reflection psi'(x) = pi^2 / sin^2(pi x) - psi'(1 - x)
+    below 1/2, six steps of the recurrence psi'(x) = psi'(x + 1) + 1/x^2, then the
+    asymptotic series to its x^-7 term (torch's truncation: a few 1e-10 off at small x;
+    inf at 0, and huge but finite at the negative integers, where sin(pi x) rounds)."""
+    if math.isnan(x) or math.isinf(x):
+        return 0.0 if x == math.inf else math.nan
+    sign, result = 1.0, 0.0
+    if x < 0.5:
+        sine = math.sin(math.pi * x)
+        result = -((math.pi / sine) ** 2 if sine else math.inf)
+        sign, x = -1.0, 1 - x
+    for _ in range(6):
+        result += 1 / (x * x)
+        x += 1
+    square = 1 / (x * x)
+    result += (1 + 1 / (2 * x) + square * (1 / 6 - square * (1 / 30 - square / 42))) / x
+    return sign * result
+
+
+def _zeta_scalar(s: float, q: float) -> float:
+    """The Hurwitz zeta function sum_k (k + q)^-s, s > 1 (inf at s == 1, nan below), by
+    Euler-Maclaurin summation: at least nine terms and q past 9, then the tail's integral,
+    half its first term and the Bernoulli corrections."""
+    if s == 1:
+        return math.inf
+    if math.isnan(s) or math.isnan(q) or s < 1:
+        return math.nan
+    if math.isinf(q) or math.isinf(s):  # torch's: its summation gives 0 * inf there
+        return math.inf if q == -math.inf else math.nan
+    if q <= 0:
+        if q == math.floor(q):
+            return math.inf
+        if s != math.floor(s):
+            return math.nan  # q^-s is not real
+    total = q ** -s
+    a, i = q, 0
+    while i < 9 or a <= 9:
+        i += 1
+        a += 1
+        term = a ** -s
+        total += term
+        if builtins.abs(term) < 1.1e-16 * builtins.abs(total):
+            return total
+    total += term * a / (s - 1) - 0.5 * term
+    factor, power = 1.0, term
+    for k in range(12):  # + sum_k B_2k / (2k)! s (s+1) ... (s+2k-2) a^-(s+2k-1)
+        factor *= s + 2 * k
+        power /= a
+        correction = factor * power * float(_BERNOULLI[k] / math.factorial(2 * k + 2))
+        total += correction
+        if builtins.abs(correction) < 1.1e-16 * builtins.abs(total):
+            break
+        factor *= s + 2 * k + 1
+        power /= a
+    return total
+
+
+_digamma = np.vectorize(_digamma_scalar, otypes=[np.float64])
+_trigamma = np.vectorize(_trigamma_scalar, otypes=[np.float64])
+_zeta = np.vectorize(_zeta_scalar, otypes=[np.float64])
+
+
+def digamma(self):
+    return _in_float64(_digamma, self)
+
+
+def polygamma(n, self):
+    """The n-th derivative of digamma: digamma, trigamma, then (-1)^(n+1) n! zeta(n+1, x)."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if n == 0:
+        return digamma(self)
+    if n == 1:
+        return _in_float64(_trigamma, self)
+    sign = 1.0 if n % 2 else -1.0
+    return _in_float64(lambda x: sign * math.exp(math.lgamma(n + 1.0)) * _zeta(n + 1.0, x),
+                       self)
+
+
+def polygamma_(self, n):
+    return polygamma(n, self)
+
+
+def mvlgamma(self, p):
+    """The multivariate log-gamma of dimension p: sum_i lgamma(x - i/2) + p(p-1)/4 log(pi),
+    summed from i = p - 1 down to 0, as torch sums it."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    dtype = _float_type(self)
+    x = _as(np.asarray(self), dtype)
+    with silenced():
+        offsets = np.arange(-(p - 1) / 2, 0.5, 0.5)[:p].astype(dtype)
+        terms = lgamma(x[..., None] + offsets)
+        return _array(dtype.type(p * (p - 1) * math.log(math.pi) / 4) + terms.sum(-1), dtype)
+
+
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+
+def _erfinv64(y: np.ndarray) -> np.ndarray:
+    """erfinv in float64: Winitzki's closed form to start, then Newton's method on erf for
+    |y| <= 1/2 and on log erfc(|x|) = log(1 - |y|) beyond (no cancellation near 1)."""
+    a = 0.147
+    magnitude = np.abs(y)
+    with silenced():
+        log_term = np.log1p(-magnitude) + np.log1p(magnitude)  # log(1 - y^2), exactly
+        first = 2 / (math.pi * a) + log_term / 2
+        x = np.sqrt(np.sqrt(first * first - log_term / a) - first)
+        x = np.where(np.isfinite(x), x, 0.0)
+        near_zero = magnitude <= 0.5
+        tail = np.log1p(-magnitude)
+        for _ in range(6):
+            slope = _TWO_OVER_SQRT_PI * np.exp(-x * x)
+            complement = _erfc(x)
+            step = np.where(near_zero, (_erf(x) - magnitude) / slope,
+                            -(np.log(complement) - tail) * complement / slope)
+            x = np.where(np.isfinite(step), x - step, x)
+        x = np.where(magnitude == 1, np.inf, x)
+        x = np.where(magnitude > 1, np.nan, x)
+        return np.copysign(x, y)
+
+
+def erfinv(self):
+    return _in_float64(_erfinv64, self)
+
+
+_SQRT_HALF = math.sqrt(0.5)
+
+
+def _erfcx64(x: np.ndarray) -> np.ndarray:
+    """exp(x^2) erfc(x): the product up to 25, beyond it the asymptotic series
+    1/(x sqrt(pi)) sum_k (-1)^k (2k-1)!! / (2x^2)^k (whose terms shrink well past
+    machine precision there); for negative x, 2 exp(x^2) - erfcx(-x)."""
+    with silenced():
+        magnitude = np.abs(x)
+        direct = np.exp(magnitude * magnitude) * _erfc(magnitude)
+        large = np.maximum(magnitude, 25.0)
+        inverse = 1 / (2 * large * large)
+        series, term = np.ones_like(large), np.ones_like(large)
+        for k in range(1, 12):
+            term = term * -(2 * k - 1) * inverse
+            series = series + term
+        asymptotic = series / (large * math.sqrt(math.pi))
+        positive = np.where(magnitude < 25, direct, asymptotic)
+        positive = np.where(np.isnan(x), x, positive)
+        return np.where(x < 0, 2 * np.exp(x * x) - positive, positive)
+
+
+def special_erfcx(self):
+    return _in_float64(_erfcx64, self)
+
+
+def _ndtr64(x: np.ndarray) -> np.ndarray:
+    """The standard normal CDF, 0.5 erfc(-x / sqrt(2)) (no cancellation in the lower tail)."""
+    return 0.5 * _erfc(-x * _SQRT_HALF)
+
+
+def _log_ndtr64(x: np.ndarray) -> np.ndarray:
+    """log Phi(x): log1p(-Phi(-x)) above -1, and below it log(erfcx(-x/sqrt(2)) / 2) - x^2/2,
+    which stays finite far into the tail where Phi itself underflows."""
+    with silenced():
+        upper = np.log1p(-0.5 * _erfc(x * _SQRT_HALF))
+        lower = np.log(_erfcx64(-x * _SQRT_HALF) / 2) - x * x / 2
+        return np.where(x < -1, lower, upper)
+
+
+def special_log_ndtr(self):
+    return _in_float64(_log_ndtr64, self)
+
+
+def _ndtri64(p: np.ndarray) -> np.ndarray:
+    """The inverse of the normal CDF: from erfinv's closed form, Newton's method on
+    log Phi(x) = log p for the lower half and on log Phi(-x) = log(1 - p) for the upper."""
+    with silenced():
+        lower = np.minimum(p, 1 - p)  # solve Phi(-|x|) = lower, then give x its sign
+        log_target = np.log(lower)
+        log_term = np.log(2 * lower) + np.log(2 - 2 * lower)  # log(1 - (1 - 2 lower)^2)
+        a = 0.147
+        first = 2 / (math.pi * a) + log_term / 2
+        x = -math.sqrt(2) * np.sqrt(np.sqrt(first * first - log_term / a) - first)
+        x = np.where(np.isfinite(x), x, 0.0)
+        for _ in range(6):
+            cdf = _ndtr64(x)
+            density = np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+            step = (np.log(cdf) - log_target) * cdf / density
+            x = np.where(np.isfinite(step), x - step, x)
+        x = np.where(lower == 0.5, 0.0, x)
+        x = np.where(p > 0.5, -x, x)
+        x = np.where(p == 0, -np.inf, np.where(p == 1, np.inf, x))
+        return np.where((p < 0) | (p > 1) | np.isnan(p), np.nan, x)
+
+
+def special_ndtri(self):
+    return _in_float64(_ndtri64, self)
+
+
+def _bessel_i64(order: int, x: np.ndarray, scaled: bool) -> np.ndarray:
+    """The modified Bessel function I_order(x) (order 0 or 1), times exp(-|x|) if `scaled`:
+    its power series sum_k (x/2)^(2k+order) / (k! (k+order)!) up to |x| = 30, beyond it the
+    asymptotic series e^|x| / sqrt(2 pi |x|) sum_k (-1)^k a_k / |x|^k, with
+    a_k = prod_j (4 order^2 - (2j-1)^2) / (k! 8^k)."""
+    with silenced():
+        magnitude = np.abs(x)
+        small = np.minimum(magnitude, 30.0)
+        half_square = small * small / 4
+        term = (small / 2) ** order
+        total = term.copy()
+        for k in range(1, 80):
+            term = term * half_square / (k * (k + order))
+            total = total + term
+        if scaled:
+            total = total * np.exp(-small)
+        large = np.maximum(magnitude, 30.0)
+        coefficient, series = np.ones_like(large), np.ones_like(large)
+        for k in range(1, 40):
+            coefficient = coefficient * -(4 * order * order - (2 * k - 1) ** 2) / (8 * k * large)
+            series = series + coefficient
+        asymptotic = series / np.sqrt(2 * math.pi * large)
+        if not scaled:
+            asymptotic = asymptotic * np.exp(large)
+        result = np.where(magnitude <= 30, total, asymptotic)
+        result = np.where(np.isnan(x), x, result)
+        return np.copysign(result, x) if order == 1 else result
+
+
+def i0(self):
+    return _in_float64(lambda x: _bessel_i64(0, x, False), self)
+
+
+def special_i0e(self):
+    return _in_float64(lambda x: _bessel_i64(0, x, True), self)
+
+
+def special_i1(self):
+    return _in_float64(lambda x: _bessel_i64(1, x, False), self)
+
+
+def special_i1e(self):
+    return _in_float64(lambda x: _bessel_i64(1, x, True), self)
+
+
+@silent
+def special_entr(self):
+    """-x log x: 0 at 0, -inf below it."""
+    dtype = _float_type(self)
+    x = _as(np.asarray(self), dtype)
+    result = np.where(x > 0, -x * np.log(np.where(x > 0, x, 1)), np.where(x == 0, 0, -np.inf))
+    return _array(np.where(np.isnan(x), x, result), dtype)
+
+
+@silent
+def logit(self, eps=None):
+    """log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given (not negative;
+    NaN stays NaN)."""
+    dtype = _float_type(self)
+    x = _as(np.asarray(self), dtype)
+    if eps is not None and eps >= 0:
+        low, high = dtype.type(eps), dtype.type(1 - eps)
+        x = np.where(x < low, low, np.where(x > high, high, x))
+    return _array(np.log(x / (1 - x)), dtype)
+
+
+def nan_to_num(self, nan=None, posinf=None, neginf=None):
+    """NaN, +inf and -inf replaced by `nan` (0), `posinf` and `neginf` (the dtype's largest
+    and lowest finite values); integers and bools come back unchanged (a copy)."""
+    if self.dtype.kind != "f":
+        return self.copy()
+    info = np.finfo(self.dtype)
+    with silenced():
+        values = [self.dtype.type(v if v is not None else default)
+                  for v, default in ((nan, 0.0), (posinf, info.max), (neginf, info.min))]
+    result = np.where(np.isnan(self), values[0], self)
+    result = np.where(self == np.inf, values[1], result)
+    return _array(np.where(self == -np.inf, values[2], result), self.dtype)
+
+
+def _float_binary(kernel: str | None, self: Any, other: Any) -> tuple[Any, Any, np.dtype]:
+    """The two operands of a float-only binary op in their promoted dtype: integers and
+    bools promote to the default float, or (with a `kernel` name) are refused as torch's
+    CPU kernel was not compiled for them."""
+    dtype = result_type(self, other)
+    if kernel is not None:
+        _not_for(kernel, np.empty(0, dtype), "f")
+    elif dtype.kind != "f":
+        dtype = np.dtype(_DEFAULT_FLOAT)
+    broadcast_shapes(np.shape(self), np.shape(other))
+    return _as(np.asarray(self), dtype), _as(np.asarray(other), dtype), dtype
+
+
+@silent
+def atan2(self, other):
+    a, b, dtype = _float_binary(None, self, other)
+    return _array(np.arctan2(a, b), dtype)
+
+
+@silent
+def hypot(self, other):
+    a, b, dtype = _float_binary("hypot_cpu", self, other)
+    return _array(np.hypot(a, b), dtype)
+
+
+@silent
+def copysign_Tensor(self, other):
+    a, b, dtype = _float_binary(None, self, other)
+    return _array(np.copysign(a, b), dtype)
+
+
+def copysign_Scalar(self, other):
+    return copysign_Tensor(self, other)
+
+
+def _nan_ignoring(function: np.ufunc, self: Any, other: Any) -> np.ndarray:
+    """fmax and fmin: maximum and minimum that take the number where one side is NaN."""
+    dtype = result_type(self, other)
+    a, b = _binary(self, other, dtype)
+    broadcast_shapes(np.shape(a), np.shape(b))
+    if dtype.kind == "b":
+        return _array((np.logical_or if function is np.fmax else np.logical_and)(a, b), dtype)
+    return _array(function(a, b), dtype)
+
+
+def fmax(self, other):
+    return _nan_ignoring(np.fmax, self, other)
+
+
+def fmin(self, other):
+    return _nan_ignoring(np.fmin, self, other)
+
+
+@silent
+def logaddexp(self, other):
+    a, b, dtype = _float_binary("logaddexp_cpu", self, other)
+    return _array(np.logaddexp(a, b), dtype)
+
+
+@silent
+def logaddexp2(self, other):
+    a, b, dtype = _float_binary("logaddexp2_cpu", self, other)
+    return _array(np.logaddexp2(a, b), dtype)
+
+
+@silent
+def xlogy_Tensor(self, other):
+    """x log y, 0 where x == 0 (whatever y is, but NaN where y is NaN)."""
+    a, b, dtype = _float_binary(None, self, other)
+    result = np.where(a == 0, dtype.type(0), a * np.log(b))
+    return _array(np.where(np.isnan(b), b, result), dtype)
+
+
+def xlogy_Scalar_Self(self, other):
+    return xlogy_Tensor(self, other)
+
+
+def xlogy_Scalar_Other(self, other):
+    return xlogy_Tensor(self, other)
+
+
+@silent
+def special_xlog1py(self, other):
+    """x log(1 + y), 0 where x == 0 (but NaN where y is NaN)."""
+    a, b, dtype = _float_binary(None, self, other)
+    result = np.where(a == 0, dtype.type(0), a * np.log1p(b))
+    return _array(np.where(np.isnan(b), b, result), dtype)
+
+
+def special_xlog1py_self_scalar(self, other):
+    return special_xlog1py(self, other)
+
+
+def special_xlog1py_other_scalar(self, other):
+    return special_xlog1py(self, other)
+
+
+def nextafter(self, other):
+    a, b, dtype = _float_binary("nextafter_cpu", self, other)
+    return _array(np.nextafter(a, b), dtype)
+
+
+@silent
+def ldexp_Tensor(self, other):
+    """self * 2^other, as torch computes it (a multiplication by a power of two)."""
+    a, b, dtype = _float_binary(None, self, other)
+    return _array(a * np.exp2(b), dtype)
+
+
+def _igamma_series(a: float, x: float) -> float:
+    """The regularized lower incomplete gamma P(a, x) by its series (for x < a + 1)."""
+    term = total = 1 / a
+    denominator = a
+    for _ in range(10000):
+        denominator += 1
+        term *= x / denominator
+        total += term
+        if builtins.abs(term) < builtins.abs(total) * 1e-17:
+            break
+    return total * math.exp(a * math.log(x) - x - math.lgamma(a))
+
+
+def _igammac_fraction(a: float, x: float) -> float:
+    """The regularized upper incomplete gamma Q(a, x) by its continued fraction (for
+    x >= a + 1), evaluated by the modified Lentz method."""
+    tiny = 1e-300
+    b = x + 1 - a
+    c, d = 1 / tiny, 1 / b
+    h = d
+    for i in range(1, 10000):
+        an = -i * (i - a)
+        b += 2
+        d = an * d + b
+        d = tiny if builtins.abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if builtins.abs(c) < tiny else c
+        d = 1 / d
+        delta = d * c
+        h *= delta
+        if builtins.abs(delta - 1) < 1e-17:
+            break
+    return math.exp(a * math.log(x) - x - math.lgamma(a)) * h
+
+
+def _igamma_scalar(a: float, x: float, upper: bool) -> float:
+    """P(a, x) (or Q(a, x) if `upper`), with torch's values at the edges of the domain."""
+    if math.isnan(a) or math.isnan(x) or x < 0 or a < 0:
+        return math.nan
+    if a == 0:
+        return math.nan if x <= 0 else float(not upper)
+    if x == 0:
+        return float(upper)
+    if math.isinf(a):
+        return math.nan if math.isinf(x) else float(upper)
+    if math.isinf(x):
+        return float(not upper)
+    if x < a + 1:
+        lower = _igamma_series(a, x)
+        return 1 - lower if upper else lower
+    complement = _igammac_fraction(a, x)
+    return complement if upper else 1 - complement
+
+
+_igamma = np.vectorize(_igamma_scalar, otypes=[np.float64])
+
+
+def igamma(self, other):
+    """The regularized lower incomplete gamma function P(self, other)."""
+    a, b, dtype = _float_binary("igamma_cpu", self, other)
+    with silenced():
+        return _array(_igamma(a.astype(np.float64), b.astype(np.float64), False), dtype)
+
+
+def igammac(self, other):
+    """The regularized upper incomplete gamma function Q(self, other) = 1 - P."""
+    a, b, dtype = _float_binary("igammac_cpu", self, other)
+    with silenced():
+        return _array(_igamma(a.astype(np.float64), b.astype(np.float64), True), dtype)
+
+
+def special_zeta(self, other):
+    """The Hurwitz zeta function zeta(self, other) = sum_k (k + other)^-self."""
+    a, b, dtype = _float_binary(None, self, other)
+    with silenced():
+        return _array(_zeta(a.astype(np.float64), b.astype(np.float64)), dtype)
+
+
+def special_zeta_self_scalar(self, other):
+    return special_zeta(self, other)
+
+
+def special_zeta_other_scalar(self, other):
+    return special_zeta(self, other)
+
+
+def frexp_Tensor(self):
+    """The mantissa in [0.5, 1) (by magnitude) and the int32 exponent: self = m * 2^e."""
+    if self.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = np.frexp(self)
+    return _array(mantissa, self.dtype), exponent.astype(np.int32)
+
 
 
 # -- reductions, scans, indexing and shape (torch's spec, family 2) ----------------------------

@@ -872,6 +872,24 @@ NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"convolution", "convoluti
 # (helpers of this family follow; keep this line and the blank ones around it)
 
 
+def sinc_backward(ops: Any, grad: Any, self: Any) -> Any:
+    """d/dx sin(pi x) / (pi x) = (cos(pi x) - sinc(x)) / x, and 0 at x == 0."""
+    product = self * math.pi
+    slope = (ops.cos(product) * math.pi - ops.sin(product) / self) / product
+    return ops.where(self == 0, 0, grad * slope)
+
+
+def mvlgamma_backward(ops: Any, grad: Any, self: Any, p: int) -> Any:
+    """d/dx sum_j lgamma(x - j/2) = sum_j digamma(x - j/2), j = 0 .. p - 1."""
+    total = ops.digamma(self)
+    for j in range(1, p):
+        total = total + ops.digamma(self - j / 2)
+    return grad * total
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"cos", "digamma", "sin"}))
+
+
 # -- reductions, scans, indexing and shape (torch's spec, family 2) ----------------------------
 # (helpers of this family follow; keep this line and the blank ones around it)
 
