@@ -49,6 +49,10 @@ from generated.functions import (
     CosBackward0,
     CumprodBackward0,
     CumsumBackward0,
+    DiagEmbedBackward0,
+    DiagonalBackward0,
+    DiagonalBackwardBackward0,
+    DiagonalScatterBackward0,
     DivBackward0,
     DivBackward1,
     DivBackward2,
@@ -81,6 +85,9 @@ from generated.functions import (
     HuberLossBackward0,
     IndexAddBackward0,
     IndexBackward0,
+    IndexCopyBackward0,
+    IndexFillBackward0,
+    IndexFillBackward1,
     IndexPutBackward0,
     IndexPutImplBackward0,
     IndexSelectBackward0,
@@ -120,6 +127,7 @@ from generated.functions import (
     MulBackward0,
     MulBackward1,
     MvBackward0,
+    NarrowCopyBackward0,
     NativeBatchNormBackward0,
     NativeDropoutBackward0,
     NativeDropoutBackwardBackward0,
@@ -155,7 +163,9 @@ from generated.functions import (
     ReplicationPad2DBackwardBackward0,
     ReplicationPad3DBackward0,
     ReplicationPad3DBackwardBackward0,
+    ReshapeCopyBackward0,
     RollBackward0,
+    Rot90Backward0,
     RoundBackward0,
     RoundBackward1,
     RsqrtBackward0,
@@ -166,6 +176,7 @@ from generated.functions import (
     ScatterBackward1,
     SelectBackward0,
     SelectBackwardBackward0,
+    SelectScatterBackward0,
     SigmoidBackward0,
     SigmoidBackwardBackward0,
     SignBackward0,
@@ -173,6 +184,7 @@ from generated.functions import (
     SinBackward0,
     SliceBackward0,
     SliceBackwardBackward0,
+    SliceScatterBackward0,
     SmoothL1LossBackward0,
     SmoothL1LossBackwardBackward0,
     SoftmaxBackward0,
@@ -200,16 +212,24 @@ from generated.functions import (
     TanhBackward0,
     TanhBackwardBackward0,
     TBackward0,
+    TBackward1,
     ThresholdBackwardBackward0,
     ToCopyBackward0,
     TopkBackward0,
+    TraceBackward0,
     TransposeBackward0,
+    TransposeBackward1,
     TrilBackward0,
     TriuBackward0,
     TruncBackward0,
     UnbindBackward0,
+    UnfoldBackward0,
+    UnfoldBackwardBackward0,
+    UnsafeSplitBackward0,
+    UnsafeSplitWithSizesBackward0,
     UnsafeViewBackward0,
     UnsqueezeBackward0,
+    UnsqueezeBackward1,
     VarBackward0,
     VarMeanBackward0,
     ViewBackward0,
@@ -229,6 +249,7 @@ __all__ = [
     "_index_put_impl_",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_reshape_copy",
     "_softmax",
     "_softmax_backward_data",
     "_to_copy",
@@ -275,6 +296,10 @@ __all__ = [
     "cos_",
     "cumprod",
     "cumsum",
+    "diag_embed",
+    "diagonal",
+    "diagonal_backward",
+    "diagonal_scatter",
     "div",
     "dot",
     "elu",
@@ -311,6 +336,8 @@ __all__ = [
     "huber_loss",
     "index",
     "index_add",
+    "index_copy",
+    "index_fill",
     "index_put",
     "index_select",
     "le",
@@ -349,6 +376,7 @@ __all__ = [
     "mse_loss_backward",
     "mul",
     "mv",
+    "narrow_copy",
     "native_batch_norm",
     "native_dropout",
     "native_dropout_backward",
@@ -383,6 +411,7 @@ __all__ = [
     "replication_pad3d",
     "replication_pad3d_backward",
     "roll",
+    "rot90",
     "round",
     "round_",
     "rsqrt",
@@ -392,6 +421,7 @@ __all__ = [
     "scatter_add",
     "select",
     "select_backward",
+    "select_scatter",
     "sigmoid",
     "sigmoid_",
     "sigmoid_backward",
@@ -401,6 +431,7 @@ __all__ = [
     "sin_",
     "slice",
     "slice_backward",
+    "slice_scatter",
     "smooth_l1_loss",
     "smooth_l1_loss_backward",
     "softplus",
@@ -423,12 +454,16 @@ __all__ = [
     "tanh_backward",
     "threshold_backward",
     "topk",
+    "trace",
     "transpose",
     "tril",
     "triu",
     "trunc",
     "trunc_",
     "unbind",
+    "unfold_backward",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
     "unsqueeze",
     "view",
     "where",
@@ -6989,6 +7024,525 @@ def adaptive_max_pool2d_backward(grad_output, self_, indices):
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def diagonal(self_, offset=0, dim1=0, dim2=1):
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
+
+    derivatives.yaml, entry diagonal
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["diagonal"], (self_,))
+    result = recording.as_view(self_, kernels.diagonal(recording.data(self_), offset, dim1, dim2))
+    if recording.compute_requires_grad(self_):
+        grad_fn = DiagonalBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_offset = offset
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.diagonal(self_, forward_grad.tangent(self_), offset, dim1, dim2, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor
+
+    derivatives.yaml, entry diagonal_backward
+    """
+    if not isinstance(grad_output, Tensor):
+        (grad_output,) = _dispatch.check_arguments(OVERLOADS["diagonal_backward"], (grad_output,))
+    input_sizes = recording.int_tuple(input_sizes)
+    result = recording.wrap(kernels.diagonal_backward(recording.data(grad_output), input_sizes, offset, dim1, dim2))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = DiagonalBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_offset = offset
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.diagonal_backward(grad_output, forward_grad.tangent(grad_output), input_sizes, offset, dim1, dim2, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def diag_embed(self_, offset=0, dim1=-2, dim2=-1):
+    """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
+
+    derivatives.yaml, entry diag_embed
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["diag_embed"], (self_,))
+    result = recording.wrap(kernels.diag_embed(recording.data(self_), offset, dim1, dim2))
+    if recording.compute_requires_grad(self_):
+        grad_fn = DiagEmbedBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_offset = offset
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.diag_embed(self_, forward_grad.tangent(self_), offset, dim1, dim2, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def diagonal_scatter(self_, src, offset=0, dim1=0, dim2=1):
+    """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
+
+    derivatives.yaml, entry diagonal_scatter
+    """
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
+        self_, src = _dispatch.check_arguments(OVERLOADS["diagonal_scatter"], (self_, src,))
+    result = recording.wrap(kernels.diagonal_scatter(recording.data(self_), recording.data(src), offset, dim1, dim2))
+    if recording.compute_requires_grad(self_, src):
+        grad_fn = DiagonalScatterBackward0(recording.collect_next_edges(self_, src))
+        grad_fn.src_ = SavedVariable(src, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn._saved_offset = offset
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.diagonal_scatter(self_, forward_grad.tangent(self_), src, forward_grad.tangent(src), offset, dim1, dim2, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def trace(self_):
+    """trace(Tensor self) -> Tensor
+
+    derivatives.yaml, entry trace
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["trace"], (self_,))
+    result = recording.wrap(kernels.trace(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = TraceBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.trace(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def rot90(self_, k=1, dims=(0, 1)):
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor
+
+    derivatives.yaml, entry rot90
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["rot90"], (self_,))
+    dims = recording.int_tuple(dims)
+    result = recording.wrap(kernels.rot90(recording.data(self_), k, dims))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Rot90Backward0(recording.collect_next_edges(self_))
+        grad_fn._saved_k = k
+        grad_fn._saved_dims = dims
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.rot90(self_, forward_grad.tangent(self_), k, dims, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def unfold(self_, dimension, size, step):
+    """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
+
+    derivatives.yaml, entry unfold
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["unfold"], (self_,))
+    result = recording.as_view(self_, kernels.unfold(recording.data(self_), dimension, size, step))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UnfoldBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_dimension = dimension
+        grad_fn._saved_size = size
+        grad_fn._saved_step = step
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.unfold(self_, forward_grad.tangent(self_), dimension, size, step, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def unfold_backward(grad_in, input_sizes, dim, size, step):
+    """unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor
+
+    derivatives.yaml, entry unfold_backward
+    """
+    if not isinstance(grad_in, Tensor):
+        (grad_in,) = _dispatch.check_arguments(OVERLOADS["unfold_backward"], (grad_in,))
+    input_sizes = recording.int_tuple(input_sizes)
+    result = recording.wrap(kernels.unfold_backward(recording.data(grad_in), input_sizes, dim, size, step))
+    if recording.compute_requires_grad(grad_in):
+        grad_fn = UnfoldBackwardBackward0(recording.collect_next_edges(grad_in))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_size = size
+        grad_fn._saved_step = step
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_in):
+        with forward_grad.computing_tangents():
+            tangent = forward.unfold_backward(grad_in, forward_grad.tangent(grad_in), input_sizes, dim, size, step, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def narrow_copy(self_, dim, start, length):
+    """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor
+
+    derivatives.yaml, entry narrow_copy
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["narrow_copy"], (self_,))
+    result = recording.wrap(kernels.narrow_copy(recording.data(self_), dim, start, length))
+    if recording.compute_requires_grad(self_):
+        grad_fn = NarrowCopyBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_start = start
+        grad_fn._saved_length = length
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.narrow_copy(self_, forward_grad.tangent(self_), dim, start, length, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def select_scatter(self_, src, dim, index):
+    """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
+
+    derivatives.yaml, entry select_scatter
+    """
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
+        self_, src = _dispatch.check_arguments(OVERLOADS["select_scatter"], (self_, src,))
+    result = recording.wrap(kernels.select_scatter(recording.data(self_), recording.data(src), dim, index))
+    if recording.compute_requires_grad(self_, src):
+        grad_fn = SelectScatterBackward0(recording.collect_next_edges(self_, src))
+        grad_fn.src_ = SavedVariable(src, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.select_scatter(self_, forward_grad.tangent(self_), src, forward_grad.tangent(src), dim, index, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def slice_scatter(self_, src, dim=0, start=None, end=None, step=1):
+    """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
+
+    derivatives.yaml, entry slice_scatter
+    """
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
+        self_, src = _dispatch.check_arguments(OVERLOADS["slice_scatter"], (self_, src,))
+    result = recording.wrap(kernels.slice_scatter(recording.data(self_), recording.data(src), dim, start, end, step))
+    if recording.compute_requires_grad(self_, src):
+        grad_fn = SliceScatterBackward0(recording.collect_next_edges(self_, src))
+        grad_fn.src_ = SavedVariable(src, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn._saved_dim = dim
+        grad_fn._saved_start = start
+        grad_fn._saved_end = end
+        grad_fn._saved_step = step
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.slice_scatter(self_, forward_grad.tangent(self_), src, forward_grad.tangent(src), dim, start, end, step, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def t_(self_):
+    """t_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry t_
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["t_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = TBackward1(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.t_(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.t_(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def transpose_(self_, dim0, dim1):
+    """transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
+
+    derivatives.yaml, entry transpose_
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["transpose_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = TransposeBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_dim0 = dim0
+        grad_fn._saved_dim1 = dim1
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.transpose_(recording.data(self_), dim0, dim1))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.transpose_(original_self, forward_grad.tangent(self_), dim0, dim1, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def unsqueeze_(self_, dim):
+    """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)
+
+    derivatives.yaml, entry unsqueeze_
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["unsqueeze_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = UnsqueezeBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.unsqueeze_(recording.data(self_), dim))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.unsqueeze_(original_self, forward_grad.tangent(self_), dim, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def _reshape_copy(self_, size):
+    """_reshape_copy(Tensor self, SymInt[] size) -> Tensor
+
+    derivatives.yaml, entry _reshape_copy
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_reshape_copy"], (self_,))
+    size = recording.int_tuple(size)
+    result = recording.wrap(kernels._reshape_copy(recording.data(self_), size))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReshapeCopyBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._reshape_copy(self_, forward_grad.tangent(self_), size, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def unsafe_split_Tensor(self_, split_size, dim=0):
+    """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]
+
+    derivatives.yaml, entry unsafe_split.Tensor
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["unsafe_split.Tensor"], (self_,))
+    result = [recording.wrap(a) for a in kernels.unsafe_split_Tensor(recording.data(self_), split_size, dim)]
+    if recording.compute_requires_grad(self_):
+        grad_fn = UnsafeSplitBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_split_size = split_size
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        for returned in result:
+            recording.set_history(returned, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.unsafe_split_Tensor(self_, forward_grad.tangent(self_), split_size, dim, result)
+        forward_grad.set_tangents(result, tangent)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
+
+def unsafe_split_with_sizes(self_, split_sizes, dim=0):
+    """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]
+
+    derivatives.yaml, entry unsafe_split_with_sizes
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["unsafe_split_with_sizes"], (self_,))
+    split_sizes = recording.int_tuple(split_sizes)
+    result = [recording.wrap(a) for a in kernels.unsafe_split_with_sizes(recording.data(self_), split_sizes, dim)]
+    if recording.compute_requires_grad(self_):
+        grad_fn = UnsafeSplitWithSizesBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_split_sizes = split_sizes
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        for returned in result:
+            recording.set_history(returned, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.unsafe_split_with_sizes(self_, forward_grad.tangent(self_), split_sizes, dim, result)
+        forward_grad.set_tangents(result, tangent)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
+
+def index_fill_int_Scalar(self_, dim, index, value):
+    """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+
+    derivatives.yaml, entry index_fill.int_Scalar
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Scalar"], (self_, index, value,))
+    result = recording.wrap(kernels.index_fill_int_Scalar(recording.data(self_), dim, recording.data(index), value))
+    if recording.compute_requires_grad(self_):
+        grad_fn = IndexFillBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.index_fill_int_Scalar(self_, forward_grad.tangent(self_), dim, index, value, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def index_fill_int_Scalar_(self_, dim, index, value):
+    """In-place index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+
+    derivatives.yaml, entry index_fill.int_Scalar
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Scalar"], (self_, index, value,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = IndexFillBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.index_fill_int_Scalar(recording.data(self_), dim, recording.data(index), value))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.index_fill_int_Scalar(original_self, forward_grad.tangent(self_), dim, index, value, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def index_fill_int_Tensor(self_, dim, index, value):
+    """index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+
+    derivatives.yaml, entry index_fill.int_Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Tensor"], (self_, index, value,))
+    result = recording.wrap(kernels.index_fill_int_Tensor(recording.data(self_), dim, recording.data(index), recording.data(value)))
+    if recording.compute_requires_grad(self_, value):
+        grad_fn = IndexFillBackward1(recording.collect_next_edges(self_, value))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, value):
+        with forward_grad.computing_tangents():
+            tangent = forward.index_fill_int_Tensor(self_, forward_grad.tangent(self_), dim, index, value, forward_grad.tangent(value), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def index_fill_int_Tensor_(self_, dim, index, value):
+    """In-place index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+
+    derivatives.yaml, entry index_fill.int_Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Tensor"], (self_, index, value,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, value)
+    if needs_grad:
+        grad_fn = IndexFillBackward1(recording.collect_next_edges(self_, value))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.index_fill_int_Tensor(recording.data(self_), dim, recording.data(index), recording.data(value)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.index_fill_int_Tensor(original_self, forward_grad.tangent(self_), dim, index, value, forward_grad.tangent(value), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def index_copy(self_, dim, index, source):
+    """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
+
+    derivatives.yaml, entry index_copy
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
+        self_, index, source = _dispatch.check_arguments(OVERLOADS["index_copy"], (self_, index, source,))
+    result = recording.wrap(kernels.index_copy(recording.data(self_), dim, recording.data(index), recording.data(source)))
+    if recording.compute_requires_grad(self_, source):
+        grad_fn = IndexCopyBackward0(recording.collect_next_edges(self_, source))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn._saved_source_dim = recording.dim(source)
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, source):
+        with forward_grad.computing_tangents():
+            tangent = forward.index_copy(self_, forward_grad.tangent(self_), dim, index, source, forward_grad.tangent(source), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def index_copy_(self_, dim, index, source):
+    """In-place index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
+
+    derivatives.yaml, entry index_copy
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
+        self_, index, source = _dispatch.check_arguments(OVERLOADS["index_copy"], (self_, index, source,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, source)
+    if needs_grad:
+        grad_fn = IndexCopyBackward0(recording.collect_next_edges(self_, source))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn._saved_source_dim = recording.dim(source)
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.index_copy(recording.data(self_), dim, recording.data(index), recording.data(source)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.index_copy(original_self, forward_grad.tangent(self_), dim, index, source, forward_grad.tangent(source), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -7005,6 +7559,7 @@ sub = sub_Tensor
 sub_ = sub_Tensor_
 transpose = transpose_int
 unbind = unbind_int
+unsafe_split = unsafe_split_Tensor
 where = where_self
 
 
@@ -8125,6 +8680,117 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("indices", "Tensor"),
     )),
+    "diagonal": Overload(diagonal, kernels.diagonal, "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("offset", "int", has_default=True),
+        Param("dim1", "int", has_default=True),
+        Param("dim2", "int", has_default=True),
+    )),
+    "diagonal_backward": Overload(diagonal_backward, kernels.diagonal_backward, "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("input_sizes", "int[]"),
+        Param("offset", "int"),
+        Param("dim1", "int"),
+        Param("dim2", "int"),
+    )),
+    "diag_embed": Overload(diag_embed, kernels.diag_embed, "diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("offset", "int", has_default=True),
+        Param("dim1", "int", has_default=True),
+        Param("dim2", "int", has_default=True),
+    )),
+    "diagonal_scatter": Overload(diagonal_scatter, kernels.diagonal_scatter, "diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("src", "Tensor"),
+        Param("offset", "int", has_default=True),
+        Param("dim1", "int", has_default=True),
+        Param("dim2", "int", has_default=True),
+    )),
+    "trace": Overload(trace, kernels.trace, "trace(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "rot90": Overload(rot90, kernels.rot90, "rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("k", "int", has_default=True),
+        Param("dims", "int[]", has_default=True),
+    )),
+    "unfold": Overload(unfold, kernels.unfold, "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("dimension", "int"),
+        Param("size", "int"),
+        Param("step", "int"),
+    )),
+    "unfold_backward": Overload(unfold_backward, kernels.unfold_backward, "unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor", (
+        Param("grad_in", "Tensor"),
+        Param("input_sizes", "int[]"),
+        Param("dim", "int"),
+        Param("size", "int"),
+        Param("step", "int"),
+    )),
+    "narrow_copy": Overload(narrow_copy, kernels.narrow_copy, "narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("start", "int"),
+        Param("length", "int"),
+    )),
+    "select_scatter": Overload(select_scatter, kernels.select_scatter, "select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("src", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "int"),
+    )),
+    "slice_scatter": Overload(slice_scatter, kernels.slice_scatter, "slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("src", "Tensor"),
+        Param("dim", "int", has_default=True),
+        Param("start", "int?", has_default=True),
+        Param("end", "int?", has_default=True),
+        Param("step", "int", has_default=True),
+    )),
+    "t_": Overload(t_, kernels.t_, "t_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
+    "transpose_": Overload(transpose_, kernels.transpose_, "transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("dim0", "int"),
+        Param("dim1", "int"),
+    )),
+    "unsqueeze_": Overload(unsqueeze_, kernels.unsqueeze_, "unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+    )),
+    "_reshape_copy": Overload(_reshape_copy, kernels._reshape_copy, "_reshape_copy(Tensor self, SymInt[] size) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("size", "int[]"),
+    )),
+    "unsafe_split.Tensor": Overload(unsafe_split_Tensor, kernels.unsafe_split_Tensor, "unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]", (
+        Param("self_", "Tensor"),
+        Param("split_size", "int"),
+        Param("dim", "int", has_default=True),
+    )),
+    "unsafe_split_with_sizes": Overload(unsafe_split_with_sizes, kernels.unsafe_split_with_sizes, "unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]", (
+        Param("self_", "Tensor"),
+        Param("split_sizes", "int[]"),
+        Param("dim", "int", has_default=True),
+    )),
+    "index_fill.int_Scalar": Overload(index_fill_int_Scalar, kernels.index_fill_int_Scalar, "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("value", "Scalar"),
+    )),
+    "index_fill.int_Tensor": Overload(index_fill_int_Tensor, kernels.index_fill_int_Tensor, "index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("value", "Tensor", number=True),
+    )),
+    "index_copy": Overload(index_copy, kernels.index_copy, "index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("source", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -8721,6 +9387,64 @@ BY_NAME = {
     "adaptive_max_pool2d_backward": (
         OVERLOADS["adaptive_max_pool2d_backward"],
     ),
+    "diagonal": (
+        OVERLOADS["diagonal"],
+    ),
+    "diagonal_backward": (
+        OVERLOADS["diagonal_backward"],
+    ),
+    "diag_embed": (
+        OVERLOADS["diag_embed"],
+    ),
+    "diagonal_scatter": (
+        OVERLOADS["diagonal_scatter"],
+    ),
+    "trace": (
+        OVERLOADS["trace"],
+    ),
+    "rot90": (
+        OVERLOADS["rot90"],
+    ),
+    "unfold": (
+        OVERLOADS["unfold"],
+    ),
+    "unfold_backward": (
+        OVERLOADS["unfold_backward"],
+    ),
+    "narrow_copy": (
+        OVERLOADS["narrow_copy"],
+    ),
+    "select_scatter": (
+        OVERLOADS["select_scatter"],
+    ),
+    "slice_scatter": (
+        OVERLOADS["slice_scatter"],
+    ),
+    "t_": (
+        OVERLOADS["t_"],
+    ),
+    "transpose_": (
+        OVERLOADS["transpose_"],
+    ),
+    "unsqueeze_": (
+        OVERLOADS["unsqueeze_"],
+    ),
+    "_reshape_copy": (
+        OVERLOADS["_reshape_copy"],
+    ),
+    "unsafe_split": (
+        OVERLOADS["unsafe_split.Tensor"],
+    ),
+    "unsafe_split_with_sizes": (
+        OVERLOADS["unsafe_split_with_sizes"],
+    ),
+    "index_fill": (
+        OVERLOADS["index_fill.int_Scalar"],
+        OVERLOADS["index_fill.int_Tensor"],
+    ),
+    "index_copy": (
+        OVERLOADS["index_copy"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -8884,6 +9608,13 @@ BY_NAME = {
         OVERLOADS["fmod.Scalar"]._replace(wrapper=fmod_Scalar_, kernel=None),
         OVERLOADS["fmod.Tensor"]._replace(wrapper=fmod_Tensor_, kernel=None),
     ),
+    "index_fill_": (
+        OVERLOADS["index_fill.int_Scalar"]._replace(wrapper=index_fill_int_Scalar_, kernel=None),
+        OVERLOADS["index_fill.int_Tensor"]._replace(wrapper=index_fill_int_Tensor_, kernel=None),
+    ),
+    "index_copy_": (
+        OVERLOADS["index_copy"]._replace(wrapper=index_copy_, kernel=None),
+    ),
 }
 
 
@@ -9042,6 +9773,11 @@ def fmod(*args, **kwargs):
     return _dispatch.call("fmod", BY_NAME["fmod"], args, kwargs)
 
 
+def index_fill(*args, **kwargs):
+    """Picks the overload of index_fill that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("index_fill", BY_NAME["index_fill"], args, kwargs)
+
+
 def pow_(*args, **kwargs):
     """Picks the overload of pow_ that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("pow_", BY_NAME["pow_"], args, kwargs)
@@ -9095,3 +9831,8 @@ def remainder_(*args, **kwargs):
 def fmod_(*args, **kwargs):
     """Picks the overload of fmod_ that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("fmod_", BY_NAME["fmod_"], args, kwargs)
+
+
+def index_fill_(*args, **kwargs):
+    """Picks the overload of index_fill_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("index_fill_", BY_NAME["index_fill_"], args, kwargs)

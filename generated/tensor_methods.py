@@ -241,6 +241,30 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "cumsum")
             raise
 
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
+        try:
+            return ops.diag_embed(self, offset, dim1, dim2)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "diag_embed")
+            raise
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+        try:
+            return ops.diagonal(self, offset, dim1, dim2)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "diagonal")
+            raise
+
+    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+        """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+        try:
+            return ops.diagonal_scatter(self, src, offset, dim1, dim2)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "diagonal_scatter")
+            raise
+
     def div(self, *args, **kwargs):
         """div.Tensor(Tensor self, Tensor other) -> Tensor
         div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
@@ -389,6 +413,24 @@ class TensorMethods:
             return ops.index_add(self, dim, index, source, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "index_add")
+            raise
+
+    def index_copy(self, dim, index, source):
+        """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+        try:
+            return ops.index_copy(self, dim, index, source)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "index_copy")
+            raise
+
+    def index_fill(self, *args, **kwargs):
+        """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+        """
+        try:
+            return ops.index_fill(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "index_fill")
             raise
 
     def index_put(self, indices, values, accumulate=False):
@@ -589,6 +631,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "mv")
             raise
 
+    def narrow_copy(self, dim, start, length):
+        """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
+        try:
+            return ops.narrow_copy(self, dim, start, length)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "narrow_copy")
+            raise
+
     def ne(self, *args, **kwargs):
         """ne.Scalar(Tensor self, Scalar other) -> Tensor
         ne.Tensor(Tensor self, Tensor other) -> Tensor
@@ -677,6 +727,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "roll")
             raise
 
+    def rot90(self, k=1, dims=(0, 1)):
+        """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
+        try:
+            return ops.rot90(self, k, dims)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "rot90")
+            raise
+
     def round(self, *args, **kwargs):
         """round(Tensor self) -> Tensor
         round.decimals(Tensor self, *, int decimals) -> Tensor
@@ -723,6 +781,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "select")
             raise
 
+    def select_scatter(self, src, dim, index):
+        """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
+        try:
+            return ops.select_scatter(self, src, dim, index)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "select_scatter")
+            raise
+
     def sigmoid(self):
         """sigmoid(Tensor self) -> Tensor"""
         try:
@@ -745,6 +811,14 @@ class TensorMethods:
             return ops.sin(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "sin")
+            raise
+
+    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+        """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
+        try:
+            return ops.slice_scatter(self, src, dim, start, end, step)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "slice_scatter")
             raise
 
     def sort(self, *args, **kwargs):
@@ -821,6 +895,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "t")
             raise
 
+    def t_(self):
+        """t_(Tensor(a!) self) -> Tensor(a!)"""
+        try:
+            return ops.t_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "t_")
+            raise
+
     def tan(self):
         """tan(Tensor self) -> Tensor"""
         try:
@@ -845,12 +927,28 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "topk")
             raise
 
+    def trace(self):
+        """trace(Tensor self) -> Tensor"""
+        try:
+            return ops.trace(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "trace")
+            raise
+
     def transpose(self, dim0, dim1):
         """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
         try:
             return ops.transpose_int(self, dim0, dim1)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "transpose")
+            raise
+
+    def transpose_(self, dim0, dim1):
+        """transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"""
+        try:
+            return ops.transpose_(self, dim0, dim1)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "transpose_")
             raise
 
     def tril(self, diagonal=0):
@@ -885,12 +983,44 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "unbind")
             raise
 
+    def unfold(self, dimension, size, step):
+        """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
+        try:
+            return ops.unfold(self, dimension, size, step)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "unfold")
+            raise
+
+    def unsafe_split(self, split_size, dim=0):
+        """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"""
+        try:
+            return ops.unsafe_split_Tensor(self, split_size, dim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "unsafe_split")
+            raise
+
+    def unsafe_split_with_sizes(self, split_sizes, dim=0):
+        """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
+        try:
+            return ops.unsafe_split_with_sizes(self, split_sizes, dim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "unsafe_split_with_sizes")
+            raise
+
     def unsqueeze(self, dim):
         """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
         try:
             return ops.unsqueeze(self, dim)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "unsqueeze")
+            raise
+
+    def unsqueeze_(self, dim):
+        """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)"""
+        try:
+            return ops.unsqueeze_(self, dim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "unsqueeze_")
             raise
 
     def view(self, *args, size=None):
@@ -1093,6 +1223,24 @@ class TensorMethods:
             return ops.hardtanh_(self, min_val, max_val)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "hardtanh_")
+            raise
+
+    def index_copy_(self, dim, index, source):
+        """In-place index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+        try:
+            return ops.index_copy_(self, dim, index, source)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "index_copy_")
+            raise
+
+    def index_fill_(self, *args, **kwargs):
+        """In-place index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        In-place index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+        """
+        try:
+            return ops.index_fill_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "index_fill_")
             raise
 
     def index_put_(self, indices, values, accumulate=False):

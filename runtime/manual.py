@@ -875,6 +875,18 @@ NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"convolution", "convoluti
 # -- reductions, scans, indexing and shape (torch's spec, family 2) ----------------------------
 # (helpers of this family follow; keep this line and the blank ones around it)
 
+def trace_backward(ops: Any, grad: Any, sizes: Sequence[int]) -> Any:
+    """trace's gradient: grad on the main diagonal of a zero matrix of `sizes`, filled in
+    its flattened form (every `columns + 1`-th element, min(rows, columns) of them)."""
+    rows, columns = sizes
+    flat = ops.zeros(rows * columns, dtype=grad.dtype)
+    diagonal = ops.arange(0, min(rows, columns) * (columns + 1), columns + 1)
+    return ops.view(ops.index_fill(flat, 0, diagonal, grad), list(sizes))
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"arange", "index_fill", "view",
+                                                        "zeros"}))
+
 
 # -- linear algebra (torch's spec, family 3) ---------------------------------------------------
 # (helpers of this family follow; keep this line and the blank ones around it)
