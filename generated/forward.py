@@ -236,6 +236,14 @@ __all__ = [
     "index_fill_int_Scalar",
     "index_fill_int_Tensor",
     "index_copy",
+    "median_default",
+    "nanmedian_default",
+    "median_dim",
+    "nanmedian_dim",
+    "kthvalue",
+    "cummax",
+    "cummin",
+    "nansum",
 ]
 
 
@@ -2351,3 +2359,80 @@ def index_copy(self_p, self_t, dim, index_p, source_p, source_t, result):
     result: self_t.index_copy(dim, index_p, source_t)
     """
     return ops.index_copy(self_t, dim, index_p, source_t)
+
+
+def median_default(self_p, self_t, result):
+    """median(Tensor self) -> Tensor
+
+    derivatives.yaml, entry median
+    result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
+    """
+    return ops.sum(manual.evenly_distribute_backward(ops, manual.ones_like(ops, result), self_p, result) * self_t)
+
+
+def nanmedian_default(self_p, self_t, result):
+    """nanmedian(Tensor self) -> Tensor
+
+    derivatives.yaml, entry nanmedian
+    result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
+    """
+    return ops.sum(manual.evenly_distribute_backward(ops, manual.ones_like(ops, result), self_p, result) * self_t)
+
+
+def median_dim(self_p, self_t, dim, keepdim, values, indices):
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry median.dim
+    values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
+    """
+    values_t = ops.sum(manual.value_selecting_reduction_backward(ops, manual.ones_like(ops, values), dim, indices, self_p.shape, keepdim) * self_t, dim, keepdim)
+    return values_t, None
+
+
+def nanmedian_dim(self_p, self_t, dim, keepdim, values, indices):
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry nanmedian.dim
+    values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
+    """
+    values_t = ops.sum(manual.value_selecting_reduction_backward(ops, manual.ones_like(ops, values), dim, indices, self_p.shape, keepdim) * self_t, dim, keepdim)
+    return values_t, None
+
+
+def kthvalue(self_p, self_t, k, dim, keepdim, values, indices):
+    """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry kthvalue
+    values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
+    """
+    values_t = ops.sum(manual.value_selecting_reduction_backward(ops, manual.ones_like(ops, values), dim, indices, self_p.shape, keepdim) * self_t, dim, keepdim)
+    return values_t, None
+
+
+def cummax(self_p, self_t, dim, values, indices):
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry cummax
+    values: self_t.gather(dim, indices)
+    """
+    values_t = ops.gather(self_t, dim, indices)
+    return values_t, None
+
+
+def cummin(self_p, self_t, dim, values, indices):
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry cummin
+    values: self_t.gather(dim, indices)
+    """
+    values_t = ops.gather(self_t, dim, indices)
+    return values_t, None
+
+
+def nansum(self_p, self_t, dim, keepdim, dtype, result):
+    """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry nansum
+    result: where(self_p != self_p, 0, self_t).sum(dim, keepdim)
+    """
+    return ops.sum(ops.where(self_p != self_p, 0, self_t), dim, keepdim)

@@ -235,6 +235,14 @@ __all__ = [
     "IndexFillBackward0",
     "IndexFillBackward1",
     "IndexCopyBackward0",
+    "MedianBackward0",
+    "NanmedianBackward0",
+    "MedianBackward1",
+    "NanmedianBackward1",
+    "KthvalueBackward0",
+    "CummaxBackward0",
+    "CumminBackward0",
+    "NansumBackward0",
 ]
 
 
@@ -6770,4 +6778,258 @@ class IndexCopyBackward0(Node):
         # source: grad.index_select(dim, index).expand_as(source) if source.ndim > 0 else grad.index_select(dim, index.squeeze(0))
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.expand_as(ops.index_select(grad, dim, index), source) if source_dim > 0 else ops.index_select(grad, dim, ops.squeeze(index, 0))
+        return grad_inputs
+
+
+class MedianBackward0(Node):
+    """median(Tensor self) -> Tensor
+
+    derivatives.yaml, entry median
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: evenly_distribute_backward(grad, self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.evenly_distribute_backward(ops, grad, self_, result)
+        return grad_inputs
+
+
+class NanmedianBackward0(Node):
+    """nanmedian(Tensor self) -> Tensor
+
+    derivatives.yaml, entry nanmedian
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: evenly_distribute_backward(grad, self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.evenly_distribute_backward(ops, grad, self_, result)
+        return grad_inputs
+
+
+class MedianBackward1(Node):
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry median.dim
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = ("_saved_dim", "indices_", "_saved_self_sym_sizes", "_saved_keepdim")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        dim = self._saved_dim
+        indices = ops.unpack(self.indices_, self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        keepdim = self._saved_keepdim
+        grad_inputs = [None]
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.value_selecting_reduction_backward(ops, grad, dim, indices, self_sym_sizes, keepdim)
+        return grad_inputs
+
+
+class NanmedianBackward1(Node):
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry nanmedian.dim
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = ("_saved_dim", "indices_", "_saved_self_sym_sizes", "_saved_keepdim")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        dim = self._saved_dim
+        indices = ops.unpack(self.indices_, self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        keepdim = self._saved_keepdim
+        grad_inputs = [None]
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.value_selecting_reduction_backward(ops, grad, dim, indices, self_sym_sizes, keepdim)
+        return grad_inputs
+
+
+class KthvalueBackward0(Node):
+    """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry kthvalue
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = ("_saved_dim", "indices_", "_saved_self_sym_sizes", "_saved_keepdim")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        dim = self._saved_dim
+        indices = ops.unpack(self.indices_, self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        keepdim = self._saved_keepdim
+        grad_inputs = [None]
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.value_selecting_reduction_backward(ops, grad, dim, indices, self_sym_sizes, keepdim)
+        return grad_inputs
+
+
+class CummaxBackward0(Node):
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry cummax
+    self: cummaxmin_backward(grad, self, indices, dim)
+    """
+
+    __slots__ = ("self_", "indices_", "_saved_dim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        indices = ops.unpack(self.indices_, self)
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: cummaxmin_backward(grad, self, indices, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.cummaxmin_backward(ops, grad, self_, indices, dim)
+        return grad_inputs
+
+
+class CumminBackward0(Node):
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry cummin
+    self: cummaxmin_backward(grad, self, indices, dim)
+    """
+
+    __slots__ = ("self_", "indices_", "_saved_dim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        indices = ops.unpack(self.indices_, self)
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: cummaxmin_backward(grad, self, indices, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.cummaxmin_backward(ops, grad, self_, indices, dim)
+        return grad_inputs
+
+
+class NansumBackward0(Node):
+    """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry nansum
+    self: nansum_backward(grad.to(self.dtype), self, dim, keepdim)
+    """
+
+    __slots__ = ("_saved_self_scalar_type", "self_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_scalar_type = self._saved_self_scalar_type
+        self_ = ops.unpack(self.self_, self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None]
+        # self: nansum_backward(grad.to(self.dtype), self, dim, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.nansum_backward(ops, ops.to(grad, self_scalar_type), self_, dim, keepdim)
         return grad_inputs

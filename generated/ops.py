@@ -47,6 +47,8 @@ from generated.functions import (
     ConvolutionBackwardBackward0,
     CopyBackwards,
     CosBackward0,
+    CummaxBackward0,
+    CumminBackward0,
     CumprodBackward0,
     CumsumBackward0,
     DiagEmbedBackward0,
@@ -91,6 +93,7 @@ from generated.functions import (
     IndexPutBackward0,
     IndexPutImplBackward0,
     IndexSelectBackward0,
+    KthvalueBackward0,
     LeakyReluBackward0,
     LeakyReluBackward1,
     LeakyReluBackwardBackward0,
@@ -117,6 +120,8 @@ from generated.functions import (
     MaxPool2DWithIndicesBackwardBackward0,
     MeanBackward0,
     MeanBackward1,
+    MedianBackward0,
+    MedianBackward1,
     MinBackward0,
     MinBackward1,
     MinimumBackward0,
@@ -127,6 +132,9 @@ from generated.functions import (
     MulBackward0,
     MulBackward1,
     MvBackward0,
+    NanmedianBackward0,
+    NanmedianBackward1,
+    NansumBackward0,
     NarrowCopyBackward0,
     NativeBatchNormBackward0,
     NativeDropoutBackward0,
@@ -294,6 +302,9 @@ __all__ = [
     "convolution_backward",
     "cos",
     "cos_",
+    "count_nonzero",
+    "cummax",
+    "cummin",
     "cumprod",
     "cumsum",
     "diag_embed",
@@ -340,6 +351,7 @@ __all__ = [
     "index_fill",
     "index_put",
     "index_select",
+    "kthvalue",
     "le",
     "leaky_relu",
     "leaky_relu_",
@@ -368,6 +380,7 @@ __all__ = [
     "max_pool2d_with_indices_backward",
     "maximum",
     "mean",
+    "median",
     "min",
     "minimum",
     "mish",
@@ -376,6 +389,8 @@ __all__ = [
     "mse_loss_backward",
     "mul",
     "mv",
+    "nanmedian",
+    "nansum",
     "narrow_copy",
     "native_batch_norm",
     "native_dropout",
@@ -489,6 +504,16 @@ _topk_return = namedtuple("topk", ["values", "indices"])
 _linalg_inv_ex_return = namedtuple("linalg_inv_ex", ["inverse", "info"])
 
 _linalg_solve_ex_return = namedtuple("linalg_solve_ex", ["result", "info"])
+
+_median_dim_return = namedtuple("median", ["values", "indices"])
+
+_nanmedian_dim_return = namedtuple("nanmedian", ["values", "indices"])
+
+_kthvalue_return = namedtuple("kthvalue", ["values", "indices"])
+
+_cummax_return = namedtuple("cummax", ["values", "indices"])
+
+_cummin_return = namedtuple("cummin", ["values", "indices"])
 
 
 def add_Tensor(self_, other, *, alpha=1, out=None):
@@ -7543,6 +7568,226 @@ def index_copy_(self_, dim, index, source):
         forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
+
+def median_default(self_):
+    """median(Tensor self) -> Tensor
+
+    derivatives.yaml, entry median
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["median"], (self_,))
+    result = recording.wrap(kernels.median(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = MedianBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.median_default(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def nanmedian_default(self_):
+    """nanmedian(Tensor self) -> Tensor
+
+    derivatives.yaml, entry nanmedian
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["nanmedian"], (self_,))
+    result = recording.wrap(kernels.nanmedian(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = NanmedianBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.nanmedian_default(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def median_dim(self_, dim, keepdim=False):
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry median.dim
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["median.dim"], (self_,))
+    values, indices = map(recording.wrap, kernels.median_dim(recording.data(self_), dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = MedianBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_keepdim = keepdim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.median_dim(self_, forward_grad.tangent(self_), dim, keepdim, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _median_dim_return(values, indices)
+
+
+def nanmedian_dim(self_, dim, keepdim=False):
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry nanmedian.dim
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["nanmedian.dim"], (self_,))
+    values, indices = map(recording.wrap, kernels.nanmedian_dim(recording.data(self_), dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = NanmedianBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_keepdim = keepdim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.nanmedian_dim(self_, forward_grad.tangent(self_), dim, keepdim, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _nanmedian_dim_return(values, indices)
+
+
+def kthvalue(self_, k, dim=-1, keepdim=False):
+    """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry kthvalue
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["kthvalue"], (self_,))
+    values, indices = map(recording.wrap, kernels.kthvalue(recording.data(self_), k, dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = KthvalueBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_keepdim = keepdim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.kthvalue(self_, forward_grad.tangent(self_), k, dim, keepdim, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _kthvalue_return(values, indices)
+
+
+def cummax(self_, dim):
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry cummax
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cummax"], (self_,))
+    values, indices = map(recording.wrap, kernels.cummax(recording.data(self_), dim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CummaxBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cummax(self_, forward_grad.tangent(self_), dim, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _cummax_return(values, indices)
+
+
+def cummin(self_, dim):
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry cummin
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cummin"], (self_,))
+    values, indices = map(recording.wrap, kernels.cummin(recording.data(self_), dim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CumminBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cummin(self_, forward_grad.tangent(self_), dim, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _cummin_return(values, indices)
+
+
+def nansum(self_, dim=None, keepdim=False, *, dtype=None):
+    """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry nansum
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["nansum"], (self_,))
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.nansum(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = NansumBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.nansum(self_, forward_grad.tangent(self_), dim, keepdim, dtype, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def count_nonzero_default(self_, dim=None):
+    """count_nonzero(Tensor self, int? dim=None) -> Tensor
+
+    derivatives.yaml, entry count_nonzero
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["count_nonzero"], (self_,))
+    result = recording.wrap(kernels.count_nonzero(recording.data(self_), dim))
+    return result
+
+
+def count_nonzero_dim_IntList(self_, dim):
+    """count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
+
+    derivatives.yaml, entry count_nonzero.dim_IntList
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["count_nonzero.dim_IntList"], (self_,))
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.count_nonzero_dim_IntList(recording.data(self_), dim))
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -8791,6 +9036,50 @@ OVERLOADS = {
         Param("index", "Tensor"),
         Param("source", "Tensor"),
     )),
+    "median": Overload(median_default, kernels.median, "median(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "nanmedian": Overload(nanmedian_default, kernels.nanmedian, "nanmedian(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "median.dim": Overload(median_dim, kernels.median_dim, "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "nanmedian.dim": Overload(nanmedian_dim, kernels.nanmedian_dim, "nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "kthvalue": Overload(kthvalue, kernels.kthvalue, "kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("k", "int"),
+        Param("dim", "int", has_default=True),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "cummax": Overload(cummax, kernels.cummax, "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+    )),
+    "cummin": Overload(cummin, kernels.cummin, "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+    )),
+    "nansum": Overload(nansum, kernels.nansum, "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]?", has_default=True),
+        Param("keepdim", "bool", has_default=True),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
+    "count_nonzero": Overload(count_nonzero_default, kernels.count_nonzero, "count_nonzero(Tensor self, int? dim=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int?", has_default=True),
+    )),
+    "count_nonzero.dim_IntList": Overload(count_nonzero_dim_IntList, kernels.count_nonzero_dim_IntList, "count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[]"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -9445,6 +9734,30 @@ BY_NAME = {
     "index_copy": (
         OVERLOADS["index_copy"],
     ),
+    "median": (
+        OVERLOADS["median"],
+        OVERLOADS["median.dim"],
+    ),
+    "nanmedian": (
+        OVERLOADS["nanmedian"],
+        OVERLOADS["nanmedian.dim"],
+    ),
+    "kthvalue": (
+        OVERLOADS["kthvalue"],
+    ),
+    "cummax": (
+        OVERLOADS["cummax"],
+    ),
+    "cummin": (
+        OVERLOADS["cummin"],
+    ),
+    "nansum": (
+        OVERLOADS["nansum"],
+    ),
+    "count_nonzero": (
+        OVERLOADS["count_nonzero"],
+        OVERLOADS["count_nonzero.dim_IntList"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -9776,6 +10089,21 @@ def fmod(*args, **kwargs):
 def index_fill(*args, **kwargs):
     """Picks the overload of index_fill that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("index_fill", BY_NAME["index_fill"], args, kwargs)
+
+
+def median(*args, **kwargs):
+    """Picks the overload of median that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("median", BY_NAME["median"], args, kwargs)
+
+
+def nanmedian(*args, **kwargs):
+    """Picks the overload of nanmedian that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("nanmedian", BY_NAME["nanmedian"], args, kwargs)
+
+
+def count_nonzero(*args, **kwargs):
+    """Picks the overload of count_nonzero that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("count_nonzero", BY_NAME["count_nonzero"], args, kwargs)
 
 
 def pow_(*args, **kwargs):

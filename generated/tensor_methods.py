@@ -225,6 +225,32 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "cos")
             raise
 
+    def count_nonzero(self, *args, **kwargs):
+        """count_nonzero(Tensor self, int? dim=None) -> Tensor
+        count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
+        """
+        try:
+            return ops.count_nonzero(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "count_nonzero")
+            raise
+
+    def cummax(self, dim):
+        """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+        try:
+            return ops.cummax(self, dim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cummax")
+            raise
+
+    def cummin(self, dim):
+        """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+        try:
+            return ops.cummin(self, dim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cummin")
+            raise
+
     def cumprod(self, dim, *, dtype=None):
         """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         try:
@@ -449,6 +475,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "index_select")
             raise
 
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+        try:
+            return ops.kthvalue(self, k, dim, keepdim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "kthvalue")
+            raise
+
     def le(self, *args, **kwargs):
         """le.Scalar(Tensor self, Scalar other) -> Tensor
         le.Tensor(Tensor self, Tensor other) -> Tensor
@@ -589,6 +623,16 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "mean")
             raise
 
+    def median(self, *args, **kwargs):
+        """median(Tensor self) -> Tensor
+        median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        """
+        try:
+            return ops.median(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "median")
+            raise
+
     def min(self, *args, **kwargs):
         """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         min(Tensor self) -> Tensor
@@ -629,6 +673,24 @@ class TensorMethods:
             return ops.mv(self, vec)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "mv")
+            raise
+
+    def nanmedian(self, *args, **kwargs):
+        """nanmedian(Tensor self) -> Tensor
+        nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        """
+        try:
+            return ops.nanmedian(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "nanmedian")
+            raise
+
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+        try:
+            return ops.nansum(self, dim, keepdim, dtype=dtype)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "nansum")
             raise
 
     def narrow_copy(self, dim, start, length):

@@ -3791,6 +3791,120 @@ def index_copy(self, dim, index, source):
     return result
 
 
+def _no_bool_median(self: np.ndarray, kernel: str) -> None:
+    if self.dtype == np.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _median_position(count: np.ndarray) -> np.ndarray:
+    """The lower median's place among `count` sorted values (torch never averages)."""
+    return np.maximum(count - 1, 0) // 2
+
+
+def median(self):
+    _no_bool_median(self, "median_cpu")
+    flat = self.reshape(-1)
+    if not flat.size or (flat.dtype.kind == "f" and np.isnan(flat).any()):
+        return np.asarray(np.nan if flat.dtype.kind == "f" or not flat.size else flat[0],
+                          dtype=self.dtype)
+    return np.asarray(np.sort(flat)[_median_position(flat.size)])
+
+
+def nanmedian(self):
+    _no_bool_median(self, "nanmedian_cpu")
+    flat = self.reshape(-1)
+    if flat.dtype.kind == "f":
+        flat = flat[~np.isnan(flat)]
+    if not flat.size:
+        return np.asarray(np.nan, dtype=self.dtype)
+    return np.asarray(np.sort(flat)[_median_position(flat.size)])
+
+
+def _pick_along(self: np.ndarray, dim: int, keepdim: bool, name: str,
+                position: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) of the element at `position(sorted order, nan count)` of each slice
+    along dim, its index in the input (median, nanmedian, kthvalue)."""
+    axis = _wrap_dim(dim, self.ndim)
+    if self.ndim and not self.shape[axis]:
+        raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+    data = self.reshape(1) if not self.ndim else self
+    order = np.argsort(data, axis=axis, kind="stable")
+    nans = (np.isnan(data).sum(axis=axis, keepdims=True) if data.dtype.kind == "f"
+            else np.zeros_like(np.take(data, [0], axis=axis), dtype=np.int64))
+    place = np.asarray(position(data.shape[axis], nans), dtype=np.int64)
+    indices = np.take_along_axis(order, np.broadcast_to(place, nans.shape), axis)
+    values = np.take_along_axis(data, indices, axis)
+    if not self.ndim:
+        return values.reshape(()), indices.reshape(())
+    if not keepdim:
+        values, indices = np.squeeze(values, axis), np.squeeze(indices, axis)
+    return values, indices.astype(np.int64)
+
+
+def median_dim(self, dim, keepdim=False):
+    _no_bool_median(self, "median_out")
+    # A slice with NaN: its median is NaN, at the first NaN (sorted last, stably).
+    return _pick_along(self, dim, keepdim, "median",
+                       lambda n, nans: np.where(nans > 0, n - nans, _median_position(n)))
+
+
+def nanmedian_dim(self, dim, keepdim=False):
+    _no_bool_median(self, "nanmedian_out")
+    return _pick_along(self, dim, keepdim, "nanmedian",
+                       lambda n, nans: _median_position(np.where(nans == n, 1, n - nans)))
+
+
+def kthvalue(self, k, dim=-1, keepdim=False):
+    axis = _wrap_dim(dim, self.ndim)
+    size = self.shape[axis] if self.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
+    return _pick_along(self, dim, keepdim, "kthvalue", lambda n, nans: np.asarray(k - 1))
+
+
+def _cumulative_extreme(self: np.ndarray, dim: int, better: Any) -> tuple[np.ndarray,
+                                                                             np.ndarray]:
+    """cummax / cummin: the running extreme and the index it came from; a tie or a NaN
+    takes the later index, and a NaN stays, as torch's kernel."""
+    if not self.ndim:
+        return self.copy(), np.zeros((), dtype=np.int64)
+    axis = _wrap_dim(dim, self.ndim)
+    data = np.moveaxis(self, axis, 0)
+    values = np.array(data, copy=True)
+    indices = np.zeros(data.shape, dtype=np.int64)
+    for i in range(1, data.shape[0]):
+        current, best = data[i], values[i - 1]
+        take = better(current, best)
+        if data.dtype.kind == "f":
+            take = (np.isnan(current) | take) & ~np.isnan(best) | np.isnan(current)
+        values[i] = np.where(take, current, best)
+        indices[i] = np.where(take, i, indices[i - 1])
+    return np.moveaxis(values, 0, axis), np.moveaxis(indices, 0, axis)
+
+
+def cummax(self, dim):
+    return _cumulative_extreme(self, dim, np.greater_equal)
+
+
+def cummin(self, dim):
+    return _cumulative_extreme(self, dim, np.less_equal)
+
+
+@silent
+def nansum(self, dim=None, keepdim=False, dtype=None):
+    out = _sum_dtype(self, dtype)
+    return _array(np.nansum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+
+
+def count_nonzero(self, dim=None):
+    axes = None if dim is None else _wrap_dim(dim, self.ndim)
+    return np.asarray(np.count_nonzero(self, axis=axes), dtype=np.int64)
+
+
+def count_nonzero_dim_IntList(self, dim):
+    return np.asarray(np.count_nonzero(self, axis=_axes(dim, self.ndim)), dtype=np.int64)
+
+
 # -- linear algebra (torch's spec, family 3) ---------------------------------------------------
 # (kernels of this family follow; keep this line and the blank ones around it)
 

@@ -884,7 +884,20 @@ def trace_backward(ops: Any, grad: Any, sizes: Sequence[int]) -> Any:
     return ops.view(ops.index_fill(flat, 0, diagonal, grad), list(sizes))
 
 
-NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"arange", "index_fill", "view",
+def cummaxmin_backward(ops: Any, grad: Any, input: Any, indices: Any, dim: int) -> Any:
+    """cummax / cummin's gradient: each output's grad added to the element it came from."""
+    if ops.numel(input) == 0:
+        return input
+    return ops.scatter_add(zeros_like(ops, input), dim, indices, grad)
+
+
+def nansum_backward(ops: Any, grad: Any, self: Any, dim: Any, keepdim: bool) -> Any:
+    """nansum's gradient: sum's, zero where self is NaN (a NaN is not a number, x != x)."""
+    return ops.where(self != self, 0, sum_backward(ops, grad, self.shape, dim, keepdim))
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"arange", "index_fill", "numel",
+                                                        "scatter_add", "view", "where",
                                                         "zeros"}))
 
 
