@@ -244,6 +244,9 @@ __all__ = [
     "cummax",
     "cummin",
     "nansum",
+    "take",
+    "put",
+    "dist",
 ]
 
 
@@ -2436,3 +2439,30 @@ def nansum(self_p, self_t, dim, keepdim, dtype, result):
     result: where(self_p != self_p, 0, self_t).sum(dim, keepdim)
     """
     return ops.sum(ops.where(self_p != self_p, 0, self_t), dim, keepdim)
+
+
+def take(self_p, self_t, index_p, result):
+    """take(Tensor self, Tensor index) -> Tensor
+
+    derivatives.yaml, entry take
+    result: auto_linear
+    """
+    return ops.take(self_t, index_p)
+
+
+def put(self_p, self_t, index_p, source_p, source_t, accumulate, result):
+    """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
+
+    derivatives.yaml, entry put
+    result: self_t.put(index_p, source_t, accumulate)
+    """
+    return ops.put(self_t, index_p, source_t, accumulate)
+
+
+def dist(self_p, self_t, other_p, other_t, p, result):
+    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
+
+    derivatives.yaml, entry dist
+    result: (norm_backward(ones_like(result), self_p - other_p, p, result) * (self_t - other_t)).sum()
+    """
+    return ops.sum(manual.norm_backward(ops, manual.ones_like(ops, result), self_p - other_p, p, result) * (self_t - other_t))

@@ -243,6 +243,9 @@ __all__ = [
     "CummaxBackward0",
     "CumminBackward0",
     "NansumBackward0",
+    "TakeBackward0",
+    "PutBackward0",
+    "DistBackward0",
 ]
 
 
@@ -7032,4 +7035,120 @@ class NansumBackward0(Node):
         # self: nansum_backward(grad.to(self.dtype), self, dim, keepdim)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.nansum_backward(ops, ops.to(grad, self_scalar_type), self_, dim, keepdim)
+        return grad_inputs
+
+
+class TakeBackward0(Node):
+    """take(Tensor self, Tensor index) -> Tensor
+
+    derivatives.yaml, entry take
+    self: take_backward(grad, self, index)
+    """
+
+    __slots__ = ("self_", "index_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.index_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        index = ops.unpack(self.index_, self)
+        grad_inputs = [None]
+        # self: take_backward(grad, self, index)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.take_backward(ops, grad, self_, index)
+        return grad_inputs
+
+
+class PutBackward0(Node):
+    """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
+
+    derivatives.yaml, entry put
+    self: grad if accumulate else grad.put(index, zeros_like(source), False)
+    source: grad.take(index).reshape(source.shape)
+    """
+
+    __slots__ = ("_saved_accumulate", "index_", "source_", "_saved_source_sym_sizes")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    @property
+    def _saved_source(self):
+        return self.source_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+        self.source_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        accumulate = self._saved_accumulate
+        index = ops.unpack(self.index_, self)
+        source = ops.unpack(self.source_, self)
+        source_sym_sizes = self._saved_source_sym_sizes
+        grad_inputs = [None, None]
+        # self: grad if accumulate else grad.put(index, zeros_like(source), False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad if accumulate else ops.put(grad, index, manual.zeros_like(ops, source), False)
+        # source: grad.take(index).reshape(source.shape)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.reshape(ops.take(grad, index), source_sym_sizes)
+        return grad_inputs
+
+
+class DistBackward0(Node):
+    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
+
+    derivatives.yaml, entry dist
+    self: norm_backward(grad, self - other, p, result)
+    other: -norm_backward(grad, self - other, p, result)
+    """
+
+    __slots__ = ("self_", "other_", "_saved_p", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        p = self._saved_p
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
+        # self: norm_backward(grad, self - other, p, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.norm_backward(ops, grad, self_ - other, p, result)
+        # other: -norm_backward(grad, self - other, p, result)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = -manual.norm_backward(ops, grad, self_ - other, p, result)
         return grad_inputs

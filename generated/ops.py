@@ -55,6 +55,7 @@ from generated.functions import (
     DiagonalBackward0,
     DiagonalBackwardBackward0,
     DiagonalScatterBackward0,
+    DistBackward0,
     DivBackward0,
     DivBackward1,
     DivBackward2,
@@ -154,6 +155,7 @@ from generated.functions import (
     PowBackward2,
     ProdBackward0,
     ProdBackward1,
+    PutBackward0,
     ReciprocalBackward0,
     ReflectionPad1DBackward0,
     ReflectionPad1DBackwardBackward0,
@@ -216,6 +218,7 @@ from generated.functions import (
     SubBackward0,
     SumBackward0,
     SumBackward1,
+    TakeBackward0,
     TanBackward0,
     TanhBackward0,
     TanhBackwardBackward0,
@@ -311,6 +314,7 @@ __all__ = [
     "diagonal",
     "diagonal_backward",
     "diagonal_scatter",
+    "dist",
     "div",
     "dot",
     "elu",
@@ -407,6 +411,7 @@ __all__ = [
     "permute",
     "pow",
     "prod",
+    "put",
     "reciprocal",
     "reciprocal_",
     "reflection_pad1d",
@@ -462,6 +467,7 @@ __all__ = [
     "sub",
     "sum",
     "t",
+    "take",
     "tan",
     "tan_",
     "tanh",
@@ -7788,6 +7794,101 @@ def count_nonzero_dim_IntList(self_, dim):
     result = recording.wrap(kernels.count_nonzero_dim_IntList(recording.data(self_), dim))
     return result
 
+
+def take(self_, index):
+    """take(Tensor self, Tensor index) -> Tensor
+
+    derivatives.yaml, entry take
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
+        self_, index = _dispatch.check_arguments(OVERLOADS["take"], (self_, index,))
+    result = recording.wrap(kernels.take(recording.data(self_), recording.data(index)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = TakeBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.index_ = SavedVariable(index, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.take(self_, forward_grad.tangent(self_), index, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def put(self_, index, source, accumulate=False):
+    """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
+
+    derivatives.yaml, entry put
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
+        self_, index, source = _dispatch.check_arguments(OVERLOADS["put"], (self_, index, source,))
+    result = recording.wrap(kernels.put(recording.data(self_), recording.data(index), recording.data(source), accumulate))
+    if recording.compute_requires_grad(self_, source):
+        grad_fn = PutBackward0(recording.collect_next_edges(self_, source))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn._saved_source_sym_sizes = recording.sizes(source)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, source):
+        with forward_grad.computing_tangents():
+            tangent = forward.put(self_, forward_grad.tangent(self_), index, source, forward_grad.tangent(source), accumulate, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def put_(self_, index, source, accumulate=False):
+    """In-place put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
+
+    derivatives.yaml, entry put
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
+        self_, index, source = _dispatch.check_arguments(OVERLOADS["put"], (self_, index, source,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, source)
+    if needs_grad:
+        grad_fn = PutBackward0(recording.collect_next_edges(self_, source))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn._saved_source_sym_sizes = recording.sizes(source)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.put(recording.data(self_), recording.data(index), recording.data(source), accumulate))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.put(original_self, forward_grad.tangent(self_), index, source, forward_grad.tangent(source), accumulate, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def dist(self_, other, p=2):
+    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
+
+    derivatives.yaml, entry dist
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or not isinstance(p, NUMBER):
+        self_, other, p = _dispatch.check_arguments(OVERLOADS["dist"], (self_, other, p,))
+    result = recording.wrap(kernels.dist(recording.data(self_), recording.data(other), p))
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = DistBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn._saved_p = p
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.dist(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), p, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -9080,6 +9181,21 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("dim", "int[]"),
     )),
+    "take": Overload(take, kernels.take, "take(Tensor self, Tensor index) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("index", "Tensor"),
+    )),
+    "put": Overload(put, kernels.put, "put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("index", "Tensor"),
+        Param("source", "Tensor"),
+        Param("accumulate", "bool", has_default=True),
+    )),
+    "dist": Overload(dist, kernels.dist, "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+        Param("p", "Scalar", has_default=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -9758,6 +9874,15 @@ BY_NAME = {
         OVERLOADS["count_nonzero"],
         OVERLOADS["count_nonzero.dim_IntList"],
     ),
+    "take": (
+        OVERLOADS["take"],
+    ),
+    "put": (
+        OVERLOADS["put"],
+    ),
+    "dist": (
+        OVERLOADS["dist"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -9927,6 +10052,9 @@ BY_NAME = {
     ),
     "index_copy_": (
         OVERLOADS["index_copy"]._replace(wrapper=index_copy_, kernel=None),
+    ),
+    "put_": (
+        OVERLOADS["put"]._replace(wrapper=put_, kernel=None),
     ),
 }
 

@@ -291,6 +291,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "diagonal_scatter")
             raise
 
+    def dist(self, other, p=2):
+        """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
+        try:
+            return ops.dist(self, other, p)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "dist")
+            raise
+
     def div(self, *args, **kwargs):
         """div.Tensor(Tensor self, Tensor other) -> Tensor
         div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
@@ -747,6 +755,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "prod")
             raise
 
+    def put(self, index, source, accumulate=False):
+        """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+        try:
+            return ops.put(self, index, source, accumulate)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "put")
+            raise
+
     def reciprocal(self):
         """reciprocal(Tensor self) -> Tensor"""
         try:
@@ -963,6 +979,14 @@ class TensorMethods:
             return ops.t_(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "t_")
+            raise
+
+    def take(self, index):
+        """take(Tensor self, Tensor index) -> Tensor"""
+        try:
+            return ops.take(self, index)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "take")
             raise
 
     def tan(self):
@@ -1397,6 +1421,14 @@ class TensorMethods:
             return ops.pow_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "pow_")
+            raise
+
+    def put_(self, index, source, accumulate=False):
+        """In-place put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+        try:
+            return ops.put_(self, index, source, accumulate)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "put_")
             raise
 
     def reciprocal_(self):

@@ -3905,6 +3905,53 @@ def count_nonzero_dim_IntList(self, dim):
     return np.asarray(np.count_nonzero(self, axis=_axes(dim, self.ndim)), dtype=np.int64)
 
 
+def _flat_positions(self: np.ndarray, index: np.ndarray, op: str) -> np.ndarray:
+    """take / put: index into self as one flat row, negative counting from the end."""
+    if index.dtype != np.int64:
+        raise RuntimeError(f"{op}(): Expected a long tensor for index, but got "
+                           f"{_dtype_label(index)}")
+    positions = index.reshape(-1)
+    for value in positions:
+        if not -self.size <= value < self.size:
+            raise IndexError(f"out of range: tried to access index {value} on a tensor of "
+                             f"{self.size} elements.")
+    return positions % builtins.max(self.size, 1)
+
+
+def take(self, index):
+    positions = _flat_positions(self, index, "take")
+    return self.reshape(-1)[positions].reshape(index.shape)
+
+
+@silent
+def put(self, index, source, accumulate=False):
+    if index.size != source.size:
+        raise IndexError("put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source.size}, index.numel() = "
+                         f"{index.size}")
+    if self.dtype != source.dtype:
+        raise RuntimeError(
+            "put_(): self and source expected to have the same dtype, but got self.dtype = "
+            f"{_dtype_label(self)} and source.dtype = {_dtype_label(source)}")
+    positions = _flat_positions(self, index, "put_")
+    result = np.array(self, copy=True, order="C")
+    flat = result.reshape(-1)
+    if accumulate:
+        np.add.at(flat, positions, source.reshape(-1))
+    else:
+        flat[positions] = source.reshape(-1)
+    return result
+
+
+@silent
+def dist(self, other, p=2):
+    dtype = result_type(self, other)
+    if dtype.kind != "f":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_dtype_label(np.empty(0, dtype))} instead.")
+    return norm_Scalar(np.subtract(self, other, dtype=dtype), p)
+
+
 # -- linear algebra (torch's spec, family 3) ---------------------------------------------------
 # (kernels of this family follow; keep this line and the blank ones around it)
 

@@ -896,7 +896,12 @@ def nansum_backward(ops: Any, grad: Any, self: Any, dim: Any, keepdim: bool) -> 
     return ops.where(self != self, 0, sum_backward(ops, grad, self.shape, dim, keepdim))
 
 
-NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"arange", "index_fill", "numel",
+def take_backward(ops: Any, grad: Any, self: Any, index: Any) -> Any:
+    """take's gradient: grad added back at the flat positions read (a repeat adds twice)."""
+    return ops.put(zeros_like(ops, self), index, grad, True)
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"arange", "index_fill", "numel", "put",
                                                         "scatter_add", "view", "where",
                                                         "zeros"}))
 
