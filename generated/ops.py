@@ -7227,13 +7227,15 @@ def unfold_backward(grad_in, input_sizes, dim, size, step):
     return result
 
 
-def narrow_copy(self_, dim, start, length):
+def narrow_copy(self_, dim, start, length, *, out=None):
     """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor
 
     derivatives.yaml, entry narrow_copy
     """
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["narrow_copy"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("narrow_copy", narrow_copy, (self_, dim, start, length), {}, out, dtype_rule="expected_true")
     result = recording.wrap(kernels.narrow_copy(recording.data(self_), dim, start, length))
     if recording.compute_requires_grad(self_):
         grad_fn = NarrowCopyBackward0(recording.collect_next_edges(self_))
@@ -7270,13 +7272,15 @@ def select_scatter(self_, src, dim, index):
     return result
 
 
-def slice_scatter(self_, src, dim=0, start=None, end=None, step=1):
+def slice_scatter(self_, src, dim=0, start=None, end=None, step=1, *, out=None):
     """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
 
     derivatives.yaml, entry slice_scatter
     """
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
         self_, src = _dispatch.check_arguments(OVERLOADS["slice_scatter"], (self_, src,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("slice_scatter", slice_scatter, (self_, src, dim, start, end, step), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.slice_scatter(recording.data(self_), recording.data(src), dim, start, end, step))
     if recording.compute_requires_grad(self_, src):
         grad_fn = SliceScatterBackward0(recording.collect_next_edges(self_, src))
@@ -7525,13 +7529,15 @@ def index_fill_int_Tensor_(self_, dim, index, value):
     return self_
 
 
-def index_copy(self_, dim, index, source):
+def index_copy(self_, dim, index, source, *, out=None):
     """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
 
     derivatives.yaml, entry index_copy
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
         self_, index, source = _dispatch.check_arguments(OVERLOADS["index_copy"], (self_, index, source,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("index_copy", index_copy, (self_, dim, index, source), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.index_copy(recording.data(self_), dim, recording.data(index), recording.data(source)))
     if recording.compute_requires_grad(self_, source):
         grad_fn = IndexCopyBackward0(recording.collect_next_edges(self_, source))
@@ -7621,13 +7627,15 @@ def nanmedian_default(self_):
     return result
 
 
-def median_dim(self_, dim, keepdim=False):
+def median_dim(self_, dim, keepdim=False, *, out=None):
     """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry median.dim
     """
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["median.dim"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("median", median_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="median")
     values, indices = map(recording.wrap, kernels.median_dim(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7647,13 +7655,15 @@ def median_dim(self_, dim, keepdim=False):
     return _median_dim_return(values, indices)
 
 
-def nanmedian_dim(self_, dim, keepdim=False):
+def nanmedian_dim(self_, dim, keepdim=False, *, out=None):
     """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry nanmedian.dim
     """
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["nanmedian.dim"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("nanmedian", nanmedian_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="median")
     values, indices = map(recording.wrap, kernels.nanmedian_dim(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7673,13 +7683,15 @@ def nanmedian_dim(self_, dim, keepdim=False):
     return _nanmedian_dim_return(values, indices)
 
 
-def kthvalue(self_, k, dim=-1, keepdim=False):
+def kthvalue(self_, k, dim=-1, keepdim=False, *, out=None):
     """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry kthvalue
     """
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["kthvalue"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("kthvalue", kthvalue, (self_, k, dim, keepdim), {}, out, 2, dtype_rule="kthvalue")
     values, indices = map(recording.wrap, kernels.kthvalue(recording.data(self_), k, dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7699,13 +7711,15 @@ def kthvalue(self_, k, dim=-1, keepdim=False):
     return _kthvalue_return(values, indices)
 
 
-def cummax(self_, dim):
+def cummax(self_, dim, *, out=None):
     """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry cummax
     """
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cummax"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("cummax", cummax, (self_, dim), {}, out, 2, dtype_rule="scan")
     values, indices = map(recording.wrap, kernels.cummax(recording.data(self_), dim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7724,13 +7738,15 @@ def cummax(self_, dim):
     return _cummax_return(values, indices)
 
 
-def cummin(self_, dim):
+def cummin(self_, dim, *, out=None):
     """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry cummin
     """
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cummin"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("cummin", cummin, (self_, dim), {}, out, 2, dtype_rule="scan")
     values, indices = map(recording.wrap, kernels.cummin(recording.data(self_), dim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7749,7 +7765,7 @@ def cummin(self_, dim):
     return _cummin_return(values, indices)
 
 
-def nansum(self_, dim=None, keepdim=False, *, dtype=None):
+def nansum(self_, dim=None, keepdim=False, *, dtype=None, out=None):
     """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry nansum
@@ -7757,6 +7773,8 @@ def nansum(self_, dim=None, keepdim=False, *, dtype=None):
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["nansum"], (self_,))
     dim = recording.int_tuple(dim)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("nansum", nansum, (self_, dim, keepdim), {"dtype": dtype}, out)
     result = recording.wrap(kernels.nansum(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = NansumBackward0(recording.collect_next_edges(self_))
@@ -7795,13 +7813,15 @@ def count_nonzero_dim_IntList(self_, dim):
     return result
 
 
-def take(self_, index):
+def take(self_, index, *, out=None):
     """take(Tensor self, Tensor index) -> Tensor
 
     derivatives.yaml, entry take
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         self_, index = _dispatch.check_arguments(OVERLOADS["take"], (self_, index,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("take", take, (self_, index), {}, out, dtype_rule="take")
     result = recording.wrap(kernels.take(recording.data(self_), recording.data(index)))
     if recording.compute_requires_grad(self_):
         grad_fn = TakeBackward0(recording.collect_next_edges(self_))

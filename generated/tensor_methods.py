@@ -636,7 +636,7 @@ class TensorMethods:
         median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         """
         try:
-            return ops.median(self, *args, **kwargs)
+            return ops.median(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("median")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "median")
             raise
@@ -688,7 +688,7 @@ class TensorMethods:
         nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         """
         try:
-            return ops.nanmedian(self, *args, **kwargs)
+            return ops.nanmedian(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("nanmedian")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "nanmedian")
             raise
