@@ -258,6 +258,8 @@ __all__ = [
     "_adaptive_avg_pool2d",
     "_adaptive_avg_pool2d_backward",
     "_index_put_impl_",
+    "_is_all_true",
+    "_is_any_true",
     "_log_softmax",
     "_log_softmax_backward_data",
     "_reshape_copy",
@@ -408,6 +410,7 @@ __all__ = [
     "nll_loss2d_forward",
     "nll_loss_backward",
     "nll_loss_forward",
+    "nonzero",
     "permute",
     "pow",
     "prod",
@@ -7909,6 +7912,39 @@ def dist(self_, other, p=2):
         grad_fn.result_ = SavedVariable(result, True)
     return result
 
+
+def _is_all_true(self_):
+    """_is_all_true(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _is_all_true
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_is_all_true"], (self_,))
+    result = recording.wrap(kernels._is_all_true(recording.data(self_)))
+    return result
+
+
+def _is_any_true(self_):
+    """_is_any_true(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _is_any_true
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_is_any_true"], (self_,))
+    result = recording.wrap(kernels._is_any_true(recording.data(self_)))
+    return result
+
+
+def nonzero(self_):
+    """nonzero(Tensor self) -> Tensor
+
+    derivatives.yaml, entry nonzero
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["nonzero"], (self_,))
+    result = recording.wrap(kernels.nonzero(recording.data(self_)))
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -9216,6 +9252,15 @@ OVERLOADS = {
         Param("other", "Tensor"),
         Param("p", "Scalar", has_default=True),
     )),
+    "_is_all_true": Overload(_is_all_true, kernels._is_all_true, "_is_all_true(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "_is_any_true": Overload(_is_any_true, kernels._is_any_true, "_is_any_true(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "nonzero": Overload(nonzero, kernels.nonzero, "nonzero(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -9902,6 +9947,15 @@ BY_NAME = {
     ),
     "dist": (
         OVERLOADS["dist"],
+    ),
+    "_is_all_true": (
+        OVERLOADS["_is_all_true"],
+    ),
+    "_is_any_true": (
+        OVERLOADS["_is_any_true"],
+    ),
+    "nonzero": (
+        OVERLOADS["nonzero"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -13,6 +13,22 @@ from runtime import dispatch as _dispatch
 class TensorMethods:
     """Holds the methods until runtime/methods.py copies them onto Tensor."""
 
+    def _is_all_true(self):
+        """_is_all_true(Tensor self) -> Tensor"""
+        try:
+            return ops._is_all_true(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "_is_all_true")
+            raise
+
+    def _is_any_true(self):
+        """_is_any_true(Tensor self) -> Tensor"""
+        try:
+            return ops._is_any_true(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "_is_any_true")
+            raise
+
     def _to_copy(self, *, dtype=None):
         """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
         try:
@@ -725,6 +741,14 @@ class TensorMethods:
             return ops.neg(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "neg")
+            raise
+
+    def nonzero(self):
+        """nonzero(Tensor self) -> Tensor"""
+        try:
+            return ops.nonzero(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "nonzero")
             raise
 
     def permute(self, *args, dims=None):

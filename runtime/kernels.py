@@ -3952,6 +3952,28 @@ def dist(self, other, p=2):
     return norm_Scalar(np.subtract(self, other, dtype=dtype), p)
 
 
+def _bool_only(self: np.ndarray) -> None:
+    if self.dtype != np.bool_:
+        raise RuntimeError("self.scalar_type() == at::kBool INTERNAL ASSERT FAILED: the input "
+                           "must be a bool tensor")
+
+
+def _is_all_true(self):
+    _bool_only(self)
+    return np.asarray(np.all(self))
+
+
+def _is_any_true(self):
+    _bool_only(self)
+    return np.asarray(np.any(self))
+
+
+def nonzero(self):
+    if not self.ndim:
+        return np.zeros((1 if self.item() else 0, 0), dtype=np.int64)
+    return np.argwhere(self).astype(np.int64)
+
+
 # -- linear algebra (torch's spec, family 3) ---------------------------------------------------
 # (kernels of this family follow; keep this line and the blank ones around it)
 
