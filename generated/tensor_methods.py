@@ -743,14 +743,6 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "neg")
             raise
 
-    def nonzero(self):
-        """nonzero(Tensor self) -> Tensor"""
-        try:
-            return ops.nonzero(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "nonzero")
-            raise
-
     def permute(self, *args, dims=None):
         """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
         try:
