@@ -1352,7 +1352,7 @@ def nonzero(input: Any, *, as_tuple: bool = False, out: Tensor | None = None) ->
     """The indices of the nonzero elements, one row each (the spec's op); `as_tuple=True`
     gives one index tensor per dimension instead, as torch's Python binding does."""
     if out is not None:
-        return _out.call("nonzero", ops.nonzero, (input,), {}, out, dtype_rule="same")
+        return _out.call("nonzero", ops.nonzero, (input,), {}, out, dtype_rule="nonzero")
     if not as_tuple:
         return ops.nonzero(input)
     rows = ops.nonzero(input)

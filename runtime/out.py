@@ -156,6 +156,9 @@ _EXACT_MESSAGES.update({
               "'self'; but type {out_type} does not equal torch.{result}Tensor (while "
               "checking arguments for median)",
     "kthvalue": "output values must be of same type as input",
+    # (torch's message has no space before the out dtype)
+    "nonzero": "nonzero: Expected out tensor to have scalar type {result} but got scalar "
+               "type{out}",
     "scan": "expected scalar_type {result} but found {out}",
     "take": "take(): self and out expected to have the same dtype, but got self.dtype = "
             "{result} and out.dtype = {out}",
