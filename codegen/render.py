@@ -90,6 +90,17 @@ OUT_DTYPE_RULES = {
     "logsumexp": "floating", "mv": "mv", "mean": "mean", "mean.dim": "mean_dim",
 }
 
+# -- out= of the reductions, scans, indexing and shape family (torch's spec, family 2) --
+OUT_OVERLOADS = OUT_OVERLOADS | {
+    "cummax", "cummin", "index_copy", "kthvalue", "median.dim", "nanmedian.dim", "nansum",
+    "narrow_copy", "slice_scatter", "take",
+}
+OUT_DTYPE_RULES.update({
+    "narrow_copy": "expected_true", "slice_scatter": "same", "index_copy": "same",
+    "median.dim": "median", "nanmedian.dim": "median", "kthvalue": "kthvalue",
+    "cummax": "scan", "cummin": "scan", "take": "take",
+})
+
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(

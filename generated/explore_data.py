@@ -2985,4 +2985,912 @@ NODES = {
             "self_": "tensor",
         },
     },
+    "AcosBackward0": {
+        "entry": "acos",
+        "schema": "acos(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * -((-self * self + 1).rsqrt())"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * -(-self_p * self_p + 1).rsqrt()"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "AsinBackward0": {
+        "entry": "asin",
+        "schema": "asin(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * (-self * self + 1).rsqrt()"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * (-self_p * self_p + 1).rsqrt()"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "AtanBackward0": {
+        "entry": "atan",
+        "schema": "atan(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad / (self * self + 1)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t / (self_p * self_p + 1)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "CoshBackward0": {
+        "entry": "cosh",
+        "schema": "cosh(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * self.sinh()"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * self_p.sinh()"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "SinhBackward0": {
+        "entry": "sinh",
+        "schema": "sinh(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * self.cosh()"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * self_p.cosh()"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "AcoshBackward0": {
+        "entry": "acosh",
+        "schema": "acosh(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * (self * self - 1).rsqrt()"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * (self_p * self_p - 1).rsqrt()"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "AsinhBackward0": {
+        "entry": "asinh",
+        "schema": "asinh(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * (self.pow(2) + 1).rsqrt()"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * (self_p.pow(2) + 1).rsqrt()"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "AtanhBackward0": {
+        "entry": "atanh",
+        "schema": "atanh(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * 1 / (1 - self.pow(2))"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * 1 / (1 - self_p.pow(2))"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "Exp2Backward0": {
+        "entry": "exp2",
+        "schema": "exp2(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * result * 0.6931471805599453"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * result * 0.6931471805599453"),
+        ),
+        "saved": {
+            "result": "output",
+        },
+    },
+    "ErfcBackward0": {
+        "entry": "erfc",
+        "schema": "erfc(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "-1.1283791670955126 * (-(self.pow(2))).exp() * grad"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "-1.1283791670955126 * (-self_p.pow(2)).exp() * self_t"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "ErfinvBackward0": {
+        "entry": "erfinv",
+        "schema": "erfinv(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "0.886226925452758 * (self.erfinv().pow(2)).exp() * grad"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "0.886226925452758 * self_p.erfinv().pow(2).exp() * self_t"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "LgammaBackward0": {
+        "entry": "lgamma",
+        "schema": "lgamma(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * digamma(self)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * digamma(self_p)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "DigammaBackward0": {
+        "entry": "digamma",
+        "schema": "digamma(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * polygamma(1, self)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * polygamma(1, self_p)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "PolygammaBackward0": {
+        "entry": "polygamma",
+        "schema": "polygamma(int n, Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * polygamma(n + 1, self)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * polygamma(n + 1, self_p)"),
+        ),
+        "saved": {
+            "n": "value",
+            "self_": "tensor",
+        },
+    },
+    "Deg2RadBackward0": {
+        "entry": "deg2rad",
+        "schema": "deg2rad(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * 0.017453292519943295"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * 0.017453292519943295"),
+        ),
+        "saved": {
+        },
+    },
+    "Rad2DegBackward0": {
+        "entry": "rad2deg",
+        "schema": "rad2deg(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * 57.29577951308232"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * 57.29577951308232"),
+        ),
+        "saved": {
+        },
+    },
+    "Atan2Backward0": {
+        "entry": "atan2",
+        "schema": "atan2(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "grad * other / (self.pow(2) + other.pow(2))"),
+            ("other", "grad * -self / (self.pow(2) + other.pow(2))"),
+        ),
+        "result": (
+            ("result", "(-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))", ""),
+        ),
+        "saved": {
+            "other": "tensor",
+            "self_": "tensor",
+        },
+    },
+    "HypotBackward0": {
+        "entry": "hypot",
+        "schema": "hypot(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "grad * self / result"),
+            ("other", "grad * other / result"),
+        ),
+        "result": (
+            ("result", "self_t * self_p / result + other_t * other_p / result", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+            "other": "tensor",
+        },
+    },
+    "LogaddexpBackward0": {
+        "entry": "logaddexp",
+        "schema": "logaddexp(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "grad / (1 + exp(other - self))"),
+            ("other", "grad / (1 + exp(self - other))"),
+        ),
+        "result": (
+            ("result", "self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p - other_p))", ""),
+        ),
+        "saved": {
+            "other": "tensor",
+            "self_": "tensor",
+        },
+    },
+    "Logaddexp2Backward0": {
+        "entry": "logaddexp2",
+        "schema": "logaddexp2(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "grad / (1 + pow(2, other - self))"),
+            ("other", "grad / (1 + pow(2, self - other))"),
+        ),
+        "result": (
+            ("result", "self_t / (1 + pow(2, other_p - self_p)) + other_t / (1 + pow(2, self_p - other_p))", ""),
+        ),
+        "saved": {
+            "other": "tensor",
+            "self_": "tensor",
+        },
+    },
+    "NextafterBackward0": {
+        "entry": "nextafter",
+        "schema": "nextafter(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "where(self != other, grad, 0)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "where(self_p != other_p, self_t, 0)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "LdexpBackward0": {
+        "entry": "ldexp.Tensor",
+        "schema": "ldexp.Tensor(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "grad * pow(2, other)"),
+            ("other", "grad * result * 0.6931471805599453"),
+        ),
+        "result": (
+            ("result", "self_t * pow(2, other_p) + other_t * result * 0.6931471805599453", ""),
+        ),
+        "saved": {
+            "other": "tensor",
+            "result": "output",
+        },
+    },
+    "XlogyBackward0": {
+        "entry": "xlogy.Tensor",
+        "schema": "xlogy.Tensor(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "xlogy(grad, other).masked_fill(logical_and(self == 0., other <= 0.), 0.)"),
+            ("other", "grad * self / other"),
+        ),
+        "result": (
+            ("result", "xlogy(self_t, other_p).masked_fill(logical_and(self_p == 0., other_p <= 0.), 0.) + other_t * self_p / other_p", ""),
+        ),
+        "saved": {
+            "other": "tensor",
+            "self_": "tensor",
+        },
+    },
+    "SpecialXlog1PyBackward0": {
+        "entry": "special_xlog1py",
+        "schema": "special_xlog1py(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "special_xlog1py(grad, other).masked_fill(logical_and(self == 0., other <= -1.), 0.)"),
+            ("other", "grad * self / (other + 1)"),
+        ),
+        "result": (
+            ("result", "special_xlog1py(self_t, other_p).masked_fill(logical_and(self_p == 0., other_p <= -1.), 0.) + other_t * self_p / (other_p + 1)", ""),
+        ),
+        "saved": {
+            "other": "tensor",
+            "self_": "tensor",
+        },
+    },
+    "SpecialEntrBackward0": {
+        "entry": "special_entr",
+        "schema": "special_entr(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * (-(1 + self.log()))"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * -(1 + self_p.log())"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "SpecialErfcxBackward0": {
+        "entry": "special_erfcx",
+        "schema": "special_erfcx(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "(2.0 * self * result - 1.1283791670955126) * grad"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "(2.0 * self_p * result - 1.1283791670955126) * self_t"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+        },
+    },
+    "SpecialNdtriBackward0": {
+        "entry": "special_ndtri",
+        "schema": "special_ndtri(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * 2.5066282746310002 * (result.pow(2) / 2).exp()"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * 2.5066282746310002 * (result.pow(2) / 2).exp()"),
+        ),
+        "saved": {
+            "result": "output",
+        },
+    },
+    "SpecialLogNdtrBackward0": {
+        "entry": "special_log_ndtr",
+        "schema": "special_log_ndtr(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad / 2.5066282746310002 * (result + self.pow(2) / 2).neg().exp()"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t / 2.5066282746310002 * (result + self_p.pow(2) / 2).neg().exp()"),
+        ),
+        "saved": {
+            "result": "output",
+            "self_": "tensor",
+        },
+    },
+    "FmaxBackward0": {
+        "entry": "fmax",
+        "schema": "fmax(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "grad.masked_fill(logical_not(logical_or(self >= other, other != other)), 0)"),
+            ("other", "grad.masked_fill(logical_or(self >= other, other != other), 0)"),
+        ),
+        "result": (
+            ("result", "other_t + logical_or(self_p > other_p, other_p != other_p) * (self_t - other_t)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "FminBackward0": {
+        "entry": "fmin",
+        "schema": "fmin(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "grad.masked_fill(logical_not(logical_or(self <= other, other != other)), 0)"),
+            ("other", "grad.masked_fill(logical_or(self <= other, other != other), 0)"),
+        ),
+        "result": (
+            ("result", "other_t + logical_or(self_p <= other_p, other_p != other_p) * (self_t - other_t)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "MvlgammaBackward0": {
+        "entry": "mvlgamma",
+        "schema": "mvlgamma(Tensor self, int p) -> Tensor",
+        "formulas": (
+            ("self", "mvlgamma_backward(grad, self, p)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "mvlgamma_backward(self_t, self_p, p)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "p": "value",
+        },
+    },
+    "SincBackward0": {
+        "entry": "sinc",
+        "schema": "sinc(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "sinc_backward(grad, self)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "sinc_backward(self_t, self_p)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "DiagonalBackward0": {
+        "entry": "diagonal",
+        "schema": "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+        "formulas": (
+            ("self", "diagonal_backward(grad, self.shape, offset, dim1, dim2)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_sym_sizes": "sizes",
+            "offset": "value",
+            "dim1": "value",
+            "dim2": "value",
+        },
+    },
+    "DiagonalBackwardBackward0": {
+        "entry": "diagonal_backward",
+        "schema": "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor",
+        "formulas": (
+            ("grad_output", "grad.diagonal(offset, dim1, dim2)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "offset": "value",
+            "dim1": "value",
+            "dim2": "value",
+        },
+    },
+    "DiagEmbedBackward0": {
+        "entry": "diag_embed",
+        "schema": "diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor",
+        "formulas": (
+            ("self", "grad.diagonal(offset, dim1, dim2)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "offset": "value",
+            "dim1": "value",
+            "dim2": "value",
+        },
+    },
+    "DiagonalScatterBackward0": {
+        "entry": "diagonal_scatter",
+        "schema": "diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor",
+        "formulas": (
+            ("self", "diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2)"),
+            ("src", "grad.diagonal(offset, dim1, dim2)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "src": "tensor",
+            "offset": "value",
+            "dim1": "value",
+            "dim2": "value",
+        },
+    },
+    "TraceBackward0": {
+        "entry": "trace",
+        "schema": "trace(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "trace_backward(grad, self.shape)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_sym_sizes": "sizes",
+        },
+    },
+    "Rot90Backward0": {
+        "entry": "rot90",
+        "schema": "rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor",
+        "formulas": (
+            ("self", "grad.rot90(-k, dims)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "k": "value",
+            "dims": "value",
+        },
+    },
+    "UnfoldBackward0": {
+        "entry": "unfold",
+        "schema": "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
+        "formulas": (
+            ("self", "unfold_backward(grad, self.shape, dimension, size, step)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_sym_sizes": "sizes",
+            "dimension": "value",
+            "size": "value",
+            "step": "value",
+        },
+    },
+    "UnfoldBackwardBackward0": {
+        "entry": "unfold_backward",
+        "schema": "unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor",
+        "formulas": (
+            ("grad_in", "grad.unfold(dim, size, step)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "dim": "value",
+            "size": "value",
+            "step": "value",
+        },
+    },
+    "NarrowCopyBackward0": {
+        "entry": "narrow_copy",
+        "schema": "narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor",
+        "formulas": (
+            ("self", "slice_backward_wrapper(grad, self.shape, dim, start, start + length, 1)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_sym_sizes": "sizes",
+            "dim": "value",
+            "start": "value",
+            "length": "value",
+        },
+    },
+    "SelectScatterBackward0": {
+        "entry": "select_scatter",
+        "schema": "select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
+        "formulas": (
+            ("self", "select_scatter(grad, zeros_like(src), dim, index)"),
+            ("src", "grad.select(dim, index)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "src": "tensor",
+            "dim": "value",
+            "index": "value",
+        },
+    },
+    "SliceScatterBackward0": {
+        "entry": "slice_scatter",
+        "schema": "slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
+        "formulas": (
+            ("self", "slice_scatter(grad, zeros_like(src), dim, start, end, step)"),
+            ("src", "slice(grad, dim, start, end, step)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "src": "tensor",
+            "dim": "value",
+            "start": "value",
+            "end": "value",
+            "step": "value",
+        },
+    },
+    "TBackward1": {
+        "entry": "t_",
+        "schema": "t_(Tensor(a!) self) -> Tensor(a!)",
+        "formulas": (
+            ("self", "grad.t()"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+        },
+    },
+    "TransposeBackward1": {
+        "entry": "transpose_",
+        "schema": "transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",
+        "formulas": (
+            ("self", "grad.transpose(dim0, dim1)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "dim0": "value",
+            "dim1": "value",
+        },
+    },
+    "UnsqueezeBackward1": {
+        "entry": "unsqueeze_",
+        "schema": "unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)",
+        "formulas": (
+            ("self", "grad.squeeze(dim)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "dim": "value",
+        },
+    },
+    "ReshapeCopyBackward0": {
+        "entry": "_reshape_copy",
+        "schema": "_reshape_copy(Tensor self, SymInt[] size) -> Tensor",
+        "formulas": (
+            ("self", "grad.reshape(self.shape)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_sym_sizes": "sizes",
+        },
+    },
+    "UnsafeSplitBackward0": {
+        "entry": "unsafe_split.Tensor",
+        "schema": "unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
+        "formulas": (
+            ("self", "split_backward(grads, split_size, dim, self.shape)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "split_size": "value",
+            "dim": "value",
+            "self_sym_sizes": "sizes",
+        },
+    },
+    "UnsafeSplitWithSizesBackward0": {
+        "entry": "unsafe_split_with_sizes",
+        "schema": "unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]",
+        "formulas": (
+            ("self", "split_with_sizes_backward(grads, split_sizes, dim, self.shape)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "split_sizes": "value",
+            "dim": "value",
+            "self_sym_sizes": "sizes",
+        },
+    },
+    "IndexFillBackward0": {
+        "entry": "index_fill.int_Scalar",
+        "schema": "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+        "formulas": (
+            ("self", "grad.index_fill(dim, index, 0)"),
+        ),
+        "result": (
+            ("result", "self_t.index_fill(dim, index_p, 0)", ""),
+        ),
+        "saved": {
+            "dim": "value",
+            "index": "tensor",
+        },
+    },
+    "IndexFillBackward1": {
+        "entry": "index_fill.int_Tensor",
+        "schema": "index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
+        "formulas": (
+            ("self", "grad.index_fill(dim, index, 0)"),
+            ("value", "(grad * zeros_like(grad).index_fill(dim, index, 1)).sum()"),
+        ),
+        "result": (
+            ("result", "self_t.index_fill(dim, index_p, value_t)", ""),
+        ),
+        "saved": {
+            "dim": "value",
+            "index": "tensor",
+        },
+    },
+    "IndexCopyBackward0": {
+        "entry": "index_copy",
+        "schema": "index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor",
+        "formulas": (
+            ("self", "grad.index_fill(dim, index, 0)"),
+            ("source", "grad.index_select(dim, index).expand_as(source) if source.ndim > 0 else grad.index_select(dim, index.squeeze(0))"),
+        ),
+        "result": (
+            ("result", "self_t.index_copy(dim, index_p, source_t)", ""),
+        ),
+        "saved": {
+            "dim": "value",
+            "index": "tensor",
+            "source_dim": "dim",
+            "source": "tensor",
+        },
+    },
+    "MedianBackward0": {
+        "entry": "median",
+        "schema": "median(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "evenly_distribute_backward(grad, self, result)"),
+        ),
+        "result": (
+            ("result", "(evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+        },
+    },
+    "NanmedianBackward0": {
+        "entry": "nanmedian",
+        "schema": "nanmedian(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "evenly_distribute_backward(grad, self, result)"),
+        ),
+        "result": (
+            ("result", "(evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+        },
+    },
+    "MedianBackward1": {
+        "entry": "median.dim",
+        "schema": "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        "formulas": (
+            ("self", "value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)"),
+        ),
+        "result": (
+            ("values", "(value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)", ""),
+        ),
+        "saved": {
+            "dim": "value",
+            "indices": "output",
+            "self_sym_sizes": "sizes",
+            "keepdim": "value",
+        },
+    },
+    "NanmedianBackward1": {
+        "entry": "nanmedian.dim",
+        "schema": "nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        "formulas": (
+            ("self", "value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)"),
+        ),
+        "result": (
+            ("values", "(value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)", ""),
+        ),
+        "saved": {
+            "dim": "value",
+            "indices": "output",
+            "self_sym_sizes": "sizes",
+            "keepdim": "value",
+        },
+    },
+    "KthvalueBackward0": {
+        "entry": "kthvalue",
+        "schema": "kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        "formulas": (
+            ("self", "value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)"),
+        ),
+        "result": (
+            ("values", "(value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)", ""),
+        ),
+        "saved": {
+            "dim": "value",
+            "indices": "output",
+            "self_sym_sizes": "sizes",
+            "keepdim": "value",
+        },
+    },
+    "CummaxBackward0": {
+        "entry": "cummax",
+        "schema": "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)",
+        "formulas": (
+            ("self", "cummaxmin_backward(grad, self, indices, dim)"),
+        ),
+        "result": (
+            ("values", "self_t.gather(dim, indices)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "indices": "output",
+            "dim": "value",
+        },
+    },
+    "CumminBackward0": {
+        "entry": "cummin",
+        "schema": "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)",
+        "formulas": (
+            ("self", "cummaxmin_backward(grad, self, indices, dim)"),
+        ),
+        "result": (
+            ("values", "self_t.gather(dim, indices)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "indices": "output",
+            "dim": "value",
+        },
+    },
+    "NansumBackward0": {
+        "entry": "nansum",
+        "schema": "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        "formulas": (
+            ("self", "nansum_backward(grad.to(self.dtype), self, dim, keepdim)"),
+        ),
+        "result": (
+            ("result", "where(self_p != self_p, 0, self_t).sum(dim, keepdim)", ""),
+        ),
+        "saved": {
+            "self_scalar_type": "scalar_type",
+            "self_": "tensor",
+            "dim": "value",
+            "keepdim": "value",
+        },
+    },
+    "TakeBackward0": {
+        "entry": "take",
+        "schema": "take(Tensor self, Tensor index) -> Tensor",
+        "formulas": (
+            ("self", "take_backward(grad, self, index)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "index": "tensor",
+        },
+    },
+    "PutBackward0": {
+        "entry": "put",
+        "schema": "put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor",
+        "formulas": (
+            ("self", "grad if accumulate else grad.put(index, zeros_like(source), False)"),
+            ("source", "grad.take(index).reshape(source.shape)"),
+        ),
+        "result": (
+            ("result", "self_t.put(index_p, source_t, accumulate)", ""),
+        ),
+        "saved": {
+            "accumulate": "value",
+            "index": "tensor",
+            "source": "tensor",
+            "source_sym_sizes": "sizes",
+        },
+    },
+    "DistBackward0": {
+        "entry": "dist",
+        "schema": "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor",
+        "formulas": (
+            ("self", "norm_backward(grad, self - other, p, result)"),
+            ("other", "-norm_backward(grad, self - other, p, result)"),
+        ),
+        "result": (
+            ("result", "(norm_backward(ones_like(result), self_p - other_p, p, result) * (self_t - other_t)).sum()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+            "p": "value",
+            "result": "output",
+        },
+    },
 }

@@ -248,6 +248,37 @@ __all__ = [
     "fmin",
     "mvlgamma",
     "sinc",
+    "diagonal",
+    "diagonal_backward",
+    "diag_embed",
+    "diagonal_scatter",
+    "trace",
+    "rot90",
+    "unfold",
+    "unfold_backward",
+    "narrow_copy",
+    "select_scatter",
+    "slice_scatter",
+    "t_",
+    "transpose_",
+    "unsqueeze_",
+    "_reshape_copy",
+    "unsafe_split_Tensor",
+    "unsafe_split_with_sizes",
+    "index_fill_int_Scalar",
+    "index_fill_int_Tensor",
+    "index_copy",
+    "median_default",
+    "nanmedian_default",
+    "median_dim",
+    "nanmedian_dim",
+    "kthvalue",
+    "cummax",
+    "cummin",
+    "nansum",
+    "take",
+    "put",
+    "dist",
 ]
 
 
@@ -2489,3 +2520,287 @@ def sinc(self_p, self_t, result):
     result: auto_element_wise, from self: sinc_backward(grad, self)
     """
     return manual.sinc_backward(ops, self_t, self_p)
+
+
+def diagonal(self_p, self_t, offset, dim1, dim2, result):
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
+
+    derivatives.yaml, entry diagonal
+    result: auto_linear
+    """
+    return ops.diagonal(self_t, offset, dim1, dim2)
+
+
+def diagonal_backward(grad_output_p, grad_output_t, input_sizes, offset, dim1, dim2, result):
+    """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor
+
+    derivatives.yaml, entry diagonal_backward
+    result: auto_linear
+    """
+    return ops.diagonal_backward(grad_output_t, input_sizes, offset, dim1, dim2)
+
+
+def diag_embed(self_p, self_t, offset, dim1, dim2, result):
+    """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
+
+    derivatives.yaml, entry diag_embed
+    result: auto_linear
+    """
+    return ops.diag_embed(self_t, offset, dim1, dim2)
+
+
+def diagonal_scatter(self_p, self_t, src_p, src_t, offset, dim1, dim2, result):
+    """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
+
+    derivatives.yaml, entry diagonal_scatter
+    result: auto_linear
+    """
+    return ops.diagonal_scatter(self_t, src_t, offset, dim1, dim2)
+
+
+def trace(self_p, self_t, result):
+    """trace(Tensor self) -> Tensor
+
+    derivatives.yaml, entry trace
+    result: auto_linear
+    """
+    return ops.trace(self_t)
+
+
+def rot90(self_p, self_t, k, dims, result):
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor
+
+    derivatives.yaml, entry rot90
+    result: auto_linear
+    """
+    return ops.rot90(self_t, k, dims)
+
+
+def unfold(self_p, self_t, dimension, size, step, result):
+    """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
+
+    derivatives.yaml, entry unfold
+    result: auto_linear
+    """
+    return ops.unfold(self_t, dimension, size, step)
+
+
+def unfold_backward(grad_in_p, grad_in_t, input_sizes, dim, size, step, result):
+    """unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor
+
+    derivatives.yaml, entry unfold_backward
+    result: auto_linear
+    """
+    return ops.unfold_backward(grad_in_t, input_sizes, dim, size, step)
+
+
+def narrow_copy(self_p, self_t, dim, start, length, result):
+    """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor
+
+    derivatives.yaml, entry narrow_copy
+    result: auto_linear
+    """
+    return ops.narrow_copy(self_t, dim, start, length)
+
+
+def select_scatter(self_p, self_t, src_p, src_t, dim, index, result):
+    """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
+
+    derivatives.yaml, entry select_scatter
+    result: auto_linear
+    """
+    return ops.select_scatter(self_t, src_t, dim, index)
+
+
+def slice_scatter(self_p, self_t, src_p, src_t, dim, start, end, step, result):
+    """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
+
+    derivatives.yaml, entry slice_scatter
+    result: auto_linear
+    """
+    return ops.slice_scatter(self_t, src_t, dim, start, end, step)
+
+
+def t_(self_p, self_t, result):
+    """t_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry t_
+    result: auto_linear
+    """
+    return ops.t_(self_t)
+
+
+def transpose_(self_p, self_t, dim0, dim1, result):
+    """transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
+
+    derivatives.yaml, entry transpose_
+    result: auto_linear
+    """
+    return ops.transpose_(self_t, dim0, dim1)
+
+
+def unsqueeze_(self_p, self_t, dim, result):
+    """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)
+
+    derivatives.yaml, entry unsqueeze_
+    result: auto_linear
+    """
+    return ops.unsqueeze_(self_t, dim)
+
+
+def _reshape_copy(self_p, self_t, size, result):
+    """_reshape_copy(Tensor self, SymInt[] size) -> Tensor
+
+    derivatives.yaml, entry _reshape_copy
+    result: auto_linear
+    """
+    return ops._reshape_copy(self_t, size)
+
+
+def unsafe_split_Tensor(self_p, self_t, split_size, dim, result):
+    """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]
+
+    derivatives.yaml, entry unsafe_split.Tensor
+    result: auto_linear
+    """
+    return ops.unsafe_split_Tensor(self_t, split_size, dim)
+
+
+def unsafe_split_with_sizes(self_p, self_t, split_sizes, dim, result):
+    """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]
+
+    derivatives.yaml, entry unsafe_split_with_sizes
+    result: auto_linear
+    """
+    return ops.unsafe_split_with_sizes(self_t, split_sizes, dim)
+
+
+def index_fill_int_Scalar(self_p, self_t, dim, index_p, value, result):
+    """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+
+    derivatives.yaml, entry index_fill.int_Scalar
+    result: self_t.index_fill(dim, index_p, 0)
+    """
+    return ops.index_fill(self_t, dim, index_p, 0)
+
+
+def index_fill_int_Tensor(self_p, self_t, dim, index_p, value_p, value_t, result):
+    """index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+
+    derivatives.yaml, entry index_fill.int_Tensor
+    result: self_t.index_fill(dim, index_p, value_t)
+    """
+    return ops.index_fill(self_t, dim, index_p, value_t)
+
+
+def index_copy(self_p, self_t, dim, index_p, source_p, source_t, result):
+    """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
+
+    derivatives.yaml, entry index_copy
+    result: self_t.index_copy(dim, index_p, source_t)
+    """
+    return ops.index_copy(self_t, dim, index_p, source_t)
+
+
+def median_default(self_p, self_t, result):
+    """median(Tensor self) -> Tensor
+
+    derivatives.yaml, entry median
+    result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
+    """
+    return ops.sum(manual.evenly_distribute_backward(ops, manual.ones_like(ops, result), self_p, result) * self_t)
+
+
+def nanmedian_default(self_p, self_t, result):
+    """nanmedian(Tensor self) -> Tensor
+
+    derivatives.yaml, entry nanmedian
+    result: (evenly_distribute_backward(ones_like(result), self_p, result) * self_t).sum()
+    """
+    return ops.sum(manual.evenly_distribute_backward(ops, manual.ones_like(ops, result), self_p, result) * self_t)
+
+
+def median_dim(self_p, self_t, dim, keepdim, values, indices):
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry median.dim
+    values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
+    """
+    values_t = ops.sum(manual.value_selecting_reduction_backward(ops, manual.ones_like(ops, values), dim, indices, self_p.shape, keepdim) * self_t, dim, keepdim)
+    return values_t, None
+
+
+def nanmedian_dim(self_p, self_t, dim, keepdim, values, indices):
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry nanmedian.dim
+    values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
+    """
+    values_t = ops.sum(manual.value_selecting_reduction_backward(ops, manual.ones_like(ops, values), dim, indices, self_p.shape, keepdim) * self_t, dim, keepdim)
+    return values_t, None
+
+
+def kthvalue(self_p, self_t, k, dim, keepdim, values, indices):
+    """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry kthvalue
+    values: (value_selecting_reduction_backward(ones_like(values), dim, indices, self_p.shape, keepdim) * self_t).sum(dim, keepdim)
+    """
+    values_t = ops.sum(manual.value_selecting_reduction_backward(ops, manual.ones_like(ops, values), dim, indices, self_p.shape, keepdim) * self_t, dim, keepdim)
+    return values_t, None
+
+
+def cummax(self_p, self_t, dim, values, indices):
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry cummax
+    values: self_t.gather(dim, indices)
+    """
+    values_t = ops.gather(self_t, dim, indices)
+    return values_t, None
+
+
+def cummin(self_p, self_t, dim, values, indices):
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry cummin
+    values: self_t.gather(dim, indices)
+    """
+    values_t = ops.gather(self_t, dim, indices)
+    return values_t, None
+
+
+def nansum(self_p, self_t, dim, keepdim, dtype, result):
+    """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry nansum
+    result: where(self_p != self_p, 0, self_t).sum(dim, keepdim)
+    """
+    return ops.sum(ops.where(self_p != self_p, 0, self_t), dim, keepdim)
+
+
+def take(self_p, self_t, index_p, result):
+    """take(Tensor self, Tensor index) -> Tensor
+
+    derivatives.yaml, entry take
+    result: auto_linear
+    """
+    return ops.take(self_t, index_p)
+
+
+def put(self_p, self_t, index_p, source_p, source_t, accumulate, result):
+    """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
+
+    derivatives.yaml, entry put
+    result: self_t.put(index_p, source_t, accumulate)
+    """
+    return ops.put(self_t, index_p, source_t, accumulate)
+
+
+def dist(self_p, self_t, other_p, other_t, p, result):
+    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
+
+    derivatives.yaml, entry dist
+    result: (norm_backward(ones_like(result), self_p - other_p, p, result) * (self_t - other_t)).sum()
+    """
+    return ops.sum(manual.norm_backward(ops, manual.ones_like(ops, result), self_p - other_p, p, result) * (self_t - other_t))

@@ -247,6 +247,37 @@ __all__ = [
     "FminBackward0",
     "MvlgammaBackward0",
     "SincBackward0",
+    "DiagonalBackward0",
+    "DiagonalBackwardBackward0",
+    "DiagEmbedBackward0",
+    "DiagonalScatterBackward0",
+    "TraceBackward0",
+    "Rot90Backward0",
+    "UnfoldBackward0",
+    "UnfoldBackwardBackward0",
+    "NarrowCopyBackward0",
+    "SelectScatterBackward0",
+    "SliceScatterBackward0",
+    "TBackward1",
+    "TransposeBackward1",
+    "UnsqueezeBackward1",
+    "ReshapeCopyBackward0",
+    "UnsafeSplitBackward0",
+    "UnsafeSplitWithSizesBackward0",
+    "IndexFillBackward0",
+    "IndexFillBackward1",
+    "IndexCopyBackward0",
+    "MedianBackward0",
+    "NanmedianBackward0",
+    "MedianBackward1",
+    "NanmedianBackward1",
+    "KthvalueBackward0",
+    "CummaxBackward0",
+    "CumminBackward0",
+    "NansumBackward0",
+    "TakeBackward0",
+    "PutBackward0",
+    "DistBackward0",
 ]
 
 
@@ -7251,4 +7282,873 @@ class SincBackward0(Node):
         # self: sinc_backward(grad, self)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.sinc_backward(ops, grad, self_)
+        return grad_inputs
+
+
+class DiagonalBackward0(Node):
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
+
+    derivatives.yaml, entry diagonal
+    self: diagonal_backward(grad, self.shape, offset, dim1, dim2)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_offset", "_saved_dim1", "_saved_dim2")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        offset = self._saved_offset
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        grad_inputs = [None]
+        # self: diagonal_backward(grad, self.shape, offset, dim1, dim2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)
+        return grad_inputs
+
+
+class DiagonalBackwardBackward0(Node):
+    """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor
+
+    derivatives.yaml, entry diagonal_backward
+    grad_output: grad.diagonal(offset, dim1, dim2)
+    """
+
+    __slots__ = ("_saved_offset", "_saved_dim1", "_saved_dim2")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        offset = self._saved_offset
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        grad_inputs = [None]
+        # grad_output: grad.diagonal(offset, dim1, dim2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.diagonal(grad, offset, dim1, dim2)
+        return grad_inputs
+
+
+class DiagEmbedBackward0(Node):
+    """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
+
+    derivatives.yaml, entry diag_embed
+    self: grad.diagonal(offset, dim1, dim2)
+    """
+
+    __slots__ = ("_saved_offset", "_saved_dim1", "_saved_dim2")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        offset = self._saved_offset
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        grad_inputs = [None]
+        # self: grad.diagonal(offset, dim1, dim2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.diagonal(grad, offset, dim1, dim2)
+        return grad_inputs
+
+
+class DiagonalScatterBackward0(Node):
+    """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
+
+    derivatives.yaml, entry diagonal_scatter
+    self: diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2)
+    src: grad.diagonal(offset, dim1, dim2)
+    """
+
+    __slots__ = ("src_", "_saved_offset", "_saved_dim1", "_saved_dim2")
+
+    @property
+    def _saved_src(self):
+        return self.src_.unpack()
+
+    def release_variables(self):
+        self.src_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        src = ops.unpack(self.src_, self)
+        offset = self._saved_offset
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        grad_inputs = [None, None]
+        # self: diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.diagonal_scatter(grad, manual.zeros_like(ops, src), offset, dim1, dim2)
+        # src: grad.diagonal(offset, dim1, dim2)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.diagonal(grad, offset, dim1, dim2)
+        return grad_inputs
+
+
+class TraceBackward0(Node):
+    """trace(Tensor self) -> Tensor
+
+    derivatives.yaml, entry trace
+    self: trace_backward(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None]
+        # self: trace_backward(grad, self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.trace_backward(ops, grad, self_sym_sizes)
+        return grad_inputs
+
+
+class Rot90Backward0(Node):
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor
+
+    derivatives.yaml, entry rot90
+    self: grad.rot90(-k, dims)
+    """
+
+    __slots__ = ("_saved_k", "_saved_dims")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        k = self._saved_k
+        dims = self._saved_dims
+        grad_inputs = [None]
+        # self: grad.rot90(-k, dims)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.rot90(grad, -k, dims)
+        return grad_inputs
+
+
+class UnfoldBackward0(Node):
+    """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
+
+    derivatives.yaml, entry unfold
+    self: unfold_backward(grad, self.shape, dimension, size, step)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dimension", "_saved_size", "_saved_step")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        dimension = self._saved_dimension
+        size = self._saved_size
+        step = self._saved_step
+        grad_inputs = [None]
+        # self: unfold_backward(grad, self.shape, dimension, size, step)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.unfold_backward(grad, self_sym_sizes, dimension, size, step)
+        return grad_inputs
+
+
+class UnfoldBackwardBackward0(Node):
+    """unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor
+
+    derivatives.yaml, entry unfold_backward
+    grad_in: grad.unfold(dim, size, step)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_size", "_saved_step")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        size = self._saved_size
+        step = self._saved_step
+        grad_inputs = [None]
+        # grad_in: grad.unfold(dim, size, step)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.unfold(grad, dim, size, step)
+        return grad_inputs
+
+
+class NarrowCopyBackward0(Node):
+    """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor
+
+    derivatives.yaml, entry narrow_copy
+    self: slice_backward_wrapper(grad, self.shape, dim, start, start + length, 1)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_dim", "_saved_start", "_saved_length")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        dim = self._saved_dim
+        start = self._saved_start
+        length = self._saved_length
+        grad_inputs = [None]
+        # self: slice_backward_wrapper(grad, self.shape, dim, start, start + length, 1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.slice_backward_wrapper(ops, grad, self_sym_sizes, dim, start, start + length, 1)
+        return grad_inputs
+
+
+class SelectScatterBackward0(Node):
+    """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
+
+    derivatives.yaml, entry select_scatter
+    self: select_scatter(grad, zeros_like(src), dim, index)
+    src: grad.select(dim, index)
+    """
+
+    __slots__ = ("src_", "_saved_dim", "_saved_index")
+
+    @property
+    def _saved_src(self):
+        return self.src_.unpack()
+
+    def release_variables(self):
+        self.src_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        src = ops.unpack(self.src_, self)
+        dim = self._saved_dim
+        index = self._saved_index
+        grad_inputs = [None, None]
+        # self: select_scatter(grad, zeros_like(src), dim, index)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.select_scatter(grad, manual.zeros_like(ops, src), dim, index)
+        # src: grad.select(dim, index)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.select(grad, dim, index)
+        return grad_inputs
+
+
+class SliceScatterBackward0(Node):
+    """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
+
+    derivatives.yaml, entry slice_scatter
+    self: slice_scatter(grad, zeros_like(src), dim, start, end, step)
+    src: slice(grad, dim, start, end, step)
+    """
+
+    __slots__ = ("src_", "_saved_dim", "_saved_start", "_saved_end", "_saved_step")
+
+    @property
+    def _saved_src(self):
+        return self.src_.unpack()
+
+    def release_variables(self):
+        self.src_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        src = ops.unpack(self.src_, self)
+        dim = self._saved_dim
+        start = self._saved_start
+        end = self._saved_end
+        step = self._saved_step
+        grad_inputs = [None, None]
+        # self: slice_scatter(grad, zeros_like(src), dim, start, end, step)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.slice_scatter(grad, manual.zeros_like(ops, src), dim, start, end, step)
+        # src: slice(grad, dim, start, end, step)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.slice(grad, dim, start, end, step)
+        return grad_inputs
+
+
+class TBackward1(Node):
+    """t_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry t_
+    self: grad.t()
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: grad.t()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.t(grad)
+        return grad_inputs
+
+
+class TransposeBackward1(Node):
+    """transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
+
+    derivatives.yaml, entry transpose_
+    self: grad.transpose(dim0, dim1)
+    """
+
+    __slots__ = ("_saved_dim0", "_saved_dim1")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim0 = self._saved_dim0
+        dim1 = self._saved_dim1
+        grad_inputs = [None]
+        # self: grad.transpose(dim0, dim1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.transpose(grad, dim0, dim1)
+        return grad_inputs
+
+
+class UnsqueezeBackward1(Node):
+    """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)
+
+    derivatives.yaml, entry unsqueeze_
+    self: grad.squeeze(dim)
+    """
+
+    __slots__ = ("_saved_dim",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: grad.squeeze(dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.squeeze(grad, dim)
+        return grad_inputs
+
+
+class ReshapeCopyBackward0(Node):
+    """_reshape_copy(Tensor self, SymInt[] size) -> Tensor
+
+    derivatives.yaml, entry _reshape_copy
+    self: grad.reshape(self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None]
+        # self: grad.reshape(self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.reshape(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class UnsafeSplitBackward0(Node):
+    """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]
+
+    derivatives.yaml, entry unsafe_split.Tensor
+    self: split_backward(grads, split_size, dim, self.shape)
+    """
+
+    __slots__ = ("_saved_split_size", "_saved_dim", "_saved_self_sym_sizes")
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        split_size = self._saved_split_size
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None]
+        # self: split_backward(grads, split_size, dim, self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.split_backward(ops, grads, split_size, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class UnsafeSplitWithSizesBackward0(Node):
+    """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]
+
+    derivatives.yaml, entry unsafe_split_with_sizes
+    self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
+    """
+
+    __slots__ = ("_saved_split_sizes", "_saved_dim", "_saved_self_sym_sizes")
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        split_sizes = self._saved_split_sizes
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None]
+        # self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.split_with_sizes_backward(ops, grads, split_sizes, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class IndexFillBackward0(Node):
+    """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+
+    derivatives.yaml, entry index_fill.int_Scalar
+    self: grad.index_fill(dim, index, 0)
+    """
+
+    __slots__ = ("_saved_dim", "index_")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        index = ops.unpack(self.index_, self)
+        grad_inputs = [None]
+        # self: grad.index_fill(dim, index, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.index_fill(grad, dim, index, 0)
+        return grad_inputs
+
+
+class IndexFillBackward1(Node):
+    """index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+
+    derivatives.yaml, entry index_fill.int_Tensor
+    self: grad.index_fill(dim, index, 0)
+    value: (grad * zeros_like(grad).index_fill(dim, index, 1)).sum()
+    """
+
+    __slots__ = ("_saved_dim", "index_")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        index = ops.unpack(self.index_, self)
+        grad_inputs = [None, None]
+        # self: grad.index_fill(dim, index, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.index_fill(grad, dim, index, 0)
+        # value: (grad * zeros_like(grad).index_fill(dim, index, 1)).sum()
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.sum(grad * ops.index_fill(manual.zeros_like(ops, grad), dim, index, 1))
+        return grad_inputs
+
+
+class IndexCopyBackward0(Node):
+    """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
+
+    derivatives.yaml, entry index_copy
+    self: grad.index_fill(dim, index, 0)
+    source: grad.index_select(dim, index).expand_as(source) if source.ndim > 0 else grad.index_select(dim, index.squeeze(0))
+    """
+
+    __slots__ = ("_saved_dim", "index_", "_saved_source_dim", "source_")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    @property
+    def _saved_source(self):
+        return self.source_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+        self.source_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        index = ops.unpack(self.index_, self)
+        source_dim = self._saved_source_dim
+        source = ops.unpack(self.source_, self)
+        grad_inputs = [None, None]
+        # self: grad.index_fill(dim, index, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.index_fill(grad, dim, index, 0)
+        # source: grad.index_select(dim, index).expand_as(source) if source.ndim > 0 else grad.index_select(dim, index.squeeze(0))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.expand_as(ops.index_select(grad, dim, index), source) if source_dim > 0 else ops.index_select(grad, dim, ops.squeeze(index, 0))
+        return grad_inputs
+
+
+class MedianBackward0(Node):
+    """median(Tensor self) -> Tensor
+
+    derivatives.yaml, entry median
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: evenly_distribute_backward(grad, self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.evenly_distribute_backward(ops, grad, self_, result)
+        return grad_inputs
+
+
+class NanmedianBackward0(Node):
+    """nanmedian(Tensor self) -> Tensor
+
+    derivatives.yaml, entry nanmedian
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: evenly_distribute_backward(grad, self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.evenly_distribute_backward(ops, grad, self_, result)
+        return grad_inputs
+
+
+class MedianBackward1(Node):
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry median.dim
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = ("_saved_dim", "indices_", "_saved_self_sym_sizes", "_saved_keepdim")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        dim = self._saved_dim
+        indices = ops.unpack(self.indices_, self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        keepdim = self._saved_keepdim
+        grad_inputs = [None]
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.value_selecting_reduction_backward(ops, grad, dim, indices, self_sym_sizes, keepdim)
+        return grad_inputs
+
+
+class NanmedianBackward1(Node):
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry nanmedian.dim
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = ("_saved_dim", "indices_", "_saved_self_sym_sizes", "_saved_keepdim")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        dim = self._saved_dim
+        indices = ops.unpack(self.indices_, self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        keepdim = self._saved_keepdim
+        grad_inputs = [None]
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.value_selecting_reduction_backward(ops, grad, dim, indices, self_sym_sizes, keepdim)
+        return grad_inputs
+
+
+class KthvalueBackward0(Node):
+    """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry kthvalue
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = ("_saved_dim", "indices_", "_saved_self_sym_sizes", "_saved_keepdim")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        dim = self._saved_dim
+        indices = ops.unpack(self.indices_, self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        keepdim = self._saved_keepdim
+        grad_inputs = [None]
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.value_selecting_reduction_backward(ops, grad, dim, indices, self_sym_sizes, keepdim)
+        return grad_inputs
+
+
+class CummaxBackward0(Node):
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry cummax
+    self: cummaxmin_backward(grad, self, indices, dim)
+    """
+
+    __slots__ = ("self_", "indices_", "_saved_dim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        indices = ops.unpack(self.indices_, self)
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: cummaxmin_backward(grad, self, indices, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.cummaxmin_backward(ops, grad, self_, indices, dim)
+        return grad_inputs
+
+
+class CumminBackward0(Node):
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry cummin
+    self: cummaxmin_backward(grad, self, indices, dim)
+    """
+
+    __slots__ = ("self_", "indices_", "_saved_dim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        indices = ops.unpack(self.indices_, self)
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: cummaxmin_backward(grad, self, indices, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.cummaxmin_backward(ops, grad, self_, indices, dim)
+        return grad_inputs
+
+
+class NansumBackward0(Node):
+    """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry nansum
+    self: nansum_backward(grad.to(self.dtype), self, dim, keepdim)
+    """
+
+    __slots__ = ("_saved_self_scalar_type", "self_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_scalar_type = self._saved_self_scalar_type
+        self_ = ops.unpack(self.self_, self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None]
+        # self: nansum_backward(grad.to(self.dtype), self, dim, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.nansum_backward(ops, ops.to(grad, self_scalar_type), self_, dim, keepdim)
+        return grad_inputs
+
+
+class TakeBackward0(Node):
+    """take(Tensor self, Tensor index) -> Tensor
+
+    derivatives.yaml, entry take
+    self: take_backward(grad, self, index)
+    """
+
+    __slots__ = ("self_", "index_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.index_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        index = ops.unpack(self.index_, self)
+        grad_inputs = [None]
+        # self: take_backward(grad, self, index)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.take_backward(ops, grad, self_, index)
+        return grad_inputs
+
+
+class PutBackward0(Node):
+    """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
+
+    derivatives.yaml, entry put
+    self: grad if accumulate else grad.put(index, zeros_like(source), False)
+    source: grad.take(index).reshape(source.shape)
+    """
+
+    __slots__ = ("_saved_accumulate", "index_", "source_", "_saved_source_sym_sizes")
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    @property
+    def _saved_source(self):
+        return self.source_.unpack()
+
+    def release_variables(self):
+        self.index_.reset_data()
+        self.source_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        accumulate = self._saved_accumulate
+        index = ops.unpack(self.index_, self)
+        source = ops.unpack(self.source_, self)
+        source_sym_sizes = self._saved_source_sym_sizes
+        grad_inputs = [None, None]
+        # self: grad if accumulate else grad.put(index, zeros_like(source), False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad if accumulate else ops.put(grad, index, manual.zeros_like(ops, source), False)
+        # source: grad.take(index).reshape(source.shape)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.reshape(ops.take(grad, index), source_sym_sizes)
+        return grad_inputs
+
+
+class DistBackward0(Node):
+    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
+
+    derivatives.yaml, entry dist
+    self: norm_backward(grad, self - other, p, result)
+    other: -norm_backward(grad, self - other, p, result)
+    """
+
+    __slots__ = ("self_", "other_", "_saved_p", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        p = self._saved_p
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
+        # self: norm_backward(grad, self - other, p, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.norm_backward(ops, grad, self_ - other, p, result)
+        # other: -norm_backward(grad, self - other, p, result)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = -manual.norm_backward(ops, grad, self_ - other, p, result)
         return grad_inputs

@@ -55,10 +55,17 @@ from generated.functions import (
     CopyBackwards,
     CosBackward0,
     CoshBackward0,
+    CummaxBackward0,
+    CumminBackward0,
     CumprodBackward0,
     CumsumBackward0,
     Deg2RadBackward0,
+    DiagEmbedBackward0,
+    DiagonalBackward0,
+    DiagonalBackwardBackward0,
+    DiagonalScatterBackward0,
     DigammaBackward0,
+    DistBackward0,
     DivBackward0,
     DivBackward1,
     DivBackward2,
@@ -97,9 +104,13 @@ from generated.functions import (
     HypotBackward0,
     IndexAddBackward0,
     IndexBackward0,
+    IndexCopyBackward0,
+    IndexFillBackward0,
+    IndexFillBackward1,
     IndexPutBackward0,
     IndexPutImplBackward0,
     IndexSelectBackward0,
+    KthvalueBackward0,
     LdexpBackward0,
     LeakyReluBackward0,
     LeakyReluBackward1,
@@ -130,6 +141,8 @@ from generated.functions import (
     MaxPool2DWithIndicesBackwardBackward0,
     MeanBackward0,
     MeanBackward1,
+    MedianBackward0,
+    MedianBackward1,
     MinBackward0,
     MinBackward1,
     MinimumBackward0,
@@ -141,6 +154,10 @@ from generated.functions import (
     MulBackward1,
     MvBackward0,
     MvlgammaBackward0,
+    NanmedianBackward0,
+    NanmedianBackward1,
+    NansumBackward0,
+    NarrowCopyBackward0,
     NativeBatchNormBackward0,
     NativeDropoutBackward0,
     NativeDropoutBackwardBackward0,
@@ -161,6 +178,7 @@ from generated.functions import (
     PowBackward2,
     ProdBackward0,
     ProdBackward1,
+    PutBackward0,
     Rad2DegBackward0,
     ReciprocalBackward0,
     ReflectionPad1DBackward0,
@@ -179,7 +197,9 @@ from generated.functions import (
     ReplicationPad2DBackwardBackward0,
     ReplicationPad3DBackward0,
     ReplicationPad3DBackwardBackward0,
+    ReshapeCopyBackward0,
     RollBackward0,
+    Rot90Backward0,
     RoundBackward0,
     RoundBackward1,
     RsqrtBackward0,
@@ -190,6 +210,7 @@ from generated.functions import (
     ScatterBackward1,
     SelectBackward0,
     SelectBackwardBackward0,
+    SelectScatterBackward0,
     SigmoidBackward0,
     SigmoidBackwardBackward0,
     SignBackward0,
@@ -199,6 +220,7 @@ from generated.functions import (
     SinhBackward0,
     SliceBackward0,
     SliceBackwardBackward0,
+    SliceScatterBackward0,
     SmoothL1LossBackward0,
     SmoothL1LossBackwardBackward0,
     SoftmaxBackward0,
@@ -227,20 +249,29 @@ from generated.functions import (
     SubBackward0,
     SumBackward0,
     SumBackward1,
+    TakeBackward0,
     TanBackward0,
     TanhBackward0,
     TanhBackwardBackward0,
     TBackward0,
+    TBackward1,
     ThresholdBackwardBackward0,
     ToCopyBackward0,
     TopkBackward0,
+    TraceBackward0,
     TransposeBackward0,
+    TransposeBackward1,
     TrilBackward0,
     TriuBackward0,
     TruncBackward0,
     UnbindBackward0,
+    UnfoldBackward0,
+    UnfoldBackwardBackward0,
+    UnsafeSplitBackward0,
+    UnsafeSplitWithSizesBackward0,
     UnsafeViewBackward0,
     UnsqueezeBackward0,
+    UnsqueezeBackward1,
     VarBackward0,
     VarMeanBackward0,
     ViewBackward0,
@@ -259,8 +290,11 @@ __all__ = [
     "_adaptive_avg_pool2d",
     "_adaptive_avg_pool2d_backward",
     "_index_put_impl_",
+    "_is_all_true",
+    "_is_any_true",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_reshape_copy",
     "_softmax",
     "_softmax_backward_data",
     "_to_copy",
@@ -317,11 +351,19 @@ __all__ = [
     "cos_",
     "cosh",
     "cosh_",
+    "count_nonzero",
+    "cummax",
+    "cummin",
     "cumprod",
     "cumsum",
     "deg2rad",
     "deg2rad_",
+    "diag_embed",
+    "diagonal",
+    "diagonal_backward",
+    "diagonal_scatter",
     "digamma",
+    "dist",
     "div",
     "dot",
     "elu",
@@ -366,8 +408,11 @@ __all__ = [
     "hypot",
     "index",
     "index_add",
+    "index_copy",
+    "index_fill",
     "index_put",
     "index_select",
+    "kthvalue",
     "ldexp",
     "le",
     "leaky_relu",
@@ -400,6 +445,7 @@ __all__ = [
     "max_pool2d_with_indices_backward",
     "maximum",
     "mean",
+    "median",
     "min",
     "minimum",
     "mish",
@@ -409,6 +455,9 @@ __all__ = [
     "mul",
     "mv",
     "mvlgamma",
+    "nanmedian",
+    "nansum",
+    "narrow_copy",
     "native_batch_norm",
     "native_dropout",
     "native_dropout_backward",
@@ -422,10 +471,12 @@ __all__ = [
     "nll_loss2d_forward",
     "nll_loss_backward",
     "nll_loss_forward",
+    "nonzero",
     "permute",
     "polygamma",
     "pow",
     "prod",
+    "put",
     "rad2deg",
     "rad2deg_",
     "reciprocal",
@@ -447,6 +498,7 @@ __all__ = [
     "replication_pad3d",
     "replication_pad3d_backward",
     "roll",
+    "rot90",
     "round",
     "round_",
     "rsqrt",
@@ -456,6 +508,7 @@ __all__ = [
     "scatter_add",
     "select",
     "select_backward",
+    "select_scatter",
     "sigmoid",
     "sigmoid_",
     "sigmoid_backward",
@@ -469,6 +522,7 @@ __all__ = [
     "sinh_",
     "slice",
     "slice_backward",
+    "slice_scatter",
     "smooth_l1_loss",
     "smooth_l1_loss_backward",
     "softplus",
@@ -489,6 +543,7 @@ __all__ = [
     "sub",
     "sum",
     "t",
+    "take",
     "tan",
     "tan_",
     "tanh",
@@ -496,12 +551,16 @@ __all__ = [
     "tanh_backward",
     "threshold_backward",
     "topk",
+    "trace",
     "transpose",
     "tril",
     "triu",
     "trunc",
     "trunc_",
     "unbind",
+    "unfold_backward",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
     "unsqueeze",
     "view",
     "where",
@@ -528,6 +587,16 @@ _topk_return = namedtuple("topk", ["values", "indices"])
 _linalg_inv_ex_return = namedtuple("linalg_inv_ex", ["inverse", "info"])
 
 _linalg_solve_ex_return = namedtuple("linalg_solve_ex", ["result", "info"])
+
+_median_dim_return = namedtuple("median", ["values", "indices"])
+
+_nanmedian_dim_return = namedtuple("nanmedian", ["values", "indices"])
+
+_kthvalue_return = namedtuple("kthvalue", ["values", "indices"])
+
+_cummax_return = namedtuple("cummax", ["values", "indices"])
+
+_cummin_return = namedtuple("cummin", ["values", "indices"])
 
 
 def add_Tensor(self_, other, *, alpha=1, out=None):
@@ -8160,6 +8229,893 @@ def sinc_(self_):
         forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
+
+def diagonal(self_, offset=0, dim1=0, dim2=1):
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
+
+    derivatives.yaml, entry diagonal
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["diagonal"], (self_,))
+    result = recording.as_view(self_, kernels.diagonal(recording.data(self_), offset, dim1, dim2))
+    if recording.compute_requires_grad(self_):
+        grad_fn = DiagonalBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_offset = offset
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.diagonal(self_, forward_grad.tangent(self_), offset, dim1, dim2, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor
+
+    derivatives.yaml, entry diagonal_backward
+    """
+    if not isinstance(grad_output, Tensor):
+        (grad_output,) = _dispatch.check_arguments(OVERLOADS["diagonal_backward"], (grad_output,))
+    input_sizes = recording.int_tuple(input_sizes)
+    result = recording.wrap(kernels.diagonal_backward(recording.data(grad_output), input_sizes, offset, dim1, dim2))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = DiagonalBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_offset = offset
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.diagonal_backward(grad_output, forward_grad.tangent(grad_output), input_sizes, offset, dim1, dim2, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def diag_embed(self_, offset=0, dim1=-2, dim2=-1):
+    """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
+
+    derivatives.yaml, entry diag_embed
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["diag_embed"], (self_,))
+    result = recording.wrap(kernels.diag_embed(recording.data(self_), offset, dim1, dim2))
+    if recording.compute_requires_grad(self_):
+        grad_fn = DiagEmbedBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_offset = offset
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.diag_embed(self_, forward_grad.tangent(self_), offset, dim1, dim2, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def diagonal_scatter(self_, src, offset=0, dim1=0, dim2=1):
+    """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
+
+    derivatives.yaml, entry diagonal_scatter
+    """
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
+        self_, src = _dispatch.check_arguments(OVERLOADS["diagonal_scatter"], (self_, src,))
+    result = recording.wrap(kernels.diagonal_scatter(recording.data(self_), recording.data(src), offset, dim1, dim2))
+    if recording.compute_requires_grad(self_, src):
+        grad_fn = DiagonalScatterBackward0(recording.collect_next_edges(self_, src))
+        grad_fn.src_ = SavedVariable(src, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn._saved_offset = offset
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.diagonal_scatter(self_, forward_grad.tangent(self_), src, forward_grad.tangent(src), offset, dim1, dim2, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def trace(self_):
+    """trace(Tensor self) -> Tensor
+
+    derivatives.yaml, entry trace
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["trace"], (self_,))
+    result = recording.wrap(kernels.trace(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = TraceBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.trace(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def rot90(self_, k=1, dims=(0, 1)):
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor
+
+    derivatives.yaml, entry rot90
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["rot90"], (self_,))
+    dims = recording.int_tuple(dims)
+    result = recording.wrap(kernels.rot90(recording.data(self_), k, dims))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Rot90Backward0(recording.collect_next_edges(self_))
+        grad_fn._saved_k = k
+        grad_fn._saved_dims = dims
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.rot90(self_, forward_grad.tangent(self_), k, dims, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def unfold(self_, dimension, size, step):
+    """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
+
+    derivatives.yaml, entry unfold
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["unfold"], (self_,))
+    result = recording.as_view(self_, kernels.unfold(recording.data(self_), dimension, size, step))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UnfoldBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_dimension = dimension
+        grad_fn._saved_size = size
+        grad_fn._saved_step = step
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.unfold(self_, forward_grad.tangent(self_), dimension, size, step, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def unfold_backward(grad_in, input_sizes, dim, size, step):
+    """unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor
+
+    derivatives.yaml, entry unfold_backward
+    """
+    if not isinstance(grad_in, Tensor):
+        (grad_in,) = _dispatch.check_arguments(OVERLOADS["unfold_backward"], (grad_in,))
+    input_sizes = recording.int_tuple(input_sizes)
+    result = recording.wrap(kernels.unfold_backward(recording.data(grad_in), input_sizes, dim, size, step))
+    if recording.compute_requires_grad(grad_in):
+        grad_fn = UnfoldBackwardBackward0(recording.collect_next_edges(grad_in))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_size = size
+        grad_fn._saved_step = step
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_in):
+        with forward_grad.computing_tangents():
+            tangent = forward.unfold_backward(grad_in, forward_grad.tangent(grad_in), input_sizes, dim, size, step, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def narrow_copy(self_, dim, start, length, *, out=None):
+    """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor
+
+    derivatives.yaml, entry narrow_copy
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["narrow_copy"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("narrow_copy", narrow_copy, (self_, dim, start, length), {}, out, dtype_rule="expected_true")
+    result = recording.wrap(kernels.narrow_copy(recording.data(self_), dim, start, length))
+    if recording.compute_requires_grad(self_):
+        grad_fn = NarrowCopyBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_start = start
+        grad_fn._saved_length = length
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.narrow_copy(self_, forward_grad.tangent(self_), dim, start, length, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def select_scatter(self_, src, dim, index):
+    """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
+
+    derivatives.yaml, entry select_scatter
+    """
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
+        self_, src = _dispatch.check_arguments(OVERLOADS["select_scatter"], (self_, src,))
+    result = recording.wrap(kernels.select_scatter(recording.data(self_), recording.data(src), dim, index))
+    if recording.compute_requires_grad(self_, src):
+        grad_fn = SelectScatterBackward0(recording.collect_next_edges(self_, src))
+        grad_fn.src_ = SavedVariable(src, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.select_scatter(self_, forward_grad.tangent(self_), src, forward_grad.tangent(src), dim, index, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def slice_scatter(self_, src, dim=0, start=None, end=None, step=1, *, out=None):
+    """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
+
+    derivatives.yaml, entry slice_scatter
+    """
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
+        self_, src = _dispatch.check_arguments(OVERLOADS["slice_scatter"], (self_, src,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("slice_scatter", slice_scatter, (self_, src, dim, start, end, step), {}, out, dtype_rule="same")
+    result = recording.wrap(kernels.slice_scatter(recording.data(self_), recording.data(src), dim, start, end, step))
+    if recording.compute_requires_grad(self_, src):
+        grad_fn = SliceScatterBackward0(recording.collect_next_edges(self_, src))
+        grad_fn.src_ = SavedVariable(src, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn._saved_dim = dim
+        grad_fn._saved_start = start
+        grad_fn._saved_end = end
+        grad_fn._saved_step = step
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.slice_scatter(self_, forward_grad.tangent(self_), src, forward_grad.tangent(src), dim, start, end, step, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def t_(self_):
+    """t_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry t_
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["t_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = TBackward1(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.t_(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.t_(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def transpose_(self_, dim0, dim1):
+    """transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
+
+    derivatives.yaml, entry transpose_
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["transpose_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = TransposeBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_dim0 = dim0
+        grad_fn._saved_dim1 = dim1
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.transpose_(recording.data(self_), dim0, dim1))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.transpose_(original_self, forward_grad.tangent(self_), dim0, dim1, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def unsqueeze_(self_, dim):
+    """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)
+
+    derivatives.yaml, entry unsqueeze_
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["unsqueeze_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = UnsqueezeBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.unsqueeze_(recording.data(self_), dim))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.unsqueeze_(original_self, forward_grad.tangent(self_), dim, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def _reshape_copy(self_, size):
+    """_reshape_copy(Tensor self, SymInt[] size) -> Tensor
+
+    derivatives.yaml, entry _reshape_copy
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_reshape_copy"], (self_,))
+    size = recording.int_tuple(size)
+    result = recording.wrap(kernels._reshape_copy(recording.data(self_), size))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReshapeCopyBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._reshape_copy(self_, forward_grad.tangent(self_), size, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def unsafe_split_Tensor(self_, split_size, dim=0):
+    """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]
+
+    derivatives.yaml, entry unsafe_split.Tensor
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["unsafe_split.Tensor"], (self_,))
+    result = [recording.wrap(a) for a in kernels.unsafe_split_Tensor(recording.data(self_), split_size, dim)]
+    if recording.compute_requires_grad(self_):
+        grad_fn = UnsafeSplitBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_split_size = split_size
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        for returned in result:
+            recording.set_history(returned, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.unsafe_split_Tensor(self_, forward_grad.tangent(self_), split_size, dim, result)
+        forward_grad.set_tangents(result, tangent)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
+
+def unsafe_split_with_sizes(self_, split_sizes, dim=0):
+    """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]
+
+    derivatives.yaml, entry unsafe_split_with_sizes
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["unsafe_split_with_sizes"], (self_,))
+    split_sizes = recording.int_tuple(split_sizes)
+    result = [recording.wrap(a) for a in kernels.unsafe_split_with_sizes(recording.data(self_), split_sizes, dim)]
+    if recording.compute_requires_grad(self_):
+        grad_fn = UnsafeSplitWithSizesBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_split_sizes = split_sizes
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        for returned in result:
+            recording.set_history(returned, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.unsafe_split_with_sizes(self_, forward_grad.tangent(self_), split_sizes, dim, result)
+        forward_grad.set_tangents(result, tangent)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
+
+def index_fill_int_Scalar(self_, dim, index, value):
+    """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+
+    derivatives.yaml, entry index_fill.int_Scalar
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Scalar"], (self_, index, value,))
+    result = recording.wrap(kernels.index_fill_int_Scalar(recording.data(self_), dim, recording.data(index), value))
+    if recording.compute_requires_grad(self_):
+        grad_fn = IndexFillBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.index_fill_int_Scalar(self_, forward_grad.tangent(self_), dim, index, value, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def index_fill_int_Scalar_(self_, dim, index, value):
+    """In-place index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+
+    derivatives.yaml, entry index_fill.int_Scalar
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Scalar"], (self_, index, value,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = IndexFillBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.index_fill_int_Scalar(recording.data(self_), dim, recording.data(index), value))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.index_fill_int_Scalar(original_self, forward_grad.tangent(self_), dim, index, value, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def index_fill_int_Tensor(self_, dim, index, value):
+    """index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+
+    derivatives.yaml, entry index_fill.int_Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Tensor"], (self_, index, value,))
+    result = recording.wrap(kernels.index_fill_int_Tensor(recording.data(self_), dim, recording.data(index), recording.data(value)))
+    if recording.compute_requires_grad(self_, value):
+        grad_fn = IndexFillBackward1(recording.collect_next_edges(self_, value))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, value):
+        with forward_grad.computing_tangents():
+            tangent = forward.index_fill_int_Tensor(self_, forward_grad.tangent(self_), dim, index, value, forward_grad.tangent(value), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def index_fill_int_Tensor_(self_, dim, index, value):
+    """In-place index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+
+    derivatives.yaml, entry index_fill.int_Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
+        self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Tensor"], (self_, index, value,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, value)
+    if needs_grad:
+        grad_fn = IndexFillBackward1(recording.collect_next_edges(self_, value))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.index_fill_int_Tensor(recording.data(self_), dim, recording.data(index), recording.data(value)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.index_fill_int_Tensor(original_self, forward_grad.tangent(self_), dim, index, value, forward_grad.tangent(value), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def index_copy(self_, dim, index, source, *, out=None):
+    """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
+
+    derivatives.yaml, entry index_copy
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
+        self_, index, source = _dispatch.check_arguments(OVERLOADS["index_copy"], (self_, index, source,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("index_copy", index_copy, (self_, dim, index, source), {}, out, dtype_rule="same")
+    result = recording.wrap(kernels.index_copy(recording.data(self_), dim, recording.data(index), recording.data(source)))
+    if recording.compute_requires_grad(self_, source):
+        grad_fn = IndexCopyBackward0(recording.collect_next_edges(self_, source))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn._saved_source_dim = recording.dim(source)
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, source):
+        with forward_grad.computing_tangents():
+            tangent = forward.index_copy(self_, forward_grad.tangent(self_), dim, index, source, forward_grad.tangent(source), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def index_copy_(self_, dim, index, source):
+    """In-place index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
+
+    derivatives.yaml, entry index_copy
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
+        self_, index, source = _dispatch.check_arguments(OVERLOADS["index_copy"], (self_, index, source,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, source)
+    if needs_grad:
+        grad_fn = IndexCopyBackward0(recording.collect_next_edges(self_, source))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn._saved_source_dim = recording.dim(source)
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.index_copy(recording.data(self_), dim, recording.data(index), recording.data(source)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.index_copy(original_self, forward_grad.tangent(self_), dim, index, source, forward_grad.tangent(source), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def median_default(self_):
+    """median(Tensor self) -> Tensor
+
+    derivatives.yaml, entry median
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["median"], (self_,))
+    result = recording.wrap(kernels.median(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = MedianBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.median_default(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def nanmedian_default(self_):
+    """nanmedian(Tensor self) -> Tensor
+
+    derivatives.yaml, entry nanmedian
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["nanmedian"], (self_,))
+    result = recording.wrap(kernels.nanmedian(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = NanmedianBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.nanmedian_default(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def median_dim(self_, dim, keepdim=False, *, out=None):
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry median.dim
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["median.dim"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("median", median_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="median")
+    values, indices = map(recording.wrap, kernels.median_dim(recording.data(self_), dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = MedianBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_keepdim = keepdim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.median_dim(self_, forward_grad.tangent(self_), dim, keepdim, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _median_dim_return(values, indices)
+
+
+def nanmedian_dim(self_, dim, keepdim=False, *, out=None):
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry nanmedian.dim
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["nanmedian.dim"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("nanmedian", nanmedian_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="median")
+    values, indices = map(recording.wrap, kernels.nanmedian_dim(recording.data(self_), dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = NanmedianBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_keepdim = keepdim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.nanmedian_dim(self_, forward_grad.tangent(self_), dim, keepdim, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _nanmedian_dim_return(values, indices)
+
+
+def kthvalue(self_, k, dim=-1, keepdim=False, *, out=None):
+    """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry kthvalue
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["kthvalue"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("kthvalue", kthvalue, (self_, k, dim, keepdim), {}, out, 2, dtype_rule="kthvalue")
+    values, indices = map(recording.wrap, kernels.kthvalue(recording.data(self_), k, dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = KthvalueBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_keepdim = keepdim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.kthvalue(self_, forward_grad.tangent(self_), k, dim, keepdim, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _kthvalue_return(values, indices)
+
+
+def cummax(self_, dim, *, out=None):
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry cummax
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cummax"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("cummax", cummax, (self_, dim), {}, out, 2, dtype_rule="scan")
+    values, indices = map(recording.wrap, kernels.cummax(recording.data(self_), dim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CummaxBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cummax(self_, forward_grad.tangent(self_), dim, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _cummax_return(values, indices)
+
+
+def cummin(self_, dim, *, out=None):
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry cummin
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["cummin"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("cummin", cummin, (self_, dim), {}, out, 2, dtype_rule="scan")
+    values, indices = map(recording.wrap, kernels.cummin(recording.data(self_), dim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CumminBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cummin(self_, forward_grad.tangent(self_), dim, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _cummin_return(values, indices)
+
+
+def nansum(self_, dim=None, keepdim=False, *, dtype=None, out=None):
+    """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry nansum
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["nansum"], (self_,))
+    dim = recording.int_tuple(dim)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("nansum", nansum, (self_, dim, keepdim), {"dtype": dtype}, out)
+    result = recording.wrap(kernels.nansum(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = NansumBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.nansum(self_, forward_grad.tangent(self_), dim, keepdim, dtype, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def count_nonzero_default(self_, dim=None):
+    """count_nonzero(Tensor self, int? dim=None) -> Tensor
+
+    derivatives.yaml, entry count_nonzero
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["count_nonzero"], (self_,))
+    result = recording.wrap(kernels.count_nonzero(recording.data(self_), dim))
+    return result
+
+
+def count_nonzero_dim_IntList(self_, dim):
+    """count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
+
+    derivatives.yaml, entry count_nonzero.dim_IntList
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["count_nonzero.dim_IntList"], (self_,))
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.count_nonzero_dim_IntList(recording.data(self_), dim))
+    return result
+
+
+def take(self_, index, *, out=None):
+    """take(Tensor self, Tensor index) -> Tensor
+
+    derivatives.yaml, entry take
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
+        self_, index = _dispatch.check_arguments(OVERLOADS["take"], (self_, index,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("take", take, (self_, index), {}, out, dtype_rule="take")
+    result = recording.wrap(kernels.take(recording.data(self_), recording.data(index)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = TakeBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.index_ = SavedVariable(index, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.take(self_, forward_grad.tangent(self_), index, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def put(self_, index, source, accumulate=False):
+    """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
+
+    derivatives.yaml, entry put
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
+        self_, index, source = _dispatch.check_arguments(OVERLOADS["put"], (self_, index, source,))
+    result = recording.wrap(kernels.put(recording.data(self_), recording.data(index), recording.data(source), accumulate))
+    if recording.compute_requires_grad(self_, source):
+        grad_fn = PutBackward0(recording.collect_next_edges(self_, source))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn._saved_source_sym_sizes = recording.sizes(source)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, source):
+        with forward_grad.computing_tangents():
+            tangent = forward.put(self_, forward_grad.tangent(self_), index, source, forward_grad.tangent(source), accumulate, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def put_(self_, index, source, accumulate=False):
+    """In-place put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
+
+    derivatives.yaml, entry put
+    """
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
+        self_, index, source = _dispatch.check_arguments(OVERLOADS["put"], (self_, index, source,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, source)
+    if needs_grad:
+        grad_fn = PutBackward0(recording.collect_next_edges(self_, source))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn._saved_source_sym_sizes = recording.sizes(source)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.put(recording.data(self_), recording.data(index), recording.data(source), accumulate))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.put(original_self, forward_grad.tangent(self_), index, source, forward_grad.tangent(source), accumulate, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def dist(self_, other, p=2):
+    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
+
+    derivatives.yaml, entry dist
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or not isinstance(p, NUMBER):
+        self_, other, p = _dispatch.check_arguments(OVERLOADS["dist"], (self_, other, p,))
+    result = recording.wrap(kernels.dist(recording.data(self_), recording.data(other), p))
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = DistBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn._saved_p = p
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.dist(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), p, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def _is_all_true(self_):
+    """_is_all_true(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _is_all_true
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_is_all_true"], (self_,))
+    result = recording.wrap(kernels._is_all_true(recording.data(self_)))
+    return result
+
+
+def _is_any_true(self_):
+    """_is_any_true(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _is_any_true
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["_is_any_true"], (self_,))
+    result = recording.wrap(kernels._is_any_true(recording.data(self_)))
+    return result
+
+
+def nonzero(self_):
+    """nonzero(Tensor self) -> Tensor
+
+    derivatives.yaml, entry nonzero
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["nonzero"], (self_,))
+    result = recording.wrap(kernels.nonzero(recording.data(self_)))
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -8177,6 +9133,7 @@ sub = sub_Tensor
 sub_ = sub_Tensor_
 transpose = transpose_int
 unbind = unbind_int
+unsafe_split = unsafe_split_Tensor
 where = where_self
 xlogy = xlogy_Tensor
 xlogy_ = xlogy_Tensor_
@@ -9407,6 +10364,185 @@ OVERLOADS = {
     "sinc": Overload(sinc, kernels.sinc, "sinc(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
+    "diagonal": Overload(diagonal, kernels.diagonal, "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("offset", "int", has_default=True),
+        Param("dim1", "int", has_default=True),
+        Param("dim2", "int", has_default=True),
+    )),
+    "diagonal_backward": Overload(diagonal_backward, kernels.diagonal_backward, "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("input_sizes", "int[]"),
+        Param("offset", "int"),
+        Param("dim1", "int"),
+        Param("dim2", "int"),
+    )),
+    "diag_embed": Overload(diag_embed, kernels.diag_embed, "diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("offset", "int", has_default=True),
+        Param("dim1", "int", has_default=True),
+        Param("dim2", "int", has_default=True),
+    )),
+    "diagonal_scatter": Overload(diagonal_scatter, kernels.diagonal_scatter, "diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("src", "Tensor"),
+        Param("offset", "int", has_default=True),
+        Param("dim1", "int", has_default=True),
+        Param("dim2", "int", has_default=True),
+    )),
+    "trace": Overload(trace, kernels.trace, "trace(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "rot90": Overload(rot90, kernels.rot90, "rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("k", "int", has_default=True),
+        Param("dims", "int[]", has_default=True),
+    )),
+    "unfold": Overload(unfold, kernels.unfold, "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("dimension", "int"),
+        Param("size", "int"),
+        Param("step", "int"),
+    )),
+    "unfold_backward": Overload(unfold_backward, kernels.unfold_backward, "unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor", (
+        Param("grad_in", "Tensor"),
+        Param("input_sizes", "int[]"),
+        Param("dim", "int"),
+        Param("size", "int"),
+        Param("step", "int"),
+    )),
+    "narrow_copy": Overload(narrow_copy, kernels.narrow_copy, "narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("start", "int"),
+        Param("length", "int"),
+    )),
+    "select_scatter": Overload(select_scatter, kernels.select_scatter, "select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("src", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "int"),
+    )),
+    "slice_scatter": Overload(slice_scatter, kernels.slice_scatter, "slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("src", "Tensor"),
+        Param("dim", "int", has_default=True),
+        Param("start", "int?", has_default=True),
+        Param("end", "int?", has_default=True),
+        Param("step", "int", has_default=True),
+    )),
+    "t_": Overload(t_, kernels.t_, "t_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
+    "transpose_": Overload(transpose_, kernels.transpose_, "transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("dim0", "int"),
+        Param("dim1", "int"),
+    )),
+    "unsqueeze_": Overload(unsqueeze_, kernels.unsqueeze_, "unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+    )),
+    "_reshape_copy": Overload(_reshape_copy, kernels._reshape_copy, "_reshape_copy(Tensor self, SymInt[] size) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("size", "int[]"),
+    )),
+    "unsafe_split.Tensor": Overload(unsafe_split_Tensor, kernels.unsafe_split_Tensor, "unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]", (
+        Param("self_", "Tensor"),
+        Param("split_size", "int"),
+        Param("dim", "int", has_default=True),
+    )),
+    "unsafe_split_with_sizes": Overload(unsafe_split_with_sizes, kernels.unsafe_split_with_sizes, "unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]", (
+        Param("self_", "Tensor"),
+        Param("split_sizes", "int[]"),
+        Param("dim", "int", has_default=True),
+    )),
+    "index_fill.int_Scalar": Overload(index_fill_int_Scalar, kernels.index_fill_int_Scalar, "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("value", "Scalar"),
+    )),
+    "index_fill.int_Tensor": Overload(index_fill_int_Tensor, kernels.index_fill_int_Tensor, "index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("value", "Tensor", number=True),
+    )),
+    "index_copy": Overload(index_copy, kernels.index_copy, "index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("source", "Tensor"),
+    )),
+    "median": Overload(median_default, kernels.median, "median(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "nanmedian": Overload(nanmedian_default, kernels.nanmedian, "nanmedian(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "median.dim": Overload(median_dim, kernels.median_dim, "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "nanmedian.dim": Overload(nanmedian_dim, kernels.nanmedian_dim, "nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "kthvalue": Overload(kthvalue, kernels.kthvalue, "kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("k", "int"),
+        Param("dim", "int", has_default=True),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "cummax": Overload(cummax, kernels.cummax, "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+    )),
+    "cummin": Overload(cummin, kernels.cummin, "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+    )),
+    "nansum": Overload(nansum, kernels.nansum, "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]?", has_default=True),
+        Param("keepdim", "bool", has_default=True),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
+    "count_nonzero": Overload(count_nonzero_default, kernels.count_nonzero, "count_nonzero(Tensor self, int? dim=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int?", has_default=True),
+    )),
+    "count_nonzero.dim_IntList": Overload(count_nonzero_dim_IntList, kernels.count_nonzero_dim_IntList, "count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[]"),
+    )),
+    "take": Overload(take, kernels.take, "take(Tensor self, Tensor index) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("index", "Tensor"),
+    )),
+    "put": Overload(put, kernels.put, "put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("index", "Tensor"),
+        Param("source", "Tensor"),
+        Param("accumulate", "bool", has_default=True),
+    )),
+    "dist": Overload(dist, kernels.dist, "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+        Param("p", "Scalar", has_default=True),
+    )),
+    "_is_all_true": Overload(_is_all_true, kernels._is_all_true, "_is_all_true(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "_is_any_true": Overload(_is_any_true, kernels._is_any_true, "_is_any_true(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "nonzero": Overload(nonzero, kernels.nonzero, "nonzero(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -10099,6 +11235,106 @@ BY_NAME = {
     "sinc": (
         OVERLOADS["sinc"],
     ),
+    "diagonal": (
+        OVERLOADS["diagonal"],
+    ),
+    "diagonal_backward": (
+        OVERLOADS["diagonal_backward"],
+    ),
+    "diag_embed": (
+        OVERLOADS["diag_embed"],
+    ),
+    "diagonal_scatter": (
+        OVERLOADS["diagonal_scatter"],
+    ),
+    "trace": (
+        OVERLOADS["trace"],
+    ),
+    "rot90": (
+        OVERLOADS["rot90"],
+    ),
+    "unfold": (
+        OVERLOADS["unfold"],
+    ),
+    "unfold_backward": (
+        OVERLOADS["unfold_backward"],
+    ),
+    "narrow_copy": (
+        OVERLOADS["narrow_copy"],
+    ),
+    "select_scatter": (
+        OVERLOADS["select_scatter"],
+    ),
+    "slice_scatter": (
+        OVERLOADS["slice_scatter"],
+    ),
+    "t_": (
+        OVERLOADS["t_"],
+    ),
+    "transpose_": (
+        OVERLOADS["transpose_"],
+    ),
+    "unsqueeze_": (
+        OVERLOADS["unsqueeze_"],
+    ),
+    "_reshape_copy": (
+        OVERLOADS["_reshape_copy"],
+    ),
+    "unsafe_split": (
+        OVERLOADS["unsafe_split.Tensor"],
+    ),
+    "unsafe_split_with_sizes": (
+        OVERLOADS["unsafe_split_with_sizes"],
+    ),
+    "index_fill": (
+        OVERLOADS["index_fill.int_Scalar"],
+        OVERLOADS["index_fill.int_Tensor"],
+    ),
+    "index_copy": (
+        OVERLOADS["index_copy"],
+    ),
+    "median": (
+        OVERLOADS["median"],
+        OVERLOADS["median.dim"],
+    ),
+    "nanmedian": (
+        OVERLOADS["nanmedian"],
+        OVERLOADS["nanmedian.dim"],
+    ),
+    "kthvalue": (
+        OVERLOADS["kthvalue"],
+    ),
+    "cummax": (
+        OVERLOADS["cummax"],
+    ),
+    "cummin": (
+        OVERLOADS["cummin"],
+    ),
+    "nansum": (
+        OVERLOADS["nansum"],
+    ),
+    "count_nonzero": (
+        OVERLOADS["count_nonzero"],
+        OVERLOADS["count_nonzero.dim_IntList"],
+    ),
+    "take": (
+        OVERLOADS["take"],
+    ),
+    "put": (
+        OVERLOADS["put"],
+    ),
+    "dist": (
+        OVERLOADS["dist"],
+    ),
+    "_is_all_true": (
+        OVERLOADS["_is_all_true"],
+    ),
+    "_is_any_true": (
+        OVERLOADS["_is_any_true"],
+    ),
+    "nonzero": (
+        OVERLOADS["nonzero"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -10316,6 +11552,16 @@ BY_NAME = {
     "sinc_": (
         OVERLOADS["sinc"]._replace(wrapper=sinc_, kernel=None),
     ),
+    "index_fill_": (
+        OVERLOADS["index_fill.int_Scalar"]._replace(wrapper=index_fill_int_Scalar_, kernel=None),
+        OVERLOADS["index_fill.int_Tensor"]._replace(wrapper=index_fill_int_Tensor_, kernel=None),
+    ),
+    "index_copy_": (
+        OVERLOADS["index_copy"]._replace(wrapper=index_copy_, kernel=None),
+    ),
+    "put_": (
+        OVERLOADS["put"]._replace(wrapper=put_, kernel=None),
+    ),
 }
 
 
@@ -10474,6 +11720,26 @@ def fmod(*args, **kwargs):
     return _dispatch.call("fmod", BY_NAME["fmod"], args, kwargs)
 
 
+def index_fill(*args, **kwargs):
+    """Picks the overload of index_fill that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("index_fill", BY_NAME["index_fill"], args, kwargs)
+
+
+def median(*args, **kwargs):
+    """Picks the overload of median that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("median", BY_NAME["median"], args, kwargs)
+
+
+def nanmedian(*args, **kwargs):
+    """Picks the overload of nanmedian that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("nanmedian", BY_NAME["nanmedian"], args, kwargs)
+
+
+def count_nonzero(*args, **kwargs):
+    """Picks the overload of count_nonzero that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("count_nonzero", BY_NAME["count_nonzero"], args, kwargs)
+
+
 def pow_(*args, **kwargs):
     """Picks the overload of pow_ that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("pow_", BY_NAME["pow_"], args, kwargs)
@@ -10527,3 +11793,8 @@ def remainder_(*args, **kwargs):
 def fmod_(*args, **kwargs):
     """Picks the overload of fmod_ that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("fmod_", BY_NAME["fmod_"], args, kwargs)
+
+
+def index_fill_(*args, **kwargs):
+    """Picks the overload of index_fill_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("index_fill_", BY_NAME["index_fill_"], args, kwargs)

@@ -741,4 +741,210 @@ FORMULAS = {
         0: "grad_output: max_pool_double_backward(grad, indices, 2)",
         1: "self: zeros_like(self)",
     },
+    "AcosBackward0": {
+        0: "self: grad * -((-self * self + 1).rsqrt())",
+    },
+    "AsinBackward0": {
+        0: "self: grad * (-self * self + 1).rsqrt()",
+    },
+    "AtanBackward0": {
+        0: "self: grad / (self * self + 1)",
+    },
+    "CoshBackward0": {
+        0: "self: grad * self.sinh()",
+    },
+    "SinhBackward0": {
+        0: "self: grad * self.cosh()",
+    },
+    "AcoshBackward0": {
+        0: "self: grad * (self * self - 1).rsqrt()",
+    },
+    "AsinhBackward0": {
+        0: "self: grad * (self.pow(2) + 1).rsqrt()",
+    },
+    "AtanhBackward0": {
+        0: "self: grad * 1 / (1 - self.pow(2))",
+    },
+    "Exp2Backward0": {
+        0: "self: grad * result * 0.6931471805599453",
+    },
+    "ErfcBackward0": {
+        0: "self: -1.1283791670955126 * (-(self.pow(2))).exp() * grad",
+    },
+    "ErfinvBackward0": {
+        0: "self: 0.886226925452758 * (self.erfinv().pow(2)).exp() * grad",
+    },
+    "LgammaBackward0": {
+        0: "self: grad * digamma(self)",
+    },
+    "DigammaBackward0": {
+        0: "self: grad * polygamma(1, self)",
+    },
+    "PolygammaBackward0": {
+        0: "self: grad * polygamma(n + 1, self)",
+    },
+    "Deg2RadBackward0": {
+        0: "self: grad * 0.017453292519943295",
+    },
+    "Rad2DegBackward0": {
+        0: "self: grad * 57.29577951308232",
+    },
+    "Atan2Backward0": {
+        0: "self: grad * other / (self.pow(2) + other.pow(2))",
+        1: "other: grad * -self / (self.pow(2) + other.pow(2))",
+    },
+    "HypotBackward0": {
+        0: "self: grad * self / result",
+        1: "other: grad * other / result",
+    },
+    "LogaddexpBackward0": {
+        0: "self: grad / (1 + exp(other - self))",
+        1: "other: grad / (1 + exp(self - other))",
+    },
+    "Logaddexp2Backward0": {
+        0: "self: grad / (1 + pow(2, other - self))",
+        1: "other: grad / (1 + pow(2, self - other))",
+    },
+    "NextafterBackward0": {
+        0: "self: where(self != other, grad, 0)",
+        1: "other: zeros_like(other)",
+    },
+    "LdexpBackward0": {
+        0: "self: grad * pow(2, other)",
+        1: "other: grad * result * 0.6931471805599453",
+    },
+    "XlogyBackward0": {
+        0: "self: xlogy(grad, other).masked_fill(logical_and(self == 0., other <= 0.), 0.)",
+        1: "other: grad * self / other",
+    },
+    "SpecialXlog1PyBackward0": {
+        0: "self: special_xlog1py(grad, other).masked_fill(logical_and(self == 0., other <= -1.), 0.)",
+        1: "other: grad * self / (other + 1)",
+    },
+    "SpecialEntrBackward0": {
+        0: "self: grad * (-(1 + self.log()))",
+    },
+    "SpecialErfcxBackward0": {
+        0: "self: (2.0 * self * result - 1.1283791670955126) * grad",
+    },
+    "SpecialNdtriBackward0": {
+        0: "self: grad * 2.5066282746310002 * (result.pow(2) / 2).exp()",
+    },
+    "SpecialLogNdtrBackward0": {
+        0: "self: grad / 2.5066282746310002 * (result + self.pow(2) / 2).neg().exp()",
+    },
+    "FmaxBackward0": {
+        0: "self: grad.masked_fill(logical_not(logical_or(self >= other, other != other)), 0)",
+        1: "other: grad.masked_fill(logical_or(self >= other, other != other), 0)",
+    },
+    "FminBackward0": {
+        0: "self: grad.masked_fill(logical_not(logical_or(self <= other, other != other)), 0)",
+        1: "other: grad.masked_fill(logical_or(self <= other, other != other), 0)",
+    },
+    "MvlgammaBackward0": {
+        0: "self: mvlgamma_backward(grad, self, p)",
+    },
+    "SincBackward0": {
+        0: "self: sinc_backward(grad, self)",
+    },
+    "DiagonalBackward0": {
+        0: "self: diagonal_backward(grad, self.shape, offset, dim1, dim2)",
+    },
+    "DiagonalBackwardBackward0": {
+        0: "grad_output: grad.diagonal(offset, dim1, dim2)",
+    },
+    "DiagEmbedBackward0": {
+        0: "self: grad.diagonal(offset, dim1, dim2)",
+    },
+    "DiagonalScatterBackward0": {
+        0: "self: diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2)",
+        1: "src: grad.diagonal(offset, dim1, dim2)",
+    },
+    "TraceBackward0": {
+        0: "self: trace_backward(grad, self.shape)",
+    },
+    "Rot90Backward0": {
+        0: "self: grad.rot90(-k, dims)",
+    },
+    "UnfoldBackward0": {
+        0: "self: unfold_backward(grad, self.shape, dimension, size, step)",
+    },
+    "UnfoldBackwardBackward0": {
+        0: "grad_in: grad.unfold(dim, size, step)",
+    },
+    "NarrowCopyBackward0": {
+        0: "self: slice_backward_wrapper(grad, self.shape, dim, start, start + length, 1)",
+    },
+    "SelectScatterBackward0": {
+        0: "self: select_scatter(grad, zeros_like(src), dim, index)",
+        1: "src: grad.select(dim, index)",
+    },
+    "SliceScatterBackward0": {
+        0: "self: slice_scatter(grad, zeros_like(src), dim, start, end, step)",
+        1: "src: slice(grad, dim, start, end, step)",
+    },
+    "TBackward1": {
+        0: "self: grad.t()",
+    },
+    "TransposeBackward1": {
+        0: "self: grad.transpose(dim0, dim1)",
+    },
+    "UnsqueezeBackward1": {
+        0: "self: grad.squeeze(dim)",
+    },
+    "ReshapeCopyBackward0": {
+        0: "self: grad.reshape(self.shape)",
+    },
+    "UnsafeSplitBackward0": {
+        0: "self: split_backward(grads, split_size, dim, self.shape)",
+    },
+    "UnsafeSplitWithSizesBackward0": {
+        0: "self: split_with_sizes_backward(grads, split_sizes, dim, self.shape)",
+    },
+    "IndexFillBackward0": {
+        0: "self: grad.index_fill(dim, index, 0)",
+    },
+    "IndexFillBackward1": {
+        0: "self: grad.index_fill(dim, index, 0)",
+        1: "value: (grad * zeros_like(grad).index_fill(dim, index, 1)).sum()",
+    },
+    "IndexCopyBackward0": {
+        0: "self: grad.index_fill(dim, index, 0)",
+        1: "source: grad.index_select(dim, index).expand_as(source) if source.ndim > 0 else grad.index_select(dim, index.squeeze(0))",
+    },
+    "MedianBackward0": {
+        0: "self: evenly_distribute_backward(grad, self, result)",
+    },
+    "NanmedianBackward0": {
+        0: "self: evenly_distribute_backward(grad, self, result)",
+    },
+    "MedianBackward1": {
+        0: "self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)",
+    },
+    "NanmedianBackward1": {
+        0: "self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)",
+    },
+    "KthvalueBackward0": {
+        0: "self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)",
+    },
+    "CummaxBackward0": {
+        0: "self: cummaxmin_backward(grad, self, indices, dim)",
+    },
+    "CumminBackward0": {
+        0: "self: cummaxmin_backward(grad, self, indices, dim)",
+    },
+    "NansumBackward0": {
+        0: "self: nansum_backward(grad.to(self.dtype), self, dim, keepdim)",
+    },
+    "TakeBackward0": {
+        0: "self: take_backward(grad, self, index)",
+    },
+    "PutBackward0": {
+        0: "self: grad if accumulate else grad.put(index, zeros_like(source), False)",
+        1: "source: grad.take(index).reshape(source.shape)",
+    },
+    "DistBackward0": {
+        0: "self: norm_backward(grad, self - other, p, result)",
+        1: "other: -norm_backward(grad, self - other, p, result)",
+    },
 }

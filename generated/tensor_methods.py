@@ -13,6 +13,22 @@ from runtime import dispatch as _dispatch
 class TensorMethods:
     """Holds the methods until runtime/methods.py copies them onto Tensor."""
 
+    def _is_all_true(self):
+        """_is_all_true(Tensor self) -> Tensor"""
+        try:
+            return ops._is_all_true(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "_is_all_true")
+            raise
+
+    def _is_any_true(self):
+        """_is_any_true(Tensor self) -> Tensor"""
+        try:
+            return ops._is_any_true(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "_is_any_true")
+            raise
+
     def _to_copy(self, *, dtype=None):
         """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
         try:
@@ -289,6 +305,32 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "cosh")
             raise
 
+    def count_nonzero(self, *args, **kwargs):
+        """count_nonzero(Tensor self, int? dim=None) -> Tensor
+        count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
+        """
+        try:
+            return ops.count_nonzero(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "count_nonzero")
+            raise
+
+    def cummax(self, dim):
+        """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+        try:
+            return ops.cummax(self, dim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cummax")
+            raise
+
+    def cummin(self, dim):
+        """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+        try:
+            return ops.cummin(self, dim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cummin")
+            raise
+
     def cumprod(self, dim, *, dtype=None):
         """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         try:
@@ -313,12 +355,44 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "deg2rad")
             raise
 
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
+        try:
+            return ops.diag_embed(self, offset, dim1, dim2)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "diag_embed")
+            raise
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+        try:
+            return ops.diagonal(self, offset, dim1, dim2)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "diagonal")
+            raise
+
+    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+        """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+        try:
+            return ops.diagonal_scatter(self, src, offset, dim1, dim2)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "diagonal_scatter")
+            raise
+
     def digamma(self):
         """digamma(Tensor self) -> Tensor"""
         try:
             return ops.digamma(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "digamma")
+            raise
+
+    def dist(self, other, p=2):
+        """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
+        try:
+            return ops.dist(self, other, p)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "dist")
             raise
 
     def div(self, *args, **kwargs):
@@ -519,6 +593,24 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "index_add")
             raise
 
+    def index_copy(self, dim, index, source):
+        """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+        try:
+            return ops.index_copy(self, dim, index, source)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "index_copy")
+            raise
+
+    def index_fill(self, *args, **kwargs):
+        """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+        """
+        try:
+            return ops.index_fill(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "index_fill")
+            raise
+
     def index_put(self, indices, values, accumulate=False):
         """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         try:
@@ -533,6 +625,14 @@ class TensorMethods:
             return ops.index_select(self, dim, index)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "index_select")
+            raise
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+        try:
+            return ops.kthvalue(self, k, dim, keepdim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "kthvalue")
             raise
 
     def ldexp(self, other):
@@ -707,6 +807,16 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "mean")
             raise
 
+    def median(self, *args, **kwargs):
+        """median(Tensor self) -> Tensor
+        median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        """
+        try:
+            return ops.median(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("median")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "median")
+            raise
+
     def min(self, *args, **kwargs):
         """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         min(Tensor self) -> Tensor
@@ -755,6 +865,32 @@ class TensorMethods:
             return ops.mvlgamma(self, p)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "mvlgamma")
+            raise
+
+    def nanmedian(self, *args, **kwargs):
+        """nanmedian(Tensor self) -> Tensor
+        nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        """
+        try:
+            return ops.nanmedian(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("nanmedian")
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "nanmedian")
+            raise
+
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+        try:
+            return ops.nansum(self, dim, keepdim, dtype=dtype)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "nansum")
+            raise
+
+    def narrow_copy(self, dim, start, length):
+        """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
+        try:
+            return ops.narrow_copy(self, dim, start, length)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "narrow_copy")
             raise
 
     def ne(self, *args, **kwargs):
@@ -811,6 +947,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "prod")
             raise
 
+    def put(self, index, source, accumulate=False):
+        """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+        try:
+            return ops.put(self, index, source, accumulate)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "put")
+            raise
+
     def rad2deg(self):
         """rad2deg(Tensor self) -> Tensor"""
         try:
@@ -861,6 +1005,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "roll")
             raise
 
+    def rot90(self, k=1, dims=(0, 1)):
+        """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
+        try:
+            return ops.rot90(self, k, dims)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "rot90")
+            raise
+
     def round(self, *args, **kwargs):
         """round(Tensor self) -> Tensor
         round.decimals(Tensor self, *, int decimals) -> Tensor
@@ -907,6 +1059,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "select")
             raise
 
+    def select_scatter(self, src, dim, index):
+        """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
+        try:
+            return ops.select_scatter(self, src, dim, index)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "select_scatter")
+            raise
+
     def sigmoid(self):
         """sigmoid(Tensor self) -> Tensor"""
         try:
@@ -945,6 +1105,14 @@ class TensorMethods:
             return ops.sinh(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "sinh")
+            raise
+
+    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+        """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
+        try:
+            return ops.slice_scatter(self, src, dim, start, end, step)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "slice_scatter")
             raise
 
     def sort(self, *args, **kwargs):
@@ -1061,6 +1229,22 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "t")
             raise
 
+    def t_(self):
+        """t_(Tensor(a!) self) -> Tensor(a!)"""
+        try:
+            return ops.t_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "t_")
+            raise
+
+    def take(self, index):
+        """take(Tensor self, Tensor index) -> Tensor"""
+        try:
+            return ops.take(self, index)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "take")
+            raise
+
     def tan(self):
         """tan(Tensor self) -> Tensor"""
         try:
@@ -1085,12 +1269,28 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "topk")
             raise
 
+    def trace(self):
+        """trace(Tensor self) -> Tensor"""
+        try:
+            return ops.trace(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "trace")
+            raise
+
     def transpose(self, dim0, dim1):
         """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
         try:
             return ops.transpose_int(self, dim0, dim1)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "transpose")
+            raise
+
+    def transpose_(self, dim0, dim1):
+        """transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"""
+        try:
+            return ops.transpose_(self, dim0, dim1)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "transpose_")
             raise
 
     def tril(self, diagonal=0):
@@ -1125,12 +1325,44 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "unbind")
             raise
 
+    def unfold(self, dimension, size, step):
+        """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
+        try:
+            return ops.unfold(self, dimension, size, step)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "unfold")
+            raise
+
+    def unsafe_split(self, split_size, dim=0):
+        """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"""
+        try:
+            return ops.unsafe_split_Tensor(self, split_size, dim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "unsafe_split")
+            raise
+
+    def unsafe_split_with_sizes(self, split_sizes, dim=0):
+        """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
+        try:
+            return ops.unsafe_split_with_sizes(self, split_sizes, dim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "unsafe_split_with_sizes")
+            raise
+
     def unsqueeze(self, dim):
         """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
         try:
             return ops.unsqueeze(self, dim)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "unsqueeze")
+            raise
+
+    def unsqueeze_(self, dim):
+        """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)"""
+        try:
+            return ops.unsqueeze_(self, dim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "unsqueeze_")
             raise
 
     def view(self, *args, size=None):
@@ -1431,6 +1663,24 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "hypot_")
             raise
 
+    def index_copy_(self, dim, index, source):
+        """In-place index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+        try:
+            return ops.index_copy_(self, dim, index, source)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "index_copy_")
+            raise
+
+    def index_fill_(self, *args, **kwargs):
+        """In-place index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        In-place index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+        """
+        try:
+            return ops.index_fill_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "index_fill_")
+            raise
+
     def index_put_(self, indices, values, accumulate=False):
         """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         try:
@@ -1547,6 +1797,14 @@ class TensorMethods:
             return ops.pow_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "pow_")
+            raise
+
+    def put_(self, index, source, accumulate=False):
+        """In-place put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+        try:
+            return ops.put_(self, index, source, accumulate)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "put_")
             raise
 
     def rad2deg_(self):

@@ -1347,7 +1347,20 @@ def _repeat_heads(tensor: Any, heads: int) -> Any:
 # and bmm: its backward is that of the ops it is made of.
 
 __all__ += ["argsort", "narrow", "movedim", "moveaxis", "broadcast_to", "var_mean", "std_mean",
-            "einsum", "inverse"]
+            "einsum", "inverse", "nonzero"]
+
+
+def nonzero(input: Any, *, as_tuple: bool = False, out: Tensor | None = None) -> Any:
+    """The indices of the nonzero elements, one row each (the spec's op); `as_tuple=True`
+    gives one index tensor per dimension instead, as torch's Python binding does."""
+    if out is not None:
+        return _out.call("nonzero", ops.nonzero, (input,), {}, out, dtype_rule="nonzero")
+    if not as_tuple:
+        return ops.nonzero(input)
+    rows = ops.nonzero(input)
+    if input.ndim == 0:
+        return (rows.sum(1),)  # one index 0 per nonzero (none, or the one element)
+    return tuple(ops.select(rows, 1, d) for d in range(input.ndim))
 
 
 def _fits(param: str, value: Any) -> bool:
@@ -1785,3 +1798,6 @@ class TensorOpsMethods:
 
     def __imod__(self, other: Any) -> Any:
         return self.remainder_(other)
+
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        return nonzero(self, as_tuple=as_tuple)

@@ -4205,6 +4205,436 @@ def frexp_Tensor(self):
 # -- reductions, scans, indexing and shape (torch's spec, family 2) ----------------------------
 # (kernels of this family follow; keep this line and the blank ones around it)
 
+def _diagonal_view(self: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
+    """The (offset) diagonal of the planes (dim1, dim2) as a view that writes through (numpy's
+    own is read-only), the diagonal's dimension last, as torch.diagonal lays it out."""
+    first, second = _wrap_dim(dim1, self.ndim), _wrap_dim(dim2, self.ndim)
+    if first == second:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    view = np.diagonal(self, offset, first, second)
+    if self.flags.writeable:
+        view.flags.writeable = True
+    return view
+
+
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    return _diagonal_view(self, offset, dim1, dim2)
+
+
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    result = np.zeros(tuple(input_sizes), dtype=grad_output.dtype)
+    _diagonal_view(result, offset, dim1, dim2)[...] = grad_output
+    return result
+
+
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    ndim = self.ndim + 1
+    first, second = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
+    if first == second:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    size = self.shape[-1] + builtins.abs(offset)
+    shape = list(self.shape[:-1])
+    for axis in sorted((first, second)):
+        shape.insert(axis, size)
+    result = np.zeros(shape, dtype=self.dtype)
+    _diagonal_view(result, offset, first, second)[...] = self
+    return result
+
+
+def _scatter_into(view: np.ndarray, src: np.ndarray) -> None:
+    """Write src over a window of a copy (the *_scatter ops), sizes checked as torch's."""
+    if view.shape != src.shape:
+        raise RuntimeError(
+            "expected src to have a size equal to the slice of self. src size = "
+            f"{list(src.shape)}, slice size = {list(view.shape)}")
+    np.copyto(view, src, casting="unsafe")
+
+
+def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+    result = self.copy()
+    _scatter_into(_diagonal_view(result, offset, dim1, dim2), src)
+    return result
+
+
+def select_scatter(self, src, dim, index):
+    result = self.copy()
+    _scatter_into(select_int(result, dim, index), src)
+    return result
+
+
+def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+    result = self.copy()
+    _scatter_into(slice_Tensor(result, dim, start, end, step), src)
+    return result
+
+
+@silent
+def trace(self):
+    if self.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
+    if self.dtype == np.bool_:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    dtype = np.dtype(np.int64) if self.dtype.kind in "iu" else self.dtype
+    return np.asarray(np.trace(self, dtype=dtype))
+
+
+def rot90(self, k=1, dims=(0, 1)):
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if self.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {self.ndim}")
+    if dims[0] == dims[1] or builtins.abs(dims[0] - dims[1]) == self.ndim:
+        raise RuntimeError("expected rotation dims to be different, but got dim0 = "
+                           f"{dims[0]} and dim1 = {dims[1]}")
+    axes = (_wrap_dim(dims[0], self.ndim), _wrap_dim(dims[1], self.ndim))
+    return np.array(np.rot90(self, k % 4, axes), copy=True)
+
+
+def unfold(self, dimension, size, step):
+    dim = _wrap_dim(dimension, self.ndim)
+    length = self.shape[dim] if self.ndim else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size "
+                           f"is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if not self.ndim:
+        return self.reshape(1)
+    shape = (*self.shape[:dim], (length - size) // step + 1, *self.shape[dim + 1:], size)
+    strides = (*self.strides[:dim], self.strides[dim] * step, *self.strides[dim + 1:],
+               self.strides[dim])
+    return np.lib.stride_tricks.as_strided(self, shape, strides,
+                                           writeable=self.flags.writeable)
+
+
+@silent
+def unfold_backward(grad_in, input_sizes, dim, size, step):
+    sizes = tuple(input_sizes) or (1,)
+    dim = _wrap_dim(dim, len(sizes))
+    result = np.zeros(sizes, dtype=grad_in.dtype)
+    windows = grad_in.reshape(*grad_in.shape[:-1], size) if len(input_sizes) else \
+        grad_in.reshape(1, size)
+    for window in range(windows.shape[dim]):
+        start = window * step
+        piece = np.moveaxis(np.take(windows, window, axis=dim), -1, dim)
+        result[_take(dim, slice(start, start + size))] += piece
+    return result.reshape(tuple(input_sizes))
+
+
+def narrow_copy(self, dim, start, length):
+    if self.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if dim >= self.ndim:
+        raise RuntimeError(
+            "Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.  "
+            "(Could this error message be improved?  If so, please report an enhancement "
+            "request to PyTorch.)")
+    dim = _wrap_dim(dim, self.ndim)
+    size = self.shape[dim]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    if start < 0:
+        start += size
+    if length < 0 or start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return np.array(self[_take(dim, slice(start, start + length))], copy=True)
+
+
+def t_(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    return self.T
+
+
+def transpose_(self, dim0, dim1):
+    return transpose_int(self, dim0, dim1)
+
+
+def unsqueeze_(self, dim):
+    return unsqueeze(self, dim)
+
+
+def _reshape_copy(self, size):
+    return np.array(np.reshape(self, _view_shape(size, self.size)), copy=True)
+
+
+def unsafe_split_Tensor(self, split_size, dim=0):
+    return [piece.copy() for piece in split_Tensor(self, split_size, dim)]
+
+
+def unsafe_split_with_sizes(self, split_sizes, dim=0):
+    return [piece.copy() for piece in split_with_sizes(self, split_sizes, dim)]
+
+
+def _index_positions(self: np.ndarray, dim: int, index: np.ndarray, op: str,
+                     allow_negative: bool) -> tuple[int, np.ndarray]:
+    """(dim wrapped, the index as non-negative positions) for index_fill / index_copy,
+    each with torch's messages for an index out of bounds."""
+    dim = _wrap_dim(dim, self.ndim)
+    size = self.shape[dim] if self.ndim else 1
+    positions = index.reshape(-1).astype(np.int64)
+    low = -size if allow_negative else 0
+    for value in positions:
+        if not low <= value < size:
+            raise IndexError(f"{op}index {value} is out of bounds for dimension {dim} with "
+                             f"size {size}")
+    return dim, positions % builtins.max(size, 1)
+
+
+def _index_fill(self: np.ndarray, dim: int, index: np.ndarray, value: Any) -> np.ndarray:
+    if index.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    dim, positions = _index_positions(self, dim, index, "", True)
+    result = self.copy()
+    if self.ndim:
+        result[_take(dim, positions)] = value
+    elif positions.size:
+        result[()] = value
+    return result
+
+
+def index_fill_int_Scalar(self, dim, index, value):
+    return _index_fill(self, dim, index, value)
+
+
+def index_fill_int_Tensor(self, dim, index, value):
+    value = np.asarray(value)
+    if value.ndim:
+        raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.ndim} dimension(s).")
+    return _index_fill(self, dim, index, value[()])
+
+
+def _check_index_copy(self, dim, index, source) -> None:
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    if self.ndim and source.ndim and self.ndim != source.ndim:
+        raise IndexError(
+            "index_copy_(): When source and destination are not scalars, their dimensionality "
+            f"must match. Source dimensionality ({source.ndim}), destination dimensionality "
+            f"({self.ndim})")
+    count = source.shape[dim] if source.ndim else 1
+    if index.size != count:
+        raise IndexError(f"index_copy_(): Number of indices ({index.size}) should be equal to "
+                         f"source.size(dim) ({count})")
+    for axis in range(self.ndim):
+        if axis != dim and source.ndim and self.shape[axis] != source.shape[axis]:
+            raise RuntimeError(
+                "index_copy_(): Source/destination tensor must have same slice shapes. "
+                f"Destination slice shape: {self.shape[axis]} at dimension {axis} and source "
+                f"slice shape: {source.shape[axis]} at dimension {axis}.")
+    if index.dtype != np.int64:
+        raise RuntimeError("index_copy_(): Expected a long tensor for index, but got "
+                           f"{_dtype_label(index)}")
+    if self.dtype != source.dtype:
+        raise RuntimeError(
+            "index_copy_(): self and source expected to have the same dtype, but got (self) "
+            f"{_dtype_label(self)} and (source) {_dtype_label(source)}")
+
+
+def index_copy(self, dim, index, source):
+    dim = _wrap_dim(dim, self.ndim)
+    _check_index_copy(self, dim, index, source)
+    dim, positions = _index_positions(self, dim, index, "index_copy_(): ", False)
+    result = self.copy()
+    if not self.ndim:
+        result[()] = source.reshape(())
+    else:
+        result[_take(dim, positions)] = source.reshape(
+            source.shape if source.ndim else (1,) * self.ndim)
+    return result
+
+
+def _no_bool_median(self: np.ndarray, kernel: str) -> None:
+    if self.dtype == np.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _median_position(count: np.ndarray) -> np.ndarray:
+    """The lower median's place among `count` sorted values (torch never averages)."""
+    return np.maximum(count - 1, 0) // 2
+
+
+def median(self):
+    _no_bool_median(self, "median_cpu")
+    flat = self.reshape(-1)
+    if not flat.size or (flat.dtype.kind == "f" and np.isnan(flat).any()):
+        return np.asarray(np.nan if flat.dtype.kind == "f" or not flat.size else flat[0],
+                          dtype=self.dtype)
+    return np.asarray(np.sort(flat)[_median_position(flat.size)])
+
+
+def nanmedian(self):
+    _no_bool_median(self, "nanmedian_cpu")
+    flat = self.reshape(-1)
+    if flat.dtype.kind == "f":
+        flat = flat[~np.isnan(flat)]
+    if not flat.size:
+        return np.asarray(np.nan, dtype=self.dtype)
+    return np.asarray(np.sort(flat)[_median_position(flat.size)])
+
+
+def _pick_along(self: np.ndarray, dim: int, keepdim: bool, name: str,
+                position: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) of the element at `position(sorted order, nan count)` of each slice
+    along dim, its index in the input (median, nanmedian, kthvalue)."""
+    axis = _wrap_dim(dim, self.ndim)
+    if self.ndim and not self.shape[axis]:
+        raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+    data = self.reshape(1) if not self.ndim else self
+    order = np.argsort(data, axis=axis, kind="stable")
+    nans = (np.isnan(data).sum(axis=axis, keepdims=True) if data.dtype.kind == "f"
+            else np.zeros_like(np.take(data, [0], axis=axis), dtype=np.int64))
+    place = np.asarray(position(data.shape[axis], nans), dtype=np.int64)
+    indices = np.take_along_axis(order, np.broadcast_to(place, nans.shape), axis)
+    values = np.take_along_axis(data, indices, axis)
+    if not self.ndim:
+        return values.reshape(()), indices.reshape(())
+    if not keepdim:
+        values, indices = np.squeeze(values, axis), np.squeeze(indices, axis)
+    return values, indices.astype(np.int64)
+
+
+def median_dim(self, dim, keepdim=False):
+    _no_bool_median(self, "median_out")
+    # A slice with NaN: its median is NaN, at the first NaN (sorted last, stably).
+    return _pick_along(self, dim, keepdim, "median",
+                       lambda n, nans: np.where(nans > 0, n - nans, _median_position(n)))
+
+
+def nanmedian_dim(self, dim, keepdim=False):
+    _no_bool_median(self, "nanmedian_out")
+    return _pick_along(self, dim, keepdim, "nanmedian",
+                       lambda n, nans: _median_position(np.where(nans == n, 1, n - nans)))
+
+
+def kthvalue(self, k, dim=-1, keepdim=False):
+    axis = _wrap_dim(dim, self.ndim)
+    size = self.shape[axis] if self.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
+    return _pick_along(self, dim, keepdim, "kthvalue", lambda n, nans: np.asarray(k - 1))
+
+
+def _cumulative_extreme(self: np.ndarray, dim: int, better: Any) -> tuple[np.ndarray,
+                                                                             np.ndarray]:
+    """cummax / cummin: the running extreme and the index it came from; a tie or a NaN
+    takes the later index, and a NaN stays, as torch's kernel."""
+    if not self.ndim:
+        return self.copy(), np.zeros((), dtype=np.int64)
+    axis = _wrap_dim(dim, self.ndim)
+    data = np.moveaxis(self, axis, 0)
+    values = np.array(data, copy=True)
+    indices = np.zeros(data.shape, dtype=np.int64)
+    for i in range(1, data.shape[0]):
+        current, best = data[i], values[i - 1]
+        take = better(current, best)
+        if data.dtype.kind == "f":
+            take = (np.isnan(current) | take) & ~np.isnan(best) | np.isnan(current)
+        values[i] = np.where(take, current, best)
+        indices[i] = np.where(take, i, indices[i - 1])
+    return np.moveaxis(values, 0, axis), np.moveaxis(indices, 0, axis)
+
+
+def cummax(self, dim):
+    return _cumulative_extreme(self, dim, np.greater_equal)
+
+
+def cummin(self, dim):
+    return _cumulative_extreme(self, dim, np.less_equal)
+
+
+@silent
+def nansum(self, dim=None, keepdim=False, dtype=None):
+    out = _sum_dtype(self, dtype)
+    return _array(np.nansum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+
+
+def count_nonzero(self, dim=None):
+    axes = None if dim is None else _wrap_dim(dim, self.ndim)
+    return np.asarray(np.count_nonzero(self, axis=axes), dtype=np.int64)
+
+
+def count_nonzero_dim_IntList(self, dim):
+    return np.asarray(np.count_nonzero(self, axis=_axes(dim, self.ndim)), dtype=np.int64)
+
+
+def _flat_positions(self: np.ndarray, index: np.ndarray, op: str) -> np.ndarray:
+    """take / put: index into self as one flat row, negative counting from the end."""
+    if index.dtype != np.int64:
+        raise RuntimeError(f"{op}(): Expected a long tensor for index, but got "
+                           f"{_dtype_label(index)}")
+    positions = index.reshape(-1)
+    for value in positions:
+        if not -self.size <= value < self.size:
+            raise IndexError(f"out of range: tried to access index {value} on a tensor of "
+                             f"{self.size} elements.")
+    return positions % builtins.max(self.size, 1)
+
+
+def take(self, index):
+    positions = _flat_positions(self, index, "take")
+    return self.reshape(-1)[positions].reshape(index.shape)
+
+
+@silent
+def put(self, index, source, accumulate=False):
+    if index.size != source.size:
+        raise IndexError("put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source.size}, index.numel() = "
+                         f"{index.size}")
+    if self.dtype != source.dtype:
+        raise RuntimeError(
+            "put_(): self and source expected to have the same dtype, but got self.dtype = "
+            f"{_dtype_label(self)} and source.dtype = {_dtype_label(source)}")
+    positions = _flat_positions(self, index, "put_")
+    result = np.array(self, copy=True, order="C")
+    flat = result.reshape(-1)
+    if accumulate:
+        np.add.at(flat, positions, source.reshape(-1))
+    else:
+        flat[positions] = source.reshape(-1)
+    return result
+
+
+@silent
+def dist(self, other, p=2):
+    dtype = result_type(self, other)
+    if dtype.kind != "f":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_dtype_label(np.empty(0, dtype))} instead.")
+    return norm_Scalar(np.subtract(self, other, dtype=dtype), p)
+
+
+def _bool_only(self: np.ndarray) -> None:
+    if self.dtype != np.bool_:
+        raise RuntimeError("self.scalar_type() == at::kBool INTERNAL ASSERT FAILED: the input "
+                           "must be a bool tensor")
+
+
+def _is_all_true(self):
+    _bool_only(self)
+    return np.asarray(np.all(self))
+
+
+def _is_any_true(self):
+    _bool_only(self)
+    return np.asarray(np.any(self))
+
+
+def nonzero(self):
+    if not self.ndim:
+        return np.zeros((1 if self.item() else 0, 0), dtype=np.int64)
+    return np.argwhere(self).astype(np.int64)
+
 
 # -- linear algebra (torch's spec, family 3) ---------------------------------------------------
 # (kernels of this family follow; keep this line and the blank ones around it)

@@ -893,6 +893,36 @@ NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"cos", "digamma", "sin"})
 # -- reductions, scans, indexing and shape (torch's spec, family 2) ----------------------------
 # (helpers of this family follow; keep this line and the blank ones around it)
 
+def trace_backward(ops: Any, grad: Any, sizes: Sequence[int]) -> Any:
+    """trace's gradient: grad on the main diagonal of a zero matrix of `sizes`, filled in
+    its flattened form (every `columns + 1`-th element, min(rows, columns) of them)."""
+    rows, columns = sizes
+    flat = ops.zeros(rows * columns, dtype=grad.dtype)
+    diagonal = ops.arange(0, min(rows, columns) * (columns + 1), columns + 1)
+    return ops.view(ops.index_fill(flat, 0, diagonal, grad), list(sizes))
+
+
+def cummaxmin_backward(ops: Any, grad: Any, input: Any, indices: Any, dim: int) -> Any:
+    """cummax / cummin's gradient: each output's grad added to the element it came from."""
+    if ops.numel(input) == 0:
+        return input
+    return ops.scatter_add(zeros_like(ops, input), dim, indices, grad)
+
+
+def nansum_backward(ops: Any, grad: Any, self: Any, dim: Any, keepdim: bool) -> Any:
+    """nansum's gradient: sum's, zero where self is NaN (a NaN is not a number, x != x)."""
+    return ops.where(self != self, 0, sum_backward(ops, grad, self.shape, dim, keepdim))
+
+
+def take_backward(ops: Any, grad: Any, self: Any, index: Any) -> Any:
+    """take's gradient: grad added back at the flat positions read (a repeat adds twice)."""
+    return ops.put(zeros_like(ops, self), index, grad, True)
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"arange", "index_fill", "numel", "put",
+                                                        "scatter_add", "view", "where",
+                                                        "zeros"}))
+
 
 # -- linear algebra (torch's spec, family 3) ---------------------------------------------------
 # (helpers of this family follow; keep this line and the blank ones around it)

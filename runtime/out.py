@@ -147,6 +147,22 @@ _CAST_MESSAGES = {
                             "(Could this error message be improved?  If so, please report an "
                             "enhancement request to PyTorch.)"),
 }
+# The kernels of the reductions, scans, indexing and shape family (family 2), each its own.
+_EXACT_MESSAGES.update({
+    "expected_true": "Expected self.dtype() == output.dtype() to be true, but got false.  "
+                     "(Could this error message be improved?  If so, please report an "
+                     "enhancement request to PyTorch.)",
+    "median": "Expected tensor for 'values' to have the same type as tensor for argument #2 "
+              "'self'; but type {out_type} does not equal torch.{result}Tensor (while "
+              "checking arguments for median)",
+    "kthvalue": "output values must be of same type as input",
+    # (torch's message has no space before the out dtype)
+    "nonzero": "nonzero: Expected out tensor to have scalar type {result} but got scalar "
+               "type{out}",
+    "scan": "expected scalar_type {result} but found {out}",
+    "take": "take(): self and out expected to have the same dtype, but got self.dtype = "
+            "{result} and out.dtype = {out}",
+})
 DTYPE_RULES = frozenset({*_EXACT_MESSAGES, *_CAST_MESSAGES, "bool", "floating", "any"})
 
 
@@ -154,7 +170,9 @@ def check_dtype(rule: str, name: str, dtype: np.dtype, target: Tensor) -> None:
     """Refuse to write a result of `dtype` into `target` where PyTorch's kernel does."""
     wanted = target._data.dtype
     names = {"name": name, "result": scalar_type_name(dtype), "out": scalar_type_name(wanted),
-             "result_cpp": _CPP_NAMES.get(dtype.name), "out_cpp": _CPP_NAMES.get(wanted.name)}
+             "result_cpp": _CPP_NAMES.get(dtype.name), "out_cpp": _CPP_NAMES.get(wanted.name),
+             "out_type": ("CPUBoolType" if wanted == np.bool_
+                          else f"torch.{scalar_type_name(wanted)}Tensor")}
     if rule in _EXACT_MESSAGES:
         if dtype != wanted:
             raise RuntimeError(_EXACT_MESSAGES[rule].format(**names))
