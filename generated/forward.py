@@ -216,6 +216,11 @@ __all__ = [
     "_adaptive_avg_pool2d_backward",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
+    "addmv",
+    "addr",
+    "baddbmm",
+    "addbmm",
+    "vdot",
 ]
 
 
@@ -2151,3 +2156,80 @@ def adaptive_max_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, i
     result: auto_linear
     """
     return ops.adaptive_max_pool2d_backward(grad_output_t, self_t, indices_p)
+
+
+def addmv(self_p, self_t, mat_p, mat_t, vec_p, vec_t, beta, alpha, result):
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addmv
+    result: maybe_multiply(self_t, beta) + maybe_multiply(mat_t.mv(vec_p), alpha) + maybe_multiply(mat_p.mv(vec_t), alpha)
+    """
+    total = None
+    if forward_grad.defined(self_t):
+        term = manual.maybe_multiply(ops, self_t, beta)
+        total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.mv(mat_t, vec_p), alpha)
+    total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.mv(mat_p, vec_t), alpha)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def addr(self_p, self_t, vec1_p, vec1_t, vec2_p, vec2_t, beta, alpha, result):
+    """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addr
+    result: maybe_multiply(self_t, beta) + maybe_multiply(vec1_t.unsqueeze(1) * vec2_p, alpha) + maybe_multiply(vec1_p.unsqueeze(1) * vec2_t, alpha)
+    """
+    total = None
+    if forward_grad.defined(self_t):
+        term = manual.maybe_multiply(ops, self_t, beta)
+        total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.unsqueeze(vec1_t, 1) * vec2_p, alpha)
+    total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.unsqueeze(vec1_p, 1) * vec2_t, alpha)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def baddbmm(self_p, self_t, batch1_p, batch1_t, batch2_p, batch2_t, beta, alpha, result):
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry baddbmm
+    result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p), alpha) + maybe_multiply(batch1_p.bmm(batch2_t), alpha)
+    """
+    total = None
+    if forward_grad.defined(self_t):
+        term = manual.maybe_multiply(ops, self_t, beta)
+        total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.bmm(batch1_t, batch2_p), alpha)
+    total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.bmm(batch1_p, batch2_t), alpha)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def addbmm(self_p, self_t, batch1_p, batch1_t, batch2_p, batch2_t, beta, alpha, result):
+    """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addbmm
+    result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p).sum(0), alpha) + maybe_multiply(batch1_p.bmm(batch2_t).sum(0), alpha)
+    """
+    total = None
+    if forward_grad.defined(self_t):
+        term = manual.maybe_multiply(ops, self_t, beta)
+        total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.sum(ops.bmm(batch1_t, batch2_p), 0), alpha)
+    total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.sum(ops.bmm(batch1_p, batch2_t), 0), alpha)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def vdot(self_p, self_t, other_p, other_t, result):
+    """vdot(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry vdot
+    result: vdot(self_t, other_p) + vdot(self_p, other_t)
+    """
+    return ops.vdot(self_t, other_p) + ops.vdot(self_p, other_t)

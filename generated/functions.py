@@ -215,6 +215,11 @@ __all__ = [
     "AdaptiveAvgPool2DBackwardBackward0",
     "AdaptiveMaxPool2DBackward0",
     "AdaptiveMaxPool2DBackwardBackward0",
+    "AddmvBackward0",
+    "AddrBackward0",
+    "BaddbmmBackward0",
+    "AddbmmBackward0",
+    "VdotBackward0",
 ]
 
 
@@ -6251,4 +6256,215 @@ class AdaptiveMaxPool2DBackwardBackward0(Node):
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AddmvBackward0(Node):
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addmv
+    self: maybe_multiply(grad, beta)
+    mat: maybe_multiply(grad.unsqueeze(1) * vec, alpha)
+    vec: maybe_multiply(mat.t().mv(grad), alpha)
+    """
+
+    __slots__ = ("_saved_beta", "vec_", "_saved_alpha", "mat_")
+
+    @property
+    def _saved_vec(self):
+        return self.vec_.unpack()
+
+    @property
+    def _saved_mat(self):
+        return self.mat_.unpack()
+
+    def release_variables(self):
+        self.vec_.reset_data()
+        self.mat_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        beta = self._saved_beta
+        vec = ops.unpack(self.vec_, self)
+        alpha = self._saved_alpha
+        mat = ops.unpack(self.mat_, self)
+        grad_inputs = [None, None, None]
+        # self: maybe_multiply(grad, beta)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.maybe_multiply(ops, grad, beta)
+        # mat: maybe_multiply(grad.unsqueeze(1) * vec, alpha)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(ops, ops.unsqueeze(grad, 1) * vec, alpha)
+        # vec: maybe_multiply(mat.t().mv(grad), alpha)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = manual.maybe_multiply(ops, ops.mv(ops.t(mat), grad), alpha)
+        return grad_inputs
+
+
+class AddrBackward0(Node):
+    """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addr
+    self: maybe_multiply(grad, beta)
+    vec1: maybe_multiply(grad.mv(vec2), alpha)
+    vec2: maybe_multiply(grad.t().mv(vec1), alpha)
+    """
+
+    __slots__ = ("_saved_beta", "vec2_", "_saved_alpha", "vec1_")
+
+    @property
+    def _saved_vec2(self):
+        return self.vec2_.unpack()
+
+    @property
+    def _saved_vec1(self):
+        return self.vec1_.unpack()
+
+    def release_variables(self):
+        self.vec2_.reset_data()
+        self.vec1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        beta = self._saved_beta
+        vec2 = ops.unpack(self.vec2_, self)
+        alpha = self._saved_alpha
+        vec1 = ops.unpack(self.vec1_, self)
+        grad_inputs = [None, None, None]
+        # self: maybe_multiply(grad, beta)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.maybe_multiply(ops, grad, beta)
+        # vec1: maybe_multiply(grad.mv(vec2), alpha)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(ops, ops.mv(grad, vec2), alpha)
+        # vec2: maybe_multiply(grad.t().mv(vec1), alpha)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = manual.maybe_multiply(ops, ops.mv(ops.t(grad), vec1), alpha)
+        return grad_inputs
+
+
+class BaddbmmBackward0(Node):
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry baddbmm
+    self: maybe_multiply(grad, beta)
+    batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
+    batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
+    """
+
+    __slots__ = ("_saved_beta", "batch2_", "_saved_alpha", "batch1_")
+
+    @property
+    def _saved_batch2(self):
+        return self.batch2_.unpack()
+
+    @property
+    def _saved_batch1(self):
+        return self.batch1_.unpack()
+
+    def release_variables(self):
+        self.batch2_.reset_data()
+        self.batch1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        beta = self._saved_beta
+        batch2 = ops.unpack(self.batch2_, self)
+        alpha = self._saved_alpha
+        batch1 = ops.unpack(self.batch1_, self)
+        grad_inputs = [None, None, None]
+        # self: maybe_multiply(grad, beta)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.maybe_multiply(ops, grad, beta)
+        # batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(ops, ops.bmm(grad, ops.transpose(batch2, 1, 2)), alpha)
+        # batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = manual.maybe_multiply(ops, ops.bmm(ops.transpose(batch1, 1, 2), grad), alpha)
+        return grad_inputs
+
+
+class AddbmmBackward0(Node):
+    """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addbmm
+    self: maybe_multiply(grad, beta)
+    batch1: maybe_multiply(grad.unsqueeze(0).expand([batch1.shape[0], batch1.shape[1], batch2.shape[2]]).bmm(batch2.transpose(1, 2)), alpha)
+    batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad.unsqueeze(0).expand([batch1.shape[0], batch1.shape[1], batch2.shape[2]])), alpha)
+    """
+
+    __slots__ = ("_saved_beta", "_saved_batch1_sym_sizes", "_saved_batch2_sym_sizes", "batch2_", "_saved_alpha", "batch1_")
+
+    @property
+    def _saved_batch2(self):
+        return self.batch2_.unpack()
+
+    @property
+    def _saved_batch1(self):
+        return self.batch1_.unpack()
+
+    def release_variables(self):
+        self.batch2_.reset_data()
+        self.batch1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        beta = self._saved_beta
+        batch1_sym_sizes = self._saved_batch1_sym_sizes
+        batch2_sym_sizes = self._saved_batch2_sym_sizes
+        batch2 = ops.unpack(self.batch2_, self)
+        alpha = self._saved_alpha
+        batch1 = ops.unpack(self.batch1_, self)
+        grad_inputs = [None, None, None]
+        # self: maybe_multiply(grad, beta)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.maybe_multiply(ops, grad, beta)
+        # batch1: maybe_multiply(grad.unsqueeze(0).expand([batch1.shape[0], batch1.shape[1], batch2.shape[2]]).bmm(batch2.transpose(1, 2)), alpha)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(ops, ops.bmm(ops.expand(ops.unsqueeze(grad, 0), [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]]), ops.transpose(batch2, 1, 2)), alpha)
+        # batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad.unsqueeze(0).expand([batch1.shape[0], batch1.shape[1], batch2.shape[2]])), alpha)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = manual.maybe_multiply(ops, ops.bmm(ops.transpose(batch1, 1, 2), ops.expand(ops.unsqueeze(grad, 0), [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]])), alpha)
+        return grad_inputs
+
+
+class VdotBackward0(Node):
+    """vdot(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry vdot
+    self: grad * other
+    other: grad * self
+    """
+
+    __slots__ = ("other_", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: grad * other
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * other
+        # other: grad * self
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * self_
         return grad_inputs

@@ -21,14 +21,18 @@ from generated.functions import (
     AdaptiveMaxPool2DBackwardBackward0,
     AddBackward0,
     AddBackward1,
+    AddbmmBackward0,
     AddcdivBackward0,
     AddcmulBackward0,
     AddmmBackward0,
+    AddmvBackward0,
+    AddrBackward0,
     AliasBackward0,
     AmaxBackward0,
     AminBackward0,
     AvgPool2DBackward0,
     AvgPool2DBackwardBackward0,
+    BaddbmmBackward0,
     BinaryCrossEntropyBackward0,
     BinaryCrossEntropyBackwardBackward0,
     BinaryCrossEntropyWithLogitsBackward0,
@@ -212,6 +216,7 @@ from generated.functions import (
     UnsqueezeBackward0,
     VarBackward0,
     VarMeanBackward0,
+    VdotBackward0,
     ViewBackward0,
     WhereBackward0,
     ZeroBackward0,
@@ -238,9 +243,13 @@ __all__ = [
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
     "add",
+    "addbmm",
     "addcdiv",
     "addcmul",
     "addmm",
+    "addmv",
+    "addmv_",
+    "addr",
     "alias",
     "all",
     "amax",
@@ -250,6 +259,7 @@ __all__ = [
     "argmin",
     "avg_pool2d",
     "avg_pool2d_backward",
+    "baddbmm",
     "binary_cross_entropy",
     "binary_cross_entropy_backward",
     "binary_cross_entropy_with_logits",
@@ -430,6 +440,7 @@ __all__ = [
     "trunc_",
     "unbind",
     "unsqueeze",
+    "vdot",
     "view",
     "where",
     "zero_",
@@ -6989,6 +7000,230 @@ def adaptive_max_pool2d_backward(grad_output, self_, indices):
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def addmv(self_, mat, vec, *, beta=1, alpha=1):
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addmv
+    """
+    if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, mat, vec, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,))
+    result = recording.wrap(kernels.addmv(recording.data(self_), recording.data(mat), recording.data(vec), beta, alpha))
+    if recording.compute_requires_grad(self_, mat, vec):
+        grad_fn = AddmvBackward0(recording.collect_next_edges(self_, mat, vec))
+        grad_fn._saved_beta = beta
+        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.mat_ = SavedVariable(mat, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, mat, vec):
+        with forward_grad.computing_tangents():
+            tangent = forward.addmv(self_, forward_grad.tangent(self_), mat, forward_grad.tangent(mat), vec, forward_grad.tangent(vec), beta, alpha, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def addmv_(self_, mat, vec, *, beta=1, alpha=1):
+    """In-place addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addmv
+    """
+    if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, mat, vec, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, mat, vec)
+    if needs_grad:
+        grad_fn = AddmvBackward0(recording.collect_next_edges(self_, mat, vec))
+        grad_fn._saved_beta = beta
+        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.mat_ = SavedVariable(mat, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, mat, vec)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.addmv(recording.data(self_), recording.data(mat), recording.data(vec), beta, alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.addmv(original_self, forward_grad.tangent(self_), mat, forward_grad.tangent(mat), vec, forward_grad.tangent(vec), beta, alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def addr(self_, vec1, vec2, *, beta=1, alpha=1):
+    """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addr
+    """
+    if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, vec1, vec2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,))
+    result = recording.wrap(kernels.addr(recording.data(self_), recording.data(vec1), recording.data(vec2), beta, alpha))
+    if recording.compute_requires_grad(self_, vec1, vec2):
+        grad_fn = AddrBackward0(recording.collect_next_edges(self_, vec1, vec2))
+        grad_fn._saved_beta = beta
+        grad_fn.vec2_ = SavedVariable(vec2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.vec1_ = SavedVariable(vec1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, vec1, vec2):
+        with forward_grad.computing_tangents():
+            tangent = forward.addr(self_, forward_grad.tangent(self_), vec1, forward_grad.tangent(vec1), vec2, forward_grad.tangent(vec2), beta, alpha, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def addr_(self_, vec1, vec2, *, beta=1, alpha=1):
+    """In-place addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addr
+    """
+    if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, vec1, vec2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, vec1, vec2)
+    if needs_grad:
+        grad_fn = AddrBackward0(recording.collect_next_edges(self_, vec1, vec2))
+        grad_fn._saved_beta = beta
+        grad_fn.vec2_ = SavedVariable(vec2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.vec1_ = SavedVariable(vec1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, vec1, vec2)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.addr(recording.data(self_), recording.data(vec1), recording.data(vec2), beta, alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.addr(original_self, forward_grad.tangent(self_), vec1, forward_grad.tangent(vec1), vec2, forward_grad.tangent(vec2), beta, alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def baddbmm(self_, batch1, batch2, *, beta=1, alpha=1):
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry baddbmm
+    """
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,))
+    result = recording.wrap(kernels.baddbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
+    if recording.compute_requires_grad(self_, batch1, batch2):
+        grad_fn = BaddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+        grad_fn._saved_beta = beta
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2):
+        with forward_grad.computing_tangents():
+            tangent = forward.baddbmm(self_, forward_grad.tangent(self_), batch1, forward_grad.tangent(batch1), batch2, forward_grad.tangent(batch2), beta, alpha, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def baddbmm_(self_, batch1, batch2, *, beta=1, alpha=1):
+    """In-place baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry baddbmm
+    """
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, batch1, batch2)
+    if needs_grad:
+        grad_fn = BaddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+        grad_fn._saved_beta = beta
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.baddbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.baddbmm(original_self, forward_grad.tangent(self_), batch1, forward_grad.tangent(batch1), batch2, forward_grad.tangent(batch2), beta, alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def addbmm(self_, batch1, batch2, *, beta=1, alpha=1):
+    """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addbmm
+    """
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,))
+    result = recording.wrap(kernels.addbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
+    if recording.compute_requires_grad(self_, batch1, batch2):
+        grad_fn = AddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+        grad_fn._saved_beta = beta
+        grad_fn._saved_batch1_sym_sizes = recording.sizes(batch1)
+        grad_fn._saved_batch2_sym_sizes = recording.sizes(batch2)
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2):
+        with forward_grad.computing_tangents():
+            tangent = forward.addbmm(self_, forward_grad.tangent(self_), batch1, forward_grad.tangent(batch1), batch2, forward_grad.tangent(batch2), beta, alpha, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def addbmm_(self_, batch1, batch2, *, beta=1, alpha=1):
+    """In-place addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addbmm
+    """
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, batch1, batch2)
+    if needs_grad:
+        grad_fn = AddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+        grad_fn._saved_beta = beta
+        grad_fn._saved_batch1_sym_sizes = recording.sizes(batch1)
+        grad_fn._saved_batch2_sym_sizes = recording.sizes(batch2)
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.addbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.addbmm(original_self, forward_grad.tangent(self_), batch1, forward_grad.tangent(batch1), batch2, forward_grad.tangent(batch2), beta, alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def vdot(self_, other):
+    """vdot(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry vdot
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["vdot"], (self_, other,))
+    result = recording.wrap(kernels.vdot(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = VdotBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.vdot(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -8125,6 +8360,38 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("indices", "Tensor"),
     )),
+    "addmv": Overload(addmv, kernels.addmv, "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mat", "Tensor"),
+        Param("vec", "Tensor"),
+        Param("beta", "Scalar", has_default=True, keyword_only=True),
+        Param("alpha", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "addr": Overload(addr, kernels.addr, "addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("vec1", "Tensor"),
+        Param("vec2", "Tensor"),
+        Param("beta", "Scalar", has_default=True, keyword_only=True),
+        Param("alpha", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "baddbmm": Overload(baddbmm, kernels.baddbmm, "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("batch1", "Tensor"),
+        Param("batch2", "Tensor"),
+        Param("beta", "Scalar", has_default=True, keyword_only=True),
+        Param("alpha", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "addbmm": Overload(addbmm, kernels.addbmm, "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("batch1", "Tensor"),
+        Param("batch2", "Tensor"),
+        Param("beta", "Scalar", has_default=True, keyword_only=True),
+        Param("alpha", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "vdot": Overload(vdot, kernels.vdot, "vdot(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -8721,6 +8988,21 @@ BY_NAME = {
     "adaptive_max_pool2d_backward": (
         OVERLOADS["adaptive_max_pool2d_backward"],
     ),
+    "addmv": (
+        OVERLOADS["addmv"],
+    ),
+    "addr": (
+        OVERLOADS["addr"],
+    ),
+    "baddbmm": (
+        OVERLOADS["baddbmm"],
+    ),
+    "addbmm": (
+        OVERLOADS["addbmm"],
+    ),
+    "vdot": (
+        OVERLOADS["vdot"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -8883,6 +9165,18 @@ BY_NAME = {
     "fmod_": (
         OVERLOADS["fmod.Scalar"]._replace(wrapper=fmod_Scalar_, kernel=None),
         OVERLOADS["fmod.Tensor"]._replace(wrapper=fmod_Tensor_, kernel=None),
+    ),
+    "addmv_": (
+        OVERLOADS["addmv"]._replace(wrapper=addmv_, kernel=None),
+    ),
+    "addr_": (
+        OVERLOADS["addr"]._replace(wrapper=addr_, kernel=None),
+    ),
+    "baddbmm_": (
+        OVERLOADS["baddbmm"]._replace(wrapper=baddbmm_, kernel=None),
+    ),
+    "addbmm_": (
+        OVERLOADS["addbmm"]._replace(wrapper=addbmm_, kernel=None),
     ),
 }
 

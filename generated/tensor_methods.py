@@ -45,6 +45,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "add")
             raise
 
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addbmm")
+            raise
+
     def addcdiv(self, tensor1, tensor2, *, value=1):
         """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         try:
@@ -67,6 +75,22 @@ class TensorMethods:
             return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addmm")
+            raise
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.addmv(self, mat, vec, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addmv")
+            raise
+
+    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+        """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addr")
             raise
 
     def all(self, *args, **kwargs):
@@ -121,6 +145,14 @@ class TensorMethods:
             return ops.argmin(self, dim, keepdim)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "argmin")
+            raise
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "baddbmm")
             raise
 
     def bitwise_and(self, other):
@@ -893,6 +925,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "unsqueeze")
             raise
 
+    def vdot(self, other):
+        """vdot(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.vdot(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "vdot")
+            raise
+
     def view(self, *args, size=None):
         """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
         try:
@@ -925,6 +965,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "add_")
             raise
 
+    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        """In-place addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addbmm_")
+            raise
+
     def addcdiv_(self, tensor1, tensor2, *, value=1):
         """In-place addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         try:
@@ -939,6 +987,30 @@ class TensorMethods:
             return ops.addcmul_(self, tensor1, tensor2, value=value)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addcmul_")
+            raise
+
+    def addmv_(self, mat, vec, *, beta=1, alpha=1):
+        """In-place addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.addmv_(self, mat, vec, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addmv_")
+            raise
+
+    def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+        """In-place addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addr_")
+            raise
+
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        """In-place baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "baddbmm_")
             raise
 
     def ceil_(self):

@@ -3547,6 +3547,121 @@ def adaptive_max_pool2d_backward(grad_output, self, indices):
 # -- linear algebra (torch's spec, family 3) ---------------------------------------------------
 # (kernels of this family follow; keep this line and the blank ones around it)
 
+def _integral_scalars(dtype: np.dtype, **scalars: Any) -> None:
+    """PyTorch's checks on beta and alpha for the add-a-product ops."""
+    for name, value in scalars.items():
+        if dtype.kind in "iub" and isinstance(value, float):
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                               "floating point number.")
+        if dtype.kind != "b" and isinstance(value, bool) and name == "alpha":
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+
+
+def _add_product(self: np.ndarray, product: np.ndarray, beta: Any, alpha: Any) -> np.ndarray:
+    """beta * self + alpha * product, self broadcast to the product (with expand's error);
+    beta == 0 ignores self, NaN and all, as PyTorch's BLAS calls do. The scalars are cast to
+    the product's dtype first (for integers, 2.6 is 2)."""
+    bias = _broadcast_to(np.asarray(self), product.shape)
+    dtype = product.dtype
+    if dtype == np.bool_:
+        return (product & bool(alpha)) | (bias & bool(beta))
+    beta, alpha = dtype.type(beta), dtype.type(alpha)
+    result = product * alpha if alpha != 1 else np.array(product, copy=True)
+    if beta != 0:
+        result += bias if beta == 1 else bias * beta
+    return result
+
+
+def _vector_check(name: str, argument: str, vector: np.ndarray) -> None:
+    if vector.ndim != 1:
+        raise RuntimeError(f"{name}: Expected 1-D argument {argument}, but got {vector.ndim}-D")
+
+
+@silent
+def addmv(self, mat, vec, beta=1, alpha=1):
+    """beta * self + alpha * (mat @ vec)."""
+    if mat.ndim != 2 or vec.ndim != 1 or self.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {self.ndim}, {mat.ndim}, "
+                           f"{vec.ndim}")
+    if mat.shape[1] != vec.shape[0] or (self.size != mat.shape[0] and self.size != 1):
+        raise RuntimeError(f"size mismatch, got input ({self.shape[0] if self.ndim else 1}), "
+                           f"mat ({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
+    if not self.dtype == mat.dtype == vec.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_dtype_label(self)}, {_dtype_label(mat)}, and {_dtype_label(vec)}")
+    _no_bool("addmv_impl_cpu", self)
+    return _add_product(self, np.matmul(mat, vec), beta, alpha)
+
+
+@silent
+def addr(self, vec1, vec2, beta=1, alpha=1):
+    """beta * self + alpha * the outer product of vec1 and vec2 (promoted, as PyTorch does;
+    for bools: and / or)."""
+    _vector_check("addr", "vec1", vec1)
+    _vector_check("addr", "vec2", vec2)
+    dtype = result_type(self, vec1, vec2)
+    _integral_scalars(dtype, beta=beta, alpha=alpha)
+    a, b = _as(vec1, dtype), _as(vec2, dtype)
+    product = (a[:, None] & b) if dtype == np.bool_ else a[:, None] * b
+    return _add_product(_as(self, dtype), product, beta, alpha)
+
+
+@silent
+def baddbmm(self, batch1, batch2, beta=1, alpha=1):
+    """beta * self + alpha * (batch1 @ batch2), matrix by matrix."""
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        _broadcast_to(self, (batch1.shape[0], batch1.shape[1], batch2.shape[-1]))
+        raise RuntimeError(f"batch{1 if batch1.ndim != 3 else 2} must be a 3D tensor")
+    _broadcast_to(self, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+    if self.dtype != batch1.dtype:
+        raise RuntimeError("Input dtypes must be the same, got: input "
+                           f"{_C_TYPE_NAMES.get(self.dtype.str[1:])}, batch1: "
+                           f"{_C_TYPE_NAMES.get(batch1.dtype.str[1:])}, batch2: "
+                           f"{_C_TYPE_NAMES.get(batch2.dtype.str[1:])}")
+    product = bmm(batch1, batch2)
+    _no_bool("baddbmm", self)
+    return _add_product(self, product, beta, alpha)
+
+
+@silent
+def addbmm(self, batch1, batch2, beta=1, alpha=1):
+    """beta * self + alpha * the sum over the batch of batch1 @ batch2."""
+    for index, batch in enumerate((batch1, batch2), start=1):
+        if batch.ndim != 3:
+            raise RuntimeError(f"batch{index} must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
+                           f"{batch1.shape[0]} and {batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
+                           f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
+    _broadcast_to(self, (batch1.shape[1], batch2.shape[2]))
+    for first, second in ((batch1, batch2), (self, batch1)):
+        if first.dtype != second.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                               f"{_dtype_label(first)} and {_dtype_label(second)}")
+    _no_bool("addmm_impl_cpu_", self)
+    product = np.matmul(batch1, batch2).sum(0) if batch1.shape[0] else \
+        np.zeros((batch1.shape[1], batch2.shape[2]), self.dtype)
+    return _add_product(self, _array(product, self.dtype), beta, alpha)
+
+
+def vdot(self, other):
+    """The dot product of two vectors (conjugating the first, which real numbers ignore)."""
+    if self.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {self.ndim}D and {other.ndim}D tensors")
+    if self.shape != other.shape:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{self.size}] and src [{other.size}] to "
+            f"have the same number of elements, but got {self.size} and {other.size} elements "
+            "respectively")
+    _check_same_dtype(self, other, "dot : expected both vectors to have same dtype, but found "
+                      "{0} and {1}")
+    _no_bool("dot", self)
+    return _array(quietly(np.dot, self, other), self.dtype)
+
+
 
 # -- nn kernels (torch's spec, family 4) -------------------------------------------------------
 # (kernels of this family follow; keep this line and the blank ones around it)
