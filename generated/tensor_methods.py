@@ -203,6 +203,30 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "ceil")
             raise
 
+    def cholesky(self, upper=False):
+        """cholesky(Tensor self, bool upper=False) -> Tensor"""
+        try:
+            return ops.cholesky(self, upper)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cholesky")
+            raise
+
+    def cholesky_inverse(self, upper=False):
+        """cholesky_inverse(Tensor self, bool upper=False) -> Tensor"""
+        try:
+            return ops.cholesky_inverse(self, upper)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cholesky_inverse")
+            raise
+
+    def cholesky_solve(self, input2, upper=False):
+        """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
+        try:
+            return ops.cholesky_solve(self, input2, upper)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cholesky_solve")
+            raise
+
     def clamp(self, *args, **kwargs):
         """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
         clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
@@ -883,6 +907,14 @@ class TensorMethods:
             return ops.transpose_int(self, dim0, dim1)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "transpose")
+            raise
+
+    def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+        """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
+        try:
+            return ops.triangular_solve(self, A, upper, transpose, unitriangular)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "triangular_solve")
             raise
 
     def tril(self, diagonal=0):
