@@ -510,7 +510,9 @@ def _torch_jvp(info: OpInfo, sample: Sample, tangents: dict[int, np.ndarray],
         result = []
         for i in diff_outputs:
             tangent = torch_forward_ad.unpack_dual(outputs[i]).tangent
-            result.append(np.zeros(tuple(outputs[i].shape)) if tangent is None
+            # torch gives a ZeroTensor (which refuses .numpy()) for a tangent known to be 0
+            result.append(np.zeros(tuple(outputs[i].shape))
+                          if tangent is None or tangent._is_zerotensor()
                           else tangent.detach().numpy().astype(np.float64))
     return result
 

@@ -225,7 +225,6 @@ __all__ = [
     "_linalg_slogdet",
     "linalg_cholesky_ex",
     "cholesky_solve",
-    "cholesky_inverse",
     "linalg_solve_triangular",
     "triangular_solve",
     "linalg_lu_solve",
@@ -2290,15 +2289,6 @@ def cholesky_solve(self_p, self_t, input2_p, input2_t, upper, result):
     result: cholesky_solve_jvp(result, input2_p, input2_t, self_t, upper)
     """
     return manual.cholesky_solve_jvp(ops, result, input2_p, input2_t, self_t, upper)
-
-
-def cholesky_inverse(self_p, self_t, upper, result):
-    """cholesky_inverse(Tensor self, bool upper=False) -> Tensor
-
-    derivatives.yaml, entry cholesky_inverse
-    result: cholesky_inverse_jvp(self_p, self_t, result, upper)
-    """
-    return manual.cholesky_inverse_jvp(ops, self_p, self_t, result, upper)
 
 
 def linalg_solve_triangular(self_p, self_t, B_p, B_t, upper, left, unitriangular, result):

@@ -7415,19 +7415,14 @@ def cholesky_inverse(self_, upper=False):
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cholesky_inverse"], (self_,))
     result = recording.wrap(kernels.cholesky_inverse(recording.data(self_), upper))
-    needs_grad = recording.compute_requires_grad(self_)
-    if needs_grad:
+    if recording.compute_requires_grad(self_):
         grad_fn = CholeskyInverseBackward0(recording.collect_next_edges(self_))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_upper = upper
         recording.set_history(result, grad_fn)
-    if forward_grad.enabled and forward_grad.any_tangent(self_):
-        with forward_grad.computing_tangents():
-            tangent = forward.cholesky_inverse(self_, forward_grad.tangent(self_), upper, result)
-        forward_grad.set_tangent(result, tangent)
-    # torchgen's order: outputs are saved after their tangents are set
-    if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("cholesky_inverse")
     return result
 
 

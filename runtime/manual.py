@@ -1025,12 +1025,6 @@ def cholesky_inverse_backward(ops: Any, grad: Any, L: Any, upper: bool, inverse:
     return -ops.matmul(L, common) if upper else -ops.matmul(common, L)
 
 
-def cholesky_inverse_jvp(ops: Any, F: Any, dF: Any, X: Any, upper: bool) -> Any:
-    """dX = -X dA X, dA = dL Lᵀ + L dLᵀ (dUᵀ U + Uᵀ dU with upper)."""
-    dK = ops.matmul(_mT(ops, dF), F) if upper else ops.matmul(dF, _mT(ops, F))
-    return -ops.matmul(X, ops.matmul(dK + _mT(ops, dK), X))
-
-
 def _triangle(ops: Any, X: Any, upper: bool, unitriangular: bool) -> Any:
     """The triangle of X a triangular solve reads (without the diagonal when it is unit)."""
     if upper:
@@ -1081,9 +1075,7 @@ def triangular_solve_backward(ops: Any, grad_x: Any, grad_m: Any, b: Any, a: Any
 
 def triangular_solve_jvp(ops: Any, X: Any, A: Any, dA: Any, dB: Any, upper: bool,
                          transpose: bool, unitriangular: bool) -> Any:
-    """dX solves op(A) dX = dB - op(dA) X."""
-    dA = _triangle(ops, dA, upper, unitriangular)
-    dA = _mT(ops, dA) if transpose else dA
+    """dX solves op(A) dX = dB - dA X, as torch writes it (all of dA, untransposed)."""
     return ops.triangular_solve(dB - ops.matmul(dA, X), A, upper, transpose, unitriangular)[0]
 
 def _solve_lower_unit(ops: Any, L: Any, B: Any) -> Any:
