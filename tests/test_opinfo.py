@@ -93,7 +93,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
                          lambda sample: sample.kwargs.get("memory_format") is
                          torch.channels_last)
        for name in ("bool", "double", "float", "int", "long")},
-    ("norm", "nuc", "*"): ("gradgen has only vector norms; the nuclear norm needs an SVD", None),
 
     # -- elementwise math and torch.special (family 1): entries follow --
 
@@ -104,9 +103,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
     # -- end of reductions, scans, indexing and shape (family 2) --
 
     # -- linear algebra (family 3): entries follow --
-    ("linalg.matrix_norm", "", "*"): (
-        "gradgen's matrix norms of order 2, -2 and 'nuc' need singular values, which it does "
-        "not compute yet", lambda sample: _matrix_norm_order(sample) in ("nuc", 2, -2)),
 
     # -- end of linear algebra (family 3) --
 
