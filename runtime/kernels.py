@@ -3679,7 +3679,8 @@ def _floating_matrices(A: np.ndarray, name: str, argument: str = "A") -> None:
 
 def _matrices(A: np.ndarray) -> np.ndarray:
     """A batch of matrices as one (count, m, n) C-ordered float copy."""
-    return np.array(A.reshape((-1,) + A.shape[-2:]), copy=True)
+    count = int(np.prod(A.shape[:-2], dtype=np.int64))
+    return np.array(A.reshape((count,) + A.shape[-2:]), copy=True)
 
 
 @silent
@@ -3964,7 +3965,7 @@ def _permutation(pivots: np.ndarray, m: int, dtype: np.dtype) -> np.ndarray:
     """The permutation matrix P with A = P L U, from getrf's row swaps."""
     count = int(np.prod(pivots.shape[:-1]))
     order = np.broadcast_to(np.arange(m), (count, m)).copy()
-    flat = pivots.reshape(count, -1) - 1
+    flat = pivots.reshape(count, pivots.shape[-1]) - 1
     rows = np.arange(count)
     for j in range(flat.shape[1]):
         other = flat[:, j]
