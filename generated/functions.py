@@ -222,10 +222,8 @@ __all__ = [
     "VdotBackward0",
     "LinalgDetBackward0",
     "LinalgSlogdetBackward0",
-    "CholeskyBackward0",
     "LinalgCholeskyExBackward0",
     "CholeskySolveBackward0",
-    "CholeskyInverseBackward0",
     "LinalgSolveTriangularBackward0",
     "TriangularSolveBackward0",
     "LinalgLuSolveBackward0",
@@ -6580,34 +6578,6 @@ class LinalgSlogdetBackward0(Node):
         return grad_inputs
 
 
-class CholeskyBackward0(Node):
-    """cholesky(Tensor self, bool upper=False) -> Tensor
-
-    derivatives.yaml, entry cholesky
-    self: cholesky_backward(grad, upper, result)
-    """
-
-    __slots__ = ("_saved_upper", "result_")
-
-    @property
-    def _saved_result(self):
-        return self.result_.unpack(self)
-
-    def release_variables(self):
-        self.result_.reset_data()
-
-    def apply(self, grads, ops=tensor_ops):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        upper = self._saved_upper
-        result = ops.unpack(self.result_, self)
-        grad_inputs = [None]
-        # self: cholesky_backward(grad, upper, result)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.cholesky_backward(ops, grad, upper, result)
-        return grad_inputs
-
-
 class LinalgCholeskyExBackward0(Node):
     """linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
 
@@ -6678,40 +6648,6 @@ class CholeskySolveBackward0(Node):
                 grad_inputs[0] = results[0]
             if grad_input_mask[1]:
                 grad_inputs[1] = results[1]
-        return grad_inputs
-
-
-class CholeskyInverseBackward0(Node):
-    """cholesky_inverse(Tensor self, bool upper=False) -> Tensor
-
-    derivatives.yaml, entry cholesky_inverse
-    self: cholesky_inverse_backward(grad, self, upper, result)
-    """
-
-    __slots__ = ("self_", "_saved_upper", "result_")
-
-    @property
-    def _saved_self(self):
-        return self.self_.unpack()
-
-    @property
-    def _saved_result(self):
-        return self.result_.unpack(self)
-
-    def release_variables(self):
-        self.self_.reset_data()
-        self.result_.reset_data()
-
-    def apply(self, grads, ops=tensor_ops):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = ops.unpack(self.self_, self)
-        upper = self._saved_upper
-        result = ops.unpack(self.result_, self)
-        grad_inputs = [None]
-        # self: cholesky_inverse_backward(grad, self, upper, result)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.cholesky_inverse_backward(ops, grad, self_, upper, result)
         return grad_inputs
 
 

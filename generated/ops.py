@@ -39,8 +39,6 @@ from generated.functions import (
     BmmBackward0,
     CatBackward0,
     CeilBackward0,
-    CholeskyBackward0,
-    CholeskyInverseBackward0,
     CholeskySolveBackward0,
     ClampBackward0,
     ClampBackward1,
@@ -294,8 +292,6 @@ __all__ = [
     "cat",
     "ceil",
     "ceil_",
-    "cholesky",
-    "cholesky_inverse",
     "cholesky_solve",
     "clamp",
     "clamp_",
@@ -7340,24 +7336,6 @@ def _linalg_slogdet(A):
     return __linalg_slogdet_return(sign, logabsdet, LU, pivots)
 
 
-def cholesky(self_, upper=False):
-    """cholesky(Tensor self, bool upper=False) -> Tensor
-
-    derivatives.yaml, entry cholesky
-    """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["cholesky"], (self_,))
-    result = recording.wrap(kernels.cholesky(recording.data(self_), upper))
-    if recording.compute_requires_grad(self_):
-        grad_fn = CholeskyBackward0(recording.collect_next_edges(self_))
-        grad_fn._saved_upper = upper
-        recording.set_history(result, grad_fn)
-        grad_fn.result_ = SavedVariable(result, True)
-    if forward_grad.enabled and forward_grad.any_tangent(self_):
-        forward_grad.not_implemented("cholesky")
-    return result
-
-
 def linalg_cholesky_ex(self_, *, upper=False, check_errors=False):
     """linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
 
@@ -7404,25 +7382,6 @@ def cholesky_solve(self_, input2, upper=False):
     # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
-    return result
-
-
-def cholesky_inverse(self_, upper=False):
-    """cholesky_inverse(Tensor self, bool upper=False) -> Tensor
-
-    derivatives.yaml, entry cholesky_inverse
-    """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["cholesky_inverse"], (self_,))
-    result = recording.wrap(kernels.cholesky_inverse(recording.data(self_), upper))
-    if recording.compute_requires_grad(self_):
-        grad_fn = CholeskyInverseBackward0(recording.collect_next_edges(self_))
-        grad_fn.self_ = SavedVariable(self_, False)
-        grad_fn._saved_upper = upper
-        recording.set_history(result, grad_fn)
-        grad_fn.result_ = SavedVariable(result, True)
-    if forward_grad.enabled and forward_grad.any_tangent(self_):
-        forward_grad.not_implemented("cholesky_inverse")
     return result
 
 
@@ -8920,10 +8879,6 @@ OVERLOADS = {
     "_linalg_slogdet": Overload(_linalg_slogdet, kernels._linalg_slogdet, "_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)", (
         Param("A", "Tensor"),
     )),
-    "cholesky": Overload(cholesky, kernels.cholesky, "cholesky(Tensor self, bool upper=False) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("upper", "bool", has_default=True),
-    )),
     "linalg_cholesky_ex": Overload(linalg_cholesky_ex, kernels.linalg_cholesky_ex, "linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)", (
         Param("self_", "Tensor"),
         Param("upper", "bool", has_default=True, keyword_only=True),
@@ -8932,10 +8887,6 @@ OVERLOADS = {
     "cholesky_solve": Overload(cholesky_solve, kernels.cholesky_solve, "cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor", (
         Param("self_", "Tensor"),
         Param("input2", "Tensor"),
-        Param("upper", "bool", has_default=True),
-    )),
-    "cholesky_inverse": Overload(cholesky_inverse, kernels.cholesky_inverse, "cholesky_inverse(Tensor self, bool upper=False) -> Tensor", (
-        Param("self_", "Tensor"),
         Param("upper", "bool", has_default=True),
     )),
     "linalg_solve_triangular": Overload(linalg_solve_triangular, kernels.linalg_solve_triangular, "linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor", (
@@ -9626,17 +9577,11 @@ BY_NAME = {
     "_linalg_slogdet": (
         OVERLOADS["_linalg_slogdet"],
     ),
-    "cholesky": (
-        OVERLOADS["cholesky"],
-    ),
     "linalg_cholesky_ex": (
         OVERLOADS["linalg_cholesky_ex"],
     ),
     "cholesky_solve": (
         OVERLOADS["cholesky_solve"],
-    ),
-    "cholesky_inverse": (
-        OVERLOADS["cholesky_inverse"],
     ),
     "linalg_solve_triangular": (
         OVERLOADS["linalg_solve_triangular"],

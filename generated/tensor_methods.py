@@ -203,22 +203,6 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "ceil")
             raise
 
-    def cholesky(self, upper=False):
-        """cholesky(Tensor self, bool upper=False) -> Tensor"""
-        try:
-            return ops.cholesky(self, upper)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cholesky")
-            raise
-
-    def cholesky_inverse(self, upper=False):
-        """cholesky_inverse(Tensor self, bool upper=False) -> Tensor"""
-        try:
-            return ops.cholesky_inverse(self, upper)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cholesky_inverse")
-            raise
-
     def cholesky_solve(self, input2, upper=False):
         """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
         try:

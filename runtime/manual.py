@@ -1016,15 +1016,6 @@ def cholesky_solve_jvp(ops: Any, X: Any, U: Any, dU: Any, dB: Any, upper: bool) 
     return ops.cholesky_solve(dB - ops.matmul(dA, X), U, upper)
 
 
-def cholesky_inverse_backward(ops: Any, grad: Any, L: Any, upper: bool, inverse: Any) -> Any:
-    """X = (L Lᵀ)⁻¹: L's gradient is -(X (G + Gᵀ) X) L (Lᵀ on the left with upper)."""
-    if grad is None:
-        return None
-    common = grad + _mT(ops, grad)
-    common = ops.matmul(inverse, ops.matmul(common, inverse))
-    return -ops.matmul(L, common) if upper else -ops.matmul(common, L)
-
-
 def _triangle(ops: Any, X: Any, upper: bool, unitriangular: bool) -> Any:
     """The triangle of X a triangular solve reads (without the diagonal when it is unit)."""
     if upper:

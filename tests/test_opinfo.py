@@ -112,9 +112,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
         "of a 1 x 1 matrix torch's backward is grad itself, so A gets no second-order "
         "gradient (None); gradgen's formula goes through A and gives zeros",
         lambda sample: tuple(sample.input.shape[-2:]) == (1, 1)),
-    ("cholesky_inverse", "", "forward_ad"): (
-        "torch's forward formula for cholesky_inverse is not ported yet: gradgen's op has no "
-        "forward mode", None),
 
     # -- end of linear algebra (family 3) --
 
