@@ -35,7 +35,8 @@ MAX_DEPTH = 100
 ALLOWED_BUILTINS = frozenset({"len", "int", "float", "tuple", "list", "range", "min", "max", "abs"})
 # Tensor methods that the runtime defines by hand (not in the spec) and formulas may call.
 CORE_TENSOR_METHODS = frozenset({"size", "dim", "numel", "detach", "sum_to_size", "expand_as",
-                                 "reshape", "view_as", "contiguous", "type_as", "to"})
+                                 "reshape", "view_as", "contiguous", "type_as", "to",
+                                 "is_contiguous"})
 
 _FORBIDDEN = {
     ast.Lambda: "a lambda",

@@ -115,8 +115,8 @@ def _tensor_value(spec: Any, rng: np.random.Generator) -> np.ndarray:
         raise ValueError(f"cannot make a tensor from sample {spec!r}")
     if "values" in spec:
         values = spec["values"]
-        return np.array(_thaw(values), dtype=np.int64 if spec.get("dtype") == "int64"
-                        else np.bool_ if spec.get("dtype") == "bool" else np.float64)
+        dtypes = {"int64": np.int64, "int32": np.int32, "bool": np.bool_}
+        return np.array(_thaw(values), dtype=dtypes.get(spec.get("dtype"), np.float64))
     shape = tuple(_thaw(spec.get("shape", ())))
     if "int" in spec:
         low, high = _thaw(spec["int"])
@@ -550,7 +550,9 @@ def _torch_jvp(info: OpInfo, sample: Sample, tangents: dict[int, np.ndarray],
         result = []
         for i in diff_outputs:
             tangent = torch_forward_ad.unpack_dual(outputs[i]).tangent
-            result.append(np.zeros(tuple(outputs[i].shape)) if tangent is None
+            # torch gives a ZeroTensor (which refuses .numpy()) for a tangent known to be 0
+            result.append(np.zeros(tuple(outputs[i].shape))
+                          if tangent is None or tangent._is_zerotensor()
                           else tangent.detach().numpy().astype(np.float64))
     return result
 

@@ -3893,4 +3893,358 @@ NODES = {
             "result": "output",
         },
     },
+    "AddmvBackward0": {
+        "entry": "addmv",
+        "schema": "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        "formulas": (
+            ("self", "maybe_multiply(grad, beta)"),
+            ("mat", "maybe_multiply(grad.unsqueeze(1) * vec, alpha)"),
+            ("vec", "maybe_multiply(mat.t().mv(grad), alpha)"),
+        ),
+        "result": (
+            ("result", "maybe_multiply(self_t, beta) + maybe_multiply(mat_t.mv(vec_p), alpha) + maybe_multiply(mat_p.mv(vec_t), alpha)", ""),
+        ),
+        "saved": {
+            "beta": "value",
+            "vec": "tensor",
+            "alpha": "value",
+            "mat": "tensor",
+        },
+    },
+    "AddrBackward0": {
+        "entry": "addr",
+        "schema": "addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        "formulas": (
+            ("self", "maybe_multiply(grad, beta)"),
+            ("vec1", "maybe_multiply(grad.mv(vec2), alpha)"),
+            ("vec2", "maybe_multiply(grad.t().mv(vec1), alpha)"),
+        ),
+        "result": (
+            ("result", "maybe_multiply(self_t, beta) + maybe_multiply(vec1_t.unsqueeze(1) * vec2_p, alpha) + maybe_multiply(vec1_p.unsqueeze(1) * vec2_t, alpha)", ""),
+        ),
+        "saved": {
+            "beta": "value",
+            "vec2": "tensor",
+            "alpha": "value",
+            "vec1": "tensor",
+        },
+    },
+    "BaddbmmBackward0": {
+        "entry": "baddbmm",
+        "schema": "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        "formulas": (
+            ("self", "maybe_multiply(grad, beta)"),
+            ("batch1", "maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)"),
+            ("batch2", "maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)"),
+        ),
+        "result": (
+            ("result", "maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p), alpha) + maybe_multiply(batch1_p.bmm(batch2_t), alpha)", ""),
+        ),
+        "saved": {
+            "beta": "value",
+            "batch2": "tensor",
+            "alpha": "value",
+            "batch1": "tensor",
+        },
+    },
+    "AddbmmBackward0": {
+        "entry": "addbmm",
+        "schema": "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        "formulas": (
+            ("self", "maybe_multiply(grad, beta)"),
+            ("batch1", "maybe_multiply(grad.unsqueeze(0).expand([batch1.shape[0], batch1.shape[1], batch2.shape[2]]).bmm(batch2.transpose(1, 2)), alpha)"),
+            ("batch2", "maybe_multiply(batch1.transpose(1, 2).bmm(grad.unsqueeze(0).expand([batch1.shape[0], batch1.shape[1], batch2.shape[2]])), alpha)"),
+        ),
+        "result": (
+            ("result", "maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p).sum(0), alpha) + maybe_multiply(batch1_p.bmm(batch2_t).sum(0), alpha)", ""),
+        ),
+        "saved": {
+            "beta": "value",
+            "batch1_sym_sizes": "sizes",
+            "batch2_sym_sizes": "sizes",
+            "batch2": "tensor",
+            "alpha": "value",
+            "batch1": "tensor",
+        },
+    },
+    "VdotBackward0": {
+        "entry": "vdot",
+        "schema": "vdot(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "grad * other"),
+            ("other", "grad * self"),
+        ),
+        "result": (
+            ("result", "vdot(self_t, other_p) + vdot(self_p, other_t)", ""),
+        ),
+        "saved": {
+            "other": "tensor",
+            "self_": "tensor",
+        },
+    },
+    "LinalgDetBackward0": {
+        "entry": "_linalg_det",
+        "schema": "_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)",
+        "formulas": (
+            ("A", "linalg_det_backward(grad, result, A, LU, pivots)"),
+        ),
+        "result": (
+            ("result", "linalg_det_jvp(A_t, result, LU, pivots, A_p.is_contiguous())", ""),
+        ),
+        "saved": {
+            "result": "output",
+            "A": "tensor",
+            "LU": "output",
+            "pivots": "output",
+        },
+    },
+    "LinalgSlogdetBackward0": {
+        "entry": "_linalg_slogdet",
+        "schema": "_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)",
+        "formulas": (
+            ("A", "slogdet_backward(grad_sign, grad_logabsdet, A, sign, LU, pivots)"),
+        ),
+        "result": (
+            ("sign, logabsdet", "slogdet_jvp(LU, pivots, A_t, sign, A_p.is_contiguous())", ""),
+        ),
+        "saved": {
+            "A": "tensor",
+            "sign": "output",
+            "LU": "output",
+            "pivots": "output",
+        },
+    },
+    "LinalgCholeskyExBackward0": {
+        "entry": "linalg_cholesky_ex",
+        "schema": "linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)",
+        "formulas": (
+            ("self", "cholesky_backward(grad, upper, L)"),
+        ),
+        "result": (
+            ("L", "cholesky_jvp(self_t, L, upper)", ""),
+        ),
+        "saved": {
+            "upper": "value",
+            "L": "output",
+        },
+    },
+    "CholeskySolveBackward0": {
+        "entry": "cholesky_solve",
+        "schema": "cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor",
+        "formulas": (
+            ("self, input2", "cholesky_solve_backward(grad, self, input2, result, upper, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "cholesky_solve_jvp(result, input2_p, input2_t, self_t, upper)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "input2": "tensor",
+            "result": "output",
+            "upper": "value",
+        },
+    },
+    "LinalgSolveTriangularBackward0": {
+        "entry": "linalg_solve_triangular",
+        "schema": "linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor",
+        "formulas": (
+            ("self, B", "linalg_solve_triangular_backward(grad, self, result, upper, left, unitriangular, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "linalg_solve_triangular_forward_AD(self_t, B_t, self_p, result, upper, left, unitriangular)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+            "upper": "value",
+            "left": "value",
+            "unitriangular": "value",
+        },
+    },
+    "TriangularSolveBackward0": {
+        "entry": "triangular_solve",
+        "schema": "triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)",
+        "formulas": (
+            ("self, A", "triangular_solve_backward(grad_solution, grad_cloned_coefficient, self, A, solution, upper, transpose, unitriangular, grad_input_mask)"),
+        ),
+        "result": (
+            ("solution", "triangular_solve_jvp(solution, A_p, A_t, self_t, upper, transpose, unitriangular)", ""),
+            ("cloned_coefficient", "A_t", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "A": "tensor",
+            "solution": "output",
+            "upper": "value",
+            "transpose": "value",
+            "unitriangular": "value",
+        },
+    },
+    "LinalgLuSolveBackward0": {
+        "entry": "linalg_lu_solve",
+        "schema": "linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor",
+        "formulas": (
+            ("LU", "linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)"),
+            ("B", "linalg_lu_solve(LU, pivots, grad, left=left, adjoint=not adjoint)"),
+        ),
+        "result": (
+            ("result", "linalg_lu_solve_jvp(result, LU_p, pivots_p, LU_t, B_t, left, adjoint)", ""),
+        ),
+        "saved": {
+            "LU": "tensor",
+            "pivots": "tensor",
+            "result": "output",
+            "left": "value",
+            "adjoint": "value",
+        },
+    },
+    "LinalgLuFactorExBackward0": {
+        "entry": "linalg_lu_factor_ex",
+        "schema": "linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)",
+        "formulas": (
+            ("A", "lu_factor_ex_backward(grad, LU, pivots, pivot)"),
+        ),
+        "result": (
+            ("LU", "lu_factor_ex_jvp(A_t, LU, pivots, pivot)", ""),
+        ),
+        "saved": {
+            "LU": "output",
+            "pivots": "output",
+            "pivot": "value",
+        },
+    },
+    "LinalgLuBackward0": {
+        "entry": "linalg_lu",
+        "schema": "linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)",
+        "formulas": (
+            ("A", "linalg_lu_backward(grad_L, grad_U, P, L, U, pivot)"),
+        ),
+        "result": (
+            ("L, U", "linalg_lu_jvp(A_t, P, L, U, pivot)", ""),
+        ),
+        "saved": {
+            "P": "output",
+            "L": "output",
+            "U": "output",
+            "pivot": "value",
+        },
+    },
+    "LuUnpackBackward0": {
+        "entry": "lu_unpack",
+        "schema": "lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)",
+        "formulas": (
+            ("LU_data", "lu_unpack_backward(grad_L, grad_U, LU_data.shape[-2], LU_data.shape[-1])"),
+        ),
+        "result": (
+            ("L", "lu_unpack_L_jvp(LU_data_t)", ""),
+            ("U", "lu_unpack_U_jvp(LU_data_t)", ""),
+        ),
+        "saved": {
+            "LU_data_sym_sizes": "sizes",
+        },
+    },
+    "LinalgSvdBackward0": {
+        "entry": "_linalg_svd",
+        "schema": "_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)",
+        "formulas": (
+            ("A", "svd_full_backward(grad_U, grad_S, grad_Vh, U, S, Vh, full_matrices)"),
+        ),
+        "result": (
+            ("U, S, Vh", "linalg_svd_jvp(A_t, U, S, Vh, full_matrices)", ""),
+        ),
+        "saved": {
+            "U": "output",
+            "S": "output",
+            "Vh": "output",
+            "full_matrices": "value",
+        },
+    },
+    "LinalgEighBackward0": {
+        "entry": "_linalg_eigh",
+        "schema": "_linalg_eigh(Tensor A, str UPLO=\"L\", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)",
+        "formulas": (
+            ("A", "linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, True)"),
+        ),
+        "result": (
+            ("eigenvalues, eigenvectors", "linalg_eig_jvp(A_t, eigenvalues, eigenvectors, True)", ""),
+        ),
+        "saved": {
+            "eigenvalues": "output",
+            "eigenvectors": "output",
+        },
+    },
+    "LinalgQrBackward0": {
+        "entry": "linalg_qr",
+        "schema": "linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)",
+        "formulas": (
+            ("A", "linalg_qr_backward(grad_Q, grad_R, Q, R, mode)"),
+        ),
+        "result": (
+            ("Q, R", "linalg_qr_jvp(A_t, Q, R, mode)", ""),
+        ),
+        "saved": {
+            "Q": "output",
+            "R": "output",
+            "mode": "value",
+        },
+    },
+    "LinalgMatrixExpBackward0": {
+        "entry": "linalg_matrix_exp",
+        "schema": "linalg_matrix_exp(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "linalg_matrix_exp_differential(self, grad, True)"),
+        ),
+        "result": (
+            ("result", "linalg_matrix_exp_differential(self_p, self_t, False)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "LinalgCrossBackward0": {
+        "entry": "linalg_cross",
+        "schema": "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor",
+        "formulas": (
+            ("self", "linalg_cross(other, grad, dim=dim)"),
+            ("other", "linalg_cross(grad, self, dim=dim)"),
+        ),
+        "result": (
+            ("result", "linalg_cross(self_t, other_p, dim=dim) + linalg_cross(self_p, other_t, dim=dim)", ""),
+        ),
+        "saved": {
+            "other": "tensor",
+            "dim": "value",
+            "self_": "tensor",
+        },
+    },
+    "LinalgPinvBackward0": {
+        "entry": "linalg_pinv.atol_rtol_tensor",
+        "schema": "linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor",
+        "formulas": (
+            ("self", "pinv_backward(grad, result, self)"),
+        ),
+        "result": (
+            ("result", "pinv_jvp(self_p, result, self_t)", ""),
+        ),
+        "saved": {
+            "result": "output",
+            "self_": "tensor",
+        },
+    },
+    "LinalgLstsqBackward0": {
+        "entry": "linalg_lstsq",
+        "schema": "linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)",
+        "formulas": (
+            ("self, b", "linalg_lstsq_backward(grads[0], grads[1], self, b, solution, grad_input_mask)"),
+        ),
+        "result": (
+            ("solution", "linalg_lstsq_solution_jvp(self_p, b_p, self_t, b_t)", ""),
+            ("residuals", "linalg_lstsq_residuals_jvp(self_p, b_p, self_t, b_t, solution, residuals)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "b": "tensor",
+            "solution": "output",
+        },
+    },
 }

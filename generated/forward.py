@@ -279,6 +279,28 @@ __all__ = [
     "take",
     "put",
     "dist",
+    "addmv",
+    "addr",
+    "baddbmm",
+    "addbmm",
+    "vdot",
+    "_linalg_det",
+    "_linalg_slogdet",
+    "linalg_cholesky_ex",
+    "cholesky_solve",
+    "linalg_solve_triangular",
+    "triangular_solve",
+    "linalg_lu_solve",
+    "linalg_lu_factor_ex",
+    "linalg_lu",
+    "lu_unpack",
+    "_linalg_svd",
+    "_linalg_eigh",
+    "linalg_qr",
+    "linalg_matrix_exp",
+    "linalg_cross",
+    "linalg_pinv_atol_rtol_tensor",
+    "linalg_lstsq",
 ]
 
 
@@ -2804,3 +2826,250 @@ def dist(self_p, self_t, other_p, other_t, p, result):
     result: (norm_backward(ones_like(result), self_p - other_p, p, result) * (self_t - other_t)).sum()
     """
     return ops.sum(manual.norm_backward(ops, manual.ones_like(ops, result), self_p - other_p, p, result) * (self_t - other_t))
+
+
+def addmv(self_p, self_t, mat_p, mat_t, vec_p, vec_t, beta, alpha, result):
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addmv
+    result: maybe_multiply(self_t, beta) + maybe_multiply(mat_t.mv(vec_p), alpha) + maybe_multiply(mat_p.mv(vec_t), alpha)
+    """
+    total = None
+    if forward_grad.defined(self_t):
+        term = manual.maybe_multiply(ops, self_t, beta)
+        total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.mv(mat_t, vec_p), alpha)
+    total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.mv(mat_p, vec_t), alpha)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def addr(self_p, self_t, vec1_p, vec1_t, vec2_p, vec2_t, beta, alpha, result):
+    """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addr
+    result: maybe_multiply(self_t, beta) + maybe_multiply(vec1_t.unsqueeze(1) * vec2_p, alpha) + maybe_multiply(vec1_p.unsqueeze(1) * vec2_t, alpha)
+    """
+    total = None
+    if forward_grad.defined(self_t):
+        term = manual.maybe_multiply(ops, self_t, beta)
+        total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.unsqueeze(vec1_t, 1) * vec2_p, alpha)
+    total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.unsqueeze(vec1_p, 1) * vec2_t, alpha)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def baddbmm(self_p, self_t, batch1_p, batch1_t, batch2_p, batch2_t, beta, alpha, result):
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry baddbmm
+    result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p), alpha) + maybe_multiply(batch1_p.bmm(batch2_t), alpha)
+    """
+    total = None
+    if forward_grad.defined(self_t):
+        term = manual.maybe_multiply(ops, self_t, beta)
+        total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.bmm(batch1_t, batch2_p), alpha)
+    total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.bmm(batch1_p, batch2_t), alpha)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def addbmm(self_p, self_t, batch1_p, batch1_t, batch2_p, batch2_t, beta, alpha, result):
+    """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addbmm
+    result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p).sum(0), alpha) + maybe_multiply(batch1_p.bmm(batch2_t).sum(0), alpha)
+    """
+    total = None
+    if forward_grad.defined(self_t):
+        term = manual.maybe_multiply(ops, self_t, beta)
+        total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.sum(ops.bmm(batch1_t, batch2_p), 0), alpha)
+    total = term if total is None else total + term
+    term = manual.maybe_multiply(ops, ops.sum(ops.bmm(batch1_p, batch2_t), 0), alpha)
+    total = term if total is None else total + term
+    return forward_grad.complete(total, result)
+
+
+def vdot(self_p, self_t, other_p, other_t, result):
+    """vdot(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry vdot
+    result: vdot(self_t, other_p) + vdot(self_p, other_t)
+    """
+    return ops.vdot(self_t, other_p) + ops.vdot(self_p, other_t)
+
+
+def _linalg_det(A_p, A_t, result, LU, pivots):
+    """_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)
+
+    derivatives.yaml, entry _linalg_det
+    result: linalg_det_jvp(A_t, result, LU, pivots, A_p.is_contiguous())
+    """
+    result_t = manual.linalg_det_jvp(ops, A_t, result, LU, pivots, ops.is_contiguous(A_p))
+    return result_t, None, None
+
+
+def _linalg_slogdet(A_p, A_t, sign, logabsdet, LU, pivots):
+    """_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)
+
+    derivatives.yaml, entry _linalg_slogdet
+    sign, logabsdet: slogdet_jvp(LU, pivots, A_t, sign, A_p.is_contiguous())
+    """
+    sign_t, logabsdet_t = manual.slogdet_jvp(ops, LU, pivots, A_t, sign, ops.is_contiguous(A_p))
+    return sign_t, logabsdet_t, None, None
+
+
+def linalg_cholesky_ex(self_p, self_t, upper, check_errors, L, info):
+    """linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
+
+    derivatives.yaml, entry linalg_cholesky_ex
+    L: cholesky_jvp(self_t, L, upper)
+    """
+    L_t = manual.cholesky_jvp(ops, self_t, L, upper)
+    return L_t, None
+
+
+def cholesky_solve(self_p, self_t, input2_p, input2_t, upper, result):
+    """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor
+
+    derivatives.yaml, entry cholesky_solve
+    result: cholesky_solve_jvp(result, input2_p, input2_t, self_t, upper)
+    """
+    return manual.cholesky_solve_jvp(ops, result, input2_p, input2_t, self_t, upper)
+
+
+def linalg_solve_triangular(self_p, self_t, B_p, B_t, upper, left, unitriangular, result):
+    """linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
+
+    derivatives.yaml, entry linalg_solve_triangular
+    result: linalg_solve_triangular_forward_AD(self_t, B_t, self_p, result, upper, left, unitriangular)
+    """
+    return manual.linalg_solve_triangular_forward_AD(ops, self_t, B_t, self_p, result, upper, left, unitriangular)
+
+
+def triangular_solve(self_p, self_t, A_p, A_t, upper, transpose, unitriangular, solution, cloned_coefficient):
+    """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
+
+    derivatives.yaml, entry triangular_solve
+    solution: triangular_solve_jvp(solution, A_p, A_t, self_t, upper, transpose, unitriangular)
+    cloned_coefficient: A_t
+    """
+    solution_t = manual.triangular_solve_jvp(ops, solution, A_p, A_t, self_t, upper, transpose, unitriangular)
+    cloned_coefficient_t = A_t
+    return solution_t, cloned_coefficient_t
+
+
+def linalg_lu_solve(LU_p, LU_t, pivots_p, B_p, B_t, left, adjoint, result):
+    """linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor
+
+    derivatives.yaml, entry linalg_lu_solve
+    result: linalg_lu_solve_jvp(result, LU_p, pivots_p, LU_t, B_t, left, adjoint)
+    """
+    return manual.linalg_lu_solve_jvp(ops, result, LU_p, pivots_p, LU_t, B_t, left, adjoint)
+
+
+def linalg_lu_factor_ex(A_p, A_t, pivot, check_errors, LU, pivots, info):
+    """linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)
+
+    derivatives.yaml, entry linalg_lu_factor_ex
+    LU: lu_factor_ex_jvp(A_t, LU, pivots, pivot)
+    """
+    LU_t = manual.lu_factor_ex_jvp(ops, A_t, LU, pivots, pivot)
+    return LU_t, None, None
+
+
+def linalg_lu(A_p, A_t, pivot, P, L, U):
+    """linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)
+
+    derivatives.yaml, entry linalg_lu
+    L, U: linalg_lu_jvp(A_t, P, L, U, pivot)
+    """
+    L_t, U_t = manual.linalg_lu_jvp(ops, A_t, P, L, U, pivot)
+    return None, L_t, U_t
+
+
+def lu_unpack(LU_data_p, LU_data_t, LU_pivots_p, unpack_data, unpack_pivots, P, L, U):
+    """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)
+
+    derivatives.yaml, entry lu_unpack
+    L: lu_unpack_L_jvp(LU_data_t)
+    U: lu_unpack_U_jvp(LU_data_t)
+    """
+    L_t = manual.lu_unpack_L_jvp(ops, LU_data_t)
+    U_t = manual.lu_unpack_U_jvp(ops, LU_data_t)
+    return None, L_t, U_t
+
+
+def _linalg_svd(A_p, A_t, full_matrices, compute_uv, driver, U, S, Vh):
+    """_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+
+    derivatives.yaml, entry _linalg_svd
+    U, S, Vh: linalg_svd_jvp(A_t, U, S, Vh, full_matrices)
+    """
+    U_t, S_t, Vh_t = manual.linalg_svd_jvp(ops, A_t, U, S, Vh, full_matrices)
+    return U_t, S_t, Vh_t
+
+
+def _linalg_eigh(A_p, A_t, UPLO, compute_v, eigenvalues, eigenvectors):
+    """_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)
+
+    derivatives.yaml, entry _linalg_eigh
+    eigenvalues, eigenvectors: linalg_eig_jvp(A_t, eigenvalues, eigenvectors, True)
+    """
+    eigenvalues_t, eigenvectors_t = manual.linalg_eig_jvp(ops, A_t, eigenvalues, eigenvectors, True)
+    return eigenvalues_t, eigenvectors_t
+
+
+def linalg_qr(A_p, A_t, mode, Q, R):
+    """linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)
+
+    derivatives.yaml, entry linalg_qr
+    Q, R: linalg_qr_jvp(A_t, Q, R, mode)
+    """
+    Q_t, R_t = manual.linalg_qr_jvp(ops, A_t, Q, R, mode)
+    return Q_t, R_t
+
+
+def linalg_matrix_exp(self_p, self_t, result):
+    """linalg_matrix_exp(Tensor self) -> Tensor
+
+    derivatives.yaml, entry linalg_matrix_exp
+    result: linalg_matrix_exp_differential(self_p, self_t, False)
+    """
+    return manual.linalg_matrix_exp_differential(ops, self_p, self_t, False)
+
+
+def linalg_cross(self_p, self_t, other_p, other_t, dim, result):
+    """linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
+
+    derivatives.yaml, entry linalg_cross
+    result: linalg_cross(self_t, other_p, dim=dim) + linalg_cross(self_p, other_t, dim=dim)
+    """
+    return ops.linalg_cross(self_t, other_p, dim=dim) + ops.linalg_cross(self_p, other_t, dim=dim)
+
+
+def linalg_pinv_atol_rtol_tensor(self_p, self_t, atol_p, rtol_p, hermitian, result):
+    """linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+
+    derivatives.yaml, entry linalg_pinv.atol_rtol_tensor
+    result: pinv_jvp(self_p, result, self_t)
+    """
+    return manual.pinv_jvp(ops, self_p, result, self_t)
+
+
+def linalg_lstsq(self_p, self_t, b_p, b_t, rcond, driver, solution, residuals, rank, singular_values):
+    """linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)
+
+    derivatives.yaml, entry linalg_lstsq
+    solution: linalg_lstsq_solution_jvp(self_p, b_p, self_t, b_t)
+    residuals: linalg_lstsq_residuals_jvp(self_p, b_p, self_t, b_t, solution, residuals)
+    """
+    solution_t = manual.linalg_lstsq_solution_jvp(ops, self_p, b_p, self_t, b_t)
+    residuals_t = manual.linalg_lstsq_residuals_jvp(ops, self_p, b_p, self_t, b_t, solution, residuals)
+    return solution_t, residuals_t, None, None

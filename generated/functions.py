@@ -278,6 +278,28 @@ __all__ = [
     "TakeBackward0",
     "PutBackward0",
     "DistBackward0",
+    "AddmvBackward0",
+    "AddrBackward0",
+    "BaddbmmBackward0",
+    "AddbmmBackward0",
+    "VdotBackward0",
+    "LinalgDetBackward0",
+    "LinalgSlogdetBackward0",
+    "LinalgCholeskyExBackward0",
+    "CholeskySolveBackward0",
+    "LinalgSolveTriangularBackward0",
+    "TriangularSolveBackward0",
+    "LinalgLuSolveBackward0",
+    "LinalgLuFactorExBackward0",
+    "LinalgLuBackward0",
+    "LuUnpackBackward0",
+    "LinalgSvdBackward0",
+    "LinalgEighBackward0",
+    "LinalgQrBackward0",
+    "LinalgMatrixExpBackward0",
+    "LinalgCrossBackward0",
+    "LinalgPinvBackward0",
+    "LinalgLstsqBackward0",
 ]
 
 
@@ -8151,4 +8173,859 @@ class DistBackward0(Node):
         # other: -norm_backward(grad, self - other, p, result)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = -manual.norm_backward(ops, grad, self_ - other, p, result)
+        return grad_inputs
+
+
+class AddmvBackward0(Node):
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addmv
+    self: maybe_multiply(grad, beta)
+    mat: maybe_multiply(grad.unsqueeze(1) * vec, alpha)
+    vec: maybe_multiply(mat.t().mv(grad), alpha)
+    """
+
+    __slots__ = ("_saved_beta", "vec_", "_saved_alpha", "mat_")
+
+    @property
+    def _saved_vec(self):
+        return self.vec_.unpack()
+
+    @property
+    def _saved_mat(self):
+        return self.mat_.unpack()
+
+    def release_variables(self):
+        self.vec_.reset_data()
+        self.mat_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        beta = self._saved_beta
+        vec = ops.unpack(self.vec_, self)
+        alpha = self._saved_alpha
+        mat = ops.unpack(self.mat_, self)
+        grad_inputs = [None, None, None]
+        # self: maybe_multiply(grad, beta)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.maybe_multiply(ops, grad, beta)
+        # mat: maybe_multiply(grad.unsqueeze(1) * vec, alpha)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(ops, ops.unsqueeze(grad, 1) * vec, alpha)
+        # vec: maybe_multiply(mat.t().mv(grad), alpha)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = manual.maybe_multiply(ops, ops.mv(ops.t(mat), grad), alpha)
+        return grad_inputs
+
+
+class AddrBackward0(Node):
+    """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addr
+    self: maybe_multiply(grad, beta)
+    vec1: maybe_multiply(grad.mv(vec2), alpha)
+    vec2: maybe_multiply(grad.t().mv(vec1), alpha)
+    """
+
+    __slots__ = ("_saved_beta", "vec2_", "_saved_alpha", "vec1_")
+
+    @property
+    def _saved_vec2(self):
+        return self.vec2_.unpack()
+
+    @property
+    def _saved_vec1(self):
+        return self.vec1_.unpack()
+
+    def release_variables(self):
+        self.vec2_.reset_data()
+        self.vec1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        beta = self._saved_beta
+        vec2 = ops.unpack(self.vec2_, self)
+        alpha = self._saved_alpha
+        vec1 = ops.unpack(self.vec1_, self)
+        grad_inputs = [None, None, None]
+        # self: maybe_multiply(grad, beta)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.maybe_multiply(ops, grad, beta)
+        # vec1: maybe_multiply(grad.mv(vec2), alpha)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(ops, ops.mv(grad, vec2), alpha)
+        # vec2: maybe_multiply(grad.t().mv(vec1), alpha)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = manual.maybe_multiply(ops, ops.mv(ops.t(grad), vec1), alpha)
+        return grad_inputs
+
+
+class BaddbmmBackward0(Node):
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry baddbmm
+    self: maybe_multiply(grad, beta)
+    batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
+    batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
+    """
+
+    __slots__ = ("_saved_beta", "batch2_", "_saved_alpha", "batch1_")
+
+    @property
+    def _saved_batch2(self):
+        return self.batch2_.unpack()
+
+    @property
+    def _saved_batch1(self):
+        return self.batch1_.unpack()
+
+    def release_variables(self):
+        self.batch2_.reset_data()
+        self.batch1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        beta = self._saved_beta
+        batch2 = ops.unpack(self.batch2_, self)
+        alpha = self._saved_alpha
+        batch1 = ops.unpack(self.batch1_, self)
+        grad_inputs = [None, None, None]
+        # self: maybe_multiply(grad, beta)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.maybe_multiply(ops, grad, beta)
+        # batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(ops, ops.bmm(grad, ops.transpose(batch2, 1, 2)), alpha)
+        # batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = manual.maybe_multiply(ops, ops.bmm(ops.transpose(batch1, 1, 2), grad), alpha)
+        return grad_inputs
+
+
+class AddbmmBackward0(Node):
+    """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addbmm
+    self: maybe_multiply(grad, beta)
+    batch1: maybe_multiply(grad.unsqueeze(0).expand([batch1.shape[0], batch1.shape[1], batch2.shape[2]]).bmm(batch2.transpose(1, 2)), alpha)
+    batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad.unsqueeze(0).expand([batch1.shape[0], batch1.shape[1], batch2.shape[2]])), alpha)
+    """
+
+    __slots__ = ("_saved_beta", "_saved_batch1_sym_sizes", "_saved_batch2_sym_sizes", "batch2_", "_saved_alpha", "batch1_")
+
+    @property
+    def _saved_batch2(self):
+        return self.batch2_.unpack()
+
+    @property
+    def _saved_batch1(self):
+        return self.batch1_.unpack()
+
+    def release_variables(self):
+        self.batch2_.reset_data()
+        self.batch1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        beta = self._saved_beta
+        batch1_sym_sizes = self._saved_batch1_sym_sizes
+        batch2_sym_sizes = self._saved_batch2_sym_sizes
+        batch2 = ops.unpack(self.batch2_, self)
+        alpha = self._saved_alpha
+        batch1 = ops.unpack(self.batch1_, self)
+        grad_inputs = [None, None, None]
+        # self: maybe_multiply(grad, beta)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.maybe_multiply(ops, grad, beta)
+        # batch1: maybe_multiply(grad.unsqueeze(0).expand([batch1.shape[0], batch1.shape[1], batch2.shape[2]]).bmm(batch2.transpose(1, 2)), alpha)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.maybe_multiply(ops, ops.bmm(ops.expand(ops.unsqueeze(grad, 0), [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]]), ops.transpose(batch2, 1, 2)), alpha)
+        # batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad.unsqueeze(0).expand([batch1.shape[0], batch1.shape[1], batch2.shape[2]])), alpha)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = manual.maybe_multiply(ops, ops.bmm(ops.transpose(batch1, 1, 2), ops.expand(ops.unsqueeze(grad, 0), [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]])), alpha)
+        return grad_inputs
+
+
+class VdotBackward0(Node):
+    """vdot(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry vdot
+    self: grad * other
+    other: grad * self
+    """
+
+    __slots__ = ("other_", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: grad * other
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * other
+        # other: grad * self
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * self_
+        return grad_inputs
+
+
+class LinalgDetBackward0(Node):
+    """_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)
+
+    derivatives.yaml, entry _linalg_det
+    A: linalg_det_backward(grad, result, A, LU, pivots)
+    """
+
+    __slots__ = ("result_", "A_", "LU_", "pivots_")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_A(self):
+        return self.A_.unpack()
+
+    @property
+    def _saved_LU(self):
+        return self.LU_.unpack(self)
+
+    @property
+    def _saved_pivots(self):
+        return self.pivots_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.A_.reset_data()
+        self.LU_.reset_data()
+        self.pivots_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        result = ops.unpack(self.result_, self)
+        A = ops.unpack(self.A_, self)
+        LU = ops.unpack(self.LU_, self)
+        pivots = ops.unpack(self.pivots_, self)
+        grad_inputs = [None]
+        # A: linalg_det_backward(grad, result, A, LU, pivots)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.linalg_det_backward(ops, grad, result, A, LU, pivots)
+        return grad_inputs
+
+
+class LinalgSlogdetBackward0(Node):
+    """_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)
+
+    derivatives.yaml, entry _linalg_slogdet
+    A: slogdet_backward(grad_sign, grad_logabsdet, A, sign, LU, pivots)
+    """
+
+    __slots__ = ("A_", "sign_", "LU_", "pivots_")
+
+    @property
+    def _saved_A(self):
+        return self.A_.unpack()
+
+    @property
+    def _saved_sign(self):
+        return self.sign_.unpack(self)
+
+    @property
+    def _saved_LU(self):
+        return self.LU_.unpack(self)
+
+    @property
+    def _saved_pivots(self):
+        return self.pivots_.unpack(self)
+
+    def release_variables(self):
+        self.A_.reset_data()
+        self.sign_.reset_data()
+        self.LU_.reset_data()
+        self.pivots_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_sign = grads[0]
+        grad_logabsdet = grads[1]
+        any_grad_defined = any(g is not None for g in grads)
+        A = ops.unpack(self.A_, self)
+        sign = ops.unpack(self.sign_, self)
+        LU = ops.unpack(self.LU_, self)
+        pivots = ops.unpack(self.pivots_, self)
+        grad_inputs = [None]
+        # A: slogdet_backward(grad_sign, grad_logabsdet, A, sign, LU, pivots)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.slogdet_backward(ops, grad_sign, grad_logabsdet, A, sign, LU, pivots)
+        return grad_inputs
+
+
+class LinalgCholeskyExBackward0(Node):
+    """linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
+
+    derivatives.yaml, entry linalg_cholesky_ex
+    self: cholesky_backward(grad, upper, L)
+    """
+
+    __slots__ = ("_saved_upper", "L_")
+
+    @property
+    def _saved_L(self):
+        return self.L_.unpack(self)
+
+    def release_variables(self):
+        self.L_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        upper = self._saved_upper
+        L = ops.unpack(self.L_, self)
+        grad_inputs = [None]
+        # self: cholesky_backward(grad, upper, L)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.cholesky_backward(ops, grad, upper, L)
+        return grad_inputs
+
+
+class CholeskySolveBackward0(Node):
+    """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor
+
+    derivatives.yaml, entry cholesky_solve
+    self, input2: cholesky_solve_backward(grad, self, input2, result, upper, grad_input_mask)
+    """
+
+    __slots__ = ("self_", "input2_", "result_", "_saved_upper")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_input2(self):
+        return self.input2_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.input2_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        input2 = ops.unpack(self.input2_, self)
+        result = ops.unpack(self.result_, self)
+        upper = self._saved_upper
+        grad_inputs = [None, None]
+        # self, input2: cholesky_solve_backward(grad, self, input2, result, upper, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.cholesky_solve_backward(ops, grad, self_, input2, result, upper, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class LinalgSolveTriangularBackward0(Node):
+    """linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
+
+    derivatives.yaml, entry linalg_solve_triangular
+    self, B: linalg_solve_triangular_backward(grad, self, result, upper, left, unitriangular, grad_input_mask)
+    """
+
+    __slots__ = ("self_", "result_", "_saved_upper", "_saved_left", "_saved_unitriangular")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        upper = self._saved_upper
+        left = self._saved_left
+        unitriangular = self._saved_unitriangular
+        grad_inputs = [None, None]
+        # self, B: linalg_solve_triangular_backward(grad, self, result, upper, left, unitriangular, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.linalg_solve_triangular_backward(ops, grad, self_, result, upper, left, unitriangular, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class TriangularSolveBackward0(Node):
+    """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
+
+    derivatives.yaml, entry triangular_solve
+    self, A: triangular_solve_backward(grad_solution, grad_cloned_coefficient, self, A, solution, upper, transpose, unitriangular, grad_input_mask)
+    """
+
+    __slots__ = ("self_", "A_", "solution_", "_saved_upper", "_saved_transpose", "_saved_unitriangular")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_A(self):
+        return self.A_.unpack()
+
+    @property
+    def _saved_solution(self):
+        return self.solution_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.A_.reset_data()
+        self.solution_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_solution = grads[0]
+        grad_cloned_coefficient = grads[1]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        A = ops.unpack(self.A_, self)
+        solution = ops.unpack(self.solution_, self)
+        upper = self._saved_upper
+        transpose = self._saved_transpose
+        unitriangular = self._saved_unitriangular
+        grad_inputs = [None, None]
+        # self, A: triangular_solve_backward(grad_solution, grad_cloned_coefficient, self, A, solution, upper, transpose, unitriangular, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.triangular_solve_backward(ops, grad_solution, grad_cloned_coefficient, self_, A, solution, upper, transpose, unitriangular, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class LinalgLuSolveBackward0(Node):
+    """linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor
+
+    derivatives.yaml, entry linalg_lu_solve
+    LU: linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
+    B: linalg_lu_solve(LU, pivots, grad, left=left, adjoint=not adjoint)
+    """
+
+    __slots__ = ("LU_", "pivots_", "result_", "_saved_left", "_saved_adjoint")
+
+    @property
+    def _saved_LU(self):
+        return self.LU_.unpack()
+
+    @property
+    def _saved_pivots(self):
+        return self.pivots_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.LU_.reset_data()
+        self.pivots_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        LU = ops.unpack(self.LU_, self)
+        pivots = ops.unpack(self.pivots_, self)
+        result = ops.unpack(self.result_, self)
+        left = self._saved_left
+        adjoint = self._saved_adjoint
+        grad_inputs = [None, None]
+        # LU: linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.linalg_lu_solve_LU(ops, grad, LU, pivots, result, left, adjoint)
+        # B: linalg_lu_solve(LU, pivots, grad, left=left, adjoint=not adjoint)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.linalg_lu_solve(LU, pivots, grad, left=left, adjoint=not adjoint)
+        return grad_inputs
+
+
+class LinalgLuFactorExBackward0(Node):
+    """linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)
+
+    derivatives.yaml, entry linalg_lu_factor_ex
+    A: lu_factor_ex_backward(grad, LU, pivots, pivot)
+    """
+
+    __slots__ = ("LU_", "pivots_", "_saved_pivot")
+
+    @property
+    def _saved_LU(self):
+        return self.LU_.unpack(self)
+
+    @property
+    def _saved_pivots(self):
+        return self.pivots_.unpack(self)
+
+    def release_variables(self):
+        self.LU_.reset_data()
+        self.pivots_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        LU = ops.unpack(self.LU_, self)
+        pivots = ops.unpack(self.pivots_, self)
+        pivot = self._saved_pivot
+        grad_inputs = [None]
+        # A: lu_factor_ex_backward(grad, LU, pivots, pivot)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.lu_factor_ex_backward(ops, grad, LU, pivots, pivot)
+        return grad_inputs
+
+
+class LinalgLuBackward0(Node):
+    """linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)
+
+    derivatives.yaml, entry linalg_lu
+    A: linalg_lu_backward(grad_L, grad_U, P, L, U, pivot)
+    """
+
+    __slots__ = ("P_", "L_", "U_", "_saved_pivot")
+
+    @property
+    def _saved_P(self):
+        return self.P_.unpack(self)
+
+    @property
+    def _saved_L(self):
+        return self.L_.unpack(self)
+
+    @property
+    def _saved_U(self):
+        return self.U_.unpack(self)
+
+    def release_variables(self):
+        self.P_.reset_data()
+        self.L_.reset_data()
+        self.U_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_L = grads[1]
+        grad_U = grads[2]
+        any_grad_defined = any(g is not None for g in grads)
+        P = ops.unpack(self.P_, self)
+        L = ops.unpack(self.L_, self)
+        U = ops.unpack(self.U_, self)
+        pivot = self._saved_pivot
+        grad_inputs = [None]
+        # A: linalg_lu_backward(grad_L, grad_U, P, L, U, pivot)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.linalg_lu_backward(ops, grad_L, grad_U, P, L, U, pivot)
+        return grad_inputs
+
+
+class LuUnpackBackward0(Node):
+    """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)
+
+    derivatives.yaml, entry lu_unpack
+    LU_data: lu_unpack_backward(grad_L, grad_U, LU_data.shape[-2], LU_data.shape[-1])
+    """
+
+    __slots__ = ("_saved_LU_data_sym_sizes",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_L = grads[1]
+        grad_U = grads[2]
+        any_grad_defined = any(g is not None for g in grads)
+        LU_data_sym_sizes = self._saved_LU_data_sym_sizes
+        grad_inputs = [None]
+        # LU_data: lu_unpack_backward(grad_L, grad_U, LU_data.shape[-2], LU_data.shape[-1])
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.lu_unpack_backward(ops, grad_L, grad_U, LU_data_sym_sizes[-2], LU_data_sym_sizes[-1])
+        return grad_inputs
+
+
+class LinalgSvdBackward0(Node):
+    """_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+
+    derivatives.yaml, entry _linalg_svd
+    A: svd_full_backward(grad_U, grad_S, grad_Vh, U, S, Vh, full_matrices)
+    """
+
+    __slots__ = ("U_", "S_", "Vh_", "_saved_full_matrices")
+
+    @property
+    def _saved_U(self):
+        return self.U_.unpack(self)
+
+    @property
+    def _saved_S(self):
+        return self.S_.unpack(self)
+
+    @property
+    def _saved_Vh(self):
+        return self.Vh_.unpack(self)
+
+    def release_variables(self):
+        self.U_.reset_data()
+        self.S_.reset_data()
+        self.Vh_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_U = grads[0]
+        grad_S = grads[1]
+        grad_Vh = grads[2]
+        any_grad_defined = any(g is not None for g in grads)
+        U = ops.unpack(self.U_, self)
+        S = ops.unpack(self.S_, self)
+        Vh = ops.unpack(self.Vh_, self)
+        full_matrices = self._saved_full_matrices
+        grad_inputs = [None]
+        # A: svd_full_backward(grad_U, grad_S, grad_Vh, U, S, Vh, full_matrices)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.svd_full_backward(ops, grad_U, grad_S, grad_Vh, U, S, Vh, full_matrices)
+        return grad_inputs
+
+
+class LinalgEighBackward0(Node):
+    """_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)
+
+    derivatives.yaml, entry _linalg_eigh
+    A: linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, True)
+    """
+
+    __slots__ = ("eigenvalues_", "eigenvectors_")
+
+    @property
+    def _saved_eigenvalues(self):
+        return self.eigenvalues_.unpack(self)
+
+    @property
+    def _saved_eigenvectors(self):
+        return self.eigenvectors_.unpack(self)
+
+    def release_variables(self):
+        self.eigenvalues_.reset_data()
+        self.eigenvectors_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        eigenvalues = ops.unpack(self.eigenvalues_, self)
+        eigenvectors = ops.unpack(self.eigenvectors_, self)
+        grad_inputs = [None]
+        # A: linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.linalg_eig_backward(ops, grads[0], grads[1], eigenvalues, eigenvectors, True)
+        return grad_inputs
+
+
+class LinalgQrBackward0(Node):
+    """linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)
+
+    derivatives.yaml, entry linalg_qr
+    A: linalg_qr_backward(grad_Q, grad_R, Q, R, mode)
+    """
+
+    __slots__ = ("Q_", "R_", "_saved_mode")
+
+    @property
+    def _saved_Q(self):
+        return self.Q_.unpack(self)
+
+    @property
+    def _saved_R(self):
+        return self.R_.unpack(self)
+
+    def release_variables(self):
+        self.Q_.reset_data()
+        self.R_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_Q = grads[0]
+        grad_R = grads[1]
+        any_grad_defined = any(g is not None for g in grads)
+        Q = ops.unpack(self.Q_, self)
+        R = ops.unpack(self.R_, self)
+        mode = self._saved_mode
+        grad_inputs = [None]
+        # A: linalg_qr_backward(grad_Q, grad_R, Q, R, mode)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.linalg_qr_backward(ops, grad_Q, grad_R, Q, R, mode)
+        return grad_inputs
+
+
+class LinalgMatrixExpBackward0(Node):
+    """linalg_matrix_exp(Tensor self) -> Tensor
+
+    derivatives.yaml, entry linalg_matrix_exp
+    self: linalg_matrix_exp_differential(self, grad, True)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: linalg_matrix_exp_differential(self, grad, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.linalg_matrix_exp_differential(ops, self_, grad, True)
+        return grad_inputs
+
+
+class LinalgCrossBackward0(Node):
+    """linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
+
+    derivatives.yaml, entry linalg_cross
+    self: linalg_cross(other, grad, dim=dim)
+    other: linalg_cross(grad, self, dim=dim)
+    """
+
+    __slots__ = ("other_", "_saved_dim", "self_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = ops.unpack(self.other_, self)
+        dim = self._saved_dim
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: linalg_cross(other, grad, dim=dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.linalg_cross(other, grad, dim=dim)
+        # other: linalg_cross(grad, self, dim=dim)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.linalg_cross(grad, self_, dim=dim)
+        return grad_inputs
+
+
+class LinalgPinvBackward0(Node):
+    """linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+
+    derivatives.yaml, entry linalg_pinv.atol_rtol_tensor
+    self: pinv_backward(grad, result, self)
+    """
+
+    __slots__ = ("result_", "self_")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: pinv_backward(grad, result, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.pinv_backward(ops, grad, result, self_)
+        return grad_inputs
+
+
+class LinalgLstsqBackward0(Node):
+    """linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)
+
+    derivatives.yaml, entry linalg_lstsq
+    self, b: linalg_lstsq_backward(grads[0], grads[1], self, b, solution, grad_input_mask)
+    """
+
+    __slots__ = ("self_", "b_", "solution_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_b(self):
+        return self.b_.unpack()
+
+    @property
+    def _saved_solution(self):
+        return self.solution_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.b_.reset_data()
+        self.solution_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        b = ops.unpack(self.b_, self)
+        solution = ops.unpack(self.solution_, self)
+        grad_inputs = [None, None]
+        # self, b: linalg_lstsq_backward(grads[0], grads[1], self, b, solution, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.linalg_lstsq_backward(ops, grads[0], grads[1], self_, b, solution, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
         return grad_inputs

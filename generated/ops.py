@@ -23,9 +23,12 @@ from generated.functions import (
     AdaptiveMaxPool2DBackwardBackward0,
     AddBackward0,
     AddBackward1,
+    AddbmmBackward0,
     AddcdivBackward0,
     AddcmulBackward0,
     AddmmBackward0,
+    AddmvBackward0,
+    AddrBackward0,
     AliasBackward0,
     AmaxBackward0,
     AminBackward0,
@@ -36,12 +39,14 @@ from generated.functions import (
     AtanhBackward0,
     AvgPool2DBackward0,
     AvgPool2DBackwardBackward0,
+    BaddbmmBackward0,
     BinaryCrossEntropyBackward0,
     BinaryCrossEntropyBackwardBackward0,
     BinaryCrossEntropyWithLogitsBackward0,
     BmmBackward0,
     CatBackward0,
     CeilBackward0,
+    CholeskySolveBackward0,
     ClampBackward0,
     ClampBackward1,
     ClampMaxBackward0,
@@ -118,8 +123,22 @@ from generated.functions import (
     LerpBackward0,
     LerpBackward1,
     LgammaBackward0,
+    LinalgCholeskyExBackward0,
+    LinalgCrossBackward0,
+    LinalgDetBackward0,
+    LinalgEighBackward0,
     LinalgInvExBackward0,
+    LinalgLstsqBackward0,
+    LinalgLuBackward0,
+    LinalgLuFactorExBackward0,
+    LinalgLuSolveBackward0,
+    LinalgMatrixExpBackward0,
+    LinalgPinvBackward0,
+    LinalgQrBackward0,
+    LinalgSlogdetBackward0,
     LinalgSolveExBackward0,
+    LinalgSolveTriangularBackward0,
+    LinalgSvdBackward0,
     LinalgVectorNormBackward0,
     Log1PBackward0,
     Log2Backward0,
@@ -131,6 +150,7 @@ from generated.functions import (
     LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0,
     LogsumexpBackward0,
+    LuUnpackBackward0,
     MaskedFillBackward0,
     MaskedFillBackward1,
     MaskedSelectBackward0,
@@ -261,6 +281,7 @@ from generated.functions import (
     TraceBackward0,
     TransposeBackward0,
     TransposeBackward1,
+    TriangularSolveBackward0,
     TrilBackward0,
     TriuBackward0,
     TruncBackward0,
@@ -274,6 +295,7 @@ from generated.functions import (
     UnsqueezeBackward1,
     VarBackward0,
     VarMeanBackward0,
+    VdotBackward0,
     ViewBackward0,
     WhereBackward0,
     XlogyBackward0,
@@ -292,6 +314,10 @@ __all__ = [
     "_index_put_impl_",
     "_is_all_true",
     "_is_any_true",
+    "_linalg_det",
+    "_linalg_eigh",
+    "_linalg_slogdet",
+    "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
     "_reshape_copy",
@@ -307,9 +333,13 @@ __all__ = [
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
     "add",
+    "addbmm",
     "addcdiv",
     "addcmul",
     "addmm",
+    "addmv",
+    "addmv_",
+    "addr",
     "alias",
     "all",
     "amax",
@@ -326,6 +356,7 @@ __all__ = [
     "atanh",
     "avg_pool2d",
     "avg_pool2d_backward",
+    "baddbmm",
     "binary_cross_entropy",
     "binary_cross_entropy_backward",
     "binary_cross_entropy_with_logits",
@@ -337,6 +368,7 @@ __all__ = [
     "cat",
     "ceil",
     "ceil_",
+    "cholesky_solve",
     "clamp",
     "clamp_",
     "clamp_max",
@@ -420,8 +452,18 @@ __all__ = [
     "leaky_relu_backward",
     "lerp",
     "lgamma",
+    "linalg_cholesky_ex",
+    "linalg_cross",
     "linalg_inv_ex",
+    "linalg_lstsq",
+    "linalg_lu",
+    "linalg_lu_factor_ex",
+    "linalg_lu_solve",
+    "linalg_matrix_exp",
+    "linalg_pinv",
+    "linalg_qr",
     "linalg_solve_ex",
+    "linalg_solve_triangular",
     "log",
     "log10",
     "log10_",
@@ -438,6 +480,7 @@ __all__ = [
     "logical_or",
     "logsumexp",
     "lt",
+    "lu_unpack",
     "masked_fill",
     "masked_select",
     "max",
@@ -553,6 +596,7 @@ __all__ = [
     "topk",
     "trace",
     "transpose",
+    "triangular_solve",
     "tril",
     "triu",
     "trunc",
@@ -562,6 +606,7 @@ __all__ = [
     "unsafe_split",
     "unsafe_split_with_sizes",
     "unsqueeze",
+    "vdot",
     "view",
     "where",
     "xlogy",
@@ -597,6 +642,28 @@ _kthvalue_return = namedtuple("kthvalue", ["values", "indices"])
 _cummax_return = namedtuple("cummax", ["values", "indices"])
 
 _cummin_return = namedtuple("cummin", ["values", "indices"])
+
+__linalg_det_return = namedtuple("_linalg_det", ["result", "LU", "pivots"])
+
+__linalg_slogdet_return = namedtuple("_linalg_slogdet", ["sign", "logabsdet", "LU", "pivots"])
+
+_linalg_cholesky_ex_return = namedtuple("linalg_cholesky_ex", ["L", "info"])
+
+_triangular_solve_return = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+
+_linalg_lu_factor_ex_return = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+
+_linalg_lu_return = namedtuple("linalg_lu", ["P", "L", "U"])
+
+_lu_unpack_return = namedtuple("lu_unpack", ["P", "L", "U"])
+
+__linalg_svd_return = namedtuple("_linalg_svd", ["U", "S", "Vh"])
+
+__linalg_eigh_return = namedtuple("_linalg_eigh", ["eigenvalues", "eigenvectors"])
+
+_linalg_qr_return = namedtuple("linalg_qr", ["Q", "R"])
+
+_linalg_lstsq_return = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 
 
 def add_Tensor(self_, other, *, alpha=1, out=None):
@@ -9116,6 +9183,654 @@ def nonzero(self_):
     result = recording.wrap(kernels.nonzero(recording.data(self_)))
     return result
 
+
+def addmv(self_, mat, vec, *, beta=1, alpha=1):
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addmv
+    """
+    if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, mat, vec, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,))
+    result = recording.wrap(kernels.addmv(recording.data(self_), recording.data(mat), recording.data(vec), beta, alpha))
+    if recording.compute_requires_grad(self_, mat, vec):
+        grad_fn = AddmvBackward0(recording.collect_next_edges(self_, mat, vec))
+        grad_fn._saved_beta = beta
+        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.mat_ = SavedVariable(mat, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, mat, vec):
+        with forward_grad.computing_tangents():
+            tangent = forward.addmv(self_, forward_grad.tangent(self_), mat, forward_grad.tangent(mat), vec, forward_grad.tangent(vec), beta, alpha, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def addmv_(self_, mat, vec, *, beta=1, alpha=1):
+    """In-place addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addmv
+    """
+    if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, mat, vec, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, mat, vec)
+    if needs_grad:
+        grad_fn = AddmvBackward0(recording.collect_next_edges(self_, mat, vec))
+        grad_fn._saved_beta = beta
+        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.mat_ = SavedVariable(mat, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, mat, vec)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.addmv(recording.data(self_), recording.data(mat), recording.data(vec), beta, alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.addmv(original_self, forward_grad.tangent(self_), mat, forward_grad.tangent(mat), vec, forward_grad.tangent(vec), beta, alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def addr(self_, vec1, vec2, *, beta=1, alpha=1):
+    """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addr
+    """
+    if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, vec1, vec2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,))
+    result = recording.wrap(kernels.addr(recording.data(self_), recording.data(vec1), recording.data(vec2), beta, alpha))
+    if recording.compute_requires_grad(self_, vec1, vec2):
+        grad_fn = AddrBackward0(recording.collect_next_edges(self_, vec1, vec2))
+        grad_fn._saved_beta = beta
+        grad_fn.vec2_ = SavedVariable(vec2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.vec1_ = SavedVariable(vec1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, vec1, vec2):
+        with forward_grad.computing_tangents():
+            tangent = forward.addr(self_, forward_grad.tangent(self_), vec1, forward_grad.tangent(vec1), vec2, forward_grad.tangent(vec2), beta, alpha, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def addr_(self_, vec1, vec2, *, beta=1, alpha=1):
+    """In-place addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addr
+    """
+    if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, vec1, vec2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, vec1, vec2)
+    if needs_grad:
+        grad_fn = AddrBackward0(recording.collect_next_edges(self_, vec1, vec2))
+        grad_fn._saved_beta = beta
+        grad_fn.vec2_ = SavedVariable(vec2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.vec1_ = SavedVariable(vec1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, vec1, vec2)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.addr(recording.data(self_), recording.data(vec1), recording.data(vec2), beta, alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.addr(original_self, forward_grad.tangent(self_), vec1, forward_grad.tangent(vec1), vec2, forward_grad.tangent(vec2), beta, alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def baddbmm(self_, batch1, batch2, *, beta=1, alpha=1):
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry baddbmm
+    """
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,))
+    result = recording.wrap(kernels.baddbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
+    if recording.compute_requires_grad(self_, batch1, batch2):
+        grad_fn = BaddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+        grad_fn._saved_beta = beta
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2):
+        with forward_grad.computing_tangents():
+            tangent = forward.baddbmm(self_, forward_grad.tangent(self_), batch1, forward_grad.tangent(batch1), batch2, forward_grad.tangent(batch2), beta, alpha, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def baddbmm_(self_, batch1, batch2, *, beta=1, alpha=1):
+    """In-place baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry baddbmm
+    """
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, batch1, batch2)
+    if needs_grad:
+        grad_fn = BaddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+        grad_fn._saved_beta = beta
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.baddbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.baddbmm(original_self, forward_grad.tangent(self_), batch1, forward_grad.tangent(batch1), batch2, forward_grad.tangent(batch2), beta, alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def addbmm(self_, batch1, batch2, *, beta=1, alpha=1):
+    """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addbmm
+    """
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,))
+    result = recording.wrap(kernels.addbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
+    if recording.compute_requires_grad(self_, batch1, batch2):
+        grad_fn = AddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+        grad_fn._saved_beta = beta
+        grad_fn._saved_batch1_sym_sizes = recording.sizes(batch1)
+        grad_fn._saved_batch2_sym_sizes = recording.sizes(batch2)
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2):
+        with forward_grad.computing_tangents():
+            tangent = forward.addbmm(self_, forward_grad.tangent(self_), batch1, forward_grad.tangent(batch1), batch2, forward_grad.tangent(batch2), beta, alpha, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def addbmm_(self_, batch1, batch2, *, beta=1, alpha=1):
+    """In-place addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addbmm
+    """
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, batch1, batch2)
+    if needs_grad:
+        grad_fn = AddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+        grad_fn._saved_beta = beta
+        grad_fn._saved_batch1_sym_sizes = recording.sizes(batch1)
+        grad_fn._saved_batch2_sym_sizes = recording.sizes(batch2)
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.addbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.addbmm(original_self, forward_grad.tangent(self_), batch1, forward_grad.tangent(batch1), batch2, forward_grad.tangent(batch2), beta, alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def vdot(self_, other):
+    """vdot(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry vdot
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["vdot"], (self_, other,))
+    result = recording.wrap(kernels.vdot(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = VdotBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.vdot(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _linalg_det(A):
+    """_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)
+
+    derivatives.yaml, entry _linalg_det
+    """
+    if not isinstance(A, Tensor):
+        (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_det"], (A,))
+    result, LU, pivots = map(recording.wrap, kernels._linalg_det(recording.data(A)))
+    needs_grad = recording.compute_requires_grad(A)
+    if needs_grad:
+        grad_fn = LinalgDetBackward0(recording.collect_next_edges(A))
+        grad_fn.A_ = SavedVariable(A, False)
+        recording.set_history(result, grad_fn)
+        recording.skip_output(LU, grad_fn)
+        recording.skip_output(pivots, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(A):
+        with forward_grad.computing_tangents():
+            tangent = forward._linalg_det(A, forward_grad.tangent(A), result, LU, pivots)
+        forward_grad.set_tangents((result, LU, pivots), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+        grad_fn.LU_ = SavedVariable(LU, True)
+        grad_fn.pivots_ = SavedVariable(pivots, True)
+    return __linalg_det_return(result, LU, pivots)
+
+
+def _linalg_slogdet(A):
+    """_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)
+
+    derivatives.yaml, entry _linalg_slogdet
+    """
+    if not isinstance(A, Tensor):
+        (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_slogdet"], (A,))
+    sign, logabsdet, LU, pivots = map(recording.wrap, kernels._linalg_slogdet(recording.data(A)))
+    needs_grad = recording.compute_requires_grad(A)
+    if needs_grad:
+        grad_fn = LinalgSlogdetBackward0(recording.collect_next_edges(A))
+        grad_fn.A_ = SavedVariable(A, False)
+        recording.set_history(sign, grad_fn)
+        recording.set_history(logabsdet, grad_fn)
+        recording.skip_output(LU, grad_fn)
+        recording.skip_output(pivots, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(A):
+        with forward_grad.computing_tangents():
+            tangent = forward._linalg_slogdet(A, forward_grad.tangent(A), sign, logabsdet, LU, pivots)
+        forward_grad.set_tangents((sign, logabsdet, LU, pivots), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.sign_ = SavedVariable(sign, True)
+        grad_fn.LU_ = SavedVariable(LU, True)
+        grad_fn.pivots_ = SavedVariable(pivots, True)
+    return __linalg_slogdet_return(sign, logabsdet, LU, pivots)
+
+
+def linalg_cholesky_ex(self_, *, upper=False, check_errors=False):
+    """linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
+
+    derivatives.yaml, entry linalg_cholesky_ex
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["linalg_cholesky_ex"], (self_,))
+    L, info = map(recording.wrap, kernels.linalg_cholesky_ex(recording.data(self_), upper, check_errors))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LinalgCholeskyExBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_upper = upper
+        recording.set_history(L, grad_fn)
+        recording.skip_output(info, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_cholesky_ex(self_, forward_grad.tangent(self_), upper, check_errors, L, info)
+        forward_grad.set_tangents((L, info), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.L_ = SavedVariable(L, True)
+    return _linalg_cholesky_ex_return(L, info)
+
+
+def cholesky_solve(self_, input2, upper=False):
+    """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor
+
+    derivatives.yaml, entry cholesky_solve
+    """
+    if not isinstance(self_, Tensor) or not isinstance(input2, Tensor):
+        self_, input2 = _dispatch.check_arguments(OVERLOADS["cholesky_solve"], (self_, input2,))
+    result = recording.wrap(kernels.cholesky_solve(recording.data(self_), recording.data(input2), upper))
+    needs_grad = recording.compute_requires_grad(self_, input2)
+    if needs_grad:
+        grad_fn = CholeskySolveBackward0(recording.collect_next_edges(self_, input2))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.input2_ = SavedVariable(input2, False)
+        grad_fn._saved_upper = upper
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, input2):
+        with forward_grad.computing_tangents():
+            tangent = forward.cholesky_solve(self_, forward_grad.tangent(self_), input2, forward_grad.tangent(input2), upper, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def linalg_solve_triangular(self_, B, *, upper, left=True, unitriangular=False):
+    """linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
+
+    derivatives.yaml, entry linalg_solve_triangular
+    """
+    if not isinstance(self_, Tensor) or not isinstance(B, Tensor):
+        self_, B = _dispatch.check_arguments(OVERLOADS["linalg_solve_triangular"], (self_, B,))
+    result = recording.wrap(kernels.linalg_solve_triangular(recording.data(self_), recording.data(B), upper, left, unitriangular))
+    needs_grad = recording.compute_requires_grad(self_, B)
+    if needs_grad:
+        grad_fn = LinalgSolveTriangularBackward0(recording.collect_next_edges(self_, B))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_upper = upper
+        grad_fn._saved_left = left
+        grad_fn._saved_unitriangular = unitriangular
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, B):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_solve_triangular(self_, forward_grad.tangent(self_), B, forward_grad.tangent(B), upper, left, unitriangular, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def triangular_solve(self_, A, upper=True, transpose=False, unitriangular=False):
+    """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
+
+    derivatives.yaml, entry triangular_solve
+    """
+    if not isinstance(self_, Tensor) or not isinstance(A, Tensor):
+        self_, A = _dispatch.check_arguments(OVERLOADS["triangular_solve"], (self_, A,))
+    solution, cloned_coefficient = map(recording.wrap, kernels.triangular_solve(recording.data(self_), recording.data(A), upper, transpose, unitriangular))
+    needs_grad = recording.compute_requires_grad(self_, A)
+    if needs_grad:
+        grad_fn = TriangularSolveBackward0(recording.collect_next_edges(self_, A))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.A_ = SavedVariable(A, False)
+        grad_fn._saved_upper = upper
+        grad_fn._saved_transpose = transpose
+        grad_fn._saved_unitriangular = unitriangular
+        recording.set_history(solution, grad_fn)
+        recording.set_history(cloned_coefficient, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, A):
+        with forward_grad.computing_tangents():
+            tangent = forward.triangular_solve(self_, forward_grad.tangent(self_), A, forward_grad.tangent(A), upper, transpose, unitriangular, solution, cloned_coefficient)
+        forward_grad.set_tangents((solution, cloned_coefficient), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.solution_ = SavedVariable(solution, True)
+    return _triangular_solve_return(solution, cloned_coefficient)
+
+
+def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor
+
+    derivatives.yaml, entry linalg_lu_solve
+    """
+    if not isinstance(LU, Tensor) or not isinstance(pivots, Tensor) or not isinstance(B, Tensor):
+        LU, pivots, B = _dispatch.check_arguments(OVERLOADS["linalg_lu_solve"], (LU, pivots, B,))
+    result = recording.wrap(kernels.linalg_lu_solve(recording.data(LU), recording.data(pivots), recording.data(B), left, adjoint))
+    needs_grad = recording.compute_requires_grad(LU, B)
+    if needs_grad:
+        grad_fn = LinalgLuSolveBackward0(recording.collect_next_edges(LU, B))
+        grad_fn.LU_ = SavedVariable(LU, False)
+        grad_fn.pivots_ = SavedVariable(pivots, False)
+        grad_fn._saved_left = left
+        grad_fn._saved_adjoint = adjoint
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(LU, B):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_lu_solve(LU, forward_grad.tangent(LU), pivots, B, forward_grad.tangent(B), left, adjoint, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)
+
+    derivatives.yaml, entry linalg_lu_factor_ex
+    """
+    if not isinstance(A, Tensor):
+        (A,) = _dispatch.check_arguments(OVERLOADS["linalg_lu_factor_ex"], (A,))
+    LU, pivots, info = map(recording.wrap, kernels.linalg_lu_factor_ex(recording.data(A), pivot, check_errors))
+    needs_grad = recording.compute_requires_grad(A)
+    if needs_grad:
+        grad_fn = LinalgLuFactorExBackward0(recording.collect_next_edges(A))
+        grad_fn._saved_pivot = pivot
+        recording.set_history(LU, grad_fn)
+        recording.skip_output(pivots, grad_fn)
+        recording.skip_output(info, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(A):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_lu_factor_ex(A, forward_grad.tangent(A), pivot, check_errors, LU, pivots, info)
+        forward_grad.set_tangents((LU, pivots, info), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.LU_ = SavedVariable(LU, True)
+        grad_fn.pivots_ = SavedVariable(pivots, True)
+    return _linalg_lu_factor_ex_return(LU, pivots, info)
+
+
+def linalg_lu(A, *, pivot=True):
+    """linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)
+
+    derivatives.yaml, entry linalg_lu
+    """
+    if not isinstance(A, Tensor):
+        (A,) = _dispatch.check_arguments(OVERLOADS["linalg_lu"], (A,))
+    P, L, U = map(recording.wrap, kernels.linalg_lu(recording.data(A), pivot))
+    needs_grad = recording.compute_requires_grad(A)
+    if needs_grad:
+        grad_fn = LinalgLuBackward0(recording.collect_next_edges(A))
+        grad_fn._saved_pivot = pivot
+        recording.skip_output(P, grad_fn)
+        recording.set_history(L, grad_fn)
+        recording.set_history(U, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(A):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_lu(A, forward_grad.tangent(A), pivot, P, L, U)
+        forward_grad.set_tangents((P, L, U), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.P_ = SavedVariable(P, True)
+        grad_fn.L_ = SavedVariable(L, True)
+        grad_fn.U_ = SavedVariable(U, True)
+    return _linalg_lu_return(P, L, U)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)
+
+    derivatives.yaml, entry lu_unpack
+    """
+    if not isinstance(LU_data, Tensor) or not isinstance(LU_pivots, Tensor):
+        LU_data, LU_pivots = _dispatch.check_arguments(OVERLOADS["lu_unpack"], (LU_data, LU_pivots,))
+    P, L, U = map(recording.wrap, kernels.lu_unpack(recording.data(LU_data), recording.data(LU_pivots), unpack_data, unpack_pivots))
+    if recording.compute_requires_grad(LU_data):
+        grad_fn = LuUnpackBackward0(recording.collect_next_edges(LU_data))
+        grad_fn._saved_LU_data_sym_sizes = recording.sizes(LU_data)
+        recording.skip_output(P, grad_fn)
+        recording.set_history(L, grad_fn)
+        recording.set_history(U, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(LU_data):
+        with forward_grad.computing_tangents():
+            tangent = forward.lu_unpack(LU_data, forward_grad.tangent(LU_data), LU_pivots, unpack_data, unpack_pivots, P, L, U)
+        forward_grad.set_tangents((P, L, U), tangent)
+    return _lu_unpack_return(P, L, U)
+
+
+def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None):
+    """_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+
+    derivatives.yaml, entry _linalg_svd
+    """
+    if not isinstance(A, Tensor):
+        (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_svd"], (A,))
+    U, S, Vh = map(recording.wrap, kernels._linalg_svd(recording.data(A), full_matrices, compute_uv, driver))
+    needs_grad = recording.compute_requires_grad(A)
+    if needs_grad:
+        grad_fn = LinalgSvdBackward0(recording.collect_next_edges(A))
+        grad_fn._saved_full_matrices = full_matrices
+        recording.set_history(U, grad_fn)
+        recording.set_history(S, grad_fn)
+        recording.set_history(Vh, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(A):
+        with forward_grad.computing_tangents():
+            tangent = forward._linalg_svd(A, forward_grad.tangent(A), full_matrices, compute_uv, driver, U, S, Vh)
+        forward_grad.set_tangents((U, S, Vh), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.U_ = SavedVariable(U, True)
+        grad_fn.S_ = SavedVariable(S, True)
+        grad_fn.Vh_ = SavedVariable(Vh, True)
+    return __linalg_svd_return(U, S, Vh)
+
+
+def _linalg_eigh(A, UPLO="L", compute_v=True):
+    """_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)
+
+    derivatives.yaml, entry _linalg_eigh
+    """
+    if not isinstance(A, Tensor):
+        (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_eigh"], (A,))
+    eigenvalues, eigenvectors = map(recording.wrap, kernels._linalg_eigh(recording.data(A), UPLO, compute_v))
+    needs_grad = recording.compute_requires_grad(A)
+    if needs_grad:
+        grad_fn = LinalgEighBackward0(recording.collect_next_edges(A))
+        recording.set_history(eigenvalues, grad_fn)
+        recording.set_history(eigenvectors, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(A):
+        with forward_grad.computing_tangents():
+            tangent = forward._linalg_eigh(A, forward_grad.tangent(A), UPLO, compute_v, eigenvalues, eigenvectors)
+        forward_grad.set_tangents((eigenvalues, eigenvectors), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.eigenvalues_ = SavedVariable(eigenvalues, True)
+        grad_fn.eigenvectors_ = SavedVariable(eigenvectors, True)
+    return __linalg_eigh_return(eigenvalues, eigenvectors)
+
+
+def linalg_qr(A, mode="reduced"):
+    """linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)
+
+    derivatives.yaml, entry linalg_qr
+    """
+    if not isinstance(A, Tensor):
+        (A,) = _dispatch.check_arguments(OVERLOADS["linalg_qr"], (A,))
+    Q, R = map(recording.wrap, kernels.linalg_qr(recording.data(A), mode))
+    needs_grad = recording.compute_requires_grad(A)
+    if needs_grad:
+        grad_fn = LinalgQrBackward0(recording.collect_next_edges(A))
+        grad_fn._saved_mode = mode
+        recording.set_history(Q, grad_fn)
+        recording.set_history(R, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(A):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_qr(A, forward_grad.tangent(A), mode, Q, R)
+        forward_grad.set_tangents((Q, R), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.Q_ = SavedVariable(Q, True)
+        grad_fn.R_ = SavedVariable(R, True)
+    return _linalg_qr_return(Q, R)
+
+
+def linalg_matrix_exp(self_):
+    """linalg_matrix_exp(Tensor self) -> Tensor
+
+    derivatives.yaml, entry linalg_matrix_exp
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["linalg_matrix_exp"], (self_,))
+    result = recording.wrap(kernels.linalg_matrix_exp(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LinalgMatrixExpBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_matrix_exp(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def linalg_cross(self_, other, *, dim=-1):
+    """linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
+
+    derivatives.yaml, entry linalg_cross
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["linalg_cross"], (self_, other,))
+    result = recording.wrap(kernels.linalg_cross(recording.data(self_), recording.data(other), dim))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = LinalgCrossBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn._saved_dim = dim
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_cross(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), dim, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def linalg_pinv_atol_rtol_tensor(self_, *, atol=None, rtol=None, hermitian=False):
+    """linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+
+    derivatives.yaml, entry linalg_pinv.atol_rtol_tensor
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["linalg_pinv.atol_rtol_tensor"], (self_,))
+    result = recording.wrap(kernels.linalg_pinv_atol_rtol_tensor(recording.data(self_), recording.data(atol), recording.data(rtol), hermitian))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LinalgPinvBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_pinv_atol_rtol_tensor(self_, forward_grad.tangent(self_), atol, rtol, hermitian, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def linalg_lstsq(self_, b, rcond=None, *, driver=None):
+    """linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)
+
+    derivatives.yaml, entry linalg_lstsq
+    """
+    if not isinstance(self_, Tensor) or not isinstance(b, Tensor) or not isinstance(rcond, NUMBER_OR_NONE):
+        self_, b, rcond = _dispatch.check_arguments(OVERLOADS["linalg_lstsq"], (self_, b, rcond,))
+    solution, residuals, rank, singular_values = map(recording.wrap, kernels.linalg_lstsq(recording.data(self_), recording.data(b), rcond, driver))
+    needs_grad = recording.compute_requires_grad(self_, b)
+    if needs_grad:
+        grad_fn = LinalgLstsqBackward0(recording.collect_next_edges(self_, b))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.b_ = SavedVariable(b, False)
+        recording.set_history(solution, grad_fn)
+        recording.set_history(residuals, grad_fn)
+        recording.skip_output(rank, grad_fn)
+        recording.skip_output(singular_values, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, b):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_lstsq(self_, forward_grad.tangent(self_), b, forward_grad.tangent(b), rcond, driver, solution, residuals, rank, singular_values)
+        forward_grad.set_tangents((solution, residuals, rank, singular_values), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.solution_ = SavedVariable(solution, True)
+    return _linalg_lstsq_return(solution, residuals, rank, singular_values)
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -9124,6 +9839,7 @@ bitwise_xor = bitwise_xor_Tensor
 div_ = div_Tensor_
 index = index_Tensor
 ldexp = ldexp_Tensor
+linalg_pinv = linalg_pinv_atol_rtol_tensor
 mul = mul_Tensor
 mul_ = mul_Tensor_
 select = select_int
@@ -10543,6 +11259,125 @@ OVERLOADS = {
     "nonzero": Overload(nonzero, kernels.nonzero, "nonzero(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
+    "addmv": Overload(addmv, kernels.addmv, "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mat", "Tensor"),
+        Param("vec", "Tensor"),
+        Param("beta", "Scalar", has_default=True, keyword_only=True),
+        Param("alpha", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "addr": Overload(addr, kernels.addr, "addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("vec1", "Tensor"),
+        Param("vec2", "Tensor"),
+        Param("beta", "Scalar", has_default=True, keyword_only=True),
+        Param("alpha", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "baddbmm": Overload(baddbmm, kernels.baddbmm, "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("batch1", "Tensor"),
+        Param("batch2", "Tensor"),
+        Param("beta", "Scalar", has_default=True, keyword_only=True),
+        Param("alpha", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "addbmm": Overload(addbmm, kernels.addbmm, "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("batch1", "Tensor"),
+        Param("batch2", "Tensor"),
+        Param("beta", "Scalar", has_default=True, keyword_only=True),
+        Param("alpha", "Scalar", has_default=True, keyword_only=True),
+    )),
+    "vdot": Overload(vdot, kernels.vdot, "vdot(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "_linalg_det": Overload(_linalg_det, kernels._linalg_det, "_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)", (
+        Param("A", "Tensor"),
+    )),
+    "_linalg_slogdet": Overload(_linalg_slogdet, kernels._linalg_slogdet, "_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)", (
+        Param("A", "Tensor"),
+    )),
+    "linalg_cholesky_ex": Overload(linalg_cholesky_ex, kernels.linalg_cholesky_ex, "linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)", (
+        Param("self_", "Tensor"),
+        Param("upper", "bool", has_default=True, keyword_only=True),
+        Param("check_errors", "bool", has_default=True, keyword_only=True),
+    )),
+    "cholesky_solve": Overload(cholesky_solve, kernels.cholesky_solve, "cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("input2", "Tensor"),
+        Param("upper", "bool", has_default=True),
+    )),
+    "linalg_solve_triangular": Overload(linalg_solve_triangular, kernels.linalg_solve_triangular, "linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("B", "Tensor"),
+        Param("upper", "bool", keyword_only=True),
+        Param("left", "bool", has_default=True, keyword_only=True),
+        Param("unitriangular", "bool", has_default=True, keyword_only=True),
+    )),
+    "triangular_solve": Overload(triangular_solve, kernels.triangular_solve, "triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)", (
+        Param("self_", "Tensor"),
+        Param("A", "Tensor"),
+        Param("upper", "bool", has_default=True),
+        Param("transpose", "bool", has_default=True),
+        Param("unitriangular", "bool", has_default=True),
+    )),
+    "linalg_lu_solve": Overload(linalg_lu_solve, kernels.linalg_lu_solve, "linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor", (
+        Param("LU", "Tensor"),
+        Param("pivots", "Tensor"),
+        Param("B", "Tensor"),
+        Param("left", "bool", has_default=True, keyword_only=True),
+        Param("adjoint", "bool", has_default=True, keyword_only=True),
+    )),
+    "linalg_lu_factor_ex": Overload(linalg_lu_factor_ex, kernels.linalg_lu_factor_ex, "linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)", (
+        Param("A", "Tensor"),
+        Param("pivot", "bool", has_default=True, keyword_only=True),
+        Param("check_errors", "bool", has_default=True, keyword_only=True),
+    )),
+    "linalg_lu": Overload(linalg_lu, kernels.linalg_lu, "linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)", (
+        Param("A", "Tensor"),
+        Param("pivot", "bool", has_default=True, keyword_only=True),
+    )),
+    "lu_unpack": Overload(lu_unpack, kernels.lu_unpack, "lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)", (
+        Param("LU_data", "Tensor"),
+        Param("LU_pivots", "Tensor"),
+        Param("unpack_data", "bool", has_default=True),
+        Param("unpack_pivots", "bool", has_default=True),
+    )),
+    "_linalg_svd": Overload(_linalg_svd, kernels._linalg_svd, "_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)", (
+        Param("A", "Tensor"),
+        Param("full_matrices", "bool", has_default=True),
+        Param("compute_uv", "bool", has_default=True),
+        Param("driver", "str?", has_default=True, keyword_only=True),
+    )),
+    "_linalg_eigh": Overload(_linalg_eigh, kernels._linalg_eigh, "_linalg_eigh(Tensor A, str UPLO=\"L\", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)", (
+        Param("A", "Tensor"),
+        Param("UPLO", "str", has_default=True),
+        Param("compute_v", "bool", has_default=True),
+    )),
+    "linalg_qr": Overload(linalg_qr, kernels.linalg_qr, "linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", (
+        Param("A", "Tensor"),
+        Param("mode", "str", has_default=True),
+    )),
+    "linalg_matrix_exp": Overload(linalg_matrix_exp, kernels.linalg_matrix_exp, "linalg_matrix_exp(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "linalg_cross": Overload(linalg_cross, kernels.linalg_cross, "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+        Param("dim", "int", has_default=True, keyword_only=True),
+    )),
+    "linalg_pinv.atol_rtol_tensor": Overload(linalg_pinv_atol_rtol_tensor, kernels.linalg_pinv_atol_rtol_tensor, "linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("atol", "Tensor?", has_default=True, keyword_only=True),
+        Param("rtol", "Tensor?", has_default=True, keyword_only=True),
+        Param("hermitian", "bool", has_default=True, keyword_only=True),
+    )),
+    "linalg_lstsq": Overload(linalg_lstsq, kernels.linalg_lstsq, "linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)", (
+        Param("self_", "Tensor"),
+        Param("b", "Tensor"),
+        Param("rcond", "float?", has_default=True),
+        Param("driver", "str?", has_default=True, keyword_only=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -11335,6 +12170,72 @@ BY_NAME = {
     "nonzero": (
         OVERLOADS["nonzero"],
     ),
+    "addmv": (
+        OVERLOADS["addmv"],
+    ),
+    "addr": (
+        OVERLOADS["addr"],
+    ),
+    "baddbmm": (
+        OVERLOADS["baddbmm"],
+    ),
+    "addbmm": (
+        OVERLOADS["addbmm"],
+    ),
+    "vdot": (
+        OVERLOADS["vdot"],
+    ),
+    "_linalg_det": (
+        OVERLOADS["_linalg_det"],
+    ),
+    "_linalg_slogdet": (
+        OVERLOADS["_linalg_slogdet"],
+    ),
+    "linalg_cholesky_ex": (
+        OVERLOADS["linalg_cholesky_ex"],
+    ),
+    "cholesky_solve": (
+        OVERLOADS["cholesky_solve"],
+    ),
+    "linalg_solve_triangular": (
+        OVERLOADS["linalg_solve_triangular"],
+    ),
+    "triangular_solve": (
+        OVERLOADS["triangular_solve"],
+    ),
+    "linalg_lu_solve": (
+        OVERLOADS["linalg_lu_solve"],
+    ),
+    "linalg_lu_factor_ex": (
+        OVERLOADS["linalg_lu_factor_ex"],
+    ),
+    "linalg_lu": (
+        OVERLOADS["linalg_lu"],
+    ),
+    "lu_unpack": (
+        OVERLOADS["lu_unpack"],
+    ),
+    "_linalg_svd": (
+        OVERLOADS["_linalg_svd"],
+    ),
+    "_linalg_eigh": (
+        OVERLOADS["_linalg_eigh"],
+    ),
+    "linalg_qr": (
+        OVERLOADS["linalg_qr"],
+    ),
+    "linalg_matrix_exp": (
+        OVERLOADS["linalg_matrix_exp"],
+    ),
+    "linalg_cross": (
+        OVERLOADS["linalg_cross"],
+    ),
+    "linalg_pinv": (
+        OVERLOADS["linalg_pinv.atol_rtol_tensor"],
+    ),
+    "linalg_lstsq": (
+        OVERLOADS["linalg_lstsq"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -11561,6 +12462,18 @@ BY_NAME = {
     ),
     "put_": (
         OVERLOADS["put"]._replace(wrapper=put_, kernel=None),
+    ),
+    "addmv_": (
+        OVERLOADS["addmv"]._replace(wrapper=addmv_, kernel=None),
+    ),
+    "addr_": (
+        OVERLOADS["addr"]._replace(wrapper=addr_, kernel=None),
+    ),
+    "baddbmm_": (
+        OVERLOADS["baddbmm"]._replace(wrapper=baddbmm_, kernel=None),
+    ),
+    "addbmm_": (
+        OVERLOADS["addbmm"]._replace(wrapper=addbmm_, kernel=None),
     ),
 }
 

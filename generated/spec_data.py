@@ -947,4 +947,85 @@ FORMULAS = {
         0: "self: norm_backward(grad, self - other, p, result)",
         1: "other: -norm_backward(grad, self - other, p, result)",
     },
+    "AddmvBackward0": {
+        0: "self: maybe_multiply(grad, beta)",
+        1: "mat: maybe_multiply(grad.unsqueeze(1) * vec, alpha)",
+        2: "vec: maybe_multiply(mat.t().mv(grad), alpha)",
+    },
+    "AddrBackward0": {
+        0: "self: maybe_multiply(grad, beta)",
+        1: "vec1: maybe_multiply(grad.mv(vec2), alpha)",
+        2: "vec2: maybe_multiply(grad.t().mv(vec1), alpha)",
+    },
+    "BaddbmmBackward0": {
+        0: "self: maybe_multiply(grad, beta)",
+        1: "batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)",
+        2: "batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)",
+    },
+    "AddbmmBackward0": {
+        0: "self: maybe_multiply(grad, beta)",
+        1: "batch1: maybe_multiply(grad.unsqueeze(0).expand([batch1.shape[0], batch1.shape[1], batch2.shape[2]]).bmm(batch2.transpose(1, 2)), alpha)",
+        2: "batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad.unsqueeze(0).expand([batch1.shape[0], batch1.shape[1], batch2.shape[2]])), alpha)",
+    },
+    "VdotBackward0": {
+        0: "self: grad * other",
+        1: "other: grad * self",
+    },
+    "LinalgDetBackward0": {
+        0: "A: linalg_det_backward(grad, result, A, LU, pivots)",
+    },
+    "LinalgSlogdetBackward0": {
+        0: "A: slogdet_backward(grad_sign, grad_logabsdet, A, sign, LU, pivots)",
+    },
+    "LinalgCholeskyExBackward0": {
+        0: "self: cholesky_backward(grad, upper, L)",
+    },
+    "CholeskySolveBackward0": {
+        0: "self: cholesky_solve_backward(grad, self, input2, result, upper, grad_input_mask)",
+        1: "input2: cholesky_solve_backward(grad, self, input2, result, upper, grad_input_mask)",
+    },
+    "LinalgSolveTriangularBackward0": {
+        0: "self: linalg_solve_triangular_backward(grad, self, result, upper, left, unitriangular, grad_input_mask)",
+        1: "B: linalg_solve_triangular_backward(grad, self, result, upper, left, unitriangular, grad_input_mask)",
+    },
+    "TriangularSolveBackward0": {
+        0: "self: triangular_solve_backward(grad_solution, grad_cloned_coefficient, self, A, solution, upper, transpose, unitriangular, grad_input_mask)",
+        1: "A: triangular_solve_backward(grad_solution, grad_cloned_coefficient, self, A, solution, upper, transpose, unitriangular, grad_input_mask)",
+    },
+    "LinalgLuSolveBackward0": {
+        0: "LU: linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)",
+        1: "B: linalg_lu_solve(LU, pivots, grad, left=left, adjoint=not adjoint)",
+    },
+    "LinalgLuFactorExBackward0": {
+        0: "A: lu_factor_ex_backward(grad, LU, pivots, pivot)",
+    },
+    "LinalgLuBackward0": {
+        0: "A: linalg_lu_backward(grad_L, grad_U, P, L, U, pivot)",
+    },
+    "LuUnpackBackward0": {
+        0: "LU_data: lu_unpack_backward(grad_L, grad_U, LU_data.shape[-2], LU_data.shape[-1])",
+    },
+    "LinalgSvdBackward0": {
+        0: "A: svd_full_backward(grad_U, grad_S, grad_Vh, U, S, Vh, full_matrices)",
+    },
+    "LinalgEighBackward0": {
+        0: "A: linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, True)",
+    },
+    "LinalgQrBackward0": {
+        0: "A: linalg_qr_backward(grad_Q, grad_R, Q, R, mode)",
+    },
+    "LinalgMatrixExpBackward0": {
+        0: "self: linalg_matrix_exp_differential(self, grad, True)",
+    },
+    "LinalgCrossBackward0": {
+        0: "self: linalg_cross(other, grad, dim=dim)",
+        1: "other: linalg_cross(grad, self, dim=dim)",
+    },
+    "LinalgPinvBackward0": {
+        0: "self: pinv_backward(grad, result, self)",
+    },
+    "LinalgLstsqBackward0": {
+        0: "self: linalg_lstsq_backward(grads[0], grads[1], self, b, solution, grad_input_mask)",
+        1: "b: linalg_lstsq_backward(grads[0], grads[1], self, b, solution, grad_input_mask)",
+    },
 }

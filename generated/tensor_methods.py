@@ -77,6 +77,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "add")
             raise
 
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addbmm")
+            raise
+
     def addcdiv(self, tensor1, tensor2, *, value=1):
         """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         try:
@@ -99,6 +107,22 @@ class TensorMethods:
             return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addmm")
+            raise
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.addmv(self, mat, vec, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addmv")
+            raise
+
+    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+        """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addr")
             raise
 
     def all(self, *args, **kwargs):
@@ -195,6 +219,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "atanh")
             raise
 
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "baddbmm")
+            raise
+
     def bitwise_and(self, other):
         """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
@@ -241,6 +273,14 @@ class TensorMethods:
             return ops.ceil(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "ceil")
+            raise
+
+    def cholesky_solve(self, input2, upper=False):
+        """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
+        try:
+            return ops.cholesky_solve(self, input2, upper)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "cholesky_solve")
             raise
 
     def clamp(self, *args, **kwargs):
@@ -1293,6 +1333,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "transpose_")
             raise
 
+    def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+        """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
+        try:
+            return ops.triangular_solve(self, A, upper, transpose, unitriangular)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "triangular_solve")
+            raise
+
     def tril(self, diagonal=0):
         """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
         try:
@@ -1365,6 +1413,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "unsqueeze_")
             raise
 
+    def vdot(self, other):
+        """vdot(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.vdot(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "vdot")
+            raise
+
     def view(self, *args, size=None):
         """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
         try:
@@ -1413,6 +1469,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "add_")
             raise
 
+    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        """In-place addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addbmm_")
+            raise
+
     def addcdiv_(self, tensor1, tensor2, *, value=1):
         """In-place addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         try:
@@ -1427,6 +1491,22 @@ class TensorMethods:
             return ops.addcmul_(self, tensor1, tensor2, value=value)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addcmul_")
+            raise
+
+    def addmv_(self, mat, vec, *, beta=1, alpha=1):
+        """In-place addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.addmv_(self, mat, vec, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addmv_")
+            raise
+
+    def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+        """In-place addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addr_")
             raise
 
     def asin_(self):
@@ -1451,6 +1531,14 @@ class TensorMethods:
             return ops.atan2_(self, other)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "atan2_")
+            raise
+
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        """In-place baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        try:
+            return ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "baddbmm_")
             raise
 
     def ceil_(self):

@@ -4639,6 +4639,754 @@ def nonzero(self):
 # -- linear algebra (torch's spec, family 3) ---------------------------------------------------
 # (kernels of this family follow; keep this line and the blank ones around it)
 
+def _integral_scalars(dtype: np.dtype, **scalars: Any) -> None:
+    """PyTorch's checks on beta and alpha for the add-a-product ops."""
+    for name, value in scalars.items():
+        if dtype.kind in "iub" and isinstance(value, float):
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                               "floating point number.")
+        if dtype.kind != "b" and isinstance(value, bool) and name == "alpha":
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+
+
+def _add_product(self: np.ndarray, product: np.ndarray, beta: Any, alpha: Any) -> np.ndarray:
+    """beta * self + alpha * product, self broadcast to the product (with expand's error);
+    beta == 0 ignores self, NaN and all, as PyTorch's BLAS calls do. The scalars are cast to
+    the product's dtype first (for integers, 2.6 is 2)."""
+    bias = _broadcast_to(np.asarray(self), product.shape)
+    dtype = product.dtype
+    if dtype == np.bool_:
+        return (product & bool(alpha)) | (bias & bool(beta))
+    beta, alpha = dtype.type(beta), dtype.type(alpha)
+    result = product * alpha if alpha != 1 else np.array(product, copy=True)
+    if beta != 0:
+        result += bias if beta == 1 else bias * beta
+    return result
+
+
+def _vector_check(name: str, argument: str, vector: np.ndarray) -> None:
+    if vector.ndim != 1:
+        raise RuntimeError(f"{name}: Expected 1-D argument {argument}, but got {vector.ndim}-D")
+
+
+@silent
+def addmv(self, mat, vec, beta=1, alpha=1):
+    """beta * self + alpha * (mat @ vec)."""
+    if mat.ndim != 2 or vec.ndim != 1 or self.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {self.ndim}, {mat.ndim}, "
+                           f"{vec.ndim}")
+    if mat.shape[1] != vec.shape[0] or (self.size != mat.shape[0] and self.size != 1):
+        raise RuntimeError(f"size mismatch, got input ({self.shape[0] if self.ndim else 1}), "
+                           f"mat ({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
+    if not self.dtype == mat.dtype == vec.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_dtype_label(self)}, {_dtype_label(mat)}, and {_dtype_label(vec)}")
+    _no_bool("addmv_impl_cpu", self)
+    return _add_product(self, np.matmul(mat, vec), beta, alpha)
+
+
+@silent
+def addr(self, vec1, vec2, beta=1, alpha=1):
+    """beta * self + alpha * the outer product of vec1 and vec2 (promoted, as PyTorch does;
+    for bools: and / or)."""
+    _vector_check("addr", "vec1", vec1)
+    _vector_check("addr", "vec2", vec2)
+    dtype = result_type(self, vec1, vec2)
+    _integral_scalars(dtype, beta=beta, alpha=alpha)
+    a, b = _as(vec1, dtype), _as(vec2, dtype)
+    product = (a[:, None] & b) if dtype == np.bool_ else a[:, None] * b
+    return _add_product(_as(self, dtype), product, beta, alpha)
+
+
+@silent
+def baddbmm(self, batch1, batch2, beta=1, alpha=1):
+    """beta * self + alpha * (batch1 @ batch2), matrix by matrix."""
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        _broadcast_to(self, (batch1.shape[0], batch1.shape[1], batch2.shape[-1]))
+        raise RuntimeError(f"batch{1 if batch1.ndim != 3 else 2} must be a 3D tensor")
+    _broadcast_to(self, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+    if self.dtype != batch1.dtype:
+        raise RuntimeError("Input dtypes must be the same, got: input "
+                           f"{_C_TYPE_NAMES.get(self.dtype.str[1:])}, batch1: "
+                           f"{_C_TYPE_NAMES.get(batch1.dtype.str[1:])}, batch2: "
+                           f"{_C_TYPE_NAMES.get(batch2.dtype.str[1:])}")
+    product = bmm(batch1, batch2)
+    _no_bool("baddbmm", self)
+    return _add_product(self, product, beta, alpha)
+
+
+@silent
+def addbmm(self, batch1, batch2, beta=1, alpha=1):
+    """beta * self + alpha * the sum over the batch of batch1 @ batch2."""
+    for index, batch in enumerate((batch1, batch2), start=1):
+        if batch.ndim != 3:
+            raise RuntimeError(f"batch{index} must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
+                           f"{batch1.shape[0]} and {batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
+                           f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
+    _broadcast_to(self, (batch1.shape[1], batch2.shape[2]))
+    for first, second in ((batch1, batch2), (self, batch1)):
+        if first.dtype != second.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                               f"{_dtype_label(first)} and {_dtype_label(second)}")
+    _no_bool("addmm_impl_cpu_", self)
+    product = np.matmul(batch1, batch2).sum(0) if batch1.shape[0] else \
+        np.zeros((batch1.shape[1], batch2.shape[2]), self.dtype)
+    return _add_product(self, _array(product, self.dtype), beta, alpha)
+
+
+def vdot(self, other):
+    """The dot product of two vectors (conjugating the first, which real numbers ignore)."""
+    if self.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {self.ndim}D and {other.ndim}D tensors")
+    if self.shape != other.shape:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{self.size}] and src [{other.size}] to "
+            f"have the same number of elements, but got {self.size} and {other.size} elements "
+            "respectively")
+    _check_same_dtype(self, other, "dot : expected both vectors to have same dtype, but found "
+                      "{0} and {1}")
+    _no_bool("dot", self)
+    return _array(quietly(np.dot, self, other), self.dtype)
+
+
+# -- LU, determinants, Cholesky and triangular solves ------------------------------------------
+# numpy has no LU with LAPACK's pivots, so it is written here: getrf's unblocked algorithm
+# (the largest magnitude in the column as the pivot, the first of equal ones), vectorised
+# over the batch. Its results agree with LAPACK's to rounding.
+
+def _floating_matrices(A: np.ndarray, name: str, argument: str = "A") -> None:
+    """linalg's checks on a matrix argument: at least 2 dimensions, floating point."""
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor {argument} must have at least 2 "
+                           "dimensions.")
+    if A.dtype.kind != "f":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {_dtype_label(A)}")
+
+
+def _matrices(A: np.ndarray) -> np.ndarray:
+    """A batch of matrices as one (count, m, n) C-ordered float copy."""
+    count = int(np.prod(A.shape[:-2], dtype=np.int64))
+    return np.array(A.reshape((count,) + A.shape[-2:]), copy=True)
+
+
+@silent
+def _lu_factor(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(LU packed as LAPACK's getrf packs it, pivots (1-based int32), info) of an (…, m, n)
+    array: P A = L U with L unit lower triangular (below the diagonal of LU) and U upper."""
+    m, n = A.shape[-2:]
+    work = _matrices(A)
+    count, k = work.shape[0], builtins.min(m, n)
+    pivots = np.zeros((count, k), np.int32)
+    info = np.zeros(count, np.int32)
+    rows = np.arange(count)
+    for j in range(k):
+        pivot = j + np.argmax(np.abs(work[:, j:, j]), axis=1)
+        pivots[:, j] = pivot + 1
+        top = work[rows, j].copy()
+        work[rows, j] = work[rows, pivot]
+        work[rows, pivot] = top
+        diagonal = work[:, j, j]
+        zero = diagonal == 0
+        info = np.where(zero & (info == 0), j + 1, info).astype(np.int32)
+        factors = work[:, j + 1:, j] / np.where(zero, 1, diagonal)[:, None]
+        work[:, j + 1:, j] = np.where(zero[:, None], work[:, j + 1:, j], factors)
+        work[:, j + 1:, j + 1:] -= work[:, j + 1:, j, None] * work[:, j, None, j + 1:]
+    batch = A.shape[:-2]
+    return (work.reshape(A.shape).astype(A.dtype, copy=False), pivots.reshape(batch + (k,)),
+            info.reshape(batch))
+
+
+def _permutation_sign(pivots: np.ndarray) -> np.ndarray:
+    """+1 or -1 per matrix: the parity of the row swaps getrf's pivots record."""
+    swaps = (pivots != np.arange(1, pivots.shape[-1] + 1, dtype=np.int32)).sum(-1)
+    return np.where(swaps % 2 == 1, -1, 1)
+
+
+def _square_float(A: np.ndarray, name: str) -> None:
+    _square_matrices(A, name)
+    if A.dtype == np.float16:
+        raise NotImplementedError("\"lu_cpu\" not implemented for 'Half'")
+
+
+def _as_factored(A: np.ndarray) -> np.ndarray:
+    """What det and slogdet factor: Aᵀ when A is C-contiguous (LAPACK, column-major, reads
+    it without a copy; det Aᵀ = det A), A itself otherwise. Their LU outputs are torch's."""
+    return np.swapaxes(A, -1, -2) if A.flags.c_contiguous else A
+
+
+@silent
+def _linalg_det(A):
+    """(det A, its LU factors, pivots): the product of U's diagonal, signed by the pivots."""
+    _square_matrices(A, "linalg.det")
+    LU, pivots, _ = _lu_factor(_as_factored(A))
+    diagonal = np.diagonal(LU, axis1=-2, axis2=-1)
+    det = np.prod(diagonal, axis=-1) * _permutation_sign(pivots)
+    return _array(det, A.dtype), LU, pivots
+
+
+@silent
+def _linalg_slogdet(A):
+    """(sign, log |det A|, LU, pivots); a singular matrix has sign 0 and -inf."""
+    _square_matrices(A, "linalg.slogdet")
+    LU, pivots, _ = _lu_factor(_as_factored(A))
+    diagonal = np.diagonal(LU, axis1=-2, axis2=-1)
+    sign = np.prod(np.sign(diagonal), axis=-1) * _permutation_sign(pivots)
+    logabsdet = np.sum(np.log(np.abs(diagonal)), axis=-1)
+    return _array(sign, A.dtype), _array(logabsdet, A.dtype), LU, pivots
+
+
+@silent
+def _cholesky_lower(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(L, info) from A's lower triangle, as LAPACK's potrf: where a leading minor is not
+    positive definite, info is its order, L's diagonal there holds the non-positive pivot
+    and the columns after it are A's (lower triangle) as they were."""
+    try:
+        with np.errstate(all="ignore"):
+            return np.linalg.cholesky(A), np.zeros(A.shape[:-2], np.int32)
+    except np.linalg.LinAlgError:
+        pass
+    n = A.shape[-1]
+    L = np.tril(_matrices(A))
+    info = np.zeros(L.shape[0], np.int32)
+    for j in range(n):
+        going = info == 0
+        pivot = L[:, j, j] - np.einsum("bk,bk->b", L[:, j, :j], L[:, j, :j])
+        failed = going & ~(pivot > 0)
+        info[failed] = j + 1
+        going &= ~failed
+        L[failed, j, j] = pivot[failed]
+        root = np.sqrt(np.where(going, pivot, 1))
+        column = (L[:, j + 1:, j] - np.einsum("bik,bk->bi", L[:, j + 1:, :j], L[:, j, :j])) \
+            / root[:, None]
+        L[going, j, j] = root[going]
+        L[going, j + 1:, j] = column[going]
+    return L.reshape(A.shape), info.reshape(A.shape[:-2])
+
+
+def _cholesky(A: np.ndarray, upper: bool, name: str) -> tuple[np.ndarray, np.ndarray]:
+    _square_matrices(A, name)
+    if upper:  # the upper triangle read as the lower one of Aᵀ, and U = Lᵀ
+        L, info = _cholesky_lower(np.swapaxes(A, -1, -2))
+        return np.ascontiguousarray(np.swapaxes(L, -1, -2)), info
+    L, info = _cholesky_lower(A)
+    return np.ascontiguousarray(L), info
+
+
+def _not_positive_definite(name: str, info: np.ndarray) -> None:
+    failed = np.flatnonzero(info)
+    if failed.size:
+        index = int(failed[0])
+        raise LinAlgError(f"{name}: {_batch_prefix(info, index)}The factorization could not be "
+                          "completed because the input is not positive-definite (the leading "
+                          f"minor of order {info.flat[index]} is not positive-definite).")
+
+
+def linalg_cholesky_ex(self, upper=False, check_errors=False):
+    """(L, info): A = L Lᵀ (U = Lᵀ with upper=True) from A's lower (upper) triangle."""
+    L, info = _cholesky(self, upper, "linalg.cholesky")
+    if check_errors:
+        _not_positive_definite("linalg.cholesky", info)
+    return L, info
+
+
+def cholesky(self, upper=False):
+    L, info = _cholesky(self, upper, "cholesky")
+    _not_positive_definite("cholesky", info)
+    return L
+
+
+@silent
+def _triangular_solve(A: np.ndarray, B: np.ndarray, lower: bool, unit: bool) -> np.ndarray:
+    """X with A X = B, A triangular (its other triangle unread), by substitution row by
+    row: a zero on the diagonal gives infinities and NaN, as LAPACK's trsm."""
+    n = A.shape[-1]
+    X = np.zeros(np.broadcast_shapes(A.shape[:-2], B.shape[:-2]) + B.shape[-2:],
+                 np.result_type(A, B))
+    order = range(n) if lower else range(n - 1, -1, -1)
+    for i in order:
+        known = slice(0, i) if lower else slice(i + 1, n)
+        row = B[..., i, :] - np.einsum("...k,...kj->...j", A[..., i, known], X[..., known, :])
+        X[..., i, :] = row if unit else row / A[..., i, i, None]
+    return X
+
+
+def _solve_triangular_checks(A: np.ndarray, B: np.ndarray, left: bool) -> None:
+    name = "linalg.solve_triangular"
+    _floating_matrices(A, name)
+    _floating_matrices(B, name, "B")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    n = A.shape[-1]
+    if B.shape[-2 if left else -1] != n:
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
+    broadcast_shapes(A.shape[:-2], B.shape[:-2])
+
+
+def linalg_solve_triangular(self, B, upper, left=True, unitriangular=False):
+    """X with A X = B (X A = B when left=False), A upper or lower triangular."""
+    _solve_triangular_checks(self, B, left)
+    dtype = np.result_type(self, B)
+    A, B = self.astype(dtype, copy=False), B.astype(dtype, copy=False)
+    if left:
+        return _triangular_solve(A, B, not upper, unitriangular)
+    # X A = B is Aᵀ Xᵀ = Bᵀ, with Aᵀ of the other triangle.
+    X = _triangular_solve(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2), upper, unitriangular)
+    return np.ascontiguousarray(np.swapaxes(X, -1, -2))
+
+
+def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+    """(X with op(A) X = self, a copy of A): the older form of solve_triangular."""
+    if self.ndim < 2:
+        raise RuntimeError("torch.triangular_solve: Expected b to have at least 2 dimensions, "
+                           f"but it has {self.ndim} dimensions instead")
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError("A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.shape[-1] != self.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
+                           f"{A.shape[-2]} by {A.shape[-1]} but each b matrix is "
+                           f"{self.shape[-2]} by {self.shape[-1]}")
+    if self.dtype != A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_dtype_label(self)} and A of type {_dtype_label(A)} instead.")
+    batch = broadcast_shapes(self.shape[:-2], A.shape[:-2])
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f"\"triangular_solve_cpu\" not implemented for "
+                                  f"'{_dtype_label(self)}'")
+    coefficient = np.swapaxes(A, -1, -2) if transpose else A
+    X = _triangular_solve(coefficient, self, upper == transpose, unitriangular)
+    return X, np.array(np.broadcast_to(A, batch + A.shape[-2:]), copy=True)
+
+
+def _no_integers(name: str, A: np.ndarray) -> None:
+    if A.dtype.kind != "f":
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_dtype_label(A)}'")
+
+
+def _symmetric_from(L: np.ndarray, upper: bool) -> np.ndarray:
+    """L Lᵀ (Uᵀ U with upper=True), the matrix a Cholesky factor stands for."""
+    triangle = np.triu(L) if upper else np.tril(L)
+    if upper:
+        return np.matmul(np.swapaxes(triangle, -1, -2), triangle)
+    return np.matmul(triangle, np.swapaxes(triangle, -1, -2))
+
+
+@silent
+def cholesky_solve(self, input2, upper=False):
+    """X with (L Lᵀ) X = self, from the Cholesky factor L = input2 (U with upper=True)."""
+    b, L = self, input2
+    if b.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {b.ndim} dimensions "
+                           "instead")
+    if L.ndim < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {L.ndim} dimensions "
+                           "instead")
+    if b.dtype != L.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_dtype_label(b)} and A of type {_dtype_label(L)} instead.")
+    if L.shape[-1] != L.shape[-2]:
+        raise RuntimeError("A must be batches of square matrices, but they are "
+                           f"{L.shape[-2]} by {L.shape[-1]} matrices")
+    if L.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is "
+                           f"{b.shape[-2]} by {b.shape[-1]}")
+    broadcast_shapes(b.shape[:-2], L.shape[:-2])
+    _no_integers("cholesky_solve_cpu", b)
+    lower = np.swapaxes(L, -1, -2) if upper else L
+    Y = _triangular_solve(lower, b, True, False)
+    return _triangular_solve(np.swapaxes(lower, -1, -2), Y, False, False)
+
+
+@silent
+def cholesky_inverse(self, upper=False):
+    """(L Lᵀ)⁻¹ from the Cholesky factor L = self (U with upper=True)."""
+    _floating_matrices(self, "cholesky_inverse")
+    if self.shape[-1] != self.shape[-2]:
+        raise RuntimeError("cholesky_inverse: A must be batches of square matrices, but they "
+                           f"are {self.shape[-2]} by {self.shape[-1]} matrices")
+    diagonal = np.diagonal(self, axis1=-2, axis2=-1)
+    zero = diagonal == 0
+    info = np.where(zero.any(-1), np.argmax(zero, -1) + 1, 0) if diagonal.size else \
+        np.zeros(self.shape[:-2], np.int64)
+    failed = np.flatnonzero(info)
+    if failed.size:
+        index = int(failed[0])
+        raise LinAlgError(f"cholesky_inverse: {_batch_prefix(info, index)}The diagonal element "
+                          f"{info.flat[index]} is zero, the inversion could not be completed "
+                          "because the input matrix is singular.")
+    identity = np.broadcast_to(np.eye(self.shape[-1], dtype=self.dtype), self.shape)
+    return cholesky_solve(identity, self, upper)
+
+
+def _lu_input(A: np.ndarray, name: str, pivot: bool) -> None:
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(A.shape)} instead")
+    _no_integers("lu_cpu", A)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+
+
+def linalg_lu_factor_ex(A, pivot=True, check_errors=False):
+    """(LU, pivots, info): getrf's packed factors of A (m × n), pivots 1-based int32."""
+    _lu_input(A, "torch.lu_factor", pivot)
+    LU, pivots, info = _lu_factor(A)
+    if check_errors:
+        failed = np.flatnonzero(info)
+        if failed.size:
+            index = int(failed[0])
+            raise LinAlgError(f"torch.linalg.lu_factor_ex: {_batch_prefix(info, index)}U["
+                              f"{info.flat[index]},{info.flat[index]}] is zero and using it on "
+                              "lu_solve would result in a division by zero. If you still want "
+                              "to perform the factorization, consider calling linalg.lu(A, "
+                              "pivot) or linalg.lu_factor_ex(A, pivot)")
+    return LU, pivots, info
+
+
+def _permutation(pivots: np.ndarray, m: int, dtype: np.dtype) -> np.ndarray:
+    """The permutation matrix P with A = P L U, from getrf's row swaps."""
+    count = int(np.prod(pivots.shape[:-1]))
+    order = np.broadcast_to(np.arange(m), (count, m)).copy()
+    flat = pivots.reshape(count, pivots.shape[-1]) - 1
+    rows = np.arange(count)
+    for j in range(flat.shape[1]):
+        other = flat[:, j]
+        top = order[rows, j].copy()
+        order[rows, j] = order[rows, other]
+        order[rows, other] = top
+    # Row j of P A is row order[j] of A, so P's column order[j] is the unit vector e_j.
+    P = np.zeros((count, m, m), dtype)
+    P[rows[:, None], order, np.arange(m)[None, :]] = 1
+    return P.reshape(pivots.shape[:-1] + (m, m))
+
+
+def _unpack(LU: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(L, U) of packed LU factors of an m × n matrix: L m × k unit lower, U k × n upper."""
+    m, n = LU.shape[-2:]
+    k = builtins.min(m, n)
+    L = np.tril(LU[..., :, :k], -1) + np.eye(m, k, dtype=LU.dtype)
+    return L, np.triu(LU[..., :k, :])
+
+
+def linalg_lu(A, pivot=True):
+    """(P, L, U) with A = P L U."""
+    _lu_input(A, "linalg.lu", pivot)
+    LU, pivots, _ = _lu_factor(A)
+    L, U = _unpack(LU)
+    return _permutation(pivots, A.shape[-2], A.dtype), L, U
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) from lu_factor's results; an empty tensor for what is not asked."""
+    if LU_pivots.dtype != np.int32:
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of "
+                           "torch.int32 dtype.\nNote: this function is intended to be used with "
+                           "the output produced by torch.linalg.lu_factor")
+    if LU_data.ndim < 2:
+        raise RuntimeError("torch.lu_unpack: Expected tensor with 2 or more dimensions. Got "
+                           f"size: {list(LU_data.shape)} instead")
+    m = LU_data.shape[-2]
+    empty = np.zeros(0, LU_data.dtype)
+    L, U = _unpack(LU_data) if unpack_data else (empty, empty)
+    if not unpack_pivots:
+        return empty, L, U
+    if LU_pivots.size and (LU_pivots.min() < 1 or LU_pivots.max() > m):
+        raise RuntimeError("pivots passed to lu_unpack must be between 1 and LU.size(-2) "
+                           "inclusive.Did you properly pass the result of lu_factor?")
+    return _permutation(LU_pivots, m, LU_data.dtype), L, U
+
+
+@silent
+def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
+    """X with A X = B (X A = B when left=False; Aᵀ for adjoint=True), A given by its LU
+    factors."""
+    if B.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 "
+                           "dimensions.")
+    if LU.ndim < 2 or LU.shape[-1] != LU.shape[-2]:
+        raise RuntimeError("torch.linalg.lu_solve: A must be batches of square matrices, but "
+                           f"they are {LU.shape[-2]} by {LU.shape[-1]} matrices")
+    n = LU.shape[-1]
+    if B.shape[-2 if left else -1] != n:
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
+    if LU.dtype != B.dtype:
+        raise RuntimeError("linalg.lu_solve: Expected LU and B to have the same dtype, but found "
+                           f"LU of type {_dtype_label(LU)} and B of type {_dtype_label(B)} "
+                           "instead")
+    if pivots.dtype != np.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type "
+                           "torch.int32")
+    if pivots.shape[-1:] != (n,):
+        raise RuntimeError("linalg.lu_solve: Number of pivots per batch should be same as the "
+                           "dimension of the matrix")
+    _no_integers("linalg_lu_solve", LU)
+    P = _permutation(pivots, n, LU.dtype)
+    L, U = _unpack(LU)
+    if not left:  # X A = B is Aᵀ Xᵀ = Bᵀ
+        X = linalg_lu_solve(LU, pivots, np.swapaxes(B, -1, -2), True, not adjoint)
+        return np.ascontiguousarray(np.swapaxes(X, -1, -2))
+    if adjoint:  # Aᵀ = Uᵀ Lᵀ Pᵀ
+        Y = _triangular_solve(np.swapaxes(U, -1, -2), B, True, False)
+        Z = _triangular_solve(np.swapaxes(L, -1, -2), Y, False, True)
+        return np.matmul(P, Z)
+    Y = _triangular_solve(L, np.matmul(np.swapaxes(P, -1, -2), B), True, True)
+    return _triangular_solve(U, Y, False, False)
+
+
+# -- decompositions numpy's LAPACK computes: SVD, eigh, QR; and what is built on them ----------
+
+def _nonfinite_svd(A: np.ndarray, name: str) -> None:
+    if not np.isfinite(A).all():
+        raise LinAlgError(f"{name}: The algorithm failed to converge because the input matrix "
+                          "contained non-finite values.")
+
+
+def _linalg_svd(A, full_matrices=False, compute_uv=True, driver=None):
+    """(U, S, Vh) with A = U diag(S) Vh, S descending; U and Vh empty without compute_uv."""
+    _floating_matrices(A, "linalg.svd")
+    _nonfinite_svd(A, "linalg.svd")
+    m, n = A.shape[-2:]
+    k = builtins.min(m, n)
+    empty = np.zeros(0, A.dtype)
+    if A.size == 0:
+        S = np.zeros(A.shape[:-2] + (k,), A.dtype)
+        if not compute_uv:
+            return empty, S, empty
+        rows, columns = (m, n) if full_matrices else (k, k)
+        U = np.broadcast_to(np.eye(m, rows, dtype=A.dtype), A.shape[:-2] + (m, rows)).copy()
+        Vh = np.broadcast_to(np.eye(columns, n, dtype=A.dtype),
+                             A.shape[:-2] + (columns, n)).copy()
+        return U, S, Vh
+    if not compute_uv:
+        return empty, _array(np.linalg.svd(A, compute_uv=False), A.dtype), empty
+    U, S, Vh = np.linalg.svd(A, full_matrices=full_matrices)
+    return (np.ascontiguousarray(U, A.dtype), _array(S, A.dtype),
+            np.ascontiguousarray(Vh, A.dtype))
+
+
+def _linalg_eigh(A, UPLO="L", compute_v=True):
+    """(eigenvalues ascending, eigenvectors as columns) of the symmetric matrix A's UPLO
+    triangle."""
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    _square_matrices(A, "linalg.eigh")
+    _no_integers("linalg_eigh_cpu", A)
+    if A.size == 0:
+        values = np.zeros(A.shape[:-1], A.dtype)
+        return values, (np.array(A, copy=True) if compute_v else np.zeros(0, A.dtype))
+    if not np.isfinite(A).all():
+        values = np.full(A.shape[:-1], np.nan, A.dtype)
+        return values, (np.full(A.shape, np.nan, A.dtype) if compute_v else np.zeros(0, A.dtype))
+    if not compute_v:
+        return _array(np.linalg.eigvalsh(A, UPLO), A.dtype), np.zeros(0, A.dtype)
+    values, vectors = np.linalg.eigh(A, UPLO)
+    return _array(values, A.dtype), np.ascontiguousarray(vectors, A.dtype)
+
+
+def linalg_qr(A, mode="reduced"):
+    """(Q, R) with A = Q R: Q's columns orthonormal, R upper triangular (mode 'r': Q empty;
+    'complete': Q square)."""
+    if mode not in ("reduced", "r", "complete"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    _floating_matrices(A, "linalg.qr")
+    m, n = A.shape[-2:]
+    k = builtins.min(m, n)
+    if A.size == 0:
+        columns = m if mode == "complete" else k
+        Q = np.broadcast_to(np.eye(m, columns, dtype=A.dtype), A.shape[:-2] + (m, columns))
+        R = np.zeros(A.shape[:-2] + (columns, n), A.dtype)
+        return (np.zeros(0, A.dtype) if mode == "r" else Q.copy()), R
+    with silenced():
+        if mode == "r":
+            return np.zeros(0, A.dtype), _array(np.linalg.qr(A, mode="r"), A.dtype)
+        Q, R = np.linalg.qr(A, mode=mode)
+    return np.ascontiguousarray(Q, A.dtype), np.ascontiguousarray(R, A.dtype)
+
+
+# The Taylor polynomial of degree 18, evaluated on A / 2^s with ‖A / 2^s‖₁ ≤ 1/2, then
+# squared s times: exp's truncation error is below float64's rounding there.
+_EXP_TERMS = 18
+
+
+@silent
+def linalg_matrix_exp(self):
+    """exp(A) = Σ Aᵏ / k!, by scaling and squaring."""
+    _square_matrices(self, "linalg.matrix_exp")
+    A = _matrices(self).astype(np.float64)
+    if A.size == 0:
+        return np.array(self, copy=True)
+    norms = np.abs(A).sum(-2).max(-1)
+    finite = np.isfinite(norms)
+    squarings = np.where(finite & (norms > 0.5),
+                         np.ceil(np.log2(np.where(finite & (norms > 0.5), norms, 1) / 0.5)),
+                         0).astype(np.int64)
+    scaled = A / (2.0 ** squarings)[:, None, None]
+    identity = np.eye(A.shape[-1])
+    result = identity + scaled / _EXP_TERMS
+    for k in range(_EXP_TERMS - 1, 0, -1):
+        result = identity + np.matmul(scaled, result) / k
+    for step in range(int(squarings.max(initial=0))):
+        more = squarings > step
+        result[more] = np.matmul(result[more], result[more])
+    return _array(result.reshape(self.shape), self.dtype)
+
+
+def linalg_cross(self, other, dim=-1):
+    """The cross product of 3-vectors along `dim`, broadcast."""
+    if self.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    axis = _wrap_dim(dim, self.ndim)
+    if self.shape[axis] != 3 or other.shape[axis] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{self.shape[axis]} and {other.shape[axis]}")
+    broadcast_shapes(self.shape, other.shape)
+    if self.dtype != other.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype_label(self)} but found "
+                           f"{_dtype_label(other)}")
+    _no_bool("cross", self)
+    with silenced():
+        return np.ascontiguousarray(np.cross(self, other, axis=axis), self.dtype)
+
+
+def _pinv_input(A: np.ndarray) -> None:
+    if A.ndim < 2 or A.dtype.kind != "f":
+        kind = _dtype_label(A)
+        raise RuntimeError(f"linalg.pinv({kind}{{{list(A.shape)}}}): expected a tensor with 2 "
+                           "or more dimensions of float, double, cfloat or cdouble types")
+
+
+def _tolerance(value: Any, batch: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    return np.broadcast_to(np.asarray(0.0 if value is None else value, dtype), batch)
+
+
+@silent
+def linalg_pinv_atol_rtol_tensor(self, atol=None, rtol=None, hermitian=False):
+    """The pseudo-inverse: V diag(1/σ) Uᵀ over the singular values σ above
+    max(atol, rtol · σ_max) (rtol defaults to eps · max(m, n) when neither is given)."""
+    _pinv_input(self)
+    m, n = self.shape[-2:]
+    batch = self.shape[:-2]
+    if rtol is None:
+        rtol = np.finfo(self.dtype).eps * builtins.max(m, n) \
+            if atol is None or (np.ndim(atol) == 0 and atol <= 0) else 0.0
+    if self.size == 0:
+        return np.zeros(batch + (n, m), self.dtype)
+    if hermitian:
+        values, vectors = np.linalg.eigh(self)
+        S, U, Vh = np.abs(values), vectors, np.swapaxes(vectors * np.sign(values)[..., None, :],
+                                                        -1, -2)
+    else:
+        _nonfinite_svd(self, "linalg.pinv")
+        U, S, Vh = np.linalg.svd(self, full_matrices=False)
+    largest = S.max(-1) if S.shape[-1] else np.zeros(batch)
+    cutoff = np.maximum(_tolerance(atol, np.shape(largest), self.dtype),
+                        _tolerance(rtol, np.shape(largest), self.dtype) * largest)
+    inverted = np.where(S > cutoff[..., None], 1 / np.where(S == 0, 1, S), 0)
+    result = np.matmul(np.swapaxes(Vh, -1, -2) * inverted[..., None, :],
+                       np.swapaxes(U, -1, -2))
+    return _array(np.ascontiguousarray(result), self.dtype)
+
+
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def _lstsq_checks(A: np.ndarray, B: np.ndarray, driver: Any) -> None:
+    if A.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if B.ndim < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
+    if A.dtype != B.dtype:
+        raise RuntimeError("torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype {_dtype_label(A)} and other's dtype "
+                           f"{_dtype_label(B)}")
+    vector = B.ndim == A.ndim - 1
+    if A.shape[-2] != B.shape[-1 if vector else -2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)"
+                           if not vector else "torch.linalg.lstsq: input.size(-2) should match "
+                           "other.size(-1)")
+    if driver is not None and driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, "
+                           "gelsy, gelsd, gelss)")
+    _floating_matrices(A, "torch.linalg.lstsq")
+
+
+@silent
+def linalg_lstsq(self, b, rcond=None, driver=None):
+    """(solution, residuals, rank, singular_values) of min ‖A X - B‖: what each is filled
+    with depends on the LAPACK driver, as in PyTorch (default 'gelsy': rank only)."""
+    _lstsq_checks(self, b, driver)
+    driver = driver or "gelsy"
+    vector = b.ndim == self.ndim - 1
+    B = b[..., None] if vector else b
+    batch = broadcast_shapes(self.shape[:-2], B.shape[:-2])
+    A = np.broadcast_to(self, batch + self.shape[-2:])
+    B = np.broadcast_to(B, batch + B.shape[-2:])
+    m, n = A.shape[-2:]
+    eps = np.finfo(A.dtype).eps
+    cutoff = (eps * builtins.max(m, n)) if rcond is None or rcond < 0 else rcond
+    U, S, Vh = np.linalg.svd(A, full_matrices=False) if A.size else \
+        (np.zeros(batch + (m, 0)), np.zeros(batch + (0,)), np.zeros(batch + (0, n)))
+    largest = S.max(-1, keepdims=True) if S.shape[-1] else np.zeros(batch + (1,))
+    keep = S > cutoff * largest
+    inverted = np.where(keep, 1 / np.where(S == 0, 1, S), 0)
+    X = np.matmul(np.swapaxes(Vh, -1, -2) * inverted[..., None, :],
+                  np.matmul(np.swapaxes(U, -1, -2), B))
+    rank = keep.sum(-1).astype(np.int64)
+    full = bool(np.all(rank == n)) if driver != "gels" else True
+    empty = np.zeros(0, A.dtype)
+    residuals = empty
+    if m > n and driver != "gelsy" and full and A.size:
+        residuals = _array(np.square(np.matmul(A, X) - B).sum(-2), A.dtype)
+    X = X[..., 0] if vector else X
+    return (_array(np.ascontiguousarray(X), A.dtype), residuals,
+            rank if driver != "gels" else np.zeros(0, np.int64),
+            _array(S, A.dtype) if driver in ("gelsd", "gelss") else empty)
+
+
+@silent
+def linalg_householder_product(input, tau):
+    """The first n columns of H₁ H₂ … H_k, Hᵢ = I - τᵢ vᵢ vᵢᵀ with vᵢ column i of input
+    below the diagonal (and 1 on it), as LAPACK's orgqr forms Q from geqrf's results."""
+    name = "torch.linalg.householder_product"
+    if input.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    m, n = input.shape[-2:]
+    if m < n:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if tau.ndim != input.ndim - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau.ndim} and input.ndim is equal to "
+                           f"{input.ndim}")
+    if tau.shape[-1] > n:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    if tau.dtype != input.dtype:
+        raise RuntimeError(f"{name}: tau dtype {_dtype_label(tau)} does not match input dtype "
+                           f"{_dtype_label(input)}")
+    _floating_matrices(input, name, "input")
+    k = tau.shape[-1]
+    Q = np.broadcast_to(np.eye(m, n, dtype=input.dtype), input.shape).copy()
+    for i in range(k - 1, -1, -1):
+        v = np.concatenate([np.zeros(input.shape[:-2] + (i,), input.dtype),
+                            np.ones(input.shape[:-2] + (1,), input.dtype),
+                            input[..., i + 1:, i]], axis=-1)
+        Q -= tau[..., i, None, None] * v[..., :, None] * np.matmul(v[..., None, :], Q)
+    return Q
+
 
 # -- nn kernels (torch's spec, family 4) -------------------------------------------------------
 # (kernels of this family follow; keep this line and the blank ones around it)

@@ -10,6 +10,7 @@ determinant are not in gradgen.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from typing import Any
 
 from generated import ops
@@ -17,8 +18,10 @@ from runtime._tensor import Tensor
 from runtime.aliases import missing_attribute
 from runtime.kernels import LinAlgError
 
-__all__ = ["LinAlgError", "inv", "inv_ex", "matrix_norm", "norm", "solve", "solve_ex",
-           "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv",
+           "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp",
+           "matrix_norm", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "svd", "svdvals", "vector_norm"]
 
 
 def _tensors(function: str, **arguments: Any) -> None:
@@ -64,8 +67,7 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
     if ord == "fro":
         return ops.linalg_vector_norm(A, 2, [rows, columns], keepdim, dtype=dtype)
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm(ord={ord!r}) needs singular values, "
-                                  "which gradgen does not have")
+        return _singular_value_norm(A, ord, rows, columns, keepdim, dtype)
     if isinstance(ord, str) or ord not in (1, -1, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     # |A| summed along one dim, then the largest (or smallest) of those sums along the other.
@@ -74,6 +76,21 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
     if not keepdim and picked > summed:
         picked -= 1  # the summed dimension is gone
     return (ops.amax if ord > 0 else ops.amin)(sums, [picked], keepdim)
+
+
+def _singular_value_norm(A: Any, ord: Any, rows: int, columns: int, keepdim: bool,
+                         dtype: Any) -> Any:
+    """The norms of the singular values: their sum ('nuc'), largest (2) or smallest (-2)."""
+    if dtype is not None:
+        A = A.to(dtype)
+    moved = A.movedim((rows, columns), (-2, -1)) if (rows, columns) != (A.ndim - 2, A.ndim - 1) \
+        else A
+    S = ops._linalg_svd(moved, False, True)[1]  # U and Vh too: the derivatives need them
+    value = S.sum(-1) if ord == "nuc" else (ops.amax if ord == 2 else ops.amin)(S, [-1])
+    if keepdim:
+        for dim in sorted((rows, columns)):
+            value = value.unsqueeze(dim)
+    return value
 
 
 def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
@@ -115,6 +132,125 @@ def solve(A: Any, B: Any, *, left: bool = True) -> Any:
     """X with AX = B (or XA = B when left=False); B may be a vector or a batch of them."""
     _tensors("linalg_solve", A=A, B=B)
     return ops.linalg_solve_ex(A, B, left=left, check_errors=True).result
+
+
+_SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+_LuFactorResult = namedtuple("linalg_lu_factor", ["LU", "pivots"])
+_SvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
+
+
+def det(A: Any) -> Any:
+    """det A (LinalgDetBackward0)."""
+    _tensors("linalg_det", A=A)
+    return ops._linalg_det(A)[0]
+
+
+def slogdet(A: Any) -> Any:
+    """(sign, log |det A|)."""
+    _tensors("linalg_slogdet", A=A)
+    sign_, logabsdet = ops._linalg_slogdet(A)[:2]
+    return _SlogdetResult(sign_, logabsdet)
+
+
+def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> Any:
+    _tensors("linalg_cholesky_ex", A=A)
+    return ops.linalg_cholesky_ex(A, upper=upper, check_errors=check_errors)
+
+
+def cholesky(A: Any, *, upper: bool = False) -> Any:
+    """L with A = L Lᵀ (U = Lᵀ with upper=True), or LinAlgError if A is not positive
+    definite."""
+    _tensors("linalg_cholesky", A=A)
+    return ops.linalg_cholesky_ex(A, upper=upper, check_errors=True)[0]
+
+
+def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Any:
+    _tensors("linalg_solve_triangular", A=A, B=B)
+    return ops.linalg_solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
+
+
+def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False) -> Any:
+    _tensors("linalg_lu_factor_ex", A=A)
+    return ops.linalg_lu_factor_ex(A, pivot=pivot, check_errors=check_errors)
+
+
+def lu_factor(A: Any, *, pivot: bool = True) -> Any:
+    """(LU, pivots), with torch's error for a zero pivot."""
+    _tensors("linalg_lu_factor", A=A)
+    LU, pivots, info = ops.linalg_lu_factor_ex(A, pivot=pivot)
+    failed = info.detach().numpy().reshape(-1).nonzero()[0]
+    if failed.size:
+        index = int(failed[0])
+        where = f"(Batch element {index}): " if info.ndim else ""
+        k = int(info.detach().numpy().reshape(-1)[index])
+        raise LinAlgError(f"torch.linalg.lu_factor: {where}U[{k},{k}] is zero and using it on "
+                          "lu_solve would result in a division by zero. If you still want to "
+                          "perform the factorization, consider calling linalg.lu(A, pivot) or "
+                          "linalg.lu_factor_ex(A, pivot)")
+    return _LuFactorResult(LU, pivots)
+
+
+def lu(A: Any, *, pivot: bool = True) -> Any:
+    _tensors("linalg_lu", A=A)
+    return ops.linalg_lu(A, pivot=pivot)
+
+
+def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True, adjoint: bool = False) -> Any:
+    _tensors("linalg_lu_solve", LU=LU, pivots=pivots, B=B)
+    return ops.linalg_lu_solve(LU, pivots, B, left=left, adjoint=adjoint)
+
+
+def svd(A: Any, full_matrices: bool = True, *, driver: Any = None) -> Any:
+    """(U, S, Vh) with A = U diag(S) Vh."""
+    _tensors("linalg_svd", A=A)
+    return _SvdResult(*ops._linalg_svd(A, full_matrices, True, driver=driver))
+
+
+def svdvals(A: Any, *, driver: Any = None) -> Any:
+    """The singular values, descending (U and Vh are computed too: the derivatives need
+    them)."""
+    _tensors("linalg_svdvals", A=A)
+    return ops._linalg_svd(A, False, True, driver=driver)[1]
+
+
+def eigh(A: Any, UPLO: str = "L") -> Any:
+    _tensors("linalg_eigh", A=A)
+    return ops._linalg_eigh(A, UPLO)
+
+
+def eigvalsh(A: Any, UPLO: str = "L") -> Any:
+    _tensors("linalg_eigvalsh", A=A)
+    return ops._linalg_eigh(A, UPLO, True)[0]
+
+
+def qr(A: Any, mode: str = "reduced") -> Any:
+    _tensors("linalg_qr", A=A)
+    return ops.linalg_qr(A, mode)
+
+
+def matrix_exp(A: Any) -> Any:
+    _tensors("linalg_matrix_exp", A=A)
+    return ops.linalg_matrix_exp(A)
+
+
+def cross(input: Any, other: Any, *, dim: int = -1) -> Any:
+    _tensors("linalg_cross", input=input, other=other)
+    return ops.linalg_cross(input, other, dim=dim)
+
+
+def pinv(A: Any, rcond: Any = None, hermitian: bool = False, *, atol: Any = None,
+         rtol: Any = None) -> Any:
+    """The pseudo-inverse; rcond is the older name of rtol."""
+    _tensors("linalg_pinv", A=A)
+    if rcond is not None:
+        rtol = rcond
+    return ops.linalg_pinv(A, atol=atol, rtol=rtol, hermitian=hermitian)
+
+
+def lstsq(A: Any, B: Any, rcond: Any = None, *, driver: Any = None) -> Any:
+    _tensors("linalg_lstsq", A=A, B=B)
+    return ops.linalg_lstsq(A, B, rcond, driver=driver)
 
 
 def __getattr__(name: str) -> Any:

@@ -927,6 +927,595 @@ NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"arange", "index_fill", "
 # -- linear algebra (torch's spec, family 3) ---------------------------------------------------
 # (helpers of this family follow; keep this line and the blank ones around it)
 
+def _mT(ops: Any, X: Any) -> Any:
+    """The matrix transpose of a batch (torch's `.mT`; `.mH` too: gradgen is real)."""
+    return ops.transpose(X, -2, -1)
+
+
+def _eye(ops: Any, n: int, like: Any) -> Any:
+    return ops.eye(n, dtype=like.dtype)
+
+
+def _diag_embed(ops: Any, v: Any) -> Any:
+    """Vectors (…, n) as diagonal matrices (…, n, n)."""
+    return ops.unsqueeze(v, -1) * _eye(ops, v.shape[-1], v)
+
+
+def _diagonal(ops: Any, X: Any) -> Any:
+    """The diagonals (…, n) of square matrices (…, n, n)."""
+    return ops.sum(X * _eye(ops, X.shape[-1], X), [-1])
+
+
+def _trace(ops: Any, X: Any) -> Any:
+    return ops.sum(X * _eye(ops, X.shape[-1], X), [-2, -1])
+
+
+def _scalar_matrices(ops: Any, values: Any) -> Any:
+    """A batch of numbers (…) as (…, 1, 1), to scale a batch of matrices."""
+    return ops.unsqueeze(ops.unsqueeze(values, -1), -1)
+
+
+def _on_arrays(ops: Any) -> bool:
+    """True in the engine's first-order backward (numpy arrays; PyTorch's grad mode off),
+    where formulas may use factorizations that carry no gradient of their own."""
+    return getattr(ops, "on_arrays", False)
+
+
+def _any(ops: Any, mask: Any) -> bool:
+    return bool(ops.any(mask))
+
+
+def linalg_det_backward(ops: Any, grad: Any, det: Any, A: Any, LU: Any, pivots: Any) -> Any:
+    """grad · det · A⁻ᵀ; for a (nearly) singular matrix, through its SVD A = U S Vh, where
+    det A = det U det Vh ∏S needs no inverse."""
+    n = A.shape[-1]
+    if ops.numel(A) == 0:
+        return ops.zeros_like(A)
+    d = _diag_embed(ops, ops.expand(ops.unsqueeze(grad * det, -1), list(A.shape[:-1])))
+    singular = ops.lt(ops.abs(det), 100 * _epsilon(A))
+    if not _any(ops, singular):
+        return _det_nonsingular(ops, d, A, LU, pivots)
+    U, S, Vh = ops._linalg_svd(A)
+    alpha = ops._linalg_det(U)[0] * ops._linalg_det(Vh)[0] * grad
+    D = _product_of_others(ops, S, -1) * ops.unsqueeze(alpha, -1)
+    through_svd = ops.matmul(U * ops.unsqueeze(D, -2), Vh)
+    if n == 1 or bool(ops.all(singular)):
+        return through_svd
+    mask = _scalar_matrices(ops, singular)
+    safe = ops.where(mask, _eye(ops, n, A), A)
+    return ops.where(mask, through_svd, _det_nonsingular(ops, d, safe, None, None))
+
+
+def _epsilon(A: Any) -> float:
+    return 2.220446049250313e-16 if "64" in str(A.dtype) else 1.1920928955078125e-07
+
+
+def _det_nonsingular(ops: Any, d: Any, A: Any, LU: Any, pivots: Any) -> Any:
+    """A⁻ᵀ d: with the saved LU factors on arrays, else by a solve that stays
+    differentiable in A (torch's choice under grad mode)."""
+    if _on_arrays(ops) and LU is not None:  # LU is of Aᵀ when A is contiguous (use_A_T)
+        return ops.linalg_lu_solve(LU, pivots, d, adjoint=not ops.is_contiguous(A))
+    return ops.linalg_solve_ex(_mT(ops, A), d)[0]
+
+
+def linalg_det_jvp(ops: Any, dA: Any, det: Any, LU: Any, pivots: Any, use_A_T: bool) -> Any:
+    """d det = det · tr(A⁻¹ dA); a zero pivot is moved to eps first, as torch does (the
+    determinant is C¹, and forward mode is never differentiated again)."""
+    pivots_of_U = _diagonal(ops, LU)
+    shifted = LU + _diag_embed(ops, ops.to(ops.eq(pivots_of_U, 0), LU.dtype) * _epsilon(LU))
+    return det * _trace(ops, ops.linalg_lu_solve(shifted, pivots, dA, adjoint=use_A_T))
+
+
+def slogdet_backward(ops: Any, grad_sign: Any, grad_logabsdet: Any, A: Any, signdet: Any,
+                     LU: Any, pivots: Any) -> Any:
+    """The sign of a real determinant is piecewise constant: only log|det| has a gradient,
+    grad · A⁻ᵀ."""
+    if grad_logabsdet is None:
+        return ops.zeros_like(A)
+    d = _diag_embed(ops, ops.expand(ops.unsqueeze(grad_logabsdet, -1), list(A.shape[:-1])))
+    return _det_nonsingular(ops, d, A, LU, pivots)
+
+
+def slogdet_jvp(ops: Any, LU: Any, pivots: Any, dA: Any, sign: Any, use_A_T: bool) -> Any:
+    """(0, tr(A⁻¹ dA))."""
+    return (ops.zeros_like(sign),
+            _trace(ops, ops.linalg_lu_solve(LU, pivots, dA, adjoint=use_A_T)))
+
+
+def cholesky_backward(ops: Any, gL: Any, upper: bool, L: Any) -> Any:
+    """A = L Lᵀ (Iain Murray, 2016): Φ(Lᵀ gL) symmetrised, then L⁻ᵀ · L⁻¹ around it."""
+    if upper:
+        L, gL = _mT(ops, L), _mT(ops, gL)
+    gA = ops.tril(ops.matmul(_mT(ops, L), gL))
+    gA = 0.5 * (gA + _mT(ops, ops.tril(gA, -1)))
+    gA = ops.linalg_solve_triangular(_mT(ops, L), gA, upper=True, left=True)
+    return ops.linalg_solve_triangular(L, gA, upper=False, left=False)
+
+
+def cholesky_jvp(ops: Any, dA: Any, L: Any, upper: bool) -> Any:
+    """dL = L Φ(L⁻¹ dA L⁻ᵀ), Φ the lower triangle with half the diagonal."""
+    lower = _mT(ops, L) if upper else L
+    dL = ops.linalg_solve_triangular(lower, dA, upper=False, left=True)
+    dL = ops.linalg_solve_triangular(_mT(ops, lower), dL, upper=True, left=False)
+    dL = ops.tril(dL) - 0.5 * _diag_embed(ops, _diagonal(ops, dL))
+    dL = ops.matmul(lower, dL)
+    return _mT(ops, dL) if upper else dL
+
+
+def cholesky_solve_backward(ops: Any, grad_x: Any, self: Any, input2: Any, result: Any,
+                            upper: bool, output_mask: Any) -> tuple:
+    """X = A⁻¹ B with A = L Lᵀ: B's gradient A⁻¹ gX; L's from A's, -(G + Gᵀ) L, G = A⁻¹ gX Xᵀ."""
+    if grad_x is None:
+        return None, None
+    common = ops.cholesky_solve(grad_x, input2, upper)
+    grad_self = common if output_mask[0] else None
+    grad_input2 = None
+    if output_mask[1]:
+        common = ops.matmul(common, _mT(ops, result))
+        common = common + _mT(ops, common)
+        grad_input2 = -ops.matmul(input2, common) if upper else -ops.matmul(common, input2)
+    return grad_self, grad_input2
+
+
+def cholesky_solve_jvp(ops: Any, X: Any, U: Any, dU: Any, dB: Any, upper: bool) -> Any:
+    """dX = A⁻¹ (dB - dA X), dA = dL Lᵀ + L dLᵀ."""
+    dK = ops.matmul(_mT(ops, dU), U) if upper else ops.matmul(dU, _mT(ops, U))
+    dA = dK + _mT(ops, dK)
+    return ops.cholesky_solve(dB - ops.matmul(dA, X), U, upper)
+
+
+def _triangle(ops: Any, X: Any, upper: bool, unitriangular: bool) -> Any:
+    """The triangle of X a triangular solve reads (without the diagonal when it is unit)."""
+    if upper:
+        return ops.triu(X, 1 if unitriangular else 0)
+    return ops.tril(X, -1 if unitriangular else 0)
+
+
+def linalg_solve_triangular_backward(ops: Any, grad: Any, A: Any, X: Any, upper: bool,
+                                     left: bool, unitriangular: bool,
+                                     output_mask: Any) -> tuple:
+    """B's gradient solves Aᵀ G = grad (G Aᵀ = grad); A's is -G Xᵀ (-Xᵀ G), on A's
+    triangle."""
+    if grad is None:
+        return None, None
+    gB = ops.linalg_solve_triangular(_mT(ops, A), grad, upper=not upper, left=left,
+                                     unitriangular=unitriangular)
+    gA = None
+    if output_mask[0]:
+        gA = -ops.matmul(gB, _mT(ops, X)) if left else -ops.matmul(_mT(ops, X), gB)
+        gA = _triangle(ops, gA, upper, unitriangular)
+    return gA, (gB if output_mask[1] else None)
+
+
+def linalg_solve_triangular_forward_AD(ops: Any, A_t: Any, B_t: Any, A: Any, X: Any,
+                                       upper: bool, left: bool, unitriangular: bool) -> Any:
+    """dX solves A dX = dB - dA X (dX A = dB - X dA), dA on A's triangle."""
+    dA = _triangle(ops, A_t, upper, unitriangular)
+    R = ops.matmul(dA, X) if left else ops.matmul(X, dA)
+    return ops.linalg_solve_triangular(A, B_t - R, upper=upper, left=left,
+                                       unitriangular=unitriangular)
+
+
+def triangular_solve_backward(ops: Any, grad_x: Any, grad_m: Any, b: Any, a: Any, x: Any,
+                              upper: bool, transpose: bool, unitriangular: bool,
+                              output_mask: Any) -> tuple:
+    """As linalg_solve_triangular's, for op(A) X = b; the copy of A passes its gradient."""
+    grad_b = grad_a = None
+    if grad_x is not None:
+        grad_b = ops.triangular_solve(grad_x, a, upper, not transpose, unitriangular)[0]
+        if output_mask[1]:
+            grad_a = -ops.matmul(x, _mT(ops, grad_b)) if transpose \
+                else -ops.matmul(grad_b, _mT(ops, x))
+            grad_a = _triangle(ops, grad_a, upper, unitriangular)
+    if output_mask[1] and grad_m is not None:
+        grad_a = grad_m if grad_a is None else grad_a + grad_m
+    return (grad_b if output_mask[0] else None), grad_a
+
+
+def triangular_solve_jvp(ops: Any, X: Any, A: Any, dA: Any, dB: Any, upper: bool,
+                         transpose: bool, unitriangular: bool) -> Any:
+    """dX solves op(A) dX = dB - dA X, as torch writes it (all of dA, untransposed)."""
+    return ops.triangular_solve(dB - ops.matmul(dA, X), A, upper, transpose, unitriangular)[0]
+
+def _solve_lower_unit(ops: Any, L: Any, B: Any) -> Any:
+    """L⁻¹ B, L unit lower triangular."""
+    return ops.linalg_solve_triangular(L, B, upper=False, left=True, unitriangular=True)
+
+
+def _right_solve_upper(ops: Any, U: Any, B: Any) -> Any:
+    """B U⁻¹, U upper triangular."""
+    return ops.linalg_solve_triangular(U, B, upper=True, left=False)
+
+
+def _lu_square_backward(ops: Any, gL: Any, gU: Any, L: Any, U: Any) -> Any:
+    """L⁻ᵀ (tril(Lᵀ gL, -1) + triu(gU Uᵀ)) U⁻ᵀ: A = L U's gradient (L unit, square U)."""
+    M = ops.tril(ops.matmul(_mT(ops, L), gL), -1) + ops.triu(ops.matmul(gU, _mT(ops, U)))
+    M = ops.linalg_solve_triangular(_mT(ops, U), M, upper=False, left=False)
+    return ops.linalg_solve_triangular(_mT(ops, L), M, upper=True, left=True, unitriangular=True)
+
+
+def linalg_lu_backward(ops: Any, L_grad: Any, U_grad: Any, P: Any, L: Any, U: Any,
+                       pivot: bool) -> Any:
+    """A = P L U: the square case, and for a wide (tall) A the extra columns of U (rows of
+    L) folded in first."""
+    m, n = L.shape[-2], U.shape[-1]
+    gL = ops.zeros_like(L) if L_grad is None else L_grad
+    gU = ops.zeros_like(U) if U_grad is None else U_grad
+    if m == n:
+        gA = _lu_square_backward(ops, gL, gU, L, U)
+    elif m < n:
+        U1, U2, gU1, gU2 = U[..., :m], U[..., m:], gU[..., :m], gU[..., m:]
+        gA2 = ops.linalg_solve_triangular(_mT(ops, L), gU2, upper=True, left=True,
+                                          unitriangular=True)
+        gL = gL - ops.matmul(gA2, _mT(ops, U2))
+        gA = ops.cat([_lu_square_backward(ops, gL, gU1, L, U1), gA2], -1)
+    else:
+        L1, L2, gL1, gL2 = L[..., :n, :], L[..., n:, :], gL[..., :n, :], gL[..., n:, :]
+        gA2 = ops.linalg_solve_triangular(_mT(ops, U), gL2, upper=False, left=False)
+        gU = gU - ops.matmul(_mT(ops, L2), gA2)
+        gA = ops.cat([_lu_square_backward(ops, gL1, gU, L1, U), gA2], -2)
+    return ops.matmul(P, gA) if pivot else gA
+
+
+def _lu_square_jvp(ops: Any, dA: Any, L: Any, U: Any) -> tuple[Any, Any]:
+    X = _right_solve_upper(ops, U, _solve_lower_unit(ops, L, dA))
+    return ops.matmul(L, ops.tril(X, -1)), ops.matmul(ops.triu(X), U)
+
+
+def linalg_lu_jvp(ops: Any, dA: Any, P: Any, L: Any, U: Any, pivot: bool) -> tuple[Any, Any]:
+    """(dL, dU): L⁻¹ Pᵀ dA U⁻¹ split into its strictly lower part (L's) and upper part (U's)."""
+    m, n = L.shape[-2], U.shape[-1]
+    PdA = ops.matmul(_mT(ops, P), dA) if pivot else dA
+    if m == n:
+        return _lu_square_jvp(ops, PdA, L, U)
+    if m < n:
+        dL, dU1 = _lu_square_jvp(ops, PdA[..., :m], L, U[..., :m])
+        dU2 = _solve_lower_unit(ops, L, PdA[..., m:] - ops.matmul(dL, U[..., m:]))
+        return dL, ops.cat([dU1, dU2], -1)
+    dL1, dU = _lu_square_jvp(ops, PdA[..., :n, :], L[..., :n, :], U)
+    dL2 = _right_solve_upper(ops, U, PdA[..., n:, :] - ops.matmul(L[..., n:, :], dU))
+    return ops.cat([dL1, dL2], -2), dU
+
+
+def _packed(ops: Any, L_part: Any, U_part: Any, m: int, n: int) -> Any:
+    """L's strictly lower and U's upper parts in one m × n tensor, as LU packs them."""
+    if m == n:
+        return L_part + U_part
+    if m < n:
+        return ops.cat([U_part[..., :m] + L_part, U_part[..., m:]], -1)
+    return ops.cat([L_part[..., :n, :] + U_part, L_part[..., n:, :]], -2)
+
+
+def lu_factor_ex_backward(ops: Any, grad: Any, LU: Any, pivs: Any, pivot: bool) -> Any:
+    """The packed LU's gradient is L's (strictly lower) and U's (upper) together."""
+    P, L, U = ops.lu_unpack(LU, pivs)
+    m, n = LU.shape[-2], LU.shape[-1]
+    k = min(m, n)
+    return linalg_lu_backward(ops, ops.tril(grad[..., :, :k], -1), ops.triu(grad[..., :k, :]),
+                              P, L, U, pivot)
+
+
+def lu_factor_ex_jvp(ops: Any, dX: Any, LU: Any, pivs: Any, pivot: bool) -> Any:
+    P, L, U = ops.lu_unpack(LU, pivs)
+    dL, dU = linalg_lu_jvp(ops, dX, P, L, U, pivot)
+    return _packed(ops, dL, dU, LU.shape[-2], LU.shape[-1])
+
+
+def lu_unpack_backward(ops: Any, L_grad: Any, U_grad: Any, m: int, n: int) -> Any:
+    """L's gradient below the diagonal and U's on and above it, packed as LU is."""
+    k = min(m, n)
+    like = U_grad if L_grad is None else L_grad
+    batch = list(like.shape[:-2])
+    gL = ops.tril(L_grad, -1) if L_grad is not None else \
+        ops.zeros(batch + [m, k], dtype=like.dtype)
+    gU = ops.triu(U_grad) if U_grad is not None else ops.zeros(batch + [k, n], dtype=like.dtype)
+    return _packed(ops, gL, gU, m, n)
+
+
+def lu_unpack_L_jvp(ops: Any, LU_data_t: Any) -> Any:
+    """L's tangent: the strictly lower part of LU's first min(m, n) columns."""
+    k = min(LU_data_t.shape[-2], LU_data_t.shape[-1])
+    return ops.tril(LU_data_t[..., :, :k], -1)
+
+
+def lu_unpack_U_jvp(ops: Any, LU_data_t: Any) -> Any:
+    """U's tangent: the upper part of LU's first min(m, n) rows."""
+    k = min(LU_data_t.shape[-2], LU_data_t.shape[-1])
+    return ops.triu(LU_data_t[..., :k, :])
+
+
+def _lu_solve_matrix_gradient(ops: Any, gX: Any, LU: Any, pivots: Any, X: Any, left: bool,
+                              adjoint: bool) -> Any:
+    """The gradient of A (= P L U) in A X = B and its variants (left=False: X A = B;
+    adjoint: Aᵀ for A)."""
+    G = ops.linalg_lu_solve(LU, pivots, gX, left=left, adjoint=not adjoint)
+    if left:
+        return -ops.matmul(X, _mT(ops, G)) if adjoint else -ops.matmul(G, _mT(ops, X))
+    return -ops.matmul(_mT(ops, G), X) if adjoint else -ops.matmul(_mT(ops, X), G)
+
+
+def linalg_lu_solve_LU(ops: Any, grad: Any, LU: Any, pivots: Any, X: Any, left: bool,
+                       adjoint: bool) -> Any:
+    """From A's gradient to the packed factors': dA = P (dL U + L dU)."""
+    P, L, U = ops.lu_unpack(LU, pivots)
+    gA = ops.matmul(_mT(ops, P), _lu_solve_matrix_gradient(ops, grad, LU, pivots, X, left,
+                                                           adjoint))
+    return ops.tril(ops.matmul(gA, _mT(ops, U)), -1) + ops.triu(ops.matmul(_mT(ops, L), gA))
+
+
+def linalg_lu_solve_jvp(ops: Any, X: Any, LU: Any, pivots: Any, dLU: Any, dB: Any,
+                        left: bool, adjoint: bool) -> Any:
+    """dX solves the same system with dB - dA X (or its variant) on the right."""
+    P, L, U = ops.lu_unpack(LU, pivots)
+    dA = ops.matmul(P, ops.matmul(ops.tril(dLU, -1), U) + ops.matmul(L, ops.triu(dLU)))
+    dA = _mT(ops, dA) if adjoint else dA
+    R = ops.matmul(dA, X) if left else ops.matmul(X, dA)
+    return ops.linalg_lu_solve(LU, pivots, dB - R, left=left, adjoint=adjoint)
+
+def _gaps(ops: Any, values: Any) -> Any:
+    """E[i, j] = values[j] - values[i], with ones on the diagonal (where it is not used)."""
+    E = ops.unsqueeze(values, -2) - ops.unsqueeze(values, -1)
+    return E + _eye(ops, values.shape[-1], values)
+
+
+def _skew(ops: Any, X: Any) -> Any:
+    return X - _mT(ops, X)
+
+
+def _svd_backward(ops: Any, gU: Any, gS: Any, gVh: Any, U: Any, S: Any, Vh: Any) -> Any:
+    """A = U diag(S) Vh (reduced): the gradient through the skew parts of Uᵀ gU and Vᵀ gV
+    over the gaps between the squared singular values, plus what leaves U's (V's) span
+    when A is tall (wide)."""
+    m, n = U.shape[-2], Vh.shape[-1]
+    if gU is None and gVh is None:
+        return None if gS is None else ops.matmul(U * ops.unsqueeze(gS, -2), Vh)
+    E = _gaps(ops, S * S)
+    row, column = ops.unsqueeze(S, -1), ops.unsqueeze(S, -2)
+    gV = None if gVh is None else _mT(ops, gVh)
+    UhgU = None if gU is None else _skew(ops, ops.matmul(_mT(ops, U), gU))
+    VhgV = None if gV is None else _skew(ops, ops.matmul(Vh, gV))
+    if UhgU is not None and VhgV is not None:
+        gA = (UhgU * column + row * VhgV) / E
+    elif UhgU is not None:
+        gA = (UhgU / E) * column
+    else:
+        gA = row * (VhgV / E)
+    if gS is not None:
+        gA = gA + _diag_embed(ops, gS)
+    if m > n and gU is not None:
+        gUSinv = gU / column
+        gA = ops.matmul(U, gA) + gUSinv - ops.matmul(U, ops.matmul(_mT(ops, U), gUSinv))
+        return ops.matmul(gA, Vh)
+    if m < n and gV is not None:
+        gVSinv = _mT(ops, gV / column)
+        gA = ops.matmul(gA, Vh) + gVSinv - ops.matmul(ops.matmul(gVSinv, _mT(ops, Vh)), Vh)
+        return ops.matmul(U, gA)
+    return ops.matmul(U, ops.matmul(gA, Vh))
+
+
+def svd_full_backward(ops: Any, gU: Any, gS: Any, gVh: Any, U: Any, S: Any, Vh: Any,
+                      full_matrices: bool) -> Any:
+    """svd_backward on the first k = S.shape[-1] columns of U and rows of Vh (and of their
+    gradients): what torch's formula narrows to when full_matrices."""
+    if full_matrices:
+        k = S.shape[-1]
+        gU = None if gU is None else gU[..., :k]
+        gVh = None if gVh is None else gVh[..., :k, :]
+        U, Vh = U[..., :k], Vh[..., :k, :]
+    return _svd_backward(ops, gU, gS, gVh, U, S, Vh)
+
+
+def linalg_svd_jvp(ops: Any, dA: Any, U: Any, S: Any, Vh: Any, full_matrices: bool) -> tuple:
+    """(dU, dS, dVh) from dP = Uᵀ dA V: its diagonal is dS, its off-diagonal part rotates U
+    and V; a tall (wide) A adds what leaves U's (V's) span."""
+    m, n = dA.shape[-2], dA.shape[-1]
+    k = S.shape[-1]
+    if full_matrices and m != n:
+        raise NotImplementedError("linalg_svd_jvp: full_matrices=True is not supported for "
+                                  "non-square matrices")
+    V = _mT(ops, Vh)
+    dP = ops.matmul(_mT(ops, U), ops.matmul(dA, V))
+    dS = _diagonal(ops, dP)
+    dX = dP - _diag_embed(ops, dS)
+    E = _gaps(ops, S * S)
+    row, column = ops.unsqueeze(S, -1), ops.unsqueeze(S, -2)
+    dU = ops.matmul(U, (dX * column + row * _mT(ops, dX)) / E)
+    dV = ops.matmul(V, (row * dX + _mT(ops, dX) * column) / E)
+    if m > k:
+        dU = dU + (ops.matmul(dA, V) - ops.matmul(U, dP)) / column
+    if n > k:
+        dV = dV + (ops.matmul(_mT(ops, dA), U) - ops.matmul(V, _mT(ops, dP))) / column
+    return dU, dS, _mT(ops, dV)
+
+
+def linalg_eig_backward(ops: Any, gL: Any, gV: Any, L: Any, V: Any, is_hermitian: bool) -> Any:
+    """A = V diag(L) Vᵀ (symmetric): V (diag(gL) + skew(Vᵀ gV) / 2E) Vᵀ."""
+    if not is_hermitian:
+        raise NotImplementedError("linalg.eig: gradgen has no complex dtypes")
+    if gV is None:
+        return None if gL is None else ops.matmul(V * ops.unsqueeze(gL, -2), _mT(ops, V))
+    gA = 0.5 * _skew(ops, ops.matmul(_mT(ops, V), gV)) / _gaps(ops, L)
+    if gL is not None:
+        gA = gA + _diag_embed(ops, gL)
+    return ops.matmul(V, ops.matmul(gA, _mT(ops, V)))
+
+
+def linalg_eig_jvp(ops: Any, dA: Any, L: Any, V: Any, is_hermitian: bool) -> tuple:
+    """(dL, dV): dP = Vᵀ dA V; dL its diagonal, dV = V (dP off the diagonal / E)."""
+    if not is_hermitian:
+        raise NotImplementedError("linalg.eig: gradgen has no complex dtypes")
+    dP = ops.matmul(_mT(ops, V), ops.matmul(dA, V))
+    dL = _diagonal(ops, dP)
+    return dL, ops.matmul(V, (dP - _diag_embed(ops, dL)) / _gaps(ops, L))
+
+
+_QR_R_MODE = ("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+              "Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
+              "through linalg.qr.")
+
+
+def _qr_checks(mode: str, m: int, n: int) -> None:
+    if mode == "r":
+        raise RuntimeError(_QR_R_MODE)
+    if mode == "complete" and m > n:
+        raise NotImplementedError("The QR decomposition is not differentiable when "
+                                  "mode='complete' and nrows > ncols.")
+
+
+def _qr_tall_backward(ops: Any, gQ: Any, gR: Any, Q: Any, R: Any) -> Any:
+    """A = Q R with m ≥ n: (gQ + Q copyltu(M)) R⁻ᵀ, M = R gRᵀ - gQᵀ Q."""
+    M = None
+    if gR is not None:
+        M = ops.matmul(gR, _mT(ops, R))
+    if gQ is not None:
+        QhgQ = ops.matmul(_mT(ops, Q), gQ)
+        M = -QhgQ if M is None else M - QhgQ
+    M = ops.triu(M)
+    B = ops.matmul(Q, M + _mT(ops, ops.triu(M, 1)))
+    if gQ is not None:
+        B = B + gQ
+    return ops.linalg_solve_triangular(_mT(ops, R), B, upper=False, left=False)
+
+
+def linalg_qr_backward(ops: Any, gQ: Any, gR: Any, Q: Any, R: Any, mode: str) -> Any:
+    """A = Q R; a wide A is [X Y] with X = Q R₁ square and Y = Q R₂."""
+    m, n = Q.shape[-2], R.shape[-1]
+    _qr_checks(mode, m, n)
+    if gQ is None and gR is None:
+        return None
+    if m >= n:
+        return _qr_tall_backward(ops, gQ, gR, Q, R)
+    gR1 = None if gR is None else gR[..., :m]
+    gY = None
+    if gR is not None:
+        gR2 = gR[..., m:]
+        Y = ops.matmul(Q, R[..., m:])
+        gQ = ops.matmul(Y, _mT(ops, gR2)) if gQ is None else gQ + ops.matmul(Y, _mT(ops, gR2))
+        gY = ops.matmul(Q, gR2)
+    gX = _qr_tall_backward(ops, gQ, gR1, Q, R[..., :m])
+    if gY is None:
+        gY = ops.zeros_like(R[..., m:])
+    return ops.cat([gX, gY], -1)
+
+
+def _qr_tall_jvp(ops: Any, dA: Any, Q: Any, R: Any) -> tuple[Any, Any]:
+    C = ops.linalg_solve_triangular(R, ops.matmul(_mT(ops, Q), dA), upper=True, left=False)
+    lower = ops.tril(C, -1)
+    upper_part = C - (lower - _mT(ops, lower))
+    dQ = ops.linalg_solve_triangular(R, dA, upper=True, left=False) - \
+        ops.matmul(Q, upper_part)
+    return dQ, ops.matmul(upper_part, R)
+
+
+def linalg_qr_jvp(ops: Any, dA: Any, Q: Any, R: Any, mode: str) -> tuple:
+    """(dQ, dR): C = Qᵀ dA R⁻¹ is Qᵀ dQ (skew) plus dR R⁻¹ (upper)."""
+    m, n = Q.shape[-2], R.shape[-1]
+    _qr_checks(mode, m, n)
+    if m >= n:
+        return _qr_tall_jvp(ops, dA, Q, R)
+    dQ, dR1 = _qr_tall_jvp(ops, dA[..., :m], Q, R[..., :m])
+    dR2 = ops.matmul(_mT(ops, Q), dA[..., m:] - ops.matmul(dQ, R[..., m:]))
+    return dQ, ops.cat([dR1, dR2], -1)
+
+
+def linalg_matrix_exp_differential(ops: Any, self: Any, grad: Any, adjoint: bool) -> Any:
+    """The upper-right block of exp([[M, G], [0, M]]), M = A (Aᵀ for the adjoint)."""
+    n = self.shape[-1]
+    M = _mT(ops, self) if adjoint else self
+    meta = ops.cat([ops.cat([M, grad], -1), ops.cat([ops.zeros_like(M), M], -1)], -2)
+    return ops.linalg_matrix_exp(meta)[..., :n, n:]
+
+
+def pinv_backward(ops: Any, grad: Any, pinvA: Any, A: Any) -> Any:
+    """The pseudo-inverse's gradient (Golub and Pereyra), with products of the smaller
+    dimension first."""
+    m, n = A.shape[-2], A.shape[-1]
+    mm = ops.matmul
+    pinvAh, gradh = _mT(ops, pinvA), _mT(ops, grad)
+    if m <= n:
+        K = mm(gradh, pinvA)
+        KpinvAh = mm(K, pinvAh)
+        return (-_mT(ops, mm(pinvA, K)) + KpinvAh - mm(mm(A, pinvA), KpinvAh)
+                + mm(mm(pinvAh, pinvA), gradh - mm(K, A)))
+    K = mm(pinvA, gradh)
+    pinvAhK = mm(pinvAh, K)
+    return (-_mT(ops, mm(K, pinvA)) + mm(mm(gradh - mm(A, K), pinvA), pinvAh) + pinvAhK
+            - mm(mm(pinvAhK, pinvA), A))
+
+
+def pinv_jvp(ops: Any, A: Any, pinvA: Any, dA: Any) -> Any:
+    m, n = A.shape[-2], A.shape[-1]
+    mm = ops.matmul
+    dAh, pinvAh = _mT(ops, dA), _mT(ops, pinvA)
+    if m <= n:
+        K = mm(pinvAh, dAh)
+        return (mm(pinvA, K - _mT(ops, K) - mm(K, mm(A, pinvA)))
+                + mm(dAh - mm(pinvA, mm(A, dAh)), mm(pinvAh, pinvA)))
+    K = mm(pinvA, dA)
+    Kh = _mT(ops, K)
+    return (mm(Kh - K - mm(mm(pinvA, A), Kh), pinvA)
+            + mm(mm(pinvA, pinvAh), dAh - mm(mm(dAh, A), pinvA)))
+
+
+def _as_matrices(B: Any, A: Any, ops: Any) -> tuple[Any, bool]:
+    """lstsq's B as a batch of matrices, and whether it was a batch of vectors."""
+    vector = B.ndim == A.ndim - 1
+    return (ops.unsqueeze(B, -1) if vector else B), vector
+
+
+def linalg_lstsq_backward(ops: Any, gX: Any, gL: Any, A: Any, B: Any, X: Any,
+                          grad_input_mask: Any) -> tuple:
+    """X = pinv(A) B: through pinv_backward for A and pinv(A)ᵀ gX for B; the residuals
+    ‖A X - B‖² add their direct part (X's own part vanishes at the minimum)."""
+    B_, vector = _as_matrices(B, A, ops)
+    X_ = ops.unsqueeze(X, -1) if vector else X
+    gA = gB = None
+    if gX is not None:
+        gX_ = ops.unsqueeze(gX, -1) if vector else gX
+        pinvA = ops.linalg_pinv(A)
+        if grad_input_mask[0]:
+            gA = pinv_backward(ops, ops.matmul(gX_, _mT(ops, B_)), pinvA, A)
+        if grad_input_mask[1]:
+            gB = ops.matmul(_mT(ops, pinvA), gX_)
+    if gL is not None and ops.numel(gL) > 0:
+        weighted = 2 * (ops.matmul(A, X_) - B_) * ops.unsqueeze(gL, -2)
+        if grad_input_mask[0]:
+            extra = ops.matmul(weighted, _mT(ops, X_))
+            gA = extra if gA is None else gA + extra
+        if grad_input_mask[1]:
+            gB = -weighted if gB is None else gB - weighted
+    if gB is not None and vector:
+        gB = ops.squeeze(gB, -1)
+    return gA, gB
+
+
+def linalg_lstsq_solution_jvp(ops: Any, A: Any, B: Any, dA: Any, dB: Any) -> Any:
+    B_, vector = _as_matrices(B, A, ops)
+    dB_ = ops.unsqueeze(dB, -1) if vector else dB
+    pinvA = ops.linalg_pinv(A)
+    dX = ops.matmul(pinv_jvp(ops, A, pinvA, dA), B_) + ops.matmul(pinvA, dB_)
+    return ops.squeeze(dX, -1) if vector else dX
+
+
+def linalg_lstsq_residuals_jvp(ops: Any, A: Any, B: Any, dA: Any, dB: Any, X: Any,
+                               L: Any) -> Any:
+    """d‖A X - B‖² = 2 Σ (A X - B)(dA X - dB): at the minimum A dX adds nothing."""
+    if ops.numel(L) == 0:
+        return ops.zeros_like(L)
+    B_, vector = _as_matrices(B, A, ops)
+    dB_ = ops.unsqueeze(dB, -1) if vector else dB
+    X_ = ops.unsqueeze(X, -1) if vector else X
+    r = ops.matmul(A, X_) - B_
+    return ops.sum(2 * r * (ops.matmul(dA, X_) - dB_), [-2])
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {
+    "_linalg_det", "_linalg_svd", "all", "any", "cholesky_solve", "eq", "eye", "is_contiguous",
+    "linalg_lu_solve", "linalg_matrix_exp", "linalg_pinv", "linalg_solve_ex",
+    "linalg_solve_triangular", "lt", "lu_unpack", "matmul", "squeeze", "transpose",
+    "triangular_solve", "tril", "triu",
+}))
+
 
 # -- nn kernels (torch's spec, family 4) -------------------------------------------------------
 # (helpers of this family follow; keep this line and the blank ones around it)

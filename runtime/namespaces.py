@@ -152,6 +152,10 @@ class ArrayOps:
         return np.ones_like(tensor, dtype=numpy_dtype(dtype))
 
     @staticmethod
+    def eye(n: int, m: Any = None, *, dtype: Any = None) -> np.ndarray:
+        return np.eye(n, m, dtype=numpy_dtype(dtype) or np.float32)
+
+    @staticmethod
     def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None) -> np.ndarray:
         """As torch.arange: integers give int64, a float anywhere gives float32."""
         if end is None:
