@@ -216,6 +216,15 @@ __all__ = [
     "_adaptive_avg_pool2d_backward",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
+    "hardshrink",
+    "hardshrink_backward",
+    "softshrink",
+    "softshrink_backward",
+    "threshold",
+    "threshold_",
+    "celu",
+    "celu_",
+    "elu_backward",
 ]
 
 
@@ -2151,3 +2160,84 @@ def adaptive_max_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, i
     result: auto_linear
     """
     return ops.adaptive_max_pool2d_backward(grad_output_t, self_t, indices_p)
+
+
+def hardshrink(self_p, self_t, lambd, result):
+    """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+
+    derivatives.yaml, entry hardshrink
+    result: auto_element_wise, from self: hardshrink_backward(grad, self, lambd)
+    """
+    return ops.hardshrink_backward(self_t, self_p, lambd)
+
+
+def hardshrink_backward(grad_out_p, grad_out_t, self_p, self_t, lambd, result):
+    """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor
+
+    derivatives.yaml, entry hardshrink_backward
+    result: where(logical_or(self_p > lambd, self_p < -lambd), grad_out_t, zeros_like(result))
+    """
+    return ops.where(ops.logical_or(self_p > lambd, self_p < -lambd), grad_out_t, manual.zeros_like(ops, result))
+
+
+def softshrink(self_p, self_t, lambd, result):
+    """softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+
+    derivatives.yaml, entry softshrink
+    result: auto_element_wise, from self: softshrink_backward(grad, self, lambd)
+    """
+    return ops.softshrink_backward(self_t, self_p, lambd)
+
+
+def softshrink_backward(grad_output_p, grad_output_t, self_p, self_t, lambd, result):
+    """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor
+
+    derivatives.yaml, entry softshrink_backward
+    result: where(logical_or(self_p > lambd, self_p < -lambd), grad_output_t, zeros_like(result))
+    """
+    return ops.where(ops.logical_or(self_p > lambd, self_p < -lambd), grad_output_t, manual.zeros_like(ops, result))
+
+
+def threshold(self_p, self_t, threshold, value, result):
+    """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
+
+    derivatives.yaml, entry threshold
+    result: auto_element_wise, from self: threshold_backward(grad, self, threshold)
+    """
+    return ops.threshold_backward(self_t, self_p, threshold)
+
+
+def threshold_(self_p, self_t, threshold, value, result):
+    """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
+
+    derivatives.yaml, entry threshold_
+    result: threshold_backward(self_t, self_p, threshold)
+    """
+    return ops.threshold_backward(self_t, self_p, threshold)
+
+
+def celu(self_p, self_t, alpha, result):
+    """celu(Tensor self, Scalar alpha=1.0) -> Tensor
+
+    derivatives.yaml, entry celu
+    result: auto_element_wise, from self: elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
+    """
+    return ops.elu_backward(self_t, alpha, 1, 1.0 / alpha, False, self_p)
+
+
+def celu_(self_p, self_t, alpha, result):
+    """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)
+
+    derivatives.yaml, entry celu_
+    result: elu_backward(self_t, alpha, 1, 1.0 / alpha, True, result)
+    """
+    return ops.elu_backward(self_t, alpha, 1, 1.0 / alpha, True, result)
+
+
+def elu_backward(grad_output_p, grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p, self_or_result_t, result):
+    """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor
+
+    derivatives.yaml, entry elu_backward
+    result: elu_backward(grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p) + elu_double_backward(self_or_result_t, grad_output_p, alpha, scale, input_scale, is_result, self_or_result_p)
+    """
+    return ops.elu_backward(grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p) + manual.elu_double_backward(ops, self_or_result_t, grad_output_p, alpha, scale, input_scale, is_result, self_or_result_p)

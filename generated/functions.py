@@ -215,6 +215,15 @@ __all__ = [
     "AdaptiveAvgPool2DBackwardBackward0",
     "AdaptiveMaxPool2DBackward0",
     "AdaptiveMaxPool2DBackwardBackward0",
+    "HardshrinkBackward0",
+    "HardshrinkBackwardBackward0",
+    "SoftshrinkBackward0",
+    "SoftshrinkBackwardBackward0",
+    "ThresholdBackward0",
+    "ThresholdBackward1",
+    "CeluBackward0",
+    "CeluBackward1",
+    "EluBackwardBackward0",
 ]
 
 
@@ -6251,4 +6260,277 @@ class AdaptiveMaxPool2DBackwardBackward0(Node):
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class HardshrinkBackward0(Node):
+    """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+
+    derivatives.yaml, entry hardshrink
+    self: hardshrink_backward(grad, self, lambd)
+    """
+
+    __slots__ = ("self_", "_saved_lambd")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        lambd = self._saved_lambd
+        grad_inputs = [None]
+        # self: hardshrink_backward(grad, self, lambd)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.hardshrink_backward(grad, self_, lambd)
+        return grad_inputs
+
+
+class HardshrinkBackwardBackward0(Node):
+    """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor
+
+    derivatives.yaml, entry hardshrink_backward
+    grad_out: hardshrink_backward(grad, self, lambd)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ("self_", "_saved_lambd")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        lambd = self._saved_lambd
+        grad_inputs = [None, None]
+        # grad_out: hardshrink_backward(grad, self, lambd)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.hardshrink_backward(grad, self_, lambd)
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class SoftshrinkBackward0(Node):
+    """softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+
+    derivatives.yaml, entry softshrink
+    self: softshrink_backward(grad, self, lambd)
+    """
+
+    __slots__ = ("self_", "_saved_lambd")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        lambd = self._saved_lambd
+        grad_inputs = [None]
+        # self: softshrink_backward(grad, self, lambd)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.softshrink_backward(grad, self_, lambd)
+        return grad_inputs
+
+
+class SoftshrinkBackwardBackward0(Node):
+    """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor
+
+    derivatives.yaml, entry softshrink_backward
+    grad_output: softshrink_backward(grad, self, lambd)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ("self_", "_saved_lambd")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        lambd = self._saved_lambd
+        grad_inputs = [None, None]
+        # grad_output: softshrink_backward(grad, self, lambd)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.softshrink_backward(grad, self_, lambd)
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class ThresholdBackward0(Node):
+    """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
+
+    derivatives.yaml, entry threshold
+    self: threshold_backward(grad, self, threshold)
+    """
+
+    __slots__ = ("self_", "_saved_threshold")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        threshold = self._saved_threshold
+        grad_inputs = [None]
+        # self: threshold_backward(grad, self, threshold)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.threshold_backward(grad, self_, threshold)
+        return grad_inputs
+
+
+class ThresholdBackward1(Node):
+    """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
+
+    derivatives.yaml, entry threshold_
+    self: threshold_backward(grad, self, threshold)
+    """
+
+    __slots__ = ("self_", "_saved_threshold")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        threshold = self._saved_threshold
+        grad_inputs = [None]
+        # self: threshold_backward(grad, self, threshold)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.threshold_backward(grad, self_, threshold)
+        return grad_inputs
+
+
+class CeluBackward0(Node):
+    """celu(Tensor self, Scalar alpha=1.0) -> Tensor
+
+    derivatives.yaml, entry celu
+    self: elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
+    """
+
+    __slots__ = ("_saved_alpha", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        alpha = self._saved_alpha
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.elu_backward(grad, alpha, 1, 1.0 / alpha, False, self_)
+        return grad_inputs
+
+
+class CeluBackward1(Node):
+    """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)
+
+    derivatives.yaml, entry celu_
+    self: elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)
+    """
+
+    __slots__ = ("_saved_alpha", "result_")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        alpha = self._saved_alpha
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)
+        return grad_inputs
+
+
+class EluBackwardBackward0(Node):
+    """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor
+
+    derivatives.yaml, entry elu_backward
+    grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
+    self_or_result: elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result)
+    """
+
+    __slots__ = ("_saved_alpha", "_saved_scale", "_saved_input_scale", "_saved_is_result", "self_or_result_", "grad_output_")
+
+    @property
+    def _saved_self_or_result(self):
+        return self.self_or_result_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_or_result_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        alpha = self._saved_alpha
+        scale = self._saved_scale
+        input_scale = self._saved_input_scale
+        is_result = self._saved_is_result
+        self_or_result = ops.unpack(self.self_or_result_, self)
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
+        # grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
+        # self_or_result: elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.elu_double_backward(ops, grad, grad_output, alpha, scale, input_scale, is_result, self_or_result)
         return grad_inputs

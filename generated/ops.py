@@ -35,6 +35,8 @@ from generated.functions import (
     BmmBackward0,
     CatBackward0,
     CeilBackward0,
+    CeluBackward0,
+    CeluBackward1,
     ClampBackward0,
     ClampBackward1,
     ClampMaxBackward0,
@@ -55,6 +57,7 @@ from generated.functions import (
     DotBackward0,
     EluBackward0,
     EluBackward1,
+    EluBackwardBackward0,
     EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0,
     ErfBackward0,
@@ -74,6 +77,8 @@ from generated.functions import (
     GeluBackward0,
     GeluBackwardBackward0,
     GluBackward0,
+    HardshrinkBackward0,
+    HardshrinkBackwardBackward0,
     HardsigmoidBackward0,
     HardswishBackward0,
     HardtanhBackward0,
@@ -179,6 +184,8 @@ from generated.functions import (
     SoftmaxBackwardDataBackward0,
     SoftplusBackward0,
     SoftplusBackwardBackward0,
+    SoftshrinkBackward0,
+    SoftshrinkBackwardBackward0,
     SortBackward0,
     SortBackward1,
     SplitBackward0,
@@ -200,6 +207,8 @@ from generated.functions import (
     TanhBackward0,
     TanhBackwardBackward0,
     TBackward0,
+    ThresholdBackward0,
+    ThresholdBackward1,
     ThresholdBackwardBackward0,
     ToCopyBackward0,
     TopkBackward0,
@@ -261,6 +270,8 @@ __all__ = [
     "cat",
     "ceil",
     "ceil_",
+    "celu",
+    "celu_",
     "clamp",
     "clamp_",
     "clamp_max",
@@ -279,6 +290,7 @@ __all__ = [
     "dot",
     "elu",
     "elu_",
+    "elu_backward",
     "embedding",
     "embedding_dense_backward",
     "eq",
@@ -304,6 +316,8 @@ __all__ = [
     "gelu_backward",
     "glu",
     "gt",
+    "hardshrink",
+    "hardshrink_backward",
     "hardsigmoid",
     "hardswish",
     "hardtanh",
@@ -405,6 +419,8 @@ __all__ = [
     "smooth_l1_loss_backward",
     "softplus",
     "softplus_backward",
+    "softshrink",
+    "softshrink_backward",
     "sort",
     "split",
     "split_with_sizes",
@@ -421,6 +437,8 @@ __all__ = [
     "tanh",
     "tanh_",
     "tanh_backward",
+    "threshold",
+    "threshold_",
     "threshold_backward",
     "topk",
     "transpose",
@@ -6989,6 +7007,204 @@ def adaptive_max_pool2d_backward(grad_output, self_, indices):
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def hardshrink(self_, lambd=0.5):
+    """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+
+    derivatives.yaml, entry hardshrink
+    """
+    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
+        self_, lambd = _dispatch.check_arguments(OVERLOADS["hardshrink"], (self_, lambd,))
+    result = recording.wrap(kernels.hardshrink(recording.data(self_), lambd))
+    if recording.compute_requires_grad(self_):
+        grad_fn = HardshrinkBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_lambd = lambd
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.hardshrink(self_, forward_grad.tangent(self_), lambd, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def hardshrink_backward(grad_out, self_, lambd):
+    """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor
+
+    derivatives.yaml, entry hardshrink_backward
+    """
+    if not isinstance(grad_out, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
+        grad_out, self_, lambd = _dispatch.check_arguments(OVERLOADS["hardshrink_backward"], (grad_out, self_, lambd,))
+    result = recording.wrap(kernels.hardshrink_backward(recording.data(grad_out), recording.data(self_), lambd))
+    if recording.compute_requires_grad(grad_out, self_):
+        grad_fn = HardshrinkBackwardBackward0(recording.collect_next_edges(grad_out, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_lambd = lambd
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_out, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.hardshrink_backward(grad_out, forward_grad.tangent(grad_out), self_, forward_grad.tangent(self_), lambd, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def softshrink(self_, lambd=0.5):
+    """softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+
+    derivatives.yaml, entry softshrink
+    """
+    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
+        self_, lambd = _dispatch.check_arguments(OVERLOADS["softshrink"], (self_, lambd,))
+    result = recording.wrap(kernels.softshrink(recording.data(self_), lambd))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SoftshrinkBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_lambd = lambd
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.softshrink(self_, forward_grad.tangent(self_), lambd, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def softshrink_backward(grad_output, self_, lambd):
+    """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor
+
+    derivatives.yaml, entry softshrink_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
+        grad_output, self_, lambd = _dispatch.check_arguments(OVERLOADS["softshrink_backward"], (grad_output, self_, lambd,))
+    result = recording.wrap(kernels.softshrink_backward(recording.data(grad_output), recording.data(self_), lambd))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = SoftshrinkBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_lambd = lambd
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.softshrink_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), lambd, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def threshold(self_, threshold, value):
+    """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
+
+    derivatives.yaml, entry threshold
+    """
+    if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER):
+        self_, threshold, value = _dispatch.check_arguments(OVERLOADS["threshold"], (self_, threshold, value,))
+    result = recording.wrap(kernels.threshold(recording.data(self_), threshold, value))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ThresholdBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_threshold = threshold
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.threshold(self_, forward_grad.tangent(self_), threshold, value, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def threshold_(self_, threshold, value):
+    """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
+
+    derivatives.yaml, entry threshold_
+    """
+    if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER):
+        self_, threshold, value = _dispatch.check_arguments(OVERLOADS["threshold_"], (self_, threshold, value,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ThresholdBackward1(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_threshold = threshold
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.threshold_(recording.data(self_), threshold, value))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.threshold_(original_self, forward_grad.tangent(self_), threshold, value, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def celu(self_, alpha=1.0):
+    """celu(Tensor self, Scalar alpha=1.0) -> Tensor
+
+    derivatives.yaml, entry celu
+    """
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER):
+        self_, alpha = _dispatch.check_arguments(OVERLOADS["celu"], (self_, alpha,))
+    result = recording.wrap(kernels.celu(recording.data(self_), alpha))
+    if recording.compute_requires_grad(self_):
+        grad_fn = CeluBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_alpha = alpha
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.celu(self_, forward_grad.tangent(self_), alpha, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def celu_(self_, alpha=1.0):
+    """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)
+
+    derivatives.yaml, entry celu_
+    """
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER):
+        self_, alpha = _dispatch.check_arguments(OVERLOADS["celu_"], (self_, alpha,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CeluBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_alpha = alpha
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.celu_(recording.data(self_), alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.celu_(original_self, forward_grad.tangent(self_), alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor
+
+    derivatives.yaml, entry elu_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or not isinstance(self_or_result, Tensor):
+        grad_output, alpha, scale, input_scale, self_or_result = _dispatch.check_arguments(OVERLOADS["elu_backward"], (grad_output, alpha, scale, input_scale, self_or_result,))
+    result = recording.wrap(kernels.elu_backward(recording.data(grad_output), alpha, scale, input_scale, is_result, recording.data(self_or_result)))
+    if recording.compute_requires_grad(grad_output, self_or_result):
+        grad_fn = EluBackwardBackward0(recording.collect_next_edges(grad_output, self_or_result))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_scale = scale
+        grad_fn._saved_input_scale = input_scale
+        grad_fn._saved_is_result = is_result
+        grad_fn.self_or_result_ = SavedVariable(self_or_result, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_or_result):
+        with forward_grad.computing_tangents():
+            tangent = forward.elu_backward(grad_output, forward_grad.tangent(grad_output), alpha, scale, input_scale, is_result, self_or_result, forward_grad.tangent(self_or_result), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -8125,6 +8341,50 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("indices", "Tensor"),
     )),
+    "hardshrink": Overload(hardshrink, kernels.hardshrink, "hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("lambd", "Scalar", has_default=True),
+    )),
+    "hardshrink_backward": Overload(hardshrink_backward, kernels.hardshrink_backward, "hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor", (
+        Param("grad_out", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("lambd", "Scalar"),
+    )),
+    "softshrink": Overload(softshrink, kernels.softshrink, "softshrink(Tensor self, Scalar lambd=0.5) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("lambd", "Scalar", has_default=True),
+    )),
+    "softshrink_backward": Overload(softshrink_backward, kernels.softshrink_backward, "softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("lambd", "Scalar"),
+    )),
+    "threshold": Overload(threshold, kernels.threshold, "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("threshold", "Scalar"),
+        Param("value", "Scalar"),
+    )),
+    "threshold_": Overload(threshold_, kernels.threshold_, "threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("threshold", "Scalar"),
+        Param("value", "Scalar"),
+    )),
+    "celu": Overload(celu, kernels.celu, "celu(Tensor self, Scalar alpha=1.0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("alpha", "Scalar", has_default=True),
+    )),
+    "celu_": Overload(celu_, kernels.celu_, "celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("alpha", "Scalar", has_default=True),
+    )),
+    "elu_backward": Overload(elu_backward, kernels.elu_backward, "elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("alpha", "Scalar"),
+        Param("scale", "Scalar"),
+        Param("input_scale", "Scalar"),
+        Param("is_result", "bool"),
+        Param("self_or_result", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -8720,6 +8980,33 @@ BY_NAME = {
     ),
     "adaptive_max_pool2d_backward": (
         OVERLOADS["adaptive_max_pool2d_backward"],
+    ),
+    "hardshrink": (
+        OVERLOADS["hardshrink"],
+    ),
+    "hardshrink_backward": (
+        OVERLOADS["hardshrink_backward"],
+    ),
+    "softshrink": (
+        OVERLOADS["softshrink"],
+    ),
+    "softshrink_backward": (
+        OVERLOADS["softshrink_backward"],
+    ),
+    "threshold": (
+        OVERLOADS["threshold"],
+    ),
+    "threshold_": (
+        OVERLOADS["threshold_"],
+    ),
+    "celu": (
+        OVERLOADS["celu"],
+    ),
+    "celu_": (
+        OVERLOADS["celu_"],
+    ),
+    "elu_backward": (
+        OVERLOADS["elu_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -383,6 +383,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "gt")
             raise
 
+    def hardshrink(self, lambd=0.5):
+        """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
+        try:
+            return ops.hardshrink(self, lambd)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "hardshrink")
+            raise
+
     def index_add(self, dim, index, source, *, alpha=1):
         """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
         try:

@@ -3550,3 +3550,88 @@ def adaptive_max_pool2d_backward(grad_output, self, indices):
 
 # -- nn kernels (torch's spec, family 4) -------------------------------------------------------
 # (kernels of this family follow; keep this line and the blank ones around it)
+
+def _cpp_float(value: float) -> str:
+    """A number as C++'s default stream prints it (six significant digits), as torch's
+    messages show Scalars."""
+    return f"{builtins.float(value):g}"
+
+
+def hardshrink(self, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    _floats_only("hardshrink", self)
+    return _array(np.where((self >= -lambd) & (self <= lambd), 0, self), self.dtype)
+
+
+def hardshrink_backward(grad_out, self, lambd):
+    return _array(np.where((self >= -lambd) & (self <= lambd), 0, grad_out), grad_out.dtype)
+
+
+def _softshrink_check(self, lambd) -> None:
+    if self.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"softshrink_check\" not implemented for '{_dtype_name(self)}'")
+    if lambd < 0:
+        largest = np.finfo(self.dtype).max
+        raise RuntimeError(f"lambda must be in range [0, {_cpp_float(largest)}] for input dtype "
+                           f"{_dtype_name(self)}, but found {_cpp_float(lambd)}")
+
+
+def softshrink(self, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+    _softshrink_check(self, lambd)
+    return _array(np.where(self > lambd, self - lambd,
+                           np.where(self < -lambd, self + lambd, 0)), self.dtype)
+
+
+def softshrink_backward(grad_output, self, lambd):
+    return _array(np.where((self >= -lambd) & (self <= lambd), 0, grad_output),
+                  grad_output.dtype)
+
+
+def _threshold(self, limit, value):
+    """x above the limit (and NaN), value at or below it."""
+    if self.dtype == np.bool_:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+    return _array(np.where(self <= limit, _as(value, self.dtype), self), self.dtype)
+
+
+def threshold(self, threshold, value):
+    return _threshold(self, threshold, value)
+
+
+def threshold_(self, threshold, value):
+    return _threshold(self, threshold, value)
+
+
+def _celu_scale(alpha) -> float:
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return 1.0 / alpha
+
+
+def celu(self, alpha=1.0):
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1)): elu with input_scale 1 / alpha."""
+    return elu(self, alpha, 1, _celu_scale(alpha))
+
+
+def celu_(self, alpha=1.0):
+    return celu(self, alpha)
+
+
+@silent
+def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    """elu's slope times grad_output: scale above 0; at or below it input_scale alpha scale
+    exp(input_scale x) from the input, or input_scale (y + alpha scale) from the output y."""
+    if is_result and alpha < 0:
+        raise RuntimeError(
+            "In-place elu backward calculation is triggered with a negative slope which is not "
+            "supported. This is caused by calling in-place forward function with a negative "
+            "slope, please call out-of-place version instead.")
+    x = self_or_result
+    if is_result:
+        negative = grad_output * input_scale * (x + alpha * scale)
+    else:
+        negative = grad_output * (input_scale * alpha * scale) * np.exp(x * input_scale)
+    return _array(np.where(x <= 0, negative, grad_output * scale),
+                  np.result_type(grad_output, x))

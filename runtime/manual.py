@@ -882,3 +882,17 @@ NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"convolution", "convoluti
 
 # -- nn kernels (torch's spec, family 4) -------------------------------------------------------
 # (helpers of this family follow; keep this line and the blank ones around it)
+
+def elu_double_backward(ops: Any, grad: Any, grad_output: Any, alpha: Any, scale: Any,
+                        input_scale: Any, is_result: bool, self_or_result: Any) -> Any:
+    """elu_backward differentiated in its saved input (or output): only the side at or below
+    0 has a slope that changes, input_scale times elu_backward's there (from the output y,
+    input_scale (y + alpha scale) has slope input_scale)."""
+    negative = ops.to(self_or_result < 0, grad.dtype)  # torch's: < 0, not <= 0
+    if is_result:
+        return grad * grad_output * input_scale * negative
+    return ops.elu_backward(grad * grad_output * input_scale, alpha, scale, input_scale,
+                            is_result, self_or_result) * negative
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"elu_backward"}))

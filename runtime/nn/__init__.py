@@ -51,6 +51,15 @@ from runtime.nn.loss import (
     SmoothL1Loss,
 )
 from runtime.nn.module import Module
+from runtime.nn.nonlinear import (
+    CELU,
+    SELU,
+    Hardshrink,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from runtime.nn.normalization import LayerNorm
 from runtime.nn.parameter import Parameter
 from runtime.nn.pooling import (
@@ -81,6 +90,8 @@ __all__ = [
     "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "ConvTranspose1d", "ConvTranspose2d",
+    # nn kernels of torch's spec (family 4)
+    "CELU", "SELU", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink", "Threshold",
 ]
 
 

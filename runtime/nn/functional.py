@@ -47,6 +47,16 @@ from runtime.composite import (
     softplus,
 )
 from runtime.nn.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from runtime.nn.nonlinear import (
+    celu,
+    hardshrink,
+    selu,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+    threshold_,
+)
 from runtime.nn.pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -69,6 +79,9 @@ __all__ = [
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "conv_transpose1d", "conv_transpose2d",
+    # nn kernels of torch's spec (family 4)
+    "celu", "hardshrink", "selu", "softshrink", "softsign", "tanhshrink", "threshold",
+    "threshold_",
 ]
 
 
