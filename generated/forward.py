@@ -225,6 +225,26 @@ __all__ = [
     "celu",
     "celu_",
     "elu_backward",
+    "upsample_nearest1d",
+    "upsample_nearest1d_backward",
+    "_upsample_nearest_exact1d",
+    "_upsample_nearest_exact1d_backward",
+    "upsample_nearest2d",
+    "upsample_nearest2d_backward",
+    "_upsample_nearest_exact2d",
+    "_upsample_nearest_exact2d_backward",
+    "upsample_nearest3d",
+    "upsample_nearest3d_backward",
+    "_upsample_nearest_exact3d",
+    "_upsample_nearest_exact3d_backward",
+    "upsample_linear1d",
+    "upsample_linear1d_backward",
+    "upsample_bilinear2d",
+    "upsample_bilinear2d_backward",
+    "upsample_bicubic2d",
+    "upsample_bicubic2d_backward",
+    "upsample_trilinear3d",
+    "upsample_trilinear3d_backward",
 ]
 
 
@@ -2241,3 +2261,183 @@ def elu_backward(grad_output_p, grad_output_t, alpha, scale, input_scale, is_res
     result: elu_backward(grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p) + elu_double_backward(self_or_result_t, grad_output_p, alpha, scale, input_scale, is_result, self_or_result_p)
     """
     return ops.elu_backward(grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p) + manual.elu_double_backward(ops, self_or_result_t, grad_output_p, alpha, scale, input_scale, is_result, self_or_result_p)
+
+
+def upsample_nearest1d(self_p, self_t, output_size, scales, result):
+    """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest1d
+    result: auto_linear
+    """
+    return ops.upsample_nearest1d(self_t, output_size, scales)
+
+
+def upsample_nearest1d_backward(grad_output_p, grad_output_t, output_size, input_size, scales, result):
+    """upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest1d_backward
+    result: auto_linear
+    """
+    return ops.upsample_nearest1d_backward(grad_output_t, output_size, input_size, scales)
+
+
+def _upsample_nearest_exact1d(self_p, self_t, output_size, scales, result):
+    """_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact1d
+    result: auto_linear
+    """
+    return ops._upsample_nearest_exact1d(self_t, output_size, scales)
+
+
+def _upsample_nearest_exact1d_backward(grad_output_p, grad_output_t, output_size, input_size, scales, result):
+    """_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact1d_backward
+    result: auto_linear
+    """
+    return ops._upsample_nearest_exact1d_backward(grad_output_t, output_size, input_size, scales)
+
+
+def upsample_nearest2d(self_p, self_t, output_size, scales_h, scales_w, result):
+    """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest2d
+    result: auto_linear
+    """
+    return ops.upsample_nearest2d(self_t, output_size, scales_h, scales_w)
+
+
+def upsample_nearest2d_backward(grad_output_p, grad_output_t, output_size, input_size, scales_h, scales_w, result):
+    """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest2d_backward
+    result: auto_linear
+    """
+    return ops.upsample_nearest2d_backward(grad_output_t, output_size, input_size, scales_h, scales_w)
+
+
+def _upsample_nearest_exact2d(self_p, self_t, output_size, scales_h, scales_w, result):
+    """_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact2d
+    result: auto_linear
+    """
+    return ops._upsample_nearest_exact2d(self_t, output_size, scales_h, scales_w)
+
+
+def _upsample_nearest_exact2d_backward(grad_output_p, grad_output_t, output_size, input_size, scales_h, scales_w, result):
+    """_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact2d_backward
+    result: auto_linear
+    """
+    return ops._upsample_nearest_exact2d_backward(grad_output_t, output_size, input_size, scales_h, scales_w)
+
+
+def upsample_nearest3d(self_p, self_t, output_size, scales_d, scales_h, scales_w, result):
+    """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest3d
+    result: auto_linear
+    """
+    return ops.upsample_nearest3d(self_t, output_size, scales_d, scales_h, scales_w)
+
+
+def upsample_nearest3d_backward(grad_output_p, grad_output_t, output_size, input_size, scales_d, scales_h, scales_w, result):
+    """upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest3d_backward
+    result: auto_linear
+    """
+    return ops.upsample_nearest3d_backward(grad_output_t, output_size, input_size, scales_d, scales_h, scales_w)
+
+
+def _upsample_nearest_exact3d(self_p, self_t, output_size, scales_d, scales_h, scales_w, result):
+    """_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact3d
+    result: auto_linear
+    """
+    return ops._upsample_nearest_exact3d(self_t, output_size, scales_d, scales_h, scales_w)
+
+
+def _upsample_nearest_exact3d_backward(grad_output_p, grad_output_t, output_size, input_size, scales_d, scales_h, scales_w, result):
+    """_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact3d_backward
+    result: auto_linear
+    """
+    return ops._upsample_nearest_exact3d_backward(grad_output_t, output_size, input_size, scales_d, scales_h, scales_w)
+
+
+def upsample_linear1d(self_p, self_t, output_size, align_corners, scales, result):
+    """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_linear1d
+    result: auto_linear
+    """
+    return ops.upsample_linear1d(self_t, output_size, align_corners, scales)
+
+
+def upsample_linear1d_backward(grad_output_p, grad_output_t, output_size, input_size, align_corners, scales, result):
+    """upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_linear1d_backward
+    result: auto_linear
+    """
+    return ops.upsample_linear1d_backward(grad_output_t, output_size, input_size, align_corners, scales)
+
+
+def upsample_bilinear2d(self_p, self_t, output_size, align_corners, scales_h, scales_w, result):
+    """upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bilinear2d
+    result: auto_linear
+    """
+    return ops.upsample_bilinear2d(self_t, output_size, align_corners, scales_h, scales_w)
+
+
+def upsample_bilinear2d_backward(grad_output_p, grad_output_t, output_size, input_size, align_corners, scales_h, scales_w, result):
+    """upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bilinear2d_backward
+    result: auto_linear
+    """
+    return ops.upsample_bilinear2d_backward(grad_output_t, output_size, input_size, align_corners, scales_h, scales_w)
+
+
+def upsample_bicubic2d(self_p, self_t, output_size, align_corners, scales_h, scales_w, result):
+    """upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bicubic2d
+    result: auto_linear
+    """
+    return ops.upsample_bicubic2d(self_t, output_size, align_corners, scales_h, scales_w)
+
+
+def upsample_bicubic2d_backward(grad_output_p, grad_output_t, output_size, input_size, align_corners, scales_h, scales_w, result):
+    """upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bicubic2d_backward
+    result: auto_linear
+    """
+    return ops.upsample_bicubic2d_backward(grad_output_t, output_size, input_size, align_corners, scales_h, scales_w)
+
+
+def upsample_trilinear3d(self_p, self_t, output_size, align_corners, scales_d, scales_h, scales_w, result):
+    """upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_trilinear3d
+    result: auto_linear
+    """
+    return ops.upsample_trilinear3d(self_t, output_size, align_corners, scales_d, scales_h, scales_w)
+
+
+def upsample_trilinear3d_backward(grad_output_p, grad_output_t, output_size, input_size, align_corners, scales_d, scales_h, scales_w, result):
+    """upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_trilinear3d_backward
+    result: auto_linear
+    """
+    return ops.upsample_trilinear3d_backward(grad_output_t, output_size, input_size, align_corners, scales_d, scales_h, scales_w)

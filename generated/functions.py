@@ -224,6 +224,26 @@ __all__ = [
     "CeluBackward0",
     "CeluBackward1",
     "EluBackwardBackward0",
+    "UpsampleNearest1DBackward0",
+    "UpsampleNearest1DBackwardBackward0",
+    "UpsampleNearestExact1DBackward0",
+    "UpsampleNearestExact1DBackwardBackward0",
+    "UpsampleNearest2DBackward0",
+    "UpsampleNearest2DBackwardBackward0",
+    "UpsampleNearestExact2DBackward0",
+    "UpsampleNearestExact2DBackwardBackward0",
+    "UpsampleNearest3DBackward0",
+    "UpsampleNearest3DBackwardBackward0",
+    "UpsampleNearestExact3DBackward0",
+    "UpsampleNearestExact3DBackwardBackward0",
+    "UpsampleLinear1DBackward0",
+    "UpsampleLinear1DBackwardBackward0",
+    "UpsampleBilinear2DBackward0",
+    "UpsampleBilinear2DBackwardBackward0",
+    "UpsampleBicubic2DBackward0",
+    "UpsampleBicubic2DBackwardBackward0",
+    "UpsampleTrilinear3DBackward0",
+    "UpsampleTrilinear3DBackwardBackward0",
 ]
 
 
@@ -6533,4 +6553,462 @@ class EluBackwardBackward0(Node):
         # self_or_result: elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.elu_double_backward(ops, grad, grad_output, alpha, scale, input_scale, is_result, self_or_result)
+        return grad_inputs
+
+
+class UpsampleNearest1DBackward0(Node):
+    """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest1d
+    self: upsample_nearest1d_backward(grad, output_size, self.shape, scales)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_scales")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        scales = self._saved_scales
+        grad_inputs = [None]
+        # self: upsample_nearest1d_backward(grad, output_size, self.shape, scales)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_nearest1d_backward(grad, output_size, self_sym_sizes, scales)
+        return grad_inputs
+
+
+class UpsampleNearest1DBackwardBackward0(Node):
+    """upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest1d_backward
+    grad_output: upsample_nearest1d(grad, output_size, scales)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_scales")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        scales = self._saved_scales
+        grad_inputs = [None]
+        # grad_output: upsample_nearest1d(grad, output_size, scales)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_nearest1d(grad, output_size, scales)
+        return grad_inputs
+
+
+class UpsampleNearestExact1DBackward0(Node):
+    """_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact1d
+    self: _upsample_nearest_exact1d_backward(grad, output_size, self.shape, scales)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_scales")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        scales = self._saved_scales
+        grad_inputs = [None]
+        # self: _upsample_nearest_exact1d_backward(grad, output_size, self.shape, scales)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_nearest_exact1d_backward(grad, output_size, self_sym_sizes, scales)
+        return grad_inputs
+
+
+class UpsampleNearestExact1DBackwardBackward0(Node):
+    """_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact1d_backward
+    grad_output: _upsample_nearest_exact1d(grad, output_size, scales)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_scales")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        scales = self._saved_scales
+        grad_inputs = [None]
+        # grad_output: _upsample_nearest_exact1d(grad, output_size, scales)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_nearest_exact1d(grad, output_size, scales)
+        return grad_inputs
+
+
+class UpsampleNearest2DBackward0(Node):
+    """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest2d
+    self: upsample_nearest2d_backward(grad, output_size, self.shape, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: upsample_nearest2d_backward(grad, output_size, self.shape, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_nearest2d_backward(grad, output_size, self_sym_sizes, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleNearest2DBackwardBackward0(Node):
+    """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest2d_backward
+    grad_output: upsample_nearest2d(grad, output_size, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: upsample_nearest2d(grad, output_size, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_nearest2d(grad, output_size, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleNearestExact2DBackward0(Node):
+    """_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact2d
+    self: _upsample_nearest_exact2d_backward(grad, output_size, self.shape, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: _upsample_nearest_exact2d_backward(grad, output_size, self.shape, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_nearest_exact2d_backward(grad, output_size, self_sym_sizes, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleNearestExact2DBackwardBackward0(Node):
+    """_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact2d_backward
+    grad_output: _upsample_nearest_exact2d(grad, output_size, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: _upsample_nearest_exact2d(grad, output_size, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_nearest_exact2d(grad, output_size, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleNearest3DBackward0(Node):
+    """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest3d
+    self: upsample_nearest3d_backward(grad, output_size, self.shape, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_scales_d", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: upsample_nearest3d_backward(grad, output_size, self.shape, scales_d, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_nearest3d_backward(grad, output_size, self_sym_sizes, scales_d, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleNearest3DBackwardBackward0(Node):
+    """upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest3d_backward
+    grad_output: upsample_nearest3d(grad, output_size, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_scales_d", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: upsample_nearest3d(grad, output_size, scales_d, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_nearest3d(grad, output_size, scales_d, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleNearestExact3DBackward0(Node):
+    """_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact3d
+    self: _upsample_nearest_exact3d_backward(grad, output_size, self.shape, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_scales_d", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: _upsample_nearest_exact3d_backward(grad, output_size, self.shape, scales_d, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_nearest_exact3d_backward(grad, output_size, self_sym_sizes, scales_d, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleNearestExact3DBackwardBackward0(Node):
+    """_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact3d_backward
+    grad_output: _upsample_nearest_exact3d(grad, output_size, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_scales_d", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: _upsample_nearest_exact3d(grad, output_size, scales_d, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_nearest_exact3d(grad, output_size, scales_d, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleLinear1DBackward0(Node):
+    """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_linear1d
+    self: upsample_linear1d_backward(grad, output_size, self.shape, align_corners, scales)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_align_corners", "_saved_scales")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        align_corners = self._saved_align_corners
+        scales = self._saved_scales
+        grad_inputs = [None]
+        # self: upsample_linear1d_backward(grad, output_size, self.shape, align_corners, scales)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_linear1d_backward(grad, output_size, self_sym_sizes, align_corners, scales)
+        return grad_inputs
+
+
+class UpsampleLinear1DBackwardBackward0(Node):
+    """upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_linear1d_backward
+    grad_output: upsample_linear1d(grad, output_size, align_corners, scales)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_align_corners", "_saved_scales")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        align_corners = self._saved_align_corners
+        scales = self._saved_scales
+        grad_inputs = [None]
+        # grad_output: upsample_linear1d(grad, output_size, align_corners, scales)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_linear1d(grad, output_size, align_corners, scales)
+        return grad_inputs
+
+
+class UpsampleBilinear2DBackward0(Node):
+    """upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bilinear2d
+    self: upsample_bilinear2d_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: upsample_bilinear2d_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_bilinear2d_backward(grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleBilinear2DBackwardBackward0(Node):
+    """upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bilinear2d_backward
+    grad_output: upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleBicubic2DBackward0(Node):
+    """upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bicubic2d
+    self: upsample_bicubic2d_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: upsample_bicubic2d_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_bicubic2d_backward(grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleBicubic2DBackwardBackward0(Node):
+    """upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bicubic2d_backward
+    grad_output: upsample_bicubic2d(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: upsample_bicubic2d(grad, output_size, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_bicubic2d(grad, output_size, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleTrilinear3DBackward0(Node):
+    """upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_trilinear3d
+    self: upsample_trilinear3d_backward(grad, output_size, self.shape, align_corners, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_align_corners", "_saved_scales_d", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        align_corners = self._saved_align_corners
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: upsample_trilinear3d_backward(grad, output_size, self.shape, align_corners, scales_d, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_trilinear3d_backward(grad, output_size, self_sym_sizes, align_corners, scales_d, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleTrilinear3DBackwardBackward0(Node):
+    """upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_trilinear3d_backward
+    grad_output: upsample_trilinear3d(grad, output_size, align_corners, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_align_corners", "_saved_scales_d", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        align_corners = self._saved_align_corners
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: upsample_trilinear3d(grad, output_size, align_corners, scales_d, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_trilinear3d(grad, output_size, align_corners, scales_d, scales_h, scales_w)
         return grad_inputs

@@ -219,6 +219,26 @@ from generated.functions import (
     UnbindBackward0,
     UnsafeViewBackward0,
     UnsqueezeBackward0,
+    UpsampleBicubic2DBackward0,
+    UpsampleBicubic2DBackwardBackward0,
+    UpsampleBilinear2DBackward0,
+    UpsampleBilinear2DBackwardBackward0,
+    UpsampleLinear1DBackward0,
+    UpsampleLinear1DBackwardBackward0,
+    UpsampleNearest1DBackward0,
+    UpsampleNearest1DBackwardBackward0,
+    UpsampleNearest2DBackward0,
+    UpsampleNearest2DBackwardBackward0,
+    UpsampleNearest3DBackward0,
+    UpsampleNearest3DBackwardBackward0,
+    UpsampleNearestExact1DBackward0,
+    UpsampleNearestExact1DBackwardBackward0,
+    UpsampleNearestExact2DBackward0,
+    UpsampleNearestExact2DBackwardBackward0,
+    UpsampleNearestExact3DBackward0,
+    UpsampleNearestExact3DBackwardBackward0,
+    UpsampleTrilinear3DBackward0,
+    UpsampleTrilinear3DBackwardBackward0,
     VarBackward0,
     VarMeanBackward0,
     ViewBackward0,
@@ -242,6 +262,12 @@ __all__ = [
     "_softmax_backward_data",
     "_to_copy",
     "_unsafe_view",
+    "_upsample_nearest_exact1d",
+    "_upsample_nearest_exact1d_backward",
+    "_upsample_nearest_exact2d",
+    "_upsample_nearest_exact2d_backward",
+    "_upsample_nearest_exact3d",
+    "_upsample_nearest_exact3d_backward",
     "abs",
     "abs_",
     "adaptive_max_pool2d",
@@ -448,6 +474,20 @@ __all__ = [
     "trunc_",
     "unbind",
     "unsqueeze",
+    "upsample_bicubic2d",
+    "upsample_bicubic2d_backward",
+    "upsample_bilinear2d",
+    "upsample_bilinear2d_backward",
+    "upsample_linear1d",
+    "upsample_linear1d_backward",
+    "upsample_nearest1d",
+    "upsample_nearest1d_backward",
+    "upsample_nearest2d",
+    "upsample_nearest2d_backward",
+    "upsample_nearest3d",
+    "upsample_nearest3d_backward",
+    "upsample_trilinear3d",
+    "upsample_trilinear3d_backward",
     "view",
     "where",
     "zero_",
@@ -7205,6 +7245,474 @@ def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_resu
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def upsample_nearest1d(self_, output_size, scales=None):
+    """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest1d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
+        self_, scales = _dispatch.check_arguments(OVERLOADS["upsample_nearest1d"], (self_, scales,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.upsample_nearest1d(recording.data(self_), output_size, scales))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleNearest1DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_scales = scales
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_nearest1d(self_, forward_grad.tangent(self_), output_size, scales, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_nearest1d_backward(grad_output, output_size, input_size, scales=None):
+    """upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest1d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
+        grad_output, scales = _dispatch.check_arguments(OVERLOADS["upsample_nearest1d_backward"], (grad_output, scales,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels.upsample_nearest1d_backward(recording.data(grad_output), output_size, input_size, scales))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleNearest1DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales = scales
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_nearest1d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, scales, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_nearest_exact1d(self_, output_size, scales=None):
+    """_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact1d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
+        self_, scales = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact1d"], (self_, scales,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._upsample_nearest_exact1d(recording.data(self_), output_size, scales))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleNearestExact1DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_scales = scales
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_nearest_exact1d(self_, forward_grad.tangent(self_), output_size, scales, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales=None):
+    """_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact1d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
+        grad_output, scales = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact1d_backward"], (grad_output, scales,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels._upsample_nearest_exact1d_backward(recording.data(grad_output), output_size, input_size, scales))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleNearestExact1DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales = scales
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_nearest_exact1d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, scales, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_nearest2d(self_, output_size, scales_h=None, scales_w=None):
+    """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest2d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest2d"], (self_, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.upsample_nearest2d(recording.data(self_), output_size, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleNearest2DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_nearest2d(self_, forward_grad.tangent(self_), output_size, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
+    """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest2d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest2d_backward"], (grad_output, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels.upsample_nearest2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleNearest2DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_nearest2d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_nearest_exact2d(self_, output_size, scales_h=None, scales_w=None):
+    """_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact2d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact2d"], (self_, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._upsample_nearest_exact2d(recording.data(self_), output_size, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleNearestExact2DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_nearest_exact2d(self_, forward_grad.tangent(self_), output_size, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_nearest_exact2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
+    """_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact2d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact2d_backward"], (grad_output, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels._upsample_nearest_exact2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleNearestExact2DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_nearest_exact2d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_nearest3d(self_, output_size, scales_d=None, scales_h=None, scales_w=None):
+    """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest3d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest3d"], (self_, scales_d, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.upsample_nearest3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleNearest3DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_nearest3d(self_, forward_grad.tangent(self_), output_size, scales_d, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_nearest3d_backward(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None):
+    """upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest3d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels.upsample_nearest3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleNearest3DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_nearest3d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, scales_d, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_nearest_exact3d(self_, output_size, scales_d=None, scales_h=None, scales_w=None):
+    """_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact3d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact3d"], (self_, scales_d, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._upsample_nearest_exact3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleNearestExact3DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_nearest_exact3d(self_, forward_grad.tangent(self_), output_size, scales_d, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_nearest_exact3d_backward(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None):
+    """_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact3d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels._upsample_nearest_exact3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleNearestExact3DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_nearest_exact3d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, scales_d, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_linear1d(self_, output_size, align_corners, scales=None):
+    """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_linear1d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
+        self_, scales = _dispatch.check_arguments(OVERLOADS["upsample_linear1d"], (self_, scales,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.upsample_linear1d(recording.data(self_), output_size, align_corners, scales))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleLinear1DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales = scales
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_linear1d(self_, forward_grad.tangent(self_), output_size, align_corners, scales, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_linear1d_backward(grad_output, output_size, input_size, align_corners, scales=None):
+    """upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_linear1d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
+        grad_output, scales = _dispatch.check_arguments(OVERLOADS["upsample_linear1d_backward"], (grad_output, scales,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels.upsample_linear1d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleLinear1DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales = scales
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_linear1d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, align_corners, scales, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_bilinear2d(self_, output_size, align_corners, scales_h=None, scales_w=None):
+    """upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bilinear2d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bilinear2d"], (self_, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.upsample_bilinear2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleBilinear2DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_bilinear2d(self_, forward_grad.tangent(self_), output_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
+    """upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bilinear2d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bilinear2d_backward"], (grad_output, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels.upsample_bilinear2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleBilinear2DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_bilinear2d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_bicubic2d(self_, output_size, align_corners, scales_h=None, scales_w=None):
+    """upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bicubic2d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bicubic2d"], (self_, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.upsample_bicubic2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleBicubic2DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_bicubic2d(self_, forward_grad.tangent(self_), output_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_bicubic2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
+    """upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bicubic2d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bicubic2d_backward"], (grad_output, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels.upsample_bicubic2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleBicubic2DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_bicubic2d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_trilinear3d(self_, output_size, align_corners, scales_d=None, scales_h=None, scales_w=None):
+    """upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_trilinear3d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_trilinear3d"], (self_, scales_d, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.upsample_trilinear3d(recording.data(self_), output_size, align_corners, scales_d, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleTrilinear3DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_trilinear3d(self_, forward_grad.tangent(self_), output_size, align_corners, scales_d, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_trilinear3d_backward(grad_output, output_size, input_size, align_corners, scales_d=None, scales_h=None, scales_w=None):
+    """upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_trilinear3d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_trilinear3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels.upsample_trilinear3d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_d, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleTrilinear3DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_trilinear3d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, align_corners, scales_d, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -8385,6 +8893,144 @@ OVERLOADS = {
         Param("is_result", "bool"),
         Param("self_or_result", "Tensor"),
     )),
+    "upsample_nearest1d": Overload(upsample_nearest1d, kernels.upsample_nearest1d, "upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[1]"),
+        Param("scales", "float?", has_default=True),
+    )),
+    "upsample_nearest1d_backward": Overload(upsample_nearest1d_backward, kernels.upsample_nearest1d_backward, "upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[1]"),
+        Param("input_size", "int[3]"),
+        Param("scales", "float?", has_default=True),
+    )),
+    "_upsample_nearest_exact1d": Overload(_upsample_nearest_exact1d, kernels._upsample_nearest_exact1d, "_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[1]"),
+        Param("scales", "float?", has_default=True),
+    )),
+    "_upsample_nearest_exact1d_backward": Overload(_upsample_nearest_exact1d_backward, kernels._upsample_nearest_exact1d_backward, "_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[1]"),
+        Param("input_size", "int[3]"),
+        Param("scales", "float?", has_default=True),
+    )),
+    "upsample_nearest2d": Overload(upsample_nearest2d, kernels.upsample_nearest2d, "upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_nearest2d_backward": Overload(upsample_nearest2d_backward, kernels.upsample_nearest2d_backward, "upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("input_size", "int[4]"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_nearest_exact2d": Overload(_upsample_nearest_exact2d, kernels._upsample_nearest_exact2d, "_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_nearest_exact2d_backward": Overload(_upsample_nearest_exact2d_backward, kernels._upsample_nearest_exact2d_backward, "_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("input_size", "int[4]"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_nearest3d": Overload(upsample_nearest3d, kernels.upsample_nearest3d, "upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[3]"),
+        Param("scales_d", "float?", has_default=True),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_nearest3d_backward": Overload(upsample_nearest3d_backward, kernels.upsample_nearest3d_backward, "upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[3]"),
+        Param("input_size", "int[5]"),
+        Param("scales_d", "float?", has_default=True),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_nearest_exact3d": Overload(_upsample_nearest_exact3d, kernels._upsample_nearest_exact3d, "_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[3]"),
+        Param("scales_d", "float?", has_default=True),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_nearest_exact3d_backward": Overload(_upsample_nearest_exact3d_backward, kernels._upsample_nearest_exact3d_backward, "_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[3]"),
+        Param("input_size", "int[5]"),
+        Param("scales_d", "float?", has_default=True),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_linear1d": Overload(upsample_linear1d, kernels.upsample_linear1d, "upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[1]"),
+        Param("align_corners", "bool"),
+        Param("scales", "float?", has_default=True),
+    )),
+    "upsample_linear1d_backward": Overload(upsample_linear1d_backward, kernels.upsample_linear1d_backward, "upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[1]"),
+        Param("input_size", "int[3]"),
+        Param("align_corners", "bool"),
+        Param("scales", "float?", has_default=True),
+    )),
+    "upsample_bilinear2d": Overload(upsample_bilinear2d, kernels.upsample_bilinear2d, "upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_bilinear2d_backward": Overload(upsample_bilinear2d_backward, kernels.upsample_bilinear2d_backward, "upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("input_size", "int[4]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_bicubic2d": Overload(upsample_bicubic2d, kernels.upsample_bicubic2d, "upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_bicubic2d_backward": Overload(upsample_bicubic2d_backward, kernels.upsample_bicubic2d_backward, "upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("input_size", "int[4]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_trilinear3d": Overload(upsample_trilinear3d, kernels.upsample_trilinear3d, "upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[3]"),
+        Param("align_corners", "bool"),
+        Param("scales_d", "float?", has_default=True),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_trilinear3d_backward": Overload(upsample_trilinear3d_backward, kernels.upsample_trilinear3d_backward, "upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[3]"),
+        Param("input_size", "int[5]"),
+        Param("align_corners", "bool"),
+        Param("scales_d", "float?", has_default=True),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -9007,6 +9653,66 @@ BY_NAME = {
     ),
     "elu_backward": (
         OVERLOADS["elu_backward"],
+    ),
+    "upsample_nearest1d": (
+        OVERLOADS["upsample_nearest1d"],
+    ),
+    "upsample_nearest1d_backward": (
+        OVERLOADS["upsample_nearest1d_backward"],
+    ),
+    "_upsample_nearest_exact1d": (
+        OVERLOADS["_upsample_nearest_exact1d"],
+    ),
+    "_upsample_nearest_exact1d_backward": (
+        OVERLOADS["_upsample_nearest_exact1d_backward"],
+    ),
+    "upsample_nearest2d": (
+        OVERLOADS["upsample_nearest2d"],
+    ),
+    "upsample_nearest2d_backward": (
+        OVERLOADS["upsample_nearest2d_backward"],
+    ),
+    "_upsample_nearest_exact2d": (
+        OVERLOADS["_upsample_nearest_exact2d"],
+    ),
+    "_upsample_nearest_exact2d_backward": (
+        OVERLOADS["_upsample_nearest_exact2d_backward"],
+    ),
+    "upsample_nearest3d": (
+        OVERLOADS["upsample_nearest3d"],
+    ),
+    "upsample_nearest3d_backward": (
+        OVERLOADS["upsample_nearest3d_backward"],
+    ),
+    "_upsample_nearest_exact3d": (
+        OVERLOADS["_upsample_nearest_exact3d"],
+    ),
+    "_upsample_nearest_exact3d_backward": (
+        OVERLOADS["_upsample_nearest_exact3d_backward"],
+    ),
+    "upsample_linear1d": (
+        OVERLOADS["upsample_linear1d"],
+    ),
+    "upsample_linear1d_backward": (
+        OVERLOADS["upsample_linear1d_backward"],
+    ),
+    "upsample_bilinear2d": (
+        OVERLOADS["upsample_bilinear2d"],
+    ),
+    "upsample_bilinear2d_backward": (
+        OVERLOADS["upsample_bilinear2d_backward"],
+    ),
+    "upsample_bicubic2d": (
+        OVERLOADS["upsample_bicubic2d"],
+    ),
+    "upsample_bicubic2d_backward": (
+        OVERLOADS["upsample_bicubic2d_backward"],
+    ),
+    "upsample_trilinear3d": (
+        OVERLOADS["upsample_trilinear3d"],
+    ),
+    "upsample_trilinear3d_backward": (
+        OVERLOADS["upsample_trilinear3d_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -74,6 +74,7 @@ from runtime.nn.pooling import (
 )
 from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
 from runtime.nn.sparse import Embedding
+from runtime.nn.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "functional", "init", "utils", "Module", "Parameter", "Identity", "Linear", "Flatten",
@@ -92,6 +93,7 @@ __all__ = [
     "ConvTranspose1d", "ConvTranspose2d",
     # nn kernels of torch's spec (family 4)
     "CELU", "SELU", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink", "Threshold",
+    "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
 ]
 
 

@@ -67,6 +67,12 @@ from runtime.nn.pooling import (
     max_pool1d,
     max_pool2d,
 )
+from runtime.nn.upsampling import (
+    interpolate,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout",
@@ -81,7 +87,7 @@ __all__ = [
     "conv_transpose1d", "conv_transpose2d",
     # nn kernels of torch's spec (family 4)
     "celu", "hardshrink", "selu", "softshrink", "softsign", "tanhshrink", "threshold",
-    "threshold_",
+    "threshold_", "interpolate", "upsample", "upsample_bilinear", "upsample_nearest",
 ]
 
 
