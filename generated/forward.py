@@ -245,6 +245,9 @@ __all__ = [
     "upsample_bicubic2d_backward",
     "upsample_trilinear3d",
     "upsample_trilinear3d_backward",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
 ]
 
 
@@ -2441,3 +2444,30 @@ def upsample_trilinear3d_backward(grad_output_p, grad_output_t, output_size, inp
     result: auto_linear
     """
     return ops.upsample_trilinear3d_backward(grad_output_t, output_size, input_size, align_corners, scales_d, scales_h, scales_w)
+
+
+def pixel_shuffle(self_p, self_t, upscale_factor, result):
+    """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
+
+    derivatives.yaml, entry pixel_shuffle
+    result: auto_linear
+    """
+    return ops.pixel_shuffle(self_t, upscale_factor)
+
+
+def pixel_unshuffle(self_p, self_t, downscale_factor, result):
+    """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+
+    derivatives.yaml, entry pixel_unshuffle
+    result: auto_linear
+    """
+    return ops.pixel_unshuffle(self_t, downscale_factor)
+
+
+def channel_shuffle(self_p, self_t, groups, result):
+    """channel_shuffle(Tensor self, SymInt groups) -> Tensor
+
+    derivatives.yaml, entry channel_shuffle
+    result: auto_linear
+    """
+    return ops.channel_shuffle(self_t, groups)

@@ -244,6 +244,9 @@ __all__ = [
     "UpsampleBicubic2DBackwardBackward0",
     "UpsampleTrilinear3DBackward0",
     "UpsampleTrilinear3DBackwardBackward0",
+    "PixelShuffleBackward0",
+    "PixelUnshuffleBackward0",
+    "ChannelShuffleBackward0",
 ]
 
 
@@ -7011,4 +7014,64 @@ class UpsampleTrilinear3DBackwardBackward0(Node):
         # grad_output: upsample_trilinear3d(grad, output_size, align_corners, scales_d, scales_h, scales_w)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.upsample_trilinear3d(grad, output_size, align_corners, scales_d, scales_h, scales_w)
+        return grad_inputs
+
+
+class PixelShuffleBackward0(Node):
+    """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
+
+    derivatives.yaml, entry pixel_shuffle
+    self: pixel_unshuffle(grad, upscale_factor)
+    """
+
+    __slots__ = ("_saved_upscale_factor",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        upscale_factor = self._saved_upscale_factor
+        grad_inputs = [None]
+        # self: pixel_unshuffle(grad, upscale_factor)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.pixel_unshuffle(grad, upscale_factor)
+        return grad_inputs
+
+
+class PixelUnshuffleBackward0(Node):
+    """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+
+    derivatives.yaml, entry pixel_unshuffle
+    self: pixel_shuffle(grad, downscale_factor)
+    """
+
+    __slots__ = ("_saved_downscale_factor",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        downscale_factor = self._saved_downscale_factor
+        grad_inputs = [None]
+        # self: pixel_shuffle(grad, downscale_factor)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.pixel_shuffle(grad, downscale_factor)
+        return grad_inputs
+
+
+class ChannelShuffleBackward0(Node):
+    """channel_shuffle(Tensor self, SymInt groups) -> Tensor
+
+    derivatives.yaml, entry channel_shuffle
+    self: channel_shuffle(grad, grad.shape[1] // groups)
+    """
+
+    __slots__ = ("_saved_groups",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        groups = self._saved_groups
+        grad_inputs = [None]
+        # self: channel_shuffle(grad, grad.shape[1] // groups)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.channel_shuffle(grad, grad.shape[1] // groups)
         return grad_inputs

@@ -37,6 +37,7 @@ from generated.functions import (
     CeilBackward0,
     CeluBackward0,
     CeluBackward1,
+    ChannelShuffleBackward0,
     ClampBackward0,
     ClampBackward1,
     ClampMaxBackward0,
@@ -138,6 +139,8 @@ from generated.functions import (
     NormBackward0,
     NormBackward1,
     PermuteBackward0,
+    PixelShuffleBackward0,
+    PixelUnshuffleBackward0,
     PowBackward0,
     PowBackward1,
     PowBackward2,
@@ -298,6 +301,7 @@ __all__ = [
     "ceil_",
     "celu",
     "celu_",
+    "channel_shuffle",
     "clamp",
     "clamp_",
     "clamp_max",
@@ -402,6 +406,8 @@ __all__ = [
     "nll_loss_backward",
     "nll_loss_forward",
     "permute",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "pow",
     "prod",
     "reciprocal",
@@ -7713,6 +7719,63 @@ def upsample_trilinear3d_backward(grad_output, output_size, input_size, align_co
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def pixel_shuffle(self_, upscale_factor):
+    """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
+
+    derivatives.yaml, entry pixel_shuffle
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["pixel_shuffle"], (self_,))
+    result = recording.wrap(kernels.pixel_shuffle(recording.data(self_), upscale_factor))
+    if recording.compute_requires_grad(self_):
+        grad_fn = PixelShuffleBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_upscale_factor = upscale_factor
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.pixel_shuffle(self_, forward_grad.tangent(self_), upscale_factor, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def pixel_unshuffle(self_, downscale_factor):
+    """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+
+    derivatives.yaml, entry pixel_unshuffle
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["pixel_unshuffle"], (self_,))
+    result = recording.wrap(kernels.pixel_unshuffle(recording.data(self_), downscale_factor))
+    if recording.compute_requires_grad(self_):
+        grad_fn = PixelUnshuffleBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_downscale_factor = downscale_factor
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.pixel_unshuffle(self_, forward_grad.tangent(self_), downscale_factor, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def channel_shuffle(self_, groups):
+    """channel_shuffle(Tensor self, SymInt groups) -> Tensor
+
+    derivatives.yaml, entry channel_shuffle
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["channel_shuffle"], (self_,))
+    result = recording.wrap(kernels.channel_shuffle(recording.data(self_), groups))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ChannelShuffleBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_groups = groups
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.channel_shuffle(self_, forward_grad.tangent(self_), groups, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -9031,6 +9094,18 @@ OVERLOADS = {
         Param("scales_h", "float?", has_default=True),
         Param("scales_w", "float?", has_default=True),
     )),
+    "pixel_shuffle": Overload(pixel_shuffle, kernels.pixel_shuffle, "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("upscale_factor", "int"),
+    )),
+    "pixel_unshuffle": Overload(pixel_unshuffle, kernels.pixel_unshuffle, "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("downscale_factor", "int"),
+    )),
+    "channel_shuffle": Overload(channel_shuffle, kernels.channel_shuffle, "channel_shuffle(Tensor self, SymInt groups) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("groups", "int"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -9713,6 +9788,15 @@ BY_NAME = {
     ),
     "upsample_trilinear3d_backward": (
         OVERLOADS["upsample_trilinear3d_backward"],
+    ),
+    "pixel_shuffle": (
+        OVERLOADS["pixel_shuffle"],
+    ),
+    "pixel_unshuffle": (
+        OVERLOADS["pixel_unshuffle"],
+    ),
+    "channel_shuffle": (
+        OVERLOADS["channel_shuffle"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -3918,3 +3918,66 @@ def upsample_bicubic2d_backward(grad_output, output_size, input_size, align_corn
                                 scales_h=None, scales_w=None):
     return _upsample_backward(grad_output, output_size, input_size, [scales_h, scales_w],
                               "cubic", align_corners)
+
+
+def _shuffle_rank_check(self, op: str) -> None:
+    if self.ndim < 3:
+        raise RuntimeError(f"{op} expects input to have at least 3 dimensions, but got input "
+                           f"with {self.ndim} dimension(s)")
+
+
+def pixel_shuffle(self, upscale_factor):
+    """(*, C r², H, W) -> (*, C, H r, W r): channel c r² + i r + j goes to row offset i and
+    column offset j."""
+    _shuffle_rank_check(self, "pixel_shuffle")
+    r = builtins.int(upscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    c, h, w = self.shape[-3:]
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    lead = self.shape[:-3]
+    k = len(lead)
+    blocks = self.reshape(lead + (c // (r * r), r, r, h, w))
+    order = tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2)
+    return np.ascontiguousarray(blocks.transpose(order)).reshape(
+        lead + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(self, downscale_factor):
+    """pixel_shuffle undone: (*, C, H r, W r) -> (*, C r², H, W)."""
+    _shuffle_rank_check(self, "pixel_unshuffle")
+    r = builtins.int(downscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    c, h, w = self.shape[-3:]
+    for name, size, dim in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
+                               f"downscale_factor, but input.size({dim})={size} is not "
+                               f"divisible by {r}")
+    lead = self.shape[:-3]
+    k = len(lead)
+    blocks = self.reshape(lead + (c, h // r, r, w // r, r))
+    order = tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3)
+    return np.ascontiguousarray(blocks.transpose(order)).reshape(
+        lead + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(self, groups):
+    """(N, g C', *) -> (N, C' g, *): the channels read as a g x C' matrix, transposed."""
+    if self.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(self.shape)}")
+    groups = builtins.int(groups)
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    c = self.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    blocks = self.reshape(self.shape[:1] + (groups, c // groups) + self.shape[2:])
+    return np.ascontiguousarray(np.swapaxes(blocks, 1, 2)).reshape(self.shape)

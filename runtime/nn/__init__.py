@@ -62,6 +62,7 @@ from runtime.nn.nonlinear import (
 )
 from runtime.nn.normalization import LayerNorm
 from runtime.nn.parameter import Parameter
+from runtime.nn.pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from runtime.nn.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -93,7 +94,8 @@ __all__ = [
     "ConvTranspose1d", "ConvTranspose2d",
     # nn kernels of torch's spec (family 4)
     "CELU", "SELU", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink", "Threshold",
-    "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "ChannelShuffle",
+    "PixelShuffle", "PixelUnshuffle",
 ]
 
 

@@ -57,6 +57,7 @@ from runtime.nn.nonlinear import (
     threshold,
     threshold_,
 )
+from runtime.nn.pixelshuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from runtime.nn.pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -88,6 +89,7 @@ __all__ = [
     # nn kernels of torch's spec (family 4)
     "celu", "hardshrink", "selu", "softshrink", "softsign", "tanhshrink", "threshold",
     "threshold_", "interpolate", "upsample", "upsample_bilinear", "upsample_nearest",
+    "channel_shuffle", "pixel_shuffle", "pixel_unshuffle",
 ]
 
 
