@@ -133,3 +133,33 @@ def test_interpolate_scale_factor_sizes_and_positions() -> None:
             got = F.interpolate(runtime.tensor(data), scale_factor=1.37, mode=mode,
                                 recompute_scale_factor=recompute)
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize(("name", "args", "kwargs", "shape"), [
+    ("Conv3d", (2, 4, (2, 3, 2)), {"stride": (1, 2, 1), "padding": 1, "dilation": (2, 1, 1),
+                                   "groups": 2}, (2, 2, 4, 5, 4)),
+    ("Conv3d", (3, 2, 2), {"bias": False, "padding_mode": "replicate", "padding": 1},
+     (3, 4, 3, 3)),
+    ("ConvTranspose3d", (2, 4, 2), {"stride": 2, "output_padding": 1}, (2, 2, 3, 2, 3)),
+])
+def test_conv3d_layers(name: str, args: tuple, kwargs: dict, shape: tuple) -> None:
+    """Conv3d and ConvTranspose3d draw torch's parameters, keep torch's state-dict keys and
+    repr, and compute torch's output and gradients."""
+    torch.manual_seed(0)
+    theirs = getattr(torch.nn, name)(*args, **kwargs).double()
+    runtime.manual_seed(0)
+    ours = getattr(runtime.nn, name)(*args, **kwargs).double()
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    for key, value in theirs.state_dict().items():
+        np.testing.assert_array_equal(ours.state_dict()[key].numpy(), value.numpy())
+    data = np.random.default_rng(0).standard_normal(shape)
+    x_t, x_r = torch.tensor(data, requires_grad=True), runtime.tensor(data, requires_grad=True)
+    y_t, y_r = theirs(x_t), ours(x_r)
+    np.testing.assert_allclose(y_r.detach().numpy(), y_t.detach().numpy(), rtol=1e-10,
+                               atol=1e-12)
+    y_t.sum().backward()
+    y_r.sum().backward()
+    np.testing.assert_allclose(x_r.grad.numpy(), x_t.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(),
+                               rtol=1e-10, atol=1e-12)

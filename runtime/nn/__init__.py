@@ -34,7 +34,14 @@ from runtime.nn.container import (
     ParameterList,
     Sequential,
 )
-from runtime.nn.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from runtime.nn.conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from runtime.nn.dropout import Dropout
 from runtime.nn.flatten import Flatten, Unflatten
 from runtime.nn.linear import Identity, Linear
@@ -95,7 +102,7 @@ __all__ = [
     # nn kernels of torch's spec (family 4)
     "CELU", "SELU", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink", "Threshold",
     "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "ChannelShuffle",
-    "PixelShuffle", "PixelUnshuffle",
+    "PixelShuffle", "PixelUnshuffle", "Conv3d", "ConvTranspose3d",
 ]
 
 

@@ -46,7 +46,14 @@ from runtime.composite import (
     softmin,
     softplus,
 )
-from runtime.nn.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from runtime.nn.conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
 from runtime.nn.nonlinear import (
     celu,
     hardshrink,
@@ -89,7 +96,7 @@ __all__ = [
     # nn kernels of torch's spec (family 4)
     "celu", "hardshrink", "selu", "softshrink", "softsign", "tanhshrink", "threshold",
     "threshold_", "interpolate", "upsample", "upsample_bilinear", "upsample_nearest",
-    "channel_shuffle", "pixel_shuffle", "pixel_unshuffle",
+    "channel_shuffle", "pixel_shuffle", "pixel_unshuffle", "conv3d", "conv_transpose3d",
 ]
 
 
