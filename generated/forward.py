@@ -248,6 +248,7 @@ __all__ = [
     "pixel_shuffle",
     "pixel_unshuffle",
     "channel_shuffle",
+    "soft_margin_loss",
 ]
 
 
@@ -2471,3 +2472,12 @@ def channel_shuffle(self_p, self_t, groups, result):
     result: auto_linear
     """
     return ops.channel_shuffle(self_t, groups)
+
+
+def soft_margin_loss(self_p, self_t, target_p, reduction, result):
+    """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+
+    derivatives.yaml, entry soft_margin_loss
+    result: apply_loss_reduction(soft_margin_loss_backward(self_t, self_p, target_p, 0), reduction)
+    """
+    return manual.apply_loss_reduction(ops, ops.soft_margin_loss_backward(self_t, self_p, target_p, 0), reduction)

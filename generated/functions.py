@@ -247,6 +247,8 @@ __all__ = [
     "PixelShuffleBackward0",
     "PixelUnshuffleBackward0",
     "ChannelShuffleBackward0",
+    "SoftMarginLossBackward0",
+    "SoftMarginLossBackwardBackward0",
 ]
 
 
@@ -7074,4 +7076,82 @@ class ChannelShuffleBackward0(Node):
         # self: channel_shuffle(grad, grad.shape[1] // groups)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.channel_shuffle(grad, grad.shape[1] // groups)
+        return grad_inputs
+
+
+class SoftMarginLossBackward0(Node):
+    """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+
+    derivatives.yaml, entry soft_margin_loss
+    self: soft_margin_loss_backward(grad, self, target, reduction)
+    """
+
+    __slots__ = ("self_", "target_", "_saved_reduction")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        reduction = self._saved_reduction
+        grad_inputs = [None]
+        # self: soft_margin_loss_backward(grad, self, target, reduction)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.soft_margin_loss_backward(grad, self_, target, reduction)
+        return grad_inputs
+
+
+class SoftMarginLossBackwardBackward0(Node):
+    """soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
+
+    derivatives.yaml, entry soft_margin_loss_backward
+    grad_output: soft_margin_loss_double_backward_grad_output(grad, grad_output, self, target, reduction)
+    self: soft_margin_loss_double_backward(grad * grad_output, self, target, reduction)
+    """
+
+    __slots__ = ("grad_output_", "self_", "target_", "_saved_reduction")
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    def release_variables(self):
+        self.grad_output_.reset_data()
+        self.self_.reset_data()
+        self.target_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_output = ops.unpack(self.grad_output_, self)
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        reduction = self._saved_reduction
+        grad_inputs = [None, None]
+        # grad_output: soft_margin_loss_double_backward_grad_output(grad, grad_output, self, target, reduction)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.soft_margin_loss_double_backward_grad_output(ops, grad, grad_output, self_, target, reduction)
+        # self: soft_margin_loss_double_backward(grad * grad_output, self, target, reduction)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.soft_margin_loss_double_backward(ops, grad * grad_output, self_, target, reduction)
         return grad_inputs

@@ -183,6 +183,8 @@ from generated.functions import (
     SliceBackwardBackward0,
     SmoothL1LossBackward0,
     SmoothL1LossBackwardBackward0,
+    SoftMarginLossBackward0,
+    SoftMarginLossBackwardBackward0,
     SoftmaxBackward0,
     SoftmaxBackwardDataBackward0,
     SoftplusBackward0,
@@ -449,6 +451,8 @@ __all__ = [
     "slice_backward",
     "smooth_l1_loss",
     "smooth_l1_loss_backward",
+    "soft_margin_loss",
+    "soft_margin_loss_backward",
     "softplus",
     "softplus_backward",
     "softshrink",
@@ -7776,6 +7780,47 @@ def channel_shuffle(self_, groups):
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def soft_margin_loss(self_, target, reduction=1):
+    """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+
+    derivatives.yaml, entry soft_margin_loss
+    """
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
+        self_, target = _dispatch.check_arguments(OVERLOADS["soft_margin_loss"], (self_, target,))
+    result = recording.wrap(kernels.soft_margin_loss(recording.data(self_), recording.data(target), reduction))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SoftMarginLossBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.soft_margin_loss(self_, forward_grad.tangent(self_), target, reduction, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def soft_margin_loss_backward(grad_output, self_, target, reduction):
+    """soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
+
+    derivatives.yaml, entry soft_margin_loss_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
+        grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["soft_margin_loss_backward"], (grad_output, self_, target,))
+    result = recording.wrap(kernels.soft_margin_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = SoftMarginLossBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        forward_grad.not_implemented("soft_margin_loss_backward")
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -9106,6 +9151,17 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("groups", "int"),
     )),
+    "soft_margin_loss": Overload(soft_margin_loss, kernels.soft_margin_loss, "soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("reduction", "int", has_default=True),
+    )),
+    "soft_margin_loss_backward": Overload(soft_margin_loss_backward, kernels.soft_margin_loss_backward, "soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("reduction", "int"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -9797,6 +9853,12 @@ BY_NAME = {
     ),
     "channel_shuffle": (
         OVERLOADS["channel_shuffle"],
+    ),
+    "soft_margin_loss": (
+        OVERLOADS["soft_margin_loss"],
+    ),
+    "soft_margin_loss_backward": (
+        OVERLOADS["soft_margin_loss_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

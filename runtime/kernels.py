@@ -3981,3 +3981,21 @@ def channel_shuffle(self, groups):
                            f"and {groups} groups.")
     blocks = self.reshape(self.shape[:1] + (groups, c // groups) + self.shape[2:])
     return np.ascontiguousarray(np.swapaxes(blocks, 1, 2)).reshape(self.shape)
+
+
+@silent
+def soft_margin_loss(self, target, reduction=_MEAN):
+    """log(1 + exp(-target x)), reduced."""
+    a, b = _binary(self, target)
+    broadcast_shapes(np.shape(a), np.shape(b))
+    return _reduce(_array(np.log1p(np.exp(-a * b)), a.dtype), reduction)
+
+
+@silent
+def soft_margin_loss_backward(grad_output, self, target, reduction):
+    """-target exp(-target x) / (1 + exp(-target x)), over the element count for the mean."""
+    a, b = _binary(self, target)
+    broadcast_shapes(np.shape(a), np.shape(b))
+    norm = (1.0 / a.size if a.size else math.nan) if reduction == _MEAN else 1.0
+    z = np.exp(-a * b)
+    return _array(-b * norm * z / (1 + z) * grad_output, a.dtype)

@@ -105,6 +105,23 @@ def test_errors_as_torch(call) -> None:
     assert _outcome(call, runtime) == _outcome(call, torch)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_soft_margin_loss_layer(reduction: str) -> None:
+    """SoftMarginLoss: torch's repr, value, gradient and node name."""
+    theirs = torch.nn.SoftMarginLoss(reduction=reduction)
+    ours = runtime.nn.SoftMarginLoss(reduction=reduction)
+    assert repr(ours) == repr(theirs)
+    rng = np.random.default_rng(2)
+    data, target = rng.standard_normal((3, 4)), np.sign(rng.standard_normal((3, 4)))
+    x_t, x_r = torch.tensor(data, requires_grad=True), runtime.tensor(data, requires_grad=True)
+    y_t, y_r = theirs(x_t, torch.tensor(target)), ours(x_r, runtime.tensor(target))
+    np.testing.assert_allclose(y_r.detach().numpy(), y_t.detach().numpy(), rtol=1e-12)
+    assert y_r.grad_fn.name() == y_t.grad_fn.name() == "SoftMarginLossBackward0"
+    y_t.sum().backward()
+    y_r.sum().backward()
+    np.testing.assert_allclose(x_r.grad.numpy(), x_t.grad.numpy(), rtol=1e-12)
+
+
 def test_inplace_threshold_value_above_threshold() -> None:
     """threshold_ with a value above the threshold: the gradient follows the input before the
     write (the node keeps a copy, as torch's), not the result."""

@@ -57,6 +57,7 @@ from runtime.nn.loss import (
     NLLLoss,
     SmoothL1Loss,
 )
+from runtime.nn.margin import SoftMarginLoss
 from runtime.nn.module import Module
 from runtime.nn.nonlinear import (
     CELU,
@@ -103,6 +104,7 @@ __all__ = [
     "CELU", "SELU", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink", "Threshold",
     "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "ChannelShuffle",
     "PixelShuffle", "PixelUnshuffle", "Conv3d", "ConvTranspose3d",
+    "SoftMarginLoss",
 ]
 
 

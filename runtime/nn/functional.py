@@ -54,6 +54,7 @@ from runtime.nn.conv import (
     conv_transpose2d,
     conv_transpose3d,
 )
+from runtime.nn.margin import soft_margin_loss
 from runtime.nn.nonlinear import (
     celu,
     hardshrink,
@@ -97,6 +98,7 @@ __all__ = [
     "celu", "hardshrink", "selu", "softshrink", "softsign", "tanhshrink", "threshold",
     "threshold_", "interpolate", "upsample", "upsample_bilinear", "upsample_nearest",
     "channel_shuffle", "pixel_shuffle", "pixel_unshuffle", "conv3d", "conv_transpose3d",
+    "soft_margin_loss",
 ]
 
 
