@@ -249,6 +249,7 @@ __all__ = [
     "pixel_unshuffle",
     "channel_shuffle",
     "soft_margin_loss",
+    "hardswish_backward",
 ]
 
 
@@ -2481,3 +2482,12 @@ def soft_margin_loss(self_p, self_t, target_p, reduction, result):
     result: apply_loss_reduction(soft_margin_loss_backward(self_t, self_p, target_p, 0), reduction)
     """
     return manual.apply_loss_reduction(ops, ops.soft_margin_loss_backward(self_t, self_p, target_p, 0), reduction)
+
+
+def hardswish_backward(grad_output_p, grad_output_t, self_p, self_t, result):
+    """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardswish_backward
+    result: hardswish_backward(grad_output_t, self_p) + where(logical_and(self_p > -3.0, self_p < 3.0), self_t * grad_output_p / 3.0, zeros_like(self_p))
+    """
+    return ops.hardswish_backward(grad_output_t, self_p) + ops.where(ops.logical_and(self_p > -3.0, self_p < 3.0), self_t * grad_output_p / 3.0, manual.zeros_like(ops, self_p))

@@ -249,6 +249,7 @@ __all__ = [
     "ChannelShuffleBackward0",
     "SoftMarginLossBackward0",
     "SoftMarginLossBackwardBackward0",
+    "HardswishBackwardBackward0",
 ]
 
 
@@ -7154,4 +7155,41 @@ class SoftMarginLossBackwardBackward0(Node):
         # self: soft_margin_loss_double_backward(grad * grad_output, self, target, reduction)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.soft_margin_loss_double_backward(ops, grad * grad_output, self_, target, reduction)
+        return grad_inputs
+
+
+class HardswishBackwardBackward0(Node):
+    """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardswish_backward
+    grad_output: hardswish_backward(grad, self)
+    self: where(logical_and(self > -3.0, self < 3.0), grad * grad_output / 3.0, zeros_like(self))
+    """
+
+    __slots__ = ("self_", "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
+        # grad_output: hardswish_backward(grad, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.hardswish_backward(grad, self_)
+        # self: where(logical_and(self > -3.0, self < 3.0), grad * grad_output / 3.0, zeros_like(self))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.where(ops.logical_and(self_ > -3.0, self_ < 3.0), grad * grad_output / 3.0, manual.zeros_like(ops, self_))
         return grad_inputs

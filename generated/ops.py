@@ -82,6 +82,7 @@ from generated.functions import (
     HardshrinkBackwardBackward0,
     HardsigmoidBackward0,
     HardswishBackward0,
+    HardswishBackwardBackward0,
     HardtanhBackward0,
     HardtanhBackwardBackward0,
     HuberLossBackward0,
@@ -352,6 +353,7 @@ __all__ = [
     "hardshrink_backward",
     "hardsigmoid",
     "hardswish",
+    "hardswish_backward",
     "hardtanh",
     "hardtanh_backward",
     "huber_loss",
@@ -7821,6 +7823,26 @@ def soft_margin_loss_backward(grad_output, self_, target, reduction):
         forward_grad.not_implemented("soft_margin_loss_backward")
     return result
 
+
+def hardswish_backward(grad_output, self_):
+    """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardswish_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["hardswish_backward"], (grad_output, self_,))
+    result = recording.wrap(kernels.hardswish_backward(recording.data(grad_output), recording.data(self_)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = HardswishBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.hardswish_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -9162,6 +9184,10 @@ OVERLOADS = {
         Param("target", "Tensor"),
         Param("reduction", "int"),
     )),
+    "hardswish_backward": Overload(hardswish_backward, kernels.hardswish_backward, "hardswish_backward(Tensor grad_output, Tensor self) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -9859,6 +9885,9 @@ BY_NAME = {
     ),
     "soft_margin_loss_backward": (
         OVERLOADS["soft_margin_loss_backward"],
+    ),
+    "hardswish_backward": (
+        OVERLOADS["hardswish_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -3999,3 +3999,12 @@ def soft_margin_loss_backward(grad_output, self, target, reduction):
     norm = (1.0 / a.size if a.size else math.nan) if reduction == _MEAN else 1.0
     z = np.exp(-a * b)
     return _array(-b * norm * z / (1 + z) * grad_output, a.dtype)
+
+
+def hardswish_backward(grad_output, self):
+    """hardswish's slope times grad_output: 0 up to -3, x / 3 + 1/2 strictly inside (-3, 3),
+    1 from 3 on (at -3 and 3 the outer pieces, as torch's kernel takes them)."""
+    _floats_only("hardswish_backward", self)
+    inside = grad_output * (self / 3 + 0.5)
+    return _array(np.where(self <= -3, 0, np.where(self < 3, inside, grad_output)),
+                  grad_output.dtype)
