@@ -4247,4 +4247,540 @@ NODES = {
             "solution": "output",
         },
     },
+    "HardshrinkBackward0": {
+        "entry": "hardshrink",
+        "schema": "hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor",
+        "formulas": (
+            ("self", "hardshrink_backward(grad, self, lambd)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "hardshrink_backward(self_t, self_p, lambd)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "lambd": "value",
+        },
+    },
+    "HardshrinkBackwardBackward0": {
+        "entry": "hardshrink_backward",
+        "schema": "hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor",
+        "formulas": (
+            ("grad_out", "hardshrink_backward(grad, self, lambd)"),
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "where(logical_or(self_p > lambd, self_p < -lambd), grad_out_t, zeros_like(result))", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "lambd": "value",
+        },
+    },
+    "SoftshrinkBackward0": {
+        "entry": "softshrink",
+        "schema": "softshrink(Tensor self, Scalar lambd=0.5) -> Tensor",
+        "formulas": (
+            ("self", "softshrink_backward(grad, self, lambd)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "softshrink_backward(self_t, self_p, lambd)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "lambd": "value",
+        },
+    },
+    "SoftshrinkBackwardBackward0": {
+        "entry": "softshrink_backward",
+        "schema": "softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor",
+        "formulas": (
+            ("grad_output", "softshrink_backward(grad, self, lambd)"),
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "where(logical_or(self_p > lambd, self_p < -lambd), grad_output_t, zeros_like(result))", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "lambd": "value",
+        },
+    },
+    "ThresholdBackward0": {
+        "entry": "threshold",
+        "schema": "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
+        "formulas": (
+            ("self", "threshold_backward(grad, self, threshold)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "threshold_backward(self_t, self_p, threshold)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "threshold": "value",
+        },
+    },
+    "ThresholdBackward1": {
+        "entry": "threshold_",
+        "schema": "threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
+        "formulas": (
+            ("self", "threshold_backward(grad, self, threshold)"),
+        ),
+        "result": (
+            ("result", "threshold_backward(self_t, self_p, threshold)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "threshold": "value",
+        },
+    },
+    "CeluBackward0": {
+        "entry": "celu",
+        "schema": "celu(Tensor self, Scalar alpha=1.0) -> Tensor",
+        "formulas": (
+            ("self", "elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "elu_backward(self_t, alpha, 1, 1.0 / alpha, False, self_p)"),
+        ),
+        "saved": {
+            "alpha": "value",
+            "self_": "tensor",
+        },
+    },
+    "CeluBackward1": {
+        "entry": "celu_",
+        "schema": "celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)",
+        "formulas": (
+            ("self", "elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)"),
+        ),
+        "result": (
+            ("result", "elu_backward(self_t, alpha, 1, 1.0 / alpha, True, result)", ""),
+        ),
+        "saved": {
+            "alpha": "value",
+            "result": "output",
+        },
+    },
+    "EluBackwardBackward0": {
+        "entry": "elu_backward",
+        "schema": "elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor",
+        "formulas": (
+            ("grad_output", "elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)"),
+            ("self_or_result", "elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result)"),
+        ),
+        "result": (
+            ("result", "elu_backward(grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p) + elu_double_backward(self_or_result_t, grad_output_p, alpha, scale, input_scale, is_result, self_or_result_p)", ""),
+        ),
+        "saved": {
+            "alpha": "value",
+            "scale": "value",
+            "input_scale": "value",
+            "is_result": "value",
+            "self_or_result": "tensor",
+            "grad_output": "tensor",
+        },
+    },
+    "UpsampleNearest1DBackward0": {
+        "entry": "upsample_nearest1d",
+        "schema": "upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor",
+        "formulas": (
+            ("self", "upsample_nearest1d_backward(grad, output_size, self.shape, scales)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "scales": "value",
+        },
+    },
+    "UpsampleNearest1DBackwardBackward0": {
+        "entry": "upsample_nearest1d_backward",
+        "schema": "upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "upsample_nearest1d(grad, output_size, scales)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "scales": "value",
+        },
+    },
+    "UpsampleNearestExact1DBackward0": {
+        "entry": "_upsample_nearest_exact1d",
+        "schema": "_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor",
+        "formulas": (
+            ("self", "_upsample_nearest_exact1d_backward(grad, output_size, self.shape, scales)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "scales": "value",
+        },
+    },
+    "UpsampleNearestExact1DBackwardBackward0": {
+        "entry": "_upsample_nearest_exact1d_backward",
+        "schema": "_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "_upsample_nearest_exact1d(grad, output_size, scales)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "scales": "value",
+        },
+    },
+    "UpsampleNearest2DBackward0": {
+        "entry": "upsample_nearest2d",
+        "schema": "upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("self", "upsample_nearest2d_backward(grad, output_size, self.shape, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleNearest2DBackwardBackward0": {
+        "entry": "upsample_nearest2d_backward",
+        "schema": "upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "upsample_nearest2d(grad, output_size, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleNearestExact2DBackward0": {
+        "entry": "_upsample_nearest_exact2d",
+        "schema": "_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("self", "_upsample_nearest_exact2d_backward(grad, output_size, self.shape, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleNearestExact2DBackwardBackward0": {
+        "entry": "_upsample_nearest_exact2d_backward",
+        "schema": "_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "_upsample_nearest_exact2d(grad, output_size, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleNearest3DBackward0": {
+        "entry": "upsample_nearest3d",
+        "schema": "upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("self", "upsample_nearest3d_backward(grad, output_size, self.shape, scales_d, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "scales_d": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleNearest3DBackwardBackward0": {
+        "entry": "upsample_nearest3d_backward",
+        "schema": "upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "upsample_nearest3d(grad, output_size, scales_d, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "scales_d": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleNearestExact3DBackward0": {
+        "entry": "_upsample_nearest_exact3d",
+        "schema": "_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("self", "_upsample_nearest_exact3d_backward(grad, output_size, self.shape, scales_d, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "scales_d": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleNearestExact3DBackwardBackward0": {
+        "entry": "_upsample_nearest_exact3d_backward",
+        "schema": "_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "_upsample_nearest_exact3d(grad, output_size, scales_d, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "scales_d": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleLinear1DBackward0": {
+        "entry": "upsample_linear1d",
+        "schema": "upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor",
+        "formulas": (
+            ("self", "upsample_linear1d_backward(grad, output_size, self.shape, align_corners, scales)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "align_corners": "value",
+            "scales": "value",
+        },
+    },
+    "UpsampleLinear1DBackwardBackward0": {
+        "entry": "upsample_linear1d_backward",
+        "schema": "upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "upsample_linear1d(grad, output_size, align_corners, scales)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "align_corners": "value",
+            "scales": "value",
+        },
+    },
+    "UpsampleBilinear2DBackward0": {
+        "entry": "upsample_bilinear2d",
+        "schema": "upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("self", "upsample_bilinear2d_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleBilinear2DBackwardBackward0": {
+        "entry": "upsample_bilinear2d_backward",
+        "schema": "upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleBicubic2DBackward0": {
+        "entry": "upsample_bicubic2d",
+        "schema": "upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("self", "upsample_bicubic2d_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleBicubic2DBackwardBackward0": {
+        "entry": "upsample_bicubic2d_backward",
+        "schema": "upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "upsample_bicubic2d(grad, output_size, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleTrilinear3DBackward0": {
+        "entry": "upsample_trilinear3d",
+        "schema": "upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("self", "upsample_trilinear3d_backward(grad, output_size, self.shape, align_corners, scales_d, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "align_corners": "value",
+            "scales_d": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleTrilinear3DBackwardBackward0": {
+        "entry": "upsample_trilinear3d_backward",
+        "schema": "upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "upsample_trilinear3d(grad, output_size, align_corners, scales_d, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "align_corners": "value",
+            "scales_d": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "PixelShuffleBackward0": {
+        "entry": "pixel_shuffle",
+        "schema": "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
+        "formulas": (
+            ("self", "pixel_unshuffle(grad, upscale_factor)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "upscale_factor": "value",
+        },
+    },
+    "PixelUnshuffleBackward0": {
+        "entry": "pixel_unshuffle",
+        "schema": "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
+        "formulas": (
+            ("self", "pixel_shuffle(grad, downscale_factor)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "downscale_factor": "value",
+        },
+    },
+    "ChannelShuffleBackward0": {
+        "entry": "channel_shuffle",
+        "schema": "channel_shuffle(Tensor self, SymInt groups) -> Tensor",
+        "formulas": (
+            ("self", "channel_shuffle(grad, grad.shape[1] // groups)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "groups": "value",
+        },
+    },
+    "SoftMarginLossBackward0": {
+        "entry": "soft_margin_loss",
+        "schema": "soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
+        "formulas": (
+            ("self", "soft_margin_loss_backward(grad, self, target, reduction)"),
+        ),
+        "result": (
+            ("result", "apply_loss_reduction(soft_margin_loss_backward(self_t, self_p, target_p, 0), reduction)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "target": "tensor",
+            "reduction": "value",
+        },
+    },
+    "SoftMarginLossBackwardBackward0": {
+        "entry": "soft_margin_loss_backward",
+        "schema": "soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor",
+        "formulas": (
+            ("grad_output", "soft_margin_loss_double_backward_grad_output(grad, grad_output, self, target, reduction)"),
+            ("self", "soft_margin_loss_double_backward(grad * grad_output, self, target, reduction)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "grad_output": "tensor",
+            "self_": "tensor",
+            "target": "tensor",
+            "reduction": "value",
+        },
+    },
+    "HardswishBackwardBackward0": {
+        "entry": "hardswish_backward",
+        "schema": "hardswish_backward(Tensor grad_output, Tensor self) -> Tensor",
+        "formulas": (
+            ("grad_output", "hardswish_backward(grad, self)"),
+            ("self", "where(logical_and(self > -3.0, self < 3.0), grad * grad_output / 3.0, zeros_like(self))"),
+        ),
+        "result": (
+            ("result", "hardswish_backward(grad_output_t, self_p) + where(logical_and(self_p > -3.0, self_p < 3.0), self_t * grad_output_p / 3.0, zeros_like(self_p))", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "grad_output": "tensor",
+        },
+    },
 }

@@ -301,6 +301,40 @@ __all__ = [
     "linalg_cross",
     "linalg_pinv_atol_rtol_tensor",
     "linalg_lstsq",
+    "hardshrink",
+    "hardshrink_backward",
+    "softshrink",
+    "softshrink_backward",
+    "threshold",
+    "threshold_",
+    "celu",
+    "celu_",
+    "elu_backward",
+    "upsample_nearest1d",
+    "upsample_nearest1d_backward",
+    "_upsample_nearest_exact1d",
+    "_upsample_nearest_exact1d_backward",
+    "upsample_nearest2d",
+    "upsample_nearest2d_backward",
+    "_upsample_nearest_exact2d",
+    "_upsample_nearest_exact2d_backward",
+    "upsample_nearest3d",
+    "upsample_nearest3d_backward",
+    "_upsample_nearest_exact3d",
+    "_upsample_nearest_exact3d_backward",
+    "upsample_linear1d",
+    "upsample_linear1d_backward",
+    "upsample_bilinear2d",
+    "upsample_bilinear2d_backward",
+    "upsample_bicubic2d",
+    "upsample_bicubic2d_backward",
+    "upsample_trilinear3d",
+    "upsample_trilinear3d_backward",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
+    "soft_margin_loss",
+    "hardswish_backward",
 ]
 
 
@@ -3073,3 +3107,309 @@ def linalg_lstsq(self_p, self_t, b_p, b_t, rcond, driver, solution, residuals, r
     solution_t = manual.linalg_lstsq_solution_jvp(ops, self_p, b_p, self_t, b_t)
     residuals_t = manual.linalg_lstsq_residuals_jvp(ops, self_p, b_p, self_t, b_t, solution, residuals)
     return solution_t, residuals_t, None, None
+
+
+def hardshrink(self_p, self_t, lambd, result):
+    """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+
+    derivatives.yaml, entry hardshrink
+    result: auto_element_wise, from self: hardshrink_backward(grad, self, lambd)
+    """
+    return ops.hardshrink_backward(self_t, self_p, lambd)
+
+
+def hardshrink_backward(grad_out_p, grad_out_t, self_p, self_t, lambd, result):
+    """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor
+
+    derivatives.yaml, entry hardshrink_backward
+    result: where(logical_or(self_p > lambd, self_p < -lambd), grad_out_t, zeros_like(result))
+    """
+    return ops.where(ops.logical_or(self_p > lambd, self_p < -lambd), grad_out_t, manual.zeros_like(ops, result))
+
+
+def softshrink(self_p, self_t, lambd, result):
+    """softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+
+    derivatives.yaml, entry softshrink
+    result: auto_element_wise, from self: softshrink_backward(grad, self, lambd)
+    """
+    return ops.softshrink_backward(self_t, self_p, lambd)
+
+
+def softshrink_backward(grad_output_p, grad_output_t, self_p, self_t, lambd, result):
+    """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor
+
+    derivatives.yaml, entry softshrink_backward
+    result: where(logical_or(self_p > lambd, self_p < -lambd), grad_output_t, zeros_like(result))
+    """
+    return ops.where(ops.logical_or(self_p > lambd, self_p < -lambd), grad_output_t, manual.zeros_like(ops, result))
+
+
+def threshold(self_p, self_t, threshold, value, result):
+    """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
+
+    derivatives.yaml, entry threshold
+    result: auto_element_wise, from self: threshold_backward(grad, self, threshold)
+    """
+    return ops.threshold_backward(self_t, self_p, threshold)
+
+
+def threshold_(self_p, self_t, threshold, value, result):
+    """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
+
+    derivatives.yaml, entry threshold_
+    result: threshold_backward(self_t, self_p, threshold)
+    """
+    return ops.threshold_backward(self_t, self_p, threshold)
+
+
+def celu(self_p, self_t, alpha, result):
+    """celu(Tensor self, Scalar alpha=1.0) -> Tensor
+
+    derivatives.yaml, entry celu
+    result: auto_element_wise, from self: elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
+    """
+    return ops.elu_backward(self_t, alpha, 1, 1.0 / alpha, False, self_p)
+
+
+def celu_(self_p, self_t, alpha, result):
+    """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)
+
+    derivatives.yaml, entry celu_
+    result: elu_backward(self_t, alpha, 1, 1.0 / alpha, True, result)
+    """
+    return ops.elu_backward(self_t, alpha, 1, 1.0 / alpha, True, result)
+
+
+def elu_backward(grad_output_p, grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p, self_or_result_t, result):
+    """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor
+
+    derivatives.yaml, entry elu_backward
+    result: elu_backward(grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p) + elu_double_backward(self_or_result_t, grad_output_p, alpha, scale, input_scale, is_result, self_or_result_p)
+    """
+    return ops.elu_backward(grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p) + manual.elu_double_backward(ops, self_or_result_t, grad_output_p, alpha, scale, input_scale, is_result, self_or_result_p)
+
+
+def upsample_nearest1d(self_p, self_t, output_size, scales, result):
+    """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest1d
+    result: auto_linear
+    """
+    return ops.upsample_nearest1d(self_t, output_size, scales)
+
+
+def upsample_nearest1d_backward(grad_output_p, grad_output_t, output_size, input_size, scales, result):
+    """upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest1d_backward
+    result: auto_linear
+    """
+    return ops.upsample_nearest1d_backward(grad_output_t, output_size, input_size, scales)
+
+
+def _upsample_nearest_exact1d(self_p, self_t, output_size, scales, result):
+    """_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact1d
+    result: auto_linear
+    """
+    return ops._upsample_nearest_exact1d(self_t, output_size, scales)
+
+
+def _upsample_nearest_exact1d_backward(grad_output_p, grad_output_t, output_size, input_size, scales, result):
+    """_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact1d_backward
+    result: auto_linear
+    """
+    return ops._upsample_nearest_exact1d_backward(grad_output_t, output_size, input_size, scales)
+
+
+def upsample_nearest2d(self_p, self_t, output_size, scales_h, scales_w, result):
+    """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest2d
+    result: auto_linear
+    """
+    return ops.upsample_nearest2d(self_t, output_size, scales_h, scales_w)
+
+
+def upsample_nearest2d_backward(grad_output_p, grad_output_t, output_size, input_size, scales_h, scales_w, result):
+    """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest2d_backward
+    result: auto_linear
+    """
+    return ops.upsample_nearest2d_backward(grad_output_t, output_size, input_size, scales_h, scales_w)
+
+
+def _upsample_nearest_exact2d(self_p, self_t, output_size, scales_h, scales_w, result):
+    """_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact2d
+    result: auto_linear
+    """
+    return ops._upsample_nearest_exact2d(self_t, output_size, scales_h, scales_w)
+
+
+def _upsample_nearest_exact2d_backward(grad_output_p, grad_output_t, output_size, input_size, scales_h, scales_w, result):
+    """_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact2d_backward
+    result: auto_linear
+    """
+    return ops._upsample_nearest_exact2d_backward(grad_output_t, output_size, input_size, scales_h, scales_w)
+
+
+def upsample_nearest3d(self_p, self_t, output_size, scales_d, scales_h, scales_w, result):
+    """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest3d
+    result: auto_linear
+    """
+    return ops.upsample_nearest3d(self_t, output_size, scales_d, scales_h, scales_w)
+
+
+def upsample_nearest3d_backward(grad_output_p, grad_output_t, output_size, input_size, scales_d, scales_h, scales_w, result):
+    """upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest3d_backward
+    result: auto_linear
+    """
+    return ops.upsample_nearest3d_backward(grad_output_t, output_size, input_size, scales_d, scales_h, scales_w)
+
+
+def _upsample_nearest_exact3d(self_p, self_t, output_size, scales_d, scales_h, scales_w, result):
+    """_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact3d
+    result: auto_linear
+    """
+    return ops._upsample_nearest_exact3d(self_t, output_size, scales_d, scales_h, scales_w)
+
+
+def _upsample_nearest_exact3d_backward(grad_output_p, grad_output_t, output_size, input_size, scales_d, scales_h, scales_w, result):
+    """_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact3d_backward
+    result: auto_linear
+    """
+    return ops._upsample_nearest_exact3d_backward(grad_output_t, output_size, input_size, scales_d, scales_h, scales_w)
+
+
+def upsample_linear1d(self_p, self_t, output_size, align_corners, scales, result):
+    """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_linear1d
+    result: auto_linear
+    """
+    return ops.upsample_linear1d(self_t, output_size, align_corners, scales)
+
+
+def upsample_linear1d_backward(grad_output_p, grad_output_t, output_size, input_size, align_corners, scales, result):
+    """upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_linear1d_backward
+    result: auto_linear
+    """
+    return ops.upsample_linear1d_backward(grad_output_t, output_size, input_size, align_corners, scales)
+
+
+def upsample_bilinear2d(self_p, self_t, output_size, align_corners, scales_h, scales_w, result):
+    """upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bilinear2d
+    result: auto_linear
+    """
+    return ops.upsample_bilinear2d(self_t, output_size, align_corners, scales_h, scales_w)
+
+
+def upsample_bilinear2d_backward(grad_output_p, grad_output_t, output_size, input_size, align_corners, scales_h, scales_w, result):
+    """upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bilinear2d_backward
+    result: auto_linear
+    """
+    return ops.upsample_bilinear2d_backward(grad_output_t, output_size, input_size, align_corners, scales_h, scales_w)
+
+
+def upsample_bicubic2d(self_p, self_t, output_size, align_corners, scales_h, scales_w, result):
+    """upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bicubic2d
+    result: auto_linear
+    """
+    return ops.upsample_bicubic2d(self_t, output_size, align_corners, scales_h, scales_w)
+
+
+def upsample_bicubic2d_backward(grad_output_p, grad_output_t, output_size, input_size, align_corners, scales_h, scales_w, result):
+    """upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bicubic2d_backward
+    result: auto_linear
+    """
+    return ops.upsample_bicubic2d_backward(grad_output_t, output_size, input_size, align_corners, scales_h, scales_w)
+
+
+def upsample_trilinear3d(self_p, self_t, output_size, align_corners, scales_d, scales_h, scales_w, result):
+    """upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_trilinear3d
+    result: auto_linear
+    """
+    return ops.upsample_trilinear3d(self_t, output_size, align_corners, scales_d, scales_h, scales_w)
+
+
+def upsample_trilinear3d_backward(grad_output_p, grad_output_t, output_size, input_size, align_corners, scales_d, scales_h, scales_w, result):
+    """upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_trilinear3d_backward
+    result: auto_linear
+    """
+    return ops.upsample_trilinear3d_backward(grad_output_t, output_size, input_size, align_corners, scales_d, scales_h, scales_w)
+
+
+def pixel_shuffle(self_p, self_t, upscale_factor, result):
+    """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
+
+    derivatives.yaml, entry pixel_shuffle
+    result: auto_linear
+    """
+    return ops.pixel_shuffle(self_t, upscale_factor)
+
+
+def pixel_unshuffle(self_p, self_t, downscale_factor, result):
+    """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+
+    derivatives.yaml, entry pixel_unshuffle
+    result: auto_linear
+    """
+    return ops.pixel_unshuffle(self_t, downscale_factor)
+
+
+def channel_shuffle(self_p, self_t, groups, result):
+    """channel_shuffle(Tensor self, SymInt groups) -> Tensor
+
+    derivatives.yaml, entry channel_shuffle
+    result: auto_linear
+    """
+    return ops.channel_shuffle(self_t, groups)
+
+
+def soft_margin_loss(self_p, self_t, target_p, reduction, result):
+    """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+
+    derivatives.yaml, entry soft_margin_loss
+    result: apply_loss_reduction(soft_margin_loss_backward(self_t, self_p, target_p, 0), reduction)
+    """
+    return manual.apply_loss_reduction(ops, ops.soft_margin_loss_backward(self_t, self_p, target_p, 0), reduction)
+
+
+def hardswish_backward(grad_output_p, grad_output_t, self_p, self_t, result):
+    """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardswish_backward
+    result: hardswish_backward(grad_output_t, self_p) + where(logical_and(self_p > -3.0, self_p < 3.0), self_t * grad_output_p / 3.0, zeros_like(self_p))
+    """
+    return ops.hardswish_backward(grad_output_t, self_p) + ops.where(ops.logical_and(self_p > -3.0, self_p < 3.0), self_t * grad_output_p / 3.0, manual.zeros_like(ops, self_p))

@@ -300,6 +300,41 @@ __all__ = [
     "LinalgCrossBackward0",
     "LinalgPinvBackward0",
     "LinalgLstsqBackward0",
+    "HardshrinkBackward0",
+    "HardshrinkBackwardBackward0",
+    "SoftshrinkBackward0",
+    "SoftshrinkBackwardBackward0",
+    "ThresholdBackward0",
+    "ThresholdBackward1",
+    "CeluBackward0",
+    "CeluBackward1",
+    "EluBackwardBackward0",
+    "UpsampleNearest1DBackward0",
+    "UpsampleNearest1DBackwardBackward0",
+    "UpsampleNearestExact1DBackward0",
+    "UpsampleNearestExact1DBackwardBackward0",
+    "UpsampleNearest2DBackward0",
+    "UpsampleNearest2DBackwardBackward0",
+    "UpsampleNearestExact2DBackward0",
+    "UpsampleNearestExact2DBackwardBackward0",
+    "UpsampleNearest3DBackward0",
+    "UpsampleNearest3DBackwardBackward0",
+    "UpsampleNearestExact3DBackward0",
+    "UpsampleNearestExact3DBackwardBackward0",
+    "UpsampleLinear1DBackward0",
+    "UpsampleLinear1DBackwardBackward0",
+    "UpsampleBilinear2DBackward0",
+    "UpsampleBilinear2DBackwardBackward0",
+    "UpsampleBicubic2DBackward0",
+    "UpsampleBicubic2DBackwardBackward0",
+    "UpsampleTrilinear3DBackward0",
+    "UpsampleTrilinear3DBackwardBackward0",
+    "PixelShuffleBackward0",
+    "PixelUnshuffleBackward0",
+    "ChannelShuffleBackward0",
+    "SoftMarginLossBackward0",
+    "SoftMarginLossBackwardBackward0",
+    "HardswishBackwardBackward0",
 ]
 
 
@@ -9028,4 +9063,910 @@ class LinalgLstsqBackward0(Node):
                 grad_inputs[0] = results[0]
             if grad_input_mask[1]:
                 grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class HardshrinkBackward0(Node):
+    """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+
+    derivatives.yaml, entry hardshrink
+    self: hardshrink_backward(grad, self, lambd)
+    """
+
+    __slots__ = ("self_", "_saved_lambd")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        lambd = self._saved_lambd
+        grad_inputs = [None]
+        # self: hardshrink_backward(grad, self, lambd)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.hardshrink_backward(grad, self_, lambd)
+        return grad_inputs
+
+
+class HardshrinkBackwardBackward0(Node):
+    """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor
+
+    derivatives.yaml, entry hardshrink_backward
+    grad_out: hardshrink_backward(grad, self, lambd)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ("self_", "_saved_lambd")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        lambd = self._saved_lambd
+        grad_inputs = [None, None]
+        # grad_out: hardshrink_backward(grad, self, lambd)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.hardshrink_backward(grad, self_, lambd)
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class SoftshrinkBackward0(Node):
+    """softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+
+    derivatives.yaml, entry softshrink
+    self: softshrink_backward(grad, self, lambd)
+    """
+
+    __slots__ = ("self_", "_saved_lambd")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        lambd = self._saved_lambd
+        grad_inputs = [None]
+        # self: softshrink_backward(grad, self, lambd)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.softshrink_backward(grad, self_, lambd)
+        return grad_inputs
+
+
+class SoftshrinkBackwardBackward0(Node):
+    """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor
+
+    derivatives.yaml, entry softshrink_backward
+    grad_output: softshrink_backward(grad, self, lambd)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ("self_", "_saved_lambd")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        lambd = self._saved_lambd
+        grad_inputs = [None, None]
+        # grad_output: softshrink_backward(grad, self, lambd)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.softshrink_backward(grad, self_, lambd)
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class ThresholdBackward0(Node):
+    """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
+
+    derivatives.yaml, entry threshold
+    self: threshold_backward(grad, self, threshold)
+    """
+
+    __slots__ = ("self_", "_saved_threshold")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        threshold = self._saved_threshold
+        grad_inputs = [None]
+        # self: threshold_backward(grad, self, threshold)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.threshold_backward(grad, self_, threshold)
+        return grad_inputs
+
+
+class ThresholdBackward1(Node):
+    """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
+
+    derivatives.yaml, entry threshold_
+    self: threshold_backward(grad, self, threshold)
+    """
+
+    __slots__ = ("self_", "_saved_threshold")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        threshold = self._saved_threshold
+        grad_inputs = [None]
+        # self: threshold_backward(grad, self, threshold)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.threshold_backward(grad, self_, threshold)
+        return grad_inputs
+
+
+class CeluBackward0(Node):
+    """celu(Tensor self, Scalar alpha=1.0) -> Tensor
+
+    derivatives.yaml, entry celu
+    self: elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
+    """
+
+    __slots__ = ("_saved_alpha", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        alpha = self._saved_alpha
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.elu_backward(grad, alpha, 1, 1.0 / alpha, False, self_)
+        return grad_inputs
+
+
+class CeluBackward1(Node):
+    """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)
+
+    derivatives.yaml, entry celu_
+    self: elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)
+    """
+
+    __slots__ = ("_saved_alpha", "result_")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        alpha = self._saved_alpha
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)
+        return grad_inputs
+
+
+class EluBackwardBackward0(Node):
+    """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor
+
+    derivatives.yaml, entry elu_backward
+    grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
+    self_or_result: elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result)
+    """
+
+    __slots__ = ("_saved_alpha", "_saved_scale", "_saved_input_scale", "_saved_is_result", "self_or_result_", "grad_output_")
+
+    @property
+    def _saved_self_or_result(self):
+        return self.self_or_result_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_or_result_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        alpha = self._saved_alpha
+        scale = self._saved_scale
+        input_scale = self._saved_input_scale
+        is_result = self._saved_is_result
+        self_or_result = ops.unpack(self.self_or_result_, self)
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
+        # grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
+        # self_or_result: elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.elu_double_backward(ops, grad, grad_output, alpha, scale, input_scale, is_result, self_or_result)
+        return grad_inputs
+
+
+class UpsampleNearest1DBackward0(Node):
+    """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest1d
+    self: upsample_nearest1d_backward(grad, output_size, self.shape, scales)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_scales")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        scales = self._saved_scales
+        grad_inputs = [None]
+        # self: upsample_nearest1d_backward(grad, output_size, self.shape, scales)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_nearest1d_backward(grad, output_size, self_sym_sizes, scales)
+        return grad_inputs
+
+
+class UpsampleNearest1DBackwardBackward0(Node):
+    """upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest1d_backward
+    grad_output: upsample_nearest1d(grad, output_size, scales)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_scales")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        scales = self._saved_scales
+        grad_inputs = [None]
+        # grad_output: upsample_nearest1d(grad, output_size, scales)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_nearest1d(grad, output_size, scales)
+        return grad_inputs
+
+
+class UpsampleNearestExact1DBackward0(Node):
+    """_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact1d
+    self: _upsample_nearest_exact1d_backward(grad, output_size, self.shape, scales)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_scales")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        scales = self._saved_scales
+        grad_inputs = [None]
+        # self: _upsample_nearest_exact1d_backward(grad, output_size, self.shape, scales)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_nearest_exact1d_backward(grad, output_size, self_sym_sizes, scales)
+        return grad_inputs
+
+
+class UpsampleNearestExact1DBackwardBackward0(Node):
+    """_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact1d_backward
+    grad_output: _upsample_nearest_exact1d(grad, output_size, scales)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_scales")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        scales = self._saved_scales
+        grad_inputs = [None]
+        # grad_output: _upsample_nearest_exact1d(grad, output_size, scales)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_nearest_exact1d(grad, output_size, scales)
+        return grad_inputs
+
+
+class UpsampleNearest2DBackward0(Node):
+    """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest2d
+    self: upsample_nearest2d_backward(grad, output_size, self.shape, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: upsample_nearest2d_backward(grad, output_size, self.shape, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_nearest2d_backward(grad, output_size, self_sym_sizes, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleNearest2DBackwardBackward0(Node):
+    """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest2d_backward
+    grad_output: upsample_nearest2d(grad, output_size, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: upsample_nearest2d(grad, output_size, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_nearest2d(grad, output_size, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleNearestExact2DBackward0(Node):
+    """_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact2d
+    self: _upsample_nearest_exact2d_backward(grad, output_size, self.shape, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: _upsample_nearest_exact2d_backward(grad, output_size, self.shape, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_nearest_exact2d_backward(grad, output_size, self_sym_sizes, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleNearestExact2DBackwardBackward0(Node):
+    """_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact2d_backward
+    grad_output: _upsample_nearest_exact2d(grad, output_size, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: _upsample_nearest_exact2d(grad, output_size, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_nearest_exact2d(grad, output_size, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleNearest3DBackward0(Node):
+    """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest3d
+    self: upsample_nearest3d_backward(grad, output_size, self.shape, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_scales_d", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: upsample_nearest3d_backward(grad, output_size, self.shape, scales_d, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_nearest3d_backward(grad, output_size, self_sym_sizes, scales_d, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleNearest3DBackwardBackward0(Node):
+    """upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest3d_backward
+    grad_output: upsample_nearest3d(grad, output_size, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_scales_d", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: upsample_nearest3d(grad, output_size, scales_d, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_nearest3d(grad, output_size, scales_d, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleNearestExact3DBackward0(Node):
+    """_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact3d
+    self: _upsample_nearest_exact3d_backward(grad, output_size, self.shape, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_scales_d", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: _upsample_nearest_exact3d_backward(grad, output_size, self.shape, scales_d, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_nearest_exact3d_backward(grad, output_size, self_sym_sizes, scales_d, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleNearestExact3DBackwardBackward0(Node):
+    """_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact3d_backward
+    grad_output: _upsample_nearest_exact3d(grad, output_size, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_scales_d", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: _upsample_nearest_exact3d(grad, output_size, scales_d, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_nearest_exact3d(grad, output_size, scales_d, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleLinear1DBackward0(Node):
+    """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_linear1d
+    self: upsample_linear1d_backward(grad, output_size, self.shape, align_corners, scales)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_align_corners", "_saved_scales")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        align_corners = self._saved_align_corners
+        scales = self._saved_scales
+        grad_inputs = [None]
+        # self: upsample_linear1d_backward(grad, output_size, self.shape, align_corners, scales)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_linear1d_backward(grad, output_size, self_sym_sizes, align_corners, scales)
+        return grad_inputs
+
+
+class UpsampleLinear1DBackwardBackward0(Node):
+    """upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_linear1d_backward
+    grad_output: upsample_linear1d(grad, output_size, align_corners, scales)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_align_corners", "_saved_scales")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        align_corners = self._saved_align_corners
+        scales = self._saved_scales
+        grad_inputs = [None]
+        # grad_output: upsample_linear1d(grad, output_size, align_corners, scales)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_linear1d(grad, output_size, align_corners, scales)
+        return grad_inputs
+
+
+class UpsampleBilinear2DBackward0(Node):
+    """upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bilinear2d
+    self: upsample_bilinear2d_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: upsample_bilinear2d_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_bilinear2d_backward(grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleBilinear2DBackwardBackward0(Node):
+    """upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bilinear2d_backward
+    grad_output: upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleBicubic2DBackward0(Node):
+    """upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bicubic2d
+    self: upsample_bicubic2d_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: upsample_bicubic2d_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_bicubic2d_backward(grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleBicubic2DBackwardBackward0(Node):
+    """upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bicubic2d_backward
+    grad_output: upsample_bicubic2d(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: upsample_bicubic2d(grad, output_size, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_bicubic2d(grad, output_size, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleTrilinear3DBackward0(Node):
+    """upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_trilinear3d
+    self: upsample_trilinear3d_backward(grad, output_size, self.shape, align_corners, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_align_corners", "_saved_scales_d", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        align_corners = self._saved_align_corners
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: upsample_trilinear3d_backward(grad, output_size, self.shape, align_corners, scales_d, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_trilinear3d_backward(grad, output_size, self_sym_sizes, align_corners, scales_d, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleTrilinear3DBackwardBackward0(Node):
+    """upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_trilinear3d_backward
+    grad_output: upsample_trilinear3d(grad, output_size, align_corners, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_align_corners", "_saved_scales_d", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        align_corners = self._saved_align_corners
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: upsample_trilinear3d(grad, output_size, align_corners, scales_d, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.upsample_trilinear3d(grad, output_size, align_corners, scales_d, scales_h, scales_w)
+        return grad_inputs
+
+
+class PixelShuffleBackward0(Node):
+    """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
+
+    derivatives.yaml, entry pixel_shuffle
+    self: pixel_unshuffle(grad, upscale_factor)
+    """
+
+    __slots__ = ("_saved_upscale_factor",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        upscale_factor = self._saved_upscale_factor
+        grad_inputs = [None]
+        # self: pixel_unshuffle(grad, upscale_factor)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.pixel_unshuffle(grad, upscale_factor)
+        return grad_inputs
+
+
+class PixelUnshuffleBackward0(Node):
+    """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+
+    derivatives.yaml, entry pixel_unshuffle
+    self: pixel_shuffle(grad, downscale_factor)
+    """
+
+    __slots__ = ("_saved_downscale_factor",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        downscale_factor = self._saved_downscale_factor
+        grad_inputs = [None]
+        # self: pixel_shuffle(grad, downscale_factor)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.pixel_shuffle(grad, downscale_factor)
+        return grad_inputs
+
+
+class ChannelShuffleBackward0(Node):
+    """channel_shuffle(Tensor self, SymInt groups) -> Tensor
+
+    derivatives.yaml, entry channel_shuffle
+    self: channel_shuffle(grad, grad.shape[1] // groups)
+    """
+
+    __slots__ = ("_saved_groups",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        groups = self._saved_groups
+        grad_inputs = [None]
+        # self: channel_shuffle(grad, grad.shape[1] // groups)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.channel_shuffle(grad, grad.shape[1] // groups)
+        return grad_inputs
+
+
+class SoftMarginLossBackward0(Node):
+    """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+
+    derivatives.yaml, entry soft_margin_loss
+    self: soft_margin_loss_backward(grad, self, target, reduction)
+    """
+
+    __slots__ = ("self_", "target_", "_saved_reduction")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        reduction = self._saved_reduction
+        grad_inputs = [None]
+        # self: soft_margin_loss_backward(grad, self, target, reduction)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.soft_margin_loss_backward(grad, self_, target, reduction)
+        return grad_inputs
+
+
+class SoftMarginLossBackwardBackward0(Node):
+    """soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
+
+    derivatives.yaml, entry soft_margin_loss_backward
+    grad_output: soft_margin_loss_double_backward_grad_output(grad, grad_output, self, target, reduction)
+    self: soft_margin_loss_double_backward(grad * grad_output, self, target, reduction)
+    """
+
+    __slots__ = ("grad_output_", "self_", "target_", "_saved_reduction")
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    def release_variables(self):
+        self.grad_output_.reset_data()
+        self.self_.reset_data()
+        self.target_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_output = ops.unpack(self.grad_output_, self)
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        reduction = self._saved_reduction
+        grad_inputs = [None, None]
+        # grad_output: soft_margin_loss_double_backward_grad_output(grad, grad_output, self, target, reduction)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.soft_margin_loss_double_backward_grad_output(ops, grad, grad_output, self_, target, reduction)
+        # self: soft_margin_loss_double_backward(grad * grad_output, self, target, reduction)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.soft_margin_loss_double_backward(ops, grad * grad_output, self_, target, reduction)
+        return grad_inputs
+
+
+class HardswishBackwardBackward0(Node):
+    """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardswish_backward
+    grad_output: hardswish_backward(grad, self)
+    self: where(logical_and(self > -3.0, self < 3.0), grad * grad_output / 3.0, zeros_like(self))
+    """
+
+    __slots__ = ("self_", "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
+        # grad_output: hardswish_backward(grad, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.hardswish_backward(grad, self_)
+        # self: where(logical_and(self > -3.0, self < 3.0), grad * grad_output / 3.0, zeros_like(self))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.where(ops.logical_and(self_ > -3.0, self_ < 3.0), grad * grad_output / 3.0, manual.zeros_like(ops, self_))
         return grad_inputs

@@ -46,6 +46,9 @@ from generated.functions import (
     BmmBackward0,
     CatBackward0,
     CeilBackward0,
+    CeluBackward0,
+    CeluBackward1,
+    ChannelShuffleBackward0,
     CholeskySolveBackward0,
     ClampBackward0,
     ClampBackward1,
@@ -77,6 +80,7 @@ from generated.functions import (
     DotBackward0,
     EluBackward0,
     EluBackward1,
+    EluBackwardBackward0,
     EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0,
     ErfBackward0,
@@ -101,8 +105,11 @@ from generated.functions import (
     GeluBackward0,
     GeluBackwardBackward0,
     GluBackward0,
+    HardshrinkBackward0,
+    HardshrinkBackwardBackward0,
     HardsigmoidBackward0,
     HardswishBackward0,
+    HardswishBackwardBackward0,
     HardtanhBackward0,
     HardtanhBackwardBackward0,
     HuberLossBackward0,
@@ -192,6 +199,8 @@ from generated.functions import (
     NormBackward0,
     NormBackward1,
     PermuteBackward0,
+    PixelShuffleBackward0,
+    PixelUnshuffleBackward0,
     PolygammaBackward0,
     PowBackward0,
     PowBackward1,
@@ -243,10 +252,14 @@ from generated.functions import (
     SliceScatterBackward0,
     SmoothL1LossBackward0,
     SmoothL1LossBackwardBackward0,
+    SoftMarginLossBackward0,
+    SoftMarginLossBackwardBackward0,
     SoftmaxBackward0,
     SoftmaxBackwardDataBackward0,
     SoftplusBackward0,
     SoftplusBackwardBackward0,
+    SoftshrinkBackward0,
+    SoftshrinkBackwardBackward0,
     SortBackward0,
     SortBackward1,
     SpecialEntrBackward0,
@@ -275,6 +288,8 @@ from generated.functions import (
     TanhBackwardBackward0,
     TBackward0,
     TBackward1,
+    ThresholdBackward0,
+    ThresholdBackward1,
     ThresholdBackwardBackward0,
     ToCopyBackward0,
     TopkBackward0,
@@ -293,6 +308,26 @@ from generated.functions import (
     UnsafeViewBackward0,
     UnsqueezeBackward0,
     UnsqueezeBackward1,
+    UpsampleBicubic2DBackward0,
+    UpsampleBicubic2DBackwardBackward0,
+    UpsampleBilinear2DBackward0,
+    UpsampleBilinear2DBackwardBackward0,
+    UpsampleLinear1DBackward0,
+    UpsampleLinear1DBackwardBackward0,
+    UpsampleNearest1DBackward0,
+    UpsampleNearest1DBackwardBackward0,
+    UpsampleNearest2DBackward0,
+    UpsampleNearest2DBackwardBackward0,
+    UpsampleNearest3DBackward0,
+    UpsampleNearest3DBackwardBackward0,
+    UpsampleNearestExact1DBackward0,
+    UpsampleNearestExact1DBackwardBackward0,
+    UpsampleNearestExact2DBackward0,
+    UpsampleNearestExact2DBackwardBackward0,
+    UpsampleNearestExact3DBackward0,
+    UpsampleNearestExact3DBackwardBackward0,
+    UpsampleTrilinear3DBackward0,
+    UpsampleTrilinear3DBackwardBackward0,
     VarBackward0,
     VarMeanBackward0,
     VdotBackward0,
@@ -325,6 +360,12 @@ __all__ = [
     "_softmax_backward_data",
     "_to_copy",
     "_unsafe_view",
+    "_upsample_nearest_exact1d",
+    "_upsample_nearest_exact1d_backward",
+    "_upsample_nearest_exact2d",
+    "_upsample_nearest_exact2d_backward",
+    "_upsample_nearest_exact3d",
+    "_upsample_nearest_exact3d_backward",
     "abs",
     "abs_",
     "acos",
@@ -368,6 +409,9 @@ __all__ = [
     "cat",
     "ceil",
     "ceil_",
+    "celu",
+    "celu_",
+    "channel_shuffle",
     "cholesky_solve",
     "clamp",
     "clamp_",
@@ -400,6 +444,7 @@ __all__ = [
     "dot",
     "elu",
     "elu_",
+    "elu_backward",
     "embedding",
     "embedding_dense_backward",
     "eq",
@@ -432,8 +477,11 @@ __all__ = [
     "gelu_backward",
     "glu",
     "gt",
+    "hardshrink",
+    "hardshrink_backward",
     "hardsigmoid",
     "hardswish",
+    "hardswish_backward",
     "hardtanh",
     "hardtanh_backward",
     "huber_loss",
@@ -516,6 +564,8 @@ __all__ = [
     "nll_loss_forward",
     "nonzero",
     "permute",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "polygamma",
     "pow",
     "prod",
@@ -568,8 +618,12 @@ __all__ = [
     "slice_scatter",
     "smooth_l1_loss",
     "smooth_l1_loss_backward",
+    "soft_margin_loss",
+    "soft_margin_loss_backward",
     "softplus",
     "softplus_backward",
+    "softshrink",
+    "softshrink_backward",
     "sort",
     "special_entr",
     "special_erfcx",
@@ -592,6 +646,8 @@ __all__ = [
     "tanh",
     "tanh_",
     "tanh_backward",
+    "threshold",
+    "threshold_",
     "threshold_backward",
     "topk",
     "trace",
@@ -606,6 +662,20 @@ __all__ = [
     "unsafe_split",
     "unsafe_split_with_sizes",
     "unsqueeze",
+    "upsample_bicubic2d",
+    "upsample_bicubic2d_backward",
+    "upsample_bilinear2d",
+    "upsample_bilinear2d_backward",
+    "upsample_linear1d",
+    "upsample_linear1d_backward",
+    "upsample_nearest1d",
+    "upsample_nearest1d_backward",
+    "upsample_nearest2d",
+    "upsample_nearest2d_backward",
+    "upsample_nearest3d",
+    "upsample_nearest3d_backward",
+    "upsample_trilinear3d",
+    "upsample_trilinear3d_backward",
     "vdot",
     "view",
     "where",
@@ -9831,6 +9901,790 @@ def linalg_lstsq(self_, b, rcond=None, *, driver=None):
         grad_fn.solution_ = SavedVariable(solution, True)
     return _linalg_lstsq_return(solution, residuals, rank, singular_values)
 
+
+def hardshrink(self_, lambd=0.5):
+    """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+
+    derivatives.yaml, entry hardshrink
+    """
+    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
+        self_, lambd = _dispatch.check_arguments(OVERLOADS["hardshrink"], (self_, lambd,))
+    result = recording.wrap(kernels.hardshrink(recording.data(self_), lambd))
+    if recording.compute_requires_grad(self_):
+        grad_fn = HardshrinkBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_lambd = lambd
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.hardshrink(self_, forward_grad.tangent(self_), lambd, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def hardshrink_backward(grad_out, self_, lambd):
+    """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor
+
+    derivatives.yaml, entry hardshrink_backward
+    """
+    if not isinstance(grad_out, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
+        grad_out, self_, lambd = _dispatch.check_arguments(OVERLOADS["hardshrink_backward"], (grad_out, self_, lambd,))
+    result = recording.wrap(kernels.hardshrink_backward(recording.data(grad_out), recording.data(self_), lambd))
+    if recording.compute_requires_grad(grad_out, self_):
+        grad_fn = HardshrinkBackwardBackward0(recording.collect_next_edges(grad_out, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_lambd = lambd
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_out, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.hardshrink_backward(grad_out, forward_grad.tangent(grad_out), self_, forward_grad.tangent(self_), lambd, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def softshrink(self_, lambd=0.5):
+    """softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+
+    derivatives.yaml, entry softshrink
+    """
+    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
+        self_, lambd = _dispatch.check_arguments(OVERLOADS["softshrink"], (self_, lambd,))
+    result = recording.wrap(kernels.softshrink(recording.data(self_), lambd))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SoftshrinkBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_lambd = lambd
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.softshrink(self_, forward_grad.tangent(self_), lambd, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def softshrink_backward(grad_output, self_, lambd):
+    """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor
+
+    derivatives.yaml, entry softshrink_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
+        grad_output, self_, lambd = _dispatch.check_arguments(OVERLOADS["softshrink_backward"], (grad_output, self_, lambd,))
+    result = recording.wrap(kernels.softshrink_backward(recording.data(grad_output), recording.data(self_), lambd))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = SoftshrinkBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_lambd = lambd
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.softshrink_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), lambd, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def threshold(self_, threshold, value):
+    """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
+
+    derivatives.yaml, entry threshold
+    """
+    if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER):
+        self_, threshold, value = _dispatch.check_arguments(OVERLOADS["threshold"], (self_, threshold, value,))
+    result = recording.wrap(kernels.threshold(recording.data(self_), threshold, value))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ThresholdBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_threshold = threshold
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.threshold(self_, forward_grad.tangent(self_), threshold, value, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def threshold_(self_, threshold, value):
+    """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
+
+    derivatives.yaml, entry threshold_
+    """
+    if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER):
+        self_, threshold, value = _dispatch.check_arguments(OVERLOADS["threshold_"], (self_, threshold, value,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ThresholdBackward1(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_threshold = threshold
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.threshold_(recording.data(self_), threshold, value))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.threshold_(original_self, forward_grad.tangent(self_), threshold, value, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def celu(self_, alpha=1.0):
+    """celu(Tensor self, Scalar alpha=1.0) -> Tensor
+
+    derivatives.yaml, entry celu
+    """
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER):
+        self_, alpha = _dispatch.check_arguments(OVERLOADS["celu"], (self_, alpha,))
+    result = recording.wrap(kernels.celu(recording.data(self_), alpha))
+    if recording.compute_requires_grad(self_):
+        grad_fn = CeluBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_alpha = alpha
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.celu(self_, forward_grad.tangent(self_), alpha, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def celu_(self_, alpha=1.0):
+    """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)
+
+    derivatives.yaml, entry celu_
+    """
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER):
+        self_, alpha = _dispatch.check_arguments(OVERLOADS["celu_"], (self_, alpha,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CeluBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_alpha = alpha
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.celu_(recording.data(self_), alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.celu_(original_self, forward_grad.tangent(self_), alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor
+
+    derivatives.yaml, entry elu_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or not isinstance(self_or_result, Tensor):
+        grad_output, alpha, scale, input_scale, self_or_result = _dispatch.check_arguments(OVERLOADS["elu_backward"], (grad_output, alpha, scale, input_scale, self_or_result,))
+    result = recording.wrap(kernels.elu_backward(recording.data(grad_output), alpha, scale, input_scale, is_result, recording.data(self_or_result)))
+    if recording.compute_requires_grad(grad_output, self_or_result):
+        grad_fn = EluBackwardBackward0(recording.collect_next_edges(grad_output, self_or_result))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_scale = scale
+        grad_fn._saved_input_scale = input_scale
+        grad_fn._saved_is_result = is_result
+        grad_fn.self_or_result_ = SavedVariable(self_or_result, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_or_result):
+        with forward_grad.computing_tangents():
+            tangent = forward.elu_backward(grad_output, forward_grad.tangent(grad_output), alpha, scale, input_scale, is_result, self_or_result, forward_grad.tangent(self_or_result), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_nearest1d(self_, output_size, scales=None):
+    """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest1d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
+        self_, scales = _dispatch.check_arguments(OVERLOADS["upsample_nearest1d"], (self_, scales,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.upsample_nearest1d(recording.data(self_), output_size, scales))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleNearest1DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_scales = scales
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_nearest1d(self_, forward_grad.tangent(self_), output_size, scales, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_nearest1d_backward(grad_output, output_size, input_size, scales=None):
+    """upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest1d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
+        grad_output, scales = _dispatch.check_arguments(OVERLOADS["upsample_nearest1d_backward"], (grad_output, scales,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels.upsample_nearest1d_backward(recording.data(grad_output), output_size, input_size, scales))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleNearest1DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales = scales
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_nearest1d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, scales, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_nearest_exact1d(self_, output_size, scales=None):
+    """_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact1d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
+        self_, scales = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact1d"], (self_, scales,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._upsample_nearest_exact1d(recording.data(self_), output_size, scales))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleNearestExact1DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_scales = scales
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_nearest_exact1d(self_, forward_grad.tangent(self_), output_size, scales, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales=None):
+    """_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact1d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
+        grad_output, scales = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact1d_backward"], (grad_output, scales,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels._upsample_nearest_exact1d_backward(recording.data(grad_output), output_size, input_size, scales))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleNearestExact1DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales = scales
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_nearest_exact1d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, scales, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_nearest2d(self_, output_size, scales_h=None, scales_w=None):
+    """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest2d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest2d"], (self_, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.upsample_nearest2d(recording.data(self_), output_size, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleNearest2DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_nearest2d(self_, forward_grad.tangent(self_), output_size, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
+    """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest2d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest2d_backward"], (grad_output, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels.upsample_nearest2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleNearest2DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_nearest2d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_nearest_exact2d(self_, output_size, scales_h=None, scales_w=None):
+    """_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact2d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact2d"], (self_, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._upsample_nearest_exact2d(recording.data(self_), output_size, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleNearestExact2DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_nearest_exact2d(self_, forward_grad.tangent(self_), output_size, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_nearest_exact2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
+    """_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact2d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact2d_backward"], (grad_output, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels._upsample_nearest_exact2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleNearestExact2DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_nearest_exact2d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_nearest3d(self_, output_size, scales_d=None, scales_h=None, scales_w=None):
+    """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest3d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest3d"], (self_, scales_d, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.upsample_nearest3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleNearest3DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_nearest3d(self_, forward_grad.tangent(self_), output_size, scales_d, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_nearest3d_backward(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None):
+    """upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_nearest3d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels.upsample_nearest3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleNearest3DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_nearest3d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, scales_d, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_nearest_exact3d(self_, output_size, scales_d=None, scales_h=None, scales_w=None):
+    """_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact3d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact3d"], (self_, scales_d, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._upsample_nearest_exact3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleNearestExact3DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_nearest_exact3d(self_, forward_grad.tangent(self_), output_size, scales_d, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_nearest_exact3d_backward(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None):
+    """_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_nearest_exact3d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels._upsample_nearest_exact3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleNearestExact3DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_nearest_exact3d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, scales_d, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_linear1d(self_, output_size, align_corners, scales=None):
+    """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_linear1d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
+        self_, scales = _dispatch.check_arguments(OVERLOADS["upsample_linear1d"], (self_, scales,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.upsample_linear1d(recording.data(self_), output_size, align_corners, scales))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleLinear1DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales = scales
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_linear1d(self_, forward_grad.tangent(self_), output_size, align_corners, scales, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_linear1d_backward(grad_output, output_size, input_size, align_corners, scales=None):
+    """upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor
+
+    derivatives.yaml, entry upsample_linear1d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
+        grad_output, scales = _dispatch.check_arguments(OVERLOADS["upsample_linear1d_backward"], (grad_output, scales,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels.upsample_linear1d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleLinear1DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales = scales
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_linear1d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, align_corners, scales, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_bilinear2d(self_, output_size, align_corners, scales_h=None, scales_w=None):
+    """upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bilinear2d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bilinear2d"], (self_, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.upsample_bilinear2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleBilinear2DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_bilinear2d(self_, forward_grad.tangent(self_), output_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
+    """upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bilinear2d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bilinear2d_backward"], (grad_output, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels.upsample_bilinear2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleBilinear2DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_bilinear2d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_bicubic2d(self_, output_size, align_corners, scales_h=None, scales_w=None):
+    """upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bicubic2d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bicubic2d"], (self_, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.upsample_bicubic2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleBicubic2DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_bicubic2d(self_, forward_grad.tangent(self_), output_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_bicubic2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
+    """upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_bicubic2d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bicubic2d_backward"], (grad_output, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels.upsample_bicubic2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleBicubic2DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_bicubic2d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_trilinear3d(self_, output_size, align_corners, scales_d=None, scales_h=None, scales_w=None):
+    """upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_trilinear3d
+    """
+    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_trilinear3d"], (self_, scales_d, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.upsample_trilinear3d(recording.data(self_), output_size, align_corners, scales_d, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleTrilinear3DBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_trilinear3d(self_, forward_grad.tangent(self_), output_size, align_corners, scales_d, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def upsample_trilinear3d_backward(grad_output, output_size, input_size, align_corners, scales_d=None, scales_h=None, scales_w=None):
+    """upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry upsample_trilinear3d_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
+        grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_trilinear3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels.upsample_trilinear3d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_d, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleTrilinear3DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.upsample_trilinear3d_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, align_corners, scales_d, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def pixel_shuffle(self_, upscale_factor):
+    """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
+
+    derivatives.yaml, entry pixel_shuffle
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["pixel_shuffle"], (self_,))
+    result = recording.wrap(kernels.pixel_shuffle(recording.data(self_), upscale_factor))
+    if recording.compute_requires_grad(self_):
+        grad_fn = PixelShuffleBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_upscale_factor = upscale_factor
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.pixel_shuffle(self_, forward_grad.tangent(self_), upscale_factor, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def pixel_unshuffle(self_, downscale_factor):
+    """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+
+    derivatives.yaml, entry pixel_unshuffle
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["pixel_unshuffle"], (self_,))
+    result = recording.wrap(kernels.pixel_unshuffle(recording.data(self_), downscale_factor))
+    if recording.compute_requires_grad(self_):
+        grad_fn = PixelUnshuffleBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_downscale_factor = downscale_factor
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.pixel_unshuffle(self_, forward_grad.tangent(self_), downscale_factor, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def channel_shuffle(self_, groups):
+    """channel_shuffle(Tensor self, SymInt groups) -> Tensor
+
+    derivatives.yaml, entry channel_shuffle
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["channel_shuffle"], (self_,))
+    result = recording.wrap(kernels.channel_shuffle(recording.data(self_), groups))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ChannelShuffleBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_groups = groups
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.channel_shuffle(self_, forward_grad.tangent(self_), groups, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def soft_margin_loss(self_, target, reduction=1):
+    """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+
+    derivatives.yaml, entry soft_margin_loss
+    """
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
+        self_, target = _dispatch.check_arguments(OVERLOADS["soft_margin_loss"], (self_, target,))
+    result = recording.wrap(kernels.soft_margin_loss(recording.data(self_), recording.data(target), reduction))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SoftMarginLossBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.soft_margin_loss(self_, forward_grad.tangent(self_), target, reduction, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def soft_margin_loss_backward(grad_output, self_, target, reduction):
+    """soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
+
+    derivatives.yaml, entry soft_margin_loss_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
+        grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["soft_margin_loss_backward"], (grad_output, self_, target,))
+    result = recording.wrap(kernels.soft_margin_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = SoftMarginLossBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        forward_grad.not_implemented("soft_margin_loss_backward")
+    return result
+
+
+def hardswish_backward(grad_output, self_):
+    """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry hardswish_backward
+    """
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
+        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["hardswish_backward"], (grad_output, self_,))
+    result = recording.wrap(kernels.hardswish_backward(recording.data(grad_output), recording.data(self_)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = HardswishBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.hardswish_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -11378,6 +12232,215 @@ OVERLOADS = {
         Param("rcond", "float?", has_default=True),
         Param("driver", "str?", has_default=True, keyword_only=True),
     )),
+    "hardshrink": Overload(hardshrink, kernels.hardshrink, "hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("lambd", "Scalar", has_default=True),
+    )),
+    "hardshrink_backward": Overload(hardshrink_backward, kernels.hardshrink_backward, "hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor", (
+        Param("grad_out", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("lambd", "Scalar"),
+    )),
+    "softshrink": Overload(softshrink, kernels.softshrink, "softshrink(Tensor self, Scalar lambd=0.5) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("lambd", "Scalar", has_default=True),
+    )),
+    "softshrink_backward": Overload(softshrink_backward, kernels.softshrink_backward, "softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("lambd", "Scalar"),
+    )),
+    "threshold": Overload(threshold, kernels.threshold, "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("threshold", "Scalar"),
+        Param("value", "Scalar"),
+    )),
+    "threshold_": Overload(threshold_, kernels.threshold_, "threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("threshold", "Scalar"),
+        Param("value", "Scalar"),
+    )),
+    "celu": Overload(celu, kernels.celu, "celu(Tensor self, Scalar alpha=1.0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("alpha", "Scalar", has_default=True),
+    )),
+    "celu_": Overload(celu_, kernels.celu_, "celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("alpha", "Scalar", has_default=True),
+    )),
+    "elu_backward": Overload(elu_backward, kernels.elu_backward, "elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("alpha", "Scalar"),
+        Param("scale", "Scalar"),
+        Param("input_scale", "Scalar"),
+        Param("is_result", "bool"),
+        Param("self_or_result", "Tensor"),
+    )),
+    "upsample_nearest1d": Overload(upsample_nearest1d, kernels.upsample_nearest1d, "upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[1]"),
+        Param("scales", "float?", has_default=True),
+    )),
+    "upsample_nearest1d_backward": Overload(upsample_nearest1d_backward, kernels.upsample_nearest1d_backward, "upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[1]"),
+        Param("input_size", "int[3]"),
+        Param("scales", "float?", has_default=True),
+    )),
+    "_upsample_nearest_exact1d": Overload(_upsample_nearest_exact1d, kernels._upsample_nearest_exact1d, "_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[1]"),
+        Param("scales", "float?", has_default=True),
+    )),
+    "_upsample_nearest_exact1d_backward": Overload(_upsample_nearest_exact1d_backward, kernels._upsample_nearest_exact1d_backward, "_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[1]"),
+        Param("input_size", "int[3]"),
+        Param("scales", "float?", has_default=True),
+    )),
+    "upsample_nearest2d": Overload(upsample_nearest2d, kernels.upsample_nearest2d, "upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_nearest2d_backward": Overload(upsample_nearest2d_backward, kernels.upsample_nearest2d_backward, "upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("input_size", "int[4]"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_nearest_exact2d": Overload(_upsample_nearest_exact2d, kernels._upsample_nearest_exact2d, "_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_nearest_exact2d_backward": Overload(_upsample_nearest_exact2d_backward, kernels._upsample_nearest_exact2d_backward, "_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("input_size", "int[4]"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_nearest3d": Overload(upsample_nearest3d, kernels.upsample_nearest3d, "upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[3]"),
+        Param("scales_d", "float?", has_default=True),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_nearest3d_backward": Overload(upsample_nearest3d_backward, kernels.upsample_nearest3d_backward, "upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[3]"),
+        Param("input_size", "int[5]"),
+        Param("scales_d", "float?", has_default=True),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_nearest_exact3d": Overload(_upsample_nearest_exact3d, kernels._upsample_nearest_exact3d, "_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[3]"),
+        Param("scales_d", "float?", has_default=True),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_nearest_exact3d_backward": Overload(_upsample_nearest_exact3d_backward, kernels._upsample_nearest_exact3d_backward, "_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[3]"),
+        Param("input_size", "int[5]"),
+        Param("scales_d", "float?", has_default=True),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_linear1d": Overload(upsample_linear1d, kernels.upsample_linear1d, "upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[1]"),
+        Param("align_corners", "bool"),
+        Param("scales", "float?", has_default=True),
+    )),
+    "upsample_linear1d_backward": Overload(upsample_linear1d_backward, kernels.upsample_linear1d_backward, "upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[1]"),
+        Param("input_size", "int[3]"),
+        Param("align_corners", "bool"),
+        Param("scales", "float?", has_default=True),
+    )),
+    "upsample_bilinear2d": Overload(upsample_bilinear2d, kernels.upsample_bilinear2d, "upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_bilinear2d_backward": Overload(upsample_bilinear2d_backward, kernels.upsample_bilinear2d_backward, "upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("input_size", "int[4]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_bicubic2d": Overload(upsample_bicubic2d, kernels.upsample_bicubic2d, "upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_bicubic2d_backward": Overload(upsample_bicubic2d_backward, kernels.upsample_bicubic2d_backward, "upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("input_size", "int[4]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_trilinear3d": Overload(upsample_trilinear3d, kernels.upsample_trilinear3d, "upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[3]"),
+        Param("align_corners", "bool"),
+        Param("scales_d", "float?", has_default=True),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "upsample_trilinear3d_backward": Overload(upsample_trilinear3d_backward, kernels.upsample_trilinear3d_backward, "upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[3]"),
+        Param("input_size", "int[5]"),
+        Param("align_corners", "bool"),
+        Param("scales_d", "float?", has_default=True),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "pixel_shuffle": Overload(pixel_shuffle, kernels.pixel_shuffle, "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("upscale_factor", "int"),
+    )),
+    "pixel_unshuffle": Overload(pixel_unshuffle, kernels.pixel_unshuffle, "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("downscale_factor", "int"),
+    )),
+    "channel_shuffle": Overload(channel_shuffle, kernels.channel_shuffle, "channel_shuffle(Tensor self, SymInt groups) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("groups", "int"),
+    )),
+    "soft_margin_loss": Overload(soft_margin_loss, kernels.soft_margin_loss, "soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("reduction", "int", has_default=True),
+    )),
+    "soft_margin_loss_backward": Overload(soft_margin_loss_backward, kernels.soft_margin_loss_backward, "soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("reduction", "int"),
+    )),
+    "hardswish_backward": Overload(hardswish_backward, kernels.hardswish_backward, "hardswish_backward(Tensor grad_output, Tensor self) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -12235,6 +13298,111 @@ BY_NAME = {
     ),
     "linalg_lstsq": (
         OVERLOADS["linalg_lstsq"],
+    ),
+    "hardshrink": (
+        OVERLOADS["hardshrink"],
+    ),
+    "hardshrink_backward": (
+        OVERLOADS["hardshrink_backward"],
+    ),
+    "softshrink": (
+        OVERLOADS["softshrink"],
+    ),
+    "softshrink_backward": (
+        OVERLOADS["softshrink_backward"],
+    ),
+    "threshold": (
+        OVERLOADS["threshold"],
+    ),
+    "threshold_": (
+        OVERLOADS["threshold_"],
+    ),
+    "celu": (
+        OVERLOADS["celu"],
+    ),
+    "celu_": (
+        OVERLOADS["celu_"],
+    ),
+    "elu_backward": (
+        OVERLOADS["elu_backward"],
+    ),
+    "upsample_nearest1d": (
+        OVERLOADS["upsample_nearest1d"],
+    ),
+    "upsample_nearest1d_backward": (
+        OVERLOADS["upsample_nearest1d_backward"],
+    ),
+    "_upsample_nearest_exact1d": (
+        OVERLOADS["_upsample_nearest_exact1d"],
+    ),
+    "_upsample_nearest_exact1d_backward": (
+        OVERLOADS["_upsample_nearest_exact1d_backward"],
+    ),
+    "upsample_nearest2d": (
+        OVERLOADS["upsample_nearest2d"],
+    ),
+    "upsample_nearest2d_backward": (
+        OVERLOADS["upsample_nearest2d_backward"],
+    ),
+    "_upsample_nearest_exact2d": (
+        OVERLOADS["_upsample_nearest_exact2d"],
+    ),
+    "_upsample_nearest_exact2d_backward": (
+        OVERLOADS["_upsample_nearest_exact2d_backward"],
+    ),
+    "upsample_nearest3d": (
+        OVERLOADS["upsample_nearest3d"],
+    ),
+    "upsample_nearest3d_backward": (
+        OVERLOADS["upsample_nearest3d_backward"],
+    ),
+    "_upsample_nearest_exact3d": (
+        OVERLOADS["_upsample_nearest_exact3d"],
+    ),
+    "_upsample_nearest_exact3d_backward": (
+        OVERLOADS["_upsample_nearest_exact3d_backward"],
+    ),
+    "upsample_linear1d": (
+        OVERLOADS["upsample_linear1d"],
+    ),
+    "upsample_linear1d_backward": (
+        OVERLOADS["upsample_linear1d_backward"],
+    ),
+    "upsample_bilinear2d": (
+        OVERLOADS["upsample_bilinear2d"],
+    ),
+    "upsample_bilinear2d_backward": (
+        OVERLOADS["upsample_bilinear2d_backward"],
+    ),
+    "upsample_bicubic2d": (
+        OVERLOADS["upsample_bicubic2d"],
+    ),
+    "upsample_bicubic2d_backward": (
+        OVERLOADS["upsample_bicubic2d_backward"],
+    ),
+    "upsample_trilinear3d": (
+        OVERLOADS["upsample_trilinear3d"],
+    ),
+    "upsample_trilinear3d_backward": (
+        OVERLOADS["upsample_trilinear3d_backward"],
+    ),
+    "pixel_shuffle": (
+        OVERLOADS["pixel_shuffle"],
+    ),
+    "pixel_unshuffle": (
+        OVERLOADS["pixel_unshuffle"],
+    ),
+    "channel_shuffle": (
+        OVERLOADS["channel_shuffle"],
+    ),
+    "soft_margin_loss": (
+        OVERLOADS["soft_margin_loss"],
+    ),
+    "soft_margin_loss_backward": (
+        OVERLOADS["soft_margin_loss_backward"],
+    ),
+    "hardswish_backward": (
+        OVERLOADS["hardswish_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

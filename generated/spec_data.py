@@ -1028,4 +1028,114 @@ FORMULAS = {
         0: "self: linalg_lstsq_backward(grads[0], grads[1], self, b, solution, grad_input_mask)",
         1: "b: linalg_lstsq_backward(grads[0], grads[1], self, b, solution, grad_input_mask)",
     },
+    "HardshrinkBackward0": {
+        0: "self: hardshrink_backward(grad, self, lambd)",
+    },
+    "HardshrinkBackwardBackward0": {
+        0: "grad_out: hardshrink_backward(grad, self, lambd)",
+        1: "self: zeros_like(grad)",
+    },
+    "SoftshrinkBackward0": {
+        0: "self: softshrink_backward(grad, self, lambd)",
+    },
+    "SoftshrinkBackwardBackward0": {
+        0: "grad_output: softshrink_backward(grad, self, lambd)",
+        1: "self: zeros_like(grad)",
+    },
+    "ThresholdBackward0": {
+        0: "self: threshold_backward(grad, self, threshold)",
+    },
+    "ThresholdBackward1": {
+        0: "self: threshold_backward(grad, self, threshold)",
+    },
+    "CeluBackward0": {
+        0: "self: elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)",
+    },
+    "CeluBackward1": {
+        0: "self: elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)",
+    },
+    "EluBackwardBackward0": {
+        0: "grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)",
+        1: "self_or_result: elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result)",
+    },
+    "UpsampleNearest1DBackward0": {
+        0: "self: upsample_nearest1d_backward(grad, output_size, self.shape, scales)",
+    },
+    "UpsampleNearest1DBackwardBackward0": {
+        0: "grad_output: upsample_nearest1d(grad, output_size, scales)",
+    },
+    "UpsampleNearestExact1DBackward0": {
+        0: "self: _upsample_nearest_exact1d_backward(grad, output_size, self.shape, scales)",
+    },
+    "UpsampleNearestExact1DBackwardBackward0": {
+        0: "grad_output: _upsample_nearest_exact1d(grad, output_size, scales)",
+    },
+    "UpsampleNearest2DBackward0": {
+        0: "self: upsample_nearest2d_backward(grad, output_size, self.shape, scales_h, scales_w)",
+    },
+    "UpsampleNearest2DBackwardBackward0": {
+        0: "grad_output: upsample_nearest2d(grad, output_size, scales_h, scales_w)",
+    },
+    "UpsampleNearestExact2DBackward0": {
+        0: "self: _upsample_nearest_exact2d_backward(grad, output_size, self.shape, scales_h, scales_w)",
+    },
+    "UpsampleNearestExact2DBackwardBackward0": {
+        0: "grad_output: _upsample_nearest_exact2d(grad, output_size, scales_h, scales_w)",
+    },
+    "UpsampleNearest3DBackward0": {
+        0: "self: upsample_nearest3d_backward(grad, output_size, self.shape, scales_d, scales_h, scales_w)",
+    },
+    "UpsampleNearest3DBackwardBackward0": {
+        0: "grad_output: upsample_nearest3d(grad, output_size, scales_d, scales_h, scales_w)",
+    },
+    "UpsampleNearestExact3DBackward0": {
+        0: "self: _upsample_nearest_exact3d_backward(grad, output_size, self.shape, scales_d, scales_h, scales_w)",
+    },
+    "UpsampleNearestExact3DBackwardBackward0": {
+        0: "grad_output: _upsample_nearest_exact3d(grad, output_size, scales_d, scales_h, scales_w)",
+    },
+    "UpsampleLinear1DBackward0": {
+        0: "self: upsample_linear1d_backward(grad, output_size, self.shape, align_corners, scales)",
+    },
+    "UpsampleLinear1DBackwardBackward0": {
+        0: "grad_output: upsample_linear1d(grad, output_size, align_corners, scales)",
+    },
+    "UpsampleBilinear2DBackward0": {
+        0: "self: upsample_bilinear2d_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)",
+    },
+    "UpsampleBilinear2DBackwardBackward0": {
+        0: "grad_output: upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)",
+    },
+    "UpsampleBicubic2DBackward0": {
+        0: "self: upsample_bicubic2d_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)",
+    },
+    "UpsampleBicubic2DBackwardBackward0": {
+        0: "grad_output: upsample_bicubic2d(grad, output_size, align_corners, scales_h, scales_w)",
+    },
+    "UpsampleTrilinear3DBackward0": {
+        0: "self: upsample_trilinear3d_backward(grad, output_size, self.shape, align_corners, scales_d, scales_h, scales_w)",
+    },
+    "UpsampleTrilinear3DBackwardBackward0": {
+        0: "grad_output: upsample_trilinear3d(grad, output_size, align_corners, scales_d, scales_h, scales_w)",
+    },
+    "PixelShuffleBackward0": {
+        0: "self: pixel_unshuffle(grad, upscale_factor)",
+    },
+    "PixelUnshuffleBackward0": {
+        0: "self: pixel_shuffle(grad, downscale_factor)",
+    },
+    "ChannelShuffleBackward0": {
+        0: "self: channel_shuffle(grad, grad.shape[1] // groups)",
+    },
+    "SoftMarginLossBackward0": {
+        0: "self: soft_margin_loss_backward(grad, self, target, reduction)",
+    },
+    "SoftMarginLossBackwardBackward0": {
+        0: "grad_output: soft_margin_loss_double_backward_grad_output(grad, grad_output, self, target, reduction)",
+        1: "self: soft_margin_loss_double_backward(grad * grad_output, self, target, reduction)",
+    },
+    "HardswishBackwardBackward0": {
+        0: "grad_output: hardswish_backward(grad, self)",
+        1: "self: where(logical_and(self > -3.0, self < 3.0), grad * grad_output / 3.0, zeros_like(self))",
+    },
 }

@@ -617,6 +617,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "gt")
             raise
 
+    def hardshrink(self, lambd=0.5):
+        """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
+        try:
+            return ops.hardshrink(self, lambd)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "hardshrink")
+            raise
+
     def hypot(self, other):
         """hypot(Tensor self, Tensor other) -> Tensor"""
         try:

@@ -5390,3 +5390,461 @@ def linalg_householder_product(input, tau):
 
 # -- nn kernels (torch's spec, family 4) -------------------------------------------------------
 # (kernels of this family follow; keep this line and the blank ones around it)
+
+def _cpp_float(value: float) -> str:
+    """A number as C++'s default stream prints it (six significant digits), as torch's
+    messages show Scalars."""
+    return f"{builtins.float(value):g}"
+
+
+def hardshrink(self, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    _floats_only("hardshrink", self)
+    return _array(np.where((self >= -lambd) & (self <= lambd), 0, self), self.dtype)
+
+
+def hardshrink_backward(grad_out, self, lambd):
+    return _array(np.where((self >= -lambd) & (self <= lambd), 0, grad_out), grad_out.dtype)
+
+
+def _softshrink_check(self, lambd) -> None:
+    if self.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"softshrink_check\" not implemented for '{_dtype_name(self)}'")
+    if lambd < 0:
+        largest = np.finfo(self.dtype).max
+        raise RuntimeError(f"lambda must be in range [0, {_cpp_float(largest)}] for input dtype "
+                           f"{_dtype_name(self)}, but found {_cpp_float(lambd)}")
+
+
+def softshrink(self, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+    _softshrink_check(self, lambd)
+    return _array(np.where(self > lambd, self - lambd,
+                           np.where(self < -lambd, self + lambd, 0)), self.dtype)
+
+
+def softshrink_backward(grad_output, self, lambd):
+    return _array(np.where((self >= -lambd) & (self <= lambd), 0, grad_output),
+                  grad_output.dtype)
+
+
+def _threshold(self, limit, value):
+    """x above the limit (and NaN), value at or below it."""
+    if self.dtype == np.bool_:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+    return _array(np.where(self <= limit, _as(value, self.dtype), self), self.dtype)
+
+
+def threshold(self, threshold, value):
+    return _threshold(self, threshold, value)
+
+
+def threshold_(self, threshold, value):
+    return _threshold(self, threshold, value)
+
+
+def _celu_scale(alpha) -> float:
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return 1.0 / alpha
+
+
+def celu(self, alpha=1.0):
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1)): elu with input_scale 1 / alpha."""
+    return elu(self, alpha, 1, _celu_scale(alpha))
+
+
+def celu_(self, alpha=1.0):
+    return celu(self, alpha)
+
+
+@silent
+def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    """elu's slope times grad_output: scale above 0; at or below it input_scale alpha scale
+    exp(input_scale x) from the input, or input_scale (y + alpha scale) from the output y."""
+    if is_result and alpha < 0:
+        raise RuntimeError(
+            "In-place elu backward calculation is triggered with a negative slope which is not "
+            "supported. This is caused by calling in-place forward function with a negative "
+            "slope, please call out-of-place version instead.")
+    x = self_or_result
+    if is_result:
+        negative = grad_output * input_scale * (x + alpha * scale)
+    else:
+        negative = grad_output * (input_scale * alpha * scale) * np.exp(x * input_scale)
+    return _array(np.where(x <= 0, negative, grad_output * scale),
+                  np.result_type(grad_output, x))
+
+
+# Upsampling: each output position reads a few input positions along each spatial dim, with
+# weights (nearest: one, weight 1; linear: two; cubic: four), so an upsampling is one such
+# gather-and-weigh per dim, the last dim first: the order torch's kernels nest their sums in.
+# The backward adds each output's gradient, times the same weights, onto the positions it
+# read. The source positions are computed as torch computes them (nearest in float32,
+# linear and cubic in the data's own precision), since they decide which element is read.
+
+_UPSAMPLE_DIM_NAMES = {1: ("W",), 2: ("H", "W"), 3: ("D", "H", "W")}
+_UPSAMPLE_DTYPE_OP = {
+    ("nearest", 1): "compute_indices_weights_nearest",
+    ("nearest", 2): "upsample_nearest2d_channels_last",
+    ("nearest", 3): "compute_indices_weights_nearest",
+    ("linear", 1): "compute_indices_weights_linear",
+    ("linear", 2): "upsample_bilinear2d_channels_last",
+    ("linear", 3): "compute_indices_weights_linear",
+    ("cubic", 2): "compute_indices_weights_cubic",
+}
+
+
+def _upsample_check(input_size, output_size, dims: int) -> None:
+    """torch's upsample_*_common_check: the sizes' lengths, then positive sizes."""
+    if len(output_size) != dims:
+        raise RuntimeError(f"It is expected output_size equals to {dims}, but got size "
+                           f"{len(output_size)}")
+    if len(input_size) != dims + 2:
+        raise RuntimeError(f"It is expected input_size equals to {dims + 2}, but got size "
+                           f"{len(input_size)}")
+    spatial = list(input_size[2:])
+    if builtins.min(spatial + list(output_size)) <= 0:
+        names = _UPSAMPLE_DIM_NAMES[dims]
+        shown_in = ", ".join(f"{n}: {s}" for n, s in zip(names, spatial, strict=True))
+        shown_out = ", ".join(f"{n}: {s}" for n, s in zip(names, output_size, strict=True))
+        joint = " and output" if dims == 1 else " output"
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({shown_in}){joint} ({shown_out})")
+
+
+def _upsample_input_check(self, output_size, dims: int, kind: str) -> None:
+    _upsample_check(self.shape, output_size, dims)
+    if self.ndim != dims + 2 or 0 in self.shape[1:]:
+        raise RuntimeError(f"Non-empty {dims + 2}D data tensor expected but got a tensor with "
+                           f"sizes {list(self.shape)}")
+    allowed = "fu" if (kind, dims) not in (("linear", 1), ("linear", 3)) else "f"
+    if self.dtype.kind not in allowed or self.dtype == np.int8:
+        raise NotImplementedError(f"\"{_UPSAMPLE_DTYPE_OP[kind, dims]}\" not implemented for "
+                                  f"'{_dtype_name(self) if self.dtype != np.uint8 else 'Byte'}'")
+
+
+def _upsample_scale(in_size: int, out_size: int, scale, align_corners, dtype) -> Any:
+    """torch's area_pixel_compute_scale: the step between source positions."""
+    if align_corners:
+        return dtype.type(in_size - 1) / dtype.type(out_size - 1) if out_size > 1 else (
+            dtype.type(0))
+    if scale is not None and scale > 0:
+        return dtype.type(1.0 / scale)
+    return dtype.type(in_size) / dtype.type(out_size)
+
+
+def _nearest_taps(in_size: int, out_size: int, scale, exact: bool, shortcuts: bool) -> list:
+    """nearest: output o reads floor(o * s) (nearest-exact: floor((o + 0.5) * s)), in float32
+    as torch computes it, clipped to the input. torch's 2-d nearest kernel and every nearest
+    backward take shortcuts for equal and doubled sizes, whatever the scales say
+    (`shortcuts`); its 1-d and 3-d forward kernels do not."""
+    o = np.arange(out_size)
+    if shortcuts and out_size == in_size:
+        return [(o, None)]
+    if shortcuts and out_size == 2 * in_size:
+        return [(o >> 1, None)]
+    s = _upsample_scale(in_size, out_size, scale, False, np.dtype(np.float32))
+    position = (o.astype(np.float32) + np.float32(0.5)) * s if exact else o.astype(np.float32) * s
+    return [(np.minimum(np.floor(position).astype(np.int64), in_size - 1), None)]
+
+
+def _linear_taps(in_size: int, out_size: int, scale, align_corners, dtype) -> list:
+    """linear: output o at source position x (align_corners: o s; else (o + 0.5) s - 0.5,
+    at least 0) reads floor(x) and the next element, weighted 1 - t and t."""
+    s = _upsample_scale(in_size, out_size, scale, align_corners, dtype)
+    o = np.arange(out_size).astype(dtype)
+    x = o * s if align_corners else np.maximum(s * (o + dtype.type(0.5)) - dtype.type(0.5), 0)
+    x = x.astype(dtype)
+    low = np.minimum(np.floor(x).astype(np.int64), in_size - 1)
+    t = np.clip(x - low.astype(dtype), 0, 1).astype(dtype)
+    high = low + (low < in_size - 1)
+    return [(low, (1 - t).astype(dtype)), (high, t)]
+
+
+def _cubic_taps(in_size: int, out_size: int, scale, align_corners, dtype) -> list:
+    """cubic (Keys, A = -0.75): output o at source position x reads floor(x) - 1 to
+    floor(x) + 2, clamped to the input, with the cubic convolution weights of t = x -
+    floor(x)."""
+    s = _upsample_scale(in_size, out_size, scale, align_corners, dtype)
+    o = np.arange(out_size).astype(dtype)
+    x = (o * s if align_corners else s * (o + dtype.type(0.5)) - dtype.type(0.5)).astype(dtype)
+    floor = np.floor(x)
+    t = (x - floor).astype(dtype)
+    a = dtype.type(-0.75)
+
+    def near(d):  # |d| <= 1
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d):  # 1 < |d| < 2
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+    weights = [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    start = floor.astype(np.int64) - 1
+    return [(np.clip(start + k, 0, in_size - 1), w.astype(dtype)) for k, w in enumerate(weights)]
+
+
+def _upsample_taps(kind: str, in_sizes, out_sizes, scales, align_corners, dtype,
+                   backward: bool = False) -> list:
+    taps = []
+    for in_size, out_size, scale in zip(in_sizes, out_sizes, scales, strict=True):
+        if kind in ("nearest", "nearest-exact"):
+            shortcuts = kind == "nearest" and (backward or len(in_sizes) == 2)
+            taps.append(_nearest_taps(in_size, out_size, scale, kind == "nearest-exact",
+                                      shortcuts))
+        elif kind == "linear":
+            taps.append(_linear_taps(in_size, out_size, scale, align_corners, dtype))
+        else:
+            taps.append(_cubic_taps(in_size, out_size, scale, align_corners, dtype))
+    return taps
+
+
+def _compute_dtype(array: np.ndarray) -> np.dtype:
+    """The dtype upsampling weights and sums are in: the data's own, float32 for uint8."""
+    return array.dtype if array.dtype.kind == "f" else np.dtype(np.float32)
+
+
+@silent
+def _upsample(self, output_size, scales, kind: str, align_corners=None):
+    dims = len(scales)
+    family = {"nearest-exact": "nearest"}.get(kind, kind)
+    _upsample_input_check(self, output_size, dims, family)
+    dtype = _compute_dtype(self)
+    taps = _upsample_taps(kind, self.shape[2:], output_size, scales, align_corners, dtype)
+    out = self
+    for axis in reversed(range(dims)):
+        axis_taps = taps[axis]
+        if axis_taps[0][1] is None:
+            out = np.take(out, axis_taps[0][0], axis=2 + axis)
+            continue
+        shape = [1] * out.ndim
+        shape[2 + axis] = -1
+        total = None
+        for index, weight in axis_taps:
+            term = np.take(out, index, axis=2 + axis).astype(dtype, copy=False) * \
+                weight.reshape(shape)
+            total = term if total is None else total + term
+        out = total
+    if self.dtype.kind != "f":
+        out = np.clip(np.round(out), 0, 255)
+    return np.ascontiguousarray(out, dtype=self.dtype)
+
+
+@silent
+def _upsample_backward(grad_output, output_size, input_size, scales, kind: str,
+                       align_corners=None):
+    """Each output's gradient, times its weights, added onto the inputs it read."""
+    dims = len(scales)
+    _upsample_check(input_size, output_size, dims)
+    expected = list(input_size[:2]) + list(output_size)
+    if list(grad_output.shape) != expected:
+        dim = next(i for i, (a, b) in enumerate(zip(grad_output.shape, expected,
+                                                       strict=False)) if a != b) \
+            if grad_output.ndim == len(expected) else None
+        if dim is None:
+            raise RuntimeError(f"Expected grad_output to be a tensor of dimension "
+                               f"{len(expected)} but got: dimension {grad_output.ndim}")
+        raise RuntimeError(f"Expected grad_output to have the same shape as output; output."
+                           f"size({dim}) = {expected[dim]} but got grad_output.size({dim}) = "
+                           f"{grad_output.shape[dim]}")
+    dtype = _compute_dtype(grad_output)
+    taps = _upsample_taps(kind, input_size[2:], output_size, scales, align_corners, dtype,
+                          backward=True)
+    grad = grad_output
+    for axis in range(dims):
+        moved = np.moveaxis(grad, 2 + axis, -1)
+        flat = moved.reshape(-1, moved.shape[-1])
+        total = np.zeros((flat.shape[0], input_size[2 + axis]), dtype)
+        for index, weight in taps[axis]:
+            np.add.at(total, (slice(None), index), flat if weight is None else flat * weight)
+        grad = np.moveaxis(total.reshape(moved.shape[:-1] + (input_size[2 + axis],)), -1,
+                           2 + axis)
+    return np.ascontiguousarray(grad, dtype=grad_output.dtype)
+
+
+def upsample_nearest1d(self, output_size, scales=None):
+    return _upsample(self, output_size, [scales], "nearest")
+
+
+def upsample_nearest2d(self, output_size, scales_h=None, scales_w=None):
+    return _upsample(self, output_size, [scales_h, scales_w], "nearest")
+
+
+def upsample_nearest3d(self, output_size, scales_d=None, scales_h=None, scales_w=None):
+    return _upsample(self, output_size, [scales_d, scales_h, scales_w], "nearest")
+
+
+def _upsample_nearest_exact1d(self, output_size, scales=None):
+    return _upsample(self, output_size, [scales], "nearest-exact")
+
+
+def _upsample_nearest_exact2d(self, output_size, scales_h=None, scales_w=None):
+    return _upsample(self, output_size, [scales_h, scales_w], "nearest-exact")
+
+
+def _upsample_nearest_exact3d(self, output_size, scales_d=None, scales_h=None, scales_w=None):
+    return _upsample(self, output_size, [scales_d, scales_h, scales_w], "nearest-exact")
+
+
+def upsample_linear1d(self, output_size, align_corners, scales=None):
+    return _upsample(self, output_size, [scales], "linear", align_corners)
+
+
+def upsample_bilinear2d(self, output_size, align_corners, scales_h=None, scales_w=None):
+    return _upsample(self, output_size, [scales_h, scales_w], "linear", align_corners)
+
+
+def upsample_trilinear3d(self, output_size, align_corners, scales_d=None, scales_h=None,
+                         scales_w=None):
+    return _upsample(self, output_size, [scales_d, scales_h, scales_w], "linear", align_corners)
+
+
+def upsample_bicubic2d(self, output_size, align_corners, scales_h=None, scales_w=None):
+    return _upsample(self, output_size, [scales_h, scales_w], "cubic", align_corners)
+
+
+def upsample_nearest1d_backward(grad_output, output_size, input_size, scales=None):
+    return _upsample_backward(grad_output, output_size, input_size, [scales], "nearest")
+
+
+def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None,
+                                scales_w=None):
+    return _upsample_backward(grad_output, output_size, input_size, [scales_h, scales_w],
+                              "nearest")
+
+
+def upsample_nearest3d_backward(grad_output, output_size, input_size, scales_d=None,
+                                scales_h=None, scales_w=None):
+    return _upsample_backward(grad_output, output_size, input_size,
+                              [scales_d, scales_h, scales_w], "nearest")
+
+
+def _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales=None):
+    return _upsample_backward(grad_output, output_size, input_size, [scales], "nearest-exact")
+
+
+def _upsample_nearest_exact2d_backward(grad_output, output_size, input_size, scales_h=None,
+                                       scales_w=None):
+    return _upsample_backward(grad_output, output_size, input_size, [scales_h, scales_w],
+                              "nearest-exact")
+
+
+def _upsample_nearest_exact3d_backward(grad_output, output_size, input_size, scales_d=None,
+                                       scales_h=None, scales_w=None):
+    return _upsample_backward(grad_output, output_size, input_size,
+                              [scales_d, scales_h, scales_w], "nearest-exact")
+
+
+def upsample_linear1d_backward(grad_output, output_size, input_size, align_corners,
+                               scales=None):
+    return _upsample_backward(grad_output, output_size, input_size, [scales], "linear",
+                              align_corners)
+
+
+def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners,
+                                 scales_h=None, scales_w=None):
+    return _upsample_backward(grad_output, output_size, input_size, [scales_h, scales_w],
+                              "linear", align_corners)
+
+
+def upsample_trilinear3d_backward(grad_output, output_size, input_size, align_corners,
+                                  scales_d=None, scales_h=None, scales_w=None):
+    return _upsample_backward(grad_output, output_size, input_size,
+                              [scales_d, scales_h, scales_w], "linear", align_corners)
+
+
+def upsample_bicubic2d_backward(grad_output, output_size, input_size, align_corners,
+                                scales_h=None, scales_w=None):
+    return _upsample_backward(grad_output, output_size, input_size, [scales_h, scales_w],
+                              "cubic", align_corners)
+
+
+def _shuffle_rank_check(self, op: str) -> None:
+    if self.ndim < 3:
+        raise RuntimeError(f"{op} expects input to have at least 3 dimensions, but got input "
+                           f"with {self.ndim} dimension(s)")
+
+
+def pixel_shuffle(self, upscale_factor):
+    """(*, C r², H, W) -> (*, C, H r, W r): channel c r² + i r + j goes to row offset i and
+    column offset j."""
+    _shuffle_rank_check(self, "pixel_shuffle")
+    r = builtins.int(upscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    c, h, w = self.shape[-3:]
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    lead = self.shape[:-3]
+    k = len(lead)
+    blocks = self.reshape(lead + (c // (r * r), r, r, h, w))
+    order = tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2)
+    return np.ascontiguousarray(blocks.transpose(order)).reshape(
+        lead + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(self, downscale_factor):
+    """pixel_shuffle undone: (*, C, H r, W r) -> (*, C r², H, W)."""
+    _shuffle_rank_check(self, "pixel_unshuffle")
+    r = builtins.int(downscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    c, h, w = self.shape[-3:]
+    for name, size, dim in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
+                               f"downscale_factor, but input.size({dim})={size} is not "
+                               f"divisible by {r}")
+    lead = self.shape[:-3]
+    k = len(lead)
+    blocks = self.reshape(lead + (c, h // r, r, w // r, r))
+    order = tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3)
+    return np.ascontiguousarray(blocks.transpose(order)).reshape(
+        lead + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(self, groups):
+    """(N, g C', *) -> (N, C' g, *): the channels read as a g x C' matrix, transposed."""
+    if self.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(self.shape)}")
+    groups = builtins.int(groups)
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    c = self.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    blocks = self.reshape(self.shape[:1] + (groups, c // groups) + self.shape[2:])
+    return np.ascontiguousarray(np.swapaxes(blocks, 1, 2)).reshape(self.shape)
+
+
+@silent
+def soft_margin_loss(self, target, reduction=_MEAN):
+    """log(1 + exp(-target x)), reduced."""
+    a, b = _binary(self, target)
+    broadcast_shapes(np.shape(a), np.shape(b))
+    return _reduce(_array(np.log1p(np.exp(-a * b)), a.dtype), reduction)
+
+
+@silent
+def soft_margin_loss_backward(grad_output, self, target, reduction):
+    """-target exp(-target x) / (1 + exp(-target x)), over the element count for the mean."""
+    a, b = _binary(self, target)
+    broadcast_shapes(np.shape(a), np.shape(b))
+    norm = (1.0 / a.size if a.size else math.nan) if reduction == _MEAN else 1.0
+    z = np.exp(-a * b)
+    return _array(-b * norm * z / (1 + z) * grad_output, a.dtype)
+
+
+def hardswish_backward(grad_output, self):
+    """hardswish's slope times grad_output: 0 up to -3, x / 3 + 1/2 strictly inside (-3, 3),
+    1 from 3 on (at -3 and 3 the outer pieces, as torch's kernel takes them)."""
+    _floats_only("hardswish_backward", self)
+    inside = grad_output * (self / 3 + 0.5)
+    return _array(np.where(self <= -3, 0, np.where(self < 3, inside, grad_output)),
+                  grad_output.dtype)

@@ -1519,3 +1519,39 @@ NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {
 
 # -- nn kernels (torch's spec, family 4) -------------------------------------------------------
 # (helpers of this family follow; keep this line and the blank ones around it)
+
+def elu_double_backward(ops: Any, grad: Any, grad_output: Any, alpha: Any, scale: Any,
+                        input_scale: Any, is_result: bool, self_or_result: Any) -> Any:
+    """elu_backward differentiated in its saved input (or output): only the side at or below
+    0 has a slope that changes, input_scale times elu_backward's there (from the output y,
+    input_scale (y + alpha scale) has slope input_scale)."""
+    negative = ops.to(self_or_result < 0, grad.dtype)  # torch's: < 0, not <= 0
+    if is_result:
+        return grad * grad_output * input_scale * negative
+    return ops.elu_backward(grad * grad_output * input_scale, alpha, scale, input_scale,
+                            is_result, self_or_result) * negative
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"elu_backward"}))
+
+
+def soft_margin_loss_double_backward(ops: Any, grad: Any, self: Any, target: Any,
+                                     reduction: int) -> Any:
+    """The slope of soft_margin_loss_backward in self, times grad: target² z / (1 + z)² for
+    z = exp(-target self), over the element count for the mean."""
+    z = ops.exp(-target * self)
+    result = target * target * z / ((z + 1) * (z + 1)) * grad
+    return result / ops.numel(self) if reduction == 1 else result
+
+
+def soft_margin_loss_double_backward_grad_output(ops: Any, grad: Any, grad_output: Any,
+                                                 self: Any, target: Any, reduction: int) -> Any:
+    """soft_margin_loss_backward is linear in grad_output: its slope, times grad (summed when
+    grad_output is the reduced loss's one number)."""
+    slope = ops.soft_margin_loss_backward(ops.ones_like(grad_output), self, target, reduction)
+    if reduction == 0:
+        return slope * grad
+    return ops.sum(slope * grad)
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"soft_margin_loss_backward"}))

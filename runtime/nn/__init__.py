@@ -34,7 +34,14 @@ from runtime.nn.container import (
     ParameterList,
     Sequential,
 )
-from runtime.nn.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from runtime.nn.conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from runtime.nn.dropout import Dropout
 from runtime.nn.flatten import Flatten, Unflatten
 from runtime.nn.linear import Identity, Linear
@@ -50,9 +57,20 @@ from runtime.nn.loss import (
     NLLLoss,
     SmoothL1Loss,
 )
+from runtime.nn.margin import SoftMarginLoss
 from runtime.nn.module import Module
+from runtime.nn.nonlinear import (
+    CELU,
+    SELU,
+    Hardshrink,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from runtime.nn.normalization import LayerNorm
 from runtime.nn.parameter import Parameter
+from runtime.nn.pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from runtime.nn.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -65,6 +83,7 @@ from runtime.nn.pooling import (
 )
 from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
 from runtime.nn.sparse import Embedding
+from runtime.nn.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "functional", "init", "utils", "Module", "Parameter", "Identity", "Linear", "Flatten",
@@ -81,6 +100,11 @@ __all__ = [
     "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "ConvTranspose1d", "ConvTranspose2d",
+    # nn kernels of torch's spec (family 4)
+    "CELU", "SELU", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink", "Threshold",
+    "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "ChannelShuffle",
+    "PixelShuffle", "PixelUnshuffle", "Conv3d", "ConvTranspose3d",
+    "SoftMarginLoss",
 ]
 
 

@@ -30,8 +30,9 @@ from runtime.nn import init
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "conv1d", "conv2d",
-           "conv_transpose1d", "conv_transpose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+           "conv_transpose2d", "conv_transpose3d"]
 
 _PADDING_STRINGS = {"same", "valid"}
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
@@ -103,6 +104,13 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """3-d convolution over (N, C, D, H, W) or (C, D, H, W) input, as
+    torch.nn.functional.conv3d."""
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def _conv_transpose(name: str, dims: int, input: Tensor, weight: Tensor, bias: Tensor | None,
                     stride: Any, padding: Any, output_padding: Any, groups: int,
                     dilation: Any) -> Tensor:
@@ -137,6 +145,15 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
     torch.nn.functional.conv_transpose2d: the gradient of conv2d with respect to its input,
     as a layer (it upsamples by the stride)."""
     return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """3-d transposed convolution over (N, C, D, H, W) or (C, D, H, W) input, as
+    torch.nn.functional.conv_transpose3d."""
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding,
                            output_padding, groups, dilation)
 
 
@@ -257,6 +274,14 @@ class Conv2d(_ConvNd):
     _function = staticmethod(conv2d)
 
 
+class Conv3d(_ConvNd):
+    """3-d convolution layer: (N, in_channels, D, H, W) -> (N, out_channels, D_out, H_out,
+    W_out)."""
+
+    _dims = 3
+    _function = staticmethod(conv3d)
+
+
 class _ConvTransposeNd(_ConvNd):
     """What ConvTranspose1d and ConvTranspose2d share: torch's argument order (output_padding
     after padding, dilation after bias), 'zeros' padding only, and a forward that turns a
@@ -324,3 +349,11 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     _dims = 2
     _function = staticmethod(conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-d transposed convolution layer: (N, in_channels, D, H, W) -> (N, out_channels,
+    D_out, H_out, W_out), each spatial size as ConvTranspose1d's."""
+
+    _dims = 3
+    _function = staticmethod(conv_transpose3d)

@@ -46,7 +46,26 @@ from runtime.composite import (
     softmin,
     softplus,
 )
-from runtime.nn.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from runtime.nn.conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
+from runtime.nn.margin import soft_margin_loss
+from runtime.nn.nonlinear import (
+    celu,
+    hardshrink,
+    selu,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+    threshold_,
+)
+from runtime.nn.pixelshuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from runtime.nn.pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -56,6 +75,12 @@ from runtime.nn.pooling import (
     avg_pool2d,
     max_pool1d,
     max_pool2d,
+)
+from runtime.nn.upsampling import (
+    interpolate,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
 )
 
 __all__ = [
@@ -69,6 +94,11 @@ __all__ = [
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "conv_transpose1d", "conv_transpose2d",
+    # nn kernels of torch's spec (family 4)
+    "celu", "hardshrink", "selu", "softshrink", "softsign", "tanhshrink", "threshold",
+    "threshold_", "interpolate", "upsample", "upsample_bilinear", "upsample_nearest",
+    "channel_shuffle", "pixel_shuffle", "pixel_unshuffle", "conv3d", "conv_transpose3d",
+    "soft_margin_loss",
 ]
 
 
