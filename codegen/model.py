@@ -168,6 +168,8 @@ SAMPLE_FLAGS: dict[str, str] = {
                   "(a gradient that by design is not a derivative)",
     "no_jvp_rev": "forward mode is not compared with reverse mode (a backward that by design "
                   "is not the transpose of the derivative)",
+    "no_jvp_torch": "forward mode is not compared with torch's (torch has no forward formula "
+                    "for the op; jvp fd and jvp rev still prove gradgen's)",
 }
 SAMPLE_KEYS = tuple(SAMPLE_FLAGS)
 

@@ -614,7 +614,7 @@ def _forward_mode(run: _Run, cotangents: list[np.ndarray], vjps: list[np.ndarray
         error = abs(forward_terms.sum() - reverse_terms.sum()) / scale
         if not sample.flags.get("no_jvp_rev"):
             add("jvp rev", label, error, error < RTOL)
-        if with_torch:
+        if with_torch and not sample.flags.get("no_jvp_torch"):
             theirs = _torch_jvp(info, sample, tangents, diff_outputs)
             error = _error(flat, np.concatenate([t.reshape(-1) for t in theirs]))
             add("jvp torch", label, error, error < RTOL)
@@ -945,6 +945,7 @@ Sample flags (keys of a sample beside its arguments):
                      (a `torch` row fails), mark each of its samples so
   no_gradgrad: true  no gg
   no_jvp_rev: true   no jvp rev (a backward that is not the derivative's transpose)
+  no_jvp_torch: true no jvp torch (torch has no forward formula for the op)
   random: true       the op draws random numbers (dropout): only grad_fn and raw run
 
 Exit status: 0 when every selected op was proven, 1 when a check failed (an op without

@@ -4760,6 +4760,7 @@ NODES = {
             ("self", "soft_margin_loss_double_backward(grad * grad_output, self, target, reduction)"),
         ),
         "result": (
+            ("result", "soft_margin_loss_backward(grad_output_t, self_p, target_p, reduction) + soft_margin_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction)", ""),
         ),
         "saved": {
             "grad_output": "tensor",

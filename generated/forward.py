@@ -334,6 +334,7 @@ __all__ = [
     "pixel_unshuffle",
     "channel_shuffle",
     "soft_margin_loss",
+    "soft_margin_loss_backward",
     "hardswish_backward",
 ]
 
@@ -3404,6 +3405,15 @@ def soft_margin_loss(self_p, self_t, target_p, reduction, result):
     result: apply_loss_reduction(soft_margin_loss_backward(self_t, self_p, target_p, 0), reduction)
     """
     return manual.apply_loss_reduction(ops, ops.soft_margin_loss_backward(self_t, self_p, target_p, 0), reduction)
+
+
+def soft_margin_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, reduction, result):
+    """soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
+
+    derivatives.yaml, entry soft_margin_loss_backward
+    result: soft_margin_loss_backward(grad_output_t, self_p, target_p, reduction) + soft_margin_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction)
+    """
+    return ops.soft_margin_loss_backward(grad_output_t, self_p, target_p, reduction) + manual.soft_margin_loss_double_backward(ops, self_t * grad_output_p, self_p, target_p, reduction)
 
 
 def hardswish_backward(grad_output_p, grad_output_t, self_p, self_t, result):

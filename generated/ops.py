@@ -10662,7 +10662,9 @@ def soft_margin_loss_backward(grad_output, self_, target, reduction):
         grad_fn._saved_reduction = reduction
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
-        forward_grad.not_implemented("soft_margin_loss_backward")
+        with forward_grad.computing_tangents():
+            tangent = forward.soft_margin_loss_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), target, reduction, result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 

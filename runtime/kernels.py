@@ -5153,6 +5153,7 @@ def _nonfinite_svd(A: np.ndarray, name: str) -> None:
                           "contained non-finite values.")
 
 
+@silent
 def _linalg_svd(A, full_matrices=False, compute_uv=True, driver=None):
     """(U, S, Vh) with A = U diag(S) Vh, S descending; U and Vh empty without compute_uv."""
     _floating_matrices(A, "linalg.svd")
@@ -5176,6 +5177,7 @@ def _linalg_svd(A, full_matrices=False, compute_uv=True, driver=None):
             np.ascontiguousarray(Vh, A.dtype))
 
 
+@silent
 def _linalg_eigh(A, UPLO="L", compute_v=True):
     """(eigenvalues ascending, eigenvectors as columns) of the symmetric matrix A's UPLO
     triangle."""
@@ -5841,6 +5843,7 @@ def soft_margin_loss_backward(grad_output, self, target, reduction):
     return _array(-b * norm * z / (1 + z) * grad_output, a.dtype)
 
 
+@silent
 def hardswish_backward(grad_output, self):
     """hardswish's slope times grad_output: 0 up to -3, x / 3 + 1/2 strictly inside (-3, 3),
     1 from 3 on (at -3 and 3 the outer pieces, as torch's kernel takes them)."""

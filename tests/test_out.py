@@ -16,7 +16,7 @@ import torch  # the oracle: a missing torch is a failure, not a skip
 
 import runtime
 from codegen import verify
-from codegen.render import OUT_DTYPE_RULES, OUT_OVERLOADS
+from codegen.render import OUT_DTYPE_RULES, OUT_NOT_YET, OUT_OVERLOADS
 from generated import ops
 from runtime import out as out_module
 
@@ -326,7 +326,8 @@ def test_out_overloads_are_torchs() -> None:
                     if names == ours or names == ours | {"rounding_mode"}]
         if any(matching):
             expected.add(key)
-    assert OUT_OVERLOADS == expected
+    assert OUT_OVERLOADS == expected - OUT_NOT_YET
+    assert OUT_NOT_YET <= expected  # a name there that torch binds without out= is stale
 
 
 def test_wrappers_take_out_as_generated() -> None:
