@@ -2,21 +2,20 @@
 their input shapes, FLOPs and the bytes they allocate; then averaged into torch's table.
 
 torch's profiler hears of every op through the dispatcher's RecordFunction callbacks. Here
-the recorder listens at three points, and only while a profiler is on:
+the recorder is an op mode on runtime/modes.py's stack, pushed while a profiler is on (in
+its thread), and hears three things; nothing of any module is replaced:
 
-- forward ops: every generated forward wrapper calls its op's kernel through the `kernels`
-  module (`kernels.addmm(...)`, looked up at each call). While recording, the kernels of
-  the spec's ops (generated/ops.py's OVERLOADS) are replaced there by timed versions that
-  record `aten::addmm`; when recording stops the originals go back. An op that is not
-  recording pays nothing, not even a check. A kernel that calls another op's kernel
-  (addmm's calls mm) is one op, as in torch.
-- the ops a backward formula runs on arrays (runtime/namespaces.py's `array_ops`, the
-  engine's first-order backward): replaced in the same way, so `aten::mm` shows up inside
-  `AddmmBackward0`, as in torch. A backward on Tensors (create_graph, hooks) runs the
-  forward wrappers, which are timed already.
-- backward nodes: the engine runs each node through `evaluate`, and `engine.node_hook`,
-  read once per backward call, wraps it while a profiler is on, recording
-  `autograd::engine::evaluate_function: AddmmBackward0` around each node.
+- forward ops: every generated wrapper hands its call to the op modes, so each op of the
+  spec is timed as `aten::addmm` (its wrapper's work, the graph's recording included, as
+  torch's RecordFunction includes an op's autograd kernel). An op run inside another op
+  (an out= call running the op itself) is one op, as in torch.
+- the ops a backward formula runs on arrays (the engine's first-order backward): the
+  engine asks the modes for the namespace its formulas call (`array_ops`), and gets one
+  whose ops are timed, so `aten::mm` shows up inside `AddmmBackward0`, as in torch. A
+  backward on Tensors (create_graph, hooks) runs the forward wrappers, heard already.
+- backward nodes: the engine asks the modes for its `evaluate` once per backward call and
+  gets it wrapped, recording `autograd::engine::evaluate_function: AddmmBackward0` around
+  each node.
 
 A composite op (linear, matmul) records the ops it is made of, not itself: in torch,
 `aten::linear` would hold `aten::t` and `aten::addmm`.
@@ -37,11 +36,10 @@ from typing import Any
 import numpy as np
 
 from generated import ops as generated_ops
-from runtime import engine, kernels
-from runtime.namespaces import array_ops
+from runtime import modes
 
 __all__ = ["FunctionEvent", "FunctionEventAvg", "EventList", "Recorder", "active",
-           "record_function", "format_time", "format_memory"]
+           "record_function", "format_time", "format_memory", "op_name"]
 
 # Ops whose FLOPs are 2·M·N·K (a multiply and an add per term of each dot product).
 MATMUL_LIKE = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::mv",
@@ -302,6 +300,18 @@ def _allocated(args: tuple, result: Any) -> int:
     return total
 
 
+def _array(value: Any) -> Any:
+    """A Tensor's array (an op mode hears the wrappers, on Tensors); anything else as it is."""
+    data = getattr(value, "_data", None)
+    return data if isinstance(data, np.ndarray | np.generic) else value
+
+
+def _arrays(values: Any) -> Any:
+    if isinstance(values, tuple | list):
+        return tuple(_array(v) for v in values)
+    return _array(values)
+
+
 class Recorder:
     """The state of one recording: its options, its events, and the stack of calls that
     have begun and not ended (the parent of the next event)."""
@@ -316,7 +326,7 @@ class Recorder:
         self.thread = threading.get_ident()
         self.pid = os.getpid()
         self.start_ns = time.perf_counter_ns()
-        self._restore: list[tuple[Any, str, Any]] = []
+        self.mode = _RecordingMode(self)
 
     def begin(self, name: str, category: str) -> FunctionEvent:
         parent = self.stack[-1] if self.stack else None
@@ -330,27 +340,32 @@ class Recorder:
         if self.stack and self.stack[-1] is event:
             self.stack.pop()
 
+    def timed(self, name: str, function: Callable, args: tuple, kwargs: dict) -> Any:
+        """`function(*args, **kwargs)`, an op, recorded as an `aten::` event, unless it is
+        called from inside another op."""
+        stack = self.stack
+        if stack and stack[-1].category == KERNEL and stack[-1].name.startswith("aten::"):
+            return function(*args, **kwargs)
+        event = self.begin(name, KERNEL)
+        try:
+            result = function(*args, **kwargs)
+        finally:
+            self.end(event)
+        inputs = (*args, *(v for k, v in kwargs.items() if k != "out" or v is not None))
+        if self.record_shapes:
+            event.input_shapes = [_shape(_array(a)) for a in inputs]
+        if self.with_flops:
+            event.flops = _flops(name, _arrays(inputs), _arrays(result))
+        if self.profile_memory:
+            event.self_cpu_memory_usage = _allocated(_arrays(inputs), _arrays(result))
+        return result
+
     def timed_op(self, name: str, function: Callable) -> Callable:
-        """`function` (an op on arrays) recording an `aten::` event per call, unless it is
-        called from inside another op's kernel."""
+        """`function` (an op on arrays) recording an `aten::` event per call."""
         recorder = self
 
         def run(*args: Any, **kwargs: Any) -> Any:
-            stack = recorder.stack
-            if stack and stack[-1].category == KERNEL and stack[-1].name.startswith("aten::"):
-                return function(*args, **kwargs)
-            event = recorder.begin(name, KERNEL)
-            try:
-                result = function(*args, **kwargs)
-            finally:
-                recorder.end(event)
-            if recorder.record_shapes:
-                event.input_shapes = [_shape(a) for a in (*args, *kwargs.values())]
-            if recorder.with_flops:
-                event.flops = _flops(name, args, result)
-            if recorder.profile_memory:
-                event.self_cpu_memory_usage = _allocated(args, result)
-            return result
+            return recorder.timed(name, function, args, kwargs)
 
         run.__wrapped__ = function
         return run
@@ -368,76 +383,81 @@ class Recorder:
 
         return run
 
-    def install(self) -> None:
-        """Put the timed ops in place of the kernels and array ops, and the node hook into
-        the engine (undone by `uninstall`)."""
-        names = op_names()
-        for attribute, name in names.items():
-            self._swap(kernels, attribute, self.timed_op(name, getattr(kernels, attribute)))
-        for attribute, value in list(vars(array_ops).items()):
-            if callable(value) and attribute in generated_ops.BY_NAME:
-                self._swap(array_ops, attribute, self.timed_op(f"aten::{attribute}", value))
-        self._swap(engine, "node_hook", self.timed_evaluate)
-
-    def _swap(self, owner: Any, attribute: str, value: Any) -> None:
-        self._restore.append((owner, attribute, getattr(owner, attribute)))
-        setattr(owner, attribute, value)
-
-    def uninstall(self) -> None:
-        while self._restore:
-            owner, attribute, value = self._restore.pop()
-            setattr(owner, attribute, value)
+    def finish(self) -> None:
+        """Close the blocks still open when recording stopped."""
         now = time.perf_counter_ns()
-        for event in self.stack:  # blocks still open when recording stopped
+        for event in self.stack:
             event.end_ns = now
         self.stack.clear()
 
 
-_NAMES: dict[str, str] = {}
+class _TimedArrayOps:
+    """The first-order backward's op namespace (runtime/namespaces.py's array_ops) with each
+    op of the spec timed, so `aten::mm` shows up inside `AddmmBackward0` as in torch."""
+
+    def __init__(self, recorder: Recorder, namespace: Any) -> None:
+        self._namespace = namespace
+        for attribute, value in vars(namespace).items():
+            if callable(value) and attribute in generated_ops.BY_NAME:
+                setattr(self, attribute, recorder.timed_op(f"aten::{attribute}", value))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._namespace, name)
 
 
-def op_names() -> dict[str, str]:
-    """The kernels of the spec's ops, by their attribute in `kernels`: `add_Tensor` ->
-    `aten::add` (the op's name without its overload). The in-place kernels that exist
-    apart (`add_Tensor_`, `zero_`) get the in-place name: `aten::add_`, `aten::zero_`; an
-    in-place op that runs its out-of-place kernel and copies the result in (`div_`) is
-    recorded under that kernel's name."""
+class _RecordingMode(modes.OpMode):
+    """How a recorder hears the runtime: an op mode on runtime/modes.py's stack. Each op of
+    the spec is timed as it runs (its wrapper, the graph's recording included, as torch's
+    RecordFunction times an op's autograd kernel); a backward's nodes and the ops of its
+    first-order formulas are timed through the engine's questions to the modes."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    def __torch_dispatch__(self, func: Callable, types: tuple, args: tuple = (),
+                           kwargs: dict | None = None) -> Any:
+        return self.recorder.timed(op_name(func), func, args, kwargs or {})
+
+    def wrap_evaluate(self, evaluate: Callable) -> Callable:
+        return self.recorder.timed_evaluate(evaluate)
+
+    def array_ops(self, namespace: Any) -> Any:
+        return _TimedArrayOps(self.recorder, namespace)
+
+
+_NAMES: dict[Callable, str] = {}
+
+
+def op_name(wrapper: Callable) -> str:
+    """torch's name of the op a generated wrapper runs: `ops.add_Tensor` -> `aten::add`,
+    its in-place form `ops.add_Tensor_` -> `aten::add_`."""
     if not _NAMES:
-        by_kernel: dict[int, str] = {}
         for key, overload in generated_ops.OVERLOADS.items():
-            if overload.kernel is not None:
-                by_kernel.setdefault(id(overload.kernel), "aten::" + key.split(".")[0])
-        for attribute, value in vars(kernels).items():
-            if callable(value) and id(value) in by_kernel:
-                _NAMES[attribute] = by_kernel[id(value)]
-        for attribute, value in vars(kernels).items():
-            if callable(value) and attribute.endswith("_") and not attribute.startswith("_") \
-                    and attribute not in _NAMES:
-                base = _NAMES.get(attribute[:-1])
-                _NAMES[attribute] = base + "_" if base else f"aten::{attribute}"
-    return _NAMES
-
-
-class _Active:
-    recorder: Recorder | None = None
+            _NAMES.setdefault(overload.wrapper, "aten::" + key.split(".")[0])
+        for name, overloads in generated_ops.BY_NAME.items():
+            for overload in overloads:
+                _NAMES.setdefault(overload.wrapper, f"aten::{name}")
+    return _NAMES.get(wrapper) or f"aten::{getattr(wrapper, '__name__', 'unknown')}"
 
 
 def active() -> Recorder | None:
-    """The recorder of the profiler that is on, if any."""
-    return _Active.recorder
+    """The recorder of the profiler that is on in this thread, if any."""
+    for mode in modes.op_modes():
+        if isinstance(mode, _RecordingMode):
+            return mode.recorder
+    return None
 
 
 def start(recorder: Recorder) -> None:
-    if _Active.recorder is not None:
+    if active() is not None:
         raise RuntimeError("Profiler is already enabled on this thread")
-    recorder.install()
-    _Active.recorder = recorder
+    modes.push(recorder.mode)
 
 
 def stop(recorder: Recorder) -> None:
-    if _Active.recorder is recorder:
-        recorder.uninstall()
-        _Active.recorder = None
+    if recorder.mode in modes.op_modes():
+        modes.pop(recorder.mode)
+        recorder.finish()
 
 
 class record_function:  # noqa: N801 - torch's name
@@ -451,7 +471,7 @@ class record_function:  # noqa: N801 - torch's name
         self._recorder: Recorder | None = None
 
     def __enter__(self) -> record_function:
-        recorder = _Active.recorder
+        recorder = active()
         if recorder is not None:
             self._recorder = recorder
             self._event = recorder.begin(self.name, ANNOTATION)
