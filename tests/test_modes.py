@@ -191,3 +191,143 @@ def test_an_op_mode_may_answer_an_op() -> None:
 
     with Zero():
         assert np.array_equal(runtime.ones(2).exp().numpy(), [0.0, 0.0])
+
+
+# -- a TinyModel training step, heard as torch hears it ----------------------------------------
+
+# Deliberate differences, left out of the comparison of names:
+# - `_record_function_enter_new` / `_record_function_exit._RecordFunction`: torch's
+#   optimizers open a profiler block (`Optimizer.step#SGD.step`) around each step and
+#   zero_grad; gradgen's do not.
+# - property reads inside `optimizer.step()` (`__get__` of grad, is_sparse, device): torch's
+#   SGD gathers its parameters' gradients in a bookkeeping pass of its own before updating;
+#   gradgen's reads each gradient where it uses it. Their number depends on that code, not
+#   on the mode mechanism; zero_grad's reads and writes of `.grad` are compared in full.
+TORCH_ONLY = ("_record_function_enter_new", "_record_function_exit._RecordFunction")
+
+
+def tiny_model_step(lib) -> list[str]:
+    """The names a logging mode hears over a TinyModel (Linear-ReLU-Linear-softmax) step:
+    forward, a squared-error loss, backward, an SGD step, zero_grad."""
+    base = TorchsMode if lib is torch else TorchFunctionMode
+    lib.manual_seed(0)
+
+    class TinyModel(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer1 = lib.nn.Linear(20, 10)
+            self.relu = lib.nn.ReLU()
+            self.layer2 = lib.nn.Linear(10, 4)
+
+        def forward(self, x):
+            return lib.softmax(self.layer2(self.relu(self.layer1(x))), dim=1)
+
+    model = TinyModel()
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.1)
+    x, target = lib.randn(8, 20), lib.randn(8, 4)
+    names = []
+
+    class Log(base):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            names.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Log():
+        loss = (target - model(x)).pow(2).sum()
+        loss.backward()
+        names.append("-- step")
+        optimizer.step()
+        names.append("-- zero_grad")
+        optimizer.zero_grad()
+    return [name for name in names if name not in TORCH_ONLY]
+
+
+def test_a_logging_mode_hears_a_tiny_model_step_as_torchs_does() -> None:
+    ours, theirs = tiny_model_step(runtime), tiny_model_step(torch)
+    step, zero = theirs.index("-- step"), theirs.index("-- zero_grad")
+    assert ours[:step] == theirs[:step] == [
+        "linear", "relu", "linear", "softmax", "sub", "pow", "sum", "backward"]
+    updates = [name for name in theirs[step:zero] if name != "__get__"]
+    assert updates == ["-- step", "_set_grad_enabled", *["add_"] * 4, "_set_grad_enabled"]
+    assert [name for name in ours[step:ours.index("-- zero_grad")] if name != "__get__"] \
+        == updates
+    assert ours[ours.index("-- zero_grad"):] == theirs[zero:] == [
+        "-- zero_grad", *["__get__", "__set__"] * 4]
+
+
+def test_property_reads_are_heard_as_torchs() -> None:
+    def run(lib, base):
+        heard_names = []
+
+        class Log(base):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                owner = getattr(func, "__self__", None)  # a property's __get__ / __set__
+                heard_names.append((func.__name__, getattr(getattr(owner, "fget", owner),
+                                                           "__name__", None)))
+                return func(*args, **(kwargs or {}))
+
+        x = lib.ones(2, 3, requires_grad=True)
+        with Log():
+            values = (x.shape, x.dtype, x.requires_grad, x.is_leaf, x.grad, x.ndim, x.T.shape)
+            x.grad = lib.zeros(2, 3)
+            x.requires_grad = False
+        return heard_names, [str(v) for v in values[:-1]]
+
+    assert run(runtime, TorchFunctionMode) == run(torch, TorchsMode)
+
+
+# -- tools as modes: nothing of any module is replaced ----------------------------------------
+
+def _snapshot() -> dict:
+    """Every attribute of every module of gradgen, of Tensor and of the op namespaces, by
+    identity."""
+    import sys
+
+    from runtime.namespaces import array_ops
+
+    owners = {name: vars(module) for name, module in sorted(sys.modules.items())
+              if name.split(".")[0] in ("runtime", "generated") and module is not None}
+    owners["Tensor"] = vars(runtime.Tensor)
+    owners["array_ops"] = vars(array_ops)
+    snapshot = {(owner, key): id(value) for owner, values in owners.items()
+                for key, value in list(values.items())}
+    # The one value that changes: the stack's count of modes, which every wrapper reads.
+    del snapshot[("runtime.modes", "active")]
+    return snapshot
+
+
+def _train_step(model, optimizer, x, y) -> None:
+    loss = runtime.nn.functional.mse_loss(runtime.softmax(model(x), dim=1), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+
+
+def test_a_profile_and_an_anomaly_mode_run_leave_every_module_attribute_as_it_was() -> None:
+    import warnings
+
+    runtime.manual_seed(0)
+    model = runtime.nn.Sequential(runtime.nn.Linear(6, 5), runtime.nn.ReLU(),
+                                  runtime.nn.Linear(5, 3))
+    optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
+    x, y = runtime.randn(4, 6), runtime.randn(4, 3)
+    with runtime.profiler.profile(), warnings.catch_warnings():  # warm every cache up
+        warnings.simplefilter("ignore")
+        with runtime.autograd.detect_anomaly():
+            _train_step(model, optimizer, x, y)
+    before = _snapshot()
+    with runtime.profiler.profile(record_shapes=True, profile_memory=True,
+                                  with_flops=True) as prof:
+        _train_step(model, optimizer, x, y)
+        during_profile = _snapshot()
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        with runtime.autograd.detect_anomaly():
+            _train_step(model, optimizer, x, y)
+            during_anomaly = _snapshot()
+    after = _snapshot()
+    assert during_profile == before
+    assert during_anomaly == before
+    assert after == before
+    names = {event.name for event in prof.events()}
+    assert {"aten::addmm", "autograd::engine::evaluate_function: AddmmBackward0",
+            "aten::mm"} <= names
