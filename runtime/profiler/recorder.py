@@ -203,58 +203,73 @@ def _flops_unit(events: Iterable) -> tuple[str, float]:
     return units[power], 10.0 ** (3 * power)
 
 
+def _selected_rows(events: list, sort_by: str | None, row_limit: int | None,
+                   top_level_only: bool) -> list:
+    """The rows a table shows: top-level ones only if asked, sorted by the attribute
+    `sort_by` (largest first), at most `row_limit` of them (all when negative or None)."""
+    rows = [e for e in events if not top_level_only or getattr(e, "cpu_parent", None) is None]
+    if sort_by is not None:
+        rows = sorted(rows, key=lambda event: getattr(event, sort_by), reverse=True)
+    return rows[:row_limit] if row_limit is not None and row_limit >= 0 else rows
+
+
+class _Layout:
+    """A table's columns: those torch always shows, then memory columns if any memory was
+    recorded, input shapes for averages grouped by them, FLOPs if any were counted."""
+
+    def __init__(self, events: list, rows: list, name_width: int) -> None:
+        # Percentages are of the whole recording, not of the rows shown.
+        self.total = sum(event.self_cpu_time_total for event in events) or 1.0
+        self.memory = any(event.cpu_memory_usage for event in events)
+        self.shapes = any(event.input_shapes for event in events) and \
+            all(isinstance(event, FunctionEventAvg) for event in events)
+        self.flops = any(event.flops for event in events)
+        flops_name, self.flops_scale = _flops_unit(events)
+        self.width = min(max([len(e.key) for e in rows] + [4]) + 4, name_width)
+        self.columns = [("Name", self.width), ("Self CPU %", 12), ("Self CPU", 12),
+                        ("CPU total %", 12), ("CPU total", 12), ("CPU time avg", 12)]
+        self.columns += [("CPU Mem", 12), ("Self CPU Mem", 12)] if self.memory else []
+        self.columns += [("# of Calls", 12)]
+        self.columns += [("Input Shapes", 45)] if self.shapes else []
+        self.columns += [(f"Total {flops_name}", 12)] if self.flops else []
+        self.rule = "".join("-" * w + "  " for _, w in self.columns)
+
+    def line(self, values: list[str]) -> str:
+        return "".join(f"{v:>{w}}  " for v, (_, w) in zip(values, self.columns, strict=True))
+
+    def header(self) -> list[str]:
+        return [self.rule, self.line([name for name, _ in self.columns]), self.rule]
+
+    def row(self, event: Any) -> str:
+        name = event.key if len(event.key) <= self.width else event.key[:self.width - 3] + "..."
+        count = getattr(event, "count", 1)
+        values = [name, f"{100 * event.self_cpu_time_total / self.total:.2f}%",
+                  format_time(event.self_cpu_time_total),
+                  f"{100 * event.cpu_time_total / self.total:.2f}%",
+                  format_time(event.cpu_time_total),
+                  format_time(event.cpu_time_total / count if count else 0.0)]
+        if self.memory:
+            values += [format_memory(event.cpu_memory_usage),
+                       format_memory(event.self_cpu_memory_usage)]
+        values += [str(count)]
+        if self.shapes:
+            text = str(event.input_shapes)
+            values += [text if len(text) <= 45 else text[:42] + "..."]
+        if self.flops:
+            values += [f"{event.flops / self.flops_scale:8.3f}" if event.flops else "--"]
+        return self.line(values)
+
+
 def build_table(events: list, sort_by: str | None, row_limit: int, name_width: int,
                 header: str | None, top_level_only: bool) -> str:
     """Lay the events out as torch's profiler tables do: right-aligned columns of width
     12 (45 for input shapes), the name column as wide as the longest name plus 4, at most
     `name_width`; memory columns if any memory was recorded, FLOPs if any were counted."""
-    rows = [e for e in events if not top_level_only or getattr(e, "cpu_parent", None) is None]
-    if sort_by is not None:
-        rows = sorted(rows, key=lambda event: getattr(event, sort_by), reverse=True)
-    rows = rows[:row_limit] if row_limit is not None and row_limit >= 0 else rows
-    # Percentages are of the whole recording, not of the rows shown.
-    total = sum(event.self_cpu_time_total for event in events) or 1.0
-    memory = any(event.cpu_memory_usage for event in events)
-    shapes = any(event.input_shapes for event in events) and \
-        all(isinstance(event, FunctionEventAvg) for event in events)
-    flops_name, flops_scale = _flops_unit(events)
-    with_flops = any(event.flops for event in events)
-    width = min(max([len(e.key) for e in rows] + [4]) + 4, name_width)
-    columns = [("Name", width), ("Self CPU %", 12), ("Self CPU", 12), ("CPU total %", 12),
-               ("CPU total", 12), ("CPU time avg", 12)]
-    if memory:
-        columns += [("CPU Mem", 12), ("Self CPU Mem", 12)]
-    columns += [("# of Calls", 12)]
-    if shapes:
-        columns += [("Input Shapes", 45)]
-    if with_flops:
-        columns += [(f"Total {flops_name}", 12)]
-    rule = "".join("-" * w + "  " for _, w in columns)
-
-    def line(values: list[str]) -> str:
-        return "".join(f"{v:>{w}}  " for v, (_, w) in zip(values, columns, strict=True))
-
+    rows = _selected_rows(events, sort_by, row_limit, top_level_only)
+    layout = _Layout(events, rows, name_width)
     out = [header] if header else []
-    out += [rule, line([name for name, _ in columns]), rule]
-    for event in rows:
-        name = event.key if len(event.key) <= width else event.key[:width - 3] + "..."
-        count = getattr(event, "count", 1)
-        values = [name, f"{100 * event.self_cpu_time_total / total:.2f}%",
-                  format_time(event.self_cpu_time_total),
-                  f"{100 * event.cpu_time_total / total:.2f}%",
-                  format_time(event.cpu_time_total),
-                  format_time(event.cpu_time_total / count if count else 0.0)]
-        if memory:
-            values += [format_memory(event.cpu_memory_usage),
-                       format_memory(event.self_cpu_memory_usage)]
-        values += [str(count)]
-        if shapes:
-            text = str(event.input_shapes)
-            values += [text if len(text) <= 45 else text[:42] + "..."]
-        if with_flops:
-            values += [f"{event.flops / flops_scale:8.3f}" if event.flops else "--"]
-        out.append(line(values))
-    out += [rule, f"Self CPU time total: {format_time(total if events else 0.0)}", ""]
+    out += [*layout.header(), *(layout.row(event) for event in rows), layout.rule,
+            f"Self CPU time total: {format_time(layout.total if events else 0.0)}", ""]
     return "\n".join(out)
 
 
