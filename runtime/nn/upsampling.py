@@ -16,6 +16,7 @@ import warnings
 from typing import Any
 
 from generated import ops
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.nn import pooling
 from runtime.nn.module import Module
@@ -89,6 +90,11 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                 mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
     """Resize the spatial dims of (N, C, *spatial) input to `size`, or by `scale_factor`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(interpolate, (input, size, scale_factor, mode, align_corners,
+            recompute_scale_factor, antialias), {})
+        if heard is not _modes.PASS:
+            return heard
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "
