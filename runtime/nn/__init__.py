@@ -108,5 +108,21 @@ __all__ = [
 ]
 
 
+# -- issue 28, helper nnlayers: attention and the Transformer ----------------------------------
+from runtime.nn.transformer import (  # noqa: E402 - one block, appended for easy merging
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
+__all__ += [
+    "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "TransformerEncoder", "TransformerEncoderLayer",
+]
+
+
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)

@@ -102,5 +102,11 @@ __all__ = [
 ]
 
 
+# -- issue 28, helper nnlayers: attention -------------------------------------------------------
+from runtime.nn.transformer import multi_head_attention_forward  # noqa: E402
+
+__all__ += ["multi_head_attention_forward"]
+
+
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)
