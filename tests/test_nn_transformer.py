@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 import torch
 
-import runtime
 from tests.oracle import close, same
 
 
