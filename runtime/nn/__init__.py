@@ -123,6 +123,23 @@ __all__ += [
     "TransformerEncoder", "TransformerEncoderLayer",
 ]
 
+from runtime.nn.norms import (  # noqa: E402
+    BatchNorm3d,
+    CrossMapLRN2d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LocalResponseNorm,
+    RMSNorm,
+    SyncBatchNorm,
+)
+
+__all__ += [
+    "BatchNorm3d", "CrossMapLRN2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "SyncBatchNorm",
+]
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)

@@ -107,6 +107,15 @@ from runtime.nn.transformer import multi_head_attention_forward  # noqa: E402
 
 __all__ += ["multi_head_attention_forward"]
 
+from runtime.nn.norms import (  # noqa: E402
+    group_norm,
+    instance_norm,
+    local_response_norm,
+    rms_norm,
+)
+
+__all__ += ["group_norm", "instance_norm", "local_response_norm", "rms_norm"]
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)
