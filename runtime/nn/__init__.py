@@ -140,6 +140,26 @@ __all__ += [
     "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "SyncBatchNorm",
 ]
 
+from runtime.nn.losses_more import (  # noqa: E402
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PairwiseDistance,
+    PoissonNLLLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
+
+__all__ += [
+    "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
+    "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PairwiseDistance",
+    "PoissonNLLLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+]
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)

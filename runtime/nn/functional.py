@@ -116,6 +116,28 @@ from runtime.nn.norms import (  # noqa: E402
 
 __all__ += ["group_norm", "instance_norm", "local_response_norm", "rms_norm"]
 
+from runtime.nn.losses_more import (  # noqa: E402
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    pairwise_distance,
+    pdist,
+    poisson_nll_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+
+__all__ += [
+    "cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss", "margin_ranking_loss",
+    "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+    "pairwise_distance", "pdist", "poisson_nll_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+]
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)
