@@ -108,7 +108,7 @@ __all__ = [
 ]
 
 
-# -- issue 28, helper nnlayers: attention and the Transformer ----------------------------------
+# -- issue 28, helper nnlayers: attention, Transformer, norms, losses, activations ------------
 from runtime.nn.transformer import (  # noqa: E402 - one block, appended for easy merging
     MultiheadAttention,
     Transformer,
@@ -159,6 +159,16 @@ __all__ += [
     "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PairwiseDistance",
     "PoissonNLLLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
 ]
+
+from runtime.nn.activation_more import (  # noqa: E402
+    Bilinear,
+    EmbeddingBag,
+    PReLU,
+    RReLU,
+    Softmax2d,
+)
+
+__all__ += ["Bilinear", "EmbeddingBag", "PReLU", "RReLU", "Softmax2d"]
 
 
 def __getattr__(name: str) -> Any:

@@ -102,7 +102,7 @@ __all__ = [
 ]
 
 
-# -- issue 28, helper nnlayers: attention -------------------------------------------------------
+# -- issue 28, helper nnlayers: attention, norms, losses, activations --------------------------
 from runtime.nn.transformer import multi_head_attention_forward  # noqa: E402
 
 __all__ += ["multi_head_attention_forward"]
@@ -136,6 +136,26 @@ __all__ += [
     "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
     "pairwise_distance", "pdist", "poisson_nll_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
+]
+
+from runtime.nn.activation_more import (  # noqa: E402
+    bilinear,
+    celu_,
+    elu_,
+    embedding_bag,
+    gumbel_softmax,
+    hardtanh_,
+    leaky_relu_,
+    prelu,
+    relu_,
+    rrelu,
+    rrelu_,
+    selu_,
+)
+
+__all__ += [
+    "bilinear", "celu_", "elu_", "embedding_bag", "gumbel_softmax", "hardtanh_",
+    "leaky_relu_", "prelu", "relu_", "rrelu", "rrelu_", "selu_",
 ]
 
 
