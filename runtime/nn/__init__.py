@@ -170,6 +170,10 @@ from runtime.nn.activation_more import (  # noqa: E402
 
 __all__ += ["Bilinear", "EmbeddingBag", "PReLU", "RReLU", "Softmax2d"]
 
+from runtime.nn.ctc import CTCLoss  # noqa: E402
+
+__all__ += ["CTCLoss"]
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)

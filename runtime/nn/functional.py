@@ -158,6 +158,10 @@ __all__ += [
     "leaky_relu_", "prelu", "relu_", "rrelu", "rrelu_", "selu_",
 ]
 
+from runtime.nn.ctc import ctc_loss  # noqa: E402
+
+__all__ += ["ctc_loss"]
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)
