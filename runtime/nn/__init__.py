@@ -174,6 +174,10 @@ from runtime.nn.ctc import CTCLoss  # noqa: E402
 
 __all__ += ["CTCLoss"]
 
+from runtime.nn.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)
