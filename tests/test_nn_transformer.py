@@ -5,6 +5,8 @@ train mode with dropout drawing torch's stream, reprs, state_dict keys, warnings
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -364,3 +366,61 @@ def test_transformer_errors_warnings_and_masks(call: str) -> None:
         return "made"
 
     same(program)
+
+
+@pytest.mark.parametrize("case", ["bool", "float", "float -5", "not left aligned", "with mask",
+                                  "training", "grad", "batch second", "mask_check off"])
+def test_encoder_inference_path_zeroes_padding_as_torch(case: str) -> None:
+    """In eval mode without gradients torch packs a padded batch into a nested tensor:
+    padded positions take no part in attention and come out as zeros (before the final
+    norm). gradgen gives the same numbers, and where torch does not take that path
+    (training, gradients, an attention mask...), the ordinary ones."""
+    batch_first = case != "batch second"
+    x = _data((2, 5, 8) if batch_first else (5, 2, 8), 1)
+    padding = np.zeros((2, 5), dtype=bool)
+    padding[1, -2:] = True
+    if case in ("not left aligned", "mask_check off"):
+        padding[0, 0] = True
+
+    def program(lib: Any) -> list:
+        lib.manual_seed(0)
+        layer = lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=batch_first)
+        encoder = lib.nn.TransformerEncoder(layer, 2, norm=lib.nn.LayerNorm(8),
+                                            enable_nested_tensor=batch_first,
+                                            mask_check=case != "mask_check off")
+        encoder.train(case == "training")
+        with lib.no_grad():
+            encoder.norm.bias.fill_(0.5)
+        mask = lib.tensor(padding)
+        if case.startswith("float"):
+            mask = lib.zeros(2, 5).masked_fill(mask, -5.0 if case == "float -5" else -np.inf)
+        attention = lib.zeros(5, 5) if case == "with mask" else None
+        src = lib.tensor(x, requires_grad=case == "grad")
+        if case == "grad":
+            out = encoder(src, attention, mask)
+        else:
+            with lib.no_grad():
+                out = encoder(src, attention, mask)
+        return [out]
+
+    close(program, rtol=1e-4, atol=1e-5)
+
+
+def test_encoder_inference_path_warns_once_per_process_as_torch() -> None:
+    script = (
+        "import warnings, sys\n"
+        "warnings.simplefilter('always')\n"
+        "lib = __import__(sys.argv[1])\n"
+        "layer = lib.nn.TransformerEncoderLayer(4, 2, 8, batch_first=True)\n"
+        "encoder = lib.nn.TransformerEncoder(layer, 1).eval()\n"
+        "padding = lib.tensor([[False, False], [False, True]])\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    with lib.no_grad():\n"
+        "        for _ in range(3):\n"
+        "            encoder(lib.zeros(2, 2, 4), src_key_padding_mask=padding)\n"
+        "print([str(w.message).split(' (Triggered')[0] for w in caught])\n")
+    outputs = [subprocess.run([sys.executable, "-c", script, name], capture_output=True,
+                              text=True, check=True).stdout for name in ("torch", "runtime")]
+    assert outputs[0] == outputs[1]
+    assert "nested tensors is in prototype stage" in outputs[0]

@@ -16,8 +16,10 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from generated import ops
-from runtime import dtypes, factories
+from runtime import dtypes, factories, grad_mode
 from runtime._tensor import Tensor
 from runtime.nn import functional as F
 from runtime.nn import init
@@ -635,6 +637,21 @@ def _why_no_nested_tensor(layer: Any) -> str:
     return next((reason for failed, reason in reasons if failed), "")
 
 
+_nested_warned = False
+
+
+def _warn_nested_prototype() -> None:
+    """torch's one-time warning when its encoder first builds a nested tensor."""
+    global _nested_warned
+    if not _nested_warned:
+        _nested_warned = True
+        warnings.warn("The PyTorch API of nested tensors is in prototype stage and will change "
+                      "in the near future. We recommend specifying layout=torch.jagged when "
+                      "constructing a nested tensor, as this layout receives active development,"
+                      " has better operator coverage, and works with torch.compile.",
+                      stacklevel=4)
+
+
 class TransformerEncoder(Module):
     """num_layers copies of an encoder layer, applied in turn, then an optional norm."""
 
@@ -661,15 +678,42 @@ class TransformerEncoder(Module):
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
                                                _none_or_dtype(mask), "mask", src.dtype)
         mask = _canonical_mask(mask, "mask", None, "", src.dtype, False)
+        padded = self._nested_padding(src, mask, src_key_padding_mask)
+        if padded is not None:  # torch's nested-tensor path: padding left out entirely
+            _warn_nested_prototype()
+            src_key_padding_mask = factories.zeros_like(src_key_padding_mask).masked_fill_(
+                padded, float("-inf"))
         seq_len = _get_seq_len(src, self.layers[0].self_attn.batch_first)
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
         output = src
         for layer in self.layers:
             output = layer(output, src_mask=mask, is_causal=is_causal,
                            src_key_padding_mask=src_key_padding_mask)
+        if padded is not None:  # (the nested tensor padded back with zeros)
+            output = output.masked_fill(padded.unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+    def _nested_padding(self, src: Tensor, mask: Any, padding: Any) -> Tensor | None:
+        """Where the padding is, when torch's inference path would pack the batch into a
+        nested tensor (eval mode, no gradient needed, batch_first, a left-aligned padding
+        mask and no attention mask): that path leaves the padded positions out of every
+        layer and returns zeros there. None when torch would not take it."""
+        first = self.layers[0]
+        if (not self.use_nested_tensor or first.training or src.dim() != 3 or padding is None
+                or mask is not None):
+            return None
+        parameters = [src, *(p for p in first.parameters() if p is not None)]
+        if grad_mode.is_grad_enabled() and any(t.requires_grad for t in parameters):
+            return None
+        padded = (padding != 0).numpy()
+        if self.mask_check and not bool((padded[:, 1:] >= padded[:, :-1]).all()):
+            return None  # (a kept position after a padded one: not left-aligned)
+        # torch packs each row's first (number of kept positions) positions, wherever the
+        # padding was (without mask_check it need not have been at the end)
+        kept = (~padded).sum(1, keepdims=True)
+        return factories.from_numpy(np.arange(padded.shape[1])[None, :] >= kept)
 
 
 class TransformerDecoder(Module):
