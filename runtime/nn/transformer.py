@@ -237,18 +237,8 @@ def multi_head_attention_forward(
             key_padding_mask = key_padding_mask.unsqueeze(0)
     target, batch, embed_dim = query.shape
     source = key.shape[0]
-    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
-                                       _none_or_dtype(attn_mask), "attn_mask", query.dtype)
-    if is_causal and attn_mask is None:
-        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
-                           "Transformer module method `generate_square_subsequent_mask` to "
-                           "create this mask.")
-    if is_causal and key_padding_mask is None and not need_weights:
-        attn_mask = None  # the hint alone tells scaled_dot_product_attention
-    else:
-        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
-        if key_padding_mask is not None:
-            is_causal = False  # the merged mask is no longer causal
+    attn_mask, key_padding_mask, is_causal = _prepare_masks(
+        attn_mask, key_padding_mask, is_causal, need_weights, query.dtype)
     head_dim = _check_dims(query, key, value, embed_dim_to_check, num_heads,
                            use_separate_proj_weight)
     q, k, v = _project(query, key, value, in_proj_weight, in_proj_bias,
@@ -280,6 +270,23 @@ def multi_head_attention_forward(
         output = output.squeeze(1)
         weights = None if weights is None else weights.squeeze(0)
     return output, weights
+
+
+def _prepare_masks(attn_mask: Any, key_padding_mask: Any, is_causal: bool, need_weights: bool,
+                   dtype: Any) -> tuple[Any, Any, bool]:
+    """Both masks as additive float masks, and whether the causal hint still holds."""
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                       _none_or_dtype(attn_mask), "attn_mask", dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        return None, None, True  # the hint alone tells scaled_dot_product_attention
+    attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", dtype, False)
+    if key_padding_mask is not None:
+        is_causal = False  # the merged mask is no longer causal
+    return attn_mask, key_padding_mask, is_causal
 
 
 def _check_dims(query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int,
