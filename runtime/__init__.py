@@ -155,6 +155,12 @@ __all__ = [
     *_legacy.__all__,
 ]
 
+# -- issue 28, helper nnlayers: torch.* spellings of the nn functions ----------------------------
+from runtime.nn import torch_functions as _nn_torch_functions  # noqa: E402
+from runtime.nn.torch_functions import *  # noqa: E402, F403
+
+__all__ += _nn_torch_functions.__all__
+
 
 def __getattr__(name: str) -> _Any:
     if name == "explore":  # gradgen's own, not torch's: imported when first asked for

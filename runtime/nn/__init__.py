@@ -108,5 +108,76 @@ __all__ = [
 ]
 
 
+# -- issue 28, helper nnlayers: attention, Transformer, norms, losses, activations ------------
+from runtime.nn.transformer import (  # noqa: E402 - one block, appended for easy merging
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
+__all__ += [
+    "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "TransformerEncoder", "TransformerEncoderLayer",
+]
+
+from runtime.nn.norms import (  # noqa: E402
+    BatchNorm3d,
+    CrossMapLRN2d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LocalResponseNorm,
+    RMSNorm,
+    SyncBatchNorm,
+)
+
+__all__ += [
+    "BatchNorm3d", "CrossMapLRN2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "SyncBatchNorm",
+]
+
+from runtime.nn.losses_more import (  # noqa: E402
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PairwiseDistance,
+    PoissonNLLLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
+
+__all__ += [
+    "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
+    "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PairwiseDistance",
+    "PoissonNLLLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+]
+
+from runtime.nn.activation_more import (  # noqa: E402
+    Bilinear,
+    EmbeddingBag,
+    PReLU,
+    RReLU,
+    Softmax2d,
+)
+
+__all__ += ["Bilinear", "EmbeddingBag", "PReLU", "RReLU", "Softmax2d"]
+
+from runtime.nn.ctc import CTCLoss  # noqa: E402
+
+__all__ += ["CTCLoss"]
+
+from runtime.nn.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]
+
+
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)

@@ -102,5 +102,66 @@ __all__ = [
 ]
 
 
+# -- issue 28, helper nnlayers: attention, norms, losses, activations --------------------------
+from runtime.nn.transformer import multi_head_attention_forward  # noqa: E402
+
+__all__ += ["multi_head_attention_forward"]
+
+from runtime.nn.norms import (  # noqa: E402
+    group_norm,
+    instance_norm,
+    local_response_norm,
+    rms_norm,
+)
+
+__all__ += ["group_norm", "instance_norm", "local_response_norm", "rms_norm"]
+
+from runtime.nn.losses_more import (  # noqa: E402
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    pairwise_distance,
+    pdist,
+    poisson_nll_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+
+__all__ += [
+    "cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss", "margin_ranking_loss",
+    "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+    "pairwise_distance", "pdist", "poisson_nll_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+]
+
+from runtime.nn.activation_more import (  # noqa: E402
+    bilinear,
+    celu_,
+    elu_,
+    embedding_bag,
+    gumbel_softmax,
+    hardtanh_,
+    leaky_relu_,
+    prelu,
+    relu_,
+    rrelu,
+    rrelu_,
+    selu_,
+)
+
+__all__ += [
+    "bilinear", "celu_", "elu_", "embedding_bag", "gumbel_softmax", "hardtanh_",
+    "leaky_relu_", "prelu", "relu_", "rrelu", "rrelu_", "selu_",
+]
+
+from runtime.nn.ctc import ctc_loss  # noqa: E402
+
+__all__ += ["ctc_loss"]
+
+
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)
