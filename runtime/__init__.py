@@ -151,6 +151,20 @@ __all__ = [
     *_legacy.__all__,
 ]
 
+# -- issue 28, helper nnB: torch.feature_dropout & co ---------------------------------------
+from runtime.nn.channel_dropout import (  # noqa: E402
+    alpha_dropout,
+    alpha_dropout_,
+    feature_alpha_dropout,
+    feature_alpha_dropout_,
+    feature_dropout,
+    feature_dropout_,
+)
+
+__all__ += ["alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
+            "feature_alpha_dropout_", "feature_dropout", "feature_dropout_"]
+# -- end of nnB's block ---------------------------------------------------------------------
+
 
 def __getattr__(name: str) -> _Any:
     if name == "explore":  # gradgen's own, not torch's: imported when first asked for

@@ -101,6 +101,20 @@ __all__ = [
     "soft_margin_loss",
 ]
 
+# -- issue 28, helper nnB: channel and alpha dropout, pooling, fold/unfold ------------------
+from runtime.nn.channel_dropout import dropout1d, dropout2d, dropout3d  # noqa: E402
+from runtime.nn.channel_dropout import (  # noqa: E402
+    functional_alpha_dropout as alpha_dropout,
+)
+from runtime.nn.channel_dropout import (  # noqa: E402
+    functional_feature_alpha_dropout as feature_alpha_dropout,
+)
+
+__all__ += [
+    "alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout",
+]
+# -- end of nnB's block ---------------------------------------------------------------------
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)
