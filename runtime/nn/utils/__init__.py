@@ -20,7 +20,7 @@ __all__ = ["clip_grad", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_
            "vector_to_parameters"]
 
 # -- issue 28, helper nnB -----------------------------------------------------------------
-from runtime.nn.utils import parametrizations, parametrize, prune, stateless  # noqa: E402
+from runtime.nn.utils import parametrizations, parametrize, prune, rnn, stateless  # noqa: E402
 from runtime.nn.utils.clip_grad import clip_grad_norm  # noqa: E402
 from runtime.nn.utils.fusion import (  # noqa: E402
     fuse_conv_bn_eval,
@@ -33,7 +33,8 @@ from runtime.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm  
 from runtime.nn.utils.weight_norm import remove_weight_norm, weight_norm  # noqa: E402
 
 __all__ += ["clip_grad_norm", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
-            "fuse_linear_bn_eval", "fuse_linear_bn_weights", "skip_init", "stateless", "prune",
+            "fuse_linear_bn_eval", "fuse_linear_bn_weights", "skip_init", "stateless",
+            "prune", "rnn",
             "parametrizations", "parametrize", "remove_spectral_norm", "remove_weight_norm",
             "spectral_norm", "weight_norm"]
 # -- end of nnB's block -------------------------------------------------------------------
