@@ -115,6 +115,18 @@ from runtime.nn.channel_dropout import (  # noqa: E402
     Dropout3d,
     FeatureAlphaDropout,
 )
+from runtime.nn.container import Container  # noqa: E402
+from runtime.nn.lazy import (  # noqa: E402
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyLinear,
+)
 from runtime.nn.padding import (  # noqa: E402
     CircularPad1d,
     CircularPad2d,
@@ -132,8 +144,16 @@ from runtime.nn.padding import (  # noqa: E402
     ZeroPad2d,
     ZeroPad3d,
 )
+from runtime.nn.parameter import (  # noqa: E402
+    Buffer,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
 
 __all__ += [
+    "Buffer", "Container", "UninitializedBuffer", "UninitializedParameter", "LazyBatchNorm1d",
+    "LazyBatchNorm2d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+    "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyLinear",
     "AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
     "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
     "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
