@@ -149,11 +149,27 @@ from runtime.nn.parameter import (  # noqa: E402
     UninitializedBuffer,
     UninitializedParameter,
 )
+from runtime.nn.pooling_more import (  # noqa: E402
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool3d,
+    AvgPool3d,
+    Fold,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+    Unfold,
+)
 
 __all__ += [
     "Buffer", "Container", "UninitializedBuffer", "UninitializedParameter", "LazyBatchNorm1d",
     "LazyBatchNorm2d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
-    "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyLinear",
+    "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyLinear", "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool3d", "AvgPool3d", "Fold", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool3d",
+    "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Unfold",
     "AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
     "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
     "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
