@@ -229,19 +229,7 @@ class RNNBase(Module):
         data, batch_sizes = input.data, [int(b) for b in input.batch_sizes.tolist()]
         self._check_input(data)
         directions = 2 if self.bidirectional else 1
-        max_batch = batch_sizes[0]
-        initial = []
-        for kind, state in enumerate(states):
-            size = self.proj_size if self.proj_size > 0 and kind == 0 else self.hidden_size
-            expected = (self.num_layers * directions, max_batch, size)
-            if state is None:
-                state = factories.zeros(*expected, dtype=data.dtype)
-            elif input.sorted_indices is not None:
-                state = state.index_select(1, input.sorted_indices)
-            message = ("Expected hidden size {}, got {}" if len(states) == 1
-                       else f"Expected hidden[{kind}] size {{}}, got {{}}")
-            self._check_hidden(state, expected, message)
-            initial.append(state)
+        initial = self._packed_initial_states(input, states, batch_sizes[0])
         finals: list[list[Tensor]] = [[] for _ in initial]
         layer_input = data
         for layer in range(self.num_layers):
@@ -263,6 +251,25 @@ class RNNBase(Module):
         packed = PackedSequence(layer_input, input.batch_sizes, input.sorted_indices,
                                 input.unsorted_indices)
         return packed, final_states
+
+    def _packed_initial_states(self, input: PackedSequence, states: list[Tensor | None],
+                               max_batch: int) -> list[Tensor]:
+        """The initial states in the packed (sorted) order of the sequences, zeros where
+        none is given, checked against their expected shapes."""
+        directions = 2 if self.bidirectional else 1
+        initial = []
+        for kind, state in enumerate(states):
+            size = self.proj_size if self.proj_size > 0 and kind == 0 else self.hidden_size
+            expected = (self.num_layers * directions, max_batch, size)
+            if state is None:
+                state = factories.zeros(*expected, dtype=input.data.dtype)
+            elif input.sorted_indices is not None:
+                state = state.index_select(1, input.sorted_indices)
+            message = ("Expected hidden size {}, got {}" if len(states) == 1
+                       else f"Expected hidden[{kind}] size {{}}, got {{}}")
+            self._check_hidden(state, expected, message)
+            initial.append(state)
+        return initial
 
     def _packed_direction(self, data: Tensor, batch_sizes: list[int], state: list[Tensor],
                           p: dict[str, Tensor | None],
