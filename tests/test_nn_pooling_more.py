@@ -141,3 +141,70 @@ def test_layers(make: Any, shape: tuple) -> None:
 ])
 def test_errors(call: Any) -> None:
     assert same(call)[0][0] == "raises"
+
+
+# -- fractional max pooling -------------------------------------------------------------------
+
+@pytest.mark.parametrize("dims, shape, kernel, options", [
+    (2, (2, 3, 11, 9), (2, 3), {"output_size": (5, 4)}),
+    (2, (3, 10, 10), 3, {"output_ratio": (0.5, 0.5)}),
+    (2, (1, 2, 8, 9), 2, {"output_ratio": (0.7, 0.4)}),
+    (3, (2, 2, 7, 8, 9), (2, 3, 2), {"output_size": (4, 3, 5)}),
+    (3, (2, 6, 6, 6), 2, {"output_ratio": 0.5}),
+])
+def test_fractional_max_pool_draws_as_torch(dims: int, shape: tuple, kernel: Any,
+                                            options: dict) -> None:
+    def program(lib: Any) -> list:
+        lib.manual_seed(3)
+        x = lib.randn(shape, requires_grad=True)
+        function = getattr(lib.nn.functional, f"fractional_max_pool{dims}d")
+        values, indices = function(x, kernel, return_indices=True, **options)
+        values.pow(2).sum().backward()
+        layer = getattr(lib.nn, f"FractionalMaxPool{dims}d")(kernel, **options)
+        return [values, indices, x.grad, layer(x),
+                lib.rand(2)]
+    close(program, rtol=0, atol=0)
+
+
+def test_fractional_max_pool_with_given_samples() -> None:
+    def program(lib: Any) -> list:
+        x = lib.arange(2 * 81.0).reshape(1, 2, 9, 9)
+        samples = lib.tensor([[[0.9, 0.1], [0.25, 0.75]]])
+        values, indices = lib.nn.functional.fractional_max_pool2d_with_indices(
+            x, 2, (3, 4), None, True, samples)
+        layer = lib.nn.FractionalMaxPool2d(2, output_size=(3, 4), return_indices=True,
+                                           _random_samples=samples)
+        return [values, indices, *layer(x), list(layer.state_dict()), repr(layer)]
+    close(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.randn(1, 1, 9, 9), 3,
+                                                        output_size=8),
+    lambda lib: lib.nn.functional.fractional_max_pool3d(lib.randn(1, 1, 5, 5, 5), 3,
+                                                        output_size=4),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.randn(1, 1, 9, 9), 2,
+                                                        output_ratio=(0.5, 0.5, 0.5)),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.randn(1, 1, 9, 9), 2),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(
+        lib.randn(1, 1, 9, 9), 2, output_size=3, _random_samples=lib.rand(1, 2, 2)),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(lib.randn(1, 1, 9, 9), 2,
+                                                        output_ratio=0.5),
+    lambda lib: lib.nn.FractionalMaxPool2d(2),
+    lambda lib: lib.nn.FractionalMaxPool2d(2, 3, 0.5),
+    lambda lib: lib.nn.FractionalMaxPool3d(2, output_ratio=1.5),
+])
+def test_fractional_errors(call: Any) -> None:
+    assert same(call)[0][0] == "raises"
+
+
+def test_torch_level_names() -> None:
+    def program(lib: Any) -> list:
+        lib.manual_seed(0)
+        x = lib.randn(2, 3, 8, requires_grad=True)
+        values, indices = lib.adaptive_max_pool1d(x, 3)
+        pooled, positions = lib.max_pool1d_with_indices(x, 2, [], 0, 1, True)
+        (values.sum() + pooled.sum()).backward()
+        return [values, indices, pooled, positions, x.grad,
+                lib.max_pool3d(lib.randn(1, 2, 4, 4, 4), 2, [1, 2, 2], 1)]
+    close(program)

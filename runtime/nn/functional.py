@@ -117,6 +117,10 @@ from runtime.nn.pooling_more import (  # noqa: E402
     adaptive_max_pool3d_with_indices,
     avg_pool3d,
     fold,
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
     lp_pool1d,
     lp_pool2d,
     lp_pool3d,
@@ -137,6 +141,8 @@ __all__ += [
     "adaptive_max_pool3d_with_indices", "avg_pool3d", "fold", "lp_pool1d", "lp_pool2d",
     "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d",
     "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d", "unfold",
+    "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
 ]
 # -- end of nnB's block ---------------------------------------------------------------------
 

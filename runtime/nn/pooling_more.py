@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import dtypes, factories
+from runtime import dtypes, factories, random_ops
 from runtime._tensor import Tensor
 from runtime.nn.module import Module
 from runtime.nn.pooling import (
@@ -35,7 +35,9 @@ from runtime.nn.pooling import (
 )
 
 __all__ = [
-    "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "Fold", "LPPool1d", "LPPool2d",
+    "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "Fold", "FractionalMaxPool2d",
+    "FractionalMaxPool3d", "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d", "fractional_max_pool3d_with_indices", "LPPool1d", "LPPool2d",
     "LPPool3d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Unfold",
     "adaptive_avg_pool3d", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
@@ -643,3 +645,156 @@ class Unfold(Module):
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
                 f"padding={self.padding}, stride={self.stride}")
+
+
+# -- fractional max pooling -------------------------------------------------------------------
+
+def _fractional_starts(sample: np.ndarray, size: int, out: int, pool: int) -> np.ndarray:
+    """torch's generate_intervals, in the input's float precision: window starts spread
+    pseudo-randomly, the last one flush with the input's end. `sample` holds one draw per
+    (sample, channel); the result is (N, C, out)."""
+    kind = sample.dtype.type
+    starts = np.zeros((*sample.shape, out), dtype=np.int64)
+    if out > 1:
+        alpha = kind(size - pool) / kind(out - 1)
+        steps = np.arange(out - 1, dtype=sample.dtype)
+        scaled = ((steps[None, None, :] + sample[..., None]) * alpha).astype(np.int64)
+        starts[..., :-1] = scaled - (sample * alpha).astype(np.int64)[..., None]
+    starts[..., -1] = size - pool
+    return starts
+
+
+def _fractional_max_pool(input: Tensor, kernel_size: Any, output_size: Any,
+                         output_ratio: Any, samples: Tensor | None,
+                         dims: int) -> tuple[Tensor, Tensor]:
+    name = f"fractional_max_pool{dims}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if dims == 2 and not isinstance(output_ratio, Sequence):  # as torch's F. does
+            raise TypeError(f"object of type '{type(output_ratio).__name__}' has no len()")
+        if dims == 2 and len(output_ratio) > 2:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple "
+                             "of Ints.")
+        ratios = (tuple(output_ratio) if isinstance(output_ratio, Sequence)
+                  else (output_ratio,) * dims)
+        output_size = [int(input.shape[-dims + d] * ratios[d]) for d in range(dims)]
+    outs, pools = _tuple(output_size, dims), _tuple(kernel_size, dims)
+    batched = input.ndim == dims + 2
+    x = input if batched else input.unsqueeze(0)
+    if samples is None:
+        samples = random_ops.rand(x.shape[0], x.shape[1], dims, dtype=input.dtype)
+    if samples.shape[1] != x.shape[1]:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    names = ("height", "width") if dims == 2 else ("time", "height", "width")
+    for d, (size, out, pool) in enumerate(zip(x.shape[2:], outs, pools, strict=True)):
+        if out + pool - 1 > size:
+            op = name if dims == 2 else f"{name}_out"
+            raise RuntimeError(f"{op}(): pool {names[d]} {pool} too large relative to input "
+                               f"{names[d]} {size}")
+    values, indices = _fractional_windows(x, samples, outs, pools)
+    return (values, indices) if batched else (values.squeeze(0), indices.squeeze(0))
+
+
+def _fractional_windows(x: Tensor, samples: Tensor, outs: tuple,
+                        pools: tuple) -> tuple[Tensor, Tensor]:
+    """The maximum of each window and its flat position; each (sample, channel) has
+    windows of its own."""
+    n, c, spatial = x.shape[0], x.shape[1], x.shape[2:]
+    dims = len(spatial)
+    draws = samples.detach().numpy()
+    # torch's 2-d kernel reads its samples as (width, height), the 3-d one as (t, h, w)
+    order = [1, 0] if dims == 2 else [0, 1, 2]
+    flat = np.zeros((n, c, *outs, *pools), dtype=np.int64)
+    for d in range(dims):
+        starts = _fractional_starts(draws[:, :, order[d]], spatial[d], outs[d], pools[d])
+        shape = [n, c] + [1] * (2 * dims)
+        shape[2 + d], shape[2 + dims + d] = outs[d], pools[d]
+        offsets = starts[..., None] + np.arange(pools[d])
+        flat = flat * spatial[d] + offsets.reshape(shape)
+    table = flat.reshape(n, c, -1, math.prod(pools))
+    index = factories.tensor(table.reshape(n, c, -1), dtype=dtypes.int64)
+    windows = ops.gather(x.reshape(n, c, -1), 2, index).reshape(n, c, *table.shape[2:])
+    values, chosen = ops.max(windows, 3)
+    positions = np.take_along_axis(table, chosen.numpy()[..., None], 3)[..., 0]
+    return (values.reshape(n, c, *outs),
+            factories.tensor(positions, dtype=dtypes.int64).reshape(n, c, *outs))
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any,
+                                       output_size: Any = None, output_ratio: Any = None,
+                                       return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> tuple:
+    """Max pooling over windows whose starts are drawn at random (one rand per sample,
+    channel and dimension, as torch draws them), to output_size or input size * ratio."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                _random_samples, 2)
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    values, indices = fractional_max_pool2d_with_indices(input, kernel_size, output_size,
+                                                         output_ratio, True, _random_samples)
+    return (values, indices) if return_indices else values
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any,
+                                       output_size: Any = None, output_ratio: Any = None,
+                                       return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> tuple:
+    """fractional_max_pool2d_with_indices over three dimensions."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                _random_samples, 3)
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    values, indices = fractional_max_pool3d_with_indices(input, kernel_size, output_size,
+                                                         output_ratio, True, _random_samples)
+    return (values, indices) if return_indices else values
+
+
+class _FractionalMaxPoolNd(Module):
+    """kernel_size, output_size or output_ratio (one of them), return_indices, and an
+    optional fixed _random_samples buffer, as torch keeps them."""
+
+    _dims = 2
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Tensor | None = None) -> None:
+        super().__init__()
+        dims, title = self._dims, type(self).__name__
+        self.kernel_size = _tuple(kernel_size, dims)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _tuple(output_size, dims) if output_size is not None else None
+        self.output_ratio = (_float_tuple(output_ratio, dims) if output_ratio is not None
+                             else None)
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{title} requires specifying either an output size, or a "
+                             "pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor) -> Any:
+        function = fractional_max_pool2d if self._dims == 2 else fractional_max_pool3d
+        return function(input, self.kernel_size, self.output_size, self.output_ratio,
+                        self.return_indices, _random_samples=self._random_samples)
+
+
+def _float_tuple(value: Any, n: int) -> tuple:
+    return tuple(value) if isinstance(value, Sequence) else (value,) * n
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling over (N, C, H, W) or (C, H, W) input."""
+    _dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling over (N, C, D, H, W) or (C, D, H, W) input."""
+    _dims = 3
