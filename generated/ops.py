@@ -1069,6 +1069,33 @@ def div_Tensor_mode(self_, other, *, rounding_mode, out=None):
     return result
 
 
+def div_Tensor_mode_(self_, other, *, rounding_mode):
+    """In-place div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+
+    derivatives.yaml, entry div.Tensor_mode
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor_mode"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = DivBackward2(recording.collect_next_edges(self_, other))
+        grad_fn._saved_rounding_mode = rounding_mode
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.div_Tensor_mode(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), rounding_mode, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def neg(self_, *, out=None):
     """neg(Tensor self) -> Tensor
 
@@ -11246,7 +11273,6 @@ bitwise_or = bitwise_or_Tensor
 bitwise_or_ = bitwise_or_Tensor_
 bitwise_xor = bitwise_xor_Tensor
 bitwise_xor_ = bitwise_xor_Tensor_
-div_ = div_Tensor_
 index = index_Tensor
 ldexp = ldexp_Tensor
 linalg_pinv = linalg_pinv_atol_rtol_tensor
@@ -14061,6 +14087,7 @@ BY_NAME = {
     ),
     "div_": (
         OVERLOADS["div.Tensor"]._replace(wrapper=div_Tensor_, kernel=None),
+        OVERLOADS["div.Tensor_mode"]._replace(wrapper=div_Tensor_mode_, kernel=None),
     ),
     "neg_": (
         OVERLOADS["neg"]._replace(wrapper=neg_, kernel=None),
@@ -14525,6 +14552,11 @@ def lt_(*args, **kwargs):
 def ne_(*args, **kwargs):
     """Picks the overload of ne_ that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("ne_", BY_NAME["ne_"], args, kwargs)
+
+
+def div_(*args, **kwargs):
+    """Picks the overload of div_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("div_", BY_NAME["div_"], args, kwargs)
 
 
 def pow_(*args, **kwargs):

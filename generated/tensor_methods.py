@@ -1759,10 +1759,12 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "digamma_")
             raise
 
-    def div_(self, other):
-        """In-place div.Tensor(Tensor self, Tensor other) -> Tensor"""
+    def div_(self, *args, **kwargs):
+        """In-place div.Tensor(Tensor self, Tensor other) -> Tensor
+        In-place div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+        """
         try:
-            return ops.div_Tensor_(self, other)
+            return ops.div_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "div_")
             raise

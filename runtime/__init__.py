@@ -31,8 +31,10 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     generated/                           recording, node, dispatch, namespaces, manual
     composite                            generated.ops, factories, devices, random_ops
     autograd                             engine, generated.ops, recording, random_ops
+    other_names                          generated.ops, _tensor: torch's other names of ops
+                                         (arccos, clip_, swapaxes, ...)
     methods                              generated.tensor_methods, composite, autograd,
-                                         predicates, random_ops: sets the op methods on
+                                         predicates, random_ops, other_names: sets the op methods on
                                          Tensor
     nn, optim, linalg                    composite, generated.ops, factories, _tensor,
                                          random
@@ -118,6 +120,7 @@ from runtime.grad_mode import (
 from runtime.legacy import *  # noqa: F403 - FloatTensor & co, finfo, iinfo, threads
 from runtime.nn.conv import conv1d, conv2d
 from runtime.nn.pooling import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d
+from runtime.other_names import *  # noqa: F403 - arccos, clip, divide, ...: other names
 from runtime.predicates import *  # noqa: F403 - isnan, isclose, equal, ...
 from runtime.random import (
     Generator,

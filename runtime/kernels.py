@@ -768,6 +768,8 @@ def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 
 def _compare(function: Any, self: Any, other: Any) -> np.ndarray:
     a, b = _binary(self, other)
+    if np.shape(a) != np.shape(b):
+        broadcast_shapes(np.shape(a), np.shape(b))  # torch's error for shapes that don't match
     return _array(function(a, b), np.bool_)
 
 
