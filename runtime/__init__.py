@@ -33,8 +33,11 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     autograd                             engine, generated.ops, recording, random_ops
     other_names                          generated.ops, _tensor: torch's other names of ops
                                          (arccos, clip_, swapaxes, ...)
+    tensor_attributes                    generated.ops, _tensor: predicates, memory facts,
+                                         conj & co, apply_/map_, as_subclass
     methods                              generated.tensor_methods, composite, autograd,
-                                         predicates, random_ops, other_names: sets the op methods on
+                                         predicates, random_ops, other_names,
+                                         tensor_attributes: sets the op methods on
                                          Tensor
     nn, optim, linalg                    composite, generated.ops, factories, _tensor,
                                          random
@@ -134,6 +137,7 @@ from runtime.random import (
 )
 from runtime.random_ops import *  # noqa: F403
 from runtime.serialization import load, save  # torch.save / torch.load
+from runtime.tensor_attributes import *  # noqa: F403 - is_signed, conj, square, ...
 from runtime.version import __version__
 
 # Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).

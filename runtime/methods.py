@@ -25,6 +25,7 @@ from runtime.factories import FactoryMethods, legacy_new
 from runtime.other_names import OtherNameMethods
 from runtime.predicates import PredicateMethods
 from runtime.random_ops import RandomMethods
+from runtime.tensor_attributes import AttributeMethods
 
 
 def backward(
@@ -64,3 +65,4 @@ install(PredicateMethods)
 install(RandomMethods)
 install(TensorOpsMethods)  # tensor ops: argsort, narrow, mT, `//`, `%`, ...
 install(OtherNameMethods)  # torch's other names: arccos, clip_, swapaxes, ...
+install(AttributeMethods)  # is_signed, itemsize, data_ptr, conj, H, apply_, ...
