@@ -35,9 +35,11 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          (arccos, clip_, swapaxes, ...)
     tensor_attributes                    generated.ops, _tensor: predicates, memory facts,
                                          conj & co, apply_/map_, as_subclass
+    tensor_functions                     generated.ops, factories, linalg: composites (atleast_1d,
+                                         kron, cov, splits and stacks, det, ...)
     methods                              generated.tensor_methods, composite, autograd,
                                          predicates, random_ops, other_names,
-                                         tensor_attributes: sets the op methods on
+                                         tensor_attributes, tensor_functions: sets the op methods on
                                          Tensor
     nn, optim, linalg                    composite, generated.ops, factories, _tensor,
                                          random
@@ -138,6 +140,7 @@ from runtime.random import (
 from runtime.random_ops import *  # noqa: F403
 from runtime.serialization import load, save  # torch.save / torch.load
 from runtime.tensor_attributes import *  # noqa: F403 - is_signed, conj, square, ...
+from runtime.tensor_functions import *  # noqa: F403 - atleast_1d, kron, cov, ...
 from runtime.version import __version__
 
 # Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).
