@@ -774,6 +774,174 @@ NODES = {
         "saved": {
         },
     },
+    "EqBackward0": {
+        "entry": "eq_.Scalar",
+        "schema": "eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "EqBackward1": {
+        "entry": "eq_.Tensor",
+        "schema": "eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "GeBackward0": {
+        "entry": "ge_.Scalar",
+        "schema": "ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "GeBackward1": {
+        "entry": "ge_.Tensor",
+        "schema": "ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "GtBackward0": {
+        "entry": "gt_.Scalar",
+        "schema": "gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "GtBackward1": {
+        "entry": "gt_.Tensor",
+        "schema": "gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "LeBackward0": {
+        "entry": "le_.Scalar",
+        "schema": "le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "LeBackward1": {
+        "entry": "le_.Tensor",
+        "schema": "le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "LtBackward0": {
+        "entry": "lt_.Scalar",
+        "schema": "lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "LtBackward1": {
+        "entry": "lt_.Tensor",
+        "schema": "lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "NeBackward0": {
+        "entry": "ne_.Scalar",
+        "schema": "ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "NeBackward1": {
+        "entry": "ne_.Tensor",
+        "schema": "ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
     "SumBackward0": {
         "entry": "sum",
         "schema": "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
@@ -3087,6 +3255,39 @@ NODES = {
         ),
         "saved": {
             "self_": "tensor",
+        },
+    },
+    "AcoshBackward1": {
+        "entry": "acosh_",
+        "schema": "acosh_(Tensor(a!) self) -> Tensor(a!)",
+        "formulas": (
+            ("self", "not_implemented(\"inplace version of acosh\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "AsinhBackward1": {
+        "entry": "asinh_",
+        "schema": "asinh_(Tensor(a!) self) -> Tensor(a!)",
+        "formulas": (
+            ("self", "not_implemented(\"inplace version of asinh\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "AtanhBackward1": {
+        "entry": "atanh_",
+        "schema": "atanh_(Tensor(a!) self) -> Tensor(a!)",
+        "formulas": (
+            ("self", "not_implemented(\"inplace version of atanh\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
         },
     },
     "Exp2Backward0": {

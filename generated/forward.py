@@ -70,6 +70,18 @@ __all__ = [
     "fill__Scalar",
     "fill__Tensor",
     "copy_",
+    "eq__Scalar",
+    "eq__Tensor",
+    "ge__Scalar",
+    "ge__Tensor",
+    "gt__Scalar",
+    "gt__Tensor",
+    "le__Scalar",
+    "le__Tensor",
+    "lt__Scalar",
+    "lt__Tensor",
+    "ne__Scalar",
+    "ne__Tensor",
     "sum_default",
     "sum_dim_IntList",
     "mean_default",
@@ -872,6 +884,114 @@ def copy_(self_p, self_t, src_p, src_t, non_blocking, result):
     result: src_t.expand_as(self_p)
     """
     return ops.expand_as(src_t, self_p)
+
+
+def eq__Scalar(self_p, self_t, other, result):
+    """eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry eq_.Scalar
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def eq__Tensor(self_p, self_t, other_p, other_t, result):
+    """eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry eq_.Tensor
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def ge__Scalar(self_p, self_t, other, result):
+    """ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry ge_.Scalar
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def ge__Tensor(self_p, self_t, other_p, other_t, result):
+    """ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry ge_.Tensor
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def gt__Scalar(self_p, self_t, other, result):
+    """gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry gt_.Scalar
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def gt__Tensor(self_p, self_t, other_p, other_t, result):
+    """gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry gt_.Tensor
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def le__Scalar(self_p, self_t, other, result):
+    """le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry le_.Scalar
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def le__Tensor(self_p, self_t, other_p, other_t, result):
+    """le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry le_.Tensor
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def lt__Scalar(self_p, self_t, other, result):
+    """lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry lt_.Scalar
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def lt__Tensor(self_p, self_t, other_p, other_t, result):
+    """lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry lt_.Tensor
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def ne__Scalar(self_p, self_t, other, result):
+    """ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry ne_.Scalar
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def ne__Tensor(self_p, self_t, other_p, other_t, result):
+    """ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry ne_.Tensor
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
 
 
 def sum_default(self_p, self_t, dtype, result):

@@ -69,6 +69,18 @@ __all__ = [
     "FillBackward2",
     "FillBackward3",
     "CopyBackwards",
+    "EqBackward0",
+    "EqBackward1",
+    "GeBackward0",
+    "GeBackward1",
+    "GtBackward0",
+    "GtBackward1",
+    "LeBackward0",
+    "LeBackward1",
+    "LtBackward0",
+    "LtBackward1",
+    "NeBackward0",
+    "NeBackward1",
     "SumBackward0",
     "SumBackward1",
     "MeanBackward0",
@@ -223,6 +235,9 @@ __all__ = [
     "AcoshBackward0",
     "AsinhBackward0",
     "AtanhBackward0",
+    "AcoshBackward1",
+    "AsinhBackward1",
+    "AtanhBackward1",
     "Exp2Backward0",
     "ErfcBackward0",
     "ErfinvBackward0",
@@ -1925,6 +1940,378 @@ class CopyBackwards(Node):
         # src: grad
         if self.should_compute_output(1):
             grad_inputs[1] = grad
+        return grad_inputs
+
+
+class EqBackward0(Node):
+    """eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry eq_.Scalar
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class EqBackward1(Node):
+    """eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry eq_.Tensor
+    self: zeros_like(self)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
+        return grad_inputs
+
+
+class GeBackward0(Node):
+    """ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry ge_.Scalar
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class GeBackward1(Node):
+    """ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry ge_.Tensor
+    self: zeros_like(self)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
+        return grad_inputs
+
+
+class GtBackward0(Node):
+    """gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry gt_.Scalar
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class GtBackward1(Node):
+    """gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry gt_.Tensor
+    self: zeros_like(self)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
+        return grad_inputs
+
+
+class LeBackward0(Node):
+    """le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry le_.Scalar
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class LeBackward1(Node):
+    """le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry le_.Tensor
+    self: zeros_like(self)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
+        return grad_inputs
+
+
+class LtBackward0(Node):
+    """lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry lt_.Scalar
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class LtBackward1(Node):
+    """lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry lt_.Tensor
+    self: zeros_like(self)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
+        return grad_inputs
+
+
+class NeBackward0(Node):
+    """ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry ne_.Scalar
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class NeBackward1(Node):
+    """ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry ne_.Tensor
+    self: zeros_like(self)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
         return grad_inputs
 
 
@@ -4170,7 +4557,7 @@ class NativeDropoutBackwardBackward0(Node):
             grad_inputs[0] = ops.native_dropout_backward(grad, mask, scale)
         # mask: not_implemented("native_dropout_backward: mask")
         if self.should_compute_output(1):
-            raise RuntimeError("the derivative for 'native_dropout_backward' is not implemented: native_dropout_backward: mask")
+            raise NotImplementedError("the derivative for 'native_dropout_backward: mask' is not implemented.")
         return grad_inputs
 
 
@@ -6587,6 +6974,57 @@ class AtanhBackward0(Node):
         # self: grad * 1 / (1 - self.pow(2))
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * 1 / (1 - ops.pow(self_, 2))
+        return grad_inputs
+
+
+class AcoshBackward1(Node):
+    """acosh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry acosh_
+    self: not_implemented("inplace version of acosh")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("inplace version of acosh")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'inplace version of acosh' is not implemented.")
+        return grad_inputs
+
+
+class AsinhBackward1(Node):
+    """asinh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry asinh_
+    self: not_implemented("inplace version of asinh")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("inplace version of asinh")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'inplace version of asinh' is not implemented.")
+        return grad_inputs
+
+
+class AtanhBackward1(Node):
+    """atanh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry atanh_
+    self: not_implemented("inplace version of atanh")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("inplace version of atanh")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'inplace version of atanh' is not implemented.")
         return grad_inputs
 
 

@@ -17,6 +17,7 @@ from generated.functions import (
     AbsBackward0,
     AcosBackward0,
     AcoshBackward0,
+    AcoshBackward1,
     AdaptiveAvgPool2DBackward0,
     AdaptiveAvgPool2DBackwardBackward0,
     AdaptiveMaxPool2DBackward0,
@@ -34,9 +35,11 @@ from generated.functions import (
     AminBackward0,
     AsinBackward0,
     AsinhBackward0,
+    AsinhBackward1,
     Atan2Backward0,
     AtanBackward0,
     AtanhBackward0,
+    AtanhBackward1,
     AvgPool2DBackward0,
     AvgPool2DBackwardBackward0,
     BaddbmmBackward0,
@@ -83,6 +86,8 @@ from generated.functions import (
     EluBackwardBackward0,
     EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0,
+    EqBackward0,
+    EqBackward1,
     ErfBackward0,
     ErfcBackward0,
     ErfinvBackward0,
@@ -102,9 +107,13 @@ from generated.functions import (
     FmodBackward1,
     FracBackward0,
     GatherBackward0,
+    GeBackward0,
+    GeBackward1,
     GeluBackward0,
     GeluBackwardBackward0,
     GluBackward0,
+    GtBackward0,
+    GtBackward1,
     HardshrinkBackward0,
     HardshrinkBackwardBackward0,
     HardsigmoidBackward0,
@@ -127,6 +136,8 @@ from generated.functions import (
     LeakyReluBackward0,
     LeakyReluBackward1,
     LeakyReluBackwardBackward0,
+    LeBackward0,
+    LeBackward1,
     LerpBackward0,
     LerpBackward1,
     LgammaBackward0,
@@ -157,6 +168,8 @@ from generated.functions import (
     LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0,
     LogsumexpBackward0,
+    LtBackward0,
+    LtBackward1,
     LuUnpackBackward0,
     MaskedFillBackward0,
     MaskedFillBackward1,
@@ -190,6 +203,8 @@ from generated.functions import (
     NativeDropoutBackwardBackward0,
     NativeLayerNormBackward0,
     NativeLayerNormBackwardBackward0,
+    NeBackward0,
+    NeBackward1,
     NegBackward0,
     NextafterBackward0,
     NllLoss2DBackward0,
@@ -372,6 +387,7 @@ __all__ = [
     "acos",
     "acos_",
     "acosh",
+    "acosh_",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
     "add",
@@ -392,10 +408,12 @@ __all__ = [
     "asin",
     "asin_",
     "asinh",
+    "asinh_",
     "atan",
     "atan2",
     "atan_",
     "atanh",
+    "atanh_",
     "avg_pool2d",
     "avg_pool2d_backward",
     "baddbmm",
@@ -681,6 +699,7 @@ __all__ = [
     "view",
     "where",
     "xlogy",
+    "xlogy_",
     "zero_",
 ]
 
@@ -1105,6 +1124,37 @@ def div_Tensor_mode(self_, other, *, rounding_mode, out=None):
             tangent = forward.div_Tensor_mode(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), rounding_mode, result)
         forward_grad.set_tangent(result, tangent)
     return result
+
+
+def div_Tensor_mode_(self_, other, *, rounding_mode):
+    """In-place div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+
+    derivatives.yaml, entry div.Tensor_mode
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Tensor_mode_, (self_, other), {"rounding_mode": rounding_mode}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor_mode"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = DivBackward2(recording.collect_next_edges(self_, other))
+        grad_fn._saved_rounding_mode = rounding_mode
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.div_Tensor_mode(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), rounding_mode, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
 
 
 def neg(self_, *, out=None):
@@ -3286,6 +3336,360 @@ def ne_Tensor(self_, other, *, out=None):
     return result
 
 
+def eq__Scalar(self_, other):
+    """eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry eq_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["eq_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = EqBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.eq__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.eq__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def eq__Tensor(self_, other):
+    """eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry eq_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["eq_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = EqBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.eq__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.eq__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ge__Scalar(self_, other):
+    """ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry ge_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ge_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = GeBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ge__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ge__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ge__Tensor(self_, other):
+    """ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry ge_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ge_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = GeBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ge__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ge__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def gt__Scalar(self_, other):
+    """gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry gt_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["gt_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = GtBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.gt__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.gt__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def gt__Tensor(self_, other):
+    """gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry gt_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["gt_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = GtBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.gt__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.gt__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def le__Scalar(self_, other):
+    """le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry le_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["le_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LeBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.le__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.le__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def le__Tensor(self_, other):
+    """le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry le_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["le_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = LeBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.le__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.le__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def lt__Scalar(self_, other):
+    """lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry lt_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["lt_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LtBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.lt__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.lt__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def lt__Tensor(self_, other):
+    """lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry lt_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["lt_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = LtBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.lt__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.lt__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ne__Scalar(self_, other):
+    """ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry ne_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ne_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = NeBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ne__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ne__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ne__Tensor(self_, other):
+    """ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry ne_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ne_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = NeBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ne__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ne__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def logical_not(self_, *, out=None):
     """logical_not(Tensor self) -> Tensor
 
@@ -3301,6 +3705,22 @@ def logical_not(self_, *, out=None):
         return _out.call("logical_not", logical_not, (self_,), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_not(recording.data(self_)))
     return result
+
+
+def logical_not_(self_):
+    """In-place logical_not(Tensor self) -> Tensor
+
+    derivatives.yaml, entry logical_not
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_not_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["logical_not"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.logical_not(recording.data(self_)))
+    return self_
 
 
 def logical_and(self_, other, *, out=None):
@@ -3320,6 +3740,22 @@ def logical_and(self_, other, *, out=None):
     return result
 
 
+def logical_and_(self_, other):
+    """In-place logical_and(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logical_and
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_and_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["logical_and"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.logical_and(recording.data(self_), recording.data(other)))
+    return self_
+
+
 def logical_or(self_, other, *, out=None):
     """logical_or(Tensor self, Tensor other) -> Tensor
 
@@ -3335,6 +3771,22 @@ def logical_or(self_, other, *, out=None):
         return _out.call("logical_or", logical_or, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_or(recording.data(self_), recording.data(other)))
     return result
+
+
+def logical_or_(self_, other):
+    """In-place logical_or(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logical_or
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_or_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["logical_or"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.logical_or(recording.data(self_), recording.data(other)))
+    return self_
 
 
 def bitwise_not(self_, *, out=None):
@@ -3354,6 +3806,22 @@ def bitwise_not(self_, *, out=None):
     return result
 
 
+def bitwise_not_(self_):
+    """In-place bitwise_not(Tensor self) -> Tensor
+
+    derivatives.yaml, entry bitwise_not
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_not_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["bitwise_not"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.bitwise_not(recording.data(self_)))
+    return self_
+
+
 def bitwise_and_Tensor(self_, other, *, out=None):
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
 
@@ -3369,6 +3837,22 @@ def bitwise_and_Tensor(self_, other, *, out=None):
         return _out.call("bitwise_and", bitwise_and_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
     return result
+
+
+def bitwise_and_Tensor_(self_, other):
+    """In-place bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry bitwise_and.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_and_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_and.Tensor"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
+    return self_
 
 
 def bitwise_or_Tensor(self_, other, *, out=None):
@@ -3388,6 +3872,22 @@ def bitwise_or_Tensor(self_, other, *, out=None):
     return result
 
 
+def bitwise_or_Tensor_(self_, other):
+    """In-place bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry bitwise_or.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_or_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_or.Tensor"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
+    return self_
+
+
 def bitwise_xor_Tensor(self_, other, *, out=None):
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
 
@@ -3403,6 +3903,22 @@ def bitwise_xor_Tensor(self_, other, *, out=None):
         return _out.call("bitwise_xor", bitwise_xor_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
     return result
+
+
+def bitwise_xor_Tensor_(self_, other):
+    """In-place bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry bitwise_xor.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_xor_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
+    return self_
 
 
 def sum_default(self_, *, dtype=None):
@@ -4893,6 +5409,37 @@ def index_add(self_, dim, index, source, *, alpha=1, out=None):
     return result
 
 
+def index_add_(self_, dim, index, source, *, alpha=1):
+    """In-place index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry index_add
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_add_, (self_, dim, index, source), {"alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER):
+        self_, index, source, alpha = _dispatch.check_arguments(OVERLOADS["index_add"], (self_, index, source, alpha,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, source)
+    if needs_grad:
+        grad_fn = IndexAddBackward0(recording.collect_next_edges(self_, source))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.index_add(original_self, forward_grad.tangent(self_), dim, index, source, forward_grad.tangent(source), alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def gather(self_, dim, index, *, sparse_grad=False, out=None):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
@@ -4944,6 +5491,36 @@ def scatter_add(self_, dim, index, src, *, out=None):
             tangent = forward.scatter_add(self_, forward_grad.tangent(self_), dim, index, src, forward_grad.tangent(src), result)
         forward_grad.set_tangent(result, tangent)
     return result
+
+
+def scatter_add_(self_, dim, index, src):
+    """In-place scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml, entry scatter_add
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_add_, (self_, dim, index, src), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
+        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter_add"], (self_, index, src,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, src)
+    if needs_grad:
+        grad_fn = ScatterAddBackward0(recording.collect_next_edges(self_, src))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_add(original_self, forward_grad.tangent(self_), dim, index, src, forward_grad.tangent(src), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
 
 
 def repeat(self_, repeats):
@@ -5055,6 +5632,42 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1, out=None):
             tangent = forward.addmm(self_, forward_grad.tangent(self_), mat1, forward_grad.tangent(mat1), mat2, forward_grad.tangent(mat2), beta, alpha, result)
         forward_grad.set_tangent(result, tangent)
     return result
+
+
+def addmm_(self_, mat1, mat2, *, beta=1, alpha=1):
+    """In-place addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addmm
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addmm_, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, mat1, mat2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, mat1, mat2)
+    if needs_grad:
+        grad_fn = AddmmBackward0(recording.collect_next_edges(self_, mat1, mat2))
+        grad_fn._saved_beta = beta
+        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_mat1_sym_sizes = recording.sizes(mat1)
+        grad_fn._saved_mat1_sym_strides = recording.strides(mat1)
+        grad_fn._saved_alpha = alpha
+        grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn._saved_mat2_sym_sizes = recording.sizes(mat2)
+        grad_fn._saved_mat2_sym_strides = recording.strides(mat2)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, mat1, mat2)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.addmm(original_self, forward_grad.tangent(self_), mat1, forward_grad.tangent(mat1), mat2, forward_grad.tangent(mat2), beta, alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
 
 
 def bmm(self_, mat2, *, out=None):
@@ -8784,6 +9397,75 @@ def atanh(self_):
     return result
 
 
+def acosh_(self_):
+    """acosh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry acosh_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(acosh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["acosh_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AcoshBackward1(recording.collect_next_edges(self_))
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("acosh_")
+    recording.write_inplace(self_, kernels.acosh_(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def asinh_(self_):
+    """asinh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry asinh_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(asinh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["asinh_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AsinhBackward1(recording.collect_next_edges(self_))
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("asinh_")
+    recording.write_inplace(self_, kernels.asinh_(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def atanh_(self_):
+    """atanh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry atanh_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atanh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["atanh_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AtanhBackward1(recording.collect_next_edges(self_))
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("atanh_")
+    recording.write_inplace(self_, kernels.atanh_(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
 def exp2(self_):
     """exp2(Tensor self) -> Tensor
 
@@ -9447,7 +10129,7 @@ def xlogy_Tensor_(self_, other):
     derivatives.yaml, entry xlogy.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(xlogy_Tensor_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(xlogy_Tensor_, (self_, other), {}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
@@ -12479,9 +13161,11 @@ def hardswish_backward(grad_output, self_):
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
+bitwise_and_ = bitwise_and_Tensor_
 bitwise_or = bitwise_or_Tensor
+bitwise_or_ = bitwise_or_Tensor_
 bitwise_xor = bitwise_xor_Tensor
-div_ = div_Tensor_
+bitwise_xor_ = bitwise_xor_Tensor_
 index = index_Tensor
 ldexp = ldexp_Tensor
 linalg_pinv = linalg_pinv_atol_rtol_tensor
@@ -12502,9 +13186,11 @@ xlogy_ = xlogy_Tensor_
 add_Tensor.__name__ = add_Tensor.__qualname__ = "add"
 add_Tensor_.__name__ = add_Tensor_.__qualname__ = "add_"
 bitwise_and_Tensor.__name__ = bitwise_and_Tensor.__qualname__ = "bitwise_and"
+bitwise_and_Tensor_.__name__ = bitwise_and_Tensor_.__qualname__ = "bitwise_and_"
 bitwise_or_Tensor.__name__ = bitwise_or_Tensor.__qualname__ = "bitwise_or"
+bitwise_or_Tensor_.__name__ = bitwise_or_Tensor_.__qualname__ = "bitwise_or_"
 bitwise_xor_Tensor.__name__ = bitwise_xor_Tensor.__qualname__ = "bitwise_xor"
-div_Tensor_.__name__ = div_Tensor_.__qualname__ = "div_"
+bitwise_xor_Tensor_.__name__ = bitwise_xor_Tensor_.__qualname__ = "bitwise_xor_"
 index_Tensor.__name__ = index_Tensor.__qualname__ = "index"
 ldexp_Tensor.__name__ = ldexp_Tensor.__qualname__ = "ldexp"
 linalg_pinv_atol_rtol_tensor.__name__ = linalg_pinv_atol_rtol_tensor.__qualname__ = "linalg_pinv"
@@ -12795,6 +13481,54 @@ OVERLOADS = {
         Param("other", "Scalar"),
     )),
     "ne.Tensor": Overload(ne_Tensor, kernels.ne_Tensor, "ne.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "eq_.Scalar": Overload(eq__Scalar, kernels.eq__Scalar, "eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "eq_.Tensor": Overload(eq__Tensor, kernels.eq__Tensor, "eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "ge_.Scalar": Overload(ge__Scalar, kernels.ge__Scalar, "ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "ge_.Tensor": Overload(ge__Tensor, kernels.ge__Tensor, "ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "gt_.Scalar": Overload(gt__Scalar, kernels.gt__Scalar, "gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "gt_.Tensor": Overload(gt__Tensor, kernels.gt__Tensor, "gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "le_.Scalar": Overload(le__Scalar, kernels.le__Scalar, "le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "le_.Tensor": Overload(le__Tensor, kernels.le__Tensor, "le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "lt_.Scalar": Overload(lt__Scalar, kernels.lt__Scalar, "lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "lt_.Tensor": Overload(lt__Tensor, kernels.lt__Tensor, "lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "ne_.Scalar": Overload(ne__Scalar, kernels.ne__Scalar, "ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "ne_.Tensor": Overload(ne__Tensor, kernels.ne__Tensor, "ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
         Param("self_", "Tensor"),
         Param("other", "Tensor", number=True),
     )),
@@ -13664,6 +14398,15 @@ OVERLOADS = {
     "atanh": Overload(atanh, kernels.atanh, "atanh(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
+    "acosh_": Overload(acosh_, kernels.acosh_, "acosh_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
+    "asinh_": Overload(asinh_, kernels.asinh_, "asinh_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
+    "atanh_": Overload(atanh_, kernels.atanh_, "atanh_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
     "exp2": Overload(exp2, kernels.exp2, "exp2(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
@@ -14420,6 +15163,30 @@ BY_NAME = {
         OVERLOADS["ne.Scalar"],
         OVERLOADS["ne.Tensor"],
     ),
+    "eq_": (
+        OVERLOADS["eq_.Scalar"],
+        OVERLOADS["eq_.Tensor"],
+    ),
+    "ge_": (
+        OVERLOADS["ge_.Scalar"],
+        OVERLOADS["ge_.Tensor"],
+    ),
+    "gt_": (
+        OVERLOADS["gt_.Scalar"],
+        OVERLOADS["gt_.Tensor"],
+    ),
+    "le_": (
+        OVERLOADS["le_.Scalar"],
+        OVERLOADS["le_.Tensor"],
+    ),
+    "lt_": (
+        OVERLOADS["lt_.Scalar"],
+        OVERLOADS["lt_.Tensor"],
+    ),
+    "ne_": (
+        OVERLOADS["ne_.Scalar"],
+        OVERLOADS["ne_.Tensor"],
+    ),
     "logical_not": (
         OVERLOADS["logical_not"],
     ),
@@ -14875,6 +15642,15 @@ BY_NAME = {
     "atanh": (
         OVERLOADS["atanh"],
     ),
+    "acosh_": (
+        OVERLOADS["acosh_"],
+    ),
+    "asinh_": (
+        OVERLOADS["asinh_"],
+    ),
+    "atanh_": (
+        OVERLOADS["atanh_"],
+    ),
     "exp2": (
         OVERLOADS["exp2"],
     ),
@@ -15229,6 +16005,7 @@ BY_NAME = {
     ),
     "div_": (
         OVERLOADS["div.Tensor"]._replace(wrapper=div_Tensor_, kernel=None),
+        OVERLOADS["div.Tensor_mode"]._replace(wrapper=div_Tensor_mode_, kernel=None),
     ),
     "neg_": (
         OVERLOADS["neg"]._replace(wrapper=neg_, kernel=None),
@@ -15301,8 +16078,38 @@ BY_NAME = {
         OVERLOADS["masked_fill.Scalar"]._replace(wrapper=masked_fill_Scalar_, kernel=None),
         OVERLOADS["masked_fill.Tensor"]._replace(wrapper=masked_fill_Tensor_, kernel=None),
     ),
+    "logical_not_": (
+        OVERLOADS["logical_not"]._replace(wrapper=logical_not_, kernel=None),
+    ),
+    "logical_and_": (
+        OVERLOADS["logical_and"]._replace(wrapper=logical_and_, kernel=None),
+    ),
+    "logical_or_": (
+        OVERLOADS["logical_or"]._replace(wrapper=logical_or_, kernel=None),
+    ),
+    "bitwise_not_": (
+        OVERLOADS["bitwise_not"]._replace(wrapper=bitwise_not_, kernel=None),
+    ),
+    "bitwise_and_": (
+        OVERLOADS["bitwise_and.Tensor"]._replace(wrapper=bitwise_and_Tensor_, kernel=None),
+    ),
+    "bitwise_or_": (
+        OVERLOADS["bitwise_or.Tensor"]._replace(wrapper=bitwise_or_Tensor_, kernel=None),
+    ),
+    "bitwise_xor_": (
+        OVERLOADS["bitwise_xor.Tensor"]._replace(wrapper=bitwise_xor_Tensor_, kernel=None),
+    ),
     "index_put_": (
         OVERLOADS["index_put"]._replace(wrapper=index_put_, kernel=None),
+    ),
+    "index_add_": (
+        OVERLOADS["index_add"]._replace(wrapper=index_add_, kernel=None),
+    ),
+    "scatter_add_": (
+        OVERLOADS["scatter_add"]._replace(wrapper=scatter_add_, kernel=None),
+    ),
+    "addmm_": (
+        OVERLOADS["addmm"]._replace(wrapper=addmm_, kernel=None),
     ),
     "silu_": (
         OVERLOADS["silu"]._replace(wrapper=silu_, kernel=None),
@@ -15773,6 +16580,69 @@ def count_nonzero(*args, **kwargs):
         if heard is not _modes.PASS:
             return heard
     return _dispatch.call("count_nonzero", BY_NAME["count_nonzero"], args, kwargs)
+
+
+def eq_(*args, **kwargs):
+    """Picks the overload of eq_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("eq_", BY_NAME["eq_"], args, kwargs)
+
+
+def ge_(*args, **kwargs):
+    """Picks the overload of ge_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("ge_", BY_NAME["ge_"], args, kwargs)
+
+
+def gt_(*args, **kwargs):
+    """Picks the overload of gt_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("gt_", BY_NAME["gt_"], args, kwargs)
+
+
+def le_(*args, **kwargs):
+    """Picks the overload of le_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("le_", BY_NAME["le_"], args, kwargs)
+
+
+def lt_(*args, **kwargs):
+    """Picks the overload of lt_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("lt_", BY_NAME["lt_"], args, kwargs)
+
+
+def ne_(*args, **kwargs):
+    """Picks the overload of ne_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("ne_", BY_NAME["ne_"], args, kwargs)
+
+
+def div_(*args, **kwargs):
+    """Picks the overload of div_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("div_", BY_NAME["div_"], args, kwargs)
 
 
 def pow_(*args, **kwargs):

@@ -245,6 +245,48 @@ FORMULAS = {
         0: "self: zeros_like(grad)",
         1: "src: grad",
     },
+    "EqBackward0": {
+        0: "self: zeros_like(self)",
+    },
+    "EqBackward1": {
+        0: "self: zeros_like(self)",
+        1: "other: zeros_like(other)",
+    },
+    "GeBackward0": {
+        0: "self: zeros_like(self)",
+    },
+    "GeBackward1": {
+        0: "self: zeros_like(self)",
+        1: "other: zeros_like(other)",
+    },
+    "GtBackward0": {
+        0: "self: zeros_like(self)",
+    },
+    "GtBackward1": {
+        0: "self: zeros_like(self)",
+        1: "other: zeros_like(other)",
+    },
+    "LeBackward0": {
+        0: "self: zeros_like(self)",
+    },
+    "LeBackward1": {
+        0: "self: zeros_like(self)",
+        1: "other: zeros_like(other)",
+    },
+    "LtBackward0": {
+        0: "self: zeros_like(self)",
+    },
+    "LtBackward1": {
+        0: "self: zeros_like(self)",
+        1: "other: zeros_like(other)",
+    },
+    "NeBackward0": {
+        0: "self: zeros_like(self)",
+    },
+    "NeBackward1": {
+        0: "self: zeros_like(self)",
+        1: "other: zeros_like(other)",
+    },
     "SumBackward0": {
         0: "self: grad.expand(self.shape)",
     },
@@ -764,6 +806,15 @@ FORMULAS = {
     },
     "AtanhBackward0": {
         0: "self: grad * 1 / (1 - self.pow(2))",
+    },
+    "AcoshBackward1": {
+        0: "self: not_implemented(\"inplace version of acosh\")",
+    },
+    "AsinhBackward1": {
+        0: "self: not_implemented(\"inplace version of asinh\")",
+    },
+    "AtanhBackward1": {
+        0: "self: not_implemented(\"inplace version of atanh\")",
     },
     "Exp2Backward0": {
         0: "self: grad * result * 0.6931471805599453",

@@ -33,8 +33,15 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     generated/                           recording, node, dispatch, namespaces, manual
     composite                            generated.ops, factories, devices, random_ops
     autograd                             engine, generated.ops, recording, random_ops
+    other_names                          generated.ops, _tensor: torch's other names of ops
+                                         (arccos, clip_, swapaxes, ...)
+    tensor_attributes                    generated.ops, _tensor: predicates, memory facts,
+                                         conj & co, apply_/map_, as_subclass
+    tensor_functions                     generated.ops, factories, linalg: composites (atleast_1d,
+                                         kron, cov, splits and stacks, det, ...)
     methods                              generated.tensor_methods, composite, autograd,
-                                         predicates, random_ops: sets the op methods on
+                                         predicates, random_ops, other_names,
+                                         tensor_attributes, tensor_functions: sets the op methods on
                                          Tensor
     nn, optim, linalg                    composite, generated.ops, factories, _tensor,
                                          random
@@ -122,6 +129,7 @@ from runtime.grad_mode import (
 from runtime.legacy import *  # noqa: F403 - FloatTensor & co, finfo, iinfo, threads
 from runtime.nn.conv import conv1d, conv2d
 from runtime.nn.pooling import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d
+from runtime.other_names import *  # noqa: F403 - arccos, clip, divide, ...: other names
 from runtime.predicates import *  # noqa: F403 - isnan, isclose, equal, ...
 from runtime.random import (
     Generator,
@@ -135,6 +143,8 @@ from runtime.random import (
 )
 from runtime.random_ops import *  # noqa: F403
 from runtime.serialization import load, save  # torch.save / torch.load
+from runtime.tensor_attributes import *  # noqa: F403 - is_signed, conj, square, ...
+from runtime.tensor_functions import *  # noqa: F403 - atleast_1d, kron, cov, ...
 from runtime.version import __version__
 
 # Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).

@@ -774,6 +774,8 @@ def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 
 def _compare(function: Any, self: Any, other: Any) -> np.ndarray:
     a, b = _binary(self, other)
+    if np.shape(a) != np.shape(b):
+        broadcast_shapes(np.shape(a), np.shape(b))  # torch's error for shapes that don't match
     return _array(function(a, b), np.bool_)
 
 
@@ -825,6 +827,55 @@ def ne_Tensor(self, other):
     return _compare(np.not_equal, self, other)
 
 
+# In place (torch's eq_ & co): the comparison, which write_inplace casts to self's dtype.
+def eq__Scalar(self, other):
+    return eq_Scalar(self, other)
+
+
+def eq__Tensor(self, other):
+    return eq_Tensor(self, other)
+
+
+def ge__Scalar(self, other):
+    return ge_Scalar(self, other)
+
+
+def ge__Tensor(self, other):
+    return ge_Tensor(self, other)
+
+
+def gt__Scalar(self, other):
+    return gt_Scalar(self, other)
+
+
+def gt__Tensor(self, other):
+    return gt_Tensor(self, other)
+
+
+def le__Scalar(self, other):
+    return le_Scalar(self, other)
+
+
+def le__Tensor(self, other):
+    return le_Tensor(self, other)
+
+
+def lt__Scalar(self, other):
+    return lt_Scalar(self, other)
+
+
+def lt__Tensor(self, other):
+    return lt_Tensor(self, other)
+
+
+def ne__Scalar(self, other):
+    return ne_Scalar(self, other)
+
+
+def ne__Tensor(self, other):
+    return ne_Tensor(self, other)
+
+
 def logical_not(self):
     return np.logical_not(self)
 
@@ -840,7 +891,7 @@ def logical_or(self, other):
 def _bitwise(ufunc: np.ufunc, name: str, *operands: Any) -> np.ndarray:
     dtype = result_type(*operands)
     if dtype.kind == "f":
-        raise RuntimeError(f'"{name}_cpu" not implemented for \'{_TYPE_NAMES[dtype.name]}\'')
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_TYPE_NAMES[dtype.name]}\'')
     return _array(ufunc(*(_as(o, dtype) for o in operands)), dtype)
 
 
@@ -1575,6 +1626,11 @@ def index_add(self, dim, index, source, alpha=1):
     if index.size != count:
         raise RuntimeError(f"index_add_(): Number of indices ({index.size}) should be equal to "
                            f"source.size(dim): ({count}), for dim: {dim}")
+    size = self.shape[dim] if self.ndim else 1
+    outside = index[(index < 0) | (index >= size)]
+    if outside.size:  # torch counts no index from the end here
+        raise RuntimeError(f"index {outside.flat[0]} is out of bounds for dimension {dim} with "
+                           f"size {size}")
     result = np.array(self, copy=True)
     source = _as(source, self.dtype)
     if not self.ndim:  # one index, one value
