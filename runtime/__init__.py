@@ -40,6 +40,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     serialization (save, load)           dtypes, _tensor
     func                                 autograd, forward_grad, generated.ops, factories,
                                          random: torch.func's transforms
+    distributions                        generated.ops, factories, random_ops, nn, linalg,
+                                         autograd, sampling_gamma: torch.distributions
     profiler                             engine, kernels, namespaces, generated.ops: times
                                          ops and backward nodes while it records
     viz (not imported here)              nn, runtime.__main__: draws a graph
@@ -65,6 +67,7 @@ from runtime import (
     autograd,
     compiler,
     cuda,
+    distributions,  # torch.distributions
     dtypes,
     func,
     linalg,
@@ -86,6 +89,12 @@ from runtime.aliases import missing_attribute as _missing_attribute
 from runtime.compile import compile  # noqa: A004 - torch.compile: a step as one function
 from runtime.composite import *  # noqa: F403 - the composite ops
 from runtime.devices import device, get_default_device, set_default_device
+from runtime.distributions.gamma_ops import (  # torch's samplers under Gamma and Dirichlet
+    _dirichlet_grad,
+    _sample_dirichlet,
+    _standard_gamma,
+    _standard_gamma_grad,
+)
 from runtime.dtypes import bfloat16 as bfloat16  # no arithmetic: numpy lacks it
 from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
@@ -147,6 +156,8 @@ __all__ = [
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
     "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
     "compile", "compiler", "thread_safe_generator",
+    "distributions", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet",
+    "_dirichlet_grad",
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
     *_legacy.__all__,
 ]

@@ -59,6 +59,11 @@ TORCH_MODULES: dict[str, str] = {
     "torch.compiler": "runtime.compiler",
     "torch._dynamo": "runtime._dynamo",
     "torch._dynamo.config": "runtime.compile.config",
+    # torch.distributions and its modules (one per distribution, as torch's)
+    **{f"torch.distributions{name}": f"runtime.distributions{name}" for name in (
+        "", ".constraints", ".distribution", ".exp_family", ".kl", ".utils", ".bernoulli",
+        ".beta", ".categorical", ".dirichlet", ".exponential", ".gamma", ".independent",
+        ".multivariate_normal", ".normal", ".uniform")},
 }
 
 _GRADGEN_NAMES = {gradgen: torch for torch, gradgen in TORCH_MODULES.items()}
