@@ -64,6 +64,10 @@ TORCH_MODULES: dict[str, str] = {
         "", ".constraints", ".distribution", ".exp_family", ".kl", ".utils", ".bernoulli",
         ".beta", ".categorical", ".dirichlet", ".exponential", ".gamma", ".independent",
         ".multivariate_normal", ".normal", ".uniform")},
+    "torch.utils.checkpoint": "runtime.utils.checkpoint",
+    # torch.backends: the flags of a CPU-only torch
+    **{f"torch.backends{name}": f"runtime.backends{name}" for name in (
+        "", ".cpu", ".cuda", ".cudnn", ".mkl", ".mkldnn", ".mps", ".openmp", ".opt_einsum")},
 }
 
 _GRADGEN_NAMES = {gradgen: torch for torch, gradgen in TORCH_MODULES.items()}
