@@ -41,7 +41,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     func                                 autograd, forward_grad, generated.ops, factories,
                                          random: torch.func's transforms
     distributions                        generated.ops, factories, random_ops, nn, linalg,
-                                         autograd, sampling_gamma: torch.distributions
+                                         autograd, sampling_serial: torch.distributions
     profiler                             engine, kernels, namespaces, generated.ops: times
                                          ops and backward nodes while it records
     viz (not imported here)              nn, runtime.__main__: draws a graph
@@ -99,11 +99,13 @@ from runtime.deterministic import (  # torch.use_deterministic_algorithms and fr
     use_deterministic_algorithms,
 )
 from runtime.devices import device, get_default_device, set_default_device
-from runtime.distributions.gamma_ops import (  # torch's samplers under Gamma and Dirichlet
+from runtime.distributions.samplers import (  # torch's samplers under the distributions
     _dirichlet_grad,
     _sample_dirichlet,
     _standard_gamma,
     _standard_gamma_grad,
+    binomial,
+    poisson,
 )
 from runtime.dtypes import bfloat16 as bfloat16  # no arithmetic: numpy lacks it
 from runtime.dtypes import (
@@ -167,7 +169,7 @@ __all__ = [
     "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
     "compile", "compiler", "thread_safe_generator",
     "distributions", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet",
-    "_dirichlet_grad", "backends", "use_deterministic_algorithms",
+    "_dirichlet_grad", "binomial", "poisson", "backends", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
     "set_deterministic_debug_mode", "get_deterministic_debug_mode",
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",

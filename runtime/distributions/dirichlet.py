@@ -9,7 +9,7 @@ from runtime import autograd
 from runtime._tensor import Size, Tensor
 from runtime.distributions import constraints
 from runtime.distributions.exp_family import ExponentialFamily
-from runtime.distributions.gamma_ops import _dirichlet_grad, _sample_dirichlet
+from runtime.distributions.samplers import _dirichlet_grad, _sample_dirichlet
 from runtime.nn import functional
 
 __all__ = ["Dirichlet"]

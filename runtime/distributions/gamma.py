@@ -9,7 +9,7 @@ from runtime import factories
 from runtime._tensor import Size, Tensor
 from runtime.distributions import constraints
 from runtime.distributions.exp_family import ExponentialFamily
-from runtime.distributions.gamma_ops import _standard_gamma
+from runtime.distributions.samplers import _standard_gamma
 from runtime.distributions.utils import EMPTY_SHAPE, broadcast_all, is_number
 from runtime.legacy import finfo
 

@@ -1,6 +1,7 @@
-"""torch's CPU gamma and Dirichlet samplers (`_standard_gamma`, `_sample_dirichlet`) and
-the reparameterised gradient of a standard gamma sample (`_standard_gamma_grad`), on numpy
-arrays, element by element in the order torch's serial kernels visit them.
+"""torch's serial CPU samplers, which draw element by element from the generator: gamma
+and Dirichlet (`_standard_gamma`, `_sample_dirichlet`), with the reparameterised gradients
+of their samples (`_standard_gamma_grad`, `_dirichlet_grad`), and Cauchy (`cauchy_`), on
+numpy arrays, in the order torch's serial kernels visit the elements.
 
 A gamma sample is drawn by Marsaglia and Tsang's rejection method from float64 uniforms and
 float64 normals of the generator (the normals with the generator's cached second
@@ -16,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["standard_gamma", "sample_dirichlet", "standard_gamma_grad", "dirichlet_grad"]
+__all__ = ["standard_gamma", "sample_dirichlet", "standard_gamma_grad", "dirichlet_grad",
+           "cauchy", "binomial", "poisson"]
 
 _MASK53 = (1 << 53) - 1
 _TWO_PI = 2.0 * math.pi
@@ -41,6 +43,13 @@ def _normal(generator: Any) -> float:
     theta = _TWO_PI * u1
     generator.next_double_normal_sample = radius * math.sin(theta)
     return radius * math.cos(theta)
+
+
+def cauchy(generator: Any, count: int, median: float = 0.0, sigma: float = 1.0) -> np.ndarray:
+    """`count` Cauchy(median, sigma) values in float64: median + sigma tan(pi (u - 1/2))
+    for a float64 uniform u each (the caller casts to the tensor's dtype)."""
+    return np.array([median + sigma * math.tan(math.pi * (_uniform(generator) - 0.5))
+                     for _ in range(count)], np.float64)
 
 
 def _gamma_one(generator: Any, alpha: float, single: bool) -> float:
@@ -324,3 +333,125 @@ def dirichlet_grad(x: np.ndarray, alpha: np.ndarray, total: np.ndarray) -> np.nd
     flat = [a.astype(np.float64).reshape(-1).tolist() for a in (x, alpha, total)]
     values = [_dirichlet_grad_one(*triple) for triple in zip(*flat, strict=True)]
     return np.array(values, np.float64).astype(x.dtype).reshape(x.shape)
+
+
+# -- binomial and Poisson ------------------------------------------------------------------
+
+def _binomial_inversion(count: float, prob: float, generator: Any) -> float:
+    """Geometric waiting times summed until they pass `count` (for count * prob < 10)."""
+    geom_sum, num_geom = 0.0, 0.0
+    logprob = math.log1p(-prob)
+    while True:
+        geom = math.ceil(_log(_uniform(generator)) / logprob)
+        geom_sum += geom
+        if geom_sum > count:
+            return num_geom
+        num_geom += 1
+
+
+def _log(x: float) -> float:
+    return math.log(x) if x > 0 else -math.inf
+
+
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                  0.00833056343336287)
+
+
+def _stirling_approx_tail(k: float) -> float:
+    if k <= 9:
+        return _STIRLING_TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _btrs(count: float, prob: float, generator: Any) -> float:
+    """Hormann's transformed rejection with squeeze (for count * prob >= 10)."""
+    stddev = math.sqrt(count * prob * (1 - prob))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1 - prob)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor((count + 1) * prob)
+    while True:
+        u = _uniform(generator) - 0.5
+        v = _uniform(generator)
+        us = 0.5 - abs(u)
+        k = math.floor((2 * a / us + b) * u + c)
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = _log(v * alpha / (a / (us * us) + b))
+        upperbound = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+                      + (count + 1) * math.log((count - m + 1) / (count - k + 1))
+                      + (k + 0.5) * math.log(r * (count - k + 1) / (k + 1))
+                      + _stirling_approx_tail(m) + _stirling_approx_tail(count - m)
+                      - _stirling_approx_tail(k) - _stirling_approx_tail(count - k))
+        if v <= upperbound:
+            return k
+
+
+def _binomial_one(count: float, prob: float, generator: Any) -> float:
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return count
+    if prob <= 0.5:
+        if count * prob >= 10.0:
+            return _btrs(count, prob, generator)
+        return _binomial_inversion(count, prob, generator)
+    if prob > 0.5:
+        q = 1.0 - prob
+        if count * q >= 10.0:
+            return count - _btrs(count, q, generator)
+        return count - _binomial_inversion(count, q, generator)
+    return math.nan
+
+
+def binomial(generator: Any, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
+    """torch.binomial's samples, element by element (C order of the broadcast shape)."""
+    count, prob = np.broadcast_arrays(count, prob)
+    values = [_binomial_one(n, p, generator) for n, p in
+              zip(count.astype(np.float64).reshape(-1).tolist(),
+                  prob.astype(np.float64).reshape(-1).tolist(), strict=True)]
+    return np.array(values, np.float64).astype(count.dtype).reshape(count.shape)
+
+
+def _poisson_one(lam: float, generator: Any) -> float:
+    if lam >= 10:  # Hormann's transformed rejection
+        slam, loglam = math.sqrt(lam), math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            u = _uniform(generator) - 0.5
+            v = _uniform(generator)
+            us = 0.5 - abs(u)
+            k = math.floor((2 * a / us + b) * u + lam + 0.43)
+            if us >= 0.07 and v <= vr:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            if (_log(v) + math.log(invalpha) - math.log(a / (us * us) + b)
+                    <= -lam + k * loglam - math.lgamma(k + 1.0)):
+                return k
+    if lam == 0:
+        return 0
+    count, product, limit = 0, 1.0, math.exp(-lam)
+    while True:
+        product *= _uniform(generator)
+        if product > limit:
+            count += 1
+        else:
+            return count
+
+
+def poisson(generator: Any, rates: np.ndarray) -> np.ndarray:
+    """torch.poisson's samples, element by element in C order, in the rates' dtype."""
+    values = [_poisson_one(lam, generator) for lam in rates.astype(np.float64).reshape(-1).tolist()]
+    return np.array(values, np.float64).astype(rates.dtype).reshape(rates.shape)
