@@ -50,6 +50,9 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     func                                 autograd, forward_grad, generated.ops, factories,
                                          random: torch.func's transforms
     overrides (torch.overrides)          modes, _tensor: TorchFunctionMode
+
+    distributions                        generated.ops, factories, random_ops, nn, linalg,
+                                         autograd, sampling_serial: torch.distributions
     profiler                             engine, kernels, namespaces, generated.ops: times
                                          ops and backward nodes while it records
     viz (not imported here)              nn, runtime.__main__: draws a graph
@@ -58,6 +61,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     compile                              generated.ops, kernels, recording, nn, optim,
                                          autograd: a traced step as straight-line numpy
     cuda, accelerator                    devices: no device but the CPU
+    backends, deterministic              the standard library: torch.backends' flags,
+                                         use_deterministic_algorithms
     legacy                               factories, dtypes, _tensor: FloatTensor & co,
                                          Variable, finfo/iinfo, the thread counts
     version                              the standard library: torch.__version__
@@ -73,8 +78,10 @@ from runtime import (
     _dynamo,  # noqa: F401 - torch._dynamo (reset, config), for torch.compile's programs
     accelerator,
     autograd,
+    backends,  # torch.backends: cudnn, mps, mkldnn... as a CPU-only torch reports them
     compiler,
     cuda,
+    distributions,  # torch.distributions
     dtypes,
     func,
     linalg,
@@ -96,7 +103,22 @@ from runtime.aliases import install_as_torch, uninstall_as_torch
 from runtime.aliases import missing_attribute as _missing_attribute
 from runtime.compile import compile  # noqa: A004 - torch.compile: a step as one function
 from runtime.composite import *  # noqa: F403 - the composite ops
+from runtime.deterministic import (  # torch.use_deterministic_algorithms and friends
+    are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode,
+    use_deterministic_algorithms,
+)
 from runtime.devices import device, get_default_device, set_default_device
+from runtime.distributions.samplers import (  # torch's samplers under the distributions
+    _dirichlet_grad,
+    _sample_dirichlet,
+    _standard_gamma,
+    _standard_gamma_grad,
+    binomial,
+    poisson,
+)
 from runtime.dtypes import bfloat16 as bfloat16  # no arithmetic: numpy lacks it
 from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
@@ -161,6 +183,12 @@ __all__ = [
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
     "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
     "compile", "compiler", "thread_safe_generator", "overrides",
+
+    "compile", "compiler", "thread_safe_generator",
+    "distributions", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet",
+    "_dirichlet_grad", "binomial", "poisson", "backends", "use_deterministic_algorithms",
+    "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
+    "set_deterministic_debug_mode", "get_deterministic_debug_mode",
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
     *_legacy.__all__,
 ]
