@@ -177,9 +177,9 @@ def _block(info: OpInfo, derivative: Derivative) -> list[str]:
         condition = f"any_grad_defined and ({condition})" if len(slots) > 1 else \
             f"any_grad_defined and {condition}"
     if derivative.not_implemented is not None:
-        message = f"the derivative for '{info.name}' is not implemented: " \
-            f"{derivative.not_implemented}"
-        body = [f"raise RuntimeError({escape(message, Into.LITERAL)})"]
+        # torch's not_implemented("what"): NotImplementedError, naming what it was given
+        message = f"the derivative for '{derivative.not_implemented}' is not implemented."
+        body = [f"raise NotImplementedError({escape(message, Into.LITERAL)})"]
     elif is_list:
         body = [f"grad_inputs[:] = {derivative.code}"]
     elif len(slots) == 1:

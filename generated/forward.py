@@ -248,6 +248,11 @@ __all__ = [
     "fmin",
     "mvlgamma",
     "sinc",
+    "i0",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "logit",
     "diagonal",
     "diagonal_backward",
     "diag_embed",
@@ -2577,6 +2582,51 @@ def sinc(self_p, self_t, result):
     result: auto_element_wise, from self: sinc_backward(grad, self)
     """
     return manual.sinc_backward(ops, self_t, self_p)
+
+
+def i0(self_p, self_t, result):
+    """i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    result: auto_element_wise, from self: grad * special_i1(self)
+    """
+    return self_t * ops.special_i1(self_p)
+
+
+def special_i0e(self_p, self_t, result):
+    """special_i0e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i0e
+    result: auto_element_wise, from self: grad * (special_i1e(self) - self.sign() * result)
+    """
+    return self_t * (ops.special_i1e(self_p) - ops.sign(self_p) * result)
+
+
+def special_i1(self_p, self_t, result):
+    """special_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1
+    result: auto_element_wise, from self: i1_backward(grad, self, result)
+    """
+    return manual.i1_backward(ops, self_t, self_p, result)
+
+
+def special_i1e(self_p, self_t, result):
+    """special_i1e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1e
+    result: auto_element_wise, from self: i1e_backward(grad, self, result)
+    """
+    return manual.i1e_backward(ops, self_t, self_p, result)
+
+
+def logit(self_p, self_t, eps, result):
+    """logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    result: auto_element_wise, from self: logit_backward(grad, self, eps)
+    """
+    return manual.logit_backward(ops, self_t, self_p, eps)
 
 
 def diagonal(self_p, self_t, offset, dim1, dim2, result):

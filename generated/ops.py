@@ -114,6 +114,9 @@ from generated.functions import (
     HardtanhBackwardBackward0,
     HuberLossBackward0,
     HypotBackward0,
+    I0Backward0,
+    IgammaBackward0,
+    IgammacBackward0,
     IndexAddBackward0,
     IndexBackward0,
     IndexCopyBackward0,
@@ -153,6 +156,7 @@ from generated.functions import (
     Logaddexp2Backward0,
     LogaddexpBackward0,
     LogBackward0,
+    LogitBackward0,
     LogSigmoidBackward0,
     LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0,
@@ -264,9 +268,15 @@ from generated.functions import (
     SortBackward1,
     SpecialEntrBackward0,
     SpecialErfcxBackward0,
+    SpecialI0EBackward0,
+    SpecialI1Backward0,
+    SpecialI1EBackward0,
     SpecialLogNdtrBackward0,
     SpecialNdtriBackward0,
     SpecialXlog1PyBackward0,
+    SpecialZetaBackward0,
+    SpecialZetaBackward1,
+    SpecialZetaBackward2,
     SplitBackward0,
     SplitWithSizesBackward0,
     SqrtBackward0,
@@ -486,6 +496,10 @@ __all__ = [
     "hardtanh_backward",
     "huber_loss",
     "hypot",
+    "i0",
+    "i0_",
+    "igamma",
+    "igammac",
     "index",
     "index_add",
     "index_copy",
@@ -526,6 +540,8 @@ __all__ = [
     "logical_and",
     "logical_not",
     "logical_or",
+    "logit",
+    "logit_",
     "logsumexp",
     "lt",
     "lu_unpack",
@@ -625,11 +641,38 @@ __all__ = [
     "softshrink",
     "softshrink_backward",
     "sort",
+    "special_bessel_j0",
+    "special_bessel_j1",
+    "special_bessel_y0",
+    "special_bessel_y1",
+    "special_chebyshev_polynomial_t",
+    "special_chebyshev_polynomial_u",
+    "special_chebyshev_polynomial_v",
+    "special_chebyshev_polynomial_w",
     "special_entr",
     "special_erfcx",
+    "special_hermite_polynomial_h",
+    "special_hermite_polynomial_he",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "special_laguerre_polynomial_l",
+    "special_legendre_polynomial_p",
     "special_log_ndtr",
+    "special_modified_bessel_i0",
+    "special_modified_bessel_i1",
+    "special_modified_bessel_k0",
+    "special_modified_bessel_k1",
     "special_ndtri",
+    "special_scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k1",
+    "special_shifted_chebyshev_polynomial_t",
+    "special_shifted_chebyshev_polynomial_u",
+    "special_shifted_chebyshev_polynomial_v",
+    "special_shifted_chebyshev_polynomial_w",
+    "special_spherical_bessel_j0",
     "special_xlog1py",
+    "special_zeta",
     "split",
     "split_with_sizes",
     "sqrt",
@@ -8367,6 +8410,812 @@ def sinc_(self_):
     return self_
 
 
+def i0(self_):
+    """i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["i0"], (self_,))
+    result = recording.wrap(kernels.i0(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = I0Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.i0(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def i0_(self_):
+    """In-place i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["i0"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = I0Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.i0(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.i0(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def special_i0e(self_):
+    """special_i0e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i0e
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_i0e"], (self_,))
+    result = recording.wrap(kernels.special_i0e(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI0EBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i0e(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def special_i1(self_):
+    """special_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_i1"], (self_,))
+    result = recording.wrap(kernels.special_i1(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI1Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i1(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def special_i1e(self_):
+    """special_i1e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1e
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_i1e"], (self_,))
+    result = recording.wrap(kernels.special_i1e(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI1EBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i1e(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def igamma(self_, other):
+    """igamma(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igamma
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igamma"], (self_, other,))
+    result = recording.wrap(kernels.igamma(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igamma")
+    return result
+
+
+def igamma_(self_, other):
+    """In-place igamma(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igamma
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igamma"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igamma")
+    recording.write_inplace(self_, kernels.igamma(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def igammac(self_, other):
+    """igammac(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igammac
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igammac"], (self_, other,))
+    result = recording.wrap(kernels.igammac(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igammac")
+    return result
+
+
+def igammac_(self_, other):
+    """In-place igammac(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igammac
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igammac"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igammac")
+    recording.write_inplace(self_, kernels.igammac(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def special_zeta_default(self_, other):
+    """special_zeta(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_zeta"], (self_, other,))
+    result = recording.wrap(kernels.special_zeta(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = SpecialZetaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("special_zeta")
+    return result
+
+
+def special_zeta_self_scalar(self_, other):
+    """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.self_scalar
+    """
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_zeta.self_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_zeta_self_scalar(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = SpecialZetaBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        forward_grad.not_implemented("special_zeta.self_scalar")
+    return result
+
+
+def special_zeta_other_scalar(self_, other):
+    """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.other_scalar
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_zeta.other_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_zeta_other_scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SpecialZetaBackward2(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("special_zeta.other_scalar")
+    return result
+
+
+def logit(self_, eps=None):
+    """logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    """
+    if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE):
+        self_, eps = _dispatch.check_arguments(OVERLOADS["logit"], (self_, eps,))
+    result = recording.wrap(kernels.logit(recording.data(self_), eps))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LogitBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_eps = eps
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.logit(self_, forward_grad.tangent(self_), eps, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def logit_(self_, eps=None):
+    """In-place logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    """
+    if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE):
+        self_, eps = _dispatch.check_arguments(OVERLOADS["logit"], (self_, eps,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LogitBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_eps = eps
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.logit(recording.data(self_), eps))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.logit(original_self, forward_grad.tangent(self_), eps, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def special_bessel_j0(self_):
+    """special_bessel_j0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_j0
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_j0"], (self_,))
+    result = recording.wrap(kernels.special_bessel_j0(recording.data(self_)))
+    return result
+
+
+def special_bessel_j1(self_):
+    """special_bessel_j1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_j1
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_j1"], (self_,))
+    result = recording.wrap(kernels.special_bessel_j1(recording.data(self_)))
+    return result
+
+
+def special_bessel_y0(self_):
+    """special_bessel_y0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_y0
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_y0"], (self_,))
+    result = recording.wrap(kernels.special_bessel_y0(recording.data(self_)))
+    return result
+
+
+def special_bessel_y1(self_):
+    """special_bessel_y1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_y1
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_y1"], (self_,))
+    result = recording.wrap(kernels.special_bessel_y1(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_i0(self_):
+    """special_modified_bessel_i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_i0
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_i0"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_i0(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_i1(self_):
+    """special_modified_bessel_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_i1
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_i1"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_i1(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_k0(self_):
+    """special_modified_bessel_k0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_k0
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_k0"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_k0(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_k1(self_):
+    """special_modified_bessel_k1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_k1
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_k1"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_k1(recording.data(self_)))
+    return result
+
+
+def special_scaled_modified_bessel_k0(x):
+    """special_scaled_modified_bessel_k0(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_scaled_modified_bessel_k0
+    """
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_scaled_modified_bessel_k0"], (x,))
+    result = recording.wrap(kernels.special_scaled_modified_bessel_k0(recording.data(x)))
+    return result
+
+
+def special_scaled_modified_bessel_k1(x):
+    """special_scaled_modified_bessel_k1(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_scaled_modified_bessel_k1
+    """
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_scaled_modified_bessel_k1"], (x,))
+    result = recording.wrap(kernels.special_scaled_modified_bessel_k1(recording.data(x)))
+    return result
+
+
+def special_spherical_bessel_j0(x):
+    """special_spherical_bessel_j0(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_spherical_bessel_j0
+    """
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_spherical_bessel_j0"], (x,))
+    result = recording.wrap(kernels.special_spherical_bessel_j0(recording.data(x)))
+    return result
+
+
+def special_chebyshev_polynomial_t_default(x, n):
+    """special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_t"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_t_x_scalar(x, n):
+    """special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t.x_scalar
+    """
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_t.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_t_n_scalar(x, n):
+    """special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t.n_scalar
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_t.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_u_default(x, n):
+    """special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_u"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_u_x_scalar(x, n):
+    """special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u.x_scalar
+    """
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_u.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_u_n_scalar(x, n):
+    """special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u.n_scalar
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_u.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_v_default(x, n):
+    """special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_v"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_v_x_scalar(x, n):
+    """special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v.x_scalar
+    """
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_v.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_v_n_scalar(x, n):
+    """special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v.n_scalar
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_v.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_w_default(x, n):
+    """special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_w"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_w_x_scalar(x, n):
+    """special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w.x_scalar
+    """
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_w.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_w_n_scalar(x, n):
+    """special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w.n_scalar
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_w.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_hermite_polynomial_h_default(x, n):
+    """special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_h"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_h(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_h_x_scalar(x, n):
+    """special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h.x_scalar
+    """
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_h.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_h_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_h_n_scalar(x, n):
+    """special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h.n_scalar
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_h.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_h_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_hermite_polynomial_he_default(x, n):
+    """special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_he"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_he(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_he_x_scalar(x, n):
+    """special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he.x_scalar
+    """
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_he.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_he_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_he_n_scalar(x, n):
+    """special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he.n_scalar
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_he.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_he_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_laguerre_polynomial_l_default(x, n):
+    """special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_laguerre_polynomial_l"], (x, n,))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_laguerre_polynomial_l_x_scalar(x, n):
+    """special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l.x_scalar
+    """
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_laguerre_polynomial_l.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_laguerre_polynomial_l_n_scalar(x, n):
+    """special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l.n_scalar
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_laguerre_polynomial_l.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_legendre_polynomial_p_default(x, n):
+    """special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_legendre_polynomial_p"], (x, n,))
+    result = recording.wrap(kernels.special_legendre_polynomial_p(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_legendre_polynomial_p_x_scalar(x, n):
+    """special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p.x_scalar
+    """
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_legendre_polynomial_p.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_legendre_polynomial_p_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_legendre_polynomial_p_n_scalar(x, n):
+    """special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p.n_scalar
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_legendre_polynomial_p.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_legendre_polynomial_p_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_default(x, n):
+    """special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_t"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t.x_scalar
+    """
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_t.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t.n_scalar
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_t.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_default(x, n):
+    """special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_u"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u.x_scalar
+    """
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_u.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u.n_scalar
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_u.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_default(x, n):
+    """special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_v"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v.x_scalar
+    """
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_v.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v.n_scalar
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_v.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_default(x, n):
+    """special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_w"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w.x_scalar
+    """
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_w.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w.n_scalar
+    """
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_w.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_n_scalar(recording.data(x), n))
+    return result
+
+
 def diagonal(self_, offset=0, dim1=0, dim2=1):
     """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
 
@@ -11936,6 +12785,219 @@ OVERLOADS = {
     "sinc": Overload(sinc, kernels.sinc, "sinc(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
+    "i0": Overload(i0, kernels.i0, "i0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i0e": Overload(special_i0e, kernels.special_i0e, "special_i0e(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i1": Overload(special_i1, kernels.special_i1, "special_i1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i1e": Overload(special_i1e, kernels.special_i1e, "special_i1e(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "igamma": Overload(igamma, kernels.igamma, "igamma(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "igammac": Overload(igammac, kernels.igammac, "igammac(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta": Overload(special_zeta_default, kernels.special_zeta, "special_zeta(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta.self_scalar": Overload(special_zeta_self_scalar, kernels.special_zeta_self_scalar, "special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta.other_scalar": Overload(special_zeta_other_scalar, kernels.special_zeta_other_scalar, "special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "logit": Overload(logit, kernels.logit, "logit(Tensor self, float? eps=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("eps", "float?", has_default=True),
+    )),
+    "special_bessel_j0": Overload(special_bessel_j0, kernels.special_bessel_j0, "special_bessel_j0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_j1": Overload(special_bessel_j1, kernels.special_bessel_j1, "special_bessel_j1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_y0": Overload(special_bessel_y0, kernels.special_bessel_y0, "special_bessel_y0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_y1": Overload(special_bessel_y1, kernels.special_bessel_y1, "special_bessel_y1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_i0": Overload(special_modified_bessel_i0, kernels.special_modified_bessel_i0, "special_modified_bessel_i0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_i1": Overload(special_modified_bessel_i1, kernels.special_modified_bessel_i1, "special_modified_bessel_i1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_k0": Overload(special_modified_bessel_k0, kernels.special_modified_bessel_k0, "special_modified_bessel_k0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_k1": Overload(special_modified_bessel_k1, kernels.special_modified_bessel_k1, "special_modified_bessel_k1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_scaled_modified_bessel_k0": Overload(special_scaled_modified_bessel_k0, kernels.special_scaled_modified_bessel_k0, "special_scaled_modified_bessel_k0(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_scaled_modified_bessel_k1": Overload(special_scaled_modified_bessel_k1, kernels.special_scaled_modified_bessel_k1, "special_scaled_modified_bessel_k1(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_spherical_bessel_j0": Overload(special_spherical_bessel_j0, kernels.special_spherical_bessel_j0, "special_spherical_bessel_j0(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t": Overload(special_chebyshev_polynomial_t_default, kernels.special_chebyshev_polynomial_t, "special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t.x_scalar": Overload(special_chebyshev_polynomial_t_x_scalar, kernels.special_chebyshev_polynomial_t_x_scalar, "special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t.n_scalar": Overload(special_chebyshev_polynomial_t_n_scalar, kernels.special_chebyshev_polynomial_t_n_scalar, "special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_u": Overload(special_chebyshev_polynomial_u_default, kernels.special_chebyshev_polynomial_u, "special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_u.x_scalar": Overload(special_chebyshev_polynomial_u_x_scalar, kernels.special_chebyshev_polynomial_u_x_scalar, "special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_u.n_scalar": Overload(special_chebyshev_polynomial_u_n_scalar, kernels.special_chebyshev_polynomial_u_n_scalar, "special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_v": Overload(special_chebyshev_polynomial_v_default, kernels.special_chebyshev_polynomial_v, "special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_v.x_scalar": Overload(special_chebyshev_polynomial_v_x_scalar, kernels.special_chebyshev_polynomial_v_x_scalar, "special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_v.n_scalar": Overload(special_chebyshev_polynomial_v_n_scalar, kernels.special_chebyshev_polynomial_v_n_scalar, "special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_w": Overload(special_chebyshev_polynomial_w_default, kernels.special_chebyshev_polynomial_w, "special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_w.x_scalar": Overload(special_chebyshev_polynomial_w_x_scalar, kernels.special_chebyshev_polynomial_w_x_scalar, "special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_w.n_scalar": Overload(special_chebyshev_polynomial_w_n_scalar, kernels.special_chebyshev_polynomial_w_n_scalar, "special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_hermite_polynomial_h": Overload(special_hermite_polynomial_h_default, kernels.special_hermite_polynomial_h, "special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_h.x_scalar": Overload(special_hermite_polynomial_h_x_scalar, kernels.special_hermite_polynomial_h_x_scalar, "special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_h.n_scalar": Overload(special_hermite_polynomial_h_n_scalar, kernels.special_hermite_polynomial_h_n_scalar, "special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_hermite_polynomial_he": Overload(special_hermite_polynomial_he_default, kernels.special_hermite_polynomial_he, "special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_he.x_scalar": Overload(special_hermite_polynomial_he_x_scalar, kernels.special_hermite_polynomial_he_x_scalar, "special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_he.n_scalar": Overload(special_hermite_polynomial_he_n_scalar, kernels.special_hermite_polynomial_he_n_scalar, "special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_laguerre_polynomial_l": Overload(special_laguerre_polynomial_l_default, kernels.special_laguerre_polynomial_l, "special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_laguerre_polynomial_l.x_scalar": Overload(special_laguerre_polynomial_l_x_scalar, kernels.special_laguerre_polynomial_l_x_scalar, "special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_laguerre_polynomial_l.n_scalar": Overload(special_laguerre_polynomial_l_n_scalar, kernels.special_laguerre_polynomial_l_n_scalar, "special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_legendre_polynomial_p": Overload(special_legendre_polynomial_p_default, kernels.special_legendre_polynomial_p, "special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_legendre_polynomial_p.x_scalar": Overload(special_legendre_polynomial_p_x_scalar, kernels.special_legendre_polynomial_p_x_scalar, "special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_legendre_polynomial_p.n_scalar": Overload(special_legendre_polynomial_p_n_scalar, kernels.special_legendre_polynomial_p_n_scalar, "special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_t": Overload(special_shifted_chebyshev_polynomial_t_default, kernels.special_shifted_chebyshev_polynomial_t, "special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_t.x_scalar": Overload(special_shifted_chebyshev_polynomial_t_x_scalar, kernels.special_shifted_chebyshev_polynomial_t_x_scalar, "special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_t.n_scalar": Overload(special_shifted_chebyshev_polynomial_t_n_scalar, kernels.special_shifted_chebyshev_polynomial_t_n_scalar, "special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_u": Overload(special_shifted_chebyshev_polynomial_u_default, kernels.special_shifted_chebyshev_polynomial_u, "special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_u.x_scalar": Overload(special_shifted_chebyshev_polynomial_u_x_scalar, kernels.special_shifted_chebyshev_polynomial_u_x_scalar, "special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_u.n_scalar": Overload(special_shifted_chebyshev_polynomial_u_n_scalar, kernels.special_shifted_chebyshev_polynomial_u_n_scalar, "special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_v": Overload(special_shifted_chebyshev_polynomial_v_default, kernels.special_shifted_chebyshev_polynomial_v, "special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_v.x_scalar": Overload(special_shifted_chebyshev_polynomial_v_x_scalar, kernels.special_shifted_chebyshev_polynomial_v_x_scalar, "special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_v.n_scalar": Overload(special_shifted_chebyshev_polynomial_v_n_scalar, kernels.special_shifted_chebyshev_polynomial_v_n_scalar, "special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_w": Overload(special_shifted_chebyshev_polynomial_w_default, kernels.special_shifted_chebyshev_polynomial_w, "special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_w.x_scalar": Overload(special_shifted_chebyshev_polynomial_w_x_scalar, kernels.special_shifted_chebyshev_polynomial_w_x_scalar, "special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_w.n_scalar": Overload(special_shifted_chebyshev_polynomial_w_n_scalar, kernels.special_shifted_chebyshev_polynomial_w_n_scalar, "special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
     "diagonal": Overload(diagonal, kernels.diagonal, "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", (
         Param("self_", "Tensor"),
         Param("offset", "int", has_default=True),
@@ -13135,6 +14197,125 @@ BY_NAME = {
     "sinc": (
         OVERLOADS["sinc"],
     ),
+    "i0": (
+        OVERLOADS["i0"],
+    ),
+    "special_i0e": (
+        OVERLOADS["special_i0e"],
+    ),
+    "special_i1": (
+        OVERLOADS["special_i1"],
+    ),
+    "special_i1e": (
+        OVERLOADS["special_i1e"],
+    ),
+    "igamma": (
+        OVERLOADS["igamma"],
+    ),
+    "igammac": (
+        OVERLOADS["igammac"],
+    ),
+    "special_zeta": (
+        OVERLOADS["special_zeta"],
+        OVERLOADS["special_zeta.self_scalar"],
+        OVERLOADS["special_zeta.other_scalar"],
+    ),
+    "logit": (
+        OVERLOADS["logit"],
+    ),
+    "special_bessel_j0": (
+        OVERLOADS["special_bessel_j0"],
+    ),
+    "special_bessel_j1": (
+        OVERLOADS["special_bessel_j1"],
+    ),
+    "special_bessel_y0": (
+        OVERLOADS["special_bessel_y0"],
+    ),
+    "special_bessel_y1": (
+        OVERLOADS["special_bessel_y1"],
+    ),
+    "special_modified_bessel_i0": (
+        OVERLOADS["special_modified_bessel_i0"],
+    ),
+    "special_modified_bessel_i1": (
+        OVERLOADS["special_modified_bessel_i1"],
+    ),
+    "special_modified_bessel_k0": (
+        OVERLOADS["special_modified_bessel_k0"],
+    ),
+    "special_modified_bessel_k1": (
+        OVERLOADS["special_modified_bessel_k1"],
+    ),
+    "special_scaled_modified_bessel_k0": (
+        OVERLOADS["special_scaled_modified_bessel_k0"],
+    ),
+    "special_scaled_modified_bessel_k1": (
+        OVERLOADS["special_scaled_modified_bessel_k1"],
+    ),
+    "special_spherical_bessel_j0": (
+        OVERLOADS["special_spherical_bessel_j0"],
+    ),
+    "special_chebyshev_polynomial_t": (
+        OVERLOADS["special_chebyshev_polynomial_t"],
+        OVERLOADS["special_chebyshev_polynomial_t.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_t.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_u": (
+        OVERLOADS["special_chebyshev_polynomial_u"],
+        OVERLOADS["special_chebyshev_polynomial_u.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_u.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_v": (
+        OVERLOADS["special_chebyshev_polynomial_v"],
+        OVERLOADS["special_chebyshev_polynomial_v.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_v.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_w": (
+        OVERLOADS["special_chebyshev_polynomial_w"],
+        OVERLOADS["special_chebyshev_polynomial_w.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_w.n_scalar"],
+    ),
+    "special_hermite_polynomial_h": (
+        OVERLOADS["special_hermite_polynomial_h"],
+        OVERLOADS["special_hermite_polynomial_h.x_scalar"],
+        OVERLOADS["special_hermite_polynomial_h.n_scalar"],
+    ),
+    "special_hermite_polynomial_he": (
+        OVERLOADS["special_hermite_polynomial_he"],
+        OVERLOADS["special_hermite_polynomial_he.x_scalar"],
+        OVERLOADS["special_hermite_polynomial_he.n_scalar"],
+    ),
+    "special_laguerre_polynomial_l": (
+        OVERLOADS["special_laguerre_polynomial_l"],
+        OVERLOADS["special_laguerre_polynomial_l.x_scalar"],
+        OVERLOADS["special_laguerre_polynomial_l.n_scalar"],
+    ),
+    "special_legendre_polynomial_p": (
+        OVERLOADS["special_legendre_polynomial_p"],
+        OVERLOADS["special_legendre_polynomial_p.x_scalar"],
+        OVERLOADS["special_legendre_polynomial_p.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_t": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_t"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_t.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_t.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_u": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_u"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_u.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_u.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_v": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_v"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_v.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_v.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_w": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_w"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_w.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_w.n_scalar"],
+    ),
     "diagonal": (
         OVERLOADS["diagonal"],
     ),
@@ -13623,6 +14804,18 @@ BY_NAME = {
     "sinc_": (
         OVERLOADS["sinc"]._replace(wrapper=sinc_, kernel=None),
     ),
+    "i0_": (
+        OVERLOADS["i0"]._replace(wrapper=i0_, kernel=None),
+    ),
+    "igamma_": (
+        OVERLOADS["igamma"]._replace(wrapper=igamma_, kernel=None),
+    ),
+    "igammac_": (
+        OVERLOADS["igammac"]._replace(wrapper=igammac_, kernel=None),
+    ),
+    "logit_": (
+        OVERLOADS["logit"]._replace(wrapper=logit_, kernel=None),
+    ),
     "index_fill_": (
         OVERLOADS["index_fill.int_Scalar"]._replace(wrapper=index_fill_int_Scalar_, kernel=None),
         OVERLOADS["index_fill.int_Tensor"]._replace(wrapper=index_fill_int_Tensor_, kernel=None),
@@ -13801,6 +14994,71 @@ def remainder(*args, **kwargs):
 def fmod(*args, **kwargs):
     """Picks the overload of fmod that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("fmod", BY_NAME["fmod"], args, kwargs)
+
+
+def special_zeta(*args, **kwargs):
+    """Picks the overload of special_zeta that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("special_zeta", BY_NAME["special_zeta"], args, kwargs)
+
+
+def special_chebyshev_polynomial_t(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_t that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("special_chebyshev_polynomial_t", BY_NAME["special_chebyshev_polynomial_t"], args, kwargs)
+
+
+def special_chebyshev_polynomial_u(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_u that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("special_chebyshev_polynomial_u", BY_NAME["special_chebyshev_polynomial_u"], args, kwargs)
+
+
+def special_chebyshev_polynomial_v(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_v that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("special_chebyshev_polynomial_v", BY_NAME["special_chebyshev_polynomial_v"], args, kwargs)
+
+
+def special_chebyshev_polynomial_w(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_w that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("special_chebyshev_polynomial_w", BY_NAME["special_chebyshev_polynomial_w"], args, kwargs)
+
+
+def special_hermite_polynomial_h(*args, **kwargs):
+    """Picks the overload of special_hermite_polynomial_h that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("special_hermite_polynomial_h", BY_NAME["special_hermite_polynomial_h"], args, kwargs)
+
+
+def special_hermite_polynomial_he(*args, **kwargs):
+    """Picks the overload of special_hermite_polynomial_he that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("special_hermite_polynomial_he", BY_NAME["special_hermite_polynomial_he"], args, kwargs)
+
+
+def special_laguerre_polynomial_l(*args, **kwargs):
+    """Picks the overload of special_laguerre_polynomial_l that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("special_laguerre_polynomial_l", BY_NAME["special_laguerre_polynomial_l"], args, kwargs)
+
+
+def special_legendre_polynomial_p(*args, **kwargs):
+    """Picks the overload of special_legendre_polynomial_p that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("special_legendre_polynomial_p", BY_NAME["special_legendre_polynomial_p"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_t(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_t that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("special_shifted_chebyshev_polynomial_t", BY_NAME["special_shifted_chebyshev_polynomial_t"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_u(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_u that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("special_shifted_chebyshev_polynomial_u", BY_NAME["special_shifted_chebyshev_polynomial_u"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_v(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_v that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("special_shifted_chebyshev_polynomial_v", BY_NAME["special_shifted_chebyshev_polynomial_v"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_w(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_w that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("special_shifted_chebyshev_polynomial_w", BY_NAME["special_shifted_chebyshev_polynomial_w"], args, kwargs)
 
 
 def index_fill(*args, **kwargs):

@@ -633,6 +633,30 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "hypot")
             raise
 
+    def i0(self):
+        """i0(Tensor self) -> Tensor"""
+        try:
+            return ops.i0(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "i0")
+            raise
+
+    def igamma(self, other):
+        """igamma(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.igamma(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igamma")
+            raise
+
+    def igammac(self, other):
+        """igammac(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.igammac(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igammac")
+            raise
+
     def index_add(self, dim, index, source, *, alpha=1):
         """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
         try:
@@ -789,6 +813,14 @@ class TensorMethods:
             return ops.logical_or(self, other)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "logical_or")
+            raise
+
+    def logit(self, eps=None):
+        """logit(Tensor self, float? eps=None) -> Tensor"""
+        try:
+            return ops.logit(self, eps)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logit")
             raise
 
     def logsumexp(self, dim, keepdim=False):
@@ -1759,6 +1791,30 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "hypot_")
             raise
 
+    def i0_(self):
+        """In-place i0(Tensor self) -> Tensor"""
+        try:
+            return ops.i0_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "i0_")
+            raise
+
+    def igamma_(self, other):
+        """In-place igamma(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.igamma_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igamma_")
+            raise
+
+    def igammac_(self, other):
+        """In-place igammac(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.igammac_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igammac_")
+            raise
+
     def index_copy_(self, dim, index, source):
         """In-place index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
         try:
@@ -1833,6 +1889,14 @@ class TensorMethods:
             return ops.log2_(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "log2_")
+            raise
+
+    def logit_(self, eps=None):
+        """In-place logit(Tensor self, float? eps=None) -> Tensor"""
+        try:
+            return ops.logit_(self, eps)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logit_")
             raise
 
     def masked_fill_(self, *args, **kwargs):
