@@ -3559,6 +3559,62 @@ NODES = {
             "eps": "value",
         },
     },
+    "XlogyBackward1": {
+        "entry": "xlogy.Scalar_Self",
+        "schema": "xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor",
+        "formulas": (
+            ("other", "grad * self / other"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "other_t * self / other_p"),
+        ),
+        "saved": {
+            "self": "value",
+            "other": "tensor",
+        },
+    },
+    "XlogyBackward2": {
+        "entry": "xlogy.Scalar_Other",
+        "schema": "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor",
+        "formulas": (
+            ("self", "xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "xlogy(self_t, other) if other > 0.0 else xlogy(self_t, other).masked_fill(self_p == 0.0, 0.0)"),
+        ),
+        "saved": {
+            "other": "value",
+            "self_": "tensor",
+        },
+    },
+    "SpecialXlog1PyBackward1": {
+        "entry": "special_xlog1py.self_scalar",
+        "schema": "special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor",
+        "formulas": (
+            ("other", "grad * self / (other + 1)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "other_t * self / (other_p + 1)"),
+        ),
+        "saved": {
+            "self": "value",
+            "other": "tensor",
+        },
+    },
+    "SpecialXlog1PyBackward2": {
+        "entry": "special_xlog1py.other_scalar",
+        "schema": "special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor",
+        "formulas": (
+            ("self", "special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "special_xlog1py(self_t, other) if other > -1.0 else special_xlog1py(self_t, other).masked_fill(self_p == 0.0, 0.0)"),
+        ),
+        "saved": {
+            "other": "value",
+            "self_": "tensor",
+        },
+    },
     "DiagonalBackward0": {
         "entry": "diagonal",
         "schema": "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",

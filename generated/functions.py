@@ -257,6 +257,10 @@ __all__ = [
     "SpecialZetaBackward1",
     "SpecialZetaBackward2",
     "LogitBackward0",
+    "XlogyBackward1",
+    "XlogyBackward2",
+    "SpecialXlog1PyBackward1",
+    "SpecialXlog1PyBackward2",
     "DiagonalBackward0",
     "DiagonalBackwardBackward0",
     "DiagEmbedBackward0",
@@ -7659,6 +7663,118 @@ class LogitBackward0(Node):
         # self: logit_backward(grad, self, eps)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.logit_backward(ops, grad, self_, eps)
+        return grad_inputs
+
+
+class XlogyBackward1(Node):
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Self
+    other: grad * self / other
+    """
+
+    __slots__ = ("_saved_self", "other_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self._saved_self
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None]
+        # other: grad * self / other
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * self_ / other
+        return grad_inputs
+
+
+class XlogyBackward2(Node):
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)
+    """
+
+    __slots__ = ("_saved_other", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = self._saved_other
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.xlogy(grad, other) if other > 0.0 else ops.masked_fill(ops.xlogy(grad, other), self_ == 0.0, 0.0)
+        return grad_inputs
+
+
+class SpecialXlog1PyBackward1(Node):
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.self_scalar
+    other: grad * self / (other + 1)
+    """
+
+    __slots__ = ("_saved_self", "other_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self._saved_self
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None]
+        # other: grad * self / (other + 1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * self_ / (other + 1)
+        return grad_inputs
+
+
+class SpecialXlog1PyBackward2(Node):
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.other_scalar
+    self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)
+    """
+
+    __slots__ = ("_saved_other", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = self._saved_other
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.special_xlog1py(grad, other) if other > -1.0 else ops.masked_fill(ops.special_xlog1py(grad, other), self_ == 0.0, 0.0)
         return grad_inputs
 
 

@@ -274,6 +274,8 @@ from generated.functions import (
     SpecialLogNdtrBackward0,
     SpecialNdtriBackward0,
     SpecialXlog1PyBackward0,
+    SpecialXlog1PyBackward1,
+    SpecialXlog1PyBackward2,
     SpecialZetaBackward0,
     SpecialZetaBackward1,
     SpecialZetaBackward2,
@@ -344,6 +346,8 @@ from generated.functions import (
     ViewBackward0,
     WhereBackward0,
     XlogyBackward0,
+    XlogyBackward1,
+    XlogyBackward2,
     ZeroBackward0,
 )
 from runtime import dispatch as _dispatch
@@ -641,6 +645,7 @@ __all__ = [
     "softshrink",
     "softshrink_backward",
     "sort",
+    "special_airy_ai",
     "special_bessel_j0",
     "special_bessel_j1",
     "special_bessel_y0",
@@ -8173,7 +8178,7 @@ def xlogy_Tensor_(self_, other):
     return self_
 
 
-def special_xlog1py(self_, other):
+def special_xlog1py_default(self_, other):
     """special_xlog1py(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry special_xlog1py
@@ -8188,7 +8193,7 @@ def special_xlog1py(self_, other):
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
-            tangent = forward.special_xlog1py(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+            tangent = forward.special_xlog1py_default(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -8410,13 +8415,15 @@ def sinc_(self_):
     return self_
 
 
-def i0(self_):
+def i0(self_, *, out=None):
     """i0(Tensor self) -> Tensor
 
     derivatives.yaml, entry i0
     """
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["i0"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("i0", i0, (self_,), {}, out)
     result = recording.wrap(kernels.i0(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = I0Backward0(recording.collect_next_edges(self_))
@@ -8523,13 +8530,15 @@ def special_i1e(self_):
     return result
 
 
-def igamma(self_, other):
+def igamma(self_, other, *, out=None):
     """igamma(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry igamma
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["igamma"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("igamma", igamma, (self_, other), {}, out)
     result = recording.wrap(kernels.igamma(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
@@ -8562,13 +8571,15 @@ def igamma_(self_, other):
     return self_
 
 
-def igammac(self_, other):
+def igammac(self_, other, *, out=None):
     """igammac(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry igammac
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["igammac"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("igammac", igammac, (self_, other), {}, out)
     result = recording.wrap(kernels.igammac(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
@@ -8653,13 +8664,15 @@ def special_zeta_other_scalar(self_, other):
     return result
 
 
-def logit(self_, eps=None):
+def logit(self_, eps=None, *, out=None):
     """logit(Tensor self, float? eps=None) -> Tensor
 
     derivatives.yaml, entry logit
     """
     if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE):
         self_, eps = _dispatch.check_arguments(OVERLOADS["logit"], (self_, eps,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("logit", logit, (self_, eps), {}, out)
     result = recording.wrap(kernels.logit(recording.data(self_), eps))
     if recording.compute_requires_grad(self_):
         grad_fn = LogitBackward0(recording.collect_next_edges(self_))
@@ -8697,6 +8710,123 @@ def logit_(self_, eps=None):
             tangent = forward.logit(original_self, forward_grad.tangent(self_), eps, self_)
         forward_grad.set_tangent_inplace(self_, tangent)
     return self_
+
+
+def xlogy_Scalar_Self(self_, other):
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Self
+    """
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Scalar_Self"], (self_, other,))
+    result = recording.wrap(kernels.xlogy_Scalar_Self(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = XlogyBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Self(self_, other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def xlogy_Scalar_Other(self_, other):
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Scalar_Other"], (self_, other,))
+    result = recording.wrap(kernels.xlogy_Scalar_Other(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = XlogyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Other(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def xlogy_Scalar_Other_(self_, other):
+    """In-place xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Scalar_Other"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = XlogyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.xlogy_Scalar_Other(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Other(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def special_xlog1py_self_scalar(self_, other):
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.self_scalar
+    """
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_xlog1py.self_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_xlog1py_self_scalar(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = SpecialXlog1PyBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_xlog1py_self_scalar(self_, other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def special_xlog1py_other_scalar(self_, other):
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.other_scalar
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_xlog1py.other_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_xlog1py_other_scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SpecialXlog1PyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_xlog1py_other_scalar(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def special_airy_ai(x):
+    """special_airy_ai(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_airy_ai
+    """
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_airy_ai"], (x,))
+    result = recording.wrap(kernels.special_airy_ai(recording.data(x)))
+    return result
 
 
 def special_bessel_j0(self_):
@@ -11556,8 +11686,6 @@ transpose = transpose_int
 unbind = unbind_int
 unsafe_split = unsafe_split_Tensor
 where = where_self
-xlogy = xlogy_Tensor
-xlogy_ = xlogy_Tensor_
 
 
 # Every overload of the spec, by schema name: its wrapper, the kernel the wrapper runs, and
@@ -12754,7 +12882,7 @@ OVERLOADS = {
         Param("self_", "Tensor", number=True),
         Param("other", "Tensor", number=True),
     )),
-    "special_xlog1py": Overload(special_xlog1py, kernels.special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor", (
+    "special_xlog1py": Overload(special_xlog1py_default, kernels.special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
         Param("other", "Tensor"),
     )),
@@ -12820,6 +12948,25 @@ OVERLOADS = {
     "logit": Overload(logit, kernels.logit, "logit(Tensor self, float? eps=None) -> Tensor", (
         Param("self_", "Tensor"),
         Param("eps", "float?", has_default=True),
+    )),
+    "xlogy.Scalar_Self": Overload(xlogy_Scalar_Self, kernels.xlogy_Scalar_Self, "xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor", number=True),
+    )),
+    "xlogy.Scalar_Other": Overload(xlogy_Scalar_Other, kernels.xlogy_Scalar_Other, "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor", number=True),
+        Param("other", "Scalar"),
+    )),
+    "special_xlog1py.self_scalar": Overload(special_xlog1py_self_scalar, kernels.special_xlog1py_self_scalar, "special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor"),
+    )),
+    "special_xlog1py.other_scalar": Overload(special_xlog1py_other_scalar, kernels.special_xlog1py_other_scalar, "special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "special_airy_ai": Overload(special_airy_ai, kernels.special_airy_ai, "special_airy_ai(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
     )),
     "special_bessel_j0": Overload(special_bessel_j0, kernels.special_bessel_j0, "special_bessel_j0(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
@@ -14169,9 +14316,13 @@ BY_NAME = {
     ),
     "xlogy": (
         OVERLOADS["xlogy.Tensor"],
+        OVERLOADS["xlogy.Scalar_Self"],
+        OVERLOADS["xlogy.Scalar_Other"],
     ),
     "special_xlog1py": (
         OVERLOADS["special_xlog1py"],
+        OVERLOADS["special_xlog1py.self_scalar"],
+        OVERLOADS["special_xlog1py.other_scalar"],
     ),
     "special_entr": (
         OVERLOADS["special_entr"],
@@ -14222,6 +14373,9 @@ BY_NAME = {
     ),
     "logit": (
         OVERLOADS["logit"],
+    ),
+    "special_airy_ai": (
+        OVERLOADS["special_airy_ai"],
     ),
     "special_bessel_j0": (
         OVERLOADS["special_bessel_j0"],
@@ -14797,6 +14951,7 @@ BY_NAME = {
     ),
     "xlogy_": (
         OVERLOADS["xlogy.Tensor"]._replace(wrapper=xlogy_Tensor_, kernel=None),
+        OVERLOADS["xlogy.Scalar_Other"]._replace(wrapper=xlogy_Scalar_Other_, kernel=None),
     ),
     "mvlgamma_": (
         OVERLOADS["mvlgamma"]._replace(wrapper=mvlgamma_, kernel=None),
@@ -14996,6 +15151,16 @@ def fmod(*args, **kwargs):
     return _dispatch.call("fmod", BY_NAME["fmod"], args, kwargs)
 
 
+def xlogy(*args, **kwargs):
+    """Picks the overload of xlogy that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("xlogy", BY_NAME["xlogy"], args, kwargs)
+
+
+def special_xlog1py(*args, **kwargs):
+    """Picks the overload of special_xlog1py that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("special_xlog1py", BY_NAME["special_xlog1py"], args, kwargs)
+
+
 def special_zeta(*args, **kwargs):
     """Picks the overload of special_zeta that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("special_zeta", BY_NAME["special_zeta"], args, kwargs)
@@ -15134,6 +15299,11 @@ def remainder_(*args, **kwargs):
 def fmod_(*args, **kwargs):
     """Picks the overload of fmod_ that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("fmod_", BY_NAME["fmod_"], args, kwargs)
+
+
+def xlogy_(*args, **kwargs):
+    """Picks the overload of xlogy_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("xlogy_", BY_NAME["xlogy_"], args, kwargs)
 
 
 def index_fill_(*args, **kwargs):

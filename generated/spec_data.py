@@ -880,6 +880,18 @@ FORMULAS = {
     "LogitBackward0": {
         0: "self: logit_backward(grad, self, eps)",
     },
+    "XlogyBackward1": {
+        0: "other: grad * self / other",
+    },
+    "XlogyBackward2": {
+        0: "self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)",
+    },
+    "SpecialXlog1PyBackward1": {
+        0: "other: grad * self / (other + 1)",
+    },
+    "SpecialXlog1PyBackward2": {
+        0: "self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)",
+    },
     "DiagonalBackward0": {
         0: "self: diagonal_backward(grad, self.shape, offset, dim1, dim2)",
     },

@@ -1205,46 +1205,6 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "sort")
             raise
 
-    def special_entr(self):
-        """special_entr(Tensor self) -> Tensor"""
-        try:
-            return ops.special_entr(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_entr")
-            raise
-
-    def special_erfcx(self):
-        """special_erfcx(Tensor self) -> Tensor"""
-        try:
-            return ops.special_erfcx(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_erfcx")
-            raise
-
-    def special_log_ndtr(self):
-        """special_log_ndtr(Tensor self) -> Tensor"""
-        try:
-            return ops.special_log_ndtr(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_log_ndtr")
-            raise
-
-    def special_ndtri(self):
-        """special_ndtri(Tensor self) -> Tensor"""
-        try:
-            return ops.special_ndtri(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_ndtri")
-            raise
-
-    def special_xlog1py(self, other):
-        """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
-        try:
-            return ops.special_xlog1py(self, other)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_xlog1py")
-            raise
-
     def split_with_sizes(self, split_sizes, dim=0):
         """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
         try:
@@ -1469,10 +1429,12 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "view")
             raise
 
-    def xlogy(self, other):
-        """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    def xlogy(self, *args, **kwargs):
+        """xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+        xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+        """
         try:
-            return ops.xlogy_Tensor(self, other)
+            return ops.xlogy(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "xlogy")
             raise
@@ -2135,10 +2097,12 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "trunc_")
             raise
 
-    def xlogy_(self, other):
-        """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    def xlogy_(self, *args, **kwargs):
+        """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+        In-place xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+        """
         try:
-            return ops.xlogy_Tensor_(self, other)
+            return ops.xlogy_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "xlogy_")
             raise

@@ -46,6 +46,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.optim": "runtime.optim",
     "torch.profiler": "runtime.profiler",
     "torch.random": "runtime.random",
+    "torch.special": "runtime.special",
     # data loading, optimizers' schedules, saving
     "torch.utils": "runtime.utils",
     "torch.utils.data": "runtime.utils.data",

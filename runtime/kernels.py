@@ -2570,7 +2570,8 @@ def round(self):  # noqa: A001 - the op's name
 
 
 def round_decimals(self, decimals):
-    _not_for("round_cpu", self, "f")
+    # decimals=0 is round's own (vectorized) kernel in torch, named so in its error
+    _not_for("round_vml_cpu" if decimals == 0 else "round_cpu", self, "f")
     # PyTorch scales by 10**decimals, rounds half to even and scales back, in self's dtype
     # (dividing for negative decimals, so that 10**-d is never inexact).
     work = self.astype(_opmath(self.dtype), copy=False)  # halves in float32
@@ -4614,6 +4615,86 @@ def special_spherical_bessel_j0(self):
         value = np.where(np.abs(x) < 0.5, taylor, np.sin(x) / np.where(x == 0, 1.0, x))
         return np.where(np.isinf(x), 0.0, value)
     return _in_float64(function, self)
+
+
+# The Airy function Ai, as torch's CPU kernel computes it: its Maclaurin series on
+# [-2.09, 2.09), and outside Cephes's (airy.c, 3-clause BSD) rational approximations in
+# 1/zeta (zeta = 2/3 |x|^(3/2)) inside the asymptotic forms; torch evaluates the
+# denominators of the oscillating side as plain polynomials, where Cephes's are monic, and
+# gradgen follows it there as for the Bessel functions.
+
+_AIRY_AN = (3.46538101525629032477e-01, 1.20075952739645805542e+01, 7.62796053615234516538e+01,
+            1.68089224934630576269e+02, 1.59756391350164413639e+02, 7.05360906840444183113e+01,
+            1.40264691163389668864e+01, 9.99999999999999995305e-01)
+_AIRY_AD = (5.67594532638770212846e-01, 1.47562562584847203173e+01, 8.45138970141474626562e+01,
+            1.77318088145400459522e+02, 1.64234692871529701831e+02, 7.14778400825575695274e+01,
+            1.40959135607834029598e+01, 1.00000000000000000470e+00)
+_AIRY_AFN = (-1.31696323418331795333e-01, -6.26456544431912369773e-01,
+             -6.93158036036933542233e-01, -2.79779981545119124951e-01,
+             -4.91900132609500318020e-02, -4.06265923594885404393e-03,
+             -1.59276496239262096340e-04, -2.77649108155232920844e-06,
+             -1.67787698489114633780e-08)
+_AIRY_AFD = (1.33560420706553243746e+01, 3.26825032795224613948e+01, 2.67367040941499554804e+01,
+             9.18707402907259625840e+00, 1.47529146771666414581e+00, 1.15687173795188044134e-01,
+             4.40291641615211203805e-03, 7.54720348287414296618e-05, 4.51850092970580378464e-07)
+_AIRY_AGN = (1.97339932091685679179e-02, 3.91103029615688277255e-01, 1.06579897599595591108e+00,
+             9.39169229816650230044e-01, 3.51465656105547619242e-01, 6.33888919628925490927e-02,
+             5.85804113048388458567e-03, 2.82851600836737019778e-04, 6.98793669997260967291e-06,
+             8.11789239554389293311e-08, 3.41551784765923618484e-10)
+_AIRY_AGD = (9.30892908077441974853e+00, 1.98352928718312140417e+01, 1.55646628932864612953e+01,
+             5.47686069422975497931e+00, 9.54293611618961883998e-01, 8.64580826352392193095e-02,
+             4.12656523824222607191e-03, 1.01259085116509135510e-04, 1.17166733214413521882e-06,
+             4.91834570062930015649e-09)
+_INVERSE_SQRT_PI = 0.5641895835477563  # 1 / sqrt(pi)
+_AIRY_AI_0, _AIRY_AI_PRIME_0 = 0.3550280538878172, -0.2588194037928068  # Ai(0), Ai'(0)
+
+
+def _airy_series(x: np.ndarray) -> np.ndarray:
+    """Ai(x) = Ai(0) f(x) + Ai'(0) g(x), f = sum_k x^3k / (2 3 5 6 ... (3k-1)(3k)) and
+    g = sum_k x^(3k+1) / (3 4 6 7 ... (3k)(3k+1)) (converged to double precision for
+    |x| < 2.09 well within 16 terms)."""
+    cube = x * x * x
+    f_term, g_term = np.ones_like(x), x.copy()
+    f, g = f_term.copy(), g_term.copy()
+    for k in range(1, 16):
+        f_term = f_term * cube / ((3 * k - 1) * (3 * k))
+        g_term = g_term * cube / ((3 * k) * (3 * k + 1))
+        f, g = f + f_term, g + g_term
+    return _AIRY_AI_0 * f + _AIRY_AI_PRIME_0 * g
+
+
+def _airy_decaying(x: np.ndarray) -> np.ndarray:
+    """Ai(x) for x >= 2.09: e^-zeta / (2 sqrt(pi) x^(1/4)) times a rational function of
+    1/zeta."""
+    zeta = 2.0 * x * np.sqrt(x) / 3.0
+    ratio = _horner(_AIRY_AN, 1.0 / zeta) / _horner(_AIRY_AD, 1.0 / zeta)
+    return _INVERSE_SQRT_PI * ratio / (2.0 * np.sqrt(np.sqrt(x)) * np.exp(zeta))
+
+
+def _airy_oscillating(x: np.ndarray) -> np.ndarray:
+    """Ai(x) for x < -2.09: (sin(zeta + pi/4) (1 + z^2 F) - cos(zeta + pi/4) z G) /
+    (sqrt(pi) |x|^(1/4)), z = 1/zeta, F and G rational in z^2."""
+    zeta = -2.0 * x * np.sqrt(-x) / 3.0
+    z = 1.0 / zeta
+    square = z * z
+    f = _horner(_AIRY_AFN, square) / _horner(_AIRY_AFD, square)
+    g = _horner(_AIRY_AGN, square) / _horner(_AIRY_AGD, square)
+    t = zeta + 0.7853981633974483
+    return _INVERSE_SQRT_PI / np.sqrt(np.sqrt(-x)) * (np.sin(t) * (1.0 + square * f)
+                                                      - np.cos(t) * (z * g))
+
+
+def _airy_ai(x: np.ndarray) -> np.ndarray:
+    value = np.select([x < -2.09, x < 2.09],
+                      [_airy_oscillating(np.minimum(x, -2.09)),
+                       _airy_series(np.clip(x, -2.09, 2.09))],
+                      _airy_decaying(np.maximum(x, 2.09)))
+    value = np.where(x > 103.892, 0.0, value)
+    return np.where(np.isinf(x), np.nan, np.where(np.isnan(x), x, value))
+
+
+def special_airy_ai(x):
+    return _in_float64(_airy_ai, x)
 
 
 # The overloads with a Python number for x or for n.
