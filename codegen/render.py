@@ -102,7 +102,8 @@ OUT_DTYPE_RULES.update({
 })
 
 # -- out= of torch.special's ops that torch also binds as torch.* functions (helper "special")
-OUT_OVERLOADS = OUT_OVERLOADS | {"i0", "igamma", "igammac", "logit"}
+OUT_OVERLOADS = OUT_OVERLOADS | {"i0", "igamma", "igammac", "logit", "xlogy.Scalar_Other",
+                                 "xlogy.Scalar_Self"}
 
 # -- overloads torch gives out= that gradgen does not bind with it yet: the breadth work
 # (elementwise, linear algebra and nn families) added the ops; each needs its out dtype rule

@@ -8712,13 +8712,15 @@ def logit_(self_, eps=None):
     return self_
 
 
-def xlogy_Scalar_Self(self_, other):
+def xlogy_Scalar_Self(self_, other, *, out=None):
     """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
 
     derivatives.yaml, entry xlogy.Scalar_Self
     """
     if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Scalar_Self"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("xlogy", xlogy_Scalar_Self, (self_, other), {}, out)
     result = recording.wrap(kernels.xlogy_Scalar_Self(self_, recording.data(other)))
     if recording.compute_requires_grad(other):
         grad_fn = XlogyBackward1(recording.collect_next_edges(other))
@@ -8732,13 +8734,15 @@ def xlogy_Scalar_Self(self_, other):
     return result
 
 
-def xlogy_Scalar_Other(self_, other):
+def xlogy_Scalar_Other(self_, other, *, out=None):
     """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry xlogy.Scalar_Other
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Scalar_Other"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("xlogy", xlogy_Scalar_Other, (self_, other), {}, out)
     result = recording.wrap(kernels.xlogy_Scalar_Other(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
         grad_fn = XlogyBackward2(recording.collect_next_edges(self_))

@@ -1434,7 +1434,7 @@ class TensorMethods:
         xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
         """
         try:
-            return ops.xlogy(self, *args, **kwargs)
+            return ops.xlogy(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("xlogy")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "xlogy")
             raise
