@@ -101,6 +101,10 @@ OUT_DTYPE_RULES.update({
     "cummax": "scan", "cummin": "scan", "take": "take",
 })
 
+# -- out= of torch.special's ops that torch also binds as torch.* functions (helper "special")
+OUT_OVERLOADS = OUT_OVERLOADS | {"i0", "igamma", "igammac", "logit", "xlogy.Scalar_Other",
+                                 "xlogy.Scalar_Self"}
+
 # -- overloads torch gives out= that gradgen does not bind with it yet: the breadth work
 # (elementwise, linear algebra and nn families) added the ops; each needs its out dtype rule
 # (torch's messages) before it takes out=. tests/test_out.py holds the two sets to torch's.

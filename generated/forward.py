@@ -251,7 +251,7 @@ __all__ = [
     "nextafter",
     "ldexp_Tensor",
     "xlogy_Tensor",
-    "special_xlog1py",
+    "special_xlog1py_default",
     "special_entr",
     "special_erfcx",
     "special_ndtri",
@@ -260,6 +260,15 @@ __all__ = [
     "fmin",
     "mvlgamma",
     "sinc",
+    "i0",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "logit",
+    "xlogy_Scalar_Self",
+    "xlogy_Scalar_Other",
+    "special_xlog1py_self_scalar",
+    "special_xlog1py_other_scalar",
     "diagonal",
     "diagonal_backward",
     "diag_embed",
@@ -2606,7 +2615,7 @@ def xlogy_Tensor(self_p, self_t, other_p, other_t, result):
     return ops.masked_fill(ops.xlogy(self_t, other_p), ops.logical_and(self_p == 0.0, other_p <= 0.0), 0.0) + other_t * self_p / other_p
 
 
-def special_xlog1py(self_p, self_t, other_p, other_t, result):
+def special_xlog1py_default(self_p, self_t, other_p, other_t, result):
     """special_xlog1py(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry special_xlog1py
@@ -2697,6 +2706,87 @@ def sinc(self_p, self_t, result):
     result: auto_element_wise, from self: sinc_backward(grad, self)
     """
     return manual.sinc_backward(ops, self_t, self_p)
+
+
+def i0(self_p, self_t, result):
+    """i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    result: auto_element_wise, from self: grad * special_i1(self)
+    """
+    return self_t * ops.special_i1(self_p)
+
+
+def special_i0e(self_p, self_t, result):
+    """special_i0e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i0e
+    result: auto_element_wise, from self: grad * (special_i1e(self) - self.sign() * result)
+    """
+    return self_t * (ops.special_i1e(self_p) - ops.sign(self_p) * result)
+
+
+def special_i1(self_p, self_t, result):
+    """special_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1
+    result: auto_element_wise, from self: i1_backward(grad, self, result)
+    """
+    return manual.i1_backward(ops, self_t, self_p, result)
+
+
+def special_i1e(self_p, self_t, result):
+    """special_i1e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1e
+    result: auto_element_wise, from self: i1e_backward(grad, self, result)
+    """
+    return manual.i1e_backward(ops, self_t, self_p, result)
+
+
+def logit(self_p, self_t, eps, result):
+    """logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    result: auto_element_wise, from self: logit_backward(grad, self, eps)
+    """
+    return manual.logit_backward(ops, self_t, self_p, eps)
+
+
+def xlogy_Scalar_Self(self_, other_p, other_t, result):
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Self
+    result: auto_element_wise, from other: grad * self / other
+    """
+    return other_t * self_ / other_p
+
+
+def xlogy_Scalar_Other(self_p, self_t, other, result):
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    result: auto_element_wise, from self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)
+    """
+    return ops.xlogy(self_t, other) if other > 0.0 else ops.masked_fill(ops.xlogy(self_t, other), self_p == 0.0, 0.0)
+
+
+def special_xlog1py_self_scalar(self_, other_p, other_t, result):
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.self_scalar
+    result: auto_element_wise, from other: grad * self / (other + 1)
+    """
+    return other_t * self_ / (other_p + 1)
+
+
+def special_xlog1py_other_scalar(self_p, self_t, other, result):
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.other_scalar
+    result: auto_element_wise, from self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)
+    """
+    return ops.special_xlog1py(self_t, other) if other > -1.0 else ops.masked_fill(ops.special_xlog1py(self_t, other), self_p == 0.0, 0.0)
 
 
 def diagonal(self_p, self_t, offset, dim1, dim2, result):

@@ -123,6 +123,9 @@ from generated.functions import (
     HardtanhBackwardBackward0,
     HuberLossBackward0,
     HypotBackward0,
+    I0Backward0,
+    IgammaBackward0,
+    IgammacBackward0,
     IndexAddBackward0,
     IndexBackward0,
     IndexCopyBackward0,
@@ -164,6 +167,7 @@ from generated.functions import (
     Logaddexp2Backward0,
     LogaddexpBackward0,
     LogBackward0,
+    LogitBackward0,
     LogSigmoidBackward0,
     LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0,
@@ -279,9 +283,17 @@ from generated.functions import (
     SortBackward1,
     SpecialEntrBackward0,
     SpecialErfcxBackward0,
+    SpecialI0EBackward0,
+    SpecialI1Backward0,
+    SpecialI1EBackward0,
     SpecialLogNdtrBackward0,
     SpecialNdtriBackward0,
     SpecialXlog1PyBackward0,
+    SpecialXlog1PyBackward1,
+    SpecialXlog1PyBackward2,
+    SpecialZetaBackward0,
+    SpecialZetaBackward1,
+    SpecialZetaBackward2,
     SplitBackward0,
     SplitWithSizesBackward0,
     SqrtBackward0,
@@ -349,6 +361,8 @@ from generated.functions import (
     ViewBackward0,
     WhereBackward0,
     XlogyBackward0,
+    XlogyBackward1,
+    XlogyBackward2,
     ZeroBackward0,
 )
 from runtime import dispatch as _dispatch
@@ -505,6 +519,10 @@ __all__ = [
     "hardtanh_backward",
     "huber_loss",
     "hypot",
+    "i0",
+    "i0_",
+    "igamma",
+    "igammac",
     "index",
     "index_add",
     "index_copy",
@@ -545,6 +563,8 @@ __all__ = [
     "logical_and",
     "logical_not",
     "logical_or",
+    "logit",
+    "logit_",
     "logsumexp",
     "lt",
     "lu_unpack",
@@ -644,11 +664,39 @@ __all__ = [
     "softshrink",
     "softshrink_backward",
     "sort",
+    "special_airy_ai",
+    "special_bessel_j0",
+    "special_bessel_j1",
+    "special_bessel_y0",
+    "special_bessel_y1",
+    "special_chebyshev_polynomial_t",
+    "special_chebyshev_polynomial_u",
+    "special_chebyshev_polynomial_v",
+    "special_chebyshev_polynomial_w",
     "special_entr",
     "special_erfcx",
+    "special_hermite_polynomial_h",
+    "special_hermite_polynomial_he",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "special_laguerre_polynomial_l",
+    "special_legendre_polynomial_p",
     "special_log_ndtr",
+    "special_modified_bessel_i0",
+    "special_modified_bessel_i1",
+    "special_modified_bessel_k0",
+    "special_modified_bessel_k1",
     "special_ndtri",
+    "special_scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k1",
+    "special_shifted_chebyshev_polynomial_t",
+    "special_shifted_chebyshev_polynomial_u",
+    "special_shifted_chebyshev_polynomial_v",
+    "special_shifted_chebyshev_polynomial_w",
+    "special_spherical_bessel_j0",
     "special_xlog1py",
+    "special_zeta",
     "split",
     "split_with_sizes",
     "sqrt",
@@ -10105,7 +10153,7 @@ def xlogy_Tensor(self_, other):
     derivatives.yaml, entry xlogy.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(xlogy_Tensor, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(xlogy_Tensor, (self_, other), {}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
@@ -10129,7 +10177,7 @@ def xlogy_Tensor_(self_, other):
     derivatives.yaml, entry xlogy.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(xlogy_Tensor_, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(xlogy_Tensor_, (self_, other), {}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
@@ -10153,13 +10201,13 @@ def xlogy_Tensor_(self_, other):
     return self_
 
 
-def special_xlog1py(self_, other):
+def special_xlog1py_default(self_, other):
     """special_xlog1py(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry special_xlog1py
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_xlog1py, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_xlog1py_default, (self_, other), {}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
@@ -10172,7 +10220,7 @@ def special_xlog1py(self_, other):
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
-            tangent = forward.special_xlog1py(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+            tangent = forward.special_xlog1py_default(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -10432,6 +10480,1209 @@ def sinc_(self_):
             tangent = forward.sinc(original_self, forward_grad.tangent(self_), self_)
         forward_grad.set_tangent_inplace(self_, tangent)
     return self_
+
+
+def i0(self_, *, out=None):
+    """i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(i0, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["i0"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("i0", i0, (self_,), {}, out)
+    result = recording.wrap(kernels.i0(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = I0Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.i0(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def i0_(self_):
+    """In-place i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(i0_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["i0"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = I0Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.i0(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.i0(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def special_i0e(self_):
+    """special_i0e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i0e
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_i0e, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_i0e"], (self_,))
+    result = recording.wrap(kernels.special_i0e(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI0EBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i0e(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def special_i1(self_):
+    """special_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_i1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_i1"], (self_,))
+    result = recording.wrap(kernels.special_i1(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI1Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i1(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def special_i1e(self_):
+    """special_i1e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1e
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_i1e, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_i1e"], (self_,))
+    result = recording.wrap(kernels.special_i1e(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI1EBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i1e(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def igamma(self_, other, *, out=None):
+    """igamma(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igamma
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igamma, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igamma"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("igamma", igamma, (self_, other), {}, out)
+    result = recording.wrap(kernels.igamma(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igamma")
+    return result
+
+
+def igamma_(self_, other):
+    """In-place igamma(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igamma
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igamma_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igamma"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igamma")
+    recording.write_inplace(self_, kernels.igamma(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def igammac(self_, other, *, out=None):
+    """igammac(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igammac
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igammac, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igammac"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("igammac", igammac, (self_, other), {}, out)
+    result = recording.wrap(kernels.igammac(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igammac")
+    return result
+
+
+def igammac_(self_, other):
+    """In-place igammac(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igammac
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igammac_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igammac"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igammac")
+    recording.write_inplace(self_, kernels.igammac(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def special_zeta_default(self_, other):
+    """special_zeta(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta_default, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_zeta"], (self_, other,))
+    result = recording.wrap(kernels.special_zeta(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = SpecialZetaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("special_zeta")
+    return result
+
+
+def special_zeta_self_scalar(self_, other):
+    """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.self_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta_self_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_zeta.self_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_zeta_self_scalar(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = SpecialZetaBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        forward_grad.not_implemented("special_zeta.self_scalar")
+    return result
+
+
+def special_zeta_other_scalar(self_, other):
+    """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.other_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta_other_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_zeta.other_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_zeta_other_scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SpecialZetaBackward2(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("special_zeta.other_scalar")
+    return result
+
+
+def logit(self_, eps=None, *, out=None):
+    """logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logit, (self_, eps), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE):
+        self_, eps = _dispatch.check_arguments(OVERLOADS["logit"], (self_, eps,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("logit", logit, (self_, eps), {}, out)
+    result = recording.wrap(kernels.logit(recording.data(self_), eps))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LogitBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_eps = eps
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.logit(self_, forward_grad.tangent(self_), eps, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def logit_(self_, eps=None):
+    """In-place logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logit_, (self_, eps), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE):
+        self_, eps = _dispatch.check_arguments(OVERLOADS["logit"], (self_, eps,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LogitBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_eps = eps
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.logit(recording.data(self_), eps))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.logit(original_self, forward_grad.tangent(self_), eps, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def xlogy_Scalar_Self(self_, other, *, out=None):
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Self
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Scalar_Self, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Scalar_Self"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("xlogy", xlogy_Scalar_Self, (self_, other), {}, out)
+    result = recording.wrap(kernels.xlogy_Scalar_Self(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = XlogyBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Self(self_, other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def xlogy_Scalar_Other(self_, other, *, out=None):
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Scalar_Other, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Scalar_Other"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("xlogy", xlogy_Scalar_Other, (self_, other), {}, out)
+    result = recording.wrap(kernels.xlogy_Scalar_Other(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = XlogyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Other(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def xlogy_Scalar_Other_(self_, other):
+    """In-place xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Scalar_Other_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Scalar_Other"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = XlogyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.xlogy_Scalar_Other(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Other(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def special_xlog1py_self_scalar(self_, other):
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.self_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py_self_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_xlog1py.self_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_xlog1py_self_scalar(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = SpecialXlog1PyBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_xlog1py_self_scalar(self_, other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def special_xlog1py_other_scalar(self_, other):
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.other_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py_other_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_xlog1py.other_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_xlog1py_other_scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SpecialXlog1PyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_xlog1py_other_scalar(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def special_airy_ai(x):
+    """special_airy_ai(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_airy_ai
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_airy_ai, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_airy_ai"], (x,))
+    result = recording.wrap(kernels.special_airy_ai(recording.data(x)))
+    return result
+
+
+def special_bessel_j0(self_):
+    """special_bessel_j0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_j0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_j0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_j0"], (self_,))
+    result = recording.wrap(kernels.special_bessel_j0(recording.data(self_)))
+    return result
+
+
+def special_bessel_j1(self_):
+    """special_bessel_j1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_j1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_j1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_j1"], (self_,))
+    result = recording.wrap(kernels.special_bessel_j1(recording.data(self_)))
+    return result
+
+
+def special_bessel_y0(self_):
+    """special_bessel_y0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_y0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_y0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_y0"], (self_,))
+    result = recording.wrap(kernels.special_bessel_y0(recording.data(self_)))
+    return result
+
+
+def special_bessel_y1(self_):
+    """special_bessel_y1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_y1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_y1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_y1"], (self_,))
+    result = recording.wrap(kernels.special_bessel_y1(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_i0(self_):
+    """special_modified_bessel_i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_i0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_i0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_i0"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_i0(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_i1(self_):
+    """special_modified_bessel_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_i1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_i1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_i1"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_i1(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_k0(self_):
+    """special_modified_bessel_k0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_k0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_k0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_k0"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_k0(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_k1(self_):
+    """special_modified_bessel_k1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_k1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_k1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_k1"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_k1(recording.data(self_)))
+    return result
+
+
+def special_scaled_modified_bessel_k0(x):
+    """special_scaled_modified_bessel_k0(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_scaled_modified_bessel_k0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_scaled_modified_bessel_k0, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_scaled_modified_bessel_k0"], (x,))
+    result = recording.wrap(kernels.special_scaled_modified_bessel_k0(recording.data(x)))
+    return result
+
+
+def special_scaled_modified_bessel_k1(x):
+    """special_scaled_modified_bessel_k1(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_scaled_modified_bessel_k1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_scaled_modified_bessel_k1, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_scaled_modified_bessel_k1"], (x,))
+    result = recording.wrap(kernels.special_scaled_modified_bessel_k1(recording.data(x)))
+    return result
+
+
+def special_spherical_bessel_j0(x):
+    """special_spherical_bessel_j0(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_spherical_bessel_j0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_spherical_bessel_j0, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_spherical_bessel_j0"], (x,))
+    result = recording.wrap(kernels.special_spherical_bessel_j0(recording.data(x)))
+    return result
+
+
+def special_chebyshev_polynomial_t_default(x, n):
+    """special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_t"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_t_x_scalar(x, n):
+    """special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_t.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_t_n_scalar(x, n):
+    """special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_t.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_u_default(x, n):
+    """special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_u"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_u_x_scalar(x, n):
+    """special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_u.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_u_n_scalar(x, n):
+    """special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_u.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_v_default(x, n):
+    """special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_v"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_v_x_scalar(x, n):
+    """special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_v.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_v_n_scalar(x, n):
+    """special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_v.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_w_default(x, n):
+    """special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_w"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_w_x_scalar(x, n):
+    """special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_w.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_w_n_scalar(x, n):
+    """special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_w.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_hermite_polynomial_h_default(x, n):
+    """special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_h"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_h(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_h_x_scalar(x, n):
+    """special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_h.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_h_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_h_n_scalar(x, n):
+    """special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_h.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_h_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_hermite_polynomial_he_default(x, n):
+    """special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_he"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_he(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_he_x_scalar(x, n):
+    """special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_he.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_he_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_he_n_scalar(x, n):
+    """special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_he.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_he_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_laguerre_polynomial_l_default(x, n):
+    """special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_laguerre_polynomial_l"], (x, n,))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_laguerre_polynomial_l_x_scalar(x, n):
+    """special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_laguerre_polynomial_l.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_laguerre_polynomial_l_n_scalar(x, n):
+    """special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_laguerre_polynomial_l.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_legendre_polynomial_p_default(x, n):
+    """special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_legendre_polynomial_p"], (x, n,))
+    result = recording.wrap(kernels.special_legendre_polynomial_p(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_legendre_polynomial_p_x_scalar(x, n):
+    """special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_legendre_polynomial_p.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_legendre_polynomial_p_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_legendre_polynomial_p_n_scalar(x, n):
+    """special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_legendre_polynomial_p.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_legendre_polynomial_p_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_default(x, n):
+    """special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_t"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_t.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_t.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_default(x, n):
+    """special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_u"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_u.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_u.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_default(x, n):
+    """special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_v"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_v.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_v.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_default(x, n):
+    """special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_w"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_w.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_w.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_n_scalar(recording.data(x), n))
+    return result
 
 
 def diagonal(self_, offset=0, dim1=0, dim2=1):
@@ -13180,8 +14431,6 @@ transpose = transpose_int
 unbind = unbind_int
 unsafe_split = unsafe_split_Tensor
 where = where_self
-xlogy = xlogy_Tensor
-xlogy_ = xlogy_Tensor_
 # A function bound to one overload answers to torch's name (what a mode sees: `add`).
 add_Tensor.__name__ = add_Tensor.__qualname__ = "add"
 add_Tensor_.__name__ = add_Tensor_.__qualname__ = "add_"
@@ -13205,8 +14454,6 @@ transpose_int.__name__ = transpose_int.__qualname__ = "transpose"
 unbind_int.__name__ = unbind_int.__qualname__ = "unbind"
 unsafe_split_Tensor.__name__ = unsafe_split_Tensor.__qualname__ = "unsafe_split"
 where_self.__name__ = where_self.__qualname__ = "where"
-xlogy_Tensor.__name__ = xlogy_Tensor.__qualname__ = "xlogy"
-xlogy_Tensor_.__name__ = xlogy_Tensor_.__qualname__ = "xlogy_"
 
 
 # Every overload of the spec, by schema name: its wrapper, the kernel the wrapper runs, and
@@ -14460,7 +15707,7 @@ OVERLOADS = {
         Param("self_", "Tensor", number=True),
         Param("other", "Tensor", number=True),
     )),
-    "special_xlog1py": Overload(special_xlog1py, kernels.special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor", (
+    "special_xlog1py": Overload(special_xlog1py_default, kernels.special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
         Param("other", "Tensor"),
     )),
@@ -14490,6 +15737,238 @@ OVERLOADS = {
     )),
     "sinc": Overload(sinc, kernels.sinc, "sinc(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
+    )),
+    "i0": Overload(i0, kernels.i0, "i0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i0e": Overload(special_i0e, kernels.special_i0e, "special_i0e(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i1": Overload(special_i1, kernels.special_i1, "special_i1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i1e": Overload(special_i1e, kernels.special_i1e, "special_i1e(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "igamma": Overload(igamma, kernels.igamma, "igamma(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "igammac": Overload(igammac, kernels.igammac, "igammac(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta": Overload(special_zeta_default, kernels.special_zeta, "special_zeta(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta.self_scalar": Overload(special_zeta_self_scalar, kernels.special_zeta_self_scalar, "special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta.other_scalar": Overload(special_zeta_other_scalar, kernels.special_zeta_other_scalar, "special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "logit": Overload(logit, kernels.logit, "logit(Tensor self, float? eps=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("eps", "float?", has_default=True),
+    )),
+    "xlogy.Scalar_Self": Overload(xlogy_Scalar_Self, kernels.xlogy_Scalar_Self, "xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor", number=True),
+    )),
+    "xlogy.Scalar_Other": Overload(xlogy_Scalar_Other, kernels.xlogy_Scalar_Other, "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor", number=True),
+        Param("other", "Scalar"),
+    )),
+    "special_xlog1py.self_scalar": Overload(special_xlog1py_self_scalar, kernels.special_xlog1py_self_scalar, "special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor"),
+    )),
+    "special_xlog1py.other_scalar": Overload(special_xlog1py_other_scalar, kernels.special_xlog1py_other_scalar, "special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "special_airy_ai": Overload(special_airy_ai, kernels.special_airy_ai, "special_airy_ai(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_bessel_j0": Overload(special_bessel_j0, kernels.special_bessel_j0, "special_bessel_j0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_j1": Overload(special_bessel_j1, kernels.special_bessel_j1, "special_bessel_j1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_y0": Overload(special_bessel_y0, kernels.special_bessel_y0, "special_bessel_y0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_y1": Overload(special_bessel_y1, kernels.special_bessel_y1, "special_bessel_y1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_i0": Overload(special_modified_bessel_i0, kernels.special_modified_bessel_i0, "special_modified_bessel_i0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_i1": Overload(special_modified_bessel_i1, kernels.special_modified_bessel_i1, "special_modified_bessel_i1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_k0": Overload(special_modified_bessel_k0, kernels.special_modified_bessel_k0, "special_modified_bessel_k0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_k1": Overload(special_modified_bessel_k1, kernels.special_modified_bessel_k1, "special_modified_bessel_k1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_scaled_modified_bessel_k0": Overload(special_scaled_modified_bessel_k0, kernels.special_scaled_modified_bessel_k0, "special_scaled_modified_bessel_k0(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_scaled_modified_bessel_k1": Overload(special_scaled_modified_bessel_k1, kernels.special_scaled_modified_bessel_k1, "special_scaled_modified_bessel_k1(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_spherical_bessel_j0": Overload(special_spherical_bessel_j0, kernels.special_spherical_bessel_j0, "special_spherical_bessel_j0(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t": Overload(special_chebyshev_polynomial_t_default, kernels.special_chebyshev_polynomial_t, "special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t.x_scalar": Overload(special_chebyshev_polynomial_t_x_scalar, kernels.special_chebyshev_polynomial_t_x_scalar, "special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t.n_scalar": Overload(special_chebyshev_polynomial_t_n_scalar, kernels.special_chebyshev_polynomial_t_n_scalar, "special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_u": Overload(special_chebyshev_polynomial_u_default, kernels.special_chebyshev_polynomial_u, "special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_u.x_scalar": Overload(special_chebyshev_polynomial_u_x_scalar, kernels.special_chebyshev_polynomial_u_x_scalar, "special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_u.n_scalar": Overload(special_chebyshev_polynomial_u_n_scalar, kernels.special_chebyshev_polynomial_u_n_scalar, "special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_v": Overload(special_chebyshev_polynomial_v_default, kernels.special_chebyshev_polynomial_v, "special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_v.x_scalar": Overload(special_chebyshev_polynomial_v_x_scalar, kernels.special_chebyshev_polynomial_v_x_scalar, "special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_v.n_scalar": Overload(special_chebyshev_polynomial_v_n_scalar, kernels.special_chebyshev_polynomial_v_n_scalar, "special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_w": Overload(special_chebyshev_polynomial_w_default, kernels.special_chebyshev_polynomial_w, "special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_w.x_scalar": Overload(special_chebyshev_polynomial_w_x_scalar, kernels.special_chebyshev_polynomial_w_x_scalar, "special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_w.n_scalar": Overload(special_chebyshev_polynomial_w_n_scalar, kernels.special_chebyshev_polynomial_w_n_scalar, "special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_hermite_polynomial_h": Overload(special_hermite_polynomial_h_default, kernels.special_hermite_polynomial_h, "special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_h.x_scalar": Overload(special_hermite_polynomial_h_x_scalar, kernels.special_hermite_polynomial_h_x_scalar, "special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_h.n_scalar": Overload(special_hermite_polynomial_h_n_scalar, kernels.special_hermite_polynomial_h_n_scalar, "special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_hermite_polynomial_he": Overload(special_hermite_polynomial_he_default, kernels.special_hermite_polynomial_he, "special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_he.x_scalar": Overload(special_hermite_polynomial_he_x_scalar, kernels.special_hermite_polynomial_he_x_scalar, "special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_he.n_scalar": Overload(special_hermite_polynomial_he_n_scalar, kernels.special_hermite_polynomial_he_n_scalar, "special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_laguerre_polynomial_l": Overload(special_laguerre_polynomial_l_default, kernels.special_laguerre_polynomial_l, "special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_laguerre_polynomial_l.x_scalar": Overload(special_laguerre_polynomial_l_x_scalar, kernels.special_laguerre_polynomial_l_x_scalar, "special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_laguerre_polynomial_l.n_scalar": Overload(special_laguerre_polynomial_l_n_scalar, kernels.special_laguerre_polynomial_l_n_scalar, "special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_legendre_polynomial_p": Overload(special_legendre_polynomial_p_default, kernels.special_legendre_polynomial_p, "special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_legendre_polynomial_p.x_scalar": Overload(special_legendre_polynomial_p_x_scalar, kernels.special_legendre_polynomial_p_x_scalar, "special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_legendre_polynomial_p.n_scalar": Overload(special_legendre_polynomial_p_n_scalar, kernels.special_legendre_polynomial_p_n_scalar, "special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_t": Overload(special_shifted_chebyshev_polynomial_t_default, kernels.special_shifted_chebyshev_polynomial_t, "special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_t.x_scalar": Overload(special_shifted_chebyshev_polynomial_t_x_scalar, kernels.special_shifted_chebyshev_polynomial_t_x_scalar, "special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_t.n_scalar": Overload(special_shifted_chebyshev_polynomial_t_n_scalar, kernels.special_shifted_chebyshev_polynomial_t_n_scalar, "special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_u": Overload(special_shifted_chebyshev_polynomial_u_default, kernels.special_shifted_chebyshev_polynomial_u, "special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_u.x_scalar": Overload(special_shifted_chebyshev_polynomial_u_x_scalar, kernels.special_shifted_chebyshev_polynomial_u_x_scalar, "special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_u.n_scalar": Overload(special_shifted_chebyshev_polynomial_u_n_scalar, kernels.special_shifted_chebyshev_polynomial_u_n_scalar, "special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_v": Overload(special_shifted_chebyshev_polynomial_v_default, kernels.special_shifted_chebyshev_polynomial_v, "special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_v.x_scalar": Overload(special_shifted_chebyshev_polynomial_v_x_scalar, kernels.special_shifted_chebyshev_polynomial_v_x_scalar, "special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_v.n_scalar": Overload(special_shifted_chebyshev_polynomial_v_n_scalar, kernels.special_shifted_chebyshev_polynomial_v_n_scalar, "special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_w": Overload(special_shifted_chebyshev_polynomial_w_default, kernels.special_shifted_chebyshev_polynomial_w, "special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_w.x_scalar": Overload(special_shifted_chebyshev_polynomial_w_x_scalar, kernels.special_shifted_chebyshev_polynomial_w_x_scalar, "special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_w.n_scalar": Overload(special_shifted_chebyshev_polynomial_w_n_scalar, kernels.special_shifted_chebyshev_polynomial_w_n_scalar, "special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
     )),
     "diagonal": Overload(diagonal, kernels.diagonal, "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", (
         Param("self_", "Tensor"),
@@ -15695,9 +17174,13 @@ BY_NAME = {
     ),
     "xlogy": (
         OVERLOADS["xlogy.Tensor"],
+        OVERLOADS["xlogy.Scalar_Self"],
+        OVERLOADS["xlogy.Scalar_Other"],
     ),
     "special_xlog1py": (
         OVERLOADS["special_xlog1py"],
+        OVERLOADS["special_xlog1py.self_scalar"],
+        OVERLOADS["special_xlog1py.other_scalar"],
     ),
     "special_entr": (
         OVERLOADS["special_entr"],
@@ -15722,6 +17205,128 @@ BY_NAME = {
     ),
     "sinc": (
         OVERLOADS["sinc"],
+    ),
+    "i0": (
+        OVERLOADS["i0"],
+    ),
+    "special_i0e": (
+        OVERLOADS["special_i0e"],
+    ),
+    "special_i1": (
+        OVERLOADS["special_i1"],
+    ),
+    "special_i1e": (
+        OVERLOADS["special_i1e"],
+    ),
+    "igamma": (
+        OVERLOADS["igamma"],
+    ),
+    "igammac": (
+        OVERLOADS["igammac"],
+    ),
+    "special_zeta": (
+        OVERLOADS["special_zeta"],
+        OVERLOADS["special_zeta.self_scalar"],
+        OVERLOADS["special_zeta.other_scalar"],
+    ),
+    "logit": (
+        OVERLOADS["logit"],
+    ),
+    "special_airy_ai": (
+        OVERLOADS["special_airy_ai"],
+    ),
+    "special_bessel_j0": (
+        OVERLOADS["special_bessel_j0"],
+    ),
+    "special_bessel_j1": (
+        OVERLOADS["special_bessel_j1"],
+    ),
+    "special_bessel_y0": (
+        OVERLOADS["special_bessel_y0"],
+    ),
+    "special_bessel_y1": (
+        OVERLOADS["special_bessel_y1"],
+    ),
+    "special_modified_bessel_i0": (
+        OVERLOADS["special_modified_bessel_i0"],
+    ),
+    "special_modified_bessel_i1": (
+        OVERLOADS["special_modified_bessel_i1"],
+    ),
+    "special_modified_bessel_k0": (
+        OVERLOADS["special_modified_bessel_k0"],
+    ),
+    "special_modified_bessel_k1": (
+        OVERLOADS["special_modified_bessel_k1"],
+    ),
+    "special_scaled_modified_bessel_k0": (
+        OVERLOADS["special_scaled_modified_bessel_k0"],
+    ),
+    "special_scaled_modified_bessel_k1": (
+        OVERLOADS["special_scaled_modified_bessel_k1"],
+    ),
+    "special_spherical_bessel_j0": (
+        OVERLOADS["special_spherical_bessel_j0"],
+    ),
+    "special_chebyshev_polynomial_t": (
+        OVERLOADS["special_chebyshev_polynomial_t"],
+        OVERLOADS["special_chebyshev_polynomial_t.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_t.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_u": (
+        OVERLOADS["special_chebyshev_polynomial_u"],
+        OVERLOADS["special_chebyshev_polynomial_u.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_u.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_v": (
+        OVERLOADS["special_chebyshev_polynomial_v"],
+        OVERLOADS["special_chebyshev_polynomial_v.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_v.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_w": (
+        OVERLOADS["special_chebyshev_polynomial_w"],
+        OVERLOADS["special_chebyshev_polynomial_w.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_w.n_scalar"],
+    ),
+    "special_hermite_polynomial_h": (
+        OVERLOADS["special_hermite_polynomial_h"],
+        OVERLOADS["special_hermite_polynomial_h.x_scalar"],
+        OVERLOADS["special_hermite_polynomial_h.n_scalar"],
+    ),
+    "special_hermite_polynomial_he": (
+        OVERLOADS["special_hermite_polynomial_he"],
+        OVERLOADS["special_hermite_polynomial_he.x_scalar"],
+        OVERLOADS["special_hermite_polynomial_he.n_scalar"],
+    ),
+    "special_laguerre_polynomial_l": (
+        OVERLOADS["special_laguerre_polynomial_l"],
+        OVERLOADS["special_laguerre_polynomial_l.x_scalar"],
+        OVERLOADS["special_laguerre_polynomial_l.n_scalar"],
+    ),
+    "special_legendre_polynomial_p": (
+        OVERLOADS["special_legendre_polynomial_p"],
+        OVERLOADS["special_legendre_polynomial_p.x_scalar"],
+        OVERLOADS["special_legendre_polynomial_p.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_t": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_t"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_t.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_t.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_u": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_u"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_u.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_u.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_v": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_v"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_v.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_v.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_w": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_w"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_w.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_w.n_scalar"],
     ),
     "diagonal": (
         OVERLOADS["diagonal"],
@@ -16235,12 +17840,25 @@ BY_NAME = {
     ),
     "xlogy_": (
         OVERLOADS["xlogy.Tensor"]._replace(wrapper=xlogy_Tensor_, kernel=None),
+        OVERLOADS["xlogy.Scalar_Other"]._replace(wrapper=xlogy_Scalar_Other_, kernel=None),
     ),
     "mvlgamma_": (
         OVERLOADS["mvlgamma"]._replace(wrapper=mvlgamma_, kernel=None),
     ),
     "sinc_": (
         OVERLOADS["sinc"]._replace(wrapper=sinc_, kernel=None),
+    ),
+    "i0_": (
+        OVERLOADS["i0"]._replace(wrapper=i0_, kernel=None),
+    ),
+    "igamma_": (
+        OVERLOADS["igamma"]._replace(wrapper=igamma_, kernel=None),
+    ),
+    "igammac_": (
+        OVERLOADS["igammac"]._replace(wrapper=igammac_, kernel=None),
+    ),
+    "logit_": (
+        OVERLOADS["logit"]._replace(wrapper=logit_, kernel=None),
     ),
     "index_fill_": (
         OVERLOADS["index_fill.int_Scalar"]._replace(wrapper=index_fill_int_Scalar_, kernel=None),
@@ -16546,6 +18164,141 @@ def fmod(*args, **kwargs):
     return _dispatch.call("fmod", BY_NAME["fmod"], args, kwargs)
 
 
+def xlogy(*args, **kwargs):
+    """Picks the overload of xlogy that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("xlogy", BY_NAME["xlogy"], args, kwargs)
+
+
+def special_xlog1py(*args, **kwargs):
+    """Picks the overload of special_xlog1py that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_xlog1py", BY_NAME["special_xlog1py"], args, kwargs)
+
+
+def special_zeta(*args, **kwargs):
+    """Picks the overload of special_zeta that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_zeta", BY_NAME["special_zeta"], args, kwargs)
+
+
+def special_chebyshev_polynomial_t(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_t that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_chebyshev_polynomial_t", BY_NAME["special_chebyshev_polynomial_t"], args, kwargs)
+
+
+def special_chebyshev_polynomial_u(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_u that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_chebyshev_polynomial_u", BY_NAME["special_chebyshev_polynomial_u"], args, kwargs)
+
+
+def special_chebyshev_polynomial_v(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_v that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_chebyshev_polynomial_v", BY_NAME["special_chebyshev_polynomial_v"], args, kwargs)
+
+
+def special_chebyshev_polynomial_w(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_w that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_chebyshev_polynomial_w", BY_NAME["special_chebyshev_polynomial_w"], args, kwargs)
+
+
+def special_hermite_polynomial_h(*args, **kwargs):
+    """Picks the overload of special_hermite_polynomial_h that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_hermite_polynomial_h", BY_NAME["special_hermite_polynomial_h"], args, kwargs)
+
+
+def special_hermite_polynomial_he(*args, **kwargs):
+    """Picks the overload of special_hermite_polynomial_he that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_hermite_polynomial_he", BY_NAME["special_hermite_polynomial_he"], args, kwargs)
+
+
+def special_laguerre_polynomial_l(*args, **kwargs):
+    """Picks the overload of special_laguerre_polynomial_l that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_laguerre_polynomial_l", BY_NAME["special_laguerre_polynomial_l"], args, kwargs)
+
+
+def special_legendre_polynomial_p(*args, **kwargs):
+    """Picks the overload of special_legendre_polynomial_p that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_legendre_polynomial_p", BY_NAME["special_legendre_polynomial_p"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_t(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_t that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_shifted_chebyshev_polynomial_t", BY_NAME["special_shifted_chebyshev_polynomial_t"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_u(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_u that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_shifted_chebyshev_polynomial_u", BY_NAME["special_shifted_chebyshev_polynomial_u"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_v(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_v that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_shifted_chebyshev_polynomial_v", BY_NAME["special_shifted_chebyshev_polynomial_v"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_w(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_w that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_shifted_chebyshev_polynomial_w", BY_NAME["special_shifted_chebyshev_polynomial_w"], args, kwargs)
+
+
 def index_fill(*args, **kwargs):
     """Picks the overload of index_fill that the arguments match, as PyTorch's binding does."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -16742,6 +18495,15 @@ def fmod_(*args, **kwargs):
         if heard is not _modes.PASS:
             return heard
     return _dispatch.call("fmod_", BY_NAME["fmod_"], args, kwargs)
+
+
+def xlogy_(*args, **kwargs):
+    """Picks the overload of xlogy_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("xlogy_", BY_NAME["xlogy_"], args, kwargs)
 
 
 def index_fill_(*args, **kwargs):

@@ -1008,6 +1008,42 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "hypot")
             raise
 
+    def i0(self):
+        """i0(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.i0, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.i0(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "i0")
+            raise
+
+    def igamma(self, other):
+        """igamma(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igamma, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igamma(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igamma")
+            raise
+
+    def igammac(self, other):
+        """igammac(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igammac, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igammac(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igammac")
+            raise
+
     def index_add(self, dim, index, source, *, alpha=1):
         """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -1254,6 +1290,18 @@ class TensorMethods:
             return ops.logical_or(self, other)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "logical_or")
+            raise
+
+    def logit(self, eps=None):
+        """logit(Tensor self, float? eps=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logit, (self, eps,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logit(self, eps)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logit")
             raise
 
     def logsumexp(self, dim, keepdim=False):
@@ -1842,66 +1890,6 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "sort")
             raise
 
-    def special_entr(self):
-        """special_entr(Tensor self) -> Tensor"""
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.special_entr, (self,), {})
-            if heard is not _modes.PASS:
-                return heard
-        try:
-            return ops.special_entr(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_entr")
-            raise
-
-    def special_erfcx(self):
-        """special_erfcx(Tensor self) -> Tensor"""
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.special_erfcx, (self,), {})
-            if heard is not _modes.PASS:
-                return heard
-        try:
-            return ops.special_erfcx(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_erfcx")
-            raise
-
-    def special_log_ndtr(self):
-        """special_log_ndtr(Tensor self) -> Tensor"""
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.special_log_ndtr, (self,), {})
-            if heard is not _modes.PASS:
-                return heard
-        try:
-            return ops.special_log_ndtr(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_log_ndtr")
-            raise
-
-    def special_ndtri(self):
-        """special_ndtri(Tensor self) -> Tensor"""
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.special_ndtri, (self,), {})
-            if heard is not _modes.PASS:
-                return heard
-        try:
-            return ops.special_ndtri(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_ndtri")
-            raise
-
-    def special_xlog1py(self, other):
-        """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.special_xlog1py, (self, other,), {})
-            if heard is not _modes.PASS:
-                return heard
-        try:
-            return ops.special_xlog1py(self, other)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_xlog1py")
-            raise
-
     def split_with_sizes(self, split_sizes, dim=0):
         """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -2234,14 +2222,16 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "view")
             raise
 
-    def xlogy(self, other):
-        """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    def xlogy(self, *args, **kwargs):
+        """xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+        xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+        """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.xlogy, (self, other,), {})
+            heard = _modes.dispatch(TensorMethods.xlogy, (self, *args,), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.xlogy_Tensor(self, other)
+            return ops.xlogy(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("xlogy")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "xlogy")
             raise
@@ -2774,6 +2764,42 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "hypot_")
             raise
 
+    def i0_(self):
+        """In-place i0(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.i0_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.i0_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "i0_")
+            raise
+
+    def igamma_(self, other):
+        """In-place igamma(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igamma_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igamma_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igamma_")
+            raise
+
+    def igammac_(self, other):
+        """In-place igammac(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igammac_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igammac_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igammac_")
+            raise
+
     def index_add_(self, dim, index, source, *, alpha=1):
         """In-place index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -2932,6 +2958,18 @@ class TensorMethods:
             return ops.logical_or_(self, other)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "logical_or_")
+            raise
+
+    def logit_(self, eps=None):
+        """In-place logit(Tensor self, float? eps=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logit_, (self, eps,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logit_(self, eps)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logit_")
             raise
 
     def masked_fill_(self, *args, **kwargs):
@@ -3294,14 +3332,16 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "trunc_")
             raise
 
-    def xlogy_(self, other):
-        """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    def xlogy_(self, *args, **kwargs):
+        """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+        In-place xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+        """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.xlogy_, (self, other,), {})
+            heard = _modes.dispatch(TensorMethods.xlogy_, (self, *args,), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.xlogy_Tensor_(self, other)
+            return ops.xlogy_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "xlogy_")
             raise

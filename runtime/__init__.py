@@ -43,8 +43,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          predicates, random_ops, other_names,
                                          tensor_attributes, tensor_functions: sets the op methods on
                                          Tensor
-    nn, optim, linalg                    composite, generated.ops, factories, _tensor,
-                                         random
+    nn, optim, linalg, special           composite, generated.ops, factories, _tensor,
+                                         random (special also out)
     utils (torch.utils.data),            random_ops, factories, generated.ops, nn,
     serialization (save, load)           dtypes, _tensor
     func                                 autograd, forward_grad, generated.ops, factories,
@@ -92,6 +92,7 @@ from runtime import (
     profiler,
     random,
     serialization,  # torch.serialization: save, load
+    special,  # torch.special
     utils,  # torch.utils.data
 )
 from runtime import factories as _factories
@@ -182,9 +183,7 @@ __all__ = [
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
     "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
-    "compile", "compiler", "thread_safe_generator", "overrides",
-
-    "compile", "compiler", "thread_safe_generator",
+    "compile", "compiler", "thread_safe_generator", "overrides", "special",
     "distributions", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet",
     "_dirichlet_grad", "binomial", "poisson", "backends", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",

@@ -47,6 +47,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.overrides": "runtime.overrides",  # TorchFunctionMode (runtime/modes.py's stack)
     "torch.profiler": "runtime.profiler",
     "torch.random": "runtime.random",
+    "torch.special": "runtime.special",
     # data loading, optimizers' schedules, saving
     "torch.utils": "runtime.utils",
     "torch.utils.data": "runtime.utils.data",
