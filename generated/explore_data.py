@@ -2911,10 +2911,10 @@ NODES = {
         "schema": "remainder.Tensor(Tensor self, Tensor other) -> Tensor",
         "formulas": (
             ("self", "grad"),
-            ("other", "-grad * (self / other).floor()"),
+            ("other", "-grad * self.div(other, rounding_mode=\"floor\")"),
         ),
         "result": (
-            ("result", "self_t - other_t * (self_p / other_p).floor()", ""),
+            ("result", "self_t - other_t * self_p.div(other_p, rounding_mode=\"floor\")", ""),
         ),
         "saved": {
             "self_": "tensor",

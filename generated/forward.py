@@ -2248,14 +2248,14 @@ def remainder_Tensor(self_p, self_t, other_p, other_t, result):
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry remainder.Tensor
-    result: self_t - other_t * (self_p / other_p).floor()
+    result: self_t - other_t * self_p.div(other_p, rounding_mode="floor")
     """
     total = None
     if forward_grad.defined(self_t):
         term = self_t
         total = term if total is None else total + term
     if forward_grad.defined(other_t):
-        term = other_t * ops.floor(self_p / other_p)
+        term = other_t * ops.div(self_p, other_p, rounding_mode='floor')
         total = -term if total is None else total - term
     return forward_grad.complete(total, result)
 

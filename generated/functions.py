@@ -6249,7 +6249,7 @@ class RemainderBackward1(Node):
 
     derivatives.yaml, entry remainder.Tensor
     self: grad
-    other: -grad * (self / other).floor()
+    other: -grad * self.div(other, rounding_mode="floor")
     """
 
     __slots__ = ("self_", "other_")
@@ -6275,9 +6275,9 @@ class RemainderBackward1(Node):
         # self: grad
         if self.should_compute_output(0):
             grad_inputs[0] = grad
-        # other: -grad * (self / other).floor()
+        # other: -grad * self.div(other, rounding_mode="floor")
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = -grad * ops.floor(self_ / other)
+            grad_inputs[1] = -grad * ops.div(self_, other, rounding_mode='floor')
         return grad_inputs
 
 

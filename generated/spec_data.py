@@ -729,7 +729,7 @@ FORMULAS = {
     },
     "RemainderBackward1": {
         0: "self: grad",
-        1: "other: -grad * (self / other).floor()",
+        1: "other: -grad * self.div(other, rounding_mode=\"floor\")",
     },
     "FmodBackward0": {
         0: "self: grad",

@@ -462,6 +462,25 @@ def test_remainder_and_fmod_gradients() -> None:
     check(lambda t, x: x.clone().fmod_(2.0), normal(3, 4))
 
 
+def test_remainder_s_divisor_gradient_floor_divides_as_torch() -> None:
+    """The divisor's gradient is minus the quotient div(..., rounding_mode='floor') gives:
+    at 0.25 % 0.001 that is 249 (floor(0.25 / 0.001) would be 250), backward and forward."""
+    def program(lib: Any) -> list:
+        import torch.autograd.forward_ad as torch_fwad
+
+        fwad = lib.autograd.forward_ad if lib is runtime else torch_fwad
+        a = lib.tensor([0.25, 1.0, -0.3], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([0.001, 0.1, 0.07], dtype=lib.float64, requires_grad=True)
+        lib.remainder(a, b).sum().backward()
+        with fwad.dual_level():
+            tangent = fwad.unpack_dual(lib.remainder(
+                a.detach(), fwad.make_dual(b.detach(), lib.ones(3, dtype=lib.float64)))).tangent
+        return [a.grad, b.grad, tangent]
+
+    for ours, theirs in zip(program(runtime), program(torch), strict=True):
+        assert np.array_equal(ours.numpy(), theirs.numpy()), (ours, theirs)
+
+
 def test_in_place_floor_divide_and_remainder() -> None:
     def program(t: Any, x: Any) -> Any:
         x //= 2
