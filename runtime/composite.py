@@ -1849,19 +1849,22 @@ def _matrix_transpose(self: Any, name: str, hint: str) -> Any:
     return ops.transpose(self, -2, -1)
 
 
-def _wrapped_number(value: Any) -> Any:
-    """A Python number on the left of `//` or `%` as a 0-dim tensor of its default dtype,
-    so that it promotes as the number it is (`3 // int32_tensor` stays int32)."""
+def _wrapped_number(value: Any, other: Tensor) -> Any:
+    """A Python number on the left of `//` or `%` as a 0-dim tensor of the dtype the
+    operation computes in, as torch's wrapped number: it promotes as the number it is
+    (`3 // int32_tensor` stays int32, `2.5 // int32_tensor` is float32) and keeps its double
+    value where the other operand is float64 (`2.9999999999 // float64_tensor` is 2)."""
     if isinstance(value, Tensor):
         return value
     if not isinstance(value, numbers.Number) or isinstance(value, complex):
         raise TypeError
-    return factories.tensor(value)
+    computed = kernels.result_type(np.empty(0, other.dtype.numpy), value)
+    return factories.tensor(value, dtype=dtypes.from_numpy(computed))
 
 
 def _reflected(function: Any, self: Any, other: Any) -> Any:
     try:
-        return function(_wrapped_number(other), self)
+        return function(_wrapped_number(other, self), self)
     except TypeError:
         return NotImplemented
 
