@@ -13,6 +13,7 @@ import jinja2
 from codegen.escape import Into, escape
 from codegen.formula import local_name
 from codegen.model import Derivative, OpInfo, SavedAttribute, SavedKind
+from codegen.python_signatures import signatures_context
 from codegen.schema import REDUCTIONS, Argument, FunctionSchema, varargs_list
 from codegen.wrapped_numbers import has_several_signatures, takes_number, takes_only_numbers
 
@@ -114,6 +115,13 @@ OUT_NOT_YET = frozenset({
 })
 
 
+def _number_literal(value: bool | int | float | None) -> str:
+    """A default of a factory's signature as Python source: None, a bool or a number."""
+    if value is not None and not isinstance(value, bool | int | float):
+        raise TypeError(f"not a literal default: {value!r}")
+    return repr(value)
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -126,7 +134,8 @@ def _environment() -> jinja2.Environment:
     # Spec text reaches a template only through these: see codegen/escape.py.
     env.filters.update(literal=lambda text: escape(text, Into.LITERAL),
                        docstring=lambda text: escape(text, Into.DOCSTRING),
-                       comment=lambda text: escape(text, Into.COMMENT))
+                       comment=lambda text: escape(text, Into.COMMENT),
+                       pyrepr=_number_literal)
     return env
 
 
@@ -1053,4 +1062,6 @@ def render_all(infos: list[OpInfo], spec_name: str,
         "spec_kernels.py": env.get_template("spec_kernels.py.j2").render(
             **header, kernels=[spec_kernel_context(i) for i in infos if i.forward_formula]),
         "__init__.py": env.get_template("__init__.py.j2").render(**header),
+        "signatures.py": env.get_template("signatures.py.j2").render(
+            **header, signatures=signatures_context()),
     }

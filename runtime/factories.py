@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from generated.signatures import SIGNATURES
 from runtime import cpu_math, devices, dtypes
 from runtime import factory_args as args_
 from runtime import out as _out
@@ -42,9 +43,8 @@ def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
 # -- torch.tensor, torch.as_tensor ----------------------------------------------------------------
 
 _NO_OPTIONS = (None, False)  # (dtype, requires_grad) of a call with no keywords
-_TENSOR = Parser("tensor(object data, *, ScalarType? dtype=None, Device? device=None, "
-                 "bool? pin_memory=False, bool? requires_grad=False)")
-_AS_TENSOR = Parser("as_tensor(object data, *, ScalarType? dtype=None, Device? device=None)")
+_TENSOR = Parser(SIGNATURES["tensor"])
+_AS_TENSOR = Parser(SIGNATURES["as_tensor"])
 
 
 def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
@@ -190,13 +190,10 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 # -- zeros, ones, empty, full -----------------------------------------------------------------
 
-# The keyword-only arguments every factory takes, in torch's order.
-_OPTIONS = ("Tensor? out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-            "bool? pin_memory=False, bool? requires_grad=False")
-_ZEROS = Parser(f"zeros(int[] size, *, {_OPTIONS})")
-_ONES = Parser(f"ones(int[] size, *, {_OPTIONS})")
-_EMPTY = Parser(f"empty(int[] size, *, MemoryFormat? memory_format=None, {_OPTIONS})")
-_FULL = Parser(f"full(int[] size, Scalar fill_value, *, {_OPTIONS})")
+_ZEROS = Parser(SIGNATURES["zeros"])
+_ONES = Parser(SIGNATURES["ones"])
+_EMPTY = Parser(SIGNATURES["empty"])
+_FULL = Parser(SIGNATURES["full"])
 
 
 def _sized(parser: Parser, size: tuple, options: dict, message: str = "negative"
@@ -295,7 +292,7 @@ def full(*args: Any, **options: Any) -> Tensor:
 
 # -- eye, arange, linspace, logspace ----------------------------------------------------------
 
-_EYE = Parser(f"eye(SymInt n, *, {_OPTIONS})", f"eye(SymInt n, SymInt m, *, {_OPTIONS})")
+_EYE = Parser(SIGNATURES["eye"])
 
 
 def eye(*args: Any, **options: Any) -> Tensor:
@@ -325,10 +322,7 @@ def _truncate(value: Any) -> int:
     return int(value)
 
 
-_RANGE_OPTIONS = _OPTIONS.replace("Tensor? out=None, ", "")
-_ARANGE = Parser(f"arange(Scalar end, *, {_OPTIONS})",
-                 f"arange(Scalar start, Scalar end, *, {_RANGE_OPTIONS})",
-                 f"arange(Scalar start, Scalar end, Scalar step=1, *, {_OPTIONS})")
+_ARANGE = Parser(SIGNATURES["arange"])
 
 
 def _all_plain(args: tuple) -> bool:
@@ -415,15 +409,9 @@ def _arange_values(start: Any, end: Any, step: Any, *, dtype: dtypes.dtype | Non
     return _finish(values.astype(numpy_dtype), requires_grad)
 
 
-def _spaced_parser(name: str, base: str = "") -> Parser:
-    """linspace's or logspace's four signatures: start and end each a Tensor or a Number."""
-    return Parser(*(f"{name}({first} start, {second} end, int steps{base}, *, {_OPTIONS})"
-                    for first, second in (("Tensor", "Tensor"), ("Scalar", "Tensor"),
-                                          ("Tensor", "Scalar"), ("Scalar", "Scalar"))))
-
-
-_LINSPACE = _spaced_parser("linspace")
-_LOGSPACE = _spaced_parser("logspace", ", float base=10.0")
+# linspace's and logspace's four signatures: start and end each a Tensor or a Number.
+_LINSPACE = Parser(SIGNATURES["linspace"])
+_LOGSPACE = Parser(SIGNATURES["logspace"])
 
 
 def _spaced_arguments(parser: Parser, args: tuple, options: dict, most: int) -> tuple:
@@ -536,12 +524,10 @@ def _logspace_values(start: Any, end: Any, steps: int, base: float, *,
 
 # -- *_like --------------------------------------------------------------------------------------
 
-_LIKE_OPTIONS = ("MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, "
-                 "Device? device=None, bool? pin_memory=False, bool? requires_grad=False")
-_ZEROS_LIKE = Parser(f"zeros_like(Tensor input, *, {_LIKE_OPTIONS})")
-_ONES_LIKE = Parser(f"ones_like(Tensor input, *, {_LIKE_OPTIONS})")
-_EMPTY_LIKE = Parser(f"empty_like(Tensor input, *, {_LIKE_OPTIONS})")
-_FULL_LIKE = Parser(f"full_like(Tensor input, Scalar fill_value, *, {_LIKE_OPTIONS})")
+_ZEROS_LIKE = Parser(SIGNATURES["zeros_like"])
+_ONES_LIKE = Parser(SIGNATURES["ones_like"])
+_EMPTY_LIKE = Parser(SIGNATURES["empty_like"])
+_FULL_LIKE = Parser(SIGNATURES["full_like"])
 
 
 _NOTHING: dict = {}  # no other arguments (never written to)
@@ -613,10 +599,10 @@ def full_like(*args: Any, **options: Any) -> Tensor:
 
 # -- Tensor.new_zeros, new_ones, new_empty, new_full --------------------------------------------
 
-_NEW_ZEROS = Parser(f"new_zeros(int[] size, *, {_OPTIONS})")
-_NEW_ONES = Parser(f"new_ones(int[] size, *, {_OPTIONS})")
-_NEW_EMPTY = Parser(f"new_empty(int[] size, *, {_OPTIONS})")
-_NEW_FULL = Parser(f"new_full(int[] size, Scalar fill_value, *, {_OPTIONS})")
+_NEW_ZEROS = Parser(SIGNATURES["new_zeros"])
+_NEW_ONES = Parser(SIGNATURES["new_ones"])
+_NEW_EMPTY = Parser(SIGNATURES["new_empty"])
+_NEW_FULL = Parser(SIGNATURES["new_full"])
 
 
 class FactoryMethods:

@@ -18,7 +18,9 @@ forms, which users see and search for:
 With several signatures, the specific message comes only when exactly one signature could
 take that many arguments; otherwise the "invalid combination" message lists them all.
 This module is that parser, small, for the factories (runtime/factories.py,
-runtime/random_ops.py): `Parser("zeros(int[] size, *, ...)")` declares a function, and
+runtime/random_ops.py): `Parser(SIGNATURES["zeros"])` takes a function's signatures, which
+the generator parsed from torch's text (codegen/python_signatures.py, emitted as records in
+generated/signatures.py: no signature text is read while a program runs), and
 `parser.parse(args, kwargs)` returns the signature that matched and the arguments by name.
 
 The parser only checks types, as torch's does; the values (a negative size, eye's `n`,
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -150,48 +152,35 @@ def _check(kind: str, value: Any) -> bool:
 
 # -- signatures ------------------------------------------------------------------------------------
 
-class Parameter:
+class Parameter(NamedTuple):
     """One parameter of a signature: `int[] size`, `Scalar step=1`, `ScalarType? dtype=None`
-    (`?`: None is allowed; `=`: it may be left out, and takes this default)."""
+    (`?`: None is allowed; a default: it may be left out, and takes it). The generator
+    parses torch's signature text (codegen/python_signatures.py) into these records, in
+    generated/signatures.py."""
 
-    __slots__ = ("name", "kind", "allow_none", "optional", "default", "default_text",
-                 "keyword_only")
-
-    def __init__(self, text: str, keyword_only: bool) -> None:
-        kind, _, name = text.partition(" ")
-        self.allow_none = kind.endswith("?")
-        self.kind = kind.rstrip("?")
-        self.name, eq, self.default_text = name.partition("=")
-        self.optional = bool(eq)
-        self.allow_none = self.allow_none or self.default_text == "None"
-        self.default = _DEFAULTS[self.default_text] if eq else None
-        self.keyword_only = keyword_only
+    name: str
+    kind: str  # the type without its `?`
+    allow_none: bool
+    optional: bool
+    default: Any
+    keyword_only: bool
 
     def __str__(self) -> str:
         text = f"{_TYPE_NAMES[self.kind]} {self.name}"
-        return f"{text} = {self.default_text}" if self.optional else text
-
-
-_DEFAULTS = {"None": None, "False": False, "1": 1, "10.0": 10.0}
+        return f"{text} = {self.default!r}" if self.optional else text
 
 
 class Signature:
     """One Python signature of a factory, as torch declares it:
     `eye(SymInt n, SymInt m, *, Tensor? out=None, ScalarType? dtype=None, ...)`."""
 
-    def __init__(self, text: str) -> None:
-        self.name, _, rest = text.partition("(")
-        self.params: list[Parameter] = []
-        keyword_only = False
-        for item in rest.removesuffix(")").split(", "):
-            if item == "*":
-                keyword_only = True
-            elif item:
-                self.params.append(Parameter(item, keyword_only))
-        self.by_name = {p.name: p for p in self.params}
-        self.min_args = sum(not p.optional for p in self.params)
-        self.max_args = len(self.params)
-        self.max_pos_args = sum(not p.keyword_only for p in self.params)
+    def __init__(self, name: str, params: tuple[Parameter, ...]) -> None:
+        self.name = name
+        self.params = params
+        self.by_name = {p.name: p for p in params}
+        self.min_args = sum(not p.optional for p in params)
+        self.max_args = len(params)
+        self.max_pos_args = sum(not p.keyword_only for p in params)
 
     def __str__(self) -> str:
         parts, starred = [], False
@@ -283,9 +272,9 @@ class Signature:
 class Parser:
     """A factory's signatures, tried in order (PythonArgParser)."""
 
-    def __init__(self, *signatures: str) -> None:
-        self.signatures = [Signature(text) for text in signatures]
-        self.name = self.signatures[0].name
+    def __init__(self, signatures: tuple[Signature, ...]) -> None:
+        self.signatures = signatures
+        self.name = signatures[0].name
 
     def parse(self, args: tuple, kwargs: dict) -> tuple[int, dict]:
         """(index of the signature the call fits, its arguments by name), or torch's

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from generated.signatures import SIGNATURES
 from runtime import dtypes, factories, factory_args, sampling
 from runtime import out as _out
 from runtime._tensor import _C_TYPE_NAMES, Tensor, _scalar_type_name
@@ -291,22 +292,12 @@ def _random_span(dtype: np.dtype, low: int, high: int | None) -> tuple[int | Non
 
 # -- factories ----------------------------------------------------------------------------------
 
-# torch's signatures of the random factories (runtime/factory_args.py parses them): each
-# comes twice, with a `generator` and without.
-_OPTIONS = ("Tensor? out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-            "bool? pin_memory=False, bool? requires_grad=False")
-
-
-def _with_generator(*signatures: str) -> factory_args.Parser:
-    return factory_args.Parser(*(text.replace("*, ", f"*, {extra}", 1) for text in signatures
-                                 for extra in ("Generator? generator, ", "")))
-
-
-_RAND = _with_generator(f"rand(int[] size, *, {_OPTIONS})")
-_RANDN = _with_generator(f"randn(int[] size, *, {_OPTIONS})")
-_RANDINT = _with_generator(f"randint(SymInt high, int[] size, *, {_OPTIONS})",
-                           f"randint(SymInt low, SymInt high, int[] size, *, {_OPTIONS})")
-_RANDPERM = _with_generator(f"randperm(SymInt n, *, {_OPTIONS})")
+# torch's signatures of the random factories, each twice: with a `generator` and without
+# (codegen/python_signatures.py).
+_RAND = factory_args.Parser(SIGNATURES["rand"])
+_RANDN = factory_args.Parser(SIGNATURES["randn"])
+_RANDINT = factory_args.Parser(SIGNATURES["randint"])
+_RANDPERM = factory_args.Parser(SIGNATURES["randperm"])
 
 
 def _sized(parser: factory_args.Parser, size: tuple, options: dict) -> tuple:
@@ -521,14 +512,9 @@ def empty_like_layout(input: Tensor, dtype: dtypes.dtype | None = None) -> Tenso
     return Tensor._make(np.empty_like(input._data, dtype=dtype.numpy if dtype else None), None)
 
 
-_LIKE_OPTIONS = ("MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, "
-                 "Device? device=None, bool? pin_memory=False, bool? requires_grad=False")
-_RAND_LIKE = _with_generator(f"rand_like(Tensor input, *, {_LIKE_OPTIONS})")
-_RANDN_LIKE = _with_generator(f"randn_like(Tensor input, *, {_LIKE_OPTIONS})")
-_RANDINT_LIKE = _with_generator(f"randint_like(Tensor input, SymInt low, SymInt high, *, "
-                                f"{_LIKE_OPTIONS})",
-                                f"randint_like(Tensor input, Tensor high, *, {_LIKE_OPTIONS})",
-                                f"randint_like(Tensor input, SymInt high, *, {_LIKE_OPTIONS})")
+_RAND_LIKE = factory_args.Parser(SIGNATURES["rand_like"])
+_RANDN_LIKE = factory_args.Parser(SIGNATURES["randn_like"])
+_RANDINT_LIKE = factory_args.Parser(SIGNATURES["randint_like"])
 
 
 def rand_like(*args: Any, **options: Any) -> Tensor:
