@@ -8,6 +8,7 @@ the same wrapper as `torch.sum(x, 1)`.
 
 from generated import ops
 from runtime import dispatch as _dispatch
+from runtime.dispatch import MISSING
 
 
 class TensorMethods:
@@ -29,10 +30,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "_is_any_true")
             raise
 
-    def _to_copy(self, *, dtype=None):
+    def _to_copy(self, *, dtype=None, **kwargs):
         """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
         try:
-            return ops._to_copy(self, dtype=dtype)
+            return ops._to_copy(self, dtype=dtype) if not kwargs else ops._to_copy(self, dtype=dtype, **_dispatch.method_keywords("_to_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "_to_copy")
             raise
@@ -69,58 +70,58 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "acosh")
             raise
 
-    def add(self, other, *, alpha=1):
+    def add(self, other=MISSING, *, alpha=1, **kwargs):
         """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.add_Tensor(self, other, alpha=alpha)
+            return ops.add_Tensor(self, other, alpha=alpha) if not kwargs else ops.add_Tensor(self, other, alpha=alpha, **_dispatch.method_keywords("add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "add")
             raise
 
-    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    def addbmm(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+            return ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha, **_dispatch.method_keywords("addbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addbmm")
             raise
 
-    def addcdiv(self, tensor1, tensor2, *, value=1):
+    def addcdiv(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         try:
-            return ops.addcdiv(self, tensor1, tensor2, value=value)
+            return ops.addcdiv(self, tensor1, tensor2, value=value) if not kwargs else ops.addcdiv(self, tensor1, tensor2, value=value, **_dispatch.method_keywords("addcdiv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addcdiv")
             raise
 
-    def addcmul(self, tensor1, tensor2, *, value=1):
+    def addcmul(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         try:
-            return ops.addcmul(self, tensor1, tensor2, value=value)
+            return ops.addcmul(self, tensor1, tensor2, value=value) if not kwargs else ops.addcmul(self, tensor1, tensor2, value=value, **_dispatch.method_keywords("addcmul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addcmul")
             raise
 
-    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    def addmm(self, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, **kwargs):
         """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+            return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha) if not kwargs else ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha, **_dispatch.method_keywords("addmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addmm")
             raise
 
-    def addmv(self, mat, vec, *, beta=1, alpha=1):
+    def addmv(self, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
         """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.addmv(self, mat, vec, beta=beta, alpha=alpha)
+            return ops.addmv(self, mat, vec, beta=beta, alpha=alpha) if not kwargs else ops.addmv(self, mat, vec, beta=beta, alpha=alpha, **_dispatch.method_keywords("addmv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addmv")
             raise
 
-    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+    def addr(self, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs):
         """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+            return ops.addr(self, vec1, vec2, beta=beta, alpha=alpha) if not kwargs else ops.addr(self, vec1, vec2, beta=beta, alpha=alpha, **_dispatch.method_keywords("addr", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addr")
             raise
@@ -136,18 +137,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "all")
             raise
 
-    def amax(self, dim=(), keepdim=False):
+    def amax(self, dim=(), keepdim=False, **kwargs):
         """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
         try:
-            return ops.amax(self, dim, keepdim)
+            return ops.amax(self, dim, keepdim) if not kwargs else ops.amax(self, dim, keepdim, **_dispatch.method_keywords("amax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "amax")
             raise
 
-    def amin(self, dim=(), keepdim=False):
+    def amin(self, dim=(), keepdim=False, **kwargs):
         """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
         try:
-            return ops.amin(self, dim, keepdim)
+            return ops.amin(self, dim, keepdim) if not kwargs else ops.amin(self, dim, keepdim, **_dispatch.method_keywords("amin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "amin")
             raise
@@ -163,18 +164,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "any")
             raise
 
-    def argmax(self, dim=None, keepdim=False):
+    def argmax(self, dim=None, keepdim=False, **kwargs):
         """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
         try:
-            return ops.argmax(self, dim, keepdim)
+            return ops.argmax(self, dim, keepdim) if not kwargs else ops.argmax(self, dim, keepdim, **_dispatch.method_keywords("argmax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "argmax")
             raise
 
-    def argmin(self, dim=None, keepdim=False):
+    def argmin(self, dim=None, keepdim=False, **kwargs):
         """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
         try:
-            return ops.argmin(self, dim, keepdim)
+            return ops.argmin(self, dim, keepdim) if not kwargs else ops.argmin(self, dim, keepdim, **_dispatch.method_keywords("argmin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "argmin")
             raise
@@ -203,10 +204,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "atan")
             raise
 
-    def atan2(self, other):
+    def atan2(self, other=MISSING, **kwargs):
         """atan2(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.atan2(self, other)
+            return ops.atan2(self, other) if not kwargs else ops.atan2(self, other, **_dispatch.method_keywords("atan2", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "atan2")
             raise
@@ -219,18 +220,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "atanh")
             raise
 
-    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    def baddbmm(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+            return ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha, **_dispatch.method_keywords("baddbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "baddbmm")
             raise
 
-    def bitwise_and(self, other):
+    def bitwise_and(self, other=MISSING, **kwargs):
         """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.bitwise_and_Tensor(self, other)
+            return ops.bitwise_and_Tensor(self, other) if not kwargs else ops.bitwise_and_Tensor(self, other, **_dispatch.method_keywords("bitwise_and", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "bitwise_and")
             raise
@@ -243,26 +244,26 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "bitwise_not")
             raise
 
-    def bitwise_or(self, other):
+    def bitwise_or(self, other=MISSING, **kwargs):
         """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.bitwise_or_Tensor(self, other)
+            return ops.bitwise_or_Tensor(self, other) if not kwargs else ops.bitwise_or_Tensor(self, other, **_dispatch.method_keywords("bitwise_or", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "bitwise_or")
             raise
 
-    def bitwise_xor(self, other):
+    def bitwise_xor(self, other=MISSING, **kwargs):
         """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.bitwise_xor_Tensor(self, other)
+            return ops.bitwise_xor_Tensor(self, other) if not kwargs else ops.bitwise_xor_Tensor(self, other, **_dispatch.method_keywords("bitwise_xor", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "bitwise_xor")
             raise
 
-    def bmm(self, mat2):
+    def bmm(self, mat2=MISSING, **kwargs):
         """bmm(Tensor self, Tensor mat2) -> Tensor"""
         try:
-            return ops.bmm(self, mat2)
+            return ops.bmm(self, mat2) if not kwargs else ops.bmm(self, mat2, **_dispatch.method_keywords("bmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "bmm")
             raise
@@ -275,10 +276,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "ceil")
             raise
 
-    def cholesky_solve(self, input2, upper=False):
+    def cholesky_solve(self, input2=MISSING, upper=False, **kwargs):
         """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
         try:
-            return ops.cholesky_solve(self, input2, upper)
+            return ops.cholesky_solve(self, input2, upper) if not kwargs else ops.cholesky_solve(self, input2, upper, **_dispatch.method_keywords("cholesky_solve", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "cholesky_solve")
             raise
@@ -321,10 +322,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "clone")
             raise
 
-    def copy_(self, src, non_blocking=False):
+    def copy_(self, src=MISSING, non_blocking=False, **kwargs):
         """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
         try:
-            return ops.copy_(self, src, non_blocking)
+            return ops.copy_(self, src, non_blocking) if not kwargs else ops.copy_(self, src, non_blocking, **_dispatch.method_keywords("copy_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "copy_")
             raise
@@ -355,34 +356,34 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "count_nonzero")
             raise
 
-    def cummax(self, dim):
+    def cummax(self, dim=MISSING, **kwargs):
         """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
         try:
-            return ops.cummax(self, dim)
+            return ops.cummax(self, dim) if not kwargs else ops.cummax(self, dim, **_dispatch.method_keywords("cummax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "cummax")
             raise
 
-    def cummin(self, dim):
+    def cummin(self, dim=MISSING, **kwargs):
         """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
         try:
-            return ops.cummin(self, dim)
+            return ops.cummin(self, dim) if not kwargs else ops.cummin(self, dim, **_dispatch.method_keywords("cummin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "cummin")
             raise
 
-    def cumprod(self, dim, *, dtype=None):
+    def cumprod(self, dim=MISSING, *, dtype=None, **kwargs):
         """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         try:
-            return ops.cumprod(self, dim, dtype=dtype)
+            return ops.cumprod(self, dim, dtype=dtype) if not kwargs else ops.cumprod(self, dim, dtype=dtype, **_dispatch.method_keywords("cumprod", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "cumprod")
             raise
 
-    def cumsum(self, dim, *, dtype=None):
+    def cumsum(self, dim=MISSING, *, dtype=None, **kwargs):
         """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         try:
-            return ops.cumsum(self, dim, dtype=dtype)
+            return ops.cumsum(self, dim, dtype=dtype) if not kwargs else ops.cumsum(self, dim, dtype=dtype, **_dispatch.method_keywords("cumsum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "cumsum")
             raise
@@ -395,26 +396,26 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "deg2rad")
             raise
 
-    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1, **kwargs):
         """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
         try:
-            return ops.diag_embed(self, offset, dim1, dim2)
+            return ops.diag_embed(self, offset, dim1, dim2) if not kwargs else ops.diag_embed(self, offset, dim1, dim2, **_dispatch.method_keywords("diag_embed", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "diag_embed")
             raise
 
-    def diagonal(self, offset=0, dim1=0, dim2=1):
+    def diagonal(self, offset=0, dim1=0, dim2=1, **kwargs):
         """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
         try:
-            return ops.diagonal(self, offset, dim1, dim2)
+            return ops.diagonal(self, offset, dim1, dim2) if not kwargs else ops.diagonal(self, offset, dim1, dim2, **_dispatch.method_keywords("diagonal", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "diagonal")
             raise
 
-    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+    def diagonal_scatter(self, src=MISSING, offset=0, dim1=0, dim2=1, **kwargs):
         """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
         try:
-            return ops.diagonal_scatter(self, src, offset, dim1, dim2)
+            return ops.diagonal_scatter(self, src, offset, dim1, dim2) if not kwargs else ops.diagonal_scatter(self, src, offset, dim1, dim2, **_dispatch.method_keywords("diagonal_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "diagonal_scatter")
             raise
@@ -427,10 +428,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "digamma")
             raise
 
-    def dist(self, other, p=2):
+    def dist(self, other=MISSING, p=2, **kwargs):
         """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
         try:
-            return ops.dist(self, other, p)
+            return ops.dist(self, other, p) if not kwargs else ops.dist(self, other, p, **_dispatch.method_keywords("dist", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "dist")
             raise
@@ -445,10 +446,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "div")
             raise
 
-    def dot(self, tensor):
+    def dot(self, tensor=MISSING, **kwargs):
         """dot(Tensor self, Tensor tensor) -> Tensor"""
         try:
-            return ops.dot(self, tensor)
+            return ops.dot(self, tensor) if not kwargs else ops.dot(self, tensor, **_dispatch.method_keywords("dot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "dot")
             raise
@@ -555,18 +556,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "floor_divide")
             raise
 
-    def fmax(self, other):
+    def fmax(self, other=MISSING, **kwargs):
         """fmax(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.fmax(self, other)
+            return ops.fmax(self, other) if not kwargs else ops.fmax(self, other, **_dispatch.method_keywords("fmax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "fmax")
             raise
 
-    def fmin(self, other):
+    def fmin(self, other=MISSING, **kwargs):
         """fmin(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.fmin(self, other)
+            return ops.fmin(self, other) if not kwargs else ops.fmin(self, other, **_dispatch.method_keywords("fmin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "fmin")
             raise
@@ -589,10 +590,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "frac")
             raise
 
-    def gather(self, dim, index, *, sparse_grad=False):
+    def gather(self, dim=MISSING, index=MISSING, *, sparse_grad=False, **kwargs):
         """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
         try:
-            return ops.gather(self, dim, index, sparse_grad=sparse_grad)
+            return ops.gather(self, dim, index, sparse_grad=sparse_grad) if not kwargs else ops.gather(self, dim, index, sparse_grad=sparse_grad, **_dispatch.method_keywords("gather", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "gather")
             raise
@@ -617,34 +618,34 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "gt")
             raise
 
-    def hardshrink(self, lambd=0.5):
+    def hardshrink(self, lambd=0.5, **kwargs):
         """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
         try:
-            return ops.hardshrink(self, lambd)
+            return ops.hardshrink(self, lambd) if not kwargs else ops.hardshrink(self, lambd, **_dispatch.method_keywords("hardshrink", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "hardshrink")
             raise
 
-    def hypot(self, other):
+    def hypot(self, other=MISSING, **kwargs):
         """hypot(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.hypot(self, other)
+            return ops.hypot(self, other) if not kwargs else ops.hypot(self, other, **_dispatch.method_keywords("hypot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "hypot")
             raise
 
-    def index_add(self, dim, index, source, *, alpha=1):
+    def index_add(self, dim=MISSING, index=MISSING, source=MISSING, *, alpha=1, **kwargs):
         """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.index_add(self, dim, index, source, alpha=alpha)
+            return ops.index_add(self, dim, index, source, alpha=alpha) if not kwargs else ops.index_add(self, dim, index, source, alpha=alpha, **_dispatch.method_keywords("index_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "index_add")
             raise
 
-    def index_copy(self, dim, index, source):
+    def index_copy(self, dim=MISSING, index=MISSING, source=MISSING, **kwargs):
         """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
         try:
-            return ops.index_copy(self, dim, index, source)
+            return ops.index_copy(self, dim, index, source) if not kwargs else ops.index_copy(self, dim, index, source, **_dispatch.method_keywords("index_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "index_copy")
             raise
@@ -659,34 +660,34 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "index_fill")
             raise
 
-    def index_put(self, indices, values, accumulate=False):
+    def index_put(self, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
         """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         try:
-            return ops.index_put(self, indices, values, accumulate)
+            return ops.index_put(self, indices, values, accumulate) if not kwargs else ops.index_put(self, indices, values, accumulate, **_dispatch.method_keywords("index_put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "index_put")
             raise
 
-    def index_select(self, dim, index):
+    def index_select(self, dim=MISSING, index=MISSING, **kwargs):
         """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
         try:
-            return ops.index_select(self, dim, index)
+            return ops.index_select(self, dim, index) if not kwargs else ops.index_select(self, dim, index, **_dispatch.method_keywords("index_select", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "index_select")
             raise
 
-    def kthvalue(self, k, dim=-1, keepdim=False):
+    def kthvalue(self, k=MISSING, dim=-1, keepdim=False, **kwargs):
         """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
         try:
-            return ops.kthvalue(self, k, dim, keepdim)
+            return ops.kthvalue(self, k, dim, keepdim) if not kwargs else ops.kthvalue(self, k, dim, keepdim, **_dispatch.method_keywords("kthvalue", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "kthvalue")
             raise
 
-    def ldexp(self, other):
+    def ldexp(self, other=MISSING, **kwargs):
         """ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.ldexp_Tensor(self, other)
+            return ops.ldexp_Tensor(self, other) if not kwargs else ops.ldexp_Tensor(self, other, **_dispatch.method_keywords("ldexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "ldexp")
             raise
@@ -751,26 +752,26 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "log2")
             raise
 
-    def logaddexp(self, other):
+    def logaddexp(self, other=MISSING, **kwargs):
         """logaddexp(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.logaddexp(self, other)
+            return ops.logaddexp(self, other) if not kwargs else ops.logaddexp(self, other, **_dispatch.method_keywords("logaddexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "logaddexp")
             raise
 
-    def logaddexp2(self, other):
+    def logaddexp2(self, other=MISSING, **kwargs):
         """logaddexp2(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.logaddexp2(self, other)
+            return ops.logaddexp2(self, other) if not kwargs else ops.logaddexp2(self, other, **_dispatch.method_keywords("logaddexp2", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "logaddexp2")
             raise
 
-    def logical_and(self, other):
+    def logical_and(self, other=MISSING, **kwargs):
         """logical_and(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.logical_and(self, other)
+            return ops.logical_and(self, other) if not kwargs else ops.logical_and(self, other, **_dispatch.method_keywords("logical_and", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "logical_and")
             raise
@@ -783,18 +784,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "logical_not")
             raise
 
-    def logical_or(self, other):
+    def logical_or(self, other=MISSING, **kwargs):
         """logical_or(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.logical_or(self, other)
+            return ops.logical_or(self, other) if not kwargs else ops.logical_or(self, other, **_dispatch.method_keywords("logical_or", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "logical_or")
             raise
 
-    def logsumexp(self, dim, keepdim=False):
+    def logsumexp(self, dim=MISSING, keepdim=False, **kwargs):
         """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
         try:
-            return ops.logsumexp(self, dim, keepdim)
+            return ops.logsumexp(self, dim, keepdim) if not kwargs else ops.logsumexp(self, dim, keepdim, **_dispatch.method_keywords("logsumexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "logsumexp")
             raise
@@ -819,10 +820,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "masked_fill")
             raise
 
-    def masked_select(self, mask):
+    def masked_select(self, mask=MISSING, **kwargs):
         """masked_select(Tensor self, Tensor mask) -> Tensor"""
         try:
-            return ops.masked_select(self, mask)
+            return ops.masked_select(self, mask) if not kwargs else ops.masked_select(self, mask, **_dispatch.method_keywords("masked_select", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "masked_select")
             raise
@@ -837,10 +838,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "max")
             raise
 
-    def maximum(self, other):
+    def maximum(self, other=MISSING, **kwargs):
         """maximum(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.maximum(self, other)
+            return ops.maximum(self, other) if not kwargs else ops.maximum(self, other, **_dispatch.method_keywords("maximum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "maximum")
             raise
@@ -875,42 +876,42 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "min")
             raise
 
-    def minimum(self, other):
+    def minimum(self, other=MISSING, **kwargs):
         """minimum(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.minimum(self, other)
+            return ops.minimum(self, other) if not kwargs else ops.minimum(self, other, **_dispatch.method_keywords("minimum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "minimum")
             raise
 
-    def mm(self, mat2):
+    def mm(self, mat2=MISSING, **kwargs):
         """mm(Tensor self, Tensor mat2) -> Tensor"""
         try:
-            return ops.mm(self, mat2)
+            return ops.mm(self, mat2) if not kwargs else ops.mm(self, mat2, **_dispatch.method_keywords("mm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "mm")
             raise
 
-    def mul(self, other):
+    def mul(self, other=MISSING, **kwargs):
         """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.mul_Tensor(self, other)
+            return ops.mul_Tensor(self, other) if not kwargs else ops.mul_Tensor(self, other, **_dispatch.method_keywords("mul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "mul")
             raise
 
-    def mv(self, vec):
+    def mv(self, vec=MISSING, **kwargs):
         """mv(Tensor self, Tensor vec) -> Tensor"""
         try:
-            return ops.mv(self, vec)
+            return ops.mv(self, vec) if not kwargs else ops.mv(self, vec, **_dispatch.method_keywords("mv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "mv")
             raise
 
-    def mvlgamma(self, p):
+    def mvlgamma(self, p=MISSING, **kwargs):
         """mvlgamma(Tensor self, int p) -> Tensor"""
         try:
-            return ops.mvlgamma(self, p)
+            return ops.mvlgamma(self, p) if not kwargs else ops.mvlgamma(self, p, **_dispatch.method_keywords("mvlgamma", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "mvlgamma")
             raise
@@ -925,18 +926,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "nanmedian")
             raise
 
-    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+    def nansum(self, dim=None, keepdim=False, *, dtype=None, **kwargs):
         """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
         try:
-            return ops.nansum(self, dim, keepdim, dtype=dtype)
+            return ops.nansum(self, dim, keepdim, dtype=dtype) if not kwargs else ops.nansum(self, dim, keepdim, dtype=dtype, **_dispatch.method_keywords("nansum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "nansum")
             raise
 
-    def narrow_copy(self, dim, start, length):
+    def narrow_copy(self, dim=MISSING, start=MISSING, length=MISSING, **kwargs):
         """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
         try:
-            return ops.narrow_copy(self, dim, start, length)
+            return ops.narrow_copy(self, dim, start, length) if not kwargs else ops.narrow_copy(self, dim, start, length, **_dispatch.method_keywords("narrow_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "narrow_copy")
             raise
@@ -959,10 +960,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "neg")
             raise
 
-    def nextafter(self, other):
+    def nextafter(self, other=MISSING, **kwargs):
         """nextafter(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.nextafter(self, other)
+            return ops.nextafter(self, other) if not kwargs else ops.nextafter(self, other, **_dispatch.method_keywords("nextafter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "nextafter")
             raise
@@ -995,10 +996,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "prod")
             raise
 
-    def put(self, index, source, accumulate=False):
+    def put(self, index=MISSING, source=MISSING, accumulate=False, **kwargs):
         """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
         try:
-            return ops.put(self, index, source, accumulate)
+            return ops.put(self, index, source, accumulate) if not kwargs else ops.put(self, index, source, accumulate, **_dispatch.method_keywords("put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "put")
             raise
@@ -1045,18 +1046,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "repeat")
             raise
 
-    def roll(self, shifts, dims=()):
+    def roll(self, shifts=MISSING, dims=(), **kwargs):
         """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
         try:
-            return ops.roll(self, shifts, dims)
+            return ops.roll(self, shifts, dims) if not kwargs else ops.roll(self, shifts, dims, **_dispatch.method_keywords("roll", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "roll")
             raise
 
-    def rot90(self, k=1, dims=(0, 1)):
+    def rot90(self, k=1, dims=(0, 1), **kwargs):
         """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
         try:
-            return ops.rot90(self, k, dims)
+            return ops.rot90(self, k, dims) if not kwargs else ops.rot90(self, k, dims, **_dispatch.method_keywords("rot90", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "rot90")
             raise
@@ -1091,26 +1092,26 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "scatter")
             raise
 
-    def scatter_add(self, dim, index, src):
+    def scatter_add(self, dim=MISSING, index=MISSING, src=MISSING, **kwargs):
         """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
         try:
-            return ops.scatter_add(self, dim, index, src)
+            return ops.scatter_add(self, dim, index, src) if not kwargs else ops.scatter_add(self, dim, index, src, **_dispatch.method_keywords("scatter_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "scatter_add")
             raise
 
-    def select(self, dim, index):
+    def select(self, dim=MISSING, index=MISSING, **kwargs):
         """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
         try:
-            return ops.select_int(self, dim, index)
+            return ops.select_int(self, dim, index) if not kwargs else ops.select_int(self, dim, index, **_dispatch.method_keywords("select", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "select")
             raise
 
-    def select_scatter(self, src, dim, index):
+    def select_scatter(self, src=MISSING, dim=MISSING, index=MISSING, **kwargs):
         """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
         try:
-            return ops.select_scatter(self, src, dim, index)
+            return ops.select_scatter(self, src, dim, index) if not kwargs else ops.select_scatter(self, src, dim, index, **_dispatch.method_keywords("select_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "select_scatter")
             raise
@@ -1155,10 +1156,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "sinh")
             raise
 
-    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+    def slice_scatter(self, src=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
         """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
         try:
-            return ops.slice_scatter(self, src, dim, start, end, step)
+            return ops.slice_scatter(self, src, dim, start, end, step) if not kwargs else ops.slice_scatter(self, src, dim, start, end, step, **_dispatch.method_keywords("slice_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "slice_scatter")
             raise
@@ -1205,18 +1206,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "special_ndtri")
             raise
 
-    def special_xlog1py(self, other):
+    def special_xlog1py(self, other=MISSING, **kwargs):
         """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.special_xlog1py(self, other)
+            return ops.special_xlog1py(self, other) if not kwargs else ops.special_xlog1py(self, other, **_dispatch.method_keywords("special_xlog1py", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "special_xlog1py")
             raise
 
-    def split_with_sizes(self, split_sizes, dim=0):
+    def split_with_sizes(self, split_sizes=MISSING, dim=0, **kwargs):
         """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
         try:
-            return ops.split_with_sizes(self, split_sizes, dim)
+            return ops.split_with_sizes(self, split_sizes, dim) if not kwargs else ops.split_with_sizes(self, split_sizes, dim, **_dispatch.method_keywords("split_with_sizes", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "split_with_sizes")
             raise
@@ -1251,10 +1252,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "squeeze_")
             raise
 
-    def sub(self, other, *, alpha=1):
+    def sub(self, other=MISSING, *, alpha=1, **kwargs):
         """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.sub_Tensor(self, other, alpha=alpha)
+            return ops.sub_Tensor(self, other, alpha=alpha) if not kwargs else ops.sub_Tensor(self, other, alpha=alpha, **_dispatch.method_keywords("sub", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "sub")
             raise
@@ -1285,10 +1286,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "t_")
             raise
 
-    def take(self, index):
+    def take(self, index=MISSING, **kwargs):
         """take(Tensor self, Tensor index) -> Tensor"""
         try:
-            return ops.take(self, index)
+            return ops.take(self, index) if not kwargs else ops.take(self, index, **_dispatch.method_keywords("take", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "take")
             raise
@@ -1309,10 +1310,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "tanh")
             raise
 
-    def topk(self, k, dim=-1, largest=True, sorted=True):
+    def topk(self, k=MISSING, dim=-1, largest=True, sorted=True, **kwargs):
         """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
         try:
-            return ops.topk(self, k, dim, largest, sorted)
+            return ops.topk(self, k, dim, largest, sorted) if not kwargs else ops.topk(self, k, dim, largest, sorted, **_dispatch.method_keywords("topk", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "topk")
             raise
@@ -1325,42 +1326,42 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "trace")
             raise
 
-    def transpose(self, dim0, dim1):
+    def transpose(self, dim0=MISSING, dim1=MISSING, **kwargs):
         """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
         try:
-            return ops.transpose_int(self, dim0, dim1)
+            return ops.transpose_int(self, dim0, dim1) if not kwargs else ops.transpose_int(self, dim0, dim1, **_dispatch.method_keywords("transpose", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "transpose")
             raise
 
-    def transpose_(self, dim0, dim1):
+    def transpose_(self, dim0=MISSING, dim1=MISSING, **kwargs):
         """transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"""
         try:
-            return ops.transpose_(self, dim0, dim1)
+            return ops.transpose_(self, dim0, dim1) if not kwargs else ops.transpose_(self, dim0, dim1, **_dispatch.method_keywords("transpose_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "transpose_")
             raise
 
-    def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+    def triangular_solve(self, A=MISSING, upper=True, transpose=False, unitriangular=False, **kwargs):
         """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
         try:
-            return ops.triangular_solve(self, A, upper, transpose, unitriangular)
+            return ops.triangular_solve(self, A, upper, transpose, unitriangular) if not kwargs else ops.triangular_solve(self, A, upper, transpose, unitriangular, **_dispatch.method_keywords("triangular_solve", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "triangular_solve")
             raise
 
-    def tril(self, diagonal=0):
+    def tril(self, diagonal=0, **kwargs):
         """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
         try:
-            return ops.tril(self, diagonal)
+            return ops.tril(self, diagonal) if not kwargs else ops.tril(self, diagonal, **_dispatch.method_keywords("tril", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "tril")
             raise
 
-    def triu(self, diagonal=0):
+    def triu(self, diagonal=0, **kwargs):
         """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
         try:
-            return ops.triu(self, diagonal)
+            return ops.triu(self, diagonal) if not kwargs else ops.triu(self, diagonal, **_dispatch.method_keywords("triu", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "triu")
             raise
@@ -1373,58 +1374,58 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "trunc")
             raise
 
-    def unbind(self, dim=0):
+    def unbind(self, dim=0, **kwargs):
         """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]"""
         try:
-            return ops.unbind_int(self, dim)
+            return ops.unbind_int(self, dim) if not kwargs else ops.unbind_int(self, dim, **_dispatch.method_keywords("unbind", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "unbind")
             raise
 
-    def unfold(self, dimension, size, step):
+    def unfold(self, dimension=MISSING, size=MISSING, step=MISSING, **kwargs):
         """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
         try:
-            return ops.unfold(self, dimension, size, step)
+            return ops.unfold(self, dimension, size, step) if not kwargs else ops.unfold(self, dimension, size, step, **_dispatch.method_keywords("unfold", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "unfold")
             raise
 
-    def unsafe_split(self, split_size, dim=0):
+    def unsafe_split(self, split_size=MISSING, dim=0, **kwargs):
         """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"""
         try:
-            return ops.unsafe_split_Tensor(self, split_size, dim)
+            return ops.unsafe_split_Tensor(self, split_size, dim) if not kwargs else ops.unsafe_split_Tensor(self, split_size, dim, **_dispatch.method_keywords("unsafe_split", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "unsafe_split")
             raise
 
-    def unsafe_split_with_sizes(self, split_sizes, dim=0):
+    def unsafe_split_with_sizes(self, split_sizes=MISSING, dim=0, **kwargs):
         """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
         try:
-            return ops.unsafe_split_with_sizes(self, split_sizes, dim)
+            return ops.unsafe_split_with_sizes(self, split_sizes, dim) if not kwargs else ops.unsafe_split_with_sizes(self, split_sizes, dim, **_dispatch.method_keywords("unsafe_split_with_sizes", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "unsafe_split_with_sizes")
             raise
 
-    def unsqueeze(self, dim):
+    def unsqueeze(self, dim=MISSING, **kwargs):
         """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
         try:
-            return ops.unsqueeze(self, dim)
+            return ops.unsqueeze(self, dim) if not kwargs else ops.unsqueeze(self, dim, **_dispatch.method_keywords("unsqueeze", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "unsqueeze")
             raise
 
-    def unsqueeze_(self, dim):
+    def unsqueeze_(self, dim=MISSING, **kwargs):
         """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)"""
         try:
-            return ops.unsqueeze_(self, dim)
+            return ops.unsqueeze_(self, dim) if not kwargs else ops.unsqueeze_(self, dim, **_dispatch.method_keywords("unsqueeze_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "unsqueeze_")
             raise
 
-    def vdot(self, other):
+    def vdot(self, other=MISSING, **kwargs):
         """vdot(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.vdot(self, other)
+            return ops.vdot(self, other) if not kwargs else ops.vdot(self, other, **_dispatch.method_keywords("vdot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "vdot")
             raise
@@ -1437,10 +1438,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "view")
             raise
 
-    def xlogy(self, other):
+    def xlogy(self, other=MISSING, **kwargs):
         """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.xlogy_Tensor(self, other)
+            return ops.xlogy_Tensor(self, other) if not kwargs else ops.xlogy_Tensor(self, other, **_dispatch.method_keywords("xlogy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "xlogy")
             raise
@@ -1469,50 +1470,50 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "acos_")
             raise
 
-    def add_(self, other, *, alpha=1):
+    def add_(self, other=MISSING, *, alpha=1, **kwargs):
         """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.add_Tensor_(self, other, alpha=alpha)
+            return ops.add_Tensor_(self, other, alpha=alpha) if not kwargs else ops.add_Tensor_(self, other, alpha=alpha, **_dispatch.method_keywords("add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "add_")
             raise
 
-    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    def addbmm_(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
+            return ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha, **_dispatch.method_keywords("addbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addbmm_")
             raise
 
-    def addcdiv_(self, tensor1, tensor2, *, value=1):
+    def addcdiv_(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """In-place addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         try:
-            return ops.addcdiv_(self, tensor1, tensor2, value=value)
+            return ops.addcdiv_(self, tensor1, tensor2, value=value) if not kwargs else ops.addcdiv_(self, tensor1, tensor2, value=value, **_dispatch.method_keywords("addcdiv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addcdiv_")
             raise
 
-    def addcmul_(self, tensor1, tensor2, *, value=1):
+    def addcmul_(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """In-place addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         try:
-            return ops.addcmul_(self, tensor1, tensor2, value=value)
+            return ops.addcmul_(self, tensor1, tensor2, value=value) if not kwargs else ops.addcmul_(self, tensor1, tensor2, value=value, **_dispatch.method_keywords("addcmul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addcmul_")
             raise
 
-    def addmv_(self, mat, vec, *, beta=1, alpha=1):
+    def addmv_(self, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.addmv_(self, mat, vec, beta=beta, alpha=alpha)
+            return ops.addmv_(self, mat, vec, beta=beta, alpha=alpha) if not kwargs else ops.addmv_(self, mat, vec, beta=beta, alpha=alpha, **_dispatch.method_keywords("addmv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addmv_")
             raise
 
-    def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+    def addr_(self, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha)
+            return ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha) if not kwargs else ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha, **_dispatch.method_keywords("addr", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addr_")
             raise
@@ -1533,18 +1534,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "atan_")
             raise
 
-    def atan2_(self, other):
+    def atan2_(self, other=MISSING, **kwargs):
         """In-place atan2(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.atan2_(self, other)
+            return ops.atan2_(self, other) if not kwargs else ops.atan2_(self, other, **_dispatch.method_keywords("atan2", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "atan2_")
             raise
 
-    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    def baddbmm_(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
+            return ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha, **_dispatch.method_keywords("baddbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "baddbmm_")
             raise
@@ -1603,18 +1604,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "cosh_")
             raise
 
-    def cumprod_(self, dim, *, dtype=None):
+    def cumprod_(self, dim=MISSING, *, dtype=None, **kwargs):
         """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         try:
-            return ops.cumprod_(self, dim, dtype=dtype)
+            return ops.cumprod_(self, dim, dtype=dtype) if not kwargs else ops.cumprod_(self, dim, dtype=dtype, **_dispatch.method_keywords("cumprod", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "cumprod_")
             raise
 
-    def cumsum_(self, dim, *, dtype=None):
+    def cumsum_(self, dim=MISSING, *, dtype=None, **kwargs):
         """In-place cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         try:
-            return ops.cumsum_(self, dim, dtype=dtype)
+            return ops.cumsum_(self, dim, dtype=dtype) if not kwargs else ops.cumsum_(self, dim, dtype=dtype, **_dispatch.method_keywords("cumsum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "cumsum_")
             raise
@@ -1635,10 +1636,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "digamma_")
             raise
 
-    def div_(self, other):
+    def div_(self, other=MISSING, **kwargs):
         """In-place div.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.div_Tensor_(self, other)
+            return ops.div_Tensor_(self, other) if not kwargs else ops.div_Tensor_(self, other, **_dispatch.method_keywords("div", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "div_")
             raise
@@ -1743,26 +1744,26 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "hardswish_")
             raise
 
-    def hardtanh_(self, min_val=-1, max_val=1):
+    def hardtanh_(self, min_val=-1, max_val=1, **kwargs):
         """In-place hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
         try:
-            return ops.hardtanh_(self, min_val, max_val)
+            return ops.hardtanh_(self, min_val, max_val) if not kwargs else ops.hardtanh_(self, min_val, max_val, **_dispatch.method_keywords("hardtanh", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "hardtanh_")
             raise
 
-    def hypot_(self, other):
+    def hypot_(self, other=MISSING, **kwargs):
         """In-place hypot(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.hypot_(self, other)
+            return ops.hypot_(self, other) if not kwargs else ops.hypot_(self, other, **_dispatch.method_keywords("hypot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "hypot_")
             raise
 
-    def index_copy_(self, dim, index, source):
+    def index_copy_(self, dim=MISSING, index=MISSING, source=MISSING, **kwargs):
         """In-place index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
         try:
-            return ops.index_copy_(self, dim, index, source)
+            return ops.index_copy_(self, dim, index, source) if not kwargs else ops.index_copy_(self, dim, index, source, **_dispatch.method_keywords("index_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "index_copy_")
             raise
@@ -1777,10 +1778,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "index_fill_")
             raise
 
-    def index_put_(self, indices, values, accumulate=False):
+    def index_put_(self, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
         """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         try:
-            return ops.index_put_(self, indices, values, accumulate)
+            return ops.index_put_(self, indices, values, accumulate) if not kwargs else ops.index_put_(self, indices, values, accumulate, **_dispatch.method_keywords("index_put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "index_put_")
             raise
@@ -1853,18 +1854,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "mish_")
             raise
 
-    def mul_(self, other):
+    def mul_(self, other=MISSING, **kwargs):
         """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.mul_Tensor_(self, other)
+            return ops.mul_Tensor_(self, other) if not kwargs else ops.mul_Tensor_(self, other, **_dispatch.method_keywords("mul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "mul_")
             raise
 
-    def mvlgamma_(self, p):
+    def mvlgamma_(self, p=MISSING, **kwargs):
         """In-place mvlgamma(Tensor self, int p) -> Tensor"""
         try:
-            return ops.mvlgamma_(self, p)
+            return ops.mvlgamma_(self, p) if not kwargs else ops.mvlgamma_(self, p, **_dispatch.method_keywords("mvlgamma", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "mvlgamma_")
             raise
@@ -1877,10 +1878,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "neg_")
             raise
 
-    def nextafter_(self, other):
+    def nextafter_(self, other=MISSING, **kwargs):
         """In-place nextafter(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.nextafter_(self, other)
+            return ops.nextafter_(self, other) if not kwargs else ops.nextafter_(self, other, **_dispatch.method_keywords("nextafter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "nextafter_")
             raise
@@ -1895,10 +1896,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "pow_")
             raise
 
-    def put_(self, index, source, accumulate=False):
+    def put_(self, index=MISSING, source=MISSING, accumulate=False, **kwargs):
         """In-place put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
         try:
-            return ops.put_(self, index, source, accumulate)
+            return ops.put_(self, index, source, accumulate) if not kwargs else ops.put_(self, index, source, accumulate, **_dispatch.method_keywords("put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "put_")
             raise
@@ -2023,10 +2024,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "sqrt_")
             raise
 
-    def sub_(self, other, *, alpha=1):
+    def sub_(self, other=MISSING, *, alpha=1, **kwargs):
         """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.sub_Tensor_(self, other, alpha=alpha)
+            return ops.sub_Tensor_(self, other, alpha=alpha) if not kwargs else ops.sub_Tensor_(self, other, alpha=alpha, **_dispatch.method_keywords("sub", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "sub_")
             raise
@@ -2047,18 +2048,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "tanh_")
             raise
 
-    def tril_(self, diagonal=0):
+    def tril_(self, diagonal=0, **kwargs):
         """In-place tril(Tensor self, SymInt diagonal=0) -> Tensor"""
         try:
-            return ops.tril_(self, diagonal)
+            return ops.tril_(self, diagonal) if not kwargs else ops.tril_(self, diagonal, **_dispatch.method_keywords("tril", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "tril_")
             raise
 
-    def triu_(self, diagonal=0):
+    def triu_(self, diagonal=0, **kwargs):
         """In-place triu(Tensor self, SymInt diagonal=0) -> Tensor"""
         try:
-            return ops.triu_(self, diagonal)
+            return ops.triu_(self, diagonal) if not kwargs else ops.triu_(self, diagonal, **_dispatch.method_keywords("triu", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "triu_")
             raise
@@ -2071,10 +2072,10 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "trunc_")
             raise
 
-    def xlogy_(self, other):
+    def xlogy_(self, other=MISSING, **kwargs):
         """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.xlogy_Tensor_(self, other)
+            return ops.xlogy_Tensor_(self, other) if not kwargs else ops.xlogy_Tensor_(self, other, **_dispatch.method_keywords("xlogy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "xlogy_")
             raise

@@ -55,6 +55,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
 
 from __future__ import annotations
 
+from types import FunctionType as _FunctionType
 from typing import Any as _Any
 
 from generated import ops as _ops
@@ -76,6 +77,7 @@ from runtime import (
     serialization,  # torch.serialization: save, load
     utils,  # torch.utils.data
 )
+from runtime import dispatch as _dispatch
 from runtime import factories as _factories
 from runtime import legacy as _legacy
 from runtime import namespaces as _namespaces
@@ -135,6 +137,22 @@ from runtime.version import __version__
 
 # Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).
 _namespaces.install(_ops, Tensor, _factories)
+
+
+# -- numpy-style keywords for the hand-written functions (`torch.softmax(x, axis=1)`) --------
+# torch binds these through its argument parser, which takes them; the generated ops take
+# them in their wrappers, the factories in runtime/factory_args.py. Only the names here get
+# them: torch.nn.functional's Python functions (F.softmax) take none, as in torch.
+def _take_numpy_keywords(namespace: dict) -> None:
+    for name, value in list(namespace.items()):
+        if isinstance(value, _FunctionType) and value.__module__ in _HAND_WRITTEN and \
+                not name.startswith("_") and name not in _dispatch.TORCH_PYTHON_FUNCTIONS:
+            namespace[name] = _dispatch.numpy_keywords(value)
+
+
+_HAND_WRITTEN = frozenset({"runtime.composite", "runtime.predicates", "runtime.nn.conv",
+                           "runtime.nn.pooling", "runtime.random_ops"})
+_take_numpy_keywords(globals())
 
 __all__ = [
     "Tensor", "Size", "autograd", "func", "dtypes", "nn", "optim", "random", "cuda",

@@ -17,6 +17,7 @@ raises torch's TypeError.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from numbers import Integral, Number
@@ -204,9 +205,7 @@ def check_arguments(overload: Overload, values: tuple, inplace: bool = False) ->
     a Tensor list holding something else, a Scalar that is neither a number nor a 0-dim
     tensor without grad (`add(x, y, alpha=torch.tensor(2., requires_grad=True))`).
     """
-    # the name torch's message gives: the schema's (`copy_` keeps its underscore), and an
-    # in-place wrapper's (`add_`)
-    name = overload.schema.split("(", 1)[0].split(".", 1)[0] + ("_" if inplace else "")
+    name = _op_name(overload, inplace)
     params = [p for p in overload.params if checked(p)]
     positional = [p.name for p in overload.params if not p.keyword_only]
     if overload.only_numbers and all(_is_number(v) for p, v in zip(params, values, strict=True)
@@ -228,6 +227,96 @@ def check_arguments(overload: Overload, values: tuple, inplace: bool = False) ->
                     raise _wrong_element(name, position, index, item)
     return tuple(_as_number(p.type, v) if p.type in _NUMBER_KINDS else v
                  for p, v in zip(params, values, strict=True))
+
+
+class _Missing:
+    """The default of a wrapper's parameter that a call may give by a numpy-style keyword
+    instead (`torch.exp(x=a)`): no value was given under the parameter's own name."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+def _missing_arguments(name: str, params: Sequence[Param], index: int) -> TypeError:
+    """torch's message for a required argument not given: it names each required one from
+    there on, and says "arguments" for one and "argument" for more (its own slip)."""
+    names = [f'"{_python_name(p)}"' for p in params[index:] if not p.has_default]
+    return TypeError(f"{name}() missing {len(names)} required positional argument"
+                     f"{'s' if len(names) == 1 else ''}: {', '.join(names)}")
+
+
+def _extra_keyword(name: str, params: Sequence[Param], key: str) -> TypeError:
+    """torch's message for a keyword no parameter took: the name of one given by position
+    too, or of none."""
+    if any(_python_name(p) == key for p in params):
+        return TypeError(f"{name}() got multiple values for argument '{key}'")
+    return TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether a parameter's value is its default, so that a numpy-style keyword may give
+    it (`torch.stack(ts, axis=1)`: the wrapper saw dim=0). A value given equal to the
+    default is taken for one not given."""
+    return value is default or type(value) is type(default) and value == default
+
+
+def _defaults(function: Callable) -> dict[str, Any]:
+    """A wrapper's parameters' defaults, by name."""
+    return {p.name: p.default for p in inspect.signature(function).parameters.values()
+            if p.default is not p.empty}
+
+
+def _rebind(name: str, overload: Overload, values: tuple, kwargs: dict) -> tuple:
+    """The values with each one not given taken from `kwargs`, by the parameter's Python
+    name (`input` for self) or one of its numpy-style aliases, as torch's parser looks a
+    keyword up; torch's TypeError for a required one not given or a keyword left over."""
+    if not kwargs and not any(v is MISSING for v in values):
+        return values
+    params, defaults = overload.params, _defaults(overload.wrapper)
+    left = dict(kwargs)
+    bound = list(values)
+    for index, param in enumerate(params):
+        value = bound[index]
+        if value is not MISSING and not (
+                param.has_default and _is_default(value, defaults.get(param.name))):
+            continue
+        key = next((k for k in (_python_name(param), *NUMPY_ALIASES.get(param.name, ()))
+                    if k in left), None)
+        if key is not None:
+            bound[index] = left.pop(key)
+        elif value is MISSING:
+            raise _missing_arguments(name, params, index)
+    if left:
+        raise _extra_keyword(name, params, next(iter(left)))
+    return tuple(bound)
+
+
+def bind(overload: Overload, values: tuple, kwargs: dict, inplace: bool = False) -> tuple:
+    """A generated wrapper's slow path: its parameters' values (in schema order, MISSING
+    where none was given) and the keywords that are none of its parameters' own names.
+    Return the values bound as torch's parser binds them (numpy-style keywords taken, each
+    0-dim tensor given for a number read as that number), or raise torch's TypeError."""
+    name = _op_name(overload, inplace)
+    values = _rebind(name, overload, values, kwargs)
+    indices = [i for i, p in enumerate(overload.params) if checked(p)]
+    if not indices:
+        return values
+    converted = check_arguments(overload, tuple(values[i] for i in indices), inplace)
+    bound = list(values)
+    for index, value in zip(indices, converted, strict=True):
+        bound[index] = value
+    return tuple(bound)
+
+
+def _op_name(overload: Overload, inplace: bool) -> str:
+    """The name torch's messages give: the schema's (`copy_` keeps its underscore), and an
+    in-place wrapper's (`add_`)."""
+    return overload.schema.split("(", 1)[0].split(".", 1)[0] + ("_" if inplace else "")
 
 
 def _first_as_tensor(params: list[Param], values: tuple) -> tuple:
@@ -330,6 +419,63 @@ def _matches(param: Param, value: Any, strict: bool, tensor_types: tuple = ()) -
 # `input` to it, as in its messages.
 NUMPY_ALIASES = {"self_": ("input", "x", "a", "x1"), "other": ("x2",), "dim": ("axis",),
                  "keepdim": ("keepdims",)}
+
+
+# The same, by the Python name of the parameter (a hand-written function's, or a factory
+# signature's): `input` takes x, a and x1.
+PYTHON_ALIASES = {"input": ("x", "a", "x1"), "other": ("x2",), "dim": ("axis",),
+                  "keepdim": ("keepdims",)}
+
+
+# The functions and Tensor methods torch writes in Python (torch/functional.py,
+# torch/_tensor.py) rather than binding them through its argument parser: they take no
+# numpy-style keywords (`torch.norm(x, axis=1)` is a TypeError).
+TORCH_PYTHON_FUNCTIONS = frozenset({
+    "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
+    "broadcast_tensors", "cartesian_prod", "cdist", "chain_matmul", "einsum", "istft", "lu",
+    "meshgrid", "norm", "split", "stft", "tensordot", "unique", "unique_consecutive",
+    "unravel_index"})
+TORCH_PYTHON_METHODS = frozenset({
+    "backward", "istft", "lu", "norm", "register_hook", "register_post_accumulate_grad_hook",
+    "resize", "resize_as", "split", "stft", "unflatten", "unique", "unique_consecutive"})
+
+
+def numpy_keywords(function: Callable, method: bool = False) -> Callable:
+    """`function` (hand-written; a Tensor method's with `method`, whose first parameter is
+    self) taking torch's numpy-style keywords too: `torch.softmax(x, axis=1)`,
+    `torch.matmul(x1=a, x2=b)`. A keyword stands for its parameter when that was given
+    neither by position nor by its own name, as in torch's parser; otherwise it is passed
+    on unchanged, and the function refuses it as torch does. Returns `function` itself when
+    none of its parameters has an alias."""
+    parameters = list(inspect.signature(function).parameters.values())
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY,
+                                                            p.POSITIONAL_OR_KEYWORD)]
+    names = {p.name for p in parameters[1 if method else 0:]
+             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    renames = {alias: name for name in sorted(names) for alias in PYTHON_ALIASES.get(name, ())
+               if alias not in names}
+    if not renames:
+        return function
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if kwargs and not renames.keys().isdisjoint(kwargs):
+            kwargs = _renamed(kwargs, renames, positional[:len(args)])
+        return function(*args, **kwargs)
+    return call
+
+
+def _renamed(kwargs: dict, renames: dict[str, str], given: list[str]) -> dict:
+    """The keywords with each numpy-style one renamed to its parameter, when that parameter
+    was given neither by position (`given`) nor by name, nor by an earlier alias."""
+    result: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        target = renames.get(key)
+        if target is None or target in given or target in kwargs or target in result:
+            result[key] = value
+        else:
+            result[target] = value
+    return result
 
 
 def _keyword_target(params: Sequence[Param], key: str) -> str | None:
@@ -471,6 +617,14 @@ def _resolve_with_out(name: str, overloads: Sequence[Overload], args: tuple, kwa
     if "out" not in inspect.signature(function).parameters:
         _resolve(name, overloads, args, kwargs, tensor_types)  # no overload binds out: raises
     return resolved._replace(extra=(("out", kwargs["out"]),)) if by_value else resolved
+
+
+def method_keywords(name: str, kwargs: dict) -> dict:
+    """The keywords a Tensor method passes on to its function (numpy-style ones, which the
+    function's `bind` takes): any but out=, which torch's methods do not take."""
+    if "out" in kwargs:
+        no_out(name)
+    return kwargs
 
 
 def no_out(name: str) -> None:

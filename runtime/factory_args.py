@@ -39,6 +39,7 @@ import numpy as np
 
 from runtime import devices, dtypes
 from runtime._tensor import Size, Tensor
+from runtime.dispatch import PYTHON_ALIASES
 from runtime.random import Generator
 
 __all__ = ["Parser", "int_list", "shape", "scalar", "symint", "int64", "dtype_of", "device_of",
@@ -150,6 +151,18 @@ def _check(kind: str, value: Any) -> bool:
     return False  # Layout, MemoryFormat: gradgen has no such objects; only None is taken
 
 
+def _keyword(kwargs: dict, name: str) -> Any:
+    """A keyword argument by the parameter's name or, as torch's parser looks, by one of its
+    numpy-style aliases (`zeros_like(x=t)`); _MISSING if none was given."""
+    value = kwargs.get(name, _MISSING)
+    if value is _MISSING and kwargs:
+        for alias in PYTHON_ALIASES.get(name, ()):
+            value = kwargs.get(alias, _MISSING)
+            if value is not _MISSING:
+                break
+    return value
+
+
 # -- signatures ------------------------------------------------------------------------------------
 
 class Parameter(NamedTuple):
@@ -207,7 +220,7 @@ class Signature:
                     return self._extra_args(nargs) if raise_error else None
                 value, is_kwd = args[arg_pos], False
             else:
-                value, is_kwd = kwargs.get(param.name, _MISSING), True
+                value, is_kwd = _keyword(kwargs, param.name), True
             if value is _MISSING and param.optional or value is None and param.allow_none:
                 bound[param.name] = param.default
             elif value is _MISSING:

@@ -266,27 +266,48 @@ def _overloads() -> dict:
     return ops.OVERLOADS
 
 
-def _check_calls() -> list[tuple[str, list[str]]]:
-    """Each `_dispatch.check_arguments(OVERLOADS[key], (names...))` in generated/ops.py."""
+def _check_calls() -> list[tuple[str, list[str], str]]:
+    """Each `_dispatch.bind(OVERLOADS[key], (names...), kwargs)` in generated/ops.py, with
+    the condition of the `if` it is under (the wrapper's quick test)."""
     tree = ast.parse((ROOT / "generated" / "ops.py").read_text())
     calls = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and ast.unparse(node.func) == \
-                "_dispatch.check_arguments":
-            key = node.args[0].slice.value
-            calls.append((key, [ast.unparse(e) for e in node.args[1].elts]))
+        if not isinstance(node, ast.If) or not isinstance(node.body[0], ast.Assign):
+            continue
+        call = node.body[0].value
+        if isinstance(call, ast.Call) and ast.unparse(call.func) == "_dispatch.bind":
+            key = call.args[0].slice.value
+            tests = node.test.values if isinstance(node.test, ast.BoolOp) else [node.test]
+            calls.append((key, [ast.unparse(e) for e in call.args[1].elts],
+                          [_tested_name(t) for t in tests]))
     return calls
 
 
+def _tested_name(test: ast.expr) -> str:
+    """The parameter one part of a quick test reads: `not isinstance(x, ...)`,
+    `not _dispatch.all_tensors(x)` and `x is MISSING` read x; `kwargs` is itself."""
+    if isinstance(test, ast.UnaryOp):
+        return ast.unparse(test.operand.args[0])
+    if isinstance(test, ast.Compare):
+        assert isinstance(test.ops[0], ast.Is) and ast.unparse(test.comparators[0]) == "MISSING"
+        return f"{ast.unparse(test.left)} is MISSING"
+    return ast.unparse(test)
+
+
 def test_wrappers_check_the_parameters_dispatch_reads() -> None:
-    """A wrapper passes check_arguments the values of exactly the parameters that
-    runtime/dispatch.py's `checked` picks, in schema order (codegen/render.py picks them
-    by the same rule, on the schema)."""
+    """A wrapper passes `bind` the values of all its parameters, in schema order, when its
+    quick test refuses one: that test reads exactly the parameters runtime/dispatch.py's
+    `checked` picks (codegen/render.py picks them by the same rule, on the schema), the
+    required ones left without a value (MISSING) and the keywords no parameter took."""
     calls = _check_calls()
     assert len(calls) > 100
-    for key, names in calls:
+    for key, names, tests in calls:
         overload = _overloads()[key]
-        assert names == [p.name for p in overload.params if dispatch.checked(p)], key
+        assert names == [p.name for p in overload.params], key
+        checked = [p.name for p in overload.params if dispatch.checked(p)]
+        assert tests == [*checked, *(f"{p.name} is MISSING" for p in overload.params
+                                     if not p.has_default and not dispatch.checked(p)),
+                         "kwargs"], key
 
 
 def test_overloads_carry_the_generation_time_table() -> None:
