@@ -4,8 +4,8 @@
 with one or more Python signatures (torch/csrc/utils/python_arg_parser.cpp reads them), such
 as `eye(SymInt n, SymInt m, *, Tensor? out=None, ScalarType? dtype=None, ...)`. They are
 written here as that text, checked and parsed by `parse_signature`, and emitted into
-generated/signatures.py as records (runtime/factory_args.py's Parameter and Signature), so
-that no signature text is read while a program runs.
+generated/signatures.py as records (runtime/arguments.py's Param and Signature), so that no
+signature text is read while a program runs.
 
 A signature is `name(param, ..., *, param, ...)`, each param `Type[?] name[=default]`: `?`
 lets None through; a default (None, False, a number) lets the argument be left out.
@@ -38,6 +38,21 @@ class Parameter:
     optional: bool  # it has a default
     default: Any  # the default's value (None when there is none)
     keyword_only: bool
+    question: bool = False  # written with `?`
+
+    @property
+    def type(self) -> str:
+        """The type as runtime/arguments.py's Param holds it: with its `?`."""
+        return self.kind + ("?" if self.question else "")
+
+    @property
+    def flags(self) -> str:
+        """The Param's other fields, as keywords, those that are not their defaults."""
+        text = ", has_default=True" if self.optional else ""
+        text += ", keyword_only=True" if self.keyword_only else ""
+        if self.default is not None:
+            text += f", default={self.default!r}"
+        return text
 
 
 @dataclass(frozen=True)
@@ -62,7 +77,7 @@ def _parameter(text: str, keyword_only: bool, signature: str) -> Parameter:
         if not isinstance(default, bool | int | float | type(None)):
             raise SignatureError(f"{signature!r}: bad default {default_text!r}")
     return Parameter(match["name"], match["kind"], bool(match["none"]) or default_text == "None",
-                     default_text is not None, default, keyword_only)
+                     default_text is not None, default, keyword_only, bool(match["none"]))
 
 
 def parse_signature(text: str) -> Signature:

@@ -115,13 +115,6 @@ OUT_NOT_YET = frozenset({
 })
 
 
-def _number_literal(value: bool | int | float | None) -> str:
-    """A default of a factory's signature as Python source: None, a bool or a number."""
-    if value is not None and not isinstance(value, bool | int | float):
-        raise TypeError(f"not a literal default: {value!r}")
-    return repr(value)
-
-
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -134,8 +127,7 @@ def _environment() -> jinja2.Environment:
     # Spec text reaches a template only through these: see codegen/escape.py.
     env.filters.update(literal=lambda text: escape(text, Into.LITERAL),
                        docstring=lambda text: escape(text, Into.DOCSTRING),
-                       comment=lambda text: escape(text, Into.COMMENT),
-                       pyrepr=_number_literal)
+                       comment=lambda text: escape(text, Into.COMMENT))
     return env
 
 
@@ -410,7 +402,7 @@ def late_required(arguments: tuple[Argument, ...] | list[Argument]) -> list[Argu
 def python_signature(schema: FunctionSchema, out: bool = False) -> str:
     """A wrapper's parameters; with `out`, a last keyword-only `out=None` (torch's out=);
     then `**kwargs`, where the keywords that are no parameter's own name land: the
-    numpy-style aliases, or mistakes (runtime/dispatch.py's `bind` reads them)."""
+    numpy-style aliases, or mistakes (runtime/arguments.py's `bind` reads them)."""
     parts = []
     star = False
     late = late_required(schema.arguments)
@@ -569,13 +561,13 @@ def _normalize(schema: FunctionSchema) -> list[str]:
 
 
 # What a parameter's quick test in a wrapper lets through, by its type (the names are
-# runtime/dispatch.py's): anything else goes to `_dispatch.check_arguments`.
+# runtime/arguments.py's): anything else goes to `_arguments.check_arguments`.
 _QUICK_TYPES = {"Scalar": "NUMBER", "Scalar?": "NUMBER_OR_NONE", "float": "NUMBER",
                 "float?": "NUMBER_OR_NONE"}
 
 
 def _checked(arg: Argument) -> bool:
-    """The parameters a wrapper checks on every call, as runtime/dispatch.py's `checked`
+    """The parameters a wrapper checks on every call, as runtime/arguments.py's `checked`
     picks them: Tensors, lists of Tensors, and the numbers a 0-dim tensor may stand for."""
     kind = _argument_kind(arg)
     return kind == "Tensor" or kind.startswith("Tensor[") and not kind.endswith("?") \
@@ -589,7 +581,7 @@ def _quick_test(info: OpInfo, arg: Argument, first_tensor: bool) -> str:
     name = local_name(arg.name)
     kind = _argument_kind(arg)
     if kind != "Tensor" and kind.startswith("Tensor"):
-        return f"not _dispatch.all_tensors({name})"
+        return f"not _arguments.all_tensors({name})"
     if kind == "Tensor":
         number = not first_tensor and takes_number(info.schema.base, arg.name)
         return f"not isinstance({name}, {'TENSOR_OR_NUMBER' if number else 'Tensor'})"
@@ -603,7 +595,7 @@ def _argument_guard(info: OpInfo, inplace: bool = False) -> list[str]:
     per checked argument, which lets through what is plainly right: a Tensor, or a Python
     number where the op's binding takes one (decided here: codegen/wrapped_numbers.py) or
     the schema says Scalar; and one test that no other keyword came (`kwargs`). Anything
-    else goes to runtime/dispatch.py's `bind`, which takes the numpy-style keywords,
+    else goes to runtime/arguments.py's `bind`, which takes the numpy-style keywords,
     accepts or converts what torch accepts and raises torch's error for the rest."""
     arguments = info.schema.arguments
     checked = [a for a in arguments if _checked(a)]
@@ -615,7 +607,7 @@ def _argument_guard(info: OpInfo, inplace: bool = False) -> list[str]:
     targets = f"({names},)" if len(arguments) == 1 else names
     flag = ", inplace=True" if inplace else ""
     return [f"if {' or '.join([*tests, 'kwargs'])}:",
-            f"    {targets} = _dispatch.bind("
+            f"    {targets} = _arguments.bind("
             f"OVERLOADS[{escape(info.name, Into.LITERAL)}], ({names},), kwargs{flag})"]
 
 
@@ -822,7 +814,7 @@ def _method_params(schema: FunctionSchema) -> tuple[list[str], list[str]]:
         # `x.flip(0, 1)`, `x.flip((0, 1))` and, as PyTorch's parser allows, `x.flip(dims=(0, 1))`
         keywords = [a for a in rest if a.kwarg_only]
         params = ["self", "*args", f"{varargs.name}=None", *(_parameter(a) for a in keywords)]
-        call = ["self", f"_dispatch.varargs_list(args, {varargs.name})",
+        call = ["self", f"_arguments.varargs_list(args, {varargs.name})",
                 *(f"{local_name(a.name)}={local_name(a.name)}" for a in keywords)]
         return params, call
     params = ["self"]
@@ -848,14 +840,14 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
         call = f"ops.{name}{suffix}(self, *args, **kwargs)"
         if not suffix and any(i.name in OUT_OVERLOADS for i in infos):
             # the function takes out= (`torch.max(x, 0, out=...)`), the method does not
-            call += f' if "out" not in kwargs else _dispatch.no_out({escape(name, Into.LITERAL)})'
+            call += f' if "out" not in kwargs else _arguments.no_out({escape(name, Into.LITERAL)})'
         return {"name": name + suffix, "signature": "self, *args, **kwargs", "call": call,
                 "doc": doc}
     params, call = _method_params(infos[0].schema)
     function = f"ops.{wrapper_name(infos[0], [infos[0]])}{suffix}"
     expression = f"{function}({', '.join(call)})"
     if params[-1] == "**kwargs":  # the usual call passes no dict of keywords on
-        keywords = f"**_dispatch.method_keywords({escape(name, Into.LITERAL)}, kwargs)"
+        keywords = f"**_arguments.method_keywords({escape(name, Into.LITERAL)}, kwargs)"
         expression += f" if not kwargs else {function}({', '.join([*call, keywords])})"
     return {"name": name + suffix, "signature": ", ".join(params), "call": expression,
             "doc": doc}

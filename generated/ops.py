@@ -336,11 +336,11 @@ from generated.functions import (
     XlogyBackward0,
     ZeroBackward0,
 )
-from runtime import dispatch as _dispatch
+from runtime import arguments as _arguments
 from runtime import forward_grad, kernels, recording
 from runtime import out as _out
 from runtime._tensor import Tensor
-from runtime.dispatch import MISSING, NUMBER, NUMBER_OR_NONE, TENSOR_OR_NUMBER, Overload, Param
+from runtime.arguments import MISSING, NUMBER, NUMBER_OR_NONE, TENSOR_OR_NUMBER, Overload, Param
 from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 
 __all__ = [
@@ -742,7 +742,7 @@ def add_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     derivatives.yaml, entry add.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _dispatch.bind(OVERLOADS["add.Tensor"], (self_, other, alpha,), kwargs)
+        self_, other, alpha = _arguments.bind(OVERLOADS["add.Tensor"], (self_, other, alpha,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("add", add_Tensor, (self_, other), {"alpha": alpha}, out)
     result = recording.wrap(kernels.add_Tensor(recording.data(self_), recording.data(other), alpha))
@@ -763,7 +763,7 @@ def add_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     derivatives.yaml, entry add.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _dispatch.bind(OVERLOADS["add.Tensor"], (self_, other, alpha,), kwargs, inplace=True)
+        self_, other, alpha = _arguments.bind(OVERLOADS["add.Tensor"], (self_, other, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -789,7 +789,7 @@ def add_Scalar(self_=MISSING, other=MISSING, alpha=1, *, out=None, **kwargs):
     derivatives.yaml, entry add.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _dispatch.bind(OVERLOADS["add.Scalar"], (self_, other, alpha,), kwargs)
+        self_, other, alpha = _arguments.bind(OVERLOADS["add.Scalar"], (self_, other, alpha,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("add", add_Scalar, (self_, other, alpha), {}, out)
     result = recording.wrap(kernels.add_Scalar(recording.data(self_), other, alpha))
@@ -809,7 +809,7 @@ def sub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     derivatives.yaml, entry sub.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _dispatch.bind(OVERLOADS["sub.Tensor"], (self_, other, alpha,), kwargs)
+        self_, other, alpha = _arguments.bind(OVERLOADS["sub.Tensor"], (self_, other, alpha,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sub", sub_Tensor, (self_, other), {"alpha": alpha}, out)
     result = recording.wrap(kernels.sub_Tensor(recording.data(self_), recording.data(other), alpha))
@@ -830,7 +830,7 @@ def sub_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     derivatives.yaml, entry sub.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _dispatch.bind(OVERLOADS["sub.Tensor"], (self_, other, alpha,), kwargs, inplace=True)
+        self_, other, alpha = _arguments.bind(OVERLOADS["sub.Tensor"], (self_, other, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -856,7 +856,7 @@ def rsub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     derivatives.yaml, entry rsub.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _dispatch.bind(OVERLOADS["rsub.Tensor"], (self_, other, alpha,), kwargs)
+        self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Tensor"], (self_, other, alpha,), kwargs)
     result = recording.wrap(kernels.rsub_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
         grad_fn = RsubBackward0(recording.collect_next_edges(self_, other))
@@ -875,7 +875,7 @@ def rsub_Scalar(self_=MISSING, other=MISSING, alpha=1, **kwargs):
     derivatives.yaml, entry rsub.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _dispatch.bind(OVERLOADS["rsub.Scalar"], (self_, other, alpha,), kwargs)
+        self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Scalar"], (self_, other, alpha,), kwargs)
     result = recording.wrap(kernels.rsub_Scalar(recording.data(self_), other, alpha))
     if recording.compute_requires_grad(self_):
         grad_fn = RsubBackward1(recording.collect_next_edges(self_))
@@ -894,7 +894,7 @@ def mul_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry mul.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["mul.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["mul.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mul", mul_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.mul_Tensor(recording.data(self_), recording.data(other)))
@@ -916,7 +916,7 @@ def mul_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry mul.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["mul.Tensor"], (self_, other,), kwargs, inplace=True)
+        self_, other = _arguments.bind(OVERLOADS["mul.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -943,7 +943,7 @@ def mul_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry mul.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["mul.Scalar"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["mul.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mul", mul_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.mul_Scalar(recording.data(self_), other))
@@ -964,7 +964,7 @@ def div_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry div.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["div.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["div.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.div_Tensor(recording.data(self_), recording.data(other)))
@@ -986,7 +986,7 @@ def div_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry div.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["div.Tensor"], (self_, other,), kwargs, inplace=True)
+        self_, other = _arguments.bind(OVERLOADS["div.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -1012,7 +1012,7 @@ def div_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry div.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["div.Scalar"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["div.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.div_Scalar(recording.data(self_), other))
@@ -1033,7 +1033,7 @@ def div_Tensor_mode(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, out=
     derivatives.yaml, entry div.Tensor_mode
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or rounding_mode is MISSING or kwargs:
-        self_, other, rounding_mode = _dispatch.bind(OVERLOADS["div.Tensor_mode"], (self_, other, rounding_mode,), kwargs)
+        self_, other, rounding_mode = _arguments.bind(OVERLOADS["div.Tensor_mode"], (self_, other, rounding_mode,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Tensor_mode, (self_, other), {"rounding_mode": rounding_mode}, out)
     result = recording.wrap(kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
@@ -1056,7 +1056,7 @@ def neg(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry neg
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["neg"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["neg"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("neg", neg, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.neg(recording.data(self_)))
@@ -1076,7 +1076,7 @@ def neg_(self_=MISSING, **kwargs):
     derivatives.yaml, entry neg
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["neg"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["neg"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1100,7 +1100,7 @@ def pow_Tensor_Scalar(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry pow.Tensor_Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER) or kwargs:
-        self_, exponent = _dispatch.bind(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), kwargs)
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Tensor_Scalar, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Tensor_Scalar(recording.data(self_), exponent))
@@ -1122,7 +1122,7 @@ def pow_Tensor_Scalar_(self_=MISSING, exponent=MISSING, **kwargs):
     derivatives.yaml, entry pow.Tensor_Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER) or kwargs:
-        self_, exponent = _dispatch.bind(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), kwargs, inplace=True)
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1148,7 +1148,7 @@ def pow_Tensor_Tensor(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry pow.Tensor_Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER) or kwargs:
-        self_, exponent = _dispatch.bind(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), kwargs)
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Tensor_Tensor, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Tensor_Tensor(recording.data(self_), recording.data(exponent)))
@@ -1174,7 +1174,7 @@ def pow_Tensor_Tensor_(self_=MISSING, exponent=MISSING, **kwargs):
     derivatives.yaml, entry pow.Tensor_Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER) or kwargs:
-        self_, exponent = _dispatch.bind(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), kwargs, inplace=True)
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, exponent)
     if needs_grad:
@@ -1203,7 +1203,7 @@ def pow_Scalar(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry pow.Scalar
     """
     if not isinstance(self_, NUMBER) or not isinstance(exponent, Tensor) or kwargs:
-        self_, exponent = _dispatch.bind(OVERLOADS["pow.Scalar"], (self_, exponent,), kwargs)
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Scalar"], (self_, exponent,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Scalar, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Scalar(self_, recording.data(exponent)))
@@ -1229,7 +1229,7 @@ def reciprocal(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry reciprocal
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["reciprocal"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["reciprocal"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("reciprocal", reciprocal, (self_,), {}, out)
     result = recording.wrap(kernels.reciprocal(recording.data(self_)))
@@ -1253,7 +1253,7 @@ def reciprocal_(self_=MISSING, **kwargs):
     derivatives.yaml, entry reciprocal
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["reciprocal"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["reciprocal"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1280,7 +1280,7 @@ def exp(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry exp
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["exp"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["exp"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("exp", exp, (self_,), {}, out)
     result = recording.wrap(kernels.exp(recording.data(self_)))
@@ -1304,7 +1304,7 @@ def exp_(self_=MISSING, **kwargs):
     derivatives.yaml, entry exp
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["exp"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["exp"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1331,7 +1331,7 @@ def expm1(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry expm1
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["expm1"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["expm1"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("expm1", expm1, (self_,), {}, out)
     result = recording.wrap(kernels.expm1(recording.data(self_)))
@@ -1355,7 +1355,7 @@ def expm1_(self_=MISSING, **kwargs):
     derivatives.yaml, entry expm1
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["expm1"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["expm1"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1382,7 +1382,7 @@ def log(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry log
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["log"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["log"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log", log, (self_,), {}, out)
     result = recording.wrap(kernels.log(recording.data(self_)))
@@ -1403,7 +1403,7 @@ def log_(self_=MISSING, **kwargs):
     derivatives.yaml, entry log
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["log"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["log"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1428,7 +1428,7 @@ def log1p(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry log1p
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["log1p"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["log1p"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log1p", log1p, (self_,), {}, out)
     result = recording.wrap(kernels.log1p(recording.data(self_)))
@@ -1449,7 +1449,7 @@ def log1p_(self_=MISSING, **kwargs):
     derivatives.yaml, entry log1p
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["log1p"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["log1p"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1474,7 +1474,7 @@ def sqrt(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry sqrt
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["sqrt"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["sqrt"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sqrt", sqrt, (self_,), {}, out)
     result = recording.wrap(kernels.sqrt(recording.data(self_)))
@@ -1498,7 +1498,7 @@ def sqrt_(self_=MISSING, **kwargs):
     derivatives.yaml, entry sqrt
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["sqrt"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["sqrt"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1525,7 +1525,7 @@ def rsqrt(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry rsqrt
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["rsqrt"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["rsqrt"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("rsqrt", rsqrt, (self_,), {}, out)
     result = recording.wrap(kernels.rsqrt(recording.data(self_)))
@@ -1549,7 +1549,7 @@ def rsqrt_(self_=MISSING, **kwargs):
     derivatives.yaml, entry rsqrt
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["rsqrt"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["rsqrt"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1576,7 +1576,7 @@ def sin(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry sin
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["sin"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["sin"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sin", sin, (self_,), {}, out)
     result = recording.wrap(kernels.sin(recording.data(self_)))
@@ -1597,7 +1597,7 @@ def sin_(self_=MISSING, **kwargs):
     derivatives.yaml, entry sin
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["sin"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["sin"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1622,7 +1622,7 @@ def cos(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry cos
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["cos"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["cos"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cos", cos, (self_,), {}, out)
     result = recording.wrap(kernels.cos(recording.data(self_)))
@@ -1643,7 +1643,7 @@ def cos_(self_=MISSING, **kwargs):
     derivatives.yaml, entry cos
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["cos"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["cos"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1668,7 +1668,7 @@ def tan(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry tan
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["tan"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["tan"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tan", tan, (self_,), {}, out)
     result = recording.wrap(kernels.tan(recording.data(self_)))
@@ -1692,7 +1692,7 @@ def tan_(self_=MISSING, **kwargs):
     derivatives.yaml, entry tan
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["tan"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["tan"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1719,7 +1719,7 @@ def tanh(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry tanh
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["tanh"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["tanh"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tanh", tanh, (self_,), {}, out)
     result = recording.wrap(kernels.tanh(recording.data(self_)))
@@ -1743,7 +1743,7 @@ def tanh_(self_=MISSING, **kwargs):
     derivatives.yaml, entry tanh
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["tanh"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["tanh"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1770,7 +1770,7 @@ def tanh_backward(grad_output=MISSING, output=MISSING, **kwargs):
     derivatives.yaml, entry tanh_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or kwargs:
-        grad_output, output = _dispatch.bind(OVERLOADS["tanh_backward"], (grad_output, output,), kwargs)
+        grad_output, output = _arguments.bind(OVERLOADS["tanh_backward"], (grad_output, output,), kwargs)
     result = recording.wrap(kernels.tanh_backward(recording.data(grad_output), recording.data(output)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = TanhBackwardBackward0(recording.collect_next_edges(grad_output, output))
@@ -1790,7 +1790,7 @@ def sigmoid(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry sigmoid
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["sigmoid"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["sigmoid"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sigmoid", sigmoid, (self_,), {}, out)
     result = recording.wrap(kernels.sigmoid(recording.data(self_)))
@@ -1814,7 +1814,7 @@ def sigmoid_(self_=MISSING, **kwargs):
     derivatives.yaml, entry sigmoid
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["sigmoid"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["sigmoid"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1841,7 +1841,7 @@ def sigmoid_backward(grad_output=MISSING, output=MISSING, **kwargs):
     derivatives.yaml, entry sigmoid_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or kwargs:
-        grad_output, output = _dispatch.bind(OVERLOADS["sigmoid_backward"], (grad_output, output,), kwargs)
+        grad_output, output = _arguments.bind(OVERLOADS["sigmoid_backward"], (grad_output, output,), kwargs)
     result = recording.wrap(kernels.sigmoid_backward(recording.data(grad_output), recording.data(output)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = SigmoidBackwardBackward0(recording.collect_next_edges(grad_output, output))
@@ -1861,7 +1861,7 @@ def erf(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry erf
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["erf"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["erf"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("erf", erf, (self_,), {}, out)
     result = recording.wrap(kernels.erf(recording.data(self_)))
@@ -1882,7 +1882,7 @@ def erf_(self_=MISSING, **kwargs):
     derivatives.yaml, entry erf
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["erf"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["erf"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1907,7 +1907,7 @@ def relu(self_=MISSING, **kwargs):
     derivatives.yaml, entry relu
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["relu"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["relu"], (self_,), kwargs)
     result = recording.wrap(kernels.relu(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1929,7 +1929,7 @@ def relu_(self_=MISSING, **kwargs):
     derivatives.yaml, entry relu
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["relu"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["relu"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1956,7 +1956,7 @@ def gelu(self_=MISSING, *, approximate="none", **kwargs):
     derivatives.yaml, entry gelu
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, approximate = _dispatch.bind(OVERLOADS["gelu"], (self_, approximate,), kwargs)
+        self_, approximate = _arguments.bind(OVERLOADS["gelu"], (self_, approximate,), kwargs)
     result = recording.wrap(kernels.gelu(recording.data(self_), approximate))
     if recording.compute_requires_grad(self_):
         grad_fn = GeluBackward0(recording.collect_next_edges(self_))
@@ -1976,7 +1976,7 @@ def gelu_backward(grad_output=MISSING, self_=MISSING, *, approximate="none", **k
     derivatives.yaml, entry gelu_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
-        grad_output, self_, approximate = _dispatch.bind(OVERLOADS["gelu_backward"], (grad_output, self_, approximate,), kwargs)
+        grad_output, self_, approximate = _arguments.bind(OVERLOADS["gelu_backward"], (grad_output, self_, approximate,), kwargs)
     result = recording.wrap(kernels.gelu_backward(recording.data(grad_output), recording.data(self_), approximate))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = GeluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -1997,7 +1997,7 @@ def leaky_relu(self_=MISSING, negative_slope=0.01, **kwargs):
     derivatives.yaml, entry leaky_relu
     """
     if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or kwargs:
-        self_, negative_slope = _dispatch.bind(OVERLOADS["leaky_relu"], (self_, negative_slope,), kwargs)
+        self_, negative_slope = _arguments.bind(OVERLOADS["leaky_relu"], (self_, negative_slope,), kwargs)
     result = recording.wrap(kernels.leaky_relu(recording.data(self_), negative_slope))
     if recording.compute_requires_grad(self_):
         grad_fn = LeakyReluBackward0(recording.collect_next_edges(self_))
@@ -2017,7 +2017,7 @@ def softplus(self_=MISSING, beta=1, threshold=20, **kwargs):
     derivatives.yaml, entry softplus
     """
     if not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER) or kwargs:
-        self_, beta, threshold = _dispatch.bind(OVERLOADS["softplus"], (self_, beta, threshold,), kwargs)
+        self_, beta, threshold = _arguments.bind(OVERLOADS["softplus"], (self_, beta, threshold,), kwargs)
     result = recording.wrap(kernels.softplus(recording.data(self_), beta, threshold))
     if recording.compute_requires_grad(self_):
         grad_fn = SoftplusBackward0(recording.collect_next_edges(self_))
@@ -2038,7 +2038,7 @@ def leaky_relu_backward(grad_output=MISSING, self_=MISSING, negative_slope=MISSI
     derivatives.yaml, entry leaky_relu_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or self_is_result is MISSING or kwargs:
-        grad_output, self_, negative_slope, self_is_result = _dispatch.bind(OVERLOADS["leaky_relu_backward"], (grad_output, self_, negative_slope, self_is_result,), kwargs)
+        grad_output, self_, negative_slope, self_is_result = _arguments.bind(OVERLOADS["leaky_relu_backward"], (grad_output, self_, negative_slope, self_is_result,), kwargs)
     result = recording.wrap(kernels.leaky_relu_backward(recording.data(grad_output), recording.data(self_), negative_slope, self_is_result))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = LeakyReluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -2058,7 +2058,7 @@ def softplus_backward(grad_output=MISSING, self_=MISSING, beta=MISSING, threshol
     derivatives.yaml, entry softplus_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER) or kwargs:
-        grad_output, self_, beta, threshold = _dispatch.bind(OVERLOADS["softplus_backward"], (grad_output, self_, beta, threshold,), kwargs)
+        grad_output, self_, beta, threshold = _arguments.bind(OVERLOADS["softplus_backward"], (grad_output, self_, beta, threshold,), kwargs)
     result = recording.wrap(kernels.softplus_backward(recording.data(grad_output), recording.data(self_), beta, threshold))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = SoftplusBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -2080,7 +2080,7 @@ def threshold_backward(grad_output=MISSING, self_=MISSING, threshold=MISSING, **
     derivatives.yaml, entry threshold_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or kwargs:
-        grad_output, self_, threshold = _dispatch.bind(OVERLOADS["threshold_backward"], (grad_output, self_, threshold,), kwargs)
+        grad_output, self_, threshold = _arguments.bind(OVERLOADS["threshold_backward"], (grad_output, self_, threshold,), kwargs)
     result = recording.wrap(kernels.threshold_backward(recording.data(grad_output), recording.data(self_), threshold))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = ThresholdBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -2100,7 +2100,7 @@ def abs(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry abs
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["abs"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["abs"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("abs", abs, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.abs(recording.data(self_)))
@@ -2121,7 +2121,7 @@ def abs_(self_=MISSING, **kwargs):
     derivatives.yaml, entry abs
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["abs"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["abs"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2146,7 +2146,7 @@ def sign(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry sign
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["sign"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["sign"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sign", sign, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.sign(recording.data(self_)))
@@ -2166,7 +2166,7 @@ def sign_(self_=MISSING, **kwargs):
     derivatives.yaml, entry sign
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["sign"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["sign"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2190,7 +2190,7 @@ def clamp_Tensor(self_=MISSING, min=None, max=None, *, out=None, **kwargs):
     derivatives.yaml, entry clamp.Tensor
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, min, max = _dispatch.bind(OVERLOADS["clamp.Tensor"], (self_, min, max,), kwargs)
+        self_, min, max = _arguments.bind(OVERLOADS["clamp.Tensor"], (self_, min, max,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp", clamp_Tensor, (self_, min, max), {}, out)
     result = recording.wrap(kernels.clamp_Tensor(recording.data(self_), recording.data(min), recording.data(max)))
@@ -2213,7 +2213,7 @@ def clamp_Tensor_(self_=MISSING, min=None, max=None, **kwargs):
     derivatives.yaml, entry clamp.Tensor
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, min, max = _dispatch.bind(OVERLOADS["clamp.Tensor"], (self_, min, max,), kwargs, inplace=True)
+        self_, min, max = _arguments.bind(OVERLOADS["clamp.Tensor"], (self_, min, max,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, min, max)
     if needs_grad:
@@ -2240,7 +2240,7 @@ def clamp_default(self_=MISSING, min=None, max=None, *, out=None, **kwargs):
     derivatives.yaml, entry clamp
     """
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE) or kwargs:
-        self_, min, max = _dispatch.bind(OVERLOADS["clamp"], (self_, min, max,), kwargs)
+        self_, min, max = _arguments.bind(OVERLOADS["clamp"], (self_, min, max,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp", clamp_default, (self_, min, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp(recording.data(self_), min, max))
@@ -2263,7 +2263,7 @@ def clamp_default_(self_=MISSING, min=None, max=None, **kwargs):
     derivatives.yaml, entry clamp
     """
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE) or kwargs:
-        self_, min, max = _dispatch.bind(OVERLOADS["clamp"], (self_, min, max,), kwargs, inplace=True)
+        self_, min, max = _arguments.bind(OVERLOADS["clamp"], (self_, min, max,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2290,7 +2290,7 @@ def clamp_min_default(self_=MISSING, min=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry clamp_min
     """
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or kwargs:
-        self_, min = _dispatch.bind(OVERLOADS["clamp_min"], (self_, min,), kwargs)
+        self_, min = _arguments.bind(OVERLOADS["clamp_min"], (self_, min,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_min", clamp_min_default, (self_, min), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_min(recording.data(self_), min))
@@ -2312,7 +2312,7 @@ def clamp_min_default_(self_=MISSING, min=MISSING, **kwargs):
     derivatives.yaml, entry clamp_min
     """
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or kwargs:
-        self_, min = _dispatch.bind(OVERLOADS["clamp_min"], (self_, min,), kwargs, inplace=True)
+        self_, min = _arguments.bind(OVERLOADS["clamp_min"], (self_, min,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2338,7 +2338,7 @@ def clamp_min_Tensor(self_=MISSING, min=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry clamp_min.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(min, Tensor) or kwargs:
-        self_, min = _dispatch.bind(OVERLOADS["clamp_min.Tensor"], (self_, min,), kwargs)
+        self_, min = _arguments.bind(OVERLOADS["clamp_min.Tensor"], (self_, min,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_min", clamp_min_Tensor, (self_, min), {}, out)
     result = recording.wrap(kernels.clamp_min_Tensor(recording.data(self_), recording.data(min)))
@@ -2360,7 +2360,7 @@ def clamp_min_Tensor_(self_=MISSING, min=MISSING, **kwargs):
     derivatives.yaml, entry clamp_min.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(min, Tensor) or kwargs:
-        self_, min = _dispatch.bind(OVERLOADS["clamp_min.Tensor"], (self_, min,), kwargs, inplace=True)
+        self_, min = _arguments.bind(OVERLOADS["clamp_min.Tensor"], (self_, min,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, min)
     if needs_grad:
@@ -2386,7 +2386,7 @@ def clamp_max_default(self_=MISSING, max=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry clamp_max
     """
     if not isinstance(self_, Tensor) or not isinstance(max, NUMBER) or kwargs:
-        self_, max = _dispatch.bind(OVERLOADS["clamp_max"], (self_, max,), kwargs)
+        self_, max = _arguments.bind(OVERLOADS["clamp_max"], (self_, max,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_max", clamp_max_default, (self_, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_max(recording.data(self_), max))
@@ -2408,7 +2408,7 @@ def clamp_max_default_(self_=MISSING, max=MISSING, **kwargs):
     derivatives.yaml, entry clamp_max
     """
     if not isinstance(self_, Tensor) or not isinstance(max, NUMBER) or kwargs:
-        self_, max = _dispatch.bind(OVERLOADS["clamp_max"], (self_, max,), kwargs, inplace=True)
+        self_, max = _arguments.bind(OVERLOADS["clamp_max"], (self_, max,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2434,7 +2434,7 @@ def clamp_max_Tensor(self_=MISSING, max=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry clamp_max.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(max, Tensor) or kwargs:
-        self_, max = _dispatch.bind(OVERLOADS["clamp_max.Tensor"], (self_, max,), kwargs)
+        self_, max = _arguments.bind(OVERLOADS["clamp_max.Tensor"], (self_, max,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_max", clamp_max_Tensor, (self_, max), {}, out)
     result = recording.wrap(kernels.clamp_max_Tensor(recording.data(self_), recording.data(max)))
@@ -2456,7 +2456,7 @@ def clamp_max_Tensor_(self_=MISSING, max=MISSING, **kwargs):
     derivatives.yaml, entry clamp_max.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(max, Tensor) or kwargs:
-        self_, max = _dispatch.bind(OVERLOADS["clamp_max.Tensor"], (self_, max,), kwargs, inplace=True)
+        self_, max = _arguments.bind(OVERLOADS["clamp_max.Tensor"], (self_, max,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, max)
     if needs_grad:
@@ -2482,7 +2482,7 @@ def maximum(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry maximum
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["maximum"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["maximum"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("maximum", maximum, (self_, other), {}, out)
     result = recording.wrap(kernels.maximum(recording.data(self_), recording.data(other)))
@@ -2504,7 +2504,7 @@ def minimum(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry minimum
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["minimum"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["minimum"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("minimum", minimum, (self_, other), {}, out)
     result = recording.wrap(kernels.minimum(recording.data(self_), recording.data(other)))
@@ -2526,7 +2526,7 @@ def where_self(condition=MISSING, self_=MISSING, other=MISSING, *, out=None, **k
     derivatives.yaml, entry where.self
     """
     if not isinstance(condition, Tensor) or not isinstance(self_, TENSOR_OR_NUMBER) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        condition, self_, other = _dispatch.bind(OVERLOADS["where.self"], (condition, self_, other,), kwargs)
+        condition, self_, other = _arguments.bind(OVERLOADS["where.self"], (condition, self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("where", where_self, (condition, self_, other), {}, out, dtype_rule="where")
     result = recording.wrap(kernels.where_self(recording.data(condition), recording.data(self_), recording.data(other)))
@@ -2547,7 +2547,7 @@ def masked_fill_Scalar(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry masked_fill.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, mask, value = _dispatch.bind(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), kwargs)
+        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), kwargs)
     result = recording.wrap(kernels.masked_fill_Scalar(recording.data(self_), recording.data(mask), value))
     if recording.compute_requires_grad(self_):
         grad_fn = MaskedFillBackward0(recording.collect_next_edges(self_))
@@ -2566,7 +2566,7 @@ def masked_fill_Scalar_(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry masked_fill.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, mask, value = _dispatch.bind(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), kwargs, inplace=True)
+        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2591,7 +2591,7 @@ def masked_fill_Tensor(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry masked_fill.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
-        self_, mask, value = _dispatch.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs)
+        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs)
     result = recording.wrap(kernels.masked_fill_Tensor(recording.data(self_), recording.data(mask), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
         grad_fn = MaskedFillBackward1(recording.collect_next_edges(self_, value))
@@ -2610,7 +2610,7 @@ def masked_fill_Tensor_(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry masked_fill.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
-        self_, mask, value = _dispatch.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs, inplace=True)
+        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
@@ -2635,7 +2635,7 @@ def fill_Scalar(self_=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry fill.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, value = _dispatch.bind(OVERLOADS["fill.Scalar"], (self_, value,), kwargs)
+        self_, value = _arguments.bind(OVERLOADS["fill.Scalar"], (self_, value,), kwargs)
     result = recording.wrap(kernels.fill_Scalar(recording.data(self_), value))
     if recording.compute_requires_grad(self_):
         grad_fn = FillBackward0(recording.collect_next_edges(self_))
@@ -2653,7 +2653,7 @@ def fill_Tensor(self_=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry fill.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
-        self_, value = _dispatch.bind(OVERLOADS["fill.Tensor"], (self_, value,), kwargs)
+        self_, value = _arguments.bind(OVERLOADS["fill.Tensor"], (self_, value,), kwargs)
     result = recording.wrap(kernels.fill_Tensor(recording.data(self_), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
         grad_fn = FillBackward1(recording.collect_next_edges(self_, value))
@@ -2671,7 +2671,7 @@ def fill__Scalar(self_=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry fill_.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, value = _dispatch.bind(OVERLOADS["fill_.Scalar"], (self_, value,), kwargs)
+        self_, value = _arguments.bind(OVERLOADS["fill_.Scalar"], (self_, value,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2695,7 +2695,7 @@ def fill__Tensor(self_=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry fill_.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
-        self_, value = _dispatch.bind(OVERLOADS["fill_.Tensor"], (self_, value,), kwargs)
+        self_, value = _arguments.bind(OVERLOADS["fill_.Tensor"], (self_, value,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
@@ -2719,7 +2719,7 @@ def copy_(self_=MISSING, src=MISSING, non_blocking=False, **kwargs):
     derivatives.yaml, entry copy_
     """
     if not isinstance(self_, Tensor) or not isinstance(src, TENSOR_OR_NUMBER) or kwargs:
-        self_, src, non_blocking = _dispatch.bind(OVERLOADS["copy_"], (self_, src, non_blocking,), kwargs)
+        self_, src, non_blocking = _arguments.bind(OVERLOADS["copy_"], (self_, src, non_blocking,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, src)
     if needs_grad:
@@ -2743,7 +2743,7 @@ def eq_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry eq.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["eq.Scalar"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["eq.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("eq", eq_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.eq_Scalar(recording.data(self_), other))
@@ -2756,7 +2756,7 @@ def eq_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry eq.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["eq.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["eq.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("eq", eq_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.eq_Tensor(recording.data(self_), recording.data(other)))
@@ -2769,7 +2769,7 @@ def ge_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry ge.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["ge.Scalar"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["ge.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ge", ge_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ge_Scalar(recording.data(self_), other))
@@ -2782,7 +2782,7 @@ def ge_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry ge.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["ge.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["ge.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ge", ge_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ge_Tensor(recording.data(self_), recording.data(other)))
@@ -2795,7 +2795,7 @@ def gt_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry gt.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["gt.Scalar"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["gt.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gt", gt_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.gt_Scalar(recording.data(self_), other))
@@ -2808,7 +2808,7 @@ def gt_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry gt.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["gt.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["gt.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gt", gt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.gt_Tensor(recording.data(self_), recording.data(other)))
@@ -2821,7 +2821,7 @@ def le_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry le.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["le.Scalar"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["le.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("le", le_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.le_Scalar(recording.data(self_), other))
@@ -2834,7 +2834,7 @@ def le_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry le.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["le.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["le.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("le", le_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.le_Tensor(recording.data(self_), recording.data(other)))
@@ -2847,7 +2847,7 @@ def lt_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry lt.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["lt.Scalar"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["lt.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lt", lt_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.lt_Scalar(recording.data(self_), other))
@@ -2860,7 +2860,7 @@ def lt_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry lt.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["lt.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["lt.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lt", lt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.lt_Tensor(recording.data(self_), recording.data(other)))
@@ -2873,7 +2873,7 @@ def ne_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry ne.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["ne.Scalar"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["ne.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ne", ne_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ne_Scalar(recording.data(self_), other))
@@ -2886,7 +2886,7 @@ def ne_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry ne.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["ne.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["ne.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ne", ne_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ne_Tensor(recording.data(self_), recording.data(other)))
@@ -2899,7 +2899,7 @@ def logical_not(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry logical_not
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["logical_not"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["logical_not"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_not", logical_not, (self_,), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_not(recording.data(self_)))
@@ -2912,7 +2912,7 @@ def logical_and(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry logical_and
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["logical_and"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["logical_and"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_and", logical_and, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_and(recording.data(self_), recording.data(other)))
@@ -2925,7 +2925,7 @@ def logical_or(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry logical_or
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["logical_or"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["logical_or"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_or", logical_or, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_or(recording.data(self_), recording.data(other)))
@@ -2938,7 +2938,7 @@ def bitwise_not(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry bitwise_not
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["bitwise_not"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["bitwise_not"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_not", bitwise_not, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.bitwise_not(recording.data(self_)))
@@ -2951,7 +2951,7 @@ def bitwise_and_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry bitwise_and.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["bitwise_and.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["bitwise_and.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_and", bitwise_and_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
@@ -2964,7 +2964,7 @@ def bitwise_or_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry bitwise_or.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["bitwise_or.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["bitwise_or.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_or", bitwise_or_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
@@ -2977,7 +2977,7 @@ def bitwise_xor_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry bitwise_xor.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_xor", bitwise_xor_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
@@ -2990,7 +2990,7 @@ def sum_default(self_=MISSING, *, dtype=None, **kwargs):
     derivatives.yaml, entry sum
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dtype = _dispatch.bind(OVERLOADS["sum"], (self_, dtype,), kwargs)
+        self_, dtype = _arguments.bind(OVERLOADS["sum"], (self_, dtype,), kwargs)
     result = recording.wrap(kernels.sum(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = SumBackward0(recording.collect_next_edges(self_))
@@ -3009,7 +3009,7 @@ def sum_dim_IntList(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, ou
     derivatives.yaml, entry sum.dim_IntList
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim, dtype = _dispatch.bind(OVERLOADS["sum.dim_IntList"], (self_, dim, keepdim, dtype,), kwargs)
+        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["sum.dim_IntList"], (self_, dim, keepdim, dtype,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sum", sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
@@ -3033,7 +3033,7 @@ def mean_default(self_=MISSING, *, dtype=None, out=None, **kwargs):
     derivatives.yaml, entry mean
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dtype = _dispatch.bind(OVERLOADS["mean"], (self_, dtype,), kwargs)
+        self_, dtype = _arguments.bind(OVERLOADS["mean"], (self_, dtype,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mean", mean_default, (self_,), {"dtype": dtype}, out, dtype_rule="mean")
     result = recording.wrap(kernels.mean(recording.data(self_), recording.numpy_dtype(dtype)))
@@ -3055,7 +3055,7 @@ def mean_dim(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=None,
     derivatives.yaml, entry mean.dim
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim, dtype = _dispatch.bind(OVERLOADS["mean.dim"], (self_, dim, keepdim, dtype,), kwargs)
+        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["mean.dim"], (self_, dim, keepdim, dtype,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mean", mean_dim, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="mean_dim")
@@ -3080,7 +3080,7 @@ def logsumexp(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry logsumexp
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim = _dispatch.bind(OVERLOADS["logsumexp"], (self_, dim, keepdim,), kwargs)
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["logsumexp"], (self_, dim, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logsumexp", logsumexp, (self_, dim, keepdim), {}, out, dtype_rule="floating")
@@ -3108,7 +3108,7 @@ def max_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry max.dim
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim = _dispatch.bind(OVERLOADS["max.dim"], (self_, dim, keepdim,), kwargs)
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["max.dim"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("max", max_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.max_dim(recording.data(self_), dim, keepdim))
@@ -3136,7 +3136,7 @@ def max_default(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry max
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["max"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["max"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("max", max_default, (self_,), {}, out, dtype_rule="unary")
     result = recording.wrap(kernels.max(recording.data(self_)))
@@ -3161,7 +3161,7 @@ def amax(self_=MISSING, dim=(), keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry amax
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim = _dispatch.bind(OVERLOADS["amax"], (self_, dim, keepdim,), kwargs)
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["amax"], (self_, dim, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("amax", amax, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
@@ -3189,7 +3189,7 @@ def amin(self_=MISSING, dim=(), keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry amin
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim = _dispatch.bind(OVERLOADS["amin"], (self_, dim, keepdim,), kwargs)
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["amin"], (self_, dim, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("amin", amin, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
@@ -3217,7 +3217,7 @@ def min_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry min.dim
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim = _dispatch.bind(OVERLOADS["min.dim"], (self_, dim, keepdim,), kwargs)
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["min.dim"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("min", min_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.min_dim(recording.data(self_), dim, keepdim))
@@ -3245,7 +3245,7 @@ def min_default(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry min
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["min"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["min"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("min", min_default, (self_,), {}, out, dtype_rule="unary")
     result = recording.wrap(kernels.min(recording.data(self_)))
@@ -3270,7 +3270,7 @@ def any_default(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry any
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["any"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["any"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_default, (self_,), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.any(recording.data(self_)))
@@ -3283,7 +3283,7 @@ def any_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry any.dim
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim = _dispatch.bind(OVERLOADS["any.dim"], (self_, dim, keepdim,), kwargs)
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["any.dim"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_dim, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.any_dim(recording.data(self_), dim, keepdim))
@@ -3296,7 +3296,7 @@ def any_dims(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry any.dims
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim = _dispatch.bind(OVERLOADS["any.dims"], (self_, dim, keepdim,), kwargs)
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["any.dims"], (self_, dim, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_dims, (self_, dim, keepdim), {}, out, dtype_rule="bool")
@@ -3310,7 +3310,7 @@ def all_default(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry all
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["all"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["all"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_default, (self_,), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.all(recording.data(self_)))
@@ -3323,7 +3323,7 @@ def all_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry all.dim
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim = _dispatch.bind(OVERLOADS["all.dim"], (self_, dim, keepdim,), kwargs)
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["all.dim"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_dim, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.all_dim(recording.data(self_), dim, keepdim))
@@ -3336,7 +3336,7 @@ def all_dims(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry all.dims
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim = _dispatch.bind(OVERLOADS["all.dims"], (self_, dim, keepdim,), kwargs)
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["all.dims"], (self_, dim, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_dims, (self_, dim, keepdim), {}, out, dtype_rule="bool")
@@ -3350,7 +3350,7 @@ def argmax(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry argmax
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim = _dispatch.bind(OVERLOADS["argmax"], (self_, dim, keepdim,), kwargs)
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["argmax"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("argmax", argmax, (self_, dim, keepdim), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.argmax(recording.data(self_), dim, keepdim))
@@ -3363,7 +3363,7 @@ def argmin(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry argmin
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim = _dispatch.bind(OVERLOADS["argmin"], (self_, dim, keepdim,), kwargs)
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["argmin"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("argmin", argmin, (self_, dim, keepdim), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.argmin(recording.data(self_), dim, keepdim))
@@ -3376,7 +3376,7 @@ def norm_Scalar(self_=MISSING, p=2, **kwargs):
     derivatives.yaml, entry norm.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs:
-        self_, p = _dispatch.bind(OVERLOADS["norm.Scalar"], (self_, p,), kwargs)
+        self_, p = _arguments.bind(OVERLOADS["norm.Scalar"], (self_, p,), kwargs)
     result = recording.wrap(kernels.norm_Scalar(recording.data(self_), p))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3400,7 +3400,7 @@ def norm_ScalarOpt_dim(self_=MISSING, p=MISSING, dim=MISSING, keepdim=False, **k
     derivatives.yaml, entry norm.ScalarOpt_dim
     """
     if not isinstance(self_, Tensor) or not isinstance(p, NUMBER_OR_NONE) or dim is MISSING or kwargs:
-        self_, p, dim, keepdim = _dispatch.bind(OVERLOADS["norm.ScalarOpt_dim"], (self_, p, dim, keepdim,), kwargs)
+        self_, p, dim, keepdim = _arguments.bind(OVERLOADS["norm.ScalarOpt_dim"], (self_, p, dim, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.norm_ScalarOpt_dim(recording.data(self_), p, dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -3427,7 +3427,7 @@ def linalg_vector_norm(self_=MISSING, ord=2, dim=None, keepdim=False, *, dtype=N
     derivatives.yaml, entry linalg_vector_norm
     """
     if not isinstance(self_, Tensor) or not isinstance(ord, NUMBER) or kwargs:
-        self_, ord, dim, keepdim, dtype = _dispatch.bind(OVERLOADS["linalg_vector_norm"], (self_, ord, dim, keepdim, dtype,), kwargs)
+        self_, ord, dim, keepdim, dtype = _arguments.bind(OVERLOADS["linalg_vector_norm"], (self_, ord, dim, keepdim, dtype,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.linalg_vector_norm(recording.data(self_), ord, dim, keepdim, recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
@@ -3454,7 +3454,7 @@ def prod_default(self_=MISSING, *, dtype=None, **kwargs):
     derivatives.yaml, entry prod
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dtype = _dispatch.bind(OVERLOADS["prod"], (self_, dtype,), kwargs)
+        self_, dtype = _arguments.bind(OVERLOADS["prod"], (self_, dtype,), kwargs)
     result = recording.wrap(kernels.prod(recording.data(self_), recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3477,7 +3477,7 @@ def prod_dim_int(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=N
     derivatives.yaml, entry prod.dim_int
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim, dtype = _dispatch.bind(OVERLOADS["prod.dim_int"], (self_, dim, keepdim, dtype,), kwargs)
+        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["prod.dim_int"], (self_, dim, keepdim, dtype,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("prod", prod_dim_int, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.prod_dim_int(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
@@ -3504,7 +3504,7 @@ def std_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, *
     derivatives.yaml, entry std.correction
     """
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
-        self_, dim, correction, keepdim = _dispatch.bind(OVERLOADS["std.correction"], (self_, dim, correction, keepdim,), kwargs)
+        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["std.correction"], (self_, dim, correction, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.std_correction(recording.data(self_), dim, correction, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -3531,7 +3531,7 @@ def var_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, *
     derivatives.yaml, entry var.correction
     """
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
-        self_, dim, correction, keepdim = _dispatch.bind(OVERLOADS["var.correction"], (self_, dim, correction, keepdim,), kwargs)
+        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["var.correction"], (self_, dim, correction, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.var_correction(recording.data(self_), dim, correction, keepdim))
     if recording.compute_requires_grad(self_):
@@ -3554,7 +3554,7 @@ def t(self_=MISSING, **kwargs):
     derivatives.yaml, entry t
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["t"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["t"], (self_,), kwargs)
     result = recording.as_view(self_, kernels.t(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = TBackward0(recording.collect_next_edges(self_))
@@ -3572,7 +3572,7 @@ def expand(self_=MISSING, size=MISSING, *, implicit=False, **kwargs):
     derivatives.yaml, entry expand
     """
     if not isinstance(self_, Tensor) or size is MISSING or kwargs:
-        self_, size, implicit = _dispatch.bind(OVERLOADS["expand"], (self_, size, implicit,), kwargs)
+        self_, size, implicit = _arguments.bind(OVERLOADS["expand"], (self_, size, implicit,), kwargs)
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.expand(recording.data(self_), size, implicit))
     if recording.compute_requires_grad(self_):
@@ -3592,7 +3592,7 @@ def unsqueeze(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry unsqueeze
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _dispatch.bind(OVERLOADS["unsqueeze"], (self_, dim,), kwargs)
+        self_, dim = _arguments.bind(OVERLOADS["unsqueeze"], (self_, dim,), kwargs)
     result = recording.as_view(self_, kernels.unsqueeze(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
         grad_fn = UnsqueezeBackward0(recording.collect_next_edges(self_))
@@ -3611,7 +3611,7 @@ def squeeze_default(self_=MISSING, **kwargs):
     derivatives.yaml, entry squeeze
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["squeeze"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["squeeze"], (self_,), kwargs)
     result = recording.as_view(self_, kernels.squeeze(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SqueezeBackward0(recording.collect_next_edges(self_))
@@ -3630,7 +3630,7 @@ def squeeze_dim(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry squeeze.dim
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _dispatch.bind(OVERLOADS["squeeze.dim"], (self_, dim,), kwargs)
+        self_, dim = _arguments.bind(OVERLOADS["squeeze.dim"], (self_, dim,), kwargs)
     result = recording.as_view(self_, kernels.squeeze_dim(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
         grad_fn = SqueezeBackward1(recording.collect_next_edges(self_))
@@ -3650,7 +3650,7 @@ def squeeze_dims(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry squeeze.dims
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _dispatch.bind(OVERLOADS["squeeze.dims"], (self_, dim,), kwargs)
+        self_, dim = _arguments.bind(OVERLOADS["squeeze.dims"], (self_, dim,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.as_view(self_, kernels.squeeze_dims(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
@@ -3671,7 +3671,7 @@ def squeeze__default(self_=MISSING, **kwargs):
     derivatives.yaml, entry squeeze_
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["squeeze_"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["squeeze_"], (self_,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3696,7 +3696,7 @@ def squeeze__dim(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry squeeze_.dim
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _dispatch.bind(OVERLOADS["squeeze_.dim"], (self_, dim,), kwargs)
+        self_, dim = _arguments.bind(OVERLOADS["squeeze_.dim"], (self_, dim,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3722,7 +3722,7 @@ def squeeze__dims(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry squeeze_.dims
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _dispatch.bind(OVERLOADS["squeeze_.dims"], (self_, dim,), kwargs)
+        self_, dim = _arguments.bind(OVERLOADS["squeeze_.dims"], (self_, dim,), kwargs)
     dim = recording.int_tuple(dim)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
@@ -3749,7 +3749,7 @@ def _to_copy(self_=MISSING, *, dtype=None, **kwargs):
     derivatives.yaml, entry _to_copy
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dtype = _dispatch.bind(OVERLOADS["_to_copy"], (self_, dtype,), kwargs)
+        self_, dtype = _arguments.bind(OVERLOADS["_to_copy"], (self_, dtype,), kwargs)
     result = recording.wrap(kernels._to_copy(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = ToCopyBackward0(recording.collect_next_edges(self_))
@@ -3768,7 +3768,7 @@ def clone(self_=MISSING, **kwargs):
     derivatives.yaml, entry clone
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["clone"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["clone"], (self_,), kwargs)
     result = recording.wrap(kernels.clone(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = CloneBackward0(recording.collect_next_edges(self_))
@@ -3786,7 +3786,7 @@ def transpose_int(self_=MISSING, dim0=MISSING, dim1=MISSING, **kwargs):
     derivatives.yaml, entry transpose.int
     """
     if not isinstance(self_, Tensor) or dim0 is MISSING or dim1 is MISSING or kwargs:
-        self_, dim0, dim1 = _dispatch.bind(OVERLOADS["transpose.int"], (self_, dim0, dim1,), kwargs)
+        self_, dim0, dim1 = _arguments.bind(OVERLOADS["transpose.int"], (self_, dim0, dim1,), kwargs)
     result = recording.as_view(self_, kernels.transpose_int(recording.data(self_), dim0, dim1))
     if recording.compute_requires_grad(self_):
         grad_fn = TransposeBackward0(recording.collect_next_edges(self_))
@@ -3806,7 +3806,7 @@ def _unsafe_view(self_=MISSING, size=MISSING, **kwargs):
     derivatives.yaml, entry _unsafe_view
     """
     if not isinstance(self_, Tensor) or size is MISSING or kwargs:
-        self_, size = _dispatch.bind(OVERLOADS["_unsafe_view"], (self_, size,), kwargs)
+        self_, size = _arguments.bind(OVERLOADS["_unsafe_view"], (self_, size,), kwargs)
     size = recording.int_tuple(size)
     result = recording.wrap(kernels._unsafe_view(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
@@ -3826,7 +3826,7 @@ def view(self_=MISSING, size=MISSING, **kwargs):
     derivatives.yaml, entry view
     """
     if not isinstance(self_, Tensor) or size is MISSING or kwargs:
-        self_, size = _dispatch.bind(OVERLOADS["view"], (self_, size,), kwargs)
+        self_, size = _arguments.bind(OVERLOADS["view"], (self_, size,), kwargs)
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.view(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
@@ -3846,7 +3846,7 @@ def zero_(self_=MISSING, **kwargs):
     derivatives.yaml, entry zero_
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["zero_"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["zero_"], (self_,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3870,7 +3870,7 @@ def alias(self_=MISSING, **kwargs):
     derivatives.yaml, entry alias
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["alias"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["alias"], (self_,), kwargs)
     result = recording.as_view(self_, kernels.alias(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AliasBackward0(recording.collect_next_edges(self_))
@@ -3888,7 +3888,7 @@ def permute(self_=MISSING, dims=MISSING, **kwargs):
     derivatives.yaml, entry permute
     """
     if not isinstance(self_, Tensor) or dims is MISSING or kwargs:
-        self_, dims = _dispatch.bind(OVERLOADS["permute"], (self_, dims,), kwargs)
+        self_, dims = _arguments.bind(OVERLOADS["permute"], (self_, dims,), kwargs)
     dims = recording.int_tuple(dims)
     result = recording.as_view(self_, kernels.permute(recording.data(self_), dims))
     if recording.compute_requires_grad(self_):
@@ -3907,8 +3907,8 @@ def cat(tensors=MISSING, dim=0, *, out=None, **kwargs):
 
     derivatives.yaml, entry cat
     """
-    if not _dispatch.all_tensors(tensors) or kwargs:
-        tensors, dim = _dispatch.bind(OVERLOADS["cat"], (tensors, dim,), kwargs)
+    if not _arguments.all_tensors(tensors) or kwargs:
+        tensors, dim = _arguments.bind(OVERLOADS["cat"], (tensors, dim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cat", cat, (tensors, dim), {}, out, dtype_rule="cat")
     result = recording.wrap(kernels.cat(recording.data(tensors), dim))
@@ -3929,8 +3929,8 @@ def stack(tensors=MISSING, dim=0, *, out=None, **kwargs):
 
     derivatives.yaml, entry stack
     """
-    if not _dispatch.all_tensors(tensors) or kwargs:
-        tensors, dim = _dispatch.bind(OVERLOADS["stack"], (tensors, dim,), kwargs)
+    if not _arguments.all_tensors(tensors) or kwargs:
+        tensors, dim = _arguments.bind(OVERLOADS["stack"], (tensors, dim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("stack", stack, (tensors, dim), {}, out, dtype_rule="cat")
     result = recording.wrap(kernels.stack(recording.data(tensors), dim))
@@ -3952,7 +3952,7 @@ def split_Tensor(self_=MISSING, split_size=MISSING, dim=0, **kwargs):
     derivatives.yaml, entry split.Tensor
     """
     if not isinstance(self_, Tensor) or split_size is MISSING or kwargs:
-        self_, split_size, dim = _dispatch.bind(OVERLOADS["split.Tensor"], (self_, split_size, dim,), kwargs)
+        self_, split_size, dim = _arguments.bind(OVERLOADS["split.Tensor"], (self_, split_size, dim,), kwargs)
     result = [recording.as_view(self_, a) for a in kernels.split_Tensor(recording.data(self_), split_size, dim)]
     if recording.compute_requires_grad(self_):
         grad_fn = SplitBackward0(recording.collect_next_edges(self_))
@@ -3974,7 +3974,7 @@ def split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, **kwargs):
     derivatives.yaml, entry split_with_sizes
     """
     if not isinstance(self_, Tensor) or split_sizes is MISSING or kwargs:
-        self_, split_sizes, dim = _dispatch.bind(OVERLOADS["split_with_sizes"], (self_, split_sizes, dim,), kwargs)
+        self_, split_sizes, dim = _arguments.bind(OVERLOADS["split_with_sizes"], (self_, split_sizes, dim,), kwargs)
     split_sizes = recording.int_tuple(split_sizes)
     result = [recording.as_view(self_, a) for a in kernels.split_with_sizes(recording.data(self_), split_sizes, dim)]
     if recording.compute_requires_grad(self_):
@@ -3997,7 +3997,7 @@ def unbind_int(self_=MISSING, dim=0, **kwargs):
     derivatives.yaml, entry unbind.int
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dim = _dispatch.bind(OVERLOADS["unbind.int"], (self_, dim,), kwargs)
+        self_, dim = _arguments.bind(OVERLOADS["unbind.int"], (self_, dim,), kwargs)
     result = [recording.as_view(self_, a) for a in kernels.unbind_int(recording.data(self_), dim)]
     if recording.compute_requires_grad(self_):
         grad_fn = UnbindBackward0(recording.collect_next_edges(self_))
@@ -4017,7 +4017,7 @@ def select_int(self_=MISSING, dim=MISSING, index=MISSING, **kwargs):
     derivatives.yaml, entry select.int
     """
     if not isinstance(self_, Tensor) or dim is MISSING or index is MISSING or kwargs:
-        self_, dim, index = _dispatch.bind(OVERLOADS["select.int"], (self_, dim, index,), kwargs)
+        self_, dim, index = _arguments.bind(OVERLOADS["select.int"], (self_, dim, index,), kwargs)
     result = recording.as_view(self_, kernels.select_int(recording.data(self_), dim, index))
     if recording.compute_requires_grad(self_):
         grad_fn = SelectBackward0(recording.collect_next_edges(self_))
@@ -4038,7 +4038,7 @@ def select_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, index
     derivatives.yaml, entry select_backward
     """
     if not isinstance(grad_output, Tensor) or input_sizes is MISSING or dim is MISSING or index is MISSING or kwargs:
-        grad_output, input_sizes, dim, index = _dispatch.bind(OVERLOADS["select_backward"], (grad_output, input_sizes, dim, index,), kwargs)
+        grad_output, input_sizes, dim, index = _arguments.bind(OVERLOADS["select_backward"], (grad_output, input_sizes, dim, index,), kwargs)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.select_backward(recording.data(grad_output), input_sizes, dim, index))
     if recording.compute_requires_grad(grad_output):
@@ -4059,7 +4059,7 @@ def slice_Tensor(self_=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
     derivatives.yaml, entry slice.Tensor
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, start, end, step = _dispatch.bind(OVERLOADS["slice.Tensor"], (self_, dim, start, end, step,), kwargs)
+        self_, dim, start, end, step = _arguments.bind(OVERLOADS["slice.Tensor"], (self_, dim, start, end, step,), kwargs)
     result = recording.as_view(self_, kernels.slice_Tensor(recording.data(self_), dim, start, end, step))
     if recording.compute_requires_grad(self_):
         grad_fn = SliceBackward0(recording.collect_next_edges(self_))
@@ -4082,7 +4082,7 @@ def slice_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, start=
     derivatives.yaml, entry slice_backward
     """
     if not isinstance(grad_output, Tensor) or input_sizes is MISSING or dim is MISSING or start is MISSING or end is MISSING or step is MISSING or kwargs:
-        grad_output, input_sizes, dim, start, end, step = _dispatch.bind(OVERLOADS["slice_backward"], (grad_output, input_sizes, dim, start, end, step,), kwargs)
+        grad_output, input_sizes, dim, start, end, step = _arguments.bind(OVERLOADS["slice_backward"], (grad_output, input_sizes, dim, start, end, step,), kwargs)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.slice_backward(recording.data(grad_output), input_sizes, dim, start, end, step))
     if recording.compute_requires_grad(grad_output):
@@ -4105,7 +4105,7 @@ def index_Tensor(self_=MISSING, indices=MISSING, **kwargs):
     derivatives.yaml, entry index.Tensor
     """
     if not isinstance(self_, Tensor) or indices is MISSING or kwargs:
-        self_, indices = _dispatch.bind(OVERLOADS["index.Tensor"], (self_, indices,), kwargs)
+        self_, indices = _arguments.bind(OVERLOADS["index.Tensor"], (self_, indices,), kwargs)
     result = recording.wrap(kernels.index_Tensor(recording.data(self_), recording.data(indices)))
     if recording.compute_requires_grad(self_):
         grad_fn = IndexBackward0(recording.collect_next_edges(self_))
@@ -4125,7 +4125,7 @@ def index_put(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, 
     derivatives.yaml, entry index_put
     """
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
-        self_, indices, values, accumulate = _dispatch.bind(OVERLOADS["index_put"], (self_, indices, values, accumulate,), kwargs)
+        self_, indices, values, accumulate = _arguments.bind(OVERLOADS["index_put"], (self_, indices, values, accumulate,), kwargs)
     result = recording.wrap(kernels.index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
     if recording.compute_requires_grad(self_, values):
         grad_fn = IndexPutBackward0(recording.collect_next_edges(self_, values))
@@ -4146,7 +4146,7 @@ def index_put_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False,
     derivatives.yaml, entry index_put
     """
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
-        self_, indices, values, accumulate = _dispatch.bind(OVERLOADS["index_put"], (self_, indices, values, accumulate,), kwargs, inplace=True)
+        self_, indices, values, accumulate = _arguments.bind(OVERLOADS["index_put"], (self_, indices, values, accumulate,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, values)
     if needs_grad:
@@ -4173,7 +4173,7 @@ def _index_put_impl_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=
     derivatives.yaml, entry _index_put_impl_
     """
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
-        self_, indices, values, accumulate, unsafe = _dispatch.bind(OVERLOADS["_index_put_impl_"], (self_, indices, values, accumulate, unsafe,), kwargs)
+        self_, indices, values, accumulate, unsafe = _arguments.bind(OVERLOADS["_index_put_impl_"], (self_, indices, values, accumulate, unsafe,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, values)
     if needs_grad:
@@ -4200,7 +4200,7 @@ def index_select(self_=MISSING, dim=MISSING, index=MISSING, *, out=None, **kwarg
     derivatives.yaml, entry index_select
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index = _dispatch.bind(OVERLOADS["index_select"], (self_, dim, index,), kwargs)
+        self_, dim, index = _arguments.bind(OVERLOADS["index_select"], (self_, dim, index,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_select", index_select, (self_, dim, index), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.index_select(recording.data(self_), dim, recording.data(index)))
@@ -4223,7 +4223,7 @@ def index_add(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, alph
     derivatives.yaml, entry index_add
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, source, alpha = _dispatch.bind(OVERLOADS["index_add"], (self_, dim, index, source, alpha,), kwargs)
+        self_, dim, index, source, alpha = _arguments.bind(OVERLOADS["index_add"], (self_, dim, index, source, alpha,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_add", index_add, (self_, dim, index, source), {"alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
@@ -4246,7 +4246,7 @@ def gather(self_=MISSING, dim=MISSING, index=MISSING, *, sparse_grad=False, out=
     derivatives.yaml, entry gather
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index, sparse_grad = _dispatch.bind(OVERLOADS["gather"], (self_, dim, index, sparse_grad,), kwargs)
+        self_, dim, index, sparse_grad = _arguments.bind(OVERLOADS["gather"], (self_, dim, index, sparse_grad,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gather", gather, (self_, dim, index), {"sparse_grad": sparse_grad}, out, dtype_rule="same")
     result = recording.wrap(kernels.gather(recording.data(self_), dim, recording.data(index), sparse_grad))
@@ -4269,7 +4269,7 @@ def scatter_add(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, out=N
     derivatives.yaml, entry scatter_add
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index, src = _dispatch.bind(OVERLOADS["scatter_add"], (self_, dim, index, src,), kwargs)
+        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter_add"], (self_, dim, index, src,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter_add", scatter_add, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
@@ -4291,7 +4291,7 @@ def repeat(self_=MISSING, repeats=MISSING, **kwargs):
     derivatives.yaml, entry repeat
     """
     if not isinstance(self_, Tensor) or repeats is MISSING or kwargs:
-        self_, repeats = _dispatch.bind(OVERLOADS["repeat"], (self_, repeats,), kwargs)
+        self_, repeats = _arguments.bind(OVERLOADS["repeat"], (self_, repeats,), kwargs)
     repeats = recording.int_tuple(repeats)
     result = recording.wrap(kernels.repeat(recording.data(self_), repeats))
     if recording.compute_requires_grad(self_):
@@ -4312,7 +4312,7 @@ def flip(self_=MISSING, dims=MISSING, **kwargs):
     derivatives.yaml, entry flip
     """
     if not isinstance(self_, Tensor) or dims is MISSING or kwargs:
-        self_, dims = _dispatch.bind(OVERLOADS["flip"], (self_, dims,), kwargs)
+        self_, dims = _arguments.bind(OVERLOADS["flip"], (self_, dims,), kwargs)
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.flip(recording.data(self_), dims))
     if recording.compute_requires_grad(self_):
@@ -4332,7 +4332,7 @@ def mm(self_=MISSING, mat2=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry mm
     """
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor) or kwargs:
-        self_, mat2 = _dispatch.bind(OVERLOADS["mm"], (self_, mat2,), kwargs)
+        self_, mat2 = _arguments.bind(OVERLOADS["mm"], (self_, mat2,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mm", mm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.mm(recording.data(self_), recording.data(mat2)))
@@ -4358,7 +4358,7 @@ def addmm(self_=MISSING, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, out=Non
     derivatives.yaml, entry addmm
     """
     if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, mat1, mat2, beta, alpha = _dispatch.bind(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,), kwargs)
+        self_, mat1, mat2, beta, alpha = _arguments.bind(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addmm", addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
@@ -4386,7 +4386,7 @@ def bmm(self_=MISSING, mat2=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry bmm
     """
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor) or kwargs:
-        self_, mat2 = _dispatch.bind(OVERLOADS["bmm"], (self_, mat2,), kwargs)
+        self_, mat2 = _arguments.bind(OVERLOADS["bmm"], (self_, mat2,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bmm", bmm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.bmm(recording.data(self_), recording.data(mat2)))
@@ -4408,7 +4408,7 @@ def dot(self_=MISSING, tensor=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry dot
     """
     if not isinstance(self_, Tensor) or not isinstance(tensor, Tensor) or kwargs:
-        self_, tensor = _dispatch.bind(OVERLOADS["dot"], (self_, tensor,), kwargs)
+        self_, tensor = _arguments.bind(OVERLOADS["dot"], (self_, tensor,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("dot", dot, (self_, tensor), {}, out, dtype_rule="dot")
     result = recording.wrap(kernels.dot(recording.data(self_), recording.data(tensor)))
@@ -4430,7 +4430,7 @@ def mv(self_=MISSING, vec=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry mv
     """
     if not isinstance(self_, Tensor) or not isinstance(vec, Tensor) or kwargs:
-        self_, vec = _dispatch.bind(OVERLOADS["mv"], (self_, vec,), kwargs)
+        self_, vec = _arguments.bind(OVERLOADS["mv"], (self_, vec,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mv", mv, (self_, vec), {}, out, dtype_rule="mv")
     result = recording.wrap(kernels.mv(recording.data(self_), recording.data(vec)))
@@ -4452,7 +4452,7 @@ def _softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None, **k
     derivatives.yaml, entry _softmax
     """
     if not isinstance(self_, Tensor) or dim is MISSING or half_to_float is MISSING or kwargs:
-        self_, dim, half_to_float = _dispatch.bind(OVERLOADS["_softmax"], (self_, dim, half_to_float,), kwargs)
+        self_, dim, half_to_float = _arguments.bind(OVERLOADS["_softmax"], (self_, dim, half_to_float,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_softmax", _softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._softmax(recording.data(self_), dim, half_to_float))
@@ -4478,7 +4478,7 @@ def _log_softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None,
     derivatives.yaml, entry _log_softmax
     """
     if not isinstance(self_, Tensor) or dim is MISSING or half_to_float is MISSING or kwargs:
-        self_, dim, half_to_float = _dispatch.bind(OVERLOADS["_log_softmax"], (self_, dim, half_to_float,), kwargs)
+        self_, dim, half_to_float = _arguments.bind(OVERLOADS["_log_softmax"], (self_, dim, half_to_float,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_log_softmax", _log_softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax(recording.data(self_), dim, half_to_float))
@@ -4504,7 +4504,7 @@ def _log_softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING,
     derivatives.yaml, entry _log_softmax_backward_data
     """
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or dim is MISSING or input_dtype is MISSING or kwargs:
-        grad_output, output, dim, input_dtype = _dispatch.bind(OVERLOADS["_log_softmax_backward_data"], (grad_output, output, dim, input_dtype,), kwargs)
+        grad_output, output, dim, input_dtype = _arguments.bind(OVERLOADS["_log_softmax_backward_data"], (grad_output, output, dim, input_dtype,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_log_softmax_backward_data", _log_softmax_backward_data, (grad_output, output, dim, input_dtype), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
@@ -4527,7 +4527,7 @@ def _softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING, inp
     derivatives.yaml, entry _softmax_backward_data
     """
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or dim is MISSING or input_dtype is MISSING or kwargs:
-        grad_output, output, dim, input_dtype = _dispatch.bind(OVERLOADS["_softmax_backward_data"], (grad_output, output, dim, input_dtype,), kwargs)
+        grad_output, output, dim, input_dtype = _arguments.bind(OVERLOADS["_softmax_backward_data"], (grad_output, output, dim, input_dtype,), kwargs)
     result = recording.wrap(kernels._softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = SoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
@@ -4549,7 +4549,7 @@ def mse_loss(self_=MISSING, target=MISSING, reduction=1, **kwargs):
     derivatives.yaml, entry mse_loss
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
-        self_, target, reduction = _dispatch.bind(OVERLOADS["mse_loss"], (self_, target, reduction,), kwargs)
+        self_, target, reduction = _arguments.bind(OVERLOADS["mse_loss"], (self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.mse_loss(recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = MseLossBackward0(recording.collect_next_edges(self_, target))
@@ -4570,7 +4570,7 @@ def mse_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduct
     derivatives.yaml, entry mse_loss_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs:
-        grad_output, self_, target, reduction = _dispatch.bind(OVERLOADS["mse_loss_backward"], (grad_output, self_, target, reduction,), kwargs)
+        grad_output, self_, target, reduction = _arguments.bind(OVERLOADS["mse_loss_backward"], (grad_output, self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.mse_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = MseLossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -4592,7 +4592,7 @@ def smooth_l1_loss(self_=MISSING, target=MISSING, reduction=1, beta=1.0, **kwarg
     derivatives.yaml, entry smooth_l1_loss
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER) or kwargs:
-        self_, target, reduction, beta = _dispatch.bind(OVERLOADS["smooth_l1_loss"], (self_, target, reduction, beta,), kwargs)
+        self_, target, reduction, beta = _arguments.bind(OVERLOADS["smooth_l1_loss"], (self_, target, reduction, beta,), kwargs)
     result = recording.wrap(kernels.smooth_l1_loss(recording.data(self_), recording.data(target), reduction, beta))
     if recording.compute_requires_grad(self_, target):
         grad_fn = SmoothL1LossBackward0(recording.collect_next_edges(self_, target))
@@ -4614,7 +4614,7 @@ def smooth_l1_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, 
     derivatives.yaml, entry smooth_l1_loss_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER) or reduction is MISSING or kwargs:
-        grad_output, self_, target, reduction, beta = _dispatch.bind(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target, reduction, beta,), kwargs)
+        grad_output, self_, target, reduction, beta = _arguments.bind(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target, reduction, beta,), kwargs)
     result = recording.wrap(kernels.smooth_l1_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, beta))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = SmoothL1LossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -4637,7 +4637,7 @@ def nll_loss_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=MI
     derivatives.yaml, entry nll_loss_forward
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
-        self_, target, weight, reduction, ignore_index = _dispatch.bind(OVERLOADS["nll_loss_forward"], (self_, target, weight, reduction, ignore_index,), kwargs)
+        self_, target, weight, reduction, ignore_index = _arguments.bind(OVERLOADS["nll_loss_forward"], (self_, target, weight, reduction, ignore_index,), kwargs)
     output, total_weight = map(recording.wrap, kernels.nll_loss_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4665,7 +4665,7 @@ def nll_loss2d_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=
     derivatives.yaml, entry nll_loss2d_forward
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
-        self_, target, weight, reduction, ignore_index = _dispatch.bind(OVERLOADS["nll_loss2d_forward"], (self_, target, weight, reduction, ignore_index,), kwargs)
+        self_, target, weight, reduction, ignore_index = _arguments.bind(OVERLOADS["nll_loss2d_forward"], (self_, target, weight, reduction, ignore_index,), kwargs)
     output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4693,7 +4693,7 @@ def nll_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight
     derivatives.yaml, entry nll_loss_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
-        grad_output, self_, target, weight, reduction, ignore_index, total_weight = _dispatch.bind(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs)
+        grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs)
     result = recording.wrap(kernels.nll_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = NllLossBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -4715,7 +4715,7 @@ def nll_loss2d_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weig
     derivatives.yaml, entry nll_loss2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
-        grad_output, self_, target, weight, reduction, ignore_index, total_weight = _dispatch.bind(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs)
+        grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs)
     result = recording.wrap(kernels.nll_loss2d_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = NllLoss2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -4737,7 +4737,7 @@ def binary_cross_entropy(self_=MISSING, target=MISSING, weight=None, reduction=1
     derivatives.yaml, entry binary_cross_entropy
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
-        self_, target, weight, reduction = _dispatch.bind(OVERLOADS["binary_cross_entropy"], (self_, target, weight, reduction,), kwargs)
+        self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy"], (self_, target, weight, reduction,), kwargs)
     result = recording.wrap(kernels.binary_cross_entropy(recording.data(self_), recording.data(target), recording.data(weight), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = BinaryCrossEntropyBackward0(recording.collect_next_edges(self_, target))
@@ -4759,7 +4759,7 @@ def binary_cross_entropy_backward(grad_output=MISSING, self_=MISSING, target=MIS
     derivatives.yaml, entry binary_cross_entropy_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
-        grad_output, self_, target, weight, reduction = _dispatch.bind(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target, weight, reduction,), kwargs)
+        grad_output, self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target, weight, reduction,), kwargs)
     result = recording.wrap(kernels.binary_cross_entropy_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = BinaryCrossEntropyBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -4782,7 +4782,7 @@ def binary_cross_entropy_with_logits(self_=MISSING, target=MISSING, weight=None,
     derivatives.yaml, entry binary_cross_entropy_with_logits
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
-        self_, target, weight, pos_weight, reduction = _dispatch.bind(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target, weight, pos_weight, reduction,), kwargs)
+        self_, target, weight, pos_weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target, weight, pos_weight, reduction,), kwargs)
     result = recording.wrap(kernels.binary_cross_entropy_with_logits(recording.data(self_), recording.data(target), recording.data(weight), recording.data(pos_weight), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0(recording.collect_next_edges(self_, target))
@@ -4805,7 +4805,7 @@ def native_dropout(input=MISSING, p=MISSING, train=MISSING, **kwargs):
     derivatives.yaml, entry native_dropout
     """
     if not isinstance(input, Tensor) or not isinstance(p, NUMBER) or train is MISSING or kwargs:
-        input, p, train = _dispatch.bind(OVERLOADS["native_dropout"], (input, p, train,), kwargs)
+        input, p, train = _arguments.bind(OVERLOADS["native_dropout"], (input, p, train,), kwargs)
     result0, result1 = map(recording.wrap, kernels.native_dropout(recording.data(input), p, train))
     needs_grad = recording.compute_requires_grad(input)
     if needs_grad:
@@ -4830,7 +4830,7 @@ def native_dropout_backward(grad_output=MISSING, mask=MISSING, scale=MISSING, **
     derivatives.yaml, entry native_dropout_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or not isinstance(scale, NUMBER) or kwargs:
-        grad_output, mask, scale = _dispatch.bind(OVERLOADS["native_dropout_backward"], (grad_output, mask, scale,), kwargs)
+        grad_output, mask, scale = _arguments.bind(OVERLOADS["native_dropout_backward"], (grad_output, mask, scale,), kwargs)
     result = recording.wrap(kernels.native_dropout_backward(recording.data(grad_output), recording.data(mask), scale))
     if recording.compute_requires_grad(grad_output, mask):
         grad_fn = NativeDropoutBackwardBackward0(recording.collect_next_edges(grad_output, mask))
@@ -4850,7 +4850,7 @@ def embedding(weight=MISSING, indices=MISSING, padding_idx=-1, scale_grad_by_fre
     derivatives.yaml, entry embedding
     """
     if not isinstance(weight, Tensor) or not isinstance(indices, Tensor) or kwargs:
-        weight, indices, padding_idx, scale_grad_by_freq, sparse = _dispatch.bind(OVERLOADS["embedding"], (weight, indices, padding_idx, scale_grad_by_freq, sparse,), kwargs)
+        weight, indices, padding_idx, scale_grad_by_freq, sparse = _arguments.bind(OVERLOADS["embedding"], (weight, indices, padding_idx, scale_grad_by_freq, sparse,), kwargs)
     result = recording.wrap(kernels.embedding(recording.data(weight), recording.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if recording.compute_requires_grad(weight):
         grad_fn = EmbeddingBackward0(recording.collect_next_edges(weight))
@@ -4872,7 +4872,7 @@ def embedding_dense_backward(grad_output=MISSING, indices=MISSING, num_weights=M
     derivatives.yaml, entry embedding_dense_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor) or num_weights is MISSING or padding_idx is MISSING or scale_grad_by_freq is MISSING or kwargs:
-        grad_output, indices, num_weights, padding_idx, scale_grad_by_freq = _dispatch.bind(OVERLOADS["embedding_dense_backward"], (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,), kwargs)
+        grad_output, indices, num_weights, padding_idx, scale_grad_by_freq = _arguments.bind(OVERLOADS["embedding_dense_backward"], (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,), kwargs)
     result = recording.wrap(kernels.embedding_dense_backward(recording.data(grad_output), recording.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if recording.compute_requires_grad(grad_output):
         grad_fn = EmbeddingDenseBackwardBackward0(recording.collect_next_edges(grad_output))
@@ -4894,7 +4894,7 @@ def native_layer_norm(input=MISSING, normalized_shape=MISSING, weight=MISSING, b
     derivatives.yaml, entry native_layer_norm
     """
     if not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or normalized_shape is MISSING or weight is MISSING or bias is MISSING or kwargs:
-        input, normalized_shape, weight, bias, eps = _dispatch.bind(OVERLOADS["native_layer_norm"], (input, normalized_shape, weight, bias, eps,), kwargs)
+        input, normalized_shape, weight, bias, eps = _arguments.bind(OVERLOADS["native_layer_norm"], (input, normalized_shape, weight, bias, eps,), kwargs)
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm(recording.data(input), normalized_shape, recording.data(weight), recording.data(bias), eps))
     needs_grad = recording.compute_requires_grad(input, weight, bias)
@@ -4924,7 +4924,7 @@ def native_layer_norm_backward(grad_out=MISSING, input=MISSING, normalized_shape
     derivatives.yaml, entry native_layer_norm_backward
     """
     if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(mean, Tensor) or not isinstance(rstd, Tensor) or normalized_shape is MISSING or weight is MISSING or bias is MISSING or output_mask is MISSING or kwargs:
-        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask = _dispatch.bind(OVERLOADS["native_layer_norm_backward"], (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,), kwargs)
+        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask = _arguments.bind(OVERLOADS["native_layer_norm_backward"], (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,), kwargs)
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm_backward(recording.data(grad_out), recording.data(input), normalized_shape, recording.data(mean), recording.data(rstd), recording.data(weight), recording.data(bias), output_mask))
     if recording.compute_requires_grad(grad_out, input, weight):
@@ -4951,7 +4951,7 @@ def native_batch_norm(input=MISSING, weight=MISSING, bias=MISSING, running_mean=
     derivatives.yaml, entry native_batch_norm
     """
     if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or running_mean is MISSING or running_var is MISSING or training is MISSING or kwargs:
-        input, weight, bias, running_mean, running_var, training, momentum, eps = _dispatch.bind(OVERLOADS["native_batch_norm"], (input, weight, bias, running_mean, running_var, training, momentum, eps,), kwargs)
+        input, weight, bias, running_mean, running_var, training, momentum, eps = _arguments.bind(OVERLOADS["native_batch_norm"], (input, weight, bias, running_mean, running_var, training, momentum, eps,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("native_batch_norm", native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {}, out, 3, dtype_rule="batch_norm")
     result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
@@ -4979,7 +4979,7 @@ def silu(self_=MISSING, **kwargs):
     derivatives.yaml, entry silu
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["silu"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["silu"], (self_,), kwargs)
     result = recording.wrap(kernels.silu(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SiluBackward0(recording.collect_next_edges(self_))
@@ -4998,7 +4998,7 @@ def silu_(self_=MISSING, **kwargs):
     derivatives.yaml, entry silu
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["silu"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["silu"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5023,7 +5023,7 @@ def mish(self_=MISSING, **kwargs):
     derivatives.yaml, entry mish
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["mish"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["mish"], (self_,), kwargs)
     result = recording.wrap(kernels.mish(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = MishBackward0(recording.collect_next_edges(self_))
@@ -5042,7 +5042,7 @@ def mish_(self_=MISSING, **kwargs):
     derivatives.yaml, entry mish
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["mish"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["mish"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5067,7 +5067,7 @@ def elu(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
     derivatives.yaml, entry elu
     """
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or kwargs:
-        self_, alpha, scale, input_scale = _dispatch.bind(OVERLOADS["elu"], (self_, alpha, scale, input_scale,), kwargs)
+        self_, alpha, scale, input_scale = _arguments.bind(OVERLOADS["elu"], (self_, alpha, scale, input_scale,), kwargs)
     result = recording.wrap(kernels.elu(recording.data(self_), alpha, scale, input_scale))
     if recording.compute_requires_grad(self_):
         grad_fn = EluBackward0(recording.collect_next_edges(self_))
@@ -5089,7 +5089,7 @@ def elu_(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
     derivatives.yaml, entry elu_
     """
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or kwargs:
-        self_, alpha, scale, input_scale = _dispatch.bind(OVERLOADS["elu_"], (self_, alpha, scale, input_scale,), kwargs)
+        self_, alpha, scale, input_scale = _arguments.bind(OVERLOADS["elu_"], (self_, alpha, scale, input_scale,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5119,7 +5119,7 @@ def hardtanh(self_=MISSING, min_val=-1, max_val=1, **kwargs):
     derivatives.yaml, entry hardtanh
     """
     if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
-        self_, min_val, max_val = _dispatch.bind(OVERLOADS["hardtanh"], (self_, min_val, max_val,), kwargs)
+        self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh"], (self_, min_val, max_val,), kwargs)
     result = recording.wrap(kernels.hardtanh(recording.data(self_), min_val, max_val))
     if recording.compute_requires_grad(self_):
         grad_fn = HardtanhBackward0(recording.collect_next_edges(self_))
@@ -5140,7 +5140,7 @@ def hardtanh_(self_=MISSING, min_val=-1, max_val=1, **kwargs):
     derivatives.yaml, entry hardtanh
     """
     if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
-        self_, min_val, max_val = _dispatch.bind(OVERLOADS["hardtanh"], (self_, min_val, max_val,), kwargs, inplace=True)
+        self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh"], (self_, min_val, max_val,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5167,7 +5167,7 @@ def hardtanh_backward(grad_output=MISSING, self_=MISSING, min_val=MISSING, max_v
     derivatives.yaml, entry hardtanh_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
-        grad_output, self_, min_val, max_val = _dispatch.bind(OVERLOADS["hardtanh_backward"], (grad_output, self_, min_val, max_val,), kwargs)
+        grad_output, self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh_backward"], (grad_output, self_, min_val, max_val,), kwargs)
     result = recording.wrap(kernels.hardtanh_backward(recording.data(grad_output), recording.data(self_), min_val, max_val))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = HardtanhBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -5188,7 +5188,7 @@ def hardsigmoid(self_=MISSING, **kwargs):
     derivatives.yaml, entry hardsigmoid
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["hardsigmoid"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["hardsigmoid"], (self_,), kwargs)
     result = recording.wrap(kernels.hardsigmoid(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = HardsigmoidBackward0(recording.collect_next_edges(self_))
@@ -5207,7 +5207,7 @@ def hardsigmoid_(self_=MISSING, **kwargs):
     derivatives.yaml, entry hardsigmoid
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["hardsigmoid"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["hardsigmoid"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5232,7 +5232,7 @@ def hardswish(self_=MISSING, **kwargs):
     derivatives.yaml, entry hardswish
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["hardswish"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["hardswish"], (self_,), kwargs)
     result = recording.wrap(kernels.hardswish(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = HardswishBackward0(recording.collect_next_edges(self_))
@@ -5251,7 +5251,7 @@ def hardswish_(self_=MISSING, **kwargs):
     derivatives.yaml, entry hardswish
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["hardswish"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["hardswish"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5276,7 +5276,7 @@ def log_sigmoid_forward(self_=MISSING, **kwargs):
     derivatives.yaml, entry log_sigmoid_forward
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["log_sigmoid_forward"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["log_sigmoid_forward"], (self_,), kwargs)
     output, buffer = map(recording.wrap, kernels.log_sigmoid_forward(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = LogSigmoidBackward0(recording.collect_next_edges(self_))
@@ -5296,7 +5296,7 @@ def glu(self_=MISSING, dim=-1, **kwargs):
     derivatives.yaml, entry glu
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dim = _dispatch.bind(OVERLOADS["glu"], (self_, dim,), kwargs)
+        self_, dim = _arguments.bind(OVERLOADS["glu"], (self_, dim,), kwargs)
     result = recording.wrap(kernels.glu(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
         grad_fn = GluBackward0(recording.collect_next_edges(self_))
@@ -5316,7 +5316,7 @@ def huber_loss(self_=MISSING, target=MISSING, reduction=1, delta=1.0, **kwargs):
     derivatives.yaml, entry huber_loss
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER) or kwargs:
-        self_, target, reduction, delta = _dispatch.bind(OVERLOADS["huber_loss"], (self_, target, reduction, delta,), kwargs)
+        self_, target, reduction, delta = _arguments.bind(OVERLOADS["huber_loss"], (self_, target, reduction, delta,), kwargs)
     result = recording.wrap(kernels.huber_loss(recording.data(self_), recording.data(target), reduction, delta))
     if recording.compute_requires_grad(self_, target):
         grad_fn = HuberLossBackward0(recording.collect_next_edges(self_, target))
@@ -5339,7 +5339,7 @@ def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
     derivatives.yaml, entry constant_pad_nd
     """
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or pad is MISSING or kwargs:
-        self_, pad, value = _dispatch.bind(OVERLOADS["constant_pad_nd"], (self_, pad, value,), kwargs)
+        self_, pad, value = _arguments.bind(OVERLOADS["constant_pad_nd"], (self_, pad, value,), kwargs)
     pad = recording.int_tuple(pad)
     result = recording.wrap(kernels.constant_pad_nd(recording.data(self_), pad, value))
     if recording.compute_requires_grad(self_):
@@ -5359,7 +5359,7 @@ def leaky_relu_(self_=MISSING, negative_slope=0.01, **kwargs):
     derivatives.yaml, entry leaky_relu_
     """
     if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or kwargs:
-        self_, negative_slope = _dispatch.bind(OVERLOADS["leaky_relu_"], (self_, negative_slope,), kwargs)
+        self_, negative_slope = _arguments.bind(OVERLOADS["leaky_relu_"], (self_, negative_slope,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5387,7 +5387,7 @@ def reflection_pad1d(self_=MISSING, padding=MISSING, **kwargs):
     derivatives.yaml, entry reflection_pad1d
     """
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        self_, padding = _dispatch.bind(OVERLOADS["reflection_pad1d"], (self_, padding,), kwargs)
+        self_, padding = _arguments.bind(OVERLOADS["reflection_pad1d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad1d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5408,7 +5408,7 @@ def reflection_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     derivatives.yaml, entry reflection_pad1d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        grad_output, self_, padding = _dispatch.bind(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_, padding,), kwargs)
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5429,7 +5429,7 @@ def reflection_pad2d(self_=MISSING, padding=MISSING, **kwargs):
     derivatives.yaml, entry reflection_pad2d
     """
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        self_, padding = _dispatch.bind(OVERLOADS["reflection_pad2d"], (self_, padding,), kwargs)
+        self_, padding = _arguments.bind(OVERLOADS["reflection_pad2d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad2d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5450,7 +5450,7 @@ def reflection_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     derivatives.yaml, entry reflection_pad2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        grad_output, self_, padding = _dispatch.bind(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_, padding,), kwargs)
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5471,7 +5471,7 @@ def reflection_pad3d(self_=MISSING, padding=MISSING, **kwargs):
     derivatives.yaml, entry reflection_pad3d
     """
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        self_, padding = _dispatch.bind(OVERLOADS["reflection_pad3d"], (self_, padding,), kwargs)
+        self_, padding = _arguments.bind(OVERLOADS["reflection_pad3d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad3d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5492,7 +5492,7 @@ def reflection_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     derivatives.yaml, entry reflection_pad3d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        grad_output, self_, padding = _dispatch.bind(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_, padding,), kwargs)
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5513,7 +5513,7 @@ def replication_pad1d(self_=MISSING, padding=MISSING, **kwargs):
     derivatives.yaml, entry replication_pad1d
     """
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        self_, padding = _dispatch.bind(OVERLOADS["replication_pad1d"], (self_, padding,), kwargs)
+        self_, padding = _arguments.bind(OVERLOADS["replication_pad1d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad1d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5534,7 +5534,7 @@ def replication_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     derivatives.yaml, entry replication_pad1d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        grad_output, self_, padding = _dispatch.bind(OVERLOADS["replication_pad1d_backward"], (grad_output, self_, padding,), kwargs)
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad1d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5555,7 +5555,7 @@ def replication_pad2d(self_=MISSING, padding=MISSING, **kwargs):
     derivatives.yaml, entry replication_pad2d
     """
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        self_, padding = _dispatch.bind(OVERLOADS["replication_pad2d"], (self_, padding,), kwargs)
+        self_, padding = _arguments.bind(OVERLOADS["replication_pad2d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad2d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5576,7 +5576,7 @@ def replication_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     derivatives.yaml, entry replication_pad2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        grad_output, self_, padding = _dispatch.bind(OVERLOADS["replication_pad2d_backward"], (grad_output, self_, padding,), kwargs)
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad2d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5597,7 +5597,7 @@ def replication_pad3d(self_=MISSING, padding=MISSING, **kwargs):
     derivatives.yaml, entry replication_pad3d
     """
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        self_, padding = _dispatch.bind(OVERLOADS["replication_pad3d"], (self_, padding,), kwargs)
+        self_, padding = _arguments.bind(OVERLOADS["replication_pad3d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad3d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5618,7 +5618,7 @@ def replication_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     derivatives.yaml, entry replication_pad3d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        grad_output, self_, padding = _dispatch.bind(OVERLOADS["replication_pad3d_backward"], (grad_output, self_, padding,), kwargs)
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad3d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5639,7 +5639,7 @@ def cumsum(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
     derivatives.yaml, entry cumsum
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, dtype = _dispatch.bind(OVERLOADS["cumsum"], (self_, dim, dtype,), kwargs)
+        self_, dim, dtype = _arguments.bind(OVERLOADS["cumsum"], (self_, dim, dtype,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cumsum", cumsum, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumsum(recording.data(self_), dim, recording.numpy_dtype(dtype)))
@@ -5662,7 +5662,7 @@ def cumsum_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
     derivatives.yaml, entry cumsum
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, dtype = _dispatch.bind(OVERLOADS["cumsum"], (self_, dim, dtype,), kwargs, inplace=True)
+        self_, dim, dtype = _arguments.bind(OVERLOADS["cumsum"], (self_, dim, dtype,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5690,7 +5690,7 @@ def cumprod(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
     derivatives.yaml, entry cumprod
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, dtype = _dispatch.bind(OVERLOADS["cumprod"], (self_, dim, dtype,), kwargs)
+        self_, dim, dtype = _arguments.bind(OVERLOADS["cumprod"], (self_, dim, dtype,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cumprod", cumprod, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
@@ -5714,7 +5714,7 @@ def cumprod_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
     derivatives.yaml, entry cumprod
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, dtype = _dispatch.bind(OVERLOADS["cumprod"], (self_, dim, dtype,), kwargs, inplace=True)
+        self_, dim, dtype = _arguments.bind(OVERLOADS["cumprod"], (self_, dim, dtype,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5743,7 +5743,7 @@ def sort_default(self_=MISSING, dim=-1, descending=False, *, out=None, **kwargs)
     derivatives.yaml, entry sort
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, descending = _dispatch.bind(OVERLOADS["sort"], (self_, dim, descending,), kwargs)
+        self_, dim, descending = _arguments.bind(OVERLOADS["sort"], (self_, dim, descending,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sort", sort_default, (self_, dim, descending), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.sort(recording.data(self_), dim, descending))
@@ -5770,7 +5770,7 @@ def sort_stable(self_=MISSING, *, stable=MISSING, dim=-1, descending=False, out=
     derivatives.yaml, entry sort.stable
     """
     if not isinstance(self_, Tensor) or stable is MISSING or kwargs:
-        self_, stable, dim, descending = _dispatch.bind(OVERLOADS["sort.stable"], (self_, stable, dim, descending,), kwargs)
+        self_, stable, dim, descending = _arguments.bind(OVERLOADS["sort.stable"], (self_, stable, dim, descending,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sort", sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.sort_stable(recording.data(self_), stable, dim, descending))
@@ -5797,7 +5797,7 @@ def topk(self_=MISSING, k=MISSING, dim=-1, largest=True, sorted=True, *, out=Non
     derivatives.yaml, entry topk
     """
     if not isinstance(self_, Tensor) or k is MISSING or kwargs:
-        self_, k, dim, largest, sorted = _dispatch.bind(OVERLOADS["topk"], (self_, k, dim, largest, sorted,), kwargs)
+        self_, k, dim, largest, sorted = _arguments.bind(OVERLOADS["topk"], (self_, k, dim, largest, sorted,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("topk", topk, (self_, k, dim, largest, sorted), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.topk(recording.data(self_), k, dim, largest, sorted))
@@ -5824,7 +5824,7 @@ def tril(self_=MISSING, diagonal=0, *, out=None, **kwargs):
     derivatives.yaml, entry tril
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, diagonal = _dispatch.bind(OVERLOADS["tril"], (self_, diagonal,), kwargs)
+        self_, diagonal = _arguments.bind(OVERLOADS["tril"], (self_, diagonal,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tril", tril, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.tril(recording.data(self_), diagonal))
@@ -5845,7 +5845,7 @@ def tril_(self_=MISSING, diagonal=0, **kwargs):
     derivatives.yaml, entry tril
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, diagonal = _dispatch.bind(OVERLOADS["tril"], (self_, diagonal,), kwargs, inplace=True)
+        self_, diagonal = _arguments.bind(OVERLOADS["tril"], (self_, diagonal,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5870,7 +5870,7 @@ def triu(self_=MISSING, diagonal=0, *, out=None, **kwargs):
     derivatives.yaml, entry triu
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, diagonal = _dispatch.bind(OVERLOADS["triu"], (self_, diagonal,), kwargs)
+        self_, diagonal = _arguments.bind(OVERLOADS["triu"], (self_, diagonal,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("triu", triu, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.triu(recording.data(self_), diagonal))
@@ -5891,7 +5891,7 @@ def triu_(self_=MISSING, diagonal=0, **kwargs):
     derivatives.yaml, entry triu
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, diagonal = _dispatch.bind(OVERLOADS["triu"], (self_, diagonal,), kwargs, inplace=True)
+        self_, diagonal = _arguments.bind(OVERLOADS["triu"], (self_, diagonal,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5916,7 +5916,7 @@ def log2(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry log2
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["log2"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["log2"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log2", log2, (self_,), {}, out)
     result = recording.wrap(kernels.log2(recording.data(self_)))
@@ -5937,7 +5937,7 @@ def log2_(self_=MISSING, **kwargs):
     derivatives.yaml, entry log2
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["log2"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["log2"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5962,7 +5962,7 @@ def log10(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry log10
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["log10"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["log10"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log10", log10, (self_,), {}, out)
     result = recording.wrap(kernels.log10(recording.data(self_)))
@@ -5983,7 +5983,7 @@ def log10_(self_=MISSING, **kwargs):
     derivatives.yaml, entry log10
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["log10"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["log10"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6008,7 +6008,7 @@ def floor(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry floor
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["floor"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["floor"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor", floor, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.floor(recording.data(self_)))
@@ -6028,7 +6028,7 @@ def floor_(self_=MISSING, **kwargs):
     derivatives.yaml, entry floor
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["floor"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["floor"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6052,7 +6052,7 @@ def ceil(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry ceil
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["ceil"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["ceil"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ceil", ceil, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.ceil(recording.data(self_)))
@@ -6072,7 +6072,7 @@ def ceil_(self_=MISSING, **kwargs):
     derivatives.yaml, entry ceil
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["ceil"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["ceil"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6096,7 +6096,7 @@ def round_default(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry round
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["round"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["round"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("round", round_default, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.round(recording.data(self_)))
@@ -6116,7 +6116,7 @@ def round_default_(self_=MISSING, **kwargs):
     derivatives.yaml, entry round
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["round"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["round"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6140,7 +6140,7 @@ def round_decimals(self_=MISSING, *, decimals=MISSING, out=None, **kwargs):
     derivatives.yaml, entry round.decimals
     """
     if not isinstance(self_, Tensor) or decimals is MISSING or kwargs:
-        self_, decimals = _dispatch.bind(OVERLOADS["round.decimals"], (self_, decimals,), kwargs)
+        self_, decimals = _arguments.bind(OVERLOADS["round.decimals"], (self_, decimals,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("round", round_decimals, (self_,), {"decimals": decimals}, out, dtype_rule="found")
     result = recording.wrap(kernels.round_decimals(recording.data(self_), decimals))
@@ -6160,7 +6160,7 @@ def round_decimals_(self_=MISSING, *, decimals=MISSING, **kwargs):
     derivatives.yaml, entry round.decimals
     """
     if not isinstance(self_, Tensor) or decimals is MISSING or kwargs:
-        self_, decimals = _dispatch.bind(OVERLOADS["round.decimals"], (self_, decimals,), kwargs, inplace=True)
+        self_, decimals = _arguments.bind(OVERLOADS["round.decimals"], (self_, decimals,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6184,7 +6184,7 @@ def trunc(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry trunc
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["trunc"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["trunc"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("trunc", trunc, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.trunc(recording.data(self_)))
@@ -6204,7 +6204,7 @@ def trunc_(self_=MISSING, **kwargs):
     derivatives.yaml, entry trunc
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["trunc"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["trunc"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6228,7 +6228,7 @@ def frac(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry frac
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["frac"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["frac"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("frac", frac, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.frac(recording.data(self_)))
@@ -6248,7 +6248,7 @@ def frac_(self_=MISSING, **kwargs):
     derivatives.yaml, entry frac
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["frac"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["frac"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6272,7 +6272,7 @@ def roll(self_=MISSING, shifts=MISSING, dims=(), **kwargs):
     derivatives.yaml, entry roll
     """
     if not isinstance(self_, Tensor) or shifts is MISSING or kwargs:
-        self_, shifts, dims = _dispatch.bind(OVERLOADS["roll"], (self_, shifts, dims,), kwargs)
+        self_, shifts, dims = _arguments.bind(OVERLOADS["roll"], (self_, shifts, dims,), kwargs)
     shifts = recording.int_tuple(shifts)
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.roll(recording.data(self_), shifts, dims))
@@ -6295,7 +6295,7 @@ def masked_select(self_=MISSING, mask=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry masked_select
     """
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or kwargs:
-        self_, mask = _dispatch.bind(OVERLOADS["masked_select"], (self_, mask,), kwargs)
+        self_, mask = _arguments.bind(OVERLOADS["masked_select"], (self_, mask,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("masked_select", masked_select, (self_, mask), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.masked_select(recording.data(self_), recording.data(mask)))
@@ -6320,7 +6320,7 @@ def scatter_src(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, out=N
     derivatives.yaml, entry scatter.src
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index, src = _dispatch.bind(OVERLOADS["scatter.src"], (self_, dim, index, src,), kwargs)
+        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter.src"], (self_, dim, index, src,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_src, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
@@ -6342,7 +6342,7 @@ def scatter_src_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, **kwarg
     derivatives.yaml, entry scatter.src
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index, src = _dispatch.bind(OVERLOADS["scatter.src"], (self_, dim, index, src,), kwargs, inplace=True)
+        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter.src"], (self_, dim, index, src,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, src)
     if needs_grad:
@@ -6368,7 +6368,7 @@ def scatter_value(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *, o
     derivatives.yaml, entry scatter.value
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, value = _dispatch.bind(OVERLOADS["scatter.value"], (self_, dim, index, value,), kwargs)
+        self_, dim, index, value = _arguments.bind(OVERLOADS["scatter.value"], (self_, dim, index, value,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_value, (self_, dim, index, value), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
@@ -6390,7 +6390,7 @@ def scatter_value_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **k
     derivatives.yaml, entry scatter.value
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, value = _dispatch.bind(OVERLOADS["scatter.value"], (self_, dim, index, value,), kwargs, inplace=True)
+        self_, dim, index, value = _arguments.bind(OVERLOADS["scatter.value"], (self_, dim, index, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6416,7 +6416,7 @@ def scatter_reduce(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, re
     derivatives.yaml, entry scatter.reduce
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
-        self_, dim, index, src, reduce = _dispatch.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs)
+        self_, dim, index, src, reduce = _arguments.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_reduce, (self_, dim, index, src), {"reduce": reduce}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
@@ -6429,7 +6429,7 @@ def scatter_reduce_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, r
     derivatives.yaml, entry scatter.reduce
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
-        self_, dim, index, src, reduce = _dispatch.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs, inplace=True)
+        self_, dim, index, src, reduce = _arguments.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs, inplace=True)
     recording.check_inplace(self_)
     recording.write_inplace(self_, kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
     return self_
@@ -6441,7 +6441,7 @@ def scatter_value_reduce(self_=MISSING, dim=MISSING, index=MISSING, value=MISSIN
     derivatives.yaml, entry scatter.value_reduce
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or reduce is MISSING or kwargs:
-        self_, dim, index, value, reduce = _dispatch.bind(OVERLOADS["scatter.value_reduce"], (self_, dim, index, value, reduce,), kwargs)
+        self_, dim, index, value, reduce = _arguments.bind(OVERLOADS["scatter.value_reduce"], (self_, dim, index, value, reduce,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_value_reduce, (self_, dim, index, value), {"reduce": reduce}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
@@ -6454,7 +6454,7 @@ def scatter_value_reduce_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
     derivatives.yaml, entry scatter.value_reduce
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or reduce is MISSING or kwargs:
-        self_, dim, index, value, reduce = _dispatch.bind(OVERLOADS["scatter.value_reduce"], (self_, dim, index, value, reduce,), kwargs, inplace=True)
+        self_, dim, index, value, reduce = _arguments.bind(OVERLOADS["scatter.value_reduce"], (self_, dim, index, value, reduce,), kwargs, inplace=True)
     recording.check_inplace(self_)
     recording.write_inplace(self_, kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
     return self_
@@ -6466,7 +6466,7 @@ def lerp_Scalar(self_=MISSING, end=MISSING, weight=MISSING, *, out=None, **kwarg
     derivatives.yaml, entry lerp.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER) or kwargs:
-        self_, end, weight = _dispatch.bind(OVERLOADS["lerp.Scalar"], (self_, end, weight,), kwargs)
+        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Scalar"], (self_, end, weight,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lerp", lerp_Scalar, (self_, end, weight), {}, out)
     result = recording.wrap(kernels.lerp_Scalar(recording.data(self_), recording.data(end), weight))
@@ -6487,7 +6487,7 @@ def lerp_Scalar_(self_=MISSING, end=MISSING, weight=MISSING, **kwargs):
     derivatives.yaml, entry lerp.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER) or kwargs:
-        self_, end, weight = _dispatch.bind(OVERLOADS["lerp.Scalar"], (self_, end, weight,), kwargs, inplace=True)
+        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Scalar"], (self_, end, weight,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, end)
     if needs_grad:
@@ -6512,7 +6512,7 @@ def lerp_Tensor(self_=MISSING, end=MISSING, weight=MISSING, *, out=None, **kwarg
     derivatives.yaml, entry lerp.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER) or kwargs:
-        self_, end, weight = _dispatch.bind(OVERLOADS["lerp.Tensor"], (self_, end, weight,), kwargs)
+        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Tensor"], (self_, end, weight,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lerp", lerp_Tensor, (self_, end, weight), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
@@ -6535,7 +6535,7 @@ def lerp_Tensor_(self_=MISSING, end=MISSING, weight=MISSING, **kwargs):
     derivatives.yaml, entry lerp.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER) or kwargs:
-        self_, end, weight = _dispatch.bind(OVERLOADS["lerp.Tensor"], (self_, end, weight,), kwargs, inplace=True)
+        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Tensor"], (self_, end, weight,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, end, weight)
     if needs_grad:
@@ -6562,7 +6562,7 @@ def addcmul(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, out=Non
     derivatives.yaml, entry addcmul
     """
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, tensor1, tensor2, value = _dispatch.bind(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), kwargs)
+        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addcmul", addcmul, (self_, tensor1, tensor2), {"value": value}, out)
     result = recording.wrap(kernels.addcmul(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
@@ -6585,7 +6585,7 @@ def addcmul_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwar
     derivatives.yaml, entry addcmul
     """
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, tensor1, tensor2, value = _dispatch.bind(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), kwargs, inplace=True)
+        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
     if needs_grad:
@@ -6612,7 +6612,7 @@ def addcdiv(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, out=Non
     derivatives.yaml, entry addcdiv
     """
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, tensor1, tensor2, value = _dispatch.bind(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), kwargs)
+        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addcdiv", addcdiv, (self_, tensor1, tensor2), {"value": value}, out)
     result = recording.wrap(kernels.addcdiv(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
@@ -6635,7 +6635,7 @@ def addcdiv_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwar
     derivatives.yaml, entry addcdiv
     """
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, tensor1, tensor2, value = _dispatch.bind(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), kwargs, inplace=True)
+        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
     if needs_grad:
@@ -6662,7 +6662,7 @@ def var_mean_correction(self_=MISSING, dim=None, *, correction=None, keepdim=Fal
     derivatives.yaml, entry var_mean.correction
     """
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
-        self_, dim, correction, keepdim = _dispatch.bind(OVERLOADS["var_mean.correction"], (self_, dim, correction, keepdim,), kwargs)
+        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["var_mean.correction"], (self_, dim, correction, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result0, result1 = map(recording.wrap, kernels.var_mean_correction(recording.data(self_), dim, correction, keepdim))
     if recording.compute_requires_grad(self_):
@@ -6688,7 +6688,7 @@ def std_mean_correction(self_=MISSING, dim=None, *, correction=None, keepdim=Fal
     derivatives.yaml, entry std_mean.correction
     """
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
-        self_, dim, correction, keepdim = _dispatch.bind(OVERLOADS["std_mean.correction"], (self_, dim, correction, keepdim,), kwargs)
+        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["std_mean.correction"], (self_, dim, correction, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result0, result1 = map(recording.wrap, kernels.std_mean_correction(recording.data(self_), dim, correction, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -6718,7 +6718,7 @@ def floor_divide_default(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry floor_divide
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["floor_divide"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["floor_divide"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor_divide", floor_divide_default, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.floor_divide(recording.data(self_), recording.data(other)))
@@ -6731,7 +6731,7 @@ def floor_divide_default_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry floor_divide
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["floor_divide"], (self_, other,), kwargs, inplace=True)
+        self_, other = _arguments.bind(OVERLOADS["floor_divide"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     recording.write_inplace(self_, kernels.floor_divide(recording.data(self_), recording.data(other)))
     return self_
@@ -6743,7 +6743,7 @@ def floor_divide_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry floor_divide.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["floor_divide.Scalar"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["floor_divide.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor_divide", floor_divide_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.floor_divide_Scalar(recording.data(self_), other))
@@ -6756,7 +6756,7 @@ def floor_divide_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry floor_divide.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["floor_divide.Scalar"], (self_, other,), kwargs, inplace=True)
+        self_, other = _arguments.bind(OVERLOADS["floor_divide.Scalar"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     recording.write_inplace(self_, kernels.floor_divide_Scalar(recording.data(self_), other))
     return self_
@@ -6768,7 +6768,7 @@ def remainder_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry remainder.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["remainder.Scalar"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["remainder.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("remainder", remainder_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Scalar(recording.data(self_), other))
@@ -6788,7 +6788,7 @@ def remainder_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry remainder.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["remainder.Scalar"], (self_, other,), kwargs, inplace=True)
+        self_, other = _arguments.bind(OVERLOADS["remainder.Scalar"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6812,7 +6812,7 @@ def remainder_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry remainder.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["remainder.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["remainder.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("remainder", remainder_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Tensor(recording.data(self_), recording.data(other)))
@@ -6834,7 +6834,7 @@ def remainder_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry remainder.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["remainder.Tensor"], (self_, other,), kwargs, inplace=True)
+        self_, other = _arguments.bind(OVERLOADS["remainder.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -6860,7 +6860,7 @@ def remainder_Scalar_Tensor(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry remainder.Scalar_Tensor
     """
     if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["remainder.Scalar_Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["remainder.Scalar_Tensor"], (self_, other,), kwargs)
     result = recording.wrap(kernels.remainder_Scalar_Tensor(self_, recording.data(other)))
     return result
 
@@ -6871,7 +6871,7 @@ def fmod_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry fmod.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["fmod.Scalar"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["fmod.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("fmod", fmod_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.fmod_Scalar(recording.data(self_), other))
@@ -6891,7 +6891,7 @@ def fmod_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry fmod.Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["fmod.Scalar"], (self_, other,), kwargs, inplace=True)
+        self_, other = _arguments.bind(OVERLOADS["fmod.Scalar"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6915,7 +6915,7 @@ def fmod_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry fmod.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["fmod.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["fmod.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("fmod", fmod_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.fmod_Tensor(recording.data(self_), recording.data(other)))
@@ -6937,7 +6937,7 @@ def fmod_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry fmod.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["fmod.Tensor"], (self_, other,), kwargs, inplace=True)
+        self_, other = _arguments.bind(OVERLOADS["fmod.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -6963,7 +6963,7 @@ def linalg_inv_ex(A=MISSING, *, check_errors=False, **kwargs):
     derivatives.yaml, entry linalg_inv_ex
     """
     if not isinstance(A, Tensor) or kwargs:
-        A, check_errors = _dispatch.bind(OVERLOADS["linalg_inv_ex"], (A, check_errors,), kwargs)
+        A, check_errors = _arguments.bind(OVERLOADS["linalg_inv_ex"], (A, check_errors,), kwargs)
     inverse, info = map(recording.wrap, kernels.linalg_inv_ex(recording.data(A), check_errors))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -6986,7 +6986,7 @@ def linalg_solve_ex(A=MISSING, B=MISSING, *, left=True, check_errors=False, **kw
     derivatives.yaml, entry linalg_solve_ex
     """
     if not isinstance(A, Tensor) or not isinstance(B, Tensor) or kwargs:
-        A, B, left, check_errors = _dispatch.bind(OVERLOADS["linalg_solve_ex"], (A, B, left, check_errors,), kwargs)
+        A, B, left, check_errors = _arguments.bind(OVERLOADS["linalg_solve_ex"], (A, B, left, check_errors,), kwargs)
     result, info = map(recording.wrap, kernels.linalg_solve_ex(recording.data(A), recording.data(B), left, check_errors))
     needs_grad = recording.compute_requires_grad(A, B)
     if needs_grad:
@@ -7014,7 +7014,7 @@ def convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, pad
     derivatives.yaml, entry convolution
     """
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or transposed is MISSING or output_padding is MISSING or groups is MISSING or kwargs:
-        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups = _dispatch.bind(OVERLOADS["convolution"], (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,), kwargs)
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups = _arguments.bind(OVERLOADS["convolution"], (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,), kwargs)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
@@ -7044,7 +7044,7 @@ def convolution_backward(grad_output=MISSING, input=MISSING, weight=MISSING, bia
     derivatives.yaml, entry convolution_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(weight, Tensor) or bias_sizes is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or transposed is MISSING or output_padding is MISSING or groups is MISSING or output_mask is MISSING or kwargs:
-        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask = _dispatch.bind(OVERLOADS["convolution_backward"], (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask,), kwargs)
+        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask = _arguments.bind(OVERLOADS["convolution_backward"], (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask,), kwargs)
     bias_sizes = recording.int_tuple(bias_sizes)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -7078,7 +7078,7 @@ def max_pool2d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), paddi
     derivatives.yaml, entry max_pool2d_with_indices
     """
     if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
-        self_, kernel_size, stride, padding, dilation, ceil_mode = _dispatch.bind(OVERLOADS["max_pool2d_with_indices"], (self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs)
+        self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool2d_with_indices"], (self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -7111,7 +7111,7 @@ def max_pool2d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_
     derivatives.yaml, entry max_pool2d_with_indices_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or ceil_mode is MISSING or kwargs:
-        grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices = _dispatch.bind(OVERLOADS["max_pool2d_with_indices_backward"], (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices,), kwargs)
+        grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices = _arguments.bind(OVERLOADS["max_pool2d_with_indices_backward"], (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices,), kwargs)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -7135,7 +7135,7 @@ def avg_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), ce
     derivatives.yaml, entry avg_pool2d
     """
     if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
-        self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _dispatch.bind(OVERLOADS["avg_pool2d"], (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs)
+        self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool2d"], (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -7163,7 +7163,7 @@ def avg_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING,
     derivatives.yaml, entry avg_pool2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or ceil_mode is MISSING or count_include_pad is MISSING or divisor_override is MISSING or kwargs:
-        grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _dispatch.bind(OVERLOADS["avg_pool2d_backward"], (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs)
+        grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool2d_backward"], (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -7191,7 +7191,7 @@ def _adaptive_avg_pool2d(self_=MISSING, output_size=MISSING, **kwargs):
     derivatives.yaml, entry _adaptive_avg_pool2d
     """
     if not isinstance(self_, Tensor) or output_size is MISSING or kwargs:
-        self_, output_size = _dispatch.bind(OVERLOADS["_adaptive_avg_pool2d"], (self_, output_size,), kwargs)
+        self_, output_size = _arguments.bind(OVERLOADS["_adaptive_avg_pool2d"], (self_, output_size,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._adaptive_avg_pool2d(recording.data(self_), output_size))
     if recording.compute_requires_grad(self_):
@@ -7211,7 +7211,7 @@ def _adaptive_avg_pool2d_backward(grad_output=MISSING, self_=MISSING, **kwargs):
     derivatives.yaml, entry _adaptive_avg_pool2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
-        grad_output, self_ = _dispatch.bind(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,), kwargs)
+        grad_output, self_ = _arguments.bind(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,), kwargs)
     result = recording.wrap(kernels._adaptive_avg_pool2d_backward(recording.data(grad_output), recording.data(self_)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = AdaptiveAvgPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -7231,7 +7231,7 @@ def adaptive_max_pool2d(self_=MISSING, output_size=MISSING, **kwargs):
     derivatives.yaml, entry adaptive_max_pool2d
     """
     if not isinstance(self_, Tensor) or output_size is MISSING or kwargs:
-        self_, output_size = _dispatch.bind(OVERLOADS["adaptive_max_pool2d"], (self_, output_size,), kwargs)
+        self_, output_size = _arguments.bind(OVERLOADS["adaptive_max_pool2d"], (self_, output_size,), kwargs)
     output_size = recording.int_tuple(output_size)
     result0, result1 = map(recording.wrap, kernels.adaptive_max_pool2d(recording.data(self_), output_size))
     needs_grad = recording.compute_requires_grad(self_)
@@ -7256,7 +7256,7 @@ def adaptive_max_pool2d_backward(grad_output=MISSING, self_=MISSING, indices=MIS
     derivatives.yaml, entry adaptive_max_pool2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kwargs:
-        grad_output, self_, indices = _dispatch.bind(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,), kwargs)
+        grad_output, self_, indices = _arguments.bind(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,), kwargs)
     result = recording.wrap(kernels.adaptive_max_pool2d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = AdaptiveMaxPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -7276,7 +7276,7 @@ def acos(self_=MISSING, **kwargs):
     derivatives.yaml, entry acos
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["acos"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["acos"], (self_,), kwargs)
     result = recording.wrap(kernels.acos(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AcosBackward0(recording.collect_next_edges(self_))
@@ -7295,7 +7295,7 @@ def acos_(self_=MISSING, **kwargs):
     derivatives.yaml, entry acos
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["acos"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["acos"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7320,7 +7320,7 @@ def asin(self_=MISSING, **kwargs):
     derivatives.yaml, entry asin
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["asin"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["asin"], (self_,), kwargs)
     result = recording.wrap(kernels.asin(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AsinBackward0(recording.collect_next_edges(self_))
@@ -7339,7 +7339,7 @@ def asin_(self_=MISSING, **kwargs):
     derivatives.yaml, entry asin
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["asin"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["asin"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7364,7 +7364,7 @@ def atan(self_=MISSING, **kwargs):
     derivatives.yaml, entry atan
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["atan"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["atan"], (self_,), kwargs)
     result = recording.wrap(kernels.atan(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AtanBackward0(recording.collect_next_edges(self_))
@@ -7383,7 +7383,7 @@ def atan_(self_=MISSING, **kwargs):
     derivatives.yaml, entry atan
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["atan"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["atan"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7408,7 +7408,7 @@ def cosh(self_=MISSING, **kwargs):
     derivatives.yaml, entry cosh
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["cosh"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["cosh"], (self_,), kwargs)
     result = recording.wrap(kernels.cosh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = CoshBackward0(recording.collect_next_edges(self_))
@@ -7427,7 +7427,7 @@ def cosh_(self_=MISSING, **kwargs):
     derivatives.yaml, entry cosh
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["cosh"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["cosh"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7452,7 +7452,7 @@ def sinh(self_=MISSING, **kwargs):
     derivatives.yaml, entry sinh
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["sinh"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["sinh"], (self_,), kwargs)
     result = recording.wrap(kernels.sinh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SinhBackward0(recording.collect_next_edges(self_))
@@ -7471,7 +7471,7 @@ def sinh_(self_=MISSING, **kwargs):
     derivatives.yaml, entry sinh
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["sinh"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["sinh"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7496,7 +7496,7 @@ def acosh(self_=MISSING, **kwargs):
     derivatives.yaml, entry acosh
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["acosh"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["acosh"], (self_,), kwargs)
     result = recording.wrap(kernels.acosh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AcoshBackward0(recording.collect_next_edges(self_))
@@ -7515,7 +7515,7 @@ def asinh(self_=MISSING, **kwargs):
     derivatives.yaml, entry asinh
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["asinh"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["asinh"], (self_,), kwargs)
     result = recording.wrap(kernels.asinh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AsinhBackward0(recording.collect_next_edges(self_))
@@ -7534,7 +7534,7 @@ def atanh(self_=MISSING, **kwargs):
     derivatives.yaml, entry atanh
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["atanh"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["atanh"], (self_,), kwargs)
     result = recording.wrap(kernels.atanh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AtanhBackward0(recording.collect_next_edges(self_))
@@ -7553,7 +7553,7 @@ def exp2(self_=MISSING, **kwargs):
     derivatives.yaml, entry exp2
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["exp2"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["exp2"], (self_,), kwargs)
     result = recording.wrap(kernels.exp2(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7575,7 +7575,7 @@ def exp2_(self_=MISSING, **kwargs):
     derivatives.yaml, entry exp2
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["exp2"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["exp2"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7602,7 +7602,7 @@ def erfc(self_=MISSING, **kwargs):
     derivatives.yaml, entry erfc
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["erfc"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["erfc"], (self_,), kwargs)
     result = recording.wrap(kernels.erfc(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = ErfcBackward0(recording.collect_next_edges(self_))
@@ -7621,7 +7621,7 @@ def erfc_(self_=MISSING, **kwargs):
     derivatives.yaml, entry erfc
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["erfc"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["erfc"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7646,7 +7646,7 @@ def erfinv(self_=MISSING, **kwargs):
     derivatives.yaml, entry erfinv
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["erfinv"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["erfinv"], (self_,), kwargs)
     result = recording.wrap(kernels.erfinv(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = ErfinvBackward0(recording.collect_next_edges(self_))
@@ -7665,7 +7665,7 @@ def erfinv_(self_=MISSING, **kwargs):
     derivatives.yaml, entry erfinv
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["erfinv"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["erfinv"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7690,7 +7690,7 @@ def lgamma(self_=MISSING, **kwargs):
     derivatives.yaml, entry lgamma
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["lgamma"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["lgamma"], (self_,), kwargs)
     result = recording.wrap(kernels.lgamma(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = LgammaBackward0(recording.collect_next_edges(self_))
@@ -7709,7 +7709,7 @@ def lgamma_(self_=MISSING, **kwargs):
     derivatives.yaml, entry lgamma
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["lgamma"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["lgamma"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7734,7 +7734,7 @@ def digamma(self_=MISSING, **kwargs):
     derivatives.yaml, entry digamma
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["digamma"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["digamma"], (self_,), kwargs)
     result = recording.wrap(kernels.digamma(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = DigammaBackward0(recording.collect_next_edges(self_))
@@ -7753,7 +7753,7 @@ def digamma_(self_=MISSING, **kwargs):
     derivatives.yaml, entry digamma
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["digamma"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["digamma"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7778,7 +7778,7 @@ def polygamma(n=MISSING, self_=MISSING, **kwargs):
     derivatives.yaml, entry polygamma
     """
     if not isinstance(self_, Tensor) or n is MISSING or kwargs:
-        n, self_ = _dispatch.bind(OVERLOADS["polygamma"], (n, self_,), kwargs)
+        n, self_ = _arguments.bind(OVERLOADS["polygamma"], (n, self_,), kwargs)
     result = recording.wrap(kernels.polygamma(n, recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = PolygammaBackward0(recording.collect_next_edges(self_))
@@ -7798,7 +7798,7 @@ def deg2rad(self_=MISSING, **kwargs):
     derivatives.yaml, entry deg2rad
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["deg2rad"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["deg2rad"], (self_,), kwargs)
     result = recording.wrap(kernels.deg2rad(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = Deg2RadBackward0(recording.collect_next_edges(self_))
@@ -7816,7 +7816,7 @@ def deg2rad_(self_=MISSING, **kwargs):
     derivatives.yaml, entry deg2rad
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["deg2rad"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["deg2rad"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7840,7 +7840,7 @@ def rad2deg(self_=MISSING, **kwargs):
     derivatives.yaml, entry rad2deg
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["rad2deg"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["rad2deg"], (self_,), kwargs)
     result = recording.wrap(kernels.rad2deg(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = Rad2DegBackward0(recording.collect_next_edges(self_))
@@ -7858,7 +7858,7 @@ def rad2deg_(self_=MISSING, **kwargs):
     derivatives.yaml, entry rad2deg
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["rad2deg"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["rad2deg"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7882,7 +7882,7 @@ def atan2(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry atan2
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["atan2"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["atan2"], (self_, other,), kwargs)
     result = recording.wrap(kernels.atan2(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = Atan2Backward0(recording.collect_next_edges(self_, other))
@@ -7902,7 +7902,7 @@ def atan2_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry atan2
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["atan2"], (self_, other,), kwargs, inplace=True)
+        self_, other = _arguments.bind(OVERLOADS["atan2"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -7928,7 +7928,7 @@ def hypot(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry hypot
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["hypot"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["hypot"], (self_, other,), kwargs)
     result = recording.wrap(kernels.hypot(recording.data(self_), recording.data(other)))
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -7952,7 +7952,7 @@ def hypot_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry hypot
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["hypot"], (self_, other,), kwargs, inplace=True)
+        self_, other = _arguments.bind(OVERLOADS["hypot"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -7981,7 +7981,7 @@ def logaddexp(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry logaddexp
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["logaddexp"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["logaddexp"], (self_, other,), kwargs)
     result = recording.wrap(kernels.logaddexp(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = LogaddexpBackward0(recording.collect_next_edges(self_, other))
@@ -8001,7 +8001,7 @@ def logaddexp2(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry logaddexp2
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["logaddexp2"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["logaddexp2"], (self_, other,), kwargs)
     result = recording.wrap(kernels.logaddexp2(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = Logaddexp2Backward0(recording.collect_next_edges(self_, other))
@@ -8021,7 +8021,7 @@ def nextafter(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry nextafter
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["nextafter"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["nextafter"], (self_, other,), kwargs)
     result = recording.wrap(kernels.nextafter(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = NextafterBackward0(recording.collect_next_edges(self_, other))
@@ -8041,7 +8041,7 @@ def nextafter_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry nextafter
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["nextafter"], (self_, other,), kwargs, inplace=True)
+        self_, other = _arguments.bind(OVERLOADS["nextafter"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -8067,7 +8067,7 @@ def ldexp_Tensor(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry ldexp.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["ldexp.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["ldexp.Tensor"], (self_, other,), kwargs)
     result = recording.wrap(kernels.ldexp_Tensor(recording.data(self_), recording.data(other)))
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -8090,7 +8090,7 @@ def xlogy_Tensor(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry xlogy.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["xlogy.Tensor"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["xlogy.Tensor"], (self_, other,), kwargs)
     result = recording.wrap(kernels.xlogy_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = XlogyBackward0(recording.collect_next_edges(self_, other))
@@ -8110,7 +8110,7 @@ def xlogy_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry xlogy.Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["xlogy.Tensor"], (self_, other,), kwargs, inplace=True)
+        self_, other = _arguments.bind(OVERLOADS["xlogy.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -8136,7 +8136,7 @@ def special_xlog1py(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry special_xlog1py
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["special_xlog1py"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["special_xlog1py"], (self_, other,), kwargs)
     result = recording.wrap(kernels.special_xlog1py(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = SpecialXlog1PyBackward0(recording.collect_next_edges(self_, other))
@@ -8156,7 +8156,7 @@ def special_entr(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_entr
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["special_entr"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["special_entr"], (self_,), kwargs)
     result = recording.wrap(kernels.special_entr(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SpecialEntrBackward0(recording.collect_next_edges(self_))
@@ -8175,7 +8175,7 @@ def special_erfcx(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_erfcx
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["special_erfcx"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["special_erfcx"], (self_,), kwargs)
     result = recording.wrap(kernels.special_erfcx(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8198,7 +8198,7 @@ def special_ndtri(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_ndtri
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["special_ndtri"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["special_ndtri"], (self_,), kwargs)
     result = recording.wrap(kernels.special_ndtri(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8220,7 +8220,7 @@ def special_log_ndtr(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_log_ndtr
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["special_log_ndtr"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["special_log_ndtr"], (self_,), kwargs)
     result = recording.wrap(kernels.special_log_ndtr(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8243,7 +8243,7 @@ def fmax(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry fmax
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["fmax"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["fmax"], (self_, other,), kwargs)
     result = recording.wrap(kernels.fmax(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = FmaxBackward0(recording.collect_next_edges(self_, other))
@@ -8263,7 +8263,7 @@ def fmin(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry fmin
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["fmin"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["fmin"], (self_, other,), kwargs)
     result = recording.wrap(kernels.fmin(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = FminBackward0(recording.collect_next_edges(self_, other))
@@ -8283,7 +8283,7 @@ def mvlgamma(self_=MISSING, p=MISSING, **kwargs):
     derivatives.yaml, entry mvlgamma
     """
     if not isinstance(self_, Tensor) or p is MISSING or kwargs:
-        self_, p = _dispatch.bind(OVERLOADS["mvlgamma"], (self_, p,), kwargs)
+        self_, p = _arguments.bind(OVERLOADS["mvlgamma"], (self_, p,), kwargs)
     result = recording.wrap(kernels.mvlgamma(recording.data(self_), p))
     if recording.compute_requires_grad(self_):
         grad_fn = MvlgammaBackward0(recording.collect_next_edges(self_))
@@ -8303,7 +8303,7 @@ def mvlgamma_(self_=MISSING, p=MISSING, **kwargs):
     derivatives.yaml, entry mvlgamma
     """
     if not isinstance(self_, Tensor) or p is MISSING or kwargs:
-        self_, p = _dispatch.bind(OVERLOADS["mvlgamma"], (self_, p,), kwargs, inplace=True)
+        self_, p = _arguments.bind(OVERLOADS["mvlgamma"], (self_, p,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8329,7 +8329,7 @@ def sinc(self_=MISSING, **kwargs):
     derivatives.yaml, entry sinc
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["sinc"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["sinc"], (self_,), kwargs)
     result = recording.wrap(kernels.sinc(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SincBackward0(recording.collect_next_edges(self_))
@@ -8348,7 +8348,7 @@ def sinc_(self_=MISSING, **kwargs):
     derivatives.yaml, entry sinc
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["sinc"], (self_,), kwargs, inplace=True)
+        (self_,) = _arguments.bind(OVERLOADS["sinc"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8373,7 +8373,7 @@ def diagonal(self_=MISSING, offset=0, dim1=0, dim2=1, **kwargs):
     derivatives.yaml, entry diagonal
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, offset, dim1, dim2 = _dispatch.bind(OVERLOADS["diagonal"], (self_, offset, dim1, dim2,), kwargs)
+        self_, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal"], (self_, offset, dim1, dim2,), kwargs)
     result = recording.as_view(self_, kernels.diagonal(recording.data(self_), offset, dim1, dim2))
     if recording.compute_requires_grad(self_):
         grad_fn = DiagonalBackward0(recording.collect_next_edges(self_))
@@ -8395,7 +8395,7 @@ def diagonal_backward(grad_output=MISSING, input_sizes=MISSING, offset=MISSING, 
     derivatives.yaml, entry diagonal_backward
     """
     if not isinstance(grad_output, Tensor) or input_sizes is MISSING or offset is MISSING or dim1 is MISSING or dim2 is MISSING or kwargs:
-        grad_output, input_sizes, offset, dim1, dim2 = _dispatch.bind(OVERLOADS["diagonal_backward"], (grad_output, input_sizes, offset, dim1, dim2,), kwargs)
+        grad_output, input_sizes, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal_backward"], (grad_output, input_sizes, offset, dim1, dim2,), kwargs)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.diagonal_backward(recording.data(grad_output), input_sizes, offset, dim1, dim2))
     if recording.compute_requires_grad(grad_output):
@@ -8417,7 +8417,7 @@ def diag_embed(self_=MISSING, offset=0, dim1=-2, dim2=-1, **kwargs):
     derivatives.yaml, entry diag_embed
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, offset, dim1, dim2 = _dispatch.bind(OVERLOADS["diag_embed"], (self_, offset, dim1, dim2,), kwargs)
+        self_, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diag_embed"], (self_, offset, dim1, dim2,), kwargs)
     result = recording.wrap(kernels.diag_embed(recording.data(self_), offset, dim1, dim2))
     if recording.compute_requires_grad(self_):
         grad_fn = DiagEmbedBackward0(recording.collect_next_edges(self_))
@@ -8438,7 +8438,7 @@ def diagonal_scatter(self_=MISSING, src=MISSING, offset=0, dim1=0, dim2=1, **kwa
     derivatives.yaml, entry diagonal_scatter
     """
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs:
-        self_, src, offset, dim1, dim2 = _dispatch.bind(OVERLOADS["diagonal_scatter"], (self_, src, offset, dim1, dim2,), kwargs)
+        self_, src, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal_scatter"], (self_, src, offset, dim1, dim2,), kwargs)
     result = recording.wrap(kernels.diagonal_scatter(recording.data(self_), recording.data(src), offset, dim1, dim2))
     if recording.compute_requires_grad(self_, src):
         grad_fn = DiagonalScatterBackward0(recording.collect_next_edges(self_, src))
@@ -8460,7 +8460,7 @@ def trace(self_=MISSING, **kwargs):
     derivatives.yaml, entry trace
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["trace"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["trace"], (self_,), kwargs)
     result = recording.wrap(kernels.trace(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = TraceBackward0(recording.collect_next_edges(self_))
@@ -8479,7 +8479,7 @@ def rot90(self_=MISSING, k=1, dims=(0, 1), **kwargs):
     derivatives.yaml, entry rot90
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, k, dims = _dispatch.bind(OVERLOADS["rot90"], (self_, k, dims,), kwargs)
+        self_, k, dims = _arguments.bind(OVERLOADS["rot90"], (self_, k, dims,), kwargs)
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.rot90(recording.data(self_), k, dims))
     if recording.compute_requires_grad(self_):
@@ -8500,7 +8500,7 @@ def unfold(self_=MISSING, dimension=MISSING, size=MISSING, step=MISSING, **kwarg
     derivatives.yaml, entry unfold
     """
     if not isinstance(self_, Tensor) or dimension is MISSING or size is MISSING or step is MISSING or kwargs:
-        self_, dimension, size, step = _dispatch.bind(OVERLOADS["unfold"], (self_, dimension, size, step,), kwargs)
+        self_, dimension, size, step = _arguments.bind(OVERLOADS["unfold"], (self_, dimension, size, step,), kwargs)
     result = recording.as_view(self_, kernels.unfold(recording.data(self_), dimension, size, step))
     if recording.compute_requires_grad(self_):
         grad_fn = UnfoldBackward0(recording.collect_next_edges(self_))
@@ -8522,7 +8522,7 @@ def unfold_backward(grad_in=MISSING, input_sizes=MISSING, dim=MISSING, size=MISS
     derivatives.yaml, entry unfold_backward
     """
     if not isinstance(grad_in, Tensor) or input_sizes is MISSING or dim is MISSING or size is MISSING or step is MISSING or kwargs:
-        grad_in, input_sizes, dim, size, step = _dispatch.bind(OVERLOADS["unfold_backward"], (grad_in, input_sizes, dim, size, step,), kwargs)
+        grad_in, input_sizes, dim, size, step = _arguments.bind(OVERLOADS["unfold_backward"], (grad_in, input_sizes, dim, size, step,), kwargs)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.unfold_backward(recording.data(grad_in), input_sizes, dim, size, step))
     if recording.compute_requires_grad(grad_in):
@@ -8544,7 +8544,7 @@ def narrow_copy(self_=MISSING, dim=MISSING, start=MISSING, length=MISSING, *, ou
     derivatives.yaml, entry narrow_copy
     """
     if not isinstance(self_, Tensor) or dim is MISSING or start is MISSING or length is MISSING or kwargs:
-        self_, dim, start, length = _dispatch.bind(OVERLOADS["narrow_copy"], (self_, dim, start, length,), kwargs)
+        self_, dim, start, length = _arguments.bind(OVERLOADS["narrow_copy"], (self_, dim, start, length,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("narrow_copy", narrow_copy, (self_, dim, start, length), {}, out, dtype_rule="expected_true")
     result = recording.wrap(kernels.narrow_copy(recording.data(self_), dim, start, length))
@@ -8568,7 +8568,7 @@ def select_scatter(self_=MISSING, src=MISSING, dim=MISSING, index=MISSING, **kwa
     derivatives.yaml, entry select_scatter
     """
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or dim is MISSING or index is MISSING or kwargs:
-        self_, src, dim, index = _dispatch.bind(OVERLOADS["select_scatter"], (self_, src, dim, index,), kwargs)
+        self_, src, dim, index = _arguments.bind(OVERLOADS["select_scatter"], (self_, src, dim, index,), kwargs)
     result = recording.wrap(kernels.select_scatter(recording.data(self_), recording.data(src), dim, index))
     if recording.compute_requires_grad(self_, src):
         grad_fn = SelectScatterBackward0(recording.collect_next_edges(self_, src))
@@ -8589,7 +8589,7 @@ def slice_scatter(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=
     derivatives.yaml, entry slice_scatter
     """
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs:
-        self_, src, dim, start, end, step = _dispatch.bind(OVERLOADS["slice_scatter"], (self_, src, dim, start, end, step,), kwargs)
+        self_, src, dim, start, end, step = _arguments.bind(OVERLOADS["slice_scatter"], (self_, src, dim, start, end, step,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("slice_scatter", slice_scatter, (self_, src, dim, start, end, step), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.slice_scatter(recording.data(self_), recording.data(src), dim, start, end, step))
@@ -8614,7 +8614,7 @@ def t_(self_=MISSING, **kwargs):
     derivatives.yaml, entry t_
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["t_"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["t_"], (self_,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8638,7 +8638,7 @@ def transpose_(self_=MISSING, dim0=MISSING, dim1=MISSING, **kwargs):
     derivatives.yaml, entry transpose_
     """
     if not isinstance(self_, Tensor) or dim0 is MISSING or dim1 is MISSING or kwargs:
-        self_, dim0, dim1 = _dispatch.bind(OVERLOADS["transpose_"], (self_, dim0, dim1,), kwargs)
+        self_, dim0, dim1 = _arguments.bind(OVERLOADS["transpose_"], (self_, dim0, dim1,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8664,7 +8664,7 @@ def unsqueeze_(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry unsqueeze_
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _dispatch.bind(OVERLOADS["unsqueeze_"], (self_, dim,), kwargs)
+        self_, dim = _arguments.bind(OVERLOADS["unsqueeze_"], (self_, dim,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8689,7 +8689,7 @@ def _reshape_copy(self_=MISSING, size=MISSING, **kwargs):
     derivatives.yaml, entry _reshape_copy
     """
     if not isinstance(self_, Tensor) or size is MISSING or kwargs:
-        self_, size = _dispatch.bind(OVERLOADS["_reshape_copy"], (self_, size,), kwargs)
+        self_, size = _arguments.bind(OVERLOADS["_reshape_copy"], (self_, size,), kwargs)
     size = recording.int_tuple(size)
     result = recording.wrap(kernels._reshape_copy(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
@@ -8709,7 +8709,7 @@ def unsafe_split_Tensor(self_=MISSING, split_size=MISSING, dim=0, **kwargs):
     derivatives.yaml, entry unsafe_split.Tensor
     """
     if not isinstance(self_, Tensor) or split_size is MISSING or kwargs:
-        self_, split_size, dim = _dispatch.bind(OVERLOADS["unsafe_split.Tensor"], (self_, split_size, dim,), kwargs)
+        self_, split_size, dim = _arguments.bind(OVERLOADS["unsafe_split.Tensor"], (self_, split_size, dim,), kwargs)
     result = [recording.wrap(a) for a in kernels.unsafe_split_Tensor(recording.data(self_), split_size, dim)]
     if recording.compute_requires_grad(self_):
         grad_fn = UnsafeSplitBackward0(recording.collect_next_edges(self_))
@@ -8731,7 +8731,7 @@ def unsafe_split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, **kwargs)
     derivatives.yaml, entry unsafe_split_with_sizes
     """
     if not isinstance(self_, Tensor) or split_sizes is MISSING or kwargs:
-        self_, split_sizes, dim = _dispatch.bind(OVERLOADS["unsafe_split_with_sizes"], (self_, split_sizes, dim,), kwargs)
+        self_, split_sizes, dim = _arguments.bind(OVERLOADS["unsafe_split_with_sizes"], (self_, split_sizes, dim,), kwargs)
     split_sizes = recording.int_tuple(split_sizes)
     result = [recording.wrap(a) for a in kernels.unsafe_split_with_sizes(recording.data(self_), split_sizes, dim)]
     if recording.compute_requires_grad(self_):
@@ -8754,7 +8754,7 @@ def index_fill_int_Scalar(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
     derivatives.yaml, entry index_fill.int_Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, value = _dispatch.bind(OVERLOADS["index_fill.int_Scalar"], (self_, dim, index, value,), kwargs)
+        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Scalar"], (self_, dim, index, value,), kwargs)
     result = recording.wrap(kernels.index_fill_int_Scalar(recording.data(self_), dim, recording.data(index), value))
     if recording.compute_requires_grad(self_):
         grad_fn = IndexFillBackward0(recording.collect_next_edges(self_))
@@ -8774,7 +8774,7 @@ def index_fill_int_Scalar_(self_=MISSING, dim=MISSING, index=MISSING, value=MISS
     derivatives.yaml, entry index_fill.int_Scalar
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, value = _dispatch.bind(OVERLOADS["index_fill.int_Scalar"], (self_, dim, index, value,), kwargs, inplace=True)
+        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Scalar"], (self_, dim, index, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8800,7 +8800,7 @@ def index_fill_int_Tensor(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
     derivatives.yaml, entry index_fill.int_Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, value = _dispatch.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs)
+        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs)
     result = recording.wrap(kernels.index_fill_int_Tensor(recording.data(self_), dim, recording.data(index), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
         grad_fn = IndexFillBackward1(recording.collect_next_edges(self_, value))
@@ -8820,7 +8820,7 @@ def index_fill_int_Tensor_(self_=MISSING, dim=MISSING, index=MISSING, value=MISS
     derivatives.yaml, entry index_fill.int_Tensor
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, value = _dispatch.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs, inplace=True)
+        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
@@ -8846,7 +8846,7 @@ def index_copy(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, out
     derivatives.yaml, entry index_copy
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index, source = _dispatch.bind(OVERLOADS["index_copy"], (self_, dim, index, source,), kwargs)
+        self_, dim, index, source = _arguments.bind(OVERLOADS["index_copy"], (self_, dim, index, source,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_copy", index_copy, (self_, dim, index, source), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.index_copy(recording.data(self_), dim, recording.data(index), recording.data(source)))
@@ -8870,7 +8870,7 @@ def index_copy_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, **kwa
     derivatives.yaml, entry index_copy
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index, source = _dispatch.bind(OVERLOADS["index_copy"], (self_, dim, index, source,), kwargs, inplace=True)
+        self_, dim, index, source = _arguments.bind(OVERLOADS["index_copy"], (self_, dim, index, source,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, source)
     if needs_grad:
@@ -8898,7 +8898,7 @@ def median_default(self_=MISSING, **kwargs):
     derivatives.yaml, entry median
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["median"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["median"], (self_,), kwargs)
     result = recording.wrap(kernels.median(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8921,7 +8921,7 @@ def nanmedian_default(self_=MISSING, **kwargs):
     derivatives.yaml, entry nanmedian
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["nanmedian"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["nanmedian"], (self_,), kwargs)
     result = recording.wrap(kernels.nanmedian(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8944,7 +8944,7 @@ def median_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs)
     derivatives.yaml, entry median.dim
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim = _dispatch.bind(OVERLOADS["median.dim"], (self_, dim, keepdim,), kwargs)
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["median.dim"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("median", median_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="median")
     values, indices = map(recording.wrap, kernels.median_dim(recording.data(self_), dim, keepdim))
@@ -8972,7 +8972,7 @@ def nanmedian_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwar
     derivatives.yaml, entry nanmedian.dim
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim = _dispatch.bind(OVERLOADS["nanmedian.dim"], (self_, dim, keepdim,), kwargs)
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["nanmedian.dim"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("nanmedian", nanmedian_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="median")
     values, indices = map(recording.wrap, kernels.nanmedian_dim(recording.data(self_), dim, keepdim))
@@ -9000,7 +9000,7 @@ def kthvalue(self_=MISSING, k=MISSING, dim=-1, keepdim=False, *, out=None, **kwa
     derivatives.yaml, entry kthvalue
     """
     if not isinstance(self_, Tensor) or k is MISSING or kwargs:
-        self_, k, dim, keepdim = _dispatch.bind(OVERLOADS["kthvalue"], (self_, k, dim, keepdim,), kwargs)
+        self_, k, dim, keepdim = _arguments.bind(OVERLOADS["kthvalue"], (self_, k, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("kthvalue", kthvalue, (self_, k, dim, keepdim), {}, out, 2, dtype_rule="kthvalue")
     values, indices = map(recording.wrap, kernels.kthvalue(recording.data(self_), k, dim, keepdim))
@@ -9028,7 +9028,7 @@ def cummax(self_=MISSING, dim=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry cummax
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _dispatch.bind(OVERLOADS["cummax"], (self_, dim,), kwargs)
+        self_, dim = _arguments.bind(OVERLOADS["cummax"], (self_, dim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cummax", cummax, (self_, dim), {}, out, 2, dtype_rule="scan")
     values, indices = map(recording.wrap, kernels.cummax(recording.data(self_), dim))
@@ -9055,7 +9055,7 @@ def cummin(self_=MISSING, dim=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry cummin
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _dispatch.bind(OVERLOADS["cummin"], (self_, dim,), kwargs)
+        self_, dim = _arguments.bind(OVERLOADS["cummin"], (self_, dim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cummin", cummin, (self_, dim), {}, out, 2, dtype_rule="scan")
     values, indices = map(recording.wrap, kernels.cummin(recording.data(self_), dim))
@@ -9082,7 +9082,7 @@ def nansum(self_=MISSING, dim=None, keepdim=False, *, dtype=None, out=None, **kw
     derivatives.yaml, entry nansum
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim, dtype = _dispatch.bind(OVERLOADS["nansum"], (self_, dim, keepdim, dtype,), kwargs)
+        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["nansum"], (self_, dim, keepdim, dtype,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("nansum", nansum, (self_, dim, keepdim), {"dtype": dtype}, out)
@@ -9107,7 +9107,7 @@ def count_nonzero_default(self_=MISSING, dim=None, **kwargs):
     derivatives.yaml, entry count_nonzero
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, dim = _dispatch.bind(OVERLOADS["count_nonzero"], (self_, dim,), kwargs)
+        self_, dim = _arguments.bind(OVERLOADS["count_nonzero"], (self_, dim,), kwargs)
     result = recording.wrap(kernels.count_nonzero(recording.data(self_), dim))
     return result
 
@@ -9118,7 +9118,7 @@ def count_nonzero_dim_IntList(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry count_nonzero.dim_IntList
     """
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _dispatch.bind(OVERLOADS["count_nonzero.dim_IntList"], (self_, dim,), kwargs)
+        self_, dim = _arguments.bind(OVERLOADS["count_nonzero.dim_IntList"], (self_, dim,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.count_nonzero_dim_IntList(recording.data(self_), dim))
     return result
@@ -9130,7 +9130,7 @@ def take(self_=MISSING, index=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry take
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or kwargs:
-        self_, index = _dispatch.bind(OVERLOADS["take"], (self_, index,), kwargs)
+        self_, index = _arguments.bind(OVERLOADS["take"], (self_, index,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("take", take, (self_, index), {}, out, dtype_rule="take")
     result = recording.wrap(kernels.take(recording.data(self_), recording.data(index)))
@@ -9152,7 +9152,7 @@ def put(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, **kwargs
     derivatives.yaml, entry put
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or kwargs:
-        self_, index, source, accumulate = _dispatch.bind(OVERLOADS["put"], (self_, index, source, accumulate,), kwargs)
+        self_, index, source, accumulate = _arguments.bind(OVERLOADS["put"], (self_, index, source, accumulate,), kwargs)
     result = recording.wrap(kernels.put(recording.data(self_), recording.data(index), recording.data(source), accumulate))
     if recording.compute_requires_grad(self_, source):
         grad_fn = PutBackward0(recording.collect_next_edges(self_, source))
@@ -9174,7 +9174,7 @@ def put_(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, **kwarg
     derivatives.yaml, entry put
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or kwargs:
-        self_, index, source, accumulate = _dispatch.bind(OVERLOADS["put"], (self_, index, source, accumulate,), kwargs, inplace=True)
+        self_, index, source, accumulate = _arguments.bind(OVERLOADS["put"], (self_, index, source, accumulate,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, source)
     if needs_grad:
@@ -9202,7 +9202,7 @@ def dist(self_=MISSING, other=MISSING, p=2, **kwargs):
     derivatives.yaml, entry dist
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or not isinstance(p, NUMBER) or kwargs:
-        self_, other, p = _dispatch.bind(OVERLOADS["dist"], (self_, other, p,), kwargs)
+        self_, other, p = _arguments.bind(OVERLOADS["dist"], (self_, other, p,), kwargs)
     result = recording.wrap(kernels.dist(recording.data(self_), recording.data(other), p))
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -9227,7 +9227,7 @@ def _is_all_true(self_=MISSING, **kwargs):
     derivatives.yaml, entry _is_all_true
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["_is_all_true"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["_is_all_true"], (self_,), kwargs)
     result = recording.wrap(kernels._is_all_true(recording.data(self_)))
     return result
 
@@ -9238,7 +9238,7 @@ def _is_any_true(self_=MISSING, **kwargs):
     derivatives.yaml, entry _is_any_true
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["_is_any_true"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["_is_any_true"], (self_,), kwargs)
     result = recording.wrap(kernels._is_any_true(recording.data(self_)))
     return result
 
@@ -9249,7 +9249,7 @@ def nonzero(self_=MISSING, **kwargs):
     derivatives.yaml, entry nonzero
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["nonzero"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["nonzero"], (self_,), kwargs)
     result = recording.wrap(kernels.nonzero(recording.data(self_)))
     return result
 
@@ -9260,7 +9260,7 @@ def addmv(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs)
     derivatives.yaml, entry addmv
     """
     if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, mat, vec, beta, alpha = _dispatch.bind(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), kwargs)
+        self_, mat, vec, beta, alpha = _arguments.bind(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), kwargs)
     result = recording.wrap(kernels.addmv(recording.data(self_), recording.data(mat), recording.data(vec), beta, alpha))
     if recording.compute_requires_grad(self_, mat, vec):
         grad_fn = AddmvBackward0(recording.collect_next_edges(self_, mat, vec))
@@ -9282,7 +9282,7 @@ def addmv_(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs
     derivatives.yaml, entry addmv
     """
     if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, mat, vec, beta, alpha = _dispatch.bind(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), kwargs, inplace=True)
+        self_, mat, vec, beta, alpha = _arguments.bind(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, mat, vec)
     if needs_grad:
@@ -9310,7 +9310,7 @@ def addr(self_=MISSING, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs
     derivatives.yaml, entry addr
     """
     if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, vec1, vec2, beta, alpha = _dispatch.bind(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), kwargs)
+        self_, vec1, vec2, beta, alpha = _arguments.bind(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), kwargs)
     result = recording.wrap(kernels.addr(recording.data(self_), recording.data(vec1), recording.data(vec2), beta, alpha))
     if recording.compute_requires_grad(self_, vec1, vec2):
         grad_fn = AddrBackward0(recording.collect_next_edges(self_, vec1, vec2))
@@ -9332,7 +9332,7 @@ def addr_(self_=MISSING, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwarg
     derivatives.yaml, entry addr
     """
     if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, vec1, vec2, beta, alpha = _dispatch.bind(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), kwargs, inplace=True)
+        self_, vec1, vec2, beta, alpha = _arguments.bind(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, vec1, vec2)
     if needs_grad:
@@ -9360,7 +9360,7 @@ def baddbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, *
     derivatives.yaml, entry baddbmm
     """
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, batch1, batch2, beta, alpha = _dispatch.bind(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), kwargs)
+        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), kwargs)
     result = recording.wrap(kernels.baddbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
     if recording.compute_requires_grad(self_, batch1, batch2):
         grad_fn = BaddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
@@ -9382,7 +9382,7 @@ def baddbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, 
     derivatives.yaml, entry baddbmm
     """
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, batch1, batch2, beta, alpha = _dispatch.bind(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, inplace=True)
+        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, batch1, batch2)
     if needs_grad:
@@ -9410,7 +9410,7 @@ def addbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **
     derivatives.yaml, entry addbmm
     """
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, batch1, batch2, beta, alpha = _dispatch.bind(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), kwargs)
+        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), kwargs)
     result = recording.wrap(kernels.addbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
     if recording.compute_requires_grad(self_, batch1, batch2):
         grad_fn = AddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
@@ -9434,7 +9434,7 @@ def addbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, *
     derivatives.yaml, entry addbmm
     """
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, batch1, batch2, beta, alpha = _dispatch.bind(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, inplace=True)
+        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, batch1, batch2)
     if needs_grad:
@@ -9464,7 +9464,7 @@ def vdot(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry vdot
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _dispatch.bind(OVERLOADS["vdot"], (self_, other,), kwargs)
+        self_, other = _arguments.bind(OVERLOADS["vdot"], (self_, other,), kwargs)
     result = recording.wrap(kernels.vdot(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = VdotBackward0(recording.collect_next_edges(self_, other))
@@ -9484,7 +9484,7 @@ def _linalg_det(A=MISSING, **kwargs):
     derivatives.yaml, entry _linalg_det
     """
     if not isinstance(A, Tensor) or kwargs:
-        (A,) = _dispatch.bind(OVERLOADS["_linalg_det"], (A,), kwargs)
+        (A,) = _arguments.bind(OVERLOADS["_linalg_det"], (A,), kwargs)
     result, LU, pivots = map(recording.wrap, kernels._linalg_det(recording.data(A)))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -9511,7 +9511,7 @@ def _linalg_slogdet(A=MISSING, **kwargs):
     derivatives.yaml, entry _linalg_slogdet
     """
     if not isinstance(A, Tensor) or kwargs:
-        (A,) = _dispatch.bind(OVERLOADS["_linalg_slogdet"], (A,), kwargs)
+        (A,) = _arguments.bind(OVERLOADS["_linalg_slogdet"], (A,), kwargs)
     sign, logabsdet, LU, pivots = map(recording.wrap, kernels._linalg_slogdet(recording.data(A)))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -9539,7 +9539,7 @@ def linalg_cholesky_ex(self_=MISSING, *, upper=False, check_errors=False, **kwar
     derivatives.yaml, entry linalg_cholesky_ex
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, upper, check_errors = _dispatch.bind(OVERLOADS["linalg_cholesky_ex"], (self_, upper, check_errors,), kwargs)
+        self_, upper, check_errors = _arguments.bind(OVERLOADS["linalg_cholesky_ex"], (self_, upper, check_errors,), kwargs)
     L, info = map(recording.wrap, kernels.linalg_cholesky_ex(recording.data(self_), upper, check_errors))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -9563,7 +9563,7 @@ def cholesky_solve(self_=MISSING, input2=MISSING, upper=False, **kwargs):
     derivatives.yaml, entry cholesky_solve
     """
     if not isinstance(self_, Tensor) or not isinstance(input2, Tensor) or kwargs:
-        self_, input2, upper = _dispatch.bind(OVERLOADS["cholesky_solve"], (self_, input2, upper,), kwargs)
+        self_, input2, upper = _arguments.bind(OVERLOADS["cholesky_solve"], (self_, input2, upper,), kwargs)
     result = recording.wrap(kernels.cholesky_solve(recording.data(self_), recording.data(input2), upper))
     needs_grad = recording.compute_requires_grad(self_, input2)
     if needs_grad:
@@ -9588,7 +9588,7 @@ def linalg_solve_triangular(self_=MISSING, B=MISSING, *, upper=MISSING, left=Tru
     derivatives.yaml, entry linalg_solve_triangular
     """
     if not isinstance(self_, Tensor) or not isinstance(B, Tensor) or upper is MISSING or kwargs:
-        self_, B, upper, left, unitriangular = _dispatch.bind(OVERLOADS["linalg_solve_triangular"], (self_, B, upper, left, unitriangular,), kwargs)
+        self_, B, upper, left, unitriangular = _arguments.bind(OVERLOADS["linalg_solve_triangular"], (self_, B, upper, left, unitriangular,), kwargs)
     result = recording.wrap(kernels.linalg_solve_triangular(recording.data(self_), recording.data(B), upper, left, unitriangular))
     needs_grad = recording.compute_requires_grad(self_, B)
     if needs_grad:
@@ -9614,7 +9614,7 @@ def triangular_solve(self_=MISSING, A=MISSING, upper=True, transpose=False, unit
     derivatives.yaml, entry triangular_solve
     """
     if not isinstance(self_, Tensor) or not isinstance(A, Tensor) or kwargs:
-        self_, A, upper, transpose, unitriangular = _dispatch.bind(OVERLOADS["triangular_solve"], (self_, A, upper, transpose, unitriangular,), kwargs)
+        self_, A, upper, transpose, unitriangular = _arguments.bind(OVERLOADS["triangular_solve"], (self_, A, upper, transpose, unitriangular,), kwargs)
     solution, cloned_coefficient = map(recording.wrap, kernels.triangular_solve(recording.data(self_), recording.data(A), upper, transpose, unitriangular))
     needs_grad = recording.compute_requires_grad(self_, A)
     if needs_grad:
@@ -9642,7 +9642,7 @@ def linalg_lu_solve(LU=MISSING, pivots=MISSING, B=MISSING, *, left=True, adjoint
     derivatives.yaml, entry linalg_lu_solve
     """
     if not isinstance(LU, Tensor) or not isinstance(pivots, Tensor) or not isinstance(B, Tensor) or kwargs:
-        LU, pivots, B, left, adjoint = _dispatch.bind(OVERLOADS["linalg_lu_solve"], (LU, pivots, B, left, adjoint,), kwargs)
+        LU, pivots, B, left, adjoint = _arguments.bind(OVERLOADS["linalg_lu_solve"], (LU, pivots, B, left, adjoint,), kwargs)
     result = recording.wrap(kernels.linalg_lu_solve(recording.data(LU), recording.data(pivots), recording.data(B), left, adjoint))
     needs_grad = recording.compute_requires_grad(LU, B)
     if needs_grad:
@@ -9668,7 +9668,7 @@ def linalg_lu_factor_ex(A=MISSING, *, pivot=True, check_errors=False, **kwargs):
     derivatives.yaml, entry linalg_lu_factor_ex
     """
     if not isinstance(A, Tensor) or kwargs:
-        A, pivot, check_errors = _dispatch.bind(OVERLOADS["linalg_lu_factor_ex"], (A, pivot, check_errors,), kwargs)
+        A, pivot, check_errors = _arguments.bind(OVERLOADS["linalg_lu_factor_ex"], (A, pivot, check_errors,), kwargs)
     LU, pivots, info = map(recording.wrap, kernels.linalg_lu_factor_ex(recording.data(A), pivot, check_errors))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -9694,7 +9694,7 @@ def linalg_lu(A=MISSING, *, pivot=True, **kwargs):
     derivatives.yaml, entry linalg_lu
     """
     if not isinstance(A, Tensor) or kwargs:
-        A, pivot = _dispatch.bind(OVERLOADS["linalg_lu"], (A, pivot,), kwargs)
+        A, pivot = _arguments.bind(OVERLOADS["linalg_lu"], (A, pivot,), kwargs)
     P, L, U = map(recording.wrap, kernels.linalg_lu(recording.data(A), pivot))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -9721,7 +9721,7 @@ def lu_unpack(LU_data=MISSING, LU_pivots=MISSING, unpack_data=True, unpack_pivot
     derivatives.yaml, entry lu_unpack
     """
     if not isinstance(LU_data, Tensor) or not isinstance(LU_pivots, Tensor) or kwargs:
-        LU_data, LU_pivots, unpack_data, unpack_pivots = _dispatch.bind(OVERLOADS["lu_unpack"], (LU_data, LU_pivots, unpack_data, unpack_pivots,), kwargs)
+        LU_data, LU_pivots, unpack_data, unpack_pivots = _arguments.bind(OVERLOADS["lu_unpack"], (LU_data, LU_pivots, unpack_data, unpack_pivots,), kwargs)
     P, L, U = map(recording.wrap, kernels.lu_unpack(recording.data(LU_data), recording.data(LU_pivots), unpack_data, unpack_pivots))
     if recording.compute_requires_grad(LU_data):
         grad_fn = LuUnpackBackward0(recording.collect_next_edges(LU_data))
@@ -9742,7 +9742,7 @@ def _linalg_svd(A=MISSING, full_matrices=False, compute_uv=True, *, driver=None,
     derivatives.yaml, entry _linalg_svd
     """
     if not isinstance(A, Tensor) or kwargs:
-        A, full_matrices, compute_uv, driver = _dispatch.bind(OVERLOADS["_linalg_svd"], (A, full_matrices, compute_uv, driver,), kwargs)
+        A, full_matrices, compute_uv, driver = _arguments.bind(OVERLOADS["_linalg_svd"], (A, full_matrices, compute_uv, driver,), kwargs)
     U, S, Vh = map(recording.wrap, kernels._linalg_svd(recording.data(A), full_matrices, compute_uv, driver))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -9769,7 +9769,7 @@ def _linalg_eigh(A=MISSING, UPLO="L", compute_v=True, **kwargs):
     derivatives.yaml, entry _linalg_eigh
     """
     if not isinstance(A, Tensor) or kwargs:
-        A, UPLO, compute_v = _dispatch.bind(OVERLOADS["_linalg_eigh"], (A, UPLO, compute_v,), kwargs)
+        A, UPLO, compute_v = _arguments.bind(OVERLOADS["_linalg_eigh"], (A, UPLO, compute_v,), kwargs)
     eigenvalues, eigenvectors = map(recording.wrap, kernels._linalg_eigh(recording.data(A), UPLO, compute_v))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -9793,7 +9793,7 @@ def linalg_qr(A=MISSING, mode="reduced", **kwargs):
     derivatives.yaml, entry linalg_qr
     """
     if not isinstance(A, Tensor) or kwargs:
-        A, mode = _dispatch.bind(OVERLOADS["linalg_qr"], (A, mode,), kwargs)
+        A, mode = _arguments.bind(OVERLOADS["linalg_qr"], (A, mode,), kwargs)
     Q, R = map(recording.wrap, kernels.linalg_qr(recording.data(A), mode))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -9818,7 +9818,7 @@ def linalg_matrix_exp(self_=MISSING, **kwargs):
     derivatives.yaml, entry linalg_matrix_exp
     """
     if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _dispatch.bind(OVERLOADS["linalg_matrix_exp"], (self_,), kwargs)
+        (self_,) = _arguments.bind(OVERLOADS["linalg_matrix_exp"], (self_,), kwargs)
     result = recording.wrap(kernels.linalg_matrix_exp(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = LinalgMatrixExpBackward0(recording.collect_next_edges(self_))
@@ -9837,7 +9837,7 @@ def linalg_cross(self_=MISSING, other=MISSING, *, dim=-1, **kwargs):
     derivatives.yaml, entry linalg_cross
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other, dim = _dispatch.bind(OVERLOADS["linalg_cross"], (self_, other, dim,), kwargs)
+        self_, other, dim = _arguments.bind(OVERLOADS["linalg_cross"], (self_, other, dim,), kwargs)
     result = recording.wrap(kernels.linalg_cross(recording.data(self_), recording.data(other), dim))
     if recording.compute_requires_grad(self_, other):
         grad_fn = LinalgCrossBackward0(recording.collect_next_edges(self_, other))
@@ -9858,7 +9858,7 @@ def linalg_pinv_atol_rtol_tensor(self_=MISSING, *, atol=None, rtol=None, hermiti
     derivatives.yaml, entry linalg_pinv.atol_rtol_tensor
     """
     if not isinstance(self_, Tensor) or kwargs:
-        self_, atol, rtol, hermitian = _dispatch.bind(OVERLOADS["linalg_pinv.atol_rtol_tensor"], (self_, atol, rtol, hermitian,), kwargs)
+        self_, atol, rtol, hermitian = _arguments.bind(OVERLOADS["linalg_pinv.atol_rtol_tensor"], (self_, atol, rtol, hermitian,), kwargs)
     result = recording.wrap(kernels.linalg_pinv_atol_rtol_tensor(recording.data(self_), recording.data(atol), recording.data(rtol), hermitian))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -9881,7 +9881,7 @@ def linalg_lstsq(self_=MISSING, b=MISSING, rcond=None, *, driver=None, **kwargs)
     derivatives.yaml, entry linalg_lstsq
     """
     if not isinstance(self_, Tensor) or not isinstance(b, Tensor) or not isinstance(rcond, NUMBER_OR_NONE) or kwargs:
-        self_, b, rcond, driver = _dispatch.bind(OVERLOADS["linalg_lstsq"], (self_, b, rcond, driver,), kwargs)
+        self_, b, rcond, driver = _arguments.bind(OVERLOADS["linalg_lstsq"], (self_, b, rcond, driver,), kwargs)
     solution, residuals, rank, singular_values = map(recording.wrap, kernels.linalg_lstsq(recording.data(self_), recording.data(b), rcond, driver))
     needs_grad = recording.compute_requires_grad(self_, b)
     if needs_grad:
@@ -9908,7 +9908,7 @@ def hardshrink(self_=MISSING, lambd=0.5, **kwargs):
     derivatives.yaml, entry hardshrink
     """
     if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
-        self_, lambd = _dispatch.bind(OVERLOADS["hardshrink"], (self_, lambd,), kwargs)
+        self_, lambd = _arguments.bind(OVERLOADS["hardshrink"], (self_, lambd,), kwargs)
     result = recording.wrap(kernels.hardshrink(recording.data(self_), lambd))
     if recording.compute_requires_grad(self_):
         grad_fn = HardshrinkBackward0(recording.collect_next_edges(self_))
@@ -9928,7 +9928,7 @@ def hardshrink_backward(grad_out=MISSING, self_=MISSING, lambd=MISSING, **kwargs
     derivatives.yaml, entry hardshrink_backward
     """
     if not isinstance(grad_out, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
-        grad_out, self_, lambd = _dispatch.bind(OVERLOADS["hardshrink_backward"], (grad_out, self_, lambd,), kwargs)
+        grad_out, self_, lambd = _arguments.bind(OVERLOADS["hardshrink_backward"], (grad_out, self_, lambd,), kwargs)
     result = recording.wrap(kernels.hardshrink_backward(recording.data(grad_out), recording.data(self_), lambd))
     if recording.compute_requires_grad(grad_out, self_):
         grad_fn = HardshrinkBackwardBackward0(recording.collect_next_edges(grad_out, self_))
@@ -9948,7 +9948,7 @@ def softshrink(self_=MISSING, lambd=0.5, **kwargs):
     derivatives.yaml, entry softshrink
     """
     if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
-        self_, lambd = _dispatch.bind(OVERLOADS["softshrink"], (self_, lambd,), kwargs)
+        self_, lambd = _arguments.bind(OVERLOADS["softshrink"], (self_, lambd,), kwargs)
     result = recording.wrap(kernels.softshrink(recording.data(self_), lambd))
     if recording.compute_requires_grad(self_):
         grad_fn = SoftshrinkBackward0(recording.collect_next_edges(self_))
@@ -9968,7 +9968,7 @@ def softshrink_backward(grad_output=MISSING, self_=MISSING, lambd=MISSING, **kwa
     derivatives.yaml, entry softshrink_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
-        grad_output, self_, lambd = _dispatch.bind(OVERLOADS["softshrink_backward"], (grad_output, self_, lambd,), kwargs)
+        grad_output, self_, lambd = _arguments.bind(OVERLOADS["softshrink_backward"], (grad_output, self_, lambd,), kwargs)
     result = recording.wrap(kernels.softshrink_backward(recording.data(grad_output), recording.data(self_), lambd))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = SoftshrinkBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -9988,7 +9988,7 @@ def threshold(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry threshold
     """
     if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER) or kwargs:
-        self_, threshold, value = _dispatch.bind(OVERLOADS["threshold"], (self_, threshold, value,), kwargs)
+        self_, threshold, value = _arguments.bind(OVERLOADS["threshold"], (self_, threshold, value,), kwargs)
     result = recording.wrap(kernels.threshold(recording.data(self_), threshold, value))
     if recording.compute_requires_grad(self_):
         grad_fn = ThresholdBackward0(recording.collect_next_edges(self_))
@@ -10008,7 +10008,7 @@ def threshold_(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry threshold_
     """
     if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER) or kwargs:
-        self_, threshold, value = _dispatch.bind(OVERLOADS["threshold_"], (self_, threshold, value,), kwargs)
+        self_, threshold, value = _arguments.bind(OVERLOADS["threshold_"], (self_, threshold, value,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -10034,7 +10034,7 @@ def celu(self_=MISSING, alpha=1.0, **kwargs):
     derivatives.yaml, entry celu
     """
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, alpha = _dispatch.bind(OVERLOADS["celu"], (self_, alpha,), kwargs)
+        self_, alpha = _arguments.bind(OVERLOADS["celu"], (self_, alpha,), kwargs)
     result = recording.wrap(kernels.celu(recording.data(self_), alpha))
     if recording.compute_requires_grad(self_):
         grad_fn = CeluBackward0(recording.collect_next_edges(self_))
@@ -10054,7 +10054,7 @@ def celu_(self_=MISSING, alpha=1.0, **kwargs):
     derivatives.yaml, entry celu_
     """
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, alpha = _dispatch.bind(OVERLOADS["celu_"], (self_, alpha,), kwargs)
+        self_, alpha = _arguments.bind(OVERLOADS["celu_"], (self_, alpha,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -10082,7 +10082,7 @@ def elu_backward(grad_output=MISSING, alpha=MISSING, scale=MISSING, input_scale=
     derivatives.yaml, entry elu_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or not isinstance(self_or_result, Tensor) or is_result is MISSING or kwargs:
-        grad_output, alpha, scale, input_scale, is_result, self_or_result = _dispatch.bind(OVERLOADS["elu_backward"], (grad_output, alpha, scale, input_scale, is_result, self_or_result,), kwargs)
+        grad_output, alpha, scale, input_scale, is_result, self_or_result = _arguments.bind(OVERLOADS["elu_backward"], (grad_output, alpha, scale, input_scale, is_result, self_or_result,), kwargs)
     result = recording.wrap(kernels.elu_backward(recording.data(grad_output), alpha, scale, input_scale, is_result, recording.data(self_or_result)))
     if recording.compute_requires_grad(grad_output, self_or_result):
         grad_fn = EluBackwardBackward0(recording.collect_next_edges(grad_output, self_or_result))
@@ -10106,7 +10106,7 @@ def upsample_nearest1d(self_=MISSING, output_size=MISSING, scales=None, **kwargs
     derivatives.yaml, entry upsample_nearest1d
     """
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
-        self_, output_size, scales = _dispatch.bind(OVERLOADS["upsample_nearest1d"], (self_, output_size, scales,), kwargs)
+        self_, output_size, scales = _arguments.bind(OVERLOADS["upsample_nearest1d"], (self_, output_size, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest1d(recording.data(self_), output_size, scales))
     if recording.compute_requires_grad(self_):
@@ -10128,7 +10128,7 @@ def upsample_nearest1d_backward(grad_output=MISSING, output_size=MISSING, input_
     derivatives.yaml, entry upsample_nearest1d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
-        grad_output, output_size, input_size, scales = _dispatch.bind(OVERLOADS["upsample_nearest1d_backward"], (grad_output, output_size, input_size, scales,), kwargs)
+        grad_output, output_size, input_size, scales = _arguments.bind(OVERLOADS["upsample_nearest1d_backward"], (grad_output, output_size, input_size, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest1d_backward(recording.data(grad_output), output_size, input_size, scales))
@@ -10150,7 +10150,7 @@ def _upsample_nearest_exact1d(self_=MISSING, output_size=MISSING, scales=None, *
     derivatives.yaml, entry _upsample_nearest_exact1d
     """
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
-        self_, output_size, scales = _dispatch.bind(OVERLOADS["_upsample_nearest_exact1d"], (self_, output_size, scales,), kwargs)
+        self_, output_size, scales = _arguments.bind(OVERLOADS["_upsample_nearest_exact1d"], (self_, output_size, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact1d(recording.data(self_), output_size, scales))
     if recording.compute_requires_grad(self_):
@@ -10172,7 +10172,7 @@ def _upsample_nearest_exact1d_backward(grad_output=MISSING, output_size=MISSING,
     derivatives.yaml, entry _upsample_nearest_exact1d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
-        grad_output, output_size, input_size, scales = _dispatch.bind(OVERLOADS["_upsample_nearest_exact1d_backward"], (grad_output, output_size, input_size, scales,), kwargs)
+        grad_output, output_size, input_size, scales = _arguments.bind(OVERLOADS["_upsample_nearest_exact1d_backward"], (grad_output, output_size, input_size, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact1d_backward(recording.data(grad_output), output_size, input_size, scales))
@@ -10194,7 +10194,7 @@ def upsample_nearest2d(self_=MISSING, output_size=MISSING, scales_h=None, scales
     derivatives.yaml, entry upsample_nearest2d
     """
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
-        self_, output_size, scales_h, scales_w = _dispatch.bind(OVERLOADS["upsample_nearest2d"], (self_, output_size, scales_h, scales_w,), kwargs)
+        self_, output_size, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest2d"], (self_, output_size, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest2d(recording.data(self_), output_size, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
@@ -10217,7 +10217,7 @@ def upsample_nearest2d_backward(grad_output=MISSING, output_size=MISSING, input_
     derivatives.yaml, entry upsample_nearest2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
-        grad_output, output_size, input_size, scales_h, scales_w = _dispatch.bind(OVERLOADS["upsample_nearest2d_backward"], (grad_output, output_size, input_size, scales_h, scales_w,), kwargs)
+        grad_output, output_size, input_size, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest2d_backward"], (grad_output, output_size, input_size, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
@@ -10240,7 +10240,7 @@ def _upsample_nearest_exact2d(self_=MISSING, output_size=MISSING, scales_h=None,
     derivatives.yaml, entry _upsample_nearest_exact2d
     """
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
-        self_, output_size, scales_h, scales_w = _dispatch.bind(OVERLOADS["_upsample_nearest_exact2d"], (self_, output_size, scales_h, scales_w,), kwargs)
+        self_, output_size, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact2d"], (self_, output_size, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact2d(recording.data(self_), output_size, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
@@ -10263,7 +10263,7 @@ def _upsample_nearest_exact2d_backward(grad_output=MISSING, output_size=MISSING,
     derivatives.yaml, entry _upsample_nearest_exact2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
-        grad_output, output_size, input_size, scales_h, scales_w = _dispatch.bind(OVERLOADS["_upsample_nearest_exact2d_backward"], (grad_output, output_size, input_size, scales_h, scales_w,), kwargs)
+        grad_output, output_size, input_size, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact2d_backward"], (grad_output, output_size, input_size, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
@@ -10286,7 +10286,7 @@ def upsample_nearest3d(self_=MISSING, output_size=MISSING, scales_d=None, scales
     derivatives.yaml, entry upsample_nearest3d
     """
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
-        self_, output_size, scales_d, scales_h, scales_w = _dispatch.bind(OVERLOADS["upsample_nearest3d"], (self_, output_size, scales_d, scales_h, scales_w,), kwargs)
+        self_, output_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest3d"], (self_, output_size, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
@@ -10310,7 +10310,7 @@ def upsample_nearest3d_backward(grad_output=MISSING, output_size=MISSING, input_
     derivatives.yaml, entry upsample_nearest3d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
-        grad_output, output_size, input_size, scales_d, scales_h, scales_w = _dispatch.bind(OVERLOADS["upsample_nearest3d_backward"], (grad_output, output_size, input_size, scales_d, scales_h, scales_w,), kwargs)
+        grad_output, output_size, input_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest3d_backward"], (grad_output, output_size, input_size, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
@@ -10334,7 +10334,7 @@ def _upsample_nearest_exact3d(self_=MISSING, output_size=MISSING, scales_d=None,
     derivatives.yaml, entry _upsample_nearest_exact3d
     """
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
-        self_, output_size, scales_d, scales_h, scales_w = _dispatch.bind(OVERLOADS["_upsample_nearest_exact3d"], (self_, output_size, scales_d, scales_h, scales_w,), kwargs)
+        self_, output_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact3d"], (self_, output_size, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
@@ -10358,7 +10358,7 @@ def _upsample_nearest_exact3d_backward(grad_output=MISSING, output_size=MISSING,
     derivatives.yaml, entry _upsample_nearest_exact3d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
-        grad_output, output_size, input_size, scales_d, scales_h, scales_w = _dispatch.bind(OVERLOADS["_upsample_nearest_exact3d_backward"], (grad_output, output_size, input_size, scales_d, scales_h, scales_w,), kwargs)
+        grad_output, output_size, input_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact3d_backward"], (grad_output, output_size, input_size, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
@@ -10382,7 +10382,7 @@ def upsample_linear1d(self_=MISSING, output_size=MISSING, align_corners=MISSING,
     derivatives.yaml, entry upsample_linear1d
     """
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
-        self_, output_size, align_corners, scales = _dispatch.bind(OVERLOADS["upsample_linear1d"], (self_, output_size, align_corners, scales,), kwargs)
+        self_, output_size, align_corners, scales = _arguments.bind(OVERLOADS["upsample_linear1d"], (self_, output_size, align_corners, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_linear1d(recording.data(self_), output_size, align_corners, scales))
     if recording.compute_requires_grad(self_):
@@ -10405,7 +10405,7 @@ def upsample_linear1d_backward(grad_output=MISSING, output_size=MISSING, input_s
     derivatives.yaml, entry upsample_linear1d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
-        grad_output, output_size, input_size, align_corners, scales = _dispatch.bind(OVERLOADS["upsample_linear1d_backward"], (grad_output, output_size, input_size, align_corners, scales,), kwargs)
+        grad_output, output_size, input_size, align_corners, scales = _arguments.bind(OVERLOADS["upsample_linear1d_backward"], (grad_output, output_size, input_size, align_corners, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_linear1d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales))
@@ -10428,7 +10428,7 @@ def upsample_bilinear2d(self_=MISSING, output_size=MISSING, align_corners=MISSIN
     derivatives.yaml, entry upsample_bilinear2d
     """
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
-        self_, output_size, align_corners, scales_h, scales_w = _dispatch.bind(OVERLOADS["upsample_bilinear2d"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bilinear2d"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_bilinear2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
@@ -10452,7 +10452,7 @@ def upsample_bilinear2d_backward(grad_output=MISSING, output_size=MISSING, input
     derivatives.yaml, entry upsample_bilinear2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
-        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _dispatch.bind(OVERLOADS["upsample_bilinear2d_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bilinear2d_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_bilinear2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
@@ -10476,7 +10476,7 @@ def upsample_bicubic2d(self_=MISSING, output_size=MISSING, align_corners=MISSING
     derivatives.yaml, entry upsample_bicubic2d
     """
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
-        self_, output_size, align_corners, scales_h, scales_w = _dispatch.bind(OVERLOADS["upsample_bicubic2d"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bicubic2d"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_bicubic2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
@@ -10500,7 +10500,7 @@ def upsample_bicubic2d_backward(grad_output=MISSING, output_size=MISSING, input_
     derivatives.yaml, entry upsample_bicubic2d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
-        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _dispatch.bind(OVERLOADS["upsample_bicubic2d_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bicubic2d_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_bicubic2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
@@ -10524,7 +10524,7 @@ def upsample_trilinear3d(self_=MISSING, output_size=MISSING, align_corners=MISSI
     derivatives.yaml, entry upsample_trilinear3d
     """
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
-        self_, output_size, align_corners, scales_d, scales_h, scales_w = _dispatch.bind(OVERLOADS["upsample_trilinear3d"], (self_, output_size, align_corners, scales_d, scales_h, scales_w,), kwargs)
+        self_, output_size, align_corners, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_trilinear3d"], (self_, output_size, align_corners, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_trilinear3d(recording.data(self_), output_size, align_corners, scales_d, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
@@ -10549,7 +10549,7 @@ def upsample_trilinear3d_backward(grad_output=MISSING, output_size=MISSING, inpu
     derivatives.yaml, entry upsample_trilinear3d_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
-        grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w = _dispatch.bind(OVERLOADS["upsample_trilinear3d_backward"], (grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w,), kwargs)
+        grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_trilinear3d_backward"], (grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_trilinear3d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_d, scales_h, scales_w))
@@ -10574,7 +10574,7 @@ def pixel_shuffle(self_=MISSING, upscale_factor=MISSING, **kwargs):
     derivatives.yaml, entry pixel_shuffle
     """
     if not isinstance(self_, Tensor) or upscale_factor is MISSING or kwargs:
-        self_, upscale_factor = _dispatch.bind(OVERLOADS["pixel_shuffle"], (self_, upscale_factor,), kwargs)
+        self_, upscale_factor = _arguments.bind(OVERLOADS["pixel_shuffle"], (self_, upscale_factor,), kwargs)
     result = recording.wrap(kernels.pixel_shuffle(recording.data(self_), upscale_factor))
     if recording.compute_requires_grad(self_):
         grad_fn = PixelShuffleBackward0(recording.collect_next_edges(self_))
@@ -10593,7 +10593,7 @@ def pixel_unshuffle(self_=MISSING, downscale_factor=MISSING, **kwargs):
     derivatives.yaml, entry pixel_unshuffle
     """
     if not isinstance(self_, Tensor) or downscale_factor is MISSING or kwargs:
-        self_, downscale_factor = _dispatch.bind(OVERLOADS["pixel_unshuffle"], (self_, downscale_factor,), kwargs)
+        self_, downscale_factor = _arguments.bind(OVERLOADS["pixel_unshuffle"], (self_, downscale_factor,), kwargs)
     result = recording.wrap(kernels.pixel_unshuffle(recording.data(self_), downscale_factor))
     if recording.compute_requires_grad(self_):
         grad_fn = PixelUnshuffleBackward0(recording.collect_next_edges(self_))
@@ -10612,7 +10612,7 @@ def channel_shuffle(self_=MISSING, groups=MISSING, **kwargs):
     derivatives.yaml, entry channel_shuffle
     """
     if not isinstance(self_, Tensor) or groups is MISSING or kwargs:
-        self_, groups = _dispatch.bind(OVERLOADS["channel_shuffle"], (self_, groups,), kwargs)
+        self_, groups = _arguments.bind(OVERLOADS["channel_shuffle"], (self_, groups,), kwargs)
     result = recording.wrap(kernels.channel_shuffle(recording.data(self_), groups))
     if recording.compute_requires_grad(self_):
         grad_fn = ChannelShuffleBackward0(recording.collect_next_edges(self_))
@@ -10631,7 +10631,7 @@ def soft_margin_loss(self_=MISSING, target=MISSING, reduction=1, **kwargs):
     derivatives.yaml, entry soft_margin_loss
     """
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
-        self_, target, reduction = _dispatch.bind(OVERLOADS["soft_margin_loss"], (self_, target, reduction,), kwargs)
+        self_, target, reduction = _arguments.bind(OVERLOADS["soft_margin_loss"], (self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.soft_margin_loss(recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(self_):
         grad_fn = SoftMarginLossBackward0(recording.collect_next_edges(self_))
@@ -10652,7 +10652,7 @@ def soft_margin_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING
     derivatives.yaml, entry soft_margin_loss_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs:
-        grad_output, self_, target, reduction = _dispatch.bind(OVERLOADS["soft_margin_loss_backward"], (grad_output, self_, target, reduction,), kwargs)
+        grad_output, self_, target, reduction = _arguments.bind(OVERLOADS["soft_margin_loss_backward"], (grad_output, self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.soft_margin_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = SoftMarginLossBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -10674,7 +10674,7 @@ def hardswish_backward(grad_output=MISSING, self_=MISSING, **kwargs):
     derivatives.yaml, entry hardswish_backward
     """
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
-        grad_output, self_ = _dispatch.bind(OVERLOADS["hardswish_backward"], (grad_output, self_,), kwargs)
+        grad_output, self_ = _arguments.bind(OVERLOADS["hardswish_backward"], (grad_output, self_,), kwargs)
     result = recording.wrap(kernels.hardswish_backward(recording.data(grad_output), recording.data(self_)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = HardswishBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -10712,7 +10712,7 @@ xlogy_ = xlogy_Tensor_
 
 
 # Every overload of the spec, by schema name: its wrapper, the kernel the wrapper runs, and
-# the parameters that overload resolution reads (runtime/dispatch.py). Tools find an
+# the parameters that overload resolution reads (runtime/arguments.py). Tools find an
 # overload here (`python -m codegen verify`); runtime/namespaces.py runs the kernels on
 # numpy arrays.
 OVERLOADS = {
@@ -13650,234 +13650,234 @@ BY_NAME = {
 
 def rsub(*args, **kwargs):
     """Picks the overload of rsub that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("rsub", BY_NAME["rsub"], args, kwargs)
+    return _arguments.call("rsub", BY_NAME["rsub"], args, kwargs)
 
 
 def div(*args, **kwargs):
     """Picks the overload of div that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("div", BY_NAME["div"], args, kwargs)
+    return _arguments.call("div", BY_NAME["div"], args, kwargs)
 
 
 def pow(*args, **kwargs):
     """Picks the overload of pow that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("pow", BY_NAME["pow"], args, kwargs)
+    return _arguments.call("pow", BY_NAME["pow"], args, kwargs)
 
 
 def clamp(*args, **kwargs):
     """Picks the overload of clamp that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp", BY_NAME["clamp"], args, kwargs)
+    return _arguments.call("clamp", BY_NAME["clamp"], args, kwargs)
 
 
 def clamp_min(*args, **kwargs):
     """Picks the overload of clamp_min that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_min", BY_NAME["clamp_min"], args, kwargs)
+    return _arguments.call("clamp_min", BY_NAME["clamp_min"], args, kwargs)
 
 
 def clamp_max(*args, **kwargs):
     """Picks the overload of clamp_max that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_max", BY_NAME["clamp_max"], args, kwargs)
+    return _arguments.call("clamp_max", BY_NAME["clamp_max"], args, kwargs)
 
 
 def masked_fill(*args, **kwargs):
     """Picks the overload of masked_fill that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("masked_fill", BY_NAME["masked_fill"], args, kwargs)
+    return _arguments.call("masked_fill", BY_NAME["masked_fill"], args, kwargs)
 
 
 def fill(*args, **kwargs):
     """Picks the overload of fill that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("fill", BY_NAME["fill"], args, kwargs)
+    return _arguments.call("fill", BY_NAME["fill"], args, kwargs)
 
 
 def fill_(*args, **kwargs):
     """Picks the overload of fill_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("fill_", BY_NAME["fill_"], args, kwargs)
+    return _arguments.call("fill_", BY_NAME["fill_"], args, kwargs)
 
 
 def eq(*args, **kwargs):
     """Picks the overload of eq that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("eq", BY_NAME["eq"], args, kwargs)
+    return _arguments.call("eq", BY_NAME["eq"], args, kwargs)
 
 
 def ge(*args, **kwargs):
     """Picks the overload of ge that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("ge", BY_NAME["ge"], args, kwargs)
+    return _arguments.call("ge", BY_NAME["ge"], args, kwargs)
 
 
 def gt(*args, **kwargs):
     """Picks the overload of gt that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("gt", BY_NAME["gt"], args, kwargs)
+    return _arguments.call("gt", BY_NAME["gt"], args, kwargs)
 
 
 def le(*args, **kwargs):
     """Picks the overload of le that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("le", BY_NAME["le"], args, kwargs)
+    return _arguments.call("le", BY_NAME["le"], args, kwargs)
 
 
 def lt(*args, **kwargs):
     """Picks the overload of lt that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("lt", BY_NAME["lt"], args, kwargs)
+    return _arguments.call("lt", BY_NAME["lt"], args, kwargs)
 
 
 def ne(*args, **kwargs):
     """Picks the overload of ne that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("ne", BY_NAME["ne"], args, kwargs)
+    return _arguments.call("ne", BY_NAME["ne"], args, kwargs)
 
 
 def sum(*args, **kwargs):
     """Picks the overload of sum that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("sum", BY_NAME["sum"], args, kwargs)
+    return _arguments.call("sum", BY_NAME["sum"], args, kwargs)
 
 
 def mean(*args, **kwargs):
     """Picks the overload of mean that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("mean", BY_NAME["mean"], args, kwargs)
+    return _arguments.call("mean", BY_NAME["mean"], args, kwargs)
 
 
 def max(*args, **kwargs):
     """Picks the overload of max that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("max", BY_NAME["max"], args, kwargs)
+    return _arguments.call("max", BY_NAME["max"], args, kwargs)
 
 
 def min(*args, **kwargs):
     """Picks the overload of min that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("min", BY_NAME["min"], args, kwargs)
+    return _arguments.call("min", BY_NAME["min"], args, kwargs)
 
 
 def any(*args, **kwargs):
     """Picks the overload of any that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("any", BY_NAME["any"], args, kwargs)
+    return _arguments.call("any", BY_NAME["any"], args, kwargs)
 
 
 def all(*args, **kwargs):
     """Picks the overload of all that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("all", BY_NAME["all"], args, kwargs)
+    return _arguments.call("all", BY_NAME["all"], args, kwargs)
 
 
 def prod(*args, **kwargs):
     """Picks the overload of prod that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("prod", BY_NAME["prod"], args, kwargs)
+    return _arguments.call("prod", BY_NAME["prod"], args, kwargs)
 
 
 def squeeze(*args, **kwargs):
     """Picks the overload of squeeze that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("squeeze", BY_NAME["squeeze"], args, kwargs)
+    return _arguments.call("squeeze", BY_NAME["squeeze"], args, kwargs)
 
 
 def squeeze_(*args, **kwargs):
     """Picks the overload of squeeze_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("squeeze_", BY_NAME["squeeze_"], args, kwargs)
+    return _arguments.call("squeeze_", BY_NAME["squeeze_"], args, kwargs)
 
 
 def sort(*args, **kwargs):
     """Picks the overload of sort that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("sort", BY_NAME["sort"], args, kwargs)
+    return _arguments.call("sort", BY_NAME["sort"], args, kwargs)
 
 
 def round(*args, **kwargs):
     """Picks the overload of round that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("round", BY_NAME["round"], args, kwargs)
+    return _arguments.call("round", BY_NAME["round"], args, kwargs)
 
 
 def scatter(*args, **kwargs):
     """Picks the overload of scatter that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("scatter", BY_NAME["scatter"], args, kwargs)
+    return _arguments.call("scatter", BY_NAME["scatter"], args, kwargs)
 
 
 def lerp(*args, **kwargs):
     """Picks the overload of lerp that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("lerp", BY_NAME["lerp"], args, kwargs)
+    return _arguments.call("lerp", BY_NAME["lerp"], args, kwargs)
 
 
 def floor_divide(*args, **kwargs):
     """Picks the overload of floor_divide that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("floor_divide", BY_NAME["floor_divide"], args, kwargs)
+    return _arguments.call("floor_divide", BY_NAME["floor_divide"], args, kwargs)
 
 
 def remainder(*args, **kwargs):
     """Picks the overload of remainder that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("remainder", BY_NAME["remainder"], args, kwargs)
+    return _arguments.call("remainder", BY_NAME["remainder"], args, kwargs)
 
 
 def fmod(*args, **kwargs):
     """Picks the overload of fmod that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("fmod", BY_NAME["fmod"], args, kwargs)
+    return _arguments.call("fmod", BY_NAME["fmod"], args, kwargs)
 
 
 def index_fill(*args, **kwargs):
     """Picks the overload of index_fill that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("index_fill", BY_NAME["index_fill"], args, kwargs)
+    return _arguments.call("index_fill", BY_NAME["index_fill"], args, kwargs)
 
 
 def median(*args, **kwargs):
     """Picks the overload of median that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("median", BY_NAME["median"], args, kwargs)
+    return _arguments.call("median", BY_NAME["median"], args, kwargs)
 
 
 def nanmedian(*args, **kwargs):
     """Picks the overload of nanmedian that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("nanmedian", BY_NAME["nanmedian"], args, kwargs)
+    return _arguments.call("nanmedian", BY_NAME["nanmedian"], args, kwargs)
 
 
 def count_nonzero(*args, **kwargs):
     """Picks the overload of count_nonzero that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("count_nonzero", BY_NAME["count_nonzero"], args, kwargs)
+    return _arguments.call("count_nonzero", BY_NAME["count_nonzero"], args, kwargs)
 
 
 def pow_(*args, **kwargs):
     """Picks the overload of pow_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("pow_", BY_NAME["pow_"], args, kwargs)
+    return _arguments.call("pow_", BY_NAME["pow_"], args, kwargs)
 
 
 def clamp_(*args, **kwargs):
     """Picks the overload of clamp_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_", BY_NAME["clamp_"], args, kwargs)
+    return _arguments.call("clamp_", BY_NAME["clamp_"], args, kwargs)
 
 
 def clamp_min_(*args, **kwargs):
     """Picks the overload of clamp_min_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_min_", BY_NAME["clamp_min_"], args, kwargs)
+    return _arguments.call("clamp_min_", BY_NAME["clamp_min_"], args, kwargs)
 
 
 def clamp_max_(*args, **kwargs):
     """Picks the overload of clamp_max_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_max_", BY_NAME["clamp_max_"], args, kwargs)
+    return _arguments.call("clamp_max_", BY_NAME["clamp_max_"], args, kwargs)
 
 
 def masked_fill_(*args, **kwargs):
     """Picks the overload of masked_fill_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("masked_fill_", BY_NAME["masked_fill_"], args, kwargs)
+    return _arguments.call("masked_fill_", BY_NAME["masked_fill_"], args, kwargs)
 
 
 def round_(*args, **kwargs):
     """Picks the overload of round_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("round_", BY_NAME["round_"], args, kwargs)
+    return _arguments.call("round_", BY_NAME["round_"], args, kwargs)
 
 
 def scatter_(*args, **kwargs):
     """Picks the overload of scatter_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("scatter_", BY_NAME["scatter_"], args, kwargs)
+    return _arguments.call("scatter_", BY_NAME["scatter_"], args, kwargs)
 
 
 def lerp_(*args, **kwargs):
     """Picks the overload of lerp_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("lerp_", BY_NAME["lerp_"], args, kwargs)
+    return _arguments.call("lerp_", BY_NAME["lerp_"], args, kwargs)
 
 
 def floor_divide_(*args, **kwargs):
     """Picks the overload of floor_divide_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("floor_divide_", BY_NAME["floor_divide_"], args, kwargs)
+    return _arguments.call("floor_divide_", BY_NAME["floor_divide_"], args, kwargs)
 
 
 def remainder_(*args, **kwargs):
     """Picks the overload of remainder_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("remainder_", BY_NAME["remainder_"], args, kwargs)
+    return _arguments.call("remainder_", BY_NAME["remainder_"], args, kwargs)
 
 
 def fmod_(*args, **kwargs):
     """Picks the overload of fmod_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("fmod_", BY_NAME["fmod_"], args, kwargs)
+    return _arguments.call("fmod_", BY_NAME["fmod_"], args, kwargs)
 
 
 def index_fill_(*args, **kwargs):
     """Picks the overload of index_fill_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("index_fill_", BY_NAME["index_fill_"], args, kwargs)
+    return _arguments.call("index_fill_", BY_NAME["index_fill_"], args, kwargs)

@@ -7,8 +7,8 @@ the same wrapper as `torch.sum(x, 1)`.
 """
 
 from generated import ops
-from runtime import dispatch as _dispatch
-from runtime.dispatch import MISSING
+from runtime import arguments as _arguments
+from runtime.arguments import MISSING
 
 
 class TensorMethods:
@@ -19,7 +19,7 @@ class TensorMethods:
         try:
             return ops._is_all_true(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "_is_all_true")
+            _arguments.reword_for_method(error, "_is_all_true")
             raise
 
     def _is_any_true(self):
@@ -27,23 +27,23 @@ class TensorMethods:
         try:
             return ops._is_any_true(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "_is_any_true")
+            _arguments.reword_for_method(error, "_is_any_true")
             raise
 
     def _to_copy(self, *, dtype=None, **kwargs):
         """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
         try:
-            return ops._to_copy(self, dtype=dtype) if not kwargs else ops._to_copy(self, dtype=dtype, **_dispatch.method_keywords("_to_copy", kwargs))
+            return ops._to_copy(self, dtype=dtype) if not kwargs else ops._to_copy(self, dtype=dtype, **_arguments.method_keywords("_to_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "_to_copy")
+            _arguments.reword_for_method(error, "_to_copy")
             raise
 
     def _unsafe_view(self, *args, size=None):
         """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
         try:
-            return ops._unsafe_view(self, _dispatch.varargs_list(args, size))
+            return ops._unsafe_view(self, _arguments.varargs_list(args, size))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "_unsafe_view")
+            _arguments.reword_for_method(error, "_unsafe_view")
             raise
 
     def abs(self):
@@ -51,7 +51,7 @@ class TensorMethods:
         try:
             return ops.abs(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "abs")
+            _arguments.reword_for_method(error, "abs")
             raise
 
     def acos(self):
@@ -59,7 +59,7 @@ class TensorMethods:
         try:
             return ops.acos(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "acos")
+            _arguments.reword_for_method(error, "acos")
             raise
 
     def acosh(self):
@@ -67,63 +67,63 @@ class TensorMethods:
         try:
             return ops.acosh(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "acosh")
+            _arguments.reword_for_method(error, "acosh")
             raise
 
     def add(self, other=MISSING, *, alpha=1, **kwargs):
         """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.add_Tensor(self, other, alpha=alpha) if not kwargs else ops.add_Tensor(self, other, alpha=alpha, **_dispatch.method_keywords("add", kwargs))
+            return ops.add_Tensor(self, other, alpha=alpha) if not kwargs else ops.add_Tensor(self, other, alpha=alpha, **_arguments.method_keywords("add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "add")
+            _arguments.reword_for_method(error, "add")
             raise
 
     def addbmm(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha, **_dispatch.method_keywords("addbmm", kwargs))
+            return ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha, **_arguments.method_keywords("addbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addbmm")
+            _arguments.reword_for_method(error, "addbmm")
             raise
 
     def addcdiv(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         try:
-            return ops.addcdiv(self, tensor1, tensor2, value=value) if not kwargs else ops.addcdiv(self, tensor1, tensor2, value=value, **_dispatch.method_keywords("addcdiv", kwargs))
+            return ops.addcdiv(self, tensor1, tensor2, value=value) if not kwargs else ops.addcdiv(self, tensor1, tensor2, value=value, **_arguments.method_keywords("addcdiv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addcdiv")
+            _arguments.reword_for_method(error, "addcdiv")
             raise
 
     def addcmul(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         try:
-            return ops.addcmul(self, tensor1, tensor2, value=value) if not kwargs else ops.addcmul(self, tensor1, tensor2, value=value, **_dispatch.method_keywords("addcmul", kwargs))
+            return ops.addcmul(self, tensor1, tensor2, value=value) if not kwargs else ops.addcmul(self, tensor1, tensor2, value=value, **_arguments.method_keywords("addcmul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addcmul")
+            _arguments.reword_for_method(error, "addcmul")
             raise
 
     def addmm(self, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, **kwargs):
         """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha) if not kwargs else ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha, **_dispatch.method_keywords("addmm", kwargs))
+            return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha) if not kwargs else ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha, **_arguments.method_keywords("addmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addmm")
+            _arguments.reword_for_method(error, "addmm")
             raise
 
     def addmv(self, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
         """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.addmv(self, mat, vec, beta=beta, alpha=alpha) if not kwargs else ops.addmv(self, mat, vec, beta=beta, alpha=alpha, **_dispatch.method_keywords("addmv", kwargs))
+            return ops.addmv(self, mat, vec, beta=beta, alpha=alpha) if not kwargs else ops.addmv(self, mat, vec, beta=beta, alpha=alpha, **_arguments.method_keywords("addmv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addmv")
+            _arguments.reword_for_method(error, "addmv")
             raise
 
     def addr(self, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs):
         """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.addr(self, vec1, vec2, beta=beta, alpha=alpha) if not kwargs else ops.addr(self, vec1, vec2, beta=beta, alpha=alpha, **_dispatch.method_keywords("addr", kwargs))
+            return ops.addr(self, vec1, vec2, beta=beta, alpha=alpha) if not kwargs else ops.addr(self, vec1, vec2, beta=beta, alpha=alpha, **_arguments.method_keywords("addr", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addr")
+            _arguments.reword_for_method(error, "addr")
             raise
 
     def all(self, *args, **kwargs):
@@ -132,25 +132,25 @@ class TensorMethods:
         all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         """
         try:
-            return ops.all(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("all")
+            return ops.all(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("all")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "all")
+            _arguments.reword_for_method(error, "all")
             raise
 
     def amax(self, dim=(), keepdim=False, **kwargs):
         """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
         try:
-            return ops.amax(self, dim, keepdim) if not kwargs else ops.amax(self, dim, keepdim, **_dispatch.method_keywords("amax", kwargs))
+            return ops.amax(self, dim, keepdim) if not kwargs else ops.amax(self, dim, keepdim, **_arguments.method_keywords("amax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "amax")
+            _arguments.reword_for_method(error, "amax")
             raise
 
     def amin(self, dim=(), keepdim=False, **kwargs):
         """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
         try:
-            return ops.amin(self, dim, keepdim) if not kwargs else ops.amin(self, dim, keepdim, **_dispatch.method_keywords("amin", kwargs))
+            return ops.amin(self, dim, keepdim) if not kwargs else ops.amin(self, dim, keepdim, **_arguments.method_keywords("amin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "amin")
+            _arguments.reword_for_method(error, "amin")
             raise
 
     def any(self, *args, **kwargs):
@@ -159,25 +159,25 @@ class TensorMethods:
         any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         """
         try:
-            return ops.any(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("any")
+            return ops.any(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("any")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "any")
+            _arguments.reword_for_method(error, "any")
             raise
 
     def argmax(self, dim=None, keepdim=False, **kwargs):
         """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
         try:
-            return ops.argmax(self, dim, keepdim) if not kwargs else ops.argmax(self, dim, keepdim, **_dispatch.method_keywords("argmax", kwargs))
+            return ops.argmax(self, dim, keepdim) if not kwargs else ops.argmax(self, dim, keepdim, **_arguments.method_keywords("argmax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "argmax")
+            _arguments.reword_for_method(error, "argmax")
             raise
 
     def argmin(self, dim=None, keepdim=False, **kwargs):
         """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
         try:
-            return ops.argmin(self, dim, keepdim) if not kwargs else ops.argmin(self, dim, keepdim, **_dispatch.method_keywords("argmin", kwargs))
+            return ops.argmin(self, dim, keepdim) if not kwargs else ops.argmin(self, dim, keepdim, **_arguments.method_keywords("argmin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "argmin")
+            _arguments.reword_for_method(error, "argmin")
             raise
 
     def asin(self):
@@ -185,7 +185,7 @@ class TensorMethods:
         try:
             return ops.asin(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "asin")
+            _arguments.reword_for_method(error, "asin")
             raise
 
     def asinh(self):
@@ -193,7 +193,7 @@ class TensorMethods:
         try:
             return ops.asinh(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "asinh")
+            _arguments.reword_for_method(error, "asinh")
             raise
 
     def atan(self):
@@ -201,15 +201,15 @@ class TensorMethods:
         try:
             return ops.atan(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "atan")
+            _arguments.reword_for_method(error, "atan")
             raise
 
     def atan2(self, other=MISSING, **kwargs):
         """atan2(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.atan2(self, other) if not kwargs else ops.atan2(self, other, **_dispatch.method_keywords("atan2", kwargs))
+            return ops.atan2(self, other) if not kwargs else ops.atan2(self, other, **_arguments.method_keywords("atan2", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "atan2")
+            _arguments.reword_for_method(error, "atan2")
             raise
 
     def atanh(self):
@@ -217,23 +217,23 @@ class TensorMethods:
         try:
             return ops.atanh(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "atanh")
+            _arguments.reword_for_method(error, "atanh")
             raise
 
     def baddbmm(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha, **_dispatch.method_keywords("baddbmm", kwargs))
+            return ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha, **_arguments.method_keywords("baddbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "baddbmm")
+            _arguments.reword_for_method(error, "baddbmm")
             raise
 
     def bitwise_and(self, other=MISSING, **kwargs):
         """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.bitwise_and_Tensor(self, other) if not kwargs else ops.bitwise_and_Tensor(self, other, **_dispatch.method_keywords("bitwise_and", kwargs))
+            return ops.bitwise_and_Tensor(self, other) if not kwargs else ops.bitwise_and_Tensor(self, other, **_arguments.method_keywords("bitwise_and", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "bitwise_and")
+            _arguments.reword_for_method(error, "bitwise_and")
             raise
 
     def bitwise_not(self):
@@ -241,31 +241,31 @@ class TensorMethods:
         try:
             return ops.bitwise_not(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "bitwise_not")
+            _arguments.reword_for_method(error, "bitwise_not")
             raise
 
     def bitwise_or(self, other=MISSING, **kwargs):
         """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.bitwise_or_Tensor(self, other) if not kwargs else ops.bitwise_or_Tensor(self, other, **_dispatch.method_keywords("bitwise_or", kwargs))
+            return ops.bitwise_or_Tensor(self, other) if not kwargs else ops.bitwise_or_Tensor(self, other, **_arguments.method_keywords("bitwise_or", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "bitwise_or")
+            _arguments.reword_for_method(error, "bitwise_or")
             raise
 
     def bitwise_xor(self, other=MISSING, **kwargs):
         """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.bitwise_xor_Tensor(self, other) if not kwargs else ops.bitwise_xor_Tensor(self, other, **_dispatch.method_keywords("bitwise_xor", kwargs))
+            return ops.bitwise_xor_Tensor(self, other) if not kwargs else ops.bitwise_xor_Tensor(self, other, **_arguments.method_keywords("bitwise_xor", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "bitwise_xor")
+            _arguments.reword_for_method(error, "bitwise_xor")
             raise
 
     def bmm(self, mat2=MISSING, **kwargs):
         """bmm(Tensor self, Tensor mat2) -> Tensor"""
         try:
-            return ops.bmm(self, mat2) if not kwargs else ops.bmm(self, mat2, **_dispatch.method_keywords("bmm", kwargs))
+            return ops.bmm(self, mat2) if not kwargs else ops.bmm(self, mat2, **_arguments.method_keywords("bmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "bmm")
+            _arguments.reword_for_method(error, "bmm")
             raise
 
     def ceil(self):
@@ -273,15 +273,15 @@ class TensorMethods:
         try:
             return ops.ceil(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "ceil")
+            _arguments.reword_for_method(error, "ceil")
             raise
 
     def cholesky_solve(self, input2=MISSING, upper=False, **kwargs):
         """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
         try:
-            return ops.cholesky_solve(self, input2, upper) if not kwargs else ops.cholesky_solve(self, input2, upper, **_dispatch.method_keywords("cholesky_solve", kwargs))
+            return ops.cholesky_solve(self, input2, upper) if not kwargs else ops.cholesky_solve(self, input2, upper, **_arguments.method_keywords("cholesky_solve", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cholesky_solve")
+            _arguments.reword_for_method(error, "cholesky_solve")
             raise
 
     def clamp(self, *args, **kwargs):
@@ -289,9 +289,9 @@ class TensorMethods:
         clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         """
         try:
-            return ops.clamp(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp")
+            return ops.clamp(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "clamp")
+            _arguments.reword_for_method(error, "clamp")
             raise
 
     def clamp_max(self, *args, **kwargs):
@@ -299,9 +299,9 @@ class TensorMethods:
         clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
         """
         try:
-            return ops.clamp_max(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp_max")
+            return ops.clamp_max(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp_max")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "clamp_max")
+            _arguments.reword_for_method(error, "clamp_max")
             raise
 
     def clamp_min(self, *args, **kwargs):
@@ -309,9 +309,9 @@ class TensorMethods:
         clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
         """
         try:
-            return ops.clamp_min(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp_min")
+            return ops.clamp_min(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp_min")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "clamp_min")
+            _arguments.reword_for_method(error, "clamp_min")
             raise
 
     def clone(self):
@@ -319,15 +319,15 @@ class TensorMethods:
         try:
             return ops.clone(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "clone")
+            _arguments.reword_for_method(error, "clone")
             raise
 
     def copy_(self, src=MISSING, non_blocking=False, **kwargs):
         """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
         try:
-            return ops.copy_(self, src, non_blocking) if not kwargs else ops.copy_(self, src, non_blocking, **_dispatch.method_keywords("copy_", kwargs))
+            return ops.copy_(self, src, non_blocking) if not kwargs else ops.copy_(self, src, non_blocking, **_arguments.method_keywords("copy_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "copy_")
+            _arguments.reword_for_method(error, "copy_")
             raise
 
     def cos(self):
@@ -335,7 +335,7 @@ class TensorMethods:
         try:
             return ops.cos(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cos")
+            _arguments.reword_for_method(error, "cos")
             raise
 
     def cosh(self):
@@ -343,7 +343,7 @@ class TensorMethods:
         try:
             return ops.cosh(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cosh")
+            _arguments.reword_for_method(error, "cosh")
             raise
 
     def count_nonzero(self, *args, **kwargs):
@@ -353,39 +353,39 @@ class TensorMethods:
         try:
             return ops.count_nonzero(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "count_nonzero")
+            _arguments.reword_for_method(error, "count_nonzero")
             raise
 
     def cummax(self, dim=MISSING, **kwargs):
         """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
         try:
-            return ops.cummax(self, dim) if not kwargs else ops.cummax(self, dim, **_dispatch.method_keywords("cummax", kwargs))
+            return ops.cummax(self, dim) if not kwargs else ops.cummax(self, dim, **_arguments.method_keywords("cummax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cummax")
+            _arguments.reword_for_method(error, "cummax")
             raise
 
     def cummin(self, dim=MISSING, **kwargs):
         """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
         try:
-            return ops.cummin(self, dim) if not kwargs else ops.cummin(self, dim, **_dispatch.method_keywords("cummin", kwargs))
+            return ops.cummin(self, dim) if not kwargs else ops.cummin(self, dim, **_arguments.method_keywords("cummin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cummin")
+            _arguments.reword_for_method(error, "cummin")
             raise
 
     def cumprod(self, dim=MISSING, *, dtype=None, **kwargs):
         """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         try:
-            return ops.cumprod(self, dim, dtype=dtype) if not kwargs else ops.cumprod(self, dim, dtype=dtype, **_dispatch.method_keywords("cumprod", kwargs))
+            return ops.cumprod(self, dim, dtype=dtype) if not kwargs else ops.cumprod(self, dim, dtype=dtype, **_arguments.method_keywords("cumprod", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cumprod")
+            _arguments.reword_for_method(error, "cumprod")
             raise
 
     def cumsum(self, dim=MISSING, *, dtype=None, **kwargs):
         """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         try:
-            return ops.cumsum(self, dim, dtype=dtype) if not kwargs else ops.cumsum(self, dim, dtype=dtype, **_dispatch.method_keywords("cumsum", kwargs))
+            return ops.cumsum(self, dim, dtype=dtype) if not kwargs else ops.cumsum(self, dim, dtype=dtype, **_arguments.method_keywords("cumsum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cumsum")
+            _arguments.reword_for_method(error, "cumsum")
             raise
 
     def deg2rad(self):
@@ -393,31 +393,31 @@ class TensorMethods:
         try:
             return ops.deg2rad(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "deg2rad")
+            _arguments.reword_for_method(error, "deg2rad")
             raise
 
     def diag_embed(self, offset=0, dim1=-2, dim2=-1, **kwargs):
         """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
         try:
-            return ops.diag_embed(self, offset, dim1, dim2) if not kwargs else ops.diag_embed(self, offset, dim1, dim2, **_dispatch.method_keywords("diag_embed", kwargs))
+            return ops.diag_embed(self, offset, dim1, dim2) if not kwargs else ops.diag_embed(self, offset, dim1, dim2, **_arguments.method_keywords("diag_embed", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "diag_embed")
+            _arguments.reword_for_method(error, "diag_embed")
             raise
 
     def diagonal(self, offset=0, dim1=0, dim2=1, **kwargs):
         """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
         try:
-            return ops.diagonal(self, offset, dim1, dim2) if not kwargs else ops.diagonal(self, offset, dim1, dim2, **_dispatch.method_keywords("diagonal", kwargs))
+            return ops.diagonal(self, offset, dim1, dim2) if not kwargs else ops.diagonal(self, offset, dim1, dim2, **_arguments.method_keywords("diagonal", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "diagonal")
+            _arguments.reword_for_method(error, "diagonal")
             raise
 
     def diagonal_scatter(self, src=MISSING, offset=0, dim1=0, dim2=1, **kwargs):
         """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
         try:
-            return ops.diagonal_scatter(self, src, offset, dim1, dim2) if not kwargs else ops.diagonal_scatter(self, src, offset, dim1, dim2, **_dispatch.method_keywords("diagonal_scatter", kwargs))
+            return ops.diagonal_scatter(self, src, offset, dim1, dim2) if not kwargs else ops.diagonal_scatter(self, src, offset, dim1, dim2, **_arguments.method_keywords("diagonal_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "diagonal_scatter")
+            _arguments.reword_for_method(error, "diagonal_scatter")
             raise
 
     def digamma(self):
@@ -425,15 +425,15 @@ class TensorMethods:
         try:
             return ops.digamma(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "digamma")
+            _arguments.reword_for_method(error, "digamma")
             raise
 
     def dist(self, other=MISSING, p=2, **kwargs):
         """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
         try:
-            return ops.dist(self, other, p) if not kwargs else ops.dist(self, other, p, **_dispatch.method_keywords("dist", kwargs))
+            return ops.dist(self, other, p) if not kwargs else ops.dist(self, other, p, **_arguments.method_keywords("dist", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "dist")
+            _arguments.reword_for_method(error, "dist")
             raise
 
     def div(self, *args, **kwargs):
@@ -441,17 +441,17 @@ class TensorMethods:
         div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
         """
         try:
-            return ops.div(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("div")
+            return ops.div(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("div")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "div")
+            _arguments.reword_for_method(error, "div")
             raise
 
     def dot(self, tensor=MISSING, **kwargs):
         """dot(Tensor self, Tensor tensor) -> Tensor"""
         try:
-            return ops.dot(self, tensor) if not kwargs else ops.dot(self, tensor, **_dispatch.method_keywords("dot", kwargs))
+            return ops.dot(self, tensor) if not kwargs else ops.dot(self, tensor, **_arguments.method_keywords("dot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "dot")
+            _arguments.reword_for_method(error, "dot")
             raise
 
     def eq(self, *args, **kwargs):
@@ -459,9 +459,9 @@ class TensorMethods:
         eq.Tensor(Tensor self, Tensor other) -> Tensor
         """
         try:
-            return ops.eq(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("eq")
+            return ops.eq(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("eq")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "eq")
+            _arguments.reword_for_method(error, "eq")
             raise
 
     def erf(self):
@@ -469,7 +469,7 @@ class TensorMethods:
         try:
             return ops.erf(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "erf")
+            _arguments.reword_for_method(error, "erf")
             raise
 
     def erfc(self):
@@ -477,7 +477,7 @@ class TensorMethods:
         try:
             return ops.erfc(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "erfc")
+            _arguments.reword_for_method(error, "erfc")
             raise
 
     def erfinv(self):
@@ -485,7 +485,7 @@ class TensorMethods:
         try:
             return ops.erfinv(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "erfinv")
+            _arguments.reword_for_method(error, "erfinv")
             raise
 
     def exp(self):
@@ -493,7 +493,7 @@ class TensorMethods:
         try:
             return ops.exp(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "exp")
+            _arguments.reword_for_method(error, "exp")
             raise
 
     def exp2(self):
@@ -501,15 +501,15 @@ class TensorMethods:
         try:
             return ops.exp2(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "exp2")
+            _arguments.reword_for_method(error, "exp2")
             raise
 
     def expand(self, *args, size=None, implicit=False):
         """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
         try:
-            return ops.expand(self, _dispatch.varargs_list(args, size), implicit=implicit)
+            return ops.expand(self, _arguments.varargs_list(args, size), implicit=implicit)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "expand")
+            _arguments.reword_for_method(error, "expand")
             raise
 
     def expm1(self):
@@ -517,7 +517,7 @@ class TensorMethods:
         try:
             return ops.expm1(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "expm1")
+            _arguments.reword_for_method(error, "expm1")
             raise
 
     def fill_(self, *args, **kwargs):
@@ -527,15 +527,15 @@ class TensorMethods:
         try:
             return ops.fill_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "fill_")
+            _arguments.reword_for_method(error, "fill_")
             raise
 
     def flip(self, *args, dims=None):
         """flip(Tensor self, int[] dims) -> Tensor"""
         try:
-            return ops.flip(self, _dispatch.varargs_list(args, dims))
+            return ops.flip(self, _arguments.varargs_list(args, dims))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "flip")
+            _arguments.reword_for_method(error, "flip")
             raise
 
     def floor(self):
@@ -543,7 +543,7 @@ class TensorMethods:
         try:
             return ops.floor(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "floor")
+            _arguments.reword_for_method(error, "floor")
             raise
 
     def floor_divide(self, *args, **kwargs):
@@ -551,25 +551,25 @@ class TensorMethods:
         floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
         """
         try:
-            return ops.floor_divide(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("floor_divide")
+            return ops.floor_divide(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("floor_divide")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "floor_divide")
+            _arguments.reword_for_method(error, "floor_divide")
             raise
 
     def fmax(self, other=MISSING, **kwargs):
         """fmax(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.fmax(self, other) if not kwargs else ops.fmax(self, other, **_dispatch.method_keywords("fmax", kwargs))
+            return ops.fmax(self, other) if not kwargs else ops.fmax(self, other, **_arguments.method_keywords("fmax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "fmax")
+            _arguments.reword_for_method(error, "fmax")
             raise
 
     def fmin(self, other=MISSING, **kwargs):
         """fmin(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.fmin(self, other) if not kwargs else ops.fmin(self, other, **_dispatch.method_keywords("fmin", kwargs))
+            return ops.fmin(self, other) if not kwargs else ops.fmin(self, other, **_arguments.method_keywords("fmin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "fmin")
+            _arguments.reword_for_method(error, "fmin")
             raise
 
     def fmod(self, *args, **kwargs):
@@ -577,9 +577,9 @@ class TensorMethods:
         fmod.Tensor(Tensor self, Tensor other) -> Tensor
         """
         try:
-            return ops.fmod(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("fmod")
+            return ops.fmod(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("fmod")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "fmod")
+            _arguments.reword_for_method(error, "fmod")
             raise
 
     def frac(self):
@@ -587,15 +587,15 @@ class TensorMethods:
         try:
             return ops.frac(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "frac")
+            _arguments.reword_for_method(error, "frac")
             raise
 
     def gather(self, dim=MISSING, index=MISSING, *, sparse_grad=False, **kwargs):
         """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
         try:
-            return ops.gather(self, dim, index, sparse_grad=sparse_grad) if not kwargs else ops.gather(self, dim, index, sparse_grad=sparse_grad, **_dispatch.method_keywords("gather", kwargs))
+            return ops.gather(self, dim, index, sparse_grad=sparse_grad) if not kwargs else ops.gather(self, dim, index, sparse_grad=sparse_grad, **_arguments.method_keywords("gather", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "gather")
+            _arguments.reword_for_method(error, "gather")
             raise
 
     def ge(self, *args, **kwargs):
@@ -603,9 +603,9 @@ class TensorMethods:
         ge.Tensor(Tensor self, Tensor other) -> Tensor
         """
         try:
-            return ops.ge(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("ge")
+            return ops.ge(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("ge")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "ge")
+            _arguments.reword_for_method(error, "ge")
             raise
 
     def gt(self, *args, **kwargs):
@@ -613,41 +613,41 @@ class TensorMethods:
         gt.Tensor(Tensor self, Tensor other) -> Tensor
         """
         try:
-            return ops.gt(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("gt")
+            return ops.gt(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("gt")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "gt")
+            _arguments.reword_for_method(error, "gt")
             raise
 
     def hardshrink(self, lambd=0.5, **kwargs):
         """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
         try:
-            return ops.hardshrink(self, lambd) if not kwargs else ops.hardshrink(self, lambd, **_dispatch.method_keywords("hardshrink", kwargs))
+            return ops.hardshrink(self, lambd) if not kwargs else ops.hardshrink(self, lambd, **_arguments.method_keywords("hardshrink", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "hardshrink")
+            _arguments.reword_for_method(error, "hardshrink")
             raise
 
     def hypot(self, other=MISSING, **kwargs):
         """hypot(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.hypot(self, other) if not kwargs else ops.hypot(self, other, **_dispatch.method_keywords("hypot", kwargs))
+            return ops.hypot(self, other) if not kwargs else ops.hypot(self, other, **_arguments.method_keywords("hypot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "hypot")
+            _arguments.reword_for_method(error, "hypot")
             raise
 
     def index_add(self, dim=MISSING, index=MISSING, source=MISSING, *, alpha=1, **kwargs):
         """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.index_add(self, dim, index, source, alpha=alpha) if not kwargs else ops.index_add(self, dim, index, source, alpha=alpha, **_dispatch.method_keywords("index_add", kwargs))
+            return ops.index_add(self, dim, index, source, alpha=alpha) if not kwargs else ops.index_add(self, dim, index, source, alpha=alpha, **_arguments.method_keywords("index_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_add")
+            _arguments.reword_for_method(error, "index_add")
             raise
 
     def index_copy(self, dim=MISSING, index=MISSING, source=MISSING, **kwargs):
         """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
         try:
-            return ops.index_copy(self, dim, index, source) if not kwargs else ops.index_copy(self, dim, index, source, **_dispatch.method_keywords("index_copy", kwargs))
+            return ops.index_copy(self, dim, index, source) if not kwargs else ops.index_copy(self, dim, index, source, **_arguments.method_keywords("index_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_copy")
+            _arguments.reword_for_method(error, "index_copy")
             raise
 
     def index_fill(self, *args, **kwargs):
@@ -657,39 +657,39 @@ class TensorMethods:
         try:
             return ops.index_fill(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_fill")
+            _arguments.reword_for_method(error, "index_fill")
             raise
 
     def index_put(self, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
         """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         try:
-            return ops.index_put(self, indices, values, accumulate) if not kwargs else ops.index_put(self, indices, values, accumulate, **_dispatch.method_keywords("index_put", kwargs))
+            return ops.index_put(self, indices, values, accumulate) if not kwargs else ops.index_put(self, indices, values, accumulate, **_arguments.method_keywords("index_put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_put")
+            _arguments.reword_for_method(error, "index_put")
             raise
 
     def index_select(self, dim=MISSING, index=MISSING, **kwargs):
         """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
         try:
-            return ops.index_select(self, dim, index) if not kwargs else ops.index_select(self, dim, index, **_dispatch.method_keywords("index_select", kwargs))
+            return ops.index_select(self, dim, index) if not kwargs else ops.index_select(self, dim, index, **_arguments.method_keywords("index_select", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_select")
+            _arguments.reword_for_method(error, "index_select")
             raise
 
     def kthvalue(self, k=MISSING, dim=-1, keepdim=False, **kwargs):
         """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
         try:
-            return ops.kthvalue(self, k, dim, keepdim) if not kwargs else ops.kthvalue(self, k, dim, keepdim, **_dispatch.method_keywords("kthvalue", kwargs))
+            return ops.kthvalue(self, k, dim, keepdim) if not kwargs else ops.kthvalue(self, k, dim, keepdim, **_arguments.method_keywords("kthvalue", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "kthvalue")
+            _arguments.reword_for_method(error, "kthvalue")
             raise
 
     def ldexp(self, other=MISSING, **kwargs):
         """ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.ldexp_Tensor(self, other) if not kwargs else ops.ldexp_Tensor(self, other, **_dispatch.method_keywords("ldexp", kwargs))
+            return ops.ldexp_Tensor(self, other) if not kwargs else ops.ldexp_Tensor(self, other, **_arguments.method_keywords("ldexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "ldexp")
+            _arguments.reword_for_method(error, "ldexp")
             raise
 
     def le(self, *args, **kwargs):
@@ -697,9 +697,9 @@ class TensorMethods:
         le.Tensor(Tensor self, Tensor other) -> Tensor
         """
         try:
-            return ops.le(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("le")
+            return ops.le(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("le")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "le")
+            _arguments.reword_for_method(error, "le")
             raise
 
     def lerp(self, *args, **kwargs):
@@ -707,9 +707,9 @@ class TensorMethods:
         lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
         """
         try:
-            return ops.lerp(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lerp")
+            return ops.lerp(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("lerp")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "lerp")
+            _arguments.reword_for_method(error, "lerp")
             raise
 
     def lgamma(self):
@@ -717,7 +717,7 @@ class TensorMethods:
         try:
             return ops.lgamma(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "lgamma")
+            _arguments.reword_for_method(error, "lgamma")
             raise
 
     def log(self):
@@ -725,7 +725,7 @@ class TensorMethods:
         try:
             return ops.log(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log")
+            _arguments.reword_for_method(error, "log")
             raise
 
     def log10(self):
@@ -733,7 +733,7 @@ class TensorMethods:
         try:
             return ops.log10(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log10")
+            _arguments.reword_for_method(error, "log10")
             raise
 
     def log1p(self):
@@ -741,7 +741,7 @@ class TensorMethods:
         try:
             return ops.log1p(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log1p")
+            _arguments.reword_for_method(error, "log1p")
             raise
 
     def log2(self):
@@ -749,31 +749,31 @@ class TensorMethods:
         try:
             return ops.log2(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log2")
+            _arguments.reword_for_method(error, "log2")
             raise
 
     def logaddexp(self, other=MISSING, **kwargs):
         """logaddexp(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.logaddexp(self, other) if not kwargs else ops.logaddexp(self, other, **_dispatch.method_keywords("logaddexp", kwargs))
+            return ops.logaddexp(self, other) if not kwargs else ops.logaddexp(self, other, **_arguments.method_keywords("logaddexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logaddexp")
+            _arguments.reword_for_method(error, "logaddexp")
             raise
 
     def logaddexp2(self, other=MISSING, **kwargs):
         """logaddexp2(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.logaddexp2(self, other) if not kwargs else ops.logaddexp2(self, other, **_dispatch.method_keywords("logaddexp2", kwargs))
+            return ops.logaddexp2(self, other) if not kwargs else ops.logaddexp2(self, other, **_arguments.method_keywords("logaddexp2", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logaddexp2")
+            _arguments.reword_for_method(error, "logaddexp2")
             raise
 
     def logical_and(self, other=MISSING, **kwargs):
         """logical_and(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.logical_and(self, other) if not kwargs else ops.logical_and(self, other, **_dispatch.method_keywords("logical_and", kwargs))
+            return ops.logical_and(self, other) if not kwargs else ops.logical_and(self, other, **_arguments.method_keywords("logical_and", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logical_and")
+            _arguments.reword_for_method(error, "logical_and")
             raise
 
     def logical_not(self):
@@ -781,23 +781,23 @@ class TensorMethods:
         try:
             return ops.logical_not(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logical_not")
+            _arguments.reword_for_method(error, "logical_not")
             raise
 
     def logical_or(self, other=MISSING, **kwargs):
         """logical_or(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.logical_or(self, other) if not kwargs else ops.logical_or(self, other, **_dispatch.method_keywords("logical_or", kwargs))
+            return ops.logical_or(self, other) if not kwargs else ops.logical_or(self, other, **_arguments.method_keywords("logical_or", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logical_or")
+            _arguments.reword_for_method(error, "logical_or")
             raise
 
     def logsumexp(self, dim=MISSING, keepdim=False, **kwargs):
         """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
         try:
-            return ops.logsumexp(self, dim, keepdim) if not kwargs else ops.logsumexp(self, dim, keepdim, **_dispatch.method_keywords("logsumexp", kwargs))
+            return ops.logsumexp(self, dim, keepdim) if not kwargs else ops.logsumexp(self, dim, keepdim, **_arguments.method_keywords("logsumexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logsumexp")
+            _arguments.reword_for_method(error, "logsumexp")
             raise
 
     def lt(self, *args, **kwargs):
@@ -805,9 +805,9 @@ class TensorMethods:
         lt.Tensor(Tensor self, Tensor other) -> Tensor
         """
         try:
-            return ops.lt(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lt")
+            return ops.lt(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("lt")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "lt")
+            _arguments.reword_for_method(error, "lt")
             raise
 
     def masked_fill(self, *args, **kwargs):
@@ -817,15 +817,15 @@ class TensorMethods:
         try:
             return ops.masked_fill(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "masked_fill")
+            _arguments.reword_for_method(error, "masked_fill")
             raise
 
     def masked_select(self, mask=MISSING, **kwargs):
         """masked_select(Tensor self, Tensor mask) -> Tensor"""
         try:
-            return ops.masked_select(self, mask) if not kwargs else ops.masked_select(self, mask, **_dispatch.method_keywords("masked_select", kwargs))
+            return ops.masked_select(self, mask) if not kwargs else ops.masked_select(self, mask, **_arguments.method_keywords("masked_select", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "masked_select")
+            _arguments.reword_for_method(error, "masked_select")
             raise
 
     def max(self, *args, **kwargs):
@@ -833,17 +833,17 @@ class TensorMethods:
         max(Tensor self) -> Tensor
         """
         try:
-            return ops.max(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("max")
+            return ops.max(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("max")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "max")
+            _arguments.reword_for_method(error, "max")
             raise
 
     def maximum(self, other=MISSING, **kwargs):
         """maximum(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.maximum(self, other) if not kwargs else ops.maximum(self, other, **_dispatch.method_keywords("maximum", kwargs))
+            return ops.maximum(self, other) if not kwargs else ops.maximum(self, other, **_arguments.method_keywords("maximum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "maximum")
+            _arguments.reword_for_method(error, "maximum")
             raise
 
     def mean(self, *args, **kwargs):
@@ -851,9 +851,9 @@ class TensorMethods:
         mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
         try:
-            return ops.mean(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("mean")
+            return ops.mean(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("mean")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mean")
+            _arguments.reword_for_method(error, "mean")
             raise
 
     def median(self, *args, **kwargs):
@@ -861,9 +861,9 @@ class TensorMethods:
         median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         """
         try:
-            return ops.median(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("median")
+            return ops.median(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("median")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "median")
+            _arguments.reword_for_method(error, "median")
             raise
 
     def min(self, *args, **kwargs):
@@ -871,49 +871,49 @@ class TensorMethods:
         min(Tensor self) -> Tensor
         """
         try:
-            return ops.min(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("min")
+            return ops.min(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("min")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "min")
+            _arguments.reword_for_method(error, "min")
             raise
 
     def minimum(self, other=MISSING, **kwargs):
         """minimum(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.minimum(self, other) if not kwargs else ops.minimum(self, other, **_dispatch.method_keywords("minimum", kwargs))
+            return ops.minimum(self, other) if not kwargs else ops.minimum(self, other, **_arguments.method_keywords("minimum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "minimum")
+            _arguments.reword_for_method(error, "minimum")
             raise
 
     def mm(self, mat2=MISSING, **kwargs):
         """mm(Tensor self, Tensor mat2) -> Tensor"""
         try:
-            return ops.mm(self, mat2) if not kwargs else ops.mm(self, mat2, **_dispatch.method_keywords("mm", kwargs))
+            return ops.mm(self, mat2) if not kwargs else ops.mm(self, mat2, **_arguments.method_keywords("mm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mm")
+            _arguments.reword_for_method(error, "mm")
             raise
 
     def mul(self, other=MISSING, **kwargs):
         """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.mul_Tensor(self, other) if not kwargs else ops.mul_Tensor(self, other, **_dispatch.method_keywords("mul", kwargs))
+            return ops.mul_Tensor(self, other) if not kwargs else ops.mul_Tensor(self, other, **_arguments.method_keywords("mul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mul")
+            _arguments.reword_for_method(error, "mul")
             raise
 
     def mv(self, vec=MISSING, **kwargs):
         """mv(Tensor self, Tensor vec) -> Tensor"""
         try:
-            return ops.mv(self, vec) if not kwargs else ops.mv(self, vec, **_dispatch.method_keywords("mv", kwargs))
+            return ops.mv(self, vec) if not kwargs else ops.mv(self, vec, **_arguments.method_keywords("mv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mv")
+            _arguments.reword_for_method(error, "mv")
             raise
 
     def mvlgamma(self, p=MISSING, **kwargs):
         """mvlgamma(Tensor self, int p) -> Tensor"""
         try:
-            return ops.mvlgamma(self, p) if not kwargs else ops.mvlgamma(self, p, **_dispatch.method_keywords("mvlgamma", kwargs))
+            return ops.mvlgamma(self, p) if not kwargs else ops.mvlgamma(self, p, **_arguments.method_keywords("mvlgamma", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mvlgamma")
+            _arguments.reword_for_method(error, "mvlgamma")
             raise
 
     def nanmedian(self, *args, **kwargs):
@@ -921,25 +921,25 @@ class TensorMethods:
         nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         """
         try:
-            return ops.nanmedian(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("nanmedian")
+            return ops.nanmedian(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("nanmedian")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "nanmedian")
+            _arguments.reword_for_method(error, "nanmedian")
             raise
 
     def nansum(self, dim=None, keepdim=False, *, dtype=None, **kwargs):
         """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
         try:
-            return ops.nansum(self, dim, keepdim, dtype=dtype) if not kwargs else ops.nansum(self, dim, keepdim, dtype=dtype, **_dispatch.method_keywords("nansum", kwargs))
+            return ops.nansum(self, dim, keepdim, dtype=dtype) if not kwargs else ops.nansum(self, dim, keepdim, dtype=dtype, **_arguments.method_keywords("nansum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "nansum")
+            _arguments.reword_for_method(error, "nansum")
             raise
 
     def narrow_copy(self, dim=MISSING, start=MISSING, length=MISSING, **kwargs):
         """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
         try:
-            return ops.narrow_copy(self, dim, start, length) if not kwargs else ops.narrow_copy(self, dim, start, length, **_dispatch.method_keywords("narrow_copy", kwargs))
+            return ops.narrow_copy(self, dim, start, length) if not kwargs else ops.narrow_copy(self, dim, start, length, **_arguments.method_keywords("narrow_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "narrow_copy")
+            _arguments.reword_for_method(error, "narrow_copy")
             raise
 
     def ne(self, *args, **kwargs):
@@ -947,9 +947,9 @@ class TensorMethods:
         ne.Tensor(Tensor self, Tensor other) -> Tensor
         """
         try:
-            return ops.ne(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("ne")
+            return ops.ne(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("ne")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "ne")
+            _arguments.reword_for_method(error, "ne")
             raise
 
     def neg(self):
@@ -957,23 +957,23 @@ class TensorMethods:
         try:
             return ops.neg(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "neg")
+            _arguments.reword_for_method(error, "neg")
             raise
 
     def nextafter(self, other=MISSING, **kwargs):
         """nextafter(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.nextafter(self, other) if not kwargs else ops.nextafter(self, other, **_dispatch.method_keywords("nextafter", kwargs))
+            return ops.nextafter(self, other) if not kwargs else ops.nextafter(self, other, **_arguments.method_keywords("nextafter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "nextafter")
+            _arguments.reword_for_method(error, "nextafter")
             raise
 
     def permute(self, *args, dims=None):
         """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
         try:
-            return ops.permute(self, _dispatch.varargs_list(args, dims))
+            return ops.permute(self, _arguments.varargs_list(args, dims))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "permute")
+            _arguments.reword_for_method(error, "permute")
             raise
 
     def pow(self, *args, **kwargs):
@@ -981,9 +981,9 @@ class TensorMethods:
         pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         """
         try:
-            return ops.pow(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("pow")
+            return ops.pow(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("pow")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "pow")
+            _arguments.reword_for_method(error, "pow")
             raise
 
     def prod(self, *args, **kwargs):
@@ -991,17 +991,17 @@ class TensorMethods:
         prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
         try:
-            return ops.prod(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("prod")
+            return ops.prod(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("prod")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "prod")
+            _arguments.reword_for_method(error, "prod")
             raise
 
     def put(self, index=MISSING, source=MISSING, accumulate=False, **kwargs):
         """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
         try:
-            return ops.put(self, index, source, accumulate) if not kwargs else ops.put(self, index, source, accumulate, **_dispatch.method_keywords("put", kwargs))
+            return ops.put(self, index, source, accumulate) if not kwargs else ops.put(self, index, source, accumulate, **_arguments.method_keywords("put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "put")
+            _arguments.reword_for_method(error, "put")
             raise
 
     def rad2deg(self):
@@ -1009,7 +1009,7 @@ class TensorMethods:
         try:
             return ops.rad2deg(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "rad2deg")
+            _arguments.reword_for_method(error, "rad2deg")
             raise
 
     def reciprocal(self):
@@ -1017,7 +1017,7 @@ class TensorMethods:
         try:
             return ops.reciprocal(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "reciprocal")
+            _arguments.reword_for_method(error, "reciprocal")
             raise
 
     def relu(self):
@@ -1025,7 +1025,7 @@ class TensorMethods:
         try:
             return ops.relu(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "relu")
+            _arguments.reword_for_method(error, "relu")
             raise
 
     def remainder(self, *args, **kwargs):
@@ -1033,33 +1033,33 @@ class TensorMethods:
         remainder.Tensor(Tensor self, Tensor other) -> Tensor
         """
         try:
-            return ops.remainder(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("remainder")
+            return ops.remainder(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("remainder")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "remainder")
+            _arguments.reword_for_method(error, "remainder")
             raise
 
     def repeat(self, *args, repeats=None):
         """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
         try:
-            return ops.repeat(self, _dispatch.varargs_list(args, repeats))
+            return ops.repeat(self, _arguments.varargs_list(args, repeats))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "repeat")
+            _arguments.reword_for_method(error, "repeat")
             raise
 
     def roll(self, shifts=MISSING, dims=(), **kwargs):
         """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
         try:
-            return ops.roll(self, shifts, dims) if not kwargs else ops.roll(self, shifts, dims, **_dispatch.method_keywords("roll", kwargs))
+            return ops.roll(self, shifts, dims) if not kwargs else ops.roll(self, shifts, dims, **_arguments.method_keywords("roll", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "roll")
+            _arguments.reword_for_method(error, "roll")
             raise
 
     def rot90(self, k=1, dims=(0, 1), **kwargs):
         """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
         try:
-            return ops.rot90(self, k, dims) if not kwargs else ops.rot90(self, k, dims, **_dispatch.method_keywords("rot90", kwargs))
+            return ops.rot90(self, k, dims) if not kwargs else ops.rot90(self, k, dims, **_arguments.method_keywords("rot90", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "rot90")
+            _arguments.reword_for_method(error, "rot90")
             raise
 
     def round(self, *args, **kwargs):
@@ -1067,9 +1067,9 @@ class TensorMethods:
         round.decimals(Tensor self, *, int decimals) -> Tensor
         """
         try:
-            return ops.round(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("round")
+            return ops.round(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("round")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "round")
+            _arguments.reword_for_method(error, "round")
             raise
 
     def rsqrt(self):
@@ -1077,7 +1077,7 @@ class TensorMethods:
         try:
             return ops.rsqrt(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "rsqrt")
+            _arguments.reword_for_method(error, "rsqrt")
             raise
 
     def scatter(self, *args, **kwargs):
@@ -1087,33 +1087,33 @@ class TensorMethods:
         scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
         """
         try:
-            return ops.scatter(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("scatter")
+            return ops.scatter(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("scatter")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "scatter")
+            _arguments.reword_for_method(error, "scatter")
             raise
 
     def scatter_add(self, dim=MISSING, index=MISSING, src=MISSING, **kwargs):
         """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
         try:
-            return ops.scatter_add(self, dim, index, src) if not kwargs else ops.scatter_add(self, dim, index, src, **_dispatch.method_keywords("scatter_add", kwargs))
+            return ops.scatter_add(self, dim, index, src) if not kwargs else ops.scatter_add(self, dim, index, src, **_arguments.method_keywords("scatter_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "scatter_add")
+            _arguments.reword_for_method(error, "scatter_add")
             raise
 
     def select(self, dim=MISSING, index=MISSING, **kwargs):
         """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
         try:
-            return ops.select_int(self, dim, index) if not kwargs else ops.select_int(self, dim, index, **_dispatch.method_keywords("select", kwargs))
+            return ops.select_int(self, dim, index) if not kwargs else ops.select_int(self, dim, index, **_arguments.method_keywords("select", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "select")
+            _arguments.reword_for_method(error, "select")
             raise
 
     def select_scatter(self, src=MISSING, dim=MISSING, index=MISSING, **kwargs):
         """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
         try:
-            return ops.select_scatter(self, src, dim, index) if not kwargs else ops.select_scatter(self, src, dim, index, **_dispatch.method_keywords("select_scatter", kwargs))
+            return ops.select_scatter(self, src, dim, index) if not kwargs else ops.select_scatter(self, src, dim, index, **_arguments.method_keywords("select_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "select_scatter")
+            _arguments.reword_for_method(error, "select_scatter")
             raise
 
     def sigmoid(self):
@@ -1121,7 +1121,7 @@ class TensorMethods:
         try:
             return ops.sigmoid(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sigmoid")
+            _arguments.reword_for_method(error, "sigmoid")
             raise
 
     def sign(self):
@@ -1129,7 +1129,7 @@ class TensorMethods:
         try:
             return ops.sign(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sign")
+            _arguments.reword_for_method(error, "sign")
             raise
 
     def sin(self):
@@ -1137,7 +1137,7 @@ class TensorMethods:
         try:
             return ops.sin(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sin")
+            _arguments.reword_for_method(error, "sin")
             raise
 
     def sinc(self):
@@ -1145,7 +1145,7 @@ class TensorMethods:
         try:
             return ops.sinc(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sinc")
+            _arguments.reword_for_method(error, "sinc")
             raise
 
     def sinh(self):
@@ -1153,15 +1153,15 @@ class TensorMethods:
         try:
             return ops.sinh(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sinh")
+            _arguments.reword_for_method(error, "sinh")
             raise
 
     def slice_scatter(self, src=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
         """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
         try:
-            return ops.slice_scatter(self, src, dim, start, end, step) if not kwargs else ops.slice_scatter(self, src, dim, start, end, step, **_dispatch.method_keywords("slice_scatter", kwargs))
+            return ops.slice_scatter(self, src, dim, start, end, step) if not kwargs else ops.slice_scatter(self, src, dim, start, end, step, **_arguments.method_keywords("slice_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "slice_scatter")
+            _arguments.reword_for_method(error, "slice_scatter")
             raise
 
     def sort(self, *args, **kwargs):
@@ -1169,9 +1169,9 @@ class TensorMethods:
         sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         """
         try:
-            return ops.sort(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("sort")
+            return ops.sort(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("sort")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sort")
+            _arguments.reword_for_method(error, "sort")
             raise
 
     def special_entr(self):
@@ -1179,7 +1179,7 @@ class TensorMethods:
         try:
             return ops.special_entr(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_entr")
+            _arguments.reword_for_method(error, "special_entr")
             raise
 
     def special_erfcx(self):
@@ -1187,7 +1187,7 @@ class TensorMethods:
         try:
             return ops.special_erfcx(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_erfcx")
+            _arguments.reword_for_method(error, "special_erfcx")
             raise
 
     def special_log_ndtr(self):
@@ -1195,7 +1195,7 @@ class TensorMethods:
         try:
             return ops.special_log_ndtr(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_log_ndtr")
+            _arguments.reword_for_method(error, "special_log_ndtr")
             raise
 
     def special_ndtri(self):
@@ -1203,23 +1203,23 @@ class TensorMethods:
         try:
             return ops.special_ndtri(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_ndtri")
+            _arguments.reword_for_method(error, "special_ndtri")
             raise
 
     def special_xlog1py(self, other=MISSING, **kwargs):
         """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.special_xlog1py(self, other) if not kwargs else ops.special_xlog1py(self, other, **_dispatch.method_keywords("special_xlog1py", kwargs))
+            return ops.special_xlog1py(self, other) if not kwargs else ops.special_xlog1py(self, other, **_arguments.method_keywords("special_xlog1py", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_xlog1py")
+            _arguments.reword_for_method(error, "special_xlog1py")
             raise
 
     def split_with_sizes(self, split_sizes=MISSING, dim=0, **kwargs):
         """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
         try:
-            return ops.split_with_sizes(self, split_sizes, dim) if not kwargs else ops.split_with_sizes(self, split_sizes, dim, **_dispatch.method_keywords("split_with_sizes", kwargs))
+            return ops.split_with_sizes(self, split_sizes, dim) if not kwargs else ops.split_with_sizes(self, split_sizes, dim, **_arguments.method_keywords("split_with_sizes", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "split_with_sizes")
+            _arguments.reword_for_method(error, "split_with_sizes")
             raise
 
     def sqrt(self):
@@ -1227,7 +1227,7 @@ class TensorMethods:
         try:
             return ops.sqrt(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sqrt")
+            _arguments.reword_for_method(error, "sqrt")
             raise
 
     def squeeze(self, *args, **kwargs):
@@ -1238,7 +1238,7 @@ class TensorMethods:
         try:
             return ops.squeeze(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "squeeze")
+            _arguments.reword_for_method(error, "squeeze")
             raise
 
     def squeeze_(self, *args, **kwargs):
@@ -1249,15 +1249,15 @@ class TensorMethods:
         try:
             return ops.squeeze_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "squeeze_")
+            _arguments.reword_for_method(error, "squeeze_")
             raise
 
     def sub(self, other=MISSING, *, alpha=1, **kwargs):
         """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.sub_Tensor(self, other, alpha=alpha) if not kwargs else ops.sub_Tensor(self, other, alpha=alpha, **_dispatch.method_keywords("sub", kwargs))
+            return ops.sub_Tensor(self, other, alpha=alpha) if not kwargs else ops.sub_Tensor(self, other, alpha=alpha, **_arguments.method_keywords("sub", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sub")
+            _arguments.reword_for_method(error, "sub")
             raise
 
     def sum(self, *args, **kwargs):
@@ -1265,9 +1265,9 @@ class TensorMethods:
         sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
         try:
-            return ops.sum(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("sum")
+            return ops.sum(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("sum")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sum")
+            _arguments.reword_for_method(error, "sum")
             raise
 
     def t(self):
@@ -1275,7 +1275,7 @@ class TensorMethods:
         try:
             return ops.t(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "t")
+            _arguments.reword_for_method(error, "t")
             raise
 
     def t_(self):
@@ -1283,15 +1283,15 @@ class TensorMethods:
         try:
             return ops.t_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "t_")
+            _arguments.reword_for_method(error, "t_")
             raise
 
     def take(self, index=MISSING, **kwargs):
         """take(Tensor self, Tensor index) -> Tensor"""
         try:
-            return ops.take(self, index) if not kwargs else ops.take(self, index, **_dispatch.method_keywords("take", kwargs))
+            return ops.take(self, index) if not kwargs else ops.take(self, index, **_arguments.method_keywords("take", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "take")
+            _arguments.reword_for_method(error, "take")
             raise
 
     def tan(self):
@@ -1299,7 +1299,7 @@ class TensorMethods:
         try:
             return ops.tan(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "tan")
+            _arguments.reword_for_method(error, "tan")
             raise
 
     def tanh(self):
@@ -1307,15 +1307,15 @@ class TensorMethods:
         try:
             return ops.tanh(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "tanh")
+            _arguments.reword_for_method(error, "tanh")
             raise
 
     def topk(self, k=MISSING, dim=-1, largest=True, sorted=True, **kwargs):
         """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
         try:
-            return ops.topk(self, k, dim, largest, sorted) if not kwargs else ops.topk(self, k, dim, largest, sorted, **_dispatch.method_keywords("topk", kwargs))
+            return ops.topk(self, k, dim, largest, sorted) if not kwargs else ops.topk(self, k, dim, largest, sorted, **_arguments.method_keywords("topk", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "topk")
+            _arguments.reword_for_method(error, "topk")
             raise
 
     def trace(self):
@@ -1323,47 +1323,47 @@ class TensorMethods:
         try:
             return ops.trace(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "trace")
+            _arguments.reword_for_method(error, "trace")
             raise
 
     def transpose(self, dim0=MISSING, dim1=MISSING, **kwargs):
         """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
         try:
-            return ops.transpose_int(self, dim0, dim1) if not kwargs else ops.transpose_int(self, dim0, dim1, **_dispatch.method_keywords("transpose", kwargs))
+            return ops.transpose_int(self, dim0, dim1) if not kwargs else ops.transpose_int(self, dim0, dim1, **_arguments.method_keywords("transpose", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "transpose")
+            _arguments.reword_for_method(error, "transpose")
             raise
 
     def transpose_(self, dim0=MISSING, dim1=MISSING, **kwargs):
         """transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"""
         try:
-            return ops.transpose_(self, dim0, dim1) if not kwargs else ops.transpose_(self, dim0, dim1, **_dispatch.method_keywords("transpose_", kwargs))
+            return ops.transpose_(self, dim0, dim1) if not kwargs else ops.transpose_(self, dim0, dim1, **_arguments.method_keywords("transpose_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "transpose_")
+            _arguments.reword_for_method(error, "transpose_")
             raise
 
     def triangular_solve(self, A=MISSING, upper=True, transpose=False, unitriangular=False, **kwargs):
         """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
         try:
-            return ops.triangular_solve(self, A, upper, transpose, unitriangular) if not kwargs else ops.triangular_solve(self, A, upper, transpose, unitriangular, **_dispatch.method_keywords("triangular_solve", kwargs))
+            return ops.triangular_solve(self, A, upper, transpose, unitriangular) if not kwargs else ops.triangular_solve(self, A, upper, transpose, unitriangular, **_arguments.method_keywords("triangular_solve", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "triangular_solve")
+            _arguments.reword_for_method(error, "triangular_solve")
             raise
 
     def tril(self, diagonal=0, **kwargs):
         """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
         try:
-            return ops.tril(self, diagonal) if not kwargs else ops.tril(self, diagonal, **_dispatch.method_keywords("tril", kwargs))
+            return ops.tril(self, diagonal) if not kwargs else ops.tril(self, diagonal, **_arguments.method_keywords("tril", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "tril")
+            _arguments.reword_for_method(error, "tril")
             raise
 
     def triu(self, diagonal=0, **kwargs):
         """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
         try:
-            return ops.triu(self, diagonal) if not kwargs else ops.triu(self, diagonal, **_dispatch.method_keywords("triu", kwargs))
+            return ops.triu(self, diagonal) if not kwargs else ops.triu(self, diagonal, **_arguments.method_keywords("triu", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "triu")
+            _arguments.reword_for_method(error, "triu")
             raise
 
     def trunc(self):
@@ -1371,79 +1371,79 @@ class TensorMethods:
         try:
             return ops.trunc(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "trunc")
+            _arguments.reword_for_method(error, "trunc")
             raise
 
     def unbind(self, dim=0, **kwargs):
         """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]"""
         try:
-            return ops.unbind_int(self, dim) if not kwargs else ops.unbind_int(self, dim, **_dispatch.method_keywords("unbind", kwargs))
+            return ops.unbind_int(self, dim) if not kwargs else ops.unbind_int(self, dim, **_arguments.method_keywords("unbind", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "unbind")
+            _arguments.reword_for_method(error, "unbind")
             raise
 
     def unfold(self, dimension=MISSING, size=MISSING, step=MISSING, **kwargs):
         """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
         try:
-            return ops.unfold(self, dimension, size, step) if not kwargs else ops.unfold(self, dimension, size, step, **_dispatch.method_keywords("unfold", kwargs))
+            return ops.unfold(self, dimension, size, step) if not kwargs else ops.unfold(self, dimension, size, step, **_arguments.method_keywords("unfold", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "unfold")
+            _arguments.reword_for_method(error, "unfold")
             raise
 
     def unsafe_split(self, split_size=MISSING, dim=0, **kwargs):
         """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"""
         try:
-            return ops.unsafe_split_Tensor(self, split_size, dim) if not kwargs else ops.unsafe_split_Tensor(self, split_size, dim, **_dispatch.method_keywords("unsafe_split", kwargs))
+            return ops.unsafe_split_Tensor(self, split_size, dim) if not kwargs else ops.unsafe_split_Tensor(self, split_size, dim, **_arguments.method_keywords("unsafe_split", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "unsafe_split")
+            _arguments.reword_for_method(error, "unsafe_split")
             raise
 
     def unsafe_split_with_sizes(self, split_sizes=MISSING, dim=0, **kwargs):
         """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
         try:
-            return ops.unsafe_split_with_sizes(self, split_sizes, dim) if not kwargs else ops.unsafe_split_with_sizes(self, split_sizes, dim, **_dispatch.method_keywords("unsafe_split_with_sizes", kwargs))
+            return ops.unsafe_split_with_sizes(self, split_sizes, dim) if not kwargs else ops.unsafe_split_with_sizes(self, split_sizes, dim, **_arguments.method_keywords("unsafe_split_with_sizes", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "unsafe_split_with_sizes")
+            _arguments.reword_for_method(error, "unsafe_split_with_sizes")
             raise
 
     def unsqueeze(self, dim=MISSING, **kwargs):
         """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
         try:
-            return ops.unsqueeze(self, dim) if not kwargs else ops.unsqueeze(self, dim, **_dispatch.method_keywords("unsqueeze", kwargs))
+            return ops.unsqueeze(self, dim) if not kwargs else ops.unsqueeze(self, dim, **_arguments.method_keywords("unsqueeze", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "unsqueeze")
+            _arguments.reword_for_method(error, "unsqueeze")
             raise
 
     def unsqueeze_(self, dim=MISSING, **kwargs):
         """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)"""
         try:
-            return ops.unsqueeze_(self, dim) if not kwargs else ops.unsqueeze_(self, dim, **_dispatch.method_keywords("unsqueeze_", kwargs))
+            return ops.unsqueeze_(self, dim) if not kwargs else ops.unsqueeze_(self, dim, **_arguments.method_keywords("unsqueeze_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "unsqueeze_")
+            _arguments.reword_for_method(error, "unsqueeze_")
             raise
 
     def vdot(self, other=MISSING, **kwargs):
         """vdot(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.vdot(self, other) if not kwargs else ops.vdot(self, other, **_dispatch.method_keywords("vdot", kwargs))
+            return ops.vdot(self, other) if not kwargs else ops.vdot(self, other, **_arguments.method_keywords("vdot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "vdot")
+            _arguments.reword_for_method(error, "vdot")
             raise
 
     def view(self, *args, size=None):
         """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
         try:
-            return ops.view(self, _dispatch.varargs_list(args, size))
+            return ops.view(self, _arguments.varargs_list(args, size))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "view")
+            _arguments.reword_for_method(error, "view")
             raise
 
     def xlogy(self, other=MISSING, **kwargs):
         """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.xlogy_Tensor(self, other) if not kwargs else ops.xlogy_Tensor(self, other, **_dispatch.method_keywords("xlogy", kwargs))
+            return ops.xlogy_Tensor(self, other) if not kwargs else ops.xlogy_Tensor(self, other, **_arguments.method_keywords("xlogy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "xlogy")
+            _arguments.reword_for_method(error, "xlogy")
             raise
 
     def zero_(self):
@@ -1451,7 +1451,7 @@ class TensorMethods:
         try:
             return ops.zero_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "zero_")
+            _arguments.reword_for_method(error, "zero_")
             raise
 
     def abs_(self):
@@ -1459,7 +1459,7 @@ class TensorMethods:
         try:
             return ops.abs_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "abs_")
+            _arguments.reword_for_method(error, "abs_")
             raise
 
     def acos_(self):
@@ -1467,55 +1467,55 @@ class TensorMethods:
         try:
             return ops.acos_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "acos_")
+            _arguments.reword_for_method(error, "acos_")
             raise
 
     def add_(self, other=MISSING, *, alpha=1, **kwargs):
         """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.add_Tensor_(self, other, alpha=alpha) if not kwargs else ops.add_Tensor_(self, other, alpha=alpha, **_dispatch.method_keywords("add", kwargs))
+            return ops.add_Tensor_(self, other, alpha=alpha) if not kwargs else ops.add_Tensor_(self, other, alpha=alpha, **_arguments.method_keywords("add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "add_")
+            _arguments.reword_for_method(error, "add_")
             raise
 
     def addbmm_(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha, **_dispatch.method_keywords("addbmm", kwargs))
+            return ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha, **_arguments.method_keywords("addbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addbmm_")
+            _arguments.reword_for_method(error, "addbmm_")
             raise
 
     def addcdiv_(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """In-place addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         try:
-            return ops.addcdiv_(self, tensor1, tensor2, value=value) if not kwargs else ops.addcdiv_(self, tensor1, tensor2, value=value, **_dispatch.method_keywords("addcdiv", kwargs))
+            return ops.addcdiv_(self, tensor1, tensor2, value=value) if not kwargs else ops.addcdiv_(self, tensor1, tensor2, value=value, **_arguments.method_keywords("addcdiv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addcdiv_")
+            _arguments.reword_for_method(error, "addcdiv_")
             raise
 
     def addcmul_(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """In-place addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         try:
-            return ops.addcmul_(self, tensor1, tensor2, value=value) if not kwargs else ops.addcmul_(self, tensor1, tensor2, value=value, **_dispatch.method_keywords("addcmul", kwargs))
+            return ops.addcmul_(self, tensor1, tensor2, value=value) if not kwargs else ops.addcmul_(self, tensor1, tensor2, value=value, **_arguments.method_keywords("addcmul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addcmul_")
+            _arguments.reword_for_method(error, "addcmul_")
             raise
 
     def addmv_(self, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.addmv_(self, mat, vec, beta=beta, alpha=alpha) if not kwargs else ops.addmv_(self, mat, vec, beta=beta, alpha=alpha, **_dispatch.method_keywords("addmv", kwargs))
+            return ops.addmv_(self, mat, vec, beta=beta, alpha=alpha) if not kwargs else ops.addmv_(self, mat, vec, beta=beta, alpha=alpha, **_arguments.method_keywords("addmv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addmv_")
+            _arguments.reword_for_method(error, "addmv_")
             raise
 
     def addr_(self, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha) if not kwargs else ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha, **_dispatch.method_keywords("addr", kwargs))
+            return ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha) if not kwargs else ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha, **_arguments.method_keywords("addr", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addr_")
+            _arguments.reword_for_method(error, "addr_")
             raise
 
     def asin_(self):
@@ -1523,7 +1523,7 @@ class TensorMethods:
         try:
             return ops.asin_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "asin_")
+            _arguments.reword_for_method(error, "asin_")
             raise
 
     def atan_(self):
@@ -1531,23 +1531,23 @@ class TensorMethods:
         try:
             return ops.atan_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "atan_")
+            _arguments.reword_for_method(error, "atan_")
             raise
 
     def atan2_(self, other=MISSING, **kwargs):
         """In-place atan2(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.atan2_(self, other) if not kwargs else ops.atan2_(self, other, **_dispatch.method_keywords("atan2", kwargs))
+            return ops.atan2_(self, other) if not kwargs else ops.atan2_(self, other, **_arguments.method_keywords("atan2", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "atan2_")
+            _arguments.reword_for_method(error, "atan2_")
             raise
 
     def baddbmm_(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha, **_dispatch.method_keywords("baddbmm", kwargs))
+            return ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha, **_arguments.method_keywords("baddbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "baddbmm_")
+            _arguments.reword_for_method(error, "baddbmm_")
             raise
 
     def ceil_(self):
@@ -1555,7 +1555,7 @@ class TensorMethods:
         try:
             return ops.ceil_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "ceil_")
+            _arguments.reword_for_method(error, "ceil_")
             raise
 
     def clamp_(self, *args, **kwargs):
@@ -1565,7 +1565,7 @@ class TensorMethods:
         try:
             return ops.clamp_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "clamp_")
+            _arguments.reword_for_method(error, "clamp_")
             raise
 
     def clamp_max_(self, *args, **kwargs):
@@ -1575,7 +1575,7 @@ class TensorMethods:
         try:
             return ops.clamp_max_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "clamp_max_")
+            _arguments.reword_for_method(error, "clamp_max_")
             raise
 
     def clamp_min_(self, *args, **kwargs):
@@ -1585,7 +1585,7 @@ class TensorMethods:
         try:
             return ops.clamp_min_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "clamp_min_")
+            _arguments.reword_for_method(error, "clamp_min_")
             raise
 
     def cos_(self):
@@ -1593,7 +1593,7 @@ class TensorMethods:
         try:
             return ops.cos_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cos_")
+            _arguments.reword_for_method(error, "cos_")
             raise
 
     def cosh_(self):
@@ -1601,23 +1601,23 @@ class TensorMethods:
         try:
             return ops.cosh_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cosh_")
+            _arguments.reword_for_method(error, "cosh_")
             raise
 
     def cumprod_(self, dim=MISSING, *, dtype=None, **kwargs):
         """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         try:
-            return ops.cumprod_(self, dim, dtype=dtype) if not kwargs else ops.cumprod_(self, dim, dtype=dtype, **_dispatch.method_keywords("cumprod", kwargs))
+            return ops.cumprod_(self, dim, dtype=dtype) if not kwargs else ops.cumprod_(self, dim, dtype=dtype, **_arguments.method_keywords("cumprod", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cumprod_")
+            _arguments.reword_for_method(error, "cumprod_")
             raise
 
     def cumsum_(self, dim=MISSING, *, dtype=None, **kwargs):
         """In-place cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         try:
-            return ops.cumsum_(self, dim, dtype=dtype) if not kwargs else ops.cumsum_(self, dim, dtype=dtype, **_dispatch.method_keywords("cumsum", kwargs))
+            return ops.cumsum_(self, dim, dtype=dtype) if not kwargs else ops.cumsum_(self, dim, dtype=dtype, **_arguments.method_keywords("cumsum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cumsum_")
+            _arguments.reword_for_method(error, "cumsum_")
             raise
 
     def deg2rad_(self):
@@ -1625,7 +1625,7 @@ class TensorMethods:
         try:
             return ops.deg2rad_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "deg2rad_")
+            _arguments.reword_for_method(error, "deg2rad_")
             raise
 
     def digamma_(self):
@@ -1633,15 +1633,15 @@ class TensorMethods:
         try:
             return ops.digamma_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "digamma_")
+            _arguments.reword_for_method(error, "digamma_")
             raise
 
     def div_(self, other=MISSING, **kwargs):
         """In-place div.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.div_Tensor_(self, other) if not kwargs else ops.div_Tensor_(self, other, **_dispatch.method_keywords("div", kwargs))
+            return ops.div_Tensor_(self, other) if not kwargs else ops.div_Tensor_(self, other, **_arguments.method_keywords("div", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "div_")
+            _arguments.reword_for_method(error, "div_")
             raise
 
     def erf_(self):
@@ -1649,7 +1649,7 @@ class TensorMethods:
         try:
             return ops.erf_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "erf_")
+            _arguments.reword_for_method(error, "erf_")
             raise
 
     def erfc_(self):
@@ -1657,7 +1657,7 @@ class TensorMethods:
         try:
             return ops.erfc_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "erfc_")
+            _arguments.reword_for_method(error, "erfc_")
             raise
 
     def erfinv_(self):
@@ -1665,7 +1665,7 @@ class TensorMethods:
         try:
             return ops.erfinv_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "erfinv_")
+            _arguments.reword_for_method(error, "erfinv_")
             raise
 
     def exp_(self):
@@ -1673,7 +1673,7 @@ class TensorMethods:
         try:
             return ops.exp_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "exp_")
+            _arguments.reword_for_method(error, "exp_")
             raise
 
     def exp2_(self):
@@ -1681,7 +1681,7 @@ class TensorMethods:
         try:
             return ops.exp2_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "exp2_")
+            _arguments.reword_for_method(error, "exp2_")
             raise
 
     def expm1_(self):
@@ -1689,7 +1689,7 @@ class TensorMethods:
         try:
             return ops.expm1_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "expm1_")
+            _arguments.reword_for_method(error, "expm1_")
             raise
 
     def floor_(self):
@@ -1697,7 +1697,7 @@ class TensorMethods:
         try:
             return ops.floor_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "floor_")
+            _arguments.reword_for_method(error, "floor_")
             raise
 
     def floor_divide_(self, *args, **kwargs):
@@ -1707,7 +1707,7 @@ class TensorMethods:
         try:
             return ops.floor_divide_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "floor_divide_")
+            _arguments.reword_for_method(error, "floor_divide_")
             raise
 
     def fmod_(self, *args, **kwargs):
@@ -1717,7 +1717,7 @@ class TensorMethods:
         try:
             return ops.fmod_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "fmod_")
+            _arguments.reword_for_method(error, "fmod_")
             raise
 
     def frac_(self):
@@ -1725,7 +1725,7 @@ class TensorMethods:
         try:
             return ops.frac_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "frac_")
+            _arguments.reword_for_method(error, "frac_")
             raise
 
     def hardsigmoid_(self):
@@ -1733,7 +1733,7 @@ class TensorMethods:
         try:
             return ops.hardsigmoid_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "hardsigmoid_")
+            _arguments.reword_for_method(error, "hardsigmoid_")
             raise
 
     def hardswish_(self):
@@ -1741,31 +1741,31 @@ class TensorMethods:
         try:
             return ops.hardswish_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "hardswish_")
+            _arguments.reword_for_method(error, "hardswish_")
             raise
 
     def hardtanh_(self, min_val=-1, max_val=1, **kwargs):
         """In-place hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
         try:
-            return ops.hardtanh_(self, min_val, max_val) if not kwargs else ops.hardtanh_(self, min_val, max_val, **_dispatch.method_keywords("hardtanh", kwargs))
+            return ops.hardtanh_(self, min_val, max_val) if not kwargs else ops.hardtanh_(self, min_val, max_val, **_arguments.method_keywords("hardtanh", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "hardtanh_")
+            _arguments.reword_for_method(error, "hardtanh_")
             raise
 
     def hypot_(self, other=MISSING, **kwargs):
         """In-place hypot(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.hypot_(self, other) if not kwargs else ops.hypot_(self, other, **_dispatch.method_keywords("hypot", kwargs))
+            return ops.hypot_(self, other) if not kwargs else ops.hypot_(self, other, **_arguments.method_keywords("hypot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "hypot_")
+            _arguments.reword_for_method(error, "hypot_")
             raise
 
     def index_copy_(self, dim=MISSING, index=MISSING, source=MISSING, **kwargs):
         """In-place index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
         try:
-            return ops.index_copy_(self, dim, index, source) if not kwargs else ops.index_copy_(self, dim, index, source, **_dispatch.method_keywords("index_copy", kwargs))
+            return ops.index_copy_(self, dim, index, source) if not kwargs else ops.index_copy_(self, dim, index, source, **_arguments.method_keywords("index_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_copy_")
+            _arguments.reword_for_method(error, "index_copy_")
             raise
 
     def index_fill_(self, *args, **kwargs):
@@ -1775,15 +1775,15 @@ class TensorMethods:
         try:
             return ops.index_fill_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_fill_")
+            _arguments.reword_for_method(error, "index_fill_")
             raise
 
     def index_put_(self, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
         """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         try:
-            return ops.index_put_(self, indices, values, accumulate) if not kwargs else ops.index_put_(self, indices, values, accumulate, **_dispatch.method_keywords("index_put", kwargs))
+            return ops.index_put_(self, indices, values, accumulate) if not kwargs else ops.index_put_(self, indices, values, accumulate, **_arguments.method_keywords("index_put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_put_")
+            _arguments.reword_for_method(error, "index_put_")
             raise
 
     def lerp_(self, *args, **kwargs):
@@ -1793,7 +1793,7 @@ class TensorMethods:
         try:
             return ops.lerp_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "lerp_")
+            _arguments.reword_for_method(error, "lerp_")
             raise
 
     def lgamma_(self):
@@ -1801,7 +1801,7 @@ class TensorMethods:
         try:
             return ops.lgamma_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "lgamma_")
+            _arguments.reword_for_method(error, "lgamma_")
             raise
 
     def log_(self):
@@ -1809,7 +1809,7 @@ class TensorMethods:
         try:
             return ops.log_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log_")
+            _arguments.reword_for_method(error, "log_")
             raise
 
     def log10_(self):
@@ -1817,7 +1817,7 @@ class TensorMethods:
         try:
             return ops.log10_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log10_")
+            _arguments.reword_for_method(error, "log10_")
             raise
 
     def log1p_(self):
@@ -1825,7 +1825,7 @@ class TensorMethods:
         try:
             return ops.log1p_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log1p_")
+            _arguments.reword_for_method(error, "log1p_")
             raise
 
     def log2_(self):
@@ -1833,7 +1833,7 @@ class TensorMethods:
         try:
             return ops.log2_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log2_")
+            _arguments.reword_for_method(error, "log2_")
             raise
 
     def masked_fill_(self, *args, **kwargs):
@@ -1843,7 +1843,7 @@ class TensorMethods:
         try:
             return ops.masked_fill_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "masked_fill_")
+            _arguments.reword_for_method(error, "masked_fill_")
             raise
 
     def mish_(self):
@@ -1851,23 +1851,23 @@ class TensorMethods:
         try:
             return ops.mish_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mish_")
+            _arguments.reword_for_method(error, "mish_")
             raise
 
     def mul_(self, other=MISSING, **kwargs):
         """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.mul_Tensor_(self, other) if not kwargs else ops.mul_Tensor_(self, other, **_dispatch.method_keywords("mul", kwargs))
+            return ops.mul_Tensor_(self, other) if not kwargs else ops.mul_Tensor_(self, other, **_arguments.method_keywords("mul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mul_")
+            _arguments.reword_for_method(error, "mul_")
             raise
 
     def mvlgamma_(self, p=MISSING, **kwargs):
         """In-place mvlgamma(Tensor self, int p) -> Tensor"""
         try:
-            return ops.mvlgamma_(self, p) if not kwargs else ops.mvlgamma_(self, p, **_dispatch.method_keywords("mvlgamma", kwargs))
+            return ops.mvlgamma_(self, p) if not kwargs else ops.mvlgamma_(self, p, **_arguments.method_keywords("mvlgamma", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mvlgamma_")
+            _arguments.reword_for_method(error, "mvlgamma_")
             raise
 
     def neg_(self):
@@ -1875,15 +1875,15 @@ class TensorMethods:
         try:
             return ops.neg_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "neg_")
+            _arguments.reword_for_method(error, "neg_")
             raise
 
     def nextafter_(self, other=MISSING, **kwargs):
         """In-place nextafter(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.nextafter_(self, other) if not kwargs else ops.nextafter_(self, other, **_dispatch.method_keywords("nextafter", kwargs))
+            return ops.nextafter_(self, other) if not kwargs else ops.nextafter_(self, other, **_arguments.method_keywords("nextafter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "nextafter_")
+            _arguments.reword_for_method(error, "nextafter_")
             raise
 
     def pow_(self, *args, **kwargs):
@@ -1893,15 +1893,15 @@ class TensorMethods:
         try:
             return ops.pow_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "pow_")
+            _arguments.reword_for_method(error, "pow_")
             raise
 
     def put_(self, index=MISSING, source=MISSING, accumulate=False, **kwargs):
         """In-place put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
         try:
-            return ops.put_(self, index, source, accumulate) if not kwargs else ops.put_(self, index, source, accumulate, **_dispatch.method_keywords("put", kwargs))
+            return ops.put_(self, index, source, accumulate) if not kwargs else ops.put_(self, index, source, accumulate, **_arguments.method_keywords("put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "put_")
+            _arguments.reword_for_method(error, "put_")
             raise
 
     def rad2deg_(self):
@@ -1909,7 +1909,7 @@ class TensorMethods:
         try:
             return ops.rad2deg_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "rad2deg_")
+            _arguments.reword_for_method(error, "rad2deg_")
             raise
 
     def reciprocal_(self):
@@ -1917,7 +1917,7 @@ class TensorMethods:
         try:
             return ops.reciprocal_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "reciprocal_")
+            _arguments.reword_for_method(error, "reciprocal_")
             raise
 
     def relu_(self):
@@ -1925,7 +1925,7 @@ class TensorMethods:
         try:
             return ops.relu_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "relu_")
+            _arguments.reword_for_method(error, "relu_")
             raise
 
     def remainder_(self, *args, **kwargs):
@@ -1935,7 +1935,7 @@ class TensorMethods:
         try:
             return ops.remainder_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "remainder_")
+            _arguments.reword_for_method(error, "remainder_")
             raise
 
     def round_(self, *args, **kwargs):
@@ -1945,7 +1945,7 @@ class TensorMethods:
         try:
             return ops.round_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "round_")
+            _arguments.reword_for_method(error, "round_")
             raise
 
     def rsqrt_(self):
@@ -1953,7 +1953,7 @@ class TensorMethods:
         try:
             return ops.rsqrt_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "rsqrt_")
+            _arguments.reword_for_method(error, "rsqrt_")
             raise
 
     def scatter_(self, *args, **kwargs):
@@ -1965,7 +1965,7 @@ class TensorMethods:
         try:
             return ops.scatter_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "scatter_")
+            _arguments.reword_for_method(error, "scatter_")
             raise
 
     def sigmoid_(self):
@@ -1973,7 +1973,7 @@ class TensorMethods:
         try:
             return ops.sigmoid_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sigmoid_")
+            _arguments.reword_for_method(error, "sigmoid_")
             raise
 
     def sign_(self):
@@ -1981,7 +1981,7 @@ class TensorMethods:
         try:
             return ops.sign_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sign_")
+            _arguments.reword_for_method(error, "sign_")
             raise
 
     def silu_(self):
@@ -1989,7 +1989,7 @@ class TensorMethods:
         try:
             return ops.silu_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "silu_")
+            _arguments.reword_for_method(error, "silu_")
             raise
 
     def sin_(self):
@@ -1997,7 +1997,7 @@ class TensorMethods:
         try:
             return ops.sin_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sin_")
+            _arguments.reword_for_method(error, "sin_")
             raise
 
     def sinc_(self):
@@ -2005,7 +2005,7 @@ class TensorMethods:
         try:
             return ops.sinc_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sinc_")
+            _arguments.reword_for_method(error, "sinc_")
             raise
 
     def sinh_(self):
@@ -2013,7 +2013,7 @@ class TensorMethods:
         try:
             return ops.sinh_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sinh_")
+            _arguments.reword_for_method(error, "sinh_")
             raise
 
     def sqrt_(self):
@@ -2021,15 +2021,15 @@ class TensorMethods:
         try:
             return ops.sqrt_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sqrt_")
+            _arguments.reword_for_method(error, "sqrt_")
             raise
 
     def sub_(self, other=MISSING, *, alpha=1, **kwargs):
         """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         try:
-            return ops.sub_Tensor_(self, other, alpha=alpha) if not kwargs else ops.sub_Tensor_(self, other, alpha=alpha, **_dispatch.method_keywords("sub", kwargs))
+            return ops.sub_Tensor_(self, other, alpha=alpha) if not kwargs else ops.sub_Tensor_(self, other, alpha=alpha, **_arguments.method_keywords("sub", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sub_")
+            _arguments.reword_for_method(error, "sub_")
             raise
 
     def tan_(self):
@@ -2037,7 +2037,7 @@ class TensorMethods:
         try:
             return ops.tan_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "tan_")
+            _arguments.reword_for_method(error, "tan_")
             raise
 
     def tanh_(self):
@@ -2045,23 +2045,23 @@ class TensorMethods:
         try:
             return ops.tanh_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "tanh_")
+            _arguments.reword_for_method(error, "tanh_")
             raise
 
     def tril_(self, diagonal=0, **kwargs):
         """In-place tril(Tensor self, SymInt diagonal=0) -> Tensor"""
         try:
-            return ops.tril_(self, diagonal) if not kwargs else ops.tril_(self, diagonal, **_dispatch.method_keywords("tril", kwargs))
+            return ops.tril_(self, diagonal) if not kwargs else ops.tril_(self, diagonal, **_arguments.method_keywords("tril", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "tril_")
+            _arguments.reword_for_method(error, "tril_")
             raise
 
     def triu_(self, diagonal=0, **kwargs):
         """In-place triu(Tensor self, SymInt diagonal=0) -> Tensor"""
         try:
-            return ops.triu_(self, diagonal) if not kwargs else ops.triu_(self, diagonal, **_dispatch.method_keywords("triu", kwargs))
+            return ops.triu_(self, diagonal) if not kwargs else ops.triu_(self, diagonal, **_arguments.method_keywords("triu", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "triu_")
+            _arguments.reword_for_method(error, "triu_")
             raise
 
     def trunc_(self):
@@ -2069,15 +2069,15 @@ class TensorMethods:
         try:
             return ops.trunc_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "trunc_")
+            _arguments.reword_for_method(error, "trunc_")
             raise
 
     def xlogy_(self, other=MISSING, **kwargs):
         """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
         try:
-            return ops.xlogy_Tensor_(self, other) if not kwargs else ops.xlogy_Tensor_(self, other, **_dispatch.method_keywords("xlogy", kwargs))
+            return ops.xlogy_Tensor_(self, other) if not kwargs else ops.xlogy_Tensor_(self, other, **_arguments.method_keywords("xlogy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "xlogy_")
+            _arguments.reword_for_method(error, "xlogy_")
             raise
 
     def __add__(self, other):

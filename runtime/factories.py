@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,10 +15,9 @@ import numpy as np
 
 from generated.signatures import SIGNATURES
 from runtime import cpu_math, devices, dtypes
-from runtime import factory_args as args_
 from runtime import out as _out
 from runtime._tensor import Size, Tensor
-from runtime.factory_args import Parser, quick_options, quick_shape
+from runtime.arguments import Parser, is_index, type_name
 from runtime.kernels import quietly
 
 __all__ = [
@@ -38,6 +38,170 @@ def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
                 "Only Tensors of floating point and complex dtype can require gradients")
         result.requires_grad_(True)
     return result
+
+
+# -- reading the arguments a factory's parser bound (runtime/arguments.py) ---------------------
+
+# Python's own types that torch accepts as a dtype: the dtype each one means.
+_PYTHON_DTYPES = {int: dtypes.int64, float: dtypes.float64, bool: dtypes.bool_}
+def _unpack_int(function: str, param: str, value: Any, position: int) -> int:
+    """One item of an int list: an int (a bool counts, after the first), a numpy integer,
+    an integer tensor of one element, or anything with __index__."""
+    if type(value) is int:
+        number = value
+    elif isinstance(value, Tensor) and value._data.dtype.kind in "iu" and value._data.size == 1:
+        number = int(value._data.item())
+    elif isinstance(value, Tensor) and value._data.dtype.kind == "b":
+        raise RuntimeError("Expected scalar.isIntegral( false) to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+    elif isinstance(value, int) or (is_index(value) and not isinstance(value, Tensor)):
+        number = operator.index(value)
+    else:
+        raise TypeError(f"{function}(): argument '{param}' failed to unpack the object at pos "
+                        f"{position} with error \"type must be tuple of ints,but got "
+                        f"{type_name(value)}\"")
+    if not -(2**63) <= number < 2**63:
+        raise TypeError(f"{function}(): argument '{param}' failed to unpack the object at pos "
+                        f"{position} with error \"Overflow when unpacking long long\"")
+    return number
+
+
+def bound_symint(value: Any) -> int:
+    """A bound SymInt (eye's n, randint's high) as a Python int."""
+    if isinstance(value, Tensor):
+        return int(value._data.item())
+    return operator.index(value)
+
+
+def bound_int64(value: Any) -> int:
+    """A bound int64_t (linspace's steps) as a Python int."""
+    return int(value._data.item()) if isinstance(value, Tensor) else int(value)
+
+
+def bound_int_list(function: str, param: str, values: Any) -> tuple[int, ...]:
+    """A bound int list as a tuple of Python ints."""
+    return tuple(_unpack_int(function, param, v, i + 1) for i, v in enumerate(values))
+
+
+def bound_shape(function: str, values: Any, message: str = "negative", out: Any = None
+          ) -> tuple[int, ...]:
+    """A bound `size` as a shape, each length checked non-negative with the message of
+    the factory's kernel: "negative" (empty's, which most factories share) or "zeros".
+    With out=, most factories resize out first, whose element count overflows then
+    (torch's message; "numel")."""
+    sizes = bound_int_list(function, "size", values)
+    for length in sizes:
+        if length < 0:
+            if message == "numel" and out is not None:
+                raise RuntimeError("numel: integer multiplication overflow")
+            if message == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {length}: {list(sizes)}")
+    return sizes
+
+
+def quick_shape(size: tuple) -> tuple[int, ...] | None:
+    """The shape of `zeros(2, 3)` or `zeros((2, 3))` when every length is a plain
+    non-negative int (the common call, checked here without the parser), else None."""
+    if len(size) == 1 and type(size[0]) in (tuple, list, Size):
+        size = size[0]
+    for length in size:
+        if type(length) is not int or length < 0:
+            return None
+    return tuple(size)
+
+
+def bound_scalar(value: Any) -> Any:
+    """A bound Scalar as a Python number: a 0-dim tensor gives its value, a numpy integer
+    an int, another numpy scalar a float (torch reads those as double)."""
+    if isinstance(value, Tensor):
+        return value._data.item()
+    if isinstance(value, np.generic):
+        if isinstance(value, np.integer):
+            return int(value)
+        return complex(value) if isinstance(value, np.complexfloating) else float(value)
+    return value
+
+
+def dtype_of(value: Any) -> dtypes.dtype | None:
+    """A bound dtype: a torch.dtype, or the one Python's int, float or bool stands for."""
+    if value is None or isinstance(value, dtypes.dtype):
+        return value
+    if value is complex:
+        raise TypeError("gradgen has no complex dtypes (torch.complex128)")
+    return _PYTHON_DTYPES[value]
+
+
+def device_of(value: Any) -> None:
+    """A bound device: it must be the CPU (runtime/devices.py raises torch's error)."""
+    if value is not None:
+        devices.to_cpu(value)
+
+
+_QUICK_OPTIONS = frozenset(("dtype", "requires_grad", "device"))
+def quick_options(options: dict) -> tuple[dtypes.dtype | None, bool] | None:
+    """(dtype, requires_grad) of the usual keywords when each has its usual type, checked
+    here without the parser (the device checked too: it must be the CPU); else None."""
+    if not options:
+        return None, False
+    if len(options) == 1 and type(options.get("dtype")) is dtypes.dtype:  # the usual one
+        return options["dtype"], False
+    if not options.keys() <= _QUICK_OPTIONS:
+        return None
+    dtype = options.get("dtype")
+    requires_grad = options.get("requires_grad", False)
+    device = options.get("device")
+    if (dtype is not None and type(dtype) is not dtypes.dtype or type(requires_grad) is not bool
+            or device is not None and type(device) not in (str, devices.device)):
+        return None
+    if device is not None:
+        devices.to_cpu(device)
+    return dtype, requires_grad
+
+
+def options_of(bound: dict) -> tuple[dtypes.dtype | None, bool]:
+    """(dtype, requires_grad) of a parsed call, its device checked to be the CPU."""
+    device_of(bound.get("device"))
+    return dtype_of(bound.get("dtype")), bool(bound.get("requires_grad"))
+
+
+# The C++ type names torch's overflow message uses for each dtype.
+_CHECKED_NAMES = {"uint8": "uint8_t", "int32": "int", "int64": "int64_t", "float16": "c10::Half",
+                  "float32": "float", "float64": "double"}
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+# The range of each dtype (looked up once: np.iinfo and np.finfo are slow to ask).
+_RANGES = {np.dtype(kind): (int(np.iinfo(kind).min), int(np.iinfo(kind).max))
+           for kind in (np.uint8, np.int32, np.int64)} | {
+    np.dtype(kind): (-float(np.finfo(kind).max), float(np.finfo(kind).max))
+    for kind in (np.float16, np.float32, np.float64)}
+def checked_fill_value(value: Any, numpy_dtype: np.dtype) -> Any:
+    """A fill value (full's, full_like's, new_full's) converted to the dtype as torch's
+    checked conversion does: a value the dtype cannot hold is an error, except that a
+    negative integer wraps around into an unsigned dtype (-1 is 255 in uint8), and an
+    infinity or NaN stays one in a floating dtype."""
+    if type(value) is float and numpy_dtype.itemsize >= 4 and numpy_dtype.kind == "f" and \
+            abs(value) <= _FLOAT32_MAX:  # the usual call: fits float32 and float64
+        return value
+    if isinstance(value, int) and not -(2**63) <= value < 2**64:
+        raise OverflowError("int too big to convert")  # beyond any C integer Scalar
+    if isinstance(value, bool) or numpy_dtype.kind == "b":
+        return value
+    lowest, highest = _RANGES[numpy_dtype]
+    if numpy_dtype.kind in "iu":
+        if isinstance(value, int):
+            wraps = numpy_dtype.kind == "u" and value < 0
+            overflow = -value > highest if wraps else not lowest <= value <= highest
+            value = value % (highest + 1) if wraps and not overflow else value
+        else:
+            overflow = not float(lowest) <= value <= float(highest)  # NaN fails too
+    else:
+        overflow = math.isfinite(value) and abs(value) > highest
+    if overflow:
+        raise RuntimeError(f"value cannot be converted to type {_CHECKED_NAMES[numpy_dtype.name]}"
+                           " without overflow")
+    return value
 
 
 # -- torch.tensor, torch.as_tensor ----------------------------------------------------------------
@@ -135,7 +299,7 @@ def tensor(*args: Any, **options: Any) -> Tensor:
         else None
     if quick is None:
         _, bound = _TENSOR.parse(args, options)
-        data, (dtype, requires_grad) = bound["data"], args_.options_of(bound)
+        data, (dtype, requires_grad) = bound["data"], options_of(bound)
     else:
         data, (dtype, requires_grad) = args[0], quick
     if isinstance(data, Tensor):
@@ -174,7 +338,7 @@ def as_tensor(*args: Any, **options: Any) -> Tensor:
         else None
     if quick is None:
         _, bound = _AS_TENSOR.parse(args, options)
-        data, (dtype, _) = bound["data"], args_.options_of(bound)
+        data, (dtype, _) = bound["data"], options_of(bound)
     else:
         data, (dtype, _) = args[0], quick
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
@@ -200,17 +364,17 @@ def _sized(parser: Parser, size: tuple, options: dict, message: str = "negative"
            ) -> tuple[tuple[int, ...], dtypes.dtype | None, bool, Any]:
     """(shape, dtype, requires_grad, out) of a factory called with a size: the usual
     call checked quickly, any other through the parser, then the lengths checked with the
-    message of the factory's kernel (see factory_args.shape)."""
+    message of the factory's kernel (see bound_shape)."""
     shape = quick_shape(size) if size else None
     if shape is not None:
         quick = quick_options(options)
         if quick is not None:
             return shape, quick[0], quick[1], None
     _, bound = parser.parse(size, options)
-    dtype, requires_grad = args_.options_of(bound)
+    dtype, requires_grad = options_of(bound)
     if bound["out"] is not None and parser.name != "empty":
         message = "numel"
-    return (args_.shape(parser.name, bound["size"], message, bound["out"]), dtype,
+    return (bound_shape(parser.name, bound["size"], message, bound["out"]), dtype,
             requires_grad, bound["out"])
 
 
@@ -273,9 +437,9 @@ def _full_arguments(parser: Parser, args: tuple, options: dict
         if quick is not None:
             return shape, args[1], quick[0], quick[1], None
     _, bound = parser.parse(args, options)
-    dtype, requires_grad = args_.options_of(bound)
-    return (args_.shape(parser.name, bound["size"], "numel", bound["out"]),
-            args_.scalar(bound["fill_value"]), dtype, requires_grad, bound["out"])
+    dtype, requires_grad = options_of(bound)
+    return (bound_shape(parser.name, bound["size"], "numel", bound["out"]),
+            bound_scalar(bound["fill_value"]), dtype, requires_grad, bound["out"])
 
 
 def full(*args: Any, **options: Any) -> Tensor:
@@ -286,7 +450,7 @@ def full(*args: Any, **options: Any) -> Tensor:
         return _out.factory("full", full, (shape, value), {
             "dtype": dtype, "requires_grad": requires_grad}, out)
     numpy_dtype = _fill_dtype(value, dtype)
-    return _finish(np.full(shape, args_.fill_value(value, numpy_dtype), numpy_dtype),
+    return _finish(np.full(shape, checked_fill_value(value, numpy_dtype), numpy_dtype),
                    requires_grad)
 
 
@@ -305,9 +469,9 @@ def eye(*args: Any, **options: Any) -> Tensor:
         n, m = args[0], args[-1]
     else:
         _, bound = _EYE.parse(args, options)
-        dtype, requires_grad = args_.options_of(bound)
-        n, out = args_.symint(bound["n"]), bound["out"]
-        m = n if bound.get("m") is None else args_.symint(bound["m"])
+        dtype, requires_grad = options_of(bound)
+        n, out = bound_symint(bound["n"]), bound["out"]
+        m = n if bound.get("m") is None else bound_symint(bound["m"])
     if n < 0 or m < 0:
         name, value = ("n", n) if n < 0 else ("m", m)
         raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
@@ -350,8 +514,8 @@ def arange(*args: Any, **options: Any) -> Tensor:
         start, end, step = (0, args[0], 1) if count == 1 else (*args, 1)[:3]
     else:
         _, bound = _ARANGE.parse(args, options)
-        dtype, requires_grad = args_.options_of(bound)
-        start, end, step = (args_.scalar(bound.get(name, default)) for name, default in
+        dtype, requires_grad = options_of(bound)
+        start, end, step = (bound_scalar(bound.get(name, default)) for name, default in
                             (("start", 0), ("end", None), ("step", 1)))
         out = bound.get("out")
     if out is not None:
@@ -427,9 +591,9 @@ def _spaced_arguments(parser: Parser, args: tuple, options: dict, most: int) -> 
         index, bound = parser.parse(args, options)
         start, end = bound["start"], bound["end"]
         _check_0_dim(parser.name, index, start, end)
-        dtype, requires_grad = args_.options_of(bound)
-        start, end, steps = args_.scalar(start), args_.scalar(end), args_.int64(bound["steps"])
-        base, out = args_.scalar(bound.get("base", 10.0)), bound["out"]
+        dtype, requires_grad = options_of(bound)
+        start, end, steps = bound_scalar(start), bound_scalar(end), bound_int64(bound["steps"])
+        base, out = bound_scalar(bound.get("base", 10.0)), bound["out"]
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     if isinstance(start, complex) or isinstance(end, complex):
@@ -545,7 +709,7 @@ def like_arguments(parser: Parser, args: tuple, options: dict
         if quick is not None:
             return args[0], quick[0], quick[1], _NOTHING
     _, bound = parser.parse(args, options)
-    dtype, requires_grad = args_.options_of(bound)
+    dtype, requires_grad = options_of(bound)
     return bound["input"], dtype, requires_grad, bound
 
 
@@ -590,10 +754,10 @@ def full_like(*args: Any, **options: Any) -> Tensor:
         input, value, (dtype, requires_grad) = args[0], args[1], quick
     else:
         _, bound = _FULL_LIKE.parse(args, options)
-        dtype, requires_grad = args_.options_of(bound)
-        input, value = bound["input"], args_.scalar(bound["fill_value"])
+        dtype, requires_grad = options_of(bound)
+        input, value = bound["input"], bound_scalar(bound["fill_value"])
     shape, numpy_dtype = _like(input, dtype)
-    return _finish(np.full(shape, args_.fill_value(value, numpy_dtype), numpy_dtype),
+    return _finish(np.full(shape, checked_fill_value(value, numpy_dtype), numpy_dtype),
                    requires_grad)
 
 
@@ -628,7 +792,7 @@ class FactoryMethods:
     def new_full(self, *args: Any, **options: Any) -> Tensor:
         shape, value, dtype, requires_grad, _ = _full_arguments(_NEW_FULL, args, options)
         numpy_dtype = (dtype or self.dtype).numpy
-        return _finish(np.full(shape, args_.fill_value(value, numpy_dtype), numpy_dtype),
+        return _finish(np.full(shape, checked_fill_value(value, numpy_dtype), numpy_dtype),
                        requires_grad)
 
 

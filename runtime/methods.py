@@ -18,7 +18,7 @@ from types import FunctionType
 
 from generated.ops import alias
 from generated.tensor_methods import TensorMethods
-from runtime import dispatch
+from runtime import arguments
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.composite import CompositeMethods, TensorOpsMethods
@@ -41,12 +41,12 @@ def backward(
 def install(methods: type, numpy_keywords: bool = False) -> None:
     """Set each function and property of `methods` on Tensor, unless Tensor has the name;
     with `numpy_keywords`, each method torch binds through its argument parser takes the
-    numpy-style keywords too (`x.softmax(axis=1)`: runtime/dispatch.py)."""
+    numpy-style keywords too (`x.softmax(axis=1)`: runtime/arguments.py)."""
     for name, value in vars(methods).items():
         if isinstance(value, FunctionType | property) and name not in vars(Tensor):
             if numpy_keywords and isinstance(value, FunctionType) and \
-                    name not in dispatch.TORCH_PYTHON_METHODS:
-                value = dispatch.numpy_keywords(value, method=True)
+                    name not in arguments.TORCH_PYTHON_METHODS:
+                value = arguments.numpy_keywords(value, method=True)
             setattr(Tensor, name, value)
 
 

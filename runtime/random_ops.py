@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from generated.signatures import SIGNATURES
-from runtime import dtypes, factories, factory_args, sampling
+from runtime import dtypes, factories, sampling
 from runtime import out as _out
 from runtime._tensor import _C_TYPE_NAMES, Tensor, _scalar_type_name
-from runtime.dispatch import int_list
+from runtime.arguments import Parser, int_list
 from runtime.random import Generator, default_generator
 
 __all__ = [
@@ -294,22 +294,22 @@ def _random_span(dtype: np.dtype, low: int, high: int | None) -> tuple[int | Non
 
 # torch's signatures of the random factories, each twice: with a `generator` and without
 # (codegen/python_signatures.py).
-_RAND = factory_args.Parser(SIGNATURES["rand"])
-_RANDN = factory_args.Parser(SIGNATURES["randn"])
-_RANDINT = factory_args.Parser(SIGNATURES["randint"])
-_RANDPERM = factory_args.Parser(SIGNATURES["randperm"])
+_RAND = Parser(SIGNATURES["rand"])
+_RANDN = Parser(SIGNATURES["randn"])
+_RANDINT = Parser(SIGNATURES["randint"])
+_RANDPERM = Parser(SIGNATURES["randperm"])
 
 
-def _sized(parser: factory_args.Parser, size: tuple, options: dict) -> tuple:
+def _sized(parser: Parser, size: tuple, options: dict) -> tuple:
     """(shape, dtype, requires_grad, generator, out) of rand(*size, ...) or randn: the
     usual call checked quickly, any other through the parser."""
-    shape = factory_args.quick_shape(size) if size else None
-    quick = factory_args.quick_options(options) if shape is not None else None
+    shape = factories.quick_shape(size) if size else None
+    quick = factories.quick_options(options) if shape is not None else None
     if quick is not None:
         return shape, quick[0], quick[1], None, None
     _, bound = parser.parse(size, options)
-    dtype, requires_grad = factory_args.options_of(bound)
-    return (factory_args.shape(parser.name, bound["size"], "numel", bound["out"]), dtype,
+    dtype, requires_grad = factories.options_of(bound)
+    return (factories.bound_shape(parser.name, bound["size"], "numel", bound["out"]), dtype,
             requires_grad, bound.get("generator"), bound["out"])
 
 
@@ -347,10 +347,10 @@ def randint(*args: Any, **options: Any) -> Tensor:
         bound = {"out": None}
     else:
         _, bound = _RANDINT.parse(args, options)
-        dtype, requires_grad = factory_args.options_of(bound)
-        low = factory_args.symint(bound["low"]) if "low" in bound else 0
-        high = factory_args.symint(bound["high"])
-        shape = factory_args.shape("randint", bound["size"], "numel", bound["out"])
+        dtype, requires_grad = factories.options_of(bound)
+        low = factories.bound_symint(bound["low"]) if "low" in bound else 0
+        high = factories.bound_symint(bound["high"])
+        shape = factories.bound_shape("randint", bound["size"], "numel", bound["out"])
     if bound["out"] is not None:
         return _out.factory("randint", randint, (low, high, shape), {
             "dtype": dtype, "requires_grad": requires_grad,
@@ -368,8 +368,8 @@ def _quick_randint(args: tuple, options: dict) -> tuple | None:
     if not 2 <= len(args) <= 3 or type(args[-2]) is not int or type(args[0]) is not int \
             or type(args[-1]) not in (tuple, list):
         return None
-    shape = factory_args.quick_shape(args[-1:])
-    quick = factory_args.quick_options(options) if shape is not None else None
+    shape = factories.quick_shape(args[-1:])
+    quick = factories.quick_options(options) if shape is not None else None
     if quick is None:
         return None
     return (args[0] if len(args) == 3 else 0), args[-2], shape, quick
@@ -379,14 +379,14 @@ def randperm(*args: Any, **options: Any) -> Tensor:
     """torch.randperm(n, *, generator=None, out=None, dtype=torch.int64, layout=None,
     device=None, pin_memory=False, requires_grad=False): a random permutation of
     0 .. n-1."""
-    quick = factory_args.quick_options(options) if len(args) == 1 and type(args[0]) is int \
+    quick = factories.quick_options(options) if len(args) == 1 and type(args[0]) is int \
         else None
     if quick is not None:
         (dtype, requires_grad), n, bound = quick, args[0], {"out": None}
     else:
         _, bound = _RANDPERM.parse(args, options)
-        dtype, requires_grad = factory_args.options_of(bound)
-        n = factory_args.symint(bound["n"])
+        dtype, requires_grad = factories.options_of(bound)
+        n = factories.bound_symint(bound["n"])
     if n < 0 and bound["out"] is not None:
         raise RuntimeError(f"n must be non-negative, got{n}")  # (sic: torch's message)
     if n < 0:
@@ -512,9 +512,9 @@ def empty_like_layout(input: Tensor, dtype: dtypes.dtype | None = None) -> Tenso
     return Tensor._make(np.empty_like(input._data, dtype=dtype.numpy if dtype else None), None)
 
 
-_RAND_LIKE = factory_args.Parser(SIGNATURES["rand_like"])
-_RANDN_LIKE = factory_args.Parser(SIGNATURES["randn_like"])
-_RANDINT_LIKE = factory_args.Parser(SIGNATURES["randint_like"])
+_RAND_LIKE = Parser(SIGNATURES["rand_like"])
+_RANDN_LIKE = Parser(SIGNATURES["randn_like"])
+_RANDINT_LIKE = Parser(SIGNATURES["randint_like"])
 
 
 def rand_like(*args: Any, **options: Any) -> Tensor:
@@ -538,9 +538,9 @@ def randint_like(*args: Any, **options: Any) -> Tensor:
     generator=None, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False."""
     _, bound = _RANDINT_LIKE.parse(args, options)
-    dtype, requires_grad = factory_args.options_of(bound)
-    low = factory_args.symint(bound["low"]) if "low" in bound else 0
-    high = factory_args.symint(bound["high"])
+    dtype, requires_grad = factories.options_of(bound)
+    low = factories.bound_symint(bound["low"]) if "low" in bound else 0
+    high = factories.bound_symint(bound["high"])
     result = random_(empty_like_layout(bound["input"], dtype), low, high,
                      generator=bound.get("generator"))
     return factories._finish(result._data, requires_grad)

@@ -1,9 +1,9 @@
 """The numpy-style keyword names torch's argument parser accepts beside a parameter's own
 (`dim`: `axis`, `keepdim`: `keepdims`, `input`: `x`, `a`, `x1`; `other`: `x2`), compared
-with torch: on the calls that go through overload resolution (runtime/dispatch.py), the
-generated wrappers of single overloads (their slow path, `dispatch.bind`), the hand-written
-functions and methods torch binds in C++ (`dispatch.numpy_keywords`) and the factories
-(runtime/factory_args.py); and the wrong ones, with torch's TypeError and message."""
+with torch: on the calls that go through overload resolution (runtime/arguments.py), the
+generated wrappers of single overloads (their slow path, `arguments.bind`), the hand-written
+functions and methods torch binds in C++ (`arguments.numpy_keywords`) and the factories
+(its `Parser`); and the wrong ones, with torch's TypeError and message."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def test_a_wrong_keyword_is_a_type_error_as_in_torch(call) -> None:
 
 
 # -- every function and method: generated wrappers (their `bind`), hand-written ones
-# (dispatch.numpy_keywords), the factories (factory_args) ---------------------------------
+# (arguments.numpy_keywords), the factories (arguments.Parser) --------------------------
 
 # Each a line of Python with `t` the library, `a` and `b` 2x3 tensors, `i` an index tensor.
 EVERYWHERE = [

@@ -1,7 +1,7 @@
 """The factories' Python signatures are parsed by the generator, not while a program runs.
 
 codegen/python_signatures.py holds torch's signature text of each factory and parses it;
-generated/signatures.py holds the records; runtime/factory_args.py's parser reads only those.
+generated/signatures.py holds the records; runtime/arguments.py's parser reads only those.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ def test_generated_records_are_the_parsed_text() -> None:
         for text, record in zip(texts, GENERATED[function], strict=True):
             parsed = parse_signature(text)
             assert record.name == parsed.name == function
-            assert [tuple(p) for p in record.params] == [
+            assert [(p.name, p.kind, p.allow_none, p.has_default, p.default, p.keyword_only)
+                    for p in record.params] == [
                 (p.name, p.kind, p.allow_none, p.optional, p.default, p.keyword_only)
                 for p in parsed.params]
 
@@ -54,14 +55,15 @@ def test_bad_signature_text_is_refused(text: str, problem: str) -> None:
 
 def _signature_text_calls(path: Path, root: Path = ROOT) -> list[str]:
     """`file:line` of each call in a runtime module that gives a parser signature text: a
-    string or f-string argument to `Parser`, `Signature` or `Parameter`."""
+    string or f-string argument to `Parser` or `Signature` (a Param's name and type are
+    no signature text)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.Call):
             continue
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(
             node.func, "id", "")
-        if name in ("Parser", "Signature", "Parameter") and any(
+        if name in ("Parser", "Signature") and any(
                 isinstance(a, ast.Constant | ast.JoinedStr) and isinstance(
                     getattr(a, "value", ""), str) for a in node.args):
             found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}")
@@ -75,9 +77,10 @@ def test_no_signature_text_is_parsed_at_run_time() -> None:
              for hit in _signature_text_calls(path)]
     assert found == []
     with pytest.raises(TypeError):
-        runtime.factory_args.Signature("zeros(int[] size)")  # type: ignore[call-arg]
-    assert not any(hasattr(runtime.factory_args, name) for name in
-                   ("parse_signature", "_DEFAULTS"))
+        runtime.arguments.Signature("zeros(int[] size)")  # type: ignore[call-arg]
+    assert not hasattr(runtime.arguments, "parse_signature")
+    assert not (ROOT / "runtime" / "factory_args.py").exists()
+    assert not (ROOT / "runtime" / "dispatch.py").exists()
 
 
 def test_the_checker_sees_a_signature_text(tmp_path: Path) -> None:
