@@ -13,6 +13,7 @@ import jinja2
 from codegen.escape import Into, escape
 from codegen.formula import local_name
 from codegen.model import Derivative, OpInfo, SavedAttribute, SavedKind
+from codegen.python_signatures import signatures_context
 from codegen.schema import REDUCTIONS, Argument, FunctionSchema, varargs_list
 from codegen.wrapped_numbers import has_several_signatures, takes_number, takes_only_numbers
 
@@ -394,18 +395,29 @@ def _python_default(arg: Argument) -> str:
     return text
 
 
+def late_required(arguments: tuple[Argument, ...] | list[Argument]) -> list[Argument]:
+    """The required arguments, which a wrapper gives the default MISSING: a call may name
+    one by a numpy-style keyword (`torch.exp(x=a)`), which Python puts in the wrapper's
+    **kwargs, so the parameter itself must be allowed to go without a value (and so must
+    the positional ones after it); one left without any is torch's "missing" TypeError."""
+    return [arg for arg in arguments if arg.default is None]
+
+
 def python_signature(schema: FunctionSchema, out: bool = False) -> str:
-    """A wrapper's parameters; with `out`, a last keyword-only `out=None` (torch's out=)."""
+    """A wrapper's parameters; with `out`, a last keyword-only `out=None` (torch's out=);
+    then `**kwargs`, where the keywords that are no parameter's own name land: the
+    numpy-style aliases, or mistakes (runtime/arguments.py's `bind` reads them)."""
     parts = []
     star = False
+    late = late_required(schema.arguments)
     for arg in schema.arguments:
         if arg.kwarg_only and not star:
             parts.append("*")
             star = True
-        parts.append(_parameter(arg))
+        parts.append(f"{local_name(arg.name)}=MISSING" if arg in late else _parameter(arg))
     if out:
         parts += ([] if star else ["*"]) + ["out=None"]
-    return ", ".join(parts)
+    return ", ".join([*parts, "**kwargs"])
 
 
 def _out_form(info: OpInfo, function: str) -> list[str]:
@@ -553,13 +565,13 @@ def _normalize(schema: FunctionSchema) -> list[str]:
 
 
 # What a parameter's quick test in a wrapper lets through, by its type (the names are
-# runtime/dispatch.py's): anything else goes to `_dispatch.check_arguments`.
+# runtime/arguments.py's): anything else goes to `_arguments.check_arguments`.
 _QUICK_TYPES = {"Scalar": "NUMBER", "Scalar?": "NUMBER_OR_NONE", "float": "NUMBER",
                 "float?": "NUMBER_OR_NONE"}
 
 
 def _checked(arg: Argument) -> bool:
-    """The parameters a wrapper checks on every call, as runtime/dispatch.py's `checked`
+    """The parameters a wrapper checks on every call, as runtime/arguments.py's `checked`
     picks them: Tensors, lists of Tensors, and the numbers a 0-dim tensor may stand for."""
     kind = _argument_kind(arg)
     return kind == "Tensor" or kind.startswith("Tensor[") and not kind.endswith("?") \
@@ -573,7 +585,7 @@ def _quick_test(info: OpInfo, arg: Argument, first_tensor: bool) -> str:
     name = local_name(arg.name)
     kind = _argument_kind(arg)
     if kind != "Tensor" and kind.startswith("Tensor"):
-        return f"not _dispatch.all_tensors({name})"
+        return f"not _arguments.all_tensors({name})"
     if kind == "Tensor":
         number = not first_tensor and takes_number(info.schema.base, arg.name)
         return f"not isinstance({name}, {'TENSOR_OR_NUMBER' if number else 'Tensor'})"
@@ -586,19 +598,21 @@ def _argument_guard(info: OpInfo, inplace: bool = False) -> list[str]:
     0-dim tensor given for a Scalar becomes its number. The usual path costs one isinstance
     per checked argument, which lets through what is plainly right: a Tensor, or a Python
     number where the op's binding takes one (decided here: codegen/wrapped_numbers.py) or
-    the schema says Scalar. Anything else goes to runtime/dispatch.py's check_arguments,
-    which accepts or converts what torch accepts and raises torch's error for the rest."""
-    checked = [a for a in info.schema.arguments if _checked(a)]
-    if not checked:
-        return []
+    the schema says Scalar; and one test that no other keyword came (`kwargs`). Anything
+    else goes to runtime/arguments.py's `bind`, which takes the numpy-style keywords,
+    accepts or converts what torch accepts and raises torch's error for the rest."""
+    arguments = info.schema.arguments
+    checked = [a for a in arguments if _checked(a)]
     first = next((a for a in checked if _argument_kind(a) == "Tensor"), None)
-    tests = " or ".join(_quick_test(info, a, a is first) for a in checked)
-    names = ", ".join(local_name(a.name) for a in checked)
-    targets = f"({names},)" if len(checked) == 1 else names
+    tests = [_quick_test(info, a, a is first) for a in checked]
+    tests += [f"{local_name(a.name)} is MISSING" for a in late_required(arguments)
+              if not _checked(a)]
+    names = ", ".join(local_name(a.name) for a in arguments)
+    targets = f"({names},)" if len(arguments) == 1 else names
     flag = ", inplace=True" if inplace else ""
-    return [f"if {tests}:",
-            f"    {targets} = _dispatch.check_arguments("
-            f"OVERLOADS[{escape(info.name, Into.LITERAL)}], ({names},){flag})"]
+    return [f"if {' or '.join([*tests, 'kwargs'])}:",
+            f"    {targets} = _arguments.bind("
+            f"OVERLOADS[{escape(info.name, Into.LITERAL)}], ({names},), kwargs{flag})"]
 
 
 def _inplace_write(info: OpInfo, kernel_args: str, kernel_call: str,
@@ -804,18 +818,21 @@ def _method_params(schema: FunctionSchema) -> tuple[list[str], list[str]]:
         # `x.flip(0, 1)`, `x.flip((0, 1))` and, as PyTorch's parser allows, `x.flip(dims=(0, 1))`
         keywords = [a for a in rest if a.kwarg_only]
         params = ["self", "*args", f"{varargs.name}=None", *(_parameter(a) for a in keywords)]
-        call = ["self", f"_dispatch.varargs_list(args, {varargs.name})",
+        call = ["self", f"_arguments.varargs_list(args, {varargs.name})",
                 *(f"{local_name(a.name)}={local_name(a.name)}" for a in keywords)]
         return params, call
     params = ["self"]
     star = False
+    late = late_required(rest)
     for arg in rest:
         if arg.kwarg_only and not star:
             params.append("*")
             star = True
-        params.append(_parameter(arg))
+        params.append(f"{local_name(arg.name)}=MISSING" if arg in late else _parameter(arg))
     call = ["self", *(f"{local_name(a.name)}={local_name(a.name)}" if a.kwarg_only
                       else local_name(a.name) for a in rest)]
+    if rest:  # numpy-style keywords, and torch's errors: the function's `bind` sees them
+        params.append("**kwargs")
     return params, call
 
 
@@ -827,13 +844,17 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
         call = f"ops.{name}{suffix}(self, *args, **kwargs)"
         if not suffix and any(i.name in OUT_OVERLOADS for i in infos):
             # the function takes out= (`torch.max(x, 0, out=...)`), the method does not
-            call += f' if "out" not in kwargs else _dispatch.no_out({escape(name, Into.LITERAL)})'
+            call += f' if "out" not in kwargs else _arguments.no_out({escape(name, Into.LITERAL)})'
         return {"name": name + suffix, "signature": "self, *args, **kwargs", "call": call,
                 "doc": doc}
     params, call = _method_params(infos[0].schema)
-    function = wrapper_name(infos[0], [infos[0]]) + suffix
-    return {"name": name + suffix, "signature": ", ".join(params),
-            "call": f"ops.{function}({', '.join(call)})", "doc": doc}
+    function = f"ops.{wrapper_name(infos[0], [infos[0]])}{suffix}"
+    expression = f"{function}({', '.join(call)})"
+    if params[-1] == "**kwargs":  # the usual call passes no dict of keywords on
+        keywords = f"**_arguments.method_keywords({escape(name, Into.LITERAL)}, kwargs)"
+        expression += f" if not kwargs else {function}({', '.join([*call, keywords])})"
+    return {"name": name + suffix, "signature": ", ".join(params), "call": expression,
+            "doc": doc}
 
 
 def _writes_self(schema: FunctionSchema) -> bool:
@@ -1096,4 +1117,6 @@ def render_all(infos: list[OpInfo], spec_name: str,
         "spec_kernels.py": env.get_template("spec_kernels.py.j2").render(
             **header, kernels=[spec_kernel_context(i) for i in infos if i.forward_formula]),
         "__init__.py": env.get_template("__init__.py.j2").render(**header),
+        "signatures.py": env.get_template("signatures.py.j2").render(
+            **header, signatures=signatures_context()),
     }

@@ -17,20 +17,21 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          is given its ops
     dtypes                               kernels
     _tensor (the Tensor class)           dtypes, devices, grad_mode, hooks, _tensor_str
-    forward_grad, dispatch, predicates,  _tensor (random also kernels: the Generator
-    random                               installs itself there for dropout)
-    factory_args                         _tensor, dtypes, devices, random: torch's
-                                         argument parser, for the factories' arguments
+    forward_grad, predicates, random     _tensor (random also kernels: the Generator
+                                         installs itself there for dropout)
+    arguments                            _tensor, dtypes, devices, random: torch's
+                                         argument parser, for every call (generated
+                                         wrappers, overloads, factories, hand-written ops)
     out (the out= keyword)               _tensor, dtypes, grad_mode, forward_grad: factories,
                                          generated/ and composite hand an out= call to it
-    namespaces                           dispatch, dtypes, kernels: the ops formulas
+    namespaces                           arguments, dtypes, kernels: the ops formulas
                                          call, filled in last, below
-    node, factories                      _tensor, forward_grad, dispatch, namespaces
-                                         (factories also factory_args, out)
+    node, factories                      _tensor, forward_grad, arguments, namespaces
+                                         (factories also generated.signatures, out)
     random_ops                           factories, random, sampling
     recording, engine                    node, namespaces: what wrappers call; the
                                          backward pass
-    generated/                           recording, node, dispatch, namespaces, manual
+    generated/                           recording, node, arguments, namespaces, manual
     composite                            generated.ops, factories, devices, random_ops
     autograd                             engine, generated.ops, recording, random_ops
     other_names                          generated.ops, _tensor: torch's other names of ops
@@ -70,6 +71,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
 
 from __future__ import annotations
 
+from types import FunctionType as _FunctionType
 from typing import Any as _Any
 
 from generated import ops as _ops
@@ -95,6 +97,7 @@ from runtime import (
     special,  # torch.special
     utils,  # torch.utils.data
 )
+from runtime import arguments as _arguments
 from runtime import factories as _factories
 from runtime import legacy as _legacy
 from runtime import namespaces as _namespaces
@@ -172,6 +175,23 @@ from runtime.version import __version__
 
 # Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).
 _namespaces.install(_ops, Tensor, _factories)
+
+
+# -- numpy-style keywords for the hand-written functions (`torch.softmax(x, axis=1)`) --------
+# torch binds these through its argument parser, which takes them; the generated ops take
+# them in their wrappers, the factories in their parser (runtime/arguments.py). Only the
+# names here get them: torch.nn.functional's Python functions (F.softmax) take none, as in
+# torch.
+def _take_numpy_keywords(namespace: dict) -> None:
+    for name, value in list(namespace.items()):
+        if isinstance(value, _FunctionType) and value.__module__ in _HAND_WRITTEN and \
+                not name.startswith("_") and name not in _arguments.TORCH_PYTHON_FUNCTIONS:
+            namespace[name] = _arguments.numpy_keywords(value)
+
+
+_HAND_WRITTEN = frozenset({"runtime.composite", "runtime.predicates", "runtime.nn.conv",
+                           "runtime.nn.pooling", "runtime.random_ops"})
+_take_numpy_keywords(globals())
 
 __all__ = [
     "Tensor", "Size", "autograd", "func", "dtypes", "nn", "optim", "random", "cuda",

@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import devices, dispatch, dtypes, factories, grad_mode, kernels, random_ops
+from runtime import arguments, devices, dtypes, factories, grad_mode, kernels, random_ops
 from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Tensor
-from runtime.dispatch import int_list
+from runtime.arguments import int_list
 
 __all__: list[str] = []
 
@@ -147,8 +147,8 @@ def rtruediv(self: Any, other: Any) -> Any:
 
 __all__ += ["var", "std", "norm"]
 
-_SELF = dispatch.Param("self_", "Tensor")
-_DIM = dispatch.Param("dim", "int[1]?")
+_SELF = arguments.Param("self_", "Tensor")
+_DIM = arguments.Param("dim", "int[1]?")
 
 
 def _variance_overloads(name: str, correction_op: Any) -> tuple:
@@ -163,20 +163,20 @@ def _variance_overloads(name: str, correction_op: Any) -> tuple:
     def unbiased_dim(self_: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
         return correction_op(self_, dim, correction=int(unbiased), keepdim=keepdim)
 
-    unbiased = dispatch.Param("unbiased", "bool", has_default=True)
-    keepdim = dispatch.Param("keepdim", "bool", has_default=True)
+    unbiased = arguments.Param("unbiased", "bool", has_default=True)
+    keepdim = arguments.Param("keepdim", "bool", has_default=True)
     no_kernel = None  # composites: only their wrappers are ever called
     return (
-        dispatch.Overload(unbiased_all, no_kernel, f"{name}(Tensor self, bool unbiased=True) "
+        arguments.Overload(unbiased_all, no_kernel, f"{name}(Tensor self, bool unbiased=True) "
                           "-> Tensor", (_SELF, unbiased)),
-        dispatch.Overload(unbiased_dim, no_kernel, f"{name}.dim(Tensor self, int[1]? dim, "
+        arguments.Overload(unbiased_dim, no_kernel, f"{name}.dim(Tensor self, int[1]? dim, "
                           "bool unbiased=True, bool keepdim=False) -> Tensor",
                           (_SELF, _DIM, unbiased, keepdim)),
-        dispatch.Overload(correction_op, no_kernel, f"{name}.correction(Tensor self, int[1]? "
+        arguments.Overload(correction_op, no_kernel, f"{name}.correction(Tensor self, int[1]? "
                           "dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
                           (_SELF, _DIM._replace(has_default=True),
-                           dispatch.Param("correction", "Scalar?", True, True),
-                           dispatch.Param("keepdim", "bool", True, True))),
+                           arguments.Param("correction", "Scalar?", True, True),
+                           arguments.Param("keepdim", "bool", True, True))),
     )
 
 
@@ -187,7 +187,7 @@ def var(input: Any, *args: Any, **kwargs: Any) -> Any:
         if heard is not _modes.PASS:
             return heard
     overloads = _variance_overloads("var", ops.var_correction)
-    return dispatch.call("var", overloads, (input, *args), kwargs)
+    return arguments.call("var", overloads, (input, *args), kwargs)
 
 
 def std(input: Any, *args: Any, **kwargs: Any) -> Any:
@@ -197,7 +197,7 @@ def std(input: Any, *args: Any, **kwargs: Any) -> Any:
         if heard is not _modes.PASS:
             return heard
     overloads = _variance_overloads("std", ops.std_correction)
-    return dispatch.call("std", overloads, (input, *args), kwargs)
+    return arguments.call("std", overloads, (input, *args), kwargs)
 
 
 # -- issue 16 (edge cases): binary max and min --------------------------------------------
@@ -206,9 +206,9 @@ def std(input: Any, *args: Any, **kwargs: Any) -> Any:
 # record). They join the overloads that `max` and `min` resolve among, after the spec's.
 for _name, _wrapper, _kernel in (("max", ops.maximum, kernels.maximum),
                                  ("min", ops.minimum, kernels.minimum)):
-    ops.BY_NAME[_name] = (*ops.BY_NAME[_name], dispatch.Overload(
+    ops.BY_NAME[_name] = (*ops.BY_NAME[_name], arguments.Overload(
         _wrapper, _kernel, f"{_name}.other(Tensor self, Tensor other) -> Tensor",
-        (_SELF, dispatch.Param("other", "Tensor"))))
+        (_SELF, arguments.Param("other", "Tensor"))))
 
 
 def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False,
@@ -1076,7 +1076,7 @@ class CompositeMethods:
         try:
             return ops.where(condition, self, other)
         except TypeError as error:
-            dispatch.reword_for_method(error, "where")
+            arguments.reword_for_method(error, "where")
             raise
 
     # -- reductions ---------------------------------------------------------------------------
@@ -1812,7 +1812,7 @@ def var_mean(input: Any, *args: Any, **kwargs: Any) -> Any:
         if heard is not _modes.PASS:
             return heard
     overloads = _variance_overloads("var_mean", ops.var_mean_correction)
-    return dispatch.call("var_mean", overloads, (input, *args), kwargs)
+    return arguments.call("var_mean", overloads, (input, *args), kwargs)
 
 
 def std_mean(input: Any, *args: Any, **kwargs: Any) -> Any:
@@ -1822,7 +1822,7 @@ def std_mean(input: Any, *args: Any, **kwargs: Any) -> Any:
         if heard is not _modes.PASS:
             return heard
     overloads = _variance_overloads("std_mean", ops.std_mean_correction)
-    return dispatch.call("std_mean", overloads, (input, *args), kwargs)
+    return arguments.call("std_mean", overloads, (input, *args), kwargs)
 
 
 def inverse(input: Any, *, out: Tensor | None = None) -> Any:

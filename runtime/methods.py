@@ -18,7 +18,7 @@ from types import FunctionType
 
 from generated.ops import alias
 from generated.tensor_methods import TensorMethods
-from runtime import modes
+from runtime import arguments, modes
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.composite import CompositeMethods, TensorOpsMethods
@@ -47,10 +47,15 @@ def backward(
     gradients.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
-def install(methods: type) -> None:
-    """Set each function and property of `methods` on Tensor, unless Tensor has the name."""
+def install(methods: type, numpy_keywords: bool = False) -> None:
+    """Set each function and property of `methods` on Tensor, unless Tensor has the name;
+    with `numpy_keywords`, each method torch binds through its argument parser takes the
+    numpy-style keywords too (`x.softmax(axis=1)`: runtime/arguments.py)."""
     for name, value in vars(methods).items():
         if isinstance(value, FunctionType | property) and name not in vars(Tensor):
+            if numpy_keywords and isinstance(value, FunctionType) and \
+                    name not in arguments.TORCH_PYTHON_METHODS:
+                value = arguments.numpy_keywords(value, method=True)
             setattr(Tensor, name, value)
 
 
@@ -68,10 +73,10 @@ def tensor_new(cls: type, *args: object, **kwargs: object) -> Tensor:
 Tensor.__new__ = staticmethod(tensor_new)
 install(TensorMethods)
 install(FactoryMethods)  # new_zeros, ...: before composite's, so these are the ones
-install(CompositeMethods)
-install(PredicateMethods)
+install(CompositeMethods, numpy_keywords=True)
+install(PredicateMethods, numpy_keywords=True)
 install(RandomMethods)
-install(TensorOpsMethods)  # tensor ops: argsort, narrow, mT, `//`, `%`, ...
+install(TensorOpsMethods, numpy_keywords=True)  # tensor ops: argsort, narrow, mT, `//`, ...
 install(OtherNameMethods)  # torch's other names: arccos, clip_, swapaxes, ...
 install(AttributeMethods)  # is_signed, itemsize, data_ptr, conj, H, apply_, ...
 install(FunctionMethods)  # kron, diff, tile, cov, det, ...

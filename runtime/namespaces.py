@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dispatch, dtypes, kernels
-from runtime.dispatch import Overload, int_list
+from runtime import arguments, dtypes, kernels
+from runtime.arguments import Overload, int_list
 
 
 class TensorOps:
@@ -220,7 +220,7 @@ def _resolver(name: str, overloads: tuple[Overload, ...]) -> Callable:
         return overloads[0].wrapper
 
     def resolve(*args: Any, **kwargs: Any) -> Any:
-        return dispatch.call(name, overloads, args, kwargs, dispatch.ARRAY_TYPES)
+        return arguments.call(name, overloads, args, kwargs, arguments.ARRAY_TYPES)
 
     return resolve
 

@@ -18,11 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes, factories, factory_args, sampling
+from generated.signatures import SIGNATURES
+from runtime import dtypes, factories, sampling
 from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import _C_TYPE_NAMES, Tensor, _scalar_type_name
-from runtime.dispatch import int_list
+from runtime.arguments import Parser, int_list
 from runtime.random import Generator, default_generator
 
 __all__ = [
@@ -292,34 +293,24 @@ def _random_span(dtype: np.dtype, low: int, high: int | None) -> tuple[int | Non
 
 # -- factories ----------------------------------------------------------------------------------
 
-# torch's signatures of the random factories (runtime/factory_args.py parses them): each
-# comes twice, with a `generator` and without.
-_OPTIONS = ("Tensor? out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-            "bool? pin_memory=False, bool? requires_grad=False")
+# torch's signatures of the random factories, each twice: with a `generator` and without
+# (codegen/python_signatures.py).
+_RAND = Parser(SIGNATURES["rand"])
+_RANDN = Parser(SIGNATURES["randn"])
+_RANDINT = Parser(SIGNATURES["randint"])
+_RANDPERM = Parser(SIGNATURES["randperm"])
 
 
-def _with_generator(*signatures: str) -> factory_args.Parser:
-    return factory_args.Parser(*(text.replace("*, ", f"*, {extra}", 1) for text in signatures
-                                 for extra in ("Generator? generator, ", "")))
-
-
-_RAND = _with_generator(f"rand(int[] size, *, {_OPTIONS})")
-_RANDN = _with_generator(f"randn(int[] size, *, {_OPTIONS})")
-_RANDINT = _with_generator(f"randint(SymInt high, int[] size, *, {_OPTIONS})",
-                           f"randint(SymInt low, SymInt high, int[] size, *, {_OPTIONS})")
-_RANDPERM = _with_generator(f"randperm(SymInt n, *, {_OPTIONS})")
-
-
-def _sized(parser: factory_args.Parser, size: tuple, options: dict) -> tuple:
+def _sized(parser: Parser, size: tuple, options: dict) -> tuple:
     """(shape, dtype, requires_grad, generator, out) of rand(*size, ...) or randn: the
     usual call checked quickly, any other through the parser."""
-    shape = factory_args.quick_shape(size) if size else None
-    quick = factory_args.quick_options(options) if shape is not None else None
+    shape = factories.quick_shape(size) if size else None
+    quick = factories.quick_options(options) if shape is not None else None
     if quick is not None:
         return shape, quick[0], quick[1], None, None
     _, bound = parser.parse(size, options)
-    dtype, requires_grad = factory_args.options_of(bound)
-    return (factory_args.shape(parser.name, bound["size"], "numel", bound["out"]), dtype,
+    dtype, requires_grad = factories.options_of(bound)
+    return (factories.bound_shape(parser.name, bound["size"], "numel", bound["out"]), dtype,
             requires_grad, bound.get("generator"), bound["out"])
 
 
@@ -369,10 +360,10 @@ def randint(*args: Any, **options: Any) -> Tensor:
         bound = {"out": None}
     else:
         _, bound = _RANDINT.parse(args, options)
-        dtype, requires_grad = factory_args.options_of(bound)
-        low = factory_args.symint(bound["low"]) if "low" in bound else 0
-        high = factory_args.symint(bound["high"])
-        shape = factory_args.shape("randint", bound["size"], "numel", bound["out"])
+        dtype, requires_grad = factories.options_of(bound)
+        low = factories.bound_symint(bound["low"]) if "low" in bound else 0
+        high = factories.bound_symint(bound["high"])
+        shape = factories.bound_shape("randint", bound["size"], "numel", bound["out"])
     if bound["out"] is not None:
         return _out.factory("randint", randint, (low, high, shape), {
             "dtype": dtype, "requires_grad": requires_grad,
@@ -390,8 +381,8 @@ def _quick_randint(args: tuple, options: dict) -> tuple | None:
     if not 2 <= len(args) <= 3 or type(args[-2]) is not int or type(args[0]) is not int \
             or type(args[-1]) not in (tuple, list):
         return None
-    shape = factory_args.quick_shape(args[-1:])
-    quick = factory_args.quick_options(options) if shape is not None else None
+    shape = factories.quick_shape(args[-1:])
+    quick = factories.quick_options(options) if shape is not None else None
     if quick is None:
         return None
     return (args[0] if len(args) == 3 else 0), args[-2], shape, quick
@@ -405,14 +396,14 @@ def randperm(*args: Any, **options: Any) -> Tensor:
         heard = _modes.dispatch(randperm, (*args,), {**options})
         if heard is not _modes.PASS:
             return heard
-    quick = factory_args.quick_options(options) if len(args) == 1 and type(args[0]) is int \
+    quick = factories.quick_options(options) if len(args) == 1 and type(args[0]) is int \
         else None
     if quick is not None:
         (dtype, requires_grad), n, bound = quick, args[0], {"out": None}
     else:
         _, bound = _RANDPERM.parse(args, options)
-        dtype, requires_grad = factory_args.options_of(bound)
-        n = factory_args.symint(bound["n"])
+        dtype, requires_grad = factories.options_of(bound)
+        n = factories.bound_symint(bound["n"])
     if n < 0 and bound["out"] is not None:
         raise RuntimeError(f"n must be non-negative, got{n}")  # (sic: torch's message)
     if n < 0:
@@ -552,14 +543,9 @@ def empty_like_layout(input: Tensor, dtype: dtypes.dtype | None = None) -> Tenso
     return Tensor._make(np.empty_like(input._data, dtype=dtype.numpy if dtype else None), None)
 
 
-_LIKE_OPTIONS = ("MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, "
-                 "Device? device=None, bool? pin_memory=False, bool? requires_grad=False")
-_RAND_LIKE = _with_generator(f"rand_like(Tensor input, *, {_LIKE_OPTIONS})")
-_RANDN_LIKE = _with_generator(f"randn_like(Tensor input, *, {_LIKE_OPTIONS})")
-_RANDINT_LIKE = _with_generator(f"randint_like(Tensor input, SymInt low, SymInt high, *, "
-                                f"{_LIKE_OPTIONS})",
-                                f"randint_like(Tensor input, Tensor high, *, {_LIKE_OPTIONS})",
-                                f"randint_like(Tensor input, SymInt high, *, {_LIKE_OPTIONS})")
+_RAND_LIKE = Parser(SIGNATURES["rand_like"])
+_RANDN_LIKE = Parser(SIGNATURES["randn_like"])
+_RANDINT_LIKE = Parser(SIGNATURES["randint_like"])
 
 
 def rand_like(*args: Any, **options: Any) -> Tensor:
@@ -595,9 +581,9 @@ def randint_like(*args: Any, **options: Any) -> Tensor:
         if heard is not _modes.PASS:
             return heard
     _, bound = _RANDINT_LIKE.parse(args, options)
-    dtype, requires_grad = factory_args.options_of(bound)
-    low = factory_args.symint(bound["low"]) if "low" in bound else 0
-    high = factory_args.symint(bound["high"])
+    dtype, requires_grad = factories.options_of(bound)
+    low = factories.bound_symint(bound["low"]) if "low" in bound else 0
+    high = factories.bound_symint(bound["high"])
     result = random_(empty_like_layout(bound["input"], dtype), low, high,
                      generator=bound.get("generator"))
     return factories._finish(result._data, requires_grad)

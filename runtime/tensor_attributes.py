@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import dispatch, dtypes, recording
+from runtime import arguments, dtypes, recording
 from runtime._tensor import Tensor
 
 __all__ = ["is_signed", "is_nonzero", "is_same_size", "is_complex", "is_conj", "is_neg",
@@ -32,7 +32,7 @@ def _check_tensor(name: str, value: Any, argument: str = "input", position: int 
     """torch's TypeError for a function of one Tensor given something else."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
-                        f"not {dispatch._type_name(value)}")
+                        f"not {arguments.type_name(value)}")
 
 
 # -- predicates --------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import dispatch, dtypes, factories, kernels, linalg
+from runtime import arguments, dtypes, factories, kernels, linalg
 from runtime._tensor import Size, Tensor
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
@@ -34,7 +34,7 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadc
 def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
-                        f"not {dispatch._type_name(value)}")
+                        f"not {arguments.type_name(value)}")
 
 
 def _tensor_sequence(name: str, tensors: tuple) -> list:
@@ -44,7 +44,7 @@ def _tensor_sequence(name: str, tensors: tuple) -> list:
     for index, value in enumerate(tensors):
         if not isinstance(value, Tensor):
             raise TypeError(f"expected Tensor as element {index} in argument 0, but got "
-                            f"{dispatch._type_name(value)}")
+                            f"{arguments.type_name(value)}")
     return list(tensors)
 
 
@@ -197,7 +197,7 @@ def _cat(tensors: Any, dim: int, out: Any) -> Any:
 def tile(input: Any, dims: Any) -> Any:
     """repeat, with `dims` padded with leading ones to the tensor's dimensions."""
     _check_tensor("tile", input)
-    dims = dispatch.int_list((dims,)) if isinstance(dims, list | tuple) else (int(dims),)
+    dims = arguments.int_list((dims,)) if isinstance(dims, list | tuple) else (int(dims),)
     return ops.repeat(input, (1,) * (input.ndim - len(dims)) + tuple(dims))
 
 
@@ -534,7 +534,7 @@ def can_cast(from_: Any, to: Any) -> bool:
         if not isinstance(value, dtypes.dtype):
             raise TypeError(f"can_cast(): argument '{name}' (position "
                             f"{1 if name == 'from' else 2}) must be torch.dtype, not "
-                            f"{dispatch._type_name(value)}")
+                            f"{arguments.type_name(value)}")
     return _category(from_) <= _category(to)
 
 
@@ -543,7 +543,7 @@ def promote_types(type1: Any, type2: Any) -> Any:
     for position, value in enumerate((type1, type2), 1):
         if not isinstance(value, dtypes.dtype):
             raise TypeError(f"promote_types(): argument 'type{position}' (position "
-                            f"{position}) must be torch.dtype, not {dispatch._type_name(value)}")
+                            f"{position}) must be torch.dtype, not {arguments.type_name(value)}")
     if _category(type1) != _category(type2):  # bool < integers < floats: the higher wins
         return type1 if _category(type1) > _category(type2) else type2
     return dtypes.from_numpy(np.promote_types(type1.numpy, type2.numpy))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from generated import ops as generated_ops
-from runtime import dispatch, kernels
+from runtime import arguments, kernels
 from runtime.compile.emit import TraceBreak
 from runtime.namespaces import array_ops, numpy_dtype
 
@@ -221,7 +221,7 @@ def kernel_for(name: str, args: tuple, kwargs: dict, result: Any) -> tuple[str, 
     for strict in (True, False):
         for overload in generated_ops.BY_NAME.get(name, ()):
             if overload.kernel is None or \
-                    dispatch._bind(overload.params, values, {}, strict, dispatch.ARRAY_TYPES) \
+                    arguments._bind(overload.params, values, {}, strict, arguments.ARRAY_TYPES) \
                     is None:
                 continue
             kernel = getattr(kernels, overload.kernel.__name__, None)
