@@ -1300,8 +1300,10 @@ def test_a_changed_number_the_step_names_or_a_module_attribute_retraces():
     assert compiled.traces == 4  # the first, and one per change (3 is an int, not 3.0)
 
 
-def test_a_tensor_read_through_a_container_keeps_the_step_eager():
-    """`batches[0]` could be rebound between calls without the step seeing it: no trace."""
+def test_a_tensor_read_through_a_container_is_read_there_at_every_call():
+    """`batches[0]`: the list is guarded (its identity, its length), the tensor found there
+    at every call and guarded by its metadata, as an argument is (Dynamo's source guards).
+    """
     model = _mlp(runtime, [(30, 20), (20, 5)])
     rng = np.random.default_rng(3)
     batches = [runtime.tensor(rng.standard_normal((4, 30)).astype(np.float32))]
@@ -1311,9 +1313,17 @@ def test_a_tensor_read_through_a_container_keeps_the_step_eager():
 
     compiled = runtime.compile(step)
     first = compiled().item()
-    assert "through an attribute or a container" in compiled.fallback_reason
-    batches[0] = batches[0] * 2
+    assert compiled.fallback_reason is None
+    assert "batches[0]" in compiled.code
+    batches[0] = batches[0] * 2  # the same metadata: the same trace, the new tensor
     assert compiled().item() == step().item() != first
+    assert compiled.traces == 1 and compiled.fallback_reason is None
+    batches[0] = runtime.tensor(rng.standard_normal((7, 30)).astype(np.float32))
+    assert compiled().item() == step().item()  # another shape: a new trace
+    assert compiled.traces == 2
+    batches.append(batches[0])  # the list's length is guarded: a new trace, still right
+    assert compiled().item() == step().item()
+    assert compiled.traces == 3
 
 
 # -- the speed work (issue 14's goals): each rewrite keeps eager's bits ----------------------

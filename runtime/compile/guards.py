@@ -126,9 +126,6 @@ def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
             f"{value!r}" for holder, name, value in modes))
     for index, key in enumerate(arguments):
         _argument(write, f"a{index}", key)
-    for find, key in zip(tensors, tensor_keys, strict=True):
-        if not isinstance(find, Tensor):  # found anew at each call: checked at each call
-            _tensor(write, find, key)
     for find, expected in named:
         write.fail_if(f"{_read(write, find)} is not {write.constant(expected)}")
     for find, key in scalars:
@@ -136,6 +133,11 @@ def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
         write.fail_if(f"(type(v := {_read(write, find)}), v) != {write.constant(key)}")
     for read in reads:
         _read_value(write, read)
+    # Found anew at each call (after the reads, which guard their holders and a list's
+    # length): checked at each call.
+    for find, key in zip(tensors, tensor_keys, strict=True):
+        if not isinstance(find, Tensor):
+            _tensor(write, find, key)
     # A module's class is its own (a class assigned to it is counted), but its `forward`
     # may be patched on the class, which nothing counts: checked at each call.
     classes = list(dict.fromkeys(type(module) for module in modules))

@@ -362,6 +362,10 @@ class CompiledStep:
         if drawn():  # (a number drawn in Python is a constant of the trace, as any is)
             tracer.stop(f"the step draws from {drawn()} (a trace would keep the numbers it "
                         "drew, and later calls would not draw again)")
+        rebound = _rebound(tracer)
+        if rebound:
+            tracer.stop(f"the step rebinds {rebound}, where it read a tensor (Python that "
+                        "later calls would not repeat)")
         changed = tracer.changed_container()
         if changed:
             tracer.stop(f"the step changes what {changed} holds (a list, dict or set: Python "
@@ -454,9 +458,19 @@ class CompiledStep:
 
 def _named_modules(tracer: Tracer, fn: Callable) -> list[Module]:
     """The modules fn is or names (as a global, a free variable, its `self`), and theirs."""
-    roots = [value for _, _, value in tracer.bindings.values()]
-    roots += [fn, getattr(fn, "__self__", None)]
+    roots: list[Any] = [*tracer._named_modules(), fn, getattr(fn, "__self__", None)]
     return [module for root in roots if isinstance(root, Module) for module in root.modules()]
+
+
+def _rebound(tracer: Tracer) -> str | None:
+    """The first tensor the step found where it names it (a global, `self.x`) and which it
+    rebinds there itself (`self.h = h.detach()`): Python that later calls would not
+    repeat. None if none."""
+    for tensor in tracer.closure_tensors:
+        find = tracer.sources.get(id(tensor))
+        if find is not None and find() is not tensor:
+            return getattr(find, "path", None) or str(find.key)
+    return None
 
 
 def _python_draws() -> Callable[[], str | None]:

@@ -82,11 +82,16 @@ class Tracer:
         # and each variable it closes over, by the id of the object found there.
         self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn is not None else {}
         # What the step reaches through those objects (`cfg.alpha`, `self.scale`), as it
-        # is before the call: reads.py.
-        self.reads = _plain_reads(fn, self.bindings) if fn is not None else []
+        # is before the call (reads.py); and where it found the tensors and modules it
+        # reaches so (`self.x`, `batches[0]`, `self.model`): a tensor is read there anew
+        # at every call (reads.py's Source).
+        self.reached: dict[int, reads.Source] = {}
+        self.reads = _plain_reads(fn, self.bindings, self.reached) if fn is not None else []
         self.sources: dict[int, Callable[[], Any]] = {}  # id(Tensor) -> where to find it
         self.parameter_names: dict[int, str] = {}  # id(Tensor) -> a name for the comments
-        for _container, key, value in self.bindings.values():
+        named = [(key, value) for _container, key, value in self.bindings.values()]
+        named += [(found.path, found()) for found in self.reached.values()]
+        for key, value in named:
             if isinstance(value, Module):
                 for name, tensor in (*value.named_parameters(), *value.named_buffers()):
                     self.parameter_names.setdefault(id(tensor), f"{key}.{name}")
@@ -199,6 +204,8 @@ class Tracer:
                 break
         else:
             name = self._bound_tensor(tensor)
+            if name is None and id(tensor) in self.reached and not self._is_held(tensor):
+                name = self._reached_tensor_line(tensor)
             if name is None:
                 self._check_held(tensor)
                 name = self.source.constant(tensor, "T")
@@ -224,33 +231,57 @@ class Tracer:
         self.sources[id(tensor)] = _getter(container, key)
         return name
 
-    def _check_held(self, tensor: Tensor) -> None:
-        """A tensor the step holds (reads through no argument and no name of its own) must
-        be a parameter or buffer of a module it called, or an optimizer's: those are
-        guarded. One reached through another attribute or a container (`data[i]`,
-        `self.batch`) could be rebound behind the trace's back: the step runs eagerly."""
+    def _reached_tensor_line(self, tensor: Tensor) -> str:
+        """A tensor reached through an object the step names (`self.x`, `batches[0]`): read
+        there at every call, its holder guarded by identity (reads.py), its metadata
+        checked as an argument's."""
+        found = self.reached[id(tensor)]
+        name = self.source.fresh("T")
+        holder = self.source.constant(found.container, "c")
+        self.source.add(name, found.expression(holder), (), found.path, "prologue")
+        self.sources[id(tensor)] = found
+        self.parameter_names.setdefault(id(tensor), found.path)
+        return name
+
+    def _named_modules(self) -> list[Module]:
+        """The modules the step names (globals, free variables) or reaches through the
+        objects it names (`self.model`)."""
+        named = [value for _c, _k, value in self.bindings.values()]
+        named += [read.expected[1] for read in self.reads if read.expected[0] == "object"]
+        return [value for value in named if isinstance(value, Module)]
+
+    def _is_held(self, tensor: Tensor) -> bool:
+        """Whether `tensor` is a parameter or buffer of a module the step called, or an
+        optimizer's: those are guarded as the modules and optimizers are."""
         for module in self.modules:
             if any(t is tensor for t in (*module._parameters.values(),
                                          *module._buffers.values())):
-                return
+                return True
         for optimizer in self.optimizers:
             if any(p is tensor for group in optimizer.param_groups for p in group["params"]):
-                return
+                return True
             if any(v is tensor for state in optimizer.state.values() for v in state.values()):
-                return
+                return True
         # A module the step names but has not called yet (`p.grad = None` over its
         # parameters before the forward): it and its submodules are guarded from here on.
-        for _container, _key, value in self.bindings.values():
-            if isinstance(value, Module) and any(
-                    t is tensor for m in value.modules()
-                    for t in (*m._parameters.values(), *m._buffers.values())):
+        for value in self._named_modules():
+            if any(t is tensor for m in value.modules()
+                   for t in (*m._parameters.values(), *m._buffers.values())):
                 for module in value.modules():
                     if all(module is not known for known in self.modules):
                         self.modules.append(module)
-                return
-        raise TraceBreak("the step reads a tensor through an attribute or a container, "
-                         "which a later call could rebind unseen; pass it as an argument "
-                         "(or name it as a global)")
+                return True
+        return False
+
+    def _check_held(self, tensor: Tensor) -> None:
+        """A tensor the step holds (reads through no argument and no name of its own) must
+        be held by a guarded module or optimizer. One reached otherwise (deeper than
+        reads.py walks, or through an object it does not walk) could be rebound behind the
+        trace's back: the step runs eagerly."""
+        if not self._is_held(tensor):
+            raise TraceBreak("the step reads a tensor through an attribute or a container "
+                             "that the guards do not follow, which a later call could "
+                             "rebind unseen; pass it as an argument")
 
     def input_name(self, array: np.ndarray, what: str) -> str:
         """The variable of an array no traced line made: the data of a Tensor read here."""
@@ -298,8 +329,7 @@ class Tracer:
     def _holders_of(self, array: np.ndarray) -> Iterator[Tensor]:
         """The parameters and buffers of the modules called (or named) whose array is
         `array`."""
-        modules = [*self.modules, *(value for _c, _k, value in self.bindings.values()
-                                    if isinstance(value, Module))]
+        modules = [*self.modules, *self._named_modules()]
         for module in modules:
             for tensor in (*module.parameters(), *module.buffers()):
                 if tensor._data is array:
@@ -957,13 +987,19 @@ def _argument_paths(args: Any, prefix: str = "a") -> Iterator[tuple[Tensor, str]
             yield from _argument_paths(arg, path)
 
 
-def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]]) -> list:
-    """reads.py's Reads under the objects fn names and, for a bound method, its self."""
+def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]],
+                 sources: dict[int, reads.Source]) -> list:
+    """reads.py's Reads under the objects fn names and, for a bound method, its self; the
+    tensors found there go into `sources`."""
     roots = [value for _container, _key, value in bindings.values()]
+    labels = [str(key) for _container, key, _value in bindings.values()]
     functions = [fn, *(value for value in roots if isinstance(value, types.FunctionType)
                        and not (value.__module__ or "").startswith("runtime"))]
     owner = getattr(fn, "__self__", None)
-    return reads.plain_reads([*roots, *([owner] if owner is not None else [])], functions)
+    if owner is not None:
+        roots.append(owner)
+        labels.append("self")
+    return reads.plain_reads(roots, functions, sources, labels)
 
 
 class _Getter:
