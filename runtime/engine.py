@@ -27,6 +27,7 @@ import heapq
 import itertools
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -56,14 +57,17 @@ class GraphTask:
     """PyTorch's GraphTask: the state of one backward call, from the discovery of the graph
     to the gradients it captures."""
 
-    __slots__ = ("keep_graph", "create_graph", "raw", "check_nan", "dependencies",
+    __slots__ = ("keep_graph", "create_graph", "raw", "ops", "check_nan", "dependencies",
                  "input_buffers", "ready", "tie", "needed", "should_execute", "captures",
                  "captured")
 
-    def __init__(self, keep_graph: bool, create_graph: bool) -> None:
+    def __init__(self, keep_graph: bool, create_graph: bool, ops: Any = array_ops) -> None:
         self.keep_graph = keep_graph  # retain_graph: keep saved tensors for another backward
         self.create_graph = create_graph
         self.raw = False  # whether the gradients are numpy arrays (see _runs_raw)
+        # The namespace a raw backward runs the nodes' formulas and sum_to with: array_ops;
+        # runtime.compile's symbolic one, which also writes each call down.
+        self.ops = ops
         self.check_nan = anomaly.is_enabled() and anomaly.check_nan()
         self.dependencies: dict[Node, int] = {}  # edges into each node yet to deliver
         self.input_buffers: dict[Node, InputBuffer] = {}
@@ -187,9 +191,9 @@ class GraphTask:
         """A node of a raw backward that runs every node: no hooks, no capture, no anomaly
         mode; `apply` on arrays, the check of its gradients, and the release of its saved
         tensors."""
-        outputs = node.apply(grads, array_ops) if node.runs_on_arrays \
+        outputs = node.apply(grads, self.ops) if node.runs_on_arrays \
             else apply_on_arrays(node, grads)
-        validate_outputs(node, outputs, True)
+        validate_outputs(node, outputs, True, self.ops)
         if not self.keep_graph:
             node.release_variables()
         return outputs
@@ -249,10 +253,10 @@ def _needed_nodes(targets: set[Node], parents: dict[Node, list[Node]]) -> set[No
     return needed
 
 
-def validate_outputs(node: Node, outputs: list, arrays: bool) -> None:
+def validate_outputs(node: Node, outputs: list, arrays: bool, ops: Any = array_ops) -> None:
     """PyTorch's validate_outputs: one gradient per edge, each of its input's shape and dtype.
     The gradients are numpy arrays (`arrays`: a raw backward) or Tensors; wrong ones are
-    replaced in `outputs`.
+    replaced in `outputs` (on arrays, with `ops`' asarray and sum_to).
 
     A gradient of a broadcast shape is summed back to the input's shape (`sum_to`), so a
     formula may return `grad` for an input that was broadcast in the forward pass.
@@ -273,15 +277,15 @@ def validate_outputs(node: Node, outputs: list, arrays: bool) -> None:
         shape, dtype = next_node._input_metadata[input_nr]
         if (type(data) is not np.ndarray or data.shape != shape
                 or (data.dtype is not dtype and data.dtype != dtype)):
-            outputs[index] = _conform(node, index, grad, arrays, shape, dtype)
+            outputs[index] = _conform(node, index, grad, arrays, shape, dtype, ops)
 
 
 def _conform(node: Node, index: int, grad: Tensor | np.ndarray | np.generic, arrays: bool,
-             shape: tuple[int, ...], dtype: np.dtype) -> Tensor | np.ndarray:
+             shape: tuple[int, ...], dtype: np.dtype, ops: Any) -> Tensor | np.ndarray:
     """`grad` summed back to `shape` if it is of a shape that broadcasts to it, and cast to
     `dtype`; an error if it is of another shape."""
     if arrays and type(grad) is not np.ndarray:  # a numpy scalar, from an operator on 0-d arrays
-        grad = np.asarray(grad)
+        grad = ops.asarray(grad)
     got = grad.shape if arrays else grad._data.shape
     if got != shape:
         if not _expandable(shape, got):
@@ -291,7 +295,7 @@ def _conform(node: Node, index: int, grad: Tensor | np.ndarray | np.generic, arr
             )
         if observer is not None:  # an explorer shows the gradient before the sum
             observer.reduced(node, index, grad, shape)
-        grad = kernels.sum_to(grad, shape) if arrays else _sum_to(grad, shape)
+        grad = ops.sum_to(grad, shape) if arrays else _sum_to(grad, shape)
     if arrays:
         return grad if grad.dtype == dtype else grad.astype(dtype)
     return grad if grad._data.dtype == dtype else grad.to(dtypes.from_numpy(dtype))

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import dis
-import heapq
-import itertools
+import functools
 import operator
 import sys
 import types
@@ -55,7 +54,7 @@ from runtime.changes import Registry
 from runtime.compile import forms, optim, reads
 from runtime.compile.emit import Source, TraceBreak, describe_array
 from runtime.compile.values import SymbolicOps, Value, unwrap
-from runtime.engine import _Mode
+from runtime.engine import GraphTask, _Mode
 from runtime.nn.module import Module
 from runtime.node import AccumulateGrad
 from runtime.optim import optimizer as optimizer_module
@@ -654,14 +653,8 @@ class Tracer:
             shape, dtype = self.render(seed.shape), self.source.constant(seed.dtype)
             root = self.expression(f"np.ones({shape}, {dtype})", (), seed)
             self.ones.add(root.name)
-        self.paused += 1  # the kernels the formulas run are written as the formulas' lines
-        try:
-            # (With numpy's warnings off, as the engine runs such a backward; the step's
-            # backward lines run so too, step.py.)
-            with kernels.silenced():
-                _Sweep(self, [((tensor.grad_fn, tensor._output_nr), root)]).run()
-        finally:
-            self.paused -= 1
+        _trace_backward(self, [((tensor.grad_fn, tensor._output_nr), root)],
+                        GraphTask(True, False, SymbolicOps(self)))
 
     def backward_of(self, outputs: list[Tensor]) -> tuple[list[Value], list[tuple[Tensor, Value]]]:
         """Trace the backward of a forward that calls none (`torch.compile(model)` used in
@@ -687,14 +680,10 @@ class Tracer:
             name = self.bind(seed, "s")
             seeds.append(Value(name, seed, self))
             roots.append(((node, tensor._output_nr), seeds[-1]))
-        self.paused += 1
-        try:
-            sweep = _Boundary(self, roots)
-            sweep.run()
-        finally:
-            self.paused -= 1
+        task = _BoundaryTask(self)
+        _trace_backward(self, roots, task)
         return seeds, [(self._reached_tensor(node, input_nr), grad)
-                       for (node, input_nr), grad in sweep.reached]
+                       for (node, input_nr), grad in task.reached]
 
     def _reached_tensor(self, node: Any, input_nr: int) -> Tensor:
         """The tensor read by the forward whose gradient goes to (node, input_nr)."""
@@ -709,6 +698,21 @@ class Tracer:
         self.tensor_name(tensor)
         return tensor
 
+    def accumulate(self, node: AccumulateGrad, grad: Value | None) -> None:
+        """AccumulateGrad traced: `.grad` set to the gradient (or added to the one there),
+        and what the engine will leave there kept, for check_grads."""
+        if grad is None:
+            return
+        variable = node.variable
+        name = self.tensor_name(variable)
+        label = self.parameter_names.get(id(variable), name)
+        self.comment = f"AccumulateGrad: {label}.grad"
+        self.source.add("", f"accumulate({name}, {grad.name})", (grad.name,), self.comment,
+                        "backward")
+        before = variable._grad._data.copy() if variable._grad is not None else None
+        expected = grad.array.copy() if before is None else before + grad.array
+        self.grads_checked.append((variable, expected))
+
     def check_grads(self) -> None:
         """After the engine ran: every .grad must be, bit for bit, what the lines compute."""
         for variable, expected in self.grads_checked:
@@ -721,150 +725,73 @@ class Tracer:
         self.grads_checked.clear()
 
 
-class _Sweep:
-    """The engine's loop (runtime/engine.py, GraphTask) over one graph, on traced values."""
+class _BoundaryTask(GraphTask):
+    """The engine's walk over the nodes one forward made, from its outputs (several roots,
+    each with its seed) to the edges that leave them: an AccumulateGrad, or a node made
+    before the call. Each gradient sent there is kept in `reached`, with its edge, one by
+    one in the order the engine sends them, instead of delivered: the compiled node sends
+    them on in that order (a parameter used twice gets two), so the engine adds them where
+    eager adds them, interleaved as eager's are with those of other calls in the same
+    backward."""
 
-    def __init__(self, tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]]) -> None:
-        self.tracer = tracer
-        self.roots = roots  # ((node, input_nr), seed): where the backward starts
-        self.ops = SymbolicOps(tracer)
+    __slots__ = ("first_node", "reached")
 
-    def beyond(self, node: Any) -> bool:
-        """Whether the walk stops before `node` (here it walks the whole graph; _Boundary
-        stops where a forward's own graph ends, and keeps what is sent there)."""
-        return False
-
-    def dependencies(self) -> dict[Any, int]:
-        counts: dict[Any, int] = {}
-        for (node, _), _seed in self.roots:
-            counts[node] = counts.get(node, 0) + 1
-        stack = list(counts)
-        seen = set(stack)
-        self.tracer.swept |= seen
-        while stack:
-            node = stack.pop()
-            if self.beyond(node):
-                continue
-            if node.has_hooks():
-                raise TraceBreak(f"a hook on {node.name()} (hooks run eagerly)")
-            for following, _ in node._next_functions:
-                if following is None:
-                    continue
-                counts[following] = counts.get(following, 0) + 1
-                if following not in seen:
-                    seen.add(following)
-                    self.tracer.swept.add(following)
-                    stack.append(following)
-        return counts
-
-    def run(self) -> None:
-        counts = self.dependencies()
-        tie = itertools.count()
-        buffers: dict[Any, list] = {}
-        ready: list = []
-        for edge, seed in self.roots:
-            self.deliver((edge,), [seed], buffers, counts, ready, tie)
-        while ready:
-            node = heapq.heappop(ready)[2]
-            grads = buffers.pop(node)
-            if type(node) is AccumulateGrad:
-                self.accumulate(node, grads[0])
-            else:
-                outputs = self.apply(node, grads)
-                self.deliver(node._next_functions, outputs, buffers, counts, ready, tie)
-
-    def apply(self, node: Any, grads: list) -> list:
-        if type(node).__module__ != "generated.functions":
-            raise TraceBreak(f"{node.name()} is not a node of the spec (no formulas to trace)")
-        tracer = self.tracer
-        start = len(tracer.source.lines)
-        tracer.comment = node.name()
-        outputs = node.apply(list(grads), self.ops)
-        outputs = [self.conform(node, index, grad) for index, grad in enumerate(outputs)]
-        _label(tracer, node, outputs, start)
-        return outputs
-
-    def conform(self, node: Any, index: int, grad: Any) -> Any:
-        """validate_outputs: a gradient of a broadcast shape summed back, a dtype cast."""
-        following, input_nr = node._next_functions[index]
-        if following is None or grad is None:
-            return None
-        if type(grad) is not Value:
-            raise TraceBreak(f"{node.name()} returned a gradient not computed by its formulas")
-        tracer = self.tracer
-        shape, dtype = following._input_metadata[input_nr]
-        if type(grad.array) is not np.ndarray:
-            grad = tracer.call("np.asarray", (grad,), {}, np.asarray(grad.array))
-        if grad.array.shape != shape:
-            tracer.comment = f"engine: {node.name()}'s gradient summed back to {list(shape)}"
-            grad = _sum_to(tracer, grad, shape)
-        if grad.array.dtype != dtype:
-            tracer.comment = f"engine: {node.name()}'s gradient cast to {dtype}"
-            grad = grad.astype(dtype)
-        return grad
-
-    def deliver(self, edges: Any, grads: list, buffers: dict, counts: dict, ready: list,
-                tie: Iterator[int]) -> None:
-        for (node, input_nr), grad in zip(edges, grads, strict=False):
-            if node is None:
-                continue
-            buffer = buffers.get(node)
-            if buffer is None:
-                size = len(node._input_metadata)
-                buffer = buffers[node] = [None] * max(size, input_nr + 1)
-            if grad is not None:
-                previous = buffer[input_nr]
-                if previous is None:
-                    buffer[input_nr] = grad
-                else:
-                    self.tracer.comment = f"engine: two gradients into {node.name()}, added"
-                    buffer[input_nr] = previous + grad
-            counts[node] -= 1
-            if not counts[node]:
-                heapq.heappush(ready, (-node._sequence_nr, next(tie), node))
-
-    def accumulate(self, node: AccumulateGrad, grad: Value | None) -> None:
-        """AccumulateGrad: `.grad` set to the gradient (or added to the one there)."""
-        if grad is None:
-            return
-        tracer = self.tracer
-        variable = node.variable
-        name = tracer.tensor_name(variable)
-        label = tracer.parameter_names.get(id(variable), name)
-        tracer.comment = f"AccumulateGrad: {label}.grad"
-        tracer.source.add("", f"accumulate({name}, {grad.name})", (grad.name,), tracer.comment,
-                          "backward")
-        before = variable._grad._data.copy() if variable._grad is not None else None
-        expected = grad.array.copy() if before is None else before + grad.array
-        tracer.grads_checked.append((variable, expected))
-
-
-class _Boundary(_Sweep):
-    """The engine's loop over the nodes one forward made, from its outputs (several
-    roots, each with its seed) to the edges that leave them: an AccumulateGrad, or a node
-    made before the call. Each gradient sent there is kept in `reached`, with its edge,
-    one by one in the order the engine sends them: the compiled node sends them on in that
-    order (a parameter used twice gets two), so the engine adds them where eager adds
-    them, interleaved as eager's are with those of other calls in the same backward."""
-
-    def __init__(self, tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]]) -> None:
-        super().__init__(tracer, roots)
+    def __init__(self, tracer: Tracer) -> None:
+        super().__init__(True, False, SymbolicOps(tracer))
+        self.first_node = tracer.first_node
         self.reached: list[tuple[tuple[Any, int], Value]] = []
 
     def beyond(self, node: Any) -> bool:
-        return type(node) is AccumulateGrad or node._sequence_nr < self.tracer.first_node
+        return type(node) is AccumulateGrad or node._sequence_nr < self.first_node
 
-    def deliver(self, edges: Any, grads: list, buffers: dict, counts: dict, ready: list,
-                tie: Iterator[int]) -> None:
-        inside = []
+    def deliver(self, edges: Any, grads: Any) -> Any:
+        inside: list[tuple[Any, Any]] = []
         for edge, grad in zip(edges, grads, strict=False):
             if edge[0] is not None and self.beyond(edge[0]):
                 if grad is not None:
                     self.reached.append((edge, grad))
             else:
                 inside.append((edge, grad))
-        super().deliver([e for e, _ in inside], [g for _, g in inside], buffers, counts, ready,
-                        tie)
+        return super().deliver([e for e, _ in inside], [g for _, g in inside])
+
+
+def _trace_backward(tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]],
+                    task: GraphTask) -> None:
+    """The engine's own walk (GraphTask: dependencies, ready order, delivery) from `roots`,
+    each node's formulas run on traced values (SymbolicOps), so that each writes its lines."""
+    edges = [edge for edge, _ in roots]
+    task.compute_dependencies(edges, False)
+    tracer.swept |= set(task.dependencies)
+    following = task.deliver(edges, [seed for _, seed in roots])
+    tracer.paused += 1  # the kernels the formulas run are written as the formulas' lines
+    try:
+        # (With numpy's warnings off, as the engine runs such a backward; the step's
+        # backward lines run so too, step.py.)
+        with kernels.silenced():
+            task.run(following, functools.partial(_evaluate, tracer, task))
+    finally:
+        tracer.paused -= 1
+
+
+def _evaluate(tracer: Tracer, task: GraphTask, node: Any, grads: list) -> Any:
+    """The engine's evaluate_raw on traced values: an AccumulateGrad writes its line."""
+    if node.has_hooks():
+        raise TraceBreak(f"a hook on {node.name()} (hooks run eagerly)")
+    if type(node) is AccumulateGrad:
+        tracer.accumulate(node, grads[0])
+        return ()
+    if type(node).__module__ != "generated.functions":
+        raise TraceBreak(f"{node.name()} is not a node of the spec (no formulas to trace)")
+    start = len(tracer.source.lines)
+    tracer.comment = node.name()
+    outputs = task.evaluate_raw(node, grads)
+    if any(grad is not None and type(grad) is not Value for grad in outputs):
+        raise TraceBreak(f"{node.name()} returned a gradient not computed by its formulas")
+    _label(tracer, node, outputs, start)
+    # (What the engine adds next, as it delivers these: a gradient into a buffer that
+    # holds one.)
+    tracer.comment = f"engine: a gradient of {node.name()} added to another"
+    return outputs
 
 
 def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
@@ -886,25 +813,6 @@ def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
             if line.comment == node.name():
                 line.comment = text
             stack.extend(line.reads)
-
-
-def _sum_to(tracer: Tracer, grad: Value, shape: tuple[int, ...]) -> Value:
-    """The engine's `sum_to(grad, shape)`. For a bias's gradient (a matrix summed over its
-    rows) kernels.sum_to multiplies by a vector of ones, made at every call; the step
-    makes that vector once, a constant of its namespace (read-only), and writes `c @ g`,
-    when that gives the kernel's result bit for bit (checked here, on the traced values;
-    the guards keep the shapes and dtypes, which are all the kernel's choice depends on)."""
-    array = grad.array
-    result = kernels.sum_to(array, shape)
-    if type(array) is np.ndarray and array.ndim == 2 and array.shape[1:] == shape:
-        ones = np.ones(array.shape[0], array.dtype)
-        ones.setflags(write=False)
-        with forms.quiet():
-            product = ones @ array
-        if _same_bits(product, result):
-            return tracer.expression(f"{tracer.source.constant(ones)} @ {grad.name}", (grad,),
-                                     result)
-    return tracer.call("kernels.sum_to", (grad, shape), {}, result)
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
