@@ -948,6 +948,41 @@ def _public(bindings: Bindings) -> list[str]:
     return sorted({*bindings.functions, *inplace})
 
 
+# -- the mode check: the block at the top of every wrapper (runtime/modes.py) ----------------
+
+def _mode_call(wrapper: dict, info: OpInfo, public: set[str]) -> dict:
+    """The wrapper's context with `heard`: what it hands to `_modes.dispatch` when a mode is
+    on: itself, its positional parameters as args, its keyword-only ones (out= included)
+    as kwargs, and who may hear it (a public function is heard by function modes too)."""
+    schema = info.schema
+    positional = [local_name(a.name) for a in schema.arguments if not a.kwarg_only]
+    keywords = [local_name(a.name) for a in schema.arguments if a.kwarg_only]
+    if "out=None" in wrapper["signature"].split(", "):
+        keywords.append("out")
+    args = "(" + ", ".join(positional) + ("," if len(positional) == 1 else "") + ")"
+    kwargs = "{" + ", ".join(f"{escape(k, Into.LITERAL)}: {k}" for k in keywords) + "}"
+    who = "PUBLIC_OP" if wrapper["function"] in public else "OP"
+    return {**wrapper, "heard": f"{wrapper['function']}, {args}, {kwargs}, _modes.{who}"}
+
+
+def _public_wrappers(bindings: Bindings) -> set[str]:
+    """The wrappers a program calls by a public name (`mm`, `add_Tensor` bound as `add`)."""
+    names = set(_public(bindings))
+    return names | {target for alias, target in _aliases(bindings) if alias in names}
+
+
+def _method_mode_call(method: dict) -> dict:
+    """A Tensor method's context with `heard`: itself as `TensorMethods.NAME` (the function
+    Tensor gets), and the call's arguments as its signature takes them, self first."""
+    signature = ast.parse(f"def method({method['signature']}): pass").body[0].args
+    args = [a.arg for a in signature.args]
+    args += [f"*{signature.vararg.arg}"] if signature.vararg else []
+    kwargs = [f"{escape(a.arg, Into.LITERAL)}: {a.arg}" for a in signature.kwonlyargs]
+    kwargs += [f"**{signature.kwarg.arg}"] if signature.kwarg else []
+    call = f"TensorMethods.{method['name']}, ({', '.join(args)},), {{{', '.join(kwargs)}}}"
+    return {**method, "heard": call}
+
+
 def render_functions(env: jinja2.Environment, header: dict, infos: list[OpInfo]) -> str:
     return env.get_template("functions.py.j2").render(
         **header, nodes=[node_context(i) for i in infos if i.differentiable])
@@ -957,7 +992,8 @@ def render_ops(env: jinja2.Environment, header: dict, infos: list[OpInfo], bindi
                kernels: frozenset[str]) -> str:
     return env.get_template("ops.py.j2").render(
         **header,
-        wrappers=[w for i in infos for w in op_contexts(i, bindings.group(i), kernels)],
+        wrappers=[_mode_call(w, i, _public_wrappers(bindings)) for i in infos
+                  for w in op_contexts(i, bindings.group(i), kernels)],
         nodes=sorted({i.node_name for i in infos if i.differentiable}, key=_import_order),
         named_returns=_named_returns(infos),
         overloads=[overload_context(i, bindings.group(i), kernels) for i in infos],
@@ -982,7 +1018,8 @@ def render_tensor_methods(env: jinja2.Environment, header: dict, infos: list[OpI
     methods += [method_context(base, group, "_")
                 for base, group in sorted(bindings.inplace.items())]
     return env.get_template("tensor_methods.py.j2").render(
-        **header, methods=methods, operators=operator_contexts(infos))
+        **header, methods=[_method_mode_call(m) for m in methods],
+        operators=operator_contexts(infos))
 
 
 def _numpy_forms(infos: list[OpInfo]) -> list[tuple[str, list[tuple[str, str, str]]]]:

@@ -338,6 +338,7 @@ from generated.functions import (
 )
 from runtime import dispatch as _dispatch
 from runtime import forward_grad, kernels, recording
+from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Tensor
 from runtime.dispatch import NUMBER, NUMBER_OR_NONE, TENSOR_OR_NUMBER, Overload, Param
@@ -741,6 +742,10 @@ def add_Tensor(self_, other, *, alpha=1, out=None):
 
     derivatives.yaml, entry add.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(add_Tensor, (self_, other), {"alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
         self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Tensor"], (self_, other, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -762,6 +767,10 @@ def add_Tensor_(self_, other, *, alpha=1):
 
     derivatives.yaml, entry add.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(add_Tensor_, (self_, other), {"alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
         self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Tensor"], (self_, other, alpha,), inplace=True)
     recording.check_inplace(self_)
@@ -788,6 +797,10 @@ def add_Scalar(self_, other, alpha=1, *, out=None):
 
     derivatives.yaml, entry add.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(add_Scalar, (self_, other, alpha), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER):
         self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Scalar"], (self_, other, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -808,6 +821,10 @@ def sub_Tensor(self_, other, *, alpha=1, out=None):
 
     derivatives.yaml, entry sub.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sub_Tensor, (self_, other), {"alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
         self_, other, alpha = _dispatch.check_arguments(OVERLOADS["sub.Tensor"], (self_, other, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -829,6 +846,10 @@ def sub_Tensor_(self_, other, *, alpha=1):
 
     derivatives.yaml, entry sub.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sub_Tensor_, (self_, other), {"alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
         self_, other, alpha = _dispatch.check_arguments(OVERLOADS["sub.Tensor"], (self_, other, alpha,), inplace=True)
     recording.check_inplace(self_)
@@ -855,6 +876,10 @@ def rsub_Tensor(self_, other, *, alpha=1):
 
     derivatives.yaml, entry rsub.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsub_Tensor, (self_, other), {"alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
         self_, other, alpha = _dispatch.check_arguments(OVERLOADS["rsub.Tensor"], (self_, other, alpha,))
     result = recording.wrap(kernels.rsub_Tensor(recording.data(self_), recording.data(other), alpha))
@@ -874,6 +899,10 @@ def rsub_Scalar(self_, other, alpha=1):
 
     derivatives.yaml, entry rsub.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsub_Scalar, (self_, other, alpha), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER):
         self_, other, alpha = _dispatch.check_arguments(OVERLOADS["rsub.Scalar"], (self_, other, alpha,))
     result = recording.wrap(kernels.rsub_Scalar(recording.data(self_), other, alpha))
@@ -893,6 +922,10 @@ def mul_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry mul.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mul_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["mul.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -915,6 +948,10 @@ def mul_Tensor_(self_, other):
 
     derivatives.yaml, entry mul.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mul_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["mul.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -942,6 +979,10 @@ def mul_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry mul.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mul_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["mul.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -963,6 +1004,10 @@ def div_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry div.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -985,6 +1030,10 @@ def div_Tensor_(self_, other):
 
     derivatives.yaml, entry div.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -1011,6 +1060,10 @@ def div_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry div.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["div.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1032,6 +1085,10 @@ def div_Tensor_mode(self_, other, *, rounding_mode, out=None):
 
     derivatives.yaml, entry div.Tensor_mode
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Tensor_mode, (self_, other), {"rounding_mode": rounding_mode, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor_mode"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1055,6 +1112,10 @@ def neg(self_, *, out=None):
 
     derivatives.yaml, entry neg
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(neg, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["neg"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1075,6 +1136,10 @@ def neg_(self_):
 
     derivatives.yaml, entry neg
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(neg_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["neg"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1099,6 +1164,10 @@ def pow_Tensor_Scalar(self_, exponent, *, out=None):
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Tensor_Scalar, (self_, exponent), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER):
         self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1121,6 +1190,10 @@ def pow_Tensor_Scalar_(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Tensor_Scalar_, (self_, exponent), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER):
         self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), inplace=True)
     recording.check_inplace(self_)
@@ -1147,6 +1220,10 @@ def pow_Tensor_Tensor(self_, exponent, *, out=None):
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Tensor_Tensor, (self_, exponent), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER):
         self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1173,6 +1250,10 @@ def pow_Tensor_Tensor_(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Tensor_Tensor_, (self_, exponent), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER):
         self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), inplace=True)
     recording.check_inplace(self_)
@@ -1202,6 +1283,10 @@ def pow_Scalar(self_, exponent, *, out=None):
 
     derivatives.yaml, entry pow.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Scalar, (self_, exponent), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, NUMBER) or not isinstance(exponent, Tensor):
         self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Scalar"], (self_, exponent,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1228,6 +1313,10 @@ def reciprocal(self_, *, out=None):
 
     derivatives.yaml, entry reciprocal
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reciprocal, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["reciprocal"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1252,6 +1341,10 @@ def reciprocal_(self_):
 
     derivatives.yaml, entry reciprocal
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reciprocal_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["reciprocal"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1279,6 +1372,10 @@ def exp(self_, *, out=None):
 
     derivatives.yaml, entry exp
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(exp, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["exp"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1303,6 +1400,10 @@ def exp_(self_):
 
     derivatives.yaml, entry exp
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(exp_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["exp"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1330,6 +1431,10 @@ def expm1(self_, *, out=None):
 
     derivatives.yaml, entry expm1
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(expm1, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["expm1"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1354,6 +1459,10 @@ def expm1_(self_):
 
     derivatives.yaml, entry expm1
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(expm1_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["expm1"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1381,6 +1490,10 @@ def log(self_, *, out=None):
 
     derivatives.yaml, entry log
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1402,6 +1515,10 @@ def log_(self_):
 
     derivatives.yaml, entry log
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1427,6 +1544,10 @@ def log1p(self_, *, out=None):
 
     derivatives.yaml, entry log1p
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log1p, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log1p"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1448,6 +1569,10 @@ def log1p_(self_):
 
     derivatives.yaml, entry log1p
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log1p_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log1p"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1473,6 +1598,10 @@ def sqrt(self_, *, out=None):
 
     derivatives.yaml, entry sqrt
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sqrt, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sqrt"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1497,6 +1626,10 @@ def sqrt_(self_):
 
     derivatives.yaml, entry sqrt
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sqrt_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sqrt"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1524,6 +1657,10 @@ def rsqrt(self_, *, out=None):
 
     derivatives.yaml, entry rsqrt
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsqrt, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["rsqrt"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1548,6 +1685,10 @@ def rsqrt_(self_):
 
     derivatives.yaml, entry rsqrt
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsqrt_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["rsqrt"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1575,6 +1716,10 @@ def sin(self_, *, out=None):
 
     derivatives.yaml, entry sin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sin, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sin"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1596,6 +1741,10 @@ def sin_(self_):
 
     derivatives.yaml, entry sin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sin_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sin"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1621,6 +1770,10 @@ def cos(self_, *, out=None):
 
     derivatives.yaml, entry cos
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cos, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cos"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1642,6 +1795,10 @@ def cos_(self_):
 
     derivatives.yaml, entry cos
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cos_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cos"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1667,6 +1824,10 @@ def tan(self_, *, out=None):
 
     derivatives.yaml, entry tan
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tan, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["tan"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1691,6 +1852,10 @@ def tan_(self_):
 
     derivatives.yaml, entry tan
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tan_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["tan"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1718,6 +1883,10 @@ def tanh(self_, *, out=None):
 
     derivatives.yaml, entry tanh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tanh, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["tanh"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1742,6 +1911,10 @@ def tanh_(self_):
 
     derivatives.yaml, entry tanh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tanh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["tanh"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1769,6 +1942,10 @@ def tanh_backward(grad_output, output):
 
     derivatives.yaml, entry tanh_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tanh_backward, (grad_output, output), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
         grad_output, output = _dispatch.check_arguments(OVERLOADS["tanh_backward"], (grad_output, output,))
     result = recording.wrap(kernels.tanh_backward(recording.data(grad_output), recording.data(output)))
@@ -1789,6 +1966,10 @@ def sigmoid(self_, *, out=None):
 
     derivatives.yaml, entry sigmoid
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sigmoid, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sigmoid"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1813,6 +1994,10 @@ def sigmoid_(self_):
 
     derivatives.yaml, entry sigmoid
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sigmoid_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sigmoid"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1840,6 +2025,10 @@ def sigmoid_backward(grad_output, output):
 
     derivatives.yaml, entry sigmoid_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sigmoid_backward, (grad_output, output), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
         grad_output, output = _dispatch.check_arguments(OVERLOADS["sigmoid_backward"], (grad_output, output,))
     result = recording.wrap(kernels.sigmoid_backward(recording.data(grad_output), recording.data(output)))
@@ -1860,6 +2049,10 @@ def erf(self_, *, out=None):
 
     derivatives.yaml, entry erf
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erf, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["erf"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1881,6 +2074,10 @@ def erf_(self_):
 
     derivatives.yaml, entry erf
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erf_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["erf"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1906,6 +2103,10 @@ def relu(self_):
 
     derivatives.yaml, entry relu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(relu, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["relu"], (self_,))
     result = recording.wrap(kernels.relu(recording.data(self_)))
@@ -1928,6 +2129,10 @@ def relu_(self_):
 
     derivatives.yaml, entry relu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(relu_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["relu"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1955,6 +2160,10 @@ def gelu(self_, *, approximate="none"):
 
     derivatives.yaml, entry gelu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gelu, (self_,), {"approximate": approximate}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["gelu"], (self_,))
     result = recording.wrap(kernels.gelu(recording.data(self_), approximate))
@@ -1975,6 +2184,10 @@ def gelu_backward(grad_output, self_, *, approximate="none"):
 
     derivatives.yaml, entry gelu_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gelu_backward, (grad_output, self_), {"approximate": approximate}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["gelu_backward"], (grad_output, self_,))
     result = recording.wrap(kernels.gelu_backward(recording.data(grad_output), recording.data(self_), approximate))
@@ -1996,6 +2209,10 @@ def leaky_relu(self_, negative_slope=0.01):
 
     derivatives.yaml, entry leaky_relu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(leaky_relu, (self_, negative_slope), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
         self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu"], (self_, negative_slope,))
     result = recording.wrap(kernels.leaky_relu(recording.data(self_), negative_slope))
@@ -2016,6 +2233,10 @@ def softplus(self_, beta=1, threshold=20):
 
     derivatives.yaml, entry softplus
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softplus, (self_, beta, threshold), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER):
         self_, beta, threshold = _dispatch.check_arguments(OVERLOADS["softplus"], (self_, beta, threshold,))
     result = recording.wrap(kernels.softplus(recording.data(self_), beta, threshold))
@@ -2037,6 +2258,10 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
 
     derivatives.yaml, entry leaky_relu_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(leaky_relu_backward, (grad_output, self_, negative_slope, self_is_result), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
         grad_output, self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu_backward"], (grad_output, self_, negative_slope,))
     result = recording.wrap(kernels.leaky_relu_backward(recording.data(grad_output), recording.data(self_), negative_slope, self_is_result))
@@ -2057,6 +2282,10 @@ def softplus_backward(grad_output, self_, beta, threshold):
 
     derivatives.yaml, entry softplus_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softplus_backward, (grad_output, self_, beta, threshold), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER):
         grad_output, self_, beta, threshold = _dispatch.check_arguments(OVERLOADS["softplus_backward"], (grad_output, self_, beta, threshold,))
     result = recording.wrap(kernels.softplus_backward(recording.data(grad_output), recording.data(self_), beta, threshold))
@@ -2079,6 +2308,10 @@ def threshold_backward(grad_output, self_, threshold):
 
     derivatives.yaml, entry threshold_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(threshold_backward, (grad_output, self_, threshold), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER):
         grad_output, self_, threshold = _dispatch.check_arguments(OVERLOADS["threshold_backward"], (grad_output, self_, threshold,))
     result = recording.wrap(kernels.threshold_backward(recording.data(grad_output), recording.data(self_), threshold))
@@ -2099,6 +2332,10 @@ def abs(self_, *, out=None):
 
     derivatives.yaml, entry abs
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(abs, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["abs"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2120,6 +2357,10 @@ def abs_(self_):
 
     derivatives.yaml, entry abs
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(abs_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["abs"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -2145,6 +2386,10 @@ def sign(self_, *, out=None):
 
     derivatives.yaml, entry sign
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sign, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sign"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2165,6 +2410,10 @@ def sign_(self_):
 
     derivatives.yaml, entry sign
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sign_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sign"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -2189,6 +2438,10 @@ def clamp_Tensor(self_, min=None, max=None, *, out=None):
 
     derivatives.yaml, entry clamp.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_Tensor, (self_, min, max), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["clamp.Tensor"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2212,6 +2465,10 @@ def clamp_Tensor_(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_Tensor_, (self_, min, max), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["clamp.Tensor"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -2239,6 +2496,10 @@ def clamp_default(self_, min=None, max=None, *, out=None):
 
     derivatives.yaml, entry clamp
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_default, (self_, min, max), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE):
         self_, min, max = _dispatch.check_arguments(OVERLOADS["clamp"], (self_, min, max,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2262,6 +2523,10 @@ def clamp_default_(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_default_, (self_, min, max), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE):
         self_, min, max = _dispatch.check_arguments(OVERLOADS["clamp"], (self_, min, max,), inplace=True)
     recording.check_inplace(self_)
@@ -2289,6 +2554,10 @@ def clamp_min_default(self_, min, *, out=None):
 
     derivatives.yaml, entry clamp_min
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_default, (self_, min), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER):
         self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min"], (self_, min,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2311,6 +2580,10 @@ def clamp_min_default_(self_, min):
 
     derivatives.yaml, entry clamp_min
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_default_, (self_, min), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER):
         self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min"], (self_, min,), inplace=True)
     recording.check_inplace(self_)
@@ -2337,6 +2610,10 @@ def clamp_min_Tensor(self_, min, *, out=None):
 
     derivatives.yaml, entry clamp_min.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_Tensor, (self_, min), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min, Tensor):
         self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2359,6 +2636,10 @@ def clamp_min_Tensor_(self_, min):
 
     derivatives.yaml, entry clamp_min.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_Tensor_, (self_, min), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min, Tensor):
         self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,), inplace=True)
     recording.check_inplace(self_)
@@ -2385,6 +2666,10 @@ def clamp_max_default(self_, max, *, out=None):
 
     derivatives.yaml, entry clamp_max
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_default, (self_, max), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(max, NUMBER):
         self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max"], (self_, max,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2407,6 +2692,10 @@ def clamp_max_default_(self_, max):
 
     derivatives.yaml, entry clamp_max
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_default_, (self_, max), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(max, NUMBER):
         self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max"], (self_, max,), inplace=True)
     recording.check_inplace(self_)
@@ -2433,6 +2722,10 @@ def clamp_max_Tensor(self_, max, *, out=None):
 
     derivatives.yaml, entry clamp_max.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_Tensor, (self_, max), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(max, Tensor):
         self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2455,6 +2748,10 @@ def clamp_max_Tensor_(self_, max):
 
     derivatives.yaml, entry clamp_max.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_Tensor_, (self_, max), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(max, Tensor):
         self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,), inplace=True)
     recording.check_inplace(self_)
@@ -2481,6 +2778,10 @@ def maximum(self_, other, *, out=None):
 
     derivatives.yaml, entry maximum
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(maximum, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["maximum"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2503,6 +2804,10 @@ def minimum(self_, other, *, out=None):
 
     derivatives.yaml, entry minimum
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(minimum, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["minimum"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2525,6 +2830,10 @@ def where_self(condition, self_, other, *, out=None):
 
     derivatives.yaml, entry where.self
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(where_self, (condition, self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(condition, Tensor) or not isinstance(self_, TENSOR_OR_NUMBER) or not isinstance(other, TENSOR_OR_NUMBER):
         condition, self_, other = _dispatch.check_arguments(OVERLOADS["where.self"], (condition, self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2546,6 +2855,10 @@ def masked_fill_Scalar(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_Scalar, (self_, mask, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER):
         self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,))
     result = recording.wrap(kernels.masked_fill_Scalar(recording.data(self_), recording.data(mask), value))
@@ -2565,6 +2878,10 @@ def masked_fill_Scalar_(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_Scalar_, (self_, mask, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER):
         self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), inplace=True)
     recording.check_inplace(self_)
@@ -2590,6 +2907,10 @@ def masked_fill_Tensor(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_Tensor, (self_, mask, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
         self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,))
     result = recording.wrap(kernels.masked_fill_Tensor(recording.data(self_), recording.data(mask), recording.data(value)))
@@ -2609,6 +2930,10 @@ def masked_fill_Tensor_(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_Tensor_, (self_, mask, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
         self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), inplace=True)
     recording.check_inplace(self_)
@@ -2634,6 +2959,10 @@ def fill_Scalar(self_, value):
 
     derivatives.yaml, entry fill.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill_Scalar, (self_, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
         self_, value = _dispatch.check_arguments(OVERLOADS["fill.Scalar"], (self_, value,))
     result = recording.wrap(kernels.fill_Scalar(recording.data(self_), value))
@@ -2652,6 +2981,10 @@ def fill_Tensor(self_, value):
 
     derivatives.yaml, entry fill.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill_Tensor, (self_, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
         self_, value = _dispatch.check_arguments(OVERLOADS["fill.Tensor"], (self_, value,))
     result = recording.wrap(kernels.fill_Tensor(recording.data(self_), recording.data(value)))
@@ -2670,6 +3003,10 @@ def fill__Scalar(self_, value):
 
     derivatives.yaml, entry fill_.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill__Scalar, (self_, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
         self_, value = _dispatch.check_arguments(OVERLOADS["fill_.Scalar"], (self_, value,))
     recording.check_inplace(self_)
@@ -2694,6 +3031,10 @@ def fill__Tensor(self_, value):
 
     derivatives.yaml, entry fill_.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill__Tensor, (self_, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
         self_, value = _dispatch.check_arguments(OVERLOADS["fill_.Tensor"], (self_, value,))
     recording.check_inplace(self_)
@@ -2718,6 +3059,10 @@ def copy_(self_, src, non_blocking=False):
 
     derivatives.yaml, entry copy_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copy_, (self_, src, non_blocking), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(src, TENSOR_OR_NUMBER):
         self_, src = _dispatch.check_arguments(OVERLOADS["copy_"], (self_, src,))
     recording.check_inplace(self_)
@@ -2742,6 +3087,10 @@ def eq_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry eq.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["eq.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2755,6 +3104,10 @@ def eq_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry eq.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["eq.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2768,6 +3121,10 @@ def ge_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry ge.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["ge.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2781,6 +3138,10 @@ def ge_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry ge.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["ge.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2794,6 +3155,10 @@ def gt_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry gt.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["gt.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2807,6 +3172,10 @@ def gt_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry gt.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["gt.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2820,6 +3189,10 @@ def le_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry le.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["le.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2833,6 +3206,10 @@ def le_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry le.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["le.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2846,6 +3223,10 @@ def lt_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry lt.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["lt.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2859,6 +3240,10 @@ def lt_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry lt.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["lt.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2872,6 +3257,10 @@ def ne_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry ne.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["ne.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2885,6 +3274,10 @@ def ne_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry ne.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["ne.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2898,6 +3291,10 @@ def logical_not(self_, *, out=None):
 
     derivatives.yaml, entry logical_not
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_not, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["logical_not"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2911,6 +3308,10 @@ def logical_and(self_, other, *, out=None):
 
     derivatives.yaml, entry logical_and
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_and, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["logical_and"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2924,6 +3325,10 @@ def logical_or(self_, other, *, out=None):
 
     derivatives.yaml, entry logical_or
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_or, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["logical_or"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2937,6 +3342,10 @@ def bitwise_not(self_, *, out=None):
 
     derivatives.yaml, entry bitwise_not
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_not, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["bitwise_not"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2950,6 +3359,10 @@ def bitwise_and_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry bitwise_and.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_and_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_and.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2963,6 +3376,10 @@ def bitwise_or_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry bitwise_or.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_or_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_or.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2976,6 +3393,10 @@ def bitwise_xor_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry bitwise_xor.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_xor_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_xor.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2989,6 +3410,10 @@ def sum_default(self_, *, dtype=None):
 
     derivatives.yaml, entry sum
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sum_default, (self_,), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sum"], (self_,))
     result = recording.wrap(kernels.sum(recording.data(self_), recording.numpy_dtype(dtype)))
@@ -3008,6 +3433,10 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None, out=None):
 
     derivatives.yaml, entry sum.dim_IntList
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sum.dim_IntList"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3032,6 +3461,10 @@ def mean_default(self_, *, dtype=None, out=None):
 
     derivatives.yaml, entry mean
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mean_default, (self_,), {"dtype": dtype, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["mean"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3054,6 +3487,10 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None, out=None):
 
     derivatives.yaml, entry mean.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mean_dim, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["mean.dim"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3079,6 +3516,10 @@ def logsumexp(self_, dim, keepdim=False, *, out=None):
 
     derivatives.yaml, entry logsumexp
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logsumexp, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["logsumexp"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3107,6 +3548,10 @@ def max_dim(self_, dim, keepdim=False, *, out=None):
 
     derivatives.yaml, entry max.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["max.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3135,6 +3580,10 @@ def max_default(self_, *, out=None):
 
     derivatives.yaml, entry max
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["max"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3160,6 +3609,10 @@ def amax(self_, dim=(), keepdim=False, *, out=None):
 
     derivatives.yaml, entry amax
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(amax, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["amax"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3188,6 +3641,10 @@ def amin(self_, dim=(), keepdim=False, *, out=None):
 
     derivatives.yaml, entry amin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(amin, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["amin"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3216,6 +3673,10 @@ def min_dim(self_, dim, keepdim=False, *, out=None):
 
     derivatives.yaml, entry min.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(min_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["min.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3244,6 +3705,10 @@ def min_default(self_, *, out=None):
 
     derivatives.yaml, entry min
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(min_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["min"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3269,6 +3734,10 @@ def any_default(self_, *, out=None):
 
     derivatives.yaml, entry any
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(any_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["any"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3282,6 +3751,10 @@ def any_dim(self_, dim, keepdim=False, *, out=None):
 
     derivatives.yaml, entry any.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(any_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["any.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3295,6 +3768,10 @@ def any_dims(self_, dim=None, keepdim=False, *, out=None):
 
     derivatives.yaml, entry any.dims
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(any_dims, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["any.dims"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3309,6 +3786,10 @@ def all_default(self_, *, out=None):
 
     derivatives.yaml, entry all
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(all_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["all"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3322,6 +3803,10 @@ def all_dim(self_, dim, keepdim=False, *, out=None):
 
     derivatives.yaml, entry all.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(all_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["all.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3335,6 +3820,10 @@ def all_dims(self_, dim=None, keepdim=False, *, out=None):
 
     derivatives.yaml, entry all.dims
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(all_dims, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["all.dims"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3349,6 +3838,10 @@ def argmax(self_, dim=None, keepdim=False, *, out=None):
 
     derivatives.yaml, entry argmax
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(argmax, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["argmax"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3362,6 +3855,10 @@ def argmin(self_, dim=None, keepdim=False, *, out=None):
 
     derivatives.yaml, entry argmin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(argmin, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["argmin"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3375,6 +3872,10 @@ def norm_Scalar(self_, p=2):
 
     derivatives.yaml, entry norm.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(norm_Scalar, (self_, p), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(p, NUMBER):
         self_, p = _dispatch.check_arguments(OVERLOADS["norm.Scalar"], (self_, p,))
     result = recording.wrap(kernels.norm_Scalar(recording.data(self_), p))
@@ -3399,6 +3900,10 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 
     derivatives.yaml, entry norm.ScalarOpt_dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(norm_ScalarOpt_dim, (self_, p, dim, keepdim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(p, NUMBER_OR_NONE):
         self_, p = _dispatch.check_arguments(OVERLOADS["norm.ScalarOpt_dim"], (self_, p,))
     dim = recording.int_tuple(dim)
@@ -3426,6 +3931,10 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 
     derivatives.yaml, entry linalg_vector_norm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_vector_norm, (self_, ord, dim, keepdim), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(ord, NUMBER):
         self_, ord = _dispatch.check_arguments(OVERLOADS["linalg_vector_norm"], (self_, ord,))
     dim = recording.int_tuple(dim)
@@ -3453,6 +3962,10 @@ def prod_default(self_, *, dtype=None):
 
     derivatives.yaml, entry prod
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(prod_default, (self_,), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["prod"], (self_,))
     result = recording.wrap(kernels.prod(recording.data(self_), recording.numpy_dtype(dtype)))
@@ -3476,6 +3989,10 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None, out=None):
 
     derivatives.yaml, entry prod.dim_int
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(prod_dim_int, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["prod.dim_int"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3503,6 +4020,10 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry std.correction
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(std_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
         self_, correction = _dispatch.check_arguments(OVERLOADS["std.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
@@ -3530,6 +4051,10 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry var.correction
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(var_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
         self_, correction = _dispatch.check_arguments(OVERLOADS["var.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
@@ -3553,6 +4078,10 @@ def t(self_):
 
     derivatives.yaml, entry t
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(t, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["t"], (self_,))
     result = recording.as_view(self_, kernels.t(recording.data(self_)))
@@ -3571,6 +4100,10 @@ def expand(self_, size, *, implicit=False):
 
     derivatives.yaml, entry expand
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(expand, (self_, size), {"implicit": implicit}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["expand"], (self_,))
     size = recording.int_tuple(size)
@@ -3591,6 +4124,10 @@ def unsqueeze(self_, dim):
 
     derivatives.yaml, entry unsqueeze
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unsqueeze, (self_, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["unsqueeze"], (self_,))
     result = recording.as_view(self_, kernels.unsqueeze(recording.data(self_), dim))
@@ -3610,6 +4147,10 @@ def squeeze_default(self_):
 
     derivatives.yaml, entry squeeze
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze_default, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze"], (self_,))
     result = recording.as_view(self_, kernels.squeeze(recording.data(self_)))
@@ -3629,6 +4170,10 @@ def squeeze_dim(self_, dim):
 
     derivatives.yaml, entry squeeze.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze_dim, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze.dim"], (self_,))
     result = recording.as_view(self_, kernels.squeeze_dim(recording.data(self_), dim))
@@ -3649,6 +4194,10 @@ def squeeze_dims(self_, dim):
 
     derivatives.yaml, entry squeeze.dims
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze_dims, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze.dims"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3670,6 +4219,10 @@ def squeeze__default(self_):
 
     derivatives.yaml, entry squeeze_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze__default, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_"], (self_,))
     recording.check_inplace(self_)
@@ -3695,6 +4248,10 @@ def squeeze__dim(self_, dim):
 
     derivatives.yaml, entry squeeze_.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze__dim, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_.dim"], (self_,))
     recording.check_inplace(self_)
@@ -3721,6 +4278,10 @@ def squeeze__dims(self_, dim):
 
     derivatives.yaml, entry squeeze_.dims
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze__dims, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_.dims"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3748,6 +4309,10 @@ def _to_copy(self_, *, dtype=None):
 
     derivatives.yaml, entry _to_copy
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_to_copy, (self_,), {"dtype": dtype}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_to_copy"], (self_,))
     result = recording.wrap(kernels._to_copy(recording.data(self_), recording.numpy_dtype(dtype)))
@@ -3767,6 +4332,10 @@ def clone(self_):
 
     derivatives.yaml, entry clone
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clone, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["clone"], (self_,))
     result = recording.wrap(kernels.clone(recording.data(self_)))
@@ -3785,6 +4354,10 @@ def transpose_int(self_, dim0, dim1):
 
     derivatives.yaml, entry transpose.int
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(transpose_int, (self_, dim0, dim1), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["transpose.int"], (self_,))
     result = recording.as_view(self_, kernels.transpose_int(recording.data(self_), dim0, dim1))
@@ -3805,6 +4378,10 @@ def _unsafe_view(self_, size):
 
     derivatives.yaml, entry _unsafe_view
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_unsafe_view, (self_, size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_unsafe_view"], (self_,))
     size = recording.int_tuple(size)
@@ -3825,6 +4402,10 @@ def view(self_, size):
 
     derivatives.yaml, entry view
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(view, (self_, size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["view"], (self_,))
     size = recording.int_tuple(size)
@@ -3845,6 +4426,10 @@ def zero_(self_):
 
     derivatives.yaml, entry zero_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(zero_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["zero_"], (self_,))
     recording.check_inplace(self_)
@@ -3869,6 +4454,10 @@ def alias(self_):
 
     derivatives.yaml, entry alias
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(alias, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["alias"], (self_,))
     result = recording.as_view(self_, kernels.alias(recording.data(self_)))
@@ -3887,6 +4476,10 @@ def permute(self_, dims):
 
     derivatives.yaml, entry permute
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(permute, (self_, dims), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["permute"], (self_,))
     dims = recording.int_tuple(dims)
@@ -3907,6 +4500,10 @@ def cat(tensors, dim=0, *, out=None):
 
     derivatives.yaml, entry cat
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cat, (tensors, dim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not _dispatch.all_tensors(tensors):
         (tensors,) = _dispatch.check_arguments(OVERLOADS["cat"], (tensors,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3929,6 +4526,10 @@ def stack(tensors, dim=0, *, out=None):
 
     derivatives.yaml, entry stack
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(stack, (tensors, dim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not _dispatch.all_tensors(tensors):
         (tensors,) = _dispatch.check_arguments(OVERLOADS["stack"], (tensors,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3951,6 +4552,10 @@ def split_Tensor(self_, split_size, dim=0):
 
     derivatives.yaml, entry split.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(split_Tensor, (self_, split_size, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["split.Tensor"], (self_,))
     result = [recording.as_view(self_, a) for a in kernels.split_Tensor(recording.data(self_), split_size, dim)]
@@ -3973,6 +4578,10 @@ def split_with_sizes(self_, split_sizes, dim=0):
 
     derivatives.yaml, entry split_with_sizes
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(split_with_sizes, (self_, split_sizes, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["split_with_sizes"], (self_,))
     split_sizes = recording.int_tuple(split_sizes)
@@ -3996,6 +4605,10 @@ def unbind_int(self_, dim=0):
 
     derivatives.yaml, entry unbind.int
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unbind_int, (self_, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["unbind.int"], (self_,))
     result = [recording.as_view(self_, a) for a in kernels.unbind_int(recording.data(self_), dim)]
@@ -4016,6 +4629,10 @@ def select_int(self_, dim, index):
 
     derivatives.yaml, entry select.int
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(select_int, (self_, dim, index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["select.int"], (self_,))
     result = recording.as_view(self_, kernels.select_int(recording.data(self_), dim, index))
@@ -4037,6 +4654,10 @@ def select_backward(grad_output, input_sizes, dim, index):
 
     derivatives.yaml, entry select_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(select_backward, (grad_output, input_sizes, dim, index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor):
         (grad_output,) = _dispatch.check_arguments(OVERLOADS["select_backward"], (grad_output,))
     input_sizes = recording.int_tuple(input_sizes)
@@ -4058,6 +4679,10 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
 
     derivatives.yaml, entry slice.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slice_Tensor, (self_, dim, start, end, step), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["slice.Tensor"], (self_,))
     result = recording.as_view(self_, kernels.slice_Tensor(recording.data(self_), dim, start, end, step))
@@ -4081,6 +4706,10 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 
     derivatives.yaml, entry slice_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slice_backward, (grad_output, input_sizes, dim, start, end, step), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor):
         (grad_output,) = _dispatch.check_arguments(OVERLOADS["slice_backward"], (grad_output,))
     input_sizes = recording.int_tuple(input_sizes)
@@ -4104,6 +4733,10 @@ def index_Tensor(self_, indices):
 
     derivatives.yaml, entry index.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_Tensor, (self_, indices), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["index.Tensor"], (self_,))
     result = recording.wrap(kernels.index_Tensor(recording.data(self_), recording.data(indices)))
@@ -4124,6 +4757,10 @@ def index_put(self_, indices, values, accumulate=False):
 
     derivatives.yaml, entry index_put
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_put, (self_, indices, values, accumulate), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
         self_, values = _dispatch.check_arguments(OVERLOADS["index_put"], (self_, values,))
     result = recording.wrap(kernels.index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
@@ -4145,6 +4782,10 @@ def index_put_(self_, indices, values, accumulate=False):
 
     derivatives.yaml, entry index_put
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_put_, (self_, indices, values, accumulate), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
         self_, values = _dispatch.check_arguments(OVERLOADS["index_put"], (self_, values,), inplace=True)
     recording.check_inplace(self_)
@@ -4172,6 +4813,10 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
 
     derivatives.yaml, entry _index_put_impl_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_index_put_impl_, (self_, indices, values, accumulate, unsafe), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
         self_, values = _dispatch.check_arguments(OVERLOADS["_index_put_impl_"], (self_, values,))
     recording.check_inplace(self_)
@@ -4199,6 +4844,10 @@ def index_select(self_, dim, index, *, out=None):
 
     derivatives.yaml, entry index_select
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_select, (self_, dim, index), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         self_, index = _dispatch.check_arguments(OVERLOADS["index_select"], (self_, index,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4222,6 +4871,10 @@ def index_add(self_, dim, index, source, *, alpha=1, out=None):
 
     derivatives.yaml, entry index_add
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_add, (self_, dim, index, source), {"alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER):
         self_, index, source, alpha = _dispatch.check_arguments(OVERLOADS["index_add"], (self_, index, source, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4245,6 +4898,10 @@ def gather(self_, dim, index, *, sparse_grad=False, out=None):
 
     derivatives.yaml, entry gather
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gather, (self_, dim, index), {"sparse_grad": sparse_grad, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         self_, index = _dispatch.check_arguments(OVERLOADS["gather"], (self_, index,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4268,6 +4925,10 @@ def scatter_add(self_, dim, index, src, *, out=None):
 
     derivatives.yaml, entry scatter_add
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_add, (self_, dim, index, src), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter_add"], (self_, index, src,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4290,6 +4951,10 @@ def repeat(self_, repeats):
 
     derivatives.yaml, entry repeat
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(repeat, (self_, repeats), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["repeat"], (self_,))
     repeats = recording.int_tuple(repeats)
@@ -4311,6 +4976,10 @@ def flip(self_, dims):
 
     derivatives.yaml, entry flip
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(flip, (self_, dims), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["flip"], (self_,))
     dims = recording.int_tuple(dims)
@@ -4331,6 +5000,10 @@ def mm(self_, mat2, *, out=None):
 
     derivatives.yaml, entry mm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mm, (self_, mat2), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
         self_, mat2 = _dispatch.check_arguments(OVERLOADS["mm"], (self_, mat2,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4357,6 +5030,10 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1, out=None):
 
     derivatives.yaml, entry addmm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, mat1, mat2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4385,6 +5062,10 @@ def bmm(self_, mat2, *, out=None):
 
     derivatives.yaml, entry bmm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bmm, (self_, mat2), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
         self_, mat2 = _dispatch.check_arguments(OVERLOADS["bmm"], (self_, mat2,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4407,6 +5088,10 @@ def dot(self_, tensor, *, out=None):
 
     derivatives.yaml, entry dot
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(dot, (self_, tensor), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor, Tensor):
         self_, tensor = _dispatch.check_arguments(OVERLOADS["dot"], (self_, tensor,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4429,6 +5114,10 @@ def mv(self_, vec, *, out=None):
 
     derivatives.yaml, entry mv
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mv, (self_, vec), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(vec, Tensor):
         self_, vec = _dispatch.check_arguments(OVERLOADS["mv"], (self_, vec,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4451,6 +5140,10 @@ def _softmax(self_, dim, half_to_float, *, out=None):
 
     derivatives.yaml, entry _softmax
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_softmax, (self_, dim, half_to_float), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_softmax"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4477,6 +5170,10 @@ def _log_softmax(self_, dim, half_to_float, *, out=None):
 
     derivatives.yaml, entry _log_softmax
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_log_softmax, (self_, dim, half_to_float), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_log_softmax"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4503,6 +5200,10 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=Non
 
     derivatives.yaml, entry _log_softmax_backward_data
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_log_softmax_backward_data, (grad_output, output, dim, input_dtype), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
         grad_output, output = _dispatch.check_arguments(OVERLOADS["_log_softmax_backward_data"], (grad_output, output,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4526,6 +5227,10 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 
     derivatives.yaml, entry _softmax_backward_data
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_softmax_backward_data, (grad_output, output, dim, input_dtype), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
         grad_output, output = _dispatch.check_arguments(OVERLOADS["_softmax_backward_data"], (grad_output, output,))
     result = recording.wrap(kernels._softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
@@ -4548,6 +5253,10 @@ def mse_loss(self_, target, reduction=1):
 
     derivatives.yaml, entry mse_loss
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mse_loss, (self_, target, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         self_, target = _dispatch.check_arguments(OVERLOADS["mse_loss"], (self_, target,))
     result = recording.wrap(kernels.mse_loss(recording.data(self_), recording.data(target), reduction))
@@ -4569,6 +5278,10 @@ def mse_loss_backward(grad_output, self_, target, reduction):
 
     derivatives.yaml, entry mse_loss_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mse_loss_backward, (grad_output, self_, target, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["mse_loss_backward"], (grad_output, self_, target,))
     result = recording.wrap(kernels.mse_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
@@ -4591,6 +5304,10 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 
     derivatives.yaml, entry smooth_l1_loss
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(smooth_l1_loss, (self_, target, reduction, beta), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER):
         self_, target, beta = _dispatch.check_arguments(OVERLOADS["smooth_l1_loss"], (self_, target, beta,))
     result = recording.wrap(kernels.smooth_l1_loss(recording.data(self_), recording.data(target), reduction, beta))
@@ -4613,6 +5330,10 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 
     derivatives.yaml, entry smooth_l1_loss_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(smooth_l1_loss_backward, (grad_output, self_, target, reduction, beta), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER):
         grad_output, self_, target, beta = _dispatch.check_arguments(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target, beta,))
     result = recording.wrap(kernels.smooth_l1_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, beta))
@@ -4636,6 +5357,10 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 
     derivatives.yaml, entry nll_loss_forward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nll_loss_forward, (self_, target, weight, reduction, ignore_index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         self_, target = _dispatch.check_arguments(OVERLOADS["nll_loss_forward"], (self_, target,))
     output, total_weight = map(recording.wrap, kernels.nll_loss_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
@@ -4664,6 +5389,10 @@ def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
 
     derivatives.yaml, entry nll_loss2d_forward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nll_loss2d_forward, (self_, target, weight, reduction, ignore_index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         self_, target = _dispatch.check_arguments(OVERLOADS["nll_loss2d_forward"], (self_, target,))
     output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
@@ -4692,6 +5421,10 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
 
     derivatives.yaml, entry nll_loss_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nll_loss_backward, (grad_output, self_, target, weight, reduction, ignore_index, total_weight), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor):
         grad_output, self_, target, total_weight = _dispatch.check_arguments(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, total_weight,))
     result = recording.wrap(kernels.nll_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
@@ -4714,6 +5447,10 @@ def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_in
 
     derivatives.yaml, entry nll_loss2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nll_loss2d_backward, (grad_output, self_, target, weight, reduction, ignore_index, total_weight), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor):
         grad_output, self_, target, total_weight = _dispatch.check_arguments(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, total_weight,))
     result = recording.wrap(kernels.nll_loss2d_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
@@ -4736,6 +5473,10 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 
     derivatives.yaml, entry binary_cross_entropy
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(binary_cross_entropy, (self_, target, weight, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy"], (self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy(recording.data(self_), recording.data(target), recording.data(weight), reduction))
@@ -4758,6 +5499,10 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 
     derivatives.yaml, entry binary_cross_entropy_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(binary_cross_entropy_backward, (grad_output, self_, target, weight, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction))
@@ -4781,6 +5526,10 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 
     derivatives.yaml, entry binary_cross_entropy_with_logits
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(binary_cross_entropy_with_logits, (self_, target, weight, pos_weight, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy_with_logits(recording.data(self_), recording.data(target), recording.data(weight), recording.data(pos_weight), reduction))
@@ -4804,6 +5553,10 @@ def native_dropout(input, p, train):
 
     derivatives.yaml, entry native_dropout
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_dropout, (input, p, train), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(input, Tensor) or not isinstance(p, NUMBER):
         input, p = _dispatch.check_arguments(OVERLOADS["native_dropout"], (input, p,))
     result0, result1 = map(recording.wrap, kernels.native_dropout(recording.data(input), p, train))
@@ -4829,6 +5582,10 @@ def native_dropout_backward(grad_output, mask, scale):
 
     derivatives.yaml, entry native_dropout_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_dropout_backward, (grad_output, mask, scale), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or not isinstance(scale, NUMBER):
         grad_output, mask, scale = _dispatch.check_arguments(OVERLOADS["native_dropout_backward"], (grad_output, mask, scale,))
     result = recording.wrap(kernels.native_dropout_backward(recording.data(grad_output), recording.data(mask), scale))
@@ -4849,6 +5606,10 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 
     derivatives.yaml, entry embedding
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(embedding, (weight, indices, padding_idx, scale_grad_by_freq, sparse), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(weight, Tensor) or not isinstance(indices, Tensor):
         weight, indices = _dispatch.check_arguments(OVERLOADS["embedding"], (weight, indices,))
     result = recording.wrap(kernels.embedding(recording.data(weight), recording.data(indices), padding_idx, scale_grad_by_freq, sparse))
@@ -4871,6 +5632,10 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 
     derivatives.yaml, entry embedding_dense_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(embedding_dense_backward, (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor):
         grad_output, indices = _dispatch.check_arguments(OVERLOADS["embedding_dense_backward"], (grad_output, indices,))
     result = recording.wrap(kernels.embedding_dense_backward(recording.data(grad_output), recording.data(indices), num_weights, padding_idx, scale_grad_by_freq))
@@ -4893,6 +5658,10 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 
     derivatives.yaml, entry native_layer_norm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_layer_norm, (input, normalized_shape, weight, bias, eps), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(input, Tensor) or not isinstance(eps, NUMBER):
         input, eps = _dispatch.check_arguments(OVERLOADS["native_layer_norm"], (input, eps,))
     normalized_shape = recording.int_tuple(normalized_shape)
@@ -4923,6 +5692,10 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
 
     derivatives.yaml, entry native_layer_norm_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_layer_norm_backward, (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(mean, Tensor) or not isinstance(rstd, Tensor):
         grad_out, input, mean, rstd = _dispatch.check_arguments(OVERLOADS["native_layer_norm_backward"], (grad_out, input, mean, rstd,))
     normalized_shape = recording.int_tuple(normalized_shape)
@@ -4950,6 +5723,10 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
     derivatives.yaml, entry native_batch_norm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER):
         input, momentum, eps = _dispatch.check_arguments(OVERLOADS["native_batch_norm"], (input, momentum, eps,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4978,6 +5755,10 @@ def silu(self_):
 
     derivatives.yaml, entry silu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(silu, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["silu"], (self_,))
     result = recording.wrap(kernels.silu(recording.data(self_)))
@@ -4997,6 +5778,10 @@ def silu_(self_):
 
     derivatives.yaml, entry silu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(silu_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["silu"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5022,6 +5807,10 @@ def mish(self_):
 
     derivatives.yaml, entry mish
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mish, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["mish"], (self_,))
     result = recording.wrap(kernels.mish(recording.data(self_)))
@@ -5041,6 +5830,10 @@ def mish_(self_):
 
     derivatives.yaml, entry mish
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mish_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["mish"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5066,6 +5859,10 @@ def elu(self_, alpha=1, scale=1, input_scale=1):
 
     derivatives.yaml, entry elu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(elu, (self_, alpha, scale, input_scale), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER):
         self_, alpha, scale, input_scale = _dispatch.check_arguments(OVERLOADS["elu"], (self_, alpha, scale, input_scale,))
     result = recording.wrap(kernels.elu(recording.data(self_), alpha, scale, input_scale))
@@ -5088,6 +5885,10 @@ def elu_(self_, alpha=1, scale=1, input_scale=1):
 
     derivatives.yaml, entry elu_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(elu_, (self_, alpha, scale, input_scale), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER):
         self_, alpha, scale, input_scale = _dispatch.check_arguments(OVERLOADS["elu_"], (self_, alpha, scale, input_scale,))
     recording.check_inplace(self_)
@@ -5118,6 +5919,10 @@ def hardtanh(self_, min_val=-1, max_val=1):
 
     derivatives.yaml, entry hardtanh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardtanh, (self_, min_val, max_val), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
         self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh"], (self_, min_val, max_val,))
     result = recording.wrap(kernels.hardtanh(recording.data(self_), min_val, max_val))
@@ -5139,6 +5944,10 @@ def hardtanh_(self_, min_val=-1, max_val=1):
 
     derivatives.yaml, entry hardtanh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardtanh_, (self_, min_val, max_val), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
         self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh"], (self_, min_val, max_val,), inplace=True)
     recording.check_inplace(self_)
@@ -5166,6 +5975,10 @@ def hardtanh_backward(grad_output, self_, min_val, max_val):
 
     derivatives.yaml, entry hardtanh_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardtanh_backward, (grad_output, self_, min_val, max_val), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
         grad_output, self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh_backward"], (grad_output, self_, min_val, max_val,))
     result = recording.wrap(kernels.hardtanh_backward(recording.data(grad_output), recording.data(self_), min_val, max_val))
@@ -5187,6 +6000,10 @@ def hardsigmoid(self_):
 
     derivatives.yaml, entry hardsigmoid
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardsigmoid, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["hardsigmoid"], (self_,))
     result = recording.wrap(kernels.hardsigmoid(recording.data(self_)))
@@ -5206,6 +6023,10 @@ def hardsigmoid_(self_):
 
     derivatives.yaml, entry hardsigmoid
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardsigmoid_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["hardsigmoid"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5231,6 +6052,10 @@ def hardswish(self_):
 
     derivatives.yaml, entry hardswish
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardswish, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["hardswish"], (self_,))
     result = recording.wrap(kernels.hardswish(recording.data(self_)))
@@ -5250,6 +6075,10 @@ def hardswish_(self_):
 
     derivatives.yaml, entry hardswish
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardswish_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["hardswish"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5275,6 +6104,10 @@ def log_sigmoid_forward(self_):
 
     derivatives.yaml, entry log_sigmoid_forward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log_sigmoid_forward, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log_sigmoid_forward"], (self_,))
     output, buffer = map(recording.wrap, kernels.log_sigmoid_forward(recording.data(self_)))
@@ -5295,6 +6128,10 @@ def glu(self_, dim=-1):
 
     derivatives.yaml, entry glu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(glu, (self_, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["glu"], (self_,))
     result = recording.wrap(kernels.glu(recording.data(self_), dim))
@@ -5315,6 +6152,10 @@ def huber_loss(self_, target, reduction=1, delta=1.0):
 
     derivatives.yaml, entry huber_loss
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(huber_loss, (self_, target, reduction, delta), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER):
         self_, target, delta = _dispatch.check_arguments(OVERLOADS["huber_loss"], (self_, target, delta,))
     result = recording.wrap(kernels.huber_loss(recording.data(self_), recording.data(target), reduction, delta))
@@ -5338,6 +6179,10 @@ def constant_pad_nd(self_, pad, value=0):
 
     derivatives.yaml, entry constant_pad_nd
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(constant_pad_nd, (self_, pad, value), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
         self_, value = _dispatch.check_arguments(OVERLOADS["constant_pad_nd"], (self_, value,))
     pad = recording.int_tuple(pad)
@@ -5358,6 +6203,10 @@ def leaky_relu_(self_, negative_slope=0.01):
 
     derivatives.yaml, entry leaky_relu_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(leaky_relu_, (self_, negative_slope), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
         self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu_"], (self_, negative_slope,))
     recording.check_inplace(self_)
@@ -5386,6 +6235,10 @@ def reflection_pad1d(self_, padding):
 
     derivatives.yaml, entry reflection_pad1d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad1d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad1d"], (self_,))
     padding = recording.int_tuple(padding)
@@ -5407,6 +6260,10 @@ def reflection_pad1d_backward(grad_output, self_, padding):
 
     derivatives.yaml, entry reflection_pad1d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad1d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
@@ -5428,6 +6285,10 @@ def reflection_pad2d(self_, padding):
 
     derivatives.yaml, entry reflection_pad2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad2d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad2d"], (self_,))
     padding = recording.int_tuple(padding)
@@ -5449,6 +6310,10 @@ def reflection_pad2d_backward(grad_output, self_, padding):
 
     derivatives.yaml, entry reflection_pad2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad2d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
@@ -5470,6 +6335,10 @@ def reflection_pad3d(self_, padding):
 
     derivatives.yaml, entry reflection_pad3d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad3d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad3d"], (self_,))
     padding = recording.int_tuple(padding)
@@ -5491,6 +6360,10 @@ def reflection_pad3d_backward(grad_output, self_, padding):
 
     derivatives.yaml, entry reflection_pad3d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad3d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
@@ -5512,6 +6385,10 @@ def replication_pad1d(self_, padding):
 
     derivatives.yaml, entry replication_pad1d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad1d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad1d"], (self_,))
     padding = recording.int_tuple(padding)
@@ -5533,6 +6410,10 @@ def replication_pad1d_backward(grad_output, self_, padding):
 
     derivatives.yaml, entry replication_pad1d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad1d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad1d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
@@ -5554,6 +6435,10 @@ def replication_pad2d(self_, padding):
 
     derivatives.yaml, entry replication_pad2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad2d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad2d"], (self_,))
     padding = recording.int_tuple(padding)
@@ -5575,6 +6460,10 @@ def replication_pad2d_backward(grad_output, self_, padding):
 
     derivatives.yaml, entry replication_pad2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad2d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad2d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
@@ -5596,6 +6485,10 @@ def replication_pad3d(self_, padding):
 
     derivatives.yaml, entry replication_pad3d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad3d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad3d"], (self_,))
     padding = recording.int_tuple(padding)
@@ -5617,6 +6510,10 @@ def replication_pad3d_backward(grad_output, self_, padding):
 
     derivatives.yaml, entry replication_pad3d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad3d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad3d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
@@ -5638,6 +6535,10 @@ def cumsum(self_, dim, *, dtype=None, out=None):
 
     derivatives.yaml, entry cumsum
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cumsum, (self_, dim), {"dtype": dtype, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cumsum"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5661,6 +6562,10 @@ def cumsum_(self_, dim, *, dtype=None):
 
     derivatives.yaml, entry cumsum
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cumsum_, (self_, dim), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cumsum"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5689,6 +6594,10 @@ def cumprod(self_, dim, *, dtype=None, out=None):
 
     derivatives.yaml, entry cumprod
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cumprod, (self_, dim), {"dtype": dtype, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cumprod"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5713,6 +6622,10 @@ def cumprod_(self_, dim, *, dtype=None):
 
     derivatives.yaml, entry cumprod
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cumprod_, (self_, dim), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cumprod"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5742,6 +6655,10 @@ def sort_default(self_, dim=-1, descending=False, *, out=None):
 
     derivatives.yaml, entry sort
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sort_default, (self_, dim, descending), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sort"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5769,6 +6686,10 @@ def sort_stable(self_, *, stable, dim=-1, descending=False, out=None):
 
     derivatives.yaml, entry sort.stable
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sort.stable"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5796,6 +6717,10 @@ def topk(self_, k, dim=-1, largest=True, sorted=True, *, out=None):
 
     derivatives.yaml, entry topk
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(topk, (self_, k, dim, largest, sorted), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["topk"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5823,6 +6748,10 @@ def tril(self_, diagonal=0, *, out=None):
 
     derivatives.yaml, entry tril
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tril, (self_, diagonal), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["tril"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5844,6 +6773,10 @@ def tril_(self_, diagonal=0):
 
     derivatives.yaml, entry tril
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tril_, (self_, diagonal), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["tril"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5869,6 +6802,10 @@ def triu(self_, diagonal=0, *, out=None):
 
     derivatives.yaml, entry triu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(triu, (self_, diagonal), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["triu"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5890,6 +6827,10 @@ def triu_(self_, diagonal=0):
 
     derivatives.yaml, entry triu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(triu_, (self_, diagonal), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["triu"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5915,6 +6856,10 @@ def log2(self_, *, out=None):
 
     derivatives.yaml, entry log2
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log2, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log2"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5936,6 +6881,10 @@ def log2_(self_):
 
     derivatives.yaml, entry log2
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log2_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log2"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5961,6 +6910,10 @@ def log10(self_, *, out=None):
 
     derivatives.yaml, entry log10
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log10, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log10"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5982,6 +6935,10 @@ def log10_(self_):
 
     derivatives.yaml, entry log10
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log10_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log10"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -6007,6 +6964,10 @@ def floor(self_, *, out=None):
 
     derivatives.yaml, entry floor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["floor"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6027,6 +6988,10 @@ def floor_(self_):
 
     derivatives.yaml, entry floor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["floor"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -6051,6 +7016,10 @@ def ceil(self_, *, out=None):
 
     derivatives.yaml, entry ceil
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ceil, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["ceil"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6071,6 +7040,10 @@ def ceil_(self_):
 
     derivatives.yaml, entry ceil
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ceil_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["ceil"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -6095,6 +7068,10 @@ def round_default(self_, *, out=None):
 
     derivatives.yaml, entry round
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["round"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6115,6 +7092,10 @@ def round_default_(self_):
 
     derivatives.yaml, entry round
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_default_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["round"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -6139,6 +7120,10 @@ def round_decimals(self_, *, decimals, out=None):
 
     derivatives.yaml, entry round.decimals
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_decimals, (self_,), {"decimals": decimals, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["round.decimals"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6159,6 +7144,10 @@ def round_decimals_(self_, *, decimals):
 
     derivatives.yaml, entry round.decimals
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_decimals_, (self_,), {"decimals": decimals}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["round.decimals"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -6183,6 +7172,10 @@ def trunc(self_, *, out=None):
 
     derivatives.yaml, entry trunc
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(trunc, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["trunc"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6203,6 +7196,10 @@ def trunc_(self_):
 
     derivatives.yaml, entry trunc
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(trunc_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["trunc"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -6227,6 +7224,10 @@ def frac(self_, *, out=None):
 
     derivatives.yaml, entry frac
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(frac, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["frac"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6247,6 +7248,10 @@ def frac_(self_):
 
     derivatives.yaml, entry frac
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(frac_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["frac"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -6271,6 +7276,10 @@ def roll(self_, shifts, dims=()):
 
     derivatives.yaml, entry roll
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(roll, (self_, shifts, dims), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["roll"], (self_,))
     shifts = recording.int_tuple(shifts)
@@ -6294,6 +7303,10 @@ def masked_select(self_, mask, *, out=None):
 
     derivatives.yaml, entry masked_select
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_select, (self_, mask), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor):
         self_, mask = _dispatch.check_arguments(OVERLOADS["masked_select"], (self_, mask,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6319,6 +7332,10 @@ def scatter_src(self_, dim, index, src, *, out=None):
 
     derivatives.yaml, entry scatter.src
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_src, (self_, dim, index, src), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.src"], (self_, index, src,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6341,6 +7358,10 @@ def scatter_src_(self_, dim, index, src):
 
     derivatives.yaml, entry scatter.src
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_src_, (self_, dim, index, src), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.src"], (self_, index, src,), inplace=True)
     recording.check_inplace(self_)
@@ -6367,6 +7388,10 @@ def scatter_value(self_, dim, index, value, *, out=None):
 
     derivatives.yaml, entry scatter.value
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_value, (self_, dim, index, value), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value"], (self_, index, value,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6389,6 +7414,10 @@ def scatter_value_(self_, dim, index, value):
 
     derivatives.yaml, entry scatter.value
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_value_, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value"], (self_, index, value,), inplace=True)
     recording.check_inplace(self_)
@@ -6415,6 +7444,10 @@ def scatter_reduce(self_, dim, index, src, *, reduce, out=None):
 
     derivatives.yaml, entry scatter.reduce
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_reduce, (self_, dim, index, src), {"reduce": reduce, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6428,6 +7461,10 @@ def scatter_reduce_(self_, dim, index, src, *, reduce):
 
     derivatives.yaml, entry scatter.reduce
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_reduce_, (self_, dim, index, src), {"reduce": reduce}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,), inplace=True)
     recording.check_inplace(self_)
@@ -6440,6 +7477,10 @@ def scatter_value_reduce(self_, dim, index, value, *, reduce, out=None):
 
     derivatives.yaml, entry scatter.value_reduce
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_value_reduce, (self_, dim, index, value), {"reduce": reduce, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value_reduce"], (self_, index, value,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6453,6 +7494,10 @@ def scatter_value_reduce_(self_, dim, index, value, *, reduce):
 
     derivatives.yaml, entry scatter.value_reduce
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_value_reduce_, (self_, dim, index, value), {"reduce": reduce}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value_reduce"], (self_, index, value,), inplace=True)
     recording.check_inplace(self_)
@@ -6465,6 +7510,10 @@ def lerp_Scalar(self_, end, weight, *, out=None):
 
     derivatives.yaml, entry lerp.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_Scalar, (self_, end, weight), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER):
         self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Scalar"], (self_, end, weight,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6486,6 +7535,10 @@ def lerp_Scalar_(self_, end, weight):
 
     derivatives.yaml, entry lerp.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_Scalar_, (self_, end, weight), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER):
         self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Scalar"], (self_, end, weight,), inplace=True)
     recording.check_inplace(self_)
@@ -6511,6 +7564,10 @@ def lerp_Tensor(self_, end, weight, *, out=None):
 
     derivatives.yaml, entry lerp.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_Tensor, (self_, end, weight), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER):
         self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6534,6 +7591,10 @@ def lerp_Tensor_(self_, end, weight):
 
     derivatives.yaml, entry lerp.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_Tensor_, (self_, end, weight), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER):
         self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,), inplace=True)
     recording.check_inplace(self_)
@@ -6561,6 +7622,10 @@ def addcmul(self_, tensor1, tensor2, *, value=1, out=None):
 
     derivatives.yaml, entry addcmul
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addcmul, (self_, tensor1, tensor2), {"value": value, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
         self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6584,6 +7649,10 @@ def addcmul_(self_, tensor1, tensor2, *, value=1):
 
     derivatives.yaml, entry addcmul
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addcmul_, (self_, tensor1, tensor2), {"value": value}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
         self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), inplace=True)
     recording.check_inplace(self_)
@@ -6611,6 +7680,10 @@ def addcdiv(self_, tensor1, tensor2, *, value=1, out=None):
 
     derivatives.yaml, entry addcdiv
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addcdiv, (self_, tensor1, tensor2), {"value": value, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
         self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6634,6 +7707,10 @@ def addcdiv_(self_, tensor1, tensor2, *, value=1):
 
     derivatives.yaml, entry addcdiv
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addcdiv_, (self_, tensor1, tensor2), {"value": value}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
         self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), inplace=True)
     recording.check_inplace(self_)
@@ -6661,6 +7738,10 @@ def var_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry var_mean.correction
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(var_mean_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
         self_, correction = _dispatch.check_arguments(OVERLOADS["var_mean.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
@@ -6687,6 +7768,10 @@ def std_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry std_mean.correction
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(std_mean_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
         self_, correction = _dispatch.check_arguments(OVERLOADS["std_mean.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
@@ -6717,6 +7802,10 @@ def floor_divide_default(self_, other, *, out=None):
 
     derivatives.yaml, entry floor_divide
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_default, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6730,6 +7819,10 @@ def floor_divide_default_(self_, other):
 
     derivatives.yaml, entry floor_divide
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_default_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -6742,6 +7835,10 @@ def floor_divide_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry floor_divide.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6755,6 +7852,10 @@ def floor_divide_Scalar_(self_, other):
 
     derivatives.yaml, entry floor_divide.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_Scalar_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide.Scalar"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -6767,6 +7868,10 @@ def remainder_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry remainder.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6787,6 +7892,10 @@ def remainder_Scalar_(self_, other):
 
     derivatives.yaml, entry remainder.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Scalar_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -6811,6 +7920,10 @@ def remainder_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry remainder.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6833,6 +7946,10 @@ def remainder_Tensor_(self_, other):
 
     derivatives.yaml, entry remainder.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -6859,6 +7976,10 @@ def remainder_Scalar_Tensor(self_, other):
 
     derivatives.yaml, entry remainder.Scalar_Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Scalar_Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar_Tensor"], (self_, other,))
     result = recording.wrap(kernels.remainder_Scalar_Tensor(self_, recording.data(other)))
@@ -6870,6 +7991,10 @@ def fmod_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry fmod.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6890,6 +8015,10 @@ def fmod_Scalar_(self_, other):
 
     derivatives.yaml, entry fmod.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_Scalar_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Scalar"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -6914,6 +8043,10 @@ def fmod_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry fmod.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6936,6 +8069,10 @@ def fmod_Tensor_(self_, other):
 
     derivatives.yaml, entry fmod.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -6962,6 +8099,10 @@ def linalg_inv_ex(A, *, check_errors=False):
 
     derivatives.yaml, entry linalg_inv_ex
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_inv_ex, (A,), {"check_errors": check_errors}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["linalg_inv_ex"], (A,))
     inverse, info = map(recording.wrap, kernels.linalg_inv_ex(recording.data(A), check_errors))
@@ -6985,6 +8126,10 @@ def linalg_solve_ex(A, B, *, left=True, check_errors=False):
 
     derivatives.yaml, entry linalg_solve_ex
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_solve_ex, (A, B), {"left": left, "check_errors": check_errors}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor) or not isinstance(B, Tensor):
         A, B = _dispatch.check_arguments(OVERLOADS["linalg_solve_ex"], (A, B,))
     result, info = map(recording.wrap, kernels.linalg_solve_ex(recording.data(A), recording.data(B), left, check_errors))
@@ -7013,6 +8158,10 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
     derivatives.yaml, entry convolution
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(convolution, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
         input, weight = _dispatch.check_arguments(OVERLOADS["convolution"], (input, weight,))
     stride = recording.int_tuple(stride)
@@ -7043,6 +8192,10 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
 
     derivatives.yaml, entry convolution_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(convolution_backward, (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(weight, Tensor):
         grad_output, input, weight = _dispatch.check_arguments(OVERLOADS["convolution_backward"], (grad_output, input, weight,))
     bias_sizes = recording.int_tuple(bias_sizes)
@@ -7077,6 +8230,10 @@ def max_pool2d_with_indices(self_, kernel_size, stride=(), padding=(0, 0), dilat
 
     derivatives.yaml, entry max_pool2d_with_indices
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool2d_with_indices, (self_, kernel_size, stride, padding, dilation, ceil_mode), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["max_pool2d_with_indices"], (self_,))
     kernel_size = recording.int_tuple(kernel_size)
@@ -7110,6 +8267,10 @@ def max_pool2d_with_indices_backward(grad_output, self_, kernel_size, stride, pa
 
     derivatives.yaml, entry max_pool2d_with_indices_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool2d_with_indices_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor):
         grad_output, self_, indices = _dispatch.check_arguments(OVERLOADS["max_pool2d_with_indices_backward"], (grad_output, self_, indices,))
     kernel_size = recording.int_tuple(kernel_size)
@@ -7134,6 +8295,10 @@ def avg_pool2d(self_, kernel_size, stride=(), padding=(0, 0), ceil_mode=False, c
 
     derivatives.yaml, entry avg_pool2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(avg_pool2d, (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["avg_pool2d"], (self_,))
     kernel_size = recording.int_tuple(kernel_size)
@@ -7162,6 +8327,10 @@ def avg_pool2d_backward(grad_output, self_, kernel_size, stride, padding, ceil_m
 
     derivatives.yaml, entry avg_pool2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(avg_pool2d_backward, (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["avg_pool2d_backward"], (grad_output, self_,))
     kernel_size = recording.int_tuple(kernel_size)
@@ -7190,6 +8359,10 @@ def _adaptive_avg_pool2d(self_, output_size):
 
     derivatives.yaml, entry _adaptive_avg_pool2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_adaptive_avg_pool2d, (self_, output_size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_adaptive_avg_pool2d"], (self_,))
     output_size = recording.int_tuple(output_size)
@@ -7210,6 +8383,10 @@ def _adaptive_avg_pool2d_backward(grad_output, self_):
 
     derivatives.yaml, entry _adaptive_avg_pool2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_adaptive_avg_pool2d_backward, (grad_output, self_), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,))
     result = recording.wrap(kernels._adaptive_avg_pool2d_backward(recording.data(grad_output), recording.data(self_)))
@@ -7230,6 +8407,10 @@ def adaptive_max_pool2d(self_, output_size):
 
     derivatives.yaml, entry adaptive_max_pool2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool2d, (self_, output_size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["adaptive_max_pool2d"], (self_,))
     output_size = recording.int_tuple(output_size)
@@ -7255,6 +8436,10 @@ def adaptive_max_pool2d_backward(grad_output, self_, indices):
 
     derivatives.yaml, entry adaptive_max_pool2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool2d_backward, (grad_output, self_, indices), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor):
         grad_output, self_, indices = _dispatch.check_arguments(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,))
     result = recording.wrap(kernels.adaptive_max_pool2d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
@@ -7275,6 +8460,10 @@ def acos(self_):
 
     derivatives.yaml, entry acos
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(acos, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["acos"], (self_,))
     result = recording.wrap(kernels.acos(recording.data(self_)))
@@ -7294,6 +8483,10 @@ def acos_(self_):
 
     derivatives.yaml, entry acos
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(acos_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["acos"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7319,6 +8512,10 @@ def asin(self_):
 
     derivatives.yaml, entry asin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(asin, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["asin"], (self_,))
     result = recording.wrap(kernels.asin(recording.data(self_)))
@@ -7338,6 +8535,10 @@ def asin_(self_):
 
     derivatives.yaml, entry asin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(asin_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["asin"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7363,6 +8564,10 @@ def atan(self_):
 
     derivatives.yaml, entry atan
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atan, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["atan"], (self_,))
     result = recording.wrap(kernels.atan(recording.data(self_)))
@@ -7382,6 +8587,10 @@ def atan_(self_):
 
     derivatives.yaml, entry atan
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atan_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["atan"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7407,6 +8616,10 @@ def cosh(self_):
 
     derivatives.yaml, entry cosh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cosh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cosh"], (self_,))
     result = recording.wrap(kernels.cosh(recording.data(self_)))
@@ -7426,6 +8639,10 @@ def cosh_(self_):
 
     derivatives.yaml, entry cosh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cosh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cosh"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7451,6 +8668,10 @@ def sinh(self_):
 
     derivatives.yaml, entry sinh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sinh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sinh"], (self_,))
     result = recording.wrap(kernels.sinh(recording.data(self_)))
@@ -7470,6 +8691,10 @@ def sinh_(self_):
 
     derivatives.yaml, entry sinh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sinh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sinh"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7495,6 +8720,10 @@ def acosh(self_):
 
     derivatives.yaml, entry acosh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(acosh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["acosh"], (self_,))
     result = recording.wrap(kernels.acosh(recording.data(self_)))
@@ -7514,6 +8743,10 @@ def asinh(self_):
 
     derivatives.yaml, entry asinh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(asinh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["asinh"], (self_,))
     result = recording.wrap(kernels.asinh(recording.data(self_)))
@@ -7533,6 +8766,10 @@ def atanh(self_):
 
     derivatives.yaml, entry atanh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atanh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["atanh"], (self_,))
     result = recording.wrap(kernels.atanh(recording.data(self_)))
@@ -7552,6 +8789,10 @@ def exp2(self_):
 
     derivatives.yaml, entry exp2
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(exp2, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["exp2"], (self_,))
     result = recording.wrap(kernels.exp2(recording.data(self_)))
@@ -7574,6 +8815,10 @@ def exp2_(self_):
 
     derivatives.yaml, entry exp2
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(exp2_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["exp2"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7601,6 +8846,10 @@ def erfc(self_):
 
     derivatives.yaml, entry erfc
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erfc, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["erfc"], (self_,))
     result = recording.wrap(kernels.erfc(recording.data(self_)))
@@ -7620,6 +8869,10 @@ def erfc_(self_):
 
     derivatives.yaml, entry erfc
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erfc_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["erfc"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7645,6 +8898,10 @@ def erfinv(self_):
 
     derivatives.yaml, entry erfinv
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erfinv, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["erfinv"], (self_,))
     result = recording.wrap(kernels.erfinv(recording.data(self_)))
@@ -7664,6 +8921,10 @@ def erfinv_(self_):
 
     derivatives.yaml, entry erfinv
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erfinv_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["erfinv"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7689,6 +8950,10 @@ def lgamma(self_):
 
     derivatives.yaml, entry lgamma
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lgamma, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["lgamma"], (self_,))
     result = recording.wrap(kernels.lgamma(recording.data(self_)))
@@ -7708,6 +8973,10 @@ def lgamma_(self_):
 
     derivatives.yaml, entry lgamma
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lgamma_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["lgamma"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7733,6 +9002,10 @@ def digamma(self_):
 
     derivatives.yaml, entry digamma
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(digamma, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["digamma"], (self_,))
     result = recording.wrap(kernels.digamma(recording.data(self_)))
@@ -7752,6 +9025,10 @@ def digamma_(self_):
 
     derivatives.yaml, entry digamma
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(digamma_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["digamma"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7777,6 +9054,10 @@ def polygamma(n, self_):
 
     derivatives.yaml, entry polygamma
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(polygamma, (n, self_), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["polygamma"], (self_,))
     result = recording.wrap(kernels.polygamma(n, recording.data(self_)))
@@ -7797,6 +9078,10 @@ def deg2rad(self_):
 
     derivatives.yaml, entry deg2rad
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(deg2rad, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["deg2rad"], (self_,))
     result = recording.wrap(kernels.deg2rad(recording.data(self_)))
@@ -7815,6 +9100,10 @@ def deg2rad_(self_):
 
     derivatives.yaml, entry deg2rad
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(deg2rad_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["deg2rad"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7839,6 +9128,10 @@ def rad2deg(self_):
 
     derivatives.yaml, entry rad2deg
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rad2deg, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["rad2deg"], (self_,))
     result = recording.wrap(kernels.rad2deg(recording.data(self_)))
@@ -7857,6 +9150,10 @@ def rad2deg_(self_):
 
     derivatives.yaml, entry rad2deg
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rad2deg_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["rad2deg"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7881,6 +9178,10 @@ def atan2(self_, other):
 
     derivatives.yaml, entry atan2
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atan2, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["atan2"], (self_, other,))
     result = recording.wrap(kernels.atan2(recording.data(self_), recording.data(other)))
@@ -7901,6 +9202,10 @@ def atan2_(self_, other):
 
     derivatives.yaml, entry atan2
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atan2_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["atan2"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -7927,6 +9232,10 @@ def hypot(self_, other):
 
     derivatives.yaml, entry hypot
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hypot, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["hypot"], (self_, other,))
     result = recording.wrap(kernels.hypot(recording.data(self_), recording.data(other)))
@@ -7951,6 +9260,10 @@ def hypot_(self_, other):
 
     derivatives.yaml, entry hypot
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hypot_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["hypot"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -7980,6 +9293,10 @@ def logaddexp(self_, other):
 
     derivatives.yaml, entry logaddexp
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logaddexp, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["logaddexp"], (self_, other,))
     result = recording.wrap(kernels.logaddexp(recording.data(self_), recording.data(other)))
@@ -8000,6 +9317,10 @@ def logaddexp2(self_, other):
 
     derivatives.yaml, entry logaddexp2
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logaddexp2, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["logaddexp2"], (self_, other,))
     result = recording.wrap(kernels.logaddexp2(recording.data(self_), recording.data(other)))
@@ -8020,6 +9341,10 @@ def nextafter(self_, other):
 
     derivatives.yaml, entry nextafter
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nextafter, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["nextafter"], (self_, other,))
     result = recording.wrap(kernels.nextafter(recording.data(self_), recording.data(other)))
@@ -8040,6 +9365,10 @@ def nextafter_(self_, other):
 
     derivatives.yaml, entry nextafter
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nextafter_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["nextafter"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -8066,6 +9395,10 @@ def ldexp_Tensor(self_, other):
 
     derivatives.yaml, entry ldexp.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ldexp_Tensor, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["ldexp.Tensor"], (self_, other,))
     result = recording.wrap(kernels.ldexp_Tensor(recording.data(self_), recording.data(other)))
@@ -8089,6 +9422,10 @@ def xlogy_Tensor(self_, other):
 
     derivatives.yaml, entry xlogy.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Tensor, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Tensor"], (self_, other,))
     result = recording.wrap(kernels.xlogy_Tensor(recording.data(self_), recording.data(other)))
@@ -8109,6 +9446,10 @@ def xlogy_Tensor_(self_, other):
 
     derivatives.yaml, entry xlogy.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -8135,6 +9476,10 @@ def special_xlog1py(self_, other):
 
     derivatives.yaml, entry special_xlog1py
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["special_xlog1py"], (self_, other,))
     result = recording.wrap(kernels.special_xlog1py(recording.data(self_), recording.data(other)))
@@ -8155,6 +9500,10 @@ def special_entr(self_):
 
     derivatives.yaml, entry special_entr
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_entr, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["special_entr"], (self_,))
     result = recording.wrap(kernels.special_entr(recording.data(self_)))
@@ -8174,6 +9523,10 @@ def special_erfcx(self_):
 
     derivatives.yaml, entry special_erfcx
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_erfcx, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["special_erfcx"], (self_,))
     result = recording.wrap(kernels.special_erfcx(recording.data(self_)))
@@ -8197,6 +9550,10 @@ def special_ndtri(self_):
 
     derivatives.yaml, entry special_ndtri
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_ndtri, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["special_ndtri"], (self_,))
     result = recording.wrap(kernels.special_ndtri(recording.data(self_)))
@@ -8219,6 +9576,10 @@ def special_log_ndtr(self_):
 
     derivatives.yaml, entry special_log_ndtr
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_log_ndtr, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["special_log_ndtr"], (self_,))
     result = recording.wrap(kernels.special_log_ndtr(recording.data(self_)))
@@ -8242,6 +9603,10 @@ def fmax(self_, other):
 
     derivatives.yaml, entry fmax
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmax, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["fmax"], (self_, other,))
     result = recording.wrap(kernels.fmax(recording.data(self_), recording.data(other)))
@@ -8262,6 +9627,10 @@ def fmin(self_, other):
 
     derivatives.yaml, entry fmin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmin, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["fmin"], (self_, other,))
     result = recording.wrap(kernels.fmin(recording.data(self_), recording.data(other)))
@@ -8282,6 +9651,10 @@ def mvlgamma(self_, p):
 
     derivatives.yaml, entry mvlgamma
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mvlgamma, (self_, p), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["mvlgamma"], (self_,))
     result = recording.wrap(kernels.mvlgamma(recording.data(self_), p))
@@ -8302,6 +9675,10 @@ def mvlgamma_(self_, p):
 
     derivatives.yaml, entry mvlgamma
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mvlgamma_, (self_, p), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["mvlgamma"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -8328,6 +9705,10 @@ def sinc(self_):
 
     derivatives.yaml, entry sinc
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sinc, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sinc"], (self_,))
     result = recording.wrap(kernels.sinc(recording.data(self_)))
@@ -8347,6 +9728,10 @@ def sinc_(self_):
 
     derivatives.yaml, entry sinc
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sinc_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sinc"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -8372,6 +9757,10 @@ def diagonal(self_, offset=0, dim1=0, dim2=1):
 
     derivatives.yaml, entry diagonal
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diagonal, (self_, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["diagonal"], (self_,))
     result = recording.as_view(self_, kernels.diagonal(recording.data(self_), offset, dim1, dim2))
@@ -8394,6 +9783,10 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
 
     derivatives.yaml, entry diagonal_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor):
         (grad_output,) = _dispatch.check_arguments(OVERLOADS["diagonal_backward"], (grad_output,))
     input_sizes = recording.int_tuple(input_sizes)
@@ -8416,6 +9809,10 @@ def diag_embed(self_, offset=0, dim1=-2, dim2=-1):
 
     derivatives.yaml, entry diag_embed
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diag_embed, (self_, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["diag_embed"], (self_,))
     result = recording.wrap(kernels.diag_embed(recording.data(self_), offset, dim1, dim2))
@@ -8437,6 +9834,10 @@ def diagonal_scatter(self_, src, offset=0, dim1=0, dim2=1):
 
     derivatives.yaml, entry diagonal_scatter
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diagonal_scatter, (self_, src, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
         self_, src = _dispatch.check_arguments(OVERLOADS["diagonal_scatter"], (self_, src,))
     result = recording.wrap(kernels.diagonal_scatter(recording.data(self_), recording.data(src), offset, dim1, dim2))
@@ -8459,6 +9860,10 @@ def trace(self_):
 
     derivatives.yaml, entry trace
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(trace, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["trace"], (self_,))
     result = recording.wrap(kernels.trace(recording.data(self_)))
@@ -8478,6 +9883,10 @@ def rot90(self_, k=1, dims=(0, 1)):
 
     derivatives.yaml, entry rot90
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rot90, (self_, k, dims), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["rot90"], (self_,))
     dims = recording.int_tuple(dims)
@@ -8499,6 +9908,10 @@ def unfold(self_, dimension, size, step):
 
     derivatives.yaml, entry unfold
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unfold, (self_, dimension, size, step), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["unfold"], (self_,))
     result = recording.as_view(self_, kernels.unfold(recording.data(self_), dimension, size, step))
@@ -8521,6 +9934,10 @@ def unfold_backward(grad_in, input_sizes, dim, size, step):
 
     derivatives.yaml, entry unfold_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unfold_backward, (grad_in, input_sizes, dim, size, step), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_in, Tensor):
         (grad_in,) = _dispatch.check_arguments(OVERLOADS["unfold_backward"], (grad_in,))
     input_sizes = recording.int_tuple(input_sizes)
@@ -8543,6 +9960,10 @@ def narrow_copy(self_, dim, start, length, *, out=None):
 
     derivatives.yaml, entry narrow_copy
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(narrow_copy, (self_, dim, start, length), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["narrow_copy"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -8567,6 +9988,10 @@ def select_scatter(self_, src, dim, index):
 
     derivatives.yaml, entry select_scatter
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(select_scatter, (self_, src, dim, index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
         self_, src = _dispatch.check_arguments(OVERLOADS["select_scatter"], (self_, src,))
     result = recording.wrap(kernels.select_scatter(recording.data(self_), recording.data(src), dim, index))
@@ -8588,6 +10013,10 @@ def slice_scatter(self_, src, dim=0, start=None, end=None, step=1, *, out=None):
 
     derivatives.yaml, entry slice_scatter
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slice_scatter, (self_, src, dim, start, end, step), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
         self_, src = _dispatch.check_arguments(OVERLOADS["slice_scatter"], (self_, src,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -8613,6 +10042,10 @@ def t_(self_):
 
     derivatives.yaml, entry t_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(t_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["t_"], (self_,))
     recording.check_inplace(self_)
@@ -8637,6 +10070,10 @@ def transpose_(self_, dim0, dim1):
 
     derivatives.yaml, entry transpose_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(transpose_, (self_, dim0, dim1), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["transpose_"], (self_,))
     recording.check_inplace(self_)
@@ -8663,6 +10100,10 @@ def unsqueeze_(self_, dim):
 
     derivatives.yaml, entry unsqueeze_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unsqueeze_, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["unsqueeze_"], (self_,))
     recording.check_inplace(self_)
@@ -8688,6 +10129,10 @@ def _reshape_copy(self_, size):
 
     derivatives.yaml, entry _reshape_copy
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_reshape_copy, (self_, size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_reshape_copy"], (self_,))
     size = recording.int_tuple(size)
@@ -8708,6 +10153,10 @@ def unsafe_split_Tensor(self_, split_size, dim=0):
 
     derivatives.yaml, entry unsafe_split.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unsafe_split_Tensor, (self_, split_size, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["unsafe_split.Tensor"], (self_,))
     result = [recording.wrap(a) for a in kernels.unsafe_split_Tensor(recording.data(self_), split_size, dim)]
@@ -8730,6 +10179,10 @@ def unsafe_split_with_sizes(self_, split_sizes, dim=0):
 
     derivatives.yaml, entry unsafe_split_with_sizes
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unsafe_split_with_sizes, (self_, split_sizes, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["unsafe_split_with_sizes"], (self_,))
     split_sizes = recording.int_tuple(split_sizes)
@@ -8753,6 +10206,10 @@ def index_fill_int_Scalar(self_, dim, index, value):
 
     derivatives.yaml, entry index_fill.int_Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_int_Scalar, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Scalar"], (self_, index, value,))
     result = recording.wrap(kernels.index_fill_int_Scalar(recording.data(self_), dim, recording.data(index), value))
@@ -8773,6 +10230,10 @@ def index_fill_int_Scalar_(self_, dim, index, value):
 
     derivatives.yaml, entry index_fill.int_Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_int_Scalar_, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Scalar"], (self_, index, value,), inplace=True)
     recording.check_inplace(self_)
@@ -8799,6 +10260,10 @@ def index_fill_int_Tensor(self_, dim, index, value):
 
     derivatives.yaml, entry index_fill.int_Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_int_Tensor, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Tensor"], (self_, index, value,))
     result = recording.wrap(kernels.index_fill_int_Tensor(recording.data(self_), dim, recording.data(index), recording.data(value)))
@@ -8819,6 +10284,10 @@ def index_fill_int_Tensor_(self_, dim, index, value):
 
     derivatives.yaml, entry index_fill.int_Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_int_Tensor_, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Tensor"], (self_, index, value,), inplace=True)
     recording.check_inplace(self_)
@@ -8845,6 +10314,10 @@ def index_copy(self_, dim, index, source, *, out=None):
 
     derivatives.yaml, entry index_copy
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_copy, (self_, dim, index, source), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
         self_, index, source = _dispatch.check_arguments(OVERLOADS["index_copy"], (self_, index, source,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -8869,6 +10342,10 @@ def index_copy_(self_, dim, index, source):
 
     derivatives.yaml, entry index_copy
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_copy_, (self_, dim, index, source), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
         self_, index, source = _dispatch.check_arguments(OVERLOADS["index_copy"], (self_, index, source,), inplace=True)
     recording.check_inplace(self_)
@@ -8897,6 +10374,10 @@ def median_default(self_):
 
     derivatives.yaml, entry median
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(median_default, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["median"], (self_,))
     result = recording.wrap(kernels.median(recording.data(self_)))
@@ -8920,6 +10401,10 @@ def nanmedian_default(self_):
 
     derivatives.yaml, entry nanmedian
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nanmedian_default, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["nanmedian"], (self_,))
     result = recording.wrap(kernels.nanmedian(recording.data(self_)))
@@ -8943,6 +10428,10 @@ def median_dim(self_, dim, keepdim=False, *, out=None):
 
     derivatives.yaml, entry median.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(median_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["median.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -8971,6 +10460,10 @@ def nanmedian_dim(self_, dim, keepdim=False, *, out=None):
 
     derivatives.yaml, entry nanmedian.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nanmedian_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["nanmedian.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -8999,6 +10492,10 @@ def kthvalue(self_, k, dim=-1, keepdim=False, *, out=None):
 
     derivatives.yaml, entry kthvalue
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(kthvalue, (self_, k, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["kthvalue"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -9027,6 +10524,10 @@ def cummax(self_, dim, *, out=None):
 
     derivatives.yaml, entry cummax
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cummax, (self_, dim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cummax"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -9054,6 +10555,10 @@ def cummin(self_, dim, *, out=None):
 
     derivatives.yaml, entry cummin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cummin, (self_, dim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cummin"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -9081,6 +10586,10 @@ def nansum(self_, dim=None, keepdim=False, *, dtype=None, out=None):
 
     derivatives.yaml, entry nansum
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nansum, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["nansum"], (self_,))
     dim = recording.int_tuple(dim)
@@ -9106,6 +10615,10 @@ def count_nonzero_default(self_, dim=None):
 
     derivatives.yaml, entry count_nonzero
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(count_nonzero_default, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["count_nonzero"], (self_,))
     result = recording.wrap(kernels.count_nonzero(recording.data(self_), dim))
@@ -9117,6 +10630,10 @@ def count_nonzero_dim_IntList(self_, dim):
 
     derivatives.yaml, entry count_nonzero.dim_IntList
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(count_nonzero_dim_IntList, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["count_nonzero.dim_IntList"], (self_,))
     dim = recording.int_tuple(dim)
@@ -9129,6 +10646,10 @@ def take(self_, index, *, out=None):
 
     derivatives.yaml, entry take
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(take, (self_, index), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         self_, index = _dispatch.check_arguments(OVERLOADS["take"], (self_, index,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -9151,6 +10672,10 @@ def put(self_, index, source, accumulate=False):
 
     derivatives.yaml, entry put
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(put, (self_, index, source, accumulate), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
         self_, index, source = _dispatch.check_arguments(OVERLOADS["put"], (self_, index, source,))
     result = recording.wrap(kernels.put(recording.data(self_), recording.data(index), recording.data(source), accumulate))
@@ -9173,6 +10698,10 @@ def put_(self_, index, source, accumulate=False):
 
     derivatives.yaml, entry put
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(put_, (self_, index, source, accumulate), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
         self_, index, source = _dispatch.check_arguments(OVERLOADS["put"], (self_, index, source,), inplace=True)
     recording.check_inplace(self_)
@@ -9201,6 +10730,10 @@ def dist(self_, other, p=2):
 
     derivatives.yaml, entry dist
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(dist, (self_, other, p), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or not isinstance(p, NUMBER):
         self_, other, p = _dispatch.check_arguments(OVERLOADS["dist"], (self_, other, p,))
     result = recording.wrap(kernels.dist(recording.data(self_), recording.data(other), p))
@@ -9226,6 +10759,10 @@ def _is_all_true(self_):
 
     derivatives.yaml, entry _is_all_true
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_is_all_true, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_is_all_true"], (self_,))
     result = recording.wrap(kernels._is_all_true(recording.data(self_)))
@@ -9237,6 +10774,10 @@ def _is_any_true(self_):
 
     derivatives.yaml, entry _is_any_true
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_is_any_true, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_is_any_true"], (self_,))
     result = recording.wrap(kernels._is_any_true(recording.data(self_)))
@@ -9248,6 +10789,10 @@ def nonzero(self_):
 
     derivatives.yaml, entry nonzero
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nonzero, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["nonzero"], (self_,))
     result = recording.wrap(kernels.nonzero(recording.data(self_)))
@@ -9259,6 +10804,10 @@ def addmv(self_, mat, vec, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addmv
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addmv, (self_, mat, vec), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, mat, vec, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,))
     result = recording.wrap(kernels.addmv(recording.data(self_), recording.data(mat), recording.data(vec), beta, alpha))
@@ -9281,6 +10830,10 @@ def addmv_(self_, mat, vec, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addmv
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addmv_, (self_, mat, vec), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, mat, vec, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), inplace=True)
     recording.check_inplace(self_)
@@ -9309,6 +10862,10 @@ def addr(self_, vec1, vec2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addr
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addr, (self_, vec1, vec2), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, vec1, vec2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,))
     result = recording.wrap(kernels.addr(recording.data(self_), recording.data(vec1), recording.data(vec2), beta, alpha))
@@ -9331,6 +10888,10 @@ def addr_(self_, vec1, vec2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addr
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addr_, (self_, vec1, vec2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, vec1, vec2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), inplace=True)
     recording.check_inplace(self_)
@@ -9359,6 +10920,10 @@ def baddbmm(self_, batch1, batch2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry baddbmm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(baddbmm, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,))
     result = recording.wrap(kernels.baddbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
@@ -9381,6 +10946,10 @@ def baddbmm_(self_, batch1, batch2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry baddbmm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(baddbmm_, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), inplace=True)
     recording.check_inplace(self_)
@@ -9409,6 +10978,10 @@ def addbmm(self_, batch1, batch2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addbmm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addbmm, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,))
     result = recording.wrap(kernels.addbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
@@ -9433,6 +11006,10 @@ def addbmm_(self_, batch1, batch2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addbmm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addbmm_, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), inplace=True)
     recording.check_inplace(self_)
@@ -9463,6 +11040,10 @@ def vdot(self_, other):
 
     derivatives.yaml, entry vdot
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(vdot, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["vdot"], (self_, other,))
     result = recording.wrap(kernels.vdot(recording.data(self_), recording.data(other)))
@@ -9483,6 +11064,10 @@ def _linalg_det(A):
 
     derivatives.yaml, entry _linalg_det
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_linalg_det, (A,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_det"], (A,))
     result, LU, pivots = map(recording.wrap, kernels._linalg_det(recording.data(A)))
@@ -9510,6 +11095,10 @@ def _linalg_slogdet(A):
 
     derivatives.yaml, entry _linalg_slogdet
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_linalg_slogdet, (A,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_slogdet"], (A,))
     sign, logabsdet, LU, pivots = map(recording.wrap, kernels._linalg_slogdet(recording.data(A)))
@@ -9538,6 +11127,10 @@ def linalg_cholesky_ex(self_, *, upper=False, check_errors=False):
 
     derivatives.yaml, entry linalg_cholesky_ex
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_cholesky_ex, (self_,), {"upper": upper, "check_errors": check_errors}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["linalg_cholesky_ex"], (self_,))
     L, info = map(recording.wrap, kernels.linalg_cholesky_ex(recording.data(self_), upper, check_errors))
@@ -9562,6 +11155,10 @@ def cholesky_solve(self_, input2, upper=False):
 
     derivatives.yaml, entry cholesky_solve
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cholesky_solve, (self_, input2, upper), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(input2, Tensor):
         self_, input2 = _dispatch.check_arguments(OVERLOADS["cholesky_solve"], (self_, input2,))
     result = recording.wrap(kernels.cholesky_solve(recording.data(self_), recording.data(input2), upper))
@@ -9587,6 +11184,10 @@ def linalg_solve_triangular(self_, B, *, upper, left=True, unitriangular=False):
 
     derivatives.yaml, entry linalg_solve_triangular
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_solve_triangular, (self_, B), {"upper": upper, "left": left, "unitriangular": unitriangular}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(B, Tensor):
         self_, B = _dispatch.check_arguments(OVERLOADS["linalg_solve_triangular"], (self_, B,))
     result = recording.wrap(kernels.linalg_solve_triangular(recording.data(self_), recording.data(B), upper, left, unitriangular))
@@ -9613,6 +11214,10 @@ def triangular_solve(self_, A, upper=True, transpose=False, unitriangular=False)
 
     derivatives.yaml, entry triangular_solve
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(triangular_solve, (self_, A, upper, transpose, unitriangular), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(A, Tensor):
         self_, A = _dispatch.check_arguments(OVERLOADS["triangular_solve"], (self_, A,))
     solution, cloned_coefficient = map(recording.wrap, kernels.triangular_solve(recording.data(self_), recording.data(A), upper, transpose, unitriangular))
@@ -9641,6 +11246,10 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 
     derivatives.yaml, entry linalg_lu_solve
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_lu_solve, (LU, pivots, B), {"left": left, "adjoint": adjoint}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(LU, Tensor) or not isinstance(pivots, Tensor) or not isinstance(B, Tensor):
         LU, pivots, B = _dispatch.check_arguments(OVERLOADS["linalg_lu_solve"], (LU, pivots, B,))
     result = recording.wrap(kernels.linalg_lu_solve(recording.data(LU), recording.data(pivots), recording.data(B), left, adjoint))
@@ -9667,6 +11276,10 @@ def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
 
     derivatives.yaml, entry linalg_lu_factor_ex
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_lu_factor_ex, (A,), {"pivot": pivot, "check_errors": check_errors}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["linalg_lu_factor_ex"], (A,))
     LU, pivots, info = map(recording.wrap, kernels.linalg_lu_factor_ex(recording.data(A), pivot, check_errors))
@@ -9693,6 +11306,10 @@ def linalg_lu(A, *, pivot=True):
 
     derivatives.yaml, entry linalg_lu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_lu, (A,), {"pivot": pivot}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["linalg_lu"], (A,))
     P, L, U = map(recording.wrap, kernels.linalg_lu(recording.data(A), pivot))
@@ -9720,6 +11337,10 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
     derivatives.yaml, entry lu_unpack
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lu_unpack, (LU_data, LU_pivots, unpack_data, unpack_pivots), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(LU_data, Tensor) or not isinstance(LU_pivots, Tensor):
         LU_data, LU_pivots = _dispatch.check_arguments(OVERLOADS["lu_unpack"], (LU_data, LU_pivots,))
     P, L, U = map(recording.wrap, kernels.lu_unpack(recording.data(LU_data), recording.data(LU_pivots), unpack_data, unpack_pivots))
@@ -9741,6 +11362,10 @@ def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None):
 
     derivatives.yaml, entry _linalg_svd
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_linalg_svd, (A, full_matrices, compute_uv), {"driver": driver}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_svd"], (A,))
     U, S, Vh = map(recording.wrap, kernels._linalg_svd(recording.data(A), full_matrices, compute_uv, driver))
@@ -9768,6 +11393,10 @@ def _linalg_eigh(A, UPLO="L", compute_v=True):
 
     derivatives.yaml, entry _linalg_eigh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_linalg_eigh, (A, UPLO, compute_v), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_eigh"], (A,))
     eigenvalues, eigenvectors = map(recording.wrap, kernels._linalg_eigh(recording.data(A), UPLO, compute_v))
@@ -9792,6 +11421,10 @@ def linalg_qr(A, mode="reduced"):
 
     derivatives.yaml, entry linalg_qr
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_qr, (A, mode), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["linalg_qr"], (A,))
     Q, R = map(recording.wrap, kernels.linalg_qr(recording.data(A), mode))
@@ -9817,6 +11450,10 @@ def linalg_matrix_exp(self_):
 
     derivatives.yaml, entry linalg_matrix_exp
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_matrix_exp, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["linalg_matrix_exp"], (self_,))
     result = recording.wrap(kernels.linalg_matrix_exp(recording.data(self_)))
@@ -9836,6 +11473,10 @@ def linalg_cross(self_, other, *, dim=-1):
 
     derivatives.yaml, entry linalg_cross
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_cross, (self_, other), {"dim": dim}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["linalg_cross"], (self_, other,))
     result = recording.wrap(kernels.linalg_cross(recording.data(self_), recording.data(other), dim))
@@ -9857,6 +11498,10 @@ def linalg_pinv_atol_rtol_tensor(self_, *, atol=None, rtol=None, hermitian=False
 
     derivatives.yaml, entry linalg_pinv.atol_rtol_tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_pinv_atol_rtol_tensor, (self_,), {"atol": atol, "rtol": rtol, "hermitian": hermitian}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["linalg_pinv.atol_rtol_tensor"], (self_,))
     result = recording.wrap(kernels.linalg_pinv_atol_rtol_tensor(recording.data(self_), recording.data(atol), recording.data(rtol), hermitian))
@@ -9880,6 +11525,10 @@ def linalg_lstsq(self_, b, rcond=None, *, driver=None):
 
     derivatives.yaml, entry linalg_lstsq
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_lstsq, (self_, b, rcond), {"driver": driver}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(b, Tensor) or not isinstance(rcond, NUMBER_OR_NONE):
         self_, b, rcond = _dispatch.check_arguments(OVERLOADS["linalg_lstsq"], (self_, b, rcond,))
     solution, residuals, rank, singular_values = map(recording.wrap, kernels.linalg_lstsq(recording.data(self_), recording.data(b), rcond, driver))
@@ -9907,6 +11556,10 @@ def hardshrink(self_, lambd=0.5):
 
     derivatives.yaml, entry hardshrink
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardshrink, (self_, lambd), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
         self_, lambd = _dispatch.check_arguments(OVERLOADS["hardshrink"], (self_, lambd,))
     result = recording.wrap(kernels.hardshrink(recording.data(self_), lambd))
@@ -9927,6 +11580,10 @@ def hardshrink_backward(grad_out, self_, lambd):
 
     derivatives.yaml, entry hardshrink_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardshrink_backward, (grad_out, self_, lambd), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_out, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
         grad_out, self_, lambd = _dispatch.check_arguments(OVERLOADS["hardshrink_backward"], (grad_out, self_, lambd,))
     result = recording.wrap(kernels.hardshrink_backward(recording.data(grad_out), recording.data(self_), lambd))
@@ -9947,6 +11604,10 @@ def softshrink(self_, lambd=0.5):
 
     derivatives.yaml, entry softshrink
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softshrink, (self_, lambd), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
         self_, lambd = _dispatch.check_arguments(OVERLOADS["softshrink"], (self_, lambd,))
     result = recording.wrap(kernels.softshrink(recording.data(self_), lambd))
@@ -9967,6 +11628,10 @@ def softshrink_backward(grad_output, self_, lambd):
 
     derivatives.yaml, entry softshrink_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softshrink_backward, (grad_output, self_, lambd), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
         grad_output, self_, lambd = _dispatch.check_arguments(OVERLOADS["softshrink_backward"], (grad_output, self_, lambd,))
     result = recording.wrap(kernels.softshrink_backward(recording.data(grad_output), recording.data(self_), lambd))
@@ -9987,6 +11652,10 @@ def threshold(self_, threshold, value):
 
     derivatives.yaml, entry threshold
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(threshold, (self_, threshold, value), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER):
         self_, threshold, value = _dispatch.check_arguments(OVERLOADS["threshold"], (self_, threshold, value,))
     result = recording.wrap(kernels.threshold(recording.data(self_), threshold, value))
@@ -10007,6 +11676,10 @@ def threshold_(self_, threshold, value):
 
     derivatives.yaml, entry threshold_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(threshold_, (self_, threshold, value), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER):
         self_, threshold, value = _dispatch.check_arguments(OVERLOADS["threshold_"], (self_, threshold, value,))
     recording.check_inplace(self_)
@@ -10033,6 +11706,10 @@ def celu(self_, alpha=1.0):
 
     derivatives.yaml, entry celu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(celu, (self_, alpha), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER):
         self_, alpha = _dispatch.check_arguments(OVERLOADS["celu"], (self_, alpha,))
     result = recording.wrap(kernels.celu(recording.data(self_), alpha))
@@ -10053,6 +11730,10 @@ def celu_(self_, alpha=1.0):
 
     derivatives.yaml, entry celu_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(celu_, (self_, alpha), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER):
         self_, alpha = _dispatch.check_arguments(OVERLOADS["celu_"], (self_, alpha,))
     recording.check_inplace(self_)
@@ -10081,6 +11762,10 @@ def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_resu
 
     derivatives.yaml, entry elu_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(elu_backward, (grad_output, alpha, scale, input_scale, is_result, self_or_result), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or not isinstance(self_or_result, Tensor):
         grad_output, alpha, scale, input_scale, self_or_result = _dispatch.check_arguments(OVERLOADS["elu_backward"], (grad_output, alpha, scale, input_scale, self_or_result,))
     result = recording.wrap(kernels.elu_backward(recording.data(grad_output), alpha, scale, input_scale, is_result, recording.data(self_or_result)))
@@ -10105,6 +11790,10 @@ def upsample_nearest1d(self_, output_size, scales=None):
 
     derivatives.yaml, entry upsample_nearest1d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest1d, (self_, output_size, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
         self_, scales = _dispatch.check_arguments(OVERLOADS["upsample_nearest1d"], (self_, scales,))
     output_size = recording.int_tuple(output_size)
@@ -10127,6 +11816,10 @@ def upsample_nearest1d_backward(grad_output, output_size, input_size, scales=Non
 
     derivatives.yaml, entry upsample_nearest1d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest1d_backward, (grad_output, output_size, input_size, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
         grad_output, scales = _dispatch.check_arguments(OVERLOADS["upsample_nearest1d_backward"], (grad_output, scales,))
     output_size = recording.int_tuple(output_size)
@@ -10149,6 +11842,10 @@ def _upsample_nearest_exact1d(self_, output_size, scales=None):
 
     derivatives.yaml, entry _upsample_nearest_exact1d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact1d, (self_, output_size, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
         self_, scales = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact1d"], (self_, scales,))
     output_size = recording.int_tuple(output_size)
@@ -10171,6 +11868,10 @@ def _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, sca
 
     derivatives.yaml, entry _upsample_nearest_exact1d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact1d_backward, (grad_output, output_size, input_size, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
         grad_output, scales = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact1d_backward"], (grad_output, scales,))
     output_size = recording.int_tuple(output_size)
@@ -10193,6 +11894,10 @@ def upsample_nearest2d(self_, output_size, scales_h=None, scales_w=None):
 
     derivatives.yaml, entry upsample_nearest2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest2d, (self_, output_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest2d"], (self_, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10216,6 +11921,10 @@ def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=N
 
     derivatives.yaml, entry upsample_nearest2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest2d_backward, (grad_output, output_size, input_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest2d_backward"], (grad_output, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10239,6 +11948,10 @@ def _upsample_nearest_exact2d(self_, output_size, scales_h=None, scales_w=None):
 
     derivatives.yaml, entry _upsample_nearest_exact2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact2d, (self_, output_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact2d"], (self_, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10262,6 +11975,10 @@ def _upsample_nearest_exact2d_backward(grad_output, output_size, input_size, sca
 
     derivatives.yaml, entry _upsample_nearest_exact2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact2d_backward, (grad_output, output_size, input_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact2d_backward"], (grad_output, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10285,6 +12002,10 @@ def upsample_nearest3d(self_, output_size, scales_d=None, scales_h=None, scales_
 
     derivatives.yaml, entry upsample_nearest3d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest3d, (self_, output_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest3d"], (self_, scales_d, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10309,6 +12030,10 @@ def upsample_nearest3d_backward(grad_output, output_size, input_size, scales_d=N
 
     derivatives.yaml, entry upsample_nearest3d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest3d_backward, (grad_output, output_size, input_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10333,6 +12058,10 @@ def _upsample_nearest_exact3d(self_, output_size, scales_d=None, scales_h=None, 
 
     derivatives.yaml, entry _upsample_nearest_exact3d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact3d, (self_, output_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact3d"], (self_, scales_d, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10357,6 +12086,10 @@ def _upsample_nearest_exact3d_backward(grad_output, output_size, input_size, sca
 
     derivatives.yaml, entry _upsample_nearest_exact3d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact3d_backward, (grad_output, output_size, input_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10381,6 +12114,10 @@ def upsample_linear1d(self_, output_size, align_corners, scales=None):
 
     derivatives.yaml, entry upsample_linear1d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_linear1d, (self_, output_size, align_corners, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
         self_, scales = _dispatch.check_arguments(OVERLOADS["upsample_linear1d"], (self_, scales,))
     output_size = recording.int_tuple(output_size)
@@ -10404,6 +12141,10 @@ def upsample_linear1d_backward(grad_output, output_size, input_size, align_corne
 
     derivatives.yaml, entry upsample_linear1d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_linear1d_backward, (grad_output, output_size, input_size, align_corners, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
         grad_output, scales = _dispatch.check_arguments(OVERLOADS["upsample_linear1d_backward"], (grad_output, scales,))
     output_size = recording.int_tuple(output_size)
@@ -10427,6 +12168,10 @@ def upsample_bilinear2d(self_, output_size, align_corners, scales_h=None, scales
 
     derivatives.yaml, entry upsample_bilinear2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_bilinear2d, (self_, output_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bilinear2d"], (self_, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10451,6 +12196,10 @@ def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_cor
 
     derivatives.yaml, entry upsample_bilinear2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_bilinear2d_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bilinear2d_backward"], (grad_output, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10475,6 +12224,10 @@ def upsample_bicubic2d(self_, output_size, align_corners, scales_h=None, scales_
 
     derivatives.yaml, entry upsample_bicubic2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_bicubic2d, (self_, output_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bicubic2d"], (self_, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10499,6 +12252,10 @@ def upsample_bicubic2d_backward(grad_output, output_size, input_size, align_corn
 
     derivatives.yaml, entry upsample_bicubic2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_bicubic2d_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bicubic2d_backward"], (grad_output, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10523,6 +12280,10 @@ def upsample_trilinear3d(self_, output_size, align_corners, scales_d=None, scale
 
     derivatives.yaml, entry upsample_trilinear3d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_trilinear3d, (self_, output_size, align_corners, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_trilinear3d"], (self_, scales_d, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10548,6 +12309,10 @@ def upsample_trilinear3d_backward(grad_output, output_size, input_size, align_co
 
     derivatives.yaml, entry upsample_trilinear3d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_trilinear3d_backward, (grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_trilinear3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10573,6 +12338,10 @@ def pixel_shuffle(self_, upscale_factor):
 
     derivatives.yaml, entry pixel_shuffle
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pixel_shuffle, (self_, upscale_factor), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["pixel_shuffle"], (self_,))
     result = recording.wrap(kernels.pixel_shuffle(recording.data(self_), upscale_factor))
@@ -10592,6 +12361,10 @@ def pixel_unshuffle(self_, downscale_factor):
 
     derivatives.yaml, entry pixel_unshuffle
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pixel_unshuffle, (self_, downscale_factor), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["pixel_unshuffle"], (self_,))
     result = recording.wrap(kernels.pixel_unshuffle(recording.data(self_), downscale_factor))
@@ -10611,6 +12384,10 @@ def channel_shuffle(self_, groups):
 
     derivatives.yaml, entry channel_shuffle
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(channel_shuffle, (self_, groups), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["channel_shuffle"], (self_,))
     result = recording.wrap(kernels.channel_shuffle(recording.data(self_), groups))
@@ -10630,6 +12407,10 @@ def soft_margin_loss(self_, target, reduction=1):
 
     derivatives.yaml, entry soft_margin_loss
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(soft_margin_loss, (self_, target, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         self_, target = _dispatch.check_arguments(OVERLOADS["soft_margin_loss"], (self_, target,))
     result = recording.wrap(kernels.soft_margin_loss(recording.data(self_), recording.data(target), reduction))
@@ -10651,6 +12432,10 @@ def soft_margin_loss_backward(grad_output, self_, target, reduction):
 
     derivatives.yaml, entry soft_margin_loss_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(soft_margin_loss_backward, (grad_output, self_, target, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["soft_margin_loss_backward"], (grad_output, self_, target,))
     result = recording.wrap(kernels.soft_margin_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
@@ -10673,6 +12458,10 @@ def hardswish_backward(grad_output, self_):
 
     derivatives.yaml, entry hardswish_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardswish_backward, (grad_output, self_), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["hardswish_backward"], (grad_output, self_,))
     result = recording.wrap(kernels.hardswish_backward(recording.data(grad_output), recording.data(self_)))
@@ -10709,6 +12498,29 @@ unsafe_split = unsafe_split_Tensor
 where = where_self
 xlogy = xlogy_Tensor
 xlogy_ = xlogy_Tensor_
+# A function bound to one overload answers to torch's name (what a mode sees: `add`).
+add_Tensor.__name__ = add_Tensor.__qualname__ = "add"
+add_Tensor_.__name__ = add_Tensor_.__qualname__ = "add_"
+bitwise_and_Tensor.__name__ = bitwise_and_Tensor.__qualname__ = "bitwise_and"
+bitwise_or_Tensor.__name__ = bitwise_or_Tensor.__qualname__ = "bitwise_or"
+bitwise_xor_Tensor.__name__ = bitwise_xor_Tensor.__qualname__ = "bitwise_xor"
+div_Tensor_.__name__ = div_Tensor_.__qualname__ = "div_"
+index_Tensor.__name__ = index_Tensor.__qualname__ = "index"
+ldexp_Tensor.__name__ = ldexp_Tensor.__qualname__ = "ldexp"
+linalg_pinv_atol_rtol_tensor.__name__ = linalg_pinv_atol_rtol_tensor.__qualname__ = "linalg_pinv"
+mul_Tensor.__name__ = mul_Tensor.__qualname__ = "mul"
+mul_Tensor_.__name__ = mul_Tensor_.__qualname__ = "mul_"
+select_int.__name__ = select_int.__qualname__ = "select"
+slice_Tensor.__name__ = slice_Tensor.__qualname__ = "slice"
+split_Tensor.__name__ = split_Tensor.__qualname__ = "split"
+sub_Tensor.__name__ = sub_Tensor.__qualname__ = "sub"
+sub_Tensor_.__name__ = sub_Tensor_.__qualname__ = "sub_"
+transpose_int.__name__ = transpose_int.__qualname__ = "transpose"
+unbind_int.__name__ = unbind_int.__qualname__ = "unbind"
+unsafe_split_Tensor.__name__ = unsafe_split_Tensor.__qualname__ = "unsafe_split"
+where_self.__name__ = where_self.__qualname__ = "where"
+xlogy_Tensor.__name__ = xlogy_Tensor.__qualname__ = "xlogy"
+xlogy_Tensor_.__name__ = xlogy_Tensor_.__qualname__ = "xlogy_"
 
 
 # Every overload of the spec, by schema name: its wrapper, the kernel the wrapper runs, and
@@ -13650,234 +15462,422 @@ BY_NAME = {
 
 def rsub(*args, **kwargs):
     """Picks the overload of rsub that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsub, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("rsub", BY_NAME["rsub"], args, kwargs)
 
 
 def div(*args, **kwargs):
     """Picks the overload of div that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("div", BY_NAME["div"], args, kwargs)
 
 
 def pow(*args, **kwargs):
     """Picks the overload of pow that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("pow", BY_NAME["pow"], args, kwargs)
 
 
 def clamp(*args, **kwargs):
     """Picks the overload of clamp that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("clamp", BY_NAME["clamp"], args, kwargs)
 
 
 def clamp_min(*args, **kwargs):
     """Picks the overload of clamp_min that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("clamp_min", BY_NAME["clamp_min"], args, kwargs)
 
 
 def clamp_max(*args, **kwargs):
     """Picks the overload of clamp_max that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("clamp_max", BY_NAME["clamp_max"], args, kwargs)
 
 
 def masked_fill(*args, **kwargs):
     """Picks the overload of masked_fill that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("masked_fill", BY_NAME["masked_fill"], args, kwargs)
 
 
 def fill(*args, **kwargs):
     """Picks the overload of fill that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("fill", BY_NAME["fill"], args, kwargs)
 
 
 def fill_(*args, **kwargs):
     """Picks the overload of fill_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("fill_", BY_NAME["fill_"], args, kwargs)
 
 
 def eq(*args, **kwargs):
     """Picks the overload of eq that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("eq", BY_NAME["eq"], args, kwargs)
 
 
 def ge(*args, **kwargs):
     """Picks the overload of ge that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("ge", BY_NAME["ge"], args, kwargs)
 
 
 def gt(*args, **kwargs):
     """Picks the overload of gt that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("gt", BY_NAME["gt"], args, kwargs)
 
 
 def le(*args, **kwargs):
     """Picks the overload of le that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("le", BY_NAME["le"], args, kwargs)
 
 
 def lt(*args, **kwargs):
     """Picks the overload of lt that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("lt", BY_NAME["lt"], args, kwargs)
 
 
 def ne(*args, **kwargs):
     """Picks the overload of ne that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("ne", BY_NAME["ne"], args, kwargs)
 
 
 def sum(*args, **kwargs):
     """Picks the overload of sum that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sum, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("sum", BY_NAME["sum"], args, kwargs)
 
 
 def mean(*args, **kwargs):
     """Picks the overload of mean that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mean, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("mean", BY_NAME["mean"], args, kwargs)
 
 
 def max(*args, **kwargs):
     """Picks the overload of max that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("max", BY_NAME["max"], args, kwargs)
 
 
 def min(*args, **kwargs):
     """Picks the overload of min that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(min, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("min", BY_NAME["min"], args, kwargs)
 
 
 def any(*args, **kwargs):
     """Picks the overload of any that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(any, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("any", BY_NAME["any"], args, kwargs)
 
 
 def all(*args, **kwargs):
     """Picks the overload of all that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(all, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("all", BY_NAME["all"], args, kwargs)
 
 
 def prod(*args, **kwargs):
     """Picks the overload of prod that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(prod, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("prod", BY_NAME["prod"], args, kwargs)
 
 
 def squeeze(*args, **kwargs):
     """Picks the overload of squeeze that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("squeeze", BY_NAME["squeeze"], args, kwargs)
 
 
 def squeeze_(*args, **kwargs):
     """Picks the overload of squeeze_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("squeeze_", BY_NAME["squeeze_"], args, kwargs)
 
 
 def sort(*args, **kwargs):
     """Picks the overload of sort that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sort, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("sort", BY_NAME["sort"], args, kwargs)
 
 
 def round(*args, **kwargs):
     """Picks the overload of round that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("round", BY_NAME["round"], args, kwargs)
 
 
 def scatter(*args, **kwargs):
     """Picks the overload of scatter that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("scatter", BY_NAME["scatter"], args, kwargs)
 
 
 def lerp(*args, **kwargs):
     """Picks the overload of lerp that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("lerp", BY_NAME["lerp"], args, kwargs)
 
 
 def floor_divide(*args, **kwargs):
     """Picks the overload of floor_divide that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("floor_divide", BY_NAME["floor_divide"], args, kwargs)
 
 
 def remainder(*args, **kwargs):
     """Picks the overload of remainder that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("remainder", BY_NAME["remainder"], args, kwargs)
 
 
 def fmod(*args, **kwargs):
     """Picks the overload of fmod that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("fmod", BY_NAME["fmod"], args, kwargs)
 
 
 def index_fill(*args, **kwargs):
     """Picks the overload of index_fill that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("index_fill", BY_NAME["index_fill"], args, kwargs)
 
 
 def median(*args, **kwargs):
     """Picks the overload of median that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(median, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("median", BY_NAME["median"], args, kwargs)
 
 
 def nanmedian(*args, **kwargs):
     """Picks the overload of nanmedian that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nanmedian, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("nanmedian", BY_NAME["nanmedian"], args, kwargs)
 
 
 def count_nonzero(*args, **kwargs):
     """Picks the overload of count_nonzero that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(count_nonzero, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("count_nonzero", BY_NAME["count_nonzero"], args, kwargs)
 
 
 def pow_(*args, **kwargs):
     """Picks the overload of pow_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("pow_", BY_NAME["pow_"], args, kwargs)
 
 
 def clamp_(*args, **kwargs):
     """Picks the overload of clamp_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("clamp_", BY_NAME["clamp_"], args, kwargs)
 
 
 def clamp_min_(*args, **kwargs):
     """Picks the overload of clamp_min_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("clamp_min_", BY_NAME["clamp_min_"], args, kwargs)
 
 
 def clamp_max_(*args, **kwargs):
     """Picks the overload of clamp_max_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("clamp_max_", BY_NAME["clamp_max_"], args, kwargs)
 
 
 def masked_fill_(*args, **kwargs):
     """Picks the overload of masked_fill_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("masked_fill_", BY_NAME["masked_fill_"], args, kwargs)
 
 
 def round_(*args, **kwargs):
     """Picks the overload of round_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("round_", BY_NAME["round_"], args, kwargs)
 
 
 def scatter_(*args, **kwargs):
     """Picks the overload of scatter_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("scatter_", BY_NAME["scatter_"], args, kwargs)
 
 
 def lerp_(*args, **kwargs):
     """Picks the overload of lerp_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("lerp_", BY_NAME["lerp_"], args, kwargs)
 
 
 def floor_divide_(*args, **kwargs):
     """Picks the overload of floor_divide_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("floor_divide_", BY_NAME["floor_divide_"], args, kwargs)
 
 
 def remainder_(*args, **kwargs):
     """Picks the overload of remainder_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("remainder_", BY_NAME["remainder_"], args, kwargs)
 
 
 def fmod_(*args, **kwargs):
     """Picks the overload of fmod_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("fmod_", BY_NAME["fmod_"], args, kwargs)
 
 
 def index_fill_(*args, **kwargs):
     """Picks the overload of index_fill_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("index_fill_", BY_NAME["index_fill_"], args, kwargs)

@@ -7,6 +7,8 @@ Below it, a module imports only modules of earlier rows, lower layers, and never
 package (tests/test_import_graph.py checks it). Row by row, with what each imports:
 
     aliases (torch's module names),      the standard library
+    modes (the mode stack every public
+    function and op consults)
     devices
     cpu_math, sampling                   numpy and the standard library: torch's CPU
                                          sampling kernels on arrays
@@ -40,6 +42,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     serialization (save, load)           dtypes, _tensor
     func                                 autograd, forward_grad, generated.ops, factories,
                                          random: torch.func's transforms
+    overrides (torch.overrides)          modes, _tensor: TorchFunctionMode
     profiler                             engine, kernels, namespaces, generated.ops: times
                                          ops and backward nodes while it records
     viz (not imported here)              nn, runtime.__main__: draws a graph
@@ -71,6 +74,7 @@ from runtime import (
     methods,  # noqa: F401 - imported to set the op methods on Tensor
     nn,
     optim,
+    overrides,  # torch.overrides: TorchFunctionMode
     profiler,
     random,
     serialization,  # torch.serialization: save, load
@@ -146,7 +150,7 @@ __all__ = [
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
     "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
-    "compile", "compiler", "thread_safe_generator",
+    "compile", "compiler", "thread_safe_generator", "overrides",
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
     *_legacy.__all__,
 ]

@@ -44,6 +44,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.nn.utils": "runtime.nn.utils",
     "torch.nn.utils.clip_grad": "runtime.nn.utils.clip_grad",
     "torch.optim": "runtime.optim",
+    "torch.overrides": "runtime.overrides",  # TorchFunctionMode (runtime/modes.py's stack)
     "torch.profiler": "runtime.profiler",
     "torch.random": "runtime.random",
     # data loading, optimizers' schedules, saving

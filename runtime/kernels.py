@@ -159,6 +159,12 @@ def result_type(*operands: Any) -> np.dtype:
                 break
         else:
             return dtype
+    return _result_type_by_tiers(operands)
+
+
+def _result_type_by_tiers(operands: tuple) -> np.dtype:
+    """result_type's general case: dimensioned arrays, 0-dim arrays, Python numbers, each
+    tier promoted within, a lower tier counting only when of a higher category."""
     tiers: list[list[Any]] = [[], [], []]
     for value in operands:
         if isinstance(value, np.ndarray):

@@ -18,6 +18,7 @@ from types import FunctionType
 
 from generated.ops import alias
 from generated.tensor_methods import TensorMethods
+from runtime import modes
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.composite import CompositeMethods, TensorOpsMethods
@@ -34,6 +35,12 @@ def backward(
     inputs: Sequence[Tensor] | Tensor | None = None,
 ) -> None:
     """Accumulate this tensor's gradient into the leaves' `.grad` (autograd.backward)."""
+    if modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = modes.dispatch(Tensor.backward, (self,), {
+            "gradient": gradient, "retain_graph": retain_graph, "create_graph": create_graph,
+            "inputs": inputs})
+        if heard is not modes.PASS:
+            return heard
     gradients.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
