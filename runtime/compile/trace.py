@@ -252,20 +252,13 @@ class Tracer:
     def _is_held(self, tensor: Tensor) -> bool:
         """Whether `tensor` is a parameter or buffer of a module the step called, or an
         optimizer's: those are guarded as the modules and optimizers are."""
-        for module in self.modules:
-            if any(t is tensor for t in (*module._parameters.values(),
-                                         *module._buffers.values())):
-                return True
-        for optimizer in self.optimizers:
-            if any(p is tensor for group in optimizer.param_groups for p in group["params"]):
-                return True
-            if any(v is tensor for state in optimizer.state.values() for v in state.values()):
-                return True
+        if any(_holds(module, tensor) for module in self.modules) or \
+                any(_optimizer_holds(optimizer, tensor) for optimizer in self.optimizers):
+            return True
         # A module the step names but has not called yet (`p.grad = None` over its
         # parameters before the forward): it and its submodules are guarded from here on.
         for value in self._named_modules():
-            if any(t is tensor for m in value.modules()
-                   for t in (*m._parameters.values(), *m._buffers.values())):
+            if any(_holds(module, tensor) for module in value.modules()):
                 for module in value.modules():
                     if all(module is not known for known in self.modules):
                         self.modules.append(module)
@@ -365,12 +358,7 @@ class Tracer:
         if kind is np.ndarray:
             return self.value_of(value, "an argument").name
         if kind is tuple or kind is list:
-            items = [self.render(v, subscript) for v in value]
-            if kind is list:
-                return f"[{', '.join(items)}]"
-            if subscript and items:
-                return ", ".join(items) + ("," if len(items) == 1 else "")
-            return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+            return self._render_sequence(value, subscript)
         if kind is slice and subscript:
             parts = ["" if v is None else self.render(v) for v in
                      (value.start, value.stop, value.step)]
@@ -379,6 +367,14 @@ class Tracer:
             raise TraceBreak("a Tensor reached a kernel (not its array)")
         literal = self.source.literal(value)
         return literal if literal is not None else self.source.constant(value)
+
+    def _render_sequence(self, value: tuple | list, subscript: bool) -> str:
+        items = [self.render(v, subscript) for v in value]
+        if type(value) is list:
+            return f"[{', '.join(items)}]"
+        if subscript and items:
+            return ", ".join(items) + ("," if len(items) == 1 else "")
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
     def _reads(self, operands: Any) -> tuple[str, ...]:
         found: list[str] = []
@@ -417,15 +413,7 @@ class Tracer:
              extra: tuple = ()) -> Any:
         """A line `target = callee(args)` whose value is `result`; a result that is not an
         array (a size, a count) is a constant and writes no line."""
-        rendered = [self.render(a) for a in args]
-        rendered += [f"{k}={self.render(v)}" for k, v in kwargs.items()]
-        text = f"{callee}({', '.join(rendered)})"
-        quiet = False
-        if self.numpy_forms and callee.startswith("kernels."):
-            form = forms.rewrite(callee[len("kernels."):], args, kwargs, unwrap(args), result,
-                                 self.render)
-            if form is not None:
-                text, quiet = form
+        text, quiet = self._call_text(callee, args, kwargs, result)
         reads = self._reads((args, kwargs)) + self._reads(extra)
         prefix = "g" if self.phase == "backward" else "v"
         if isinstance(result, np.ndarray | np.generic):
@@ -444,6 +432,19 @@ class Tracer:
         if _contains_array(result):
             raise TraceBreak(f"{callee} returned arrays mixed with other values")
         return result
+
+    def _call_text(self, callee: str, args: tuple, kwargs: dict, result: Any
+                   ) -> tuple[str, bool]:
+        """`callee(args)` as source, or its spec's `numpy:` form (forms.py), and whether
+        that form runs with numpy's warnings off."""
+        rendered = [self.render(a) for a in args]  # (first: it names the inputs it reads)
+        rendered += [f"{k}={self.render(v)}" for k, v in kwargs.items()]
+        if self.numpy_forms and callee.startswith("kernels."):
+            form = forms.rewrite(callee[len("kernels."):], args, kwargs, unwrap(args), result,
+                                 self.render)
+            if form is not None:
+                return form
+        return f"{callee}({', '.join(rendered)})", False
 
     # -- the forward: kernel calls ------------------------------------------------------------
     def kernel_call(self, name: str, function: Callable, args: tuple, kwargs: dict) -> Any:
@@ -625,21 +626,7 @@ class Tracer:
     def backward(self, tensor: Tensor, gradient: Any, retain_graph: Any, create_graph: bool,
                  inputs: Any) -> None:
         """Trace `tensor.backward()`: the engine's walk over the graph, written out."""
-        if retain_graph or create_graph or inputs is not None:
-            raise TraceBreak("backward() with retain_graph, create_graph or inputs")
-        if not isinstance(tensor, Tensor) or tensor.grad_fn is None:
-            raise TraceBreak("backward() of something other than a tensor with a grad_fn")
-        if anomaly.is_enabled() or forward_grad.current_level() >= 0 or not _Mode.raw_allowed:
-            raise TraceBreak("backward() with anomaly mode, a forward-AD level or "
-                             "tensor_backward() on")
-        if gradient is not None and (
-                type(gradient) is not Tensor or gradient.requires_grad or
-                gradient._data.shape != tensor._data.shape or
-                gradient._data.dtype != tensor._data.dtype):
-            raise TraceBreak("backward() with a gradient other than a tensor of the output's "
-                             "shape and dtype that requires no grad")
-        if gradient is None and tensor._data.size != 1:
-            raise TraceBreak("backward() of a tensor that is not a scalar")
+        _check_backward(tensor, gradient, retain_graph or create_graph or inputs is not None)
         self.backwards += 1
         self.phase = "backward"
         loss = self.value_of(tensor._data, "the loss")
@@ -723,6 +710,36 @@ class Tracer:
             self.grads[id(variable._grad)] = variable
             self.keep.append(variable._grad)
         self.grads_checked.clear()
+
+
+def _holds(module: Module, tensor: Tensor) -> bool:
+    """Whether `tensor` is one of the module's own parameters or buffers."""
+    return any(t is tensor for t in (*module._parameters.values(), *module._buffers.values()))
+
+
+def _optimizer_holds(optimizer: Optimizer, tensor: Tensor) -> bool:
+    """Whether `tensor` is a parameter of the optimizer's or a tensor of its state."""
+    return any(p is tensor for group in optimizer.param_groups for p in group["params"]) or \
+        any(v is tensor for state in optimizer.state.values() for v in state.values())
+
+
+def _check_backward(tensor: Any, gradient: Any, options: bool) -> None:
+    """Stop the trace at a backward the generated step would not run as eager does."""
+    if options:
+        raise TraceBreak("backward() with retain_graph, create_graph or inputs")
+    if not isinstance(tensor, Tensor) or tensor.grad_fn is None:
+        raise TraceBreak("backward() of something other than a tensor with a grad_fn")
+    if anomaly.is_enabled() or forward_grad.current_level() >= 0 or not _Mode.raw_allowed:
+        raise TraceBreak("backward() with anomaly mode, a forward-AD level or "
+                         "tensor_backward() on")
+    if gradient is not None and (
+            type(gradient) is not Tensor or gradient.requires_grad or
+            gradient._data.shape != tensor._data.shape or
+            gradient._data.dtype != tensor._data.dtype):
+        raise TraceBreak("backward() with a gradient other than a tensor of the output's "
+                         "shape and dtype that requires no grad")
+    if gradient is None and tensor._data.size != 1:
+        raise TraceBreak("backward() of a tensor that is not a scalar")
 
 
 class _BoundaryTask(GraphTask):
@@ -1290,31 +1307,36 @@ def _returned_at_once(frame: Any, code: Any) -> bool:
         return False
     rest, pushed, index = instructions[here + 1:], 0, 0
     while index < len(rest):
-        name = rest[index].opname
-        if name == "RETURN_VALUE":
+        if rest[index].opname == "RETURN_VALUE":
             return pushed == 0
-        if name in ("BUILD_TUPLE", "BUILD_LIST"):
-            # Of values loaded after it only: one value for those; or of it too (and maybe
-            # of values before it): the container holds it now, and is followed instead.
-            pushed = pushed - rest[index].arg + 1 if rest[index].arg <= pushed else 0
-            index += 1
-            continue
-        if name in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF") or \
-                name == "LOAD_GLOBAL" and not rest[index].arg & 1:
-            pushed += 1
-            index += 1
-        elif name == "LOAD_METHOD" and pushed and \
-                [(i.opname, i.arg) for i in rest[index + 1:index + 3]] == \
-                [("PRECALL", 0), ("CALL", 0)]:
-            index += 3  # `x.item()`, `h.detach()` on a value loaded after: one value still
-        elif name == "LOAD_ATTR" and pushed:
-            index += 1  # `x.data`: one value for one
-        elif name in ("BINARY_SUBSCR", "BINARY_OP") and pushed >= 2:
-            pushed -= 1  # `hidden[0]`, `a + b`: one value for two loaded after it
-            index += 1
-        else:
+        step = _stack_step(rest, index, pushed)
+        if step is None:
             return False
+        index, pushed = step
     return False
+
+
+def _stack_step(rest: list, index: int, pushed: int) -> tuple[int, int] | None:
+    """The instruction at `index` after the call, as (next index, values loaded after the
+    call's result); None for one that could reach that result."""
+    instruction = rest[index]
+    name = instruction.opname
+    if name in ("BUILD_TUPLE", "BUILD_LIST"):
+        # Of values loaded after it only: one value for those; or of it too (and maybe
+        # of values before it): the container holds it now, and is followed instead.
+        return index + 1, pushed - instruction.arg + 1 if instruction.arg <= pushed else 0
+    if name in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF") or \
+            name == "LOAD_GLOBAL" and not instruction.arg & 1:
+        return index + 1, pushed + 1
+    if name == "LOAD_METHOD" and pushed and \
+            [(i.opname, i.arg) for i in rest[index + 1:index + 3]] == \
+            [("PRECALL", 0), ("CALL", 0)]:
+        return index + 3, pushed  # `x.item()`, `h.detach()` on a value loaded after
+    if name == "LOAD_ATTR" and pushed:
+        return index + 1, pushed  # `x.data`: one value for one
+    if name in ("BINARY_SUBSCR", "BINARY_OP") and pushed >= 2:
+        return index + 1, pushed - 1  # `hidden[0]`, `a + b`: one for two loaded after it
+    return None
 
 
 def _stopping(tracer: Tracer, method: Callable, reason: str) -> Callable:
