@@ -243,3 +243,24 @@ def test_a_member_set_again_keeps_its_place(lib):
     torch_model.fc2 = torch.nn.Linear(20, 5)
     assert names == [name for name, _ in torch_model.named_parameters()]
     assert list(model._modules) == list(torch_model._modules)
+
+
+def test_compile_has_one_engine_and_small_functions():
+    """runtime/compile/ traces the backward with the engine's GraphTask (no loop, ready
+    heap or sum_to of its own), and no function there is above complexity 15 (issue 30)."""
+    from pathlib import Path
+
+    from radon.complexity import cc_visit
+
+    folder = Path(runtime.__file__).parent / "compile"
+    too_complex = []
+    for path in sorted(folder.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert "heapq" not in text and "_sequence_nr, next(" not in text, path.name
+        stack = list(cc_visit(text))
+        while stack:
+            block = stack.pop()
+            stack.extend(getattr(block, "closures", ()))
+            if block.complexity > 15:
+                too_complex.append(f"{path.name}:{block.lineno} {block.fullname}")
+    assert too_complex == []

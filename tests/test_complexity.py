@@ -17,10 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_COMPLEXITY = 20
 
 # Files being rewritten, until they are: the two argument parsers (giving way to one
-# generated parser), the profiler's table, and three of runtime.compile's files.
+# generated parser), the profiler's table.
 NOT_YET: list[str] = ["runtime/dispatch.py", "runtime/factory_args.py",
-                      "runtime/profiler/recorder.py", "runtime/compile/step.py",
-                      "runtime/compile/trace.py", "runtime/compile/joint.py"]
+                      "runtime/profiler/recorder.py"]
 
 
 def _python_files(directory: str) -> list[str]:

@@ -120,19 +120,8 @@ def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
     where the next call finds it (a getter), or the Tensor itself when the step holds it
     (a module's parameter)."""
     write = _Writer()
-    if modes:
-        write.fail_if(" or ".join(
-            f"{write.constant(holder)}.{name} {'is not' if _singleton(value) else '!='} "
-            f"{value!r}" for holder, name, value in modes))
-    for index, key in enumerate(arguments):
-        _argument(write, f"a{index}", key)
-    for find, expected in named:
-        write.fail_if(f"{_read(write, find)} is not {write.constant(expected)}")
-    for find, key in scalars:
-        # (type, value), compared as step.py's `_scalar_key` compares them.
-        write.fail_if(f"(type(v := {_read(write, find)}), v) != {write.constant(key)}")
-    for read in reads:
-        _read_value(write, read)
+    _modes_and_arguments(write, modes, arguments)
+    _names(write, named, scalars, reads)
     # Found anew at each call (after the reads, which guard their holders and a list's
     # length): checked at each call.
     for find, key in zip(tensors, tensor_keys, strict=True):
@@ -155,6 +144,29 @@ def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
     if VERIFY and write.skips:
         guard = _verified(guard, code, write.skips, write.namespace)
     return code, guard
+
+
+def _modes_and_arguments(write: _Writer, modes: list[tuple[Any, str, Any]],
+                         arguments: tuple) -> None:
+    """The global modes' checks, then each argument's."""
+    if modes:
+        write.fail_if(" or ".join(
+            f"{write.constant(holder)}.{name} {'is not' if _singleton(value) else '!='} "
+            f"{value!r}" for holder, name, value in modes))
+    for index, key in enumerate(arguments):
+        _argument(write, f"a{index}", key)
+
+
+def _names(write: _Writer, named: list, scalars: list, reads: list) -> None:
+    """The objects fn names by identity, its plain values by type and value, and what it
+    reads through them (reads.py)."""
+    for find, expected in named:
+        write.fail_if(f"{_read(write, find)} is not {write.constant(expected)}")
+    for find, key in scalars:
+        # (type, value), compared as step.py's `_scalar_key` compares them.
+        write.fail_if(f"(type(v := {_read(write, find)}), v) != {write.constant(key)}")
+    for read in reads:
+        _read_value(write, read)
 
 
 def _counted(write: _Writer, held: list[tuple[Tensor, tuple]], modules: list[Any]) -> None:
