@@ -973,14 +973,64 @@ class _SignSGD(runtime.optim.Optimizer):
 
 
 @pytest.mark.parametrize("cls", [_SignSGD, _MySGD], ids=["_SignSGD", "_MySGD"])
-def test_an_optimizer_without_a_template_runs_eagerly_and_says_so(cls):
-    eager_model, _, eager_step = _classifier_step(runtime, cls, lr=0.01)
-    model, _, step = _classifier_step(runtime, cls, lr=0.01)
+def test_an_optimizer_without_a_template_is_traced_through_its_own_code(cls):
+    """Its ops are lines of the update; its learning rate a constant of the trace, guarded
+    by value: a new one makes a new trace."""
+    eager_model, eager_optimizer, eager_step = _classifier_step(runtime, cls, lr=0.01)
+    model, optimizer, step = _classifier_step(runtime, cls, lr=0.01)
     compiled = runtime.compile(step)
-    for x, target in _batches(runtime, 3):
+    for index, (x, target) in enumerate(_batches(runtime, 6)):
+        if index == 3:
+            for group in (*eager_optimizer.param_groups, *optimizer.param_groups):
+                group["lr"] = 0.05
+        assert compiled(x, target).item() == eager_step(x, target).item()
+        assert _same(_bits(model), _bits(eager_model))
+    assert compiled.fallback_reason is None
+    assert compiled.traces == 2  # (the first, and the new learning rate)
+    assert "update: add_Tensor_, in place" in compiled.code
+
+
+class _CountingSGD(runtime.optim.Optimizer):
+    """A user's optimizer that keeps its step count as a Python number."""
+
+    def __init__(self, params, lr=0.01):
+        super().__init__(params, {"lr": lr})
+        self.count = 0
+
+    @runtime.no_grad()
+    def step(self, closure=None):
+        self.count += 1
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.add_(p.grad, alpha=-group["lr"] / self.count)
+
+
+def test_an_optimizer_that_changes_its_python_state_runs_eagerly_and_says_so():
+    eager_model, _, eager_step = _classifier_step(runtime, _CountingSGD, lr=0.01)
+    model, _, step = _classifier_step(runtime, _CountingSGD, lr=0.01)
+    compiled = runtime.compile(step)
+    for x, target in _batches(runtime, 4):
         assert compiled(x, target).item() == eager_step(x, target).item()
     assert _same(_bits(model), _bits(eager_model))
-    assert compiled.fallback_reason == f"no update template for {cls.__name__}"
+    assert compiled.fallback_reason.startswith("_CountingSGD.step changes the optimizer's "
+                                               "Python state")
+
+
+@pytest.mark.parametrize("name", ["Rprop", "Adamax"])
+def test_the_newer_optimizers_compile_or_say_why(name):
+    """Rprop, traced through its own code, equals eager bit for bit; Adamax reads its step
+    count as a Python number (`.item()`), which stops the trace."""
+    eager_model, _, eager_step = _classifier_step(runtime, name, lr=0.01)
+    model, _, step = _classifier_step(runtime, name, lr=0.01)
+    compiled = runtime.compile(step)
+    for x, target in _batches(runtime, 6):
+        assert compiled(x, target).item() == eager_step(x, target).item()
+        assert _same(_bits(model), _bits(eager_model))
+    if name == "Rprop":
+        assert compiled.fallback_reason is None and compiled.traces == 2
+    else:
+        assert compiled.fallback_reason is not None
 
 
 def test_amsgrad_outside_the_plain_case_runs_eagerly_and_says_so():
