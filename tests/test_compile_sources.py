@@ -264,3 +264,49 @@ def test_compile_has_one_engine_and_small_functions():
             if block.complexity > 15:
                 too_complex.append(f"{path.name}:{block.lineno} {block.fullname}")
     assert too_complex == []
+
+
+def test_a_module_tensor_attribute_and_a_batch_tuple_on_self():
+    """A module's plain tensor attribute (not a parameter or buffer) is held as the module's
+    attributes are, by identity, and checked by its metadata; a batch kept as a tuple on
+    self is read from the tuple, which is guarded by identity and length."""
+    class Shifted(runtime.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = runtime.nn.Linear(4, 3)
+            with runtime.no_grad():
+                self.fc.weight.copy_(runtime.tensor(_weights(2)[2][:3, :4]))
+                self.fc.bias.fill_(0.125)
+            self.shift = runtime.ones(3) * 0.5
+
+        def forward(self, x):
+            return self.fc(x) + self.shift
+
+    class Holder:
+        def __init__(self) -> None:
+            self.model = Shifted()
+            self.batch = (runtime.tensor(_data(6)[0][:, :4]), runtime.ones(6, 3))
+
+        def step(self):
+            x, y = self.batch
+            return (self.model(x) - y).pow(2).sum()
+
+    eager, mine = Holder(), Holder()
+    compiled = runtime.compile(mine.step)
+    for k in range(6):
+        if k == 2:
+            for holder in (eager, mine):
+                holder.model.shift = runtime.ones(3) * 2  # the module's attribute: a new trace
+        if k == 4:
+            for holder in (eager, mine):
+                holder.batch = (holder.batch[0] * 3, holder.batch[1])  # a new tuple
+        assert compiled().item() == eager.step().item(), k
+    assert compiled.fallback_reason is None
+    assert compiled.traces == 3
+    reference = torch.nn.Linear(4, 3)
+    with torch.no_grad():
+        reference.weight.copy_(torch.tensor(_weights(2)[2][:3, :4]))
+        reference.bias.fill_(0.125)
+    x = torch.tensor(_data(6)[0][:, :4]) * 3
+    expected = (reference(x) + torch.ones(3) * 2 - torch.ones(6, 3)).pow(2).sum().item()
+    np.testing.assert_allclose(compiled().item(), expected, rtol=1e-6)

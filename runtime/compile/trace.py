@@ -713,8 +713,11 @@ class Tracer:
 
 
 def _holds(module: Module, tensor: Tensor) -> bool:
-    """Whether `tensor` is one of the module's own parameters or buffers."""
-    return any(t is tensor for t in (*module._parameters.values(), *module._buffers.values()))
+    """Whether `tensor` is one of the module's own parameters or buffers, or a plain
+    attribute of it (`self.shift = torch.ones(4)`): the guards hold the module's attributes
+    by identity, and its tensors by their metadata."""
+    return any(t is tensor for t in (*module._parameters.values(), *module._buffers.values(),
+                                     *vars(module).values()))
 
 
 def _optimizer_holds(optimizer: Optimizer, tensor: Tensor) -> bool:
