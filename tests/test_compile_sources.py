@@ -179,7 +179,9 @@ def test_tensors_in_a_dict_and_an_object_named_by_a_closure():
     closure cell: each guarded along its chain, each batch found anew."""
     def make():
         trainer = _trainer_class(runtime)()
-        batch = {"x": trainer.x, "y": trainer.y}
+        # (Copies: the same tensor at two places, trainer.x and batch["x"], would be
+        # guarded at both: test_a_tensor_found_at_two_places_is_guarded_at_both.)
+        batch = {"x": trainer.x.clone(), "y": trainer.y.clone()}
 
         def step():
             trainer.opt.zero_grad()
@@ -310,3 +312,36 @@ def test_a_module_tensor_attribute_and_a_batch_tuple_on_self():
     x = torch.tensor(_data(6)[0][:, :4]) * 3
     expected = (reference(x) + torch.ones(3) * 2 - torch.ones(6, 3)).pow(2).sum().item()
     np.testing.assert_allclose(compiled().item(), expected, rtol=1e-6)
+
+
+def test_a_tensor_found_at_two_places_is_guarded_at_both():
+    """`self.x` and `self.batch[0]` are one tensor when traced: the step reads the first,
+    so rebinding the second alone makes a new trace. A parameter also kept on self
+    (`self.w`) is held as the module's, and rebinding `self.w` makes a new trace too."""
+    class Twice:
+        def __init__(self) -> None:
+            self.model = runtime.nn.Linear(4, 2)
+            with runtime.no_grad():
+                self.model.weight.copy_(runtime.tensor(_weights(4)[2][:2, :4]))
+                self.model.bias.fill_(0.25)
+            self.x = runtime.tensor(_data(3)[0][:, :4])
+            self.batch = [self.x]
+            self.w = self.model.weight
+
+        def step(self):
+            return (self.model(self.x) + self.model(self.batch[0]) + self.w.sum()).sum()
+
+    eager, mine = Twice(), Twice()
+    compiled = runtime.compile(mine.step)
+    for k in range(5):
+        if k == 2:
+            first = compiled.last
+            for holder in (eager, mine):
+                holder.batch[0] = holder.x * 2
+            assert not first.holds() and not first.holds_slowly()
+        if k == 3:
+            for holder in (eager, mine):
+                holder.w = runtime.ones(2, 4)
+        assert compiled().item() == eager.step().item(), k
+    assert compiled.fallback_reason is None
+    assert compiled.traces == 3  # the first, batch[0] rebound alone, self.w rebound

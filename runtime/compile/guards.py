@@ -313,6 +313,11 @@ def _nothing() -> None:
 def _read_value(write: _Writer, read: Any) -> None:
     """reads.py's `Read.holds`: a plain value by type and value, an object by identity,
     a container's length. The holder is a constant: checked by identity before."""
+    if isinstance(read, reads.Alias):
+        first, other = read.first, read.other
+        write.fail_if(f"{other.expression(write.constant(other.container))} is not "
+                      f"{first.expression(write.constant(first.container))}")
+        return
     holder = write.constant(read.holder)
     kind, expected = read.expected
     if kind == "length":

@@ -113,10 +113,11 @@ class Source:
     tensor (None where there is none); the generated guard and step write the read out
     (`expression`)."""
 
-    __slots__ = ("container", "key", "kind", "path")
+    __slots__ = ("container", "key", "kind", "others", "path")
 
     def __init__(self, container: Any, kind: str, key: Any, path: str) -> None:
         self.container, self.kind, self.key, self.path = container, kind, key, path
+        self.others: list[Source] = []  # other places the walk found the same tensor
 
     def __call__(self) -> Any:
         if self.kind == "attribute":
@@ -133,6 +134,18 @@ class Source:
         if isinstance(self.container, dict):
             return f"{container}.get({self.key!r})"
         return f"{container}[{self.key!r}]"
+
+
+class Alias(NamedTuple):
+    """Two places where the traced call found the same tensor (`self.x` and
+    `self.batch[0]`): a later call must find one object at both, or the step, which reads
+    the first, would miss a rebinding of the other."""
+
+    first: Source
+    other: Source
+
+    def holds(self) -> bool:
+        return self.other() is self.first()
 
 
 def plain_reads(roots: list[Any], functions: list[Callable],
@@ -254,7 +267,10 @@ class _Walk:
         """Keep `read`, and walk into what it found; a tensor is a source instead: found
         anew at each call, and guarded by its metadata (its holder by identity)."""
         if isinstance(value, Tensor | Module):  # (a module's: to name its parameters)
-            self.sources.setdefault(id(value), Source(read.holder, read.kind, read.key, path))
+            found = Source(read.holder, read.kind, read.key, path)
+            first = self.sources.setdefault(id(value), found)
+            if first is not found:
+                first.others.append(found)
         if isinstance(value, Tensor):
             return
         self.found.append(read)

@@ -44,7 +44,7 @@ from runtime.compile.guards import Keywords
 from runtime.compile.joint import Joint
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
-from runtime.compile.reads import is_plain_value, method_reads
+from runtime.compile.reads import Alias, is_plain_value, method_reads
 from runtime.compile.trace import MODES, Tracer, _getter, grad_state, listening
 from runtime.dtypes import dtype
 from runtime.namespaces import array_ops
@@ -216,7 +216,8 @@ def _named_and_scalars(tracer: Any, reads: list) -> tuple[list, list]:
     it; and the plain values (numbers, strings, None) it names so, by value: the trace
     baked them in as constants, so another value needs another trace."""
     objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
-                                        *(read.holder for read in reads)]}
+                                        *(read.holder for read in reads
+                                          if type(read) is not Alias)]}
     named = [(_getter_of(tracer, obj), obj) for obj in objects.values()
              if id(obj) in tracer.bindings]
     scalars = [(_getter(container, key), _scalar_key(value))

@@ -208,6 +208,7 @@ class Tracer:
             if name is None:
                 self._check_held(tensor)
                 name = self.source.constant(tensor, "T")
+            self._guard_paths(tensor)
             self.closure_tensors.append(tensor)
         self.tensors[id(tensor)] = name
         self.keep.append(tensor)
@@ -242,11 +243,25 @@ class Tracer:
         self.parameter_names.setdefault(id(tensor), found.path)
         return name
 
+    def _guard_paths(self, tensor: Tensor) -> None:
+        """A tensor found at several places of the objects the step names: each place must
+        hold it at later calls too. The step reads a tensor from the first (or holds it,
+        a module's); a rebinding at another would go unseen."""
+        found = self.reached.get(id(tensor))
+        if found is None:
+            return
+        if self.sources.get(id(tensor)) is found:  # read from `found` at every call
+            self.reads += [reads.Alias(found, other) for other in found.others]
+            return
+        self.reads += [reads.Read(place.container, place.kind, place.key, ("object", tensor))
+                       for place in (found, *found.others)]
+
     def _named_modules(self) -> list[Module]:
         """The modules the step names (globals, free variables) or reaches through the
         objects it names (`self.model`)."""
         named = [value for _c, _k, value in self.bindings.values()]
-        named += [read.expected[1] for read in self.reads if read.expected[0] == "object"]
+        named += [read.expected[1] for read in self.reads
+                  if type(read) is reads.Read and read.expected[0] == "object"]
         return [value for value in named if isinstance(value, Module)]
 
     def _is_held(self, tensor: Tensor) -> bool:
