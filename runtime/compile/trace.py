@@ -7,11 +7,13 @@ While the step runs, the tracer listens at the places every op of the runtime pa
 - `recording.data` (a wrapper unpacking its Tensor arguments), which says which Tensor an
   array that no traced kernel made belongs to: a parameter, an input;
 - `autograd.backward` (what `loss.backward()` calls): before the engine runs, the tracer
-  walks the loss's graph in the engine's order and runs each node's own `apply` on
-  traced values (runtime/compile/values.py), then lets the engine run and checks that
-  every `.grad` it wrote equals, bit for bit, what the traced lines compute;
-- `SGD.step`, `Adam.step` (and AdamW's), `zero_grad`: the update becomes the optimizer's
-  template (runtime/compile/optim.py), zero_grad a call of the same method;
+  runs the engine's own GraphTask over the loss's graph with the symbolic op namespace
+  (runtime/compile/values.py), so each node's `apply` writes its lines in the engine's
+  order, then lets the engine run and checks that every `.grad` it wrote equals, bit for
+  bit, what the traced lines compute;
+- an optimizer's `step` (runtime/optim/optimizer.py's `run_step`) and `zero_grad`: the
+  update of SGD, Adam, AdamW, RMSprop, Adagrad and Adadelta is the optimizer's template
+  (runtime/compile/optim.py); any other optimizer's is traced through its own code;
 - what makes a step depend on its data (`item()`, `bool(t)`, `tolist()`), in-place ops
   in the forward, `autograd.grad`, and tensors made outside the kernels: each stops the
   trace with a reason, and the step keeps running eagerly.
