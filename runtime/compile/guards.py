@@ -210,7 +210,7 @@ def _verified(guard: Callable[..., bool], code: str, skips: list[str],
 
 
 def _read(write: _Writer, find: Callable[[], Any]) -> str:
-    """`find()` as source: written out where the getter can say how (trace.py's _Getter:
+    """`find()` as source: written out where the getter can say how (reads.py's Source:
     a global's or a free variable's read, without a call), else a call."""
     expression = getattr(find, "expression", None)
     if expression is not None:

@@ -107,7 +107,8 @@ def code_names(functions: list[Callable]) -> set[str]:
 
 
 class Source:
-    """Where a later call finds a tensor the step reached through an object it names
+    """Where a later call finds what the step reads: a global or a free variable it names
+    (an item of its globals, its cell), or a tensor reached through an object it names
     (`self.x`, `trainer.batch["x"]`, `batches[0]`): one read from `container`, whose
     identity the Reads before it guard (Dynamo's `L['self'].x`). Called, it reads the
     tensor (None where there is none); the generated guard and step write the read out
@@ -120,6 +121,8 @@ class Source:
         self.others: list[Source] = []  # other places the walk found the same tensor
 
     def __call__(self) -> Any:
+        if self.kind == "cell":  # a free variable's
+            return self.container.cell_contents
         if self.kind == "attribute":
             return vars(self.container).get(self.key)
         if isinstance(self.container, dict):
@@ -129,6 +132,8 @@ class Source:
     def expression(self, container: str) -> str:
         """The read as source, `container` the name of the holder (a list's length is
         checked before: reads.py's "length" Read)."""
+        if self.kind == "cell":
+            return f"{container}.cell_contents"
         if self.kind == "attribute":
             return f"{container}.__dict__.get({self.key!r})"
         if isinstance(self.container, dict):

@@ -947,30 +947,11 @@ def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]],
     return reads.plain_reads(roots, functions, sources, labels)
 
 
-class _Getter:
-    """Where the step finds a name it reads: `container.get(key)` (a global) or
-    `container.cell_contents` (a free variable). Called, it reads it; the generated guard
-    writes the read out inline instead (`expression`), which saves a call."""
-
-    __slots__ = ("container", "key")
-
-    def __init__(self, container: Any, key: Any) -> None:
-        self.container, self.key = container, key
-
-    def __call__(self) -> Any:
-        if isinstance(self.container, dict):
-            return self.container.get(self.key)
-        return self.container.cell_contents
-
-    def expression(self, container: str) -> str:
-        """The read as source, with `container` the guard's name for the container."""
-        if isinstance(self.container, dict):
-            return f"{container}.get({self.key!r})"
-        return f"{container}.cell_contents"
-
-
-def _getter(container: Any, key: Any) -> _Getter:
-    return _Getter(container, key)
+def _getter(container: Any, key: Any) -> reads.Source:
+    """Where the step finds a name it reads: a global (`container` the function's globals)
+    or a free variable (`container` its cell)."""
+    kind = "item" if isinstance(container, dict) else "cell"
+    return reads.Source(container, kind, key, str(key))
 
 
 def _contains_tensor(value: Any) -> bool:
