@@ -1030,7 +1030,7 @@ def test_the_newer_optimizers_compile_or_say_why(name):
     if name == "Rprop":
         assert compiled.fallback_reason is None and compiled.traces == 2
     else:
-        assert compiled.fallback_reason is not None
+        assert compiled.fallback_reason.startswith("in Adamax.step: ")
 
 
 def test_amsgrad_outside_the_plain_case_runs_eagerly_and_says_so():

@@ -77,11 +77,14 @@ def _traced_step(tracer: Tracer, optimizer: Any, run_step: Callable, step: Calla
     if all(o is not optimizer for o in tracer.optimizers):
         tracer.optimizers.append(optimizer)
     TRACED.add(optimizer)
-    before = _python_state(optimizer)
+    before, broken = _python_state(optimizer), tracer.broken
     try:
         return run_step(optimizer, step, args, kwargs)
     finally:
         tracer.phase = phase if phase != "backward" else "update"
+        if broken is None and tracer.broken is not None:
+            # (Where it stopped: in the optimizer's own code.)
+            tracer.broken = f"in {type(optimizer).__name__}.step: {tracer.broken}"
         _check_python_state(tracer, optimizer, before)
 
 
