@@ -27,6 +27,7 @@ import heapq
 import itertools
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +58,7 @@ class GraphTask:
                  "input_buffers", "ready", "tie", "needed", "should_execute", "captures",
                  "captured", "array_ops")
 
-    def __init__(self, keep_graph: bool, create_graph: bool) -> None:
+    def __init__(self, keep_graph: bool, create_graph: bool, ops: Any = None) -> None:
         self.keep_graph = keep_graph  # retain_graph: keep saved tensors for another backward
         self.create_graph = create_graph
         self.raw = False  # whether the gradients are numpy arrays (see _runs_raw)
@@ -71,9 +72,12 @@ class GraphTask:
         self.should_execute: set[Node] | None = None  # nodes that are queued when ready
         self.captures: dict[Edge, list[int]] = {}  # edge -> positions in `captured`
         self.captured: list = []
-        # What first-order formulas call their ops on: array_ops, or what an op mode (a
-        # profiler) gives in its place (runtime/modes.py).
-        self.array_ops = modes.array_ops(array_ops) if modes.active else array_ops
+        # What first-order formulas call their ops on (and validate_outputs its asarray and
+        # sum_to): array_ops, or what an op mode (a profiler) gives in its place
+        # (runtime/modes.py), or `ops` (runtime.compile's symbolic namespace, which also
+        # writes each call down).
+        self.array_ops = ops if ops is not None else \
+            modes.array_ops(array_ops) if modes.active else array_ops
 
     def compute_dependencies(self, roots: Sequence[Edge], with_parents: bool
                              ) -> tuple[dict[Node, list[Node]], bool]:
@@ -189,7 +193,7 @@ class GraphTask:
         tensors."""
         outputs = node.apply(grads, self.array_ops) if node.runs_on_arrays \
             else apply_on_arrays(node, grads)
-        validate_outputs(node, outputs, True)
+        validate_outputs(node, outputs, True, self.array_ops)
         if not self.keep_graph:
             node.release_variables()
         return outputs
@@ -249,10 +253,10 @@ def _needed_nodes(targets: set[Node], parents: dict[Node, list[Node]]) -> set[No
     return needed
 
 
-def validate_outputs(node: Node, outputs: list, arrays: bool) -> None:
+def validate_outputs(node: Node, outputs: list, arrays: bool, ops: Any = array_ops) -> None:
     """PyTorch's validate_outputs: one gradient per edge, each of its input's shape and dtype.
     The gradients are numpy arrays (`arrays`: a raw backward) or Tensors; wrong ones are
-    replaced in `outputs`.
+    replaced in `outputs` (on arrays, with `ops`' asarray and sum_to).
 
     A gradient of a broadcast shape is summed back to the input's shape (`sum_to`), so a
     formula may return `grad` for an input that was broadcast in the forward pass.
@@ -273,15 +277,15 @@ def validate_outputs(node: Node, outputs: list, arrays: bool) -> None:
         shape, dtype = next_node._input_metadata[input_nr]
         if (type(data) is not np.ndarray or data.shape != shape
                 or (data.dtype is not dtype and data.dtype != dtype)):
-            outputs[index] = _conform(node, index, grad, arrays, shape, dtype)
+            outputs[index] = _conform(node, index, grad, arrays, shape, dtype, ops)
 
 
 def _conform(node: Node, index: int, grad: Tensor | np.ndarray | np.generic, arrays: bool,
-             shape: tuple[int, ...], dtype: np.dtype) -> Tensor | np.ndarray:
+             shape: tuple[int, ...], dtype: np.dtype, ops: Any) -> Tensor | np.ndarray:
     """`grad` summed back to `shape` if it is of a shape that broadcasts to it, and cast to
     `dtype`; an error if it is of another shape."""
     if arrays and type(grad) is not np.ndarray:  # a numpy scalar, from an operator on 0-d arrays
-        grad = np.asarray(grad)
+        grad = ops.asarray(grad)
     got = grad.shape if arrays else grad._data.shape
     if got != shape:
         if not _expandable(shape, got):
@@ -291,7 +295,7 @@ def _conform(node: Node, index: int, grad: Tensor | np.ndarray | np.generic, arr
             )
         if observer is not None:  # an explorer shows the gradient before the sum
             observer.reduced(node, index, grad, shape)
-        grad = kernels.sum_to(grad, shape) if arrays else _sum_to(grad, shape)
+        grad = ops.sum_to(grad, shape) if arrays else _sum_to(grad, shape)
     if arrays:
         return grad if grad.dtype == dtype else grad.astype(dtype)
     return grad if grad._data.dtype == dtype else grad.to(dtypes.from_numpy(dtype))

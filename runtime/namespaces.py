@@ -77,6 +77,11 @@ class ArrayOps:
         """A saved tensor's array, after the same checks as a Tensor unpack."""
         return saved.unpack_data()
 
+    # What the engine's raw backward does to a gradient (engine.validate_outputs): a
+    # numpy scalar made an array, a broadcast gradient summed back to its input's shape.
+    asarray = staticmethod(np.asarray)
+    sum_to = staticmethod(kernels.sum_to)
+
     # -- Tensor methods the runtime writes by hand ------------------------------------------
     @staticmethod
     def size(self: Any, dim: int | None = None) -> Any:
