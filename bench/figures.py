@@ -27,11 +27,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "BENCHMARKS.md"
-# The pages whose figures come from BENCHMARKS.md (census.md and compare-torch.md are
-# written whole by their own commands).
-PAGES = ["README.md", "docs/performance.md", "docs/autograd-tips.md",
-         "docs/explorer.md", "docs/prototyping.md", "docs/architecture.md", "docs/random.md",
-         "docs/walkthrough.md"]
+# The pages whose figures come from BENCHMARKS.md: the README and every page of docs/ but
+# the two written whole by their own commands (census.md, compare-torch.md).
+WRITTEN_WHOLE = {"docs/census.md", "docs/compare-torch.md"}
+PAGES = ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")
+                              if p.relative_to(ROOT).as_posix() not in WRITTEN_WHOLE)]
 MARKER = re.compile(r"<!-- bench: (?P<name>[\w.\-]+) -->(?P<value>.*?)<!-- /bench -->")
 
 
