@@ -316,6 +316,8 @@ def _runs_raw(hooked: bool, root_grads: Sequence, create_graph: bool) -> bool:
     """Whether this backward can run on arrays: nothing in it needs to see a Tensor."""
     if hooked or not _Mode.raw_allowed or create_graph or anomaly.is_enabled():
         return False
+    if modes.active and modes.tensor_backward():  # a TorchDispatchMode hears backward's ops
+        return False
     if forward_grad.current_level() >= 0:
         return False  # with a dual level open, formulas compute tangents, on Tensors
     for grad in root_grads:

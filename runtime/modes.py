@@ -50,7 +50,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["active", "dispatch", "PASS", "PUBLIC", "OP", "PUBLIC_OP", "OpMode", "push", "pop",
-           "function_modes", "op_modes", "wrap_evaluate", "array_ops"]
+           "function_modes", "op_modes", "wrap_evaluate", "array_ops", "tensor_backward"]
 
 # How many modes are pushed, over all threads: the one value every wrapper reads.
 active = 0
@@ -142,7 +142,7 @@ def dispatch(func: Callable, args: tuple, kwargs: dict, heard_by: int = PUBLIC) 
         stack = _stacks.op
         mode = stack.pop()
         try:
-            return mode.__torch_dispatch__(func, _types(args, kwargs), args, kwargs)
+            return mode.hear(func, args, kwargs)
         finally:
             stack.append(mode)
     return PASS
@@ -151,7 +151,15 @@ def dispatch(func: Callable, args: tuple, kwargs: dict, heard_by: int = PUBLIC) 
 class OpMode:
     """A mode that hears every op of the spec as it runs (torch's TorchDispatchMode level).
     Subclasses write `__torch_dispatch__`; `wrap_evaluate` and `array_ops` let them see a
-    backward's nodes and the ops its first-order formulas run on arrays."""
+    backward's nodes and the ops its first-order formulas run on arrays, or, with
+    `tensor_backward`, have every backward run its formulas on Tensors, through the ops."""
+
+    tensor_backward = False
+
+    def hear(self, func: Callable, args: tuple, kwargs: dict) -> Any:
+        """An op's call, handed to `__torch_dispatch__` (a subclass may present `func`
+        otherwise: runtime.utils._python_dispatch gives torch's OpOverload)."""
+        return self.__torch_dispatch__(func, _types(args, kwargs), args, kwargs)
 
     def __torch_dispatch__(self, func: Callable, types: tuple, args: tuple = (),
                            kwargs: dict | None = None) -> Any:
@@ -185,3 +193,8 @@ def array_ops(namespace: Any) -> Any:
     for mode in _stacks.op:
         namespace = mode.array_ops(namespace)
     return namespace
+
+
+def tensor_backward() -> bool:
+    """Whether an op mode of this thread wants backward's formulas run on Tensors."""
+    return any(mode.tensor_backward for mode in _stacks.op)

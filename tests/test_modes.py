@@ -6,6 +6,7 @@ ops a composite function is made of."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -331,3 +332,79 @@ def test_a_profile_and_an_anomaly_mode_run_leave_every_module_attribute_as_it_wa
     names = {event.name for event in prof.events()}
     assert {"aten::addmm", "autograd::engine::evaluate_function: AddmmBackward0",
             "aten::mm"} <= names
+
+
+# -- TorchDispatchMode: the ops themselves --------------------------------------------------
+
+def dispatched(lib) -> tuple[list[str], list[str], Any]:
+    """What a TorchDispatchMode hears over a small model's forward, then its backward."""
+    from torch.utils._python_dispatch import TorchDispatchMode as TorchsDispatchMode
+
+    from runtime.utils._python_dispatch import TorchDispatchMode
+
+    base = TorchsDispatchMode if lib is torch else TorchDispatchMode
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(5, 3), lib.nn.ReLU(), lib.nn.Linear(3, 2))
+    x = lib.randn(4, 5)
+    heard_names: list[str] = []
+
+    class Log(base):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            heard_names.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Log():
+        loss = (model(x) - 1).pow(2).sum()
+        forward = list(heard_names)
+        loss.backward()
+    return forward, heard_names[len(forward):], model[0].weight.grad.numpy()
+
+
+def test_a_dispatch_mode_hears_the_ops_of_forward_and_backward_as_torchs() -> None:
+    ours, theirs = dispatched(runtime), dispatched(torch)
+    # torch's autograd saves relu's output through a `detach` at the dispatch level;
+    # gradgen's saved variables keep the tensor itself, with no op.
+    assert ours[0] == [name for name in theirs[0] if name != "detach.default"] == [
+        "t.default", "addmm.default", "relu.default", "t.default", "addmm.default",
+        "sub.Tensor", "pow.Tensor_Scalar", "sum.default"]
+    # Backward: the formulas' ops, heard as torch's (torch's also seeds the gradient with
+    # ones_like, sums the bias's gradient with ops where gradgen's engine sums the array,
+    # and writes pow's gradient with a mul.Scalar).
+    assert {"mm.default", "t.default", "threshold_backward.default"} <= set(ours[1])
+    assert set(ours[1]) <= set(theirs[1])
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)
+
+
+def test_dispatch_funcs_read_as_torchs_op_overloads() -> None:
+    from runtime.utils._python_dispatch import TorchDispatchMode
+
+    funcs = []
+
+    class Keep(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            funcs.append(func)
+            return func(*args, **(kwargs or {}))
+
+    x = runtime.ones(2, 2)
+    with Keep():
+        runtime.addmm(x, x, x)
+        x.add_(1)
+    ours = [(repr(f), str(f), f.name(), f.__name__) for f in funcs]
+    theirs = [(repr(f), str(f), f.name(), f.__name__)
+              for f in (torch.ops.aten.addmm.default, torch.ops.aten.add_.Tensor)]
+    assert ours == theirs
+
+
+def test_the_base_dispatch_mode_raises_not_implemented_as_torchs() -> None:
+    from torch.utils._python_dispatch import TorchDispatchMode as TorchsDispatchMode
+
+    from runtime.utils._python_dispatch import TorchDispatchMode
+
+    def run(lib, base):
+        try:
+            with base():
+                lib.ones(2).exp()
+        except NotImplementedError as error:
+            return type(error).__name__, str(error)
+
+    assert run(runtime, TorchDispatchMode) == run(torch, TorchsDispatchMode)
