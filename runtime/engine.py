@@ -42,11 +42,6 @@ InputBuffer = list
 # A ready node in the queue: (-sequence number, tie-breaker, node); the smallest runs first.
 ReadyEntry = tuple[float, int, Node]
 
-# -- observer hook (runtime/explore): while an explorer records, an object that wraps each
-# backward's `evaluate` (outside the profiler's hook: `observer.wrap(task, evaluate)`) and
-# hears of each gradient the engine sums back to its input's shape (`observer.reduced`);
-# None otherwise, checked once per backward call and on the rare path of `_conform`.
-observer = None
 
 
 class GraphTask:
@@ -167,10 +162,8 @@ class GraphTask:
         """Run ready nodes until none is left: `evaluate` runs a node on its input buffer and
         returns the gradients to deliver."""
         ready, buffers, deliver = self.ready, self.input_buffers, self.deliver
-        if modes.active:  # an op mode (a profiler) may watch the nodes (runtime/modes.py)
-            evaluate = modes.wrap_evaluate(evaluate)
-        if observer is not None:  # an explorer is recording (runtime/explore)
-            evaluate = observer.wrap(self, evaluate)
+        if modes.active:  # an op mode (a profiler, the explorer) may watch the nodes
+            evaluate = modes.wrap_evaluate(self, evaluate)
         node = None
         try:
             while following is not None or ready:
@@ -289,8 +282,8 @@ def _conform(node: Node, index: int, grad: Tensor | np.ndarray | np.generic, arr
                 f"Function {node.name()} returned an invalid gradient at index {index} - "
                 f"got {list(got)} but expected shape compatible with {list(shape)}"
             )
-        if observer is not None:  # an explorer shows the gradient before the sum
-            observer.reduced(node, index, grad, shape)
+        if modes.active:  # an op mode (the explorer) may show the gradient before the sum
+            modes.summed_to_shape(node, index, grad, shape)
         grad = kernels.sum_to(grad, shape) if arrays else _sum_to(grad, shape)
     if arrays:
         return grad if grad.dtype == dtype else grad.astype(dtype)

@@ -22,8 +22,10 @@ thread) `dispatch` looks at the calling thread's two stacks:
   of included, each with its generated wrapper as `func`: `ops.addmm`, `ops.add_Tensor`,
   `ops.add_Tensor_` (in place). These are torch's dispatch level: the profiler is one; a
   tracer is one. An op mode is also off its stack while its `__torch_dispatch__` runs.
-  During a backward the engine asks the op modes for its evaluator (`wrap_evaluate`) and
-  for the namespace the first-order formulas run their ops on (`array_ops`).
+  During a backward the engine asks the op modes for its evaluator (`wrap_evaluate`), for
+  the namespace the first-order formulas run their ops on (`array_ops`), and tells them of
+  each gradient it sums back to its input's shape (`summed_to_shape`). The profiler and
+  the explorer's recording are op modes.
 
 Each call that no mode of the thread hears gets PASS back and runs as usual.
 
@@ -50,7 +52,8 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["active", "dispatch", "PASS", "PUBLIC", "OP", "PUBLIC_OP", "OpMode", "push", "pop",
-           "function_modes", "op_modes", "wrap_evaluate", "array_ops", "tensor_backward"]
+           "function_modes", "op_modes", "wrap_evaluate", "array_ops", "tensor_backward",
+           "summed_to_shape"]
 
 # How many modes are pushed, over all threads: the one value every wrapper reads.
 active = 0
@@ -165,9 +168,13 @@ class OpMode:
                            kwargs: dict | None = None) -> Any:
         return func(*args, **(kwargs or {}))
 
-    def wrap_evaluate(self, evaluate: Callable) -> Callable:
-        """The engine's `evaluate(node, grads)` for one backward, as this mode wants it run."""
+    def wrap_evaluate(self, task: Any, evaluate: Callable) -> Callable:
+        """The engine's `evaluate(node, grads)` for one backward (`task`, the engine's
+        GraphTask), as this mode wants it run."""
         return evaluate
+
+    def summed_to_shape(self, node: Any, index: int, grad: Any, shape: tuple) -> None:
+        """Hears of a gradient the engine is about to sum back to its input's shape."""
 
     def array_ops(self, namespace: Any) -> Any:
         """The namespace a first-order backward runs its formulas' ops on (arrays)."""
@@ -181,11 +188,18 @@ class OpMode:
         pop(self)
 
 
-def wrap_evaluate(evaluate: Callable) -> Callable:
-    """The engine's evaluator as this thread's op modes want it (innermost outermost)."""
-    for mode in _stacks.op:
-        evaluate = mode.wrap_evaluate(evaluate)
+def wrap_evaluate(task: Any, evaluate: Callable) -> Callable:
+    """The engine's evaluator as this thread's op modes want it: each mode's wrapper around
+    those of the modes pushed after it, as `with` blocks nest."""
+    for mode in reversed(_stacks.op):
+        evaluate = mode.wrap_evaluate(task, evaluate)
     return evaluate
+
+
+def summed_to_shape(node: Any, index: int, grad: Any, shape: tuple) -> None:
+    """Tell this thread's op modes of a gradient the engine sums back to `shape`."""
+    for mode in _stacks.op:
+        mode.summed_to_shape(node, index, grad, shape)
 
 
 def array_ops(namespace: Any) -> Any:

@@ -304,7 +304,8 @@ def _train_step(model, optimizer, x, y) -> None:
     optimizer.zero_grad()
 
 
-def test_a_profile_and_an_anomaly_mode_run_leave_every_module_attribute_as_it_was() -> None:
+def test_a_profile_an_anomaly_mode_run_and_an_explorer_leave_every_module_attribute_as_it_was(
+) -> None:
     import warnings
 
     runtime.manual_seed(0)
@@ -314,7 +315,7 @@ def test_a_profile_and_an_anomaly_mode_run_leave_every_module_attribute_as_it_wa
     x, y = runtime.randn(4, 6), runtime.randn(4, 3)
     with runtime.profiler.profile(), warnings.catch_warnings():  # warm every cache up
         warnings.simplefilter("ignore")
-        with runtime.autograd.detect_anomaly():
+        with runtime.autograd.detect_anomaly(), runtime.explore.recording():
             _train_step(model, optimizer, x, y)
     before = _snapshot()
     with runtime.profiler.profile(record_shapes=True, profile_memory=True,
@@ -325,9 +326,15 @@ def test_a_profile_and_an_anomaly_mode_run_leave_every_module_attribute_as_it_wa
         with runtime.autograd.detect_anomaly():
             _train_step(model, optimizer, x, y)
             during_anomaly = _snapshot()
+    from runtime.explore import recording
+
+    with recording():  # the explorer's recording, another op mode
+        _train_step(model, optimizer, x, y)
+        during_explorer = _snapshot()
     after = _snapshot()
     assert during_profile == before
     assert during_anomaly == before
+    assert during_explorer == before
     assert after == before
     names = {event.name for event in prof.events()}
     assert {"aten::addmm", "autograd::engine::evaluate_function: AddmmBackward0",
