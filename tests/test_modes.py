@@ -415,3 +415,52 @@ def test_the_base_dispatch_mode_raises_not_implemented_as_torchs() -> None:
             return type(error).__name__, str(error)
 
     assert run(runtime, TorchDispatchMode) == run(torch, TorchsDispatchMode)
+
+
+# -- torch.overrides' helpers -----------------------------------------------------------------
+
+def test_a_python_function_written_for_modes_is_heard_as_in_torch() -> None:
+    def run(lib, base):
+        overrides = lib.overrides
+        heard_names = []
+
+        def double(x):
+            if overrides.has_torch_function((x,)):
+                return overrides.handle_torch_function(double, (x,), x)
+            return x * 2
+
+        class Log(base):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                heard_names.append(func.__name__)
+                return func(*args, **(kwargs or {}))
+
+        class Like:  # a tensor-like type of its own
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return ("like", func.__name__, len(types))
+
+        outside = double(lib.ones(2)).tolist()
+        with Log():
+            inside = double(lib.ones(2)).tolist()
+        return (outside, inside, heard_names, double(Like()), overrides.is_tensor_like(Like()),
+                overrides.is_tensor_like(lib.ones(1)), overrides.is_tensor_like(1.0))
+
+    assert run(runtime, TorchFunctionMode) == run(torch, TorchsMode)
+
+
+def test_get_overridable_functions_lists_what_modes_hear() -> None:
+    listed = runtime.overrides.get_overridable_functions()
+    assert {runtime.add, runtime.mm, runtime.softmax, runtime.zeros} <= set(listed[runtime])
+    assert runtime.nn.functional.linear in listed[runtime.nn.functional]
+    assert runtime.autograd.grad in listed[runtime.autograd]
+    tensor = listed[runtime.Tensor]
+    assert {runtime.Tensor.add, runtime.Tensor.backward, runtime.Tensor.reshape} <= set(tensor)
+    assert {(f.__name__, f.__self__.fget.__name__) for f in tensor
+            if f.__name__ in ("__get__", "__set__")} >= {("__get__", "grad"), ("__set__", "grad")}
+    log = logging_mode(TorchFunctionMode)()
+    x = runtime.ones(2, 2)
+    with log:  # each listed function is heard
+        runtime.mm(x, x)
+        x.reshape(4)
+        runtime.nn.functional.linear(x, x)
+    assert log.names == ["mm", "reshape", "linear"]
