@@ -4,7 +4,7 @@ Every public function and Tensor method (generated/ops.py, generated/tensor_meth
 the hand-written ones) and every op of the spec opens with one check,
 
     if _modes.active:
-        heard = _modes.dispatch(mm, (self_, mat2), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(mm, (self_, mat2), {"out": out}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
 
@@ -41,6 +41,14 @@ How a tool uses it (a tracer, say):
 
     with Tracer():      # pushed for the block, on this thread only
         step()
+
+Which overload a wrapper runs: generated/ops.py's OVERLOADS and BY_NAME name each overload's
+wrapper (`runtime.utils._python_dispatch.overload_of(func)` gives torch's OpOverload,
+`aten.addmm.default`). While the tracer handles an op it is off the stack, so what the op
+runs inside (its forward-mode tangents, an out= call running the op again) is not heard.
+A backward's nodes are heard through `wrap_evaluate(task, evaluate)`; with
+`tensor_backward = True` every backward runs its formulas on Tensors, so their ops come
+through `__torch_dispatch__` too (as they do for a TorchDispatchMode).
 
 `push` / `pop` do the same as `with`. Nothing here replaces an attribute of any module.
 """
