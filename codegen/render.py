@@ -101,6 +101,10 @@ OUT_DTYPE_RULES.update({
     "cummax": "scan", "cummin": "scan", "take": "take",
 })
 
+# -- out= of torch.special's ops that torch also binds as torch.* functions (helper "special")
+OUT_OVERLOADS = OUT_OVERLOADS | {"i0", "igamma", "igammac", "logit", "xlogy.Scalar_Other",
+                                 "xlogy.Scalar_Self"}
+
 # -- overloads torch gives out= that gradgen does not bind with it yet: the breadth work
 # (elementwise, linear algebra and nn families) added the ops; each needs its out dtype rule
 # (torch's messages) before it takes out=. tests/test_out.py holds the two sets to torch's.
@@ -177,9 +181,9 @@ def _block(info: OpInfo, derivative: Derivative) -> list[str]:
         condition = f"any_grad_defined and ({condition})" if len(slots) > 1 else \
             f"any_grad_defined and {condition}"
     if derivative.not_implemented is not None:
-        message = f"the derivative for '{info.name}' is not implemented: " \
-            f"{derivative.not_implemented}"
-        body = [f"raise RuntimeError({escape(message, Into.LITERAL)})"]
+        # torch's not_implemented("why"): the reason stands where the op's name would
+        message = f"the derivative for '{derivative.not_implemented}' is not implemented."
+        body = [f"raise NotImplementedError({escape(message, Into.LITERAL)})"]
     elif is_list:
         body = [f"grad_inputs[:] = {derivative.code}"]
     elif len(slots) == 1:
@@ -1000,6 +1004,8 @@ def render_ops(env: jinja2.Environment, header: dict, infos: list[OpInfo], bindi
         spec_kernels=any(kernel_module(i, kernels) == "spec_kernels" for i in infos),
         by_name=_by_name(bindings.groups, bindings.inplace),
         dispatchers=[base for base, group in bindings.functions.items() if len(group) > 1]
+        + [base for base, group in bindings.methods.items()
+           if len(group) > 1 and base not in bindings.functions]  # eq_: methods only
         + [f"{base}_" for base, group in bindings.inplace.items() if len(group) > 1],
         public=_public(bindings), aliases=_aliases(bindings), node_imports=_node_imports(infos),
     )

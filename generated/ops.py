@@ -17,6 +17,7 @@ from generated.functions import (
     AbsBackward0,
     AcosBackward0,
     AcoshBackward0,
+    AcoshBackward1,
     AdaptiveAvgPool2DBackward0,
     AdaptiveAvgPool2DBackwardBackward0,
     AdaptiveMaxPool2DBackward0,
@@ -34,9 +35,11 @@ from generated.functions import (
     AminBackward0,
     AsinBackward0,
     AsinhBackward0,
+    AsinhBackward1,
     Atan2Backward0,
     AtanBackward0,
     AtanhBackward0,
+    AtanhBackward1,
     AvgPool2DBackward0,
     AvgPool2DBackwardBackward0,
     BaddbmmBackward0,
@@ -83,6 +86,8 @@ from generated.functions import (
     EluBackwardBackward0,
     EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0,
+    EqBackward0,
+    EqBackward1,
     ErfBackward0,
     ErfcBackward0,
     ErfinvBackward0,
@@ -102,9 +107,13 @@ from generated.functions import (
     FmodBackward1,
     FracBackward0,
     GatherBackward0,
+    GeBackward0,
+    GeBackward1,
     GeluBackward0,
     GeluBackwardBackward0,
     GluBackward0,
+    GtBackward0,
+    GtBackward1,
     HardshrinkBackward0,
     HardshrinkBackwardBackward0,
     HardsigmoidBackward0,
@@ -114,6 +123,9 @@ from generated.functions import (
     HardtanhBackwardBackward0,
     HuberLossBackward0,
     HypotBackward0,
+    I0Backward0,
+    IgammaBackward0,
+    IgammacBackward0,
     IndexAddBackward0,
     IndexBackward0,
     IndexCopyBackward0,
@@ -127,6 +139,8 @@ from generated.functions import (
     LeakyReluBackward0,
     LeakyReluBackward1,
     LeakyReluBackwardBackward0,
+    LeBackward0,
+    LeBackward1,
     LerpBackward0,
     LerpBackward1,
     LgammaBackward0,
@@ -153,10 +167,13 @@ from generated.functions import (
     Logaddexp2Backward0,
     LogaddexpBackward0,
     LogBackward0,
+    LogitBackward0,
     LogSigmoidBackward0,
     LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0,
     LogsumexpBackward0,
+    LtBackward0,
+    LtBackward1,
     LuUnpackBackward0,
     MaskedFillBackward0,
     MaskedFillBackward1,
@@ -190,6 +207,8 @@ from generated.functions import (
     NativeDropoutBackwardBackward0,
     NativeLayerNormBackward0,
     NativeLayerNormBackwardBackward0,
+    NeBackward0,
+    NeBackward1,
     NegBackward0,
     NextafterBackward0,
     NllLoss2DBackward0,
@@ -264,9 +283,17 @@ from generated.functions import (
     SortBackward1,
     SpecialEntrBackward0,
     SpecialErfcxBackward0,
+    SpecialI0EBackward0,
+    SpecialI1Backward0,
+    SpecialI1EBackward0,
     SpecialLogNdtrBackward0,
     SpecialNdtriBackward0,
     SpecialXlog1PyBackward0,
+    SpecialXlog1PyBackward1,
+    SpecialXlog1PyBackward2,
+    SpecialZetaBackward0,
+    SpecialZetaBackward1,
+    SpecialZetaBackward2,
     SplitBackward0,
     SplitWithSizesBackward0,
     SqrtBackward0,
@@ -334,6 +361,8 @@ from generated.functions import (
     ViewBackward0,
     WhereBackward0,
     XlogyBackward0,
+    XlogyBackward1,
+    XlogyBackward2,
     ZeroBackward0,
 )
 from runtime import dispatch as _dispatch
@@ -372,6 +401,7 @@ __all__ = [
     "acos",
     "acos_",
     "acosh",
+    "acosh_",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
     "add",
@@ -392,10 +422,12 @@ __all__ = [
     "asin",
     "asin_",
     "asinh",
+    "asinh_",
     "atan",
     "atan2",
     "atan_",
     "atanh",
+    "atanh_",
     "avg_pool2d",
     "avg_pool2d_backward",
     "baddbmm",
@@ -487,6 +519,10 @@ __all__ = [
     "hardtanh_backward",
     "huber_loss",
     "hypot",
+    "i0",
+    "i0_",
+    "igamma",
+    "igammac",
     "index",
     "index_add",
     "index_copy",
@@ -527,6 +563,8 @@ __all__ = [
     "logical_and",
     "logical_not",
     "logical_or",
+    "logit",
+    "logit_",
     "logsumexp",
     "lt",
     "lu_unpack",
@@ -626,11 +664,39 @@ __all__ = [
     "softshrink",
     "softshrink_backward",
     "sort",
+    "special_airy_ai",
+    "special_bessel_j0",
+    "special_bessel_j1",
+    "special_bessel_y0",
+    "special_bessel_y1",
+    "special_chebyshev_polynomial_t",
+    "special_chebyshev_polynomial_u",
+    "special_chebyshev_polynomial_v",
+    "special_chebyshev_polynomial_w",
     "special_entr",
     "special_erfcx",
+    "special_hermite_polynomial_h",
+    "special_hermite_polynomial_he",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "special_laguerre_polynomial_l",
+    "special_legendre_polynomial_p",
     "special_log_ndtr",
+    "special_modified_bessel_i0",
+    "special_modified_bessel_i1",
+    "special_modified_bessel_k0",
+    "special_modified_bessel_k1",
     "special_ndtri",
+    "special_scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k1",
+    "special_shifted_chebyshev_polynomial_t",
+    "special_shifted_chebyshev_polynomial_u",
+    "special_shifted_chebyshev_polynomial_v",
+    "special_shifted_chebyshev_polynomial_w",
+    "special_spherical_bessel_j0",
     "special_xlog1py",
+    "special_zeta",
     "split",
     "split_with_sizes",
     "sqrt",
@@ -681,6 +747,7 @@ __all__ = [
     "view",
     "where",
     "xlogy",
+    "xlogy_",
     "zero_",
 ]
 
@@ -1105,6 +1172,37 @@ def div_Tensor_mode(self_, other, *, rounding_mode, out=None):
             tangent = forward.div_Tensor_mode(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), rounding_mode, result)
         forward_grad.set_tangent(result, tangent)
     return result
+
+
+def div_Tensor_mode_(self_, other, *, rounding_mode):
+    """In-place div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+
+    derivatives.yaml, entry div.Tensor_mode
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Tensor_mode_, (self_, other), {"rounding_mode": rounding_mode}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor_mode"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = DivBackward2(recording.collect_next_edges(self_, other))
+        grad_fn._saved_rounding_mode = rounding_mode
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.div_Tensor_mode(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), rounding_mode, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
 
 
 def neg(self_, *, out=None):
@@ -3286,6 +3384,360 @@ def ne_Tensor(self_, other, *, out=None):
     return result
 
 
+def eq__Scalar(self_, other):
+    """eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry eq_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["eq_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = EqBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.eq__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.eq__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def eq__Tensor(self_, other):
+    """eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry eq_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["eq_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = EqBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.eq__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.eq__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ge__Scalar(self_, other):
+    """ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry ge_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ge_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = GeBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ge__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ge__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ge__Tensor(self_, other):
+    """ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry ge_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ge_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = GeBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ge__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ge__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def gt__Scalar(self_, other):
+    """gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry gt_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["gt_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = GtBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.gt__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.gt__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def gt__Tensor(self_, other):
+    """gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry gt_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["gt_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = GtBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.gt__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.gt__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def le__Scalar(self_, other):
+    """le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry le_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["le_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LeBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.le__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.le__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def le__Tensor(self_, other):
+    """le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry le_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["le_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = LeBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.le__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.le__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def lt__Scalar(self_, other):
+    """lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry lt_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["lt_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LtBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.lt__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.lt__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def lt__Tensor(self_, other):
+    """lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry lt_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["lt_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = LtBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.lt__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.lt__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ne__Scalar(self_, other):
+    """ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry ne_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ne_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = NeBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ne__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ne__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ne__Tensor(self_, other):
+    """ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry ne_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ne_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = NeBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ne__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ne__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def logical_not(self_, *, out=None):
     """logical_not(Tensor self) -> Tensor
 
@@ -3301,6 +3753,22 @@ def logical_not(self_, *, out=None):
         return _out.call("logical_not", logical_not, (self_,), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_not(recording.data(self_)))
     return result
+
+
+def logical_not_(self_):
+    """In-place logical_not(Tensor self) -> Tensor
+
+    derivatives.yaml, entry logical_not
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_not_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["logical_not"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.logical_not(recording.data(self_)))
+    return self_
 
 
 def logical_and(self_, other, *, out=None):
@@ -3320,6 +3788,22 @@ def logical_and(self_, other, *, out=None):
     return result
 
 
+def logical_and_(self_, other):
+    """In-place logical_and(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logical_and
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_and_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["logical_and"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.logical_and(recording.data(self_), recording.data(other)))
+    return self_
+
+
 def logical_or(self_, other, *, out=None):
     """logical_or(Tensor self, Tensor other) -> Tensor
 
@@ -3335,6 +3819,22 @@ def logical_or(self_, other, *, out=None):
         return _out.call("logical_or", logical_or, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_or(recording.data(self_), recording.data(other)))
     return result
+
+
+def logical_or_(self_, other):
+    """In-place logical_or(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logical_or
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_or_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["logical_or"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.logical_or(recording.data(self_), recording.data(other)))
+    return self_
 
 
 def bitwise_not(self_, *, out=None):
@@ -3354,6 +3854,22 @@ def bitwise_not(self_, *, out=None):
     return result
 
 
+def bitwise_not_(self_):
+    """In-place bitwise_not(Tensor self) -> Tensor
+
+    derivatives.yaml, entry bitwise_not
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_not_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["bitwise_not"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.bitwise_not(recording.data(self_)))
+    return self_
+
+
 def bitwise_and_Tensor(self_, other, *, out=None):
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
 
@@ -3369,6 +3885,22 @@ def bitwise_and_Tensor(self_, other, *, out=None):
         return _out.call("bitwise_and", bitwise_and_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
     return result
+
+
+def bitwise_and_Tensor_(self_, other):
+    """In-place bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry bitwise_and.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_and_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_and.Tensor"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
+    return self_
 
 
 def bitwise_or_Tensor(self_, other, *, out=None):
@@ -3388,6 +3920,22 @@ def bitwise_or_Tensor(self_, other, *, out=None):
     return result
 
 
+def bitwise_or_Tensor_(self_, other):
+    """In-place bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry bitwise_or.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_or_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_or.Tensor"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
+    return self_
+
+
 def bitwise_xor_Tensor(self_, other, *, out=None):
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
 
@@ -3403,6 +3951,22 @@ def bitwise_xor_Tensor(self_, other, *, out=None):
         return _out.call("bitwise_xor", bitwise_xor_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
     return result
+
+
+def bitwise_xor_Tensor_(self_, other):
+    """In-place bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry bitwise_xor.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_xor_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
+    return self_
 
 
 def sum_default(self_, *, dtype=None):
@@ -4893,6 +5457,37 @@ def index_add(self_, dim, index, source, *, alpha=1, out=None):
     return result
 
 
+def index_add_(self_, dim, index, source, *, alpha=1):
+    """In-place index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry index_add
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_add_, (self_, dim, index, source), {"alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER):
+        self_, index, source, alpha = _dispatch.check_arguments(OVERLOADS["index_add"], (self_, index, source, alpha,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, source)
+    if needs_grad:
+        grad_fn = IndexAddBackward0(recording.collect_next_edges(self_, source))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.index_add(original_self, forward_grad.tangent(self_), dim, index, source, forward_grad.tangent(source), alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def gather(self_, dim, index, *, sparse_grad=False, out=None):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
@@ -4944,6 +5539,36 @@ def scatter_add(self_, dim, index, src, *, out=None):
             tangent = forward.scatter_add(self_, forward_grad.tangent(self_), dim, index, src, forward_grad.tangent(src), result)
         forward_grad.set_tangent(result, tangent)
     return result
+
+
+def scatter_add_(self_, dim, index, src):
+    """In-place scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml, entry scatter_add
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_add_, (self_, dim, index, src), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
+        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter_add"], (self_, index, src,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, src)
+    if needs_grad:
+        grad_fn = ScatterAddBackward0(recording.collect_next_edges(self_, src))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_add(original_self, forward_grad.tangent(self_), dim, index, src, forward_grad.tangent(src), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
 
 
 def repeat(self_, repeats):
@@ -5055,6 +5680,42 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1, out=None):
             tangent = forward.addmm(self_, forward_grad.tangent(self_), mat1, forward_grad.tangent(mat1), mat2, forward_grad.tangent(mat2), beta, alpha, result)
         forward_grad.set_tangent(result, tangent)
     return result
+
+
+def addmm_(self_, mat1, mat2, *, beta=1, alpha=1):
+    """In-place addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addmm
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addmm_, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, mat1, mat2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, mat1, mat2)
+    if needs_grad:
+        grad_fn = AddmmBackward0(recording.collect_next_edges(self_, mat1, mat2))
+        grad_fn._saved_beta = beta
+        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_mat1_sym_sizes = recording.sizes(mat1)
+        grad_fn._saved_mat1_sym_strides = recording.strides(mat1)
+        grad_fn._saved_alpha = alpha
+        grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn._saved_mat2_sym_sizes = recording.sizes(mat2)
+        grad_fn._saved_mat2_sym_strides = recording.strides(mat2)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, mat1, mat2)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.addmm(original_self, forward_grad.tangent(self_), mat1, forward_grad.tangent(mat1), mat2, forward_grad.tangent(mat2), beta, alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
 
 
 def bmm(self_, mat2, *, out=None):
@@ -8784,6 +9445,75 @@ def atanh(self_):
     return result
 
 
+def acosh_(self_):
+    """acosh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry acosh_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(acosh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["acosh_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AcoshBackward1(recording.collect_next_edges(self_))
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("acosh_")
+    recording.write_inplace(self_, kernels.acosh_(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def asinh_(self_):
+    """asinh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry asinh_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(asinh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["asinh_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AsinhBackward1(recording.collect_next_edges(self_))
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("asinh_")
+    recording.write_inplace(self_, kernels.asinh_(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def atanh_(self_):
+    """atanh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry atanh_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atanh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["atanh_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AtanhBackward1(recording.collect_next_edges(self_))
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("atanh_")
+    recording.write_inplace(self_, kernels.atanh_(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
 def exp2(self_):
     """exp2(Tensor self) -> Tensor
 
@@ -9423,7 +10153,7 @@ def xlogy_Tensor(self_, other):
     derivatives.yaml, entry xlogy.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(xlogy_Tensor, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(xlogy_Tensor, (self_, other), {}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
@@ -9471,13 +10201,13 @@ def xlogy_Tensor_(self_, other):
     return self_
 
 
-def special_xlog1py(self_, other):
+def special_xlog1py_default(self_, other):
     """special_xlog1py(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry special_xlog1py
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_xlog1py, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_xlog1py_default, (self_, other), {}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
@@ -9490,7 +10220,7 @@ def special_xlog1py(self_, other):
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
-            tangent = forward.special_xlog1py(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+            tangent = forward.special_xlog1py_default(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -9750,6 +10480,1209 @@ def sinc_(self_):
             tangent = forward.sinc(original_self, forward_grad.tangent(self_), self_)
         forward_grad.set_tangent_inplace(self_, tangent)
     return self_
+
+
+def i0(self_, *, out=None):
+    """i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(i0, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["i0"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("i0", i0, (self_,), {}, out)
+    result = recording.wrap(kernels.i0(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = I0Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.i0(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def i0_(self_):
+    """In-place i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(i0_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["i0"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = I0Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.i0(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.i0(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def special_i0e(self_):
+    """special_i0e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i0e
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_i0e, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_i0e"], (self_,))
+    result = recording.wrap(kernels.special_i0e(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI0EBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i0e(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def special_i1(self_):
+    """special_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_i1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_i1"], (self_,))
+    result = recording.wrap(kernels.special_i1(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI1Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i1(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def special_i1e(self_):
+    """special_i1e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1e
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_i1e, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_i1e"], (self_,))
+    result = recording.wrap(kernels.special_i1e(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI1EBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i1e(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def igamma(self_, other, *, out=None):
+    """igamma(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igamma
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igamma, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igamma"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("igamma", igamma, (self_, other), {}, out)
+    result = recording.wrap(kernels.igamma(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igamma")
+    return result
+
+
+def igamma_(self_, other):
+    """In-place igamma(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igamma
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igamma_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igamma"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igamma")
+    recording.write_inplace(self_, kernels.igamma(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def igammac(self_, other, *, out=None):
+    """igammac(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igammac
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igammac, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igammac"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("igammac", igammac, (self_, other), {}, out)
+    result = recording.wrap(kernels.igammac(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igammac")
+    return result
+
+
+def igammac_(self_, other):
+    """In-place igammac(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igammac
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igammac_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igammac"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igammac")
+    recording.write_inplace(self_, kernels.igammac(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def special_zeta_default(self_, other):
+    """special_zeta(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta_default, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_zeta"], (self_, other,))
+    result = recording.wrap(kernels.special_zeta(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = SpecialZetaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("special_zeta")
+    return result
+
+
+def special_zeta_self_scalar(self_, other):
+    """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.self_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta_self_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_zeta.self_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_zeta_self_scalar(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = SpecialZetaBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        forward_grad.not_implemented("special_zeta.self_scalar")
+    return result
+
+
+def special_zeta_other_scalar(self_, other):
+    """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.other_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta_other_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_zeta.other_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_zeta_other_scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SpecialZetaBackward2(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("special_zeta.other_scalar")
+    return result
+
+
+def logit(self_, eps=None, *, out=None):
+    """logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logit, (self_, eps), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE):
+        self_, eps = _dispatch.check_arguments(OVERLOADS["logit"], (self_, eps,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("logit", logit, (self_, eps), {}, out)
+    result = recording.wrap(kernels.logit(recording.data(self_), eps))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LogitBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_eps = eps
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.logit(self_, forward_grad.tangent(self_), eps, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def logit_(self_, eps=None):
+    """In-place logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logit_, (self_, eps), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE):
+        self_, eps = _dispatch.check_arguments(OVERLOADS["logit"], (self_, eps,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LogitBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_eps = eps
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.logit(recording.data(self_), eps))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.logit(original_self, forward_grad.tangent(self_), eps, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def xlogy_Scalar_Self(self_, other, *, out=None):
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Self
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Scalar_Self, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Scalar_Self"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("xlogy", xlogy_Scalar_Self, (self_, other), {}, out)
+    result = recording.wrap(kernels.xlogy_Scalar_Self(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = XlogyBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Self(self_, other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def xlogy_Scalar_Other(self_, other, *, out=None):
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Scalar_Other, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Scalar_Other"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("xlogy", xlogy_Scalar_Other, (self_, other), {}, out)
+    result = recording.wrap(kernels.xlogy_Scalar_Other(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = XlogyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Other(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def xlogy_Scalar_Other_(self_, other):
+    """In-place xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Scalar_Other_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Scalar_Other"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = XlogyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.xlogy_Scalar_Other(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Other(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def special_xlog1py_self_scalar(self_, other):
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.self_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py_self_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_xlog1py.self_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_xlog1py_self_scalar(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = SpecialXlog1PyBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_xlog1py_self_scalar(self_, other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def special_xlog1py_other_scalar(self_, other):
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.other_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py_other_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_xlog1py.other_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_xlog1py_other_scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SpecialXlog1PyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_xlog1py_other_scalar(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def special_airy_ai(x):
+    """special_airy_ai(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_airy_ai
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_airy_ai, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_airy_ai"], (x,))
+    result = recording.wrap(kernels.special_airy_ai(recording.data(x)))
+    return result
+
+
+def special_bessel_j0(self_):
+    """special_bessel_j0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_j0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_j0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_j0"], (self_,))
+    result = recording.wrap(kernels.special_bessel_j0(recording.data(self_)))
+    return result
+
+
+def special_bessel_j1(self_):
+    """special_bessel_j1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_j1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_j1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_j1"], (self_,))
+    result = recording.wrap(kernels.special_bessel_j1(recording.data(self_)))
+    return result
+
+
+def special_bessel_y0(self_):
+    """special_bessel_y0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_y0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_y0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_y0"], (self_,))
+    result = recording.wrap(kernels.special_bessel_y0(recording.data(self_)))
+    return result
+
+
+def special_bessel_y1(self_):
+    """special_bessel_y1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_y1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_y1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_y1"], (self_,))
+    result = recording.wrap(kernels.special_bessel_y1(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_i0(self_):
+    """special_modified_bessel_i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_i0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_i0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_i0"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_i0(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_i1(self_):
+    """special_modified_bessel_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_i1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_i1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_i1"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_i1(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_k0(self_):
+    """special_modified_bessel_k0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_k0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_k0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_k0"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_k0(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_k1(self_):
+    """special_modified_bessel_k1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_k1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_k1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_k1"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_k1(recording.data(self_)))
+    return result
+
+
+def special_scaled_modified_bessel_k0(x):
+    """special_scaled_modified_bessel_k0(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_scaled_modified_bessel_k0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_scaled_modified_bessel_k0, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_scaled_modified_bessel_k0"], (x,))
+    result = recording.wrap(kernels.special_scaled_modified_bessel_k0(recording.data(x)))
+    return result
+
+
+def special_scaled_modified_bessel_k1(x):
+    """special_scaled_modified_bessel_k1(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_scaled_modified_bessel_k1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_scaled_modified_bessel_k1, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_scaled_modified_bessel_k1"], (x,))
+    result = recording.wrap(kernels.special_scaled_modified_bessel_k1(recording.data(x)))
+    return result
+
+
+def special_spherical_bessel_j0(x):
+    """special_spherical_bessel_j0(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_spherical_bessel_j0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_spherical_bessel_j0, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_spherical_bessel_j0"], (x,))
+    result = recording.wrap(kernels.special_spherical_bessel_j0(recording.data(x)))
+    return result
+
+
+def special_chebyshev_polynomial_t_default(x, n):
+    """special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_t"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_t_x_scalar(x, n):
+    """special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_t.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_t_n_scalar(x, n):
+    """special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_t.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_u_default(x, n):
+    """special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_u"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_u_x_scalar(x, n):
+    """special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_u.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_u_n_scalar(x, n):
+    """special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_u.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_v_default(x, n):
+    """special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_v"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_v_x_scalar(x, n):
+    """special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_v.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_v_n_scalar(x, n):
+    """special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_v.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_w_default(x, n):
+    """special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_w"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_w_x_scalar(x, n):
+    """special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_w.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_w_n_scalar(x, n):
+    """special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_w.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_hermite_polynomial_h_default(x, n):
+    """special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_h"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_h(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_h_x_scalar(x, n):
+    """special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_h.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_h_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_h_n_scalar(x, n):
+    """special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_h.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_h_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_hermite_polynomial_he_default(x, n):
+    """special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_he"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_he(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_he_x_scalar(x, n):
+    """special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_he.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_he_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_he_n_scalar(x, n):
+    """special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_he.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_he_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_laguerre_polynomial_l_default(x, n):
+    """special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_laguerre_polynomial_l"], (x, n,))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_laguerre_polynomial_l_x_scalar(x, n):
+    """special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_laguerre_polynomial_l.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_laguerre_polynomial_l_n_scalar(x, n):
+    """special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_laguerre_polynomial_l.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_legendre_polynomial_p_default(x, n):
+    """special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_legendre_polynomial_p"], (x, n,))
+    result = recording.wrap(kernels.special_legendre_polynomial_p(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_legendre_polynomial_p_x_scalar(x, n):
+    """special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_legendre_polynomial_p.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_legendre_polynomial_p_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_legendre_polynomial_p_n_scalar(x, n):
+    """special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_legendre_polynomial_p.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_legendre_polynomial_p_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_default(x, n):
+    """special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_t"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_t.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_t.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_default(x, n):
+    """special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_u"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_u.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_u.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_default(x, n):
+    """special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_v"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_v.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_v.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_default(x, n):
+    """special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_w"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_w.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_w.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_n_scalar(recording.data(x), n))
+    return result
 
 
 def diagonal(self_, offset=0, dim1=0, dim2=1):
@@ -12479,9 +14412,11 @@ def hardswish_backward(grad_output, self_):
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
+bitwise_and_ = bitwise_and_Tensor_
 bitwise_or = bitwise_or_Tensor
+bitwise_or_ = bitwise_or_Tensor_
 bitwise_xor = bitwise_xor_Tensor
-div_ = div_Tensor_
+bitwise_xor_ = bitwise_xor_Tensor_
 index = index_Tensor
 ldexp = ldexp_Tensor
 linalg_pinv = linalg_pinv_atol_rtol_tensor
@@ -12496,15 +14431,15 @@ transpose = transpose_int
 unbind = unbind_int
 unsafe_split = unsafe_split_Tensor
 where = where_self
-xlogy = xlogy_Tensor
-xlogy_ = xlogy_Tensor_
 # A function bound to one overload answers to torch's name (what a mode sees: `add`).
 add_Tensor.__name__ = add_Tensor.__qualname__ = "add"
 add_Tensor_.__name__ = add_Tensor_.__qualname__ = "add_"
 bitwise_and_Tensor.__name__ = bitwise_and_Tensor.__qualname__ = "bitwise_and"
+bitwise_and_Tensor_.__name__ = bitwise_and_Tensor_.__qualname__ = "bitwise_and_"
 bitwise_or_Tensor.__name__ = bitwise_or_Tensor.__qualname__ = "bitwise_or"
+bitwise_or_Tensor_.__name__ = bitwise_or_Tensor_.__qualname__ = "bitwise_or_"
 bitwise_xor_Tensor.__name__ = bitwise_xor_Tensor.__qualname__ = "bitwise_xor"
-div_Tensor_.__name__ = div_Tensor_.__qualname__ = "div_"
+bitwise_xor_Tensor_.__name__ = bitwise_xor_Tensor_.__qualname__ = "bitwise_xor_"
 index_Tensor.__name__ = index_Tensor.__qualname__ = "index"
 ldexp_Tensor.__name__ = ldexp_Tensor.__qualname__ = "ldexp"
 linalg_pinv_atol_rtol_tensor.__name__ = linalg_pinv_atol_rtol_tensor.__qualname__ = "linalg_pinv"
@@ -12519,8 +14454,6 @@ transpose_int.__name__ = transpose_int.__qualname__ = "transpose"
 unbind_int.__name__ = unbind_int.__qualname__ = "unbind"
 unsafe_split_Tensor.__name__ = unsafe_split_Tensor.__qualname__ = "unsafe_split"
 where_self.__name__ = where_self.__qualname__ = "where"
-xlogy_Tensor.__name__ = xlogy_Tensor.__qualname__ = "xlogy"
-xlogy_Tensor_.__name__ = xlogy_Tensor_.__qualname__ = "xlogy_"
 
 
 # Every overload of the spec, by schema name: its wrapper, the kernel the wrapper runs, and
@@ -12795,6 +14728,54 @@ OVERLOADS = {
         Param("other", "Scalar"),
     )),
     "ne.Tensor": Overload(ne_Tensor, kernels.ne_Tensor, "ne.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "eq_.Scalar": Overload(eq__Scalar, kernels.eq__Scalar, "eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "eq_.Tensor": Overload(eq__Tensor, kernels.eq__Tensor, "eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "ge_.Scalar": Overload(ge__Scalar, kernels.ge__Scalar, "ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "ge_.Tensor": Overload(ge__Tensor, kernels.ge__Tensor, "ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "gt_.Scalar": Overload(gt__Scalar, kernels.gt__Scalar, "gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "gt_.Tensor": Overload(gt__Tensor, kernels.gt__Tensor, "gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "le_.Scalar": Overload(le__Scalar, kernels.le__Scalar, "le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "le_.Tensor": Overload(le__Tensor, kernels.le__Tensor, "le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "lt_.Scalar": Overload(lt__Scalar, kernels.lt__Scalar, "lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "lt_.Tensor": Overload(lt__Tensor, kernels.lt__Tensor, "lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "ne_.Scalar": Overload(ne__Scalar, kernels.ne__Scalar, "ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "ne_.Tensor": Overload(ne__Tensor, kernels.ne__Tensor, "ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
         Param("self_", "Tensor"),
         Param("other", "Tensor", number=True),
     )),
@@ -13664,6 +15645,15 @@ OVERLOADS = {
     "atanh": Overload(atanh, kernels.atanh, "atanh(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
+    "acosh_": Overload(acosh_, kernels.acosh_, "acosh_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
+    "asinh_": Overload(asinh_, kernels.asinh_, "asinh_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
+    "atanh_": Overload(atanh_, kernels.atanh_, "atanh_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
     "exp2": Overload(exp2, kernels.exp2, "exp2(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
@@ -13717,7 +15707,7 @@ OVERLOADS = {
         Param("self_", "Tensor", number=True),
         Param("other", "Tensor", number=True),
     )),
-    "special_xlog1py": Overload(special_xlog1py, kernels.special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor", (
+    "special_xlog1py": Overload(special_xlog1py_default, kernels.special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
         Param("other", "Tensor"),
     )),
@@ -13747,6 +15737,238 @@ OVERLOADS = {
     )),
     "sinc": Overload(sinc, kernels.sinc, "sinc(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
+    )),
+    "i0": Overload(i0, kernels.i0, "i0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i0e": Overload(special_i0e, kernels.special_i0e, "special_i0e(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i1": Overload(special_i1, kernels.special_i1, "special_i1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i1e": Overload(special_i1e, kernels.special_i1e, "special_i1e(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "igamma": Overload(igamma, kernels.igamma, "igamma(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "igammac": Overload(igammac, kernels.igammac, "igammac(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta": Overload(special_zeta_default, kernels.special_zeta, "special_zeta(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta.self_scalar": Overload(special_zeta_self_scalar, kernels.special_zeta_self_scalar, "special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta.other_scalar": Overload(special_zeta_other_scalar, kernels.special_zeta_other_scalar, "special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "logit": Overload(logit, kernels.logit, "logit(Tensor self, float? eps=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("eps", "float?", has_default=True),
+    )),
+    "xlogy.Scalar_Self": Overload(xlogy_Scalar_Self, kernels.xlogy_Scalar_Self, "xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor", number=True),
+    )),
+    "xlogy.Scalar_Other": Overload(xlogy_Scalar_Other, kernels.xlogy_Scalar_Other, "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor", number=True),
+        Param("other", "Scalar"),
+    )),
+    "special_xlog1py.self_scalar": Overload(special_xlog1py_self_scalar, kernels.special_xlog1py_self_scalar, "special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor"),
+    )),
+    "special_xlog1py.other_scalar": Overload(special_xlog1py_other_scalar, kernels.special_xlog1py_other_scalar, "special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "special_airy_ai": Overload(special_airy_ai, kernels.special_airy_ai, "special_airy_ai(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_bessel_j0": Overload(special_bessel_j0, kernels.special_bessel_j0, "special_bessel_j0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_j1": Overload(special_bessel_j1, kernels.special_bessel_j1, "special_bessel_j1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_y0": Overload(special_bessel_y0, kernels.special_bessel_y0, "special_bessel_y0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_y1": Overload(special_bessel_y1, kernels.special_bessel_y1, "special_bessel_y1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_i0": Overload(special_modified_bessel_i0, kernels.special_modified_bessel_i0, "special_modified_bessel_i0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_i1": Overload(special_modified_bessel_i1, kernels.special_modified_bessel_i1, "special_modified_bessel_i1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_k0": Overload(special_modified_bessel_k0, kernels.special_modified_bessel_k0, "special_modified_bessel_k0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_k1": Overload(special_modified_bessel_k1, kernels.special_modified_bessel_k1, "special_modified_bessel_k1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_scaled_modified_bessel_k0": Overload(special_scaled_modified_bessel_k0, kernels.special_scaled_modified_bessel_k0, "special_scaled_modified_bessel_k0(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_scaled_modified_bessel_k1": Overload(special_scaled_modified_bessel_k1, kernels.special_scaled_modified_bessel_k1, "special_scaled_modified_bessel_k1(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_spherical_bessel_j0": Overload(special_spherical_bessel_j0, kernels.special_spherical_bessel_j0, "special_spherical_bessel_j0(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t": Overload(special_chebyshev_polynomial_t_default, kernels.special_chebyshev_polynomial_t, "special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t.x_scalar": Overload(special_chebyshev_polynomial_t_x_scalar, kernels.special_chebyshev_polynomial_t_x_scalar, "special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t.n_scalar": Overload(special_chebyshev_polynomial_t_n_scalar, kernels.special_chebyshev_polynomial_t_n_scalar, "special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_u": Overload(special_chebyshev_polynomial_u_default, kernels.special_chebyshev_polynomial_u, "special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_u.x_scalar": Overload(special_chebyshev_polynomial_u_x_scalar, kernels.special_chebyshev_polynomial_u_x_scalar, "special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_u.n_scalar": Overload(special_chebyshev_polynomial_u_n_scalar, kernels.special_chebyshev_polynomial_u_n_scalar, "special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_v": Overload(special_chebyshev_polynomial_v_default, kernels.special_chebyshev_polynomial_v, "special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_v.x_scalar": Overload(special_chebyshev_polynomial_v_x_scalar, kernels.special_chebyshev_polynomial_v_x_scalar, "special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_v.n_scalar": Overload(special_chebyshev_polynomial_v_n_scalar, kernels.special_chebyshev_polynomial_v_n_scalar, "special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_w": Overload(special_chebyshev_polynomial_w_default, kernels.special_chebyshev_polynomial_w, "special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_w.x_scalar": Overload(special_chebyshev_polynomial_w_x_scalar, kernels.special_chebyshev_polynomial_w_x_scalar, "special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_w.n_scalar": Overload(special_chebyshev_polynomial_w_n_scalar, kernels.special_chebyshev_polynomial_w_n_scalar, "special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_hermite_polynomial_h": Overload(special_hermite_polynomial_h_default, kernels.special_hermite_polynomial_h, "special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_h.x_scalar": Overload(special_hermite_polynomial_h_x_scalar, kernels.special_hermite_polynomial_h_x_scalar, "special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_h.n_scalar": Overload(special_hermite_polynomial_h_n_scalar, kernels.special_hermite_polynomial_h_n_scalar, "special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_hermite_polynomial_he": Overload(special_hermite_polynomial_he_default, kernels.special_hermite_polynomial_he, "special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_he.x_scalar": Overload(special_hermite_polynomial_he_x_scalar, kernels.special_hermite_polynomial_he_x_scalar, "special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_he.n_scalar": Overload(special_hermite_polynomial_he_n_scalar, kernels.special_hermite_polynomial_he_n_scalar, "special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_laguerre_polynomial_l": Overload(special_laguerre_polynomial_l_default, kernels.special_laguerre_polynomial_l, "special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_laguerre_polynomial_l.x_scalar": Overload(special_laguerre_polynomial_l_x_scalar, kernels.special_laguerre_polynomial_l_x_scalar, "special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_laguerre_polynomial_l.n_scalar": Overload(special_laguerre_polynomial_l_n_scalar, kernels.special_laguerre_polynomial_l_n_scalar, "special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_legendre_polynomial_p": Overload(special_legendre_polynomial_p_default, kernels.special_legendre_polynomial_p, "special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_legendre_polynomial_p.x_scalar": Overload(special_legendre_polynomial_p_x_scalar, kernels.special_legendre_polynomial_p_x_scalar, "special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_legendre_polynomial_p.n_scalar": Overload(special_legendre_polynomial_p_n_scalar, kernels.special_legendre_polynomial_p_n_scalar, "special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_t": Overload(special_shifted_chebyshev_polynomial_t_default, kernels.special_shifted_chebyshev_polynomial_t, "special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_t.x_scalar": Overload(special_shifted_chebyshev_polynomial_t_x_scalar, kernels.special_shifted_chebyshev_polynomial_t_x_scalar, "special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_t.n_scalar": Overload(special_shifted_chebyshev_polynomial_t_n_scalar, kernels.special_shifted_chebyshev_polynomial_t_n_scalar, "special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_u": Overload(special_shifted_chebyshev_polynomial_u_default, kernels.special_shifted_chebyshev_polynomial_u, "special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_u.x_scalar": Overload(special_shifted_chebyshev_polynomial_u_x_scalar, kernels.special_shifted_chebyshev_polynomial_u_x_scalar, "special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_u.n_scalar": Overload(special_shifted_chebyshev_polynomial_u_n_scalar, kernels.special_shifted_chebyshev_polynomial_u_n_scalar, "special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_v": Overload(special_shifted_chebyshev_polynomial_v_default, kernels.special_shifted_chebyshev_polynomial_v, "special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_v.x_scalar": Overload(special_shifted_chebyshev_polynomial_v_x_scalar, kernels.special_shifted_chebyshev_polynomial_v_x_scalar, "special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_v.n_scalar": Overload(special_shifted_chebyshev_polynomial_v_n_scalar, kernels.special_shifted_chebyshev_polynomial_v_n_scalar, "special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_w": Overload(special_shifted_chebyshev_polynomial_w_default, kernels.special_shifted_chebyshev_polynomial_w, "special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_w.x_scalar": Overload(special_shifted_chebyshev_polynomial_w_x_scalar, kernels.special_shifted_chebyshev_polynomial_w_x_scalar, "special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_w.n_scalar": Overload(special_shifted_chebyshev_polynomial_w_n_scalar, kernels.special_shifted_chebyshev_polynomial_w_n_scalar, "special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
     )),
     "diagonal": Overload(diagonal, kernels.diagonal, "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", (
         Param("self_", "Tensor"),
@@ -14420,6 +16642,30 @@ BY_NAME = {
         OVERLOADS["ne.Scalar"],
         OVERLOADS["ne.Tensor"],
     ),
+    "eq_": (
+        OVERLOADS["eq_.Scalar"],
+        OVERLOADS["eq_.Tensor"],
+    ),
+    "ge_": (
+        OVERLOADS["ge_.Scalar"],
+        OVERLOADS["ge_.Tensor"],
+    ),
+    "gt_": (
+        OVERLOADS["gt_.Scalar"],
+        OVERLOADS["gt_.Tensor"],
+    ),
+    "le_": (
+        OVERLOADS["le_.Scalar"],
+        OVERLOADS["le_.Tensor"],
+    ),
+    "lt_": (
+        OVERLOADS["lt_.Scalar"],
+        OVERLOADS["lt_.Tensor"],
+    ),
+    "ne_": (
+        OVERLOADS["ne_.Scalar"],
+        OVERLOADS["ne_.Tensor"],
+    ),
     "logical_not": (
         OVERLOADS["logical_not"],
     ),
@@ -14875,6 +17121,15 @@ BY_NAME = {
     "atanh": (
         OVERLOADS["atanh"],
     ),
+    "acosh_": (
+        OVERLOADS["acosh_"],
+    ),
+    "asinh_": (
+        OVERLOADS["asinh_"],
+    ),
+    "atanh_": (
+        OVERLOADS["atanh_"],
+    ),
     "exp2": (
         OVERLOADS["exp2"],
     ),
@@ -14919,9 +17174,13 @@ BY_NAME = {
     ),
     "xlogy": (
         OVERLOADS["xlogy.Tensor"],
+        OVERLOADS["xlogy.Scalar_Self"],
+        OVERLOADS["xlogy.Scalar_Other"],
     ),
     "special_xlog1py": (
         OVERLOADS["special_xlog1py"],
+        OVERLOADS["special_xlog1py.self_scalar"],
+        OVERLOADS["special_xlog1py.other_scalar"],
     ),
     "special_entr": (
         OVERLOADS["special_entr"],
@@ -14946,6 +17205,128 @@ BY_NAME = {
     ),
     "sinc": (
         OVERLOADS["sinc"],
+    ),
+    "i0": (
+        OVERLOADS["i0"],
+    ),
+    "special_i0e": (
+        OVERLOADS["special_i0e"],
+    ),
+    "special_i1": (
+        OVERLOADS["special_i1"],
+    ),
+    "special_i1e": (
+        OVERLOADS["special_i1e"],
+    ),
+    "igamma": (
+        OVERLOADS["igamma"],
+    ),
+    "igammac": (
+        OVERLOADS["igammac"],
+    ),
+    "special_zeta": (
+        OVERLOADS["special_zeta"],
+        OVERLOADS["special_zeta.self_scalar"],
+        OVERLOADS["special_zeta.other_scalar"],
+    ),
+    "logit": (
+        OVERLOADS["logit"],
+    ),
+    "special_airy_ai": (
+        OVERLOADS["special_airy_ai"],
+    ),
+    "special_bessel_j0": (
+        OVERLOADS["special_bessel_j0"],
+    ),
+    "special_bessel_j1": (
+        OVERLOADS["special_bessel_j1"],
+    ),
+    "special_bessel_y0": (
+        OVERLOADS["special_bessel_y0"],
+    ),
+    "special_bessel_y1": (
+        OVERLOADS["special_bessel_y1"],
+    ),
+    "special_modified_bessel_i0": (
+        OVERLOADS["special_modified_bessel_i0"],
+    ),
+    "special_modified_bessel_i1": (
+        OVERLOADS["special_modified_bessel_i1"],
+    ),
+    "special_modified_bessel_k0": (
+        OVERLOADS["special_modified_bessel_k0"],
+    ),
+    "special_modified_bessel_k1": (
+        OVERLOADS["special_modified_bessel_k1"],
+    ),
+    "special_scaled_modified_bessel_k0": (
+        OVERLOADS["special_scaled_modified_bessel_k0"],
+    ),
+    "special_scaled_modified_bessel_k1": (
+        OVERLOADS["special_scaled_modified_bessel_k1"],
+    ),
+    "special_spherical_bessel_j0": (
+        OVERLOADS["special_spherical_bessel_j0"],
+    ),
+    "special_chebyshev_polynomial_t": (
+        OVERLOADS["special_chebyshev_polynomial_t"],
+        OVERLOADS["special_chebyshev_polynomial_t.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_t.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_u": (
+        OVERLOADS["special_chebyshev_polynomial_u"],
+        OVERLOADS["special_chebyshev_polynomial_u.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_u.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_v": (
+        OVERLOADS["special_chebyshev_polynomial_v"],
+        OVERLOADS["special_chebyshev_polynomial_v.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_v.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_w": (
+        OVERLOADS["special_chebyshev_polynomial_w"],
+        OVERLOADS["special_chebyshev_polynomial_w.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_w.n_scalar"],
+    ),
+    "special_hermite_polynomial_h": (
+        OVERLOADS["special_hermite_polynomial_h"],
+        OVERLOADS["special_hermite_polynomial_h.x_scalar"],
+        OVERLOADS["special_hermite_polynomial_h.n_scalar"],
+    ),
+    "special_hermite_polynomial_he": (
+        OVERLOADS["special_hermite_polynomial_he"],
+        OVERLOADS["special_hermite_polynomial_he.x_scalar"],
+        OVERLOADS["special_hermite_polynomial_he.n_scalar"],
+    ),
+    "special_laguerre_polynomial_l": (
+        OVERLOADS["special_laguerre_polynomial_l"],
+        OVERLOADS["special_laguerre_polynomial_l.x_scalar"],
+        OVERLOADS["special_laguerre_polynomial_l.n_scalar"],
+    ),
+    "special_legendre_polynomial_p": (
+        OVERLOADS["special_legendre_polynomial_p"],
+        OVERLOADS["special_legendre_polynomial_p.x_scalar"],
+        OVERLOADS["special_legendre_polynomial_p.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_t": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_t"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_t.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_t.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_u": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_u"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_u.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_u.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_v": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_v"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_v.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_v.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_w": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_w"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_w.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_w.n_scalar"],
     ),
     "diagonal": (
         OVERLOADS["diagonal"],
@@ -15229,6 +17610,7 @@ BY_NAME = {
     ),
     "div_": (
         OVERLOADS["div.Tensor"]._replace(wrapper=div_Tensor_, kernel=None),
+        OVERLOADS["div.Tensor_mode"]._replace(wrapper=div_Tensor_mode_, kernel=None),
     ),
     "neg_": (
         OVERLOADS["neg"]._replace(wrapper=neg_, kernel=None),
@@ -15301,8 +17683,38 @@ BY_NAME = {
         OVERLOADS["masked_fill.Scalar"]._replace(wrapper=masked_fill_Scalar_, kernel=None),
         OVERLOADS["masked_fill.Tensor"]._replace(wrapper=masked_fill_Tensor_, kernel=None),
     ),
+    "logical_not_": (
+        OVERLOADS["logical_not"]._replace(wrapper=logical_not_, kernel=None),
+    ),
+    "logical_and_": (
+        OVERLOADS["logical_and"]._replace(wrapper=logical_and_, kernel=None),
+    ),
+    "logical_or_": (
+        OVERLOADS["logical_or"]._replace(wrapper=logical_or_, kernel=None),
+    ),
+    "bitwise_not_": (
+        OVERLOADS["bitwise_not"]._replace(wrapper=bitwise_not_, kernel=None),
+    ),
+    "bitwise_and_": (
+        OVERLOADS["bitwise_and.Tensor"]._replace(wrapper=bitwise_and_Tensor_, kernel=None),
+    ),
+    "bitwise_or_": (
+        OVERLOADS["bitwise_or.Tensor"]._replace(wrapper=bitwise_or_Tensor_, kernel=None),
+    ),
+    "bitwise_xor_": (
+        OVERLOADS["bitwise_xor.Tensor"]._replace(wrapper=bitwise_xor_Tensor_, kernel=None),
+    ),
     "index_put_": (
         OVERLOADS["index_put"]._replace(wrapper=index_put_, kernel=None),
+    ),
+    "index_add_": (
+        OVERLOADS["index_add"]._replace(wrapper=index_add_, kernel=None),
+    ),
+    "scatter_add_": (
+        OVERLOADS["scatter_add"]._replace(wrapper=scatter_add_, kernel=None),
+    ),
+    "addmm_": (
+        OVERLOADS["addmm"]._replace(wrapper=addmm_, kernel=None),
     ),
     "silu_": (
         OVERLOADS["silu"]._replace(wrapper=silu_, kernel=None),
@@ -15428,12 +17840,25 @@ BY_NAME = {
     ),
     "xlogy_": (
         OVERLOADS["xlogy.Tensor"]._replace(wrapper=xlogy_Tensor_, kernel=None),
+        OVERLOADS["xlogy.Scalar_Other"]._replace(wrapper=xlogy_Scalar_Other_, kernel=None),
     ),
     "mvlgamma_": (
         OVERLOADS["mvlgamma"]._replace(wrapper=mvlgamma_, kernel=None),
     ),
     "sinc_": (
         OVERLOADS["sinc"]._replace(wrapper=sinc_, kernel=None),
+    ),
+    "i0_": (
+        OVERLOADS["i0"]._replace(wrapper=i0_, kernel=None),
+    ),
+    "igamma_": (
+        OVERLOADS["igamma"]._replace(wrapper=igamma_, kernel=None),
+    ),
+    "igammac_": (
+        OVERLOADS["igammac"]._replace(wrapper=igammac_, kernel=None),
+    ),
+    "logit_": (
+        OVERLOADS["logit"]._replace(wrapper=logit_, kernel=None),
     ),
     "index_fill_": (
         OVERLOADS["index_fill.int_Scalar"]._replace(wrapper=index_fill_int_Scalar_, kernel=None),
@@ -15739,6 +18164,141 @@ def fmod(*args, **kwargs):
     return _dispatch.call("fmod", BY_NAME["fmod"], args, kwargs)
 
 
+def xlogy(*args, **kwargs):
+    """Picks the overload of xlogy that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("xlogy", BY_NAME["xlogy"], args, kwargs)
+
+
+def special_xlog1py(*args, **kwargs):
+    """Picks the overload of special_xlog1py that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_xlog1py", BY_NAME["special_xlog1py"], args, kwargs)
+
+
+def special_zeta(*args, **kwargs):
+    """Picks the overload of special_zeta that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_zeta", BY_NAME["special_zeta"], args, kwargs)
+
+
+def special_chebyshev_polynomial_t(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_t that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_chebyshev_polynomial_t", BY_NAME["special_chebyshev_polynomial_t"], args, kwargs)
+
+
+def special_chebyshev_polynomial_u(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_u that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_chebyshev_polynomial_u", BY_NAME["special_chebyshev_polynomial_u"], args, kwargs)
+
+
+def special_chebyshev_polynomial_v(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_v that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_chebyshev_polynomial_v", BY_NAME["special_chebyshev_polynomial_v"], args, kwargs)
+
+
+def special_chebyshev_polynomial_w(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_w that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_chebyshev_polynomial_w", BY_NAME["special_chebyshev_polynomial_w"], args, kwargs)
+
+
+def special_hermite_polynomial_h(*args, **kwargs):
+    """Picks the overload of special_hermite_polynomial_h that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_hermite_polynomial_h", BY_NAME["special_hermite_polynomial_h"], args, kwargs)
+
+
+def special_hermite_polynomial_he(*args, **kwargs):
+    """Picks the overload of special_hermite_polynomial_he that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_hermite_polynomial_he", BY_NAME["special_hermite_polynomial_he"], args, kwargs)
+
+
+def special_laguerre_polynomial_l(*args, **kwargs):
+    """Picks the overload of special_laguerre_polynomial_l that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_laguerre_polynomial_l", BY_NAME["special_laguerre_polynomial_l"], args, kwargs)
+
+
+def special_legendre_polynomial_p(*args, **kwargs):
+    """Picks the overload of special_legendre_polynomial_p that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_legendre_polynomial_p", BY_NAME["special_legendre_polynomial_p"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_t(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_t that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_shifted_chebyshev_polynomial_t", BY_NAME["special_shifted_chebyshev_polynomial_t"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_u(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_u that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_shifted_chebyshev_polynomial_u", BY_NAME["special_shifted_chebyshev_polynomial_u"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_v(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_v that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_shifted_chebyshev_polynomial_v", BY_NAME["special_shifted_chebyshev_polynomial_v"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_w(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_w that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_shifted_chebyshev_polynomial_w", BY_NAME["special_shifted_chebyshev_polynomial_w"], args, kwargs)
+
+
 def index_fill(*args, **kwargs):
     """Picks the overload of index_fill that the arguments match, as PyTorch's binding does."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -15773,6 +18333,69 @@ def count_nonzero(*args, **kwargs):
         if heard is not _modes.PASS:
             return heard
     return _dispatch.call("count_nonzero", BY_NAME["count_nonzero"], args, kwargs)
+
+
+def eq_(*args, **kwargs):
+    """Picks the overload of eq_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("eq_", BY_NAME["eq_"], args, kwargs)
+
+
+def ge_(*args, **kwargs):
+    """Picks the overload of ge_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("ge_", BY_NAME["ge_"], args, kwargs)
+
+
+def gt_(*args, **kwargs):
+    """Picks the overload of gt_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("gt_", BY_NAME["gt_"], args, kwargs)
+
+
+def le_(*args, **kwargs):
+    """Picks the overload of le_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("le_", BY_NAME["le_"], args, kwargs)
+
+
+def lt_(*args, **kwargs):
+    """Picks the overload of lt_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("lt_", BY_NAME["lt_"], args, kwargs)
+
+
+def ne_(*args, **kwargs):
+    """Picks the overload of ne_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("ne_", BY_NAME["ne_"], args, kwargs)
+
+
+def div_(*args, **kwargs):
+    """Picks the overload of div_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("div_", BY_NAME["div_"], args, kwargs)
 
 
 def pow_(*args, **kwargs):
@@ -15872,6 +18495,15 @@ def fmod_(*args, **kwargs):
         if heard is not _modes.PASS:
             return heard
     return _dispatch.call("fmod_", BY_NAME["fmod_"], args, kwargs)
+
+
+def xlogy_(*args, **kwargs):
+    """Picks the overload of xlogy_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("xlogy_", BY_NAME["xlogy_"], args, kwargs)
 
 
 def index_fill_(*args, **kwargs):

@@ -98,6 +98,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "acosh")
             raise
 
+    def acosh_(self):
+        """acosh_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.acosh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.acosh_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "acosh_")
+            raise
+
     def add(self, other, *, alpha=1):
         """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -284,6 +296,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "asinh")
             raise
 
+    def asinh_(self):
+        """asinh_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.asinh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.asinh_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "asinh_")
+            raise
+
     def atan(self):
         """atan(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -318,6 +342,18 @@ class TensorMethods:
             return ops.atanh(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "atanh")
+            raise
+
+    def atanh_(self):
+        """atanh_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.atanh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.atanh_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "atanh_")
             raise
 
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
@@ -680,6 +716,20 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "eq")
             raise
 
+    def eq_(self, *args, **kwargs):
+        """eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.eq_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.eq_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "eq_")
+            raise
+
     def erf(self):
         """erf(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -892,6 +942,20 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "ge")
             raise
 
+    def ge_(self, *args, **kwargs):
+        """ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ge_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.ge_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "ge_")
+            raise
+
     def gt(self, *args, **kwargs):
         """gt.Scalar(Tensor self, Scalar other) -> Tensor
         gt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -904,6 +968,20 @@ class TensorMethods:
             return ops.gt(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("gt")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "gt")
+            raise
+
+    def gt_(self, *args, **kwargs):
+        """gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.gt_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.gt_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "gt_")
             raise
 
     def hardshrink(self, lambd=0.5):
@@ -928,6 +1006,42 @@ class TensorMethods:
             return ops.hypot(self, other)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "hypot")
+            raise
+
+    def i0(self):
+        """i0(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.i0, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.i0(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "i0")
+            raise
+
+    def igamma(self, other):
+        """igamma(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igamma, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igamma(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igamma")
+            raise
+
+    def igammac(self, other):
+        """igammac(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igammac, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igammac(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igammac")
             raise
 
     def index_add(self, dim, index, source, *, alpha=1):
@@ -1028,6 +1142,20 @@ class TensorMethods:
             return ops.le(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("le")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "le")
+            raise
+
+    def le_(self, *args, **kwargs):
+        """le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.le_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.le_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "le_")
             raise
 
     def lerp(self, *args, **kwargs):
@@ -1164,6 +1292,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "logical_or")
             raise
 
+    def logit(self, eps=None):
+        """logit(Tensor self, float? eps=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logit, (self, eps,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logit(self, eps)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logit")
+            raise
+
     def logsumexp(self, dim, keepdim=False):
         """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -1188,6 +1328,20 @@ class TensorMethods:
             return ops.lt(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lt")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "lt")
+            raise
+
+    def lt_(self, *args, **kwargs):
+        """lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.lt_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.lt_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "lt_")
             raise
 
     def masked_fill(self, *args, **kwargs):
@@ -1394,6 +1548,20 @@ class TensorMethods:
             return ops.ne(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("ne")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "ne")
+            raise
+
+    def ne_(self, *args, **kwargs):
+        """ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ne_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.ne_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "ne_")
             raise
 
     def neg(self):
@@ -1720,66 +1888,6 @@ class TensorMethods:
             return ops.sort(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("sort")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "sort")
-            raise
-
-    def special_entr(self):
-        """special_entr(Tensor self) -> Tensor"""
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.special_entr, (self,), {})
-            if heard is not _modes.PASS:
-                return heard
-        try:
-            return ops.special_entr(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_entr")
-            raise
-
-    def special_erfcx(self):
-        """special_erfcx(Tensor self) -> Tensor"""
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.special_erfcx, (self,), {})
-            if heard is not _modes.PASS:
-                return heard
-        try:
-            return ops.special_erfcx(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_erfcx")
-            raise
-
-    def special_log_ndtr(self):
-        """special_log_ndtr(Tensor self) -> Tensor"""
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.special_log_ndtr, (self,), {})
-            if heard is not _modes.PASS:
-                return heard
-        try:
-            return ops.special_log_ndtr(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_log_ndtr")
-            raise
-
-    def special_ndtri(self):
-        """special_ndtri(Tensor self) -> Tensor"""
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.special_ndtri, (self,), {})
-            if heard is not _modes.PASS:
-                return heard
-        try:
-            return ops.special_ndtri(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_ndtri")
-            raise
-
-    def special_xlog1py(self, other):
-        """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.special_xlog1py, (self, other,), {})
-            if heard is not _modes.PASS:
-                return heard
-        try:
-            return ops.special_xlog1py(self, other)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_xlog1py")
             raise
 
     def split_with_sizes(self, split_sizes, dim=0):
@@ -2114,14 +2222,16 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "view")
             raise
 
-    def xlogy(self, other):
-        """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    def xlogy(self, *args, **kwargs):
+        """xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+        xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+        """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.xlogy, (self, other,), {})
+            heard = _modes.dispatch(TensorMethods.xlogy, (self, *args,), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.xlogy_Tensor(self, other)
+            return ops.xlogy(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("xlogy")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "xlogy")
             raise
@@ -2210,6 +2320,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "addcmul_")
             raise
 
+    def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+        """In-place addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addmm_, (self, mat1, mat2,), {"beta": beta, "alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.addmm_(self, mat1, mat2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addmm_")
+            raise
+
     def addmv_(self, mat, vec, *, beta=1, alpha=1):
         """In-place addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -2280,6 +2402,54 @@ class TensorMethods:
             return ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "baddbmm_")
+            raise
+
+    def bitwise_and_(self, other):
+        """In-place bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_and_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.bitwise_and_Tensor_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "bitwise_and_")
+            raise
+
+    def bitwise_not_(self):
+        """In-place bitwise_not(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_not_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.bitwise_not_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "bitwise_not_")
+            raise
+
+    def bitwise_or_(self, other):
+        """In-place bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_or_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.bitwise_or_Tensor_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "bitwise_or_")
+            raise
+
+    def bitwise_xor_(self, other):
+        """In-place bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_xor_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.bitwise_xor_Tensor_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "bitwise_xor_")
             raise
 
     def ceil_(self):
@@ -2408,14 +2578,16 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "digamma_")
             raise
 
-    def div_(self, other):
-        """In-place div.Tensor(Tensor self, Tensor other) -> Tensor"""
+    def div_(self, *args, **kwargs):
+        """In-place div.Tensor(Tensor self, Tensor other) -> Tensor
+        In-place div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+        """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.div_, (self, other,), {})
+            heard = _modes.dispatch(TensorMethods.div_, (self, *args,), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.div_Tensor_(self, other)
+            return ops.div_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "div_")
             raise
@@ -2592,6 +2764,54 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "hypot_")
             raise
 
+    def i0_(self):
+        """In-place i0(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.i0_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.i0_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "i0_")
+            raise
+
+    def igamma_(self, other):
+        """In-place igamma(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igamma_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igamma_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igamma_")
+            raise
+
+    def igammac_(self, other):
+        """In-place igammac(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igammac_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igammac_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igammac_")
+            raise
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        """In-place index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_add_, (self, dim, index, source,), {"alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.index_add_(self, dim, index, source, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "index_add_")
+            raise
+
     def index_copy_(self, dim, index, source):
         """In-place index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -2702,6 +2922,54 @@ class TensorMethods:
             return ops.log2_(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "log2_")
+            raise
+
+    def logical_and_(self, other):
+        """In-place logical_and(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_and_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logical_and_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logical_and_")
+            raise
+
+    def logical_not_(self):
+        """In-place logical_not(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_not_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logical_not_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logical_not_")
+            raise
+
+    def logical_or_(self, other):
+        """In-place logical_or(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_or_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logical_or_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logical_or_")
+            raise
+
+    def logit_(self, eps=None):
+        """In-place logit(Tensor self, float? eps=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logit_, (self, eps,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logit_(self, eps)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logit_")
             raise
 
     def masked_fill_(self, *args, **kwargs):
@@ -2896,6 +3164,18 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "scatter_")
             raise
 
+    def scatter_add_(self, dim, index, src):
+        """In-place scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.scatter_add_, (self, dim, index, src,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.scatter_add_(self, dim, index, src)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "scatter_add_")
+            raise
+
     def sigmoid_(self):
         """In-place sigmoid(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -3052,14 +3332,16 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "trunc_")
             raise
 
-    def xlogy_(self, other):
-        """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    def xlogy_(self, *args, **kwargs):
+        """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+        In-place xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+        """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.xlogy_, (self, other,), {})
+            heard = _modes.dispatch(TensorMethods.xlogy_, (self, *args,), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.xlogy_Tensor_(self, other)
+            return ops.xlogy_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "xlogy_")
             raise

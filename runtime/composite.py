@@ -449,51 +449,66 @@ def _decompose_index(self: Any, index: Any, lone_slice_is_view: bool
         return _select(self, 0, operator.index(index)), None
     if isinstance(index, slice):
         return _slice(self, 0, index, skip_whole=not lone_slice_is_view), None
-    # Sequences inside the index (a list, an array, a range, a tuple) gather, as in PyTorch.
-    items = tuple(factories.arange(i.start, i.stop, i.step) if isinstance(i, range) else
-                  _index_tensor(list(i) if isinstance(i, tuple) else i)
-                  if isinstance(i, list | np.ndarray | tuple) else i
-                  for i in _index_items(index))
+    items = _gathering_items(index)
     specified = _specified_dims(items)
     if specified > self.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
     result, dim = self, 0
     recorded: list[tuple[int, Any]] = []  # (dim of result, index tensor) for index.Tensor
     for item in items:
-        if isinstance(item, Tensor) and item.ndim == 0 and item.dtype is not \
-                dtypes.bool_ and not item.is_floating_point():
-            item = item.item()
-        if isinstance(item, Tensor) and item.ndim == 0 and item.dtype is dtypes.bool_:
-            item = bool(item.item())
-        if item is None:
-            result = ops.unsqueeze(result, dim)
-            dim += 1
-        elif item is Ellipsis:
+        if item is Ellipsis:
             dim += self.ndim - specified
-        elif isinstance(item, bool):
-            result = ops.unsqueeze(result, dim)
-            recorded.append((dim, _index_tensor([0] if item else [])))
-            dim += 1
-        elif _is_int(item):
-            result = _select(result, dim, operator.index(item))
-        elif isinstance(item, slice):
-            result = _slice(result, dim, item, skip_whole=True)
-            dim += 1
-        elif isinstance(item, Tensor):
-            recorded.append((dim, item))
-            dim += item.ndim if item.dtype is dtypes.bool_ else 1
         else:
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
-                             f"byte Variables are valid indices (got {type(item).__name__})")
+            result, dim = _apply_index_item(result, dim, _read_0_dim(item), recorded)
     if not recorded:
         return result, None
+    return result, _index_tensor_list(recorded)
+
+
+def _gathering_items(index: Any) -> tuple:
+    """The items of an index, each sequence inside it (a list, an array, a range, a tuple)
+    made an index Tensor that gathers, as in PyTorch."""
+    return tuple(factories.arange(i.start, i.stop, i.step) if isinstance(i, range) else
+                 _index_tensor(list(i) if isinstance(i, tuple) else i)
+                 if isinstance(i, list | np.ndarray | tuple) else i
+                 for i in _index_items(index))
+
+
+def _read_0_dim(item: Any) -> Any:
+    """A 0-dim integer Tensor indexes as its int, a 0-dim bool one as its bool."""
+    if isinstance(item, Tensor) and item.ndim == 0 and not item.is_floating_point():
+        return bool(item.item()) if item.dtype is dtypes.bool_ else item.item()
+    return item
+
+
+def _apply_index_item(result: Any, dim: int, item: Any, recorded: list) -> tuple[Any, int]:
+    """One basic item of an index applied to `result` at `dim` (an index Tensor, or a bool's
+    one-element or empty one, appended to `recorded` instead); the next dim."""
+    if item is None:
+        return ops.unsqueeze(result, dim), dim + 1
+    if isinstance(item, bool):
+        recorded.append((dim, _index_tensor([0] if item else [])))
+        return ops.unsqueeze(result, dim), dim + 1
+    if _is_int(item):
+        return _select(result, dim, operator.index(item)), dim
+    if isinstance(item, slice):
+        return _slice(result, dim, item, skip_whole=True), dim + 1
+    if isinstance(item, Tensor):
+        recorded.append((dim, item))
+        return result, dim + (item.ndim if item.dtype is dtypes.bool_ else 1)
+    raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
+                     f"byte Variables are valid indices (got {type(item).__name__})")
+
+
+def _index_tensor_list(recorded: list[tuple[int, Any]]) -> list[Any]:
+    """index.Tensor's `Tensor?[]` from the index tensors and the dims they stand at."""
     indices: list[Any] = []
     covered = 0  # dimensions the indices so far account for
     for position, tensor in recorded:
         indices += [None] * (position - covered)
         indices.append(tensor)
         covered = position + (tensor.ndim if tensor.dtype is dtypes.bool_ else 1)
-    return result, indices
+    return indices
 
 
 # -- linear algebra and nn --------------------------------------------------------------------

@@ -423,7 +423,23 @@ def _arange_values(start: Any, end: Any, step: Any, *, dtype: dtypes.dtype | Non
         integral = True
     numpy_dtype = dtype.numpy if dtype is not None else (
         np.dtype(np.int64) if integral else dtypes.get_default_dtype().numpy)
-    if numpy_dtype == np.int64:  # int64 counts in int64: bounds and step cut first
+    start, end, step = _arange_bounds(start, end, step, numpy_dtype == np.int64)
+    if numpy_dtype == np.int64:
+        values = start + step * np.arange(_int64_count(start, end, step), dtype=np.int64)
+    else:
+        size = builtins.max(math.ceil((float(end) - float(start)) / float(step)), 0)
+        if numpy_dtype.kind in "iub":  # the other integer dtypes count in int64
+            values = _truncate(start) + _truncate(step) * np.arange(size, dtype=np.int64)
+        else:  # start + step * i as one fused multiply-add, in double
+            values = cpu_math.fma64(float(step), np.arange(size, dtype=np.float64),
+                                    float(start))
+    return _finish(values.astype(numpy_dtype), requires_grad)
+
+
+def _arange_bounds(start: Any, end: Any, step: Any, int64: bool) -> tuple[Any, Any, Any]:
+    """arange's bounds and step checked as torch checks them; for int64 (which counts in
+    int64) first cut to integers toward zero."""
+    if int64:
         if step != 0 and np.isfinite(step) and _truncate(step) == 0:
             raise ValueError("step must be nonzero")  # PyTorch's Python binding says so
         start, end, step = (_truncate(v) if np.isfinite(v) else v for v in (start, end, step))
@@ -433,19 +449,15 @@ def _arange_values(start: Any, end: Any, step: Any, *, dtype: dtypes.dtype | Non
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step > 0 and end < start or step < 0 and end > start:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    if numpy_dtype == np.int64:
-        sign = 1 if step > 0 else -1
-        span = end - start + step - sign
-        size = abs(span) // abs(step) * (1 if (span >= 0) == (step > 0) else -1)
-        values = start + step * np.arange(builtins.max(size, 0), dtype=np.int64)
-    else:
-        size = builtins.max(math.ceil((float(end) - float(start)) / float(step)), 0)
-        if numpy_dtype.kind in "iub":  # the other integer dtypes count in int64
-            values = _truncate(start) + _truncate(step) * np.arange(size, dtype=np.int64)
-        else:  # start + step * i as one fused multiply-add, in double
-            values = cpu_math.fma64(float(step), np.arange(size, dtype=np.float64),
-                                    float(start))
-    return _finish(values.astype(numpy_dtype), requires_grad)
+    return start, end, step
+
+
+def _int64_count(start: int, end: int, step: int) -> int:
+    """How many int64 values arange(start, end, step) has, counted in integers."""
+    sign = 1 if step > 0 else -1
+    span = end - start + step - sign
+    size = abs(span) // abs(step) * (1 if (span >= 0) == (step > 0) else -1)
+    return builtins.max(size, 0)
 
 
 def _spaced_parser(name: str, base: str = "") -> Parser:

@@ -23,8 +23,11 @@ from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.composite import CompositeMethods, TensorOpsMethods
 from runtime.factories import FactoryMethods, legacy_new
+from runtime.other_names import OtherNameMethods
 from runtime.predicates import PredicateMethods
 from runtime.random_ops import RandomMethods
+from runtime.tensor_attributes import AttributeMethods
+from runtime.tensor_functions import FunctionMethods
 
 
 def backward(
@@ -69,3 +72,6 @@ install(CompositeMethods)
 install(PredicateMethods)
 install(RandomMethods)
 install(TensorOpsMethods)  # tensor ops: argsort, narrow, mT, `//`, `%`, ...
+install(OtherNameMethods)  # torch's other names: arccos, clip_, swapaxes, ...
+install(AttributeMethods)  # is_signed, itemsize, data_ptr, conj, H, apply_, ...
+install(FunctionMethods)  # kron, diff, tile, cov, det, ...

@@ -1,0 +1,438 @@
+"""More normalisation layers: GroupNorm, InstanceNorm1d/2d/3d, LocalResponseNorm, RMSNorm,
+BatchNorm3d and SyncBatchNorm, with their torch.nn.functional forms.
+
+Each functional form is a composite of existing differentiable ops (mean, var, rsqrt,
+batch_norm, pad), so autograd flows through its pieces; the numbers agree with torch's fused
+kernels to rounding. SyncBatchNorm is batch norm on one process, which is what torch's does
+on a CPU without an initialised process group.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+from generated import ops
+from runtime import factories, legacy
+from runtime._tensor import Tensor
+from runtime.autograd.function import Function
+from runtime.grad_mode import no_grad
+from runtime.nn import functional as F
+from runtime.nn import init
+from runtime.nn.batchnorm import _BatchNorm
+from runtime.nn.module import Module
+from runtime.nn.parameter import Parameter
+
+__all__ = [
+    "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "LocalResponseNorm", "CrossMapLRN2d", "RMSNorm", "SyncBatchNorm", "group_norm",
+    "instance_norm", "local_response_norm", "rms_norm",
+]
+
+
+def _size(tensor: Tensor) -> str:
+    return f"torch.Size({list(tensor.shape)})"
+
+
+def _channel_view(parameter: Tensor, ndim: int) -> Tensor:
+    """A per-channel (C,) tensor shaped (1, C, 1, ...) to broadcast over an ndim input."""
+    return parameter.view(1, -1, *([1] * (ndim - 2)))
+
+
+# -- group norm -----------------------------------------------------------------------------------
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise each sample's channels in num_groups groups by the group's mean and
+    (biased) variance, then scale and shift per channel."""
+    if input.dim() < 2:
+        raise RuntimeError("Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    batch, channels = input.shape[0], input.shape[1]
+    folded = [batch * channels // num_groups, num_groups, *input.shape[2:]]
+    if math.prod(folded) // num_groups == 1:  # torch's _verify_batch_size, on the groups
+        raise ValueError("Expected more than 1 value per channel when training, got input "
+                         f"size {folded}")
+    if channels % num_groups != 0:
+        raise RuntimeError("Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    # (torch's bias message shows the weight's shape, [0] without one: so does this one)
+    weight_shape = [0] if weight is None else list(weight.shape)
+    for name, parameter in (("weight", weight), ("bias", bias)):
+        if parameter is not None and (parameter.dim() != 1 or parameter.numel() != channels):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {weight_shape} and "
+                               f"input of shape {list(input.shape)}")
+    grouped = input.reshape(batch, num_groups, -1)
+    mean = grouped.mean(-1, keepdim=True)
+    variance = grouped.var(-1, correction=0, keepdim=True)
+    output = ((grouped - mean) * ops.rsqrt(variance + eps)).reshape(input.shape)
+    if weight is not None:
+        output = output * _channel_view(weight, input.dim())
+    if bias is not None:
+        output = output + _channel_view(bias, input.dim())
+    return output
+
+
+class GroupNorm(Module):
+    """Group normalisation: channels in num_groups groups, each normalised per sample."""
+
+    __constants__ = ["num_groups", "num_channels", "eps", "affine"]
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups})")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(factories.empty(num_channels, dtype=dtype))
+            if bias:
+                self.bias = Parameter(factories.empty(num_channels, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
+
+
+# -- instance norm --------------------------------------------------------------------------------
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each sample's channels over their own spatial extent: batch norm of the
+    input seen as one sample of N * C channels, as torch computes it; running statistics
+    (when given) take the mean over the samples."""
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input size "
+                         f"{_size(input)}")
+    batch, channels = input.shape[0], input.shape[1]
+    folded = input.contiguous().view(1, batch * channels, *input.shape[2:])
+
+    def repeat(tensor: Tensor | None) -> Tensor | None:
+        return None if tensor is None else tensor.repeat(batch)
+
+    mean, var = repeat(running_mean), repeat(running_var)
+    output = F.batch_norm(folded, mean, var, repeat(weight), repeat(bias), use_input_stats,
+                          momentum, eps)
+    if use_input_stats:
+        with no_grad():
+            if running_mean is not None:
+                running_mean.copy_(mean.view(batch, channels).mean(0))
+            if running_var is not None:
+                running_var.copy_(var.view(batch, channels).mean(0))
+    return output.view(input.shape)
+
+
+class _InstanceNorm(_BatchNorm):
+    """What the InstanceNorm classes share: batch norm's state, instance norm's forward."""
+
+    _no_batch_dim = 0
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device: Any = None,
+                 dtype: Any = None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        ranks = (self._no_batch_dim, self._no_batch_dim + 1)
+        if input.dim() not in ranks:
+            raise ValueError(f"expected {ranks[0]}D or {ranks[1]}D input (got {input.dim()}D "
+                             "input)")
+
+    def _apply_instance_norm(self, input: Tensor) -> Tensor:
+        return instance_norm(input, self.running_mean, self.running_var, self.weight,
+                             self.bias, self.training or not self.track_running_stats,
+                             self.momentum if self.momentum is not None else 0.0, self.eps)
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        feature_dim = input.dim() - self._no_batch_dim
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
+                          "can silence this warning by not passing in num_features, which is "
+                          "not used because affine=False", stacklevel=2)
+        if input.dim() == self._no_batch_dim:
+            return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
+        return self._apply_instance_norm(input)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance norm over (N, C, L) or (C, L) input."""
+
+    _no_batch_dim = 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance norm over (N, C, H, W) or (C, H, W) input."""
+
+    _no_batch_dim = 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance norm over (N, C, D, H, W) or (C, D, H, W) input."""
+
+    _no_batch_dim = 4
+
+
+# -- batch norm over volumes, and on one process --------------------------------------------------
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over an (N, C, D, H, W) input."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm whose statistics torch would gather across processes; with one process
+    (no initialised process group) it is plain batch norm, as torch's is."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True,
+                 process_group: Any = None, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """The module with every BatchNorm*D replaced by a SyncBatchNorm holding the same
+        parameters and buffers."""
+        output = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm):
+            output = cls(module.num_features, module.eps, module.momentum, module.affine,
+                         module.track_running_stats, process_group)
+            if module.affine:
+                with no_grad():
+                    output.weight = module.weight
+                    output.bias = module.bias
+            output.running_mean = module.running_mean
+            output.running_var = module.running_var
+            output.num_batches_tracked = module.num_batches_tracked
+            output.training = module.training
+        for name, child in module.named_children():
+            output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return output
+
+
+# -- local response norm --------------------------------------------------------------------------
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """Each element divided by (k + alpha · mean of the squares of its `size` neighbouring
+    channels) ** beta (the window zero-padded at the edges)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError("Expected 3D or higher dimensionality                          input "
+                         f"(got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    squares = input.mul(input)
+    channels = input.shape[1]
+    flat = squares.reshape(input.shape[0], channels, -1)
+    padded = F.pad(flat, (0, 0, size // 2, (size - 1) // 2))
+    window = padded.narrow(1, 0, channels)
+    for offset in range(1, size):
+        window = window + padded.narrow(1, offset, channels)
+    average = (window / size).view(input.shape)
+    return input / average.mul(alpha).add(k).pow(beta)
+
+
+class LocalResponseNorm(Module):
+    """Normalisation across neighbouring channels, as in AlexNet."""
+
+    __constants__ = ["size", "alpha", "beta", "k"]
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+def _cross_map_scale(input: Tensor, size: int, alpha: float, k: float) -> Tensor:
+    """k + alpha / size · a running sum of squares over channels, kept as torch's legacy
+    layer keeps it: the first channel's window holds channels 0 .. pre_pad - 1, each next
+    one adds a channel ahead and (from channel pre_pad + 1 on) drops one behind."""
+    squares = input.pow(2)
+    channels = input.shape[1]
+    pre_pad = int((size - 1) / 2 + 1)
+    scale = squares.select(1, 0) * 0
+    for c in range(min(pre_pad, channels)):
+        scale = scale + squares.select(1, c)
+    scales = [scale]
+    for c in range(1, channels):
+        if c < channels - pre_pad + 1:
+            scale = scale + squares.select(1, c + pre_pad - 1)
+        if c > pre_pad:
+            scale = scale - squares.select(1, c - pre_pad)
+        scales.append(scale)
+    return ops.stack(scales, 1) * (alpha / size) + k
+
+
+class _CrossMapLRN2dFunction(Function):
+    """torch's legacy layer is an autograd.Function whose backward is its own formula (not
+    the exact derivative of its forward's window): this one computes both as torch's does."""
+
+    @staticmethod
+    def forward(ctx: Any, input: Tensor, size: int, alpha: float, beta: float,
+                k: float) -> Tensor:
+        ctx.size, ctx.alpha, ctx.beta = size, alpha, beta
+        ctx.scale = _cross_map_scale(input, size, alpha, k)
+        output = input * ctx.scale.pow(-beta)
+        ctx.save_for_backward(input, output)
+        return output
+
+    @staticmethod
+    def backward(ctx: Any, grad_output: Tensor) -> tuple:
+        input, output = ctx.saved_tensors
+        size, channels = ctx.size, input.shape[1]
+        factor = 2 * ctx.alpha * ctx.beta / size
+        grad_input = ctx.scale.pow(-ctx.beta) * grad_output
+        # ratios sit at channels offset .. offset + C - 1 of a zero-padded stack of C + size - 1
+        offset = int(size - (size - 1) / 2)
+        ratio = grad_output * output / ctx.scale
+        padded = F.pad(ratio, (0, 0, 0, 0, offset, size - 1 - offset))
+        accumulated = padded.narrow(1, 0, size - 1).sum(1)
+        columns = []
+        for c in range(channels):
+            accumulated = accumulated + padded.select(1, c + size - 1)
+            columns.append(grad_input.select(1, c) - factor * input.select(1, c) * accumulated)
+            accumulated = accumulated - padded.select(1, c)
+        return ops.stack(columns, 1), None, None, None, None
+
+
+class CrossMapLRN2d(Module):
+    """Local response norm of a 4-D input across channels: x / (k + alpha / size · sum of
+    squares over the window) ** beta (torch's legacy Lua-Torch layer)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() != 4:
+            raise ValueError("CrossMapLRN2d: Expected input to be 4D, got "
+                             f"{input.dim()}D instead.")
+        return _CrossMapLRN2dFunction.apply(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+# -- RMS norm -------------------------------------------------------------------------------------
+
+def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """x / √(mean(x²) + eps) over the last len(normalized_shape) dimensions, times weight;
+    eps defaults to the dtype's machine epsilon."""
+    if isinstance(normalized_shape, int):
+        raise TypeError("rms_norm(): argument 'normalized_shape' (position 2) must be tuple of "
+                        "ints, not int")
+    normalized_shape = tuple(normalized_shape)
+    count = len(normalized_shape)
+    if count == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    if input.dim() < count:
+        raise ValueError(f"Input tensor must have at least {count} dimensions, but got "
+                         f"{input.dim()}")
+    if weight is not None and tuple(weight.shape) != normalized_shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {list(weight.shape)} and normalized_shape = "
+                           f"{list(normalized_shape)}")
+    if tuple(input.shape[input.dim() - count:]) != normalized_shape:
+        sizes = ", ".join(map(str, normalized_shape))
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input "
+                           f"with shape [*{sizes}], but got input of size{list(input.shape)}")
+    if eps is None:
+        eps = legacy.finfo(input.dtype).eps
+    dims = tuple(range(input.dim() - count, input.dim()))
+    output = input * ops.rsqrt(input.pow(2).mean(dims, keepdim=True) + eps)
+    return output if weight is None else output * weight
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalisation over the trailing normalized_shape, with an
+    elementwise scale (initialised to ones)."""
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(self, normalized_shape: Any, eps: float | None = None,
+                 elementwise_affine: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(factories.empty(self.normalized_shape, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
