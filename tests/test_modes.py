@@ -49,7 +49,14 @@ def heard(lib, program) -> list[str]:
     lambda lib, x, y: lib.add(x, 1.0, alpha=2).mul_(3).exp(),
     lambda lib, x, y: x.sum(1, keepdim=True).mean(),
     lambda lib, x, y: lib.cat([x, x], 0).flip(0),
-], ids=["mm", "method-chain", "add-inplace", "reductions", "cat-flip"])
+    lambda lib, x, y: (lib.arccos(x * 0.5), x.clip(0, 1), lib.tensordot(x, y, 1),
+                       lib.atleast_2d(x), x.square(), x.ravel(), lib.hstack([x, x]),
+                       lib.swapaxes(x, 0, 1), x.kron(x)),
+    lambda lib, x, y: (lib.nn.functional.group_norm(x.reshape(1, 3, 4), 1),
+                       lib.nn.functional.max_pool3d(x.reshape(1, 1, 3, 2, 2), 1),
+                       lib.nn.functional.gaussian_nll_loss(x, x, x.abs() + 1)),
+], ids=["mm", "method-chain", "add-inplace", "reductions", "cat-flip", "other-names",
+        "nn-more"])
 def test_a_logging_mode_hears_the_calls_torch_does(program) -> None:
     assert heard(runtime, program) == heard(torch, program)
 
