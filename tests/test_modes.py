@@ -471,3 +471,25 @@ def test_get_overridable_functions_lists_what_modes_hear() -> None:
         x.reshape(4)
         runtime.nn.functional.linear(x, x)
     assert log.names == ["mm", "reshape", "linear"]
+
+
+def test_a_profiler_records_only_its_own_thread() -> None:
+    done = threading.Event()
+    go = threading.Event()
+
+    def elsewhere() -> None:
+        go.wait()
+        x = runtime.ones(3)
+        for _ in range(20):
+            x = x.exp().neg()
+        done.set()
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    with runtime.profiler.profile() as prof:
+        go.set()
+        done.wait()
+        runtime.ones(2).sin()
+    thread.join()
+    names = [event.name for event in prof.events()]
+    assert "aten::sin" in names and "aten::exp" not in names and "aten::neg" not in names
