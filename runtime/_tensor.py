@@ -177,7 +177,7 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        if _modes.active:  # a mode may hear the read (runtime/modes.py)
+        if _modes.active:  # a mode may hear the write (runtime/modes.py)
             heard = _modes.dispatch(Tensor.requires_grad.__set__, (self, value), {})
             if heard is not _modes.PASS:
                 return
@@ -222,7 +222,7 @@ class Tensor:
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
-        if _modes.active:  # a mode may hear the read (runtime/modes.py)
+        if _modes.active:  # a mode may hear the write (runtime/modes.py)
             heard = _modes.dispatch(Tensor.grad.__set__, (self, value), {})
             if heard is not _modes.PASS:
                 return
@@ -283,7 +283,7 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
-        if _modes.active:  # a mode may hear the read (runtime/modes.py)
+        if _modes.active:  # a mode may hear the write (runtime/modes.py)
             heard = _modes.dispatch(Tensor.data.__set__, (self, value), {})
             if heard is not _modes.PASS:
                 return

@@ -51,6 +51,7 @@ TORCH_MODULES: dict[str, str] = {
     # data loading, optimizers' schedules, saving
     "torch.utils": "runtime.utils",
     "torch.utils.data": "runtime.utils.data",
+    "torch.utils._python_dispatch": "runtime.utils._python_dispatch",  # TorchDispatchMode
     "torch.utils.data.dataloader": "runtime.utils.data.dataloader",
     "torch.utils.data.dataset": "runtime.utils.data.dataset",
     "torch.utils.data.sampler": "runtime.utils.data.sampler",

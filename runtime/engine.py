@@ -43,11 +43,6 @@ InputBuffer = list
 # A ready node in the queue: (-sequence number, tie-breaker, node); the smallest runs first.
 ReadyEntry = tuple[float, int, Node]
 
-# -- observer hook (runtime/explore): while an explorer records, an object that wraps each
-# backward's `evaluate` (outside the profiler's hook: `observer.wrap(task, evaluate)`) and
-# hears of each gradient the engine sums back to its input's shape (`observer.reduced`);
-# None otherwise, checked once per backward call and on the rare path of `_conform`.
-observer = None
 
 
 class GraphTask:
@@ -171,10 +166,8 @@ class GraphTask:
         """Run ready nodes until none is left: `evaluate` runs a node on its input buffer and
         returns the gradients to deliver."""
         ready, buffers, deliver = self.ready, self.input_buffers, self.deliver
-        if modes.active:  # an op mode (a profiler) may watch the nodes (runtime/modes.py)
-            evaluate = modes.wrap_evaluate(evaluate)
-        if observer is not None:  # an explorer is recording (runtime/explore)
-            evaluate = observer.wrap(self, evaluate)
+        if modes.active:  # an op mode (a profiler, the explorer) may watch the nodes
+            evaluate = modes.wrap_evaluate(self, evaluate)
         node = None
         try:
             while following is not None or ready:
@@ -293,8 +286,8 @@ def _conform(node: Node, index: int, grad: Tensor | np.ndarray | np.generic, arr
                 f"Function {node.name()} returned an invalid gradient at index {index} - "
                 f"got {list(got)} but expected shape compatible with {list(shape)}"
             )
-        if observer is not None:  # an explorer shows the gradient before the sum
-            observer.reduced(node, index, grad, shape)
+        if modes.active:  # an op mode (the explorer) may show the gradient before the sum
+            modes.summed_to_shape(node, index, grad, shape)
         grad = ops.sum_to(grad, shape) if arrays else _sum_to(grad, shape)
     if arrays:
         return grad if grad.dtype == dtype else grad.astype(dtype)
@@ -319,6 +312,8 @@ def tensor_backward() -> Iterator[None]:
 def _runs_raw(hooked: bool, root_grads: Sequence, create_graph: bool) -> bool:
     """Whether this backward can run on arrays: nothing in it needs to see a Tensor."""
     if hooked or not _Mode.raw_allowed or create_graph or anomaly.is_enabled():
+        return False
+    if modes.active and modes.tensor_backward():  # a TorchDispatchMode hears backward's ops
         return False
     if forward_grad.current_level() >= 0:
         return False  # with a dual level open, formulas compute tangents, on Tensors

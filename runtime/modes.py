@@ -4,7 +4,7 @@ Every public function and Tensor method (generated/ops.py, generated/tensor_meth
 the hand-written ones) and every op of the spec opens with one check,
 
     if _modes.active:
-        heard = _modes.dispatch(mm, (self_, mat2), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(mm, (self_, mat2), {"out": out}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
 
@@ -22,8 +22,10 @@ thread) `dispatch` looks at the calling thread's two stacks:
   of included, each with its generated wrapper as `func`: `ops.addmm`, `ops.add_Tensor`,
   `ops.add_Tensor_` (in place). These are torch's dispatch level: the profiler is one; a
   tracer is one. An op mode is also off its stack while its `__torch_dispatch__` runs.
-  During a backward the engine asks the op modes for its evaluator (`wrap_evaluate`) and
-  for the namespace the first-order formulas run their ops on (`array_ops`).
+  During a backward the engine asks the op modes for its evaluator (`wrap_evaluate`), for
+  the namespace the first-order formulas run their ops on (`array_ops`), and tells them of
+  each gradient it sums back to its input's shape (`summed_to_shape`). The profiler and
+  the explorer's recording are op modes.
 
 Each call that no mode of the thread hears gets PASS back and runs as usual.
 
@@ -40,6 +42,14 @@ How a tool uses it (a tracer, say):
     with Tracer():      # pushed for the block, on this thread only
         step()
 
+Which overload a wrapper runs: generated/ops.py's OVERLOADS and BY_NAME name each overload's
+wrapper (`runtime.utils._python_dispatch.overload_of(func)` gives torch's OpOverload,
+`aten.addmm.default`). While the tracer handles an op it is off the stack, so what the op
+runs inside (its forward-mode tangents, an out= call running the op again) is not heard.
+A backward's nodes are heard through `wrap_evaluate(task, evaluate)`; with
+`tensor_backward = True` every backward runs its formulas on Tensors, so their ops come
+through `__torch_dispatch__` too (as they do for a TorchDispatchMode).
+
 `push` / `pop` do the same as `with`. Nothing here replaces an attribute of any module.
 """
 
@@ -50,7 +60,8 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["active", "dispatch", "PASS", "PUBLIC", "OP", "PUBLIC_OP", "OpMode", "push", "pop",
-           "function_modes", "op_modes", "wrap_evaluate", "array_ops"]
+           "function_modes", "op_modes", "wrap_evaluate", "array_ops", "tensor_backward",
+           "summed_to_shape"]
 
 # How many modes are pushed, over all threads: the one value every wrapper reads.
 active = 0
@@ -142,7 +153,7 @@ def dispatch(func: Callable, args: tuple, kwargs: dict, heard_by: int = PUBLIC) 
         stack = _stacks.op
         mode = stack.pop()
         try:
-            return mode.__torch_dispatch__(func, _types(args, kwargs), args, kwargs)
+            return mode.hear(func, args, kwargs)
         finally:
             stack.append(mode)
     return PASS
@@ -151,15 +162,27 @@ def dispatch(func: Callable, args: tuple, kwargs: dict, heard_by: int = PUBLIC) 
 class OpMode:
     """A mode that hears every op of the spec as it runs (torch's TorchDispatchMode level).
     Subclasses write `__torch_dispatch__`; `wrap_evaluate` and `array_ops` let them see a
-    backward's nodes and the ops its first-order formulas run on arrays."""
+    backward's nodes and the ops its first-order formulas run on arrays, or, with
+    `tensor_backward`, have every backward run its formulas on Tensors, through the ops."""
+
+    tensor_backward = False
+
+    def hear(self, func: Callable, args: tuple, kwargs: dict) -> Any:
+        """An op's call, handed to `__torch_dispatch__` (a subclass may present `func`
+        otherwise: runtime.utils._python_dispatch gives torch's OpOverload)."""
+        return self.__torch_dispatch__(func, _types(args, kwargs), args, kwargs)
 
     def __torch_dispatch__(self, func: Callable, types: tuple, args: tuple = (),
                            kwargs: dict | None = None) -> Any:
         return func(*args, **(kwargs or {}))
 
-    def wrap_evaluate(self, evaluate: Callable) -> Callable:
-        """The engine's `evaluate(node, grads)` for one backward, as this mode wants it run."""
+    def wrap_evaluate(self, task: Any, evaluate: Callable) -> Callable:
+        """The engine's `evaluate(node, grads)` for one backward (`task`, the engine's
+        GraphTask), as this mode wants it run."""
         return evaluate
+
+    def summed_to_shape(self, node: Any, index: int, grad: Any, shape: tuple) -> None:
+        """Hears of a gradient the engine is about to sum back to its input's shape."""
 
     def array_ops(self, namespace: Any) -> Any:
         """The namespace a first-order backward runs its formulas' ops on (arrays)."""
@@ -173,11 +196,18 @@ class OpMode:
         pop(self)
 
 
-def wrap_evaluate(evaluate: Callable) -> Callable:
-    """The engine's evaluator as this thread's op modes want it (innermost outermost)."""
-    for mode in _stacks.op:
-        evaluate = mode.wrap_evaluate(evaluate)
+def wrap_evaluate(task: Any, evaluate: Callable) -> Callable:
+    """The engine's evaluator as this thread's op modes want it: each mode's wrapper around
+    those of the modes pushed after it, as `with` blocks nest."""
+    for mode in reversed(_stacks.op):
+        evaluate = mode.wrap_evaluate(task, evaluate)
     return evaluate
+
+
+def summed_to_shape(node: Any, index: int, grad: Any, shape: tuple) -> None:
+    """Tell this thread's op modes of a gradient the engine sums back to `shape`."""
+    for mode in _stacks.op:
+        mode.summed_to_shape(node, index, grad, shape)
 
 
 def array_ops(namespace: Any) -> Any:
@@ -185,3 +215,8 @@ def array_ops(namespace: Any) -> Any:
     for mode in _stacks.op:
         namespace = mode.array_ops(namespace)
     return namespace
+
+
+def tensor_backward() -> bool:
+    """Whether an op mode of this thread wants backward's formulas run on Tensors."""
+    return any(mode.tensor_backward for mode in _stacks.op)

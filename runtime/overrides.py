@@ -17,6 +17,7 @@ mode is off the stack, so calling `func` there runs it instead of coming back.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -24,7 +25,8 @@ from runtime import modes
 from runtime._tensor import Tensor
 from runtime.aliases import missing_attribute
 
-__all__ = ["TorchFunctionMode", "BaseTorchFunctionMode", "handle_torch_function",
+__all__ = ["TorchFunctionMode", "BaseTorchFunctionMode", "get_overridable_functions",
+           "handle_torch_function",
            "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
            "is_tensor_like"]
 
@@ -136,6 +138,33 @@ def handle_torch_function(public_api: Callable, relevant_args: Any, *args: Any,
     names = [kind.__name__ for kind in types]
     raise TypeError(f"no implementation found for '{getattr(public_api, '__qualname__', '?')}'"
                     f" on types that implement __torch_function__: {names}")
+
+
+def _hears_modes(function: Any) -> bool:
+    """Whether a function consults the mode stack: its code calls `modes.dispatch`."""
+    names = getattr(getattr(function, "__code__", None), "co_names", ())
+    return "dispatch" in names and ("_modes" in names or "modes" in names)
+
+
+def get_overridable_functions() -> dict[Any, list[Callable]]:
+    """The functions a mode hears, by namespace: `torch`, `torch.nn.functional`,
+    `torch.linalg`, `torch.autograd`, and Tensor (its methods, and its properties' `__get__`
+    and `__set__`)."""
+    found: dict[Any, list[Callable]] = {}
+    for name in ("runtime", "runtime.nn.functional", "runtime.linalg", "runtime.autograd"):
+        module = sys.modules[name]  # imported by now: this module is one of runtime's
+        found[module] = [value for key, value in vars(module).items()
+                         if not key.startswith("__") and _hears_modes(value)]
+    methods = []
+    for key, value in vars(Tensor).items():
+        if isinstance(value, property):
+            methods += [accessor for accessor, part in ((value.__get__, value.fget),
+                                                        (value.__set__, value.fset))
+                        if _hears_modes(part)]
+        elif _hears_modes(value):
+            methods.append(getattr(Tensor, key))
+    found[Tensor] = methods
+    return found
 
 
 def __getattr__(name: str) -> Any:

@@ -6,6 +6,7 @@ ops a composite function is made of."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -48,7 +49,14 @@ def heard(lib, program) -> list[str]:
     lambda lib, x, y: lib.add(x, 1.0, alpha=2).mul_(3).exp(),
     lambda lib, x, y: x.sum(1, keepdim=True).mean(),
     lambda lib, x, y: lib.cat([x, x], 0).flip(0),
-], ids=["mm", "method-chain", "add-inplace", "reductions", "cat-flip"])
+    lambda lib, x, y: (lib.arccos(x * 0.5), x.clip(0, 1), lib.tensordot(x, y, 1),
+                       lib.atleast_2d(x), x.square(), x.ravel(), lib.hstack([x, x]),
+                       lib.swapaxes(x, 0, 1), x.kron(x)),
+    lambda lib, x, y: (lib.nn.functional.group_norm(x.reshape(1, 3, 4), 1),
+                       lib.nn.functional.max_pool3d(x.reshape(1, 1, 3, 2, 2), 1),
+                       lib.nn.functional.gaussian_nll_loss(x, x, x.abs() + 1)),
+], ids=["mm", "method-chain", "add-inplace", "reductions", "cat-flip", "other-names",
+        "nn-more"])
 def test_a_logging_mode_hears_the_calls_torch_does(program) -> None:
     assert heard(runtime, program) == heard(torch, program)
 
@@ -303,7 +311,8 @@ def _train_step(model, optimizer, x, y) -> None:
     optimizer.zero_grad()
 
 
-def test_a_profile_and_an_anomaly_mode_run_leave_every_module_attribute_as_it_was() -> None:
+def test_a_profile_an_anomaly_mode_run_and_an_explorer_leave_every_module_attribute_as_it_was(
+) -> None:
     import warnings
 
     runtime.manual_seed(0)
@@ -313,7 +322,7 @@ def test_a_profile_and_an_anomaly_mode_run_leave_every_module_attribute_as_it_wa
     x, y = runtime.randn(4, 6), runtime.randn(4, 3)
     with runtime.profiler.profile(), warnings.catch_warnings():  # warm every cache up
         warnings.simplefilter("ignore")
-        with runtime.autograd.detect_anomaly():
+        with runtime.autograd.detect_anomaly(), runtime.explore.recording():
             _train_step(model, optimizer, x, y)
     before = _snapshot()
     with runtime.profiler.profile(record_shapes=True, profile_memory=True,
@@ -324,10 +333,163 @@ def test_a_profile_and_an_anomaly_mode_run_leave_every_module_attribute_as_it_wa
         with runtime.autograd.detect_anomaly():
             _train_step(model, optimizer, x, y)
             during_anomaly = _snapshot()
+    from runtime.explore import recording
+
+    with recording():  # the explorer's recording, another op mode
+        _train_step(model, optimizer, x, y)
+        during_explorer = _snapshot()
     after = _snapshot()
     assert during_profile == before
     assert during_anomaly == before
+    assert during_explorer == before
     assert after == before
     names = {event.name for event in prof.events()}
     assert {"aten::addmm", "autograd::engine::evaluate_function: AddmmBackward0",
             "aten::mm"} <= names
+
+
+# -- TorchDispatchMode: the ops themselves --------------------------------------------------
+
+def dispatched(lib) -> tuple[list[str], list[str], Any]:
+    """What a TorchDispatchMode hears over a small model's forward, then its backward."""
+    from torch.utils._python_dispatch import TorchDispatchMode as TorchsDispatchMode
+
+    from runtime.utils._python_dispatch import TorchDispatchMode
+
+    base = TorchsDispatchMode if lib is torch else TorchDispatchMode
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(5, 3), lib.nn.ReLU(), lib.nn.Linear(3, 2))
+    x = lib.randn(4, 5)
+    heard_names: list[str] = []
+
+    class Log(base):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            heard_names.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Log():
+        loss = (model(x) - 1).pow(2).sum()
+        forward = list(heard_names)
+        loss.backward()
+    return forward, heard_names[len(forward):], model[0].weight.grad.numpy()
+
+
+def test_a_dispatch_mode_hears_the_ops_of_forward_and_backward_as_torchs() -> None:
+    ours, theirs = dispatched(runtime), dispatched(torch)
+    # torch's autograd saves relu's output through a `detach` at the dispatch level;
+    # gradgen's saved variables keep the tensor itself, with no op.
+    assert ours[0] == [name for name in theirs[0] if name != "detach.default"] == [
+        "t.default", "addmm.default", "relu.default", "t.default", "addmm.default",
+        "sub.Tensor", "pow.Tensor_Scalar", "sum.default"]
+    # Backward: the formulas' ops, heard as torch's (torch's also seeds the gradient with
+    # ones_like, sums the bias's gradient with ops where gradgen's engine sums the array,
+    # and writes pow's gradient with a mul.Scalar).
+    assert {"mm.default", "t.default", "threshold_backward.default"} <= set(ours[1])
+    assert set(ours[1]) <= set(theirs[1])
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)
+
+
+def test_dispatch_funcs_read_as_torchs_op_overloads() -> None:
+    from runtime.utils._python_dispatch import TorchDispatchMode
+
+    funcs = []
+
+    class Keep(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            funcs.append(func)
+            return func(*args, **(kwargs or {}))
+
+    x = runtime.ones(2, 2)
+    with Keep():
+        runtime.addmm(x, x, x)
+        x.add_(1)
+    ours = [(repr(f), str(f), f.name(), f.__name__) for f in funcs]
+    theirs = [(repr(f), str(f), f.name(), f.__name__)
+              for f in (torch.ops.aten.addmm.default, torch.ops.aten.add_.Tensor)]
+    assert ours == theirs
+
+
+def test_the_base_dispatch_mode_raises_not_implemented_as_torchs() -> None:
+    from torch.utils._python_dispatch import TorchDispatchMode as TorchsDispatchMode
+
+    from runtime.utils._python_dispatch import TorchDispatchMode
+
+    def run(lib, base):
+        try:
+            with base():
+                lib.ones(2).exp()
+        except NotImplementedError as error:
+            return type(error).__name__, str(error)
+
+    assert run(runtime, TorchDispatchMode) == run(torch, TorchsDispatchMode)
+
+
+# -- torch.overrides' helpers -----------------------------------------------------------------
+
+def test_a_python_function_written_for_modes_is_heard_as_in_torch() -> None:
+    def run(lib, base):
+        overrides = lib.overrides
+        heard_names = []
+
+        def double(x):
+            if overrides.has_torch_function((x,)):
+                return overrides.handle_torch_function(double, (x,), x)
+            return x * 2
+
+        class Log(base):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                heard_names.append(func.__name__)
+                return func(*args, **(kwargs or {}))
+
+        class Like:  # a tensor-like type of its own
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return ("like", func.__name__, len(types))
+
+        outside = double(lib.ones(2)).tolist()
+        with Log():
+            inside = double(lib.ones(2)).tolist()
+        return (outside, inside, heard_names, double(Like()), overrides.is_tensor_like(Like()),
+                overrides.is_tensor_like(lib.ones(1)), overrides.is_tensor_like(1.0))
+
+    assert run(runtime, TorchFunctionMode) == run(torch, TorchsMode)
+
+
+def test_get_overridable_functions_lists_what_modes_hear() -> None:
+    listed = runtime.overrides.get_overridable_functions()
+    assert {runtime.add, runtime.mm, runtime.softmax, runtime.zeros} <= set(listed[runtime])
+    assert runtime.nn.functional.linear in listed[runtime.nn.functional]
+    assert runtime.autograd.grad in listed[runtime.autograd]
+    tensor = listed[runtime.Tensor]
+    assert {runtime.Tensor.add, runtime.Tensor.backward, runtime.Tensor.reshape} <= set(tensor)
+    assert {(f.__name__, f.__self__.fget.__name__) for f in tensor
+            if f.__name__ in ("__get__", "__set__")} >= {("__get__", "grad"), ("__set__", "grad")}
+    log = logging_mode(TorchFunctionMode)()
+    x = runtime.ones(2, 2)
+    with log:  # each listed function is heard
+        runtime.mm(x, x)
+        x.reshape(4)
+        runtime.nn.functional.linear(x, x)
+    assert log.names == ["mm", "reshape", "linear"]
+
+
+def test_a_profiler_records_only_its_own_thread() -> None:
+    done = threading.Event()
+    go = threading.Event()
+
+    def elsewhere() -> None:
+        go.wait()
+        x = runtime.ones(3)
+        for _ in range(20):
+            x = x.exp().neg()
+        done.set()
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    with runtime.profiler.profile() as prof:
+        go.set()
+        done.wait()
+        runtime.ones(2).sin()
+    thread.join()
+    names = [event.name for event in prof.events()]
+    assert "aten::sin" in names and "aten::exp" not in names and "aten::neg" not in names

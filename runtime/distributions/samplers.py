@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime import modes as _modes
 from runtime import random_ops, sampling_serial
 from runtime._tensor import Tensor, _scalar_type_name
 from runtime.autograd import Function
@@ -25,6 +26,10 @@ def _float_input(input: Tensor, kernel: str) -> None:
 
 def _standard_gamma_grad(self: Tensor, output: Tensor) -> Tensor:
     """d output / d self for standard gamma samples `output` of concentrations `self`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_standard_gamma_grad, (self, output), {})
+        if heard is not _modes.PASS:
+            return heard
     return Tensor._make(sampling_serial.standard_gamma_grad(self._data, output._data), None)
 
 
@@ -46,11 +51,19 @@ class _StandardGamma(Function):
 
 def _standard_gamma(input: Tensor, generator: Any = None) -> Tensor:
     """Gamma(input, 1) samples, one per element of `input` (the concentrations)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_standard_gamma, (input, generator), {})
+        if heard is not _modes.PASS:
+            return heard
     return _StandardGamma.apply(input, generator)
 
 
 def _sample_dirichlet(input: Tensor, generator: Any = None) -> Tensor:
     """Dirichlet samples over the last dimension of the concentrations `input`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_sample_dirichlet, (input, generator), {})
+        if heard is not _modes.PASS:
+            return heard
     _float_input(input, "dirichlet")
     drawn = sampling_serial.sample_dirichlet(random_ops._generator(generator),
                                             input.detach()._data)
@@ -59,6 +72,10 @@ def _sample_dirichlet(input: Tensor, generator: Any = None) -> Tensor:
 
 def _dirichlet_grad(x: Tensor, alpha: Tensor, total: Tensor) -> Tensor:
     """d x / d alpha for Dirichlet samples x of concentrations alpha summing to total."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_dirichlet_grad, (x, alpha, total), {})
+        if heard is not _modes.PASS:
+            return heard
     return Tensor._make(sampling_serial.dirichlet_grad(x._data, alpha._data, total._data), None)
 
 
@@ -82,12 +99,20 @@ class _Poisson(Function):
 
 def poisson(input: Tensor, generator: Any = None) -> Tensor:
     """Poisson samples of rates `input`, as torch.poisson draws them."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(poisson, (input, generator), {})
+        if heard is not _modes.PASS:
+            return heard
     return _Poisson.apply(input, generator)
 
 
 def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
     """Binomial(count, prob) samples (count and prob broadcast), as torch.binomial draws
     them."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(binomial, (count, prob, generator), {})
+        if heard is not _modes.PASS:
+            return heard
     if count.dtype.is_floating_point is False:
         raise ValueError("binomial only supports floating-point dtypes for count, got: "
                          f"{_scalar_type_name(count._data)}")

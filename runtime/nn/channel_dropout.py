@@ -18,6 +18,7 @@ import warnings
 from typing import Any
 
 from runtime import factories
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.nn.module import Module
 
@@ -68,28 +69,52 @@ def _dropout_impl(input: Tensor, p: float, train: bool, feature: bool, alpha: bo
 
 def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """Zero whole channels (dimension 1) with probability p, scale the rest by 1/(1-p)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(feature_dropout, (input, p, train), {})
+        if heard is not _modes.PASS:
+            return heard
     return _dropout_impl(input, p, train, True, False, False)
 
 
 def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(feature_dropout_, (input, p, train), {})
+        if heard is not _modes.PASS:
+            return heard
     return _dropout_impl(input, p, train, True, False, True)
 
 
 def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """Alpha dropout of each element (torch.alpha_dropout; F.alpha_dropout below)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(alpha_dropout, (input, p, train), {})
+        if heard is not _modes.PASS:
+            return heard
     return _dropout_impl(input, p, train, False, True, False)
 
 
 def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(alpha_dropout_, (input, p, train), {})
+        if heard is not _modes.PASS:
+            return heard
     return _dropout_impl(input, p, train, False, True, True)
 
 
 def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """Alpha dropout of whole channels (torch.feature_alpha_dropout)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(feature_alpha_dropout, (input, p, train), {})
+        if heard is not _modes.PASS:
+            return heard
     return _dropout_impl(input, p, train, True, True, False)
 
 
 def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(feature_alpha_dropout_, (input, p, train), {})
+        if heard is not _modes.PASS:
+            return heard
     return _dropout_impl(input, p, train, True, True, True)
 
 
@@ -123,6 +148,10 @@ def _unbatched_feature_dropout(input: Tensor, p: float, training: bool, inplace:
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, L) or (C, L) input."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(dropout1d, (input, p, training, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_p(p)
     if input.ndim not in (2, 3):
         raise RuntimeError(
@@ -146,6 +175,10 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, H, W) input. A 3-d input is taken as (N, C, L), with
     torch's warning that this will change."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(dropout2d, (input, p, training, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_p(p)
     if input.ndim not in (3, 4):
         _warn_dims("dropout2d", input.ndim, 2)
@@ -163,6 +196,10 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(dropout3d, (input, p, training, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_p(p)
     if input.ndim not in (4, 5):
         _warn_dims("dropout3d", input.ndim, 3)

@@ -23,6 +23,7 @@ import numpy as np
 
 from generated import ops
 from runtime import dtypes, factories, random_ops
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.nn.module import Module
 from runtime.nn.pooling import (
@@ -142,6 +143,11 @@ def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
                             padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
                             return_indices: bool = True) -> tuple[Tensor, Tensor]:
     """The maximum of each 3-d window and where it is (into D * H * W)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool3d_with_indices, (input, kernel_size, stride, padding,
+            dilation, ceil_mode, return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
     x, batched = _batched(input, 3, "non-empty 4D or 5D (batch mode) tensor expected for input")
     kernel = _tuple(kernel_size, 3)
     strides = kernel if stride is None or stride == [] or stride == () else _tuple(stride, 3)
@@ -166,6 +172,11 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                dilation: Any = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Any:
     """Max pooling over (N, C, D, H, W) or (C, D, H, W) input."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool3d, (input, kernel_size, stride, padding, dilation,
+            ceil_mode, return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
     values, indices = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation,
                                               ceil_mode)
     return (values, indices) if return_indices else values
@@ -190,6 +201,11 @@ def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
     """The mean of each 3-d window of (N, C, D, H, W) or (C, D, H, W) input."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(avg_pool3d, (input, kernel_size, stride, padding, ceil_mode,
+            count_include_pad, divisor_override), {})
+        if heard is not _modes.PASS:
+            return heard
     x, batched = _batched(input, 3, "non-empty 4D or 5D (batch mode) tensor expected for input")
     kernel = _tuple(kernel_size, 3)
     strides = kernel if stride is None or stride == [] or stride == () else _tuple(stride, 3)
@@ -236,6 +252,10 @@ def _adaptive_table(x: Tensor, outs: list[int]) -> np.ndarray:
 
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling of (N, C, D, H, W) or (C, D, H, W) input to a given size."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_avg_pool3d, (input, output_size), {})
+        if heard is not _modes.PASS:
+            return heard
     outs = _adaptive_sizes(input, output_size, 3)
     x, batched = _batched(input, 3, "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                           "{shape}")
@@ -253,6 +273,11 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
                                      return_indices: bool = True) -> tuple[Tensor, Tensor]:
     """Max pooling of (N, C, D, H, W) or (C, D, H, W) input to a given size, with where
     each maximum is (into D * H * W)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool3d_with_indices, (input, output_size,
+            return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
     outs = _adaptive_sizes(input, output_size, 3)
     x, batched = _batched(input, 3, "adaptive_max_pool3d(): Expected 4D or 5D tensor, but "
                           "got: {shape}")
@@ -263,6 +288,10 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
 
 
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool3d, (input, output_size, return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
     values, indices = adaptive_max_pool3d_with_indices(input, output_size)
     return (values, indices) if return_indices else values
 
@@ -272,22 +301,42 @@ def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = 
 def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
                             padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
                             return_indices: bool = True) -> tuple[Tensor, Tensor]:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool1d_with_indices, (input, kernel_size, stride, padding,
+            dilation, ceil_mode, return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
                             padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
                             return_indices: bool = True) -> tuple[Tensor, Tensor]:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool2d_with_indices, (input, kernel_size, stride, padding,
+            dilation, ceil_mode, return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,
                                      return_indices: bool = True) -> tuple[Tensor, Tensor]:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool1d_with_indices, (input, output_size,
+            return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
     return adaptive_max_pool1d(input, output_size, True)
 
 
 def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,
                                      return_indices: bool = True) -> tuple[Tensor, Tensor]:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool2d_with_indices, (input, output_size,
+            return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
     return adaptive_max_pool2d(input, output_size, True)
 
 
@@ -301,12 +350,20 @@ def _lp_finish(pooled: Tensor, norm_type: float, window: int) -> Tensor:
 def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride: Any = None,
               ceil_mode: bool = False) -> Tensor:
     """The p-norm of each window: (sum of x^p)^(1/p)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lp_pool1d, (input, norm_type, kernel_size, stride, ceil_mode), {})
+        if heard is not _modes.PASS:
+            return heard
     pooled = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return _lp_finish(pooled, norm_type, kernel_size)
 
 
 def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
               ceil_mode: bool = False) -> Tensor:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lp_pool2d, (input, norm_type, kernel_size, stride, ceil_mode), {})
+        if heard is not _modes.PASS:
+            return heard
     kernel = _tuple(kernel_size, 2)
     pooled = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return _lp_finish(pooled, norm_type, math.prod(kernel))
@@ -314,6 +371,10 @@ def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = N
 
 def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
               ceil_mode: bool = False) -> Tensor:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lp_pool3d, (input, norm_type, kernel_size, stride, ceil_mode), {})
+        if heard is not _modes.PASS:
+            return heard
     kernel = _tuple(kernel_size, 3)
     pooled = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return _lp_finish(pooled, norm_type, math.prod(kernel))
@@ -377,18 +438,33 @@ def _unpool(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any, paddi
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:
     """The partial inverse of max_pool1d: each maximum back where it was, zeros elsewhere."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_unpool1d, (input, indices, kernel_size, stride, padding,
+            output_size), {})
+        if heard is not _modes.PASS:
+            return heard
     return _unpool(input, indices, kernel_size, stride, padding, output_size, 1)
 
 
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:
     """The partial inverse of max_pool2d."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_unpool2d, (input, indices, kernel_size, stride, padding,
+            output_size), {})
+        if heard is not _modes.PASS:
+            return heard
     return _unpool(input, indices, kernel_size, stride, padding, output_size, 2)
 
 
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:
     """The partial inverse of max_pool3d."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_unpool3d, (input, indices, kernel_size, stride, padding,
+            output_size), {})
+        if heard is not _modes.PASS:
+            return heard
     return _unpool(input, indices, kernel_size, stride, padding, output_size, 3)
 
 
@@ -407,6 +483,10 @@ def _block_table(spatial: Sequence[int], kernel: tuple, dilation: tuple, padding
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
            stride: Any = 1) -> Tensor:
     """Sliding blocks of (N, C, H, W) or (C, H, W) input as columns: (N, C * kh * kw, L)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unfold, (input, kernel_size, dilation, padding, stride), {})
+        if heard is not _modes.PASS:
+            return heard
     if input.ndim not in (3, 4):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possible 0 "
                            f"batch size and non-zero dimensions for input, but got: "
@@ -429,6 +509,11 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
 def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
          padding: Any = 0, stride: Any = 1) -> Tensor:
     """The adjoint of unfold: columns (N, C * kh * kw, L) summed back into (N, C, H, W)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fold, (input, output_size, kernel_size, dilation, padding, stride),
+            {})
+        if heard is not _modes.PASS:
+            return heard
     if input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possible 0 "
                            f"batch size and non-zero dimensions for input, but got: "
@@ -727,6 +812,11 @@ def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any,
                                        _random_samples: Tensor | None = None) -> tuple:
     """Max pooling over windows whose starts are drawn at random (one rand per sample,
     channel and dimension, as torch draws them), to output_size or input size * ratio."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool2d_with_indices, (input, kernel_size,
+            output_size, output_ratio, return_indices, _random_samples), {})
+        if heard is not _modes.PASS:
+            return heard
     return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
                                 _random_samples, 2)
 
@@ -734,6 +824,11 @@ def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any,
 def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None,
                           output_ratio: Any = None, return_indices: bool = False,
                           _random_samples: Tensor | None = None) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool2d, (input, kernel_size, output_size,
+            output_ratio, return_indices, _random_samples), {})
+        if heard is not _modes.PASS:
+            return heard
     values, indices = fractional_max_pool2d_with_indices(input, kernel_size, output_size,
                                                          output_ratio, True, _random_samples)
     return (values, indices) if return_indices else values
@@ -744,6 +839,11 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any,
                                        return_indices: bool = False,
                                        _random_samples: Tensor | None = None) -> tuple:
     """fractional_max_pool2d_with_indices over three dimensions."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool3d_with_indices, (input, kernel_size,
+            output_size, output_ratio, return_indices, _random_samples), {})
+        if heard is not _modes.PASS:
+            return heard
     return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
                                 _random_samples, 3)
 
@@ -751,6 +851,11 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any,
 def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None,
                           output_ratio: Any = None, return_indices: bool = False,
                           _random_samples: Tensor | None = None) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool3d, (input, kernel_size, output_size,
+            output_ratio, return_indices, _random_samples), {})
+        if heard is not _modes.PASS:
+            return heard
     values, indices = fractional_max_pool3d_with_indices(input, kernel_size, output_size,
                                                          output_ratio, True, _random_samples)
     return (values, indices) if return_indices else values

@@ -433,7 +433,7 @@ class _RecordingMode(modes.OpMode):
                            kwargs: dict | None = None) -> Any:
         return self.recorder.timed(op_name(func), func, args, kwargs or {})
 
-    def wrap_evaluate(self, evaluate: Callable) -> Callable:
+    def wrap_evaluate(self, task: Any, evaluate: Callable) -> Callable:
         return self.recorder.timed_evaluate(evaluate)
 
     def array_ops(self, namespace: Any) -> Any:
