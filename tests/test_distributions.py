@@ -97,6 +97,20 @@ CASES: dict[str, tuple] = {
         D.Categorical(logits=w), D.Normal(m, s)),
         [RNG.normal(size=(2, 3)), RNG.normal(size=(2, 3)), _positive(2, 3)],
         RNG.normal(size=(2,))),
+    "InverseGamma": (lambda D, c, r: D.InverseGamma(c, r), [_positive(3) + 2, _positive(3)],
+                     _positive(3)),
+    "Kumaraswamy": (lambda D, a, b: D.Kumaraswamy(a, b), [_positive(3), _positive(3)],
+                    RNG.uniform(0.1, 0.9, (3,))),
+    "LogisticNormal": (lambda D, a, b: D.LogisticNormal(a, b),
+                       [RNG.normal(size=(2, 3)), _positive(2, 3)], _simplex(2, 4)),
+    "FisherSnedecor": (lambda D, a, b: D.FisherSnedecor(a, b), [_positive(3) + 1,
+                                                               _positive(3) + 4], _positive(3)),
+    "NegativeBinomial": (lambda D, p: D.NegativeBinomial(4.0, p), [RNG.uniform(0.2, 0.8, (3,))],
+                         np.array([0.0, 2.0, 9.0])),
+    "RelaxedOneHotCategorical": (lambda D, t, p: D.RelaxedOneHotCategorical(t, probs=p),
+                                 [np.array(0.6), _simplex(2, 3)], _simplex(2, 3)),
+    "ContinuousBernoulli": (lambda D, p: D.ContinuousBernoulli(p),
+                            [np.array([0.2, 0.4995, 0.8])], RNG.uniform(0.1, 0.9, (3,))),
     "TransformedDistribution": (lambda D, a, b: D.TransformedDistribution(
         D.Normal(a, b), [D.AffineTransform(1.0, 2.0), D.SigmoidTransform()]),
         [RNG.normal(size=(3,)), _positive(3)], RNG.uniform(0.1, 0.9, (3,))),
@@ -105,17 +119,22 @@ CASES: dict[str, tuple] = {
 
 # torch's Uniform has an entropy without a gradient; these have none at all
 NO_ENTROPY = {"Uniform", "RelaxedBernoulli", "MixtureSameFamily", "TransformedDistribution",
-              "Poisson"}
+              "Poisson", "LogisticNormal", "NegativeBinomial", "RelaxedOneHotCategorical",
+              "FisherSnedecor"}
 
 # Samples made by float transcendental functions of torch's draws (exp, log1p, sigmoid...):
 # the draws are torch's, the functions round as numpy's do (within an ulp or two).
 ROUNDED_SAMPLES = {"Laplace", "LogNormal", "Gumbel", "Weibull", "Pareto", "RelaxedBernoulli",
-                   "TransformedDistribution"}
+                   "TransformedDistribution", "InverseGamma", "Kumaraswamy", "LogisticNormal",
+                   "RelaxedOneHotCategorical", "ContinuousBernoulli", "GeneralizedPareto",
+                   "FisherSnedecor"}
 
 
 def _value(lib: Any, dist: Any, array: Any) -> Any:
-    if array is None:  # Uniform: a value inside each interval
-        return (dist.low + dist.high).detach() / 2
+    if array is None:  # a value inside the support of each
+        low = dist.low if hasattr(dist, "low") else dist.loc
+        high = dist.high if hasattr(dist, "high") else dist.loc + dist.scale
+        return (low + high).detach() / 2
     return _tensor(lib, array)
 
 
@@ -194,7 +213,9 @@ def test_distribution_against_torch(name: str) -> None:
                                   "Pareto", "StudentT", "Chi2", "Geometric",
                                   "OneHotCategorical", "Multinomial", "Binomial", "Poisson",
                                   "RelaxedBernoulli", "MixtureSameFamily",
-                                  "TransformedDistribution"])
+                                  "TransformedDistribution", "InverseGamma", "Kumaraswamy",
+                                  "LogisticNormal", "FisherSnedecor", "NegativeBinomial",
+                                  "RelaxedOneHotCategorical", "ContinuousBernoulli"])
 def test_samples_are_torch_numbers_bit_for_bit(name: str, dtype: str) -> None:
     make, arrays, _ = CASES[name]
 
@@ -725,3 +746,31 @@ def test_binomial_poisson_functions() -> None:
                  lambda lib: lib.binomial(lib.tensor([2.0]), lib.tensor([0.5],
                                                                       dtype=lib.float64))):
         assert same(case)[0][0] == "raises"
+
+
+def test_generalized_pareto() -> None:
+    """float32 (torch's log_prob compares with a float32 zero, refusing float64)."""
+    def program(lib: Any) -> Any:
+        D = lib.distributions
+        loc = lib.tensor([0.1, -0.5, 0.0], requires_grad=True)
+        scale = lib.tensor([1.0, 2.0, 0.5], requires_grad=True)
+        conc = lib.tensor([0.3, 0.0, -0.2], requires_grad=True)
+        dist = D.GeneralizedPareto(loc, scale, conc)
+        lib.manual_seed(1)
+        x = dist.rsample((4,))
+        value = lib.tensor([0.5, 0.7, 0.3])
+        scores = dist.log_prob(value)
+        cdf = dist.cdf(value)
+        grads = lib.autograd.grad(x.sum() + scores.sum() + cdf.sum(), [loc, scale, conc])
+        return [x, scores, cdf, dist.icdf(lib.tensor([0.2, 0.5, 0.9])), dist.mean,
+                dist.variance, dist.entropy(), repr(dist.support), *grads]
+
+    ours, theirs = program(rt), program(torch)
+    for a, b in zip(ours, theirs, strict=True):
+        if isinstance(b, str):
+            assert a == b
+        else:
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5,
+                                       atol=1e-6)
+    same(lambda lib: lib.distributions.GeneralizedPareto(
+        lib.zeros(2, dtype=lib.float64), 1.0, 0.5).log_prob(lib.ones(2, dtype=lib.float64)))
