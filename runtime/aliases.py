@@ -69,7 +69,8 @@ TORCH_MODULES: dict[str, str] = {
         ".half_normal", ".chi2", ".weibull", ".binomial", ".half_cauchy", ".studentT",
         ".pareto", ".poisson", ".multinomial", ".continuous_bernoulli", ".fishersnedecor",
         ".generalized_pareto", ".inverse_gamma", ".kumaraswamy", ".logistic_normal",
-        ".negative_binomial", ".relaxed_categorical")},
+        ".negative_binomial", ".relaxed_categorical", ".lowrank_multivariate_normal",
+        ".von_mises")},
     "torch.utils.checkpoint": "runtime.utils.checkpoint",
     # torch.backends: the flags of a CPU-only torch
     **{f"torch.backends{name}": f"runtime.backends{name}" for name in (

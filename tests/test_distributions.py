@@ -111,6 +111,11 @@ CASES: dict[str, tuple] = {
                                  [np.array(0.6), _simplex(2, 3)], _simplex(2, 3)),
     "ContinuousBernoulli": (lambda D, p: D.ContinuousBernoulli(p),
                             [np.array([0.2, 0.4995, 0.8])], RNG.uniform(0.1, 0.9, (3,))),
+    "LowRankMultivariateNormal": (lambda D, m, w, d: D.LowRankMultivariateNormal(m, w, d),
+                                  [RNG.normal(size=(2, 3)), RNG.normal(size=(3, 2)),
+                                   _positive(3)], RNG.normal(size=(2, 3))),
+    "VonMises": (lambda D, a, k: D.VonMises(a, k), [RNG.normal(size=(3,)), _positive(3)],
+                 RNG.normal(size=(3,))),
     "TransformedDistribution": (lambda D, a, b: D.TransformedDistribution(
         D.Normal(a, b), [D.AffineTransform(1.0, 2.0), D.SigmoidTransform()]),
         [RNG.normal(size=(3,)), _positive(3)], RNG.uniform(0.1, 0.9, (3,))),
@@ -120,14 +125,14 @@ CASES: dict[str, tuple] = {
 # torch's Uniform has an entropy without a gradient; these have none at all
 NO_ENTROPY = {"Uniform", "RelaxedBernoulli", "MixtureSameFamily", "TransformedDistribution",
               "Poisson", "LogisticNormal", "NegativeBinomial", "RelaxedOneHotCategorical",
-              "FisherSnedecor"}
+              "FisherSnedecor", "VonMises"}
 
 # Samples made by float transcendental functions of torch's draws (exp, log1p, sigmoid...):
 # the draws are torch's, the functions round as numpy's do (within an ulp or two).
 ROUNDED_SAMPLES = {"Laplace", "LogNormal", "Gumbel", "Weibull", "Pareto", "RelaxedBernoulli",
                    "TransformedDistribution", "InverseGamma", "Kumaraswamy", "LogisticNormal",
                    "RelaxedOneHotCategorical", "ContinuousBernoulli", "GeneralizedPareto",
-                   "FisherSnedecor"}
+                   "FisherSnedecor", "LowRankMultivariateNormal", "VonMises"}
 
 
 def _value(lib: Any, dist: Any, array: Any) -> Any:
@@ -215,7 +220,8 @@ def test_distribution_against_torch(name: str) -> None:
                                   "RelaxedBernoulli", "MixtureSameFamily",
                                   "TransformedDistribution", "InverseGamma", "Kumaraswamy",
                                   "LogisticNormal", "FisherSnedecor", "NegativeBinomial",
-                                  "RelaxedOneHotCategorical", "ContinuousBernoulli"])
+                                  "RelaxedOneHotCategorical", "ContinuousBernoulli",
+                                  "LowRankMultivariateNormal", "VonMises"])
 def test_samples_are_torch_numbers_bit_for_bit(name: str, dtype: str) -> None:
     make, arrays, _ = CASES[name]
 
@@ -693,6 +699,7 @@ MORE_KL_PAIRS = [
     ("Pareto", "Exponential"), ("Pareto", "Gamma"), ("Pareto", "Normal"),
     ("Uniform", "Pareto"), ("Bernoulli-probs", "Poisson"), ("Poisson", "Bernoulli-probs"),
     ("Laplace", "Gamma"), ("Gumbel", "Uniform"), ("Normal", "Pareto"),
+    ("LowRankMultivariateNormal", "LowRankMultivariateNormal"),
 ]
 KL_PARAMS.update({
     "Laplace": [RNG.normal(size=(3,)), _positive(3)],
@@ -705,6 +712,8 @@ KL_PARAMS.update({
     "Binomial": [RNG.uniform(0.2, 0.8, (3,))],
     "Cauchy": [RNG.normal(size=(3,)), _positive(3)],
     "LogNormal": [RNG.normal(size=(3,)), _positive(3)],
+    "LowRankMultivariateNormal": [RNG.normal(size=(3, 2)), RNG.normal(size=(2, 1)),
+                                  _positive(2)],
 })
 
 

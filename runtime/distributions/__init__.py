@@ -34,6 +34,7 @@ from runtime.distributions.kumaraswamy import Kumaraswamy
 from runtime.distributions.laplace import Laplace
 from runtime.distributions.log_normal import LogNormal
 from runtime.distributions.logistic_normal import LogisticNormal
+from runtime.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from runtime.distributions.mixture_same_family import MixtureSameFamily
 from runtime.distributions.multinomial import Multinomial
 from runtime.distributions.multivariate_normal import MultivariateNormal
@@ -55,6 +56,7 @@ from runtime.distributions.transformed_distribution import TransformedDistributi
 from runtime.distributions.transforms import *  # noqa: F403 - torch re-exports every transform
 from runtime.distributions.transforms import __all__ as _transform_names
 from runtime.distributions.uniform import Uniform
+from runtime.distributions.von_mises import VonMises
 from runtime.distributions.weibull import Weibull
 
 __all__ = [
@@ -65,7 +67,8 @@ __all__ = [
     "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli", "StudentT",
     "TransformedDistribution", "Uniform", "Weibull", "ContinuousBernoulli", "FisherSnedecor",
     "GeneralizedPareto", "InverseGamma", "Kumaraswamy", "LogisticNormal", "NegativeBinomial",
-    "RelaxedOneHotCategorical", "ExpRelaxedCategorical", "biject_to", "constraint_registry",
+    "RelaxedOneHotCategorical", "ExpRelaxedCategorical", "LowRankMultivariateNormal",
+    "VonMises", "biject_to", "constraint_registry",
     "constraints", "kl", "kl_divergence", "register_kl", "transform_to", "transforms",
     *_transform_names,
 ]
