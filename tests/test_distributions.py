@@ -783,3 +783,20 @@ def test_generalized_pareto() -> None:
                                        atol=1e-6)
     same(lambda lib: lib.distributions.GeneralizedPareto(
         lib.zeros(2, dtype=lib.float64), 1.0, 0.5).log_prob(lib.ones(2, dtype=lib.float64)))
+
+
+def test_lkj_cholesky() -> None:
+    def program(lib: Any) -> Any:
+        lib.manual_seed(3)
+        concentration = _tensor(lib, [0.5, 2.0], grad=True)
+        dist = lib.distributions.LKJCholesky(3, concentration)
+        samples = dist.sample((4,))
+        scores = dist.log_prob(samples)
+        (grad,) = lib.autograd.grad(scores.sum(), concentration)
+        expanded = dist.expand((5, 2))
+        return [samples, scores, grad, repr(dist), tuple(dist.event_shape),
+                tuple(expanded.batch_shape), repr(dist.support),
+                bool(dist.support.check(samples).all())]
+
+    _compare(program(rt), program(torch))
+    assert same(lambda lib: lib.distributions.LKJCholesky(1))[0][0] == "raises"

@@ -32,6 +32,7 @@ from runtime.distributions.inverse_gamma import InverseGamma
 from runtime.distributions.kl import kl_divergence, register_kl
 from runtime.distributions.kumaraswamy import Kumaraswamy
 from runtime.distributions.laplace import Laplace
+from runtime.distributions.lkj_cholesky import LKJCholesky
 from runtime.distributions.log_normal import LogNormal
 from runtime.distributions.logistic_normal import LogisticNormal
 from runtime.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -68,7 +69,7 @@ __all__ = [
     "TransformedDistribution", "Uniform", "Weibull", "ContinuousBernoulli", "FisherSnedecor",
     "GeneralizedPareto", "InverseGamma", "Kumaraswamy", "LogisticNormal", "NegativeBinomial",
     "RelaxedOneHotCategorical", "ExpRelaxedCategorical", "LowRankMultivariateNormal",
-    "VonMises", "biject_to", "constraint_registry",
+    "VonMises", "LKJCholesky", "biject_to", "constraint_registry",
     "constraints", "kl", "kl_divergence", "register_kl", "transform_to", "transforms",
     *_transform_names,
 ]
