@@ -70,7 +70,7 @@ TORCH_MODULES: dict[str, str] = {
         ".pareto", ".poisson", ".multinomial", ".continuous_bernoulli", ".fishersnedecor",
         ".generalized_pareto", ".inverse_gamma", ".kumaraswamy", ".logistic_normal",
         ".negative_binomial", ".relaxed_categorical", ".lowrank_multivariate_normal",
-        ".von_mises", ".lkj_cholesky")},
+        ".von_mises", ".lkj_cholesky", ".wishart")},
     "torch.utils.checkpoint": "runtime.utils.checkpoint",
     # torch.backends: the flags of a CPU-only torch
     **{f"torch.backends{name}": f"runtime.backends{name}" for name in (

@@ -800,3 +800,35 @@ def test_lkj_cholesky() -> None:
 
     _compare(program(rt), program(torch))
     assert same(lambda lib: lib.distributions.LKJCholesky(1))[0][0] == "raises"
+
+
+def test_wishart() -> None:
+    """Samples (torch's rsample resamples what its support check accepts: it warns
+    "Singular sample detected." on every draw, and so does gradgen), log_prob, entropy
+    and their gradients."""
+    def program(lib: Any) -> Any:
+        lib.manual_seed(3)
+        tril = _tensor(lib, [[1.0, 0.0], [0.3, 0.8]], grad=True)
+        df = _tensor(lib, [3.0, 5.5], grad=True)
+        dist = lib.distributions.Wishart(df, scale_tril=tril)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            samples = dist.sample((2,))
+        scores = dist.log_prob(samples)
+        entropy = dist.entropy()
+        grads = lib.autograd.grad(scores.sum() + entropy.sum(), [tril, df])
+        fixed = tril.detach()
+        covariance = lib.distributions.Wishart(4.0, covariance_matrix=fixed @ fixed.T)
+        return [samples, scores, entropy, *grads, dist.mean, dist.variance, dist.mode,
+                repr(dist), tuple(dist.expand((4, 2)).batch_shape), lib.rand(2),
+                [str(w.message) for w in caught], covariance.log_prob(samples[0, 0])]
+
+    _compare(program(rt), program(torch))
+    for case in (lambda lib: lib.distributions.Wishart(1.0, lib.eye(3)),
+                 lambda lib: lib.distributions.Wishart(3.0),
+                 lambda lib: lib.distributions.Wishart(3.0, lib.ones(2))):
+        assert same(case)[0][0] == "raises"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert same(lambda lib: repr(lib.distributions.Wishart(2.5, lib.eye(3))))[0][0] == \
+            "returns"

@@ -59,6 +59,7 @@ from runtime.distributions.transforms import __all__ as _transform_names
 from runtime.distributions.uniform import Uniform
 from runtime.distributions.von_mises import VonMises
 from runtime.distributions.weibull import Weibull
+from runtime.distributions.wishart import Wishart
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
@@ -69,7 +70,7 @@ __all__ = [
     "TransformedDistribution", "Uniform", "Weibull", "ContinuousBernoulli", "FisherSnedecor",
     "GeneralizedPareto", "InverseGamma", "Kumaraswamy", "LogisticNormal", "NegativeBinomial",
     "RelaxedOneHotCategorical", "ExpRelaxedCategorical", "LowRankMultivariateNormal",
-    "VonMises", "LKJCholesky", "biject_to", "constraint_registry",
+    "VonMises", "LKJCholesky", "Wishart", "biject_to", "constraint_registry",
     "constraints", "kl", "kl_divergence", "register_kl", "transform_to", "transforms",
     *_transform_names,
 ]
