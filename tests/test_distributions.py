@@ -284,7 +284,9 @@ def test_float32_gamma_keeps_float32_rounding() -> None:
     np.testing.assert_array_equal(program(rt), program(torch))
 
 
-@pytest.mark.parametrize("name", ["Normal", "Uniform", "Exponential"])
+@pytest.mark.parametrize("name", ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy",
+                                  "HalfNormal", "HalfCauchy", "LogNormal", "Gumbel",
+                                  "ContinuousBernoulli", "Weibull", "Pareto", "Kumaraswamy"])
 def test_cdf_and_icdf(name: str) -> None:
     make, arrays, _ = CASES[name]
 
