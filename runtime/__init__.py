@@ -10,7 +10,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     modes (the mode stack every public
     function and op consults)
     devices
-    cpu_math, sampling                   numpy and the standard library: torch's CPU
+    cpu_math, sampling, sampling_serial  numpy and the standard library: torch's CPU
                                          sampling kernels on arrays
     kernels, grad_mode, anomaly, hooks,  numpy and the standard library (kernels also
     _tensor_str, manual                  sampling, cpu_math); manual (the helpers formulas call)

@@ -70,7 +70,10 @@ TORCH_MODULES: dict[str, str] = {
         ".transformed_distribution", ".laplace", ".cauchy", ".log_normal", ".gumbel",
         ".geometric", ".one_hot_categorical", ".relaxed_bernoulli", ".mixture_same_family",
         ".half_normal", ".chi2", ".weibull", ".binomial", ".half_cauchy", ".studentT",
-        ".pareto", ".poisson", ".multinomial")},
+        ".pareto", ".poisson", ".multinomial", ".continuous_bernoulli", ".fishersnedecor",
+        ".generalized_pareto", ".inverse_gamma", ".kumaraswamy", ".logistic_normal",
+        ".negative_binomial", ".relaxed_categorical", ".lowrank_multivariate_normal",
+        ".von_mises", ".lkj_cholesky", ".wishart")},
     "torch.utils.checkpoint": "runtime.utils.checkpoint",
     # torch.backends: the flags of a CPU-only torch
     **{f"torch.backends{name}": f"runtime.backends{name}" for name in (

@@ -97,6 +97,25 @@ CASES: dict[str, tuple] = {
         D.Categorical(logits=w), D.Normal(m, s)),
         [RNG.normal(size=(2, 3)), RNG.normal(size=(2, 3)), _positive(2, 3)],
         RNG.normal(size=(2,))),
+    "InverseGamma": (lambda D, c, r: D.InverseGamma(c, r), [_positive(3) + 2, _positive(3)],
+                     _positive(3)),
+    "Kumaraswamy": (lambda D, a, b: D.Kumaraswamy(a, b), [_positive(3), _positive(3)],
+                    RNG.uniform(0.1, 0.9, (3,))),
+    "LogisticNormal": (lambda D, a, b: D.LogisticNormal(a, b),
+                       [RNG.normal(size=(2, 3)), _positive(2, 3)], _simplex(2, 4)),
+    "FisherSnedecor": (lambda D, a, b: D.FisherSnedecor(a, b), [_positive(3) + 1,
+                                                               _positive(3) + 4], _positive(3)),
+    "NegativeBinomial": (lambda D, p: D.NegativeBinomial(4.0, p), [RNG.uniform(0.2, 0.8, (3,))],
+                         np.array([0.0, 2.0, 9.0])),
+    "RelaxedOneHotCategorical": (lambda D, t, p: D.RelaxedOneHotCategorical(t, probs=p),
+                                 [np.array(0.6), _simplex(2, 3)], _simplex(2, 3)),
+    "ContinuousBernoulli": (lambda D, p: D.ContinuousBernoulli(p),
+                            [np.array([0.2, 0.4995, 0.8])], RNG.uniform(0.1, 0.9, (3,))),
+    "LowRankMultivariateNormal": (lambda D, m, w, d: D.LowRankMultivariateNormal(m, w, d),
+                                  [RNG.normal(size=(2, 3)), RNG.normal(size=(3, 2)),
+                                   _positive(3)], RNG.normal(size=(2, 3))),
+    "VonMises": (lambda D, a, k: D.VonMises(a, k), [RNG.normal(size=(3,)), _positive(3)],
+                 RNG.normal(size=(3,))),
     "TransformedDistribution": (lambda D, a, b: D.TransformedDistribution(
         D.Normal(a, b), [D.AffineTransform(1.0, 2.0), D.SigmoidTransform()]),
         [RNG.normal(size=(3,)), _positive(3)], RNG.uniform(0.1, 0.9, (3,))),
@@ -105,17 +124,22 @@ CASES: dict[str, tuple] = {
 
 # torch's Uniform has an entropy without a gradient; these have none at all
 NO_ENTROPY = {"Uniform", "RelaxedBernoulli", "MixtureSameFamily", "TransformedDistribution",
-              "Poisson"}
+              "Poisson", "LogisticNormal", "NegativeBinomial", "RelaxedOneHotCategorical",
+              "FisherSnedecor", "VonMises"}
 
 # Samples made by float transcendental functions of torch's draws (exp, log1p, sigmoid...):
 # the draws are torch's, the functions round as numpy's do (within an ulp or two).
 ROUNDED_SAMPLES = {"Laplace", "LogNormal", "Gumbel", "Weibull", "Pareto", "RelaxedBernoulli",
-                   "TransformedDistribution"}
+                   "TransformedDistribution", "InverseGamma", "Kumaraswamy", "LogisticNormal",
+                   "RelaxedOneHotCategorical", "ContinuousBernoulli", "GeneralizedPareto",
+                   "FisherSnedecor", "LowRankMultivariateNormal", "VonMises"}
 
 
 def _value(lib: Any, dist: Any, array: Any) -> Any:
-    if array is None:  # Uniform: a value inside each interval
-        return (dist.low + dist.high).detach() / 2
+    if array is None:  # a value inside the support of each
+        low = dist.low if hasattr(dist, "low") else dist.loc
+        high = dist.high if hasattr(dist, "high") else dist.loc + dist.scale
+        return (low + high).detach() / 2
     return _tensor(lib, array)
 
 
@@ -194,7 +218,10 @@ def test_distribution_against_torch(name: str) -> None:
                                   "Pareto", "StudentT", "Chi2", "Geometric",
                                   "OneHotCategorical", "Multinomial", "Binomial", "Poisson",
                                   "RelaxedBernoulli", "MixtureSameFamily",
-                                  "TransformedDistribution"])
+                                  "TransformedDistribution", "InverseGamma", "Kumaraswamy",
+                                  "LogisticNormal", "FisherSnedecor", "NegativeBinomial",
+                                  "RelaxedOneHotCategorical", "ContinuousBernoulli",
+                                  "LowRankMultivariateNormal", "VonMises"])
 def test_samples_are_torch_numbers_bit_for_bit(name: str, dtype: str) -> None:
     make, arrays, _ = CASES[name]
 
@@ -257,7 +284,9 @@ def test_float32_gamma_keeps_float32_rounding() -> None:
     np.testing.assert_array_equal(program(rt), program(torch))
 
 
-@pytest.mark.parametrize("name", ["Normal", "Uniform", "Exponential"])
+@pytest.mark.parametrize("name", ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy",
+                                  "HalfNormal", "HalfCauchy", "LogNormal", "Gumbel",
+                                  "ContinuousBernoulli", "Weibull", "Pareto", "Kumaraswamy"])
 def test_cdf_and_icdf(name: str) -> None:
     make, arrays, _ = CASES[name]
 
@@ -532,3 +561,276 @@ def test_import_under_torch_names() -> None:
         ours = subprocess.run([sys.executable, "-m", "runtime", handle.name],
                               capture_output=True, text=True)
     assert ours.stdout == theirs, ours.stderr
+
+
+def _transforms(lib: Any) -> dict:
+    T = lib.distributions.transforms
+    return {
+        "exp": (T.ExpTransform(), (3,)),
+        "affine": (T.AffineTransform(_tensor(lib, [0.5, -1.0, 2.0]), 3.0), (3,)),
+        "affine-event": (T.AffineTransform(1.0, _tensor(lib, [0.5, 2.0]), event_dim=1), (3, 2)),
+        "sigmoid": (T.SigmoidTransform(), (3,)),
+        "tanh": (T.TanhTransform(), (3,)),
+        "softplus": (T.SoftplusTransform(), (3,)),
+        "power": (T.PowerTransform(_tensor(lib, 2.5)), (3,)),
+        "stick": (T.StickBreakingTransform(), (2, 3)),
+        "softmax": (T.SoftmaxTransform(), (2, 3)),
+        "lower-cholesky": (T.LowerCholeskyTransform(), (2, 2)),
+        "positive-definite": (T.PositiveDefiniteTransform(), (2, 2)),
+        "corr-cholesky": (T.CorrCholeskyTransform(), (3,)),
+        "compose": (T.ComposeTransform([T.AffineTransform(0.5, 2.0), T.ExpTransform()]), (3,)),
+        "inverse": (T.ExpTransform().inv, (3,)),
+        "independent": (T.IndependentTransform(T.ExpTransform(), 1), (2, 3)),
+        "reshape": (T.ReshapeTransform((2, 3), (6,)), (4, 2, 3)),
+        "cat": (T.CatTransform([T.ExpTransform(), T.identity_transform], 0, [2, 1]), (3,)),
+        "stack": (T.StackTransform([T.ExpTransform(), T.TanhTransform()], 1), (3, 2)),
+        "cdf": (T.CumulativeDistributionTransform(lib.distributions.Normal(0.0, 1.0)), (3,)),
+        "abs": (T.AbsTransform(), (3,)),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_transforms(torch)))
+def test_transform_against_torch(case: str) -> None:
+    positive = case in ("power", "inverse")
+
+    def program(lib: Any) -> Any:
+        transform, shape = _transforms(lib)[case]
+        values = RNG_TRANSFORMS.uniform(0.2, 1.5, shape) if positive else \
+            RNG_TRANSFORMS.normal(size=shape)
+        x = _tensor(lib, values, grad=True)
+        y = transform(x)
+        found: list = [y, repr(transform), repr(transform.domain), repr(transform.codomain),
+                       transform.bijective, tuple(transform.forward_shape(lib.Size(shape)))]
+        if case not in ("softmax", "abs"):
+            found.append(transform.inv(y))
+            found.append(tuple(transform.inverse_shape(transform.forward_shape(lib.Size(shape)))))
+        if case not in ("softmax", "abs", "lower-cholesky", "positive-definite"):
+            jac = transform.log_abs_det_jacobian(x, y)
+            found.append(jac)
+            found.extend(lib.autograd.grad((y.sum() + jac.sum()), [x]))
+        else:
+            found.extend(lib.autograd.grad(y.sum(), [x]))
+        return found
+
+    RNG_TRANSFORMS.bit_generator.state = np.random.default_rng(3).bit_generator.state
+    ours = program(rt)
+    RNG_TRANSFORMS.bit_generator.state = np.random.default_rng(3).bit_generator.state
+    _compare(ours, program(torch))
+
+
+RNG_TRANSFORMS = np.random.default_rng(3)
+
+
+def test_transform_caching_inverse_and_equality() -> None:
+    def program(lib: Any) -> Any:
+        T = lib.distributions.transforms
+        exp = T.ExpTransform(cache_size=1)
+        x = lib.tensor([0.5, 1.0])
+        y = exp(x)
+        compose = T.ComposeTransform([T.ExpTransform(), T.AffineTransform(1.0, 2.0)])
+        return [exp.inv(y) is x, exp(x) is y, exp.inv.inv is exp,
+                T.ExpTransform() == T.ExpTransform(), T.ExpTransform().inv == T.ExpTransform(),
+                T.AffineTransform(1.0, 2.0) == T.AffineTransform(1.0, 2.0),
+                T.AffineTransform(1.0, 2.0) == T.AffineTransform(1.0, 3.0),
+                compose.inv.inv is compose, repr(compose.inv), compose.sign,
+                T.AffineTransform(0.0, -2.0).sign, T.identity_transform(x) is x,
+                T.ExpTransform().with_cache(1)._cache_size, T.ExpTransform().event_dim,
+                T.StickBreakingTransform().codomain.event_dim]
+
+    assert same(program)[0][0] == "returns"
+
+
+TRANSFORM_ERRORS = {
+    "cache size": lambda lib: lib.distributions.transforms.ExpTransform(cache_size=2),
+    "reshape sizes": lambda lib: lib.distributions.transforms.ReshapeTransform((2, 3), (5,)),
+    "reshape shape": lambda lib: lib.distributions.transforms.ReshapeTransform(
+        (2, 3), (6,)).forward_shape((3, 2)),
+    "event dims": lambda lib: lib.distributions.transforms.CorrCholeskyTransform().event_dim,
+    "cat length": lambda lib: lib.distributions.transforms.CatTransform(
+        [lib.distributions.transforms.ExpTransform()], 0, [2])(lib.ones(3)),
+    "stack length": lambda lib: lib.distributions.transforms.StackTransform(
+        [lib.distributions.transforms.ExpTransform()], 0)(lib.ones(3)),
+    "with_cache": lambda lib: lib.distributions.transforms.PowerTransform(2.0).with_cache(3),
+    "transformed list": lambda lib: lib.distributions.TransformedDistribution(
+        lib.distributions.Normal(0.0, 1.0), [1]),
+    "transformed type": lambda lib: lib.distributions.TransformedDistribution(
+        lib.distributions.Normal(0.0, 1.0), 1),
+    "transformed shape": lambda lib: lib.distributions.TransformedDistribution(
+        lib.distributions.Normal(0.0, 1.0), lib.distributions.StickBreakingTransform()),
+    "biject_to unknown": lambda lib: lib.distributions.biject_to(
+        lib.distributions.constraints.boolean),
+    "register bad": lambda lib: lib.distributions.biject_to.register(3, lambda c: c),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRANSFORM_ERRORS))
+def test_transform_errors(case: str) -> None:
+    assert same(TRANSFORM_ERRORS[case])[0][0] == "raises"
+
+
+def test_biject_to_and_transform_to() -> None:
+    def program(lib: Any) -> Any:
+        C, D = lib.distributions.constraints, lib.distributions
+        x = lib.tensor([[0.3, -1.2, 2.0], [0.1, 0.4, -0.5]], dtype=lib.float64)
+        found = []
+        for constraint in (C.real, C.positive, C.greater_than(1.5), C.less_than(-1.0),
+                           C.unit_interval, C.interval(-2.0, 3.0), C.simplex,
+                           C.independent(C.positive, 1), C.nonnegative,
+                           C.half_open_interval(0.0, 1.0), C.greater_than_eq(0.0)):
+            for registry in (D.biject_to, D.transform_to):
+                transform = registry(constraint)
+                y = transform(x)
+                found.append((repr(transform), y, bool(constraint.check(y).all())))
+        found.append(repr(D.transform_to(C.lower_cholesky)))
+        found.append(repr(D.transform_to(C.positive_definite)))
+        found.append(repr(D.biject_to(C.corr_cholesky)))
+        found.append(repr(D.biject_to(C.cat([C.positive, C.real], 0, [1, 1]))))
+        found.append(repr(D.transform_to(C.stack([C.positive, C.real], 0))))
+        return found
+
+    _compare(program(rt), program(torch))
+
+
+MORE_KL_PAIRS = [
+    ("Laplace", "Laplace"), ("Gumbel", "Gumbel"), ("Geometric", "Geometric"),
+    ("HalfNormal", "HalfNormal"), ("OneHotCategorical", "OneHotCategorical"),
+    ("Pareto", "Pareto"), ("Poisson", "Poisson"), ("Binomial", "Binomial"),
+    ("Cauchy", "Cauchy"), ("LogNormal", "LogNormal"), ("Laplace", "Normal"),
+    ("Normal", "Laplace"), ("Normal", "Gumbel"), ("Gumbel", "Normal"),
+    ("Exponential", "Gumbel"), ("Gamma", "Gumbel"), ("Uniform", "Gumbel"),
+    ("Pareto", "Exponential"), ("Pareto", "Gamma"), ("Pareto", "Normal"),
+    ("Uniform", "Pareto"), ("Bernoulli-probs", "Poisson"), ("Poisson", "Bernoulli-probs"),
+    ("Laplace", "Gamma"), ("Gumbel", "Uniform"), ("Normal", "Pareto"),
+    ("LowRankMultivariateNormal", "LowRankMultivariateNormal"),
+]
+KL_PARAMS.update({
+    "Laplace": [RNG.normal(size=(3,)), _positive(3)],
+    "Gumbel": [RNG.normal(size=(3,)), _positive(3)],
+    "Geometric": [RNG.uniform(0.2, 0.9, (3,))],
+    "HalfNormal": [_positive(3)],
+    "OneHotCategorical": [_simplex(3, 4)],
+    "Pareto": [_positive(3) * 0.1, _positive(3) + 2.5],
+    "Poisson": [_positive(3) * 3],
+    "Binomial": [RNG.uniform(0.2, 0.8, (3,))],
+    "Cauchy": [RNG.normal(size=(3,)), _positive(3)],
+    "LogNormal": [RNG.normal(size=(3,)), _positive(3)],
+    "LowRankMultivariateNormal": [RNG.normal(size=(3, 2)), RNG.normal(size=(2, 1)),
+                                  _positive(2)],
+})
+
+
+@pytest.mark.parametrize(("p_name", "q_name"), MORE_KL_PAIRS)
+def test_more_kl_divergences(p_name: str, q_name: str) -> None:
+    test_kl_divergence(p_name, q_name)
+
+
+def test_mixture_and_relaxed_details() -> None:
+    def program(lib: Any) -> Any:
+        D = lib.distributions
+        mix = D.MixtureSameFamily(D.Categorical(logits=_tensor(lib, [0.2, -0.4, 1.0])),
+                                  D.Normal(_tensor(lib, [-1.0, 0.0, 2.0]),
+                                           _tensor(lib, [0.5, 1.0, 2.0])))
+        x = _tensor(lib, [0.3, -1.5])
+        mvn_mix = D.MixtureSameFamily(
+            D.Categorical(logits=_tensor(lib, [0.2, -0.4])),
+            D.Independent(D.Normal(_tensor(lib, [[0.0, 1.0], [2.0, -1.0]]), 1.0), 1))
+        return [repr(mix), mix.mean, mix.variance, mix.cdf(x), mix.log_prob(x),
+                repr(mix.support), tuple(mix.expand((4,)).batch_shape),
+                mvn_mix.log_prob(_tensor(lib, [[0.5, 0.5]])), mvn_mix.mean, mvn_mix.variance]
+
+    _compare(program(rt), program(torch))
+
+
+def test_binomial_poisson_functions() -> None:
+    def program(lib: Any) -> Any:
+        lib.manual_seed(9)
+        counts = lib.tensor([0.0, 3.0, 40.0, 200.0, 7.0] * 3)
+        probs = lib.tensor([0.5, 0.1, 0.3, 0.7, 0.95] * 3)
+        rates = lib.tensor([0.0, 0.3, 4.0, 11.0, 1000.0] * 3, dtype=lib.float64)
+        return [lib.binomial(counts, probs).tolist(), lib.poisson(rates).tolist(),
+                lib.binomial(counts[:2], lib.tensor([0.5])).tolist()]
+
+    assert same(program)[0][0] == "returns"
+    for case in (lambda lib: lib.poisson(lib.tensor([-1.0])),
+                 lambda lib: lib.poisson(lib.tensor([1])),
+                 lambda lib: lib.binomial(lib.tensor([1]), lib.tensor([0.5])),
+                 lambda lib: lib.binomial(lib.tensor([2.0]), lib.tensor([0.5],
+                                                                      dtype=lib.float64))):
+        assert same(case)[0][0] == "raises"
+
+
+def test_generalized_pareto() -> None:
+    """float32 (torch's log_prob compares with a float32 zero, refusing float64)."""
+    def program(lib: Any) -> Any:
+        D = lib.distributions
+        loc = lib.tensor([0.1, -0.5, 0.0], requires_grad=True)
+        scale = lib.tensor([1.0, 2.0, 0.5], requires_grad=True)
+        conc = lib.tensor([0.3, 0.0, -0.2], requires_grad=True)
+        dist = D.GeneralizedPareto(loc, scale, conc)
+        lib.manual_seed(1)
+        x = dist.rsample((4,))
+        value = lib.tensor([0.5, 0.7, 0.3])
+        scores = dist.log_prob(value)
+        cdf = dist.cdf(value)
+        grads = lib.autograd.grad(x.sum() + scores.sum() + cdf.sum(), [loc, scale, conc])
+        return [x, scores, cdf, dist.icdf(lib.tensor([0.2, 0.5, 0.9])), dist.mean,
+                dist.variance, dist.entropy(), repr(dist.support), *grads]
+
+    ours, theirs = program(rt), program(torch)
+    for a, b in zip(ours, theirs, strict=True):
+        if isinstance(b, str):
+            assert a == b
+        else:
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5,
+                                       atol=1e-6)
+    same(lambda lib: lib.distributions.GeneralizedPareto(
+        lib.zeros(2, dtype=lib.float64), 1.0, 0.5).log_prob(lib.ones(2, dtype=lib.float64)))
+
+
+def test_lkj_cholesky() -> None:
+    def program(lib: Any) -> Any:
+        lib.manual_seed(3)
+        concentration = _tensor(lib, [0.5, 2.0], grad=True)
+        dist = lib.distributions.LKJCholesky(3, concentration)
+        samples = dist.sample((4,))
+        scores = dist.log_prob(samples)
+        (grad,) = lib.autograd.grad(scores.sum(), concentration)
+        expanded = dist.expand((5, 2))
+        return [samples, scores, grad, repr(dist), tuple(dist.event_shape),
+                tuple(expanded.batch_shape), repr(dist.support),
+                bool(dist.support.check(samples).all())]
+
+    _compare(program(rt), program(torch))
+    assert same(lambda lib: lib.distributions.LKJCholesky(1))[0][0] == "raises"
+
+
+def test_wishart() -> None:
+    """Samples (torch's rsample resamples what its support check accepts: it warns
+    "Singular sample detected." on every draw, and so does gradgen), log_prob, entropy
+    and their gradients."""
+    def program(lib: Any) -> Any:
+        lib.manual_seed(3)
+        tril = _tensor(lib, [[1.0, 0.0], [0.3, 0.8]], grad=True)
+        df = _tensor(lib, [3.0, 5.5], grad=True)
+        dist = lib.distributions.Wishart(df, scale_tril=tril)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            samples = dist.sample((2,))
+        scores = dist.log_prob(samples)
+        entropy = dist.entropy()
+        grads = lib.autograd.grad(scores.sum() + entropy.sum(), [tril, df])
+        fixed = tril.detach()
+        covariance = lib.distributions.Wishart(4.0, covariance_matrix=fixed @ fixed.T)
+        return [samples, scores, entropy, *grads, dist.mean, dist.variance, dist.mode,
+                repr(dist), tuple(dist.expand((4, 2)).batch_shape), lib.rand(2),
+                [str(w.message) for w in caught], covariance.log_prob(samples[0, 0])]
+
+    _compare(program(rt), program(torch))
+    for case in (lambda lib: lib.distributions.Wishart(1.0, lib.eye(3)),
+                 lambda lib: lib.distributions.Wishart(3.0),
+                 lambda lib: lib.distributions.Wishart(3.0, lib.ones(2))):
+        assert same(case)[0][0] == "raises"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert same(lambda lib: repr(lib.distributions.Wishart(2.5, lib.eye(3))))[0][0] == \
+            "returns"

@@ -32,6 +32,11 @@ from runtime.distributions.gumbel import Gumbel
 from runtime.distributions.half_normal import HalfNormal
 from runtime.distributions.independent import Independent
 from runtime.distributions.laplace import Laplace
+from runtime.distributions.lowrank_multivariate_normal import (
+    LowRankMultivariateNormal,
+    batch_lowrank_logdet,
+    batch_lowrank_mahalanobis,
+)
 from runtime.distributions.multivariate_normal import MultivariateNormal, batch_mahalanobis
 from runtime.distributions.normal import Normal
 from runtime.distributions.one_hot_categorical import OneHotCategorical
@@ -634,3 +639,22 @@ def _kl_uniform_pareto(p: Uniform, q: Pareto) -> Tensor:
     result = t2 * (q.alpha + 1) - t1
     result[p.low < q.support.lower_bound] = math.inf
     return result
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(
+        p: LowRankMultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Low Rank Multivariate Normals with"
+                         "                          different event shapes cannot be computed")
+    p_w, p_d = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    q_w, q_d = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    term1 = (batch_lowrank_logdet(q_w, q_d, q._capacitance_tril)
+             - batch_lowrank_logdet(p_w, p_d, p._capacitance_tril))
+    term3 = batch_lowrank_mahalanobis(q_w, q_d, q.loc - p.loc, q._capacitance_tril)
+    a = linalg.solve_triangular(q._capacitance_tril, q_w.mT / q_d.unsqueeze(-2), upper=False)
+    term21 = (p_d / q_d).sum(-1)
+    term22 = _batch_trace_xxt(p_w * q_d.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_xxt(a * p_d.sqrt().unsqueeze(-2))
+    term24 = _batch_trace_xxt(a.matmul(p_w))
+    return 0.5 * (term1 + term21 + term22 - term23 - term24 + term3 - p.event_shape[0])
