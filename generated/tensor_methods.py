@@ -947,6 +947,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "mvlgamma")
             raise
 
+    def nan_to_num(self, nan=None, posinf=None, neginf=None):
+        """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+        try:
+            return ops.nan_to_num(self, nan, posinf, neginf)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "nan_to_num")
+            raise
+
     def nanmedian(self, *args, **kwargs):
         """nanmedian(Tensor self) -> Tensor
         nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -1893,6 +1901,14 @@ class TensorMethods:
             return ops.mvlgamma_(self, p)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "mvlgamma_")
+            raise
+
+    def nan_to_num_(self, nan=None, posinf=None, neginf=None):
+        """In-place nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+        try:
+            return ops.nan_to_num_(self, nan, posinf, neginf)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "nan_to_num_")
             raise
 
     def neg_(self):

@@ -264,6 +264,9 @@ def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None =
     token = _set_state(_QUIET)
     try:
         result = ufunc(a, b)
+    except ValueError:  # shapes that do not broadcast: torch's error, not numpy's
+        broadcast_shapes(np.shape(a), np.shape(b))
+        raise
     finally:
         _reset_state(token)
     return result if type(result) is np.ndarray and result.dtype == a.dtype \
@@ -768,7 +771,11 @@ def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 
 def _compare(function: Any, self: Any, other: Any) -> np.ndarray:
     a, b = _binary(self, other)
-    return _array(function(a, b), np.bool_)
+    try:
+        return _array(function(a, b), np.bool_)
+    except ValueError:  # shapes that do not broadcast: torch's error, not numpy's
+        broadcast_shapes(np.shape(a), np.shape(b))
+        raise
 
 
 def eq_Scalar(self, other):
