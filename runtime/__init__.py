@@ -34,8 +34,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     methods                              generated.tensor_methods, composite, autograd,
                                          predicates, random_ops: sets the op methods on
                                          Tensor
-    nn, optim, linalg, special           composite, generated.ops, factories, _tensor,
-                                         random (special also out)
+    nn, optim, linalg, special, fft      composite, generated.ops, factories, _tensor,
+                                         random (special, fft also out)
     utils (torch.utils.data),            random_ops, factories, generated.ops, nn,
     serialization (save, load)           dtypes, _tensor
     func                                 autograd, forward_grad, generated.ops, factories,
@@ -66,6 +66,7 @@ from runtime import (
     compiler,
     cuda,
     dtypes,
+    fft,  # torch.fft: the frequencies and shifts (no complex dtypes, so no transforms yet)
     func,
     linalg,
     methods,  # noqa: F401 - imported to set the op methods on Tensor
@@ -147,7 +148,7 @@ __all__ = [
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
     "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
-    "compile", "compiler", "thread_safe_generator", "special",
+    "compile", "compiler", "thread_safe_generator", "special", "fft",
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
     *_legacy.__all__,
 ]
