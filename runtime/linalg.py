@@ -467,7 +467,9 @@ def vander(x: Any, N: Any = None) -> Any:
     """The Vandermonde matrix: columns x^0, x^1, ..., x^(N-1) (a column of ones, then the
     running product of x)."""
     _tensors("linalg_vander", x=x)
-    n = (x.shape[-1] if x.ndim else 0) if N is None else N
+    if x.ndim == 0:
+        x = x.unsqueeze(0)  # as torch reads it: one point
+    n = x.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     if x.dtype == dtypes.bool_:
